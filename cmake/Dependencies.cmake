@@ -1,0 +1,49 @@
+# Finds yagrad's system dependencies and says what to install when one is
+# missing.  scripts/install-deps.sh installs all of them on Debian 12.
+set(YG_INSTALL_HINT "run scripts/install-deps.sh (Debian 12)")
+
+find_package(PkgConfig QUIET)
+
+# libyaml
+find_path(YAML_INCLUDE_DIR yaml.h)
+find_library(YAML_LIBRARY yaml)
+if(NOT YAML_INCLUDE_DIR OR NOT YAML_LIBRARY)
+  message(FATAL_ERROR "libyaml not found: install libyaml-dev (${YG_INSTALL_HINT})")
+endif()
+add_library(yg::yaml INTERFACE IMPORTED)
+target_include_directories(yg::yaml INTERFACE ${YAML_INCLUDE_DIR})
+target_link_libraries(yg::yaml INTERFACE ${YAML_LIBRARY})
+
+# libclang 14
+find_path(CLANG_INCLUDE_DIR clang-c/Index.h PATHS /usr/lib/llvm-14/include NO_DEFAULT_PATH)
+find_library(CLANG_LIBRARY NAMES clang-14 clang PATHS /usr/lib/llvm-14/lib NO_DEFAULT_PATH)
+if(NOT CLANG_INCLUDE_DIR OR NOT CLANG_LIBRARY)
+  message(FATAL_ERROR "libclang 14 not found: install libclang-14-dev (${YG_INSTALL_HINT})")
+endif()
+add_library(yg::clang INTERFACE IMPORTED)
+target_include_directories(yg::clang INTERFACE ${CLANG_INCLUDE_DIR})
+target_link_libraries(yg::clang INTERFACE ${CLANG_LIBRARY})
+
+# OpenBLAS, the OpenMP build (one thread pool with the library's own loops)
+find_path(OPENBLAS_INCLUDE_DIR cblas.h
+  PATHS /usr/include/x86_64-linux-gnu/openblas-openmp /usr/include/openblas NO_DEFAULT_PATH)
+find_library(OPENBLAS_LIBRARY openblas
+  PATHS /usr/lib/x86_64-linux-gnu/openblas-openmp NO_DEFAULT_PATH)
+if(NOT OPENBLAS_INCLUDE_DIR OR NOT OPENBLAS_LIBRARY)
+  message(FATAL_ERROR "OpenBLAS (OpenMP build) not found: install libopenblas-openmp-dev (${YG_INSTALL_HINT})")
+endif()
+add_library(yg::openblas INTERFACE IMPORTED)
+target_include_directories(yg::openblas INTERFACE ${OPENBLAS_INCLUDE_DIR})
+target_link_libraries(yg::openblas INTERFACE ${OPENBLAS_LIBRARY})
+
+find_package(OpenMP REQUIRED COMPONENTS C)
+
+# cmocka
+find_path(CMOCKA_INCLUDE_DIR cmocka.h)
+find_library(CMOCKA_LIBRARY cmocka)
+if(NOT CMOCKA_INCLUDE_DIR OR NOT CMOCKA_LIBRARY)
+  message(FATAL_ERROR "cmocka not found: install libcmocka-dev (${YG_INSTALL_HINT})")
+endif()
+add_library(yg::cmocka INTERFACE IMPORTED)
+target_include_directories(yg::cmocka INTERFACE ${CMOCKA_INCLUDE_DIR})
+target_link_libraries(yg::cmocka INTERFACE ${CMOCKA_LIBRARY})

@@ -1,0 +1,238 @@
+/*
+ * train_mlp.c - the main example: a two-hidden-layer MLP learns to tell
+ * three interleaved spirals apart, trained with minibatch SGD (momentum)
+ * through yagrad's autograd.
+ *
+ *   linear(2 -> 64) -> relu -> linear(64 -> 64) -> relu -> linear(64 -> 3)
+ *   loss = nll_loss(log_softmax(logits, 1), labels)
+ *
+ * Prints the loss and training accuracy after each epoch and ends with
+ * "accuracy: <value>".  Usage: train_mlp [epochs]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "yagrad/yagrad.h"
+
+#define CLASSES 3
+#define PER_CLASS 200
+#define N_POINTS (CLASSES * PER_CLASS)
+#define HIDDEN 64
+#define BATCH 32
+
+/* Example code: stop on the first failure, saying why. */
+#define CHECK(expr)                                                                                \
+    do {                                                                                           \
+        yg_status st_ = (expr);                                                                    \
+        if (st_ != YG_OK) {                                                                        \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, yg_status_name(st_),            \
+                    yg_last_error());                                                              \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+
+static double uniform(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static double normal(void)
+{
+    double u1 = uniform() + 1e-12, u2 = uniform();
+    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Three spirals, as in CS231n: class k sweeps angle [4k, 4k + 4]. */
+static void make_spirals(float *xs, int64_t *ys)
+{
+    for (int k = 0; k < CLASSES; k++) {
+        for (int i = 0; i < PER_CLASS; i++) {
+            double r = (double)i / (PER_CLASS - 1);
+            double t = 4.0 * k + 4.0 * r + 0.2 * normal();
+            int n = k * PER_CLASS + i;
+            xs[2 * n] = (float)(r * sin(t));
+            xs[2 * n + 1] = (float)(r * cos(t));
+            ys[n] = k;
+        }
+    }
+}
+
+typedef struct layer {
+    yg_tensor *weight, *bias;     /* parameters, require grad */
+    yg_tensor *v_weight, *v_bias; /* momentum buffers */
+} layer;
+
+static yg_tensor *param(int64_t rows, int64_t cols, double bound)
+{
+    int64_t sizes[2] = {rows, cols};
+    int64_t n = rows * cols;
+    float *v = malloc((size_t)n * sizeof *v);
+    yg_tensor *t = NULL;
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (float)((2 * uniform() - 1) * bound);
+    CHECK(yg_tensor_from_data(v, sizes, cols > 0 ? 2 : 1, YG_FLOAT32, &t));
+    CHECK(yg_tensor_set_requires_grad(t, true));
+    free(v);
+    return t;
+}
+
+static void layer_init(layer *l, int64_t in, int64_t out)
+{
+    double bound = sqrt(6.0 / (double)in); /* He uniform, for relu */
+    int64_t bsize[1] = {out};
+    l->weight = param(out, in, bound);
+    CHECK(yg_tensor_zeros(bsize, 1, YG_FLOAT32, &l->bias));
+    CHECK(yg_tensor_set_requires_grad(l->bias, true));
+    l->v_weight = NULL;
+    l->v_bias = NULL;
+}
+
+static void layer_free(layer *l)
+{
+    yg_release(l->weight);
+    yg_release(l->bias);
+    yg_release(l->v_weight);
+    yg_release(l->v_bias);
+}
+
+/* logits = net(x); every intermediate released as soon as it is used. */
+static yg_tensor *forward(layer *net, const yg_tensor *x)
+{
+    yg_tensor *h = NULL, *a = NULL, *cur = yg_retain((yg_tensor *)x);
+    for (int i = 0; i < 3; i++) {
+        CHECK(yg_linear(cur, net[i].weight, net[i].bias, &h));
+        yg_release(cur);
+        if (i == 2)
+            return h;
+        CHECK(yg_relu(h, &a));
+        yg_release(h);
+        cur = a;
+    }
+    return NULL;
+}
+
+/* v = momentum * v + grad; p -= lr * v; runs with grad mode off. */
+static void sgd_step(yg_tensor *p, yg_tensor **v, double lr, double momentum)
+{
+    yg_tensor *g = NULL, *scaled = NULL, *nv = NULL, *same = NULL;
+    CHECK(yg_tensor_grad(p, &g));
+    if (g == NULL)
+        return;
+    if (*v == NULL) {
+        nv = yg_retain(g);
+    } else {
+        CHECK(yg_mul_scalar(*v, momentum, &scaled));
+        CHECK(yg_add(scaled, g, 1.0, &nv));
+    }
+    CHECK(yg_add_(p, nv, -lr, &same));
+    yg_release(same);
+    yg_release(scaled);
+    yg_release(g);
+    yg_release(*v);
+    *v = nv;
+    yg_tensor_zero_grad(p);
+}
+
+static double accuracy(layer *net, const yg_tensor *x, const int64_t *ys)
+{
+    bool prev = yg_set_grad_enabled(false);
+    yg_tensor *logits = forward(net, x);
+    const float *l = yg_tensor_data(logits);
+    int correct = 0;
+    for (int n = 0; n < N_POINTS; n++) {
+        int best = 0;
+        for (int k = 1; k < CLASSES; k++)
+            if (l[n * CLASSES + k] > l[n * CLASSES + best])
+                best = k;
+        correct += best == ys[n];
+    }
+    yg_release(logits);
+    yg_set_grad_enabled(prev);
+    return (double)correct / N_POINTS;
+}
+
+int main(int argc, char **argv)
+{
+    int epochs = argc > 1 ? atoi(argv[1]) : 60;
+    static float xs[N_POINTS * 2];
+    static int64_t ys[N_POINTS];
+    int order[N_POINTS];
+    int64_t all_sizes[2] = {N_POINTS, 2};
+    yg_tensor *x_all = NULL;
+    layer net[3];
+    double acc = 0, lr = 0.05, momentum = 0.9;
+    struct timespec t0, t1;
+
+    make_spirals(xs, ys);
+    CHECK(yg_tensor_from_data(xs, all_sizes, 2, YG_FLOAT32, &x_all));
+    layer_init(&net[0], 2, HIDDEN);
+    layer_init(&net[1], HIDDEN, HIDDEN);
+    layer_init(&net[2], HIDDEN, CLASSES);
+    for (int i = 0; i < N_POINTS; i++)
+        order[i] = i;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int epoch = 1; epoch <= epochs; epoch++) {
+        double loss_sum = 0;
+        int batches = 0;
+        for (int i = N_POINTS - 1; i > 0; i--) { /* shuffle */
+            int j = (int)(uniform() * (i + 1)), tmp = order[i];
+            order[i] = order[j];
+            order[j] = tmp;
+        }
+        for (int start = 0; start + BATCH <= N_POINTS; start += BATCH) {
+            float bx[BATCH * 2];
+            int64_t by[BATCH], bxs[2] = {BATCH, 2}, bys[1] = {BATCH};
+            yg_tensor *x = NULL, *y = NULL, *logits, *logp = NULL, *loss = NULL;
+            double loss_value;
+            for (int b = 0; b < BATCH; b++) {
+                int n = order[start + b];
+                bx[2 * b] = xs[2 * n];
+                bx[2 * b + 1] = xs[2 * n + 1];
+                by[b] = ys[n];
+            }
+            CHECK(yg_tensor_from_data(bx, bxs, 2, YG_FLOAT32, &x));
+            CHECK(yg_tensor_from_data(by, bys, 1, YG_INT64, &y));
+            logits = forward(net, x);
+            CHECK(yg_log_softmax(logits, 1, &logp));
+            CHECK(yg_nll_loss(logp, y, 1, -100, &loss));
+            CHECK(yg_tensor_item(loss, &loss_value));
+            CHECK(yg_backward(loss, NULL, false));
+            {
+                bool prev = yg_set_grad_enabled(false);
+                for (int l = 0; l < 3; l++) {
+                    sgd_step(net[l].weight, &net[l].v_weight, lr, momentum);
+                    sgd_step(net[l].bias, &net[l].v_bias, lr, momentum);
+                }
+                yg_set_grad_enabled(prev);
+            }
+            loss_sum += loss_value;
+            batches++;
+            yg_release(loss);
+            yg_release(logp);
+            yg_release(logits);
+            yg_release(x);
+            yg_release(y);
+        }
+        acc = accuracy(net, x_all, ys);
+        printf("epoch %3d/%d  loss %.4f  train accuracy %.4f\n", epoch, epochs,
+               loss_sum / batches, acc);
+        fflush(stdout);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("trained %d epochs in %.2f s\n", epochs,
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    for (int l = 0; l < 3; l++)
+        layer_free(&net[l]);
+    yg_release(x_all);
+    printf("accuracy: %.4f\n", acc);
+    return 0;
+}

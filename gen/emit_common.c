@@ -1,0 +1,274 @@
+/*
+ * emit_common.c - formatting shared by the emitters: the @generated marker,
+ * schema comments, C parameter lists with their ownership comments, and
+ * node display names.
+ *
+ * gen lays out its output itself (one parameter per line once a declaration
+ * passes 100 columns, trailing comments aligned) instead of running
+ * clang-format at build time: another machine's clang-format would produce
+ * another text and the staleness test would fail there.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+void gen_emit_marker(gen_sb *sb, const char *spec_file)
+{
+    gen_sb_printf(sb, "/* %s by gen from %s. DO NOT EDIT. */\n", "@" "generated", spec_file);
+}
+
+void gen_emit_schema_comment(gen_sb *sb, const char *indent, const char *schema, gen_loc loc)
+{
+    size_t width = strlen(indent) + strlen(schema) + strlen(loc.file) + 16;
+
+    if (width <= 100) {
+        gen_sb_printf(sb, "%s/* %s  [%s:%d] */\n", indent, schema, loc.file, loc.line);
+        return;
+    }
+    /* Break the schema after commas so no line passes 100 columns. */
+    size_t col = strlen(indent) + 3;
+    const char *s = schema;
+    gen_sb_printf(sb, "%s/* ", indent);
+    while (*s != '\0') {
+        size_t n = strcspn(s, ",");
+        if (s[n] == ',')
+            n++;
+        if (col + n > 100 && col > strlen(indent) + 3) {
+            gen_sb_printf(sb, "\n%s *   ", indent);
+            col = strlen(indent) + 5;
+            while (*s == ' ') {
+                s++;
+                n--;
+            }
+        }
+        gen_sb_putn(sb, s, n);
+        col += n;
+        s += n;
+    }
+    gen_sb_printf(sb, "\n%s * [%s:%d] */\n", indent, loc.file, loc.line);
+}
+
+static void push_param(gen_params *p, char *decl, char *comment)
+{
+    p->decls = gen_xrealloc(p->decls, (size_t)(p->n + 1) * sizeof(char *));
+    p->comments = gen_xrealloc(p->comments, (size_t)(p->n + 1) * sizeof(char *));
+    p->decls[p->n] = decl;
+    p->comments[p->n] = comment;
+    p->n++;
+}
+
+static char *default_comment(const gen_arg *a, const char *what)
+{
+    if (a->default_ == NULL)
+        return what != NULL ? gen_xstrdup(what) : NULL;
+    const char *d = a->default_;
+    if (strcmp(d, "True") == 0)
+        d = "true";
+    else if (strcmp(d, "False") == 0)
+        d = "false";
+    else if (strcmp(d, "None") == 0)
+        d = "NULL";
+    if (what != NULL)
+        return gen_xprintf("%s; default %s", what, d);
+    return gen_xprintf("default %s", d);
+}
+
+/* The name of the argument a return aliases, for "a view of self". */
+static const char *aliased_arg(const gen_op *op, const gen_return *r)
+{
+    if (r->alias == NULL)
+        return NULL;
+    for (int i = 0; i < op->schema.n_args; i++)
+        if (op->schema.args[i].alias != NULL && strcmp(op->schema.args[i].alias, r->alias) == 0)
+            return op->schema.args[i].name;
+    return NULL;
+}
+
+void gen_op_params(const gen_op *op, gen_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        switch (a->type) {
+        case GEN_T_TENSOR:
+            if (a->mutable_)
+                push_param(p, gen_xprintf("yg_tensor *%s", a->name), gen_xstrdup("in-out"));
+            else if (a->nullable)
+                push_param(p, gen_xprintf("const yg_tensor *%s", a->name),
+                           default_comment(a, "nullable, borrowed"));
+            else
+                push_param(p, gen_xprintf("const yg_tensor *%s", a->name), gen_xstrdup("borrowed"));
+            break;
+        case GEN_T_INT:
+            push_param(p, gen_xprintf("int64_t %s", a->name), default_comment(a, NULL));
+            break;
+        case GEN_T_INT_LIST: {
+            char *what = gen_xprintf("borrowed, %s_len entries", a->name);
+            push_param(p, gen_xprintf("const int64_t *%s", a->name), default_comment(a, what));
+            free(what);
+            push_param(p, gen_xprintf("int64_t %s_len", a->name), NULL);
+            break;
+        }
+        case GEN_T_FLOAT:
+        case GEN_T_SCALAR:
+            push_param(p, gen_xprintf("double %s", a->name), default_comment(a, NULL));
+            break;
+        case GEN_T_BOOL:
+            push_param(p, gen_xprintf("bool %s", a->name), default_comment(a, NULL));
+            break;
+        }
+    }
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        const gen_return *r = &op->schema.returns[i];
+        const char *base = aliased_arg(op, r);
+        char *name = op->schema.n_returns == 1 ? gen_xstrdup("out") : gen_xprintf("out%d", i);
+        char *comment = base == NULL ? gen_xstrdup("out: new ref")
+                        : r->mutable_ ? gen_xprintf("out: new ref to %s", base)
+                                      : gen_xprintf("out: new ref, a view of %s", base);
+        push_param(p, gen_xprintf("yg_tensor **%s", name), comment);
+        free(name);
+    }
+}
+
+void gen_params_free(gen_params *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        free(p->decls[i]);
+        free(p->comments[i]);
+    }
+    free(p->decls);
+    free(p->comments);
+    memset(p, 0, sizeof(*p));
+}
+
+void gen_emit_call_decl(gen_sb *sb, const char *prefix, const gen_params *p, bool with_comments,
+                        const char *terminator)
+{
+    size_t one_line = strlen(prefix) + strlen(terminator) + 1;
+    bool any_comment = false;
+    size_t widest = 0;
+
+    for (int i = 0; i < p->n; i++) {
+        one_line += strlen(p->decls[i]) + 2;
+        any_comment |= p->comments[i] != NULL;
+        if (strlen(p->decls[i]) > widest)
+            widest = strlen(p->decls[i]);
+    }
+    if (p->n == 0) {
+        gen_sb_printf(sb, "%svoid)%s\n", prefix, terminator);
+        return;
+    }
+    if (one_line <= 100 && !(with_comments && any_comment && p->n > 1)) {
+        gen_sb_puts(sb, prefix);
+        for (int i = 0; i < p->n; i++)
+            gen_sb_printf(sb, "%s%s", i > 0 ? ", " : "", p->decls[i]);
+        gen_sb_printf(sb, ")%s", terminator);
+        if (with_comments && any_comment && p->comments[0] != NULL)
+            gen_sb_printf(sb, " /* %s */", p->comments[0]);
+        gen_sb_puts(sb, "\n");
+        return;
+    }
+    /* One parameter per line, aligned after '(' when that fits. */
+    size_t indent = strlen(prefix);
+    size_t comment_col = indent + widest + 1 + strlen(terminator) + 1;
+    size_t widest_comment = 0;
+    for (int i = 0; i < p->n; i++)
+        if (with_comments && p->comments[i] != NULL && strlen(p->comments[i]) > widest_comment)
+            widest_comment = strlen(p->comments[i]);
+    if (comment_col + (widest_comment > 0 ? widest_comment + 6 : 0) > 100) {
+        gen_sb_printf(sb, "%s\n", prefix);
+        indent = 4;
+    } else {
+        gen_sb_puts(sb, prefix);
+    }
+    comment_col = indent + widest + 1 + strlen(terminator) + 1;
+    for (int i = 0; i < p->n; i++) {
+        gen_sb line = {0};
+        bool last = i + 1 == p->n;
+        if (i > 0 || indent == 4)
+            gen_sb_printf(&line, "%*s", (int)indent, "");
+        else
+            gen_sb_printf(&line, "%*s", (int)0, "");
+        gen_sb_printf(&line, "%s%s%s", p->decls[i], last ? ")" : ",", last ? terminator : "");
+        if (with_comments && p->comments[i] != NULL) {
+            size_t col = (i == 0 && indent != 4 ? indent : 0) + line.len;
+            gen_sb_printf(&line, "%*s/* %s */", (int)(comment_col > col ? comment_col - col : 1),
+                          "", p->comments[i]);
+        }
+        gen_sb_printf(sb, "%s\n", line.buf);
+        gen_sb_free(&line);
+    }
+}
+
+void gen_emit_forward_args(gen_sb *sb, const gen_op *op, const char *out_name)
+{
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        gen_sb_printf(sb, "%s%s", i > 0 ? ", " : "", a->name);
+        if (a->type == GEN_T_INT_LIST)
+            gen_sb_printf(sb, ", %s_len", a->name);
+    }
+    if (op->schema.n_args > 0)
+        gen_sb_puts(sb, ", ");
+    if (out_name != NULL) {
+        gen_sb_puts(sb, out_name);
+        return;
+    }
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        if (op->schema.n_returns == 1)
+            gen_sb_puts(sb, "out");
+        else
+            gen_sb_printf(sb, "%sout%d", i > 0 ? ", " : "", i);
+    }
+}
+
+char *gen_node_display_name(const char *cname)
+{
+    gen_sb sb = {0};
+    bool upper = true;
+
+    for (const char *c = cname; *c != '\0'; c++) {
+        if (*c == '_') {
+            upper = true;
+            continue;
+        }
+        char ch = upper ? (char)toupper((unsigned char)*c) : *c;
+        gen_sb_putn(&sb, &ch, 1);
+        upper = false;
+    }
+    gen_sb_puts(&sb, "Backward");
+    return gen_sb_take(&sb);
+}
+
+const char *gen_kind_name(gen_op_kind kind)
+{
+    switch (kind) {
+    case GEN_OP_POINTWISE:
+        return "pointwise";
+    case GEN_OP_KERNEL:
+        return "kernel";
+    case GEN_OP_COMPOSITE:
+        return "composite";
+    }
+    return "?";
+}
+
+void gen_emit_wrapped(gen_sb *sb, const char *indent, const char *head, const char *const *args,
+                      int n, const char *tail)
+{
+    size_t width = strlen(indent) + strlen(head) + strlen(tail);
+
+    for (int i = 0; i < n; i++)
+        width += strlen(args[i]) + (i > 0 ? 2 : 0);
+    gen_sb_printf(sb, "%s%s", indent, head);
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && width > 100)
+            gen_sb_printf(sb, ",\n%*s", (int)(strlen(indent) + strlen(head)), "");
+        else if (i > 0)
+            gen_sb_puts(sb, ", ");
+        gen_sb_puts(sb, args[i]);
+    }
+    gen_sb_printf(sb, "%s\n", tail);
+}

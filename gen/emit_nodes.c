@@ -1,0 +1,241 @@
+/*
+ * emit_nodes.c - writes autograd_nodes.h and autograd_nodes.c: one backward
+ * node per entry of specs/derivatives.yaml.
+ *
+ * A node struct holds exactly what its formulas read, as inferred from
+ * their ASTs (formula.c): saved tensors, only the sizes or numel of a
+ * tensor read through sizes()/numel(), and copies of scalar and int[]
+ * arguments.  Its apply function unpacks the saved tensors, runs the
+ * lowered formula of each input whose edge needs a gradient, and moves the
+ * results into grad_inputs only once every formula succeeded, so a failure
+ * leaves grad_inputs all NULL as node.h requires.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+static const char *value_type(const gen_arg *a)
+{
+    switch (a->type) {
+    case GEN_T_INT:
+        return "int64_t";
+    case GEN_T_BOOL:
+        return "bool";
+    default:
+        return "double";
+    }
+}
+
+static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)
+{
+    switch (s->kind) {
+    case GEN_SAVE_TENSOR:
+        gen_sb_printf(sb, "    yg_saved_tensor %s;\n", s->field);
+        break;
+    case GEN_SAVE_SIZES:
+        gen_sb_printf(sb, "    yg_saved_sizes %s;\n", s->field);
+        break;
+    case GEN_SAVE_NUMEL:
+        gen_sb_printf(sb, "    int64_t %s;\n", s->field);
+        break;
+    case GEN_SAVE_VALUE:
+        gen_sb_printf(sb, "    %s %s;\n", value_type(&d->op->schema.args[s->arg_index]), s->field);
+        break;
+    case GEN_SAVE_INT_LIST:
+        gen_sb_printf(sb, "    yg_saved_int_list %s;\n", s->field);
+        break;
+    }
+}
+
+char *gen_emit_nodes_h(const gen_model *model)
+{
+    gen_sb sb = {0};
+
+    gen_emit_marker(&sb, GEN_DERIV_FILE);
+    gen_sb_puts(&sb,
+                "/*\n"
+                " * autograd_nodes.h - the backward node of every op with an entry in\n"
+                " * specs/derivatives.yaml: its struct (the saved values its formulas read)\n"
+                " * and its vtable.  The generated op wrappers (ops.c) fill them in.\n"
+                " * Not public API.\n"
+                " */\n"
+                "#ifndef YAGRAD_AUTOGRAD_NODES_H\n#define YAGRAD_AUTOGRAD_NODES_H\n\n"
+                "#include <stdbool.h>\n#include <stdint.h>\n\n"
+                "#include \"autograd/node.h\"\n");
+    for (int i = 0; i < model->n_derivs; i++) {
+        const gen_deriv *d = &model->derivs[i];
+        if (d->op == NULL)
+            continue;
+        gen_sb_puts(&sb, "\n");
+        gen_emit_schema_comment(&sb, "", d->name_text, d->loc);
+        gen_sb_printf(&sb, "typedef struct %s_backward {\n    yg_node base;\n", d->op->cname);
+        for (int j = 0; j < d->n_saves; j++)
+            emit_field(&sb, d, &d->saves[j]);
+        gen_sb_printf(&sb, "} %s_backward;\n", d->op->cname);
+        gen_sb_printf(&sb, "extern const yg_node_vtable yg__%s_backward_vtable;\n", d->op->cname);
+    }
+    gen_sb_puts(&sb, "\n#endif /* YAGRAD_AUTOGRAD_NODES_H */\n");
+    return gen_sb_take(&sb);
+}
+
+static bool has_releasable(const gen_deriv *d)
+{
+    for (int j = 0; j < d->n_saves; j++)
+        if (d->saves[j].kind == GEN_SAVE_TENSOR || d->saves[j].kind == GEN_SAVE_INT_LIST)
+            return true;
+    return false;
+}
+
+/* The formula text made safe to put inside a C comment. */
+static char *comment_text(const char *s)
+{
+    gen_sb sb = {0};
+
+    for (const char *c = s; *c != '\0'; c++) {
+        if (c[0] == '*' && c[1] == '/')
+            gen_sb_puts(&sb, "* ");
+        else if (*c == '\n')
+            gen_sb_puts(&sb, " ");
+        else
+            gen_sb_putn(&sb, c, 1);
+    }
+    return gen_sb_take(&sb);
+}
+
+static void emit_apply(gen_sb *sb, const gen_deriv *d)
+{
+    const char *cn = d->op->cname;
+    char *display = gen_node_display_name(cn);
+
+    gen_emit_schema_comment(sb, "", d->name_text, d->loc);
+    gen_sb_printf(sb,
+                  "static yg_status %s_backward_apply(yg_node *base,\n"
+                  "%*syg_tensor *const *grads,\n"
+                  "%*syg_tensor **grad_inputs)\n{\n",
+                  cn, (int)strlen(cn) + 33, "", (int)strlen(cn) + 33, "");
+    if (d->n_saves > 0)
+        gen_sb_printf(sb, "    %s_backward *node = (%s_backward *)base;\n", cn, cn);
+    if (d->uses_grad)
+        gen_sb_puts(sb, "    yg_tensor *grad = grads[0];\n");
+    else
+        gen_sb_puts(sb, "    (void)grads;\n");
+    for (int j = 0; j < d->n_saves; j++)
+        if (d->saves[j].kind == GEN_SAVE_TENSOR)
+            gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->saves[j].field);
+    for (int j = 0; j < d->n_formulas; j++)
+        if (d->formulas[j].edge >= 0)
+            gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->formulas[j].grad_name);
+    for (int j = 0; j < d->n_temps; j++)
+        gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->temps[j]);
+    gen_sb_puts(sb, "    yg_status st = YG_OK;\n\n");
+    for (int j = 0; j < d->n_saves; j++) {
+        if (d->saves[j].kind != GEN_SAVE_TENSOR)
+            continue;
+        gen_sb_printf(sb,
+                      "    st = yg__saved_unpack(&node->%s, base, &%s);\n"
+                      "    if (st != YG_OK)\n        goto out;\n",
+                      d->saves[j].field, d->saves[j].field);
+    }
+    for (int j = 0; j < d->n_formulas; j++) {
+        const gen_formula *f = &d->formulas[j];
+        if (f->edge < 0)
+            continue;
+        char *ct = comment_text(f->expr);
+        gen_sb_printf(sb, "    if (yg__node_needs_grad(base, %d)) {\n", f->edge);
+        if (strlen(f->input) + strlen(ct) + 16 > 100)
+            gen_sb_printf(sb, "        /* %s:\n         * %s */\n", f->input, ct);
+        else
+            gen_sb_printf(sb, "        /* %s: %s */\n", f->input, ct);
+        gen_sb_puts(sb, f->lowered != NULL ? f->lowered : "");
+        gen_sb_puts(sb, "    }\n");
+        free(ct);
+    }
+    gen_sb_puts(sb, "    /* Every formula succeeded: hand the gradients over. */\n");
+    for (int j = 0; j < d->n_formulas; j++) {
+        const gen_formula *f = &d->formulas[j];
+        if (f->edge < 0)
+            continue;
+        gen_sb_printf(sb, "    grad_inputs[%d] = %s;\n    %s = NULL;\n", f->edge, f->grad_name,
+                      f->grad_name);
+    }
+    /* The label exists only when something jumps to it. */
+    bool jumps = false;
+    for (int j = 0; j < d->n_saves; j++)
+        jumps |= d->saves[j].kind == GEN_SAVE_TENSOR;
+    for (int j = 0; j < d->n_formulas; j++)
+        jumps |= d->formulas[j].lowered != NULL && strstr(d->formulas[j].lowered, "goto out") != NULL;
+    if (jumps)
+        gen_sb_puts(sb, "out:\n");
+    for (int j = d->n_temps - 1; j >= 0; j--)
+        gen_sb_printf(sb, "    yg_release(%s);\n", d->temps[j]);
+    for (int j = d->n_formulas - 1; j >= 0; j--)
+        if (d->formulas[j].edge >= 0)
+            gen_sb_printf(sb, "    yg_release(%s);\n", d->formulas[j].grad_name);
+    for (int j = d->n_saves - 1; j >= 0; j--)
+        if (d->saves[j].kind == GEN_SAVE_TENSOR)
+            gen_sb_printf(sb, "    yg_release(%s);\n", d->saves[j].field);
+    gen_sb_printf(sb,
+                  "    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n"
+                  "    return YG_OK;\n}\n\n",
+                  display);
+    free(display);
+}
+
+static void emit_release_saved(gen_sb *sb, const gen_deriv *d)
+{
+    const char *cn = d->op->cname;
+
+    gen_sb_printf(sb, "static void %s_backward_release_saved(yg_node *base)\n{\n", cn);
+    gen_sb_printf(sb, "    %s_backward *node = (%s_backward *)base;\n\n", cn, cn);
+    for (int j = 0; j < d->n_saves; j++) {
+        if (d->saves[j].kind == GEN_SAVE_TENSOR)
+            gen_sb_printf(sb, "    yg__saved_release(&node->%s);\n", d->saves[j].field);
+        else if (d->saves[j].kind == GEN_SAVE_INT_LIST)
+            gen_sb_printf(sb, "    yg__saved_int_list_release(&node->%s);\n", d->saves[j].field);
+    }
+    gen_sb_puts(sb, "}\n\n");
+}
+
+char *gen_emit_nodes_c(const gen_model *model)
+{
+    gen_sb sb = {0};
+
+    gen_emit_marker(&sb, GEN_DERIV_FILE);
+    gen_sb_puts(&sb,
+                "/*\n"
+                " * autograd_nodes.c - apply and release_saved of every backward node, from\n"
+                " * the formulas of specs/derivatives.yaml lowered to straight-line C.\n"
+                " *\n"
+                " * Each apply computes only the gradients whose edges are wanted, keeps\n"
+                " * every intermediate in a named temporary released at out:, and moves its\n"
+                " * results into grad_inputs only after all formulas succeeded, so that on\n"
+                " * failure grad_inputs stays all NULL.  Errors are prefixed with the node's\n"
+                " * name (\"MulBackward: mul: ...\").\n"
+                " */\n"
+                "#include \"autograd_nodes.h\"\n\n"
+                "#include \"autograd/node.h\"\n"
+                "#include \"core/core.h\"\n"
+                "#include \"yagrad/ops.h\"\n\n");
+    for (int i = 0; i < model->n_derivs; i++) {
+        const gen_deriv *d = &model->derivs[i];
+        if (d->op == NULL)
+            continue;
+        emit_apply(&sb, d);
+        if (has_releasable(d))
+            emit_release_saved(&sb, d);
+        char *display = gen_node_display_name(d->op->cname);
+        gen_sb_printf(&sb, "const yg_node_vtable yg__%s_backward_vtable = {\n", d->op->cname);
+        gen_sb_printf(&sb, "    .name = \"%s\",\n", display);
+        gen_sb_printf(&sb, "    .apply = %s_backward_apply,\n", d->op->cname);
+        if (has_releasable(d))
+            gen_sb_printf(&sb, "    .release_saved = %s_backward_release_saved,\n", d->op->cname);
+        else
+            gen_sb_puts(&sb, "    .release_saved = NULL, /* nothing to release */\n");
+        gen_sb_puts(&sb, "};\n");
+        if (i + 1 < model->n_derivs)
+            gen_sb_puts(&sb, "\n");
+        free(display);
+    }
+    return gen_sb_take(&sb);
+}

@@ -1,0 +1,330 @@
+/*
+ * emit_ops_c.c - writes ops.c: the public yg_<op> of every op.
+ *
+ * Each wrapper checks its out-parameters and non-nullable tensors, then
+ *   - composite ops call yg__composite_<op> and prefix its errors: their
+ *     parts record autograd history themselves;
+ *   - other ops pick their kernel from a per-op table indexed by the
+ *     device of the first tensor argument (dispatch is a lookup, not a
+ *     switch), and
+ *       - with a derivative entry, run the kernel and, when an input needs
+ *         a gradient, record the backward node (<op>_record);
+ *       - without one, refuse before running anything when an input
+ *         requires grad, rather than silently cut the graph.
+ * *out is written only on success; nothing is leaked on any path.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+static bool is_differentiable_arg(const gen_deriv *d, int arg)
+{
+    for (int j = 0; j < d->n_formulas; j++)
+        if (d->formulas[j].arg_index == arg && d->formulas[j].edge >= 0)
+            return true;
+    return false;
+}
+
+/* Whether the record function needs argument i (an edge or a save). */
+static bool record_needs_arg(const gen_deriv *d, int i)
+{
+    if (is_differentiable_arg(d, i))
+        return true;
+    for (int j = 0; j < d->n_saves; j++)
+        if (d->saves[j].arg_index == i)
+            return true;
+    return false;
+}
+
+static void emit_check_prologue(gen_sb *sb, const gen_op *op)
+{
+    if (op->schema.n_returns == 1) {
+        gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_out(\"%s\", \"out\", out));\n",
+                      op->display);
+    } else {
+        for (int i = 0; i < op->schema.n_returns; i++)
+            gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_out(\"%s\", \"out%d\", out%d));\n",
+                          op->display, i, i);
+    }
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->type == GEN_T_TENSOR && !a->nullable)
+            gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", %s));\n",
+                          op->display, a->name, a->name);
+    }
+}
+
+static void emit_composite(gen_sb *sb, const gen_op *op)
+{
+    gen_sb_puts(sb, "{\n    yg_status st;\n\n");
+    emit_check_prologue(sb, op);
+    gen_sb_printf(sb, "    st = yg__composite_%s(", op->cname);
+    gen_emit_forward_args(sb, op, NULL);
+    gen_sb_printf(sb, ");\n    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n"
+                      "    return YG_OK;\n}\n",
+                  op->display);
+}
+
+static const char *first_tensor(const gen_op *op)
+{
+    for (int i = 0; i < op->schema.n_args; i++)
+        if (op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable)
+            return op->schema.args[i].name;
+    return "NULL";
+}
+
+static void emit_kernel_table(gen_sb *sb, const gen_op *op)
+{
+    gen_params params;
+    char *prefix = gen_xprintf("typedef yg_status (*%s_fn)(", op->cname);
+
+    gen_op_params(op, &params);
+    gen_emit_call_decl(sb, prefix, &params, false, ";");
+    gen_params_free(&params);
+    free(prefix);
+    const char *cpu = op->kind == GEN_OP_POINTWISE ? NULL : op->cpu_kernel;
+    gen_sb_printf(sb, "\nstatic const %s_fn %s_kernels[YG_DEVICE_COUNT_] = {\n", op->cname,
+                  op->cname);
+    if (op->kind == GEN_OP_POINTWISE)
+        gen_sb_printf(sb, "    [YG_CPU] = yg__cpu_%s,\n", op->cname);
+    else if (cpu != NULL)
+        gen_sb_printf(sb, "    [YG_CPU] = %s,\n", cpu);
+    else
+        gen_sb_puts(sb, "    [YG_CPU] = NULL,\n");
+    if (op->cuda_kernel != NULL)
+        gen_sb_printf(sb, "    [YG_CUDA] = %s,\n", op->cuda_kernel);
+    else
+        gen_sb_puts(sb, "    [YG_CUDA] = NULL, /* reserved */\n");
+    gen_sb_puts(sb, "};\n\n");
+}
+
+/* Emits `static yg_status <op>_record(...)`, which builds the node. */
+static void emit_record(gen_sb *sb, const gen_op *op)
+{
+    const gen_deriv *d = op->deriv;
+    gen_params params = {0};
+    gen_params all;
+    char *display = gen_node_display_name(op->cname);
+
+    /* Only the parameters the node reads, so none goes unused. */
+    gen_op_params(op, &all);
+    int c = 0;
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        int width = a->type == GEN_T_INT_LIST ? 2 : 1;
+        if (record_needs_arg(d, i)) {
+            for (int k = 0; k < width; k++) {
+                params.decls = gen_xrealloc(params.decls, (size_t)(params.n + 1) * sizeof(char *));
+                params.comments =
+                    gen_xrealloc(params.comments, (size_t)(params.n + 1) * sizeof(char *));
+                params.decls[params.n] = gen_xstrdup(all.decls[c + k]);
+                params.comments[params.n] = NULL;
+                params.n++;
+            }
+        }
+        c += width;
+    }
+    gen_params_free(&all);
+    params.decls = gen_xrealloc(params.decls, (size_t)(params.n + 1) * sizeof(char *));
+    params.comments = gen_xrealloc(params.comments, (size_t)(params.n + 1) * sizeof(char *));
+    params.decls[params.n] = gen_xstrdup("yg_tensor *result");
+    params.comments[params.n] = NULL;
+    params.n++;
+
+    gen_sb_printf(sb,
+                  "/* Records %s as the history of result: one edge per differentiable\n"
+                  " * input and the values its formulas read, each saved only when a\n"
+                  " * gradient that reads it is wanted. */\n",
+                  display);
+    char *prefix = gen_xprintf("static yg_status %s_record(", op->cname);
+    gen_emit_call_decl(sb, prefix, &params, false, "");
+    free(prefix);
+    gen_params_free(&params);
+    gen_sb_puts(sb, "{\n    yg_node *base = NULL;\n");
+    if (d->n_saves > 0)
+        gen_sb_printf(sb, "    %s_backward *node;\n", op->cname);
+    gen_sb_puts(sb, "    yg_status st;\n\n");
+    char *a0 = gen_xprintf("&yg__%s_backward_vtable", op->cname);
+    char *a1 = gen_xprintf("sizeof(%s_backward)", op->cname);
+    char *a2 = gen_xprintf("%d", d->n_edges);
+    const char *nargs[] = {a0, a1, a2, "1", "&base"};
+    gen_emit_wrapped(sb, "    ", "st = yg__node_new(", nargs, 5, ");");
+    free(a0);
+    free(a1);
+    free(a2);
+    gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
+    if (d->n_saves > 0)
+        gen_sb_printf(sb, "    node = (%s_backward *)base;\n", op->cname);
+    for (int j = 0; j < d->n_formulas; j++) {
+        if (d->formulas[j].edge < 0)
+            continue;
+        gen_sb_printf(sb,
+                      "    st = yg__node_set_edge(base, %d, %s);\n"
+                      "    if (st != YG_OK)\n        goto out;\n",
+                      d->formulas[j].edge, d->formulas[j].input);
+    }
+    uint64_t all_edges = d->n_edges >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << d->n_edges) - 1);
+    for (int j = 0; j < d->n_saves; j++) {
+        const gen_save *s = &d->saves[j];
+        bool conditional = s->kind != GEN_SAVE_VALUE && (s->used_by & all_edges) != all_edges;
+        const gen_arg *a = s->arg_index >= 0 ? &op->schema.args[s->arg_index] : NULL;
+        bool nullable = a != NULL && a->nullable;
+        const char *ind = conditional ? "        " : "    ";
+        if (conditional) {
+            gen_sb_puts(sb, "    if (");
+            bool first = true;
+            for (int e = 0; e < d->n_edges; e++) {
+                if (!(s->used_by & ((uint64_t)1 << e)))
+                    continue;
+                gen_sb_printf(sb, "%syg__node_needs_grad(base, %d)", first ? "" : " || ", e);
+                first = false;
+            }
+            gen_sb_puts(sb, ") {\n");
+        }
+        switch (s->kind) {
+        case GEN_SAVE_TENSOR:
+            gen_sb_printf(sb,
+                          "%sst = yg__saved_save(&node->%s, %s, %s, 0, \"%s\");\n"
+                          "%sif (st != YG_OK)\n%s    goto out;\n",
+                          ind, s->field, s->arg, a == NULL ? "true" : "false", s->arg, ind, ind);
+            break;
+        case GEN_SAVE_SIZES:
+            if (nullable)
+                gen_sb_printf(sb, "%sif (%s != NULL)\n    ", ind, s->arg);
+            gen_sb_printf(sb, "%syg__saved_sizes_save(&node->%s, %s);\n", ind, s->field, s->arg);
+            break;
+        case GEN_SAVE_NUMEL:
+            gen_sb_printf(sb, "%snode->%s = yg_tensor_numel(%s);\n", ind, s->field, s->arg);
+            break;
+        case GEN_SAVE_VALUE:
+            gen_sb_printf(sb, "%snode->%s = %s;\n", ind, s->field, s->arg);
+            break;
+        case GEN_SAVE_INT_LIST:
+            gen_sb_printf(sb,
+                          "%sst = yg__saved_int_list_save(&node->%s, %s, %s_len);\n"
+                          "%sif (st != YG_OK)\n%s    goto out;\n",
+                          ind, s->field, s->arg, s->arg, ind, ind);
+            break;
+        }
+        if (conditional)
+            gen_sb_puts(sb, "    }\n");
+    }
+    gen_sb_puts(sb, "    st = yg__set_history(result, base, 0);\nout:\n"
+                    "    yg__node_release(base);\n    return st;\n}\n\n");
+    free(display);
+}
+
+static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
+{
+    const gen_deriv *d = op->deriv;
+    bool record = d != NULL && d->n_edges > 0;
+    int n_inputs = 0;
+
+    gen_sb_puts(sb, "{\n");
+    /* The tensors whose requires_grad matters: the differentiable inputs
+     * (edge order) or, without a derivative, every tensor argument. */
+    gen_sb inputs = {0};
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->type != GEN_T_TENSOR || (d != NULL && !is_differentiable_arg(d, i)))
+            continue;
+        gen_sb_printf(&inputs, "%s%s", n_inputs > 0 ? ", " : "", a->name);
+        n_inputs++;
+    }
+    if (n_inputs > 0 && (d == NULL || record))
+        gen_sb_printf(sb, "    const yg_tensor *inputs[%d] = {%s};\n", n_inputs, inputs.buf);
+    gen_sb_free(&inputs);
+    if (record)
+        gen_sb_puts(sb, "    yg_tensor *result = NULL;\n");
+    gen_sb_printf(sb, "    yg_device dev;\n    %s_fn kernel;\n", op->cname);
+    if (record)
+        gen_sb_puts(sb, "    yg_status st;\n");
+    gen_sb_puts(sb, "\n");
+    emit_check_prologue(sb, op);
+    if (d == NULL && n_inputs > 0)
+        gen_sb_printf(sb,
+                      "    if (yg__any_requires_grad(%d, inputs))\n"
+                      "        return yg__fail(YG_ERR_NOT_IMPLEMENTED,\n"
+                      "                        \"%s: no derivative formula in "
+                      "specs/derivatives.yaml, \"\n"
+                      "                        \"but an input requires grad\");\n",
+                      n_inputs, op->display);
+    gen_sb_printf(sb,
+                  "    dev = yg_tensor_device(%s);\n"
+                  "    kernel = %s_kernels[dev];\n"
+                  "    if (kernel == NULL)\n"
+                  "        return yg__fail(YG_ERR_DEVICE, \"%s: no kernel for device %%s\",\n"
+                  "                        yg__device_name(dev));\n",
+                  first_tensor(op), op->cname, op->display);
+    if (!record) {
+        gen_sb_puts(sb, "    return kernel(");
+        gen_emit_forward_args(sb, op, NULL);
+        gen_sb_puts(sb, ");\n}\n");
+        return;
+    }
+    gen_sb_puts(sb, "    st = kernel(");
+    gen_emit_forward_args(sb, op, "&result");
+    gen_sb_printf(sb, ");\n    if (st != YG_OK)\n        return st;\n"
+                      "    if (yg__any_requires_grad(%d, inputs)) {\n        st = %s_record(",
+                  n_inputs, op->cname);
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (!record_needs_arg(d, i))
+            continue;
+        gen_sb_printf(sb, "%s, ", a->name);
+        if (a->type == GEN_T_INT_LIST)
+            gen_sb_printf(sb, "%s_len, ", a->name);
+    }
+    gen_sb_puts(sb, "result);\n        if (st != YG_OK)\n            goto out;\n    }\n"
+                    "    *out = result;\n    result = NULL;\nout:\n    yg_release(result);\n"
+                    "    return st;\n}\n");
+}
+
+char *gen_emit_ops_c(const gen_model *model)
+{
+    gen_sb sb = {0};
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_puts(&sb,
+                "/*\n"
+                " * ops.c - the public entry point of every op (declared in yagrad/ops.h).\n"
+                " *\n"
+                " * Each checks its arguments, then either calls its composite\n"
+                " * implementation (whose parts record autograd history themselves) or picks\n"
+                " * a kernel by device from a per-op table, runs it, and records the backward\n"
+                " * node of specs/derivatives.yaml when an input needs a gradient.  An op\n"
+                " * without a derivative refuses inputs that require grad before running.\n"
+                " * *out is set only on success.\n"
+                " */\n"
+                "#include \"yagrad/ops.h\"\n\n"
+                "#include \"autograd/node.h\"\n"
+                "#include \"autograd_nodes.h\"\n"
+                "#include \"composite/composite.h\"\n"
+                "#include \"core/core.h\"\n"
+                "#include \"cpu/cpu.h\"\n"
+                "#include \"generated_int.h\"\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid)
+            continue;
+        gen_sb_puts(&sb, "\n");
+        if (op->kind != GEN_OP_COMPOSITE) {
+            emit_kernel_table(&sb, op);
+            if (op->deriv != NULL && op->deriv->n_edges > 0)
+                emit_record(&sb, op);
+        }
+        gen_emit_schema_comment(&sb, "", op->func, op->loc);
+        gen_params params;
+        gen_op_params(op, &params);
+        char *prefix = gen_xprintf("yg_status yg_%s(", op->cname);
+        gen_emit_call_decl(&sb, prefix, &params, false, "");
+        free(prefix);
+        gen_params_free(&params);
+        if (op->kind == GEN_OP_COMPOSITE)
+            emit_composite(&sb, op);
+        else
+            emit_dispatch_body(&sb, op);
+    }
+    return gen_sb_take(&sb);
+}

@@ -1,0 +1,67 @@
+/*
+ * emit_ops_h.c - writes include/yagrad/ops.h, the public declaration of
+ * every op in specs/native_functions.yaml, in YAML order.
+ *
+ * The header is the manual: its top comment states the contract every op
+ * shares (borrowed inputs, new-reference outputs, the failure guarantee of
+ * status.h, autograd), and each declaration carries its schema, its YAML
+ * line and an ownership comment per parameter.
+ */
+#include <stdlib.h>
+
+#include "gen.h"
+
+static const char ops_h_contract[] =
+    "/*\n"
+    " * yagrad/ops.h - every op of yagrad, generated from specs/native_functions.yaml.\n"
+    " *\n"
+    " * Names: yg_<name>[_<overload>]; in-place ops end in \"_\" (yg_add_).  Each\n"
+    " * declaration shows the op's schema and the YAML line it comes from.\n"
+    " *\n"
+    " * Ownership: tensor inputs are borrowed (the caller keeps its reference; an\n"
+    " * op that needs a tensor later takes its own).  \"in-out\" tensors are\n"
+    " * modified in place.  Every out-parameter receives a NEW reference, which\n"
+    " * the caller releases with yg_release(); a view shares its base's storage.\n"
+    " * Lists are (const int64_t *items, int64_t items_len) pairs.  \"nullable\"\n"
+    " * tensors may be NULL; any other tensor argument that is NULL makes the op\n"
+    " * fail with a message naming the argument.\n"
+    " *\n"
+    " * Failure (see status.h): on any status other than YG_OK every out-parameter\n"
+    " * is NULL, the inputs are unchanged, nothing is leaked, and yg_last_error()\n"
+    " * names the op and the offending shapes, dtypes or devices.\n"
+    " *\n"
+    " * Autograd (see autograd.h): with grad mode on, an op with a formula in\n"
+    " * specs/derivatives.yaml records a backward node when an input requires\n"
+    " * grad; an op without one fails with YG_ERR_NOT_IMPLEMENTED in that case\n"
+    " * rather than silently cut the graph.  Composite ops record their parts.\n"
+    " *\n"
+    " * Thread safety: ops may run concurrently on tensors that are not written\n"
+    " * concurrently.  Anything not declared here is not API.\n"
+    " */\n";
+
+char *gen_emit_ops_h(const gen_model *model)
+{
+    gen_sb sb = {0};
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_puts(&sb, ops_h_contract);
+    gen_sb_puts(&sb, "#ifndef YAGRAD_OPS_H\n#define YAGRAD_OPS_H\n\n");
+    gen_sb_puts(&sb, "#include <stdbool.h>\n#include <stdint.h>\n\n");
+    gen_sb_puts(&sb, "#include \"yagrad/status.h\"\n#include \"yagrad/tensor.h\"\n\n");
+    gen_sb_puts(&sb, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        gen_params params;
+        if (!op->valid)
+            continue;
+        gen_sb_puts(&sb, "\n");
+        gen_emit_schema_comment(&sb, "", op->func, op->loc);
+        gen_op_params(op, &params);
+        char *prefix = gen_xprintf("YG_NODISCARD yg_status yg_%s(", op->cname);
+        gen_emit_call_decl(&sb, prefix, &params, true, ";");
+        free(prefix);
+        gen_params_free(&params);
+    }
+    gen_sb_puts(&sb, "\n#ifdef __cplusplus\n}\n#endif\n#endif /* YAGRAD_OPS_H */\n");
+    return gen_sb_take(&sb);
+}

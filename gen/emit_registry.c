@@ -1,0 +1,152 @@
+/*
+ * emit_registry.c - writes generated_int.h (prototypes of the generated CPU
+ * kernels and the registry types) and registry.c (the tables of every op and
+ * every derivative, in YAML order).
+ *
+ * The registry lets tests and tools enumerate what the specs declare (the
+ * gradcheck suite fails when a derivative has no sample input) without a
+ * hand-kept list that could drift from the YAML.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+char *gen_emit_generated_int_h(const gen_model *model)
+{
+    gen_sb sb = {0};
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_puts(&sb,
+                "/*\n"
+                " * generated_int.h - internal declarations of the generated code: the CPU\n"
+                " * kernels generated from `pointwise:` expressions (cpu_pointwise.c) and the\n"
+                " * registry of ops and derivatives (registry.c).  Not public API.\n"
+                " */\n"
+                "#ifndef YAGRAD_GENERATED_INT_H\n#define YAGRAD_GENERATED_INT_H\n\n"
+                "#include <stdbool.h>\n#include <stdint.h>\n\n"
+                "#include \"core/core.h\"\n\n"
+                "/* ---- generated pointwise kernels (same contract as cpu/cpu.h) ---- */\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid || op->kind != GEN_OP_POINTWISE)
+            continue;
+        gen_sb_puts(&sb, "\n");
+        gen_emit_schema_comment(&sb, "", op->func, op->loc);
+        gen_params params;
+        gen_op_params(op, &params);
+        char *prefix = gen_xprintf("yg_status yg__cpu_%s(", op->cname);
+        gen_emit_call_decl(&sb, prefix, &params, false, ";");
+        free(prefix);
+        gen_params_free(&params);
+    }
+    gen_sb_puts(&sb,
+                "\n/* ---- registry (registry.c) ---- */\n\n"
+                "/* One op of specs/native_functions.yaml. */\n"
+                "typedef struct yg_op_info {\n"
+                "    const char *name;     /* \"sum.dim\" */\n"
+                "    const char *schema;   /* the func string */\n"
+                "    const char *location; /* \"specs/native_functions.yaml:42\" */\n"
+                "    const char *kind;     /* \"pointwise\", \"kernel\", \"composite\" */\n"
+                "} yg_op_info;\n\n"
+                "/* One entry of specs/derivatives.yaml. */\n"
+                "typedef struct yg_derivative_info {\n"
+                "    const char *name;          /* \"sum.dim\" */\n"
+                "    const char *schema;        /* the name: string */\n"
+                "    const char *location;      /* \"specs/derivatives.yaml:42\" */\n"
+                "    int n_inputs;              /* differentiable inputs */\n"
+                "    const char *const *inputs; /* their names, in edge order */\n"
+                "} yg_derivative_info;\n\n"
+                "extern const yg_op_info yg__ops[];\n"
+                "extern const int32_t yg__ops_count;\n"
+                "extern const yg_derivative_info yg__derivatives[];\n"
+                "extern const int32_t yg__derivatives_count;\n\n"
+                "#endif /* YAGRAD_GENERATED_INT_H */\n");
+    return gen_sb_take(&sb);
+}
+
+/* A C string literal for s (the specs hold no quotes today, but a default
+ * such as "[1, 2]" could). */
+static void put_literal(gen_sb *sb, const char *s)
+{
+    size_t col = 18;
+
+    gen_sb_puts(sb, "\"");
+    for (const char *c = s; *c != '\0'; c++, col++) {
+        /* Adjacent literals keep long schemas under 100 columns. */
+        if (col > 70 && c[-1] == ',') {
+            gen_sb_puts(sb, "\"\n                  \"");
+            col = 18;
+        }
+        if (*c == '"' || *c == '\\')
+            gen_sb_putn(sb, "\\", 1);
+        if (*c == '\n')
+            gen_sb_puts(sb, "\\n");
+        else
+            gen_sb_putn(sb, c, 1);
+    }
+    gen_sb_puts(sb, "\"");
+}
+
+char *gen_emit_registry_c(const gen_model *model)
+{
+    gen_sb sb = {0};
+    int n_ops = 0;
+    int n_derivs = 0;
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_puts(&sb,
+                "/*\n"
+                " * registry.c - every op of specs/native_functions.yaml and every entry of\n"
+                " * specs/derivatives.yaml, in YAML order, for tests and tools that enumerate\n"
+                " * them (see generated_int.h).\n"
+                " */\n"
+                "#include \"generated_int.h\"\n\n");
+    for (int i = 0; i < model->n_derivs; i++) {
+        const gen_deriv *d = &model->derivs[i];
+        if (d->op == NULL || d->n_edges == 0)
+            continue;
+        gen_sb_printf(&sb, "static const char *const %s_derivative_inputs[] = {", d->op->cname);
+        int k = 0;
+        for (int j = 0; j < d->n_formulas; j++)
+            if (d->formulas[j].edge >= 0)
+                gen_sb_printf(&sb, "%s\"%s\"", k++ > 0 ? ", " : "", d->formulas[j].input);
+        gen_sb_puts(&sb, "};\n");
+    }
+    gen_sb_puts(&sb, "\nconst yg_op_info yg__ops[] = {\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid)
+            continue;
+        gen_sb_printf(&sb, "    {\n        .name = \"%s\",\n        .schema = ", op->full_name);
+        put_literal(&sb, op->func);
+        gen_sb_printf(&sb, ",\n        .location = \"%s:%d\",\n        .kind = \"%s\",\n    },\n",
+                      op->loc.file, op->loc.line, gen_kind_name(op->kind));
+        n_ops++;
+    }
+    gen_sb_puts(&sb, "};\n");
+    gen_sb_printf(&sb, "const int32_t yg__ops_count = %d;\n", n_ops);
+    gen_sb_puts(&sb, "_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == ");
+    gen_sb_printf(&sb, "%d, \"op table size\");\n\n", n_ops);
+    gen_sb_puts(&sb, "const yg_derivative_info yg__derivatives[] = {\n");
+    for (int i = 0; i < model->n_derivs; i++) {
+        const gen_deriv *d = &model->derivs[i];
+        if (d->op == NULL)
+            continue;
+        gen_sb_printf(&sb, "    {\n        .name = \"%s\",\n        .schema = ", d->op->full_name);
+        put_literal(&sb, d->name_text);
+        gen_sb_printf(&sb, ",\n        .location = \"%s:%d\",\n        .n_inputs = %d,\n",
+                      d->loc.file, d->loc.line, d->n_edges);
+        if (d->n_edges > 0)
+            gen_sb_printf(&sb, "        .inputs = %s_derivative_inputs,\n", d->op->cname);
+        else
+            gen_sb_puts(&sb, "        .inputs = NULL,\n");
+        gen_sb_puts(&sb, "    },\n");
+        n_derivs++;
+    }
+    gen_sb_puts(&sb, "};\n");
+    gen_sb_printf(&sb, "const int32_t yg__derivatives_count = %d;\n", n_derivs);
+    gen_sb_puts(&sb, "_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == ");
+    gen_sb_printf(&sb, "%d,\n               \"derivative table size\");\n", n_derivs);
+    return gen_sb_take(&sb);
+}

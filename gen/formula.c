@@ -1,0 +1,932 @@
+/*
+ * formula.c - analyses the C expressions of the specs with libclang: the
+ * gradient formulas of derivatives.yaml and the pointwise expressions of
+ * native_functions.yaml.
+ *
+ * Why a C compiler rather than a regex: clang already knows how to report an
+ * unknown function, a wrong argument count or a type mismatch, and its AST
+ * tells us exactly which arguments a formula reads and how (a tensor used
+ * only inside sizes()/numel() needs its metadata saved, not the tensor).
+ *
+ * Formulas go into one synthetic translation unit (parsed from memory) that
+ * declares every op by its short C name over opaque types (Tensor is a
+ * pointer to an incomplete struct, IntArrayRef a struct, Scalar a double),
+ * then one function per formula whose parameters are grad, result and the
+ * op's arguments.  Each formula sits alone on a line after
+ * `#line N "specs/derivatives.yaml"`, so clang's presumed locations map back
+ * to the YAML: line N, column = the formula's column + clang's column - 1.
+ * Text gen adds around a formula gets its own `#line 1 "yagrad-gen:..."`
+ * marker so diagnostics there (a formula missing its closing parenthesis)
+ * can be attributed to the formula they follow.  Pointwise expressions get a
+ * second unit of the same shape over doubles with the C math functions
+ * declared: an op named `exp` and the math function `exp` cannot share one.
+ *
+ * From each formula's AST we infer the saved values and lower the formula
+ * to straight-line C: every nested op call becomes a temporary computed in
+ * evaluation order, each followed by `if (st != YG_OK) goto out;`.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <clang-c/Index.h>
+
+#include "gen.h"
+
+/* ---- the synthetic translation unit and its location map ---- */
+
+typedef struct region {
+    char *file;         /* presumed file name of the region */
+    int line;           /* its presumed line (1 for synthetic regions) */
+    gen_loc base;       /* YAML location of the region's column 1 */
+    bool exact;         /* columns map 1:1 (the region is YAML text) */
+    bool *err_flag;     /* set when a diagnostic lands here; may be NULL */
+} region;
+
+typedef struct unit {
+    gen_sb text;
+    region *regions;
+    int n_regions;
+    int cap_regions;
+} unit;
+
+static void add_region(unit *u, const char *file, int line, gen_loc base, bool exact,
+                       bool *err_flag)
+{
+    if (u->n_regions == u->cap_regions) {
+        u->cap_regions = u->cap_regions == 0 ? 64 : u->cap_regions * 2;
+        u->regions = gen_xrealloc(u->regions, (size_t)u->cap_regions * sizeof(region));
+    }
+    u->regions[u->n_regions++] = (region){
+        .file = gen_xstrdup(file), .line = line, .base = base, .exact = exact, .err_flag = err_flag};
+}
+
+static void unit_free(unit *u)
+{
+    for (int i = 0; i < u->n_regions; i++)
+        free(u->regions[i].file);
+    free(u->regions);
+    gen_sb_free(&u->text);
+}
+
+/* Appends `#line 1 "name"` and a region for it. */
+static void synthetic_line(unit *u, const char *name, gen_loc base, bool *err_flag)
+{
+    gen_sb_printf(&u->text, "#line 1 \"%s\"\n", name);
+    add_region(u, name, 1, base, false, err_flag);
+}
+
+/* Appends expr on its own line after a #line directive for loc; returns the
+ * byte offset of its first character in the unit. */
+static size_t yaml_line(unit *u, const char *expr, gen_loc loc, bool *err_flag)
+{
+    gen_sb_printf(&u->text, "#line %d \"%s\"\n", loc.line, loc.file);
+    add_region(u, loc.file, loc.line, (gen_loc){loc.file, loc.line, loc.col}, true, err_flag);
+    size_t offset = u->text.len;
+    /* A block scalar may hold newlines; spaces keep the offsets. */
+    for (const char *c = expr; *c != '\0'; c++) {
+        char ch = *c == '\n' || *c == '\r' ? ' ' : *c;
+        gen_sb_putn(&u->text, &ch, 1);
+    }
+    gen_sb_puts(&u->text, "\n");
+    return offset;
+}
+
+static const char *const unit_args[] = {
+    "-std=c11",
+    "-fno-builtin",
+    "-ferror-limit=0",
+    "-Werror=implicit-function-declaration",
+    "-Werror=int-conversion",
+    "-Werror=incompatible-pointer-types",
+    "-Werror=int-to-pointer-cast",
+    "-Werror=pointer-to-int-cast",
+    "-Wno-unused",
+};
+
+static CXTranslationUnit parse_unit(CXIndex index, unit *u, const char *name)
+{
+    struct CXUnsavedFile file = {
+        .Filename = name, .Contents = u->text.buf, .Length = (unsigned long)u->text.len};
+    CXTranslationUnit tu = NULL;
+    enum CXErrorCode rc = clang_parseTranslationUnit2(
+        index, name, unit_args, (int)(sizeof(unit_args) / sizeof(unit_args[0])), &file, 1,
+        CXTranslationUnit_KeepGoing, &tu);
+
+    if (rc != CXError_Success || tu == NULL) {
+        gen_error((gen_loc){0}, "libclang could not parse the synthetic unit %s (error %d)", name,
+                  (int)rc);
+        return NULL;
+    }
+    return tu;
+}
+
+/* Rewrites clang's message for an unknown function into the specs' terms. */
+static char *friendly_message(const char *msg, bool pointwise)
+{
+    const char *prefix = "implicit declaration of function '";
+    const char *p = strstr(msg, prefix);
+
+    if (p != NULL) {
+        p += strlen(prefix);
+        size_t n = strcspn(p, "'");
+        if (pointwise)
+            return gen_xprintf("unknown function '%.*s' (pointwise expressions may call only "
+                               "C math functions)",
+                               (int)n, p);
+        return gen_xprintf("unknown op '%.*s' (no op in " GEN_NATIVE_FILE
+                           " has that C name, and the helpers are sizes() and numel())",
+                           (int)n, p);
+    }
+    return gen_xstrdup(msg);
+}
+
+static void report_diagnostics(CXTranslationUnit tu, unit *u, bool pointwise)
+{
+    unsigned n = clang_getNumDiagnostics(tu);
+
+    for (unsigned i = 0; i < n; i++) {
+        CXDiagnostic diag = clang_getDiagnostic(tu, i);
+        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(diag);
+        if (sev < CXDiagnostic_Warning) {
+            clang_disposeDiagnostic(diag);
+            continue;
+        }
+        CXString fname;
+        unsigned line = 0, col = 0;
+        clang_getPresumedLocation(clang_getDiagnosticLocation(diag), &fname, &line, &col);
+        const char *file = clang_getCString(fname);
+        CXString spelling = clang_getDiagnosticSpelling(diag);
+        char *msg = friendly_message(clang_getCString(spelling), pointwise);
+        const region *hit = NULL;
+        for (int r = 0; r < u->n_regions && file != NULL; r++) {
+            const region *reg = &u->regions[r];
+            if (strcmp(reg->file, file) == 0 && (!reg->exact || reg->line == (int)line)) {
+                hit = reg;
+                break;
+            }
+        }
+        if (hit != NULL && !hit->exact && hit->err_flag != NULL && *hit->err_flag) {
+            /* A follow-on of an error already reported for this expression
+             * (an unknown op returns int in C, which then fails to convert
+             * to Tensor): one message per mistake is enough. */
+        } else if (hit != NULL) {
+            gen_loc loc = hit->base;
+            if (hit->exact && col > 0)
+                loc.col = hit->base.col + (int)col - 1;
+            gen_error(loc, "%s", msg);
+            if (hit->err_flag != NULL)
+                *hit->err_flag = true;
+        } else {
+            gen_error((gen_loc){0}, "internal: in gen's synthetic unit %s:%u:%u: %s",
+                      file != NULL ? file : "?", line, col, msg);
+        }
+        free(msg);
+        clang_disposeString(spelling);
+        clang_disposeString(fname);
+        clang_disposeDiagnostic(diag);
+    }
+}
+
+/* ---- cursor helpers ---- */
+
+typedef struct kids {
+    CXCursor *c;
+    unsigned n;
+    unsigned cap;
+} kids;
+
+static enum CXChildVisitResult collect_child(CXCursor c, CXCursor parent, CXClientData data)
+{
+    kids *k = data;
+
+    (void)parent;
+    if (k->n == k->cap) {
+        k->cap = k->cap == 0 ? 4 : k->cap * 2;
+        k->c = gen_xrealloc(k->c, k->cap * sizeof(CXCursor));
+    }
+    k->c[k->n++] = c;
+    return CXChildVisit_Continue;
+}
+
+static kids children(CXCursor c)
+{
+    kids k = {0};
+
+    clang_visitChildren(c, collect_child, &k);
+    return k;
+}
+
+static char *cursor_name(CXCursor c)
+{
+    CXString s = clang_getCursorSpelling(c);
+    char *r = gen_xstrdup(clang_getCString(s));
+
+    clang_disposeString(s);
+    return r;
+}
+
+static bool is_transparent(CXCursor c)
+{
+    enum CXCursorKind k = clang_getCursorKind(c);
+    return k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr;
+}
+
+/* Skips implicit casts and parentheses. */
+static CXCursor strip(CXCursor c)
+{
+    while (is_transparent(c)) {
+        kids k = children(c);
+        bool one = k.n == 1;
+        if (one)
+            c = k.c[0];
+        free(k.c);
+        if (!one)
+            break;
+    }
+    return c;
+}
+
+/* Byte offset of a location in the unit. */
+static unsigned loc_offset(CXSourceLocation loc)
+{
+    unsigned offset = 0;
+
+    clang_getExpansionLocation(loc, NULL, NULL, NULL, &offset);
+    return offset;
+}
+
+/* The YAML location of a cursor inside a formula starting at expr_offset. */
+static gen_loc cursor_loc(CXCursor c, gen_loc expr_loc, size_t expr_offset)
+{
+    unsigned off = loc_offset(clang_getCursorLocation(c));
+    gen_loc loc = expr_loc;
+
+    if (off >= expr_offset)
+        loc.col += (int)(off - expr_offset);
+    return loc;
+}
+
+static bool is_tensor_type(CXType t)
+{
+    return clang_getCanonicalType(t).kind == CXType_Pointer;
+}
+
+/* The body expression of a synthetic function: the initializer of `r_` or
+ * the operand of `return`. */
+static bool body_expr(CXCursor fn, CXCursor *out)
+{
+    kids k = children(fn);
+    bool found = false;
+
+    for (unsigned i = 0; i < k.n && !found; i++) {
+        if (clang_getCursorKind(k.c[i]) != CXCursor_CompoundStmt)
+            continue;
+        kids stmts = children(k.c[i]);
+        if (stmts.n >= 1) {
+            CXCursor s = stmts.c[0];
+            kids inner = children(s);
+            if (clang_getCursorKind(s) == CXCursor_DeclStmt && inner.n == 1) {
+                kids var = children(inner.c[0]);
+                if (var.n > 0) {
+                    *out = var.c[var.n - 1];
+                    found = true;
+                }
+                free(var.c);
+            } else if (clang_getCursorKind(s) == CXCursor_ReturnStmt && inner.n == 1) {
+                *out = inner.c[0];
+                found = true;
+            }
+            free(inner.c);
+        }
+        free(stmts.c);
+    }
+    free(k.c);
+    return found;
+}
+
+typedef struct fn_slot {
+    CXCursor cursor;
+    bool found;
+} fn_slot;
+
+typedef struct find_ctx {
+    const char *prefix;
+    fn_slot *slots;
+    int n;
+} find_ctx;
+
+static enum CXChildVisitResult find_fn(CXCursor c, CXCursor parent, CXClientData data)
+{
+    find_ctx *fc = data;
+
+    (void)parent;
+    if (clang_getCursorKind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c))
+        return CXChildVisit_Continue;
+    char *name = cursor_name(c);
+    size_t n = strlen(fc->prefix);
+    if (strncmp(name, fc->prefix, n) == 0) {
+        int k = atoi(name + n);
+        if (k >= 0 && k < fc->n) {
+            fc->slots[k].cursor = c;
+            fc->slots[k].found = true;
+        }
+    }
+    free(name);
+    return CXChildVisit_Continue;
+}
+
+/* ---- C spellings in the synthetic unit ---- */
+
+static const char *unit_type(const gen_arg *a, bool pointwise)
+{
+    if (pointwise)
+        return a->type == GEN_T_INT ? "long" : a->type == GEN_T_BOOL ? "_Bool" : "double";
+    switch (a->type) {
+    case GEN_T_TENSOR:
+        return "Tensor";
+    case GEN_T_INT:
+        return "long";
+    case GEN_T_INT_LIST:
+        return "IntArrayRef";
+    case GEN_T_FLOAT:
+        return "double";
+    case GEN_T_BOOL:
+        return "_Bool";
+    case GEN_T_SCALAR:
+        return "Scalar";
+    }
+    return "void";
+}
+
+static void unit_params(gen_sb *sb, const gen_op *op, bool pointwise)
+{
+    for (int i = 0; i < op->schema.n_args; i++)
+        gen_sb_printf(sb, "%s%s %s", i > 0 ? ", " : "", unit_type(&op->schema.args[i], pointwise),
+                      op->schema.args[i].name);
+    if (op->schema.n_args == 0)
+        gen_sb_puts(sb, "void");
+}
+
+/* ---- save inference ---- */
+
+typedef struct formula_ctx {
+    gen_model *model;
+    gen_deriv *d;
+    gen_formula *f;
+    size_t expr_offset; /* of f->expr in the unit */
+    CXTranslationUnit tu;
+    gen_sb code;        /* lowered code */
+} formula_ctx;
+
+static void formula_error_at(formula_ctx *fc, CXCursor c, const char *msg, const char *name)
+{
+    gen_error(cursor_loc(c, fc->f->loc, fc->expr_offset), msg, name);
+    fc->f->has_error = true;
+}
+
+static int arg_index(const gen_op *op, const char *name)
+{
+    for (int i = 0; i < op->schema.n_args; i++)
+        if (strcmp(op->schema.args[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static void add_save(formula_ctx *fc, CXCursor at, const char *arg, gen_save_kind kind)
+{
+    gen_deriv *d = fc->d;
+    int index = strcmp(arg, "result") == 0 ? -1 : arg_index(d->op, arg);
+    char *field = kind == GEN_SAVE_SIZES   ? gen_xprintf("%s_sizes", arg)
+                  : kind == GEN_SAVE_NUMEL ? gen_xprintf("%s_numel", arg)
+                                           : gen_xstrdup(arg);
+
+    for (int i = 0; i < d->n_saves; i++) {
+        gen_save *s = &d->saves[i];
+        if (strcmp(s->field, field) != 0)
+            continue;
+        if (s->kind != kind || strcmp(s->arg, arg) != 0)
+            formula_error_at(fc, at, "saved value '%s' would clash with an argument of that name",
+                             field);
+        s->used_by |= (uint64_t)1 << fc->f->edge;
+        free(field);
+        return;
+    }
+    d->saves = gen_xrealloc(d->saves, (size_t)(d->n_saves + 1) * sizeof(gen_save));
+    d->saves[d->n_saves++] = (gen_save){.field = field,
+                                        .arg = gen_xstrdup(arg),
+                                        .arg_index = index,
+                                        .kind = kind,
+                                        .used_by = (uint64_t)1 << fc->f->edge};
+}
+
+static bool is_call_to(CXCursor c, const char *name)
+{
+    if (clang_getCursorKind(c) != CXCursor_CallExpr)
+        return false;
+    char *n = cursor_name(c);
+    bool r = strcmp(n, name) == 0;
+    free(n);
+    return r;
+}
+
+/* Walks the formula: records saves, rejects arithmetic on tensors and
+ * constructs the lowering does not know. */
+static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
+{
+    enum CXCursorKind kind = clang_getCursorKind(c);
+
+    switch (kind) {
+    case CXCursor_DeclRefExpr: {
+        CXCursor ref = clang_getCursorReferenced(c);
+        if (clang_getCursorKind(ref) != CXCursor_ParmDecl)
+            break;
+        char *name = cursor_name(c);
+        int index = arg_index(fc->d->op, name);
+        if (strcmp(name, "grad") == 0) {
+            /* the incoming gradient: nothing to save */
+            fc->d->uses_grad = true;
+        } else if (strcmp(name, "result") == 0 ||
+                   (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR)) {
+            gen_save_kind sk = is_call_to(parent, "sizes")   ? GEN_SAVE_SIZES
+                               : is_call_to(parent, "numel") ? GEN_SAVE_NUMEL
+                                                             : GEN_SAVE_TENSOR;
+            add_save(fc, c, name, sk);
+        } else if (index >= 0) {
+            add_save(fc, c, name,
+                     fc->d->op->schema.args[index].type == GEN_T_INT_LIST ? GEN_SAVE_INT_LIST
+                                                                         : GEN_SAVE_VALUE);
+        }
+        free(name);
+        break;
+    }
+    case CXCursor_BinaryOperator:
+    case CXCursor_UnaryOperator:
+    case CXCursor_CompoundAssignOperator:
+    case CXCursor_ArraySubscriptExpr:
+    case CXCursor_ConditionalOperator: {
+        kids k = children(c);
+        bool tensor = is_tensor_type(clang_getCursorType(c));
+        for (unsigned i = 0; i < k.n; i++)
+            tensor |= is_tensor_type(clang_getCursorType(k.c[i]));
+        free(k.c);
+        if (tensor) {
+            formula_error_at(fc, c,
+                             "operators do not apply to Tensor values in formulas%s; call an op "
+                             "such as add, sub, mul, div or neg",
+                             "");
+            return;
+        }
+        break;
+    }
+    case CXCursor_CallExpr:
+    case CXCursor_UnexposedExpr:
+    case CXCursor_ParenExpr:
+    case CXCursor_IntegerLiteral:
+    case CXCursor_FloatingLiteral:
+    case CXCursor_CStyleCastExpr:
+        break;
+    default: {
+        CXString ks = clang_getCursorKindSpelling(kind);
+        formula_error_at(fc, c, "unsupported construct in a formula (%s)", clang_getCString(ks));
+        clang_disposeString(ks);
+        return;
+    }
+    }
+    kids k = children(c);
+    for (unsigned i = 0; i < k.n; i++)
+        infer(fc, k.c[i], is_transparent(c) ? parent : c);
+    free(k.c);
+}
+
+/* ---- lowering ---- */
+
+typedef struct strv {
+    char **v;
+    int n;
+} strv;
+
+static void strv_push(strv *s, char *str)
+{
+    s->v = gen_xrealloc(s->v, (size_t)(s->n + 1) * sizeof(char *));
+    s->v[s->n++] = str;
+}
+
+static void strv_free(strv *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    s->v = NULL;
+    s->n = 0;
+}
+
+static const char *const indent8 = "        ";
+
+/* Emits `st = yg_<cname>(args..., &target);` (wrapped one argument per
+ * line past 100 columns) and its error check. */
+static void emit_call(gen_sb *sb, const char *cname, const strv *args, const char *target)
+{
+    gen_sb line = {0};
+
+    gen_sb_printf(&line, "%sst = yg_%s(", indent8, cname);
+    size_t open = line.len;
+    size_t width = open;
+    for (int i = 0; i < args->n; i++)
+        width += strlen(args->v[i]) + 2;
+    width += strlen(target) + 3;
+    for (int i = 0; i < args->n; i++) {
+        gen_sb_puts(&line, args->v[i]);
+        if (width > 100)
+            gen_sb_printf(&line, ",\n%*s", (int)open, "");
+        else
+            gen_sb_puts(&line, ", ");
+    }
+    gen_sb_printf(&line, "&%s);\n", target);
+    gen_sb_puts(sb, line.buf);
+    gen_sb_printf(sb, "%sif (st != YG_OK)\n%s    goto out;\n", indent8, indent8);
+    gen_sb_free(&line);
+}
+
+static char *new_temp(formula_ctx *fc, const char *cname)
+{
+    gen_deriv *d = fc->d;
+    char *name = gen_xprintf("%s_tmp%d", cname, d->n_temps);
+
+    d->temps = gen_xrealloc(d->temps, (size_t)(d->n_temps + 1) * sizeof(char *));
+    d->temps[d->n_temps++] = gen_xstrdup(name);
+    return name;
+}
+
+/* The text of a scalar subexpression with argument names turned into node
+ * fields (alpha -> node->alpha, numel(self) -> node->self_numel). */
+static char *lower_scalar(formula_ctx *fc, CXCursor c)
+{
+    CXSourceRange range = clang_getCursorExtent(c);
+    size_t start = loc_offset(clang_getRangeStart(range));
+    size_t end = loc_offset(clang_getRangeEnd(range));
+    size_t len = strlen(fc->f->expr);
+    CXToken *toks = NULL;
+    unsigned n = 0;
+    gen_sb sb = {0};
+
+    if (start < fc->expr_offset || end > fc->expr_offset + len || start > end) {
+        formula_error_at(fc, c, "cannot lower this scalar expression%s", "");
+        return gen_xstrdup("0");
+    }
+    clang_tokenize(fc->tu, range, &toks, &n);
+    size_t pos = start;
+    for (unsigned i = 0; i < n; i++) {
+        size_t off = loc_offset(clang_getTokenLocation(fc->tu, toks[i]));
+        if (off >= end || off < pos)
+            break;
+        CXString sp = clang_getTokenSpelling(fc->tu, toks[i]);
+        const char *tok = clang_getCString(sp);
+        gen_sb_putn(&sb, fc->f->expr + (pos - fc->expr_offset), off - pos);
+        pos = off + strlen(tok);
+        int index = arg_index(fc->d->op, tok);
+        if (clang_getTokenKind(toks[i]) == CXToken_Identifier && strcmp(tok, "numel") == 0 &&
+            i + 3 < n) {
+            CXString a = clang_getTokenSpelling(fc->tu, toks[i + 2]);
+            CXString b = clang_getTokenSpelling(fc->tu, toks[i + 3]);
+            gen_sb_printf(&sb, "node->%s_numel", clang_getCString(a));
+            pos = loc_offset(clang_getTokenLocation(fc->tu, toks[i + 3])) +
+                  strlen(clang_getCString(b));
+            clang_disposeString(a);
+            clang_disposeString(b);
+            i += 3;
+        } else if (clang_getTokenKind(toks[i]) == CXToken_Identifier && index >= 0) {
+            gen_sb_printf(&sb, "node->%s", tok);
+        } else {
+            gen_sb_puts(&sb, tok);
+        }
+        clang_disposeString(sp);
+    }
+    clang_disposeTokens(fc->tu, toks, n);
+    return gen_sb_take(&sb);
+}
+
+/* An IntArrayRef argument as two C arguments (items, length). */
+static void lower_int_list(formula_ctx *fc, CXCursor c, strv *args)
+{
+    c = strip(c);
+    if (is_call_to(c, "sizes") && clang_Cursor_getNumArguments(c) == 1) {
+        CXCursor a = strip(clang_Cursor_getArgument(c, 0));
+        if (clang_getCursorKind(a) == CXCursor_DeclRefExpr) {
+            char *name = cursor_name(a);
+            strv_push(args, gen_xprintf("node->%s_sizes.sizes", name));
+            strv_push(args, gen_xprintf("node->%s_sizes.ndim", name));
+            free(name);
+            return;
+        }
+    } else if (clang_getCursorKind(c) == CXCursor_DeclRefExpr) {
+        char *name = cursor_name(c);
+        strv_push(args, gen_xprintf("node->%s.items", name));
+        strv_push(args, gen_xprintf("node->%s.len", name));
+        free(name);
+        return;
+    }
+    formula_error_at(fc, c, "an int[] argument must be sizes(<tensor>) or an int[] argument%s",
+                     " of the op");
+    strv_push(args, gen_xstrdup("NULL"));
+    strv_push(args, gen_xstrdup("0"));
+}
+
+/* Lowers a Tensor-valued expression.  With dest, the value is written to
+ * dest as a new reference; without, returns the C expression holding it. */
+static char *lower_tensor(formula_ctx *fc, CXCursor c, const char *dest)
+{
+    c = strip(c);
+    enum CXCursorKind kind = clang_getCursorKind(c);
+
+    if (kind == CXCursor_DeclRefExpr) {
+        char *name = cursor_name(c);
+        if (dest != NULL)
+            gen_sb_printf(&fc->code, "%s%s = yg_retain(%s);\n", indent8, dest, name);
+        return name;
+    }
+    if (kind != CXCursor_CallExpr) {
+        formula_error_at(fc, c, "expected an op call or a Tensor variable here%s", "");
+        return gen_xstrdup("NULL");
+    }
+    char *cname = cursor_name(c);
+    const gen_op *op = gen_model_find_cname(fc->model, cname);
+    int n = clang_Cursor_getNumArguments(c);
+    if (op == NULL || n != op->schema.n_args) {
+        formula_error_at(fc, c, "'%s' cannot be used as a Tensor-valued op here", cname);
+        free(cname);
+        return gen_xstrdup("NULL");
+    }
+    strv args = {0};
+    for (int i = 0; i < n; i++) {
+        CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
+        switch (op->schema.args[i].type) {
+        case GEN_T_TENSOR:
+            strv_push(&args, lower_tensor(fc, a, NULL));
+            break;
+        case GEN_T_INT_LIST:
+            lower_int_list(fc, a, &args);
+            break;
+        default:
+            strv_push(&args, lower_scalar(fc, a));
+            break;
+        }
+    }
+    char *target = dest != NULL ? gen_xstrdup(dest) : new_temp(fc, cname);
+    emit_call(&fc->code, cname, &args, target);
+    strv_free(&args);
+    free(cname);
+    if (dest != NULL) {
+        free(target);
+        return NULL;
+    }
+    return target;
+}
+
+static void analyse_formula(formula_ctx *fc, CXCursor fn)
+{
+    CXCursor expr;
+
+    if (!body_expr(fn, &expr)) {
+        gen_error(fc->f->loc, "internal: cannot find the formula's expression in the AST");
+        fc->f->has_error = true;
+        return;
+    }
+    infer(fc, expr, clang_getNullCursor());
+    if (fc->f->has_error)
+        return;
+    free(lower_tensor(fc, expr, fc->f->grad_name));
+    if (!fc->f->has_error)
+        fc->f->lowered = gen_sb_take(&fc->code);
+}
+
+/* ---- the formula unit ---- */
+
+/* grad_<input>, unless an argument already has that name (tanh_backward
+ * has grad_output and output): then grad_in_<input>. */
+static char *gradient_local_name(const gen_deriv *d, const gen_formula *f)
+{
+    char *name = gen_xprintf("grad_%s", f->input);
+
+    while (arg_index(d->op, name) >= 0) {
+        char *longer = gen_xprintf("grad_in_%s", name + 5);
+        free(name);
+        name = longer;
+    }
+    return name;
+}
+
+static const char formula_prelude[] =
+    "typedef struct yg_tensor_ *Tensor;\n"
+    "typedef struct IntArrayRef { const long *data; long len; } IntArrayRef;\n"
+    "typedef double Scalar;\n"
+    "IntArrayRef sizes(Tensor self);\n"
+    "long numel(Tensor self);\n";
+
+static void analyse_formulas(gen_model *model, CXIndex index)
+{
+    unit u = {0};
+    int n_formulas = 0;
+    formula_ctx *ctxs = NULL;
+
+    synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL);
+    gen_sb_puts(&u.text, formula_prelude);
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid || op->schema.n_returns != 1)
+            continue;
+        gen_sb_printf(&u.text, "#line %d \"%s\"\n", op->func_loc.line, GEN_NATIVE_FILE);
+        add_region(&u, GEN_NATIVE_FILE, op->func_loc.line, op->func_loc, false, NULL);
+        gen_sb_printf(&u.text, "Tensor %s(", op->cname);
+        unit_params(&u.text, op, false);
+        gen_sb_puts(&u.text, ");\n");
+    }
+    for (int i = 0; i < model->n_derivs; i++)
+        for (int j = 0; model->derivs[i].op != NULL && j < model->derivs[i].n_formulas; j++)
+            n_formulas += model->derivs[i].formulas[j].expr != NULL;
+    ctxs = gen_xcalloc((size_t)n_formulas, sizeof(formula_ctx));
+    int k = 0;
+    for (int i = 0; i < model->n_derivs; i++) {
+        gen_deriv *d = &model->derivs[i];
+        for (int j = 0; d->op != NULL && j < d->n_formulas; j++) {
+            gen_formula *f = &d->formulas[j];
+            if (f->expr == NULL)
+                continue;
+            if (strpbrk(f->expr, ";{}#") != NULL) {
+                gen_error(f->loc, "a formula must be a single C expression (no ';', '{', '}' "
+                                  "or '#')");
+                f->has_error = true;
+            }
+            f->grad_name = gradient_local_name(d, f);
+            formula_ctx *fc = &ctxs[k];
+            fc->model = model;
+            fc->d = d;
+            fc->f = f;
+            char *name = gen_xprintf("yagrad-gen:formula:%d", k);
+            synthetic_line(&u, name, d->name_loc, &f->has_error);
+            free(name);
+            gen_sb_printf(&u.text, "void yg__formula_%d(Tensor grad, Tensor result", k);
+            for (int a = 0; a < d->op->schema.n_args; a++)
+                gen_sb_printf(&u.text, ", %s %s", unit_type(&d->op->schema.args[a], false),
+                              d->op->schema.args[a].name);
+            gen_sb_puts(&u.text, ") {\nTensor r_ =\n");
+            fc->expr_offset = yaml_line(&u, f->has_error ? "0" : f->expr, f->loc, &f->has_error);
+            gen_loc end = f->loc;
+            end.col += (int)strlen(f->expr);
+            name = gen_xprintf("yagrad-gen:formula-end:%d", k);
+            synthetic_line(&u, name, end, &f->has_error);
+            free(name);
+            gen_sb_puts(&u.text, ";}\n");
+            k++;
+        }
+    }
+    CXTranslationUnit tu = parse_unit(index, &u, "yagrad-gen-formulas.c");
+    if (tu == NULL)
+        goto out;
+    report_diagnostics(tu, &u, false);
+    fn_slot *slots = gen_xcalloc((size_t)n_formulas, sizeof(fn_slot));
+    find_ctx fctx = {.prefix = "yg__formula_", .slots = slots, .n = n_formulas};
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &fctx);
+    for (k = 0; k < n_formulas; k++) {
+        if (ctxs[k].f->has_error)
+            continue;
+        if (!slots[k].found) {
+            gen_error(ctxs[k].f->loc, "internal: formula function %d not found", k);
+            continue;
+        }
+        ctxs[k].tu = tu;
+        analyse_formula(&ctxs[k], slots[k].cursor);
+    }
+    free(slots);
+    clang_disposeTranslationUnit(tu);
+out:
+    for (k = 0; k < n_formulas; k++)
+        gen_sb_free(&ctxs[k].code);
+    free(ctxs);
+    unit_free(&u);
+}
+
+/* ---- the pointwise unit ---- */
+
+static const char pointwise_prelude[] =
+    "double exp(double); double exp2(double); double expm1(double); double log(double);\n"
+    "double log2(double); double log10(double); double log1p(double); double sqrt(double);\n"
+    "double cbrt(double); double sin(double); double cos(double); double tan(double);\n"
+    "double asin(double); double acos(double); double atan(double); double atan2(double, "
+    "double);\n"
+    "double sinh(double); double cosh(double); double tanh(double); double asinh(double);\n"
+    "double acosh(double); double atanh(double); double pow(double, double);\n"
+    "double fabs(double); double floor(double); double ceil(double); double round(double);\n"
+    "double trunc(double); double fmin(double, double); double fmax(double, double);\n"
+    "double fmod(double, double); double erf(double); double erfc(double);\n"
+    "double tgamma(double); double lgamma(double); double hypot(double, double);\n"
+    "double copysign(double, double);\n";
+
+typedef struct calls_ctx {
+    bool has_call;
+} calls_ctx;
+
+static enum CXChildVisitResult find_call(CXCursor c, CXCursor parent, CXClientData data)
+{
+    calls_ctx *cc = data;
+
+    (void)parent;
+    if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+        cc->has_call = true;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+static void analyse_pointwise(gen_model *model, CXIndex index)
+{
+    unit u = {0};
+    bool *errors = gen_xcalloc((size_t)model->n_ops, sizeof(bool));
+
+    synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL);
+    gen_sb_puts(&u.text, pointwise_prelude);
+    for (int i = 0; i < model->n_ops; i++) {
+        gen_op *op = &model->ops[i];
+        if (!op->valid || op->kind != GEN_OP_POINTWISE)
+            continue;
+        if (strpbrk(op->pointwise, ";{}#") != NULL) {
+            gen_error(op->pointwise_loc, "a pointwise expression must be a single C expression "
+                                         "(no ';', '{', '}' or '#')");
+            errors[i] = true;
+        }
+        char *name = gen_xprintf("yagrad-gen:pointwise:%d", i);
+        synthetic_line(&u, name, op->func_loc, &errors[i]);
+        free(name);
+        gen_sb_printf(&u.text, "double yg__pointwise_%d(", i);
+        unit_params(&u.text, op, true);
+        gen_sb_puts(&u.text, ") { return\n");
+        yaml_line(&u, errors[i] ? "0" : op->pointwise, op->pointwise_loc, &errors[i]);
+        gen_loc end = op->pointwise_loc;
+        end.col += (int)strlen(op->pointwise);
+        name = gen_xprintf("yagrad-gen:pointwise-end:%d", i);
+        synthetic_line(&u, name, end, &errors[i]);
+        free(name);
+        gen_sb_puts(&u.text, ";}\n");
+    }
+    CXTranslationUnit tu = parse_unit(index, &u, "yagrad-gen-pointwise.c");
+    if (tu == NULL)
+        goto out;
+    report_diagnostics(tu, &u, true);
+    fn_slot *slots = gen_xcalloc((size_t)model->n_ops, sizeof(fn_slot));
+    find_ctx fctx = {.prefix = "yg__pointwise_", .slots = slots, .n = model->n_ops};
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &fctx);
+    for (int i = 0; i < model->n_ops; i++) {
+        gen_op *op = &model->ops[i];
+        CXCursor expr;
+        if (!op->valid || op->kind != GEN_OP_POINTWISE || errors[i])
+            continue;
+        if (!slots[i].found || !body_expr(slots[i].cursor, &expr)) {
+            gen_error(op->pointwise_loc, "internal: pointwise function %d not found", i);
+            continue;
+        }
+        /* Integer loops only for expressions without calls (math
+         * functions) and division (integer division truncates). */
+        calls_ctx cc = {false};
+        find_call(expr, clang_getNullCursor(), &cc);
+        if (!cc.has_call)
+            clang_visitChildren(expr, find_call, &cc);
+        op->int_safe = !cc.has_call && strchr(op->pointwise, '/') == NULL;
+    }
+    free(slots);
+    clang_disposeTranslationUnit(tu);
+out:
+    free(errors);
+    unit_free(&u);
+}
+
+/* Orders a node's saved values by argument (result last), then kind, so
+ * struct fields follow the signature rather than formula order. */
+static void sort_saves(gen_deriv *d)
+{
+    for (int i = 1; i < d->n_saves; i++) {
+        gen_save s = d->saves[i];
+        int key = s.arg_index < 0 ? d->op->schema.n_args : s.arg_index;
+        int j = i;
+        while (j > 0) {
+            const gen_save *p = &d->saves[j - 1];
+            int pkey = p->arg_index < 0 ? d->op->schema.n_args : p->arg_index;
+            if (pkey < key || (pkey == key && p->kind <= s.kind))
+                break;
+            d->saves[j] = d->saves[j - 1];
+            j--;
+        }
+        d->saves[j] = s;
+    }
+}
+
+void gen_analyse(gen_model *model)
+{
+    CXIndex index = clang_createIndex(0, 0);
+
+    analyse_pointwise(model, index);
+    analyse_formulas(model, index);
+    for (int i = 0; i < model->n_derivs; i++)
+        if (model->derivs[i].op != NULL)
+            sort_saves(&model->derivs[i]);
+    clang_disposeIndex(index);
+}

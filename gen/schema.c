@@ -1,0 +1,399 @@
+/*
+ * schema.c - the parser for `func:` signatures such as
+ *   sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * A small recursive-descent parser over the string, tracking the byte
+ * offset so every error points at the exact column inside the YAML scalar
+ * (a regex parser would only say "bad signature").  Grammar:
+ *   schema  := ident ['.' ident] '(' [item {',' item}] ')' '->' returns
+ *   item    := '*' | type ident ['=' default]
+ *   type    := 'Tensor' ['?' | '(' ident ['!'] ')'] | 'int' ['[' ']']
+ *            | 'float' | 'bool' | 'Scalar'
+ *   returns := ret | '(' ret {',' ret} ')'
+ *   ret     := 'Tensor' ['(' ident ['!'] ')']
+ * The parser reports the first error of a signature and gives up on it;
+ * the caller goes on with the next entry.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+typedef struct parser {
+    const char *text;
+    size_t pos;
+    gen_loc loc;
+    bool failed;
+} parser;
+
+static void perror_at(parser *p, size_t pos, const char *fmt, const char *a, const char *b)
+{
+    gen_loc loc = p->loc;
+
+    if (p->failed)
+        return;
+    p->failed = true;
+    loc.col += (int)pos;
+    gen_error(loc, fmt, a, b);
+}
+
+static void skip_ws(parser *p)
+{
+    while (p->text[p->pos] == ' ' || p->text[p->pos] == '\t')
+        p->pos++;
+}
+
+static bool peek(parser *p, char c)
+{
+    skip_ws(p);
+    return p->text[p->pos] == c;
+}
+
+static bool accept(parser *p, char c)
+{
+    if (!peek(p, c))
+        return false;
+    p->pos++;
+    return true;
+}
+
+/* A printable description of the character at pos for messages. */
+static const char *here(parser *p)
+{
+    static _Thread_local char buf[8];
+    char c = p->text[p->pos];
+
+    if (c == '\0')
+        return "end of signature";
+    buf[0] = '\'';
+    buf[1] = isprint((unsigned char)c) ? c : '?';
+    buf[2] = '\'';
+    buf[3] = '\0';
+    return buf;
+}
+
+static bool expect(parser *p, char c, const char *what)
+{
+    if (accept(p, c))
+        return true;
+    perror_at(p, p->pos, "malformed signature: expected %s, found %s", what, here(p));
+    return false;
+}
+
+/* An identifier, or NULL with an error naming what was expected. */
+static char *ident(parser *p, const char *what)
+{
+    skip_ws(p);
+    size_t start = p->pos;
+    const char *t = p->text;
+
+    if (!(isalpha((unsigned char)t[start]) || t[start] == '_')) {
+        perror_at(p, start, "malformed signature: expected %s, found %s", what, here(p));
+        return NULL;
+    }
+    while (isalnum((unsigned char)t[p->pos]) || t[p->pos] == '_')
+        p->pos++;
+    return gen_xstrndup(t + start, p->pos - start);
+}
+
+/* `(a)` or `(a!)` after Tensor. */
+static bool alias_annotation(parser *p, char **alias, bool *mutable_)
+{
+    if (!accept(p, '('))
+        return true;
+    *alias = ident(p, "an alias name such as 'a'");
+    if (*alias == NULL)
+        return false;
+    if (accept(p, '!'))
+        *mutable_ = true;
+    return expect(p, ')', "')' closing the alias annotation");
+}
+
+static const char *const reserved_names[] = {
+    /* locals and out-parameters of the generated wrappers */
+    "out", "result", "node", "st", "inputs", "kernel", "dev", "scalars",
+    /* C keywords and types an argument name would clash with */
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+    "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
+};
+
+static bool is_reserved(const char *name)
+{
+    for (size_t i = 0; i < sizeof(reserved_names) / sizeof(reserved_names[0]); i++)
+        if (strcmp(name, reserved_names[i]) == 0)
+            return true;
+    if (strncmp(name, "yg_", 3) == 0)
+        return true;
+    /* out0, out1, ...: the out-parameters of multi-return ops. */
+    if (strncmp(name, "out", 3) != 0 || name[3] == '\0')
+        return false;
+    for (const char *c = name + 3; *c != '\0'; c++)
+        if (!isdigit((unsigned char)*c))
+            return false;
+    return true;
+}
+
+/* Checks a default's spelling against the argument's type. */
+static bool default_ok(const gen_arg *a, const char *d)
+{
+    char *end;
+
+    if (strcmp(d, "None") == 0)
+        return a->type == GEN_T_TENSOR && a->nullable;
+    switch (a->type) {
+    case GEN_T_TENSOR:
+        return false;
+    case GEN_T_BOOL:
+        return strcmp(d, "True") == 0 || strcmp(d, "False") == 0;
+    case GEN_T_INT:
+        strtoll(d, &end, 10);
+        return end != d && *end == '\0';
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        strtod(d, &end);
+        return end != d && *end == '\0';
+    case GEN_T_INT_LIST: {
+        size_t n = strlen(d);
+        if (n < 2 || d[0] != '[' || d[n - 1] != ']')
+            return false;
+        for (size_t i = 1; i + 1 < n; i++)
+            if (!(isdigit((unsigned char)d[i]) || d[i] == '-' || d[i] == ',' || d[i] == ' '))
+                return false;
+        return true;
+    }
+    }
+    return false;
+}
+
+static bool parse_type(parser *p, gen_arg *a)
+{
+    skip_ws(p);
+    size_t start = p->pos;
+    char *t = ident(p, "an argument type");
+
+    if (t == NULL)
+        return false;
+    bool ok = true;
+    if (strcmp(t, "Tensor") == 0) {
+        a->type = GEN_T_TENSOR;
+        if (p->text[p->pos] == '?') {
+            p->pos++;
+            a->nullable = true;
+        } else if (p->text[p->pos] == '(') {
+            ok = alias_annotation(p, &a->alias, &a->mutable_);
+        }
+    } else if (strcmp(t, "int") == 0) {
+        a->type = GEN_T_INT;
+        if (p->text[p->pos] == '[') {
+            p->pos++;
+            ok = expect(p, ']', "']' (only int[] lists are supported)");
+            a->type = GEN_T_INT_LIST;
+        }
+    } else if (strcmp(t, "float") == 0) {
+        a->type = GEN_T_FLOAT;
+    } else if (strcmp(t, "bool") == 0) {
+        a->type = GEN_T_BOOL;
+    } else if (strcmp(t, "Scalar") == 0) {
+        a->type = GEN_T_SCALAR;
+    } else {
+        perror_at(p, start,
+                  "unknown argument type '%s'%s (expected Tensor, Tensor?, Tensor(a), Tensor(a!), "
+                  "int, int[], float, bool or Scalar)",
+                  t, "");
+        ok = false;
+    }
+    if (ok && p->text[p->pos] != ' ' && p->text[p->pos] != '\t' && !p->failed) {
+        perror_at(p, p->pos, "malformed signature: expected a space after the type, found %s%s",
+                  here(p), "");
+        ok = false;
+    }
+    free(t);
+    return ok;
+}
+
+static bool parse_default(parser *p, gen_arg *a)
+{
+    skip_ws(p);
+    size_t start = p->pos;
+    int depth = 0;
+
+    while (p->text[p->pos] != '\0') {
+        char c = p->text[p->pos];
+        if (c == '[')
+            depth++;
+        else if (c == ']')
+            depth--;
+        else if ((c == ',' || c == ')') && depth <= 0)
+            break;
+        p->pos++;
+    }
+    size_t end = p->pos;
+    while (end > start && (p->text[end - 1] == ' ' || p->text[end - 1] == '\t'))
+        end--;
+    a->default_ = gen_xstrndup(p->text + start, end - start);
+    if (!default_ok(a, a->default_)) {
+        perror_at(p, start, "invalid default '%s' for an argument of type %s", a->default_,
+                  gen_type_name(a));
+        return false;
+    }
+    return true;
+}
+
+static bool parse_args(parser *p, gen_schema *s)
+{
+    bool kwarg_only = false;
+    size_t cap = 0;
+
+    if (accept(p, ')'))
+        return true;
+    for (;;) {
+        skip_ws(p);
+        size_t item_start = p->pos;
+        if (accept(p, '*')) {
+            if (kwarg_only) {
+                perror_at(p, item_start, "malformed signature: '*' appears twice%s%s", "", "");
+                return false;
+            }
+            kwarg_only = true;
+        } else {
+            if ((size_t)s->n_args == cap) {
+                cap = cap == 0 ? 4 : cap * 2;
+                s->args = gen_xrealloc(s->args, cap * sizeof(gen_arg));
+            }
+            gen_arg *a = &s->args[s->n_args++];
+            memset(a, 0, sizeof(*a));
+            a->kwarg_only = kwarg_only;
+            if (!parse_type(p, a))
+                return false;
+            skip_ws(p);
+            size_t name_pos = p->pos;
+            a->name = ident(p, "an argument name");
+            if (a->name == NULL)
+                return false;
+            if (is_reserved(a->name)) {
+                perror_at(p, name_pos, "argument name '%s' is reserved%s", a->name,
+                          " (a C keyword or a name the generated code uses)");
+                return false;
+            }
+            for (int i = 0; i + 1 < s->n_args; i++) {
+                if (strcmp(s->args[i].name, a->name) == 0) {
+                    perror_at(p, name_pos, "duplicate argument name '%s'%s", a->name, "");
+                    return false;
+                }
+            }
+            if (accept(p, '=') && !parse_default(p, a))
+                return false;
+        }
+        if (accept(p, ')'))
+            return true;
+        if (!expect(p, ',', "',' or ')' after an argument"))
+            return false;
+    }
+}
+
+static bool parse_return(parser *p, gen_schema *s)
+{
+    skip_ws(p);
+    size_t start = p->pos;
+    char *t = ident(p, "a return type");
+
+    if (t == NULL)
+        return false;
+    if (strcmp(t, "Tensor") != 0) {
+        perror_at(p, start, "unsupported return type '%s'%s (expected Tensor)", t, "");
+        free(t);
+        return false;
+    }
+    free(t);
+    s->returns = gen_xrealloc(s->returns, (size_t)(s->n_returns + 1) * sizeof(gen_return));
+    gen_return *r = &s->returns[s->n_returns++];
+    memset(r, 0, sizeof(*r));
+    if (p->text[p->pos] == '(')
+        return alias_annotation(p, &r->alias, &r->mutable_);
+    return true;
+}
+
+bool gen_schema_parse(const char *text, gen_loc loc, gen_schema *s)
+{
+    parser p = {.text = text, .pos = 0, .loc = loc, .failed = false};
+
+    memset(s, 0, sizeof(*s));
+    s->name = ident(&p, "an op name");
+    if (s->name == NULL)
+        goto fail;
+    if (p.text[p.pos] == '.') {
+        p.pos++;
+        s->overload = ident(&p, "an overload name after '.'");
+        if (s->overload == NULL)
+            goto fail;
+    }
+    if (!expect(&p, '(', "'(' opening the argument list"))
+        goto fail;
+    if (!parse_args(&p, s))
+        goto fail;
+    skip_ws(&p);
+    if (strncmp(p.text + p.pos, "->", 2) != 0) {
+        perror_at(&p, p.pos, "malformed signature: expected '->' and the return type, found %s%s",
+                  here(&p), "");
+        goto fail;
+    }
+    p.pos += 2;
+    if (accept(&p, '(')) {
+        do {
+            if (!parse_return(&p, s))
+                goto fail;
+        } while (accept(&p, ','));
+        if (!expect(&p, ')', "')' closing the return list"))
+            goto fail;
+    } else if (!parse_return(&p, s)) {
+        goto fail;
+    }
+    skip_ws(&p);
+    if (p.text[p.pos] != '\0') {
+        perror_at(&p, p.pos, "malformed signature: unexpected %s after the return type%s",
+                  here(&p), "");
+        goto fail;
+    }
+    return true;
+fail:
+    gen_schema_free(s);
+    return false;
+}
+
+void gen_schema_free(gen_schema *s)
+{
+    for (int i = 0; i < s->n_args; i++) {
+        free(s->args[i].name);
+        free(s->args[i].alias);
+        free(s->args[i].default_);
+    }
+    for (int i = 0; i < s->n_returns; i++)
+        free(s->returns[i].alias);
+    free(s->args);
+    free(s->returns);
+    free(s->name);
+    free(s->overload);
+    memset(s, 0, sizeof(*s));
+}
+
+const char *gen_type_name(const gen_arg *a)
+{
+    switch (a->type) {
+    case GEN_T_TENSOR:
+        return a->nullable ? "Tensor?" : "Tensor";
+    case GEN_T_INT:
+        return "int";
+    case GEN_T_INT_LIST:
+        return "int[]";
+    case GEN_T_FLOAT:
+        return "float";
+    case GEN_T_BOOL:
+        return "bool";
+    case GEN_T_SCALAR:
+        return "Scalar";
+    }
+    return "?";
+}

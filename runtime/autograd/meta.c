@@ -1,0 +1,166 @@
+/*
+ * meta.c - per-tensor autograd state (requires_grad, .grad, grad_fn) and
+ * the AccumulateGrad node that ends every path at a leaf.
+ *
+ * A leaf's AccumulateGrad holds a strong reference to the leaf; the leaf
+ * points back weakly (meta->grad_accumulator, cleared when the node dies).
+ * So a leaf the user released stays alive while a graph that will write
+ * its gradient exists, and there is no reference cycle.
+ */
+#include <stdlib.h>
+
+#include "autograd/node.h"
+#include "yagrad/autograd.h"
+#include "yagrad/ops.h"
+
+typedef struct accumulate_grad {
+    yg_node base;
+    yg_tensor *leaf; /* strong ref */
+} accumulate_grad;
+
+yg_status yg__autograd_meta_get(yg_tensor *t, yg_autograd_meta **out)
+{
+    if (t->autograd == NULL) {
+        t->autograd = calloc(1, sizeof *t->autograd);
+        if (t->autograd == NULL)
+            return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory creating autograd state");
+    }
+    *out = t->autograd;
+    return YG_OK;
+}
+
+void yg__autograd_meta_free(yg_autograd_meta *meta)
+{
+    if (meta == NULL)
+        return;
+    yg_release(meta->grad);
+    yg__node_release(meta->grad_fn);
+    /* grad_accumulator is weak; an accumulator alive would hold us alive. */
+    free(meta);
+}
+
+yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g)
+{
+    yg_autograd_meta *m = leaf->autograd;
+    yg_tensor *sum = NULL;
+
+    if (m->grad == NULL) {
+        /* .grad is read by optimizers and users: store it contiguous with
+         * the leaf's dtype, never as a broadcast (stride 0) view. */
+        return yg__tensor_contiguous_as(g, leaf->dtype, true, &m->grad);
+    }
+    YG_RETURN_IF_ERROR(yg_add(m->grad, g, 1.0, &sum));
+    yg_release(m->grad);
+    m->grad = sum;
+    return YG_OK;
+}
+
+static yg_status accumulate_grad_apply(yg_node *base, yg_tensor *const *grads,
+                                       yg_tensor **grad_inputs)
+{
+    accumulate_grad *node = (accumulate_grad *)base;
+    (void)grad_inputs;
+    if (grads[0] == NULL)
+        return YG_OK;
+    return yg__accumulate_grad(node->leaf, grads[0]);
+}
+
+/* The leaf is not a saved value: every backward through this node needs
+ * it, so it is released only when the node dies. */
+static void accumulate_grad_destroy(yg_node *base)
+{
+    accumulate_grad *node = (accumulate_grad *)base;
+    yg_tensor *leaf = node->leaf;
+    node->leaf = NULL;
+    if (leaf->autograd != NULL && leaf->autograd->grad_accumulator == base)
+        leaf->autograd->grad_accumulator = NULL;
+    yg_release(leaf);
+}
+
+static const yg_node_vtable accumulate_grad_vtable = {
+    .name = "AccumulateGrad",
+    .apply = accumulate_grad_apply,
+    .destroy = accumulate_grad_destroy,
+};
+
+yg_status yg__grad_accumulator(yg_tensor *leaf, yg_node **out)
+{
+    yg_autograd_meta *m;
+    yg_node *n = NULL;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__autograd_meta_get(leaf, &m));
+    if (m->grad_accumulator != NULL) {
+        *out = yg__node_retain(m->grad_accumulator);
+        return YG_OK;
+    }
+    YG_RETURN_IF_ERROR(
+        yg__node_new(&accumulate_grad_vtable, sizeof(accumulate_grad), 0, 1, &n));
+    ((accumulate_grad *)n)->leaf = yg_retain(leaf);
+    n->outputs[0].dtype = leaf->dtype;
+    n->outputs[0].ndim = leaf->ndim;
+    for (int32_t i = 0; i < leaf->ndim; i++)
+        n->outputs[0].sizes[i] = leaf->sizes[i];
+    m->grad_accumulator = n;
+    *out = n;
+    return YG_OK;
+}
+
+/* ---- public API ---- */
+
+yg_status yg_tensor_set_requires_grad(yg_tensor *t, bool requires_grad)
+{
+    yg_autograd_meta *m;
+
+    YG_RETURN_IF_ERROR(yg__check_defined("requires_grad_", "self", t));
+    if (t->autograd != NULL && t->autograd->grad_fn != NULL)
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "requires_grad_: self is not a leaf (it was produced by %s); set "
+                        "requires_grad on the leaves it was computed from",
+                        t->autograd->grad_fn->vt->name);
+    if (requires_grad && !yg__dtype_is_floating(t->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "requires_grad_: only floating tensors can require gradients, got %s",
+                        yg_dtype_name(t->dtype));
+    if (!requires_grad && t->autograd == NULL)
+        return YG_OK;
+    YG_RETURN_IF_ERROR(yg__autograd_meta_get(t, &m));
+    m->requires_grad = requires_grad;
+    return YG_OK;
+}
+
+bool yg_tensor_requires_grad(const yg_tensor *t)
+{
+    return t != NULL && t->autograd != NULL &&
+           (t->autograd->requires_grad || t->autograd->grad_fn != NULL);
+}
+
+bool yg_tensor_is_leaf(const yg_tensor *t)
+{
+    return t == NULL || t->autograd == NULL || t->autograd->grad_fn == NULL;
+}
+
+yg_status yg_tensor_grad(const yg_tensor *t, yg_tensor **out)
+{
+    if (out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "grad: out-parameter out is NULL");
+    *out = NULL;
+    if (t != NULL && t->autograd != NULL)
+        *out = yg_retain(t->autograd->grad);
+    return YG_OK;
+}
+
+void yg_tensor_zero_grad(yg_tensor *t)
+{
+    if (t == NULL || t->autograd == NULL)
+        return;
+    yg_release(t->autograd->grad);
+    t->autograd->grad = NULL;
+}
+
+const char *yg_tensor_grad_fn_name(const yg_tensor *t)
+{
+    if (t == NULL || t->autograd == NULL || t->autograd->grad_fn == NULL)
+        return NULL;
+    return t->autograd->grad_fn->vt->name;
+}

@@ -1,0 +1,173 @@
+/*
+ * node.h - backward nodes, edges and saved values: what the generated
+ * autograd wrappers and backward nodes are written against.  Not public API.
+ *
+ * Graph shape: a node represents one recorded op call.  Its "outputs" are
+ * the op's outputs (it receives one gradient per output) and its
+ * "next edges" point, per op input, at the node that produced that input
+ * (the input's grad_fn, at output_nr) or at the leaf's AccumulateGrad node.
+ * An edge with node == NULL means "this input needs no gradient".
+ *
+ * Ownership: nodes are reference counted.  A tensor holds a reference to
+ * its grad_fn; a node holds references to the nodes its edges point at.
+ * An AccumulateGrad node holds a reference to its leaf tensor; the leaf
+ * points back at it weakly (cleared when the node dies), so there is no
+ * cycle.  Saved outputs are stored without their grad_fn for the same
+ * reason and are re-attached to the saving node when unpacked.
+ */
+#ifndef YAGRAD_AUTOGRAD_NODE_H
+#define YAGRAD_AUTOGRAD_NODE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+typedef struct yg_edge {
+    yg_node *node;     /* strong ref; NULL: no gradient needed */
+    int32_t input_nr;  /* which output slot of node this gradient feeds */
+} yg_edge;
+
+/* What a node knows about each forward output it receives a grad for;
+ * the engine uses it to check and (by summing broadcast dims) reduce
+ * gradients flowing into the node. */
+typedef struct yg_output_meta {
+    yg_dtype dtype;
+    int32_t ndim;
+    int64_t sizes[YG_MAX_DIMS];
+} yg_output_meta;
+
+typedef struct yg_node_vtable {
+    const char *name; /* "MulBackward" */
+    /* Computes gradients for the op's inputs.
+     *   grads:       borrowed, n_outputs entries; an entry is NULL when
+     *                that output's gradient is undefined (not all NULL)
+     *   grad_inputs: n_edges entries, all NULL on entry; set entry i to a
+     *                new ref (or leave NULL) for each input i whose edge
+     *                needs a gradient.
+     * On failure every grad_inputs entry must be NULL again. */
+    yg_status (*apply)(yg_node *self, yg_tensor *const *grads, yg_tensor **grad_inputs);
+    /* Releases every saved value (idempotent).  May be NULL. */
+    void (*release_saved)(yg_node *self);
+    /* Releases what the node owns beyond saved values and edges, once,
+     * when it dies.  May be NULL (generated nodes own nothing else). */
+    void (*destroy)(yg_node *self);
+} yg_node_vtable;
+
+struct yg_node {
+    const yg_node_vtable *vt;
+    atomic_long refcount;
+    uint64_t seq_nr; /* creation order; later nodes run first among ready */
+    bool saved_released;
+    int32_t n_edges;
+    int32_t n_outputs;
+    yg_edge *next_edges;        /* n_edges */
+    yg_output_meta *outputs;    /* n_outputs */
+    yg_node *release_next;      /* private to node.c: the release worklist */
+};
+
+/* Per-tensor autograd state (tensor->autograd), created on demand. */
+struct yg_autograd_meta {
+    bool requires_grad;         /* leaf: user asked for grads */
+    yg_tensor *grad;            /* accumulated grad (leaf), strong ref */
+    yg_node *grad_fn;           /* strong ref; NULL for leaves */
+    int32_t output_nr;          /* which output of grad_fn this tensor is */
+    yg_node *grad_accumulator;  /* weak: AccumulateGrad of this leaf */
+};
+
+/* ---- nodes ---- */
+
+/* Allocates a node of size bytes (a struct whose first member is
+ * yg_node) with n_edges zeroed edges and n_outputs output slots; refcount
+ * 1; fields after the header zeroed.  NULL with message on OOM. */
+yg_status yg__node_new(const yg_node_vtable *vt,
+                       size_t size,
+                       int32_t n_edges,
+                       int32_t n_outputs,
+                       yg_node **out);
+yg_node *yg__node_retain(yg_node *n);
+/* NULL-safe; frees the node (release_saved, edges) with the last ref. */
+void yg__node_release(yg_node *n);
+
+/* Whether gradient i is wanted (edge i points somewhere). */
+static inline bool yg__node_needs_grad(const yg_node *n, int32_t i)
+{
+    return n->next_edges[i].node != NULL;
+}
+
+/* The autograd state of t, created on first use (autograd/meta.c). */
+yg_status yg__autograd_meta_get(yg_tensor *t, yg_autograd_meta **out);
+
+/* The AccumulateGrad node of a leaf that requires grad, created on first
+ * use and cached weakly in the leaf (autograd/meta.c).  out: new ref. */
+yg_status yg__grad_accumulator(yg_tensor *leaf, yg_node **out);
+
+/* Adds g into leaf's .grad (autograd/meta.c): the AccumulateGrad step. */
+yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g);
+
+/* ---- recording (called by generated wrappers) ---- */
+
+/* True when grad mode is on and any of the n tensors (NULLs allowed)
+ * requires grad. */
+bool yg__any_requires_grad(int n, const yg_tensor *const *tensors);
+
+/* Sets edge i of node to the gradient edge of t: its grad_fn, or its
+ * leaf's AccumulateGrad, or none when t is NULL or needs no grad. */
+yg_status yg__node_set_edge(yg_node *node, int32_t i, const yg_tensor *t);
+
+/* Makes output slot output_nr of node the history of t: t->grad_fn = node
+ * (new ref), records t's dtype/sizes in node->outputs[output_nr]. */
+yg_status yg__set_history(yg_tensor *t, yg_node *node, int32_t output_nr);
+
+/* ---- saved values ---- */
+
+typedef struct yg_saved_tensor {
+    yg_tensor *data;     /* strong ref; for an input the tensor itself, for
+                            an output a detached alias; NULL: nothing saved */
+    uint32_t version;    /* storage version when saved */
+    bool was_saved;      /* save was called with a tensor */
+    bool is_output;      /* re-attach grad_fn = saving node on unpack */
+    int32_t output_nr;
+    const char *name;    /* argument name for messages: "self", "result" */
+} yg_saved_tensor;
+
+/* Saves t (NULL saves nothing).  is_output: t is an output of node. */
+yg_status yg__saved_save(yg_saved_tensor *s, const yg_tensor *t, bool is_output, int32_t output_nr,
+                         const char *name);
+
+/* Gives back the saved tensor as a new ref (NULL when nothing was saved).
+ * Fails with YG_ERR_AUTOGRAD when the node's saved values were released
+ * ("... a second time ...") or the tensor was modified in place since it
+ * was saved ("... version 1, expected 0 ..."). */
+yg_status yg__saved_unpack(const yg_saved_tensor *s, yg_node *node, yg_tensor **out);
+
+/* Drops the saved reference.  Idempotent. */
+void yg__saved_release(yg_saved_tensor *s);
+
+/* Sizes saved instead of a tensor when a formula only reads metadata. */
+typedef struct yg_saved_sizes {
+    int32_t ndim;
+    int64_t sizes[YG_MAX_DIMS];
+} yg_saved_sizes;
+
+static inline void yg__saved_sizes_save(yg_saved_sizes *s, const yg_tensor *t)
+{
+    s->ndim = t->ndim;
+    for (int32_t i = 0; i < t->ndim; i++)
+        s->sizes[i] = t->sizes[i];
+}
+
+/* A saved int[] argument (copied: the caller's array is borrowed). */
+typedef struct yg_saved_int_list {
+    int64_t len;
+    int64_t *items; /* owned; NULL when len == 0 */
+} yg_saved_int_list;
+
+yg_status yg__saved_int_list_save(yg_saved_int_list *s, const int64_t *items, int64_t len);
+void yg__saved_int_list_release(yg_saved_int_list *s);
+
+/* ---- grad mode (autograd/grad_mode.c) ---- */
+/* yg_is_grad_enabled / yg_set_grad_enabled are public (autograd.h). */
+
+#endif /* YAGRAD_AUTOGRAD_NODE_H */

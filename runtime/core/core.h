@@ -1,0 +1,159 @@
+/*
+ * core.h - tensor and storage internals shared by every runtime module and
+ * by the generated code.  Not public API.
+ *
+ * A storage owns one buffer from the caching allocator (yg__alloc) and a
+ * version counter shared by every tensor viewing it; in-place writes bump
+ * it so autograd can detect saved values that were modified.
+ *
+ * Errors are set with yg__fail(), which formats the thread-local message
+ * and returns the code: return yg__fail(YG_ERR_SHAPE, "mm: ...").
+ */
+#ifndef YAGRAD_CORE_H
+#define YAGRAD_CORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "yagrad/status.h"
+#include "yagrad/tensor.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define YG__PRINTF(fmt_idx, arg_idx) __attribute__((format(printf, fmt_idx, arg_idx)))
+#else
+#define YG__PRINTF(fmt_idx, arg_idx)
+#endif
+
+#ifdef NDEBUG
+#define YG_ASSERT(cond) ((void)0)
+#else
+#include <assert.h>
+#define YG_ASSERT(cond) assert(cond)
+#endif
+
+/* Propagates a failure; use only while the function owns nothing. */
+#define YG_RETURN_IF_ERROR(expr)                                                                   \
+    do {                                                                                           \
+        yg_status yg__st_ = (expr);                                                                \
+        if (yg__st_ != YG_OK)                                                                      \
+            return yg__st_;                                                                        \
+    } while (0)
+
+typedef struct yg_node yg_node;
+typedef struct yg_autograd_meta yg_autograd_meta;
+
+/* ---- errors (core/status.c) ---- */
+
+/* Sets this thread's message from fmt and returns code. */
+yg_status yg__fail(yg_status code, const char *fmt, ...) YG__PRINTF(2, 3);
+
+/* Prepends "prefix: " to this thread's message (composite ops and backward
+ * nodes name themselves).  Returns code. */
+yg_status yg__fail_prefix(yg_status code, const char *prefix);
+
+/* ---- allocator (core/alloc.c) ---- */
+
+/* 64-byte aligned block of at least nbytes from the size-class cache; NULL
+ * when out of memory (no message set).  nbytes 0 gives a valid block. */
+void *yg__alloc(size_t nbytes);
+/* Returns a block from yg__alloc to the cache.  NULL-safe. */
+void yg__free(void *ptr, size_t nbytes);
+
+/* ---- storage and tensor ---- */
+
+typedef struct yg_storage {
+    atomic_long refcount;
+    void *data;
+    size_t nbytes;
+    yg_device device;
+    atomic_uint version; /* bumped by every in-place write to any view */
+} yg_storage;
+
+struct yg_tensor {
+    atomic_long refcount;
+    yg_storage *storage;
+    int64_t offset; /* in elements */
+    int32_t ndim;
+    yg_dtype dtype;
+    int64_t sizes[YG_MAX_DIMS];
+    int64_t strides[YG_MAX_DIMS]; /* in elements */
+    yg_autograd_meta *autograd;   /* NULL until autograd needs one */
+};
+
+/* A new tensor viewing t's storage with the given geometry (no autograd
+ * history, dtype of t).  sizes/strides have ndim entries. */
+yg_status yg__tensor_view(const yg_tensor *t,
+                          const int64_t *sizes,
+                          const int64_t *strides,
+                          int32_t ndim,
+                          int64_t offset,
+                          yg_tensor **out);
+
+/* A new contiguous tensor with t's sizes and the given dtype (uninit). */
+yg_status yg__tensor_empty_like(const yg_tensor *t, yg_dtype dtype, yg_tensor **out);
+
+/* A new contiguous tensor with a copy of t's values converted to dtype.
+ * No autograd history.  Cheap path: returns a new ref to t itself when t
+ * is already contiguous with that dtype and share_if_possible is true. */
+yg_status yg__tensor_contiguous_as(const yg_tensor *t,
+                                   yg_dtype dtype,
+                                   bool share_if_possible,
+                                   yg_tensor **out);
+
+/* A new tensor that shares t's storage and geometry but has no autograd
+ * metadata ("detached alias"). */
+yg_status yg__tensor_alias(const yg_tensor *t, yg_tensor **out);
+
+/* Frees a tensor's autograd state (autograd/meta.c).  NULL-safe. */
+void yg__autograd_meta_free(yg_autograd_meta *meta);
+
+/* Bumps the version counter of t's storage (after an in-place write). */
+void yg__tensor_bump_version(const yg_tensor *t);
+uint32_t yg__tensor_version(const yg_tensor *t);
+
+/* Element pointer helpers. */
+static inline char *yg__tensor_ptr(const yg_tensor *t)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)yg_dtype_size(t->dtype);
+}
+
+static inline bool yg__dtype_is_floating(yg_dtype d)
+{
+    return d == YG_FLOAT32 || d == YG_FLOAT64;
+}
+
+/* The dtype two operands promote to: bool < int64 < float32 < float64. */
+yg_dtype yg__promote_types(yg_dtype a, yg_dtype b);
+
+/* "cpu", "cuda"; "unknown" otherwise. */
+const char *yg__device_name(yg_device device);
+
+/* Writes "[2, 3]" for sizes into buf (NUL-terminated, truncated). */
+char *yg__format_sizes(const int64_t *sizes, int64_t ndim, char *buf, size_t buf_len);
+
+/* Wraps dim into [0, ndim) or fails with
+ * "<op>: dim <d> out of range for <arg> with <ndim> dims". */
+yg_status yg__wrap_dim(const char *op, const char *arg, int64_t dim, int64_t ndim, int64_t *out);
+
+/* Broadcast shape of a and b (NumPy rules) or fail with
+ * "<op>: cannot broadcast <aname> [..] with <bname> [..]". */
+yg_status yg__broadcast_shapes(const char *op,
+                               const char *aname,
+                               const int64_t *asizes,
+                               int64_t andim,
+                               const char *bname,
+                               const int64_t *bsizes,
+                               int64_t bndim,
+                               int64_t *out_sizes,
+                               int64_t *out_ndim);
+
+/* Fails with "<op>: <arg> is undefined (NULL)" when t is NULL. */
+yg_status yg__check_defined(const char *op, const char *arg, const yg_tensor *t);
+
+/* Fails with "<op>: out-parameter <name> is NULL" when out is NULL, else
+ * sets *out = NULL. */
+yg_status yg__check_out(const char *op, const char *name, yg_tensor **out);
+
+#endif /* YAGRAD_CORE_H */

@@ -1,0 +1,471 @@
+/*
+ * tensor.c - yg_tensor and yg_storage: creation, reference counting,
+ * views, inspection, and the shape helpers every module shares
+ * (dim wrapping, broadcasting, size formatting, dtype promotion).
+ *
+ * A tensor is a header (sizes, strides, offset, dtype) over a refcounted
+ * storage; views share the storage and hence its version counter.  Sizes
+ * and strides live inline (YG_MAX_DIMS) so creating a view costs one
+ * small allocation.  Reference counts are atomic; everything else about a
+ * tensor is immutable after creation except its autograd state.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+/* ---- dtypes and devices ---- */
+
+const char *yg_dtype_name(yg_dtype dtype)
+{
+    switch (dtype) {
+    case YG_FLOAT32:
+        return "float32";
+    case YG_FLOAT64:
+        return "float64";
+    case YG_INT64:
+        return "int64";
+    case YG_BOOL:
+        return "bool";
+    default:
+        return "unknown";
+    }
+}
+
+size_t yg_dtype_size(yg_dtype dtype)
+{
+    switch (dtype) {
+    case YG_FLOAT32:
+        return 4;
+    case YG_FLOAT64:
+        return 8;
+    case YG_INT64:
+        return 8;
+    case YG_BOOL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+const char *yg__device_name(yg_device device)
+{
+    switch (device) {
+    case YG_CPU:
+        return "cpu";
+    case YG_CUDA:
+        return "cuda";
+    default:
+        return "unknown";
+    }
+}
+
+yg_dtype yg__promote_types(yg_dtype a, yg_dtype b)
+{
+    /* The enum is not ordered by rank; rank explicitly. */
+    static const int rank[YG_DTYPE_COUNT_] = {
+        [YG_BOOL] = 0, [YG_INT64] = 1, [YG_FLOAT32] = 2, [YG_FLOAT64] = 3};
+    return rank[a] >= rank[b] ? a : b;
+}
+
+/* ---- storage ---- */
+
+static yg_status storage_new(size_t nbytes, yg_storage **out)
+{
+    yg_storage *s = malloc(sizeof *s);
+    if (s == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory allocating a storage");
+    s->data = yg__alloc(nbytes);
+    if (s->data == NULL) {
+        free(s);
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes", nbytes);
+    }
+    atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
+    s->nbytes = nbytes;
+    s->device = YG_CPU;
+    *out = s;
+    return YG_OK;
+}
+
+static void storage_release(yg_storage *s)
+{
+    if (s == NULL || atomic_fetch_sub(&s->refcount, 1) != 1)
+        return;
+    yg__free(s->data, s->nbytes);
+    free(s);
+}
+
+/* ---- creation ---- */
+
+static yg_status check_geometry(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
+                                int64_t *numel)
+{
+    char buf[128];
+    int64_t n = 1;
+
+    if (ndim < 0 || ndim > YG_MAX_DIMS)
+        return yg__fail(YG_ERR_SHAPE, "%s: ndim %" PRId64 " out of range [0, %d]", op, ndim,
+                        YG_MAX_DIMS);
+    if (ndim > 0 && sizes == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: sizes is NULL with ndim %" PRId64, op, ndim);
+    if ((unsigned)dtype >= YG_DTYPE_COUNT_)
+        return yg__fail(YG_ERR_DTYPE, "%s: invalid dtype %d", op, (int)dtype);
+    for (int64_t i = 0; i < ndim; i++) {
+        if (sizes[i] < 0)
+            return yg__fail(YG_ERR_SHAPE, "%s: negative size in %s", op,
+                            yg__format_sizes(sizes, ndim, buf, sizeof buf));
+        if (sizes[i] != 0 && n > INT64_MAX / 16 / sizes[i])
+            return yg__fail(YG_ERR_SHAPE, "%s: sizes %s overflow", op,
+                            yg__format_sizes(sizes, ndim, buf, sizeof buf));
+        n *= sizes[i];
+    }
+    *numel = n;
+    return YG_OK;
+}
+
+static yg_status tensor_new(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
+                            yg_tensor **out)
+{
+    int64_t numel = 0, stride = 1;
+    yg_tensor *t;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_geometry(op, sizes, ndim, dtype, &numel));
+    t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+    st = storage_new((size_t)numel * yg_dtype_size(dtype), &t->storage);
+    if (st != YG_OK) {
+        free(t);
+        return st;
+    }
+    atomic_init(&t->refcount, 1);
+    t->ndim = (int32_t)ndim;
+    t->dtype = dtype;
+    for (int64_t i = ndim - 1; i >= 0; i--) {
+        t->sizes[i] = sizes[i];
+        t->strides[i] = stride;
+        stride *= sizes[i] > 1 ? sizes[i] : 1;
+    }
+    *out = t;
+    return YG_OK;
+}
+
+yg_status yg_tensor_empty(const int64_t *sizes, int64_t ndim, yg_dtype dtype, yg_tensor **out)
+{
+    YG_RETURN_IF_ERROR(yg__check_out("empty", "out", out));
+    return tensor_new("empty", sizes, ndim, dtype, out);
+}
+
+yg_status yg_tensor_zeros(const int64_t *sizes, int64_t ndim, yg_dtype dtype, yg_tensor **out)
+{
+    YG_RETURN_IF_ERROR(yg__check_out("zeros", "out", out));
+    YG_RETURN_IF_ERROR(tensor_new("zeros", sizes, ndim, dtype, out));
+    memset((*out)->storage->data, 0, (*out)->storage->nbytes);
+    return YG_OK;
+}
+
+static void fill(yg_tensor *t, double value)
+{
+    int64_t n = yg_tensor_numel(t);
+    void *d = t->storage->data;
+    switch (t->dtype) {
+    case YG_FLOAT32:
+        for (int64_t i = 0; i < n; i++)
+            ((float *)d)[i] = (float)value;
+        break;
+    case YG_FLOAT64:
+        for (int64_t i = 0; i < n; i++)
+            ((double *)d)[i] = value;
+        break;
+    case YG_INT64:
+        for (int64_t i = 0; i < n; i++)
+            ((int64_t *)d)[i] = (int64_t)value;
+        break;
+    case YG_BOOL:
+        memset(d, value != 0, (size_t)n);
+        break;
+    default:
+        break;
+    }
+}
+
+yg_status yg_tensor_full(const int64_t *sizes, int64_t ndim, double value, yg_dtype dtype,
+                         yg_tensor **out)
+{
+    YG_RETURN_IF_ERROR(yg__check_out("full", "out", out));
+    YG_RETURN_IF_ERROR(tensor_new("full", sizes, ndim, dtype, out));
+    fill(*out, value);
+    return YG_OK;
+}
+
+yg_status yg_tensor_scalar(double value, yg_dtype dtype, yg_tensor **out)
+{
+    YG_RETURN_IF_ERROR(yg__check_out("scalar", "out", out));
+    YG_RETURN_IF_ERROR(tensor_new("scalar", NULL, 0, dtype, out));
+    fill(*out, value);
+    return YG_OK;
+}
+
+yg_status yg_tensor_from_data(const void *data, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
+                              yg_tensor **out)
+{
+    YG_RETURN_IF_ERROR(yg__check_out("from_data", "out", out));
+    YG_RETURN_IF_ERROR(tensor_new("from_data", sizes, ndim, dtype, out));
+    if ((*out)->storage->nbytes > 0) {
+        if (data == NULL) {
+            int64_t n = yg_tensor_numel(*out);
+            yg_release(*out);
+            *out = NULL;
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "from_data: data is NULL for %" PRId64 " elements", n);
+        }
+        memcpy((*out)->storage->data, data, (*out)->storage->nbytes);
+    }
+    return YG_OK;
+}
+
+yg_status yg__tensor_empty_like(const yg_tensor *t, yg_dtype dtype, yg_tensor **out)
+{
+    *out = NULL;
+    return tensor_new("empty_like", t->sizes, t->ndim, dtype, out);
+}
+
+yg_status yg__tensor_view(const yg_tensor *t, const int64_t *sizes, const int64_t *strides,
+                          int32_t ndim, int64_t offset, yg_tensor **out)
+{
+    yg_tensor *v;
+
+    *out = NULL;
+    if (ndim < 0 || ndim > YG_MAX_DIMS)
+        return yg__fail(YG_ERR_SHAPE, "view: ndim %d out of range [0, %d]", (int)ndim,
+                        YG_MAX_DIMS);
+    v = calloc(1, sizeof *v);
+    if (v == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "view: out of memory");
+    atomic_init(&v->refcount, 1);
+    atomic_fetch_add(&t->storage->refcount, 1);
+    v->storage = t->storage;
+    v->offset = offset;
+    v->ndim = ndim;
+    v->dtype = t->dtype;
+    for (int32_t i = 0; i < ndim; i++) {
+        v->sizes[i] = sizes[i];
+        v->strides[i] = strides[i];
+    }
+    *out = v;
+    return YG_OK;
+}
+
+yg_status yg__tensor_alias(const yg_tensor *t, yg_tensor **out)
+{
+    return yg__tensor_view(t, t->sizes, t->strides, t->ndim, t->offset, out);
+}
+
+/* ---- reference counting ---- */
+
+yg_tensor *yg_retain(yg_tensor *t)
+{
+    if (t != NULL)
+        atomic_fetch_add(&t->refcount, 1);
+    return t;
+}
+
+void yg_release(yg_tensor *t)
+{
+    if (t == NULL || atomic_fetch_sub(&t->refcount, 1) != 1)
+        return;
+    yg__autograd_meta_free(t->autograd);
+    storage_release(t->storage);
+    free(t);
+}
+
+void yg__tensor_bump_version(const yg_tensor *t)
+{
+    atomic_fetch_add(&t->storage->version, 1);
+}
+
+uint32_t yg__tensor_version(const yg_tensor *t)
+{
+    return atomic_load(&t->storage->version);
+}
+
+/* ---- inspection ---- */
+
+int64_t yg_tensor_ndim(const yg_tensor *t)
+{
+    return t ? t->ndim : 0;
+}
+
+const int64_t *yg_tensor_sizes(const yg_tensor *t)
+{
+    return t ? t->sizes : NULL;
+}
+
+const int64_t *yg_tensor_strides(const yg_tensor *t)
+{
+    return t ? t->strides : NULL;
+}
+
+int64_t yg_tensor_size(const yg_tensor *t, int64_t dim)
+{
+    if (t == NULL)
+        return 0;
+    if (dim < 0)
+        dim += t->ndim;
+    return dim >= 0 && dim < t->ndim ? t->sizes[dim] : 0;
+}
+
+int64_t yg_tensor_numel(const yg_tensor *t)
+{
+    int64_t n = 1;
+    if (t == NULL)
+        return 0;
+    for (int32_t i = 0; i < t->ndim; i++)
+        n *= t->sizes[i];
+    return n;
+}
+
+yg_dtype yg_tensor_dtype(const yg_tensor *t)
+{
+    return t ? t->dtype : YG_FLOAT32;
+}
+
+yg_device yg_tensor_device(const yg_tensor *t)
+{
+    return t ? t->storage->device : YG_CPU;
+}
+
+bool yg_tensor_is_contiguous(const yg_tensor *t)
+{
+    int64_t expected = 1;
+    if (t == NULL)
+        return false;
+    for (int32_t i = t->ndim - 1; i >= 0; i--) {
+        if (t->sizes[i] == 0)
+            return true;
+        if (t->sizes[i] != 1 && t->strides[i] != expected)
+            return false;
+        expected *= t->sizes[i];
+    }
+    return true;
+}
+
+void *yg_tensor_data(const yg_tensor *t)
+{
+    return t ? yg__tensor_ptr(t) : NULL;
+}
+
+yg_status yg_tensor_to_f64(const yg_tensor *t, double *dst, int64_t dst_len)
+{
+    yg_tensor *c = NULL;
+    int64_t n;
+    char buf[128];
+
+    YG_RETURN_IF_ERROR(yg__check_defined("to_f64", "t", t));
+    n = yg_tensor_numel(t);
+    if (dst_len != n)
+        return yg__fail(YG_ERR_SHAPE, "to_f64: dst has %" PRId64 " elements, t %s has %" PRId64,
+                        dst_len, yg__format_sizes(t->sizes, t->ndim, buf, sizeof buf), n);
+    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(t, YG_FLOAT64, true, &c));
+    if (n > 0)
+        memcpy(dst, yg__tensor_ptr(c), (size_t)n * sizeof(double));
+    yg_release(c);
+    return YG_OK;
+}
+
+yg_status yg_tensor_item(const yg_tensor *t, double *out)
+{
+    char buf[128];
+    if (out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "item: out-parameter out is NULL");
+    *out = 0;
+    YG_RETURN_IF_ERROR(yg__check_defined("item", "t", t));
+    if (yg_tensor_numel(t) != 1)
+        return yg__fail(YG_ERR_SHAPE, "item: expected a tensor with one element, got %s",
+                        yg__format_sizes(t->sizes, t->ndim, buf, sizeof buf));
+    return yg_tensor_to_f64(t, out, 1);
+}
+
+char *yg_tensor_format_sizes(const yg_tensor *t, char *buf, size_t buf_len)
+{
+    if (t == NULL)
+        return yg__format_sizes(NULL, 0, buf, buf_len);
+    return yg__format_sizes(t->sizes, t->ndim, buf, buf_len);
+}
+
+/* ---- shared shape helpers ---- */
+
+char *yg__format_sizes(const int64_t *sizes, int64_t ndim, char *buf, size_t buf_len)
+{
+    size_t pos = 0;
+    if (buf_len == 0)
+        return buf;
+    buf[0] = '\0';
+    pos += (size_t)snprintf(buf, buf_len, "[");
+    for (int64_t i = 0; i < ndim && pos < buf_len; i++)
+        pos += (size_t)snprintf(buf + pos, buf_len - pos, i ? ", %" PRId64 : "%" PRId64,
+                                sizes[i]);
+    if (pos < buf_len)
+        snprintf(buf + pos, buf_len - pos, "]");
+    return buf;
+}
+
+yg_status yg__wrap_dim(const char *op, const char *arg, int64_t dim, int64_t ndim, int64_t *out)
+{
+    int64_t n = ndim > 0 ? ndim : 1; /* a 0-dim tensor accepts dim 0 and -1 */
+    if (dim < -n || dim >= n)
+        return yg__fail(YG_ERR_INDEX,
+                        "%s: dim %" PRId64 " out of range for %s with %" PRId64
+                        " dims (expected [%" PRId64 ", %" PRId64 "])",
+                        op, dim, arg, ndim, -n, n - 1);
+    *out = dim < 0 ? dim + n : dim;
+    return YG_OK;
+}
+
+yg_status yg__broadcast_shapes(const char *op, const char *aname, const int64_t *asizes,
+                               int64_t andim, const char *bname, const int64_t *bsizes,
+                               int64_t bndim, int64_t *out_sizes, int64_t *out_ndim)
+{
+    int64_t n = andim > bndim ? andim : bndim;
+    int64_t result[YG_MAX_DIMS];
+    if (n > YG_MAX_DIMS)
+        return yg__fail(YG_ERR_SHAPE, "%s: broadcast result has %" PRId64 " dims (max %d)", op, n,
+                        YG_MAX_DIMS);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ai = andim - n + i, bi = bndim - n + i;
+        int64_t a = ai >= 0 ? asizes[ai] : 1;
+        int64_t b = bi >= 0 ? bsizes[bi] : 1;
+        if (a != b && a != 1 && b != 1) {
+            char abuf[128], bbuf[128];
+            return yg__fail(YG_ERR_SHAPE, "%s: cannot broadcast %s %s with %s %s", op, aname,
+                            yg__format_sizes(asizes, andim, abuf, sizeof abuf), bname,
+                            yg__format_sizes(bsizes, bndim, bbuf, sizeof bbuf));
+        }
+        result[i] = a == 1 ? b : a;
+    }
+    /* Written last: out_sizes may alias asizes or bsizes. */
+    for (int64_t i = 0; i < n; i++)
+        out_sizes[i] = result[i];
+    *out_ndim = n;
+    return YG_OK;
+}
+
+yg_status yg__check_defined(const char *op, const char *arg, const yg_tensor *t)
+{
+    if (t == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s is undefined (NULL)", op, arg);
+    return YG_OK;
+}
+
+yg_status yg__check_out(const char *op, const char *name, yg_tensor **out)
+{
+    if (out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: out-parameter %s is NULL", op, name);
+    *out = NULL;
+    return YG_OK;
+}

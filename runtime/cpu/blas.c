@@ -1,0 +1,256 @@
+/*
+ * blas.c - matrix multiply (yg__cpu_mm) through OpenBLAS, and the fix for
+ * OpenBLAS picking a slow kernel set on CPUs it does not recognise.
+ *
+ * mm hands strided operands to cblas_?gemm without copying whenever one of
+ * their two strides is 1: a row-major operand goes in as CblasNoTrans with
+ * its row stride as leading dimension, a column-major one (such as t(w),
+ * which every linear layer and every mm backward produces) as CblasTrans.
+ * Only operands with neither stride 1 (or a stride 0 from expand) are
+ * copied to contiguous first.
+ *
+ * Core selection.  Debian's OpenBLAS 0.3.21 is a DYNAMIC_ARCH build: its
+ * load-time constructor reads cpuid and points the global `gotoblas` at one
+ * of its kernel tables.  CPUs newer than its tables (some Xeons, e.g.) fall
+ * back to "Prescott", the SSE3 kernels, which run sgemm several times
+ * slower than the AVX2/AVX-512 ones (measured on an AMD EPYC Zen 4 host with
+ * 0.3.21 at n = 1024: Prescott 40.8 GFLOP/s on one thread and 80.0 on two;
+ * SkylakeX 103.8 and 207.7).  So when libyagrad is loaded (a constructor,
+ * which runs after OpenBLAS's own one because we link against it) and the
+ * user has not chosen a core with OPENBLAS_CORETYPE, we check whether the
+ * chosen core is a pre-AVX one although the CPU (and the OS, which
+ * __builtin_cpu_supports checks through XGETBV) supports AVX2+FMA or
+ * AVX-512; if so we re-run OpenBLAS's own selection with OPENBLAS_CORETYPE
+ * set to "SkylakeX" or "Haswell" through its exported
+ * gotoblas_dynamic_quit / gotoblas_dynamic_init, then remove the variable
+ * again.  A correctly detected core is never touched.
+ *
+ * Caveats: the switch uses setenv, which is not safe while other threads
+ * call getenv; it runs from a load-time constructor, normally before any
+ * thread exists, but a program that dlopens libyagrad from a multi-threaded
+ * context takes that (small) risk, and any other user of OpenBLAS in the
+ * process gets the faster core too.  The symbols are declared weak, so an
+ * OpenBLAS built without DYNAMIC_ARCH (which has no such selection and no
+ * such bug) simply skips the fix.  Setting OPENBLAS_CORETYPE yourself turns
+ * the fix off entirely.
+ */
+#include "cpu/cpu.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Exported by DYNAMIC_ARCH builds of OpenBLAS only, hence weak. */
+extern void gotoblas_dynamic_init(void) __attribute__((weak));
+extern void gotoblas_dynamic_quit(void) __attribute__((weak));
+
+/* Kernel sets OpenBLAS uses for CPUs without AVX; picking one of these on
+ * a CPU with AVX2 means detection failed. */
+static bool core_is_pre_avx(const char *name) {
+    static const char *const pre_avx[] = {"Prescott",
+                                          "Core2",
+                                          "Penryn",
+                                          "Dunnington",
+                                          "Nehalem",
+                                          "Atom",
+                                          "Nano",
+                                          "Katmai",
+                                          "Coppermine",
+                                          "Northwood",
+                                          "Banias",
+                                          "Opteron",
+                                          "Opteron(SSE3)",
+                                          "Barcelona"};
+    if (name == NULL)
+        return false;
+    for (size_t i = 0; i < sizeof pre_avx / sizeof pre_avx[0]; i++) {
+        if (strcmp(name, pre_avx[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Runs when libyagrad is loaded; see the comment at the top of the file. */
+__attribute__((constructor)) static void blas_fix_core(void) {
+    const char *target = NULL;
+
+    if (getenv("OPENBLAS_CORETYPE") != NULL)
+        return;
+    if (gotoblas_dynamic_init == NULL || gotoblas_dynamic_quit == NULL)
+        return;
+    if (!core_is_pre_avx(openblas_get_corename()))
+        return;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512cd"))
+        target = "SkylakeX";
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        target = "Haswell";
+    if (target == NULL)
+        return;
+    if (setenv("OPENBLAS_CORETYPE", target, 0) != 0)
+        return;
+    gotoblas_dynamic_quit();
+    gotoblas_dynamic_init();
+    unsetenv("OPENBLAS_CORETYPE");
+}
+
+/* How a 2-D operand is passed to gemm without a copy. */
+typedef struct gemm_operand {
+    const yg_tensor *t; /* what gemm reads: the input or its contiguous copy */
+    CBLAS_TRANSPOSE trans;
+    int ld;
+} gemm_operand;
+
+/* Whether t can be passed as it is; fills op if so.  Row-major (unit
+ * column stride) goes as NoTrans with ld = row stride; column-major as
+ * Trans with ld = column stride.  A size-1 dim may have any stride, so
+ * its stride is not trusted and ld is the smallest legal value. */
+static bool gemm_layout(const yg_tensor *t, gemm_operand *op) {
+    int64_t rows = t->sizes[0], cols = t->sizes[1];
+    int64_t rs = t->strides[0], cs = t->strides[1];
+    int64_t min_row_ld = cols > 1 ? cols : 1, min_col_ld = rows > 1 ? rows : 1;
+
+    if ((cols == 1 || cs == 1) && (rows == 1 || rs >= min_row_ld)) {
+        int64_t ld = rows == 1 ? min_row_ld : rs;
+        if (ld > INT_MAX)
+            return false;
+        op->trans = CblasNoTrans;
+        op->ld = (int)ld;
+        return true;
+    }
+    if ((rows == 1 || rs == 1) && (cols == 1 || cs >= min_col_ld)) {
+        int64_t ld = cols == 1 ? min_col_ld : cs;
+        if (ld > INT_MAX)
+            return false;
+        op->trans = CblasTrans;
+        op->ld = (int)ld;
+        return true;
+    }
+    return false;
+}
+
+/* Fills op for t, copying t to contiguous (*copy, a new ref) when its
+ * layout cannot be passed as it is. */
+static yg_status gemm_prepare(const yg_tensor *t, gemm_operand *op, yg_tensor **copy) {
+    op->t = t;
+    if (gemm_layout(t, op))
+        return YG_OK;
+    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(t, t->dtype, false, copy));
+    op->t = *copy;
+    op->trans = CblasNoTrans;
+    op->ld = t->sizes[1] > 1 ? (int)t->sizes[1] : 1;
+    return YG_OK;
+}
+
+static yg_status mm_check(const yg_tensor *self, const yg_tensor *mat2) {
+    char sbuf[128], mbuf[128];
+
+    if (self->ndim != 2)
+        return yg__fail(YG_ERR_SHAPE,
+                        "mm: expected 2-D tensors, got self %s",
+                        yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
+    if (mat2->ndim != 2)
+        return yg__fail(YG_ERR_SHAPE,
+                        "mm: expected 2-D tensors, got mat2 %s",
+                        yg__format_sizes(mat2->sizes, mat2->ndim, mbuf, sizeof mbuf));
+    if (self->storage->device != YG_CPU || mat2->storage->device != YG_CPU)
+        return yg__fail(YG_ERR_DEVICE,
+                        "mm: expected cpu tensors, got self %s, mat2 %s",
+                        yg__device_name(self->storage->device),
+                        yg__device_name(mat2->storage->device));
+    if (!yg__dtype_is_floating(self->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "mm: expected float32 or float64, got self %s",
+                        yg_dtype_name(self->dtype));
+    if (!yg__dtype_is_floating(mat2->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "mm: expected float32 or float64, got mat2 %s",
+                        yg_dtype_name(mat2->dtype));
+    if (self->dtype != mat2->dtype)
+        return yg__fail(YG_ERR_DTYPE,
+                        "mm: dtype mismatch: self %s, mat2 %s",
+                        yg_dtype_name(self->dtype),
+                        yg_dtype_name(mat2->dtype));
+    if (self->sizes[1] != mat2->sizes[0])
+        return yg__fail(YG_ERR_SHAPE,
+                        "mm: cannot multiply self %s by mat2 %s",
+                        yg__format_sizes(self->sizes, 2, sbuf, sizeof sbuf),
+                        yg__format_sizes(mat2->sizes, 2, mbuf, sizeof mbuf));
+    if (self->sizes[0] > INT_MAX || self->sizes[1] > INT_MAX || mat2->sizes[1] > INT_MAX)
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "mm: dims above %d are not supported by the BLAS interface: self %s, "
+                        "mat2 %s",
+                        INT_MAX,
+                        yg__format_sizes(self->sizes, 2, sbuf, sizeof sbuf),
+                        yg__format_sizes(mat2->sizes, 2, mbuf, sizeof mbuf));
+    return YG_OK;
+}
+
+yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out) {
+    yg_tensor *res = NULL, *acopy = NULL, *bcopy = NULL;
+    gemm_operand a, b;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(mm_check(self, mat2));
+    int64_t m = self->sizes[0], k = self->sizes[1], n = mat2->sizes[1];
+    int64_t sizes[2] = {m, n};
+
+    if (k == 0) {
+        /* An empty sum: zeros (gemm's lda rules do not allow k = 0). */
+        return yg_tensor_zeros(sizes, 2, self->dtype, out);
+    }
+    st = yg_tensor_empty(sizes, 2, self->dtype, &res);
+    if (st != YG_OK)
+        goto out;
+    if (m == 0 || n == 0)
+        goto done;
+    st = gemm_prepare(self, &a, &acopy);
+    if (st != YG_OK)
+        goto out;
+    st = gemm_prepare(mat2, &b, &bcopy);
+    if (st != YG_OK)
+        goto out;
+    int ldc = n > 1 ? (int)n : 1;
+    if (self->dtype == YG_FLOAT32)
+        cblas_sgemm(CblasRowMajor,
+                    a.trans,
+                    b.trans,
+                    (int)m,
+                    (int)n,
+                    (int)k,
+                    1.0f,
+                    (const float *)yg__tensor_ptr(a.t),
+                    a.ld,
+                    (const float *)yg__tensor_ptr(b.t),
+                    b.ld,
+                    0.0f,
+                    (float *)yg__tensor_ptr(res),
+                    ldc);
+    else
+        cblas_dgemm(CblasRowMajor,
+                    a.trans,
+                    b.trans,
+                    (int)m,
+                    (int)n,
+                    (int)k,
+                    1.0,
+                    (const double *)yg__tensor_ptr(a.t),
+                    a.ld,
+                    (const double *)yg__tensor_ptr(b.t),
+                    b.ld,
+                    0.0,
+                    (double *)yg__tensor_ptr(res),
+                    ldc);
+done:
+    *out = res;
+    res = NULL;
+out:
+    yg_release(res);
+    yg_release(acopy);
+    yg_release(bcopy);
+    return st;
+}

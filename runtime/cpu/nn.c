@@ -1,0 +1,357 @@
+/*
+ * nn.c - the classification-loss kernels: log_softmax over any dim and its
+ * backward, nll_loss and its backward (float32 and float64).
+ *
+ * log_softmax is computed stably, x - max - log(sum(exp(x - max))), so
+ * large logits do not overflow; the sum of exponentials is accumulated in
+ * double for float32 too.  Inputs are first made contiguous (a shared
+ * reference when they already are), and the reduced dim is then addressed
+ * as the middle of an [outer, dim, inner] block, which covers every dim
+ * without transposing anything.
+ *
+ * nll_loss takes log-probabilities self [N, C] (or [C] with a 0-dim
+ * target) and int64 class indices; targets equal to ignore_index add
+ * nothing and, for reduction "mean", are not counted.  Every target is
+ * checked against the class count before anything is computed, so a bad
+ * label fails with YG_ERR_INDEX instead of reading out of bounds.
+ */
+#include "cpu/cpu.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* reduction values of nll_loss, as in PyTorch's Reduction enum. */
+enum { REDUCTION_NONE = 0, REDUCTION_MEAN = 1, REDUCTION_SUM = 2 };
+
+/* outer, dim size and inner extents of a contiguous tensor split at dim. */
+static void split_at(const yg_tensor *t, int64_t dim, int64_t *outer, int64_t *n, int64_t *inner) {
+    *outer = 1;
+    *inner = 1;
+    *n = t->ndim > 0 ? t->sizes[dim] : 1;
+    for (int64_t d = 0; d < dim && d < t->ndim; d++)
+        *outer *= t->sizes[d];
+    for (int64_t d = dim + 1; d < t->ndim; d++)
+        *inner *= t->sizes[d];
+}
+
+#define DEFINE_LOG_SOFTMAX(NAME, T)                                                                \
+    static void NAME(void *yv, const void *xv, int64_t outer, int64_t n, int64_t inner) {          \
+        T *y = yv;                                                                                 \
+        const T *x = xv;                                                                           \
+        for (int64_t o = 0; o < outer; o++) {                                                      \
+            for (int64_t i = 0; i < inner; i++) {                                                  \
+                const T *xp = x + o * n * inner + i;                                               \
+                T *yp = y + o * n * inner + i;                                                     \
+                double mx = -INFINITY, s = 0;                                                      \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    mx = xp[k * inner] > mx ? xp[k * inner] : mx;                                  \
+                /* An all -inf row keeps mx finite so the result is -inf, not NaN. */              \
+                if (isinf(mx))                                                                     \
+                    mx = 0;                                                                        \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    s += exp((double)xp[k * inner] - mx);                                          \
+                double lse = mx + log(s);                                                          \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    yp[k * inner] = (T)((double)xp[k * inner] - lse);                              \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_LOG_SOFTMAX(log_softmax_f32, float)
+DEFINE_LOG_SOFTMAX(log_softmax_f64, double)
+
+#define DEFINE_LOG_SOFTMAX_BACKWARD(NAME, T)                                                       \
+    static void NAME(                                                                              \
+        void *giv, const void *gov, const void *yv, int64_t outer, int64_t n, int64_t inner) {     \
+        T *gi = giv;                                                                               \
+        const T *go = gov, *y = yv;                                                                \
+        for (int64_t o = 0; o < outer; o++) {                                                      \
+            for (int64_t i = 0; i < inner; i++) {                                                  \
+                int64_t base = o * n * inner + i;                                                  \
+                double s = 0;                                                                      \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    s += go[base + k * inner];                                                     \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    gi[base + k * inner] =                                                         \
+                        (T)(go[base + k * inner] - exp((double)y[base + k * inner]) * s);          \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_LOG_SOFTMAX_BACKWARD(log_softmax_backward_f32, float)
+DEFINE_LOG_SOFTMAX_BACKWARD(log_softmax_backward_f64, double)
+
+static yg_status check_floating(const char *op, const char *arg, const yg_tensor *t) {
+    if (t->storage->device != YG_CPU)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: expected %s on cpu, got %s",
+                        op,
+                        arg,
+                        yg__device_name(t->storage->device));
+    if (!yg__dtype_is_floating(t->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: unsupported dtype %s for %s (supported: float32, float64)",
+                        op,
+                        yg_dtype_name(t->dtype),
+                        arg);
+    return YG_OK;
+}
+
+yg_status yg__cpu_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+    yg_tensor *x = NULL, *res = NULL;
+    int64_t d, outer, n, inner;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_floating("log_softmax", "self", self));
+    YG_RETURN_IF_ERROR(yg__wrap_dim("log_softmax", "self", dim, self->ndim, &d));
+    st = yg__tensor_contiguous_as(self, self->dtype, true, &x);
+    if (st != YG_OK)
+        goto out;
+    st = yg__tensor_empty_like(self, self->dtype, &res);
+    if (st != YG_OK)
+        goto out;
+    split_at(x, d, &outer, &n, &inner);
+    if (self->dtype == YG_FLOAT32)
+        log_softmax_f32(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner);
+    else
+        log_softmax_f64(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner);
+    *out = res;
+    res = NULL;
+out:
+    yg_release(x);
+    yg_release(res);
+    return st;
+}
+
+yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
+                                       const yg_tensor *output,
+                                       int64_t dim,
+                                       yg_tensor **out) {
+    yg_tensor *go = NULL, *y = NULL, *res = NULL;
+    int64_t d, outer, n, inner;
+    char gbuf[128], obuf[128];
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_floating("log_softmax_backward", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(check_floating("log_softmax_backward", "output", output));
+    if (grad_output->dtype != output->dtype)
+        return yg__fail(YG_ERR_DTYPE,
+                        "log_softmax_backward: dtype mismatch: grad_output %s, output %s",
+                        yg_dtype_name(grad_output->dtype),
+                        yg_dtype_name(output->dtype));
+    if (grad_output->ndim != output->ndim ||
+        memcmp(grad_output->sizes, output->sizes, sizeof(int64_t) * (size_t)output->ndim) != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "log_softmax_backward: shape mismatch: grad_output %s, output %s",
+                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
+                        yg__format_sizes(output->sizes, output->ndim, obuf, sizeof obuf));
+    YG_RETURN_IF_ERROR(yg__wrap_dim("log_softmax_backward", "output", dim, output->ndim, &d));
+    st = yg__tensor_contiguous_as(grad_output, grad_output->dtype, true, &go);
+    if (st != YG_OK)
+        goto out;
+    st = yg__tensor_contiguous_as(output, output->dtype, true, &y);
+    if (st != YG_OK)
+        goto out;
+    st = yg__tensor_empty_like(output, output->dtype, &res);
+    if (st != YG_OK)
+        goto out;
+    split_at(y, d, &outer, &n, &inner);
+    if (output->dtype == YG_FLOAT32)
+        log_softmax_backward_f32(
+            yg__tensor_ptr(res), yg__tensor_ptr(go), yg__tensor_ptr(y), outer, n, inner);
+    else
+        log_softmax_backward_f64(
+            yg__tensor_ptr(res), yg__tensor_ptr(go), yg__tensor_ptr(y), outer, n, inner);
+    *out = res;
+    res = NULL;
+out:
+    yg_release(go);
+    yg_release(y);
+    yg_release(res);
+    return st;
+}
+
+/* Checks what nll_loss and its backward share: the reduction, the target's
+ * dtype and shape against self's sizes, and every target's range.  On
+ * success *batch is N (1 for a [C] self) and *classes is C. */
+static yg_status nll_check(const char *op,
+                           const yg_tensor *target,
+                           const int64_t *self_sizes,
+                           int64_t self_ndim,
+                           int64_t reduction,
+                           int64_t ignore_index,
+                           int64_t *batch,
+                           int64_t *classes) {
+    char sbuf[128], tbuf[128];
+
+    if (reduction < REDUCTION_NONE || reduction > REDUCTION_SUM)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: invalid reduction %" PRId64 " (expected 0 none, 1 mean or 2 sum)",
+                        op,
+                        reduction);
+    if (self_ndim != 1 && self_ndim != 2)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected self of 1 or 2 dims ([C] or [N, C]), got %s",
+                        op,
+                        yg__format_sizes(self_sizes, self_ndim, sbuf, sizeof sbuf));
+    if (target->storage->device != YG_CPU)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: expected target on cpu, got %s",
+                        op,
+                        yg__device_name(target->storage->device));
+    if (target->dtype != YG_INT64)
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: expected target of dtype int64, got %s",
+                        op,
+                        yg_dtype_name(target->dtype));
+    *batch = self_ndim == 2 ? self_sizes[0] : 1;
+    *classes = self_sizes[self_ndim - 1];
+    bool ok = self_ndim == 2 ? target->ndim == 1 && target->sizes[0] == *batch : target->ndim == 0;
+    if (!ok)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: target %s does not match self %s (expected %s)",
+                        op,
+                        yg__format_sizes(target->sizes, target->ndim, tbuf, sizeof tbuf),
+                        yg__format_sizes(self_sizes, self_ndim, sbuf, sizeof sbuf),
+                        self_ndim == 2 ? "[N] for self [N, C]" : "a 0-dim target for self [C]");
+    /* Targets are read with their strides (a target is rarely a view, but
+     * one may be). */
+    const char *tp = yg__tensor_ptr(target);
+    int64_t tstride = target->ndim == 1 ? target->strides[0] : 0;
+    for (int64_t i = 0; i < *batch; i++) {
+        int64_t t = ((const int64_t *)tp)[i * tstride];
+        if (t != ignore_index && (t < 0 || t >= *classes))
+            return yg__fail(YG_ERR_INDEX,
+                            "%s: target %" PRId64 " is out of bounds for %" PRId64 " classes",
+                            op,
+                            t,
+                            *classes);
+    }
+    return YG_OK;
+}
+
+static int64_t target_at(const yg_tensor *target, int64_t i) {
+    int64_t stride = target->ndim == 1 ? target->strides[0] : 0;
+    return ((const int64_t *)yg__tensor_ptr(target))[i * stride];
+}
+
+/* Reads element (n, c) of a (possibly strided) 1-D or 2-D floating tensor. */
+static double load2(const yg_tensor *t, int64_t n, int64_t c) {
+    int64_t off = t->ndim == 2 ? n * t->strides[0] + c * t->strides[1] : c * t->strides[0];
+    const char *p = yg__tensor_ptr(t);
+    if (t->dtype == YG_FLOAT32)
+        return ((const float *)p)[off];
+    return ((const double *)p)[off];
+}
+
+static void store(yg_tensor *t, int64_t i, double v) {
+    if (t->dtype == YG_FLOAT32)
+        ((float *)yg__tensor_ptr(t))[i] = (float)v;
+    else
+        ((double *)yg__tensor_ptr(t))[i] = v;
+}
+
+yg_status yg__cpu_nll_loss(const yg_tensor *self,
+                           const yg_tensor *target,
+                           int64_t reduction,
+                           int64_t ignore_index,
+                           yg_tensor **out) {
+    yg_tensor *res = NULL;
+    int64_t batch, classes;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_floating("nll_loss", "self", self));
+    YG_RETURN_IF_ERROR(nll_check(
+        "nll_loss", target, self->sizes, self->ndim, reduction, ignore_index, &batch, &classes));
+    if (reduction == REDUCTION_NONE) {
+        st = yg_tensor_empty(self->sizes, self->ndim - 1, self->dtype, &res);
+        if (st != YG_OK)
+            return st;
+        for (int64_t i = 0; i < batch; i++) {
+            int64_t t = target_at(target, i);
+            store(res, i, t == ignore_index ? 0.0 : -load2(self, i, t));
+        }
+        *out = res;
+        return YG_OK;
+    }
+    double total = 0;
+    int64_t count = 0;
+    for (int64_t i = 0; i < batch; i++) {
+        int64_t t = target_at(target, i);
+        if (t == ignore_index)
+            continue;
+        total -= load2(self, i, t);
+        count++;
+    }
+    /* A mean over no counted target is 0/0 = NaN, as in PyTorch. */
+    double value = reduction == REDUCTION_MEAN ? total / (double)count : total;
+    st = yg_tensor_empty(NULL, 0, self->dtype, &res);
+    if (st != YG_OK)
+        return st;
+    store(res, 0, value);
+    *out = res;
+    return YG_OK;
+}
+
+yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
+                                    const yg_tensor *target,
+                                    const int64_t *self_sizes,
+                                    int64_t self_sizes_len,
+                                    int64_t reduction,
+                                    int64_t ignore_index,
+                                    yg_tensor **out) {
+    yg_tensor *res = NULL;
+    int64_t batch, classes, count = 0;
+    char gbuf[128];
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_floating("nll_loss_backward", "grad_output", grad_output));
+    if (self_sizes_len > 0 && self_sizes == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "nll_loss_backward: self_sizes is NULL");
+    YG_RETURN_IF_ERROR(nll_check("nll_loss_backward",
+                                 target,
+                                 self_sizes,
+                                 self_sizes_len,
+                                 reduction,
+                                 ignore_index,
+                                 &batch,
+                                 &classes));
+    int64_t go_numel = 1;
+    for (int32_t d = 0; d < grad_output->ndim; d++)
+        go_numel *= grad_output->sizes[d];
+    int64_t want = reduction == REDUCTION_NONE ? batch : 1;
+    if (go_numel != want ||
+        (reduction == REDUCTION_NONE && grad_output->ndim != self_sizes_len - 1))
+        return yg__fail(YG_ERR_SHAPE,
+                        "nll_loss_backward: grad_output %s does not match %" PRId64
+                        " losses of reduction %" PRId64,
+                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
+                        want,
+                        reduction);
+    st = yg_tensor_zeros(self_sizes, self_sizes_len, grad_output->dtype, &res);
+    if (st != YG_OK)
+        return st;
+    for (int64_t i = 0; i < batch; i++)
+        count += target_at(target, i) != ignore_index;
+    const char *gp = yg__tensor_ptr(grad_output);
+    int64_t gstride = grad_output->ndim == 1 ? grad_output->strides[0] : 0;
+    for (int64_t i = 0; i < batch; i++) {
+        int64_t t = target_at(target, i);
+        if (t == ignore_index)
+            continue;
+        int64_t gi = reduction == REDUCTION_NONE ? i * gstride : 0;
+        double g =
+            grad_output->dtype == YG_FLOAT32 ? ((const float *)gp)[gi] : ((const double *)gp)[gi];
+        if (reduction == REDUCTION_MEAN)
+            g /= (double)count;
+        store(res, i * classes + t, -g);
+    }
+    *out = res;
+    return YG_OK;
+}

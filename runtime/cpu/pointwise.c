@@ -1,0 +1,380 @@
+/*
+ * pointwise.c - the CPU pointwise iterator that every generated pointwise
+ * kernel runs on (yg__cpu_pointwise and its in-place form).
+ *
+ * The generated code supplies one inner loop per compute dtype; this file
+ * does everything around it: NumPy broadcasting, dtype promotion (inputs of
+ * another dtype are converted to the compute dtype first, so a loop only
+ * ever sees one element type), and the walk over the output.  The walk
+ * describes every operand (the output first) by byte strides over the
+ * output's shape, with stride 0 where an input is broadcast.  Dims of size
+ * 1 are dropped and adjacent dims that are contiguous with each other for
+ * every operand are merged, so a contiguous or simply broadcast problem
+ * becomes one flat run: the loop is then called once per chunk over
+ * thousands of elements and the compiler's vectorised body does the work.
+ * Otherwise the innermost remaining dim is the loop's row and the outer
+ * dims are walked with an odometer.
+ *
+ * Threads: OpenMP (the same pool as OpenBLAS's OpenMP build, see blas.c).
+ * Below YG_POINTWISE_PARALLEL_MIN elements the fork/join costs more than it
+ * saves and the walk stays on the calling thread.  Work is split into
+ * chunks of whole rows (or, for a flat run, of YG_POINTWISE_GRAIN
+ * elements) so each thread writes a disjoint part of the output.
+ */
+#include "cpu/cpu.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The output plus at most four inputs. */
+#define MAX_OPERANDS 5
+
+/* Below this many output elements a fork/join costs more than it saves. */
+#define YG_POINTWISE_PARALLEL_MIN 32768
+
+/* Elements per chunk of a flat run when it is split over threads. */
+#define YG_POINTWISE_GRAIN 16384
+
+/* The walk over the output after broadcasting and merging: dim 0 is the
+ * innermost (the loop's row), sizes[d] > 1 for every d > 0. */
+typedef struct walk {
+    int nops;
+    int ndim;
+    int64_t sizes[YG_MAX_DIMS];
+    int64_t strides[YG_MAX_DIMS][MAX_OPERANDS]; /* bytes, [dim][operand] */
+    char *base[MAX_OPERANDS];
+} walk;
+
+/* Fills w from the operands (ops[0] is the output, whose shape every input
+ * broadcasts to).  Dims are reversed so that dim 0 is the innermost, size-1
+ * dims are dropped and mergeable neighbours are merged. */
+static void walk_init(walk *w, yg_tensor *const *ops, int nops) {
+    const yg_tensor *o = ops[0];
+    int nd = 0;
+
+    w->nops = nops;
+    for (int k = 0; k < nops; k++)
+        w->base[k] = yg__tensor_ptr(ops[k]);
+    for (int32_t d = o->ndim - 1; d >= 0; d--) {
+        if (o->sizes[d] == 1)
+            continue;
+        w->sizes[nd] = o->sizes[d];
+        for (int k = 0; k < nops; k++) {
+            const yg_tensor *t = ops[k];
+            int32_t td = d - (o->ndim - t->ndim);
+            int64_t esize = (int64_t)yg_dtype_size(t->dtype);
+            bool present = td >= 0 && t->sizes[td] != 1;
+            w->strides[nd][k] = present ? t->strides[td] * esize : 0;
+        }
+        nd++;
+    }
+    /* Merge dim d+1 into d when, for every operand, stepping once in d+1
+     * is the same as stepping sizes[d] times in d. */
+    int merged = 0;
+    for (int d = 0; d < nd; d++) {
+        if (merged > 0) {
+            bool ok = true;
+            int m = merged - 1;
+            for (int k = 0; k < nops && ok; k++)
+                ok = w->strides[d][k] == w->strides[m][k] * w->sizes[m];
+            if (ok) {
+                w->sizes[m] *= w->sizes[d];
+                continue;
+            }
+        }
+        w->sizes[merged] = w->sizes[d];
+        for (int k = 0; k < nops; k++)
+            w->strides[merged][k] = w->strides[d][k];
+        merged++;
+    }
+    if (merged == 0) {
+        /* A 0-dim output or one made only of size-1 dims: one element. */
+        w->sizes[0] = 1;
+        for (int k = 0; k < nops; k++)
+            w->strides[0][k] = 0;
+        merged = 1;
+    }
+    w->ndim = merged;
+}
+
+/* Runs fn over rows [row_begin, row_end) of the walk; a row is the whole
+ * innermost dim.  The outer dims are walked with an odometer started from
+ * row_begin, so the division happens once per chunk, not once per row. */
+static void
+walk_rows(const walk *w, yg_loop_fn fn, const double *scalars, int64_t row_begin, int64_t row_end) {
+    int64_t idx[YG_MAX_DIMS] = {0};
+    char *ptrs[MAX_OPERANDS];
+    int64_t rem = row_begin;
+
+    for (int k = 0; k < w->nops; k++)
+        ptrs[k] = w->base[k];
+    for (int d = 1; d < w->ndim; d++) {
+        idx[d] = rem % w->sizes[d];
+        rem /= w->sizes[d];
+        for (int k = 0; k < w->nops; k++)
+            ptrs[k] += idx[d] * w->strides[d][k];
+    }
+    for (int64_t r = row_begin; r < row_end; r++) {
+        fn(ptrs, w->strides[0], w->sizes[0], scalars);
+        for (int d = 1; d < w->ndim; d++) {
+            if (++idx[d] < w->sizes[d]) {
+                for (int k = 0; k < w->nops; k++)
+                    ptrs[k] += w->strides[d][k];
+                break;
+            }
+            idx[d] = 0;
+            for (int k = 0; k < w->nops; k++)
+                ptrs[k] -= (w->sizes[d] - 1) * w->strides[d][k];
+        }
+    }
+}
+
+/* Runs fn over a flat run (ndim 1): elements [begin, end). */
+static void
+walk_flat(const walk *w, yg_loop_fn fn, const double *scalars, int64_t begin, int64_t end) {
+    char *ptrs[MAX_OPERANDS];
+    for (int k = 0; k < w->nops; k++)
+        ptrs[k] = w->base[k] + begin * w->strides[0][k];
+    fn(ptrs, w->strides[0], end - begin, scalars);
+}
+
+/* Calls fn over every element of ops[0] (numel > 0), in parallel when the
+ * problem is large enough to pay for it. */
+static void
+run_loop(yg_tensor *const *ops, int nops, yg_loop_fn fn, const double *scalars, int64_t numel) {
+    walk w;
+    walk_init(&w, ops, nops);
+    bool parallel = numel >= YG_POINTWISE_PARALLEL_MIN;
+
+    if (w.ndim == 1) {
+        int64_t n = w.sizes[0];
+        int64_t nchunks = (n + YG_POINTWISE_GRAIN - 1) / YG_POINTWISE_GRAIN;
+        if (!parallel || nchunks < 2) {
+            walk_flat(&w, fn, scalars, 0, n);
+            return;
+        }
+#pragma omp parallel for schedule(static)
+        for (int64_t c = 0; c < nchunks; c++) {
+            int64_t begin = c * YG_POINTWISE_GRAIN;
+            int64_t end = begin + YG_POINTWISE_GRAIN < n ? begin + YG_POINTWISE_GRAIN : n;
+            walk_flat(&w, fn, scalars, begin, end);
+        }
+        return;
+    }
+
+    int64_t rows = numel / w.sizes[0];
+    int64_t rows_per_chunk = YG_POINTWISE_GRAIN / w.sizes[0];
+    if (rows_per_chunk < 1)
+        rows_per_chunk = 1;
+    int64_t nchunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+    if (!parallel || nchunks < 2) {
+        walk_rows(&w, fn, scalars, 0, rows);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < nchunks; c++) {
+        int64_t begin = c * rows_per_chunk;
+        int64_t end = begin + rows_per_chunk < rows ? begin + rows_per_chunk : rows;
+        walk_rows(&w, fn, scalars, begin, end);
+    }
+}
+
+/* Checks the descriptor and inputs, and finds the compute dtype and its
+ * loop.  Fails with YG_ERR_DTYPE naming the supported dtypes when the
+ * generated kernel has no loop for the promoted dtype. */
+static yg_status check_inputs(const yg_pointwise_desc *desc,
+                              const yg_tensor *const *inputs,
+                              yg_dtype *out_dtype,
+                              yg_loop_fn *out_fn) {
+    if (desc->n_inputs < 1 || desc->n_inputs > MAX_OPERANDS - 1)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "%s: pointwise descriptor has %d inputs (expected 1 to %d)",
+                        desc->op,
+                        desc->n_inputs,
+                        MAX_OPERANDS - 1);
+    for (int i = 0; i < desc->n_inputs; i++) {
+        YG_RETURN_IF_ERROR(yg__check_defined(desc->op, desc->input_names[i], inputs[i]));
+        if (inputs[i]->storage->device != YG_CPU)
+            return yg__fail(YG_ERR_DEVICE,
+                            "%s: expected %s on cpu, got %s",
+                            desc->op,
+                            desc->input_names[i],
+                            yg__device_name(inputs[i]->storage->device));
+    }
+    yg_dtype dtype = inputs[0]->dtype;
+    for (int i = 1; i < desc->n_inputs; i++)
+        dtype = yg__promote_types(dtype, inputs[i]->dtype);
+    if (desc->loops[dtype] == NULL) {
+        char supported[128] = "";
+        size_t pos = 0;
+        const char *arg = desc->input_names[0];
+        for (int i = desc->n_inputs - 1; i >= 0; i--) {
+            if (inputs[i]->dtype == dtype)
+                arg = desc->input_names[i];
+        }
+        for (int d = 0; d < YG_DTYPE_COUNT_ && pos < sizeof supported; d++) {
+            if (desc->loops[d] != NULL)
+                pos += (size_t)snprintf(supported + pos,
+                                        sizeof supported - pos,
+                                        "%s%s",
+                                        pos ? ", " : "",
+                                        yg_dtype_name((yg_dtype)d));
+        }
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: unsupported dtype %s for %s (supported: %s)",
+                        desc->op,
+                        yg_dtype_name(dtype),
+                        arg,
+                        pos ? supported : "none");
+    }
+    *out_dtype = dtype;
+    *out_fn = desc->loops[dtype];
+    return YG_OK;
+}
+
+/* The broadcast shape of all inputs. */
+static yg_status broadcast_all(const yg_pointwise_desc *desc,
+                               const yg_tensor *const *inputs,
+                               int64_t *sizes,
+                               int64_t *ndim) {
+    int64_t acc[YG_MAX_DIMS];
+    int64_t acc_ndim = inputs[0]->ndim;
+
+    memcpy(acc, inputs[0]->sizes, sizeof(int64_t) * (size_t)acc_ndim);
+    for (int i = 1; i < desc->n_inputs; i++) {
+        const yg_tensor *t = inputs[i];
+        /* Name the first input while only two are involved, so the usual
+         * binary message reads "cannot broadcast self [..] with other [..]". */
+        const char *aname = i == 1 ? desc->input_names[0] : "the broadcast of earlier inputs";
+        int64_t next[YG_MAX_DIMS];
+        /* Separate output: yg__broadcast_shapes does not allow aliasing. */
+        YG_RETURN_IF_ERROR(yg__broadcast_shapes(desc->op,
+                                                aname,
+                                                acc,
+                                                acc_ndim,
+                                                desc->input_names[i],
+                                                t->sizes,
+                                                t->ndim,
+                                                next,
+                                                &acc_ndim));
+        memcpy(acc, next, sizeof(int64_t) * (size_t)acc_ndim);
+    }
+    memcpy(sizes, acc, sizeof(int64_t) * (size_t)acc_ndim);
+    *ndim = acc_ndim;
+    return YG_OK;
+}
+
+static int64_t numel_of(const int64_t *sizes, int64_t ndim) {
+    int64_t n = 1;
+    for (int64_t i = 0; i < ndim; i++)
+        n *= sizes[i];
+    return n;
+}
+
+/* Converts the inputs whose dtype differs from dtype; conv[i] is a new
+ * reference (the input itself when no conversion is needed). */
+static yg_status convert_inputs(const yg_pointwise_desc *desc,
+                                const yg_tensor *const *inputs,
+                                yg_dtype dtype,
+                                yg_tensor **conv) {
+    for (int i = 0; i < desc->n_inputs; i++) {
+        if (inputs[i]->dtype == dtype) {
+            conv[i] = yg_retain((yg_tensor *)inputs[i]);
+            continue;
+        }
+        yg_status st = yg__tensor_contiguous_as(inputs[i], dtype, false, &conv[i]);
+        if (st != YG_OK)
+            return st;
+    }
+    return YG_OK;
+}
+
+yg_status yg__cpu_pointwise(const yg_pointwise_desc *desc,
+                            const yg_tensor *const *inputs,
+                            const double *scalars,
+                            yg_tensor **out) {
+    yg_tensor *ops[MAX_OPERANDS] = {NULL};
+    int64_t sizes[YG_MAX_DIMS];
+    int64_t ndim = 0;
+    yg_dtype dtype;
+    yg_loop_fn fn;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_inputs(desc, inputs, &dtype, &fn));
+    YG_RETURN_IF_ERROR(broadcast_all(desc, inputs, sizes, &ndim));
+    st = convert_inputs(desc, inputs, dtype, ops + 1);
+    if (st != YG_OK)
+        goto out;
+    st = yg_tensor_empty(sizes, ndim, dtype, &ops[0]);
+    if (st != YG_OK)
+        goto out;
+    int64_t numel = numel_of(sizes, ndim);
+    if (numel > 0)
+        run_loop(ops, desc->n_inputs + 1, fn, scalars, numel);
+    *out = ops[0];
+    ops[0] = NULL;
+out:
+    for (int k = 0; k < MAX_OPERANDS; k++)
+        yg_release(ops[k]);
+    return st;
+}
+
+yg_status yg__cpu_pointwise_inplace(const yg_pointwise_desc *desc,
+                                    yg_tensor *self,
+                                    const yg_tensor *const *inputs,
+                                    const double *scalars) {
+    yg_tensor *ops[MAX_OPERANDS] = {NULL};
+    int64_t sizes[YG_MAX_DIMS];
+    int64_t ndim = 0;
+    yg_dtype dtype;
+    yg_loop_fn fn;
+    yg_status st;
+    char sbuf[128], bbuf[128];
+
+    YG_RETURN_IF_ERROR(yg__check_defined(desc->op, desc->input_names[0], self));
+    if (inputs[0] != self)
+        return yg__fail(
+            YG_ERR_INTERNAL, "%s: in-place pointwise call whose first input is not self", desc->op);
+    YG_RETURN_IF_ERROR(check_inputs(desc, inputs, &dtype, &fn));
+    YG_RETURN_IF_ERROR(broadcast_all(desc, inputs, sizes, &ndim));
+    if (ndim != self->ndim || memcmp(sizes, self->sizes, sizeof(int64_t) * (size_t)ndim) != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: result shape %s does not match %s %s (in-place ops cannot broadcast "
+                        "self)",
+                        desc->op,
+                        yg__format_sizes(sizes, ndim, bbuf, sizeof bbuf),
+                        desc->input_names[0],
+                        yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
+    if (dtype != self->dtype)
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: result dtype %s cannot be stored in %s of dtype %s",
+                        desc->op,
+                        yg_dtype_name(dtype),
+                        desc->input_names[0],
+                        yg_dtype_name(self->dtype));
+    /* A broadcast (stride 0) self would have several elements written
+     * through one address; writing such a view in place is refused. */
+    for (int32_t d = 0; d < self->ndim; d++) {
+        if (self->strides[d] == 0 && self->sizes[d] > 1)
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: %s is an expanded view (stride 0 in dim %d); clone it before "
+                            "writing in place",
+                            desc->op,
+                            desc->input_names[0],
+                            (int)d);
+    }
+    ops[0] = yg_retain(self);
+    st = convert_inputs(desc, inputs, dtype, ops + 1);
+    if (st != YG_OK)
+        goto out;
+    int64_t numel = numel_of(sizes, ndim);
+    if (numel > 0)
+        run_loop(ops, desc->n_inputs + 1, fn, scalars, numel);
+    yg__tensor_bump_version(self);
+out:
+    for (int k = 0; k < MAX_OPERANDS; k++)
+        yg_release(ops[k]);
+    return st;
+}

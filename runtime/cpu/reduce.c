@@ -1,0 +1,274 @@
+/*
+ * reduce.c - sum and mean, over all dims or over a list of dims, with
+ * keepdim (yg__cpu_sum, yg__cpu_sum_dim, yg__cpu_mean, yg__cpu_mean_dim).
+ *
+ * One walk serves every case: the input is visited once in its own memory
+ * order (after dropping size-1 dims and merging neighbours that are
+ * contiguous with each other), and each element is added into an
+ * accumulator slot whose stride is 0 along reduced dims.  Visiting the
+ * input in memory order keeps both common shapes fast without special
+ * cases: reducing the last dim of a row-major matrix is a scalar loop over
+ * contiguous memory, and reducing dim 0 (the bias gradient of a linear
+ * layer) adds whole contiguous rows into the accumulator row.  Transposed
+ * and other strided views need no copy.
+ *
+ * Accuracy: floating inputs (float32 too) accumulate in double and are
+ * rounded once at the end, so a float32 sum of a million elements keeps
+ * float32 precision instead of losing ~3 digits to sequential rounding.
+ * int64 and bool sum in int64 (bool sums to int64, as in PyTorch); mean is
+ * only defined for floating dtypes.  An empty reduction gives 0 for sum and
+ * NaN (0/0) for mean.
+ */
+#include "cpu/cpu.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The walk over the input: dim 0 innermost; input strides in bytes,
+ * accumulator strides in elements (0 along reduced dims). */
+typedef struct rwalk {
+    int ndim;
+    int64_t sizes[YG_MAX_DIMS];
+    int64_t istrides[YG_MAX_DIMS];
+    int64_t astrides[YG_MAX_DIMS];
+} rwalk;
+
+/* Adds n input elements (byte stride is) into acc (element stride as). */
+typedef void (*accum_fn)(void *acc, int64_t as, const char *src, int64_t is, int64_t n);
+
+#define DEFINE_ACCUM(NAME, ACC_T, SRC_T)                                                           \
+    static void NAME(void *accp, int64_t as, const char *src, int64_t is, int64_t n) {             \
+        ACC_T *acc = accp;                                                                         \
+        if (as == 0) {                                                                             \
+            ACC_T s = 0;                                                                           \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                s += (ACC_T) * (const SRC_T *)(src + i * is);                                      \
+            *acc += s;                                                                             \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            acc[i * as] += (ACC_T) * (const SRC_T *)(src + i * is);                                \
+    }
+
+DEFINE_ACCUM(accum_f32, double, float)
+DEFINE_ACCUM(accum_f64, double, double)
+DEFINE_ACCUM(accum_i64, int64_t, int64_t)
+DEFINE_ACCUM(accum_b8, int64_t, bool)
+
+#undef DEFINE_ACCUM
+
+static accum_fn accum_for(yg_dtype dtype) {
+    switch (dtype) {
+    case YG_FLOAT32:
+        return accum_f32;
+    case YG_FLOAT64:
+        return accum_f64;
+    case YG_INT64:
+        return accum_i64;
+    case YG_BOOL:
+        return accum_b8;
+    default:
+        return NULL;
+    }
+}
+
+/* Builds the walk from self and the reduced-dim mask; astride_of[d] is
+ * the accumulator stride of input dim d. */
+static void rwalk_init(rwalk *w, const yg_tensor *self, const int64_t *astride_of) {
+    int64_t esize = (int64_t)yg_dtype_size(self->dtype);
+    int nd = 0;
+    for (int32_t d = self->ndim - 1; d >= 0; d--) {
+        int64_t size = self->sizes[d];
+        int64_t is = self->strides[d] * esize, as = astride_of[d];
+        if (size == 1)
+            continue;
+        if (nd > 0 && is == w->istrides[nd - 1] * w->sizes[nd - 1] &&
+            as == w->astrides[nd - 1] * w->sizes[nd - 1]) {
+            w->sizes[nd - 1] *= size;
+            continue;
+        }
+        w->sizes[nd] = size;
+        w->istrides[nd] = is;
+        w->astrides[nd] = as;
+        nd++;
+    }
+    if (nd == 0) {
+        w->sizes[0] = 1;
+        w->istrides[0] = 0;
+        w->astrides[0] = 0;
+        nd = 1;
+    }
+    w->ndim = nd;
+}
+
+/* Adds every element of self (numel > 0) into acc along the walk. */
+static void
+rwalk_run(const rwalk *w, const yg_tensor *self, char *acc, size_t acc_esize, accum_fn fn) {
+    int64_t idx[YG_MAX_DIMS] = {0};
+    const char *src = yg__tensor_ptr(self);
+    for (;;) {
+        fn(acc, w->astrides[0], src, w->istrides[0], w->sizes[0]);
+        int d = 1;
+        for (; d < w->ndim; d++) {
+            if (++idx[d] < w->sizes[d]) {
+                src += w->istrides[d];
+                acc += w->astrides[d] * (int64_t)acc_esize;
+                break;
+            }
+            idx[d] = 0;
+            src -= (w->sizes[d] - 1) * w->istrides[d];
+            acc -= (w->sizes[d] - 1) * w->astrides[d] * (int64_t)acc_esize;
+        }
+        if (d == w->ndim)
+            return;
+    }
+}
+
+/* Fills reduced[] from the dim list; an empty list (or all) means every
+ * dim.  Rejects out-of-range and repeated dims. */
+static yg_status reduced_mask(const char *op,
+                              const yg_tensor *self,
+                              const int64_t *dim,
+                              int64_t dim_len,
+                              bool *reduced) {
+    for (int32_t d = 0; d < YG_MAX_DIMS; d++)
+        reduced[d] = dim_len == 0;
+    if (dim_len > 0 && dim == NULL)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "%s: dim is NULL with length %" PRId64, op, dim_len);
+    for (int64_t i = 0; i < dim_len; i++) {
+        int64_t d;
+        YG_RETURN_IF_ERROR(yg__wrap_dim(op, "self", dim[i], self->ndim, &d));
+        if (self->ndim == 0)
+            continue; /* dim 0 / -1 of a 0-dim tensor names the tensor itself */
+        if (reduced[d]) {
+            char buf[160];
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: dim %" PRId64 " appears more than once in dim list %s",
+                            op,
+                            d,
+                            yg__format_sizes(dim, dim_len, buf, sizeof buf));
+        }
+        reduced[d] = true;
+    }
+    return YG_OK;
+}
+
+static yg_status reduce(const char *op,
+                        const yg_tensor *self,
+                        const int64_t *dim,
+                        int64_t dim_len,
+                        bool keepdim,
+                        bool mean,
+                        yg_tensor **out) {
+    bool reduced[YG_MAX_DIMS];
+    int64_t out_sizes[YG_MAX_DIMS], astride_of[YG_MAX_DIMS];
+    int64_t out_ndim = 0, out_numel = 1, in_numel = 1, count = 1;
+    yg_tensor *res = NULL;
+    void *acc = NULL;
+    yg_status st = YG_OK;
+
+    *out = NULL;
+    if (self->storage->device != YG_CPU)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: expected self on cpu, got %s",
+                        op,
+                        yg__device_name(self->storage->device));
+    accum_fn fn = accum_for(self->dtype);
+    if (fn == NULL || (mean && !yg__dtype_is_floating(self->dtype)))
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: unsupported dtype %s for self (supported: %s)",
+                        op,
+                        yg_dtype_name(self->dtype),
+                        mean ? "float32, float64" : "float32, float64, int64, bool");
+    YG_RETURN_IF_ERROR(reduced_mask(op, self, dim, dim_len, reduced));
+
+    /* Output sizes, and the accumulator stride of each input dim: the
+     * accumulator is laid out like the (contiguous) output. */
+    for (int32_t d = 0; d < self->ndim; d++) {
+        in_numel *= self->sizes[d];
+        if (reduced[d]) {
+            count *= self->sizes[d];
+            if (keepdim)
+                out_sizes[out_ndim++] = 1;
+        } else {
+            out_sizes[out_ndim++] = self->sizes[d];
+            out_numel *= self->sizes[d];
+        }
+    }
+    int64_t stride = 1;
+    for (int32_t d = self->ndim - 1; d >= 0; d--) {
+        astride_of[d] = reduced[d] ? 0 : stride;
+        if (!reduced[d])
+            stride *= self->sizes[d];
+    }
+
+    bool floating = yg__dtype_is_floating(self->dtype);
+    yg_dtype out_dtype = floating ? self->dtype : YG_INT64;
+    size_t acc_esize = floating ? sizeof(double) : sizeof(int64_t);
+    st = yg_tensor_empty(out_sizes, out_ndim, out_dtype, &res);
+    if (st != YG_OK)
+        goto out;
+    if (out_numel == 0)
+        goto done;
+    acc = calloc((size_t)out_numel, acc_esize);
+    if (acc == NULL) {
+        st = yg__fail(
+            YG_ERR_OUT_OF_MEMORY, "%s: out of memory for %" PRId64 " accumulators", op, out_numel);
+        goto out;
+    }
+    if (in_numel > 0) {
+        rwalk w;
+        rwalk_init(&w, self, astride_of);
+        rwalk_run(&w, self, acc, acc_esize, fn);
+    }
+    char *dst = yg__tensor_ptr(res);
+    if (!floating) {
+        int64_t *a = acc;
+        for (int64_t i = 0; i < out_numel; i++)
+            ((int64_t *)dst)[i] = a[i];
+    } else {
+        double *a = acc;
+        /* 0/0 gives NaN for the mean of nothing, as in PyTorch. */
+        double scale = mean ? 1.0 / (double)count : 1.0;
+        for (int64_t i = 0; i < out_numel; i++) {
+            double v = mean && count == 0 ? a[i] / 0.0 : a[i] * scale;
+            if (out_dtype == YG_FLOAT32)
+                ((float *)dst)[i] = (float)v;
+            else
+                ((double *)dst)[i] = v;
+        }
+    }
+done:
+    *out = res;
+    res = NULL;
+out:
+    free(acc);
+    yg_release(res);
+    return st;
+}
+
+yg_status yg__cpu_sum(const yg_tensor *self, yg_tensor **out) {
+    return reduce("sum", self, NULL, 0, false, false, out);
+}
+
+yg_status yg__cpu_sum_dim(const yg_tensor *self,
+                          const int64_t *dim,
+                          int64_t dim_len,
+                          bool keepdim,
+                          yg_tensor **out) {
+    return reduce("sum", self, dim, dim_len, keepdim, false, out);
+}
+
+yg_status yg__cpu_mean(const yg_tensor *self, yg_tensor **out) {
+    return reduce("mean", self, NULL, 0, false, true, out);
+}
+
+yg_status yg__cpu_mean_dim(const yg_tensor *self,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           bool keepdim,
+                           yg_tensor **out) {
+    return reduce("mean", self, dim, dim_len, keepdim, true, out);
+}

@@ -1,0 +1,150 @@
+/*
+ * yagrad/tensor.h - tensors: creation, inspection, reference counting.
+ *
+ * A yg_tensor is an opaque, reference-counted handle to a strided view of a
+ * storage buffer: sizes, strides (in elements), an offset and a dtype.
+ * Several tensors may share one storage (views such as transpose or expand).
+ *
+ * Ownership: every function that returns a tensor through an out-parameter
+ * returns a NEW reference, which the caller releases with yg_release().
+ * Tensor arguments are BORROWED unless a parameter says otherwise.
+ * yg_release(NULL) is a harmless no-op.
+ *
+ * Thread safety: reference counting is atomic; a tensor may be read from
+ * several threads at once.  Writing a tensor while another thread reads it
+ * is a data race, as with any C object.
+ *
+ * Errors: see status.h.  Anything not declared here is not API.
+ */
+#ifndef YAGRAD_TENSOR_H
+#define YAGRAD_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "yagrad/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest number of dimensions a tensor may have. */
+#define YG_MAX_DIMS 8
+
+typedef struct yg_tensor yg_tensor;
+
+/* Element types.  Append only. */
+typedef enum yg_dtype {
+    YG_FLOAT32 = 0,
+    YG_FLOAT64 = 1,
+    YG_INT64 = 2,
+    YG_BOOL = 3,
+    YG_DTYPE_COUNT_
+} yg_dtype;
+
+/* Devices.  CUDA is reserved: no CUDA kernels exist yet. */
+typedef enum yg_device {
+    YG_CPU = 0,
+    YG_CUDA = 1,
+    YG_DEVICE_COUNT_
+} yg_device;
+
+/* "float32", "float64", "int64", "bool"; "unknown" otherwise.  Cannot fail. */
+const char *yg_dtype_name(yg_dtype dtype);
+
+/* Size in bytes of one element; 0 for an invalid dtype.  Cannot fail. */
+size_t yg_dtype_size(yg_dtype dtype);
+
+/* A new contiguous tensor with uninitialised contents.
+ *   sizes:  borrowed, ndim entries, each >= 0 (nullable when ndim == 0)
+ *   ndim:   0..YG_MAX_DIMS
+ *   dtype:  element type
+ *   out:    out: new ref
+ * Returns: YG_ERR_SHAPE for a negative size or ndim out of range,
+ *          YG_ERR_DTYPE for an invalid dtype, YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_tensor_empty(const int64_t *sizes,
+                                       int64_t ndim,
+                                       yg_dtype dtype,
+                                       yg_tensor **out);
+
+/* Like yg_tensor_empty, filled with zeros. */
+YG_NODISCARD yg_status yg_tensor_zeros(const int64_t *sizes,
+                                       int64_t ndim,
+                                       yg_dtype dtype,
+                                       yg_tensor **out);
+
+/* Like yg_tensor_empty, every element set to value (converted to dtype). */
+YG_NODISCARD yg_status yg_tensor_full(const int64_t *sizes,
+                                      int64_t ndim,
+                                      double value,
+                                      yg_dtype dtype,
+                                      yg_tensor **out);
+
+/* A new contiguous tensor holding a copy of data.
+ *   data:   borrowed, numel elements of dtype in row-major order
+ *           (nullable when numel == 0)
+ *   sizes, ndim, dtype, out: as yg_tensor_empty */
+YG_NODISCARD yg_status yg_tensor_from_data(const void *data,
+                                           const int64_t *sizes,
+                                           int64_t ndim,
+                                           yg_dtype dtype,
+                                           yg_tensor **out);
+
+/* A 0-dim tensor holding value converted to dtype. */
+YG_NODISCARD yg_status yg_tensor_scalar(double value, yg_dtype dtype, yg_tensor **out);
+
+/* Adds a reference and returns t.  NULL-safe.  Cannot fail. */
+yg_tensor *yg_retain(yg_tensor *t);
+
+/* Drops a reference; frees the tensor with the last one.  NULL-safe. */
+void yg_release(yg_tensor *t);
+
+/* Inspection.  Each cannot fail; given NULL they return 0 / NULL / false.
+ * yg_tensor_sizes and yg_tensor_strides return borrowed arrays of
+ * yg_tensor_ndim() entries, valid while t lives. */
+int64_t yg_tensor_ndim(const yg_tensor *t);
+const int64_t *yg_tensor_sizes(const yg_tensor *t);
+const int64_t *yg_tensor_strides(const yg_tensor *t);
+int64_t yg_tensor_size(const yg_tensor *t, int64_t dim); /* dim may be negative */
+int64_t yg_tensor_numel(const yg_tensor *t);
+yg_dtype yg_tensor_dtype(const yg_tensor *t);
+yg_device yg_tensor_device(const yg_tensor *t);
+bool yg_tensor_is_contiguous(const yg_tensor *t);
+
+/* Pointer to the first element (storage data + offset).
+ * Returns: borrowed, valid while t's storage lives; writing through it
+ * bypasses autograd's version checks. */
+void *yg_tensor_data(const yg_tensor *t);
+
+/* Copies t's elements, converted to float64, in row-major order.
+ *   t:   borrowed
+ *   dst: borrowed, room for dst_len doubles
+ * Returns: YG_ERR_SHAPE when dst_len != numel(t). */
+YG_NODISCARD yg_status yg_tensor_to_f64(const yg_tensor *t, double *dst, int64_t dst_len);
+
+/* The single element of a tensor with numel 1, as a double.
+ * Returns: YG_ERR_SHAPE when numel(t) != 1. */
+YG_NODISCARD yg_status yg_tensor_item(const yg_tensor *t, double *out);
+
+/* Writes "[2, 3]"-style sizes into buf (always NUL-terminated when
+ * buf_len > 0; truncated if too small).  Returns buf.  Cannot fail. */
+char *yg_tensor_format_sizes(const yg_tensor *t, char *buf, size_t buf_len);
+
+/* Sets every allocation of the tensor allocator's cache free.  Cannot fail. */
+void yg_allocator_empty_cache(void);
+
+/* Allocator statistics (bytes).  Cannot fail. */
+typedef struct yg_allocator_stats {
+    int64_t allocated_bytes; /* held by live storages */
+    int64_t cached_bytes;    /* freed blocks kept for reuse */
+    int64_t peak_allocated_bytes;
+    int64_t num_allocs;      /* requests served */
+    int64_t num_cache_hits;  /* requests served from the cache */
+} yg_allocator_stats;
+void yg_allocator_get_stats(yg_allocator_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* YAGRAD_TENSOR_H */

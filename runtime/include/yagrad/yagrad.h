@@ -1,0 +1,23 @@
+/*
+ * yagrad/yagrad.h - the whole public C API of yagrad.
+ *
+ * yagrad is a tensor library with reverse-mode autodiff whose ops are
+ * generated from specs/native_functions.yaml and specs/derivatives.yaml.
+ *
+ *   status.h    status codes, yg_last_error()
+ *   tensor.h    yg_tensor: create, inspect, retain/release
+ *   autograd.h  requires_grad, yg_backward, grad mode
+ *   ops.h       every op (generated): yg_add, yg_mm, yg_log_softmax, ...
+ *
+ * Conventions, everywhere: functions return yg_status; results come back
+ * through trailing out-parameters as new references; inputs are borrowed.
+ */
+#ifndef YAGRAD_YAGRAD_H
+#define YAGRAD_YAGRAD_H
+
+#include "yagrad/autograd.h"
+#include "yagrad/ops.h"
+#include "yagrad/status.h"
+#include "yagrad/tensor.h"
+
+#endif /* YAGRAD_YAGRAD_H */

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what yagrad needs to build and test on Debian 12.  Idempotent:
+# packages already present are not fetched again.  Needs root (or sudo).
+set -euo pipefail
+
+pkgs=(
+    cmake ninja-build gcc pkg-config
+    libyaml-dev           # gen: YAML loading with node positions
+    libclang-14-dev       # gen: derivative formulas parsed as C
+    clang-14              # sanitizer preset (ASan/UBSan/LSan runtimes)
+    libopenblas-openmp-dev  # mm; OpenMP build shares the library's thread pool
+    libcmocka-dev         # test framework
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

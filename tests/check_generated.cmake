@@ -1,0 +1,30 @@
+# Compares the checked-in generated/ (SRC) with gen's output in the build
+# tree (OUT); fails with a unified diff and the one command that updates it.
+file(GLOB_RECURSE src_files RELATIVE ${SRC} ${SRC}/*)
+file(GLOB_RECURSE out_files RELATIVE ${OUT} ${OUT}/*)
+list(REMOVE_ITEM out_files gen.stamp)
+list(SORT src_files)
+list(SORT out_files)
+set(stale "")
+if(NOT src_files STREQUAL out_files)
+  set(stale "file lists differ:\n  checked in: ${src_files}\n  generated:  ${out_files}\n")
+endif()
+foreach(f ${out_files})
+  if(EXISTS ${SRC}/${f})
+    file(READ ${SRC}/${f} a)
+    file(READ ${OUT}/${f} b)
+    if(NOT a STREQUAL b)
+      execute_process(COMMAND diff -u ${SRC}/${f} ${OUT}/${f} OUTPUT_VARIABLE d)
+      string(APPEND stale "${f} differs:\n${d}\n")
+    endif()
+  endif()
+endforeach()
+if(stale)
+  # Plain message() prints verbatim; FATAL_ERROR would re-wrap the diff.
+  message("${stale}")
+  message("generated/ is stale: specs/ or gen/ changed but the checked-in output was not updated.\n"
+          "To update it, run:\n  cmake --build ${BUILD} --target regenerate\n"
+          "then review and commit the diff of generated/.")
+  message(FATAL_ERROR "generated/ is stale (see above)")
+endif()
+message(STATUS "generated/ matches gen's output")

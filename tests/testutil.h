@@ -1,0 +1,63 @@
+/*
+ * testutil.h - helpers shared by the cmocka suites: building tensors from
+ * literals, comparing tensors against reference values (printing the worst
+ * element), and asserting on a failure's status and message.
+ *
+ * Each suite's main() calls yg_test_run(), which runs only the test named
+ * in argv[1] when given: CMake registers every test function as its own
+ * CTest entry, so failures list by behaviour name.
+ */
+#ifndef YAGRAD_TESTUTIL_H
+#define YAGRAD_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "yagrad/yagrad.h"
+
+/* Runs group (all tests, or the one named by argv[1]). */
+int yg_test_run(const char *group_name,
+                const struct CMUnitTest *tests,
+                size_t count,
+                int argc,
+                char **argv);
+#define YG_TEST_RUN(tests, argc, argv)                                                             \
+    yg_test_run(__FILE__, tests, sizeof(tests) / sizeof((tests)[0]), argc, argv)
+
+/* Fails the test (printing the call and yg_last_error()) unless YG_OK. */
+#define YG_CHECK(expr) yg_test_check((expr), #expr, __FILE__, __LINE__)
+void yg_test_check(yg_status st, const char *expr, const char *file, int line);
+
+/* Asserts that st is `expected` and the message contains each of the
+ * NULL-terminated substrings. */
+#define YG_EXPECT_ERROR(st, expected, ...)                                                         \
+    yg_test_expect_error((st), (expected), __FILE__, __LINE__, __VA_ARGS__, (const char *)NULL)
+void yg_test_expect_error(yg_status st, yg_status expected, const char *file, int line, ...);
+
+/* A new float64/float32 tensor from values (row-major). */
+yg_tensor *yg_test_tensor(yg_dtype dtype, const int64_t *sizes, int64_t ndim, const double *values);
+
+/* A tensor with deterministic pseudo-random values in [lo, hi). */
+yg_tensor *yg_test_rand(yg_dtype dtype, const int64_t *sizes, int64_t ndim, double lo, double hi,
+                        uint64_t seed);
+
+/* Asserts t has the given sizes and values within atol + rtol*|expected|;
+ * prints the worst index and both values on failure. */
+#define YG_EXPECT_CLOSE(t, sizes, ndim, values, atol, rtol)                                        \
+    yg_test_expect_close((t), (sizes), (ndim), (values), (atol), (rtol), __FILE__, __LINE__)
+void yg_test_expect_close(const yg_tensor *t,
+                          const int64_t *sizes,
+                          int64_t ndim,
+                          const double *values,
+                          double atol,
+                          double rtol,
+                          const char *file,
+                          int line);
+
+/* Elements of t as a malloc'd double array (caller frees). */
+double *yg_test_values(const yg_tensor *t);
+
+#endif /* YAGRAD_TESTUTIL_H */
