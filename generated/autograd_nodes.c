@@ -408,7 +408,56 @@ const yg_node_vtable yg__log_backward_vtable = {
     .release_saved = log_backward_release_saved,
 };
 
-/* tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:45] */
+/* sqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:45] */
+static yg_status sqrt_backward_apply(yg_node *base,
+                                     yg_tensor *const *grads,
+                                     yg_tensor **grad_inputs)
+{
+    sqrt_backward *node = (sqrt_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *result = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *mul_scalar_tmp0 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->result, base, &result);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: div(grad, mul_scalar(result, 2)) */
+        st = yg_mul_scalar(result, 2, &mul_scalar_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_div(grad, mul_scalar_tmp0, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(mul_scalar_tmp0);
+    yg_release(grad_self);
+    yg_release(result);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "SqrtBackward");
+    return YG_OK;
+}
+
+static void sqrt_backward_release_saved(yg_node *base)
+{
+    sqrt_backward *node = (sqrt_backward *)base;
+
+    yg__saved_release(&node->result);
+}
+
+const yg_node_vtable yg__sqrt_backward_vtable = {
+    .name = "SqrtBackward",
+    .apply = sqrt_backward_apply,
+    .release_saved = sqrt_backward_release_saved,
+};
+
+/* tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:48] */
 static yg_status tanh_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -452,7 +501,7 @@ const yg_node_vtable yg__tanh_backward_vtable = {
     .release_saved = tanh_backward_release_saved,
 };
 
-/* sigmoid(Tensor self) -> Tensor  [specs/derivatives.yaml:48] */
+/* sigmoid(Tensor self) -> Tensor  [specs/derivatives.yaml:51] */
 static yg_status sigmoid_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -496,7 +545,7 @@ const yg_node_vtable yg__sigmoid_backward_vtable = {
     .release_saved = sigmoid_backward_release_saved,
 };
 
-/* relu(Tensor self) -> Tensor  [specs/derivatives.yaml:51] */
+/* relu(Tensor self) -> Tensor  [specs/derivatives.yaml:54] */
 static yg_status relu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -540,7 +589,7 @@ const yg_node_vtable yg__relu_backward_vtable = {
     .release_saved = relu_backward_release_saved,
 };
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/derivatives.yaml:54] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/derivatives.yaml:57] */
 static yg_status pow_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -584,7 +633,7 @@ const yg_node_vtable yg__pow_backward_vtable = {
     .release_saved = pow_backward_release_saved,
 };
 
-/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:57] */
+/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:60] */
 static yg_status sum_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -616,7 +665,7 @@ const yg_node_vtable yg__sum_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:60] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:63] */
 static yg_status sum_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -661,7 +710,7 @@ const yg_node_vtable yg__sum_dim_backward_vtable = {
     .release_saved = sum_dim_backward_release_saved,
 };
 
-/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:63] */
+/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:66] */
 static yg_status mean_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -698,7 +747,7 @@ const yg_node_vtable yg__mean_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:66] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:69] */
 static yg_status mean_dim_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -743,7 +792,7 @@ const yg_node_vtable yg__mean_dim_backward_vtable = {
     .release_saved = mean_dim_backward_release_saved,
 };
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:69] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:72] */
 static yg_status mm_backward_apply(yg_node *base,
                                    yg_tensor *const *grads,
                                    yg_tensor **grad_inputs)
@@ -813,7 +862,7 @@ const yg_node_vtable yg__mm_backward_vtable = {
     .release_saved = mm_backward_release_saved,
 };
 
-/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:73] */
+/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:76] */
 static yg_status transpose_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -845,7 +894,7 @@ const yg_node_vtable yg__transpose_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:76] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:79] */
 static yg_status t_backward_apply(yg_node *base,
                                   yg_tensor *const *grads,
                                   yg_tensor **grad_inputs)
@@ -876,7 +925,7 @@ const yg_node_vtable yg__t_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:79] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:82] */
 static yg_status view_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -908,7 +957,7 @@ const yg_node_vtable yg__view_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:82] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:85] */
 static yg_status expand_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -940,7 +989,7 @@ const yg_node_vtable yg__expand_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:85] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:88] */
 static yg_status unsqueeze_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -972,7 +1021,7 @@ const yg_node_vtable yg__unsqueeze_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:88] */
+/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:91] */
 static yg_status clone_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1000,7 +1049,7 @@ const yg_node_vtable yg__clone_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:91] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:94] */
 static yg_status log_softmax_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -1045,7 +1094,7 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
 };
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:94] */
+ * [specs/derivatives.yaml:97] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -1095,7 +1144,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
     .release_saved = nll_loss_backward_release_saved,
 };
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:98] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:101] */
 static yg_status tanh_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -1165,7 +1214,7 @@ const yg_node_vtable yg__tanh_backward_backward_vtable = {
     .release_saved = tanh_backward_backward_release_saved,
 };
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:102] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:105] */
 static yg_status sigmoid_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)

@@ -77,28 +77,35 @@ typedef struct log_backward {
 } log_backward;
 extern const yg_node_vtable yg__log_backward_vtable;
 
-/* tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:45] */
+/* sqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:45] */
+typedef struct sqrt_backward {
+    yg_node base;
+    yg_saved_tensor result;
+} sqrt_backward;
+extern const yg_node_vtable yg__sqrt_backward_vtable;
+
+/* tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:48] */
 typedef struct tanh_backward {
     yg_node base;
     yg_saved_tensor result;
 } tanh_backward;
 extern const yg_node_vtable yg__tanh_backward_vtable;
 
-/* sigmoid(Tensor self) -> Tensor  [specs/derivatives.yaml:48] */
+/* sigmoid(Tensor self) -> Tensor  [specs/derivatives.yaml:51] */
 typedef struct sigmoid_backward {
     yg_node base;
     yg_saved_tensor result;
 } sigmoid_backward;
 extern const yg_node_vtable yg__sigmoid_backward_vtable;
 
-/* relu(Tensor self) -> Tensor  [specs/derivatives.yaml:51] */
+/* relu(Tensor self) -> Tensor  [specs/derivatives.yaml:54] */
 typedef struct relu_backward {
     yg_node base;
     yg_saved_tensor result;
 } relu_backward;
 extern const yg_node_vtable yg__relu_backward_vtable;
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/derivatives.yaml:54] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/derivatives.yaml:57] */
 typedef struct pow_backward {
     yg_node base;
     yg_saved_tensor self;
@@ -106,14 +113,14 @@ typedef struct pow_backward {
 } pow_backward;
 extern const yg_node_vtable yg__pow_backward_vtable;
 
-/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:57] */
+/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:60] */
 typedef struct sum_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
 } sum_backward;
 extern const yg_node_vtable yg__sum_backward_vtable;
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:60] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:63] */
 typedef struct sum_dim_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
@@ -122,7 +129,7 @@ typedef struct sum_dim_backward {
 } sum_dim_backward;
 extern const yg_node_vtable yg__sum_dim_backward_vtable;
 
-/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:63] */
+/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:66] */
 typedef struct mean_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
@@ -130,7 +137,7 @@ typedef struct mean_backward {
 } mean_backward;
 extern const yg_node_vtable yg__mean_backward_vtable;
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:66] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:69] */
 typedef struct mean_dim_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
@@ -139,7 +146,7 @@ typedef struct mean_dim_backward {
 } mean_dim_backward;
 extern const yg_node_vtable yg__mean_dim_backward_vtable;
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:69] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:72] */
 typedef struct mm_backward {
     yg_node base;
     yg_saved_tensor self;
@@ -147,7 +154,7 @@ typedef struct mm_backward {
 } mm_backward;
 extern const yg_node_vtable yg__mm_backward_vtable;
 
-/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:73] */
+/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:76] */
 typedef struct transpose_backward {
     yg_node base;
     int64_t dim0;
@@ -155,40 +162,40 @@ typedef struct transpose_backward {
 } transpose_backward;
 extern const yg_node_vtable yg__transpose_backward_vtable;
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:76] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:79] */
 typedef struct t_backward {
     yg_node base;
 } t_backward;
 extern const yg_node_vtable yg__t_backward_vtable;
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:79] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:82] */
 typedef struct view_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
 } view_backward;
 extern const yg_node_vtable yg__view_backward_vtable;
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:82] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:85] */
 typedef struct expand_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
 } expand_backward;
 extern const yg_node_vtable yg__expand_backward_vtable;
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:85] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:88] */
 typedef struct unsqueeze_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
 } unsqueeze_backward;
 extern const yg_node_vtable yg__unsqueeze_backward_vtable;
 
-/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:88] */
+/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:91] */
 typedef struct clone_backward {
     yg_node base;
 } clone_backward;
 extern const yg_node_vtable yg__clone_backward_vtable;
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:91] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:94] */
 typedef struct log_softmax_backward {
     yg_node base;
     int64_t dim;
@@ -197,7 +204,7 @@ typedef struct log_softmax_backward {
 extern const yg_node_vtable yg__log_softmax_backward_vtable;
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:94] */
+ * [specs/derivatives.yaml:97] */
 typedef struct nll_loss_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
@@ -207,7 +214,7 @@ typedef struct nll_loss_backward {
 } nll_loss_backward;
 extern const yg_node_vtable yg__nll_loss_backward_vtable;
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:98] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:101] */
 typedef struct tanh_backward_backward {
     yg_node base;
     yg_saved_tensor grad_output;
@@ -215,7 +222,7 @@ typedef struct tanh_backward_backward {
 } tanh_backward_backward;
 extern const yg_node_vtable yg__tanh_backward_backward_vtable;
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:102] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:105] */
 typedef struct sigmoid_backward_backward {
     yg_node base;
     yg_saved_tensor grad_output;

@@ -908,6 +908,75 @@ yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out)
     return yg__cpu_pointwise(&log_desc, inputs, NULL, out);
 }
 
+/* ---- sqrt: sqrt(self) ---- */
+
+static void sqrt_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(float);
+
+    if (s[0] == elem && s[1] == elem) {
+        float *restrict dst = (float *)p[0];
+        const float *restrict src_self = (const float *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const float self = src_self[i];
+
+            dst[i] = sqrt(self);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const float self = *(const float *)(p[1] + i * s[1]);
+
+        *(float *)(p[0] + i * s[0]) = sqrt(self);
+    }
+}
+
+static void sqrt_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(double);
+
+    if (s[0] == elem && s[1] == elem) {
+        double *restrict dst = (double *)p[0];
+        const double *restrict src_self = (const double *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const double self = src_self[i];
+
+            dst[i] = sqrt(self);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const double self = *(const double *)(p[1] + i * s[1]);
+
+        *(double *)(p[0] + i * s[0]) = sqrt(self);
+    }
+}
+
+static const char *const sqrt_input_names[] = {"self"};
+
+static const yg_pointwise_desc sqrt_desc = {
+    .op = "sqrt",
+    .n_inputs = 1,
+    .input_names = sqrt_input_names,
+    .loops =
+        {
+            [YG_FLOAT32] = sqrt_loop_float32,
+            [YG_FLOAT64] = sqrt_loop_float64,
+        },
+};
+
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:57] */
+yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+
+    return yg__cpu_pointwise(&sqrt_desc, inputs, NULL, out);
+}
+
 /* ---- tanh: tanh(self) ---- */
 
 static void tanh_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
@@ -969,7 +1038,7 @@ static const yg_pointwise_desc tanh_desc = {
         },
 };
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:57] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:61] */
 yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1038,7 +1107,7 @@ static const yg_pointwise_desc sigmoid_desc = {
         },
 };
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:61] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:65] */
 yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1131,7 +1200,7 @@ static const yg_pointwise_desc relu_desc = {
         },
 };
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:65] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:69] */
 yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1200,7 +1269,7 @@ static const yg_pointwise_desc pow_desc = {
         },
 };
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:69] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:73] */
 yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1304,7 +1373,7 @@ static const yg_pointwise_desc tanh_backward_desc = {
 };
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:74] */
+ * [specs/native_functions.yaml:78] */
 yg_status yg__cpu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -1418,7 +1487,7 @@ static const yg_pointwise_desc sigmoid_backward_desc = {
 };
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:78] */
+ * [specs/native_functions.yaml:82] */
 yg_status yg__cpu_sigmoid_backward(const yg_tensor *grad_output,
                                    const yg_tensor *output,
                                    yg_tensor **out)
@@ -1523,7 +1592,7 @@ static const yg_pointwise_desc relu_backward_desc = {
 };
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:82] */
+ * [specs/native_functions.yaml:86] */
 yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -1603,7 +1672,7 @@ static const yg_pointwise_desc pow_backward_desc = {
 };
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:86] */
+ * [specs/native_functions.yaml:90] */
 yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double exponent,

@@ -53,38 +53,41 @@ yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out);
 /* log(Tensor self) -> Tensor  [specs/native_functions.yaml:53] */
 yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out);
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:57] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:57] */
+yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out);
+
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:61] */
 yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out);
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:61] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:65] */
 yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out);
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:65] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:69] */
 yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out);
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:69] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:73] */
 yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out);
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:74] */
+ * [specs/native_functions.yaml:78] */
 yg_status yg__cpu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out);
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:78] */
+ * [specs/native_functions.yaml:82] */
 yg_status yg__cpu_sigmoid_backward(const yg_tensor *grad_output,
                                    const yg_tensor *output,
                                    yg_tensor **out);
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:82] */
+ * [specs/native_functions.yaml:86] */
 yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out);
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:86] */
+ * [specs/native_functions.yaml:90] */
 yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double exponent,

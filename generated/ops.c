@@ -647,6 +647,69 @@ out:
     return st;
 }
 
+typedef yg_status (*sqrt_fn)(const yg_tensor *self, yg_tensor **out);
+
+static const sqrt_fn sqrt_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_sqrt,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records SqrtBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status sqrt_record(const yg_tensor *self, yg_tensor *result)
+{
+    yg_node *base = NULL;
+    sqrt_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__sqrt_backward_vtable, sizeof(sqrt_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (sqrt_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->result, result, true, 0, "result");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:57] */
+yg_status yg_sqrt(const yg_tensor *self, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    sqrt_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("sqrt", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("sqrt", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = sqrt_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "sqrt: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = sqrt_record(self, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
 typedef yg_status (*tanh_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const tanh_fn tanh_kernels[YG_DEVICE_COUNT_] = {
@@ -679,7 +742,7 @@ out:
     return st;
 }
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:57] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:61] */
 yg_status yg_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -742,7 +805,7 @@ out:
     return st;
 }
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:61] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:65] */
 yg_status yg_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -805,7 +868,7 @@ out:
     return st;
 }
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:65] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:69] */
 yg_status yg_relu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -869,7 +932,7 @@ out:
     return st;
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:69] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:73] */
 yg_status yg_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -949,7 +1012,7 @@ out:
 }
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:74] */
+ * [specs/native_functions.yaml:78] */
 yg_status yg_tanh_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, output};
@@ -1030,7 +1093,7 @@ out:
 }
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:78] */
+ * [specs/native_functions.yaml:82] */
 yg_status yg_sigmoid_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               yg_tensor **out)
@@ -1074,7 +1137,7 @@ static const relu_backward_fn relu_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:82] */
+ * [specs/native_functions.yaml:86] */
 yg_status yg_relu_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, output};
@@ -1107,7 +1170,7 @@ static const pow_backward_fn pow_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:86] */
+ * [specs/native_functions.yaml:90] */
 yg_status yg_pow_backward(const yg_tensor *grad_output,
                           const yg_tensor *self,
                           double exponent,
@@ -1162,7 +1225,7 @@ out:
     return st;
 }
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:91] */
+/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:95] */
 yg_status yg_sum(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1236,7 +1299,7 @@ out:
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:95] */
+ * [specs/native_functions.yaml:99] */
 yg_status yg_sum_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -1302,7 +1365,7 @@ out:
     return st;
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:99] */
+/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:103] */
 yg_status yg_mean(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1376,7 +1439,7 @@ out:
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:103] */
+ * [specs/native_functions.yaml:107] */
 yg_status yg_mean_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -1412,7 +1475,7 @@ out:
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:108] */
+ * [specs/native_functions.yaml:112] */
 yg_status yg_sum_backward(const yg_tensor *grad,
                           const int64_t *sizes,
                           int64_t sizes_len,
@@ -1432,7 +1495,7 @@ yg_status yg_sum_backward(const yg_tensor *grad,
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:111] */
+ * [specs/native_functions.yaml:115] */
 yg_status yg_mean_backward(const yg_tensor *grad,
                            const int64_t *sizes,
                            int64_t sizes_len,
@@ -1451,7 +1514,7 @@ yg_status yg_mean_backward(const yg_tensor *grad,
     return YG_OK;
 }
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:114] */
+/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:118] */
 yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     yg_status st;
@@ -1506,7 +1569,7 @@ out:
     return st;
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:117] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:121] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -1538,7 +1601,7 @@ out:
     return st;
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:121] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:125] */
 yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
@@ -1553,7 +1616,7 @@ yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **o
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:123] */
+ * [specs/native_functions.yaml:127] */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -1608,7 +1671,7 @@ out:
 }
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
- * [specs/native_functions.yaml:126] */
+ * [specs/native_functions.yaml:130] */
 yg_status yg_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1666,7 +1729,7 @@ out:
     return st;
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:130] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:134] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1730,7 +1793,7 @@ out:
     return st;
 }
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:134] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:138] */
 yg_status yg_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1794,7 +1857,7 @@ out:
     return st;
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:138] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:142] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1855,7 +1918,7 @@ out:
     return st;
 }
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:142] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:146] */
 yg_status yg_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1913,7 +1976,7 @@ out:
     return st;
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:146] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:150] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1944,7 +2007,7 @@ out:
     return st;
 }
 
-/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:150] */
+/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:154] */
 yg_status yg_reshape(const yg_tensor *self,
                      const int64_t *shape,
                      int64_t shape_len,
@@ -1993,7 +2056,7 @@ out:
     return st;
 }
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:153] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:157] */
 yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2035,7 +2098,7 @@ static const log_softmax_backward_fn log_softmax_backward_kernels[YG_DEVICE_COUN
 };
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:157] */
+ * [specs/native_functions.yaml:161] */
 yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
                                   const yg_tensor *output,
                                   int64_t dim,
@@ -2104,7 +2167,7 @@ out:
 }
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:161] */
+ * [specs/native_functions.yaml:165] */
 yg_status yg_nll_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -2155,7 +2218,7 @@ static const nll_loss_backward_fn nll_loss_backward_kernels[YG_DEVICE_COUNT_] = 
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
  *   int ignore_index) -> Tensor
- * [specs/native_functions.yaml:165] */
+ * [specs/native_functions.yaml:169] */
 yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
                                const yg_tensor *target,
                                const int64_t *self_sizes,

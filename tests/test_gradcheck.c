@@ -49,6 +49,7 @@ static yg_status f_div_scalar(yg_tensor *const *x, yg_tensor **o) { return yg_di
 static yg_status f_neg(yg_tensor *const *x, yg_tensor **o) { return yg_neg(x[0], o); }
 static yg_status f_exp(yg_tensor *const *x, yg_tensor **o) { return yg_exp(x[0], o); }
 static yg_status f_log(yg_tensor *const *x, yg_tensor **o) { return yg_log(x[0], o); }
+static yg_status f_sqrt(yg_tensor *const *x, yg_tensor **o) { return yg_sqrt(x[0], o); }
 static yg_status f_tanh(yg_tensor *const *x, yg_tensor **o) { return yg_tanh(x[0], o); }
 static yg_status f_sigmoid(yg_tensor *const *x, yg_tensor **o) { return yg_sigmoid(x[0], o); }
 static yg_status f_relu(yg_tensor *const *x, yg_tensor **o) { return yg_relu(x[0], o); }
@@ -170,6 +171,7 @@ static const sample samples[] = {
     {"neg", "", 1, {F64(-1, 1, 1, 5)}, f_neg},
     {"exp", "", 1, {F64(-2, 2, 2, 2, 3)}, f_exp},
     {"log", "positive input", 1, {F64(0.2, 3, 2, 2, 3)}, f_log},
+    {"sqrt", "positive input", 1, {F64(0.2, 3, 2, 2, 3)}, f_sqrt},
     {"tanh", "", 1, {F64(-2, 2, 2, 2, 3)}, f_tanh},
     {"sigmoid", "", 1, {F64(-3, 3, 2, 2, 3)}, f_sigmoid},
     {"relu", "mixed signs", 1, {F64(-1, 1, 2, 3, 4)}, f_relu},

@@ -91,66 +91,70 @@ YG_NODISCARD yg_status yg_exp(const yg_tensor *self,  /* borrowed */
 YG_NODISCARD yg_status yg_log(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:57] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:57] */
+YG_NODISCARD yg_status yg_sqrt(const yg_tensor *self,  /* borrowed */
+                               yg_tensor **out);       /* out: new ref */
+
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:61] */
 YG_NODISCARD yg_status yg_tanh(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:61] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:65] */
 YG_NODISCARD yg_status yg_sigmoid(const yg_tensor *self,  /* borrowed */
                                   yg_tensor **out);       /* out: new ref */
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:65] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:69] */
 YG_NODISCARD yg_status yg_relu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:69] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:73] */
 YG_NODISCARD yg_status yg_pow(const yg_tensor *self,  /* borrowed */
                               double exponent,
                               yg_tensor **out);       /* out: new ref */
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:74] */
+ * [specs/native_functions.yaml:78] */
 YG_NODISCARD yg_status yg_tanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *output,       /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:78] */
+ * [specs/native_functions.yaml:82] */
 YG_NODISCARD yg_status yg_sigmoid_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *output,       /* borrowed */
                                            yg_tensor **out);              /* out: new ref */
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:82] */
+ * [specs/native_functions.yaml:86] */
 YG_NODISCARD yg_status yg_relu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *output,       /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:86] */
+ * [specs/native_functions.yaml:90] */
 YG_NODISCARD yg_status yg_pow_backward(const yg_tensor *grad_output,  /* borrowed */
                                        const yg_tensor *self,         /* borrowed */
                                        double exponent,
                                        yg_tensor **out);              /* out: new ref */
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:91] */
+/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:95] */
 YG_NODISCARD yg_status yg_sum(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:95] */
+ * [specs/native_functions.yaml:99] */
 YG_NODISCARD yg_status yg_sum_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
                                   int64_t dim_len,
                                   bool keepdim,           /* default false */
                                   yg_tensor **out);       /* out: new ref */
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:99] */
+/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:103] */
 YG_NODISCARD yg_status yg_mean(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:103] */
+ * [specs/native_functions.yaml:107] */
 YG_NODISCARD yg_status yg_mean_dim(const yg_tensor *self,  /* borrowed */
                                    const int64_t *dim,     /* borrowed, dim_len entries */
                                    int64_t dim_len,
@@ -158,7 +162,7 @@ YG_NODISCARD yg_status yg_mean_dim(const yg_tensor *self,  /* borrowed */
                                    yg_tensor **out);       /* out: new ref */
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:108] */
+ * [specs/native_functions.yaml:112] */
 YG_NODISCARD yg_status yg_sum_backward(const yg_tensor *grad,  /* borrowed */
                                        const int64_t *sizes,   /* borrowed, sizes_len entries */
                                        int64_t sizes_len,
@@ -168,7 +172,7 @@ YG_NODISCARD yg_status yg_sum_backward(const yg_tensor *grad,  /* borrowed */
                                        yg_tensor **out);       /* out: new ref */
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:111] */
+ * [specs/native_functions.yaml:115] */
 YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
                                         const int64_t *sizes,   /* borrowed, sizes_len entries */
                                         int64_t sizes_len,
@@ -177,81 +181,81 @@ YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
                                         bool keepdim,
                                         yg_tensor **out);       /* out: new ref */
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:114] */
+/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:118] */
 YG_NODISCARD yg_status yg_sum_to(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */
                                  int64_t size_len,
                                  yg_tensor **out);       /* out: new ref */
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:117] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:121] */
 YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *mat2,  /* borrowed */
                              yg_tensor **out);       /* out: new ref */
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:121] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:125] */
 YG_NODISCARD yg_status yg_matmul(const yg_tensor *self,   /* borrowed */
                                  const yg_tensor *other,  /* borrowed */
                                  yg_tensor **out);        /* out: new ref */
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:123] */
+ * [specs/native_functions.yaml:127] */
 YG_NODISCARD yg_status yg_linear(const yg_tensor *input,   /* borrowed */
                                  const yg_tensor *weight,  /* borrowed */
                                  const yg_tensor *bias,    /* nullable, borrowed; default NULL */
                                  yg_tensor **out);         /* out: new ref */
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
- * [specs/native_functions.yaml:126] */
+ * [specs/native_functions.yaml:130] */
 YG_NODISCARD yg_status yg_transpose(const yg_tensor *self,  /* borrowed */
                                     int64_t dim0,
                                     int64_t dim1,
                                     yg_tensor **out);       /* out: new ref, a view of self */
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:130] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:134] */
 YG_NODISCARD yg_status yg_t(const yg_tensor *self,  /* borrowed */
                             yg_tensor **out);       /* out: new ref, a view of self */
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:134] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:138] */
 YG_NODISCARD yg_status yg_view(const yg_tensor *self,  /* borrowed */
                                const int64_t *size,    /* borrowed, size_len entries */
                                int64_t size_len,
                                yg_tensor **out);       /* out: new ref, a view of self */
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:138] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:142] */
 YG_NODISCARD yg_status yg_expand(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */
                                  int64_t size_len,
                                  yg_tensor **out);       /* out: new ref, a view of self */
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:142] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:146] */
 YG_NODISCARD yg_status yg_unsqueeze(const yg_tensor *self,  /* borrowed */
                                     int64_t dim,
                                     yg_tensor **out);       /* out: new ref, a view of self */
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:146] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:150] */
 YG_NODISCARD yg_status yg_clone(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:150] */
+/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:154] */
 YG_NODISCARD yg_status yg_reshape(const yg_tensor *self,  /* borrowed */
                                   const int64_t *shape,   /* borrowed, shape_len entries */
                                   int64_t shape_len,
                                   yg_tensor **out);       /* out: new ref */
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:153] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:157] */
 YG_NODISCARD yg_status yg_log_softmax(const yg_tensor *self,  /* borrowed */
                                       int64_t dim,
                                       yg_tensor **out);       /* out: new ref */
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:157] */
+ * [specs/native_functions.yaml:161] */
 YG_NODISCARD yg_status yg_log_softmax_backward(const yg_tensor *grad_output,  /* borrowed */
                                                const yg_tensor *output,       /* borrowed */
                                                int64_t dim,
                                                yg_tensor **out);              /* out: new ref */
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:161] */
+ * [specs/native_functions.yaml:165] */
 YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
                                    const yg_tensor *target,  /* borrowed */
                                    int64_t reduction,        /* default 1 */
@@ -260,7 +264,7 @@ YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
  *   int ignore_index) -> Tensor
- * [specs/native_functions.yaml:165] */
+ * [specs/native_functions.yaml:169] */
 YG_NODISCARD yg_status yg_nll_loss_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *target,       /* borrowed */
