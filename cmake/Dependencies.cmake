@@ -47,3 +47,5 @@ endif()
 add_library(yg::cmocka INTERFACE IMPORTED)
 target_include_directories(yg::cmocka INTERFACE ${CMOCKA_INCLUDE_DIR})
 target_link_libraries(yg::cmocka INTERFACE ${CMOCKA_LIBRARY})
+
+find_package(Threads REQUIRED)

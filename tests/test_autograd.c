@@ -7,6 +7,13 @@
 
 #include "testutil.h"
 
+#define YG_RETURN_IF_ERROR_TEST(expr)                                                              \
+    do {                                                                                           \
+        yg_status st_ = (expr);                                                                    \
+        if (st_ != YG_OK)                                                                          \
+            return st_;                                                                            \
+    } while (0)
+
 static yg_tensor *leaf(const int64_t *sizes, int64_t ndim, const double *v)
 {
     yg_tensor *t = yg_test_tensor(YG_FLOAT64, sizes, ndim, v);
@@ -279,6 +286,240 @@ static void test_long_chain_backward_does_not_recurse(void **state)
     yg_release(x);
 }
 
+static void test_grad_returns_gradients_without_touching_dot_grad(void **state)
+{
+    const int64_t s[] = {3};
+    const double xv[] = {1, 2, 3}, expected[] = {3, 12, 27};
+    yg_tensor *x = leaf(s, 1, xv), *x2 = NULL, *x3 = NULL, *loss = NULL, *g[1] = {NULL};
+    yg_tensor *dot_grad = (yg_tensor *)0x1;
+    (void)state;
+    YG_CHECK(yg_mul(x, x, &x2));
+    YG_CHECK(yg_mul(x2, x, &x3));
+    YG_CHECK(yg_sum(x3, &loss));
+    YG_CHECK(yg_grad((const yg_tensor *const *)&loss, 1, NULL, (const yg_tensor *const *)&x, 1,
+                     false, false, false, g));
+    YG_EXPECT_CLOSE(g[0], s, 1, expected, 1e-12, 1e-12);
+    YG_CHECK(yg_tensor_grad(x, &dot_grad));
+    assert_null(dot_grad);
+    yg_release(g[0]);
+    yg_release(loss);
+    yg_release(x3);
+    yg_release(x2);
+    yg_release(x);
+}
+
+static void test_double_backward_gives_second_derivative(void **state)
+{
+    /* d/dx sum(d/dx sum(x^3)) = d/dx sum(3x^2) = 6x */
+    const int64_t s[] = {3};
+    const double xv[] = {1, -2, 0.5}, expected[] = {6, -12, 3};
+    yg_tensor *x = leaf(s, 1, xv), *x2 = NULL, *x3 = NULL, *loss = NULL, *g[1] = {NULL};
+    yg_tensor *gsum = NULL;
+    (void)state;
+    YG_CHECK(yg_mul(x, x, &x2));
+    YG_CHECK(yg_mul(x2, x, &x3));
+    YG_CHECK(yg_sum(x3, &loss));
+    YG_CHECK(yg_grad((const yg_tensor *const *)&loss, 1, NULL, (const yg_tensor *const *)&x, 1,
+                     false, true, false, g));
+    assert_true(yg_tensor_requires_grad(g[0]));
+    YG_CHECK(yg_sum(g[0], &gsum));
+    YG_CHECK(yg_backward(gsum, NULL, false));
+    expect_grad(x, s, 1, expected);
+    yg_release(gsum);
+    yg_release(g[0]);
+    yg_release(loss);
+    yg_release(x3);
+    yg_release(x2);
+    yg_release(x);
+}
+
+static void test_grad_of_unused_input_is_null_only_when_allowed(void **state)
+{
+    const int64_t s[] = {2};
+    const double v[] = {1, 2};
+    yg_tensor *x = leaf(s, 1, v), *z = leaf(s, 1, v), *loss = NULL;
+    const yg_tensor *inputs[2];
+    yg_tensor *g[2] = {NULL, NULL};
+    (void)state;
+    inputs[0] = x;
+    inputs[1] = z;
+    YG_CHECK(yg_sum(x, &loss));
+    YG_EXPECT_ERROR(yg_grad((const yg_tensor *const *)&loss, 1, NULL, inputs, 2, true, false,
+                            false, g),
+                    YG_ERR_AUTOGRAD, "grad: input 1 is not reachable", "allow_unused");
+    assert_null(g[0]);
+    assert_null(g[1]);
+    YG_CHECK(yg_grad((const yg_tensor *const *)&loss, 1, NULL, inputs, 2, false, false, true, g));
+    assert_non_null(g[0]);
+    assert_null(g[1]);
+    yg_release(g[0]);
+    yg_release(loss);
+    yg_release(x);
+    yg_release(z);
+}
+
+static yg_status double_it(const yg_tensor *grad, void *ctx, yg_tensor **replacement)
+{
+    (*(int *)ctx)++;
+    return yg_mul_scalar(grad, 2.0, replacement);
+}
+
+static void test_tensor_hooks_replace_gradients_of_leaves_and_non_leaves(void **state)
+{
+    /* loss = sum(3 * (x * 1)); hook on the intermediate doubles, hook on
+     * the leaf doubles again: x.grad = 12 */
+    const int64_t s[] = {2};
+    const double v[] = {1, 2}, expected[] = {12, 12};
+    yg_tensor *x = leaf(s, 1, v), *mid = NULL, *y = NULL, *loss = NULL;
+    int calls = 0;
+    (void)state;
+    YG_CHECK(yg_mul_scalar(x, 1.0, &mid));
+    YG_CHECK(yg_tensor_register_hook(mid, double_it, &calls));
+    YG_CHECK(yg_tensor_register_hook(x, double_it, &calls));
+    YG_CHECK(yg_mul_scalar(mid, 3.0, &y));
+    YG_CHECK(yg_sum(y, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    expect_grad(x, s, 1, expected);
+    assert_int_equal(calls, 2);
+    yg_release(loss);
+    yg_release(y);
+    yg_release(mid);
+    yg_release(x);
+}
+
+static yg_status failing_hook(const yg_tensor *grad, void *ctx, yg_tensor **replacement)
+{
+    (void)grad;
+    (void)ctx;
+    (void)replacement;
+    return yg_set_error(YG_ERR_INVALID_ARGUMENT, "hook says no");
+}
+
+static void test_failing_hook_stops_backward_with_its_message(void **state)
+{
+    const int64_t s[] = {2};
+    const double v[] = {1, 2};
+    yg_tensor *x = leaf(s, 1, v), *mid = NULL, *loss = NULL;
+    (void)state;
+    YG_CHECK(yg_mul_scalar(x, 1.0, &mid));
+    YG_CHECK(yg_tensor_register_hook(mid, failing_hook, NULL));
+    YG_CHECK(yg_sum(mid, &loss));
+    YG_EXPECT_ERROR(yg_backward(loss, NULL, false), YG_ERR_INVALID_ARGUMENT, "tensor hook",
+                    "hook says no");
+    yg_release(loss);
+    yg_release(mid);
+    yg_release(x);
+}
+
+static void test_retain_grad_keeps_the_grad_of_a_non_leaf(void **state)
+{
+    const int64_t s[] = {2};
+    const double v[] = {1, 2}, expected[] = {3, 3};
+    yg_tensor *x = leaf(s, 1, v), *mid = NULL, *y = NULL, *loss = NULL, *g = NULL;
+    (void)state;
+    YG_CHECK(yg_mul_scalar(x, 5.0, &mid));
+    YG_CHECK(yg_tensor_retain_grad(mid));
+    YG_CHECK(yg_mul_scalar(mid, 3.0, &y));
+    YG_CHECK(yg_sum(y, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    YG_CHECK(yg_tensor_grad(mid, &g));
+    YG_EXPECT_CLOSE(g, s, 1, expected, 0, 0);
+    yg_release(g);
+    yg_release(loss);
+    yg_release(y);
+    yg_release(x);
+    yg_release(mid); /* after the graph: the retain hook must not dangle */
+}
+
+typedef struct hook_log {
+    int pre, post;
+    int32_t n_outputs, n_inputs;
+} hook_log;
+
+static yg_status log_pre(yg_node *node, yg_tensor **grads, int32_t n, void *ctx)
+{
+    hook_log *log = ctx;
+    (void)node;
+    (void)grads;
+    log->pre++;
+    log->n_outputs = n;
+    return YG_OK;
+}
+
+static yg_status zero_first_input(yg_node *node, yg_tensor **grad_inputs, int32_t n_inputs,
+                                  yg_tensor *const *grads, int32_t n_outputs, void *ctx)
+{
+    hook_log *log = ctx;
+    yg_tensor *z = NULL;
+    (void)node;
+    (void)grads;
+    (void)n_outputs;
+    log->post++;
+    log->n_inputs = n_inputs;
+    YG_RETURN_IF_ERROR_TEST(yg_mul_scalar(grad_inputs[0], 0.0, &z));
+    yg_release(grad_inputs[0]);
+    grad_inputs[0] = z;
+    return YG_OK;
+}
+
+static void test_node_hooks_see_and_replace_gradients(void **state)
+{
+    const int64_t s[] = {2};
+    const double a_v[] = {1, 2}, b_v[] = {3, 4}, zeros[] = {0, 0}, expected_b[] = {1, 2};
+    yg_tensor *a = leaf(s, 1, a_v), *b = leaf(s, 1, b_v), *y = NULL, *loss = NULL;
+    hook_log log = {0};
+    (void)state;
+    YG_CHECK(yg_mul(a, b, &y));
+    assert_string_equal(yg_node_name(yg_tensor_grad_fn(y)), "MulBackward");
+    YG_CHECK(yg_node_register_pre_hook(yg_tensor_grad_fn(y), log_pre, &log));
+    YG_CHECK(yg_node_register_post_hook(yg_tensor_grad_fn(y), zero_first_input, &log));
+    YG_CHECK(yg_sum(y, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    assert_int_equal(log.pre, 1);
+    assert_int_equal(log.post, 1);
+    assert_int_equal(log.n_outputs, 1);
+    assert_int_equal(log.n_inputs, 2);
+    expect_grad(a, s, 1, zeros);
+    expect_grad(b, s, 1, expected_b);
+    yg_release(loss);
+    yg_release(y);
+    yg_release(a);
+    yg_release(b);
+}
+
+static void test_detach_shares_data_but_not_history(void **state)
+{
+    const int64_t s[] = {2};
+    const double v[] = {1, 2};
+    yg_tensor *x = leaf(s, 1, v), *y = NULL, *d = NULL;
+    (void)state;
+    YG_CHECK(yg_mul_scalar(x, 2.0, &y));
+    YG_CHECK(yg_detach(y, &d));
+    assert_false(yg_tensor_requires_grad(d));
+    assert_ptr_equal(yg_tensor_data(d), yg_tensor_data(y));
+    YG_CHECK(yg_detach_(y));
+    assert_true(yg_tensor_is_leaf(y));
+    assert_false(yg_tensor_requires_grad(y));
+    yg_release(d);
+    yg_release(y);
+    yg_release(x);
+}
+
+static void test_enable_grad_inside_no_grad_records_again(void **state)
+{
+    const int64_t s[] = {2};
+    const double v[] = {1, 2};
+    yg_tensor *x = leaf(s, 1, v), *y = NULL;
+    bool outer = yg_set_grad_enabled(false), inner = yg_set_grad_enabled(true);
+    (void)state;
+    YG_CHECK(yg_mul(x, x, &y));
+    assert_true(yg_tensor_requires_grad(y));
+    yg_set_grad_enabled(inner);
+    yg_set_grad_enabled(outer);
+    yg_release(y);
+    yg_release(x);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +539,15 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_requires_grad_is_refused_for_non_leaf_and_integers),
         cmocka_unit_test(test_op_without_formula_refuses_inputs_that_require_grad),
         cmocka_unit_test(test_long_chain_backward_does_not_recurse),
+        cmocka_unit_test(test_grad_returns_gradients_without_touching_dot_grad),
+        cmocka_unit_test(test_double_backward_gives_second_derivative),
+        cmocka_unit_test(test_grad_of_unused_input_is_null_only_when_allowed),
+        cmocka_unit_test(test_tensor_hooks_replace_gradients_of_leaves_and_non_leaves),
+        cmocka_unit_test(test_failing_hook_stops_backward_with_its_message),
+        cmocka_unit_test(test_retain_grad_keeps_the_grad_of_a_non_leaf),
+        cmocka_unit_test(test_node_hooks_see_and_replace_gradients),
+        cmocka_unit_test(test_detach_shares_data_but_not_history),
+        cmocka_unit_test(test_enable_grad_inside_no_grad_records_again),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

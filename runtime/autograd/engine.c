@@ -13,8 +13,13 @@
  * gradient is checked against the forward tensor's recorded dtype and
  * sizes; a gradient that is a broadcast of it (an op broadcast the input)
  * is reduced with sum_to, so formulas never handle broadcasting.
- * Backward runs with grad mode off; saved values are released after each
- * node unless retain_graph.
+ * Backward runs with grad mode off, unless create_graph: then every
+ * formula is itself recorded and the gradients can be differentiated
+ * again.  Saved values are released after each node unless retain_graph.
+ *
+ * yg_grad shares all of this: instead of running AccumulateGrad it
+ * captures the gradient arriving at each input's edge, and it runs only
+ * the nodes from which a captured edge is reachable ("needed").
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -25,10 +30,19 @@
 #include "yagrad/ops.h"
 
 typedef struct task_node {
-    yg_node *node;       /* borrowed: the root's history keeps it alive */
+    yg_node *node;       /* borrowed: the roots' history keeps it alive */
     int64_t deps;        /* incoming edges not yet delivered */
     yg_tensor **buffer;  /* n_outputs gradients, owned, NULL: undefined */
+    bool needed;         /* apply runs (always, unless capturing) */
+    bool visited;        /* private to mark_needed */
 } task_node;
+
+/* yg_grad: where input i's gradient arrives, and what arrived. */
+typedef struct capture {
+    yg_node *node;
+    int32_t input_nr;
+    yg_tensor *grad; /* owned */
+} capture;
 
 typedef struct graph_task {
     task_node *nodes;
@@ -37,6 +51,9 @@ typedef struct graph_task {
     int64_t slot_cap;
     int64_t *heap;  /* ready node indices, max-heap on seq_nr */
     int64_t heap_len;
+    bool retain_graph;
+    capture *captures; /* NULL: accumulate into leaves (yg_backward) */
+    int64_t n_captures;
 } graph_task;
 
 static uint64_t hash_ptr(const void *p)
@@ -99,6 +116,8 @@ static yg_status find_or_add(graph_task *g, yg_node *node, int64_t *index, bool 
     }
     g->nodes[g->len].node = node;
     g->nodes[g->len].deps = 0;
+    g->nodes[g->len].needed = true;
+    g->nodes[g->len].visited = false;
     g->nodes[g->len].buffer = calloc((size_t)node->n_outputs, sizeof(yg_tensor *));
     if (g->nodes[g->len].buffer == NULL && node->n_outputs > 0)
         return oom();
@@ -108,16 +127,17 @@ static yg_status find_or_add(graph_task *g, yg_node *node, int64_t *index, bool 
     return YG_OK;
 }
 
+/* Adds root and, when it is new, everything reachable from it, counting
+ * each edge into its target's deps. */
 static yg_status discover(graph_task *g, yg_node *root, int64_t *root_index)
 {
-    int64_t *stack = NULL, sp = 0, stack_cap = 0, idx;
+    int64_t *stack = NULL, sp = 0, stack_cap = 32, idx;
     bool added;
     yg_status st;
 
     st = find_or_add(g, root, root_index, &added);
-    if (st != YG_OK)
+    if (st != YG_OK || !added)
         return st;
-    stack_cap = 32;
     stack = malloc((size_t)stack_cap * sizeof *stack);
     if (stack == NULL)
         return oom();
@@ -149,6 +169,73 @@ static yg_status discover(graph_task *g, yg_node *root, int64_t *root_index)
 out:
     free(stack);
     return st;
+}
+
+static int64_t index_of(const graph_task *g, const yg_node *node)
+{
+    uint64_t h = hash_ptr(node) & (uint64_t)(g->slot_cap - 1);
+    while (g->slots[h] != -1) {
+        if (g->nodes[g->slots[h]].node == node)
+            return g->slots[h];
+        h = (h + 1) & (uint64_t)(g->slot_cap - 1);
+    }
+    return -1;
+}
+
+static bool is_captured(const graph_task *g, const yg_edge *e)
+{
+    for (int64_t c = 0; c < g->n_captures; c++)
+        if (g->captures[c].node == e->node && g->captures[c].input_nr == e->input_nr)
+            return true;
+    return false;
+}
+
+/* yg_grad: a node is needed when one of its edges is captured or leads to
+ * a needed node.  Iterative post-order DFS (no recursion on long chains). */
+static yg_status mark_needed(graph_task *g)
+{
+    typedef struct frame {
+        int64_t idx;
+        int32_t edge;
+    } frame;
+    frame *stack = malloc((size_t)(g->len > 0 ? g->len : 1) * sizeof *stack);
+    int64_t sp = 0;
+
+    if (stack == NULL)
+        return oom();
+    for (int64_t i = 0; i < g->len; i++)
+        g->nodes[i].needed = false;
+    for (int64_t start = 0; start < g->len; start++) {
+        if (g->nodes[start].visited)
+            continue;
+        g->nodes[start].visited = true;
+        stack[sp++] = (frame){start, 0};
+        while (sp > 0) {
+            frame *f = &stack[sp - 1];
+            task_node *t = &g->nodes[f->idx];
+            if (f->edge < t->node->n_edges) {
+                const yg_edge *e = &t->node->next_edges[f->edge++];
+                int64_t j;
+                if (e->node == NULL)
+                    continue;
+                if (is_captured(g, e))
+                    t->needed = true;
+                j = index_of(g, e->node);
+                if (!g->nodes[j].visited) {
+                    g->nodes[j].visited = true;
+                    stack[sp++] = (frame){j, 0};
+                } else if (g->nodes[j].needed) {
+                    t->needed = true;
+                }
+                continue;
+            }
+            sp--;
+            if (sp > 0 && t->needed)
+                g->nodes[stack[sp - 1].idx].needed = true;
+        }
+    }
+    free(stack);
+    return YG_OK;
 }
 
 static bool heap_less(const graph_task *g, int64_t a, int64_t b)
@@ -257,42 +344,55 @@ static yg_status buffer_add(yg_tensor **slot, yg_tensor *grad)
     return YG_OK;
 }
 
-static yg_status run_node(graph_task *g, int64_t idx, bool retain_graph)
+static yg_status run_node(graph_task *g, int64_t idx)
 {
     task_node *t = &g->nodes[idx];
     yg_node *n = t->node;
     yg_tensor **grad_inputs = NULL;
-    bool any_defined = false;
+    bool any_defined = false, applied = false;
     yg_status st = YG_OK;
 
     for (int32_t i = 0; i < n->n_outputs; i++)
         any_defined |= t->buffer[i] != NULL;
+    if (any_defined) {
+        st = yg__run_pre_hooks(n, t->buffer);
+        if (st != YG_OK)
+            goto out;
+    }
+    for (int64_t c = 0; c < g->n_captures; c++)
+        if (g->captures[c].node == n && g->captures[c].grad == NULL)
+            g->captures[c].grad = yg_retain(t->buffer[g->captures[c].input_nr]);
     if (n->n_edges > 0) {
         grad_inputs = calloc((size_t)n->n_edges, sizeof *grad_inputs);
-        if (grad_inputs == NULL)
-            return oom();
+        if (grad_inputs == NULL) {
+            st = oom();
+            goto out;
+        }
     }
-    if (any_defined) {
+    /* An output that reaches nothing contributes nothing: a node whose
+     * incoming gradients are all undefined is not run, and allocates no
+     * zeros; its inputs simply receive no gradient from it. */
+    if (any_defined && t->needed) {
         st = n->vt->apply(n, t->buffer, grad_inputs);
         if (st != YG_OK) {
             yg__fail_prefix(st, n->vt->name);
             goto out;
         }
+        applied = true;
+        st = yg__run_post_hooks(n, grad_inputs, t->buffer);
+        if (st != YG_OK)
+            goto out;
     }
-    if (!retain_graph && n->vt->release_saved != NULL) {
+    if (applied && !g->retain_graph && n->vt->release_saved != NULL) {
         n->vt->release_saved(n);
         n->saved_released = true;
     }
     for (int32_t e = 0; e < n->n_edges; e++) {
         yg_edge *edge = &n->next_edges[e];
         int64_t next;
-        bool added;
         if (edge->node == NULL)
             continue;
-        st = find_or_add(g, edge->node, &next, &added);
-        if (st != YG_OK)
-            goto out;
-        t = &g->nodes[idx]; /* find_or_add never adds here, but stay safe */
+        next = index_of(g, edge->node);
         if (grad_inputs[e] != NULL) {
             yg_tensor *gi = grad_inputs[e];
             grad_inputs[e] = NULL;
@@ -311,7 +411,6 @@ out:
     for (int32_t e = 0; e < n->n_edges && grad_inputs != NULL; e++)
         yg_release(grad_inputs[e]);
     free(grad_inputs);
-    t = &g->nodes[idx];
     for (int32_t i = 0; i < n->n_outputs; i++) {
         yg_release(t->buffer[i]);
         t->buffer[i] = NULL;
@@ -349,17 +448,80 @@ static yg_status root_gradient(const yg_tensor *root, const yg_tensor *grad, yg_
         return yg__fail(YG_ERR_SHAPE, "backward: grad %s does not match root %s",
                         yg__format_sizes(grad->sizes, grad->ndim, a, sizeof a),
                         yg__format_sizes(root->sizes, root->ndim, b, sizeof b));
+    if (grad->dtype == root->dtype) {
+        *out = yg_retain((yg_tensor *)grad); /* keeps its history under create_graph */
+        return YG_OK;
+    }
     return yg__tensor_contiguous_as(grad, root->dtype, true, out);
+}
+
+/* The edge a gradient for t enters the graph through: its grad_fn, or
+ * its leaf's AccumulateGrad.  out: new ref. */
+static yg_status gradient_edge(yg_tensor *t, yg_node **node, int32_t *input_nr)
+{
+    if (t->autograd->grad_fn != NULL) {
+        *node = yg__node_retain(t->autograd->grad_fn);
+        *input_nr = t->autograd->output_nr;
+        return YG_OK;
+    }
+    *input_nr = 0;
+    return yg__grad_accumulator(t, node);
+}
+
+/* Runs the task from n_roots roots (edges + seed gradients, all owned by
+ * the caller).  Grad mode during the run is create_graph. */
+static yg_status execute(graph_task *g, yg_node *const *roots, const int32_t *slots,
+                         yg_tensor *const *seeds, int64_t n_roots, bool create_graph)
+{
+    int64_t *idx = NULL;
+    bool prev_mode = yg_set_grad_enabled(create_graph);
+    yg_status st = YG_OK;
+
+    idx = malloc((size_t)(n_roots > 0 ? n_roots : 1) * sizeof *idx);
+    if (idx == NULL) {
+        st = oom();
+        goto out;
+    }
+    for (int64_t r = 0; r < n_roots && st == YG_OK; r++)
+        st = discover(g, roots[r], &idx[r]);
+    if (st == YG_OK && g->captures != NULL)
+        st = mark_needed(g);
+    if (st != YG_OK)
+        goto out;
+    g->heap = malloc((size_t)(g->len > 0 ? g->len : 1) * sizeof *g->heap);
+    if (g->heap == NULL) {
+        st = oom();
+        goto out;
+    }
+    for (int64_t r = 0; r < n_roots; r++) {
+        st = buffer_add(&g->nodes[idx[r]].buffer[slots[r]], yg_retain(seeds[r]));
+        if (st != YG_OK)
+            goto out;
+    }
+    for (int64_t r = 0; r < n_roots; r++) {
+        bool first = true;
+        for (int64_t q = 0; q < r; q++)
+            first &= idx[q] != idx[r];
+        if (first && g->nodes[idx[r]].deps == 0)
+            heap_push(g, idx[r]);
+    }
+    while (g->heap_len > 0) {
+        st = run_node(g, heap_pop(g));
+        if (st != YG_OK)
+            goto out;
+    }
+out:
+    free(idx);
+    yg_set_grad_enabled(prev_mode);
+    return st;
 }
 
 yg_status yg_backward(yg_tensor *root, const yg_tensor *grad, bool retain_graph)
 {
     graph_task g = {0};
     yg_node *root_node = NULL;
-    yg_tensor *root_grad = NULL;
-    int64_t root_index;
+    yg_tensor *seed = NULL;
     int32_t root_slot;
-    bool prev_mode;
     yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_defined("backward", "root", root));
@@ -367,37 +529,86 @@ yg_status yg_backward(yg_tensor *root, const yg_tensor *grad, bool retain_graph)
         return yg__fail(YG_ERR_AUTOGRAD,
                         "backward: root does not require grad and has no grad_fn (no input of "
                         "its computation requires grad, or it ran with grad mode off)");
-    if (root->autograd->grad_fn != NULL) {
-        root_node = yg__node_retain(root->autograd->grad_fn);
-        root_slot = root->autograd->output_nr;
-    } else {
-        YG_RETURN_IF_ERROR(yg__grad_accumulator(root, &root_node));
-        root_slot = 0;
-    }
-    prev_mode = yg_set_grad_enabled(false);
-    st = root_gradient(root, grad, &root_grad);
-    if (st != YG_OK)
-        goto out;
-    st = discover(&g, root_node, &root_index);
-    if (st != YG_OK)
-        goto out;
-    g.heap = malloc((size_t)g.len * sizeof *g.heap);
-    if (g.heap == NULL) {
+    YG_RETURN_IF_ERROR(root_gradient(root, grad, &seed));
+    st = gradient_edge(root, &root_node, &root_slot);
+    g.retain_graph = retain_graph;
+    if (st == YG_OK)
+        st = execute(&g, &root_node, &root_slot, &seed, 1, false);
+    yg_release(seed);
+    graph_task_free(&g);
+    yg__node_release(root_node);
+    return st;
+}
+
+yg_status yg_grad(const yg_tensor *const *outputs, int64_t n_outputs,
+                  const yg_tensor *const *grad_outputs, const yg_tensor *const *inputs,
+                  int64_t n_inputs, bool retain_graph, bool create_graph, bool allow_unused,
+                  yg_tensor **grads)
+{
+    graph_task g = {0};
+    yg_node **roots = NULL;
+    int32_t *slots = NULL;
+    yg_tensor **seeds = NULL;
+    yg_status st = YG_OK;
+
+    if (grads == NULL || outputs == NULL || inputs == NULL || n_outputs < 1 || n_inputs < 1)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "grad: outputs, inputs and grads must be non-NULL, with at least one "
+                        "output and one input");
+    for (int64_t i = 0; i < n_inputs; i++)
+        grads[i] = NULL;
+    for (int64_t i = 0; i < n_outputs; i++)
+        if (!yg_tensor_requires_grad(outputs[i]))
+            return yg__fail(YG_ERR_AUTOGRAD, "grad: output %lld does not require grad",
+                            (long long)i);
+    for (int64_t i = 0; i < n_inputs; i++)
+        if (!yg_tensor_requires_grad(inputs[i]))
+            return yg__fail(YG_ERR_AUTOGRAD, "grad: input %lld does not require grad",
+                            (long long)i);
+    roots = calloc((size_t)n_outputs, sizeof *roots);
+    slots = calloc((size_t)n_outputs, sizeof *slots);
+    seeds = calloc((size_t)n_outputs, sizeof *seeds);
+    g.captures = calloc((size_t)n_inputs, sizeof *g.captures);
+    if (roots == NULL || slots == NULL || seeds == NULL || g.captures == NULL) {
         st = oom();
         goto out;
     }
-    g.nodes[root_index].buffer[root_slot] = root_grad;
-    root_grad = NULL;
-    heap_push(&g, root_index);
-    while (g.heap_len > 0) {
-        st = run_node(&g, heap_pop(&g), retain_graph);
-        if (st != YG_OK)
-            goto out;
+    g.retain_graph = retain_graph || create_graph;
+    for (int64_t i = 0; i < n_inputs && st == YG_OK; i++) {
+        st = gradient_edge((yg_tensor *)inputs[i], &g.captures[i].node, &g.captures[i].input_nr);
+        g.n_captures = i + 1;
+    }
+    for (int64_t i = 0; i < n_outputs && st == YG_OK; i++) {
+        st = root_gradient(outputs[i], grad_outputs ? grad_outputs[i] : NULL, &seeds[i]);
+        if (st == YG_OK)
+            st = gradient_edge((yg_tensor *)outputs[i], &roots[i], &slots[i]);
+    }
+    if (st == YG_OK)
+        st = execute(&g, roots, slots, seeds, n_outputs, create_graph);
+    for (int64_t i = 0; i < n_inputs && st == YG_OK; i++)
+        if (g.captures[i].grad == NULL && !allow_unused)
+            st = yg__fail(YG_ERR_AUTOGRAD,
+                          "grad: input %lld is not reachable from the outputs; pass "
+                          "allow_unused=true to get NULL for it",
+                          (long long)i);
+    for (int64_t i = 0; i < n_inputs && st == YG_OK; i++) {
+        grads[i] = g.captures[i].grad;
+        g.captures[i].grad = NULL;
     }
 out:
-    yg_set_grad_enabled(prev_mode);
-    yg_release(root_grad);
+    for (int64_t i = 0; i < g.n_captures; i++) {
+        yg_release(g.captures[i].grad);
+        yg__node_release(g.captures[i].node);
+    }
+    for (int64_t i = 0; i < n_outputs && roots != NULL; i++) {
+        yg__node_release(roots[i]);
+        yg_release(seeds[i]);
+    }
+    free(g.captures);
+    g.captures = NULL;
+    free(roots);
+    free(slots);
+    free(seeds);
     graph_task_free(&g);
-    yg__node_release(root_node);
     return st;
 }

@@ -33,36 +33,62 @@ void yg__autograd_meta_free(yg_autograd_meta *meta)
 {
     if (meta == NULL)
         return;
+    /* The retain_grad hook lives in grad_fn, which may outlive us. */
+    if (meta->retain_hook != NULL)
+        meta->retain_hook->target = NULL;
     yg_release(meta->grad);
     yg__node_release(meta->grad_fn);
+    yg__hooks_free(meta->hooks);
     /* grad_accumulator is weak; an accumulator alive would hold us alive. */
     free(meta);
 }
 
-yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g)
+yg_status yg__accumulate_grad(yg_tensor *t, const yg_tensor *g)
 {
-    yg_autograd_meta *m = leaf->autograd;
-    yg_tensor *sum = NULL;
+    yg_autograd_meta *m = t->autograd;
+    yg_tensor *fresh = NULL, *old;
+    /* Under create_graph the gradient keeps its history, so .grad can be
+     * differentiated again; otherwise .grad is stored contiguous in t's
+     * dtype (never a stride-0 broadcast view optimizers would trip on). */
+    bool keep_history = yg_is_grad_enabled() && yg_tensor_requires_grad(g);
+    yg_status st = YG_OK;
 
-    if (m->grad == NULL) {
-        /* .grad is read by optimizers and users: store it contiguous with
-         * the leaf's dtype, never as a broadcast (stride 0) view. */
-        return yg__tensor_contiguous_as(g, leaf->dtype, true, &m->grad);
+    yg__leaf_lock(t);
+    old = m->grad;
+    if (old == NULL && keep_history)
+        fresh = yg_retain((yg_tensor *)g);
+    else if (old == NULL)
+        st = yg__tensor_contiguous_as(g, t->dtype, true, &fresh);
+    else
+        st = yg_add(old, g, 1.0, &fresh);
+    if (st == YG_OK) {
+        m->grad = fresh;
+        yg_release(old);
     }
-    YG_RETURN_IF_ERROR(yg_add(m->grad, g, 1.0, &sum));
-    yg_release(m->grad);
-    m->grad = sum;
-    return YG_OK;
+    yg__leaf_unlock(t);
+    return st;
 }
 
 static yg_status accumulate_grad_apply(yg_node *base, yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
 {
     accumulate_grad *node = (accumulate_grad *)base;
+    yg_tensor *leaf = node->leaf, *g;
+    yg_hook *hooks;
+    yg_status st;
+
     (void)grad_inputs;
     if (grads[0] == NULL)
         return YG_OK;
-    return yg__accumulate_grad(node->leaf, grads[0]);
+    yg__leaf_lock(leaf);
+    hooks = leaf->autograd->hooks; /* append-only: safe to walk unlocked */
+    yg__leaf_unlock(leaf);
+    g = yg_retain(grads[0]);
+    st = yg__run_tensor_hooks(hooks, 0, &g);
+    if (st == YG_OK)
+        st = yg__accumulate_grad(leaf, g);
+    yg_release(g);
+    return st;
 }
 
 /* The leaf is not a saved value: every backward through this node needs
@@ -72,8 +98,10 @@ static void accumulate_grad_destroy(yg_node *base)
     accumulate_grad *node = (accumulate_grad *)base;
     yg_tensor *leaf = node->leaf;
     node->leaf = NULL;
+    yg__leaf_lock(leaf);
     if (leaf->autograd != NULL && leaf->autograd->grad_accumulator == base)
         leaf->autograd->grad_accumulator = NULL;
+    yg__leaf_unlock(leaf);
     yg_release(leaf);
 }
 
@@ -88,22 +116,32 @@ yg_status yg__grad_accumulator(yg_tensor *leaf, yg_node **out)
     yg_autograd_meta *m;
     yg_node *n = NULL;
 
+    yg_status st = YG_OK;
+
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__autograd_meta_get(leaf, &m));
-    if (m->grad_accumulator != NULL) {
-        *out = yg__node_retain(m->grad_accumulator);
-        return YG_OK;
+    yg__leaf_lock(leaf);
+    /* The cached node may be dying on another thread (refcount 0, not yet
+     * unlinked): only reuse it while it still has references. */
+    n = m->grad_accumulator;
+    if (n != NULL && atomic_fetch_add(&n->refcount, 1) == 0) {
+        atomic_fetch_sub(&n->refcount, 1);
+        n = NULL;
     }
-    YG_RETURN_IF_ERROR(
-        yg__node_new(&accumulate_grad_vtable, sizeof(accumulate_grad), 0, 1, &n));
-    ((accumulate_grad *)n)->leaf = yg_retain(leaf);
-    n->outputs[0].dtype = leaf->dtype;
-    n->outputs[0].ndim = leaf->ndim;
-    for (int32_t i = 0; i < leaf->ndim; i++)
-        n->outputs[0].sizes[i] = leaf->sizes[i];
-    m->grad_accumulator = n;
+    if (n == NULL) {
+        st = yg__node_new(&accumulate_grad_vtable, sizeof(accumulate_grad), 0, 1, &n);
+        if (st == YG_OK) {
+            ((accumulate_grad *)n)->leaf = yg_retain(leaf);
+            n->outputs[0].dtype = leaf->dtype;
+            n->outputs[0].ndim = leaf->ndim;
+            for (int32_t i = 0; i < leaf->ndim; i++)
+                n->outputs[0].sizes[i] = leaf->sizes[i];
+            m->grad_accumulator = n;
+        }
+    }
+    yg__leaf_unlock(leaf);
     *out = n;
-    return YG_OK;
+    return st;
 }
 
 /* ---- public API ---- */
@@ -145,17 +183,52 @@ yg_status yg_tensor_grad(const yg_tensor *t, yg_tensor **out)
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "grad: out-parameter out is NULL");
     *out = NULL;
-    if (t != NULL && t->autograd != NULL)
+    if (t != NULL && t->autograd != NULL) {
+        yg__leaf_lock(t);
         *out = yg_retain(t->autograd->grad);
+        yg__leaf_unlock(t);
+    }
     return YG_OK;
 }
 
 void yg_tensor_zero_grad(yg_tensor *t)
 {
+    yg_tensor *old;
     if (t == NULL || t->autograd == NULL)
         return;
-    yg_release(t->autograd->grad);
+    yg__leaf_lock(t);
+    old = t->autograd->grad;
     t->autograd->grad = NULL;
+    yg__leaf_unlock(t);
+    yg_release(old);
+}
+
+yg_status yg_detach(const yg_tensor *t, yg_tensor **out)
+{
+    YG_RETURN_IF_ERROR(yg__check_out("detach", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("detach", "self", t));
+    return yg__tensor_alias(t, out);
+}
+
+yg_status yg_detach_(yg_tensor *t)
+{
+    yg_autograd_meta *m;
+    yg_node *old;
+
+    YG_RETURN_IF_ERROR(yg__check_defined("detach_", "self", t));
+    m = t->autograd;
+    if (m == NULL)
+        return YG_OK;
+    old = m->grad_fn;
+    if (m->retain_hook != NULL) {
+        m->retain_hook->target = NULL;
+        m->retain_hook = NULL;
+    }
+    m->grad_fn = NULL;
+    m->output_nr = 0;
+    m->requires_grad = false;
+    yg__node_release(old);
+    return YG_OK;
 }
 
 const char *yg_tensor_grad_fn_name(const yg_tensor *t)

@@ -58,6 +58,8 @@ static void node_destroy(yg_node *n)
         n->vt->release_saved(n);
     if (n->vt->destroy != NULL)
         n->vt->destroy(n);
+    yg__hooks_free(n->pre_hooks);
+    yg__hooks_free(n->post_hooks);
     for (int32_t i = 0; i < n->n_edges; i++)
         yg__node_release(n->next_edges[i].node);
     free(n->next_edges);

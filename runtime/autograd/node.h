@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "yagrad/autograd.h"
 
 typedef struct yg_edge {
     yg_node *node;     /* strong ref; NULL: no gradient needed */
@@ -55,6 +56,29 @@ typedef struct yg_node_vtable {
     void (*destroy)(yg_node *self);
 } yg_node_vtable;
 
+/* A registered hook (autograd/hooks.c).  Tensor hooks of a non-leaf and
+ * node pre-hooks live in the producing node's pre_hooks list; a leaf's
+ * tensor hooks live in its autograd meta. */
+typedef enum yg_hook_kind {
+    YG_HOOK_TENSOR,      /* user tensor hook on output_nr */
+    YG_HOOK_RETAIN_GRAD, /* stores the grad of output_nr into target .grad */
+    YG_HOOK_NODE_PRE,
+    YG_HOOK_NODE_POST,
+} yg_hook_kind;
+
+typedef struct yg_hook {
+    struct yg_hook *next;
+    yg_hook_kind kind;
+    int32_t output_nr;
+    union {
+        yg_tensor_hook_fn tensor;
+        yg_node_pre_hook_fn pre;
+        yg_node_post_hook_fn post;
+    } fn;
+    void *ctx;
+    yg_tensor *target; /* RETAIN_GRAD: weak; cleared when the tensor dies */
+} yg_hook;
+
 struct yg_node {
     const yg_node_vtable *vt;
     atomic_long refcount;
@@ -65,6 +89,8 @@ struct yg_node {
     yg_edge *next_edges;        /* n_edges */
     yg_output_meta *outputs;    /* n_outputs */
     yg_node *release_next;      /* private to node.c: the release worklist */
+    yg_hook *pre_hooks;         /* tensor, retain-grad and node pre-hooks */
+    yg_hook *post_hooks;
 };
 
 /* Per-tensor autograd state (tensor->autograd), created on demand. */
@@ -74,6 +100,9 @@ struct yg_autograd_meta {
     yg_node *grad_fn;           /* strong ref; NULL for leaves */
     int32_t output_nr;          /* which output of grad_fn this tensor is */
     yg_node *grad_accumulator;  /* weak: AccumulateGrad of this leaf */
+    yg_hook *hooks;             /* leaf tensor hooks (owned) */
+    yg_hook *retain_hook;       /* weak: this tensor's RETAIN_GRAD hook in
+                                   grad_fn->pre_hooks, cleared on death */
 };
 
 /* ---- nodes ---- */
@@ -105,6 +134,18 @@ yg_status yg__grad_accumulator(yg_tensor *leaf, yg_node **out);
 
 /* Adds g into leaf's .grad (autograd/meta.c): the AccumulateGrad step. */
 yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g);
+
+/* The lock guarding a leaf's .grad, hooks and grad_accumulator, so that
+ * threads running backward over graphs that share the leaf accumulate
+ * correctly (striped: a small array of mutexes picked by address). */
+void yg__leaf_lock(const yg_tensor *leaf);
+void yg__leaf_unlock(const yg_tensor *leaf);
+
+/* Runs hooks (autograd/hooks.c). */
+yg_status yg__run_tensor_hooks(yg_hook *hooks, int32_t output_nr, yg_tensor **grad);
+yg_status yg__run_pre_hooks(yg_node *node, yg_tensor **grads);
+yg_status yg__run_post_hooks(yg_node *node, yg_tensor **grad_inputs, yg_tensor *const *grads);
+void yg__hooks_free(yg_hook *hooks);
 
 /* ---- recording (called by generated wrappers) ---- */
 

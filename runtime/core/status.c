@@ -57,6 +57,15 @@ yg_status yg__fail(yg_status code, const char *fmt, ...)
     return code;
 }
 
+yg_status yg_set_error(yg_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 yg_status yg__fail_prefix(yg_status code, const char *prefix)
 {
     size_t plen = strlen(prefix), mlen = strlen(last_error);

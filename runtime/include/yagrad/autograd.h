@@ -13,13 +13,16 @@
  * unless retain_graph is true; a second backward through freed values fails
  * with YG_ERR_AUTOGRAD.
  *
- * Thread safety: grad mode is per thread.  Graphs are not shared between
- * threads in this version.  Anything not declared here is not API.
+ * Thread safety: grad mode is per thread.  Several threads may build and
+ * run backward over independent graphs at once; leaves shared between
+ * them accumulate under a lock.  One graph must not be run backward by two
+ * threads at once.  Anything not declared here is not API.
  */
 #ifndef YAGRAD_AUTOGRAD_H
 #define YAGRAD_AUTOGRAD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -67,6 +70,99 @@ const char *yg_tensor_grad_fn_name(const yg_tensor *t);
  *          with the node name.  On failure some leaves may already have
  *          received their gradient. */
 YG_NODISCARD yg_status yg_backward(yg_tensor *root, const yg_tensor *grad, bool retain_graph);
+
+/* Gradients of outputs with respect to inputs, returned instead of being
+ * accumulated into .grad (which this function never touches).
+ *   outputs:      borrowed, n_outputs tensors that require grad
+ *   grad_outputs: nullable, borrowed; n_outputs entries, each nullable: an
+ *                 output with a NULL entry must have one element (1 is used)
+ *   inputs:       borrowed, n_inputs tensors that require grad
+ *   retain_graph: keep saved values for another backward
+ *   create_graph: record the backward computation itself, so the returned
+ *                 gradients require grad and can be differentiated again
+ *                 (implies retain_graph)
+ *   allow_unused: an input the outputs do not depend on gets NULL instead
+ *                 of an error
+ *   grads:        out: n_inputs new refs (NULL only for unused inputs)
+ * Returns: YG_ERR_AUTOGRAD when an output or input does not require grad,
+ *          or an input is unused and allow_unused is false; the errors of
+ *          yg_backward.  On failure every grads entry is NULL. */
+YG_NODISCARD yg_status yg_grad(const yg_tensor *const *outputs,
+                               int64_t n_outputs,
+                               const yg_tensor *const *grad_outputs,
+                               const yg_tensor *const *inputs,
+                               int64_t n_inputs,
+                               bool retain_graph,
+                               bool create_graph,
+                               bool allow_unused,
+                               yg_tensor **grads);
+
+/* A new tensor sharing t's storage, without history and not requiring
+ * grad.  In-place writes to either are seen by both.
+ *   t: borrowed;  out: out: new ref */
+YG_NODISCARD yg_status yg_detach(const yg_tensor *t, yg_tensor **out);
+
+/* Cuts t from its history in place: t becomes a leaf that does not
+ * require grad.  t: in-out.
+ * Returns: YG_ERR_AUTOGRAD when t is a view (detach the base instead). */
+YG_NODISCARD yg_status yg_detach_(yg_tensor *t);
+
+/* Makes a non-leaf tensor keep its gradient in .grad during backward (a
+ * leaf always does).  t: in-out.  No-op for leaves.
+ * Returns: YG_ERR_AUTOGRAD when t does not require grad. */
+YG_NODISCARD yg_status yg_tensor_retain_grad(yg_tensor *t);
+
+/* ---- hooks ----
+ * Hooks run on the thread that runs backward, in registration order.  A
+ * hook that fails stops backward with its status and message. */
+
+/* Called with the gradient of t before it is used (before it reaches the
+ * node that produced t, or before it is added into a leaf's .grad).
+ *   grad:        borrowed
+ *   ctx:         the pointer given at registration
+ *   replacement: out: new ref to use instead of grad, or leave NULL */
+typedef yg_status (*yg_tensor_hook_fn)(const yg_tensor *grad, void *ctx, yg_tensor **replacement);
+
+/* Registers fn on t for as long as t (a leaf) or its history (non-leaf)
+ * lives.  t: in-out.  Returns: YG_ERR_AUTOGRAD when t does not require
+ * grad; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_tensor_register_hook(yg_tensor *t, yg_tensor_hook_fn fn, void *ctx);
+
+/* A backward node (the grad_fn of a tensor).  Opaque. */
+typedef struct yg_node yg_node;
+
+/* t's grad_fn, or NULL for a leaf.  Returns: borrowed, valid while t
+ * lives.  Cannot fail. */
+yg_node *yg_tensor_grad_fn(const yg_tensor *t);
+
+/* The node's name ("MulBackward").  Static string.  Cannot fail. */
+const char *yg_node_name(const yg_node *node);
+
+/* Called before node runs, with its incoming gradients (n_outputs
+ * entries, NULL when undefined); the hook may replace an entry by
+ * releasing it and storing a new ref. */
+typedef yg_status (*yg_node_pre_hook_fn)(yg_node *node,
+                                         yg_tensor **grad_outputs,
+                                         int32_t n_outputs,
+                                         void *ctx);
+
+/* Called after node ran, with the gradients it computed for its inputs
+ * (n_inputs entries, NULL when not needed; replaceable as above) and the
+ * incoming gradients (borrowed). */
+typedef yg_status (*yg_node_post_hook_fn)(yg_node *node,
+                                          yg_tensor **grad_inputs,
+                                          int32_t n_inputs,
+                                          yg_tensor *const *grad_outputs,
+                                          int32_t n_outputs,
+                                          void *ctx);
+
+/* Register hooks on a node for as long as it lives.  node: in-out.
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL node or fn;
+ *          YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_node_register_pre_hook(yg_node *node, yg_node_pre_hook_fn fn, void *ctx);
+YG_NODISCARD yg_status yg_node_register_post_hook(yg_node *node,
+                                                  yg_node_post_hook_fn fn,
+                                                  void *ctx);
 
 /* Grad mode of the calling thread (true by default). Cannot fail. */
 bool yg_is_grad_enabled(void);

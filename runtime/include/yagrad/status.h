@@ -59,6 +59,14 @@ const char *yg_status_message(yg_status status);
  * Returns: borrowed, valid until this thread's next failing yagrad call. */
 const char *yg_last_error(void);
 
+/* Sets this thread's message (printf-style) and returns code: for
+ * callbacks (hooks) that report a failure through yagrad.  Cannot fail. */
+yg_status yg_set_error(yg_status code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 #ifdef __cplusplus
 }
 #endif

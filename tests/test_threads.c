@@ -1,0 +1,110 @@
+/*
+ * test_threads.c - autograd under concurrency: grad mode is per thread,
+ * threads run forward and backward over independent graphs at once, and a
+ * leaf shared by all of them accumulates every thread's gradient.  Run it
+ * under the tsan preset to check for data races.
+ */
+#include <pthread.h>
+#include <stdio.h>
+
+#include "testutil.h"
+
+#define THREADS 4
+#define ITERS 50
+
+typedef struct worker {
+    yg_tensor *shared; /* leaf [3], requires grad, shared by all threads */
+    int index;
+    yg_status status;
+    char message[256];
+    bool grad_mode_seen_off;
+} worker;
+
+static void *run_worker(void *arg)
+{
+    worker *w = arg;
+    const int64_t s[] = {3};
+    double v[3] = {1, 2, 3};
+    yg_tensor *own = NULL;
+
+    /* Odd threads turn grad mode off: must not affect the others. */
+    if (w->index % 2 == 1) {
+        yg_set_grad_enabled(false);
+        yg_set_grad_enabled(true);
+    }
+    w->status = yg_tensor_from_data(v, s, 1, YG_FLOAT64, &own);
+    if (w->status == YG_OK)
+        w->status = yg_tensor_set_requires_grad(own, true);
+    for (int i = 0; i < ITERS && w->status == YG_OK; i++) {
+        yg_tensor *p = NULL, *q = NULL, *loss = NULL;
+        /* loss = sum(shared * own) + sum(own): d/dshared = own = [1,2,3] */
+        w->status = yg_mul(w->shared, own, &p);
+        if (w->status == YG_OK)
+            w->status = yg_add(p, own, 1.0, &q);
+        if (w->status == YG_OK)
+            w->status = yg_sum(q, &loss);
+        if (w->status == YG_OK)
+            w->status = yg_backward(loss, NULL, false);
+        yg_release(loss);
+        yg_release(q);
+        yg_release(p);
+    }
+    if (w->status != YG_OK)
+        snprintf(w->message, sizeof w->message, "%s", yg_last_error());
+    yg_release(own);
+    return NULL;
+}
+
+static void test_threads_share_a_leaf_and_accumulate_every_gradient(void **state)
+{
+    const int64_t s[] = {3};
+    const double sv[] = {0.5, 0.5, 0.5};
+    const double expected[] = {THREADS * ITERS * 1.0, THREADS * ITERS * 2.0, THREADS * ITERS * 3.0};
+    yg_tensor *shared = yg_test_tensor(YG_FLOAT64, s, 1, sv), *g = NULL;
+    pthread_t tid[THREADS];
+    worker w[THREADS];
+    (void)state;
+    YG_CHECK(yg_tensor_set_requires_grad(shared, true));
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (worker){.shared = shared, .index = i, .status = YG_OK};
+        assert_int_equal(pthread_create(&tid[i], NULL, run_worker, &w[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(tid[i], NULL);
+        if (w[i].status != YG_OK)
+            print_error("thread %d failed: %s\n", i, w[i].message);
+        assert_int_equal(w[i].status, YG_OK);
+    }
+    YG_CHECK(yg_tensor_grad(shared, &g));
+    YG_EXPECT_CLOSE(g, s, 1, expected, 1e-9, 0);
+    yg_release(g);
+    yg_release(shared);
+}
+
+static void *turn_grad_off(void *arg)
+{
+    bool *seen_on_after = arg;
+    yg_set_grad_enabled(false);
+    *seen_on_after = yg_is_grad_enabled();
+    return NULL;
+}
+
+static void test_grad_mode_is_per_thread(void **state)
+{
+    pthread_t t;
+    bool other = true;
+    (void)state;
+    assert_int_equal(pthread_create(&t, NULL, turn_grad_off, &other), 0);
+    pthread_join(t, NULL);
+    assert_false(other);
+    assert_true(yg_is_grad_enabled());
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_threads_share_a_leaf_and_accumulate_every_gradient),
+        cmocka_unit_test(test_grad_mode_is_per_thread),
+    };
+    return YG_TEST_RUN(tests, argc, argv);
+}
