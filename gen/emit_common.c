@@ -21,6 +21,10 @@ void gen_emit_marker(gen_sb *sb, const char *spec_file)
 
 void gen_emit_schema_comment(gen_sb *sb, const char *indent, const char *schema, gen_loc loc)
 {
+    if (loc.file == NULL) {
+        gen_emit_schema_only(sb, indent, schema);
+        return;
+    }
     size_t width = strlen(indent) + strlen(schema) + strlen(loc.file) + 16;
 
     if (width <= 100) {
@@ -50,6 +54,34 @@ void gen_emit_schema_comment(gen_sb *sb, const char *indent, const char *schema,
     gen_sb_printf(sb, "\n%s * [%s:%d] */\n", indent, loc.file, loc.line);
 }
 
+void gen_emit_schema_only(gen_sb *sb, const char *indent, const char *schema)
+{
+    if (strlen(indent) + strlen(schema) + 6 <= 100) {
+        gen_sb_printf(sb, "%s/* %s */\n", indent, schema);
+        return;
+    }
+    size_t col = strlen(indent) + 3;
+    const char *s = schema;
+    gen_sb_printf(sb, "%s/* ", indent);
+    while (*s != '\0') {
+        size_t n = strcspn(s, ",");
+        if (s[n] == ',')
+            n++;
+        if (col + n > 97 && col > strlen(indent) + 3) {
+            gen_sb_printf(sb, "\n%s *   ", indent);
+            col = strlen(indent) + 5;
+            while (*s == ' ') {
+                s++;
+                n--;
+            }
+        }
+        gen_sb_putn(sb, s, n);
+        col += n;
+        s += n;
+    }
+    gen_sb_puts(sb, " */\n");
+}
+
 static void push_param(gen_params *p, char *decl, char *comment)
 {
     p->decls = gen_xrealloc(p->decls, (size_t)(p->n + 1) * sizeof(char *));
@@ -64,6 +96,13 @@ static char *default_comment(const gen_arg *a, const char *what)
     if (a->default_ == NULL)
         return what != NULL ? gen_xstrdup(what) : NULL;
     const char *d = a->default_;
+    if (d[0] == '\'' || d[0] == '"') {
+        /* default "max": a C string literal, whatever quotes the YAML used */
+        size_t n = strlen(d);
+        if (what != NULL)
+            return gen_xprintf("%s; default \"%.*s\"", what, (int)(n - 2), d + 1);
+        return gen_xprintf("default \"%.*s\"", (int)(n - 2), d + 1);
+    }
     if (strcmp(d, "True") == 0)
         d = "true";
     else if (strcmp(d, "False") == 0)
@@ -86,11 +125,34 @@ static const char *aliased_arg(const gen_op *op, const gen_return *r)
     return NULL;
 }
 
+char *gen_return_cname(const gen_op *op, int i)
+{
+    const gen_return *r = &op->schema.returns[i];
+
+    if (op->schema.n_returns == 1)
+        return gen_xstrdup("out");
+    if (r->name != NULL)
+        return gen_xprintf("out_%s", r->name);
+    return gen_xprintf("out%d", i);
+}
+
+static void push_list_param(gen_params *p, const gen_arg *a, const char *ctype)
+{
+    char *what = a->fixed_len > 0
+                     ? gen_xprintf("borrowed, %s_len entries (must be %d)", a->name, a->fixed_len)
+                     : gen_xprintf("borrowed, %s_len entries", a->name);
+    push_param(p, gen_xprintf("%s*%s", ctype, a->name), default_comment(a, what));
+    free(what);
+    push_param(p, gen_xprintf("int64_t %s_len", a->name), NULL);
+}
+
 void gen_op_params(const gen_op *op, gen_params *p)
 {
     memset(p, 0, sizeof(*p));
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
+        const char *opt = a->nullable ? "nullable" : NULL;
+        char *what;
         switch (a->type) {
         case GEN_T_TENSOR:
             if (a->mutable_)
@@ -101,29 +163,43 @@ void gen_op_params(const gen_op *op, gen_params *p)
             else
                 push_param(p, gen_xprintf("const yg_tensor *%s", a->name), gen_xstrdup("borrowed"));
             break;
+        case GEN_T_TENSOR_LIST:
+            push_list_param(p, a, "const yg_tensor *const ");
+            break;
         case GEN_T_INT:
-            push_param(p, gen_xprintf("int64_t %s", a->name), default_comment(a, NULL));
+            push_param(p, gen_xprintf(a->nullable ? "const int64_t *%s" : "int64_t %s", a->name),
+                       default_comment(a, opt));
             break;
-        case GEN_T_INT_LIST: {
-            char *what = gen_xprintf("borrowed, %s_len entries", a->name);
-            push_param(p, gen_xprintf("const int64_t *%s", a->name), default_comment(a, what));
+        case GEN_T_INT_LIST:
+            push_list_param(p, a, "const int64_t ");
+            break;
+        case GEN_T_BOOL_LIST:
+            what = gen_xprintf("borrowed, %d entries", a->fixed_len);
+            push_param(p, gen_xprintf("const bool *%s", a->name), default_comment(a, what));
             free(what);
-            push_param(p, gen_xprintf("int64_t %s_len", a->name), NULL);
             break;
-        }
         case GEN_T_FLOAT:
         case GEN_T_SCALAR:
-            push_param(p, gen_xprintf("double %s", a->name), default_comment(a, NULL));
+            push_param(p, gen_xprintf(a->nullable ? "const double *%s" : "double %s", a->name),
+                       default_comment(a, opt));
             break;
         case GEN_T_BOOL:
             push_param(p, gen_xprintf("bool %s", a->name), default_comment(a, NULL));
+            break;
+        case GEN_T_SCALAR_TYPE:
+            push_param(p,
+                       gen_xprintf(a->nullable ? "const yg_dtype *%s" : "yg_dtype %s", a->name),
+                       default_comment(a, opt));
+            break;
+        case GEN_T_STR:
+            push_param(p, gen_xprintf("const char *%s", a->name), default_comment(a, NULL));
             break;
         }
     }
     for (int i = 0; i < op->schema.n_returns; i++) {
         const gen_return *r = &op->schema.returns[i];
         const char *base = aliased_arg(op, r);
-        char *name = op->schema.n_returns == 1 ? gen_xstrdup("out") : gen_xprintf("out%d", i);
+        char *name = gen_return_cname(op, i);
         char *comment = base == NULL ? gen_xstrdup("out: new ref")
                         : r->mutable_ ? gen_xprintf("out: new ref to %s", base)
                                       : gen_xprintf("out: new ref, a view of %s", base);
@@ -202,26 +278,32 @@ void gen_emit_call_decl(gen_sb *sb, const char *prefix, const gen_params *p, boo
     }
 }
 
-void gen_emit_forward_args(gen_sb *sb, const gen_op *op, const char *out_name)
+bool gen_arg_has_len(const gen_arg *a)
 {
+    return a->type == GEN_T_INT_LIST || a->type == GEN_T_TENSOR_LIST;
+}
+
+void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, const gen_op *op,
+                           const char *out_name, const char *tail)
+{
+    char **args = gen_xcalloc((size_t)(2 * op->schema.n_args + op->schema.n_returns + 1),
+                              sizeof(char *));
+    int n = 0;
+
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        gen_sb_printf(sb, "%s%s", i > 0 ? ", " : "", a->name);
-        if (a->type == GEN_T_INT_LIST)
-            gen_sb_printf(sb, ", %s_len", a->name);
+        args[n++] = gen_xstrdup(a->name);
+        if (gen_arg_has_len(a))
+            args[n++] = gen_xprintf("%s_len", a->name);
     }
-    if (op->schema.n_args > 0)
-        gen_sb_puts(sb, ", ");
-    if (out_name != NULL) {
-        gen_sb_puts(sb, out_name);
-        return;
-    }
-    for (int i = 0; i < op->schema.n_returns; i++) {
-        if (op->schema.n_returns == 1)
-            gen_sb_puts(sb, "out");
-        else
-            gen_sb_printf(sb, "%sout%d", i > 0 ? ", " : "", i);
-    }
+    if (out_name != NULL)
+        args[n++] = gen_xstrdup(out_name);
+    for (int i = 0; out_name == NULL && i < op->schema.n_returns; i++)
+        args[n++] = gen_return_cname(op, i);
+    gen_emit_wrapped(sb, indent, head, (const char *const *)args, n, tail);
+    for (int i = 0; i < n; i++)
+        free(args[i]);
+    free(args);
 }
 
 char *gen_node_display_name(const char *cname)
@@ -271,4 +353,54 @@ void gen_emit_wrapped(gen_sb *sb, const char *indent, const char *head, const ch
         gen_sb_puts(sb, args[i]);
     }
     gen_sb_printf(sb, "%s\n", tail);
+}
+
+static bool has_tag(const gen_op *op, const char *tag)
+{
+    for (int i = 0; i < op->n_tags; i++)
+        if (strcmp(op->tags[i], tag) == 0)
+            return true;
+    return false;
+}
+
+gen_family gen_op_family(const gen_op *op)
+{
+    if (op->kind == GEN_OP_COMPOSITE)
+        return GEN_FAM_COMPOSITE;
+    if (has_tag(op, "view"))
+        return GEN_FAM_VIEW;
+    if (has_tag(op, "reduction"))
+        return GEN_FAM_REDUCTION;
+    if (op->kind != GEN_OP_POINTWISE && !has_tag(op, "pointwise"))
+        return GEN_FAM_OTHER;
+    return gen_pointwise_family(op);
+}
+
+gen_family gen_pointwise_family(const gen_op *op)
+{
+    int n_tensors = 0;
+    size_t n = strlen(op->schema.name);
+
+    if (n > 9 && strcmp(op->schema.name + n - 9, "_backward") == 0)
+        return GEN_FAM_POINTWISE_BACKWARD;
+    for (int i = 0; i < op->schema.n_args; i++)
+        n_tensors += op->schema.args[i].type == GEN_T_TENSOR;
+    return n_tensors <= 1   ? GEN_FAM_POINTWISE_UNARY
+           : n_tensors == 2 ? GEN_FAM_POINTWISE_BINARY
+                            : GEN_FAM_POINTWISE_TERNARY;
+}
+
+const char *gen_family_name(gen_family family)
+{
+    static const char *const names[GEN_FAM_COUNT_] = {
+        [GEN_FAM_POINTWISE_UNARY] = "pointwise_unary",
+        [GEN_FAM_POINTWISE_BINARY] = "pointwise_binary",
+        [GEN_FAM_POINTWISE_TERNARY] = "pointwise_ternary",
+        [GEN_FAM_POINTWISE_BACKWARD] = "pointwise_backward",
+        [GEN_FAM_REDUCTION] = "reduction",
+        [GEN_FAM_VIEW] = "view",
+        [GEN_FAM_COMPOSITE] = "composite",
+        [GEN_FAM_OTHER] = "other",
+    };
+    return family >= 0 && family < GEN_FAM_COUNT_ ? names[family] : "?";
 }

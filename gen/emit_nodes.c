@@ -1,6 +1,6 @@
 /*
- * emit_nodes.c - writes autograd_nodes.h and autograd_nodes.c: one backward
- * node per entry of specs/derivatives.yaml.
+ * emit_nodes.c - writes nodes/<family>.h and nodes/<family>.c: one backward
+ * node per entry of specs/derivatives.yaml whose op is in that family.
  *
  * A node struct holds exactly what its formulas read, as inferred from
  * their ASTs (formula.c): saved tensors, only the sizes or numel of a
@@ -10,10 +10,23 @@
  * results into grad_inputs only once every formula succeeded, so a failure
  * leaves grad_inputs all NULL as node.h requires.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
+
+/* "POINTWISE_UNARY" for an include guard; static buffer. */
+static const char *upper(const char *s)
+{
+    static char buf[64];
+    size_t i = 0;
+
+    for (; s[i] != '\0' && i + 1 < sizeof(buf); i++)
+        buf[i] = (char)toupper((unsigned char)s[i]);
+    buf[i] = '\0';
+    return buf;
+}
 
 static const char *value_type(const gen_arg *a)
 {
@@ -48,34 +61,37 @@ static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)
     }
 }
 
-char *gen_emit_nodes_h(const gen_model *model)
+char *gen_emit_nodes_h(const gen_model *model, gen_family family)
 {
     gen_sb sb = {0};
+    const char *fam = gen_family_name(family);
 
     gen_emit_marker(&sb, GEN_DERIV_FILE);
-    gen_sb_puts(&sb,
-                "/*\n"
-                " * autograd_nodes.h - the backward node of every op with an entry in\n"
-                " * specs/derivatives.yaml: its struct (the saved values its formulas read)\n"
-                " * and its vtable.  The generated op wrappers (ops.c) fill them in.\n"
-                " * Not public API.\n"
-                " */\n"
-                "#ifndef YAGRAD_AUTOGRAD_NODES_H\n#define YAGRAD_AUTOGRAD_NODES_H\n\n"
-                "#include <stdbool.h>\n#include <stdint.h>\n\n"
-                "#include \"autograd/node.h\"\n");
+    gen_sb_printf(&sb,
+                  "/*\n"
+                  " * nodes/%s.h - the backward node of every %s op with an\n"
+                  " * entry in specs/derivatives.yaml: its struct (the saved values its\n"
+                  " * formulas read) and its vtable.  The op wrappers of api/%s.c fill\n"
+                  " * them in.  Not public API.\n"
+                  " */\n"
+                  "#ifndef YAGRAD_NODES_%s_H\n#define YAGRAD_NODES_%s_H\n\n"
+                  "#include <stdbool.h>\n#include <stdint.h>\n\n"
+                  "#include \"autograd/node.h\"\n",
+                  fam, fam, fam, upper(fam), upper(fam));
     for (int i = 0; i < model->n_derivs; i++) {
         const gen_deriv *d = &model->derivs[i];
-        if (d->op == NULL)
+        /* Without edges (output not differentiable) nothing is recorded. */
+        if (d->op == NULL || d->n_edges == 0 || gen_op_family(d->op) != family)
             continue;
         gen_sb_puts(&sb, "\n");
-        gen_emit_schema_comment(&sb, "", d->name_text, d->loc);
+        gen_emit_schema_only(&sb, "", d->name_text);
         gen_sb_printf(&sb, "typedef struct %s_backward {\n    yg_node base;\n", d->op->cname);
         for (int j = 0; j < d->n_saves; j++)
             emit_field(&sb, d, &d->saves[j]);
         gen_sb_printf(&sb, "} %s_backward;\n", d->op->cname);
         gen_sb_printf(&sb, "extern const yg_node_vtable yg__%s_backward_vtable;\n", d->op->cname);
     }
-    gen_sb_puts(&sb, "\n#endif /* YAGRAD_AUTOGRAD_NODES_H */\n");
+    gen_sb_printf(&sb, "\n#endif /* YAGRAD_NODES_%s_H */\n", upper(fam));
     return gen_sb_take(&sb);
 }
 
@@ -141,6 +157,16 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         const gen_formula *f = &d->formulas[j];
         if (f->edge < 0)
             continue;
+        if (f->not_implemented) {
+            gen_sb_printf(sb,
+                          "    if (yg__node_needs_grad(base, %d)) {\n"
+                          "        /* %s: not_implemented */\n"
+                          "        st = yg__fail(YG_ERR_NOT_IMPLEMENTED,\n"
+                          "                      \"the gradient of %s is not implemented: %s\");\n"
+                          "        goto out;\n    }\n",
+                          f->edge, f->input, f->input, f->reason);
+            continue;
+        }
         char *ct = comment_text(f->expr);
         gen_sb_printf(sb, "    if (yg__node_needs_grad(base, %d)) {\n", f->edge);
         if (strlen(f->input) + strlen(ct) + 16 > 100)
@@ -164,7 +190,9 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
     for (int j = 0; j < d->n_saves; j++)
         jumps |= d->saves[j].kind == GEN_SAVE_TENSOR;
     for (int j = 0; j < d->n_formulas; j++)
-        jumps |= d->formulas[j].lowered != NULL && strstr(d->formulas[j].lowered, "goto out") != NULL;
+        jumps |= d->formulas[j].not_implemented ||
+                 (d->formulas[j].lowered != NULL &&
+                  strstr(d->formulas[j].lowered, "goto out") != NULL);
     if (jumps)
         gen_sb_puts(sb, "out:\n");
     for (int j = d->n_temps - 1; j >= 0; j--)
@@ -197,15 +225,17 @@ static void emit_release_saved(gen_sb *sb, const gen_deriv *d)
     gen_sb_puts(sb, "}\n\n");
 }
 
-char *gen_emit_nodes_c(const gen_model *model)
+char *gen_emit_nodes_c(const gen_model *model, gen_family family)
 {
     gen_sb sb = {0};
+    const char *fam = gen_family_name(family);
 
     gen_emit_marker(&sb, GEN_DERIV_FILE);
-    gen_sb_puts(&sb,
+    gen_sb_printf(&sb,
                 "/*\n"
-                " * autograd_nodes.c - apply and release_saved of every backward node, from\n"
-                " * the formulas of specs/derivatives.yaml lowered to straight-line C.\n"
+                " * nodes/%s.c - apply and release_saved of the backward node of\n"
+                " * every %s op, from the formulas of specs/derivatives.yaml\n"
+                " * lowered to straight-line C.\n"
                 " *\n"
                 " * Each apply computes only the gradients whose edges are wanted, keeps\n"
                 " * every intermediate in a named temporary released at out:, and moves its\n"
@@ -213,14 +243,17 @@ char *gen_emit_nodes_c(const gen_model *model)
                 " * failure grad_inputs stays all NULL.  Errors are prefixed with the node's\n"
                 " * name (\"MulBackward: mul: ...\").\n"
                 " */\n"
-                "#include \"autograd_nodes.h\"\n\n"
+                "#include \"nodes/%s.h\"\n\n"
                 "#include \"autograd/node.h\"\n"
                 "#include \"core/core.h\"\n"
-                "#include \"yagrad/ops.h\"\n\n");
+                "#include \"yagrad/ops.h\"\n",
+                fam, fam, fam);
     for (int i = 0; i < model->n_derivs; i++) {
         const gen_deriv *d = &model->derivs[i];
-        if (d->op == NULL)
+        /* Without edges (output not differentiable) nothing is recorded. */
+        if (d->op == NULL || d->n_edges == 0 || gen_op_family(d->op) != family)
             continue;
+        gen_sb_puts(&sb, "\n");
         emit_apply(&sb, d);
         if (has_releasable(d))
             emit_release_saved(&sb, d);
@@ -233,8 +266,6 @@ char *gen_emit_nodes_c(const gen_model *model)
         else
             gen_sb_puts(&sb, "    .release_saved = NULL, /* nothing to release */\n");
         gen_sb_puts(&sb, "};\n");
-        if (i + 1 < model->n_derivs)
-            gen_sb_puts(&sb, "\n");
         free(display);
     }
     return gen_sb_take(&sb);

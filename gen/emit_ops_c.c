@@ -1,5 +1,6 @@
 /*
- * emit_ops_c.c - writes ops.c: the public yg_<op> of every op.
+ * emit_ops_c.c - writes api/<family>.c: the public yg_<op> of every op of
+ * one family (gen_family in gen.h).
  *
  * Each wrapper checks its out-parameters and non-nullable tensors, then
  *   - composite ops call yg__composite_<op> and prefix its errors: their
@@ -8,10 +9,13 @@
  *     device of the first tensor argument (dispatch is a lookup, not a
  *     switch), and
  *       - with a derivative entry, run the kernel and, when an input needs
- *         a gradient, record the backward node (<op>_record);
+ *         a gradient, record the backward node (<op>_record); in-place
+ *         ops build the node before the kernel (copying the old self
+ *         when a formula reads it) and rebase self's history after it;
  *       - without one, refuse before running anything when an input
  *         requires grad, rather than silently cut the graph.
- * *out is written only on success; nothing is leaked on any path.
+ * View outputs are marked views of their base (yg__make_view).  *out is
+ * written only on success; nothing is leaked on any path.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,19 +43,30 @@ static bool record_needs_arg(const gen_deriv *d, int i)
 
 static void emit_check_prologue(gen_sb *sb, const gen_op *op)
 {
-    if (op->schema.n_returns == 1) {
-        gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_out(\"%s\", \"out\", out));\n",
-                      op->display);
-    } else {
-        for (int i = 0; i < op->schema.n_returns; i++)
-            gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_out(\"%s\", \"out%d\", out%d));\n",
-                          op->display, i, i);
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        char *name = gen_return_cname(op, i);
+        gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_out(\"%s\", \"%s\", %s));\n",
+                      op->display, name, name);
+        free(name);
     }
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
         if (a->type == GEN_T_TENSOR && !a->nullable)
             gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", %s));\n",
                           op->display, a->name, a->name);
+        if (a->type == GEN_T_TENSOR_LIST)
+            gen_sb_printf(sb,
+                          "    for (int64_t i = 0; i < %s_len; i++)\n"
+                          "        YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", "
+                          "%s[i]));\n",
+                          a->name, op->display, a->name, a->name);
+        if (a->type == GEN_T_INT_LIST && a->fixed_len > 0)
+            gen_sb_printf(sb,
+                          "    if (%s_len != %d)\n"
+                          "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
+                          "                        \"%s: %s must have %d entries, not %%lld\",\n"
+                          "                        (long long)%s_len);\n",
+                          a->name, a->fixed_len, op->display, a->name, a->fixed_len, a->name);
     }
 }
 
@@ -59,9 +74,10 @@ static void emit_composite(gen_sb *sb, const gen_op *op)
 {
     gen_sb_puts(sb, "{\n    yg_status st;\n\n");
     emit_check_prologue(sb, op);
-    gen_sb_printf(sb, "    st = yg__composite_%s(", op->cname);
-    gen_emit_forward_args(sb, op, NULL);
-    gen_sb_printf(sb, ");\n    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n"
+    char *head = gen_xprintf("st = yg__composite_%s(", op->cname);
+    gen_emit_forward_call(sb, "    ", head, op, NULL, ");");
+    free(head);
+    gen_sb_printf(sb, "    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n"
                       "    return YG_OK;\n}\n",
                   op->display);
 }
@@ -71,7 +87,7 @@ static const char *first_tensor(const gen_op *op)
     for (int i = 0; i < op->schema.n_args; i++)
         if (op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable)
             return op->schema.args[i].name;
-    return "NULL";
+    return NULL;
 }
 
 static void emit_kernel_table(gen_sb *sb, const gen_op *op)
@@ -99,10 +115,30 @@ static void emit_kernel_table(gen_sb *sb, const gen_op *op)
     gen_sb_puts(sb, "};\n\n");
 }
 
-/* Emits `static yg_status <op>_record(...)`, which builds the node. */
+typedef enum save_filter {
+    SAVES_ALL,
+    SAVES_BUT_RESULT, /* in-place: result exists only after the kernel */
+    SAVES_RESULT,
+} save_filter;
+
+static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter);
+
+/* Emits `static yg_status <op>_record(...)`, which builds the node: after
+ * the kernel for functional ops (and sets result's history), before it
+ * for in-place ops (see emit_inplace_body). */
 static void emit_record(gen_sb *sb, const gen_op *op)
 {
     const gen_deriv *d = op->deriv;
+    bool inplace = op->form == GEN_FORM_INPLACE;
+    const char *old_copy = NULL;
+
+    bool saves_here = false;
+
+    for (int j = 0; j < d->n_saves; j++) {
+        if (d->saves[j].old_value)
+            old_copy = d->saves[j].arg;
+        saves_here |= !inplace || d->saves[j].arg_index >= 0;
+    }
     gen_params params = {0};
     gen_params all;
     char *display = gen_node_display_name(op->cname);
@@ -112,7 +148,7 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     int c = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        int width = a->type == GEN_T_INT_LIST ? 2 : 1;
+        int width = gen_arg_has_len(a) ? 2 : 1;
         if (record_needs_arg(d, i)) {
             for (int k = 0; k < width; k++) {
                 params.decls = gen_xrealloc(params.decls, (size_t)(params.n + 1) * sizeof(char *));
@@ -128,22 +164,34 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     gen_params_free(&all);
     params.decls = gen_xrealloc(params.decls, (size_t)(params.n + 1) * sizeof(char *));
     params.comments = gen_xrealloc(params.comments, (size_t)(params.n + 1) * sizeof(char *));
-    params.decls[params.n] = gen_xstrdup("yg_tensor *result");
+    params.decls[params.n] = gen_xstrdup(inplace ? "yg_node **node_out" : "yg_tensor *result");
     params.comments[params.n] = NULL;
     params.n++;
 
-    gen_sb_printf(sb,
-                  "/* Records %s as the history of result: one edge per differentiable\n"
-                  " * input and the values its formulas read, each saved only when a\n"
-                  " * gradient that reads it is wanted. */\n",
-                  display);
+    if (inplace)
+        gen_sb_printf(sb,
+                      "/* Builds %s before the kernel writes %s: one edge per\n"
+                      " * differentiable input (%s's edge is its history so far) and the\n"
+                      " * values its formulas read, each saved only when a gradient that reads\n"
+                      " * it is wanted; a formula that reads %s gets a copy of its old value.\n"
+                      " * The caller saves result and rebases %s's history on the node. */\n",
+                      display, op->schema.args[0].name, op->schema.args[0].name,
+                      op->schema.args[0].name, op->schema.args[0].name);
+    else
+        gen_sb_printf(sb,
+                      "/* Records %s as the history of result: one edge per differentiable\n"
+                      " * input and the values its formulas read, each saved only when a\n"
+                      " * gradient that reads it is wanted. */\n",
+                      display);
     char *prefix = gen_xprintf("static yg_status %s_record(", op->cname);
     gen_emit_call_decl(sb, prefix, &params, false, "");
     free(prefix);
     gen_params_free(&params);
     gen_sb_puts(sb, "{\n    yg_node *base = NULL;\n");
-    if (d->n_saves > 0)
+    if (saves_here)
         gen_sb_printf(sb, "    %s_backward *node;\n", op->cname);
+    if (old_copy != NULL)
+        gen_sb_printf(sb, "    yg_tensor *%s_before = NULL;\n", old_copy);
     gen_sb_puts(sb, "    yg_status st;\n\n");
     char *a0 = gen_xprintf("&yg__%s_backward_vtable", op->cname);
     char *a1 = gen_xprintf("sizeof(%s_backward)", op->cname);
@@ -154,7 +202,7 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     free(a1);
     free(a2);
     gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
-    if (d->n_saves > 0)
+    if (saves_here)
         gen_sb_printf(sb, "    node = (%s_backward *)base;\n", op->cname);
     for (int j = 0; j < d->n_formulas; j++) {
         if (d->formulas[j].edge < 0)
@@ -164,9 +212,28 @@ static void emit_record(gen_sb *sb, const gen_op *op)
                       "    if (st != YG_OK)\n        goto out;\n",
                       d->formulas[j].edge, d->formulas[j].input);
     }
+    emit_saves(sb, op, inplace ? SAVES_BUT_RESULT : SAVES_ALL);
+    if (inplace)
+        gen_sb_puts(sb, "    *node_out = yg__node_retain(base);\n    st = YG_OK;\nout:\n");
+    else
+        gen_sb_puts(sb, "    st = yg__set_history(result, base, 0);\nout:\n");
+    if (old_copy != NULL)
+        gen_sb_printf(sb, "    yg_release(%s_before);\n", old_copy);
+    gen_sb_puts(sb, "    yg__node_release(base);\n    return st;\n}\n\n");
+    free(display);
+}
+
+/* Emits the saves of op's node (which is `base`, typed `node`). */
+static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
+{
+    const gen_deriv *d = op->deriv;
     uint64_t all_edges = d->n_edges >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << d->n_edges) - 1);
+
     for (int j = 0; j < d->n_saves; j++) {
         const gen_save *s = &d->saves[j];
+        if ((filter == SAVES_RESULT && s->arg_index >= 0) ||
+            (filter == SAVES_BUT_RESULT && s->arg_index < 0))
+            continue;
         bool conditional = s->kind != GEN_SAVE_VALUE && (s->used_by & all_edges) != all_edges;
         const gen_arg *a = s->arg_index >= 0 ? &op->schema.args[s->arg_index] : NULL;
         bool nullable = a != NULL && a->nullable;
@@ -184,6 +251,16 @@ static void emit_record(gen_sb *sb, const gen_op *op)
         }
         switch (s->kind) {
         case GEN_SAVE_TENSOR:
+            if (s->old_value) {
+                gen_sb_printf(sb,
+                              "%sst = yg_clone(%s, &%s_before);\n"
+                              "%sif (st != YG_OK)\n%s    goto out;\n"
+                              "%sst = yg__saved_save(&node->%s, %s_before, false, 0, \"%s\");\n"
+                              "%sif (st != YG_OK)\n%s    goto out;\n",
+                              ind, s->arg, s->arg, ind, ind, ind, s->field, s->arg, s->arg, ind,
+                              ind);
+                break;
+            }
             gen_sb_printf(sb,
                           "%sst = yg__saved_save(&node->%s, %s, %s, 0, \"%s\");\n"
                           "%sif (st != YG_OK)\n%s    goto out;\n",
@@ -210,9 +287,116 @@ static void emit_record(gen_sb *sb, const gen_op *op)
         if (conditional)
             gen_sb_puts(sb, "    }\n");
     }
-    gen_sb_puts(sb, "    st = yg__set_history(result, base, 0);\nout:\n"
-                    "    yg__node_release(base);\n    return st;\n}\n\n");
-    free(display);
+}
+
+/* The argument return i is a view of (Tensor(a) in, Tensor(a) out), or NULL. */
+static const gen_arg *view_source(const gen_op *op, int i)
+{
+    const gen_return *r = &op->schema.returns[i];
+
+    if (r->alias == NULL || r->mutable_)
+        return NULL;
+    for (int j = 0; j < op->schema.n_args; j++)
+        if (op->schema.args[j].alias != NULL && strcmp(op->schema.args[j].alias, r->alias) == 0)
+            return &op->schema.args[j];
+    return NULL;
+}
+
+static bool returns_view(const gen_op *op)
+{
+    for (int i = 0; i < op->schema.n_returns; i++)
+        if (view_source(op, i) != NULL)
+            return true;
+    return false;
+}
+
+/* Marks each view output as a view of its base (autograd/views.c needs it
+ * when the view is later written in place).  result names the single
+ * output's local; NULL: the outputs are the out-parameters themselves. */
+static void emit_make_views(gen_sb *sb, const gen_op *op, const char *result)
+{
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        const gen_arg *src = view_source(op, i);
+        if (src == NULL)
+            continue;
+        char *name = gen_return_cname(op, i);
+        char *target = result != NULL ? gen_xstrdup(result) : gen_xprintf("*%s", name);
+        char *multi = op->schema.n_returns > 1 ? gen_xprintf("\"%s\"", op->display)
+                                                : gen_xstrdup("NULL");
+        if (result == NULL && i > 0)
+            gen_sb_puts(sb, "    if (st == YG_OK)\n    ");
+        gen_sb_printf(sb, "    st = yg__make_view(%s, %s, %s);\n", target, src->name, multi);
+        if (result != NULL)
+            gen_sb_puts(sb, "    if (st != YG_OK)\n        goto out;\n");
+        free(target);
+        free(multi);
+        free(name);
+    }
+    if (result != NULL)
+        return;
+    /* Out-parameters: on failure release every output. */
+    gen_sb_puts(sb, "    if (st != YG_OK) {\n");
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        char *name = gen_return_cname(op, i);
+        gen_sb_printf(sb, "        yg_release(*%s);\n        *%s = NULL;\n", name, name);
+        free(name);
+    }
+    gen_sb_puts(sb, "    }\n    return st;\n");
+}
+
+/* The body of an in-place op with a derivative: the node is built (and the
+ * old values its formulas read are copied) before the kernel writes self;
+ * afterwards result is saved and self's history is rebased on the node. */
+static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const char *device_of)
+{
+    const gen_deriv *d = op->deriv;
+    const char *self = op->schema.args[0].name;
+    bool saves_result = false;
+
+    for (int j = 0; j < d->n_saves; j++)
+        saves_result |= d->saves[j].arg_index < 0;
+    gen_sb_printf(sb,
+                  "    dev = yg_tensor_device(%s);\n"
+                  "    kernel = %s_kernels[dev];\n"
+                  "    if (kernel == NULL)\n"
+                  "        return yg__fail(YG_ERR_DEVICE, \"%s: no kernel for device %%s\",\n"
+                  "                        yg__device_name(dev));\n"
+                  "    if (yg__any_requires_grad(%d, inputs)) {\n"
+                  "        st = yg__check_inplace(\"%s\", %s);\n"
+                  "        if (st != YG_OK)\n            return st;\n",
+                  device_of, op->cname, op->display, n_inputs, op->display, self);
+    gen_sb_printf(sb, "        st = %s_record(", op->cname);
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (!record_needs_arg(d, i))
+            continue;
+        gen_sb_printf(sb, "%s, ", a->name);
+        if (gen_arg_has_len(a))
+            gen_sb_printf(sb, "%s_len, ", a->name);
+    }
+    gen_sb_puts(sb, "&base);\n        if (st != YG_OK)\n            return st;\n    }\n");
+    gen_emit_forward_call(sb, "    ", "st = kernel(", op, "&result", ");");
+    gen_sb_puts(sb, "    if (st != YG_OK)\n        goto out;\n    if (base != NULL) {\n");
+    if (saves_result) {
+        gen_sb_printf(sb, "        %s_backward *node = (%s_backward *)base;\n\n", op->cname,
+                      op->cname);
+        gen_sb sv = {0};
+        emit_saves(&sv, op, SAVES_RESULT);
+        /* The saves one level deeper, inside this block. */
+        for (const char *p = sv.buf; p != NULL && *p != '\0';) {
+            size_t n = strcspn(p, "\n");
+            gen_sb_puts(sb, "    ");
+            gen_sb_putn(sb, p, n + (p[n] == '\n'));
+            p += n + (p[n] == '\n');
+        }
+        gen_sb_free(&sv);
+    }
+    gen_sb_printf(sb,
+                  "        st = yg__rebase_history(%s, base);\n"
+                  "        if (st != YG_OK)\n            goto out;\n    }\n"
+                  "    *out = result;\n    result = NULL;\nout:\n    yg__node_release(base);\n"
+                  "    yg_release(result);\n    return st;\n}\n",
+                  self);
 }
 
 static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
@@ -235,45 +419,86 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     if (n_inputs > 0 && (d == NULL || record))
         gen_sb_printf(sb, "    const yg_tensor *inputs[%d] = {%s};\n", n_inputs, inputs.buf);
     gen_sb_free(&inputs);
+    bool inplace = record && op->form == GEN_FORM_INPLACE;
+    bool views = returns_view(op);
     if (record)
         gen_sb_puts(sb, "    yg_tensor *result = NULL;\n");
+    if (inplace)
+        gen_sb_puts(sb, "    yg_node *base = NULL;\n");
     gen_sb_printf(sb, "    yg_device dev;\n    %s_fn kernel;\n", op->cname);
-    if (record)
+    if (record || views)
         gen_sb_puts(sb, "    yg_status st;\n");
     gen_sb_puts(sb, "\n");
     emit_check_prologue(sb, op);
-    if (d == NULL && n_inputs > 0)
+    gen_sb cond = {0};
+    if (n_inputs > 0)
+        gen_sb_printf(&cond, "yg__any_requires_grad(%d, inputs)", n_inputs);
+    for (int i = 0; d == NULL && i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->type == GEN_T_TENSOR_LIST)
+            gen_sb_printf(&cond, "%syg__any_requires_grad((int)%s_len, %s)",
+                          cond.len > 0 ? " ||\n        " : "", a->name, a->name);
+    }
+    if (d == NULL && cond.len > 0)
         gen_sb_printf(sb,
-                      "    if (yg__any_requires_grad(%d, inputs))\n"
+                      "    if (%s)\n"
                       "        return yg__fail(YG_ERR_NOT_IMPLEMENTED,\n"
                       "                        \"%s: no derivative formula in "
                       "specs/derivatives.yaml, \"\n"
                       "                        \"but an input requires grad\");\n",
-                      n_inputs, op->display);
+                      cond.buf, op->display);
+    gen_sb_free(&cond);
+    const char *device_of = first_tensor(op);
+    char *list_first = NULL;
+    for (int i = 0; device_of == NULL && i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->type != GEN_T_TENSOR_LIST)
+            continue;
+        /* Only Tensor[] arguments: the device is that of the first. */
+        gen_sb_printf(sb,
+                      "    if (%s_len == 0)\n"
+                      "        return yg__fail(YG_ERR_INVALID_ARGUMENT, \"%s: %s is empty\");\n",
+                      a->name, op->display, a->name);
+        list_first = gen_xprintf("%s[0]", a->name);
+        device_of = list_first;
+    }
+    if (inplace) {
+        emit_inplace_body(sb, op, n_inputs, device_of);
+        free(list_first);
+        return;
+    }
     gen_sb_printf(sb,
                   "    dev = yg_tensor_device(%s);\n"
                   "    kernel = %s_kernels[dev];\n"
                   "    if (kernel == NULL)\n"
                   "        return yg__fail(YG_ERR_DEVICE, \"%s: no kernel for device %%s\",\n"
                   "                        yg__device_name(dev));\n",
-                  first_tensor(op), op->cname, op->display);
-    if (!record) {
-        gen_sb_puts(sb, "    return kernel(");
-        gen_emit_forward_args(sb, op, NULL);
-        gen_sb_puts(sb, ");\n}\n");
+                  device_of, op->cname, op->display);
+    free(list_first);
+    if (!record && !views) {
+        gen_emit_forward_call(sb, "    ", "return kernel(", op, NULL, ");");
+        gen_sb_puts(sb, "}\n");
         return;
     }
-    gen_sb_puts(sb, "    st = kernel(");
-    gen_emit_forward_args(sb, op, "&result");
-    gen_sb_printf(sb, ");\n    if (st != YG_OK)\n        return st;\n"
-                      "    if (yg__any_requires_grad(%d, inputs)) {\n        st = %s_record(",
+    if (!record) {
+        gen_emit_forward_call(sb, "    ", "st = kernel(", op, NULL, ");");
+        gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
+        emit_make_views(sb, op, NULL);
+        gen_sb_puts(sb, "}\n");
+        return;
+    }
+    gen_emit_forward_call(sb, "    ", "st = kernel(", op, "&result", ");");
+    gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
+    if (views)
+        emit_make_views(sb, op, "result");
+    gen_sb_printf(sb, "    if (yg__any_requires_grad(%d, inputs)) {\n        st = %s_record(",
                   n_inputs, op->cname);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
         if (!record_needs_arg(d, i))
             continue;
         gen_sb_printf(sb, "%s, ", a->name);
-        if (a->type == GEN_T_INT_LIST)
+        if (gen_arg_has_len(a))
             gen_sb_printf(sb, "%s_len, ", a->name);
     }
     gen_sb_puts(sb, "result);\n        if (st != YG_OK)\n            goto out;\n    }\n"
@@ -281,14 +506,17 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
                     "    return st;\n}\n");
 }
 
-char *gen_emit_ops_c(const gen_model *model)
+char *gen_emit_api_c(const gen_model *model, gen_family family)
 {
     gen_sb sb = {0};
+    const char *fam = gen_family_name(family);
 
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
-    gen_sb_puts(&sb,
+    gen_sb_printf(&sb,
                 "/*\n"
-                " * ops.c - the public entry point of every op (declared in yagrad/ops.h).\n"
+                " * api/%s.c - the public entry point of every %s op (declared\n"
+                " * in yagrad/ops.h).  One file per op family, so editing one op\n"
+                " * recompiles its family only.\n"
                 " *\n"
                 " * Each checks its arguments, then either calls its composite\n"
                 " * implementation (whose parts record autograd history themselves) or picks\n"
@@ -299,14 +527,15 @@ char *gen_emit_ops_c(const gen_model *model)
                 " */\n"
                 "#include \"yagrad/ops.h\"\n\n"
                 "#include \"autograd/node.h\"\n"
-                "#include \"autograd_nodes.h\"\n"
                 "#include \"composite/composite.h\"\n"
                 "#include \"core/core.h\"\n"
                 "#include \"cpu/cpu.h\"\n"
-                "#include \"generated_int.h\"\n");
+                "#include \"generated_int.h\"\n"
+                "#include \"nodes/%s.h\"\n",
+                fam, fam, fam);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
-        if (!op->valid)
+        if (!op->valid || gen_op_family(op) != family)
             continue;
         gen_sb_puts(&sb, "\n");
         if (op->kind != GEN_OP_COMPOSITE) {

@@ -16,7 +16,8 @@ static const char ops_h_contract[] =
     " * yagrad/ops.h - every op of yagrad, generated from specs/native_functions.yaml.\n"
     " *\n"
     " * Names: yg_<name>[_<overload>]; in-place ops end in \"_\" (yg_add_).  Each\n"
-    " * declaration shows the op's schema and the YAML line it comes from.\n"
+    " * declaration shows the op's schema; its definition in api/ gives the\n"
+    " * YAML line it comes from.\n"
     " *\n"
     " * Ownership: tensor inputs are borrowed (the caller keeps its reference; an\n"
     " * op that needs a tensor later takes its own).  \"in-out\" tensors are\n"
@@ -55,7 +56,7 @@ char *gen_emit_ops_h(const gen_model *model)
         if (!op->valid)
             continue;
         gen_sb_puts(&sb, "\n");
-        gen_emit_schema_comment(&sb, "", op->func, op->loc);
+        gen_emit_schema_only(&sb, "", op->func);
         gen_op_params(op, &params);
         char *prefix = gen_xprintf("YG_NODISCARD yg_status yg_%s(", op->cname);
         gen_emit_call_decl(&sb, prefix, &params, true, ";");

@@ -32,7 +32,7 @@ char *gen_emit_generated_int_h(const gen_model *model)
         if (!op->valid || op->kind != GEN_OP_POINTWISE)
             continue;
         gen_sb_puts(&sb, "\n");
-        gen_emit_schema_comment(&sb, "", op->func, op->loc);
+        gen_emit_schema_only(&sb, "", op->func);
         gen_params params;
         gen_op_params(op, &params);
         char *prefix = gen_xprintf("yg_status yg__cpu_%s(", op->cname);

@@ -40,6 +40,7 @@ typedef struct region {
     int line;           /* its presumed line (1 for synthetic regions) */
     gen_loc base;       /* YAML location of the region's column 1 */
     bool exact;         /* columns map 1:1 (the region is YAML text) */
+    const char *entry;  /* the op it belongs to, for messages; may be NULL */
     bool *err_flag;     /* set when a diagnostic lands here; may be NULL */
 } region;
 
@@ -51,14 +52,19 @@ typedef struct unit {
 } unit;
 
 static void add_region(unit *u, const char *file, int line, gen_loc base, bool exact,
-                       bool *err_flag)
+                       bool *err_flag, const char *entry)
 {
     if (u->n_regions == u->cap_regions) {
         u->cap_regions = u->cap_regions == 0 ? 64 : u->cap_regions * 2;
         u->regions = gen_xrealloc(u->regions, (size_t)u->cap_regions * sizeof(region));
     }
     u->regions[u->n_regions++] = (region){
-        .file = gen_xstrdup(file), .line = line, .base = base, .exact = exact, .err_flag = err_flag};
+        .file = gen_xstrdup(file),
+        .line = line,
+        .base = base,
+        .exact = exact,
+        .err_flag = err_flag,
+        .entry = entry};
 }
 
 static void unit_free(unit *u)
@@ -70,18 +76,21 @@ static void unit_free(unit *u)
 }
 
 /* Appends `#line 1 "name"` and a region for it. */
-static void synthetic_line(unit *u, const char *name, gen_loc base, bool *err_flag)
+static void synthetic_line(unit *u, const char *name, gen_loc base, bool *err_flag,
+                           const char *entry)
 {
     gen_sb_printf(&u->text, "#line 1 \"%s\"\n", name);
-    add_region(u, name, 1, base, false, err_flag);
+    add_region(u, name, 1, base, false, err_flag, entry);
 }
 
 /* Appends expr on its own line after a #line directive for loc; returns the
  * byte offset of its first character in the unit. */
-static size_t yaml_line(unit *u, const char *expr, gen_loc loc, bool *err_flag)
+static size_t yaml_line(unit *u, const char *expr, gen_loc loc, bool *err_flag,
+                        const char *entry)
 {
     gen_sb_printf(&u->text, "#line %d \"%s\"\n", loc.line, loc.file);
-    add_region(u, loc.file, loc.line, (gen_loc){loc.file, loc.line, loc.col}, true, err_flag);
+    add_region(u, loc.file, loc.line, (gen_loc){loc.file, loc.line, loc.col}, true, err_flag,
+               entry);
     size_t offset = u->text.len;
     /* A block scalar may hold newlines; spaces keep the offsets. */
     for (const char *c = expr; *c != '\0'; c++) {
@@ -121,7 +130,26 @@ static CXTranslationUnit parse_unit(CXIndex index, unit *u, const char *name)
     return tu;
 }
 
-/* Rewrites clang's message for an unknown function into the specs' terms. */
+/* Removes clang's " (aka '...')" notes: the spec author knows Tensor, not
+ * the synthetic unit's struct yg_tensor_. */
+static char *strip_aka(const char *msg)
+{
+    gen_sb sb = {0};
+
+    for (const char *p = msg; *p != '\0';) {
+        const char *aka = strstr(p, " (aka '");
+        if (aka == NULL) {
+            gen_sb_puts(&sb, p);
+            break;
+        }
+        gen_sb_putn(&sb, p, (size_t)(aka - p));
+        const char *end = strstr(aka + 7, "')");
+        p = end != NULL ? end + 2 : aka + strlen(aka);
+    }
+    return gen_sb_take(&sb);
+}
+
+/* Rewrites clang's messages into the specs' terms. */
 static char *friendly_message(const char *msg, bool pointwise)
 {
     const char *prefix = "implicit declaration of function '";
@@ -138,7 +166,11 @@ static char *friendly_message(const char *msg, bool pointwise)
                            " has that C name, and the helpers are sizes() and numel())",
                            (int)n, p);
     }
-    return gen_xstrdup(msg);
+    if (!pointwise && strstr(msg, "invalid operands to binary expression") != NULL &&
+        strstr(msg, "'Tensor'") != NULL)
+        return gen_xstrdup("operators do not apply to Tensor values in formulas; call an op "
+                           "such as add, sub, mul, div or neg");
+    return strip_aka(msg);
 }
 
 static void report_diagnostics(CXTranslationUnit tu, unit *u, bool pointwise)
@@ -174,7 +206,7 @@ static void report_diagnostics(CXTranslationUnit tu, unit *u, bool pointwise)
             gen_loc loc = hit->base;
             if (hit->exact && col > 0)
                 loc.col = hit->base.col + (int)col - 1;
-            gen_error(loc, "%s", msg);
+            gen_error_in(hit->entry, loc, "%s", msg);
             if (hit->err_flag != NULL)
                 *hit->err_flag = true;
         } else {
@@ -267,9 +299,17 @@ static gen_loc cursor_loc(CXCursor c, gen_loc expr_loc, size_t expr_offset)
     return loc;
 }
 
+/* Tensor is a pointer to the incomplete struct yg_tensor_ in the unit. */
 static bool is_tensor_type(CXType t)
 {
-    return clang_getCanonicalType(t).kind == CXType_Pointer;
+    CXType c = clang_getCanonicalType(t);
+
+    if (c.kind != CXType_Pointer)
+        return false;
+    CXString sp = clang_getTypeSpelling(clang_getPointeeType(c));
+    bool r = strstr(clang_getCString(sp), "yg_tensor_") != NULL;
+    clang_disposeString(sp);
+    return r;
 }
 
 /* The body expression of a synthetic function: the initializer of `r_` or
@@ -345,18 +385,42 @@ static const char *unit_type(const gen_arg *a, bool pointwise)
     switch (a->type) {
     case GEN_T_TENSOR:
         return "Tensor";
+    case GEN_T_TENSOR_LIST:
+        return "TensorList";
     case GEN_T_INT:
-        return "long";
+        return a->nullable ? "const long *" : "long";
     case GEN_T_INT_LIST:
         return "IntArrayRef";
+    case GEN_T_BOOL_LIST:
+        return "const _Bool *";
     case GEN_T_FLOAT:
-        return "double";
+    case GEN_T_SCALAR:
+        return a->nullable ? "const double *" : a->type == GEN_T_FLOAT ? "double" : "Scalar";
     case GEN_T_BOOL:
         return "_Bool";
-    case GEN_T_SCALAR:
-        return "Scalar";
+    case GEN_T_SCALAR_TYPE:
+        return a->nullable ? "const ScalarType *" : "ScalarType";
+    case GEN_T_STR:
+        return "const char *";
     }
     return "void";
+}
+
+/* Whether formulas can read (and nodes save) an argument of a's type. */
+static bool formula_readable(const gen_arg *a)
+{
+    switch (a->type) {
+    case GEN_T_TENSOR:
+    case GEN_T_INT_LIST:
+    case GEN_T_BOOL:
+        return true;
+    case GEN_T_INT:
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        return !a->nullable;
+    default:
+        return false;
+    }
 }
 
 static void unit_params(gen_sb *sb, const gen_op *op, bool pointwise)
@@ -381,7 +445,7 @@ typedef struct formula_ctx {
 
 static void formula_error_at(formula_ctx *fc, CXCursor c, const char *msg, const char *name)
 {
-    gen_error(cursor_loc(c, fc->f->loc, fc->expr_offset), msg, name);
+    gen_error_in(fc->d->op->full_name, cursor_loc(c, fc->f->loc, fc->expr_offset), msg, name);
     fc->f->has_error = true;
 }
 
@@ -412,12 +476,29 @@ static void add_save(formula_ctx *fc, CXCursor at, const char *arg, gen_save_kin
         free(field);
         return;
     }
+    /* In-place ops: `self` in a formula is its value before the kernel
+     * wrote it, so the node saves a copy taken before (emit_ops_c.c). */
+    bool old_value = d->op->form == GEN_FORM_INPLACE && index == 0 && kind == GEN_SAVE_TENSOR;
+    if (old_value) {
+        const gen_op *clone = gen_model_find_cname(fc->model, "clone");
+        if (clone == NULL || clone->schema.n_args != 1 || clone->schema.n_returns != 1 ||
+            clone->schema.args[0].type != GEN_T_TENSOR || clone->schema.args[0].nullable) {
+            formula_error_at(fc, at,
+                             "this formula reads the value '%s' had before the in-place op "
+                             "wrote it, which is saved as a copy made by clone(Tensor self) -> "
+                             "Tensor; declare that op",
+                             arg);
+            free(field);
+            return;
+        }
+    }
     d->saves = gen_xrealloc(d->saves, (size_t)(d->n_saves + 1) * sizeof(gen_save));
     d->saves[d->n_saves++] = (gen_save){.field = field,
                                         .arg = gen_xstrdup(arg),
                                         .arg_index = index,
                                         .kind = kind,
-                                        .used_by = (uint64_t)1 << fc->f->edge};
+                                        .used_by = (uint64_t)1 << fc->f->edge,
+                                        .old_value = old_value};
 }
 
 static bool is_call_to(CXCursor c, const char *name)
@@ -428,6 +509,41 @@ static bool is_call_to(CXCursor c, const char *name)
     bool r = strcmp(n, name) == 0;
     free(n);
     return r;
+}
+
+/* grads[i] / results[i]: the gradient or value of output i.  True with
+ * *which = "grad" or "result" when c is such a subscript with a constant
+ * index in range; a bad index is reported (has_error) and false returned. */
+static bool indexed_output(formula_ctx *fc, CXCursor c, const char **which)
+{
+    kids k = children(c);
+    bool ok = false;
+
+    if (k.n == 2) {
+        CXCursor base = strip(k.c[0]);
+        char *name = clang_getCursorKind(base) == CXCursor_DeclRefExpr ? cursor_name(base) : NULL;
+        if (name != NULL && (strcmp(name, "grads") == 0 || strcmp(name, "results") == 0)) {
+            CXEvalResult ev = clang_Cursor_Evaluate(k.c[1]);
+            bool is_int = ev != NULL && clang_EvalResult_getKind(ev) == CXEval_Int;
+            long long i = is_int ? clang_EvalResult_getAsLongLong(ev) : -1;
+            if (ev != NULL)
+                clang_EvalResult_dispose(ev);
+            if (i >= 0 && i < fc->d->op->schema.n_returns) {
+                *which = name[0] == 'g' ? "grad" : "result";
+                ok = true;
+            } else {
+                gen_loc loc = cursor_loc(k.c[1], fc->f->loc, fc->expr_offset);
+                gen_error_in(fc->d->op->full_name, loc,
+                             "%s[] needs a constant index from 0 to %d (the op has %d output%s)",
+                             name, fc->d->op->schema.n_returns - 1, fc->d->op->schema.n_returns,
+                             fc->d->op->schema.n_returns == 1 ? "" : "s");
+                fc->f->has_error = true;
+            }
+        }
+        free(name);
+    }
+    free(k.c);
+    return ok;
 }
 
 /* Walks the formula: records saves, rejects arithmetic on tensors and
@@ -452,6 +568,10 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
                                : is_call_to(parent, "numel") ? GEN_SAVE_NUMEL
                                                              : GEN_SAVE_TENSOR;
             add_save(fc, c, name, sk);
+        } else if (index >= 0 && !formula_readable(&fc->d->op->schema.args[index])) {
+            formula_error_at(fc, c, "formulas cannot read '%s' yet: its type is not one of "
+                                    "Tensor, int, int[], float, bool and Scalar",
+                             name);
         } else if (index >= 0) {
             add_save(fc, c, name,
                      fc->d->op->schema.args[index].type == GEN_T_INT_LIST ? GEN_SAVE_INT_LIST
@@ -460,10 +580,22 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
         free(name);
         break;
     }
+    case CXCursor_ArraySubscriptExpr: {
+        const char *which = NULL;
+        if (indexed_output(fc, c, &which)) {
+            if (strcmp(which, "grad") == 0)
+                fc->d->uses_grad = true;
+            else
+                add_save(fc, c, "result", GEN_SAVE_TENSOR);
+            return;
+        }
+        if (!fc->f->has_error)
+            formula_error_at(fc, c, "subscripts apply only to grads[i] and results[i]%s", "");
+        return;
+    }
     case CXCursor_BinaryOperator:
     case CXCursor_UnaryOperator:
     case CXCursor_CompoundAssignOperator:
-    case CXCursor_ArraySubscriptExpr:
     case CXCursor_ConditionalOperator: {
         kids k = children(c);
         bool tensor = is_tensor_type(clang_getCursorType(c));
@@ -639,6 +771,12 @@ static char *lower_tensor(formula_ctx *fc, CXCursor c, const char *dest)
     c = strip(c);
     enum CXCursorKind kind = clang_getCursorKind(c);
 
+    const char *which = NULL;
+    if (kind == CXCursor_ArraySubscriptExpr && indexed_output(fc, c, &which)) {
+        if (dest != NULL)
+            gen_sb_printf(&fc->code, "%s%s = yg_retain(%s);\n", indent8, dest, which);
+        return gen_xstrdup(which);
+    }
     if (kind == CXCursor_DeclRefExpr) {
         char *name = cursor_name(c);
         if (dest != NULL)
@@ -660,6 +798,12 @@ static char *lower_tensor(formula_ctx *fc, CXCursor c, const char *dest)
     strv args = {0};
     for (int i = 0; i < n; i++) {
         CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
+        if (!formula_readable(&op->schema.args[i])) {
+            formula_error_at(fc, a, "formulas cannot pass a %s argument to an op yet",
+                             gen_type_name(&op->schema.args[i]));
+            strv_push(&args, gen_xstrdup("NULL"));
+            continue;
+        }
         switch (op->schema.args[i].type) {
         case GEN_T_TENSOR:
             strv_push(&args, lower_tensor(fc, a, NULL));
@@ -720,6 +864,8 @@ static const char formula_prelude[] =
     "typedef struct yg_tensor_ *Tensor;\n"
     "typedef struct IntArrayRef { const long *data; long len; } IntArrayRef;\n"
     "typedef double Scalar;\n"
+    "typedef struct TensorList { const Tensor *data; long len; } TensorList;\n"
+    "typedef int ScalarType;\n"
     "IntArrayRef sizes(Tensor self);\n"
     "long numel(Tensor self);\n";
 
@@ -729,14 +875,15 @@ static void analyse_formulas(gen_model *model, CXIndex index)
     int n_formulas = 0;
     formula_ctx *ctxs = NULL;
 
-    synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL);
+    synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL, NULL);
     gen_sb_puts(&u.text, formula_prelude);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         if (!op->valid || op->schema.n_returns != 1)
             continue;
         gen_sb_printf(&u.text, "#line %d \"%s\"\n", op->func_loc.line, GEN_NATIVE_FILE);
-        add_region(&u, GEN_NATIVE_FILE, op->func_loc.line, op->func_loc, false, NULL);
+        add_region(&u, GEN_NATIVE_FILE, op->func_loc.line, op->func_loc, false, NULL,
+                   op->full_name);
         gen_sb_printf(&u.text, "Tensor %s(", op->cname);
         unit_params(&u.text, op, false);
         gen_sb_puts(&u.text, ");\n");
@@ -750,11 +897,14 @@ static void analyse_formulas(gen_model *model, CXIndex index)
         gen_deriv *d = &model->derivs[i];
         for (int j = 0; d->op != NULL && j < d->n_formulas; j++) {
             gen_formula *f = &d->formulas[j];
+            if (f->not_implemented)
+                f->grad_name = gradient_local_name(d, f);
             if (f->expr == NULL)
                 continue;
             if (strpbrk(f->expr, ";{}#") != NULL) {
-                gen_error(f->loc, "a formula must be a single C expression (no ';', '{', '}' "
-                                  "or '#')");
+                gen_error_in(d->op->full_name, f->loc,
+                             "a formula must be a single C expression (no ';', '{', '}' or "
+                             "'#')");
                 f->has_error = true;
             }
             f->grad_name = gradient_local_name(d, f);
@@ -763,18 +913,22 @@ static void analyse_formulas(gen_model *model, CXIndex index)
             fc->d = d;
             fc->f = f;
             char *name = gen_xprintf("yagrad-gen:formula:%d", k);
-            synthetic_line(&u, name, d->name_loc, &f->has_error);
+            synthetic_line(&u, name, d->name_loc, &f->has_error, d->op->full_name);
             free(name);
-            gen_sb_printf(&u.text, "void yg__formula_%d(Tensor grad, Tensor result", k);
+            gen_sb_printf(&u.text,
+                          "void yg__formula_%d(Tensor grad, Tensor result, Tensor *grads, "
+                          "Tensor *results",
+                          k);
             for (int a = 0; a < d->op->schema.n_args; a++)
                 gen_sb_printf(&u.text, ", %s %s", unit_type(&d->op->schema.args[a], false),
                               d->op->schema.args[a].name);
             gen_sb_puts(&u.text, ") {\nTensor r_ =\n");
-            fc->expr_offset = yaml_line(&u, f->has_error ? "0" : f->expr, f->loc, &f->has_error);
+            fc->expr_offset =
+                yaml_line(&u, f->has_error ? "0" : f->expr, f->loc, &f->has_error, d->op->full_name);
             gen_loc end = f->loc;
             end.col += (int)strlen(f->expr);
             name = gen_xprintf("yagrad-gen:formula-end:%d", k);
-            synthetic_line(&u, name, end, &f->has_error);
+            synthetic_line(&u, name, end, &f->has_error, d->op->full_name);
             free(name);
             gen_sb_puts(&u.text, ";}\n");
             k++;
@@ -843,28 +997,30 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
     unit u = {0};
     bool *errors = gen_xcalloc((size_t)model->n_ops, sizeof(bool));
 
-    synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL);
+    synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL, NULL);
     gen_sb_puts(&u.text, pointwise_prelude);
     for (int i = 0; i < model->n_ops; i++) {
         gen_op *op = &model->ops[i];
         if (!op->valid || op->kind != GEN_OP_POINTWISE)
             continue;
         if (strpbrk(op->pointwise, ";{}#") != NULL) {
-            gen_error(op->pointwise_loc, "a pointwise expression must be a single C expression "
-                                         "(no ';', '{', '}' or '#')");
+            gen_error_in(op->full_name, op->pointwise_loc,
+                         "a pointwise expression must be a single C expression (no ';', '{', "
+                         "'}' or '#')");
             errors[i] = true;
         }
         char *name = gen_xprintf("yagrad-gen:pointwise:%d", i);
-        synthetic_line(&u, name, op->func_loc, &errors[i]);
+        synthetic_line(&u, name, op->func_loc, &errors[i], op->full_name);
         free(name);
         gen_sb_printf(&u.text, "double yg__pointwise_%d(", i);
         unit_params(&u.text, op, true);
         gen_sb_puts(&u.text, ") { return\n");
-        yaml_line(&u, errors[i] ? "0" : op->pointwise, op->pointwise_loc, &errors[i]);
+        yaml_line(&u, errors[i] ? "0" : op->pointwise, op->pointwise_loc, &errors[i],
+                  op->full_name);
         gen_loc end = op->pointwise_loc;
         end.col += (int)strlen(op->pointwise);
         name = gen_xprintf("yagrad-gen:pointwise-end:%d", i);
-        synthetic_line(&u, name, end, &errors[i]);
+        synthetic_line(&u, name, end, &errors[i], op->full_name);
         free(name);
         gen_sb_puts(&u.text, ";}\n");
     }

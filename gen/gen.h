@@ -3,7 +3,8 @@
  * its stages: load (yaml_load.c), parse signatures (schema.c), analyse
  * formulas with libclang (formula.c), check kernel headers (kernels.c) and
  * emit (emit_*.c) through a string builder that writes files only when their
- * text changed (out.c).  Errors are collected by diag.c.
+ * text changed (out.c).  Errors are collected by diag.c.  The spec language
+ * and the error catalogue are documented in docs/spec-reference.md.
  *
  * Ownership: a gen_model owns every string and array reachable from it;
  * gen_model_free releases all of it.  Every location is a display location
@@ -37,7 +38,13 @@ typedef struct gen_loc {
 
 /* Prints "file:line:col: error: message" to stderr and counts it. */
 void gen_error(gen_loc loc, const char *fmt, ...) GEN_PRINTF(2, 3);
+/* The same with the entry named first: "file:line:col: error: sum.dim: message".
+ * entry may be NULL. */
+void gen_error_in(const char *entry, gen_loc loc, const char *fmt, ...) GEN_PRINTF(3, 4);
 int gen_error_count(void);
+/* Zeroes the count; with be_quiet, errors are counted but not printed (the
+ * fuzz harness and the benchmark run gen many times in one process). */
+void gen_diag_reset(bool be_quiet);
 
 /* ---- memory and strings (out.c) ---- */
 
@@ -72,27 +79,36 @@ bool gen_write_if_changed(const char *dir, const char *relpath, const char *text
 /* ---- signatures (schema.c) ---- */
 
 typedef enum gen_type {
-    GEN_T_TENSOR,   /* Tensor, Tensor?, Tensor(a), Tensor(a!) */
-    GEN_T_INT,      /* int */
-    GEN_T_INT_LIST, /* int[] */
-    GEN_T_FLOAT,    /* float */
-    GEN_T_BOOL,     /* bool */
-    GEN_T_SCALAR,   /* Scalar */
+    GEN_T_TENSOR,      /* Tensor, Tensor?, Tensor(a), Tensor(a!) */
+    GEN_T_TENSOR_LIST, /* Tensor[] */
+    GEN_T_INT,         /* int, int? */
+    GEN_T_INT_LIST,    /* int[], int[N] */
+    GEN_T_FLOAT,       /* float, float? */
+    GEN_T_BOOL,        /* bool */
+    GEN_T_BOOL_LIST,   /* bool[N] */
+    GEN_T_SCALAR,      /* Scalar, Scalar? */
+    GEN_T_SCALAR_TYPE, /* ScalarType, ScalarType? */
+    GEN_T_STR,         /* str */
 } gen_type;
 
 typedef struct gen_arg {
     char *name;
     gen_type type;
-    bool nullable;     /* Tensor? */
+    bool nullable;     /* Tensor?, int?, float?, Scalar?, ScalarType? */
+    int fixed_len;     /* N of int[N] / bool[N]; 0 for int[] */
     char *alias;       /* "a" for Tensor(a) / Tensor(a!), else NULL */
     bool mutable_;     /* Tensor(a!) */
     char *default_;    /* default text ("1", "False", "None", "[]"), or NULL */
     bool kwarg_only;   /* after `*` */
+    int pos;           /* byte offset of its type in the func string */
+    int name_pos;      /* byte offset of its name */
 } gen_arg;
 
 typedef struct gen_return {
+    char *name;    /* "values" for `-> (Tensor values, ...)`, else NULL */
     char *alias;   /* as in gen_arg */
     bool mutable_;
+    int pos;       /* byte offset in the func string */
 } gen_return;
 
 typedef struct gen_schema {
@@ -102,6 +118,7 @@ typedef struct gen_schema {
     int n_args;
     gen_return *returns;
     int n_returns;
+    int returns_pos; /* byte offset of what follows "->" */
 } gen_schema;
 
 /* Parses a func string.  loc is the location of its first character; errors
@@ -119,6 +136,14 @@ typedef enum gen_op_kind {
     GEN_OP_COMPOSITE,
 } gen_op_kind;
 
+/* What the op does to its arguments, derived from alias annotations. */
+typedef enum gen_op_form {
+    GEN_FORM_FUNCTIONAL, /* returns new tensors */
+    GEN_FORM_INPLACE,    /* add_(Tensor(a!) self, ...) -> Tensor(a!) */
+    GEN_FORM_OUT,        /* writes keyword-only Tensor(a!) arguments */
+    GEN_FORM_VIEW,       /* returns Tensor(a) of a Tensor(a) argument */
+} gen_op_form;
+
 struct gen_deriv;
 
 typedef struct gen_op {
@@ -131,6 +156,7 @@ typedef struct gen_op {
     char *cname;       /* "sum_dim", "add_" (C name without yg_) */
     char *display;     /* "sum", "add_": the name in messages */
     gen_op_kind kind;
+    gen_op_form form;
     char *pointwise;
     gen_loc pointwise_loc;
     bool int_safe;     /* the pointwise expression may run on int64 */
@@ -138,8 +164,12 @@ typedef struct gen_op {
     gen_loc cpu_kernel_loc;
     char *cuda_kernel;
     char **tags;
+    gen_loc *tag_locs;
     int n_tags;
     char *onnx;
+    gen_loc onnx_loc;
+    bool variant_function; /* variants: function (the default) */
+    bool variant_method;   /* variants: method (no C form; validated only) */
     struct gen_deriv *deriv; /* borrowed; NULL without a derivative entry */
 } gen_op;
 
@@ -157,13 +187,20 @@ typedef struct gen_save {
     int arg_index;     /* index into schema.args, or -1 for result */
     gen_save_kind kind;
     uint64_t used_by;  /* bit e: formula of edge e reads it */
+    bool old_value;    /* in-place self read by a formula: a copy taken
+                          before the kernel writes it */
 } gen_save;
 
 typedef struct gen_formula {
     char *input;       /* argument name */
     int arg_index;     /* into op->schema.args */
     int edge;          /* edge index, or -1 for non_differentiable */
-    char *expr;        /* NULL for non_differentiable */
+    char *expr;        /* NULL for non_differentiable and not_implemented */
+    bool not_implemented; /* not_implemented("reason") */
+    char *reason;      /* its reason */
+    int group;         /* formulas of one key ("input, weight: f") share it */
+    int group_index;   /* position of input in its key */
+    int group_size;    /* names in its key */
     gen_loc loc;       /* of the expression's first character */
     gen_loc key_loc;   /* of the input key */
     bool has_error;
@@ -178,6 +215,11 @@ typedef struct gen_deriv {
     gen_op *op;        /* borrowed */
     gen_formula *formulas; /* in signature order after resolution */
     int n_formulas;
+    int n_groups;
+    bool has_output_diff;  /* output_differentiability was given */
+    bool *output_diff;     /* one per return */
+    int n_output_diff;
+    gen_loc output_diff_loc;
     int n_edges;
     gen_save *saves;
     int n_saves;
@@ -196,6 +238,9 @@ typedef struct gen_model {
 /* yaml_load.c: loads both files into model; reports located errors. */
 void gen_load_native(const char *path, gen_model *model);
 void gen_load_derivatives(const char *path, gen_model *model);
+/* The same from memory (text need not be NUL-terminated). */
+void gen_load_native_text(const char *text, size_t len, gen_model *model);
+void gen_load_derivatives_text(const char *text, size_t len, gen_model *model);
 /* Resolves names, C names, derivative entries and edges (after loading). */
 void gen_model_resolve(gen_model *model);
 void gen_model_free(gen_model *model);
@@ -208,14 +253,39 @@ void gen_analyse(gen_model *model);
 
 /* kernels.c: checks dispatch and composite names against the kernel
  * headers under runtime_dir with libclang. */
-void gen_check_kernels(const gen_model *model, const char *runtime_dir);
+void gen_check_kernels(const gen_model *model, const char *runtime_dir,
+                       const char *const *include_dirs, int n_include_dirs);
+
+/* Output is split by op family so that editing one op recompiles one or
+ * two files, not the library: api/<family>.c (the yg_<op> wrappers),
+ * nodes/<family>.{h,c} (backward nodes) and kernels/<family>.c (generated
+ * CPU loops, pointwise families only).  The set is fixed so that the build
+ * knows every output before gen runs; a family without ops still gets its
+ * (nearly empty) files. */
+typedef enum gen_family {
+    GEN_FAM_POINTWISE_UNARY,   /* pointwise, one Tensor input */
+    GEN_FAM_POINTWISE_BINARY,  /* pointwise, two Tensor inputs */
+    GEN_FAM_POINTWISE_TERNARY, /* pointwise, three or four Tensor inputs */
+    GEN_FAM_POINTWISE_BACKWARD, /* pointwise gradient helpers (name ends in _backward) */
+    GEN_FAM_REDUCTION,         /* tagged reduction */
+    GEN_FAM_VIEW,              /* tagged view */
+    GEN_FAM_COMPOSITE,         /* no dispatch, no pointwise */
+    GEN_FAM_OTHER,             /* every other kernel op */
+    GEN_FAM_COUNT_
+} gen_family;
+
+gen_family gen_op_family(const gen_op *op);
+/* The kernels/ file of a pointwise op: gradient helpers, else by its
+ * number of Tensor inputs. */
+gen_family gen_pointwise_family(const gen_op *op);
+const char *gen_family_name(gen_family family); /* "pointwise_unary" */
 
 /* emit_*.c: each returns the full text of one generated file. */
 char *gen_emit_ops_h(const gen_model *model);
-char *gen_emit_ops_c(const gen_model *model);
-char *gen_emit_nodes_h(const gen_model *model);
-char *gen_emit_nodes_c(const gen_model *model);
-char *gen_emit_pointwise_c(const gen_model *model);
+char *gen_emit_api_c(const gen_model *model, gen_family family);
+char *gen_emit_nodes_h(const gen_model *model, gen_family family);
+char *gen_emit_nodes_c(const gen_model *model, gen_family family);
+char *gen_emit_pointwise_c(const gen_model *model, gen_family family);
 char *gen_emit_generated_int_h(const gen_model *model);
 char *gen_emit_registry_c(const gen_model *model);
 
@@ -237,10 +307,20 @@ void gen_params_free(gen_params *params);
  * one-line form exceeds 100 columns; with comments when with_comments. */
 void gen_emit_call_decl(gen_sb *sb, const char *prefix, const gen_params *params,
                         bool with_comments, const char *suffix);
-/* The argument names of op in C order, for forwarding a call. */
-void gen_emit_forward_args(gen_sb *sb, const gen_op *op, const char *out_name);
-/* "/<star> mul(Tensor self, ...) -> Tensor  [specs/native_functions.yaml:25] <star>/" */
+/* The C name of return i: "out", "out_<name>" or "out<i>".  Caller frees. */
+char *gen_return_cname(const gen_op *op, int i);
+/* Whether a maps to two C parameters (items and <name>_len). */
+bool gen_arg_has_len(const gen_arg *a);
+/* Emits indent + head + the argument names of op in C order + tail, with
+ * out_name (or the op's own out-parameters when NULL) last; wrapped one
+ * argument per line past 100 columns. */
+void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, const gen_op *op,
+                           const char *out_name, const char *tail);
+/* "/<star> mul(Tensor self, ...) -> Tensor  [specs/native_functions.yaml:25] <star>/"; with
+ * loc.file NULL, the schema only (headers: a line shift in the YAML must
+ * not change them, or every file including them would recompile). */
 void gen_emit_schema_comment(gen_sb *sb, const char *indent, const char *schema, gen_loc loc);
+void gen_emit_schema_only(gen_sb *sb, const char *indent, const char *schema);
 /* Emits indent + head + args joined by ", " + tail + "\n", or, past 100
  * columns, one argument per line aligned after head. */
 void gen_emit_wrapped(gen_sb *sb, const char *indent, const char *head, const char *const *args,

@@ -17,7 +17,11 @@
 
 typedef struct decl {
     char *name;
-    char *type; /* canonical function type spelling */
+    char *type;     /* canonical function type spelling */
+    int n_params;
+    char **params;  /* each parameter's type as written (typedef names kept) */
+    char **canon;   /* each parameter's canonical type */
+    char *result;   /* the result type as written */
 } decl;
 
 typedef struct decls {
@@ -35,8 +39,26 @@ static enum CXChildVisitResult collect_decl(CXCursor c, CXCursor parent, CXClien
     CXString name = clang_getCursorSpelling(c);
     CXString type = clang_getTypeSpelling(clang_getCanonicalType(clang_getCursorType(c)));
     ds->v = gen_xrealloc(ds->v, (size_t)(ds->n + 1) * sizeof(decl));
-    ds->v[ds->n].name = gen_xstrdup(clang_getCString(name));
-    ds->v[ds->n].type = gen_xstrdup(clang_getCString(type));
+    decl *d = &ds->v[ds->n];
+    CXType ft = clang_getCursorType(c);
+    d->name = gen_xstrdup(clang_getCString(name));
+    d->type = gen_xstrdup(clang_getCString(type));
+    int n = clang_getNumArgTypes(ft);
+    d->n_params = n < 0 ? 0 : n;
+    d->params = gen_xcalloc((size_t)d->n_params, sizeof(char *));
+    d->canon = gen_xcalloc((size_t)d->n_params, sizeof(char *));
+    for (int i = 0; i < d->n_params; i++) {
+        CXType at = clang_getArgType(ft, (unsigned)i);
+        CXString a = clang_getTypeSpelling(at);
+        CXString ac = clang_getTypeSpelling(clang_getCanonicalType(at));
+        d->params[i] = gen_xstrdup(clang_getCString(a));
+        d->canon[i] = gen_xstrdup(clang_getCString(ac));
+        clang_disposeString(a);
+        clang_disposeString(ac);
+    }
+    CXString rs = clang_getTypeSpelling(clang_getResultType(ft));
+    d->result = gen_xstrdup(clang_getCString(rs));
+    clang_disposeString(rs);
     ds->n++;
     clang_disposeString(name);
     clang_disposeString(type);
@@ -54,15 +76,24 @@ static const decl *find_decl(const decls *ds, const char *name)
 /* Parses the kernel headers, plus one declaration per op of the type its
  * YAML implies (yg__expected_<i>), so clang spells both the same way:
  * comparing canonical type spellings is then a signature check. */
-static void parse_kernel_headers(const char *runtime_dir, decls *ds, const gen_model *model,
+static void parse_kernel_headers(const char *runtime_dir, const char *const *include_dirs,
+                                 int n_include_dirs, decls *ds, const gen_model *model,
                                  char ***expected_canon)
 {
     CXIndex index = clang_createIndex(0, 0);
     gen_sb src = {0};
     char *inc1 = gen_xprintf("-I%s", runtime_dir);
     char *inc2 = gen_xprintf("-I%s/include", runtime_dir);
-    const char *args[] = {"-std=c11", "-D_GNU_SOURCE", inc1, inc2};
+    const char *args[4 + 16] = {"-std=c11", "-D_GNU_SOURCE", inc1, inc2};
+    char *extra[16];
+    int n_args = 4;
     CXTranslationUnit tu = NULL;
+    bool header_errors = false;
+
+    for (int i = 0; i < n_include_dirs && i < 16; i++) {
+        extra[i] = gen_xprintf("-I%s", include_dirs[i]);
+        args[n_args++] = extra[i];
+    }
 
     gen_sb_puts(&src, "#include \"cpu/cpu.h\"\n#include \"composite/composite.h\"\n");
     for (int i = 0; i < model->n_ops; i++) {
@@ -78,8 +109,9 @@ static void parse_kernel_headers(const char *runtime_dir, decls *ds, const gen_m
     }
     struct CXUnsavedFile file = {
         .Filename = "yagrad-gen-kernels.c", .Contents = src.buf, .Length = src.len};
-    enum CXErrorCode rc = clang_parseTranslationUnit2(index, "yagrad-gen-kernels.c", args, 4,
-                                                      &file, 1, CXTranslationUnit_KeepGoing, &tu);
+    enum CXErrorCode rc = clang_parseTranslationUnit2(index, "yagrad-gen-kernels.c", args,
+                                                      n_args, &file, 1,
+                                                      CXTranslationUnit_KeepGoing, &tu);
     if (rc != CXError_Success || tu == NULL) {
         gen_error((gen_loc){0}, "libclang could not parse the kernel headers under %s",
                   runtime_dir);
@@ -87,12 +119,31 @@ static void parse_kernel_headers(const char *runtime_dir, decls *ds, const gen_m
     }
     for (unsigned i = 0; i < clang_getNumDiagnostics(tu); i++) {
         CXDiagnostic d = clang_getDiagnostic(tu, i);
-        if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
-            CXString s = clang_formatDiagnostic(d, clang_defaultDiagnosticDisplayOptions());
-            gen_error((gen_loc){0}, "in the kernel headers: %s", clang_getCString(s));
-            clang_disposeString(s);
+        /* The first error only: the rest usually follow from it. */
+        if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error && !header_errors) {
+            CXFile f = NULL;
+            unsigned line = 0, col = 0;
+            clang_getSpellingLocation(clang_getDiagnosticLocation(d), &f, &line, &col, NULL);
+            CXString fname = clang_getFileName(f);
+            CXString msg = clang_getDiagnosticSpelling(d);
+            const char *path = clang_getCString(fname) != NULL ? clang_getCString(fname) : "?";
+            size_t n = strlen(runtime_dir);
+            /* "runtime/cpu/cpu.h", whatever directory gen was given. */
+            bool inside = strncmp(path, runtime_dir, n) == 0 && path[n] == '/';
+            gen_error((gen_loc){0},
+                      "the kernel headers do not compile, so the dispatch kernels cannot be "
+                      "checked: %s%s:%u:%u: %s",
+                      inside ? "runtime" : "", inside ? path + n : path, line, col,
+                      clang_getCString(msg));
+            clang_disposeString(msg);
+            clang_disposeString(fname);
+            header_errors = true;
         }
         clang_disposeDiagnostic(d);
+    }
+    if (header_errors) {
+        clang_disposeTranslationUnit(tu);
+        goto out;
     }
     clang_visitChildren(clang_getTranslationUnitCursor(tu), collect_decl, ds);
     *expected_canon = gen_xcalloc((size_t)model->n_ops, sizeof(char *));
@@ -108,31 +159,101 @@ out:
     gen_sb_free(&src);
     free(inc1);
     free(inc2);
+    for (int i = 0; i < n_include_dirs && i < 16; i++)
+        free(extra[i]);
     clang_disposeIndex(index);
 }
 
-/* Lists the declarations whose names share the op's prefix, for the error. */
-static char *candidates(const decls *ds, const char *prefix)
+/* Edit distance of a and b (both short C names). */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t *row = gen_xcalloc(lb + 1, sizeof(size_t));
+
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    size_t d = row[lb];
+    free(row);
+    return d;
+}
+
+/* The (up to 4) declarations with prefix whose names are nearest to want,
+ * nearest first (ties in declaration order). */
+static char *candidates(const decls *ds, const char *prefix, const char *want)
 {
     gen_sb sb = {0};
+    int picked[4];
     int n = 0;
 
-    for (int i = 0; i < ds->n; i++) {
-        if (strncmp(ds->v[i].name, prefix, strlen(prefix)) != 0)
-            continue;
-        gen_sb_printf(&sb, "%s%s", n++ > 0 ? ", " : "", ds->v[i].name);
+    while (n < 4) {
+        int best = -1;
+        size_t best_d = 0;
+        for (int i = 0; i < ds->n; i++) {
+            bool taken = false;
+            for (int k = 0; k < n; k++)
+                taken |= picked[k] == i;
+            if (taken || strncmp(ds->v[i].name, prefix, strlen(prefix)) != 0)
+                continue;
+            size_t d = distance(ds->v[i].name, want);
+            if (best < 0 || d < best_d) {
+                best = i;
+                best_d = d;
+            }
+        }
+        if (best < 0)
+            break;
+        picked[n] = best;
+        gen_sb_printf(&sb, "%s%s", n > 0 ? ", " : "", ds->v[best].name);
+        n++;
     }
     if (n == 0)
         gen_sb_puts(&sb, "(none)");
     return gen_sb_take(&sb);
 }
 
-void gen_check_kernels(const gen_model *model, const char *runtime_dir)
+/* Says how the declaration d differs from the one the YAML implies. */
+static void report_mismatch(const gen_op *op, gen_loc loc, const decl *d, const decl *e)
+{
+    if (d->n_params != e->n_params) {
+        gen_error_in(op->full_name, loc,
+                     "%s takes %d parameters but the YAML implies %d: %s %s(%s%s)", d->name,
+                     d->n_params, e->n_params, e->result, d->name,
+                     e->n_params > 0 ? e->params[0] : "void", e->n_params > 1 ? ", ..." : "");
+        return;
+    }
+    for (int i = 0; i < d->n_params; i++) {
+        if (strcmp(d->canon[i], e->canon[i]) != 0) {
+            gen_error_in(op->full_name, loc,
+                         "%s: parameter %d is '%s' but the YAML implies '%s'", d->name, i + 1,
+                         d->params[i], e->params[i]);
+            return;
+        }
+    }
+    gen_error_in(op->full_name, loc, "%s returns '%s' but the YAML implies '%s'", d->name,
+                 d->result, e->result);
+}
+
+void gen_check_kernels(const gen_model *model, const char *runtime_dir,
+                       const char *const *include_dirs, int n_include_dirs)
 {
     decls ds = {0};
     char **canon = NULL;
 
-    parse_kernel_headers(runtime_dir, &ds, model, &canon);
+    parse_kernel_headers(runtime_dir, include_dirs, n_include_dirs, &ds, model, &canon);
     if (canon == NULL)
         goto out;
     for (int i = 0; i < model->n_ops; i++) {
@@ -158,12 +279,15 @@ void gen_check_kernels(const gen_model *model, const char *runtime_dir)
         }
         const decl *d = find_decl(&ds, want);
         if (d == NULL) {
-            char *list = candidates(&ds, prefix);
-            gen_error(loc, "%s is not declared in %s; declared there: %s", want, header, list);
+            char *list = candidates(&ds, prefix, want);
+            gen_error_in(op->full_name, loc,
+                         "%s is not declared in %s; the nearest declared there: %s", want,
+                         header, list);
             free(list);
         } else if (strcmp(d->type, canon[i]) != 0) {
-            gen_error(loc, "%s is declared as '%s' but '%s' implies '%s'", want, d->type,
-                      op->full_name, canon[i]);
+            char *name = gen_xprintf("yg__expected_%d", i);
+            report_mismatch(op, loc, d, find_decl(&ds, name));
+            free(name);
         }
         free(want);
     }
@@ -171,6 +295,13 @@ out:
     for (int i = 0; i < ds.n; i++) {
         free(ds.v[i].name);
         free(ds.v[i].type);
+        for (int j = 0; j < ds.v[i].n_params; j++) {
+            free(ds.v[i].params[j]);
+            free(ds.v[i].canon[j]);
+        }
+        free(ds.v[i].params);
+        free(ds.v[i].canon);
+        free(ds.v[i].result);
     }
     free(ds.v);
     if (canon != NULL)

@@ -1,44 +1,114 @@
 /*
  * main.c - the driver of yagrad-gen:
- *   yagrad-gen [--runtime RUNTIME_DIR] SPECS_DIR OUT_DIR
+ *   yagrad-gen [--runtime RUNTIME_DIR [--include DIR]...] SPECS_DIR OUT_DIR
  * loads SPECS_DIR/native_functions.yaml and SPECS_DIR/derivatives.yaml,
  * checks and analyses them, and writes the generated sources into OUT_DIR.
+ * With --runtime, the dispatch kernels and composite implementations are
+ * checked against RUNTIME_DIR/cpu/cpu.h and RUNTIME_DIR/composite/
+ * composite.h (--include adds include directories for those headers).
+ * OUT_DIR belongs to gen: .c/.h files there that it did not write are
+ * removed, so an old layout never lingers.
  *
  * Nothing is written unless the whole run is free of errors, so a broken
  * spec never leaves a half-updated generated/ behind; and a file is only
  * rewritten when its text changed.  The output depends only on the specs
  * (and gen itself): no timestamps, no absolute paths, YAML order.
  */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
 
-typedef char *(*emit_fn)(const gen_model *model);
+typedef struct outputs {
+    char **paths;
+    int n;
+} outputs;
 
-static const struct {
-    const char *path;
-    emit_fn emit;
-} outputs[] = {
-    {"include/yagrad/ops.h", gen_emit_ops_h},
-    {"generated_int.h", gen_emit_generated_int_h},
-    {"autograd_nodes.h", gen_emit_nodes_h},
-    {"ops.c", gen_emit_ops_c},
-    {"autograd_nodes.c", gen_emit_nodes_c},
-    {"cpu_pointwise.c", gen_emit_pointwise_c},
-    {"registry.c", gen_emit_registry_c},
-};
+static void emit(outputs *o, const char *out_dir, const char *path, char *text)
+{
+    gen_write_if_changed(out_dir, path, text);
+    free(text);
+    o->paths = gen_xrealloc(o->paths, (size_t)(o->n + 1) * sizeof(char *));
+    o->paths[o->n++] = gen_xstrdup(path);
+}
+
+/* nftw has no user pointer: the walk below is the only user of these. */
+static const outputs *walk_outputs;
+static size_t walk_prefix;
+
+static int remove_stale(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    size_t n = strlen(path);
+
+    (void)sb;
+    (void)ftw;
+    if (flag != FTW_F || n < 2 || path[n - 2] != '.' || (path[n - 1] != 'c' && path[n - 1] != 'h'))
+        return 0;
+    for (int i = 0; i < walk_outputs->n; i++)
+        if (strcmp(path + walk_prefix, walk_outputs->paths[i]) == 0)
+            return 0;
+    if (remove(path) != 0)
+        gen_error((gen_loc){0}, "cannot remove the stale output %s", path);
+    return 0;
+}
+
+/* Removes .c/.h files under out_dir that this run did not write (outputs
+ * of an older layout), so the build tree and generated/ hold exactly
+ * gen's current output. */
+static void remove_stale_outputs(const outputs *o, const char *out_dir)
+{
+    walk_outputs = o;
+    walk_prefix = strlen(out_dir) + 1;
+    nftw(out_dir, remove_stale, 16, FTW_PHYS);
+}
+
+/* Writes every output file into out_dir (see gen_family in gen.h for the
+ * split).  The list must match YG_GEN_FILES in the top-level CMakeLists.txt. */
+static void write_outputs(const gen_model *model, const char *out_dir)
+{
+    outputs o = {0};
+
+    emit(&o, out_dir, "include/yagrad/ops.h", gen_emit_ops_h(model));
+    emit(&o, out_dir, "generated_int.h", gen_emit_generated_int_h(model));
+    emit(&o, out_dir, "registry.c", gen_emit_registry_c(model));
+    for (int f = 0; f < GEN_FAM_COUNT_; f++) {
+        const char *name = gen_family_name((gen_family)f);
+        char *path = gen_xprintf("api/%s.c", name);
+        emit(&o, out_dir, path, gen_emit_api_c(model, (gen_family)f));
+        free(path);
+        path = gen_xprintf("nodes/%s.h", name);
+        emit(&o, out_dir, path, gen_emit_nodes_h(model, (gen_family)f));
+        free(path);
+        path = gen_xprintf("nodes/%s.c", name);
+        emit(&o, out_dir, path, gen_emit_nodes_c(model, (gen_family)f));
+        free(path);
+        if (f > GEN_FAM_POINTWISE_BACKWARD)
+            continue;
+        path = gen_xprintf("kernels/%s.c", name);
+        emit(&o, out_dir, path, gen_emit_pointwise_c(model, (gen_family)f));
+        free(path);
+    }
+    if (gen_error_count() == 0)
+        remove_stale_outputs(&o, out_dir);
+    for (int i = 0; i < o.n; i++)
+        free(o.paths[i]);
+    free(o.paths);
+}
 
 static int usage(void)
 {
-    fputs("usage: yagrad-gen [--runtime RUNTIME_DIR] SPECS_DIR OUT_DIR\n", stderr);
+    fputs("usage: yagrad-gen [--runtime RUNTIME_DIR [--include DIR]...] SPECS_DIR OUT_DIR\n",
+          stderr);
     return 2;
 }
 
 int main(int argc, char **argv)
 {
     const char *runtime_dir = NULL;
+    const char *includes[16];
+    int n_includes = 0;
     const char *positional[2];
     int n_positional = 0;
     gen_model model = {0};
@@ -47,6 +117,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc)
             runtime_dir = argv[++i];
+        else if (strcmp(argv[i], "--include") == 0 && i + 1 < argc && n_includes < 16)
+            includes[n_includes++] = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return usage();
         else if (n_positional < 2)
@@ -66,14 +138,10 @@ int main(int argc, char **argv)
     gen_model_resolve(&model);
     gen_analyse(&model);
     if (runtime_dir != NULL)
-        gen_check_kernels(&model, runtime_dir);
+        gen_check_kernels(&model, runtime_dir, includes, n_includes);
     if (gen_error_count() > 0)
         goto out;
-    for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
-        char *text = outputs[i].emit(&model);
-        gen_write_if_changed(positional[1], outputs[i].path, text);
-        free(text);
-    }
+    write_outputs(&model, positional[1]);
     if (gen_error_count() == 0)
         rc = 0;
 out:

@@ -44,6 +44,15 @@ static bool op_is_inplace(const gen_op *op)
 
 static const char *const reserved_cnames[] = {"sizes", "numel", "size", "dim"};
 
+/* The YAML location of byte offset pos of op's func string. */
+static gen_loc func_at(const gen_op *op, int pos)
+{
+    gen_loc loc = op->func_loc;
+
+    loc.col += pos;
+    return loc;
+}
+
 static void check_pointwise(gen_op *op)
 {
     int n_tensors = 0;
@@ -54,28 +63,138 @@ static void check_pointwise(gen_op *op)
             n_tensors++;
             continue;
         }
-        if (a->type == GEN_T_SCALAR || a->type == GEN_T_FLOAT)
+        if ((a->type == GEN_T_SCALAR || a->type == GEN_T_FLOAT) && !a->nullable)
             continue;
-        gen_error(op->func_loc,
-                  "pointwise op '%s': argument '%s' has type %s; pointwise ops take only "
-                  "Tensor, Scalar and float arguments",
-                  op->full_name, a->name, gen_type_name(a));
+        gen_error_in(op->full_name, func_at(op, a->pos),
+                     "argument '%s' has type %s; pointwise ops take only Tensor, Scalar and "
+                     "float arguments",
+                     a->name, gen_type_name(a));
         op->valid = false;
     }
     if (n_tensors == 0 || n_tensors > 4) {
-        gen_error(op->func_loc, "pointwise op '%s' must take 1 to 4 Tensor arguments, not %d",
-                  op->full_name, n_tensors);
+        gen_error_in(op->full_name, op->func_loc,
+                     "a pointwise op must take 1 to 4 Tensor arguments, not %d", n_tensors);
         op->valid = false;
     }
     if (op->schema.n_returns != 1) {
-        gen_error(op->func_loc, "pointwise op '%s' must return one Tensor", op->full_name);
+        gen_error_in(op->full_name, func_at(op, op->schema.returns_pos),
+                     "a pointwise op must return one Tensor");
         op->valid = false;
     }
-    if (op_is_inplace(op) && op->schema.n_args > 0 &&
-        !(op->schema.args[0].type == GEN_T_TENSOR && op->schema.args[0].mutable_)) {
-        gen_error(op->func_loc, "in-place op '%s' must take Tensor(a!) as its first argument",
-                  op->full_name);
-        op->valid = false;
+}
+
+/* The argument whose alias annotation is alias, or NULL. */
+static const gen_arg *alias_arg(const gen_op *op, const char *alias)
+{
+    for (int i = 0; i < op->schema.n_args; i++)
+        if (op->schema.args[i].alias != NULL && strcmp(op->schema.args[i].alias, alias) == 0)
+            return &op->schema.args[i];
+    return NULL;
+}
+
+/* Derives the op's form from its alias annotations and checks it against
+ * the naming rules: an in-place op ends in '_', takes Tensor(a!) self
+ * first and returns it; an out variant writes keyword-only arguments; a
+ * view returns Tensor(a) of a Tensor(a) argument. */
+static void check_form(gen_op *op)
+{
+    const gen_schema *s = &op->schema;
+    const gen_arg *written = NULL;
+    bool returns_view = false;
+    bool alias_error = false;
+
+    for (int i = 0; i < s->n_args; i++) {
+        const gen_arg *a = &s->args[i];
+        for (int j = 0; j < i && a->alias != NULL; j++) {
+            if (s->args[j].alias != NULL && strcmp(s->args[j].alias, a->alias) == 0) {
+                gen_error_in(op->full_name, func_at(op, a->pos),
+                             "alias '%s' of argument '%s' is already used by argument '%s'",
+                             a->alias, a->name, s->args[j].name);
+                op->valid = false;
+            }
+        }
+        if (a->mutable_ && written == NULL)
+            written = a;
+    }
+    for (int i = 0; i < s->n_returns; i++) {
+        const gen_return *r = &s->returns[i];
+        if (r->alias == NULL)
+            continue;
+        const gen_arg *a = alias_arg(op, r->alias);
+        if (a == NULL) {
+            gen_error_in(op->full_name, func_at(op, r->pos),
+                         "return alias '%s' matches no argument (annotate the argument it "
+                         "aliases as Tensor(%s) or Tensor(%s!))",
+                         r->alias, r->alias, r->alias);
+            op->valid = false;
+        } else if (a->mutable_ != r->mutable_) {
+            gen_error_in(op->full_name, func_at(op, r->pos),
+                         "the return is annotated (%s%s) but argument '%s' is (%s%s); both "
+                         "must agree",
+                         r->alias, r->mutable_ ? "!" : "", a->name, a->alias,
+                         a->mutable_ ? "!" : "");
+            op->valid = false;
+            alias_error = true;
+        } else if (!r->mutable_) {
+            returns_view = true;
+        }
+    }
+    if (op_is_inplace(op)) {
+        op->form = GEN_FORM_INPLACE;
+        if (s->n_args == 0 || !s->args[0].mutable_ || s->args[0].type != GEN_T_TENSOR) {
+            gen_error_in(op->full_name, s->n_args > 0 ? func_at(op, s->args[0].pos) : op->func_loc,
+                         "an in-place op (its name ends in '_') must take its first argument "
+                         "as Tensor(a!) self");
+            op->valid = false;
+        } else if (!alias_error &&
+                   (s->n_returns != 1 || s->returns[0].alias == NULL ||
+                    strcmp(s->returns[0].alias, s->args[0].alias) != 0 ||
+                    !s->returns[0].mutable_)) {
+            gen_error_in(op->full_name, func_at(op, s->returns_pos),
+                         "an in-place op must return its first argument: '-> Tensor(%s!)'",
+                         s->args[0].alias);
+            op->valid = false;
+        }
+    } else if (written != NULL) {
+        op->form = GEN_FORM_OUT;
+        if (!written->kwarg_only) {
+            gen_error_in(op->full_name, func_at(op, written->pos),
+                         "writes its argument '%s' (Tensor(%s!)) but is not in-place: name "
+                         "it '%s_' to modify '%s' in place, or make '%s' keyword-only (after "
+                         "'*') for an out variant",
+                         written->name, written->alias, s->name, written->name,
+                      written->name);
+            op->valid = false;
+        }
+    } else if (returns_view) {
+        op->form = GEN_FORM_VIEW;
+    } else {
+        op->form = GEN_FORM_FUNCTIONAL;
+    }
+}
+
+static const char *const known_tags[] = {"pointwise", "broadcast", "reduction", "view", "opaque"};
+
+static void check_tags(gen_op *op)
+{
+    for (int i = 0; i < op->n_tags; i++) {
+        bool known = false;
+        for (size_t k = 0; k < sizeof(known_tags) / sizeof(known_tags[0]); k++)
+            known |= strcmp(op->tags[i], known_tags[k]) == 0;
+        if (!known) {
+            gen_error_in(op->full_name, op->tag_locs[i],
+                         "unknown tag '%s' (expected pointwise, broadcast, reduction, view or "
+                         "opaque)",
+                         op->tags[i]);
+        } else if (strcmp(op->tags[i], "view") == 0 && op->form != GEN_FORM_VIEW) {
+            gen_error_in(op->full_name, op->tag_locs[i],
+                         "tagged 'view' but returns no view (a view returns Tensor(a) of a "
+                         "Tensor(a) argument)");
+        }
+        for (int j = 0; j < i; j++)
+            if (strcmp(op->tags[i], op->tags[j]) == 0)
+                gen_error_in(op->full_name, op->tag_locs[i], "tag '%s' is given twice",
+                             op->tags[i]);
     }
 }
 
@@ -93,41 +212,55 @@ static void resolve_op(gen_model *model, int index)
     op->display = gen_xstrdup(op->schema.name);
     for (size_t i = 0; i < sizeof(reserved_cnames) / sizeof(reserved_cnames[0]); i++) {
         if (strcmp(op->cname, reserved_cnames[i]) == 0) {
-            gen_error(op->func_loc, "op name '%s' is reserved for the formula helper %s()",
-                      op->cname, op->cname);
+            gen_error_in(op->full_name, op->func_loc,
+                         "the name '%s' is reserved for the formula helper %s()", op->cname,
+                         op->cname);
             op->valid = false;
         }
     }
     for (int j = 0; j < index; j++) {
         const gen_op *other = &model->ops[j];
-        if (other->cname != NULL && strcmp(other->cname, op->cname) == 0) {
-            gen_error(op->func_loc, "op '%s' has the C name yg_%s of the op on line %d",
-                      op->full_name, op->cname, other->loc.line);
+        if (other->full_name != NULL && strcmp(other->full_name, op->full_name) == 0) {
+            gen_error_in(op->full_name, op->func_loc,
+                         "duplicate op (first declared on line %d); give one of them another "
+                         "overload name",
+                         other->loc.line);
             op->valid = false;
+            break;
+        }
+        if (other->cname != NULL && strcmp(other->cname, op->cname) == 0) {
+            gen_error_in(op->full_name, op->func_loc,
+                         "its C name yg_%s is that of '%s' on line %d; rename one of them",
+                         op->cname, other->full_name, other->loc.line);
+            op->valid = false;
+            break;
         }
     }
+    check_form(op);
     if (op->pointwise != NULL && (op->cpu_kernel != NULL || op->cuda_kernel != NULL)) {
-        gen_error(op->pointwise_loc, "op '%s' has both 'pointwise' and 'dispatch'",
-                  op->full_name);
+        gen_error_in(op->full_name, op->pointwise_loc,
+                     "has both 'pointwise' and 'dispatch'; keep one");
         op->valid = false;
     }
     bool has_tensor = false;
     for (int i = 0; i < op->schema.n_args; i++)
-        has_tensor |= op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable;
+        has_tensor |= (op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable) ||
+                      op->schema.args[i].type == GEN_T_TENSOR_LIST;
     if (op->pointwise != NULL) {
         op->kind = GEN_OP_POINTWISE;
         check_pointwise(op);
     } else if (op->cpu_kernel != NULL || op->cuda_kernel != NULL) {
         op->kind = GEN_OP_KERNEL;
         if (!has_tensor) {
-            gen_error(op->func_loc,
-                      "op '%s' dispatches by device and needs a non-nullable Tensor argument",
-                      op->full_name);
+            gen_error_in(op->full_name, op->func_loc,
+                         "a kernel op dispatches on the device of a Tensor or Tensor[] argument "
+                         "and has none");
             op->valid = false;
         }
     } else {
         op->kind = GEN_OP_COMPOSITE;
     }
+    check_tags(op);
 }
 
 static gen_op *find_op_by_func(gen_model *model, const char *func)
@@ -157,42 +290,77 @@ static bool resolve_formulas(gen_deriv *d)
 {
     gen_op *op = d->op;
     bool ok = true;
+    bool nondiff_output = false;
 
+    if (d->has_output_diff && d->n_output_diff != op->schema.n_returns) {
+        gen_error_in(op->full_name, d->output_diff_loc,
+                     "'output_differentiability' has %d entries but the op returns %d",
+                     d->n_output_diff, op->schema.n_returns);
+        ok = false;
+    } else if (d->has_output_diff) {
+        nondiff_output = !d->output_diff[0];
+    }
     for (int i = 0; i < d->n_formulas; i++) {
         gen_formula *f = &d->formulas[i];
         for (int j = 0; j < op->schema.n_args; j++)
             if (strcmp(op->schema.args[j].name, f->input) == 0)
                 f->arg_index = j;
         if (f->arg_index < 0) {
-            gen_error(f->key_loc,
-                      "unknown key '%s': '%s' has no argument of that name (keys are 'name' "
-                      "and Tensor argument names)",
-                      f->input, op->full_name);
+            gen_error_in(op->full_name, f->key_loc,
+                         "unknown key '%s': no argument has that name (keys are 'name', "
+                         "'output_differentiability' and Tensor argument names)",
+                         f->input);
             ok = false;
         } else if (op->schema.args[f->arg_index].type != GEN_T_TENSOR) {
-            gen_error(f->key_loc, "argument '%s' of '%s' is a %s, not a Tensor; only Tensor "
-                      "arguments have gradients",
-                      f->input, op->full_name, gen_type_name(&op->schema.args[f->arg_index]));
+            gen_error_in(op->full_name, f->key_loc,
+                         "argument '%s' is a %s, not a Tensor; only Tensor arguments have "
+                         "gradients",
+                         f->input, gen_type_name(&op->schema.args[f->arg_index]));
+            ok = false;
+        } else {
+            for (int k = 0; k < i; k++) {
+                if (d->formulas[k].arg_index == f->arg_index) {
+                    gen_error_in(op->full_name, f->key_loc,
+                                 "argument '%s' already has a formula (line %d)", f->input,
+                                 d->formulas[k].key_loc.line);
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if (f->group_size > 1 && f->group_index == 0) {
+            gen_error_in(op->full_name, f->key_loc,
+                         "a formula shared by %d inputs (a tuple of gradients with "
+                         "grad_input_mask) is not supported by the code generator yet; give "
+                         "each input its own formula",
+                         f->group_size);
             ok = false;
         }
+        if (!nondiff_output || f->expr == NULL)
+            continue;
+        gen_error_in(op->full_name, f->loc,
+                     "the output is not differentiable (output_differentiability: [False]), so "
+                     "this formula would never run; write 'non_differentiable'");
+        ok = false;
     }
     for (int j = 0; j < op->schema.n_args; j++) {
         const gen_arg *a = &op->schema.args[j];
         if (strcmp(a->name, "grad") == 0 || strcmp(a->name, "result") == 0) {
-            gen_error(d->name_loc, "argument '%s' of '%s' clashes with the formula variable '%s'",
-                      a->name, op->full_name, a->name);
+            gen_error_in(op->full_name, d->name_loc,
+                         "argument '%s' clashes with the formula variable '%s'", a->name,
+                         a->name);
             ok = false;
         }
-        if (a->type != GEN_T_TENSOR)
+        if (a->type != GEN_T_TENSOR || nondiff_output)
             continue;
         bool found = false;
         for (int i = 0; i < d->n_formulas; i++)
             found |= d->formulas[i].arg_index == j;
         if (!found) {
-            gen_error(d->name_loc,
-                      "no formula for Tensor argument '%s' of '%s' (write '%s: "
-                      "non_differentiable' if it has no gradient)",
-                      a->name, op->full_name, a->name);
+            gen_error_in(op->full_name, d->name_loc,
+                         "no formula for Tensor argument '%s' (write '%s: non_differentiable' "
+                         "if it has no gradient)",
+                         a->name, a->name);
             ok = false;
         }
     }
@@ -207,14 +375,15 @@ static bool resolve_formulas(gen_deriv *d)
             if (d->formulas[i].arg_index != j)
                 continue;
             sorted[n] = d->formulas[i];
-            sorted[n].edge = sorted[n].expr != NULL ? d->n_edges++ : -1;
+            bool has_edge = sorted[n].expr != NULL || sorted[n].not_implemented;
+            sorted[n].edge = has_edge ? d->n_edges++ : -1;
             n++;
         }
     }
     free(d->formulas);
     d->formulas = sorted;
     if (d->n_edges > 64) {
-        gen_error(d->name_loc, "'%s' has more than 64 differentiable inputs", op->full_name);
+        gen_error_in(op->full_name, d->name_loc, "more than 64 differentiable inputs");
         return false;
     }
     return true;
@@ -229,30 +398,38 @@ static void resolve_deriv(gen_model *model, int index)
     gen_op *op = find_op_by_func(model, d->name_text);
     if (op == NULL) {
         gen_op *near = find_op_by_prefix(model, d->name_text);
+        size_t n = strcspn(d->name_text, "( ");
+        char *entry = n > 0 ? gen_xstrndup(d->name_text, n) : NULL;
         if (near != NULL)
-            gen_error(d->name_loc,
-                      "'name' must repeat the op's func exactly; did you mean '%s' "
-                      "(" GEN_NATIVE_FILE ":%d)?",
-                      near->func, near->loc.line);
+            gen_error_in(entry, d->name_loc,
+                         "'name' must repeat the op's func exactly; did you mean '%s' "
+                         "(" GEN_NATIVE_FILE ":%d)?",
+                         near->func, near->loc.line);
         else
-            gen_error(d->name_loc, "no op in " GEN_NATIVE_FILE " has the signature '%s'",
-                      d->name_text);
+            gen_error_in(entry, d->name_loc,
+                         "no op in " GEN_NATIVE_FILE " has the signature '%s'", d->name_text);
+        free(entry);
         return;
     }
     if (!op->valid)
         return;
     if (op->deriv != NULL) {
-        gen_error(d->name_loc, "second derivative entry for '%s' (the first is on line %d)",
-                  op->full_name, op->deriv->loc.line);
+        gen_error_in(op->full_name, d->name_loc,
+                     "second derivative entry (the first is on line %d)", op->deriv->loc.line);
         return;
     }
-    if (op->schema.n_returns != 1 || op_is_inplace(op) || op->kind == GEN_OP_COMPOSITE) {
-        gen_error(d->name_loc,
-                  "'%s': derivatives of %s are not supported yet", op->full_name,
-                  op->schema.n_returns != 1 ? "ops with several returns"
-                  : op_is_inplace(op)       ? "in-place ops"
-                                            : "composite ops (autograd already flows through "
-                                              "their parts)");
+    if (op->kind == GEN_OP_COMPOSITE) {
+        gen_error_in(op->full_name, d->name_loc,
+                     "has a derivative but is composite (no 'dispatch' or 'pointwise' in "
+                     GEN_NATIVE_FILE ":%d): either give it a kernel with 'dispatch:' or "
+                     "'pointwise:', or delete this entry and let autograd flow through its "
+                     "parts",
+                     op->loc.line);
+        return;
+    }
+    if (op->schema.n_returns != 1 || op->form == GEN_FORM_OUT) {
+        gen_error_in(op->full_name, d->name_loc, "derivatives of %s are not supported yet",
+                     op->schema.n_returns != 1 ? "ops with several returns" : "out variants");
         return;
     }
     d->op = op;
@@ -291,6 +468,7 @@ void gen_model_free_op(gen_op *op)
     for (int i = 0; i < op->n_tags; i++)
         free(op->tags[i]);
     free(op->tags);
+    free(op->tag_locs);
     free(op->onnx);
     memset(op, 0, sizeof(*op));
 }
@@ -303,8 +481,10 @@ static void free_deriv(gen_deriv *d)
         free(d->formulas[i].expr);
         free(d->formulas[i].lowered);
         free(d->formulas[i].grad_name);
+        free(d->formulas[i].reason);
     }
     free(d->formulas);
+    free(d->output_diff);
     for (int i = 0; i < d->n_saves; i++) {
         free(d->saves[i].field);
         free(d->saves[i].arg);

@@ -7,14 +7,18 @@
  * (a regex parser would only say "bad signature").  Grammar:
  *   schema  := ident ['.' ident] '(' [item {',' item}] ')' '->' returns
  *   item    := '*' | type ident ['=' default]
- *   type    := 'Tensor' ['?' | '(' ident ['!'] ')'] | 'int' ['[' ']']
- *            | 'float' | 'bool' | 'Scalar'
+ *   type    := 'Tensor' ['?' | '[' ']' | '(' ident ['!'] ')']
+ *            | 'int' ['?' | '[' [N] ']'] | 'float' ['?'] | 'bool' ['[' N ']']
+ *            | 'Scalar' ['?'] | 'ScalarType' ['?'] | 'str'
  *   returns := ret | '(' ret {',' ret} ')'
- *   ret     := 'Tensor' ['(' ident ['!'] ')']
+ *   ret     := 'Tensor' ['(' ident ['!'] ')'] [ident]
+ *   default := 'None' | 'True' | 'False' | number | '[' [number {',' number}] ']'
+ *            | quoted string
  * The parser reports the first error of a signature and gives up on it;
  * the caller goes on with the next entry.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +29,7 @@ typedef struct parser {
     size_t pos;
     gen_loc loc;
     bool failed;
+    char *entry; /* "sum.dim" for messages, or NULL */
 } parser;
 
 static void perror_at(parser *p, size_t pos, const char *fmt, const char *a, const char *b)
@@ -35,7 +40,13 @@ static void perror_at(parser *p, size_t pos, const char *fmt, const char *a, con
         return;
     p->failed = true;
     loc.col += (int)pos;
-    gen_error(loc, fmt, a, b);
+    if (p->entry == NULL) {
+        gen_error(loc, fmt, a, b);
+        return;
+    }
+    char *msg = gen_xprintf(fmt, a, b);
+    gen_error_in(p->entry, loc, "%s", msg);
+    free(msg);
 }
 
 static void skip_ws(parser *p)
@@ -112,7 +123,9 @@ static bool alias_annotation(parser *p, char **alias, bool *mutable_)
 
 static const char *const reserved_names[] = {
     /* locals and out-parameters of the generated wrappers */
-    "out", "result", "node", "st", "inputs", "kernel", "dev", "scalars",
+    "out", "result", "node", "st", "inputs", "kernel", "dev", "scalars", "base",
+    /* formula variables besides grad */
+    "grads", "results",
     /* C keywords and types an argument name would clash with */
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
     "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -136,36 +149,105 @@ static bool is_reserved(const char *name)
     return true;
 }
 
-/* Checks a default's spelling against the argument's type. */
-static bool default_ok(const gen_arg *a, const char *d)
+static bool is_number(const char *d, bool integer)
 {
     char *end;
 
+    if (integer)
+        strtoll(d, &end, 10);
+    else
+        strtod(d, &end);
+    return end != d && *end == '\0' && !isspace((unsigned char)*d);
+}
+
+/* Whether d is "[n, n, ...]" of integers (or of True/False when bools);
+ * the number of items goes to *count. */
+static bool is_list(const char *d, bool bools, int *count)
+{
+    size_t n = strlen(d);
+    int items = 0;
+
+    if (n < 2 || d[0] != '[' || d[n - 1] != ']')
+        return false;
+    char *body = gen_xstrndup(d + 1, n - 2);
+    bool ok = true;
+    char *save = NULL;
+    bool empty = strspn(body, " \t") == strlen(body);
+    for (char *tok = empty ? NULL : strtok_r(body, ",", &save); tok != NULL && ok;
+         tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ' || *tok == '\t')
+            tok++;
+        size_t tl = strlen(tok);
+        while (tl > 0 && (tok[tl - 1] == ' ' || tok[tl - 1] == '\t'))
+            tok[--tl] = '\0';
+        if (bools)
+            ok = strcmp(tok, "True") == 0 || strcmp(tok, "False") == 0;
+        else
+            ok = is_number(tok, true);
+        items++;
+    }
+    free(body);
+    /* strtok_r skips empty fields: "[1,,2]" and "[1,]" are errors. */
+    if (ok && !empty && (strstr(d, ",,") != NULL || d[n - 2] == ',' || d[1] == ','))
+        ok = false;
+    *count = items;
+    return ok;
+}
+
+/* Checks a default's spelling against the argument's type. */
+static bool default_ok(const gen_arg *a, const char *d)
+{
+    int count = 0;
+
     if (strcmp(d, "None") == 0)
-        return a->type == GEN_T_TENSOR && a->nullable;
+        return a->nullable;
     switch (a->type) {
     case GEN_T_TENSOR:
+    case GEN_T_SCALAR_TYPE:
         return false;
+    case GEN_T_TENSOR_LIST:
+        return strcmp(d, "[]") == 0;
     case GEN_T_BOOL:
         return strcmp(d, "True") == 0 || strcmp(d, "False") == 0;
     case GEN_T_INT:
-        strtoll(d, &end, 10);
-        return end != d && *end == '\0';
+        return is_number(d, true);
     case GEN_T_FLOAT:
     case GEN_T_SCALAR:
-        strtod(d, &end);
-        return end != d && *end == '\0';
-    case GEN_T_INT_LIST: {
+        return is_number(d, false);
+    case GEN_T_INT_LIST:
+        if (a->fixed_len > 0 && is_number(d, true))
+            return true; /* int[2] stride=1 means [1, 1] */
+        return is_list(d, false, &count) && (a->fixed_len == 0 || count == a->fixed_len);
+    case GEN_T_BOOL_LIST:
+        return is_list(d, true, &count) && count == a->fixed_len;
+    case GEN_T_STR: {
         size_t n = strlen(d);
-        if (n < 2 || d[0] != '[' || d[n - 1] != ']')
-            return false;
-        for (size_t i = 1; i + 1 < n; i++)
-            if (!(isdigit((unsigned char)d[i]) || d[i] == '-' || d[i] == ',' || d[i] == ' '))
-                return false;
-        return true;
+        return n >= 2 && (d[0] == '\'' || d[0] == '"') && d[n - 1] == d[0] &&
+               strcspn(d + 1, "\\\"'") == n - 2;
     }
     }
     return false;
+}
+
+/* "[N]" after int or bool: N in 1..64, or nothing when allow_empty. */
+static bool list_suffix(parser *p, gen_arg *a, bool allow_empty)
+{
+    size_t start = ++p->pos;
+    long n = 0;
+
+    while (isdigit((unsigned char)p->text[p->pos]) && n < 1000)
+        n = n * 10 + (p->text[p->pos++] - '0');
+    if (p->pos == start && !allow_empty) {
+        perror_at(p, start, "malformed signature: expected a length N in '%s[N]', found %s",
+                  a->type == GEN_T_BOOL_LIST ? "bool" : "int", here(p));
+        return false;
+    }
+    if (p->pos > start && (n <= 0 || n > 64)) {
+        perror_at(p, start, "list length must be 1 to 64%s%s", "", "");
+        return false;
+    }
+    a->fixed_len = (int)n;
+    return expect(p, ']', "']' closing the list type");
 }
 
 static bool parse_type(parser *p, gen_arg *a)
@@ -174,35 +256,59 @@ static bool parse_type(parser *p, gen_arg *a)
     size_t start = p->pos;
     char *t = ident(p, "an argument type");
 
+    a->pos = (int)start;
     if (t == NULL)
         return false;
     bool ok = true;
+    char next = p->text[p->pos];
     if (strcmp(t, "Tensor") == 0) {
         a->type = GEN_T_TENSOR;
-        if (p->text[p->pos] == '?') {
+        if (next == '?') {
             p->pos++;
             a->nullable = true;
-        } else if (p->text[p->pos] == '(') {
+        } else if (next == '[') {
+            p->pos++;
+            a->type = GEN_T_TENSOR_LIST;
+            ok = expect(p, ']', "']' (a Tensor list is written Tensor[])");
+        } else if (next == '(') {
             ok = alias_annotation(p, &a->alias, &a->mutable_);
         }
     } else if (strcmp(t, "int") == 0) {
         a->type = GEN_T_INT;
-        if (p->text[p->pos] == '[') {
+        if (next == '?') {
             p->pos++;
-            ok = expect(p, ']', "']' (only int[] lists are supported)");
+            a->nullable = true;
+        } else if (next == '[') {
             a->type = GEN_T_INT_LIST;
+            ok = list_suffix(p, a, true);
         }
-    } else if (strcmp(t, "float") == 0) {
-        a->type = GEN_T_FLOAT;
     } else if (strcmp(t, "bool") == 0) {
         a->type = GEN_T_BOOL;
-    } else if (strcmp(t, "Scalar") == 0) {
-        a->type = GEN_T_SCALAR;
+        if (next == '[') {
+            a->type = GEN_T_BOOL_LIST;
+            ok = list_suffix(p, a, false);
+        }
+    } else if (strcmp(t, "float") == 0 || strcmp(t, "Scalar") == 0 ||
+               strcmp(t, "ScalarType") == 0) {
+        a->type = t[0] == 'f'            ? GEN_T_FLOAT
+                  : strcmp(t, "Scalar") == 0 ? GEN_T_SCALAR
+                                             : GEN_T_SCALAR_TYPE;
+        if (next == '?') {
+            p->pos++;
+            a->nullable = true;
+        }
+    } else if (strcmp(t, "str") == 0) {
+        a->type = GEN_T_STR;
     } else {
         perror_at(p, start,
-                  "unknown argument type '%s'%s (expected Tensor, Tensor?, Tensor(a), Tensor(a!), "
-                  "int, int[], float, bool or Scalar)",
+                  "unknown argument type '%s'%s (expected Tensor, Tensor?, Tensor[], int, int?, "
+                  "int[], int[N], float, float?, bool, bool[N], Scalar, Scalar?, ScalarType?, "
+                  "str)",
                   t, "");
+        ok = false;
+    }
+    if (ok && !p->failed && strchr("?[(", p->text[p->pos]) != NULL && p->text[p->pos] != '\0') {
+        perror_at(p, p->pos, "type '%s' cannot take the suffix %s", t, here(p));
         ok = false;
     }
     if (ok && p->text[p->pos] != ' ' && p->text[p->pos] != '\t' && !p->failed) {
@@ -220,7 +326,16 @@ static bool parse_default(parser *p, gen_arg *a)
     size_t start = p->pos;
     int depth = 0;
 
-    while (p->text[p->pos] != '\0') {
+    char quote = p->text[p->pos] == '\'' || p->text[p->pos] == '"' ? p->text[p->pos] : 0;
+
+    if (quote != 0) {
+        p->pos++;
+        while (p->text[p->pos] != '\0' && p->text[p->pos] != quote)
+            p->pos++;
+        if (p->text[p->pos] == quote)
+            p->pos++;
+    }
+    while (quote == 0 && p->text[p->pos] != '\0') {
         char c = p->text[p->pos];
         if (c == '[')
             depth++;
@@ -270,6 +385,7 @@ static bool parse_args(parser *p, gen_schema *s)
                 return false;
             skip_ws(p);
             size_t name_pos = p->pos;
+            a->name_pos = (int)name_pos;
             a->name = ident(p, "an argument name");
             if (a->name == NULL)
                 return false;
@@ -311,16 +427,37 @@ static bool parse_return(parser *p, gen_schema *s)
     s->returns = gen_xrealloc(s->returns, (size_t)(s->n_returns + 1) * sizeof(gen_return));
     gen_return *r = &s->returns[s->n_returns++];
     memset(r, 0, sizeof(*r));
-    if (p->text[p->pos] == '(')
-        return alias_annotation(p, &r->alias, &r->mutable_);
+    r->pos = (int)start;
+    if (p->text[p->pos] == '(' && !alias_annotation(p, &r->alias, &r->mutable_))
+        return false;
+    skip_ws(p);
+    if (!(isalpha((unsigned char)p->text[p->pos]) || p->text[p->pos] == '_'))
+        return true;
+    size_t name_pos = p->pos;
+    r->name = ident(p, "a return name");
+    if (is_reserved(r->name)) {
+        perror_at(p, name_pos, "return name '%s' is reserved%s", r->name,
+                  " (a C keyword or a name the generated code uses)");
+        return false;
+    }
+    for (int i = 0; i + 1 < s->n_returns; i++) {
+        if (s->returns[i].name != NULL && strcmp(s->returns[i].name, r->name) == 0) {
+            perror_at(p, name_pos, "duplicate return name '%s'%s", r->name, "");
+            return false;
+        }
+    }
     return true;
 }
 
 bool gen_schema_parse(const char *text, gen_loc loc, gen_schema *s)
 {
-    parser p = {.text = text, .pos = 0, .loc = loc, .failed = false};
+    parser p = {.text = text, .pos = 0, .loc = loc, .failed = false, .entry = NULL};
+    bool ok = false;
 
     memset(s, 0, sizeof(*s));
+    size_t n = strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.");
+    if (n > 0 && n < 128)
+        p.entry = gen_xstrndup(text, n);
     s->name = ident(&p, "an op name");
     if (s->name == NULL)
         goto fail;
@@ -341,6 +478,8 @@ bool gen_schema_parse(const char *text, gen_loc loc, gen_schema *s)
         goto fail;
     }
     p.pos += 2;
+    skip_ws(&p);
+    s->returns_pos = (int)p.pos;
     if (accept(&p, '(')) {
         do {
             if (!parse_return(&p, s))
@@ -357,10 +496,12 @@ bool gen_schema_parse(const char *text, gen_loc loc, gen_schema *s)
                   here(&p), "");
         goto fail;
     }
-    return true;
+    ok = true;
 fail:
-    gen_schema_free(s);
-    return false;
+    if (!ok)
+        gen_schema_free(s);
+    free(p.entry);
+    return ok;
 }
 
 void gen_schema_free(gen_schema *s)
@@ -370,8 +511,10 @@ void gen_schema_free(gen_schema *s)
         free(s->args[i].alias);
         free(s->args[i].default_);
     }
-    for (int i = 0; i < s->n_returns; i++)
+    for (int i = 0; i < s->n_returns; i++) {
         free(s->returns[i].alias);
+        free(s->returns[i].name);
+    }
     free(s->args);
     free(s->returns);
     free(s->name);
@@ -381,19 +524,33 @@ void gen_schema_free(gen_schema *s)
 
 const char *gen_type_name(const gen_arg *a)
 {
+    static _Thread_local char buf[32];
+
     switch (a->type) {
     case GEN_T_TENSOR:
         return a->nullable ? "Tensor?" : "Tensor";
+    case GEN_T_TENSOR_LIST:
+        return "Tensor[]";
     case GEN_T_INT:
-        return "int";
+        return a->nullable ? "int?" : "int";
     case GEN_T_INT_LIST:
-        return "int[]";
+        if (a->fixed_len == 0)
+            return "int[]";
+        snprintf(buf, sizeof(buf), "int[%d]", a->fixed_len);
+        return buf;
     case GEN_T_FLOAT:
-        return "float";
+        return a->nullable ? "float?" : "float";
     case GEN_T_BOOL:
         return "bool";
+    case GEN_T_BOOL_LIST:
+        snprintf(buf, sizeof(buf), "bool[%d]", a->fixed_len);
+        return buf;
     case GEN_T_SCALAR:
-        return "Scalar";
+        return a->nullable ? "Scalar?" : "Scalar";
+    case GEN_T_SCALAR_TYPE:
+        return a->nullable ? "ScalarType?" : "ScalarType";
+    case GEN_T_STR:
+        return "str";
     }
     return "?";
 }

@@ -11,6 +11,7 @@
  * one.  Every problem is reported and loading goes on with the next entry,
  * so one run shows all errors.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,23 +41,17 @@ static gen_loc value_loc(const char *file, const yaml_node_t *n)
     return loc;
 }
 
-/* Parses the file at path; false (reported) on I/O or syntax errors. */
-static bool load_document(const char *path, const char *file, yaml_document_t *doc)
+/* Parses text as one YAML document; false (reported) on syntax errors. */
+static bool load_document(const char *text, size_t len, const char *file, yaml_document_t *doc)
 {
     yaml_parser_t parser;
-    FILE *f = fopen(path, "rb");
     bool ok = false;
 
-    if (f == NULL) {
-        gen_error((gen_loc){.file = file}, "cannot open %s: %s", path, strerror(errno));
-        return false;
-    }
     if (!yaml_parser_initialize(&parser)) {
         gen_error((gen_loc){.file = file}, "cannot initialise the YAML parser");
-        fclose(f);
         return false;
     }
-    yaml_parser_set_input_file(&parser, f);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, doc)) {
         gen_loc loc = mark_loc(file, parser.problem_mark);
         if (parser.context != NULL)
@@ -69,58 +64,100 @@ static bool load_document(const char *path, const char *file, yaml_document_t *d
         ok = true;
     }
     yaml_parser_delete(&parser);
-    fclose(f);
     return ok;
+}
+
+/* ---- scalars and keys ---- */
+
+typedef struct loader {
+    const char *file;
+    yaml_document_t *doc;
+    char *entry; /* the entry's op name ("sum.dim") for messages, or NULL */
+} loader;
+
+static yaml_node_t *get(loader *l, int index)
+{
+    return yaml_document_get_node(l->doc, index);
 }
 
 /* The text of a scalar node, or NULL after reporting that key's value must
  * be a non-empty string. */
-static const char *scalar_value(const char *file, const yaml_node_t *n, const char *key)
+static const char *scalar_value(loader *l, const yaml_node_t *n, const char *key)
 {
     if (n == NULL || n->type != YAML_SCALAR_NODE || n->data.scalar.length == 0) {
-        gen_error(n != NULL ? node_loc(file, n) : (gen_loc){.file = file},
-                  "'%s' must be a non-empty string", key);
+        gen_error_in(l->entry, n != NULL ? node_loc(l->file, n) : (gen_loc){.file = l->file},
+                     "'%s' must be a non-empty string", key);
         return NULL;
     }
     if (strlen((const char *)n->data.scalar.value) != n->data.scalar.length) {
-        gen_error(node_loc(file, n), "'%s' contains a NUL character", key);
+        gen_error_in(l->entry, node_loc(l->file, n), "'%s' contains a NUL character", key);
         return NULL;
     }
     return (const char *)n->data.scalar.value;
 }
 
 /* Key text of a mapping pair, or NULL after reporting a non-scalar key. */
-static const char *pair_key(const char *file, yaml_document_t *doc, const yaml_node_pair_t *pair)
+static const char *pair_key(loader *l, const yaml_node_pair_t *pair)
 {
-    yaml_node_t *k = yaml_document_get_node(doc, pair->key);
+    yaml_node_t *k = get(l, pair->key);
 
-    if (k == NULL || k->type != YAML_SCALAR_NODE) {
-        gen_error(k != NULL ? node_loc(file, k) : (gen_loc){.file = file},
-                  "mapping keys must be plain strings");
+    if (k == NULL || k->type != YAML_SCALAR_NODE ||
+        strlen((const char *)k->data.scalar.value) != k->data.scalar.length) {
+        gen_error_in(l->entry, k != NULL ? node_loc(l->file, k) : (gen_loc){.file = l->file},
+                     "mapping keys must be plain strings");
         return NULL;
     }
     return (const char *)k->data.scalar.value;
 }
 
-/* Reports a key that already appeared earlier in the same mapping. */
-static bool is_duplicate_key(const char *file, yaml_document_t *doc, const yaml_node_t *map,
-                             const yaml_node_pair_t *pair)
+/* Reports a key that already appeared earlier in the same mapping; true
+ * when the pair must be skipped (duplicate or unusable key). */
+static bool skip_pair(loader *l, const yaml_node_t *map, const yaml_node_pair_t *pair)
 {
-    const char *key = pair_key(file, doc, pair);
+    const char *key = pair_key(l, pair);
 
     if (key == NULL)
         return true;
     for (const yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pair; q++) {
-        yaml_node_t *k = yaml_document_get_node(doc, q->key);
+        yaml_node_t *k = get(l, q->key);
         if (k != NULL && k->type == YAML_SCALAR_NODE &&
             strcmp((const char *)k->data.scalar.value, key) == 0) {
-            yaml_node_t *kn = yaml_document_get_node(doc, pair->key);
-            gen_error(node_loc(file, kn), "duplicate key '%s' (first given on line %d)", key,
-                      (int)k->start_mark.line + 1);
+            gen_error_in(l->entry, node_loc(l->file, get(l, pair->key)),
+                         "duplicate key '%s' (first given on line %d)", key,
+                         (int)k->start_mark.line + 1);
             return true;
         }
     }
     return false;
+}
+
+/* The op name at the start of the entry's key (func or name) value, for
+ * naming the entry in messages before its signature is parsed. */
+static char *entry_name(loader *l, const yaml_node_t *entry, const char *key)
+{
+    for (yaml_node_pair_t *pair = entry->data.mapping.pairs.start;
+         pair < entry->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = get(l, pair->key);
+        yaml_node_t *v = get(l, pair->value);
+        if (k == NULL || v == NULL || k->type != YAML_SCALAR_NODE ||
+            v->type != YAML_SCALAR_NODE ||
+            strcmp((const char *)k->data.scalar.value, key) != 0)
+            continue;
+        const char *text = (const char *)v->data.scalar.value;
+        size_t n = strspn(text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.");
+        return n > 0 && n < 128 ? gen_xstrndup(text, n) : NULL;
+    }
+    return NULL;
+}
+
+static bool is_c_identifier(const char *s)
+{
+    if (!(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (; *s != '\0'; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return false;
+    return true;
 }
 
 /* The root list of entries; NULL for an empty file (reported otherwise). */
@@ -139,100 +176,185 @@ static yaml_node_t *root_list(const char *file, yaml_document_t *doc)
     return root;
 }
 
-static void load_dispatch(const char *file, yaml_document_t *doc, yaml_node_t *v, gen_op *op)
+/* ---- native_functions.yaml ---- */
+
+/* `dispatch: {CPU: k}`, `{CPU: a, CUDA: b}` or `{CPU, CUDA: k}`. */
+static void load_dispatch(loader *l, yaml_node_t *v, gen_op *op)
 {
     if (v->type != YAML_MAPPING_NODE) {
-        gen_error(node_loc(file, v), "'dispatch' must be a mapping such as {CPU: yg__cpu_mm}");
+        gen_error_in(l->entry, node_loc(l->file, v),
+                     "'dispatch' must be a mapping such as {CPU: yg__cpu_mm}");
         return;
     }
     for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top;
          pair++) {
-        if (is_duplicate_key(file, doc, v, pair))
+        if (skip_pair(l, v, pair))
             continue;
-        const char *key = pair_key(file, doc, pair);
-        yaml_node_t *kn = yaml_document_get_node(doc, pair->key);
-        yaml_node_t *val = yaml_document_get_node(doc, pair->value);
-        char **slot;
-        if (strcmp(key, "CPU") == 0) {
-            slot = &op->cpu_kernel;
-            if (val != NULL)
-                op->cpu_kernel_loc = value_loc(file, val);
-        } else if (strcmp(key, "CUDA") == 0) {
-            slot = &op->cuda_kernel;
-        } else {
-            gen_error(node_loc(file, kn), "unknown dispatch key '%s' (expected CPU or CUDA)", key);
-            continue;
+        const char *key = pair_key(l, pair);
+        yaml_node_t *kn = get(l, pair->key);
+        yaml_node_t *val = get(l, pair->value);
+        const char *kernel = NULL;
+        if (val != NULL && val->type == YAML_SCALAR_NODE && val->data.scalar.length == 0)
+            gen_error_in(l->entry, node_loc(l->file, kn),
+                         "backend '%s' has no kernel (in a flow mapping, quote a list of "
+                         "backends: {\"CPU, CUDA\": kernel})",
+                         key);
+        else
+            kernel = scalar_value(l, val, "dispatch");
+        if (kernel != NULL && !is_c_identifier(kernel)) {
+            gen_error_in(l->entry, value_loc(l->file, val),
+                         "kernel name '%s' is not a C identifier", kernel);
+            kernel = NULL;
         }
-        const char *s = scalar_value(file, val, key);
-        if (s != NULL)
-            *slot = gen_xstrdup(s);
+        /* A comma list of backends shares one kernel. */
+        for (const char *p = key; *p != '\0';) {
+            while (*p == ' ')
+                p++;
+            size_t n = strcspn(p, ",");
+            size_t len = n;
+            while (len > 0 && p[len - 1] == ' ')
+                len--;
+            gen_loc loc = value_loc(l->file, kn);
+            loc.col += (int)(p - key);
+            char **slot = NULL;
+            if (len == 3 && strncmp(p, "CPU", 3) == 0) {
+                slot = &op->cpu_kernel;
+            } else if (len == 4 && strncmp(p, "CUDA", 4) == 0) {
+                slot = &op->cuda_kernel;
+            } else {
+                gen_error_in(l->entry, loc, "unknown dispatch key '%.*s' (expected CPU or CUDA)",
+                             (int)len, p);
+            }
+            if (slot != NULL && *slot != NULL) {
+                gen_error_in(l->entry, loc, "backend '%.*s' is given twice", (int)len, p);
+            } else if (slot != NULL && kernel != NULL) {
+                *slot = gen_xstrdup(kernel);
+                if (slot == &op->cpu_kernel)
+                    op->cpu_kernel_loc = value_loc(l->file, val);
+            }
+            p += n;
+            if (*p == ',')
+                p++;
+        }
     }
 }
 
-static void load_tags(const char *file, yaml_document_t *doc, yaml_node_t *v, gen_op *op)
+/* One item (or a comma list of items) of a list-valued key such as tags
+ * or variants, each with its location. */
+typedef void (*item_fn)(loader *l, const char *item, gen_loc loc, gen_op *op);
+
+static void for_each_item(loader *l, yaml_node_t *v, const char *key, item_fn fn, gen_op *op)
 {
-    if (v->type != YAML_SEQUENCE_NODE) {
-        gen_error(node_loc(file, v), "'tags' must be a list such as [pointwise, broadcast]");
+    if (v->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+             it++) {
+            yaml_node_t *n = get(l, *it);
+            const char *s = scalar_value(l, n, key);
+            if (s != NULL)
+                fn(l, s, value_loc(l->file, n), op);
+        }
         return;
     }
-    size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
-    op->tags = gen_xcalloc(n, sizeof(char *));
-    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
-         it++) {
-        const char *s = scalar_value(file, yaml_document_get_node(doc, *it), "tags");
-        if (s != NULL)
-            op->tags[op->n_tags++] = gen_xstrdup(s);
+    const char *s = scalar_value(l, v, key);
+    if (s == NULL)
+        return;
+    gen_loc base = value_loc(l->file, v);
+    for (const char *p = s; *p != '\0';) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, ",");
+        size_t len = n;
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        char *item = gen_xstrndup(p, len);
+        gen_loc loc = base;
+        loc.col += (int)(p - s);
+        fn(l, item, loc, op);
+        free(item);
+        p += n;
+        if (*p == ',')
+            p++;
     }
 }
 
-static void load_native_entry(const char *file, yaml_document_t *doc, yaml_node_t *entry,
-                              gen_op *op)
+static void add_tag(loader *l, const char *item, gen_loc loc, gen_op *op)
 {
-    op->loc = node_loc(file, entry);
+    (void)l;
+    op->tags = gen_xrealloc(op->tags, (size_t)(op->n_tags + 1) * sizeof(char *));
+    op->tag_locs = gen_xrealloc(op->tag_locs, (size_t)(op->n_tags + 1) * sizeof(gen_loc));
+    op->tags[op->n_tags] = gen_xstrdup(item);
+    op->tag_locs[op->n_tags] = loc;
+    op->n_tags++;
+}
+
+static void add_variant(loader *l, const char *item, gen_loc loc, gen_op *op)
+{
+    if (strcmp(item, "function") == 0)
+        op->variant_function = true;
+    else if (strcmp(item, "method") == 0)
+        op->variant_method = true;
+    else
+        gen_error_in(l->entry, loc, "unknown variant '%s' (expected function or method)", item);
+}
+
+static void load_native_entry(loader *l, yaml_node_t *entry, gen_op *op)
+{
+    bool has_variants = false;
+
+    op->loc = node_loc(l->file, entry);
     for (yaml_node_pair_t *pair = entry->data.mapping.pairs.start;
          pair < entry->data.mapping.pairs.top; pair++) {
-        if (is_duplicate_key(file, doc, entry, pair))
+        if (skip_pair(l, entry, pair))
             continue;
-        const char *key = pair_key(file, doc, pair);
-        yaml_node_t *kn = yaml_document_get_node(doc, pair->key);
-        yaml_node_t *v = yaml_document_get_node(doc, pair->value);
+        const char *key = pair_key(l, pair);
+        yaml_node_t *kn = get(l, pair->key);
+        yaml_node_t *v = get(l, pair->value);
         const char *s;
         if (v == NULL)
             continue;
         if (strcmp(key, "func") == 0) {
-            if ((s = scalar_value(file, v, key)) != NULL) {
+            if ((s = scalar_value(l, v, key)) != NULL) {
                 op->func = gen_xstrdup(s);
-                op->func_loc = value_loc(file, v);
+                op->func_loc = value_loc(l->file, v);
             }
         } else if (strcmp(key, "pointwise") == 0) {
-            if ((s = scalar_value(file, v, key)) != NULL) {
+            if ((s = scalar_value(l, v, key)) != NULL) {
                 op->pointwise = gen_xstrdup(s);
-                op->pointwise_loc = value_loc(file, v);
+                op->pointwise_loc = value_loc(l->file, v);
             }
         } else if (strcmp(key, "dispatch") == 0) {
-            load_dispatch(file, doc, v, op);
+            load_dispatch(l, v, op);
         } else if (strcmp(key, "tags") == 0) {
-            load_tags(file, doc, v, op);
+            for_each_item(l, v, key, add_tag, op);
+        } else if (strcmp(key, "variants") == 0) {
+            has_variants = true;
+            for_each_item(l, v, key, add_variant, op);
         } else if (strcmp(key, "onnx") == 0) {
-            if ((s = scalar_value(file, v, key)) != NULL)
+            if ((s = scalar_value(l, v, key)) != NULL) {
                 op->onnx = gen_xstrdup(s);
+                op->onnx_loc = value_loc(l->file, v);
+            }
         } else {
-            gen_error(node_loc(file, kn),
-                      "unknown key '%s' (expected func, pointwise, dispatch, tags or onnx)", key);
+            gen_error_in(l->entry, node_loc(l->file, kn),
+                         "unknown key '%s' (expected func, variants, dispatch, pointwise, tags or "
+                         "onnx)",
+                         key);
         }
     }
+    if (!has_variants)
+        op->variant_function = true;
     if (op->func == NULL && entry->data.mapping.pairs.top != entry->data.mapping.pairs.start)
         gen_error(op->loc, "entry has no 'func' key");
     else if (op->func == NULL)
         gen_error(op->loc, "empty entry: expected 'func: <signature>'");
 }
 
-void gen_load_native(const char *path, gen_model *model)
+void gen_load_native_text(const char *text, size_t len, gen_model *model)
 {
     const char *file = GEN_NATIVE_FILE;
     yaml_document_t doc;
 
-    if (!load_document(path, file, &doc))
+    if (!load_document(text, len, file, &doc))
         return;
     yaml_node_t *root = root_list(file, &doc);
     if (root != NULL) {
@@ -246,8 +368,11 @@ void gen_load_native(const char *path, gen_model *model)
                           "each entry must be a mapping with a 'func' key");
                 continue;
             }
+            loader l = {.file = file, .doc = &doc};
+            l.entry = entry_name(&l, entry, "func");
             gen_op *op = &model->ops[model->n_ops++];
-            load_native_entry(file, &doc, entry, op);
+            load_native_entry(&l, entry, op);
+            free(l.entry);
             if (op->func == NULL) {
                 gen_model_free_op(op);
                 model->n_ops--;
@@ -257,49 +382,153 @@ void gen_load_native(const char *path, gen_model *model)
     yaml_document_delete(&doc);
 }
 
-static void load_deriv_entry(const char *file, yaml_document_t *doc, yaml_node_t *entry,
-                             gen_deriv *d)
-{
-    size_t n = (size_t)(entry->data.mapping.pairs.top - entry->data.mapping.pairs.start);
+/* ---- derivatives.yaml ---- */
 
-    d->loc = node_loc(file, entry);
-    d->formulas = gen_xcalloc(n, sizeof(gen_formula));
-    for (yaml_node_pair_t *pair = entry->data.mapping.pairs.start;
-         pair < entry->data.mapping.pairs.top; pair++) {
-        if (is_duplicate_key(file, doc, entry, pair))
-            continue;
-        const char *key = pair_key(file, doc, pair);
-        yaml_node_t *kn = yaml_document_get_node(doc, pair->key);
-        yaml_node_t *v = yaml_document_get_node(doc, pair->value);
-        const char *s = v != NULL ? scalar_value(file, v, key) : NULL;
+static gen_formula *new_formula(gen_deriv *d, int *cap)
+{
+    if (d->n_formulas == *cap) {
+        *cap = *cap == 0 ? 4 : *cap * 2;
+        d->formulas = gen_xrealloc(d->formulas, (size_t)*cap * sizeof(gen_formula));
+    }
+    gen_formula *f = &d->formulas[d->n_formulas++];
+    memset(f, 0, sizeof(*f));
+    f->edge = -1;
+    f->arg_index = -1;
+    return f;
+}
+
+/* `not_implemented("why")`: true with *reason set (NULL after reporting a
+ * malformed one); false when s is a formula. */
+static bool parse_not_implemented(loader *l, const char *s, gen_loc loc, char **reason)
+{
+    const char *prefix = "not_implemented";
+    size_t n = strlen(prefix);
+
+    *reason = NULL;
+    if (strncmp(s, prefix, n) != 0 || (isalnum((unsigned char)s[n]) || s[n] == '_'))
+        return false;
+    const char *p = s + n;
+    size_t len = strlen(p);
+    if (len < 4 || p[0] != '(' || p[1] != '"' || p[len - 1] != ')' || p[len - 2] != '"' ||
+        strcspn(p + 2, "\"\\%\n\r\t") != len - 4) {
+        loc.col += (int)n;
+        gen_error_in(l->entry, loc,
+                     "malformed not_implemented: write not_implemented(\"reason\") with a "
+                     "one-line reason free of quotes, backslashes and '%%'");
+        return true;
+    }
+    *reason = gen_xstrndup(p + 2, len - 4);
+    return true;
+}
+
+static void load_output_differentiability(loader *l, yaml_node_t *v, gen_deriv *d)
+{
+    d->output_diff_loc = node_loc(l->file, v);
+    if (v->type != YAML_SEQUENCE_NODE) {
+        gen_error_in(l->entry, node_loc(l->file, v),
+                     "'output_differentiability' must be a list such as [True, False]");
+        return;
+    }
+    size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+    d->output_diff = gen_xcalloc(n, sizeof(bool));
+    d->has_output_diff = true;
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
+        yaml_node_t *n_ = get(l, *it);
+        const char *s = scalar_value(l, n_, "output_differentiability");
         if (s == NULL)
             continue;
-        if (strcmp(key, "name") == 0) {
-            d->name_text = gen_xstrdup(s);
-            d->name_loc = value_loc(file, v);
-            continue;
+        if (strcmp(s, "True") == 0 || strcmp(s, "true") == 0)
+            d->output_diff[d->n_output_diff++] = true;
+        else if (strcmp(s, "False") == 0 || strcmp(s, "false") == 0)
+            d->output_diff[d->n_output_diff++] = false;
+        else {
+            gen_error_in(l->entry, value_loc(l->file, n_),
+                         "'output_differentiability' items must be True or False, not '%s'", s);
+            d->has_output_diff = false; /* no follow-on length error */
         }
-        gen_formula *f = &d->formulas[d->n_formulas++];
-        f->input = gen_xstrdup(key);
-        f->key_loc = node_loc(file, kn);
+    }
+}
+
+/* An input key: one argument name, or a comma list of names that share
+ * one formula ("input, weight, bias"). */
+static void load_formula_key(loader *l, gen_deriv *d, int *cap, const char *key,
+                             yaml_node_t *kn, yaml_node_t *v)
+{
+    const char *s = scalar_value(l, v, key);
+
+    if (s == NULL)
+        return;
+    int group = d->n_groups++;
+    int members = 0;
+    for (const char *p = key; *p != '\0';) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, ",");
+        size_t len = n;
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        gen_formula *f = new_formula(d, cap);
+        f->input = gen_xstrndup(p, len);
+        f->key_loc = value_loc(l->file, kn);
+        f->key_loc.col += (int)(p - key);
         f->loc = f->key_loc;
-        f->edge = -1;
-        f->arg_index = -1;
-        if (strcmp(s, "non_differentiable") != 0) {
+        f->group = group;
+        f->group_index = members++;
+        if (strcmp(s, "non_differentiable") == 0) {
+            /* no gradient, no edge */
+        } else if (parse_not_implemented(l, s, value_loc(l->file, v), &f->reason)) {
+            f->not_implemented = true;
+            f->has_error = f->reason == NULL;
+            f->loc = value_loc(l->file, v);
+        } else {
             f->expr = gen_xstrdup(s);
-            f->loc = value_loc(file, v);
+            f->loc = value_loc(l->file, v);
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    for (int i = d->n_formulas - members; i < d->n_formulas; i++)
+        d->formulas[i].group_size = members;
+}
+
+static void load_deriv_entry(loader *l, yaml_node_t *entry, gen_deriv *d)
+{
+    int cap = 0;
+
+    d->loc = node_loc(l->file, entry);
+    for (yaml_node_pair_t *pair = entry->data.mapping.pairs.start;
+         pair < entry->data.mapping.pairs.top; pair++) {
+        if (skip_pair(l, entry, pair))
+            continue;
+        const char *key = pair_key(l, pair);
+        yaml_node_t *kn = get(l, pair->key);
+        yaml_node_t *v = get(l, pair->value);
+        if (v == NULL)
+            continue;
+        if (strcmp(key, "name") == 0) {
+            const char *s = scalar_value(l, v, key);
+            if (s != NULL) {
+                d->name_text = gen_xstrdup(s);
+                d->name_loc = value_loc(l->file, v);
+            }
+        } else if (strcmp(key, "output_differentiability") == 0) {
+            load_output_differentiability(l, v, d);
+        } else {
+            load_formula_key(l, d, &cap, key, kn, v);
         }
     }
     if (d->name_text == NULL)
         gen_error(d->loc, "entry has no 'name' key (the op's func signature)");
 }
 
-void gen_load_derivatives(const char *path, gen_model *model)
+void gen_load_derivatives_text(const char *text, size_t len, gen_model *model)
 {
     const char *file = GEN_DERIV_FILE;
     yaml_document_t doc;
 
-    if (!load_document(path, file, &doc))
+    if (!load_document(text, len, file, &doc))
         return;
     yaml_node_t *root = root_list(file, &doc);
     if (root != NULL) {
@@ -313,8 +542,58 @@ void gen_load_derivatives(const char *path, gen_model *model)
                           "each entry must be a mapping with a 'name' key");
                 continue;
             }
-            load_deriv_entry(file, &doc, entry, &model->derivs[model->n_derivs++]);
+            loader l = {.file = file, .doc = &doc};
+            l.entry = entry_name(&l, entry, "name");
+            load_deriv_entry(&l, entry, &model->derivs[model->n_derivs++]);
+            free(l.entry);
         }
     }
     yaml_document_delete(&doc);
+}
+
+/* ---- files ---- */
+
+/* Reads path into memory; NULL (reported against file) on failure. */
+static char *read_spec(const char *path, const char *file, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    gen_sb sb = {0};
+    char buf[65536];
+    size_t got;
+
+    if (f == NULL) {
+        gen_error((gen_loc){.file = file}, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+        gen_sb_putn(&sb, buf, got);
+    if (ferror(f)) {
+        gen_error((gen_loc){.file = file}, "cannot read %s: %s", path, strerror(errno));
+        fclose(f);
+        gen_sb_free(&sb);
+        return NULL;
+    }
+    fclose(f);
+    *len = sb.len;
+    return gen_sb_take(&sb);
+}
+
+void gen_load_native(const char *path, gen_model *model)
+{
+    size_t len = 0;
+    char *text = read_spec(path, GEN_NATIVE_FILE, &len);
+
+    if (text != NULL)
+        gen_load_native_text(text, len, model);
+    free(text);
+}
+
+void gen_load_derivatives(const char *path, gen_model *model)
+{
+    size_t len = 0;
+    char *text = read_spec(path, GEN_DERIV_FILE, &len);
+
+    if (text != NULL)
+        gen_load_derivatives_text(text, len, model);
+    free(text);
 }

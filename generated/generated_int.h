@@ -14,84 +14,377 @@
 
 /* ---- generated pointwise kernels (same contract as cpu/cpu.h) ---- */
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:16] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__cpu_add(const yg_tensor *self,
                       const yg_tensor *other,
                       double alpha,
                       yg_tensor **out);
 
-/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:20] */
+/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__cpu_sub(const yg_tensor *self,
                       const yg_tensor *other,
                       double alpha,
                       yg_tensor **out);
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:24] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:28] */
+/* div(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:32] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **out);
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:36] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__cpu_div_scalar(const yg_tensor *self, double other, yg_tensor **out);
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:40] */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out);
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:45] */
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+yg_status yg__cpu_add_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out);
+
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+yg_status yg__cpu_sub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out);
+
+/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+yg_status yg__cpu_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out);
+
+/* maximum(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_maximum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+/* minimum(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_minimum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+/* atan2(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+/* remainder(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_remainder(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+/* remainder.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_status yg__cpu_remainder_scalar(const yg_tensor *self, double other, yg_tensor **out);
+
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
+yg_status yg__cpu_pow_tensor(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out);
+
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
+yg_status yg__cpu_lerp(const yg_tensor *self,
+                       const yg_tensor *end,
+                       double weight,
+                       yg_tensor **out);
+
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
+yg_status yg__cpu_lerp_tensor(const yg_tensor *self,
+                              const yg_tensor *end,
+                              const yg_tensor *weight,
+                              yg_tensor **out);
+
+/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+yg_status yg__cpu_addcmul(const yg_tensor *self,
+                          const yg_tensor *tensor1,
+                          const yg_tensor *tensor2,
+                          double value,
+                          yg_tensor **out);
+
+/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+yg_status yg__cpu_addcdiv(const yg_tensor *self,
+                          const yg_tensor *tensor1,
+                          const yg_tensor *tensor2,
+                          double value,
+                          yg_tensor **out);
+
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_where(const yg_tensor *condition,
+                        const yg_tensor *self,
+                        const yg_tensor *other,
+                        yg_tensor **out);
+
+/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
+yg_status yg__cpu_where_scalarother(const yg_tensor *condition,
+                                    const yg_tensor *self,
+                                    double other,
+                                    yg_tensor **out);
+
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
+yg_status yg__cpu_where_scalarself(const yg_tensor *condition,
+                                   double self,
+                                   const yg_tensor *other,
+                                   yg_tensor **out);
+
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
+yg_status yg__cpu_masked_fill(const yg_tensor *self,
+                              const yg_tensor *mask,
+                              double value,
+                              yg_tensor **out);
+
+/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+yg_status yg__cpu_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out);
+
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+yg_status yg__cpu_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+yg_status yg__cpu_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
+yg_status yg__cpu_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor **out);
+
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+yg_status yg__cpu_mul_scalar_(yg_tensor *self, double other, yg_tensor **out);
+
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+yg_status yg__cpu_div_scalar_(yg_tensor *self, double other, yg_tensor **out);
+
+/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+yg_status yg__cpu_addcmul_(yg_tensor *self,
+                           const yg_tensor *tensor1,
+                           const yg_tensor *tensor2,
+                           double value,
+                           yg_tensor **out);
+
+/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+yg_status yg__cpu_addcdiv_(yg_tensor *self,
+                           const yg_tensor *tensor1,
+                           const yg_tensor *tensor2,
+                           double value,
+                           yg_tensor **out);
+
+/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+yg_status yg__cpu_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out);
+
+/* relu_(Tensor(a!) self) -> Tensor(a!) */
+yg_status yg__cpu_relu_(yg_tensor *self, yg_tensor **out);
+
+/* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!) */
+yg_status yg__cpu_clamp_(yg_tensor *self, double min, double max, yg_tensor **out);
+
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!) */
+yg_status yg__cpu_clamp_min_(yg_tensor *self, double min, yg_tensor **out);
+
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!) */
+yg_status yg__cpu_clamp_max_(yg_tensor *self, double max, yg_tensor **out);
+
+/* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+yg_status yg__cpu_masked_fill_(yg_tensor *self,
+                               const yg_tensor *mask,
+                               double value,
+                               yg_tensor **out);
+
+/* neg(Tensor self) -> Tensor */
 yg_status yg__cpu_neg(const yg_tensor *self, yg_tensor **out);
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:49] */
+/* exp(Tensor self) -> Tensor */
 yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out);
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:53] */
+/* log(Tensor self) -> Tensor */
 yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out);
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:57] */
+/* sqrt(Tensor self) -> Tensor */
 yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out);
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:61] */
+/* tanh(Tensor self) -> Tensor */
 yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out);
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:65] */
+/* sigmoid(Tensor self) -> Tensor */
 yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out);
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:69] */
+/* relu(Tensor self) -> Tensor */
 yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out);
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:73] */
+/* pow(Tensor self, Scalar exponent) -> Tensor */
 yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out);
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:78] */
+/* abs(Tensor self) -> Tensor */
+yg_status yg__cpu_abs(const yg_tensor *self, yg_tensor **out);
+
+/* sign(Tensor self) -> Tensor */
+yg_status yg__cpu_sign(const yg_tensor *self, yg_tensor **out);
+
+/* expm1(Tensor self) -> Tensor */
+yg_status yg__cpu_expm1(const yg_tensor *self, yg_tensor **out);
+
+/* log1p(Tensor self) -> Tensor */
+yg_status yg__cpu_log1p(const yg_tensor *self, yg_tensor **out);
+
+/* log2(Tensor self) -> Tensor */
+yg_status yg__cpu_log2(const yg_tensor *self, yg_tensor **out);
+
+/* rsqrt(Tensor self) -> Tensor */
+yg_status yg__cpu_rsqrt(const yg_tensor *self, yg_tensor **out);
+
+/* reciprocal(Tensor self) -> Tensor */
+yg_status yg__cpu_reciprocal(const yg_tensor *self, yg_tensor **out);
+
+/* sin(Tensor self) -> Tensor */
+yg_status yg__cpu_sin(const yg_tensor *self, yg_tensor **out);
+
+/* cos(Tensor self) -> Tensor */
+yg_status yg__cpu_cos(const yg_tensor *self, yg_tensor **out);
+
+/* tan(Tensor self) -> Tensor */
+yg_status yg__cpu_tan(const yg_tensor *self, yg_tensor **out);
+
+/* erf(Tensor self) -> Tensor */
+yg_status yg__cpu_erf(const yg_tensor *self, yg_tensor **out);
+
+/* gelu(Tensor self) -> Tensor */
+yg_status yg__cpu_gelu(const yg_tensor *self, yg_tensor **out);
+
+/* gelu_tanh(Tensor self) -> Tensor */
+yg_status yg__cpu_gelu_tanh(const yg_tensor *self, yg_tensor **out);
+
+/* silu(Tensor self) -> Tensor */
+yg_status yg__cpu_silu(const yg_tensor *self, yg_tensor **out);
+
+/* elu(Tensor self, Scalar alpha=1) -> Tensor */
+yg_status yg__cpu_elu(const yg_tensor *self, double alpha, yg_tensor **out);
+
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+yg_status yg__cpu_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out);
+
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+yg_status yg__cpu_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out);
+
+/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+yg_status yg__cpu_hardtanh(const yg_tensor *self,
+                           double min_val,
+                           double max_val,
+                           yg_tensor **out);
+
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
+yg_status yg__cpu_clamp(const yg_tensor *self, double min, double max, yg_tensor **out);
+
+/* clamp_min(Tensor self, Scalar min) -> Tensor */
+yg_status yg__cpu_clamp_min(const yg_tensor *self, double min, yg_tensor **out);
+
+/* clamp_max(Tensor self, Scalar max) -> Tensor */
+yg_status yg__cpu_clamp_max(const yg_tensor *self, double max, yg_tensor **out);
+
+/* floor(Tensor self) -> Tensor */
+yg_status yg__cpu_floor(const yg_tensor *self, yg_tensor **out);
+
+/* ceil(Tensor self) -> Tensor */
+yg_status yg__cpu_ceil(const yg_tensor *self, yg_tensor **out);
+
+/* round(Tensor self) -> Tensor */
+yg_status yg__cpu_round(const yg_tensor *self, yg_tensor **out);
+
+/* trunc(Tensor self) -> Tensor */
+yg_status yg__cpu_trunc(const yg_tensor *self, yg_tensor **out);
+
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__cpu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out);
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:82] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__cpu_sigmoid_backward(const yg_tensor *grad_output,
                                    const yg_tensor *output,
                                    yg_tensor **out);
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:86] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out);
 
-/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:90] */
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
 yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double exponent,
                                yg_tensor **out);
+
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_status yg__cpu_gelu_backward(const yg_tensor *grad_output,
+                                const yg_tensor *self,
+                                yg_tensor **out);
+
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_status yg__cpu_gelu_tanh_backward(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     yg_tensor **out);
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_status yg__cpu_silu_backward(const yg_tensor *grad_output,
+                                const yg_tensor *self,
+                                yg_tensor **out);
+
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
+yg_status yg__cpu_elu_backward(const yg_tensor *grad_output,
+                               const yg_tensor *self,
+                               double alpha,
+                               yg_tensor **out);
+
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
+yg_status yg__cpu_leaky_relu_backward(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      double negative_slope,
+                                      yg_tensor **out);
+
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+yg_status yg__cpu_softplus_backward(const yg_tensor *grad_output,
+                                    const yg_tensor *self,
+                                    double beta,
+                                    double threshold,
+                                    yg_tensor **out);
+
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+yg_status yg__cpu_hardtanh_backward(const yg_tensor *grad_output,
+                                    const yg_tensor *self,
+                                    double min_val,
+                                    double max_val,
+                                    yg_tensor **out);
+
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
+yg_status yg__cpu_clamp_backward(const yg_tensor *grad_output,
+                                 const yg_tensor *self,
+                                 double min,
+                                 double max,
+                                 yg_tensor **out);
+
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
+yg_status yg__cpu_clamp_min_backward(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     double min,
+                                     yg_tensor **out);
+
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
+yg_status yg__cpu_clamp_max_backward(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     double max,
+                                     yg_tensor **out);
+
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_maximum_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   const yg_tensor *other,
+                                   yg_tensor **out);
+
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_minimum_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   const yg_tensor *other,
+                                   yg_tensor **out);
+
+/* atan2_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_atan2_backward(const yg_tensor *grad_output,
+                                 const yg_tensor *self,
+                                 const yg_tensor *other,
+                                 yg_tensor **out);
+
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
+yg_status yg__cpu_pow_backward_self(const yg_tensor *grad_output,
+                                    const yg_tensor *self,
+                                    const yg_tensor *exponent,
+                                    yg_tensor **out);
+
+/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
+ *   Tensor output) -> Tensor */
+yg_status yg__cpu_pow_backward_exponent(const yg_tensor *grad_output,
+                                        const yg_tensor *self,
+                                        const yg_tensor *exponent,
+                                        const yg_tensor *output,
+                                        yg_tensor **out);
 
 /* ---- registry (registry.c) ---- */
 

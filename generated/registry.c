@@ -12,6 +12,23 @@ static const char *const mul_derivative_inputs[] = {"self", "other"};
 static const char *const div_derivative_inputs[] = {"self", "other"};
 static const char *const mul_scalar_derivative_inputs[] = {"self"};
 static const char *const div_scalar_derivative_inputs[] = {"self"};
+static const char *const add_scalar_derivative_inputs[] = {"self"};
+static const char *const sub_scalar_derivative_inputs[] = {"self"};
+static const char *const rsub_scalar_derivative_inputs[] = {"self"};
+static const char *const maximum_derivative_inputs[] = {"self", "other"};
+static const char *const minimum_derivative_inputs[] = {"self", "other"};
+static const char *const atan2_derivative_inputs[] = {"self", "other"};
+static const char *const remainder_derivative_inputs[] = {"self", "other"};
+static const char *const remainder_scalar_derivative_inputs[] = {"self"};
+static const char *const pow_tensor_derivative_inputs[] = {"self", "exponent"};
+static const char *const lerp_derivative_inputs[] = {"self", "end"};
+static const char *const lerp_tensor_derivative_inputs[] = {"self", "end", "weight"};
+static const char *const addcmul_derivative_inputs[] = {"self", "tensor1", "tensor2"};
+static const char *const addcdiv_derivative_inputs[] = {"self", "tensor1", "tensor2"};
+static const char *const where_derivative_inputs[] = {"self", "other"};
+static const char *const where_scalarother_derivative_inputs[] = {"self"};
+static const char *const where_scalarself_derivative_inputs[] = {"other"};
+static const char *const masked_fill_derivative_inputs[] = {"self"};
 static const char *const neg_derivative_inputs[] = {"self"};
 static const char *const exp_derivative_inputs[] = {"self"};
 static const char *const log_derivative_inputs[] = {"self"};
@@ -20,21 +37,81 @@ static const char *const tanh_derivative_inputs[] = {"self"};
 static const char *const sigmoid_derivative_inputs[] = {"self"};
 static const char *const relu_derivative_inputs[] = {"self"};
 static const char *const pow_derivative_inputs[] = {"self"};
+static const char *const abs_derivative_inputs[] = {"self"};
+static const char *const sign_derivative_inputs[] = {"self"};
+static const char *const expm1_derivative_inputs[] = {"self"};
+static const char *const log1p_derivative_inputs[] = {"self"};
+static const char *const log2_derivative_inputs[] = {"self"};
+static const char *const rsqrt_derivative_inputs[] = {"self"};
+static const char *const reciprocal_derivative_inputs[] = {"self"};
+static const char *const sin_derivative_inputs[] = {"self"};
+static const char *const cos_derivative_inputs[] = {"self"};
+static const char *const tan_derivative_inputs[] = {"self"};
+static const char *const erf_derivative_inputs[] = {"self"};
+static const char *const gelu_derivative_inputs[] = {"self"};
+static const char *const gelu_tanh_derivative_inputs[] = {"self"};
+static const char *const silu_derivative_inputs[] = {"self"};
+static const char *const elu_derivative_inputs[] = {"self"};
+static const char *const leaky_relu_derivative_inputs[] = {"self"};
+static const char *const softplus_derivative_inputs[] = {"self"};
+static const char *const hardtanh_derivative_inputs[] = {"self"};
+static const char *const clamp_derivative_inputs[] = {"self"};
+static const char *const clamp_min_derivative_inputs[] = {"self"};
+static const char *const clamp_max_derivative_inputs[] = {"self"};
+static const char *const floor_derivative_inputs[] = {"self"};
+static const char *const ceil_derivative_inputs[] = {"self"};
+static const char *const round_derivative_inputs[] = {"self"};
+static const char *const trunc_derivative_inputs[] = {"self"};
 static const char *const sum_derivative_inputs[] = {"self"};
 static const char *const sum_dim_derivative_inputs[] = {"self"};
 static const char *const mean_derivative_inputs[] = {"self"};
 static const char *const mean_dim_derivative_inputs[] = {"self"};
+static const char *const prod_dim_derivative_inputs[] = {"self"};
+static const char *const amax_derivative_inputs[] = {"self"};
+static const char *const amin_derivative_inputs[] = {"self"};
+static const char *const var_derivative_inputs[] = {"self"};
+static const char *const std_derivative_inputs[] = {"self"};
+static const char *const norm_derivative_inputs[] = {"self"};
+static const char *const logsumexp_derivative_inputs[] = {"self"};
+static const char *const cumsum_derivative_inputs[] = {"self"};
+static const char *const cumprod_derivative_inputs[] = {"self"};
 static const char *const mm_derivative_inputs[] = {"self", "mat2"};
+static const char *const bmm_derivative_inputs[] = {"self", "mat2"};
 static const char *const transpose_derivative_inputs[] = {"self"};
 static const char *const t_derivative_inputs[] = {"self"};
 static const char *const view_derivative_inputs[] = {"self"};
 static const char *const expand_derivative_inputs[] = {"self"};
 static const char *const unsqueeze_derivative_inputs[] = {"self"};
 static const char *const clone_derivative_inputs[] = {"self"};
+static const char *const squeeze_derivative_inputs[] = {"self"};
+static const char *const squeeze_dim_derivative_inputs[] = {"self"};
+static const char *const permute_derivative_inputs[] = {"self"};
+static const char *const select_derivative_inputs[] = {"self"};
+static const char *const slice_derivative_inputs[] = {"self"};
+static const char *const select_backward_derivative_inputs[] = {"grad_output"};
+static const char *const slice_backward_derivative_inputs[] = {"grad_output"};
+static const char *const flip_derivative_inputs[] = {"self"};
+static const char *const index_select_derivative_inputs[] = {"self"};
+static const char *const index_select_backward_derivative_inputs[] = {"grad_output"};
+static const char *const gather_derivative_inputs[] = {"self"};
+static const char *const gather_backward_derivative_inputs[] = {"grad_output"};
+static const char *const scatter_derivative_inputs[] = {"self", "src"};
+static const char *const scatter_value_derivative_inputs[] = {"self"};
+static const char *const scatter_add_derivative_inputs[] = {"self", "src"};
+static const char *const tril_derivative_inputs[] = {"self"};
+static const char *const triu_derivative_inputs[] = {"self"};
+static const char *const constant_pad_nd_derivative_inputs[] = {"self"};
+static const char *const softmax_derivative_inputs[] = {"self"};
+static const char *const embedding_derivative_inputs[] = {"weight"};
 static const char *const log_softmax_derivative_inputs[] = {"self"};
 static const char *const nll_loss_derivative_inputs[] = {"self"};
 static const char *const tanh_backward_derivative_inputs[] = {"grad_output", "output"};
 static const char *const sigmoid_backward_derivative_inputs[] = {"grad_output", "output"};
+static const char *const max_pool2d_derivative_inputs[] = {"self"};
+static const char *const avg_pool2d_derivative_inputs[] = {"self"};
+static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const adaptive_avg_pool2d_derivative_inputs[] = {"self"};
+static const char *const upsample_nearest2d_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -68,221 +145,1317 @@ const yg_op_info yg__ops[] = {
         .kind = "pointwise",
     },
     {
+        .name = "div.mode",
+        .schema = "div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor",
+        .location = "specs/native_functions.yaml:38",
+        .kind = "composite",
+    },
+    {
         .name = "div.Scalar",
         .schema = "div.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:36",
+        .location = "specs/native_functions.yaml:40",
         .kind = "pointwise",
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:40",
+        .location = "specs/native_functions.yaml:44",
         .kind = "pointwise",
+    },
+    {
+        .name = "add.Scalar",
+        .schema = "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        .location = "specs/native_functions.yaml:48",
+        .kind = "pointwise",
+    },
+    {
+        .name = "sub.Scalar",
+        .schema = "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        .location = "specs/native_functions.yaml:52",
+        .kind = "pointwise",
+    },
+    {
+        .name = "rsub.Scalar",
+        .schema = "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        .location = "specs/native_functions.yaml:57",
+        .kind = "pointwise",
+    },
+    {
+        .name = "maximum",
+        .schema = "maximum(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:61",
+        .kind = "pointwise",
+    },
+    {
+        .name = "minimum",
+        .schema = "minimum(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:65",
+        .kind = "pointwise",
+    },
+    {
+        .name = "atan2",
+        .schema = "atan2(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:69",
+        .kind = "pointwise",
+    },
+    {
+        .name = "remainder",
+        .schema = "remainder(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:75",
+        .kind = "pointwise",
+    },
+    {
+        .name = "remainder.Scalar",
+        .schema = "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/native_functions.yaml:79",
+        .kind = "pointwise",
+    },
+    {
+        .name = "pow.Tensor",
+        .schema = "pow.Tensor(Tensor self, Tensor exponent) -> Tensor",
+        .location = "specs/native_functions.yaml:83",
+        .kind = "pointwise",
+    },
+    {
+        .name = "lerp",
+        .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
+        .location = "specs/native_functions.yaml:87",
+        .kind = "pointwise",
+    },
+    {
+        .name = "lerp.Tensor",
+        .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+        .location = "specs/native_functions.yaml:91",
+        .kind = "pointwise",
+    },
+    {
+        .name = "addcmul",
+        .schema = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,"
+                  " Scalar value=1) -> Tensor",
+        .location = "specs/native_functions.yaml:95",
+        .kind = "pointwise",
+    },
+    {
+        .name = "addcdiv",
+        .schema = "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,"
+                  " Scalar value=1) -> Tensor",
+        .location = "specs/native_functions.yaml:99",
+        .kind = "pointwise",
+    },
+    {
+        .name = "where",
+        .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:105",
+        .kind = "pointwise",
+    },
+    {
+        .name = "where.ScalarOther",
+        .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
+        .location = "specs/native_functions.yaml:109",
+        .kind = "pointwise",
+    },
+    {
+        .name = "where.ScalarSelf",
+        .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:113",
+        .kind = "pointwise",
+    },
+    {
+        .name = "masked_fill",
+        .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
+        .location = "specs/native_functions.yaml:117",
+        .kind = "pointwise",
+    },
+    {
+        .name = "sub_",
+        .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:126",
+        .kind = "pointwise",
+    },
+    {
+        .name = "mul_",
+        .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:130",
+        .kind = "pointwise",
+    },
+    {
+        .name = "div_",
+        .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:134",
+        .kind = "pointwise",
+    },
+    {
+        .name = "add_.Scalar",
+        .schema = "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:138",
+        .kind = "pointwise",
+    },
+    {
+        .name = "mul_.Scalar",
+        .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:142",
+        .kind = "pointwise",
+    },
+    {
+        .name = "div_.Scalar",
+        .schema = "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:146",
+        .kind = "pointwise",
+    },
+    {
+        .name = "addcmul_",
+        .schema = "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
+                  " *, Scalar value=1) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:150",
+        .kind = "pointwise",
+    },
+    {
+        .name = "addcdiv_",
+        .schema = "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
+                  " *, Scalar value=1) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:154",
+        .kind = "pointwise",
+    },
+    {
+        .name = "lerp_",
+        .schema = "lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:158",
+        .kind = "pointwise",
+    },
+    {
+        .name = "relu_",
+        .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:162",
+        .kind = "pointwise",
+    },
+    {
+        .name = "clamp_",
+        .schema = "clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:166",
+        .kind = "pointwise",
+    },
+    {
+        .name = "clamp_min_",
+        .schema = "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:170",
+        .kind = "pointwise",
+    },
+    {
+        .name = "clamp_max_",
+        .schema = "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:174",
+        .kind = "pointwise",
+    },
+    {
+        .name = "masked_fill_",
+        .schema = "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:178",
+        .kind = "pointwise",
+    },
+    {
+        .name = "fill_",
+        .schema = "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:184",
+        .kind = "kernel",
+    },
+    {
+        .name = "zero_",
+        .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:188",
+        .kind = "kernel",
+    },
+    {
+        .name = "copy_",
+        .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:193",
+        .kind = "kernel",
+    },
+    {
+        .name = "eq",
+        .schema = "eq(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:200",
+        .kind = "kernel",
+    },
+    {
+        .name = "ne",
+        .schema = "ne(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:204",
+        .kind = "kernel",
+    },
+    {
+        .name = "lt",
+        .schema = "lt(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:208",
+        .kind = "kernel",
+    },
+    {
+        .name = "le",
+        .schema = "le(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:212",
+        .kind = "kernel",
+    },
+    {
+        .name = "gt",
+        .schema = "gt(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:216",
+        .kind = "kernel",
+    },
+    {
+        .name = "ge",
+        .schema = "ge(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:220",
+        .kind = "kernel",
+    },
+    {
+        .name = "eq.Scalar",
+        .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/native_functions.yaml:225",
+        .kind = "kernel",
+    },
+    {
+        .name = "ne.Scalar",
+        .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/native_functions.yaml:229",
+        .kind = "kernel",
+    },
+    {
+        .name = "lt.Scalar",
+        .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/native_functions.yaml:233",
+        .kind = "kernel",
+    },
+    {
+        .name = "le.Scalar",
+        .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/native_functions.yaml:237",
+        .kind = "kernel",
+    },
+    {
+        .name = "gt.Scalar",
+        .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/native_functions.yaml:241",
+        .kind = "kernel",
+    },
+    {
+        .name = "ge.Scalar",
+        .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/native_functions.yaml:245",
+        .kind = "kernel",
+    },
+    {
+        .name = "logical_and",
+        .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:250",
+        .kind = "kernel",
+    },
+    {
+        .name = "logical_or",
+        .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:254",
+        .kind = "kernel",
+    },
+    {
+        .name = "logical_xor",
+        .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:258",
+        .kind = "kernel",
+    },
+    {
+        .name = "logical_not",
+        .schema = "logical_not(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:262",
+        .kind = "kernel",
     },
     {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:45",
+        .location = "specs/native_functions.yaml:267",
         .kind = "pointwise",
     },
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:49",
+        .location = "specs/native_functions.yaml:271",
         .kind = "pointwise",
     },
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:53",
+        .location = "specs/native_functions.yaml:275",
         .kind = "pointwise",
     },
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:57",
+        .location = "specs/native_functions.yaml:279",
         .kind = "pointwise",
     },
     {
         .name = "tanh",
         .schema = "tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:61",
+        .location = "specs/native_functions.yaml:283",
         .kind = "pointwise",
     },
     {
         .name = "sigmoid",
         .schema = "sigmoid(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:65",
+        .location = "specs/native_functions.yaml:287",
         .kind = "pointwise",
     },
     {
         .name = "relu",
         .schema = "relu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:69",
+        .location = "specs/native_functions.yaml:291",
         .kind = "pointwise",
     },
     {
         .name = "pow",
         .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:73",
+        .location = "specs/native_functions.yaml:295",
+        .kind = "pointwise",
+    },
+    {
+        .name = "abs",
+        .schema = "abs(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:299",
+        .kind = "pointwise",
+    },
+    {
+        .name = "sign",
+        .schema = "sign(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:304",
+        .kind = "pointwise",
+    },
+    {
+        .name = "expm1",
+        .schema = "expm1(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:308",
+        .kind = "pointwise",
+    },
+    {
+        .name = "log1p",
+        .schema = "log1p(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:312",
+        .kind = "pointwise",
+    },
+    {
+        .name = "log2",
+        .schema = "log2(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:316",
+        .kind = "pointwise",
+    },
+    {
+        .name = "rsqrt",
+        .schema = "rsqrt(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:320",
+        .kind = "pointwise",
+    },
+    {
+        .name = "reciprocal",
+        .schema = "reciprocal(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:324",
+        .kind = "pointwise",
+    },
+    {
+        .name = "sin",
+        .schema = "sin(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:328",
+        .kind = "pointwise",
+    },
+    {
+        .name = "cos",
+        .schema = "cos(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:332",
+        .kind = "pointwise",
+    },
+    {
+        .name = "tan",
+        .schema = "tan(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:336",
+        .kind = "pointwise",
+    },
+    {
+        .name = "erf",
+        .schema = "erf(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:340",
+        .kind = "pointwise",
+    },
+    {
+        .name = "gelu",
+        .schema = "gelu(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:345",
+        .kind = "pointwise",
+    },
+    {
+        .name = "gelu_tanh",
+        .schema = "gelu_tanh(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:351",
+        .kind = "pointwise",
+    },
+    {
+        .name = "silu",
+        .schema = "silu(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:355",
+        .kind = "pointwise",
+    },
+    {
+        .name = "elu",
+        .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
+        .location = "specs/native_functions.yaml:359",
+        .kind = "pointwise",
+    },
+    {
+        .name = "leaky_relu",
+        .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+        .location = "specs/native_functions.yaml:363",
+        .kind = "pointwise",
+    },
+    {
+        .name = "softplus",
+        .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+        .location = "specs/native_functions.yaml:369",
+        .kind = "pointwise",
+    },
+    {
+        .name = "hardtanh",
+        .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+        .location = "specs/native_functions.yaml:373",
+        .kind = "pointwise",
+    },
+    {
+        .name = "clamp",
+        .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
+        .location = "specs/native_functions.yaml:378",
+        .kind = "pointwise",
+    },
+    {
+        .name = "clamp_min",
+        .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
+        .location = "specs/native_functions.yaml:382",
+        .kind = "pointwise",
+    },
+    {
+        .name = "clamp_max",
+        .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
+        .location = "specs/native_functions.yaml:386",
+        .kind = "pointwise",
+    },
+    {
+        .name = "floor",
+        .schema = "floor(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:392",
+        .kind = "pointwise",
+    },
+    {
+        .name = "ceil",
+        .schema = "ceil(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:396",
+        .kind = "pointwise",
+    },
+    {
+        .name = "round",
+        .schema = "round(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:400",
+        .kind = "pointwise",
+    },
+    {
+        .name = "trunc",
+        .schema = "trunc(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:404",
         .kind = "pointwise",
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:78",
+        .location = "specs/native_functions.yaml:409",
         .kind = "pointwise",
     },
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:82",
+        .location = "specs/native_functions.yaml:413",
         .kind = "pointwise",
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:86",
+        .location = "specs/native_functions.yaml:417",
         .kind = "pointwise",
     },
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:90",
+        .location = "specs/native_functions.yaml:421",
+        .kind = "pointwise",
+    },
+    {
+        .name = "gelu_backward",
+        .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:426",
+        .kind = "pointwise",
+    },
+    {
+        .name = "gelu_tanh_backward",
+        .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:432",
+        .kind = "pointwise",
+    },
+    {
+        .name = "silu_backward",
+        .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:437",
+        .kind = "pointwise",
+    },
+    {
+        .name = "elu_backward",
+        .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
+        .location = "specs/native_functions.yaml:441",
+        .kind = "pointwise",
+    },
+    {
+        .name = "leaky_relu_backward",
+        .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
+        .location = "specs/native_functions.yaml:445",
+        .kind = "pointwise",
+    },
+    {
+        .name = "softplus_backward",
+        .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
+                  " Scalar threshold) -> Tensor",
+        .location = "specs/native_functions.yaml:449",
+        .kind = "pointwise",
+    },
+    {
+        .name = "hardtanh_backward",
+        .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
+                  " Scalar max_val) -> Tensor",
+        .location = "specs/native_functions.yaml:454",
+        .kind = "pointwise",
+    },
+    {
+        .name = "clamp_backward",
+        .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
+                  " Scalar max) -> Tensor",
+        .location = "specs/native_functions.yaml:459",
+        .kind = "pointwise",
+    },
+    {
+        .name = "clamp_min_backward",
+        .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
+        .location = "specs/native_functions.yaml:463",
+        .kind = "pointwise",
+    },
+    {
+        .name = "clamp_max_backward",
+        .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
+        .location = "specs/native_functions.yaml:467",
+        .kind = "pointwise",
+    },
+    {
+        .name = "maximum_backward",
+        .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:474",
+        .kind = "pointwise",
+    },
+    {
+        .name = "minimum_backward",
+        .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:478",
+        .kind = "pointwise",
+    },
+    {
+        .name = "atan2_backward",
+        .schema = "atan2_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:483",
+        .kind = "pointwise",
+    },
+    {
+        .name = "pow_backward_self",
+        .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
+        .location = "specs/native_functions.yaml:487",
+        .kind = "pointwise",
+    },
+    {
+        .name = "pow_backward_exponent",
+        .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
+                  " Tensor exponent, Tensor output) -> Tensor",
+        .location = "specs/native_functions.yaml:493",
         .kind = "pointwise",
     },
     {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:95",
+        .location = "specs/native_functions.yaml:498",
         .kind = "kernel",
     },
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:99",
+        .location = "specs/native_functions.yaml:502",
         .kind = "kernel",
     },
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:103",
+        .location = "specs/native_functions.yaml:506",
         .kind = "kernel",
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:107",
+        .location = "specs/native_functions.yaml:510",
+        .kind = "kernel",
+    },
+    {
+        .name = "prod",
+        .schema = "prod(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:518",
+        .kind = "composite",
+    },
+    {
+        .name = "prod.dim",
+        .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:520",
+        .kind = "kernel",
+    },
+    {
+        .name = "prod_backward",
+        .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
+                  " bool keepdim) -> Tensor",
+        .location = "specs/native_functions.yaml:525",
+        .kind = "kernel",
+    },
+    {
+        .name = "amax",
+        .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:530",
+        .kind = "kernel",
+    },
+    {
+        .name = "amin",
+        .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:534",
+        .kind = "kernel",
+    },
+    {
+        .name = "max",
+        .schema = "max(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:539",
+        .kind = "composite",
+    },
+    {
+        .name = "min",
+        .schema = "min(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:541",
+        .kind = "composite",
+    },
+    {
+        .name = "max.dim",
+        .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
+                  " Tensor indices)",
+        .location = "specs/native_functions.yaml:546",
+        .kind = "composite",
+    },
+    {
+        .name = "min.dim",
+        .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
+                  " Tensor indices)",
+        .location = "specs/native_functions.yaml:548",
+        .kind = "composite",
+    },
+    {
+        .name = "minmax_backward",
+        .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
+                  " int[] dim, bool keepdim) -> Tensor",
+        .location = "specs/native_functions.yaml:552",
+        .kind = "kernel",
+    },
+    {
+        .name = "argmax",
+        .schema = "argmax(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:558",
+        .kind = "kernel",
+    },
+    {
+        .name = "argmax.dim",
+        .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:562",
+        .kind = "kernel",
+    },
+    {
+        .name = "argmin",
+        .schema = "argmin(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:566",
+        .kind = "kernel",
+    },
+    {
+        .name = "argmin.dim",
+        .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:570",
+        .kind = "kernel",
+    },
+    {
+        .name = "all",
+        .schema = "all(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:575",
+        .kind = "kernel",
+    },
+    {
+        .name = "all.dim",
+        .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:579",
+        .kind = "kernel",
+    },
+    {
+        .name = "any",
+        .schema = "any(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:583",
+        .kind = "kernel",
+    },
+    {
+        .name = "any.dim",
+        .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:587",
+        .kind = "kernel",
+    },
+    {
+        .name = "var",
+        .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:593",
+        .kind = "kernel",
+    },
+    {
+        .name = "std",
+        .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:597",
+        .kind = "kernel",
+    },
+    {
+        .name = "var_backward",
+        .schema = "var_backward(Tensor grad, Tensor self, int[] dim, int correction,"
+                  " bool keepdim) -> Tensor",
+        .location = "specs/native_functions.yaml:602",
+        .kind = "composite",
+    },
+    {
+        .name = "norm",
+        .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:606",
+        .kind = "kernel",
+    },
+    {
+        .name = "norm_backward",
+        .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
+                  " Scalar p, int[] dim, bool keepdim) -> Tensor",
+        .location = "specs/native_functions.yaml:610",
+        .kind = "kernel",
+    },
+    {
+        .name = "logsumexp",
+        .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
+        .location = "specs/native_functions.yaml:615",
+        .kind = "kernel",
+    },
+    {
+        .name = "logsumexp_backward",
+        .schema = "logsumexp_backward(Tensor grad, Tensor self, Tensor output,"
+                  " int[] dim, bool keepdim) -> Tensor",
+        .location = "specs/native_functions.yaml:621",
+        .kind = "composite",
+    },
+    {
+        .name = "cumsum",
+        .schema = "cumsum(Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:624",
+        .kind = "kernel",
+    },
+    {
+        .name = "cumprod",
+        .schema = "cumprod(Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:628",
+        .kind = "kernel",
+    },
+    {
+        .name = "cumsum_backward",
+        .schema = "cumsum_backward(Tensor grad, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:633",
+        .kind = "composite",
+    },
+    {
+        .name = "cumprod_backward",
+        .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:635",
         .kind = "kernel",
     },
     {
         .name = "sum_backward",
         .schema = "sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:112",
+        .location = "specs/native_functions.yaml:640",
         .kind = "composite",
     },
     {
         .name = "mean_backward",
         .schema = "mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:115",
+        .location = "specs/native_functions.yaml:643",
         .kind = "composite",
     },
     {
         .name = "sum_to",
         .schema = "sum_to(Tensor self, int[] size) -> Tensor",
-        .location = "specs/native_functions.yaml:118",
+        .location = "specs/native_functions.yaml:646",
         .kind = "composite",
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:121",
+        .location = "specs/native_functions.yaml:649",
+        .kind = "kernel",
+    },
+    {
+        .name = "bmm",
+        .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
+        .location = "specs/native_functions.yaml:654",
         .kind = "kernel",
     },
     {
         .name = "matmul",
         .schema = "matmul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:125",
+        .location = "specs/native_functions.yaml:660",
+        .kind = "composite",
+    },
+    {
+        .name = "dot",
+        .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
+        .location = "specs/native_functions.yaml:663",
+        .kind = "composite",
+    },
+    {
+        .name = "mv",
+        .schema = "mv(Tensor self, Tensor vec) -> Tensor",
+        .location = "specs/native_functions.yaml:666",
+        .kind = "composite",
+    },
+    {
+        .name = "outer",
+        .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
+        .location = "specs/native_functions.yaml:669",
+        .kind = "composite",
+    },
+    {
+        .name = "addmm",
+        .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,"
+                  " Scalar alpha=1) -> Tensor",
+        .location = "specs/native_functions.yaml:673",
+        .kind = "composite",
+    },
+    {
+        .name = "baddbmm",
+        .schema = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *,"
+                  " Scalar beta=1, Scalar alpha=1) -> Tensor",
+        .location = "specs/native_functions.yaml:676",
         .kind = "composite",
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:127",
+        .location = "specs/native_functions.yaml:678",
         .kind = "composite",
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:130",
+        .location = "specs/native_functions.yaml:681",
         .kind = "kernel",
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:134",
+        .location = "specs/native_functions.yaml:685",
         .kind = "kernel",
     },
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:138",
+        .location = "specs/native_functions.yaml:689",
         .kind = "kernel",
     },
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:142",
+        .location = "specs/native_functions.yaml:693",
         .kind = "kernel",
     },
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:146",
+        .location = "specs/native_functions.yaml:697",
         .kind = "kernel",
     },
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:150",
+        .location = "specs/native_functions.yaml:701",
         .kind = "kernel",
     },
     {
         .name = "reshape",
         .schema = "reshape(Tensor self, int[] shape) -> Tensor",
-        .location = "specs/native_functions.yaml:154",
+        .location = "specs/native_functions.yaml:705",
+        .kind = "composite",
+    },
+    {
+        .name = "squeeze",
+        .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
+        .location = "specs/native_functions.yaml:708",
+        .kind = "kernel",
+    },
+    {
+        .name = "squeeze.dim",
+        .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
+        .location = "specs/native_functions.yaml:713",
+        .kind = "kernel",
+    },
+    {
+        .name = "permute",
+        .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
+        .location = "specs/native_functions.yaml:718",
+        .kind = "kernel",
+    },
+    {
+        .name = "permute_backward",
+        .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
+        .location = "specs/native_functions.yaml:723",
+        .kind = "composite",
+    },
+    {
+        .name = "select",
+        .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
+        .location = "specs/native_functions.yaml:726",
+        .kind = "kernel",
+    },
+    {
+        .name = "slice",
+        .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
+                  " int step=1) -> Tensor(a)",
+        .location = "specs/native_functions.yaml:733",
+        .kind = "kernel",
+    },
+    {
+        .name = "narrow",
+        .schema = "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
+        .location = "specs/native_functions.yaml:738",
+        .kind = "composite",
+    },
+    {
+        .name = "select_backward",
+        .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
+                  " int dim, int index) -> Tensor",
+        .location = "specs/native_functions.yaml:742",
+        .kind = "kernel",
+    },
+    {
+        .name = "slice_backward",
+        .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
+                  " int dim, int start, int end, int step) -> Tensor",
+        .location = "specs/native_functions.yaml:746",
+        .kind = "kernel",
+    },
+    {
+        .name = "flatten",
+        .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
+        .location = "specs/native_functions.yaml:751",
+        .kind = "composite",
+    },
+    {
+        .name = "contiguous",
+        .schema = "contiguous(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:754",
+        .kind = "composite",
+    },
+    {
+        .name = "repeat",
+        .schema = "repeat(Tensor self, int[] repeats) -> Tensor",
+        .location = "specs/native_functions.yaml:758",
+        .kind = "composite",
+    },
+    {
+        .name = "cat",
+        .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
+        .location = "specs/native_functions.yaml:762",
+        .kind = "composite",
+    },
+    {
+        .name = "stack",
+        .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
+        .location = "specs/native_functions.yaml:765",
+        .kind = "composite",
+    },
+    {
+        .name = "flip",
+        .schema = "flip(Tensor self, int[] dims) -> Tensor",
+        .location = "specs/native_functions.yaml:768",
+        .kind = "kernel",
+    },
+    {
+        .name = "index_select",
+        .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
+        .location = "specs/native_functions.yaml:774",
+        .kind = "kernel",
+    },
+    {
+        .name = "index_select_backward",
+        .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
+                  " int dim, Tensor index) -> Tensor",
+        .location = "specs/native_functions.yaml:780",
+        .kind = "kernel",
+    },
+    {
+        .name = "gather",
+        .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
+        .location = "specs/native_functions.yaml:787",
+        .kind = "kernel",
+    },
+    {
+        .name = "gather_backward",
+        .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
+                  " int dim, Tensor index) -> Tensor",
+        .location = "specs/native_functions.yaml:793",
+        .kind = "kernel",
+    },
+    {
+        .name = "scatter",
+        .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        .location = "specs/native_functions.yaml:799",
+        .kind = "kernel",
+    },
+    {
+        .name = "scatter.value",
+        .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        .location = "specs/native_functions.yaml:803",
+        .kind = "kernel",
+    },
+    {
+        .name = "scatter_add",
+        .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        .location = "specs/native_functions.yaml:808",
+        .kind = "kernel",
+    },
+    {
+        .name = "scatter_src_backward",
+        .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
+                  " int[] src_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:814",
+        .kind = "composite",
+    },
+    {
+        .name = "tril",
+        .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
+        .location = "specs/native_functions.yaml:818",
+        .kind = "kernel",
+    },
+    {
+        .name = "triu",
+        .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
+        .location = "specs/native_functions.yaml:822",
+        .kind = "kernel",
+    },
+    {
+        .name = "constant_pad_nd",
+        .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
+        .location = "specs/native_functions.yaml:828",
+        .kind = "kernel",
+    },
+    {
+        .name = "constant_pad_nd_backward",
+        .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:833",
         .kind = "composite",
     },
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:157",
+        .location = "specs/native_functions.yaml:836",
         .kind = "kernel",
     },
     {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:161",
+        .location = "specs/native_functions.yaml:840",
         .kind = "kernel",
     },
     {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, int reduction=1,"
                   " int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:165",
+        .location = "specs/native_functions.yaml:844",
         .kind = "kernel",
     },
     {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes,"
                   " int reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:169",
+        .location = "specs/native_functions.yaml:848",
+        .kind = "kernel",
+    },
+    {
+        .name = "softmax",
+        .schema = "softmax(Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:852",
+        .kind = "kernel",
+    },
+    {
+        .name = "softmax_backward",
+        .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:858",
+        .kind = "composite",
+    },
+    {
+        .name = "mse_loss",
+        .schema = "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+        .location = "specs/native_functions.yaml:863",
+        .kind = "composite",
+    },
+    {
+        .name = "l1_loss",
+        .schema = "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+        .location = "specs/native_functions.yaml:866",
+        .kind = "composite",
+    },
+    {
+        .name = "smooth_l1_loss",
+        .schema = "smooth_l1_loss(Tensor self, Tensor target, int reduction=1,"
+                  " float beta=1.0) -> Tensor",
+        .location = "specs/native_functions.yaml:870",
+        .kind = "composite",
+    },
+    {
+        .name = "binary_cross_entropy",
+        .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
+                  " int reduction=1) -> Tensor",
+        .location = "specs/native_functions.yaml:874",
+        .kind = "composite",
+    },
+    {
+        .name = "binary_cross_entropy_with_logits",
+        .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
+                  " Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
+        .location = "specs/native_functions.yaml:878",
+        .kind = "composite",
+    },
+    {
+        .name = "cross_entropy",
+        .schema = "cross_entropy(Tensor self, Tensor target, int reduction=1,"
+                  " int ignore_index=-100) -> Tensor",
+        .location = "specs/native_functions.yaml:883",
+        .kind = "composite",
+    },
+    {
+        .name = "layer_norm",
+        .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
+                  " Tensor? bias=None, float eps=1e-05) -> Tensor",
+        .location = "specs/native_functions.yaml:887",
+        .kind = "composite",
+    },
+    {
+        .name = "embedding",
+        .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
+        .location = "specs/native_functions.yaml:891",
+        .kind = "kernel",
+    },
+    {
+        .name = "embedding_backward",
+        .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
+                  " int[] weight_sizes, int padding_idx) -> Tensor",
+        .location = "specs/native_functions.yaml:895",
+        .kind = "kernel",
+    },
+    {
+        .name = "lstm_cell",
+        .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
+                  " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
+                  " Tensor cy)",
+        .location = "specs/native_functions.yaml:902",
+        .kind = "composite",
+    },
+    {
+        .name = "gru_cell",
+        .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
+                  " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
+        .location = "specs/native_functions.yaml:906",
+        .kind = "composite",
+    },
+    {
+        .name = "scaled_dot_product_attention",
+        .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
+                  " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
+                  " float? scale=None) -> Tensor",
+        .location = "specs/native_functions.yaml:912",
+        .kind = "composite",
+    },
+    {
+        .name = "group_norm",
+        .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
+                  " Tensor? bias=None, float eps=1e-05) -> Tensor",
+        .location = "specs/native_functions.yaml:916",
+        .kind = "composite",
+    },
+    {
+        .name = "max_pool2d",
+        .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
+        .location = "specs/native_functions.yaml:921",
+        .kind = "kernel",
+    },
+    {
+        .name = "max_pool2d_backward",
+        .schema = "max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size,"
+                  " int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor",
+        .location = "specs/native_functions.yaml:926",
+        .kind = "kernel",
+    },
+    {
+        .name = "avg_pool2d",
+        .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+        .location = "specs/native_functions.yaml:931",
+        .kind = "kernel",
+    },
+    {
+        .name = "avg_pool2d_backward",
+        .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
+                  " bool count_include_pad) -> Tensor",
+        .location = "specs/native_functions.yaml:935",
+        .kind = "kernel",
+    },
+    {
+        .name = "adaptive_avg_pool2d",
+        .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/native_functions.yaml:941",
+        .kind = "kernel",
+    },
+    {
+        .name = "adaptive_avg_pool2d_backward",
+        .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:945",
+        .kind = "kernel",
+    },
+    {
+        .name = "upsample_nearest2d",
+        .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/native_functions.yaml:950",
+        .kind = "kernel",
+    },
+    {
+        .name = "upsample_nearest2d_backward",
+        .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:954",
         .kind = "kernel",
     },
 };
-const int32_t yg__ops_count = 40;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 40, "op table size");
+const int32_t yg__ops_count = 216;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 216, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -328,142 +1501,821 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = div_scalar_derivative_inputs,
     },
     {
+        .name = "add.Scalar",
+        .schema = "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        .location = "specs/derivatives.yaml:36",
+        .n_inputs = 1,
+        .inputs = add_scalar_derivative_inputs,
+    },
+    {
+        .name = "sub.Scalar",
+        .schema = "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        .location = "specs/derivatives.yaml:39",
+        .n_inputs = 1,
+        .inputs = sub_scalar_derivative_inputs,
+    },
+    {
+        .name = "rsub.Scalar",
+        .schema = "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        .location = "specs/derivatives.yaml:42",
+        .n_inputs = 1,
+        .inputs = rsub_scalar_derivative_inputs,
+    },
+    {
+        .name = "maximum",
+        .schema = "maximum(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:45",
+        .n_inputs = 2,
+        .inputs = maximum_derivative_inputs,
+    },
+    {
+        .name = "minimum",
+        .schema = "minimum(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:49",
+        .n_inputs = 2,
+        .inputs = minimum_derivative_inputs,
+    },
+    {
+        .name = "atan2",
+        .schema = "atan2(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:53",
+        .n_inputs = 2,
+        .inputs = atan2_derivative_inputs,
+    },
+    {
+        .name = "remainder",
+        .schema = "remainder(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:57",
+        .n_inputs = 2,
+        .inputs = remainder_derivative_inputs,
+    },
+    {
+        .name = "remainder.Scalar",
+        .schema = "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/derivatives.yaml:61",
+        .n_inputs = 1,
+        .inputs = remainder_scalar_derivative_inputs,
+    },
+    {
+        .name = "pow.Tensor",
+        .schema = "pow.Tensor(Tensor self, Tensor exponent) -> Tensor",
+        .location = "specs/derivatives.yaml:64",
+        .n_inputs = 2,
+        .inputs = pow_tensor_derivative_inputs,
+    },
+    {
+        .name = "lerp",
+        .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
+        .location = "specs/derivatives.yaml:68",
+        .n_inputs = 2,
+        .inputs = lerp_derivative_inputs,
+    },
+    {
+        .name = "lerp.Tensor",
+        .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+        .location = "specs/derivatives.yaml:72",
+        .n_inputs = 3,
+        .inputs = lerp_tensor_derivative_inputs,
+    },
+    {
+        .name = "addcmul",
+        .schema = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,"
+                  " Scalar value=1) -> Tensor",
+        .location = "specs/derivatives.yaml:77",
+        .n_inputs = 3,
+        .inputs = addcmul_derivative_inputs,
+    },
+    {
+        .name = "addcdiv",
+        .schema = "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,"
+                  " Scalar value=1) -> Tensor",
+        .location = "specs/derivatives.yaml:82",
+        .n_inputs = 3,
+        .inputs = addcdiv_derivative_inputs,
+    },
+    {
+        .name = "where",
+        .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:87",
+        .n_inputs = 2,
+        .inputs = where_derivative_inputs,
+    },
+    {
+        .name = "where.ScalarOther",
+        .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
+        .location = "specs/derivatives.yaml:92",
+        .n_inputs = 1,
+        .inputs = where_scalarother_derivative_inputs,
+    },
+    {
+        .name = "where.ScalarSelf",
+        .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:96",
+        .n_inputs = 1,
+        .inputs = where_scalarself_derivative_inputs,
+    },
+    {
+        .name = "masked_fill",
+        .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
+        .location = "specs/derivatives.yaml:100",
+        .n_inputs = 1,
+        .inputs = masked_fill_derivative_inputs,
+    },
+    {
+        .name = "eq",
+        .schema = "eq(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:106",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "ne",
+        .schema = "ne(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:110",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "lt",
+        .schema = "lt(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:114",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "le",
+        .schema = "le(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:118",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "gt",
+        .schema = "gt(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:122",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "ge",
+        .schema = "ge(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:126",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "eq.Scalar",
+        .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/derivatives.yaml:130",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "ne.Scalar",
+        .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/derivatives.yaml:133",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "lt.Scalar",
+        .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/derivatives.yaml:136",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "le.Scalar",
+        .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/derivatives.yaml:139",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "gt.Scalar",
+        .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/derivatives.yaml:142",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "ge.Scalar",
+        .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/derivatives.yaml:145",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "logical_and",
+        .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:148",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "logical_or",
+        .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:152",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "logical_xor",
+        .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:156",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "logical_not",
+        .schema = "logical_not(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:160",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:36",
+        .location = "specs/derivatives.yaml:163",
         .n_inputs = 1,
         .inputs = neg_derivative_inputs,
     },
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:39",
+        .location = "specs/derivatives.yaml:166",
         .n_inputs = 1,
         .inputs = exp_derivative_inputs,
     },
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:42",
+        .location = "specs/derivatives.yaml:169",
         .n_inputs = 1,
         .inputs = log_derivative_inputs,
     },
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:45",
+        .location = "specs/derivatives.yaml:172",
         .n_inputs = 1,
         .inputs = sqrt_derivative_inputs,
     },
     {
         .name = "tanh",
         .schema = "tanh(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:48",
+        .location = "specs/derivatives.yaml:175",
         .n_inputs = 1,
         .inputs = tanh_derivative_inputs,
     },
     {
         .name = "sigmoid",
         .schema = "sigmoid(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:51",
+        .location = "specs/derivatives.yaml:178",
         .n_inputs = 1,
         .inputs = sigmoid_derivative_inputs,
     },
     {
         .name = "relu",
         .schema = "relu(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:54",
+        .location = "specs/derivatives.yaml:181",
         .n_inputs = 1,
         .inputs = relu_derivative_inputs,
     },
     {
         .name = "pow",
         .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:57",
+        .location = "specs/derivatives.yaml:184",
         .n_inputs = 1,
         .inputs = pow_derivative_inputs,
     },
     {
+        .name = "abs",
+        .schema = "abs(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:187",
+        .n_inputs = 1,
+        .inputs = abs_derivative_inputs,
+    },
+    {
+        .name = "sign",
+        .schema = "sign(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:192",
+        .n_inputs = 1,
+        .inputs = sign_derivative_inputs,
+    },
+    {
+        .name = "expm1",
+        .schema = "expm1(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:195",
+        .n_inputs = 1,
+        .inputs = expm1_derivative_inputs,
+    },
+    {
+        .name = "log1p",
+        .schema = "log1p(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:198",
+        .n_inputs = 1,
+        .inputs = log1p_derivative_inputs,
+    },
+    {
+        .name = "log2",
+        .schema = "log2(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:202",
+        .n_inputs = 1,
+        .inputs = log2_derivative_inputs,
+    },
+    {
+        .name = "rsqrt",
+        .schema = "rsqrt(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:205",
+        .n_inputs = 1,
+        .inputs = rsqrt_derivative_inputs,
+    },
+    {
+        .name = "reciprocal",
+        .schema = "reciprocal(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:208",
+        .n_inputs = 1,
+        .inputs = reciprocal_derivative_inputs,
+    },
+    {
+        .name = "sin",
+        .schema = "sin(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:211",
+        .n_inputs = 1,
+        .inputs = sin_derivative_inputs,
+    },
+    {
+        .name = "cos",
+        .schema = "cos(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:214",
+        .n_inputs = 1,
+        .inputs = cos_derivative_inputs,
+    },
+    {
+        .name = "tan",
+        .schema = "tan(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:217",
+        .n_inputs = 1,
+        .inputs = tan_derivative_inputs,
+    },
+    {
+        .name = "erf",
+        .schema = "erf(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:221",
+        .n_inputs = 1,
+        .inputs = erf_derivative_inputs,
+    },
+    {
+        .name = "gelu",
+        .schema = "gelu(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:224",
+        .n_inputs = 1,
+        .inputs = gelu_derivative_inputs,
+    },
+    {
+        .name = "gelu_tanh",
+        .schema = "gelu_tanh(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:227",
+        .n_inputs = 1,
+        .inputs = gelu_tanh_derivative_inputs,
+    },
+    {
+        .name = "silu",
+        .schema = "silu(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:230",
+        .n_inputs = 1,
+        .inputs = silu_derivative_inputs,
+    },
+    {
+        .name = "elu",
+        .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
+        .location = "specs/derivatives.yaml:233",
+        .n_inputs = 1,
+        .inputs = elu_derivative_inputs,
+    },
+    {
+        .name = "leaky_relu",
+        .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+        .location = "specs/derivatives.yaml:236",
+        .n_inputs = 1,
+        .inputs = leaky_relu_derivative_inputs,
+    },
+    {
+        .name = "softplus",
+        .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
+        .location = "specs/derivatives.yaml:239",
+        .n_inputs = 1,
+        .inputs = softplus_derivative_inputs,
+    },
+    {
+        .name = "hardtanh",
+        .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+        .location = "specs/derivatives.yaml:242",
+        .n_inputs = 1,
+        .inputs = hardtanh_derivative_inputs,
+    },
+    {
+        .name = "clamp",
+        .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
+        .location = "specs/derivatives.yaml:245",
+        .n_inputs = 1,
+        .inputs = clamp_derivative_inputs,
+    },
+    {
+        .name = "clamp_min",
+        .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
+        .location = "specs/derivatives.yaml:248",
+        .n_inputs = 1,
+        .inputs = clamp_min_derivative_inputs,
+    },
+    {
+        .name = "clamp_max",
+        .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
+        .location = "specs/derivatives.yaml:251",
+        .n_inputs = 1,
+        .inputs = clamp_max_derivative_inputs,
+    },
+    {
+        .name = "floor",
+        .schema = "floor(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:254",
+        .n_inputs = 1,
+        .inputs = floor_derivative_inputs,
+    },
+    {
+        .name = "ceil",
+        .schema = "ceil(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:257",
+        .n_inputs = 1,
+        .inputs = ceil_derivative_inputs,
+    },
+    {
+        .name = "round",
+        .schema = "round(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:260",
+        .n_inputs = 1,
+        .inputs = round_derivative_inputs,
+    },
+    {
+        .name = "trunc",
+        .schema = "trunc(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:263",
+        .n_inputs = 1,
+        .inputs = trunc_derivative_inputs,
+    },
+    {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:60",
+        .location = "specs/derivatives.yaml:266",
         .n_inputs = 1,
         .inputs = sum_derivative_inputs,
     },
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:63",
+        .location = "specs/derivatives.yaml:269",
         .n_inputs = 1,
         .inputs = sum_dim_derivative_inputs,
     },
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:66",
+        .location = "specs/derivatives.yaml:272",
         .n_inputs = 1,
         .inputs = mean_derivative_inputs,
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:69",
+        .location = "specs/derivatives.yaml:275",
         .n_inputs = 1,
         .inputs = mean_dim_derivative_inputs,
     },
     {
+        .name = "prod.dim",
+        .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:278",
+        .n_inputs = 1,
+        .inputs = prod_dim_derivative_inputs,
+    },
+    {
+        .name = "amax",
+        .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:281",
+        .n_inputs = 1,
+        .inputs = amax_derivative_inputs,
+    },
+    {
+        .name = "amin",
+        .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:284",
+        .n_inputs = 1,
+        .inputs = amin_derivative_inputs,
+    },
+    {
+        .name = "argmax",
+        .schema = "argmax(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:287",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "argmax.dim",
+        .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:290",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "argmin",
+        .schema = "argmin(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:293",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "argmin.dim",
+        .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:296",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "all",
+        .schema = "all(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:299",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "all.dim",
+        .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:302",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "any",
+        .schema = "any(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:305",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "any.dim",
+        .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:308",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "var",
+        .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:311",
+        .n_inputs = 1,
+        .inputs = var_derivative_inputs,
+    },
+    {
+        .name = "std",
+        .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:315",
+        .n_inputs = 1,
+        .inputs = std_derivative_inputs,
+    },
+    {
+        .name = "norm",
+        .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:318",
+        .n_inputs = 1,
+        .inputs = norm_derivative_inputs,
+    },
+    {
+        .name = "logsumexp",
+        .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:321",
+        .n_inputs = 1,
+        .inputs = logsumexp_derivative_inputs,
+    },
+    {
+        .name = "cumsum",
+        .schema = "cumsum(Tensor self, int dim) -> Tensor",
+        .location = "specs/derivatives.yaml:324",
+        .n_inputs = 1,
+        .inputs = cumsum_derivative_inputs,
+    },
+    {
+        .name = "cumprod",
+        .schema = "cumprod(Tensor self, int dim) -> Tensor",
+        .location = "specs/derivatives.yaml:327",
+        .n_inputs = 1,
+        .inputs = cumprod_derivative_inputs,
+    },
+    {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/derivatives.yaml:72",
+        .location = "specs/derivatives.yaml:330",
         .n_inputs = 2,
         .inputs = mm_derivative_inputs,
     },
     {
+        .name = "bmm",
+        .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
+        .location = "specs/derivatives.yaml:334",
+        .n_inputs = 2,
+        .inputs = bmm_derivative_inputs,
+    },
+    {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:76",
+        .location = "specs/derivatives.yaml:338",
         .n_inputs = 1,
         .inputs = transpose_derivative_inputs,
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:79",
+        .location = "specs/derivatives.yaml:341",
         .n_inputs = 1,
         .inputs = t_derivative_inputs,
     },
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:82",
+        .location = "specs/derivatives.yaml:344",
         .n_inputs = 1,
         .inputs = view_derivative_inputs,
     },
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:85",
+        .location = "specs/derivatives.yaml:347",
         .n_inputs = 1,
         .inputs = expand_derivative_inputs,
     },
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:88",
+        .location = "specs/derivatives.yaml:350",
         .n_inputs = 1,
         .inputs = unsqueeze_derivative_inputs,
     },
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:91",
+        .location = "specs/derivatives.yaml:353",
         .n_inputs = 1,
         .inputs = clone_derivative_inputs,
     },
     {
+        .name = "squeeze",
+        .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
+        .location = "specs/derivatives.yaml:356",
+        .n_inputs = 1,
+        .inputs = squeeze_derivative_inputs,
+    },
+    {
+        .name = "squeeze.dim",
+        .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
+        .location = "specs/derivatives.yaml:359",
+        .n_inputs = 1,
+        .inputs = squeeze_dim_derivative_inputs,
+    },
+    {
+        .name = "permute",
+        .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
+        .location = "specs/derivatives.yaml:362",
+        .n_inputs = 1,
+        .inputs = permute_derivative_inputs,
+    },
+    {
+        .name = "select",
+        .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
+        .location = "specs/derivatives.yaml:365",
+        .n_inputs = 1,
+        .inputs = select_derivative_inputs,
+    },
+    {
+        .name = "slice",
+        .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
+                  " int step=1) -> Tensor(a)",
+        .location = "specs/derivatives.yaml:368",
+        .n_inputs = 1,
+        .inputs = slice_derivative_inputs,
+    },
+    {
+        .name = "select_backward",
+        .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
+                  " int dim, int index) -> Tensor",
+        .location = "specs/derivatives.yaml:371",
+        .n_inputs = 1,
+        .inputs = select_backward_derivative_inputs,
+    },
+    {
+        .name = "slice_backward",
+        .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
+                  " int dim, int start, int end, int step) -> Tensor",
+        .location = "specs/derivatives.yaml:374",
+        .n_inputs = 1,
+        .inputs = slice_backward_derivative_inputs,
+    },
+    {
+        .name = "flip",
+        .schema = "flip(Tensor self, int[] dims) -> Tensor",
+        .location = "specs/derivatives.yaml:377",
+        .n_inputs = 1,
+        .inputs = flip_derivative_inputs,
+    },
+    {
+        .name = "index_select",
+        .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
+        .location = "specs/derivatives.yaml:380",
+        .n_inputs = 1,
+        .inputs = index_select_derivative_inputs,
+    },
+    {
+        .name = "index_select_backward",
+        .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
+                  " int dim, Tensor index) -> Tensor",
+        .location = "specs/derivatives.yaml:384",
+        .n_inputs = 1,
+        .inputs = index_select_backward_derivative_inputs,
+    },
+    {
+        .name = "gather",
+        .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
+        .location = "specs/derivatives.yaml:388",
+        .n_inputs = 1,
+        .inputs = gather_derivative_inputs,
+    },
+    {
+        .name = "gather_backward",
+        .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
+                  " int dim, Tensor index) -> Tensor",
+        .location = "specs/derivatives.yaml:392",
+        .n_inputs = 1,
+        .inputs = gather_backward_derivative_inputs,
+    },
+    {
+        .name = "scatter",
+        .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        .location = "specs/derivatives.yaml:396",
+        .n_inputs = 2,
+        .inputs = scatter_derivative_inputs,
+    },
+    {
+        .name = "scatter.value",
+        .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        .location = "specs/derivatives.yaml:401",
+        .n_inputs = 1,
+        .inputs = scatter_value_derivative_inputs,
+    },
+    {
+        .name = "scatter_add",
+        .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        .location = "specs/derivatives.yaml:405",
+        .n_inputs = 2,
+        .inputs = scatter_add_derivative_inputs,
+    },
+    {
+        .name = "tril",
+        .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
+        .location = "specs/derivatives.yaml:410",
+        .n_inputs = 1,
+        .inputs = tril_derivative_inputs,
+    },
+    {
+        .name = "triu",
+        .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
+        .location = "specs/derivatives.yaml:413",
+        .n_inputs = 1,
+        .inputs = triu_derivative_inputs,
+    },
+    {
+        .name = "constant_pad_nd",
+        .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
+        .location = "specs/derivatives.yaml:416",
+        .n_inputs = 1,
+        .inputs = constant_pad_nd_derivative_inputs,
+    },
+    {
+        .name = "softmax",
+        .schema = "softmax(Tensor self, int dim) -> Tensor",
+        .location = "specs/derivatives.yaml:419",
+        .n_inputs = 1,
+        .inputs = softmax_derivative_inputs,
+    },
+    {
+        .name = "embedding",
+        .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
+        .location = "specs/derivatives.yaml:422",
+        .n_inputs = 1,
+        .inputs = embedding_derivative_inputs,
+    },
+    {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:94",
+        .location = "specs/derivatives.yaml:426",
         .n_inputs = 1,
         .inputs = log_softmax_derivative_inputs,
     },
@@ -471,25 +2323,64 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, int reduction=1,"
                   " int ignore_index=-100) -> Tensor",
-        .location = "specs/derivatives.yaml:97",
+        .location = "specs/derivatives.yaml:429",
         .n_inputs = 1,
         .inputs = nll_loss_derivative_inputs,
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:101",
+        .location = "specs/derivatives.yaml:433",
         .n_inputs = 2,
         .inputs = tanh_backward_derivative_inputs,
     },
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:105",
+        .location = "specs/derivatives.yaml:437",
         .n_inputs = 2,
         .inputs = sigmoid_backward_derivative_inputs,
     },
+    {
+        .name = "max_pool2d",
+        .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
+        .location = "specs/derivatives.yaml:441",
+        .n_inputs = 1,
+        .inputs = max_pool2d_derivative_inputs,
+    },
+    {
+        .name = "avg_pool2d",
+        .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+        .location = "specs/derivatives.yaml:444",
+        .n_inputs = 1,
+        .inputs = avg_pool2d_derivative_inputs,
+    },
+    {
+        .name = "avg_pool2d_backward",
+        .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
+                  " bool count_include_pad) -> Tensor",
+        .location = "specs/derivatives.yaml:448",
+        .n_inputs = 1,
+        .inputs = avg_pool2d_backward_derivative_inputs,
+    },
+    {
+        .name = "adaptive_avg_pool2d",
+        .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/derivatives.yaml:451",
+        .n_inputs = 1,
+        .inputs = adaptive_avg_pool2d_derivative_inputs,
+    },
+    {
+        .name = "upsample_nearest2d",
+        .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/derivatives.yaml:454",
+        .n_inputs = 1,
+        .inputs = upsample_nearest2d_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 29;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 29,
+const int32_t yg__derivatives_count = 130;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 130,
                "derivative table size");

@@ -39,6 +39,7 @@ void yg__autograd_meta_free(yg_autograd_meta *meta)
     yg_release(meta->grad);
     yg__node_release(meta->grad_fn);
     yg__hooks_free(meta->hooks);
+    yg_release(meta->view_base);
     /* grad_accumulator is weak; an accumulator alive would hold us alive. */
     free(meta);
 }

@@ -103,6 +103,10 @@ struct yg_autograd_meta {
     yg_hook *hooks;             /* leaf tensor hooks (owned) */
     yg_hook *retain_hook;       /* weak: this tensor's RETAIN_GRAD hook in
                                    grad_fn->pre_hooks, cleared on death */
+    yg_tensor *view_base;       /* strong: the (root) tensor this one views,
+                                   NULL when not a view */
+    const char *view_op;        /* the multi-output view op that made it
+                                   ("split"), NULL otherwise */
 };
 
 /* ---- nodes ---- */
@@ -160,6 +164,25 @@ yg_status yg__node_set_edge(yg_node *node, int32_t i, const yg_tensor *t);
 /* Makes output slot output_nr of node the history of t: t->grad_fn = node
  * (new ref), records t's dtype/sizes in node->outputs[output_nr]. */
 yg_status yg__set_history(yg_tensor *t, yg_node *node, int32_t output_nr);
+
+/* ---- views and in-place (autograd/views.c) ---- */
+
+/* Marks view (an output of an op whose return is annotated (a)) as a
+ * view of self's root base.  multi_output_op: the op's name when it
+ * returns several views (split, chunk, unbind), else NULL: in-place on
+ * such views is refused later. */
+yg_status yg__make_view(yg_tensor *view, const yg_tensor *self, const char *multi_output_op);
+
+/* Checks, before an in-place op writes self with grad mode on, that the
+ * write is allowed: not a leaf that requires grad, not a view of one, not
+ * a view from a multi-output op that requires grad.  Messages name op. */
+yg_status yg__check_inplace(const char *op, const yg_tensor *self);
+
+/* After the kernel wrote self in place: makes node (whose edge 0 already
+ * holds self's old gradient edge) self's history.  When self is a view,
+ * the base's history is rewritten instead: the base gets a CopySlices
+ * node wrapping node, and self becomes an as_strided view of the base. */
+yg_status yg__rebase_history(yg_tensor *self, yg_node *node);
 
 /* ---- saved values ---- */
 

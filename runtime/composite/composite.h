@@ -41,4 +41,157 @@ yg_status yg__composite_reshape(const yg_tensor *self,
                                 int64_t shape_len,
                                 yg_tensor **out);
 
+yg_status yg__composite_permute_backward(const yg_tensor *grad,
+                                         const int64_t *dims,
+                                         int64_t dims_len,
+                                         yg_tensor **out);
+yg_status yg__composite_narrow(const yg_tensor *self,
+                               int64_t dim,
+                               int64_t start,
+                               int64_t length,
+                               yg_tensor **out);
+yg_status yg__composite_flatten(const yg_tensor *self,
+                                int64_t start_dim,
+                                int64_t end_dim,
+                                yg_tensor **out);
+yg_status yg__composite_contiguous(const yg_tensor *self, yg_tensor **out);
+yg_status yg__composite_repeat(const yg_tensor *self,
+                               const int64_t *repeats,
+                               int64_t repeats_len,
+                               yg_tensor **out);
+yg_status yg__composite_constant_pad_nd_backward(const yg_tensor *grad,
+                                                 const int64_t *pad,
+                                                 int64_t pad_len,
+                                                 yg_tensor **out);
+yg_status yg__composite_scatter_src_backward(const yg_tensor *grad_output,
+                                             int64_t dim,
+                                             const yg_tensor *index,
+                                             const int64_t *src_sizes,
+                                             int64_t src_sizes_len,
+                                             yg_tensor **out);
+yg_status yg__composite_prod(const yg_tensor *self, yg_tensor **out);
+yg_status yg__composite_max(const yg_tensor *self, yg_tensor **out);
+yg_status yg__composite_min(const yg_tensor *self, yg_tensor **out);
+yg_status yg__composite_var_backward(const yg_tensor *grad,
+                                     const yg_tensor *self,
+                                     const int64_t *dim,
+                                     int64_t dim_len,
+                                     int64_t correction,
+                                     bool keepdim,
+                                     yg_tensor **out);
+yg_status yg__composite_logsumexp_backward(const yg_tensor *grad,
+                                           const yg_tensor *self,
+                                           const yg_tensor *output,
+                                           const int64_t *dim,
+                                           int64_t dim_len,
+                                           bool keepdim,
+                                           yg_tensor **out);
+yg_status yg__composite_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out);
+yg_status yg__composite_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out);
+yg_status yg__composite_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out);
+yg_status yg__composite_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out);
+yg_status yg__composite_addmm(const yg_tensor *self,
+                              const yg_tensor *mat1,
+                              const yg_tensor *mat2,
+                              double beta,
+                              double alpha,
+                              yg_tensor **out);
+yg_status yg__composite_baddbmm(const yg_tensor *self,
+                                const yg_tensor *batch1,
+                                const yg_tensor *batch2,
+                                double beta,
+                                double alpha,
+                                yg_tensor **out);
+yg_status yg__composite_softmax_backward(const yg_tensor *grad_output,
+                                         const yg_tensor *output,
+                                         int64_t dim,
+                                         yg_tensor **out);
+yg_status yg__composite_mse_loss(const yg_tensor *self,
+                                 const yg_tensor *target,
+                                 int64_t reduction,
+                                 yg_tensor **out);
+yg_status yg__composite_l1_loss(const yg_tensor *self,
+                                const yg_tensor *target,
+                                int64_t reduction,
+                                yg_tensor **out);
+yg_status yg__composite_smooth_l1_loss(const yg_tensor *self,
+                                       const yg_tensor *target,
+                                       int64_t reduction,
+                                       double beta,
+                                       yg_tensor **out);
+yg_status yg__composite_binary_cross_entropy(const yg_tensor *self,
+                                             const yg_tensor *target,
+                                             const yg_tensor *weight,
+                                             int64_t reduction,
+                                             yg_tensor **out);
+yg_status yg__composite_binary_cross_entropy_with_logits(const yg_tensor *self,
+                                                         const yg_tensor *target,
+                                                         const yg_tensor *weight,
+                                                         const yg_tensor *pos_weight,
+                                                         int64_t reduction,
+                                                         yg_tensor **out);
+yg_status yg__composite_cross_entropy(const yg_tensor *self,
+                                      const yg_tensor *target,
+                                      int64_t reduction,
+                                      int64_t ignore_index,
+                                      yg_tensor **out);
+yg_status yg__composite_layer_norm(const yg_tensor *input,
+                                   const int64_t *normalized_shape,
+                                   int64_t normalized_shape_len,
+                                   const yg_tensor *weight,
+                                   const yg_tensor *bias,
+                                   double eps,
+                                   yg_tensor **out);
+yg_status yg__composite_lstm_cell(const yg_tensor *input,
+                                  const yg_tensor *hx,
+                                  const yg_tensor *cx,
+                                  const yg_tensor *w_ih,
+                                  const yg_tensor *w_hh,
+                                  const yg_tensor *b_ih,
+                                  const yg_tensor *b_hh,
+                                  yg_tensor **out_hy,
+                                  yg_tensor **out_cy);
+yg_status yg__composite_gru_cell(const yg_tensor *input,
+                                 const yg_tensor *hx,
+                                 const yg_tensor *w_ih,
+                                 const yg_tensor *w_hh,
+                                 const yg_tensor *b_ih,
+                                 const yg_tensor *b_hh,
+                                 yg_tensor **out);
+yg_status yg__composite_max_dim(const yg_tensor *self,
+                                int64_t dim,
+                                bool keepdim,
+                                yg_tensor **out_values,
+                                yg_tensor **out_indices);
+yg_status yg__composite_min_dim(const yg_tensor *self,
+                                int64_t dim,
+                                bool keepdim,
+                                yg_tensor **out_values,
+                                yg_tensor **out_indices);
+yg_status yg__composite_cat(const yg_tensor *const *tensors,
+                            int64_t tensors_len,
+                            int64_t dim,
+                            yg_tensor **out);
+yg_status yg__composite_stack(const yg_tensor *const *tensors,
+                              int64_t tensors_len,
+                              int64_t dim,
+                              yg_tensor **out);
+yg_status yg__composite_div_mode(const yg_tensor *self,
+                                 const yg_tensor *other,
+                                 const char *rounding_mode,
+                                 yg_tensor **out);
+yg_status yg__composite_scaled_dot_product_attention(const yg_tensor *query,
+                                                     const yg_tensor *key,
+                                                     const yg_tensor *value,
+                                                     const yg_tensor *attn_mask,
+                                                     bool is_causal,
+                                                     const double *scale,
+                                                     yg_tensor **out);
+yg_status yg__composite_group_norm(const yg_tensor *input,
+                                   int64_t num_groups,
+                                   const yg_tensor *weight,
+                                   const yg_tensor *bias,
+                                   double eps,
+                                   yg_tensor **out);
+
 #endif /* YAGRAD_COMPOSITE_H */

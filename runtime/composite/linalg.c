@@ -1,13 +1,15 @@
 /*
- * composite/linalg.c - matmul and linear in terms of mm, t, view and add,
- * so autograd differentiates them through those parts.
+ * composite/linalg.c - matmul, linear, dot, mv, outer, addmm and baddbmm
+ * in terms of mm, bmm, views and pointwise ops, so autograd
+ * differentiates them through those parts.
  *
- * matmul covers the cases a multilayer perceptron needs, by reshaping to
- * one mm: 2-D @ 2-D, vectors on either side (a 1-D operand is made a row
- * or a column and the added dim is removed afterwards, as in NumPy), and
- * an N-D self against a 2-D other (the leading dims are flattened into
- * rows).  Batched products (other with more than 2 dims) are not
- * implemented and say so.  linear is input @ t(weight) + bias.
+ * matmul reshapes to as few products as it can: 2-D @ 2-D, vectors on
+ * either side (a 1-D operand is made a row or a column and the added dim
+ * is removed afterwards, as in NumPy), and an N-D self against a 2-D
+ * other (the leading dims are flattened into rows) are one mm; when other
+ * has more than 2 dims the batch dims broadcast and both operands are
+ * expanded and flattened into one bmm.  linear is input @ t(weight) +
+ * bias.
  *
  * As for every composite, messages of our own checks carry no op name (the
  * generated wrapper prefixes it); errors of the inner ops pass through with
@@ -52,6 +54,81 @@ out:
     return st;
 }
 
+/* The batched case (some operand has more than 2 dims): vectors become
+ * [1, k] / [k, 1] matrices, the batch dims broadcast, both operands are
+ * expanded and flattened to [B, n, k] and [B, k, m] for one bmm, and the
+ * result is reshaped to batch + [n, m] with the vector dims dropped. */
+static yg_status matmul_batched(const yg_tensor *self, const yg_tensor *other, yg_tensor **out) {
+    int64_t sn = yg_tensor_ndim(self), on = yg_tensor_ndim(other);
+    int64_t a[YG_MAX_DIMS + 1], b[YG_MAX_DIMS + 1], an = 0, bn = 0;
+    int64_t batch[YG_MAX_DIMS], nb = 0, count = 1;
+    int64_t ea[YG_MAX_DIMS + 1], eb[YG_MAX_DIMS + 1], res[YG_MAX_DIMS + 1], rn = 0;
+    yg_tensor *av = NULL, *bv = NULL, *ae = NULL, *be = NULL, *a3 = NULL, *b3 = NULL, *p = NULL;
+    yg_status st;
+
+    /* Matrix views of both operands (a vector gets a size-1 dim). */
+    if (sn == 1) {
+        a[an++] = 1;
+        a[an++] = yg_tensor_sizes(self)[0];
+    } else {
+        for (int64_t d = 0; d < sn; d++)
+            a[an++] = yg_tensor_sizes(self)[d];
+    }
+    if (on == 1) {
+        b[bn++] = yg_tensor_sizes(other)[0];
+        b[bn++] = 1;
+    } else {
+        for (int64_t d = 0; d < on; d++)
+            b[bn++] = yg_tensor_sizes(other)[d];
+    }
+    int64_t n = a[an - 2], k = a[an - 1], k2 = b[bn - 2], m = b[bn - 1];
+    if (k != k2) {
+        char sbuf[128], obuf[128];
+        return yg__fail(YG_ERR_SHAPE,
+                        "cannot multiply self %s by other %s",
+                        yg_tensor_format_sizes(self, sbuf, sizeof sbuf),
+                        yg_tensor_format_sizes(other, obuf, sizeof obuf));
+    }
+    YG_RETURN_IF_ERROR(
+        yg__broadcast_shapes("batch dims", "self", a, an - 2, "other", b, bn - 2, batch, &nb));
+    for (int64_t d = 0; d < nb; d++) {
+        count *= batch[d];
+        ea[d] = eb[d] = res[rn++] = batch[d];
+    }
+    ea[nb] = n;
+    ea[nb + 1] = k;
+    eb[nb] = k;
+    eb[nb + 1] = m;
+    if (sn > 1)
+        res[rn++] = n;
+    if (on > 1)
+        res[rn++] = m;
+    const int64_t s3[3] = {count, n, k}, o3[3] = {count, k, m};
+    st = yg_reshape(self, a, an, &av);
+    if (st == YG_OK)
+        st = yg_reshape(other, b, bn, &bv);
+    if (st == YG_OK)
+        st = yg_expand(av, ea, nb + 2, &ae);
+    if (st == YG_OK)
+        st = yg_expand(bv, eb, nb + 2, &be);
+    if (st == YG_OK)
+        st = yg_reshape(ae, s3, 3, &a3);
+    if (st == YG_OK)
+        st = yg_reshape(be, o3, 3, &b3);
+    if (st == YG_OK)
+        st = yg_bmm(a3, b3, &p);
+    if (st == YG_OK)
+        st = yg_reshape(p, res, rn, out);
+    yg_release(av);
+    yg_release(bv);
+    yg_release(ae);
+    yg_release(be);
+    yg_release(a3);
+    yg_release(b3);
+    yg_release(p);
+    return st;
+}
+
 yg_status yg__composite_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out) {
     int64_t sn = yg_tensor_ndim(self), on = yg_tensor_ndim(other);
     yg_tensor *col = NULL, *prod = NULL;
@@ -67,11 +144,7 @@ yg_status yg__composite_matmul(const yg_tensor *self, const yg_tensor *other, yg
     if (on == 2)
         return matmul_nd_2d(self, other, out);
     if (on > 2)
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "batched matmul of self %s and other %s is not implemented (other must "
-                        "have 1 or 2 dims)",
-                        yg_tensor_format_sizes(self, sbuf, sizeof sbuf),
-                        yg_tensor_format_sizes(other, obuf, sizeof obuf));
+        return matmul_batched(self, other, out);
     /* other is a vector: multiply by it as a column, then drop that dim. */
     st = yg_unsqueeze(other, 1, &col);
     if (st != YG_OK)
@@ -86,6 +159,125 @@ yg_status yg__composite_matmul(const yg_tensor *self, const yg_tensor *other, yg
     }
 out:
     yg_release(col);
+    yg_release(prod);
+    return st;
+}
+
+yg_status yg__composite_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out) {
+    yg_tensor *prod = NULL;
+    char sbuf[128], tbuf[128];
+    yg_status st;
+
+    *out = NULL;
+    if (yg_tensor_ndim(self) != 1 || yg_tensor_ndim(tensor) != 1 ||
+        yg_tensor_numel(self) != yg_tensor_numel(tensor))
+        return yg__fail(YG_ERR_SHAPE,
+                        "expected 1-D tensors of equal length, got self %s and tensor %s",
+                        yg_tensor_format_sizes(self, sbuf, sizeof sbuf),
+                        yg_tensor_format_sizes(tensor, tbuf, sizeof tbuf));
+    if (yg_tensor_dtype(self) != yg_tensor_dtype(tensor))
+        return yg__fail(YG_ERR_DTYPE,
+                        "dtype mismatch: self %s, tensor %s",
+                        yg_dtype_name(yg_tensor_dtype(self)),
+                        yg_dtype_name(yg_tensor_dtype(tensor)));
+    st = yg_mul(self, tensor, &prod);
+    if (st == YG_OK)
+        st = yg_sum(prod, out);
+    yg_release(prod);
+    return st;
+}
+
+yg_status yg__composite_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out) {
+    char sbuf[128], vbuf[128];
+
+    *out = NULL;
+    if (yg_tensor_ndim(self) != 2 || yg_tensor_ndim(vec) != 1)
+        return yg__fail(YG_ERR_SHAPE,
+                        "expected a 2-D self and a 1-D vec, got self %s and vec %s",
+                        yg_tensor_format_sizes(self, sbuf, sizeof sbuf),
+                        yg_tensor_format_sizes(vec, vbuf, sizeof vbuf));
+    return yg_matmul(self, vec, out);
+}
+
+yg_status yg__composite_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out) {
+    yg_tensor *col = NULL, *row = NULL;
+    char sbuf[128], vbuf[128];
+    yg_status st;
+
+    *out = NULL;
+    if (yg_tensor_ndim(self) != 1 || yg_tensor_ndim(vec2) != 1)
+        return yg__fail(YG_ERR_SHAPE,
+                        "expected 1-D tensors, got self %s and vec2 %s",
+                        yg_tensor_format_sizes(self, sbuf, sizeof sbuf),
+                        yg_tensor_format_sizes(vec2, vbuf, sizeof vbuf));
+    st = yg_unsqueeze(self, 1, &col);
+    if (st == YG_OK)
+        st = yg_unsqueeze(vec2, 0, &row);
+    if (st == YG_OK)
+        st = yg_mul(col, row, out);
+    yg_release(col);
+    yg_release(row);
+    return st;
+}
+
+/* beta self + alpha prod, with self not read when beta is 0.  self must
+ * broadcast to prod's shape (the result never grows beyond the product). */
+static yg_status
+scale_add(const yg_tensor *self, yg_tensor *prod, double beta, double alpha, yg_tensor **out) {
+    int64_t sn = yg_tensor_ndim(self), pn = yg_tensor_ndim(prod);
+    bool fits = sn <= pn;
+    yg_tensor *scaled = NULL;
+    char sbuf[128], pbuf[128];
+    yg_status st;
+
+    for (int64_t i = 1; fits && i <= sn; i++) {
+        int64_t have = yg_tensor_sizes(self)[sn - i], want = yg_tensor_sizes(prod)[pn - i];
+        fits = have == want || have == 1;
+    }
+    if (!fits)
+        return yg__fail(YG_ERR_SHAPE,
+                        "self %s does not broadcast to the product's shape %s",
+                        yg_tensor_format_sizes(self, sbuf, sizeof sbuf),
+                        yg_tensor_format_sizes(prod, pbuf, sizeof pbuf));
+    if (beta == 0)
+        return yg_mul_scalar(prod, alpha, out);
+    st = yg_mul_scalar(self, beta, &scaled);
+    if (st == YG_OK)
+        st = yg_add(scaled, prod, alpha, out);
+    yg_release(scaled);
+    return st;
+}
+
+yg_status yg__composite_addmm(const yg_tensor *self,
+                              const yg_tensor *mat1,
+                              const yg_tensor *mat2,
+                              double beta,
+                              double alpha,
+                              yg_tensor **out) {
+    yg_tensor *prod = NULL;
+    yg_status st;
+
+    *out = NULL;
+    st = yg_mm(mat1, mat2, &prod);
+    if (st == YG_OK)
+        st = scale_add(self, prod, beta, alpha, out);
+    yg_release(prod);
+    return st;
+}
+
+yg_status yg__composite_baddbmm(const yg_tensor *self,
+                                const yg_tensor *batch1,
+                                const yg_tensor *batch2,
+                                double beta,
+                                double alpha,
+                                yg_tensor **out) {
+    yg_tensor *prod = NULL;
+    yg_status st;
+
+    *out = NULL;
+    st = yg_bmm(batch1, batch2, &prod);
+    if (st == YG_OK)
+        st = scale_add(self, prod, beta, alpha, out);
     yg_release(prod);
     return st;
 }

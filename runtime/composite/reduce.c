@@ -1,7 +1,9 @@
 /*
  * composite/reduce.c - the gradients of the reductions, written with public
  * ops so that they are differentiable themselves (double backward):
- * sum_backward, mean_backward and sum_to.
+ * sum_backward, mean_backward, sum_to, var_backward, logsumexp_backward
+ * and cumsum_backward; and the all-element reductions prod, max and min,
+ * which call their dim-list forms with an empty list (every dim).
  *
  * sum_backward puts back the dims that sum.dim removed (unsqueeze, unless
  * keepdim kept them) and broadcasts the gradient over them (expand, a view:
@@ -167,4 +169,149 @@ yg_status yg__composite_sum_to(const yg_tensor *self,
 out:
     yg_release(summed);
     return st;
+}
+
+yg_status yg__composite_prod(const yg_tensor *self, yg_tensor **out) {
+    return yg_prod_dim(self, NULL, 0, false, out);
+}
+
+yg_status yg__composite_max(const yg_tensor *self, yg_tensor **out) {
+    return yg_amax(self, NULL, 0, false, out);
+}
+
+yg_status yg__composite_min(const yg_tensor *self, yg_tensor **out) {
+    return yg_amin(self, NULL, 0, false, out);
+}
+
+yg_status yg__composite_var_backward(const yg_tensor *grad,
+                                     const yg_tensor *self,
+                                     const int64_t *dim,
+                                     int64_t dim_len,
+                                     int64_t correction,
+                                     bool keepdim,
+                                     yg_tensor **out) {
+    bool reduced[YG_MAX_DIMS];
+    const int64_t *sizes = yg_tensor_sizes(self);
+    int64_t ndim = yg_tensor_ndim(self), count = 1;
+    yg_tensor *g = NULL, *mean = NULL, *dev = NULL, *prod = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(reduced_dims(dim, dim_len, ndim, reduced));
+    for (int64_t d = 0; d < ndim; d++)
+        if (reduced[d])
+            count *= sizes[d];
+    /* 2 (self - mean) / (N - correction), times grad spread over the
+     * reduced dims; N - correction <= 0 divides by 0, as the forward does. */
+    double denom = (double)count - (double)correction;
+    st = yg_sum_backward(grad, sizes, ndim, dim, dim_len, keepdim, &g);
+    if (st == YG_OK)
+        st = yg_mean_dim(self, dim, dim_len, true, &mean);
+    if (st == YG_OK)
+        st = yg_sub(self, mean, 1, &dev);
+    if (st == YG_OK)
+        st = yg_mul(g, dev, &prod);
+    if (st == YG_OK)
+        st = yg_mul_scalar(prod, 2 / (denom > 0 ? denom : 0), out);
+    yg_release(g);
+    yg_release(mean);
+    yg_release(dev);
+    yg_release(prod);
+    return st;
+}
+
+yg_status yg__composite_logsumexp_backward(const yg_tensor *grad,
+                                           const yg_tensor *self,
+                                           const yg_tensor *output,
+                                           const int64_t *dim,
+                                           int64_t dim_len,
+                                           bool keepdim,
+                                           yg_tensor **out) {
+    const int64_t *sizes = yg_tensor_sizes(self);
+    int64_t ndim = yg_tensor_ndim(self);
+    yg_tensor *g = NULL, *r = NULL, *shifted = NULL, *e = NULL;
+    yg_status st;
+
+    *out = NULL;
+    /* grad * exp(self - output): the softmax of self over dim, scaled. */
+    st = yg_sum_backward(grad, sizes, ndim, dim, dim_len, keepdim, &g);
+    if (st == YG_OK)
+        st = yg_sum_backward(output, sizes, ndim, dim, dim_len, keepdim, &r);
+    if (st == YG_OK)
+        st = yg_sub(self, r, 1, &shifted);
+    if (st == YG_OK)
+        st = yg_exp(shifted, &e);
+    if (st == YG_OK)
+        st = yg_mul(g, e, out);
+    yg_release(g);
+    yg_release(r);
+    yg_release(shifted);
+    yg_release(e);
+    return st;
+}
+
+yg_status yg__composite_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out) {
+    yg_tensor *flipped = NULL, *summed = NULL;
+    yg_status st;
+
+    *out = NULL;
+    /* out_i = sum over j >= i of grad_j: a running sum from the end. */
+    st = yg_flip(grad, &dim, 1, &flipped);
+    if (st == YG_OK)
+        st = yg_cumsum(flipped, dim, &summed);
+    if (st == YG_OK)
+        st = yg_flip(summed, &dim, 1, out);
+    yg_release(flipped);
+    yg_release(summed);
+    return st;
+}
+
+/* values and indices of the extremum along dim: the index from argmax /
+ * argmin, the value gathered there, so the gradient flows to that one
+ * element (as in PyTorch) rather than being split between ties. */
+static yg_status extremum_dim(const yg_tensor *self,
+                              int64_t dim,
+                              bool keepdim,
+                              bool is_max,
+                              yg_tensor **out_values,
+                              yg_tensor **out_indices) {
+    yg_tensor *idx = NULL, *vals = NULL;
+    yg_status st;
+
+    *out_values = NULL;
+    *out_indices = NULL;
+    st = is_max ? yg_argmax_dim(self, dim, true, &idx) : yg_argmin_dim(self, dim, true, &idx);
+    if (st == YG_OK)
+        st = yg_gather(self, dim, idx, &vals);
+    if (st == YG_OK && !keepdim) {
+        st = yg_squeeze_dim(vals, dim, out_values);
+        if (st == YG_OK)
+            st = yg_squeeze_dim(idx, dim, out_indices);
+    } else if (st == YG_OK) {
+        *out_values = yg_retain(vals);
+        *out_indices = yg_retain(idx);
+    }
+    if (st != YG_OK) {
+        yg_release(*out_values);
+        *out_values = NULL;
+    }
+    yg_release(idx);
+    yg_release(vals);
+    return st;
+}
+
+yg_status yg__composite_max_dim(const yg_tensor *self,
+                                int64_t dim,
+                                bool keepdim,
+                                yg_tensor **out_values,
+                                yg_tensor **out_indices) {
+    return extremum_dim(self, dim, keepdim, true, out_values, out_indices);
+}
+
+yg_status yg__composite_min_dim(const yg_tensor *self,
+                                int64_t dim,
+                                bool keepdim,
+                                yg_tensor **out_values,
+                                yg_tensor **out_indices) {
+    return extremum_dim(self, dim, keepdim, false, out_values, out_indices);
 }

@@ -1,6 +1,10 @@
 /*
- * composite/shape.c - reshape: a view when the input's strides allow one,
- * otherwise a contiguous copy (clone) viewed with the new shape.
+ * composite/shape.c - shape ops written with other ops: reshape, flatten,
+ * contiguous, narrow, repeat, cat, stack, and the gradients of permute
+ * and constant_pad_nd.
+ *
+ * reshape: a view when the input's strides allow one, otherwise a
+ * contiguous copy (clone) viewed with the new shape.
  *
  * A contiguous input always takes the view path, so reshape never copies
  * what view could share; a non-contiguous one tries view first, because
@@ -12,6 +16,11 @@
  */
 #include "composite/composite.h"
 #include "yagrad/ops.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 yg_status yg__composite_reshape(const yg_tensor *self,
                                 const int64_t *shape,
@@ -32,5 +41,289 @@ yg_status yg__composite_reshape(const yg_tensor *self,
     st = yg_view(copy, shape, shape_len, out);
 out:
     yg_release(copy);
+    return st;
+}
+
+yg_status yg__composite_permute_backward(const yg_tensor *grad,
+                                         const int64_t *dims,
+                                         int64_t dims_len,
+                                         yg_tensor **out) {
+    int64_t inverse[YG_MAX_DIMS];
+    int64_t ndim = yg_tensor_ndim(grad);
+
+    *out = NULL;
+    if (dims_len != ndim || (dims_len > 0 && dims == NULL))
+        return yg__fail(YG_ERR_SHAPE,
+                        "dims has %" PRId64 " entries but grad has %" PRId64 " dims",
+                        dims_len,
+                        ndim);
+    for (int64_t i = 0; i < ndim; i++)
+        inverse[i] = -1;
+    for (int64_t i = 0; i < dims_len; i++) {
+        int64_t d = dims[i] < 0 ? dims[i] + ndim : dims[i];
+        if (d < 0 || d >= ndim || inverse[d] >= 0)
+            return yg__fail(
+                YG_ERR_INVALID_ARGUMENT, "dims is not a permutation of %" PRId64 " dims", ndim);
+        inverse[d] = i;
+    }
+    return yg_permute(grad, inverse, ndim, out);
+}
+
+yg_status yg__composite_narrow(const yg_tensor *self,
+                               int64_t dim,
+                               int64_t start,
+                               int64_t length,
+                               yg_tensor **out) {
+    int64_t ndim = yg_tensor_ndim(self), d = dim < 0 ? dim + ndim : dim;
+    char buf[128];
+
+    *out = NULL;
+    if (ndim == 0 || d < 0 || d >= ndim)
+        return yg__fail(YG_ERR_INDEX,
+                        "dim %" PRId64 " out of range for self %s",
+                        dim,
+                        yg_tensor_format_sizes(self, buf, sizeof buf));
+    int64_t size = yg_tensor_sizes(self)[d];
+    if (start < -size || start > size)
+        return yg__fail(YG_ERR_INDEX,
+                        "start %" PRId64 " out of range for dim %" PRId64 " of size %" PRId64,
+                        start,
+                        d,
+                        size);
+    if (start < 0)
+        start += size;
+    if (length < 0 || start + length > size)
+        return yg__fail(YG_ERR_INDEX,
+                        "start %" PRId64 " + length %" PRId64 " exceeds dim %" PRId64
+                        " of size %" PRId64,
+                        start,
+                        length,
+                        d,
+                        size);
+    return yg_slice(self, d, start, start + length, 1, out);
+}
+
+yg_status
+yg__composite_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, yg_tensor **out) {
+    int64_t ndim = yg_tensor_ndim(self), n = ndim > 0 ? ndim : 1;
+    int64_t s = start_dim < 0 ? start_dim + n : start_dim, e = end_dim < 0 ? end_dim + n : end_dim;
+    int64_t shape[YG_MAX_DIMS], len = 0;
+    const int64_t *sizes = yg_tensor_sizes(self);
+
+    *out = NULL;
+    if (s < 0 || s >= n || e < 0 || e >= n)
+        return yg__fail(YG_ERR_INDEX,
+                        "start_dim %" PRId64 " or end_dim %" PRId64 " out of range for %" PRId64
+                        " dims",
+                        start_dim,
+                        end_dim,
+                        ndim);
+    if (s > e)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "start_dim %" PRId64 " comes after end_dim %" PRId64,
+                        start_dim,
+                        end_dim);
+    if (ndim == 0) {
+        shape[0] = 1; /* a 0-dim tensor flattens to [1], as in PyTorch */
+        return yg_reshape(self, shape, 1, out);
+    }
+    for (int64_t d = 0; d < s; d++)
+        shape[len++] = sizes[d];
+    shape[len] = 1;
+    for (int64_t d = s; d <= e; d++)
+        shape[len] *= sizes[d];
+    len++;
+    for (int64_t d = e + 1; d < ndim; d++)
+        shape[len++] = sizes[d];
+    return yg_reshape(self, shape, len, out);
+}
+
+yg_status yg__composite_contiguous(const yg_tensor *self, yg_tensor **out) {
+    *out = NULL;
+    if (yg_tensor_is_contiguous(self)) {
+        *out = yg_retain((yg_tensor *)self);
+        return YG_OK;
+    }
+    return yg_clone(self, out);
+}
+
+/* self [a, b] repeated [r0, r1]: viewed as [1, a, 1, b], expanded to
+ * [r0, a, r1, b] (no copy) and reshaped (one copy) to [r0 a, r1 b]. */
+yg_status yg__composite_repeat(const yg_tensor *self,
+                               const int64_t *repeats,
+                               int64_t repeats_len,
+                               yg_tensor **out) {
+    int64_t ndim = yg_tensor_ndim(self), lead = repeats_len - ndim;
+    int64_t split[YG_MAX_DIMS * 2], expanded[YG_MAX_DIMS * 2], result[YG_MAX_DIMS];
+    const int64_t *sizes = yg_tensor_sizes(self);
+    yg_tensor *v = NULL, *e = NULL;
+    char buf[160];
+    yg_status st;
+
+    *out = NULL;
+    if (repeats_len > 0 && repeats == NULL)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "repeats is NULL with length %" PRId64, repeats_len);
+    if (lead < 0 || repeats_len > YG_MAX_DIMS)
+        return yg__fail(YG_ERR_SHAPE,
+                        "repeats %s must have between %" PRId64
+                        " (the dims of self) and %d entries",
+                        yg__format_sizes(repeats, repeats_len, buf, sizeof buf),
+                        ndim,
+                        YG_MAX_DIMS);
+    for (int64_t i = 0; i < repeats_len; i++) {
+        int64_t size = i < lead ? 1 : sizes[i - lead];
+        if (repeats[i] < 0)
+            return yg__fail(YG_ERR_SHAPE,
+                            "repeats %s has a negative entry",
+                            yg__format_sizes(repeats, repeats_len, buf, sizeof buf));
+        split[2 * i] = 1;
+        split[2 * i + 1] = size;
+        expanded[2 * i] = repeats[i];
+        expanded[2 * i + 1] = size;
+        result[i] = repeats[i] * size;
+    }
+    /* A view needs the pairs to be splits of self's dims, which reshape
+     * gives for any layout (copying only when it must). */
+    st = yg_reshape(self, split, 2 * repeats_len, &v);
+    if (st != YG_OK)
+        goto out;
+    st = yg_expand(v, expanded, 2 * repeats_len, &e);
+    if (st != YG_OK)
+        goto out;
+    st = yg_reshape(e, result, repeats_len, out);
+out:
+    yg_release(v);
+    yg_release(e);
+    return st;
+}
+
+yg_status yg__composite_constant_pad_nd_backward(const yg_tensor *grad,
+                                                 const int64_t *pad,
+                                                 int64_t pad_len,
+                                                 yg_tensor **out) {
+    int64_t negated[2 * YG_MAX_DIMS];
+
+    *out = NULL;
+    if (pad_len > 2 * YG_MAX_DIMS || (pad_len > 0 && pad == NULL))
+        return yg__fail(YG_ERR_SHAPE,
+                        "pad has %" PRId64 " entries, at most %d are supported",
+                        pad_len,
+                        2 * YG_MAX_DIMS);
+    /* Padding by -pad crops what the padding added and re-adds (as
+     * zeros) what a negative pad cropped. */
+    for (int64_t i = 0; i < pad_len; i++)
+        negated[i] = -pad[i];
+    return yg_constant_pad_nd(grad, negated, pad_len, 0, out);
+}
+
+/* cat places each input into a zero tensor of the result's size
+ * (slice_backward, whose gradient is a slice) and adds them up: every
+ * step is differentiable, so cat needs no derivative entry while gen has
+ * no formulas for Tensor[] arguments.  The cost is one full-size
+ * temporary per input. */
+yg_status yg__composite_cat(const yg_tensor *const *tensors,
+                            int64_t tensors_len,
+                            int64_t dim,
+                            yg_tensor **out) {
+    int64_t sizes[YG_MAX_DIMS], d, offset = 0;
+    yg_tensor *acc = NULL, *piece = NULL, *next = NULL;
+    char abuf[128], bbuf[128];
+    yg_status st = YG_OK;
+
+    *out = NULL;
+    if (tensors_len < 1 || tensors == NULL)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "expected at least one tensor, got %" PRId64, tensors_len);
+    const yg_tensor *first = tensors[0];
+    int64_t ndim = yg_tensor_ndim(first);
+    if (ndim == 0)
+        return yg__fail(YG_ERR_SHAPE, "cannot join 0-dim tensors (tensor 0 is 0-dim)");
+    d = dim < 0 ? dim + ndim : dim;
+    if (d < 0 || d >= ndim)
+        return yg__fail(YG_ERR_INDEX,
+                        "dim %" PRId64 " out of range for tensors of %" PRId64 " dims",
+                        dim,
+                        ndim);
+    memcpy(sizes, yg_tensor_sizes(first), sizeof(int64_t) * (size_t)ndim);
+    sizes[d] = 0;
+    for (int64_t i = 0; i < tensors_len; i++) {
+        const yg_tensor *t = tensors[i];
+        bool fits = t != NULL && yg_tensor_ndim(t) == ndim;
+        for (int64_t k = 0; fits && k < ndim; k++)
+            fits = k == d || yg_tensor_sizes(t)[k] == yg_tensor_sizes(first)[k];
+        if (t == NULL)
+            return yg__fail(YG_ERR_INVALID_ARGUMENT, "tensor %" PRId64 " is NULL", i);
+        if (!fits)
+            return yg__fail(YG_ERR_SHAPE,
+                            "tensor %" PRId64 " %s does not match tensor 0 %s outside dim %" PRId64,
+                            i,
+                            yg_tensor_format_sizes(t, abuf, sizeof abuf),
+                            yg_tensor_format_sizes(first, bbuf, sizeof bbuf),
+                            d);
+        sizes[d] += yg_tensor_sizes(t)[d];
+    }
+    if (tensors_len == 1)
+        return yg_clone(first, out);
+    for (int64_t i = 0; i < tensors_len && st == YG_OK; i++) {
+        int64_t len = yg_tensor_sizes(tensors[i])[d];
+        st = yg_slice_backward(tensors[i], sizes, ndim, d, offset, offset + len, 1, &piece);
+        offset += len;
+        if (st != YG_OK)
+            break;
+        if (acc == NULL) {
+            acc = piece;
+        } else {
+            st = yg_add(acc, piece, 1, &next);
+            yg_release(acc);
+            yg_release(piece);
+            acc = next;
+            next = NULL;
+        }
+        piece = NULL;
+    }
+    if (st == YG_OK) {
+        *out = acc;
+        acc = NULL;
+    }
+    yg_release(acc);
+    return st;
+}
+
+yg_status yg__composite_stack(const yg_tensor *const *tensors,
+                              int64_t tensors_len,
+                              int64_t dim,
+                              yg_tensor **out) {
+    yg_tensor **parts;
+    char abuf[128], bbuf[128];
+    yg_status st = YG_OK;
+
+    *out = NULL;
+    if (tensors_len < 1 || tensors == NULL)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "expected at least one tensor, got %" PRId64, tensors_len);
+    for (int64_t i = 0; i < tensors_len; i++) {
+        if (tensors[i] == NULL)
+            return yg__fail(YG_ERR_INVALID_ARGUMENT, "tensor %" PRId64 " is NULL", i);
+        int64_t n = yg_tensor_ndim(tensors[i]);
+        if (n != yg_tensor_ndim(tensors[0]) || memcmp(yg_tensor_sizes(tensors[i]),
+                                                      yg_tensor_sizes(tensors[0]),
+                                                      sizeof(int64_t) * (size_t)n) != 0)
+            return yg__fail(YG_ERR_SHAPE,
+                            "tensor %" PRId64 " %s does not have the sizes of tensor 0 %s",
+                            i,
+                            yg_tensor_format_sizes(tensors[i], abuf, sizeof abuf),
+                            yg_tensor_format_sizes(tensors[0], bbuf, sizeof bbuf));
+    }
+    parts = calloc((size_t)tensors_len, sizeof *parts);
+    if (parts == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory for %" PRId64 " tensors", tensors_len);
+    for (int64_t i = 0; i < tensors_len && st == YG_OK; i++)
+        st = yg_unsqueeze(tensors[i], dim, &parts[i]);
+    if (st == YG_OK)
+        st = yg_cat((const yg_tensor *const *)parts, tensors_len, dim, out);
+    for (int64_t i = 0; i < tensors_len; i++)
+        yg_release(parts[i]);
+    free(parts);
     return st;
 }

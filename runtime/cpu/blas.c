@@ -145,69 +145,83 @@ static yg_status gemm_prepare(const yg_tensor *t, gemm_operand *op, yg_tensor **
     return YG_OK;
 }
 
-static yg_status mm_check(const yg_tensor *self, const yg_tensor *mat2) {
-    char sbuf[128], mbuf[128];
-
-    if (self->ndim != 2)
-        return yg__fail(YG_ERR_SHAPE,
-                        "mm: expected 2-D tensors, got self %s",
-                        yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
-    if (mat2->ndim != 2)
-        return yg__fail(YG_ERR_SHAPE,
-                        "mm: expected 2-D tensors, got mat2 %s",
-                        yg__format_sizes(mat2->sizes, mat2->ndim, mbuf, sizeof mbuf));
+/* Device and dtype checks shared by mm and bmm. */
+static yg_status check_operands(const char *op, const yg_tensor *self, const yg_tensor *mat2) {
     if (self->storage->device != YG_CPU || mat2->storage->device != YG_CPU)
         return yg__fail(YG_ERR_DEVICE,
-                        "mm: expected cpu tensors, got self %s, mat2 %s",
+                        "%s: expected cpu tensors, got self %s, mat2 %s",
+                        op,
                         yg__device_name(self->storage->device),
                         yg__device_name(mat2->storage->device));
     if (!yg__dtype_is_floating(self->dtype))
         return yg__fail(YG_ERR_DTYPE,
-                        "mm: expected float32 or float64, got self %s",
+                        "%s: expected float32 or float64, got self %s",
+                        op,
                         yg_dtype_name(self->dtype));
     if (!yg__dtype_is_floating(mat2->dtype))
         return yg__fail(YG_ERR_DTYPE,
-                        "mm: expected float32 or float64, got mat2 %s",
+                        "%s: expected float32 or float64, got mat2 %s",
+                        op,
                         yg_dtype_name(mat2->dtype));
     if (self->dtype != mat2->dtype)
         return yg__fail(YG_ERR_DTYPE,
-                        "mm: dtype mismatch: self %s, mat2 %s",
+                        "%s: dtype mismatch: self %s, mat2 %s",
+                        op,
                         yg_dtype_name(self->dtype),
                         yg_dtype_name(mat2->dtype));
-    if (self->sizes[1] != mat2->sizes[0])
-        return yg__fail(YG_ERR_SHAPE,
-                        "mm: cannot multiply self %s by mat2 %s",
-                        yg__format_sizes(self->sizes, 2, sbuf, sizeof sbuf),
-                        yg__format_sizes(mat2->sizes, 2, mbuf, sizeof mbuf));
-    if (self->sizes[0] > INT_MAX || self->sizes[1] > INT_MAX || mat2->sizes[1] > INT_MAX)
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "mm: dims above %d are not supported by the BLAS interface: self %s, "
-                        "mat2 %s",
-                        INT_MAX,
-                        yg__format_sizes(self->sizes, 2, sbuf, sizeof sbuf),
-                        yg__format_sizes(mat2->sizes, 2, mbuf, sizeof mbuf));
     return YG_OK;
 }
 
-yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out) {
-    yg_tensor *res = NULL, *acopy = NULL, *bcopy = NULL;
+/* The shape checks of one product of the last two dims (mm, and each
+ * matrix of bmm): inner dims agree and fit BLAS's int. */
+static yg_status check_product(const char *op, const yg_tensor *self, const yg_tensor *mat2) {
+    char sbuf[128], mbuf[128];
+    int32_t sn = self->ndim, mn = mat2->ndim;
+
+    if (self->sizes[sn - 1] != mat2->sizes[mn - 2])
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: cannot multiply self %s by mat2 %s",
+                        op,
+                        yg__format_sizes(self->sizes, sn, sbuf, sizeof sbuf),
+                        yg__format_sizes(mat2->sizes, mn, mbuf, sizeof mbuf));
+    if (self->sizes[sn - 2] > INT_MAX || self->sizes[sn - 1] > INT_MAX ||
+        mat2->sizes[mn - 1] > INT_MAX)
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "%s: dims above %d are not supported by the BLAS interface: self %s, "
+                        "mat2 %s",
+                        op,
+                        INT_MAX,
+                        yg__format_sizes(self->sizes, sn, sbuf, sizeof sbuf),
+                        yg__format_sizes(mat2->sizes, mn, mbuf, sizeof mbuf));
+    return YG_OK;
+}
+
+static yg_status mm_check(const char *op, const yg_tensor *self, const yg_tensor *mat2) {
+    char sbuf[128], mbuf[128];
+
+    if (self->ndim != 2)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected 2-D tensors, got self %s",
+                        op,
+                        yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
+    if (mat2->ndim != 2)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected 2-D tensors, got mat2 %s",
+                        op,
+                        yg__format_sizes(mat2->sizes, mat2->ndim, mbuf, sizeof mbuf));
+    YG_RETURN_IF_ERROR(check_operands(op, self, mat2));
+    return check_product(op, self, mat2);
+}
+
+/* dst (row-major m x n, leading dim n) = a @ b for 2-D a [m, k], b [k, n]
+ * with k > 0, m > 0, n > 0 and checked dims; a or b are copied only when
+ * their layout cannot go to gemm as it is. */
+static yg_status gemm_into(const yg_tensor *self, const yg_tensor *mat2, char *dst) {
+    yg_tensor *acopy = NULL, *bcopy = NULL;
     gemm_operand a, b;
     yg_status st;
-
-    *out = NULL;
-    YG_RETURN_IF_ERROR(mm_check(self, mat2));
     int64_t m = self->sizes[0], k = self->sizes[1], n = mat2->sizes[1];
-    int64_t sizes[2] = {m, n};
 
-    if (k == 0) {
-        /* An empty sum: zeros (gemm's lda rules do not allow k = 0). */
-        return yg_tensor_zeros(sizes, 2, self->dtype, out);
-    }
-    st = yg_tensor_empty(sizes, 2, self->dtype, &res);
-    if (st != YG_OK)
-        goto out;
-    if (m == 0 || n == 0)
-        goto done;
     st = gemm_prepare(self, &a, &acopy);
     if (st != YG_OK)
         goto out;
@@ -228,7 +242,7 @@ yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **o
                     (const float *)yg__tensor_ptr(b.t),
                     b.ld,
                     0.0f,
-                    (float *)yg__tensor_ptr(res),
+                    (float *)dst,
                     ldc);
     else
         cblas_dgemm(CblasRowMajor,
@@ -243,14 +257,79 @@ yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **o
                     (const double *)yg__tensor_ptr(b.t),
                     b.ld,
                     0.0,
-                    (double *)yg__tensor_ptr(res),
+                    (double *)dst,
                     ldc);
-done:
-    *out = res;
-    res = NULL;
 out:
-    yg_release(res);
     yg_release(acopy);
     yg_release(bcopy);
     return st;
+}
+
+yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out) {
+    yg_tensor *res = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(mm_check("mm", self, mat2));
+    int64_t m = self->sizes[0], k = self->sizes[1], n = mat2->sizes[1];
+    int64_t sizes[2] = {m, n};
+
+    if (k == 0) {
+        /* An empty sum: zeros (gemm's lda rules do not allow k = 0). */
+        return yg_tensor_zeros(sizes, 2, self->dtype, out);
+    }
+    YG_RETURN_IF_ERROR(yg_tensor_empty(sizes, 2, self->dtype, &res));
+    if (m > 0 && n > 0) {
+        st = gemm_into(self, mat2, yg__tensor_ptr(res));
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+    }
+    *out = res;
+    return YG_OK;
+}
+
+/* bmm: one gemm per batch entry, on 2-D views of the operands (so strided
+ * batches are read in place, like mm's operands). */
+yg_status yg__cpu_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out) {
+    yg_tensor *res = NULL, *a = NULL, *b = NULL;
+    char sbuf[128], mbuf[128];
+    yg_status st = YG_OK;
+
+    *out = NULL;
+    if (self->ndim != 3 || mat2->ndim != 3)
+        return yg__fail(YG_ERR_SHAPE,
+                        "bmm: expected 3-D tensors, got self %s and mat2 %s",
+                        yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf),
+                        yg__format_sizes(mat2->sizes, mat2->ndim, mbuf, sizeof mbuf));
+    if (self->sizes[0] != mat2->sizes[0])
+        return yg__fail(YG_ERR_SHAPE,
+                        "bmm: batch sizes differ: self %s, mat2 %s",
+                        yg__format_sizes(self->sizes, 3, sbuf, sizeof sbuf),
+                        yg__format_sizes(mat2->sizes, 3, mbuf, sizeof mbuf));
+    int64_t batch = self->sizes[0], m = self->sizes[1], k = self->sizes[2], n = mat2->sizes[2];
+    int64_t sizes[3] = {batch, m, n};
+    YG_RETURN_IF_ERROR(check_operands("bmm", self, mat2));
+    YG_RETURN_IF_ERROR(check_product("bmm", self, mat2));
+    if (k == 0)
+        return yg_tensor_zeros(sizes, 3, self->dtype, out);
+    YG_RETURN_IF_ERROR(yg_tensor_empty(sizes, 3, self->dtype, &res));
+    size_t esize = yg_dtype_size(self->dtype);
+    for (int64_t i = 0; i < batch && m > 0 && n > 0; i++) {
+        st = yg__cpu_select(self, 0, i, &a);
+        if (st == YG_OK)
+            st = yg__cpu_select(mat2, 0, i, &b);
+        if (st == YG_OK)
+            st = gemm_into(a, b, yg__tensor_ptr(res) + (size_t)(i * m * n) * esize);
+        yg_release(a);
+        yg_release(b);
+        a = b = NULL;
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+    }
+    *out = res;
+    return YG_OK;
 }

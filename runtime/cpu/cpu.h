@@ -44,6 +44,15 @@ yg_status yg__cpu_pointwise(const yg_pointwise_desc *desc,
                             const double *scalars,
                             yg_tensor **out);
 
+/* Like yg__cpu_pointwise, but the output has dtype out_dtype instead of the
+ * compute dtype: the loop for compute dtype D reads D inputs and writes
+ * out_dtype elements (comparisons and logical ops write bool). */
+yg_status yg__cpu_pointwise_to(const yg_pointwise_desc *desc,
+                               const yg_tensor *const *inputs,
+                               const double *scalars,
+                               yg_dtype out_dtype,
+                               yg_tensor **out);
+
 /* In-place form: self = f(self, inputs[1..]); inputs[0] must be self.
  * The result must have self's shape and dtype (no broadcast of self, no
  * dtype change), else YG_ERR_SHAPE / YG_ERR_DTYPE before anything is
@@ -54,6 +63,92 @@ yg_status yg__cpu_pointwise_inplace(const yg_pointwise_desc *desc,
                                     const double *scalars);
 
 /* ---- handwritten kernels (one per `dispatch: CPU:` entry) ---- */
+
+/* compare.c: comparisons and logical ops, bool results */
+yg_status yg__cpu_eq(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__cpu_ne(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__cpu_lt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__cpu_le(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__cpu_gt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__cpu_ge(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__cpu_eq_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__cpu_ne_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__cpu_lt_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__cpu_le_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__cpu_gt_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__cpu_ge_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__cpu_logical_and(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__cpu_logical_or(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__cpu_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__cpu_logical_not(const yg_tensor *self, yg_tensor **out);
+
+/* assign.c: fill_, zero_, copy_ (every dtype, strided self) */
+yg_status yg__cpu_fill_(yg_tensor *self, double value, yg_tensor **out);
+yg_status yg__cpu_zero_(yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out);
+
+/* pool.c: 2-D pooling and resampling of [N, C, H, W] / [C, H, W] */
+yg_status yg__cpu_max_pool2d(const yg_tensor *self,
+                             const int64_t *kernel_size,
+                             int64_t kernel_size_len,
+                             const int64_t *stride,
+                             int64_t stride_len,
+                             const int64_t *padding,
+                             int64_t padding_len,
+                             const int64_t *dilation,
+                             int64_t dilation_len,
+                             bool ceil_mode,
+                             yg_tensor **out);
+yg_status yg__cpu_max_pool2d_backward(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      const int64_t *kernel_size,
+                                      int64_t kernel_size_len,
+                                      const int64_t *stride,
+                                      int64_t stride_len,
+                                      const int64_t *padding,
+                                      int64_t padding_len,
+                                      const int64_t *dilation,
+                                      int64_t dilation_len,
+                                      bool ceil_mode,
+                                      yg_tensor **out);
+yg_status yg__cpu_avg_pool2d(const yg_tensor *self,
+                             const int64_t *kernel_size,
+                             int64_t kernel_size_len,
+                             const int64_t *stride,
+                             int64_t stride_len,
+                             const int64_t *padding,
+                             int64_t padding_len,
+                             bool ceil_mode,
+                             bool count_include_pad,
+                             yg_tensor **out);
+yg_status yg__cpu_avg_pool2d_backward(const yg_tensor *grad_output,
+                                      const int64_t *self_sizes,
+                                      int64_t self_sizes_len,
+                                      const int64_t *kernel_size,
+                                      int64_t kernel_size_len,
+                                      const int64_t *stride,
+                                      int64_t stride_len,
+                                      const int64_t *padding,
+                                      int64_t padding_len,
+                                      bool ceil_mode,
+                                      bool count_include_pad,
+                                      yg_tensor **out);
+yg_status yg__cpu_adaptive_avg_pool2d(const yg_tensor *self,
+                                      const int64_t *output_size,
+                                      int64_t output_size_len,
+                                      yg_tensor **out);
+yg_status yg__cpu_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
+                                               const int64_t *self_sizes,
+                                               int64_t self_sizes_len,
+                                               yg_tensor **out);
+yg_status yg__cpu_upsample_nearest2d(const yg_tensor *self,
+                                     const int64_t *output_size,
+                                     int64_t output_size_len,
+                                     yg_tensor **out);
+yg_status yg__cpu_upsample_nearest2d_backward(const yg_tensor *grad_output,
+                                              const int64_t *self_sizes,
+                                              int64_t self_sizes_len,
+                                              yg_tensor **out);
 
 /* reduce.c */
 yg_status yg__cpu_sum(const yg_tensor *self, yg_tensor **out);
@@ -69,8 +164,96 @@ yg_status yg__cpu_mean_dim(const yg_tensor *self,
                            bool keepdim,
                            yg_tensor **out);
 
+/* reduce_extrema.c */
+yg_status yg__cpu_amax(const yg_tensor *self,
+                       const int64_t *dim,
+                       int64_t dim_len,
+                       bool keepdim,
+                       yg_tensor **out);
+yg_status yg__cpu_amin(const yg_tensor *self,
+                       const int64_t *dim,
+                       int64_t dim_len,
+                       bool keepdim,
+                       yg_tensor **out);
+yg_status yg__cpu_minmax_backward(const yg_tensor *grad_output,
+                                  const yg_tensor *self,
+                                  const yg_tensor *output,
+                                  const int64_t *dim,
+                                  int64_t dim_len,
+                                  bool keepdim,
+                                  yg_tensor **out);
+yg_status yg__cpu_argmax(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
+yg_status yg__cpu_argmin(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
+yg_status yg__cpu_all(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_all_dim(const yg_tensor *self,
+                          const int64_t *dim,
+                          int64_t dim_len,
+                          bool keepdim,
+                          yg_tensor **out);
+yg_status yg__cpu_any(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_any_dim(const yg_tensor *self,
+                          const int64_t *dim,
+                          int64_t dim_len,
+                          bool keepdim,
+                          yg_tensor **out);
+
+/* reduce_stats.c */
+yg_status yg__cpu_prod_dim(const yg_tensor *self,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           bool keepdim,
+                           yg_tensor **out);
+yg_status yg__cpu_prod_backward(const yg_tensor *grad_output,
+                                const yg_tensor *self,
+                                const int64_t *dim,
+                                int64_t dim_len,
+                                bool keepdim,
+                                yg_tensor **out);
+yg_status yg__cpu_var(const yg_tensor *self,
+                      const int64_t *dim,
+                      int64_t dim_len,
+                      int64_t correction,
+                      bool keepdim,
+                      yg_tensor **out);
+yg_status yg__cpu_std(const yg_tensor *self,
+                      const int64_t *dim,
+                      int64_t dim_len,
+                      int64_t correction,
+                      bool keepdim,
+                      yg_tensor **out);
+yg_status yg__cpu_norm(const yg_tensor *self,
+                       double p,
+                       const int64_t *dim,
+                       int64_t dim_len,
+                       bool keepdim,
+                       yg_tensor **out);
+yg_status yg__cpu_norm_backward(const yg_tensor *grad_output,
+                                const yg_tensor *self,
+                                const yg_tensor *output,
+                                double p,
+                                const int64_t *dim,
+                                int64_t dim_len,
+                                bool keepdim,
+                                yg_tensor **out);
+yg_status yg__cpu_logsumexp(const yg_tensor *self,
+                            const int64_t *dim,
+                            int64_t dim_len,
+                            bool keepdim,
+                            yg_tensor **out);
+
+/* scan.c */
+yg_status yg__cpu_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__cpu_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__cpu_cumprod_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   int64_t dim,
+                                   yg_tensor **out);
+
 /* blas.c */
 yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
+yg_status yg__cpu_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
 
 /* shape.c: views (share storage) and copies */
 yg_status yg__cpu_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out);
@@ -79,8 +262,97 @@ yg_status yg__cpu_view(const yg_tensor *self, const int64_t *size, int64_t size_
 yg_status yg__cpu_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);
 yg_status yg__cpu_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__cpu_clone(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_squeeze(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__cpu_permute(const yg_tensor *self,
+                          const int64_t *dims,
+                          int64_t dims_len,
+                          yg_tensor **out);
+yg_status yg__cpu_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out);
+yg_status yg__cpu_slice(const yg_tensor *self,
+                        int64_t dim,
+                        int64_t start,
+                        int64_t end,
+                        int64_t step,
+                        yg_tensor **out);
+yg_status yg__cpu_select_backward(const yg_tensor *grad_output,
+                                  const int64_t *input_sizes,
+                                  int64_t input_sizes_len,
+                                  int64_t dim,
+                                  int64_t index,
+                                  yg_tensor **out);
+yg_status yg__cpu_slice_backward(const yg_tensor *grad_output,
+                                 const int64_t *input_sizes,
+                                 int64_t input_sizes_len,
+                                 int64_t dim,
+                                 int64_t start,
+                                 int64_t end,
+                                 int64_t step,
+                                 yg_tensor **out);
+yg_status yg__cpu_flip(const yg_tensor *self,
+                       const int64_t *dims,
+                       int64_t dims_len,
+                       yg_tensor **out);
+
+/* index.c: index_select, gather, scatter and their gradients */
+yg_status yg__cpu_index_select(const yg_tensor *self,
+                               int64_t dim,
+                               const yg_tensor *index,
+                               yg_tensor **out);
+yg_status yg__cpu_index_select_backward(const yg_tensor *grad_output,
+                                        const int64_t *self_sizes,
+                                        int64_t self_sizes_len,
+                                        int64_t dim,
+                                        const yg_tensor *index,
+                                        yg_tensor **out);
+yg_status yg__cpu_gather(const yg_tensor *self,
+                         int64_t dim,
+                         const yg_tensor *index,
+                         yg_tensor **out);
+yg_status yg__cpu_gather_backward(const yg_tensor *grad_output,
+                                  const int64_t *self_sizes,
+                                  int64_t self_sizes_len,
+                                  int64_t dim,
+                                  const yg_tensor *index,
+                                  yg_tensor **out);
+yg_status yg__cpu_scatter(const yg_tensor *self,
+                          int64_t dim,
+                          const yg_tensor *index,
+                          const yg_tensor *src,
+                          yg_tensor **out);
+yg_status yg__cpu_scatter_value(const yg_tensor *self,
+                                int64_t dim,
+                                const yg_tensor *index,
+                                double value,
+                                yg_tensor **out);
+yg_status yg__cpu_scatter_add(const yg_tensor *self,
+                              int64_t dim,
+                              const yg_tensor *index,
+                              const yg_tensor *src,
+                              yg_tensor **out);
+
+yg_status yg__cpu_embedding(const yg_tensor *weight,
+                            const yg_tensor *indices,
+                            int64_t padding_idx,
+                            yg_tensor **out);
+yg_status yg__cpu_embedding_backward(const yg_tensor *grad_output,
+                                     const yg_tensor *indices,
+                                     const int64_t *weight_sizes,
+                                     int64_t weight_sizes_len,
+                                     int64_t padding_idx,
+                                     yg_tensor **out);
+
+/* triangle.c: tril, triu; pad.c: constant_pad_nd */
+yg_status yg__cpu_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
+yg_status yg__cpu_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
+yg_status yg__cpu_constant_pad_nd(const yg_tensor *self,
+                                  const int64_t *pad,
+                                  int64_t pad_len,
+                                  double value,
+                                  yg_tensor **out);
 
 /* nn.c */
+yg_status yg__cpu_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__cpu_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
                                        const yg_tensor *output,

@@ -1,8 +1,10 @@
 /*
- * nn.c - the classification-loss kernels: log_softmax over any dim and its
- * backward, nll_loss and its backward (float32 and float64).
+ * nn.c - the classification-loss kernels: softmax and log_softmax over any
+ * dim, log_softmax's backward, nll_loss and its backward (float32 and
+ * float64).
  *
- * log_softmax is computed stably, x - max - log(sum(exp(x - max))), so
+ * log_softmax is computed stably, x - max - log(sum(exp(x - max))) (and
+ * softmax as exp(x - max) / sum(exp(x - max))), so
  * large logits do not overflow; the sum of exponentials is accumulated in
  * double for float32 too.  Inputs are first made contiguous (a shared
  * reference when they already are), and the reduced dim is then addressed
@@ -62,6 +64,30 @@ static void split_at(const yg_tensor *t, int64_t dim, int64_t *outer, int64_t *n
 DEFINE_LOG_SOFTMAX(log_softmax_f32, float)
 DEFINE_LOG_SOFTMAX(log_softmax_f64, double)
 
+#define DEFINE_SOFTMAX(NAME, T)                                                                    \
+    static void NAME(void *yv, const void *xv, int64_t outer, int64_t n, int64_t inner) {          \
+        T *y = yv;                                                                                 \
+        const T *x = xv;                                                                           \
+        for (int64_t o = 0; o < outer; o++) {                                                      \
+            for (int64_t i = 0; i < inner; i++) {                                                  \
+                const T *xp = x + o * n * inner + i;                                               \
+                T *yp = y + o * n * inner + i;                                                     \
+                double mx = -INFINITY, s = 0;                                                      \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    mx = xp[k * inner] > mx ? xp[k * inner] : mx;                                  \
+                if (isinf(mx))                                                                     \
+                    mx = 0;                                                                        \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    s += exp((double)xp[k * inner] - mx);                                          \
+                for (int64_t k = 0; k < n; k++)                                                    \
+                    yp[k * inner] = (T)(exp((double)xp[k * inner] - mx) / s);                      \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_SOFTMAX(softmax_f32, float)
+DEFINE_SOFTMAX(softmax_f64, double)
+
 #define DEFINE_LOG_SOFTMAX_BACKWARD(NAME, T)                                                       \
     static void NAME(                                                                              \
         void *giv, const void *gov, const void *yv, int64_t outer, int64_t n, int64_t inner) {     \
@@ -118,6 +144,33 @@ yg_status yg__cpu_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **ou
         log_softmax_f32(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner);
     else
         log_softmax_f64(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner);
+    *out = res;
+    res = NULL;
+out:
+    yg_release(x);
+    yg_release(res);
+    return st;
+}
+
+yg_status yg__cpu_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+    yg_tensor *x = NULL, *res = NULL;
+    int64_t d, outer, n, inner;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_floating("softmax", "self", self));
+    YG_RETURN_IF_ERROR(yg__wrap_dim("softmax", "self", dim, self->ndim, &d));
+    st = yg__tensor_contiguous_as(self, self->dtype, true, &x);
+    if (st != YG_OK)
+        goto out;
+    st = yg__tensor_empty_like(self, self->dtype, &res);
+    if (st != YG_OK)
+        goto out;
+    split_at(x, d, &outer, &n, &inner);
+    if (self->dtype == YG_FLOAT32)
+        softmax_f32(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner);
+    else
+        softmax_f64(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner);
     *out = res;
     res = NULL;
 out:

@@ -290,10 +290,12 @@ static yg_status convert_inputs(const yg_pointwise_desc *desc,
     return YG_OK;
 }
 
-yg_status yg__cpu_pointwise(const yg_pointwise_desc *desc,
-                            const yg_tensor *const *inputs,
-                            const double *scalars,
-                            yg_tensor **out) {
+/* The out-of-place walk; out_dtype < 0 means the compute dtype. */
+static yg_status pointwise(const yg_pointwise_desc *desc,
+                           const yg_tensor *const *inputs,
+                           const double *scalars,
+                           int out_dtype,
+                           yg_tensor **out) {
     yg_tensor *ops[MAX_OPERANDS] = {NULL};
     int64_t sizes[YG_MAX_DIMS];
     int64_t ndim = 0;
@@ -307,7 +309,7 @@ yg_status yg__cpu_pointwise(const yg_pointwise_desc *desc,
     st = convert_inputs(desc, inputs, dtype, ops + 1);
     if (st != YG_OK)
         goto out;
-    st = yg_tensor_empty(sizes, ndim, dtype, &ops[0]);
+    st = yg_tensor_empty(sizes, ndim, out_dtype < 0 ? dtype : (yg_dtype)out_dtype, &ops[0]);
     if (st != YG_OK)
         goto out;
     int64_t numel = numel_of(sizes, ndim);
@@ -319,6 +321,24 @@ out:
     for (int k = 0; k < MAX_OPERANDS; k++)
         yg_release(ops[k]);
     return st;
+}
+
+yg_status yg__cpu_pointwise(const yg_pointwise_desc *desc,
+                            const yg_tensor *const *inputs,
+                            const double *scalars,
+                            yg_tensor **out) {
+    return pointwise(desc, inputs, scalars, -1, out);
+}
+
+yg_status yg__cpu_pointwise_to(const yg_pointwise_desc *desc,
+                               const yg_tensor *const *inputs,
+                               const double *scalars,
+                               yg_dtype out_dtype,
+                               yg_tensor **out) {
+    *out = NULL;
+    if ((int)out_dtype < 0 || out_dtype >= YG_DTYPE_COUNT_)
+        return yg__fail(YG_ERR_INTERNAL, "%s: invalid output dtype %d", desc->op, (int)out_dtype);
+    return pointwise(desc, inputs, scalars, (int)out_dtype, out);
 }
 
 yg_status yg__cpu_pointwise_inplace(const yg_pointwise_desc *desc,

@@ -274,3 +274,271 @@ yg_status yg__cpu_clone(const yg_tensor *self, yg_tensor **out) {
     *out = NULL;
     return yg__tensor_contiguous_as(self, self->dtype, false, out);
 }
+
+yg_status yg__cpu_squeeze(const yg_tensor *self, yg_tensor **out) {
+    int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
+    int32_t nd = 0;
+
+    *out = NULL;
+    for (int32_t d = 0; d < self->ndim; d++) {
+        if (self->sizes[d] == 1)
+            continue;
+        sizes[nd] = self->sizes[d];
+        strides[nd] = self->strides[d];
+        nd++;
+    }
+    return yg__tensor_view(self, sizes, strides, nd, self->offset, out);
+}
+
+yg_status yg__cpu_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+    int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
+    int64_t d;
+    int32_t nd = 0;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__wrap_dim("squeeze", "self", dim, self->ndim, &d));
+    /* A 0-dim self, or a dim whose size is not 1, is left as it is. */
+    if (self->ndim == 0 || self->sizes[d] != 1)
+        return yg__tensor_alias(self, out);
+    for (int32_t i = 0; i < self->ndim; i++) {
+        if (i == d)
+            continue;
+        sizes[nd] = self->sizes[i];
+        strides[nd] = self->strides[i];
+        nd++;
+    }
+    return yg__tensor_view(self, sizes, strides, nd, self->offset, out);
+}
+
+/* Checks that dims is a permutation of [0, ndim) (negative dims wrap) and
+ * writes the wrapped dims to perm. */
+static yg_status check_permutation(const char *op,
+                                   const yg_tensor *self,
+                                   const int64_t *dims,
+                                   int64_t dims_len,
+                                   int64_t *perm) {
+    bool seen[YG_MAX_DIMS] = {false};
+    char dbuf[160], sbuf[128];
+
+    if (dims_len > 0 && dims == NULL)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "%s: dims is NULL with length %" PRId64, op, dims_len);
+    if (dims_len != self->ndim)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: dims %s has %" PRId64 " entries but self %s has %d dims",
+                        op,
+                        yg__format_sizes(dims, dims_len, dbuf, sizeof dbuf),
+                        dims_len,
+                        yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf),
+                        (int)self->ndim);
+    for (int64_t i = 0; i < dims_len; i++) {
+        YG_RETURN_IF_ERROR(yg__wrap_dim(op, "self", dims[i], self->ndim, &perm[i]));
+        if (seen[perm[i]])
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: dim %" PRId64 " appears more than once in dims %s",
+                            op,
+                            perm[i],
+                            yg__format_sizes(dims, dims_len, dbuf, sizeof dbuf));
+        seen[perm[i]] = true;
+    }
+    return YG_OK;
+}
+
+yg_status
+yg__cpu_permute(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out) {
+    int64_t perm[YG_MAX_DIMS], sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_permutation("permute", self, dims, dims_len, perm));
+    for (int32_t i = 0; i < self->ndim; i++) {
+        sizes[i] = self->sizes[perm[i]];
+        strides[i] = self->strides[perm[i]];
+    }
+    return yg__tensor_view(self, sizes, strides, self->ndim, self->offset, out);
+}
+
+yg_status yg__cpu_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out) {
+    int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
+    int64_t d;
+    int32_t nd = 0;
+    char buf[128];
+
+    *out = NULL;
+    if (self->ndim == 0)
+        return yg__fail(YG_ERR_SHAPE, "select: cannot select from a 0-dim self");
+    YG_RETURN_IF_ERROR(yg__wrap_dim("select", "self", dim, self->ndim, &d));
+    int64_t size = self->sizes[d];
+    if (index < -size || index >= size)
+        return yg__fail(YG_ERR_INDEX,
+                        "select: index %" PRId64 " out of range for dim %" PRId64
+                        " of size %" PRId64 " in self %s",
+                        index,
+                        d,
+                        size,
+                        yg__format_sizes(self->sizes, self->ndim, buf, sizeof buf));
+    if (index < 0)
+        index += size;
+    for (int32_t i = 0; i < self->ndim; i++) {
+        if (i == d)
+            continue;
+        sizes[nd] = self->sizes[i];
+        strides[nd] = self->strides[i];
+        nd++;
+    }
+    return yg__tensor_view(self, sizes, strides, nd, self->offset + index * self->strides[d], out);
+}
+
+/* Python's slice bounds: negative start/end count from the end, both are
+ * clamped to [0, size], and an end before start gives an empty slice. */
+static void slice_bounds(int64_t size, int64_t *start, int64_t *end) {
+    if (*start < 0)
+        *start += size;
+    if (*end < 0)
+        *end += size;
+    *start = *start < 0 ? 0 : (*start > size ? size : *start);
+    *end = *end < *start ? *start : (*end > size ? size : *end);
+}
+
+yg_status yg__cpu_slice(const yg_tensor *self,
+                        int64_t dim,
+                        int64_t start,
+                        int64_t end,
+                        int64_t step,
+                        yg_tensor **out) {
+    int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
+    int64_t d;
+
+    *out = NULL;
+    if (self->ndim == 0)
+        return yg__fail(YG_ERR_SHAPE, "slice: cannot slice a 0-dim self");
+    YG_RETURN_IF_ERROR(yg__wrap_dim("slice", "self", dim, self->ndim, &d));
+    if (step <= 0)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "slice: step must be positive, got %" PRId64, step);
+    slice_bounds(self->sizes[d], &start, &end);
+    memcpy(sizes, self->sizes, sizeof sizes);
+    memcpy(strides, self->strides, sizeof strides);
+    sizes[d] = (end - start + step - 1) / step;
+    strides[d] = self->strides[d] * step;
+    return yg__tensor_view(
+        self, sizes, strides, self->ndim, self->offset + start * self->strides[d], out);
+}
+
+/* zeros of input_sizes (dtype of grad_output), the part that `part`
+ * selects from it overwritten by grad_output; part is a select or a slice
+ * of that zero tensor.  The shared tail of select_backward and
+ * slice_backward. */
+static yg_status write_into_zeros(const char *op,
+                                  const yg_tensor *grad_output,
+                                  yg_tensor *zeros,
+                                  yg_tensor *part,
+                                  yg_tensor **out) {
+    char gbuf[128], pbuf[128];
+    yg_tensor *res = NULL;
+    yg_status st;
+
+    if (part->ndim != grad_output->ndim ||
+        memcmp(part->sizes, grad_output->sizes, sizeof(int64_t) * (size_t)part->ndim) != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: grad_output %s does not match the selected part %s",
+                        op,
+                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
+                        yg__format_sizes(part->sizes, part->ndim, pbuf, sizeof pbuf));
+    st = yg__cpu_copy_(part, grad_output, &res);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, op);
+    yg_release(res);
+    *out = yg_retain(zeros);
+    return YG_OK;
+}
+
+yg_status yg__cpu_select_backward(const yg_tensor *grad_output,
+                                  const int64_t *input_sizes,
+                                  int64_t input_sizes_len,
+                                  int64_t dim,
+                                  int64_t index,
+                                  yg_tensor **out) {
+    yg_tensor *zeros = NULL, *part = NULL;
+    yg_status st;
+
+    *out = NULL;
+    st = yg_tensor_zeros(input_sizes, input_sizes_len, grad_output->dtype, &zeros);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "select_backward");
+    st = yg__cpu_select(zeros, dim, index, &part);
+    if (st != YG_OK) {
+        st = yg__fail_prefix(st, "select_backward");
+        goto out;
+    }
+    st = write_into_zeros("select_backward", grad_output, zeros, part, out);
+out:
+    yg_release(part);
+    yg_release(zeros);
+    return st;
+}
+
+yg_status yg__cpu_slice_backward(const yg_tensor *grad_output,
+                                 const int64_t *input_sizes,
+                                 int64_t input_sizes_len,
+                                 int64_t dim,
+                                 int64_t start,
+                                 int64_t end,
+                                 int64_t step,
+                                 yg_tensor **out) {
+    yg_tensor *zeros = NULL, *part = NULL;
+    yg_status st;
+
+    *out = NULL;
+    st = yg_tensor_zeros(input_sizes, input_sizes_len, grad_output->dtype, &zeros);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "slice_backward");
+    st = yg__cpu_slice(zeros, dim, start, end, step, &part);
+    if (st != YG_OK) {
+        st = yg__fail_prefix(st, "slice_backward");
+        goto out;
+    }
+    st = write_into_zeros("slice_backward", grad_output, zeros, part, out);
+out:
+    yg_release(part);
+    yg_release(zeros);
+    return st;
+}
+
+yg_status
+yg__cpu_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out) {
+    int64_t strides[YG_MAX_DIMS];
+    int64_t offset = self->offset;
+    bool flipped[YG_MAX_DIMS] = {false};
+    yg_tensor *reversed = NULL;
+    char dbuf[160];
+    yg_status st;
+
+    *out = NULL;
+    if (dims_len > 0 && dims == NULL)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "flip: dims is NULL with length %" PRId64, dims_len);
+    memcpy(strides, self->strides, sizeof strides);
+    for (int64_t i = 0; i < dims_len; i++) {
+        int64_t d;
+        YG_RETURN_IF_ERROR(yg__wrap_dim("flip", "self", dims[i], self->ndim, &d));
+        if (self->ndim == 0)
+            continue;
+        if (flipped[d])
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "flip: dim %" PRId64 " appears more than once in dims %s",
+                            d,
+                            yg__format_sizes(dims, dims_len, dbuf, sizeof dbuf));
+        flipped[d] = true;
+        /* Walk dim d backwards: start at its last element, negative stride. */
+        if (self->sizes[d] > 0)
+            offset += (self->sizes[d] - 1) * self->strides[d];
+        strides[d] = -self->strides[d];
+    }
+    /* The reversed view is internal: it never escapes, only its copy does. */
+    st = yg__tensor_view(self, self->sizes, strides, self->ndim, offset, &reversed);
+    if (st != YG_OK)
+        return st;
+    st = yg__tensor_contiguous_as(reversed, self->dtype, false, out);
+    yg_release(reversed);
+    return st;
+}

@@ -3,7 +3,8 @@
  * yagrad/ops.h - every op of yagrad, generated from specs/native_functions.yaml.
  *
  * Names: yg_<name>[_<overload>]; in-place ops end in "_" (yg_add_).  Each
- * declaration shows the op's schema and the YAML line it comes from.
+ * declaration shows the op's schema; its definition in api/ gives the
+ * YAML line it comes from.
  *
  * Ownership: tensor inputs are borrowed (the caller keeps its reference; an
  * op that needs a tensor later takes its own).  "in-out" tensors are
@@ -38,131 +39,790 @@
 extern "C" {
 #endif
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:16] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 YG_NODISCARD yg_status yg_add(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               double alpha,            /* default 1 */
                               yg_tensor **out);        /* out: new ref */
 
-/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:20] */
+/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 YG_NODISCARD yg_status yg_sub(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               double alpha,            /* default 1 */
                               yg_tensor **out);        /* out: new ref */
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:24] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 YG_NODISCARD yg_status yg_mul(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               yg_tensor **out);        /* out: new ref */
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:28] */
+/* div(Tensor self, Tensor other) -> Tensor */
 YG_NODISCARD yg_status yg_div(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               yg_tensor **out);        /* out: new ref */
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:32] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 YG_NODISCARD yg_status yg_mul_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      yg_tensor **out);       /* out: new ref */
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:36] */
+/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor */
+YG_NODISCARD yg_status yg_div_mode(const yg_tensor *self,      /* borrowed */
+                                   const yg_tensor *other,     /* borrowed */
+                                   const char *rounding_mode,
+                                   yg_tensor **out);           /* out: new ref */
+
+/* div.Scalar(Tensor self, Scalar other) -> Tensor */
 YG_NODISCARD yg_status yg_div_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      yg_tensor **out);       /* out: new ref */
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:40] */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
                                double alpha,            /* default 1 */
                                yg_tensor **out);        /* out: new ref to self */
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:45] */
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+YG_NODISCARD yg_status yg_add_scalar(const yg_tensor *self,  /* borrowed */
+                                     double other,
+                                     double alpha,           /* default 1 */
+                                     yg_tensor **out);       /* out: new ref */
+
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+YG_NODISCARD yg_status yg_sub_scalar(const yg_tensor *self,  /* borrowed */
+                                     double other,
+                                     double alpha,           /* default 1 */
+                                     yg_tensor **out);       /* out: new ref */
+
+/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+YG_NODISCARD yg_status yg_rsub_scalar(const yg_tensor *self,  /* borrowed */
+                                      double other,
+                                      double alpha,           /* default 1 */
+                                      yg_tensor **out);       /* out: new ref */
+
+/* maximum(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_maximum(const yg_tensor *self,   /* borrowed */
+                                  const yg_tensor *other,  /* borrowed */
+                                  yg_tensor **out);        /* out: new ref */
+
+/* minimum(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_minimum(const yg_tensor *self,   /* borrowed */
+                                  const yg_tensor *other,  /* borrowed */
+                                  yg_tensor **out);        /* out: new ref */
+
+/* atan2(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_atan2(const yg_tensor *self,   /* borrowed */
+                                const yg_tensor *other,  /* borrowed */
+                                yg_tensor **out);        /* out: new ref */
+
+/* remainder(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_remainder(const yg_tensor *self,   /* borrowed */
+                                    const yg_tensor *other,  /* borrowed */
+                                    yg_tensor **out);        /* out: new ref */
+
+/* remainder.Scalar(Tensor self, Scalar other) -> Tensor */
+YG_NODISCARD yg_status yg_remainder_scalar(const yg_tensor *self,  /* borrowed */
+                                           double other,
+                                           yg_tensor **out);       /* out: new ref */
+
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
+YG_NODISCARD yg_status yg_pow_tensor(const yg_tensor *self,      /* borrowed */
+                                     const yg_tensor *exponent,  /* borrowed */
+                                     yg_tensor **out);           /* out: new ref */
+
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
+YG_NODISCARD yg_status yg_lerp(const yg_tensor *self,  /* borrowed */
+                               const yg_tensor *end,   /* borrowed */
+                               double weight,
+                               yg_tensor **out);       /* out: new ref */
+
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
+YG_NODISCARD yg_status yg_lerp_tensor(const yg_tensor *self,    /* borrowed */
+                                      const yg_tensor *end,     /* borrowed */
+                                      const yg_tensor *weight,  /* borrowed */
+                                      yg_tensor **out);         /* out: new ref */
+
+/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+YG_NODISCARD yg_status yg_addcmul(const yg_tensor *self,     /* borrowed */
+                                  const yg_tensor *tensor1,  /* borrowed */
+                                  const yg_tensor *tensor2,  /* borrowed */
+                                  double value,              /* default 1 */
+                                  yg_tensor **out);          /* out: new ref */
+
+/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+YG_NODISCARD yg_status yg_addcdiv(const yg_tensor *self,     /* borrowed */
+                                  const yg_tensor *tensor1,  /* borrowed */
+                                  const yg_tensor *tensor2,  /* borrowed */
+                                  double value,              /* default 1 */
+                                  yg_tensor **out);          /* out: new ref */
+
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_where(const yg_tensor *condition,  /* borrowed */
+                                const yg_tensor *self,       /* borrowed */
+                                const yg_tensor *other,      /* borrowed */
+                                yg_tensor **out);            /* out: new ref */
+
+/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
+YG_NODISCARD yg_status yg_where_scalarother(const yg_tensor *condition,  /* borrowed */
+                                            const yg_tensor *self,       /* borrowed */
+                                            double other,
+                                            yg_tensor **out);            /* out: new ref */
+
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_where_scalarself(const yg_tensor *condition,  /* borrowed */
+                                           double self,
+                                           const yg_tensor *other,      /* borrowed */
+                                           yg_tensor **out);            /* out: new ref */
+
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
+YG_NODISCARD yg_status yg_masked_fill(const yg_tensor *self,  /* borrowed */
+                                      const yg_tensor *mask,  /* borrowed */
+                                      double value,
+                                      yg_tensor **out);       /* out: new ref */
+
+/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_sub_(yg_tensor *self,         /* in-out */
+                               const yg_tensor *other,  /* borrowed */
+                               double alpha,            /* default 1 */
+                               yg_tensor **out);        /* out: new ref to self */
+
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_mul_(yg_tensor *self,         /* in-out */
+                               const yg_tensor *other,  /* borrowed */
+                               yg_tensor **out);        /* out: new ref to self */
+
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_div_(yg_tensor *self,         /* in-out */
+                               const yg_tensor *other,  /* borrowed */
+                               yg_tensor **out);        /* out: new ref to self */
+
+/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_add_scalar_(yg_tensor *self,  /* in-out */
+                                      double other,
+                                      double alpha,     /* default 1 */
+                                      yg_tensor **out); /* out: new ref to self */
+
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_mul_scalar_(yg_tensor *self,  /* in-out */
+                                      double other,
+                                      yg_tensor **out); /* out: new ref to self */
+
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_div_scalar_(yg_tensor *self,  /* in-out */
+                                      double other,
+                                      yg_tensor **out); /* out: new ref to self */
+
+/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_addcmul_(yg_tensor *self,           /* in-out */
+                                   const yg_tensor *tensor1,  /* borrowed */
+                                   const yg_tensor *tensor2,  /* borrowed */
+                                   double value,              /* default 1 */
+                                   yg_tensor **out);          /* out: new ref to self */
+
+/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_addcdiv_(yg_tensor *self,           /* in-out */
+                                   const yg_tensor *tensor1,  /* borrowed */
+                                   const yg_tensor *tensor2,  /* borrowed */
+                                   double value,              /* default 1 */
+                                   yg_tensor **out);          /* out: new ref to self */
+
+/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_lerp_(yg_tensor *self,       /* in-out */
+                                const yg_tensor *end,  /* borrowed */
+                                double weight,
+                                yg_tensor **out);      /* out: new ref to self */
+
+/* relu_(Tensor(a!) self) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_relu_(yg_tensor *self,  /* in-out */
+                                yg_tensor **out); /* out: new ref to self */
+
+/* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_clamp_(yg_tensor *self,  /* in-out */
+                                 double min,
+                                 double max,
+                                 yg_tensor **out); /* out: new ref to self */
+
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_clamp_min_(yg_tensor *self,  /* in-out */
+                                     double min,
+                                     yg_tensor **out); /* out: new ref to self */
+
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_clamp_max_(yg_tensor *self,  /* in-out */
+                                     double max,
+                                     yg_tensor **out); /* out: new ref to self */
+
+/* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_masked_fill_(yg_tensor *self,        /* in-out */
+                                       const yg_tensor *mask,  /* borrowed */
+                                       double value,
+                                       yg_tensor **out);       /* out: new ref to self */
+
+/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_fill_(yg_tensor *self,  /* in-out */
+                                double value,
+                                yg_tensor **out); /* out: new ref to self */
+
+/* zero_(Tensor(a!) self) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_zero_(yg_tensor *self,  /* in-out */
+                                yg_tensor **out); /* out: new ref to self */
+
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_copy_(yg_tensor *self,       /* in-out */
+                                const yg_tensor *src,  /* borrowed */
+                                yg_tensor **out);      /* out: new ref to self */
+
+/* eq(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_eq(const yg_tensor *self,   /* borrowed */
+                             const yg_tensor *other,  /* borrowed */
+                             yg_tensor **out);        /* out: new ref */
+
+/* ne(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_ne(const yg_tensor *self,   /* borrowed */
+                             const yg_tensor *other,  /* borrowed */
+                             yg_tensor **out);        /* out: new ref */
+
+/* lt(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_lt(const yg_tensor *self,   /* borrowed */
+                             const yg_tensor *other,  /* borrowed */
+                             yg_tensor **out);        /* out: new ref */
+
+/* le(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_le(const yg_tensor *self,   /* borrowed */
+                             const yg_tensor *other,  /* borrowed */
+                             yg_tensor **out);        /* out: new ref */
+
+/* gt(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_gt(const yg_tensor *self,   /* borrowed */
+                             const yg_tensor *other,  /* borrowed */
+                             yg_tensor **out);        /* out: new ref */
+
+/* ge(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_ge(const yg_tensor *self,   /* borrowed */
+                             const yg_tensor *other,  /* borrowed */
+                             yg_tensor **out);        /* out: new ref */
+
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor */
+YG_NODISCARD yg_status yg_eq_scalar(const yg_tensor *self,  /* borrowed */
+                                    double other,
+                                    yg_tensor **out);       /* out: new ref */
+
+/* ne.Scalar(Tensor self, Scalar other) -> Tensor */
+YG_NODISCARD yg_status yg_ne_scalar(const yg_tensor *self,  /* borrowed */
+                                    double other,
+                                    yg_tensor **out);       /* out: new ref */
+
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor */
+YG_NODISCARD yg_status yg_lt_scalar(const yg_tensor *self,  /* borrowed */
+                                    double other,
+                                    yg_tensor **out);       /* out: new ref */
+
+/* le.Scalar(Tensor self, Scalar other) -> Tensor */
+YG_NODISCARD yg_status yg_le_scalar(const yg_tensor *self,  /* borrowed */
+                                    double other,
+                                    yg_tensor **out);       /* out: new ref */
+
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor */
+YG_NODISCARD yg_status yg_gt_scalar(const yg_tensor *self,  /* borrowed */
+                                    double other,
+                                    yg_tensor **out);       /* out: new ref */
+
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor */
+YG_NODISCARD yg_status yg_ge_scalar(const yg_tensor *self,  /* borrowed */
+                                    double other,
+                                    yg_tensor **out);       /* out: new ref */
+
+/* logical_and(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_logical_and(const yg_tensor *self,   /* borrowed */
+                                      const yg_tensor *other,  /* borrowed */
+                                      yg_tensor **out);        /* out: new ref */
+
+/* logical_or(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_logical_or(const yg_tensor *self,   /* borrowed */
+                                     const yg_tensor *other,  /* borrowed */
+                                     yg_tensor **out);        /* out: new ref */
+
+/* logical_xor(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_logical_xor(const yg_tensor *self,   /* borrowed */
+                                      const yg_tensor *other,  /* borrowed */
+                                      yg_tensor **out);        /* out: new ref */
+
+/* logical_not(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_logical_not(const yg_tensor *self,  /* borrowed */
+                                      yg_tensor **out);       /* out: new ref */
+
+/* neg(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_neg(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:49] */
+/* exp(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_exp(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:53] */
+/* log(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_log(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:57] */
+/* sqrt(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_sqrt(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:61] */
+/* tanh(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_tanh(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:65] */
+/* sigmoid(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_sigmoid(const yg_tensor *self,  /* borrowed */
                                   yg_tensor **out);       /* out: new ref */
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:69] */
+/* relu(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_relu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:73] */
+/* pow(Tensor self, Scalar exponent) -> Tensor */
 YG_NODISCARD yg_status yg_pow(const yg_tensor *self,  /* borrowed */
                               double exponent,
                               yg_tensor **out);       /* out: new ref */
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:78] */
+/* abs(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_abs(const yg_tensor *self,  /* borrowed */
+                              yg_tensor **out);       /* out: new ref */
+
+/* sign(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_sign(const yg_tensor *self,  /* borrowed */
+                               yg_tensor **out);       /* out: new ref */
+
+/* expm1(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_expm1(const yg_tensor *self,  /* borrowed */
+                                yg_tensor **out);       /* out: new ref */
+
+/* log1p(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_log1p(const yg_tensor *self,  /* borrowed */
+                                yg_tensor **out);       /* out: new ref */
+
+/* log2(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_log2(const yg_tensor *self,  /* borrowed */
+                               yg_tensor **out);       /* out: new ref */
+
+/* rsqrt(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_rsqrt(const yg_tensor *self,  /* borrowed */
+                                yg_tensor **out);       /* out: new ref */
+
+/* reciprocal(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_reciprocal(const yg_tensor *self,  /* borrowed */
+                                     yg_tensor **out);       /* out: new ref */
+
+/* sin(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_sin(const yg_tensor *self,  /* borrowed */
+                              yg_tensor **out);       /* out: new ref */
+
+/* cos(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_cos(const yg_tensor *self,  /* borrowed */
+                              yg_tensor **out);       /* out: new ref */
+
+/* tan(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_tan(const yg_tensor *self,  /* borrowed */
+                              yg_tensor **out);       /* out: new ref */
+
+/* erf(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_erf(const yg_tensor *self,  /* borrowed */
+                              yg_tensor **out);       /* out: new ref */
+
+/* gelu(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_gelu(const yg_tensor *self,  /* borrowed */
+                               yg_tensor **out);       /* out: new ref */
+
+/* gelu_tanh(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_gelu_tanh(const yg_tensor *self,  /* borrowed */
+                                    yg_tensor **out);       /* out: new ref */
+
+/* silu(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_silu(const yg_tensor *self,  /* borrowed */
+                               yg_tensor **out);       /* out: new ref */
+
+/* elu(Tensor self, Scalar alpha=1) -> Tensor */
+YG_NODISCARD yg_status yg_elu(const yg_tensor *self,  /* borrowed */
+                              double alpha,           /* default 1 */
+                              yg_tensor **out);       /* out: new ref */
+
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+YG_NODISCARD yg_status yg_leaky_relu(const yg_tensor *self,  /* borrowed */
+                                     double negative_slope,  /* default 0.01 */
+                                     yg_tensor **out);       /* out: new ref */
+
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+YG_NODISCARD yg_status yg_softplus(const yg_tensor *self,  /* borrowed */
+                                   double beta,            /* default 1 */
+                                   double threshold,       /* default 20 */
+                                   yg_tensor **out);       /* out: new ref */
+
+/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+YG_NODISCARD yg_status yg_hardtanh(const yg_tensor *self,  /* borrowed */
+                                   double min_val,         /* default -1 */
+                                   double max_val,         /* default 1 */
+                                   yg_tensor **out);       /* out: new ref */
+
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
+YG_NODISCARD yg_status yg_clamp(const yg_tensor *self,  /* borrowed */
+                                double min,
+                                double max,
+                                yg_tensor **out);       /* out: new ref */
+
+/* clamp_min(Tensor self, Scalar min) -> Tensor */
+YG_NODISCARD yg_status yg_clamp_min(const yg_tensor *self,  /* borrowed */
+                                    double min,
+                                    yg_tensor **out);       /* out: new ref */
+
+/* clamp_max(Tensor self, Scalar max) -> Tensor */
+YG_NODISCARD yg_status yg_clamp_max(const yg_tensor *self,  /* borrowed */
+                                    double max,
+                                    yg_tensor **out);       /* out: new ref */
+
+/* floor(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_floor(const yg_tensor *self,  /* borrowed */
+                                yg_tensor **out);       /* out: new ref */
+
+/* ceil(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_ceil(const yg_tensor *self,  /* borrowed */
+                               yg_tensor **out);       /* out: new ref */
+
+/* round(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_round(const yg_tensor *self,  /* borrowed */
+                                yg_tensor **out);       /* out: new ref */
+
+/* trunc(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_trunc(const yg_tensor *self,  /* borrowed */
+                                yg_tensor **out);       /* out: new ref */
+
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
 YG_NODISCARD yg_status yg_tanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *output,       /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:82] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
 YG_NODISCARD yg_status yg_sigmoid_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *output,       /* borrowed */
                                            yg_tensor **out);              /* out: new ref */
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:86] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
 YG_NODISCARD yg_status yg_relu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *output,       /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:90] */
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
 YG_NODISCARD yg_status yg_pow_backward(const yg_tensor *grad_output,  /* borrowed */
                                        const yg_tensor *self,         /* borrowed */
                                        double exponent,
                                        yg_tensor **out);              /* out: new ref */
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:95] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_gelu_backward(const yg_tensor *grad_output,  /* borrowed */
+                                        const yg_tensor *self,         /* borrowed */
+                                        yg_tensor **out);              /* out: new ref */
+
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,  /* borrowed */
+                                             const yg_tensor *self,         /* borrowed */
+                                             yg_tensor **out);              /* out: new ref */
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_silu_backward(const yg_tensor *grad_output,  /* borrowed */
+                                        const yg_tensor *self,         /* borrowed */
+                                        yg_tensor **out);              /* out: new ref */
+
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
+YG_NODISCARD yg_status yg_elu_backward(const yg_tensor *grad_output,  /* borrowed */
+                                       const yg_tensor *self,         /* borrowed */
+                                       double alpha,
+                                       yg_tensor **out);              /* out: new ref */
+
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
+YG_NODISCARD yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,  /* borrowed */
+                                              const yg_tensor *self,         /* borrowed */
+                                              double negative_slope,
+                                              yg_tensor **out);              /* out: new ref */
+
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+YG_NODISCARD yg_status yg_softplus_backward(const yg_tensor *grad_output,  /* borrowed */
+                                            const yg_tensor *self,         /* borrowed */
+                                            double beta,
+                                            double threshold,
+                                            yg_tensor **out);              /* out: new ref */
+
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+YG_NODISCARD yg_status yg_hardtanh_backward(const yg_tensor *grad_output,  /* borrowed */
+                                            const yg_tensor *self,         /* borrowed */
+                                            double min_val,
+                                            double max_val,
+                                            yg_tensor **out);              /* out: new ref */
+
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
+YG_NODISCARD yg_status yg_clamp_backward(const yg_tensor *grad_output,  /* borrowed */
+                                         const yg_tensor *self,         /* borrowed */
+                                         double min,
+                                         double max,
+                                         yg_tensor **out);              /* out: new ref */
+
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
+YG_NODISCARD yg_status yg_clamp_min_backward(const yg_tensor *grad_output,  /* borrowed */
+                                             const yg_tensor *self,         /* borrowed */
+                                             double min,
+                                             yg_tensor **out);              /* out: new ref */
+
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
+YG_NODISCARD yg_status yg_clamp_max_backward(const yg_tensor *grad_output,  /* borrowed */
+                                             const yg_tensor *self,         /* borrowed */
+                                             double max,
+                                             yg_tensor **out);              /* out: new ref */
+
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_maximum_backward(const yg_tensor *grad_output,  /* borrowed */
+                                           const yg_tensor *self,         /* borrowed */
+                                           const yg_tensor *other,        /* borrowed */
+                                           yg_tensor **out);              /* out: new ref */
+
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_minimum_backward(const yg_tensor *grad_output,  /* borrowed */
+                                           const yg_tensor *self,         /* borrowed */
+                                           const yg_tensor *other,        /* borrowed */
+                                           yg_tensor **out);              /* out: new ref */
+
+/* atan2_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_atan2_backward(const yg_tensor *grad_output,  /* borrowed */
+                                         const yg_tensor *self,         /* borrowed */
+                                         const yg_tensor *other,        /* borrowed */
+                                         yg_tensor **out);              /* out: new ref */
+
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
+YG_NODISCARD yg_status yg_pow_backward_self(const yg_tensor *grad_output,  /* borrowed */
+                                            const yg_tensor *self,         /* borrowed */
+                                            const yg_tensor *exponent,     /* borrowed */
+                                            yg_tensor **out);              /* out: new ref */
+
+/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
+ *   Tensor output) -> Tensor */
+YG_NODISCARD yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,  /* borrowed */
+                                                const yg_tensor *self,         /* borrowed */
+                                                const yg_tensor *exponent,     /* borrowed */
+                                                const yg_tensor *output,       /* borrowed */
+                                                yg_tensor **out);              /* out: new ref */
+
+/* sum(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_sum(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:99] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 YG_NODISCARD yg_status yg_sum_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
                                   int64_t dim_len,
                                   bool keepdim,           /* default false */
                                   yg_tensor **out);       /* out: new ref */
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:103] */
+/* mean(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_mean(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:107] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 YG_NODISCARD yg_status yg_mean_dim(const yg_tensor *self,  /* borrowed */
                                    const int64_t *dim,     /* borrowed, dim_len entries */
                                    int64_t dim_len,
                                    bool keepdim,           /* default false */
                                    yg_tensor **out);       /* out: new ref */
 
-/* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:112] */
+/* prod(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_prod(const yg_tensor *self,  /* borrowed */
+                               yg_tensor **out);       /* out: new ref */
+
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_prod_dim(const yg_tensor *self,  /* borrowed */
+                                   const int64_t *dim,     /* borrowed, dim_len entries */
+                                   int64_t dim_len,
+                                   bool keepdim,           /* default false */
+                                   yg_tensor **out);       /* out: new ref */
+
+/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor */
+YG_NODISCARD yg_status yg_prod_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *self,         /* borrowed */
+    const int64_t *dim,            /* borrowed, dim_len entries */
+    int64_t dim_len,
+    bool keepdim,
+    yg_tensor **out);              /* out: new ref */
+
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_amax(const yg_tensor *self,  /* borrowed */
+                               const int64_t *dim,     /* borrowed, dim_len entries; default [] */
+                               int64_t dim_len,
+                               bool keepdim,           /* default false */
+                               yg_tensor **out);       /* out: new ref */
+
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_amin(const yg_tensor *self,  /* borrowed */
+                               const int64_t *dim,     /* borrowed, dim_len entries; default [] */
+                               int64_t dim_len,
+                               bool keepdim,           /* default false */
+                               yg_tensor **out);       /* out: new ref */
+
+/* max(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_max(const yg_tensor *self,  /* borrowed */
+                              yg_tensor **out);       /* out: new ref */
+
+/* min(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_min(const yg_tensor *self,  /* borrowed */
+                              yg_tensor **out);       /* out: new ref */
+
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+YG_NODISCARD yg_status yg_max_dim(const yg_tensor *self,    /* borrowed */
+                                  int64_t dim,
+                                  bool keepdim,             /* default false */
+                                  yg_tensor **out_values,   /* out: new ref */
+                                  yg_tensor **out_indices); /* out: new ref */
+
+/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+YG_NODISCARD yg_status yg_min_dim(const yg_tensor *self,    /* borrowed */
+                                  int64_t dim,
+                                  bool keepdim,             /* default false */
+                                  yg_tensor **out_values,   /* out: new ref */
+                                  yg_tensor **out_indices); /* out: new ref */
+
+/* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
+ *   bool keepdim) -> Tensor */
+YG_NODISCARD yg_status yg_minmax_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *self,         /* borrowed */
+    const yg_tensor *output,       /* borrowed */
+    const int64_t *dim,            /* borrowed, dim_len entries */
+    int64_t dim_len,
+    bool keepdim,
+    yg_tensor **out);              /* out: new ref */
+
+/* argmax(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_argmax(const yg_tensor *self,  /* borrowed */
+                                 yg_tensor **out);       /* out: new ref */
+
+/* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_argmax_dim(const yg_tensor *self,  /* borrowed */
+                                     int64_t dim,
+                                     bool keepdim,           /* default false */
+                                     yg_tensor **out);       /* out: new ref */
+
+/* argmin(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_argmin(const yg_tensor *self,  /* borrowed */
+                                 yg_tensor **out);       /* out: new ref */
+
+/* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_argmin_dim(const yg_tensor *self,  /* borrowed */
+                                     int64_t dim,
+                                     bool keepdim,           /* default false */
+                                     yg_tensor **out);       /* out: new ref */
+
+/* all(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_all(const yg_tensor *self,  /* borrowed */
+                              yg_tensor **out);       /* out: new ref */
+
+/* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_all_dim(const yg_tensor *self,  /* borrowed */
+                                  const int64_t *dim,     /* borrowed, dim_len entries */
+                                  int64_t dim_len,
+                                  bool keepdim,           /* default false */
+                                  yg_tensor **out);       /* out: new ref */
+
+/* any(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_any(const yg_tensor *self,  /* borrowed */
+                              yg_tensor **out);       /* out: new ref */
+
+/* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_any_dim(const yg_tensor *self,  /* borrowed */
+                                  const int64_t *dim,     /* borrowed, dim_len entries */
+                                  int64_t dim_len,
+                                  bool keepdim,           /* default false */
+                                  yg_tensor **out);       /* out: new ref */
+
+/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_var(const yg_tensor *self,  /* borrowed */
+                              const int64_t *dim,     /* borrowed, dim_len entries; default [] */
+                              int64_t dim_len,
+                              int64_t correction,     /* default 1 */
+                              bool keepdim,           /* default false */
+                              yg_tensor **out);       /* out: new ref */
+
+/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_std(const yg_tensor *self,  /* borrowed */
+                              const int64_t *dim,     /* borrowed, dim_len entries; default [] */
+                              int64_t dim_len,
+                              int64_t correction,     /* default 1 */
+                              bool keepdim,           /* default false */
+                              yg_tensor **out);       /* out: new ref */
+
+/* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor */
+YG_NODISCARD yg_status yg_var_backward(const yg_tensor *grad,  /* borrowed */
+                                       const yg_tensor *self,  /* borrowed */
+                                       const int64_t *dim,     /* borrowed, dim_len entries */
+                                       int64_t dim_len,
+                                       int64_t correction,
+                                       bool keepdim,
+                                       yg_tensor **out);       /* out: new ref */
+
+/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_norm(const yg_tensor *self,  /* borrowed */
+                               double p,               /* default 2 */
+                               const int64_t *dim,     /* borrowed, dim_len entries; default [] */
+                               int64_t dim_len,
+                               bool keepdim,           /* default false */
+                               yg_tensor **out);       /* out: new ref */
+
+/* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
+ *   bool keepdim) -> Tensor */
+YG_NODISCARD yg_status yg_norm_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *self,         /* borrowed */
+    const yg_tensor *output,       /* borrowed */
+    double p,
+    const int64_t *dim,            /* borrowed, dim_len entries */
+    int64_t dim_len,
+    bool keepdim,
+    yg_tensor **out);              /* out: new ref */
+
+/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+YG_NODISCARD yg_status yg_logsumexp(const yg_tensor *self,  /* borrowed */
+                                    const int64_t *dim,     /* borrowed, dim_len entries */
+                                    int64_t dim_len,
+                                    bool keepdim,           /* default false */
+                                    yg_tensor **out);       /* out: new ref */
+
+/* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor */
+YG_NODISCARD yg_status yg_logsumexp_backward(
+    const yg_tensor *grad,    /* borrowed */
+    const yg_tensor *self,    /* borrowed */
+    const yg_tensor *output,  /* borrowed */
+    const int64_t *dim,       /* borrowed, dim_len entries */
+    int64_t dim_len,
+    bool keepdim,
+    yg_tensor **out);         /* out: new ref */
+
+/* cumsum(Tensor self, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_cumsum(const yg_tensor *self,  /* borrowed */
+                                 int64_t dim,
+                                 yg_tensor **out);       /* out: new ref */
+
+/* cumprod(Tensor self, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_cumprod(const yg_tensor *self,  /* borrowed */
+                                  int64_t dim,
+                                  yg_tensor **out);       /* out: new ref */
+
+/* cumsum_backward(Tensor grad, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_cumsum_backward(const yg_tensor *grad,  /* borrowed */
+                                          int64_t dim,
+                                          yg_tensor **out);       /* out: new ref */
+
+/* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_cumprod_backward(const yg_tensor *grad_output,  /* borrowed */
+                                           const yg_tensor *self,         /* borrowed */
+                                           int64_t dim,
+                                           yg_tensor **out);              /* out: new ref */
+
+/* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
 YG_NODISCARD yg_status yg_sum_backward(const yg_tensor *grad,  /* borrowed */
                                        const int64_t *sizes,   /* borrowed, sizes_len entries */
                                        int64_t sizes_len,
@@ -171,8 +831,7 @@ YG_NODISCARD yg_status yg_sum_backward(const yg_tensor *grad,  /* borrowed */
                                        bool keepdim,
                                        yg_tensor **out);       /* out: new ref */
 
-/* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:115] */
+/* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
 YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
                                         const int64_t *sizes,   /* borrowed, sizes_len entries */
                                         int64_t sizes_len,
@@ -181,81 +840,296 @@ YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
                                         bool keepdim,
                                         yg_tensor **out);       /* out: new ref */
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:118] */
+/* sum_to(Tensor self, int[] size) -> Tensor */
 YG_NODISCARD yg_status yg_sum_to(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */
                                  int64_t size_len,
                                  yg_tensor **out);       /* out: new ref */
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:121] */
+/* mm(Tensor self, Tensor mat2) -> Tensor */
 YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *mat2,  /* borrowed */
                              yg_tensor **out);       /* out: new ref */
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:125] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor */
+YG_NODISCARD yg_status yg_bmm(const yg_tensor *self,  /* borrowed */
+                              const yg_tensor *mat2,  /* borrowed */
+                              yg_tensor **out);       /* out: new ref */
+
+/* matmul(Tensor self, Tensor other) -> Tensor */
 YG_NODISCARD yg_status yg_matmul(const yg_tensor *self,   /* borrowed */
                                  const yg_tensor *other,  /* borrowed */
                                  yg_tensor **out);        /* out: new ref */
 
-/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:127] */
+/* dot(Tensor self, Tensor tensor) -> Tensor */
+YG_NODISCARD yg_status yg_dot(const yg_tensor *self,    /* borrowed */
+                              const yg_tensor *tensor,  /* borrowed */
+                              yg_tensor **out);         /* out: new ref */
+
+/* mv(Tensor self, Tensor vec) -> Tensor */
+YG_NODISCARD yg_status yg_mv(const yg_tensor *self,  /* borrowed */
+                             const yg_tensor *vec,   /* borrowed */
+                             yg_tensor **out);       /* out: new ref */
+
+/* outer(Tensor self, Tensor vec2) -> Tensor */
+YG_NODISCARD yg_status yg_outer(const yg_tensor *self,  /* borrowed */
+                                const yg_tensor *vec2,  /* borrowed */
+                                yg_tensor **out);       /* out: new ref */
+
+/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+YG_NODISCARD yg_status yg_addmm(const yg_tensor *self,  /* borrowed */
+                                const yg_tensor *mat1,  /* borrowed */
+                                const yg_tensor *mat2,  /* borrowed */
+                                double beta,            /* default 1 */
+                                double alpha,           /* default 1 */
+                                yg_tensor **out);       /* out: new ref */
+
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+YG_NODISCARD yg_status yg_baddbmm(const yg_tensor *self,    /* borrowed */
+                                  const yg_tensor *batch1,  /* borrowed */
+                                  const yg_tensor *batch2,  /* borrowed */
+                                  double beta,              /* default 1 */
+                                  double alpha,             /* default 1 */
+                                  yg_tensor **out);         /* out: new ref */
+
+/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
 YG_NODISCARD yg_status yg_linear(const yg_tensor *input,   /* borrowed */
                                  const yg_tensor *weight,  /* borrowed */
                                  const yg_tensor *bias,    /* nullable, borrowed; default NULL */
                                  yg_tensor **out);         /* out: new ref */
 
-/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
- * [specs/native_functions.yaml:130] */
+/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
 YG_NODISCARD yg_status yg_transpose(const yg_tensor *self,  /* borrowed */
                                     int64_t dim0,
                                     int64_t dim1,
                                     yg_tensor **out);       /* out: new ref, a view of self */
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:134] */
+/* t(Tensor(a) self) -> Tensor(a) */
 YG_NODISCARD yg_status yg_t(const yg_tensor *self,  /* borrowed */
                             yg_tensor **out);       /* out: new ref, a view of self */
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:138] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a) */
 YG_NODISCARD yg_status yg_view(const yg_tensor *self,  /* borrowed */
                                const int64_t *size,    /* borrowed, size_len entries */
                                int64_t size_len,
                                yg_tensor **out);       /* out: new ref, a view of self */
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:142] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a) */
 YG_NODISCARD yg_status yg_expand(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */
                                  int64_t size_len,
                                  yg_tensor **out);       /* out: new ref, a view of self */
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:146] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
 YG_NODISCARD yg_status yg_unsqueeze(const yg_tensor *self,  /* borrowed */
                                     int64_t dim,
                                     yg_tensor **out);       /* out: new ref, a view of self */
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:150] */
+/* clone(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_clone(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:154] */
+/* reshape(Tensor self, int[] shape) -> Tensor */
 YG_NODISCARD yg_status yg_reshape(const yg_tensor *self,  /* borrowed */
                                   const int64_t *shape,   /* borrowed, shape_len entries */
                                   int64_t shape_len,
                                   yg_tensor **out);       /* out: new ref */
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:157] */
+/* squeeze(Tensor(a) self) -> Tensor(a) */
+YG_NODISCARD yg_status yg_squeeze(const yg_tensor *self,  /* borrowed */
+                                  yg_tensor **out);       /* out: new ref, a view of self */
+
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
+YG_NODISCARD yg_status yg_squeeze_dim(const yg_tensor *self,  /* borrowed */
+                                      int64_t dim,
+                                      yg_tensor **out);       /* out: new ref, a view of self */
+
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
+YG_NODISCARD yg_status yg_permute(const yg_tensor *self,  /* borrowed */
+                                  const int64_t *dims,    /* borrowed, dims_len entries */
+                                  int64_t dims_len,
+                                  yg_tensor **out);       /* out: new ref, a view of self */
+
+/* permute_backward(Tensor grad, int[] dims) -> Tensor */
+YG_NODISCARD yg_status yg_permute_backward(const yg_tensor *grad,  /* borrowed */
+                                           const int64_t *dims,    /* borrowed, dims_len entries */
+                                           int64_t dims_len,
+                                           yg_tensor **out);       /* out: new ref */
+
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a) */
+YG_NODISCARD yg_status yg_select(const yg_tensor *self,  /* borrowed */
+                                 int64_t dim,
+                                 int64_t index,
+                                 yg_tensor **out);       /* out: new ref, a view of self */
+
+/* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
+ *   int step=1) -> Tensor(a) */
+YG_NODISCARD yg_status yg_slice(const yg_tensor *self,  /* borrowed */
+                                int64_t dim,            /* default 0 */
+                                int64_t start,          /* default 0 */
+                                int64_t end,            /* default 9223372036854775807 */
+                                int64_t step,           /* default 1 */
+                                yg_tensor **out);       /* out: new ref, a view of self */
+
+/* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a) */
+YG_NODISCARD yg_status yg_narrow(const yg_tensor *self,  /* borrowed */
+                                 int64_t dim,
+                                 int64_t start,
+                                 int64_t length,
+                                 yg_tensor **out);       /* out: new ref, a view of self */
+
+/* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor */
+YG_NODISCARD yg_status yg_select_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *input_sizes,    /* borrowed, input_sizes_len entries */
+    int64_t input_sizes_len,
+    int64_t dim,
+    int64_t index,
+    yg_tensor **out);              /* out: new ref */
+
+/* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
+ *   int step) -> Tensor */
+YG_NODISCARD yg_status yg_slice_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *input_sizes,    /* borrowed, input_sizes_len entries */
+    int64_t input_sizes_len,
+    int64_t dim,
+    int64_t start,
+    int64_t end,
+    int64_t step,
+    yg_tensor **out);              /* out: new ref */
+
+/* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor */
+YG_NODISCARD yg_status yg_flatten(const yg_tensor *self,  /* borrowed */
+                                  int64_t start_dim,      /* default 0 */
+                                  int64_t end_dim,        /* default -1 */
+                                  yg_tensor **out);       /* out: new ref */
+
+/* contiguous(Tensor self) -> Tensor */
+YG_NODISCARD yg_status yg_contiguous(const yg_tensor *self,  /* borrowed */
+                                     yg_tensor **out);       /* out: new ref */
+
+/* repeat(Tensor self, int[] repeats) -> Tensor */
+YG_NODISCARD yg_status yg_repeat(const yg_tensor *self,   /* borrowed */
+                                 const int64_t *repeats,  /* borrowed, repeats_len entries */
+                                 int64_t repeats_len,
+                                 yg_tensor **out);        /* out: new ref */
+
+/* cat(Tensor[] tensors, int dim=0) -> Tensor */
+YG_NODISCARD yg_status yg_cat(const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
+                              int64_t tensors_len,
+                              int64_t dim,                      /* default 0 */
+                              yg_tensor **out);                 /* out: new ref */
+
+/* stack(Tensor[] tensors, int dim=0) -> Tensor */
+YG_NODISCARD yg_status yg_stack(
+    const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
+    int64_t tensors_len,
+    int64_t dim,                      /* default 0 */
+    yg_tensor **out);                 /* out: new ref */
+
+/* flip(Tensor self, int[] dims) -> Tensor */
+YG_NODISCARD yg_status yg_flip(const yg_tensor *self,  /* borrowed */
+                               const int64_t *dims,    /* borrowed, dims_len entries */
+                               int64_t dims_len,
+                               yg_tensor **out);       /* out: new ref */
+
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+YG_NODISCARD yg_status yg_index_select(const yg_tensor *self,   /* borrowed */
+                                       int64_t dim,
+                                       const yg_tensor *index,  /* borrowed */
+                                       yg_tensor **out);        /* out: new ref */
+
+/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
+YG_NODISCARD yg_status yg_index_select_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    int64_t dim,
+    const yg_tensor *index,        /* borrowed */
+    yg_tensor **out);              /* out: new ref */
+
+/* gather(Tensor self, int dim, Tensor index) -> Tensor */
+YG_NODISCARD yg_status yg_gather(const yg_tensor *self,   /* borrowed */
+                                 int64_t dim,
+                                 const yg_tensor *index,  /* borrowed */
+                                 yg_tensor **out);        /* out: new ref */
+
+/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
+YG_NODISCARD yg_status yg_gather_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    int64_t dim,
+    const yg_tensor *index,        /* borrowed */
+    yg_tensor **out);              /* out: new ref */
+
+/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+YG_NODISCARD yg_status yg_scatter(const yg_tensor *self,   /* borrowed */
+                                  int64_t dim,
+                                  const yg_tensor *index,  /* borrowed */
+                                  const yg_tensor *src,    /* borrowed */
+                                  yg_tensor **out);        /* out: new ref */
+
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+YG_NODISCARD yg_status yg_scatter_value(const yg_tensor *self,   /* borrowed */
+                                        int64_t dim,
+                                        const yg_tensor *index,  /* borrowed */
+                                        double value,
+                                        yg_tensor **out);        /* out: new ref */
+
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+YG_NODISCARD yg_status yg_scatter_add(const yg_tensor *self,   /* borrowed */
+                                      int64_t dim,
+                                      const yg_tensor *index,  /* borrowed */
+                                      const yg_tensor *src,    /* borrowed */
+                                      yg_tensor **out);        /* out: new ref */
+
+/* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor */
+YG_NODISCARD yg_status yg_scatter_src_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    int64_t dim,
+    const yg_tensor *index,        /* borrowed */
+    const int64_t *src_sizes,      /* borrowed, src_sizes_len entries */
+    int64_t src_sizes_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* tril(Tensor self, int diagonal=0) -> Tensor */
+YG_NODISCARD yg_status yg_tril(const yg_tensor *self,  /* borrowed */
+                               int64_t diagonal,       /* default 0 */
+                               yg_tensor **out);       /* out: new ref */
+
+/* triu(Tensor self, int diagonal=0) -> Tensor */
+YG_NODISCARD yg_status yg_triu(const yg_tensor *self,  /* borrowed */
+                               int64_t diagonal,       /* default 0 */
+                               yg_tensor **out);       /* out: new ref */
+
+/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
+YG_NODISCARD yg_status yg_constant_pad_nd(const yg_tensor *self,  /* borrowed */
+                                          const int64_t *pad,     /* borrowed, pad_len entries */
+                                          int64_t pad_len,
+                                          double value,           /* default 0 */
+                                          yg_tensor **out);       /* out: new ref */
+
+/* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_constant_pad_nd_backward(
+    const yg_tensor *grad,  /* borrowed */
+    const int64_t *pad,     /* borrowed, pad_len entries */
+    int64_t pad_len,
+    yg_tensor **out);       /* out: new ref */
+
+/* log_softmax(Tensor self, int dim) -> Tensor */
 YG_NODISCARD yg_status yg_log_softmax(const yg_tensor *self,  /* borrowed */
                                       int64_t dim,
                                       yg_tensor **out);       /* out: new ref */
 
-/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:161] */
+/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
 YG_NODISCARD yg_status yg_log_softmax_backward(const yg_tensor *grad_output,  /* borrowed */
                                                const yg_tensor *output,       /* borrowed */
                                                int64_t dim,
                                                yg_tensor **out);              /* out: new ref */
 
-/* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:165] */
+/* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor */
 YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
                                    const yg_tensor *target,  /* borrowed */
                                    int64_t reduction,        /* default 1 */
@@ -263,8 +1137,7 @@ YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
                                    yg_tensor **out);         /* out: new ref */
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
- *   int ignore_index) -> Tensor
- * [specs/native_functions.yaml:169] */
+ *   int ignore_index) -> Tensor */
 YG_NODISCARD yg_status yg_nll_loss_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *target,       /* borrowed */
@@ -272,6 +1145,221 @@ YG_NODISCARD yg_status yg_nll_loss_backward(
     int64_t self_sizes_len,
     int64_t reduction,
     int64_t ignore_index,
+    yg_tensor **out);              /* out: new ref */
+
+/* softmax(Tensor self, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_softmax(const yg_tensor *self,  /* borrowed */
+                                  int64_t dim,
+                                  yg_tensor **out);       /* out: new ref */
+
+/* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_softmax_backward(const yg_tensor *grad_output,  /* borrowed */
+                                           const yg_tensor *output,       /* borrowed */
+                                           int64_t dim,
+                                           yg_tensor **out);              /* out: new ref */
+
+/* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
+YG_NODISCARD yg_status yg_mse_loss(const yg_tensor *self,    /* borrowed */
+                                   const yg_tensor *target,  /* borrowed */
+                                   int64_t reduction,        /* default 1 */
+                                   yg_tensor **out);         /* out: new ref */
+
+/* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
+YG_NODISCARD yg_status yg_l1_loss(const yg_tensor *self,    /* borrowed */
+                                  const yg_tensor *target,  /* borrowed */
+                                  int64_t reduction,        /* default 1 */
+                                  yg_tensor **out);         /* out: new ref */
+
+/* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor */
+YG_NODISCARD yg_status yg_smooth_l1_loss(const yg_tensor *self,    /* borrowed */
+                                         const yg_tensor *target,  /* borrowed */
+                                         int64_t reduction,        /* default 1 */
+                                         double beta,              /* default 1.0 */
+                                         yg_tensor **out);         /* out: new ref */
+
+/* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
+ *   int reduction=1) -> Tensor */
+YG_NODISCARD yg_status yg_binary_cross_entropy(
+    const yg_tensor *self,    /* borrowed */
+    const yg_tensor *target,  /* borrowed */
+    const yg_tensor *weight,  /* nullable, borrowed; default NULL */
+    int64_t reduction,        /* default 1 */
+    yg_tensor **out);         /* out: new ref */
+
+/* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
+ *   Tensor? pos_weight=None, int reduction=1) -> Tensor */
+YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits(
+    const yg_tensor *self,        /* borrowed */
+    const yg_tensor *target,      /* borrowed */
+    const yg_tensor *weight,      /* nullable, borrowed; default NULL */
+    const yg_tensor *pos_weight,  /* nullable, borrowed; default NULL */
+    int64_t reduction,            /* default 1 */
+    yg_tensor **out);             /* out: new ref */
+
+/* cross_entropy(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor */
+YG_NODISCARD yg_status yg_cross_entropy(const yg_tensor *self,    /* borrowed */
+                                        const yg_tensor *target,  /* borrowed */
+                                        int64_t reduction,        /* default 1 */
+                                        int64_t ignore_index,     /* default -100 */
+                                        yg_tensor **out);         /* out: new ref */
+
+/* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
+ *   float eps=1e-05) -> Tensor */
+YG_NODISCARD yg_status yg_layer_norm(
+    const yg_tensor *input,           /* borrowed */
+    const int64_t *normalized_shape,  /* borrowed, normalized_shape_len entries */
+    int64_t normalized_shape_len,
+    const yg_tensor *weight,          /* nullable, borrowed; default NULL */
+    const yg_tensor *bias,            /* nullable, borrowed; default NULL */
+    double eps,                       /* default 1e-05 */
+    yg_tensor **out);                 /* out: new ref */
+
+/* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
+YG_NODISCARD yg_status yg_embedding(const yg_tensor *weight,   /* borrowed */
+                                    const yg_tensor *indices,  /* borrowed */
+                                    int64_t padding_idx,       /* default -1 */
+                                    yg_tensor **out);          /* out: new ref */
+
+/* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
+ *   int padding_idx) -> Tensor */
+YG_NODISCARD yg_status yg_embedding_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *indices,      /* borrowed */
+    const int64_t *weight_sizes,   /* borrowed, weight_sizes_len entries */
+    int64_t weight_sizes_len,
+    int64_t padding_idx,
+    yg_tensor **out);              /* out: new ref */
+
+/* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
+ *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy) */
+YG_NODISCARD yg_status yg_lstm_cell(const yg_tensor *input,  /* borrowed */
+                                    const yg_tensor *hx,     /* borrowed */
+                                    const yg_tensor *cx,     /* borrowed */
+                                    const yg_tensor *w_ih,   /* borrowed */
+                                    const yg_tensor *w_hh,   /* borrowed */
+                                    const yg_tensor *b_ih,   /* nullable, borrowed; default NULL */
+                                    const yg_tensor *b_hh,   /* nullable, borrowed; default NULL */
+                                    yg_tensor **out_hy,      /* out: new ref */
+                                    yg_tensor **out_cy);     /* out: new ref */
+
+/* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
+ *   Tensor? b_hh=None) -> Tensor */
+YG_NODISCARD yg_status yg_gru_cell(const yg_tensor *input,  /* borrowed */
+                                   const yg_tensor *hx,     /* borrowed */
+                                   const yg_tensor *w_ih,   /* borrowed */
+                                   const yg_tensor *w_hh,   /* borrowed */
+                                   const yg_tensor *b_ih,   /* nullable, borrowed; default NULL */
+                                   const yg_tensor *b_hh,   /* nullable, borrowed; default NULL */
+                                   yg_tensor **out);        /* out: new ref */
+
+/* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
+ *   bool is_causal=False, float? scale=None) -> Tensor */
+YG_NODISCARD yg_status yg_scaled_dot_product_attention(
+    const yg_tensor *query,      /* borrowed */
+    const yg_tensor *key,        /* borrowed */
+    const yg_tensor *value,      /* borrowed */
+    const yg_tensor *attn_mask,  /* nullable, borrowed; default NULL */
+    bool is_causal,              /* default false */
+    const double *scale,         /* nullable; default NULL */
+    yg_tensor **out);            /* out: new ref */
+
+/* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
+ *   float eps=1e-05) -> Tensor */
+YG_NODISCARD yg_status yg_group_norm(
+    const yg_tensor *input,   /* borrowed */
+    int64_t num_groups,
+    const yg_tensor *weight,  /* nullable, borrowed; default NULL */
+    const yg_tensor *bias,    /* nullable, borrowed; default NULL */
+    double eps,               /* default 1e-05 */
+    yg_tensor **out);         /* out: new ref */
+
+/* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+YG_NODISCARD yg_status yg_max_pool2d(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
+    yg_tensor **out);            /* out: new ref */
+
+/* max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride,
+ *   int[] padding, int[] dilation, bool ceil_mode) -> Tensor */
+YG_NODISCARD yg_status yg_max_pool2d_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *self,         /* borrowed */
+    const int64_t *kernel_size,    /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,         /* borrowed, stride_len entries */
+    int64_t stride_len,
+    const int64_t *padding,        /* borrowed, padding_len entries */
+    int64_t padding_len,
+    const int64_t *dilation,       /* borrowed, dilation_len entries */
+    int64_t dilation_len,
+    bool ceil_mode,
+    yg_tensor **out);              /* out: new ref */
+
+/* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
+YG_NODISCARD yg_status yg_avg_pool2d(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    bool ceil_mode,              /* default false */
+    bool count_include_pad,      /* default true */
+    yg_tensor **out);            /* out: new ref */
+
+/* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
+ *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
+YG_NODISCARD yg_status yg_avg_pool2d_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const int64_t *kernel_size,    /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,         /* borrowed, stride_len entries */
+    int64_t stride_len,
+    const int64_t *padding,        /* borrowed, padding_len entries */
+    int64_t padding_len,
+    bool ceil_mode,
+    bool count_include_pad,
+    yg_tensor **out);              /* out: new ref */
+
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
+YG_NODISCARD yg_status yg_adaptive_avg_pool2d(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *output_size,  /* borrowed, output_size_len entries */
+    int64_t output_size_len,
+    yg_tensor **out);            /* out: new ref */
+
+/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+YG_NODISCARD yg_status yg_adaptive_avg_pool2d_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor */
+YG_NODISCARD yg_status yg_upsample_nearest2d(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *output_size,  /* borrowed, output_size_len entries */
+    int64_t output_size_len,
+    yg_tensor **out);            /* out: new ref */
+
+/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+YG_NODISCARD yg_status yg_upsample_nearest2d_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
     yg_tensor **out);              /* out: new ref */
 
 #ifdef __cplusplus

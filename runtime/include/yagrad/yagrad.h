@@ -8,6 +8,7 @@
  *   tensor.h    yg_tensor: create, inspect, retain/release
  *   autograd.h  requires_grad, yg_backward, grad mode
  *   ops.h       every op (generated): yg_add, yg_mm, yg_log_softmax, ...
+ *   optim.h     optimizers: SGD, Adam, AdamW
  *
  * Conventions, everywhere: functions return yg_status; results come back
  * through trailing out-parameters as new references; inputs are borrowed.
@@ -17,6 +18,7 @@
 
 #include "yagrad/autograd.h"
 #include "yagrad/ops.h"
+#include "yagrad/optim.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
 

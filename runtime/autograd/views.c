@@ -1,0 +1,252 @@
+/*
+ * views.c - autograd for views and in-place writes.
+ *
+ * A view shares storage with its base, so writing it in place changes the
+ * base too.  When that happens the base's history must change: the
+ * region the view covers now holds f(old region, other inputs).  As in
+ * PyTorch, the base gets a CopySlices node: given the base's gradient, it
+ * runs the in-place op's own backward on the view's region (fn), puts the
+ * gradient for the old region back into that region, and sends the rest
+ * to fn's other inputs.  The view itself becomes an as_strided view of the
+ * rewritten base (AsStridedBackward), so later uses of either are right.
+ *
+ * Geometry: views keep sizes/strides/offset in storage coordinates; the
+ * root base of an autograd view is contiguous (it was made by a kernel or
+ * from data), so a view's place inside the base's gradient is its own
+ * strides with offset (view offset - base offset).
+ *
+ * Limits (recorded in docs/architecture.md): CopySlices and
+ * AsStridedBackward are first-order nodes (their own backward is not
+ * recorded under create_graph); other views of the same base keep their
+ * old history after the base is rewritten.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/node.h"
+#include "cpu/cpu.h"
+#include "yagrad/ops.h"
+
+typedef struct view_geometry {
+    int32_t ndim;
+    int64_t sizes[YG_MAX_DIMS];
+    int64_t strides[YG_MAX_DIMS];
+    int64_t offset; /* relative to the base's first element */
+} view_geometry;
+
+static void geometry_of(const yg_tensor *view, const yg_tensor *base, view_geometry *g)
+{
+    g->ndim = view->ndim;
+    memcpy(g->sizes, view->sizes, sizeof g->sizes);
+    memcpy(g->strides, view->strides, sizeof g->strides);
+    g->offset = view->offset - base->offset;
+}
+
+/* A view of t (contiguous, base-shaped) at geometry g. */
+static yg_status slice_of(const yg_tensor *t, const view_geometry *g, yg_tensor **out)
+{
+    return yg__tensor_view(t, g->sizes, g->strides, g->ndim, t->offset + g->offset, out);
+}
+
+yg_status yg__make_view(yg_tensor *view, const yg_tensor *self, const char *multi_output_op)
+{
+    yg_autograd_meta *m;
+    const yg_tensor *root = self;
+
+    if (self->autograd != NULL && self->autograd->view_base != NULL)
+        root = self->autograd->view_base;
+    YG_RETURN_IF_ERROR(yg__autograd_meta_get(view, &m));
+    yg_release(m->view_base);
+    m->view_base = yg_retain((yg_tensor *)root);
+    m->view_op = multi_output_op;
+    return YG_OK;
+}
+
+yg_status yg__check_inplace(const char *op, const yg_tensor *self)
+{
+    const yg_autograd_meta *m = self->autograd;
+
+    if (!yg_is_grad_enabled() || m == NULL)
+        return YG_OK;
+    if (m->grad_fn == NULL && m->requires_grad && m->view_base == NULL)
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "%s: in-place operation on a leaf tensor that requires grad (self); "
+                        "its .grad would be wrong. Do it under yg_set_grad_enabled(false), or on a "
+                        "clone",
+                        op);
+    if (m->view_base != NULL) {
+        const yg_autograd_meta *bm = m->view_base->autograd;
+        if (bm != NULL && bm->grad_fn == NULL && bm->requires_grad)
+            return yg__fail(YG_ERR_AUTOGRAD,
+                            "%s: in-place operation on a view of a leaf tensor that requires "
+                            "grad (self); do it under yg_set_grad_enabled(false), or on a clone",
+                            op);
+        if (m->view_op != NULL && yg_tensor_requires_grad(self))
+            return yg__fail(YG_ERR_AUTOGRAD,
+                            "%s: self is one of several views returned by %s; in-place on it "
+                            "is not allowed because the gradients of the other views would be "
+                            "wrong. Clone it first",
+                            op, m->view_op);
+    }
+    return YG_OK;
+}
+
+/* ---- CopySlices ---- */
+
+typedef struct copy_slices {
+    yg_node base;
+    yg_node *fn;         /* the in-place op's backward, strong */
+    view_geometry view;  /* the written region of the base */
+} copy_slices;
+
+static yg_status copy_slices_apply(yg_node *base, yg_tensor *const *grads,
+                                   yg_tensor **grad_inputs)
+{
+    copy_slices *node = (copy_slices *)base;
+    yg_node *fn = node->fn;
+    yg_tensor *result = NULL, *region = NULL, *grad_view = NULL, *same = NULL;
+    yg_tensor **fn_grads = NULL;
+    yg_status st;
+
+    fn_grads = calloc((size_t)fn->n_edges, sizeof *fn_grads);
+    if (fn_grads == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "CopySlices: out of memory");
+    /* result = grads[0] with the view's region replaced by the gradient
+     * of the region's old values. */
+    st = yg_clone(grads[0], &result);
+    if (st == YG_OK)
+        st = slice_of(result, &node->view, &region);
+    if (st == YG_OK)
+        st = yg_clone(region, &grad_view);
+    if (st == YG_OK)
+        st = fn->vt->apply(fn, &grad_view, fn_grads);
+    if (st == YG_OK && fn_grads[0] != NULL)
+        st = yg__cpu_copy_(region, fn_grads[0], &same);
+    else if (st == YG_OK)
+        st = yg__cpu_zero_(region, &same);
+    if (st != YG_OK)
+        goto out;
+    grad_inputs[0] = result;
+    result = NULL;
+    for (int32_t i = 1; i < fn->n_edges; i++) {
+        grad_inputs[i] = fn_grads[i];
+        fn_grads[i] = NULL;
+    }
+out:
+    for (int32_t i = 0; i < fn->n_edges; i++)
+        yg_release(fn_grads[i]);
+    free(fn_grads);
+    yg_release(same);
+    yg_release(grad_view);
+    yg_release(region);
+    yg_release(result);
+    return st;
+}
+
+static void copy_slices_release_saved(yg_node *base)
+{
+    copy_slices *node = (copy_slices *)base;
+    if (node->fn->vt->release_saved != NULL)
+        node->fn->vt->release_saved(node->fn);
+    node->fn->saved_released = true;
+}
+
+static void copy_slices_destroy(yg_node *base)
+{
+    yg__node_release(((copy_slices *)base)->fn);
+}
+
+static const yg_node_vtable copy_slices_vtable = {
+    .name = "CopySlices",
+    .apply = copy_slices_apply,
+    .release_saved = copy_slices_release_saved,
+    .destroy = copy_slices_destroy,
+};
+
+/* ---- AsStridedBackward: a view's history after its base was rewritten ---- */
+
+typedef struct as_strided_backward {
+    yg_node base;
+    view_geometry view;
+    int32_t base_ndim;
+    int64_t base_sizes[YG_MAX_DIMS];
+} as_strided_backward;
+
+static yg_status as_strided_apply(yg_node *base, yg_tensor *const *grads, yg_tensor **grad_inputs)
+{
+    as_strided_backward *node = (as_strided_backward *)base;
+    yg_tensor *result = NULL, *region = NULL, *same = NULL;
+    yg_status st;
+
+    st = yg_tensor_zeros(node->base_sizes, node->base_ndim, grads[0]->dtype, &result);
+    if (st == YG_OK)
+        st = slice_of(result, &node->view, &region);
+    if (st == YG_OK)
+        st = yg__cpu_copy_(region, grads[0], &same);
+    if (st == YG_OK) {
+        grad_inputs[0] = result;
+        result = NULL;
+    }
+    yg_release(same);
+    yg_release(region);
+    yg_release(result);
+    return st;
+}
+
+static const yg_node_vtable as_strided_vtable = {
+    .name = "AsStridedBackward",
+    .apply = as_strided_apply,
+};
+
+/* ---- rebase ---- */
+
+yg_status yg__rebase_history(yg_tensor *self, yg_node *node)
+{
+    yg_tensor *root = self->autograd != NULL ? self->autograd->view_base : NULL;
+    yg_node *cs = NULL, *asb = NULL;
+    yg_edge old_base_edge = {NULL, 0};
+    yg_status st;
+
+    if (root == NULL)
+        return yg__set_history(self, node, 0);
+    if (!yg_tensor_is_contiguous(root))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "%s: in-place on a view of a non-contiguous base is not supported",
+                        node->vt->name);
+    /* The base's old gradient edge: where the gradient for the base's
+     * values before this write goes.  fn's own edge 0 is redirected there
+     * so fn computes the old region's gradient exactly when it is wanted. */
+    YG_RETURN_IF_ERROR(yg__node_new(&copy_slices_vtable, sizeof(copy_slices), node->n_edges, 1,
+                                    &cs));
+    st = yg__node_set_edge(cs, 0, root);
+    if (st != YG_OK)
+        goto out;
+    old_base_edge = cs->next_edges[0];
+    yg__node_release(node->next_edges[0].node);
+    node->next_edges[0].node = yg__node_retain(old_base_edge.node);
+    node->next_edges[0].input_nr = old_base_edge.input_nr;
+    for (int32_t i = 1; i < node->n_edges; i++) {
+        cs->next_edges[i].node = yg__node_retain(node->next_edges[i].node);
+        cs->next_edges[i].input_nr = node->next_edges[i].input_nr;
+    }
+    ((copy_slices *)cs)->fn = yg__node_retain(node);
+    geometry_of(self, root, &((copy_slices *)cs)->view);
+    st = yg__set_history(root, cs, 0);
+    if (st != YG_OK)
+        goto out;
+    /* The view now reads the rewritten base. */
+    st = yg__node_new(&as_strided_vtable, sizeof(as_strided_backward), 1, 1, &asb);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(asb, 0, root);
+    if (st != YG_OK)
+        goto out;
+    geometry_of(self, root, &((as_strided_backward *)asb)->view);
+    ((as_strided_backward *)asb)->base_ndim = root->ndim;
+    memcpy(((as_strided_backward *)asb)->base_sizes, root->sizes, sizeof root->sizes);
+    st = yg__set_history(self, asb, 0);
+out:
+    yg__node_release(asb);
+    yg__node_release(cs);
+    return st;
+}

@@ -1,0 +1,262 @@
+/*
+ * composite/nn.c - layers and gradients written with other ops:
+ * layer_norm, group_norm, scaled_dot_product_attention, and
+ * softmax_backward (the gradient of softmax, kept differentiable for
+ * double backward).
+ *
+ * layer_norm normalizes over the trailing dims named by normalized_shape
+ * with the biased variance (correction 0), as PyTorch does:
+ * (x - mean) / sqrt(var + eps) * weight + bias.  Autograd differentiates
+ * through mean, var, rsqrt and the pointwise ops, so its gradient needs no
+ * formula of its own.
+ *
+ * As for every composite, messages of our own checks carry no op name (the
+ * generated wrapper prefixes it); errors of the inner ops pass through with
+ * their own names.
+ */
+#include "composite/composite.h"
+#include "yagrad/ops.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+yg_status yg__composite_softmax_backward(const yg_tensor *grad_output,
+                                         const yg_tensor *output,
+                                         int64_t dim,
+                                         yg_tensor **out) {
+    yg_tensor *gy = NULL, *s = NULL, *d = NULL;
+    yg_status st;
+
+    *out = NULL;
+    /* y * (g - sum(g * y, dim)) */
+    st = yg_mul(grad_output, output, &gy);
+    if (st == YG_OK)
+        st = yg_sum_dim(gy, &dim, 1, true, &s);
+    if (st == YG_OK)
+        st = yg_sub(grad_output, s, 1, &d);
+    if (st == YG_OK)
+        st = yg_mul(output, d, out);
+    yg_release(gy);
+    yg_release(s);
+    yg_release(d);
+    return st;
+}
+
+/* Fails unless t (weight or bias) is NULL or has exactly shape. */
+static yg_status
+check_affine(const char *name, const yg_tensor *t, const int64_t *shape, int64_t len) {
+    char tbuf[128], sbuf[160];
+
+    if (t == NULL)
+        return YG_OK;
+    if (yg_tensor_ndim(t) != len ||
+        memcmp(yg_tensor_sizes(t), shape, sizeof(int64_t) * (size_t)len) != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "expected %s of normalized_shape %s, got %s",
+                        name,
+                        yg__format_sizes(shape, len, sbuf, sizeof sbuf),
+                        yg_tensor_format_sizes(t, tbuf, sizeof tbuf));
+    return YG_OK;
+}
+
+yg_status yg__composite_layer_norm(const yg_tensor *input,
+                                   const int64_t *normalized_shape,
+                                   int64_t normalized_shape_len,
+                                   const yg_tensor *weight,
+                                   const yg_tensor *bias,
+                                   double eps,
+                                   yg_tensor **out) {
+    int64_t nd = yg_tensor_ndim(input), len = normalized_shape_len, dims[YG_MAX_DIMS];
+    const int64_t *sizes = yg_tensor_sizes(input);
+    yg_tensor *mean = NULL, *var = NULL, *ve = NULL, *inv = NULL, *cen = NULL, *xhat = NULL;
+    yg_tensor *scaled = NULL;
+    char ibuf[128], sbuf[160];
+    yg_status st;
+
+    *out = NULL;
+    if (len < 1 || len > nd || normalized_shape == NULL ||
+        memcmp(sizes + (nd - len), normalized_shape, sizeof(int64_t) * (size_t)len) != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "expected input whose trailing sizes are normalized_shape %s, got %s",
+                        yg__format_sizes(normalized_shape, len, sbuf, sizeof sbuf),
+                        yg_tensor_format_sizes(input, ibuf, sizeof ibuf));
+    YG_RETURN_IF_ERROR(check_affine("weight", weight, normalized_shape, len));
+    YG_RETURN_IF_ERROR(check_affine("bias", bias, normalized_shape, len));
+    for (int64_t i = 0; i < len; i++)
+        dims[i] = nd - len + i;
+    st = yg_mean_dim(input, dims, len, true, &mean);
+    if (st == YG_OK)
+        st = yg_var(input, dims, len, 0, true, &var);
+    if (st == YG_OK)
+        st = yg_add_scalar(var, eps, 1, &ve);
+    if (st == YG_OK)
+        st = yg_rsqrt(ve, &inv);
+    if (st == YG_OK)
+        st = yg_sub(input, mean, 1, &cen);
+    if (st == YG_OK)
+        st = yg_mul(cen, inv, &xhat);
+    if (st == YG_OK && weight != NULL)
+        st = yg_mul(xhat, weight, &scaled);
+    if (st == YG_OK) {
+        yg_tensor *y = scaled != NULL ? scaled : xhat;
+        if (bias != NULL)
+            st = yg_add(y, bias, 1, out);
+        else
+            *out = yg_retain(y);
+    }
+    yg_release(mean);
+    yg_release(var);
+    yg_release(ve);
+    yg_release(inv);
+    yg_release(cen);
+    yg_release(xhat);
+    yg_release(scaled);
+    return st;
+}
+
+yg_status yg__composite_scaled_dot_product_attention(const yg_tensor *query,
+                                                     const yg_tensor *key,
+                                                     const yg_tensor *value,
+                                                     const yg_tensor *attn_mask,
+                                                     bool is_causal,
+                                                     const double *scale,
+                                                     yg_tensor **out) {
+    int64_t qn = yg_tensor_ndim(query), kn = yg_tensor_ndim(key);
+    yg_tensor *kt = NULL, *raw = NULL, *scores = NULL, *masked = NULL, *ones = NULL, *upper = NULL;
+    yg_tensor *notm = NULL, *attn = NULL;
+    char qbuf[128], kbuf[128];
+    yg_status st;
+
+    *out = NULL;
+    if (qn < 2 || kn < 2 || yg_tensor_ndim(value) < 2)
+        return yg__fail(
+            YG_ERR_SHAPE,
+            "expected query, key and value of at least 2 dims [..., L, E], got query %s "
+            "and key %s",
+            yg_tensor_format_sizes(query, qbuf, sizeof qbuf),
+            yg_tensor_format_sizes(key, kbuf, sizeof kbuf));
+    int64_t L = yg_tensor_size(query, -2), S = yg_tensor_size(key, -2),
+            E = yg_tensor_size(query, -1);
+    double s = scale != NULL ? *scale : 1 / sqrt((double)(E > 0 ? E : 1));
+    st = yg_transpose(key, -2, -1, &kt);
+    if (st == YG_OK)
+        st = yg_matmul(query, kt, &raw);
+    if (st == YG_OK)
+        st = yg_mul_scalar(raw, s, &scores);
+    if (st == YG_OK && is_causal) {
+        /* key j is hidden from query i when j > i: the strict upper triangle */
+        const int64_t ls[2] = {L, S};
+        st = yg_tensor_full(ls, 2, 1, YG_BOOL, &ones);
+        if (st == YG_OK)
+            st = yg_triu(ones, 1, &upper);
+        if (st == YG_OK)
+            st = yg_masked_fill(scores, upper, -INFINITY, &masked);
+        if (st == YG_OK) {
+            yg_release(scores);
+            scores = masked;
+            masked = NULL;
+        }
+    }
+    if (st == YG_OK && attn_mask != NULL) {
+        if (yg_tensor_dtype(attn_mask) == YG_BOOL) {
+            st = yg_logical_not(attn_mask, &notm);
+            if (st == YG_OK)
+                st = yg_masked_fill(scores, notm, -INFINITY, &masked);
+        } else {
+            st = yg_add(scores, attn_mask, 1, &masked);
+        }
+        if (st == YG_OK) {
+            yg_release(scores);
+            scores = masked;
+            masked = NULL;
+        }
+    }
+    if (st == YG_OK)
+        st = yg_softmax(scores, -1, &attn);
+    if (st == YG_OK)
+        st = yg_matmul(attn, value, out);
+    yg_release(kt);
+    yg_release(raw);
+    yg_release(scores);
+    yg_release(masked);
+    yg_release(ones);
+    yg_release(upper);
+    yg_release(notm);
+    yg_release(attn);
+    return st;
+}
+
+yg_status yg__composite_group_norm(const yg_tensor *input,
+                                   int64_t num_groups,
+                                   const yg_tensor *weight,
+                                   const yg_tensor *bias,
+                                   double eps,
+                                   yg_tensor **out) {
+    int64_t nd = yg_tensor_ndim(input), affine[YG_MAX_DIMS];
+    const int64_t *sizes = yg_tensor_sizes(input);
+    yg_tensor *g = NULL, *mean = NULL, *var = NULL, *ve = NULL, *inv = NULL, *cen = NULL;
+    yg_tensor *xhat = NULL, *back = NULL, *w = NULL, *b = NULL, *scaled = NULL;
+    char ibuf[128];
+    yg_status st;
+
+    *out = NULL;
+    if (nd < 2 || num_groups <= 0 || sizes[1] % num_groups != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "expected input [N, C, *] with C divisible by num_groups %" PRId64
+                        ", got %s",
+                        num_groups,
+                        yg_tensor_format_sizes(input, ibuf, sizeof ibuf));
+    const int64_t channels[1] = {sizes[1]};
+    YG_RETURN_IF_ERROR(check_affine("weight", weight, channels, 1));
+    YG_RETURN_IF_ERROR(check_affine("bias", bias, channels, 1));
+    int64_t per_group = 1;
+    for (int64_t d = 1; d < nd; d++)
+        per_group *= sizes[d];
+    per_group /= num_groups;
+    const int64_t gs[3] = {sizes[0], num_groups, per_group}, last[1] = {2};
+    /* [1, C, 1, ...]: weight and bias broadcast over N and the positions */
+    for (int64_t d = 0; d < nd; d++)
+        affine[d] = d == 1 ? sizes[1] : 1;
+    st = yg_reshape(input, gs, 3, &g);
+    if (st == YG_OK)
+        st = yg_mean_dim(g, last, 1, true, &mean);
+    if (st == YG_OK)
+        st = yg_var(g, last, 1, 0, true, &var);
+    if (st == YG_OK)
+        st = yg_add_scalar(var, eps, 1, &ve);
+    if (st == YG_OK)
+        st = yg_rsqrt(ve, &inv);
+    if (st == YG_OK)
+        st = yg_sub(g, mean, 1, &cen);
+    if (st == YG_OK)
+        st = yg_mul(cen, inv, &xhat);
+    if (st == YG_OK)
+        st = yg_reshape(xhat, sizes, nd, &back);
+    if (st == YG_OK && weight != NULL)
+        st = yg_reshape(weight, affine, nd, &w);
+    if (st == YG_OK && bias != NULL)
+        st = yg_reshape(bias, affine, nd, &b);
+    if (st == YG_OK && w != NULL)
+        st = yg_mul(back, w, &scaled);
+    if (st == YG_OK) {
+        yg_tensor *y = scaled != NULL ? scaled : back;
+        if (b != NULL)
+            st = yg_add(y, b, 1, out);
+        else
+            *out = yg_retain(y);
+    }
+    yg_release(g);
+    yg_release(mean);
+    yg_release(var);
+    yg_release(ve);
+    yg_release(inv);
+    yg_release(cen);
+    yg_release(xhat);
+    yg_release(back);
+    yg_release(w);
+    yg_release(b);
+    yg_release(scaled);
+    return st;
+}

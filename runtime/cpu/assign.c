@@ -1,0 +1,119 @@
+/*
+ * assign.c - the in-place assignments fill_, zero_ and copy_, for every
+ * dtype (bool included) and any strided self.
+ *
+ * All three run on the in-place pointwise iterator (pointwise.c), which
+ * already refuses an expanded (stride 0) self, checks that the result
+ * keeps self's shape and bumps self's version counter; the loops here only
+ * store.  copy_ converts src to self's dtype before the walk (the iterator
+ * itself would promote self instead, and refuse to store the wider
+ * result), and copies src first when it shares self's storage: copying a
+ * tensor onto an overlapping view of itself (x.copy_(x.t())) would
+ * otherwise read elements it has already overwritten.
+ */
+#include "cpu/cpu.h"
+
+#define DEFINE_FILL_LOOP(NAME, T)                                                                  \
+    static void NAME(char **p, const int64_t *s, int64_t n, const double *scalars) {               \
+        const T v = (T)scalars[0];                                                                 \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            *(T *)(p[0] + i * s[0]) = v;                                                           \
+    }
+
+#define DEFINE_COPY_LOOP(NAME, T)                                                                  \
+    static void NAME(char **p, const int64_t *s, int64_t n, const double *scalars) {               \
+        (void)scalars;                                                                             \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            *(T *)(p[0] + i * s[0]) = *(const T *)(p[2] + i * s[2]);                               \
+    }
+
+DEFINE_FILL_LOOP(fill_f32, float)
+DEFINE_FILL_LOOP(fill_f64, double)
+DEFINE_FILL_LOOP(fill_i64, int64_t)
+
+/* C's conversion to bool is already "non-zero is true" (NaN too). */
+static void fill_b8(char **p, const int64_t *s, int64_t n, const double *scalars) {
+    const bool v = scalars[0] != 0;
+    for (int64_t i = 0; i < n; i++)
+        *(bool *)(p[0] + i * s[0]) = v;
+}
+
+DEFINE_COPY_LOOP(copy_f32, float)
+DEFINE_COPY_LOOP(copy_f64, double)
+DEFINE_COPY_LOOP(copy_i64, int64_t)
+DEFINE_COPY_LOOP(copy_b8, bool)
+
+static const char *const fill_names[] = {"self"};
+static const char *const copy_names[] = {"self", "src"};
+
+static const yg_pointwise_desc fill_desc = {
+    .op = "fill_",
+    .n_inputs = 1,
+    .input_names = fill_names,
+    .loops = {[YG_FLOAT32] = fill_f32,
+              [YG_FLOAT64] = fill_f64,
+              [YG_INT64] = fill_i64,
+              [YG_BOOL] = fill_b8},
+};
+
+static const yg_pointwise_desc zero_desc = {
+    .op = "zero_",
+    .n_inputs = 1,
+    .input_names = fill_names,
+    .loops = {[YG_FLOAT32] = fill_f32,
+              [YG_FLOAT64] = fill_f64,
+              [YG_INT64] = fill_i64,
+              [YG_BOOL] = fill_b8},
+};
+
+static const yg_pointwise_desc copy_desc = {
+    .op = "copy_",
+    .n_inputs = 2,
+    .input_names = copy_names,
+    .loops = {[YG_FLOAT32] = copy_f32,
+              [YG_FLOAT64] = copy_f64,
+              [YG_INT64] = copy_i64,
+              [YG_BOOL] = copy_b8},
+};
+
+yg_status yg__cpu_fill_(yg_tensor *self, double value, yg_tensor **out) {
+    const yg_tensor *inputs[1] = {self};
+    const double scalars[1] = {value};
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__cpu_pointwise_inplace(&fill_desc, self, inputs, scalars));
+    *out = yg_retain(self);
+    return YG_OK;
+}
+
+yg_status yg__cpu_zero_(yg_tensor *self, yg_tensor **out) {
+    const yg_tensor *inputs[1] = {self};
+    const double scalars[1] = {0};
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__cpu_pointwise_inplace(&zero_desc, self, inputs, scalars));
+    *out = yg_retain(self);
+    return YG_OK;
+}
+
+yg_status yg__cpu_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out) {
+    yg_tensor *conv = NULL;
+    yg_status st;
+
+    *out = NULL;
+    if (src->storage->device != YG_CPU)
+        return yg__fail(YG_ERR_DEVICE,
+                        "copy_: expected src on cpu, got %s",
+                        yg__device_name(src->storage->device));
+    /* A private copy when src overlaps self's storage (see the top). */
+    bool share = src->storage != self->storage;
+    st = yg__tensor_contiguous_as(src, self->dtype, share, &conv);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "copy_");
+    const yg_tensor *inputs[2] = {self, conv};
+    st = yg__cpu_pointwise_inplace(&copy_desc, self, inputs, NULL);
+    if (st == YG_OK)
+        *out = yg_retain(self);
+    yg_release(conv);
+    return st;
+}

@@ -1,0 +1,76 @@
+/*
+ * cpu_int.h - helpers shared by the CPU kernels in runtime/cpu/ only (the
+ * kernels themselves are declared in cpu.h).
+ *
+ * Reductions that are not plain sums (prod, amax, var, norm, logsumexp,
+ * argmax, all, ...) and the scans along one dim work on "rows": self is
+ * viewed with its kept dims first and its reduced dims last, and copied
+ * (converted to one working dtype) into a contiguous [outer, inner]
+ * block, so each output element is the reduction of one contiguous row of
+ * inner elements.  The copy costs one pass over self, which these kernels
+ * pay for simplicity: every layout, every dim list and every dtype then
+ * take the same path, and each row is a plain loop a compiler vectorises.
+ */
+#ifndef YAGRAD_CPU_INT_H
+#define YAGRAD_CPU_INT_H
+
+#include "cpu/cpu.h"
+
+typedef struct yg_rows {
+    int64_t outer;                  /* number of rows: elements of the result */
+    int64_t inner;                  /* row length: elements reduced into one */
+    int32_t ndim;                   /* dims of self */
+    bool reduced[YG_MAX_DIMS];      /* per dim of self */
+    int64_t perm[YG_MAX_DIMS];      /* kept dims, then reduced dims */
+    int64_t out_sizes[YG_MAX_DIMS]; /* sizes of the result (keepdim applied) */
+    int64_t out_ndim;
+    yg_tensor *data; /* contiguous [outer, inner] copy, or NULL */
+} yg_rows;
+
+/* Fills rows for reducing self over dim (an empty list means every dim;
+ * negative dims wrap; a repeated dim is an error naming op) and, when
+ * dtype is a valid yg_dtype, copies self converted to dtype into
+ * rows->data.  Pass YG_DTYPE_COUNT_ as dtype to get only the geometry.
+ * On failure nothing is held.  Release with yg__rows_free. */
+yg_status yg__rows_init(const char *op,
+                        const yg_tensor *self,
+                        const int64_t *dim,
+                        int64_t dim_len,
+                        bool keepdim,
+                        yg_dtype dtype,
+                        yg_rows *rows);
+
+/* The same geometry for a scan along one dim: the rows are the lines of
+ * self along dim (inner = size of dim, out_sizes = self's sizes). */
+yg_status yg__rows_init_dim(const char *op,
+                            const yg_tensor *self,
+                            int64_t dim,
+                            yg_dtype dtype,
+                            yg_rows *rows);
+
+void yg__rows_free(yg_rows *rows);
+
+/* A contiguous copy in working dtype of t, a tensor with the result's
+ * sizes (keepdim or not), as [outer] values: its row-major order is the
+ * order of the rows.  Fails with YG_ERR_SHAPE ("<op>: <name> [..] does
+ * not match the reduced shape [..]") when t has another number of
+ * elements. */
+yg_status yg__rows_per_row(const char *op,
+                           const char *name,
+                           const yg_rows *rows,
+                           const yg_tensor *t,
+                           yg_dtype dtype,
+                           yg_tensor **out);
+
+/* Turns block, a contiguous [outer, inner] tensor laid out like
+ * rows->data, back into a new contiguous tensor with self's sizes. */
+yg_status yg__rows_unpermute(const yg_rows *rows,
+                             const yg_tensor *block,
+                             const int64_t *self_sizes,
+                             yg_tensor **out);
+
+/* Writes v to element i of the contiguous tensor t, converted to t's
+ * dtype (float32, float64, int64 or bool). */
+void yg__store_f64(yg_tensor *t, int64_t i, double v);
+
+#endif /* YAGRAD_CPU_INT_H */

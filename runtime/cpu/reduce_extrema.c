@@ -1,0 +1,273 @@
+/*
+ * reduce_extrema.c - reductions that pick rather than accumulate: amax,
+ * amin, argmax, argmin (over all elements or one dim), all and any (bool
+ * results), and minmax_backward, the gradient of amax/amin/max/min.
+ *
+ * All run on the rows of cpu_int.h (reduced dims moved last and copied to
+ * a contiguous block): floating inputs in double, int64 and bool inputs
+ * in int64, so int64 extremes are exact beyond 2^53.
+ *
+ * NaN: amax and amin return NaN for a row holding one, and argmax/argmin
+ * return the index of the first NaN, as PyTorch does (NaN is treated as
+ * larger/smaller than everything).  Ties: argmax/argmin give the first
+ * index; minmax_backward splits the gradient evenly between all elements
+ * equal to the result.  An empty row has no extremum: amax, amin, argmax
+ * and argmin fail on one; all gives true and any false.
+ */
+#include "cpu/cpu_int.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+
+static yg_dtype work_dtype(yg_dtype d) {
+    return yg__dtype_is_floating(d) ? YG_FLOAT64 : YG_INT64;
+}
+
+static yg_status check_nonempty(const char *op, const yg_tensor *self, const yg_rows *rows) {
+    char buf[128];
+    if (rows->inner == 0 && rows->outer > 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: cannot reduce over zero elements of self %s (the reduced dims are "
+                        "empty)",
+                        op,
+                        yg__format_sizes(self->sizes, self->ndim, buf, sizeof buf));
+    return YG_OK;
+}
+
+/* ---- amax, amin ---- */
+
+static yg_status extremum(const char *op,
+                          const yg_tensor *self,
+                          const int64_t *dim,
+                          int64_t dim_len,
+                          bool keepdim,
+                          bool is_max,
+                          yg_tensor **out) {
+    yg_rows rows;
+    yg_tensor *res = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(
+        yg__rows_init(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
+    st = check_nonempty(op, self, &rows);
+    if (st != YG_OK)
+        goto out;
+    st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, self->dtype, &res);
+    if (st != YG_OK)
+        goto out;
+    for (int64_t r = 0; r < rows.outer; r++) {
+        if (rows.data->dtype == YG_FLOAT64) {
+            const double *x = (const double *)yg__tensor_ptr(rows.data) + r * rows.inner;
+            double best = x[0];
+            for (int64_t i = 1; i < rows.inner && !isnan(best); i++)
+                if (isnan(x[i]) || (is_max ? x[i] > best : x[i] < best))
+                    best = x[i];
+            yg__store_f64(res, r, best);
+        } else {
+            const int64_t *x = (const int64_t *)yg__tensor_ptr(rows.data) + r * rows.inner;
+            int64_t best = x[0];
+            for (int64_t i = 1; i < rows.inner; i++)
+                if (is_max ? x[i] > best : x[i] < best)
+                    best = x[i];
+            if (res->dtype == YG_INT64)
+                ((int64_t *)yg__tensor_ptr(res))[r] = best;
+            else
+                ((bool *)yg__tensor_ptr(res))[r] = best != 0;
+        }
+    }
+    *out = res;
+    res = NULL;
+out:
+    yg_release(res);
+    yg__rows_free(&rows);
+    return st;
+}
+
+yg_status yg__cpu_amax(const yg_tensor *self,
+                       const int64_t *dim,
+                       int64_t dim_len,
+                       bool keepdim,
+                       yg_tensor **out) {
+    return extremum("amax", self, dim, dim_len, keepdim, true, out);
+}
+
+yg_status yg__cpu_amin(const yg_tensor *self,
+                       const int64_t *dim,
+                       int64_t dim_len,
+                       bool keepdim,
+                       yg_tensor **out) {
+    return extremum("amin", self, dim, dim_len, keepdim, false, out);
+}
+
+/* ---- argmax, argmin ---- */
+
+static yg_status arg_extremum(const char *op,
+                              const yg_tensor *self,
+                              const int64_t *dim,
+                              int64_t dim_len,
+                              bool keepdim,
+                              bool is_max,
+                              yg_tensor **out) {
+    yg_rows rows;
+    yg_tensor *res = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(
+        yg__rows_init(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
+    st = check_nonempty(op, self, &rows);
+    if (st != YG_OK)
+        goto out;
+    st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_INT64, &res);
+    if (st != YG_OK)
+        goto out;
+    int64_t *dst = (int64_t *)yg__tensor_ptr(res);
+    for (int64_t r = 0; r < rows.outer; r++) {
+        int64_t at = 0;
+        if (rows.data->dtype == YG_FLOAT64) {
+            const double *x = (const double *)yg__tensor_ptr(rows.data) + r * rows.inner;
+            for (int64_t i = 1; i < rows.inner && !isnan(x[at]); i++)
+                if (isnan(x[i]) || (is_max ? x[i] > x[at] : x[i] < x[at]))
+                    at = i;
+        } else {
+            const int64_t *x = (const int64_t *)yg__tensor_ptr(rows.data) + r * rows.inner;
+            for (int64_t i = 1; i < rows.inner; i++)
+                if (is_max ? x[i] > x[at] : x[i] < x[at])
+                    at = i;
+        }
+        dst[r] = at;
+    }
+    *out = res;
+    res = NULL;
+out:
+    yg_release(res);
+    yg__rows_free(&rows);
+    return st;
+}
+
+yg_status yg__cpu_argmax(const yg_tensor *self, yg_tensor **out) {
+    return arg_extremum("argmax", self, NULL, 0, false, true, out);
+}
+
+yg_status yg__cpu_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
+    return arg_extremum("argmax", self, &dim, 1, keepdim, true, out);
+}
+
+yg_status yg__cpu_argmin(const yg_tensor *self, yg_tensor **out) {
+    return arg_extremum("argmin", self, NULL, 0, false, false, out);
+}
+
+yg_status yg__cpu_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
+    return arg_extremum("argmin", self, &dim, 1, keepdim, false, out);
+}
+
+/* ---- all, any ---- */
+
+static yg_status all_any(const char *op,
+                         const yg_tensor *self,
+                         const int64_t *dim,
+                         int64_t dim_len,
+                         bool keepdim,
+                         bool is_all,
+                         yg_tensor **out) {
+    yg_rows rows;
+    yg_tensor *res = NULL;
+    yg_status st;
+
+    *out = NULL;
+    /* bool rows: the conversion already maps non-zero (and NaN) to true. */
+    YG_RETURN_IF_ERROR(yg__rows_init(op, self, dim, dim_len, keepdim, YG_BOOL, &rows));
+    st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_BOOL, &res);
+    if (st != YG_OK)
+        goto out;
+    bool *dst = (bool *)yg__tensor_ptr(res);
+    for (int64_t r = 0; r < rows.outer; r++) {
+        const bool *x = (const bool *)yg__tensor_ptr(rows.data) + r * rows.inner;
+        bool acc = is_all;
+        for (int64_t i = 0; i < rows.inner && acc == is_all; i++)
+            acc = x[i];
+        dst[r] = acc;
+    }
+    *out = res;
+    res = NULL;
+out:
+    yg_release(res);
+    yg__rows_free(&rows);
+    return st;
+}
+
+yg_status yg__cpu_all(const yg_tensor *self, yg_tensor **out) {
+    return all_any("all", self, NULL, 0, false, true, out);
+}
+
+yg_status yg__cpu_all_dim(const yg_tensor *self,
+                          const int64_t *dim,
+                          int64_t dim_len,
+                          bool keepdim,
+                          yg_tensor **out) {
+    return all_any("all", self, dim, dim_len, keepdim, true, out);
+}
+
+yg_status yg__cpu_any(const yg_tensor *self, yg_tensor **out) {
+    return all_any("any", self, NULL, 0, false, false, out);
+}
+
+yg_status yg__cpu_any_dim(const yg_tensor *self,
+                          const int64_t *dim,
+                          int64_t dim_len,
+                          bool keepdim,
+                          yg_tensor **out) {
+    return all_any("any", self, dim, dim_len, keepdim, false, out);
+}
+
+/* ---- minmax_backward ---- */
+
+yg_status yg__cpu_minmax_backward(const yg_tensor *grad_output,
+                                  const yg_tensor *self,
+                                  const yg_tensor *output,
+                                  const int64_t *dim,
+                                  int64_t dim_len,
+                                  bool keepdim,
+                                  yg_tensor **out) {
+    yg_rows rows;
+    yg_tensor *g = NULL, *r = NULL, *block = NULL;
+    yg_status st;
+
+    *out = NULL;
+    if (!yg__dtype_is_floating(self->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "minmax_backward: unsupported dtype %s for self (supported: float32, "
+                        "float64)",
+                        yg_dtype_name(self->dtype));
+    YG_RETURN_IF_ERROR(
+        yg__rows_init("minmax_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
+    st = yg__rows_per_row("minmax_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
+    if (st == YG_OK)
+        st = yg__rows_per_row("minmax_backward", "output", &rows, output, YG_FLOAT64, &r);
+    if (st == YG_OK) {
+        const int64_t bs[2] = {rows.outer, rows.inner};
+        st = yg_tensor_empty(bs, 2, self->dtype, &block);
+    }
+    if (st != YG_OK)
+        goto out;
+    const double *gv = (const double *)yg__tensor_ptr(g), *rv = (const double *)yg__tensor_ptr(r);
+    for (int64_t row = 0; row < rows.outer; row++) {
+        const double *x = (const double *)yg__tensor_ptr(rows.data) + row * rows.inner;
+        int64_t count = 0;
+        for (int64_t i = 0; i < rows.inner; i++)
+            count += x[i] == rv[row] || (isnan(x[i]) && isnan(rv[row]));
+        for (int64_t i = 0; i < rows.inner; i++) {
+            bool hit = x[i] == rv[row] || (isnan(x[i]) && isnan(rv[row]));
+            yg__store_f64(block, row * rows.inner + i, hit ? gv[row] / (double)count : 0);
+        }
+    }
+    st = yg__rows_unpermute(&rows, block, self->sizes, out);
+out:
+    yg_release(g);
+    yg_release(r);
+    yg_release(block);
+    yg__rows_free(&rows);
+    return st;
+}

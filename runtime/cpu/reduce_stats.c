@@ -1,0 +1,330 @@
+/*
+ * reduce_stats.c - accumulating reductions beyond sum and mean: prod,
+ * var and std (with a correction), norm (any p, including 0 and +-inf),
+ * logsumexp; and the gradients of prod and norm.
+ *
+ * All run on the rows of cpu_int.h and accumulate in double (float32
+ * inputs too), rounding once into the result's dtype.  prod of int64 or
+ * bool inputs multiplies in int64 and returns int64, as PyTorch does; the
+ * others are defined for float32 and float64 only.
+ *
+ * Numerics: var is two-pass (mean first, then squared deviations), which
+ * keeps full precision when the mean is large compared to the spread.
+ * logsumexp subtracts the row maximum before exponentiating, so large
+ * inputs do not overflow; a row whose maximum is infinite gives that
+ * infinity.  prod_backward multiplies prefix and suffix products instead
+ * of dividing the result by each element, so it is exact where an element
+ * is zero (the gradient of prod(0, a, b) with respect to the 0 is a b).
+ */
+#include "cpu/cpu_int.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static yg_status check_floating(const char *op, const yg_tensor *self) {
+    if (!yg__dtype_is_floating(self->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: unsupported dtype %s for self (supported: float32, float64)",
+                        op,
+                        yg_dtype_name(self->dtype));
+    return YG_OK;
+}
+
+/* One reduction of a contiguous row of n doubles to one double. */
+typedef double (*row_fn)(const double *x, int64_t n, const double *args);
+
+/* Runs fn over every row of self (floating only) and returns the
+ * result-shaped tensor of self's dtype. */
+static yg_status reduce_rows(const char *op,
+                             const yg_tensor *self,
+                             const int64_t *dim,
+                             int64_t dim_len,
+                             bool keepdim,
+                             row_fn fn,
+                             const double *args,
+                             yg_tensor **out) {
+    yg_rows rows;
+    yg_tensor *res = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_floating(op, self));
+    YG_RETURN_IF_ERROR(yg__rows_init(op, self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
+    st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, self->dtype, &res);
+    if (st == YG_OK) {
+        const double *x = (const double *)yg__tensor_ptr(rows.data);
+        for (int64_t r = 0; r < rows.outer; r++)
+            yg__store_f64(res, r, fn(x + r * rows.inner, rows.inner, args));
+        *out = res;
+    }
+    yg__rows_free(&rows);
+    return st;
+}
+
+/* ---- prod ---- */
+
+static double prod_row(const double *x, int64_t n, const double *args) {
+    double p = 1;
+    (void)args;
+    for (int64_t i = 0; i < n; i++)
+        p *= x[i];
+    return p;
+}
+
+yg_status yg__cpu_prod_dim(const yg_tensor *self,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           bool keepdim,
+                           yg_tensor **out) {
+    yg_rows rows;
+    yg_tensor *res = NULL;
+    yg_status st;
+
+    *out = NULL;
+    if (yg__dtype_is_floating(self->dtype))
+        return reduce_rows("prod", self, dim, dim_len, keepdim, prod_row, NULL, out);
+    /* int64 and bool: an exact int64 product. */
+    YG_RETURN_IF_ERROR(yg__rows_init("prod", self, dim, dim_len, keepdim, YG_INT64, &rows));
+    st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_INT64, &res);
+    if (st == YG_OK) {
+        const int64_t *x = (const int64_t *)yg__tensor_ptr(rows.data);
+        int64_t *dst = (int64_t *)yg__tensor_ptr(res);
+        for (int64_t r = 0; r < rows.outer; r++) {
+            /* Unsigned: overflow wraps (as in PyTorch) instead of being UB. */
+            uint64_t p = 1;
+            for (int64_t i = 0; i < rows.inner; i++)
+                p *= (uint64_t)x[r * rows.inner + i];
+            dst[r] = (int64_t)p;
+        }
+        *out = res;
+    }
+    yg__rows_free(&rows);
+    return st;
+}
+
+yg_status yg__cpu_prod_backward(const yg_tensor *grad_output,
+                                const yg_tensor *self,
+                                const int64_t *dim,
+                                int64_t dim_len,
+                                bool keepdim,
+                                yg_tensor **out) {
+    yg_rows rows;
+    yg_tensor *g = NULL, *block = NULL;
+    double *suffix = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_floating("prod_backward", self));
+    YG_RETURN_IF_ERROR(
+        yg__rows_init("prod_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
+    st = yg__rows_per_row("prod_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
+    if (st == YG_OK) {
+        const int64_t bs[2] = {rows.outer, rows.inner};
+        st = yg_tensor_empty(bs, 2, self->dtype, &block);
+    }
+    if (st != YG_OK)
+        goto out;
+    suffix = malloc((size_t)(rows.inner > 0 ? rows.inner : 1) * sizeof(double));
+    if (suffix == NULL) {
+        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "prod_backward: out of memory");
+        goto out;
+    }
+    const double *gv = (const double *)yg__tensor_ptr(g);
+    for (int64_t r = 0; r < rows.outer; r++) {
+        const double *x = (const double *)yg__tensor_ptr(rows.data) + r * rows.inner;
+        /* d prod / d x_i = (x_0 ... x_{i-1}) (x_{i+1} ... x_{n-1}) */
+        double acc = 1;
+        for (int64_t i = rows.inner - 1; i >= 0; i--) {
+            suffix[i] = acc;
+            acc *= x[i];
+        }
+        double prefix = 1;
+        for (int64_t i = 0; i < rows.inner; i++) {
+            yg__store_f64(block, r * rows.inner + i, gv[r] * prefix * suffix[i]);
+            prefix *= x[i];
+        }
+    }
+    st = yg__rows_unpermute(&rows, block, self->sizes, out);
+out:
+    free(suffix);
+    yg_release(g);
+    yg_release(block);
+    yg__rows_free(&rows);
+    return st;
+}
+
+/* ---- var, std ---- */
+
+/* args[0]: correction; args[1]: 1 for std. */
+static double var_row(const double *x, int64_t n, const double *args) {
+    double mean = 0, ss = 0;
+    for (int64_t i = 0; i < n; i++)
+        mean += x[i];
+    mean /= (double)n;
+    for (int64_t i = 0; i < n; i++)
+        ss += (x[i] - mean) * (x[i] - mean);
+    /* N - correction <= 0 divides by 0: inf, or NaN for an empty row. */
+    double denom = (double)n - args[0];
+    double v = ss / (denom > 0 ? denom : 0);
+    return args[1] != 0 ? sqrt(v) : v;
+}
+
+yg_status yg__cpu_var(const yg_tensor *self,
+                      const int64_t *dim,
+                      int64_t dim_len,
+                      int64_t correction,
+                      bool keepdim,
+                      yg_tensor **out) {
+    const double args[2] = {(double)correction, 0};
+    return reduce_rows("var", self, dim, dim_len, keepdim, var_row, args, out);
+}
+
+yg_status yg__cpu_std(const yg_tensor *self,
+                      const int64_t *dim,
+                      int64_t dim_len,
+                      int64_t correction,
+                      bool keepdim,
+                      yg_tensor **out) {
+    const double args[2] = {(double)correction, 1};
+    return reduce_rows("std", self, dim, dim_len, keepdim, var_row, args, out);
+}
+
+/* ---- norm ---- */
+
+/* args[0]: p. */
+static double norm_row(const double *x, int64_t n, const double *args) {
+    double p = args[0], acc;
+    if (isinf(p)) {
+        acc = p > 0 ? 0 : INFINITY;
+        for (int64_t i = 0; i < n; i++) {
+            double a = fabs(x[i]);
+            if (isnan(a))
+                return a;
+            acc = p > 0 ? (a > acc ? a : acc) : (a < acc ? a : acc);
+        }
+        return acc;
+    }
+    acc = 0;
+    if (p == 0) {
+        for (int64_t i = 0; i < n; i++)
+            acc += x[i] != 0;
+        return acc;
+    }
+    if (p == 1) {
+        for (int64_t i = 0; i < n; i++)
+            acc += fabs(x[i]);
+        return acc;
+    }
+    if (p == 2) {
+        for (int64_t i = 0; i < n; i++)
+            acc += x[i] * x[i];
+        return sqrt(acc);
+    }
+    for (int64_t i = 0; i < n; i++)
+        acc += pow(fabs(x[i]), p);
+    return pow(acc, 1 / p);
+}
+
+yg_status yg__cpu_norm(const yg_tensor *self,
+                       double p,
+                       const int64_t *dim,
+                       int64_t dim_len,
+                       bool keepdim,
+                       yg_tensor **out) {
+    const double args[1] = {p};
+    if (isnan(p))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "norm: p is NaN");
+    return reduce_rows("norm", self, dim, dim_len, keepdim, norm_row, args, out);
+}
+
+/* d norm / d x for one element: x its value, n the norm, count the number
+ * of elements attaining it (for p = +-inf). */
+static double norm_grad(double x, double n, double p, int64_t count) {
+    double s = (double)((x > 0) - (x < 0));
+    if (p == 0)
+        return 0;
+    if (isinf(p))
+        return fabs(x) == n ? s / (double)count : 0;
+    if (p == 1)
+        return s;
+    /* Where the norm is 0 every element is 0: the subgradient 0. */
+    if (n == 0)
+        return 0;
+    if (p == 2)
+        return x / n;
+    /* x |x|^(p-2) / n^(p-1), written as s |x|^(p-1) so that x = 0 with
+     * p < 2 gives 0 rather than 0 * inf. */
+    return s * pow(fabs(x), p - 1) / pow(n, p - 1);
+}
+
+yg_status yg__cpu_norm_backward(const yg_tensor *grad_output,
+                                const yg_tensor *self,
+                                const yg_tensor *output,
+                                double p,
+                                const int64_t *dim,
+                                int64_t dim_len,
+                                bool keepdim,
+                                yg_tensor **out) {
+    yg_rows rows;
+    yg_tensor *g = NULL, *r = NULL, *block = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_floating("norm_backward", self));
+    YG_RETURN_IF_ERROR(
+        yg__rows_init("norm_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
+    st = yg__rows_per_row("norm_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
+    if (st == YG_OK)
+        st = yg__rows_per_row("norm_backward", "output", &rows, output, YG_FLOAT64, &r);
+    if (st == YG_OK) {
+        const int64_t bs[2] = {rows.outer, rows.inner};
+        st = yg_tensor_empty(bs, 2, self->dtype, &block);
+    }
+    if (st != YG_OK)
+        goto out;
+    const double *gv = (const double *)yg__tensor_ptr(g), *rv = (const double *)yg__tensor_ptr(r);
+    for (int64_t row = 0; row < rows.outer; row++) {
+        const double *x = (const double *)yg__tensor_ptr(rows.data) + row * rows.inner;
+        int64_t count = 0;
+        if (isinf(p))
+            for (int64_t i = 0; i < rows.inner; i++)
+                count += fabs(x[i]) == rv[row];
+        for (int64_t i = 0; i < rows.inner; i++)
+            yg__store_f64(
+                block, row * rows.inner + i, gv[row] * norm_grad(x[i], rv[row], p, count));
+    }
+    st = yg__rows_unpermute(&rows, block, self->sizes, out);
+out:
+    yg_release(g);
+    yg_release(r);
+    yg_release(block);
+    yg__rows_free(&rows);
+    return st;
+}
+
+/* ---- logsumexp ---- */
+
+static double logsumexp_row(const double *x, int64_t n, const double *args) {
+    double mx = -INFINITY, s = 0;
+    (void)args;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(x[i]))
+            return x[i];
+        mx = x[i] > mx ? x[i] : mx;
+    }
+    if (isinf(mx))
+        return mx; /* all -inf (or empty): -inf; any +inf: +inf */
+    for (int64_t i = 0; i < n; i++)
+        s += exp(x[i] - mx);
+    return mx + log(s);
+}
+
+yg_status yg__cpu_logsumexp(const yg_tensor *self,
+                            const int64_t *dim,
+                            int64_t dim_len,
+                            bool keepdim,
+                            yg_tensor **out) {
+    return reduce_rows("logsumexp", self, dim, dim_len, keepdim, logsumexp_row, NULL, out);
+}

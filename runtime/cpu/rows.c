@@ -1,0 +1,196 @@
+/*
+ * rows.c - the row geometry of cpu_int.h: reduced dims moved last and
+ * self copied into a contiguous [outer, inner] block (yg__rows_init),
+ * the per-row view of a result-shaped tensor, and the way back from a
+ * block to self's layout (for gradients).
+ *
+ * Moving dims is a permuted view (no copy); the one copy converts to the
+ * working dtype at the same time, through yg__tensor_contiguous_as,
+ * which shares an input that is already contiguous in that dtype.
+ */
+#include "cpu/cpu_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static yg_status mark_reduced(const char *op,
+                              const yg_tensor *self,
+                              const int64_t *dim,
+                              int64_t dim_len,
+                              bool *reduced) {
+    char buf[160];
+
+    for (int32_t d = 0; d < YG_MAX_DIMS; d++)
+        reduced[d] = dim_len == 0 && d < self->ndim;
+    if (dim_len > 0 && dim == NULL)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "%s: dim is NULL with length %" PRId64, op, dim_len);
+    for (int64_t i = 0; i < dim_len; i++) {
+        int64_t d;
+        YG_RETURN_IF_ERROR(yg__wrap_dim(op, "self", dim[i], self->ndim, &d));
+        if (self->ndim == 0)
+            continue; /* dim 0 / -1 of a 0-dim tensor names the tensor itself */
+        if (reduced[d])
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: dim %" PRId64 " appears more than once in dim list %s",
+                            op,
+                            d,
+                            yg__format_sizes(dim, dim_len, buf, sizeof buf));
+        reduced[d] = true;
+    }
+    return YG_OK;
+}
+
+/* Geometry from rows->reduced; then the copy when dtype is valid. */
+static yg_status finish_init(const yg_tensor *self, bool keepdim, yg_dtype dtype, yg_rows *rows) {
+    int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
+    int64_t np = 0;
+    yg_tensor *view = NULL;
+    yg_status st;
+
+    rows->ndim = self->ndim;
+    rows->outer = 1;
+    rows->inner = 1;
+    rows->out_ndim = 0;
+    rows->data = NULL;
+    for (int32_t d = 0; d < self->ndim; d++) {
+        if (rows->reduced[d]) {
+            rows->inner *= self->sizes[d];
+            if (keepdim)
+                rows->out_sizes[rows->out_ndim++] = 1;
+        } else {
+            rows->outer *= self->sizes[d];
+            rows->out_sizes[rows->out_ndim++] = self->sizes[d];
+            rows->perm[np++] = d;
+        }
+    }
+    for (int32_t d = 0; d < self->ndim; d++)
+        if (rows->reduced[d])
+            rows->perm[np++] = d;
+    if ((int)dtype < 0 || dtype >= YG_DTYPE_COUNT_)
+        return YG_OK;
+    for (int32_t i = 0; i < self->ndim; i++) {
+        sizes[i] = self->sizes[rows->perm[i]];
+        strides[i] = self->strides[rows->perm[i]];
+    }
+    st = yg__tensor_view(self, sizes, strides, self->ndim, self->offset, &view);
+    if (st != YG_OK)
+        return st;
+    st = yg__tensor_contiguous_as(view, dtype, true, &rows->data);
+    yg_release(view);
+    return st;
+}
+
+yg_status yg__rows_init(const char *op,
+                        const yg_tensor *self,
+                        const int64_t *dim,
+                        int64_t dim_len,
+                        bool keepdim,
+                        yg_dtype dtype,
+                        yg_rows *rows) {
+    memset(rows, 0, sizeof *rows);
+    if (self->storage->device != YG_CPU)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: expected self on cpu, got %s",
+                        op,
+                        yg__device_name(self->storage->device));
+    YG_RETURN_IF_ERROR(mark_reduced(op, self, dim, dim_len, rows->reduced));
+    return finish_init(self, keepdim, dtype, rows);
+}
+
+yg_status yg__rows_init_dim(const char *op,
+                            const yg_tensor *self,
+                            int64_t dim,
+                            yg_dtype dtype,
+                            yg_rows *rows) {
+    yg_status st;
+
+    memset(rows, 0, sizeof *rows);
+    if (self->storage->device != YG_CPU)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: expected self on cpu, got %s",
+                        op,
+                        yg__device_name(self->storage->device));
+    YG_RETURN_IF_ERROR(mark_reduced(op, self, &dim, 1, rows->reduced));
+    st = finish_init(self, true, dtype, rows);
+    /* A scan keeps every dim: the "result" of a row is the whole row. */
+    rows->out_ndim = self->ndim;
+    for (int32_t d = 0; d < self->ndim; d++)
+        rows->out_sizes[d] = self->sizes[d];
+    return st;
+}
+
+void yg__rows_free(yg_rows *rows) {
+    yg_release(rows->data);
+    rows->data = NULL;
+}
+
+yg_status yg__rows_per_row(const char *op,
+                           const char *name,
+                           const yg_rows *rows,
+                           const yg_tensor *t,
+                           yg_dtype dtype,
+                           yg_tensor **out) {
+    int64_t n = 1;
+    char tbuf[128], rbuf[128];
+
+    *out = NULL;
+    for (int32_t d = 0; d < t->ndim; d++)
+        n *= t->sizes[d];
+    if (n != rows->outer)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: %s %s does not match the reduced shape %s",
+                        op,
+                        name,
+                        yg__format_sizes(t->sizes, t->ndim, tbuf, sizeof tbuf),
+                        yg__format_sizes(rows->out_sizes, rows->out_ndim, rbuf, sizeof rbuf));
+    return yg__tensor_contiguous_as(t, dtype, true, out);
+}
+
+yg_status yg__rows_unpermute(const yg_rows *rows,
+                             const yg_tensor *block,
+                             const int64_t *self_sizes,
+                             yg_tensor **out) {
+    int64_t psizes[YG_MAX_DIMS], pstrides[YG_MAX_DIMS], sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
+    yg_tensor *view = NULL;
+    yg_status st;
+
+    *out = NULL;
+    /* block is contiguous over the permuted sizes; dim perm[i] of self is
+     * dim i of that layout. */
+    int64_t stride = 1;
+    for (int32_t i = rows->ndim - 1; i >= 0; i--) {
+        psizes[i] = self_sizes[rows->perm[i]];
+        pstrides[i] = stride;
+        stride *= psizes[i];
+    }
+    for (int32_t i = 0; i < rows->ndim; i++) {
+        sizes[rows->perm[i]] = psizes[i];
+        strides[rows->perm[i]] = pstrides[i];
+    }
+    st = yg__tensor_view(block, sizes, strides, rows->ndim, block->offset, &view);
+    if (st != YG_OK)
+        return st;
+    st = yg__tensor_contiguous_as(view, block->dtype, true, out);
+    yg_release(view);
+    return st;
+}
+
+void yg__store_f64(yg_tensor *t, int64_t i, double v) {
+    char *p = yg__tensor_ptr(t);
+    switch (t->dtype) {
+    case YG_FLOAT32:
+        ((float *)p)[i] = (float)v;
+        break;
+    case YG_FLOAT64:
+        ((double *)p)[i] = v;
+        break;
+    case YG_INT64:
+        ((int64_t *)p)[i] = (int64_t)v;
+        break;
+    default:
+        ((bool *)p)[i] = v != 0;
+        break;
+    }
+}

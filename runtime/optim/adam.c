@@ -1,0 +1,74 @@
+/*
+ * adam.c - one Adam or AdamW update (yagrad/optim.h gives the formulas),
+ * written with the public in-place ops.  Called by yg_optimizer_step with
+ * grad mode off.
+ *
+ * The bias corrections use the parameter's own step count, so a parameter
+ * that had no gradient for a while is corrected for the steps it actually
+ * took.  The denominator is computed as sqrt(v) / sqrt(1 - beta2^t) + eps
+ * (PyTorch's order), not sqrt(v / (1 - beta2^t)) + eps: the two differ
+ * where eps matters.
+ */
+#include "optim/optim_int.h"
+#include "yagrad/ops.h"
+
+#include <math.h>
+
+yg_status yg__adam_update(yg_optimizer *opt, yg_param_state *ps, const yg_tensor *g) {
+    const yg_adam_options *o = &opt->adam;
+    yg_tensor *d = NULL, *root = NULL, *denom = NULL, *tmp = NULL;
+    yg_status st = YG_OK;
+
+    if (opt->kind == YG_OPTIM_ADAM && o->weight_decay != 0)
+        st = yg_add(g, ps->param, o->weight_decay, &d);
+    else
+        d = yg_retain((yg_tensor *)g);
+    if (st == YG_OK && opt->kind == YG_OPTIM_ADAMW && o->weight_decay != 0) {
+        st = yg_mul_scalar_(ps->param, 1 - o->lr * o->weight_decay, &tmp);
+        yg_release(tmp);
+        tmp = NULL;
+    }
+    if (st == YG_OK && ps->buf0 == NULL)
+        st = yg_tensor_zeros(ps->param->sizes, ps->param->ndim, ps->param->dtype, &ps->buf0);
+    if (st == YG_OK && ps->buf1 == NULL)
+        st = yg_tensor_zeros(ps->param->sizes, ps->param->ndim, ps->param->dtype, &ps->buf1);
+    if (st != YG_OK)
+        goto out;
+    int64_t t = ps->steps + 1;
+    double bc1 = 1 - pow(o->beta1, (double)t), bc2 = 1 - pow(o->beta2, (double)t);
+    /* m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2 */
+    st = yg_lerp_(ps->buf0, d, 1 - o->beta1, &tmp);
+    yg_release(tmp);
+    tmp = NULL;
+    if (st == YG_OK)
+        st = yg_mul_scalar_(ps->buf1, o->beta2, &tmp);
+    yg_release(tmp);
+    tmp = NULL;
+    if (st == YG_OK)
+        st = yg_addcmul_(ps->buf1, d, d, 1 - o->beta2, &tmp);
+    yg_release(tmp);
+    tmp = NULL;
+    /* p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps) */
+    if (st == YG_OK)
+        st = yg_sqrt(ps->buf1, &root);
+    if (st == YG_OK)
+        st = yg_div_scalar(root, sqrt(bc2), &denom);
+    if (st == YG_OK)
+        st = yg_add_scalar_(denom, o->eps, 1, &tmp);
+    yg_release(tmp);
+    tmp = NULL;
+    if (st == YG_OK)
+        st = yg_addcdiv_(ps->param, ps->buf0, denom, -o->lr / bc1, &tmp);
+    if (st == YG_OK)
+        ps->steps = t;
+out:
+    /* A failure partway leaves this parameter's moments updated without
+     * the parameter: that is the documented partial-update case. */
+    if (st != YG_OK)
+        st = yg__fail_prefix(st, opt->name);
+    yg_release(d);
+    yg_release(root);
+    yg_release(denom);
+    yg_release(tmp);
+    return st;
+}

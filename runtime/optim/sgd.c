@@ -1,0 +1,58 @@
+/*
+ * sgd.c - one SGD update (yagrad/optim.h gives the formulas), written with
+ * the public in-place ops.  Called by yg_optimizer_step with grad mode
+ * off.
+ *
+ * The momentum buffer starts as a copy of the first (decayed) gradient,
+ * as in PyTorch, rather than as zeros: with dampening d the first step
+ * would otherwise move by (1 - d) times less than later ones.
+ */
+#include "optim/optim_int.h"
+#include "yagrad/ops.h"
+
+yg_status yg__sgd_update(yg_optimizer *opt, yg_param_state *ps, const yg_tensor *g) {
+    const yg_sgd_options *o = &opt->sgd;
+    yg_tensor *d = NULL, *step = NULL, *tmp = NULL;
+    yg_status st = YG_OK;
+
+    /* d = g + weight_decay * p (a new tensor: .grad is not modified). */
+    if (o->weight_decay != 0)
+        st = yg_add(g, ps->param, o->weight_decay, &d);
+    else
+        d = yg_retain((yg_tensor *)g);
+    if (st != YG_OK)
+        goto out;
+    if (o->momentum != 0) {
+        if (ps->buf0 == NULL) {
+            st = yg_clone(d, &ps->buf0);
+        } else {
+            st = yg_mul_scalar_(ps->buf0, o->momentum, &tmp);
+            yg_release(tmp);
+            tmp = NULL;
+            if (st == YG_OK)
+                st = yg_add_(ps->buf0, d, 1 - o->dampening, &tmp);
+        }
+        if (st != YG_OK)
+            goto out;
+        if (o->nesterov)
+            st = yg_add(d, ps->buf0, o->momentum, &step);
+        else
+            step = yg_retain(ps->buf0);
+    } else {
+        step = yg_retain(d);
+    }
+    if (st != YG_OK)
+        goto out;
+    yg_release(tmp);
+    tmp = NULL;
+    st = yg_add_(ps->param, step, -o->lr, &tmp);
+    if (st == YG_OK)
+        ps->steps++;
+out:
+    if (st != YG_OK)
+        st = yg__fail_prefix(st, opt->name);
+    yg_release(d);
+    yg_release(step);
+    yg_release(tmp);
+    return st;
+}

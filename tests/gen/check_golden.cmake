@@ -1,0 +1,30 @@
+# Compares gen's output for the golden spec (OUT) with the checked-in
+# tests/gen/golden/expected/ (EXPECTED); fails with a unified diff per file
+# and the command that accepts an intended change.
+file(GLOB_RECURSE expected_files RELATIVE ${EXPECTED} ${EXPECTED}/*)
+file(GLOB_RECURSE out_files RELATIVE ${OUT} ${OUT}/*)
+list(REMOVE_ITEM out_files gen.stamp)
+list(SORT expected_files)
+list(SORT out_files)
+set(diffs "")
+if(NOT expected_files STREQUAL out_files)
+  set(diffs "file lists differ:\n  expected: ${expected_files}\n  generated: ${out_files}\n")
+endif()
+foreach(f ${out_files})
+  if(EXISTS ${EXPECTED}/${f})
+    file(READ ${EXPECTED}/${f} a)
+    file(READ ${OUT}/${f} b)
+    if(NOT a STREQUAL b)
+      execute_process(COMMAND diff -u ${EXPECTED}/${f} ${OUT}/${f} OUTPUT_VARIABLE d)
+      string(APPEND diffs "${f} differs:\n${d}\n")
+    endif()
+  endif()
+endforeach()
+if(diffs)
+  message("${diffs}")
+  message("gen's output for tests/gen/golden/specs changed.  If the change is intended, run\n"
+          "  cmake --build ${BUILD} --target update-gen-golden\n"
+          "and commit the diff of tests/gen/golden/expected/ with the gen change.")
+  message(FATAL_ERROR "golden output differs (see above)")
+endif()
+message(STATUS "golden output matches tests/gen/golden/expected/")

@@ -1,0 +1,52 @@
+/*
+ * cpu.h of the golden test: the real cpu/cpu.h (iterator, pointwise
+ * descriptors) plus the kernels the golden spec names, all yg__golden_*
+ * so that they never clash with the real runtime's.  Found before the
+ * real one on the include path of the golden compile check.
+ */
+#ifndef YAGRAD_GOLDEN_CPU_H
+#define YAGRAD_GOLDEN_CPU_H
+
+#include "../../../../../runtime/cpu/cpu.h"
+
+yg_status yg__golden_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
+yg_status yg__golden_cat(const yg_tensor *const *tensors,
+                      int64_t tensors_len,
+                      int64_t dim,
+                      yg_tensor **out);
+yg_status yg__golden_argmax(const yg_tensor *self, const int64_t *dim, bool keepdim, yg_tensor **out);
+yg_status yg__golden_pool(const yg_tensor *self,
+                       const int64_t *kernel_size,
+                       int64_t kernel_size_len,
+                       const int64_t *stride,
+                       int64_t stride_len,
+                       const double *eps,
+                       const double *scale,
+                       const char *mode,
+                       const yg_dtype *dtype,
+                       yg_tensor **out);
+yg_status yg__golden_pool_backward(const yg_tensor *grad,
+                                const yg_tensor *self,
+                                const bool *output_mask,
+                                yg_tensor **out_grad_self,
+                                yg_tensor **out_grad_scale);
+yg_status yg__golden_max_dim(const yg_tensor *self, int64_t dim, yg_tensor **out0, yg_tensor **out1);
+yg_status yg__golden_mul_out(const yg_tensor *self,
+                          const yg_tensor *other,
+                          yg_tensor *dest,
+                          yg_tensor **out);
+yg_status yg__golden_sign(const yg_tensor *self, yg_tensor **out);
+
+yg_status yg__golden_sum_dim(const yg_tensor *self,
+                             const int64_t *dim,
+                             int64_t dim_len,
+                             bool keepdim,
+                             yg_tensor **out);
+yg_status yg__golden_t(const yg_tensor *self, yg_tensor **out);
+yg_status yg__golden_expand(const yg_tensor *self,
+                            const int64_t *size,
+                            int64_t size_len,
+                            yg_tensor **out);
+yg_status yg__golden_clone(const yg_tensor *self, yg_tensor **out);
+
+#endif /* YAGRAD_GOLDEN_CPU_H */

@@ -1,0 +1,627 @@
+/*
+ * test_ops_nn.c - the nn ops: softmax, the losses (mse, l1, smooth_l1,
+ * binary_cross_entropy with and without logits, cross_entropy with class
+ * indices, K-dim inputs and class probabilities), layer_norm and
+ * embedding, against naive float64 loops written here.
+ *
+ * The composite ones (losses, layer_norm) have no derivative entry of
+ * their own, so test_gradcheck.c does not see them; their gradients are
+ * checked here against central differences, through every part autograd
+ * records.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* loss = f(x), x float64 requiring grad; ctx carries the other inputs. */
+typedef yg_status (*loss_fn)(yg_tensor *x, void *ctx, yg_tensor **loss);
+
+/* Compares d loss / dx from yg_backward with central differences (loss
+ * summed when it is not a scalar). */
+static void
+expect_gradient_matches_differences(const char *what, yg_tensor *x, loss_fn f, void *ctx) {
+    const double eps = 1e-6;
+    yg_tensor *l = NULL, *s = NULL, *g = NULL;
+    double *gv, *xv = yg_tensor_data(x);
+    bool prev;
+
+    YG_CHECK(yg_tensor_set_requires_grad(x, true));
+    YG_CHECK(f(x, ctx, &l));
+    YG_CHECK(yg_sum(l, &s));
+    YG_CHECK(yg_backward(s, NULL, false));
+    YG_CHECK(yg_tensor_grad(x, &g));
+    gv = yg_test_values(g);
+    prev = yg_set_grad_enabled(false);
+    for (int64_t i = 0; i < yg_tensor_numel(x); i++) {
+        double orig = xv[i], lp, lm;
+        yg_tensor *a = NULL, *b = NULL;
+        xv[i] = orig + eps;
+        YG_CHECK(f(x, ctx, &a));
+        YG_CHECK(yg_sum(a, &b));
+        YG_CHECK(yg_tensor_item(b, &lp));
+        yg_release(a);
+        yg_release(b);
+        xv[i] = orig - eps;
+        YG_CHECK(f(x, ctx, &a));
+        YG_CHECK(yg_sum(a, &b));
+        YG_CHECK(yg_tensor_item(b, &lm));
+        yg_release(a);
+        yg_release(b);
+        xv[i] = orig;
+        double numeric = (lp - lm) / (2 * eps);
+        if (fabs(numeric - gv[i]) > 1e-6 + 1e-4 * fabs(numeric)) {
+            print_error("%s: d/dx[%lld]: analytic %.10g, numeric %.10g\n",
+                        what,
+                        (long long)i,
+                        gv[i],
+                        numeric);
+            fail();
+        }
+    }
+    yg_set_grad_enabled(prev);
+    free(gv);
+    yg_release(g);
+    yg_release(s);
+    yg_release(l);
+}
+
+static void test_softmax_matches_naive_loops_and_sums_to_one(void **state) {
+    const int64_t s[] = {3, 4};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, s, 2, -3, 3, 2), *y = NULL;
+    double *xv = yg_test_values(x), expected[12];
+    (void)state;
+    for (int j = 0; j < 4; j++) {
+        double z = 0;
+        for (int i = 0; i < 3; i++)
+            z += exp(xv[i * 4 + j]);
+        for (int i = 0; i < 3; i++)
+            expected[i * 4 + j] = exp(xv[i * 4 + j]) / z;
+    }
+    YG_CHECK(yg_softmax(x, 0, &y));
+    YG_EXPECT_CLOSE(y, s, 2, expected, 1e-7, 1e-6);
+    yg_release(y);
+    free(xv);
+    yg_release(x);
+}
+
+/* ---- regression losses ---- */
+
+typedef struct pair_ctx {
+    yg_tensor *target, *weight, *pos_weight;
+    int64_t reduction;
+    double beta;
+} pair_ctx;
+
+static yg_status mse_of(yg_tensor *x, void *c, yg_tensor **o) {
+    pair_ctx *p = c;
+    return yg_mse_loss(x, p->target, p->reduction, o);
+}
+static yg_status l1_of(yg_tensor *x, void *c, yg_tensor **o) {
+    pair_ctx *p = c;
+    return yg_l1_loss(x, p->target, p->reduction, o);
+}
+static yg_status smooth_l1_of(yg_tensor *x, void *c, yg_tensor **o) {
+    pair_ctx *p = c;
+    return yg_smooth_l1_loss(x, p->target, p->reduction, p->beta, o);
+}
+static yg_status bce_of(yg_tensor *x, void *c, yg_tensor **o) {
+    pair_ctx *p = c;
+    return yg_binary_cross_entropy(x, p->target, p->weight, p->reduction, o);
+}
+static yg_status bce_logits_of(yg_tensor *x, void *c, yg_tensor **o) {
+    pair_ctx *p = c;
+    return yg_binary_cross_entropy_with_logits(
+        x, p->target, p->weight, p->pos_weight, p->reduction, o);
+}
+
+static double ref_smooth_l1(double d, double beta) {
+    double a = fabs(d);
+    return a < beta ? 0.5 * d * d / beta : a - 0.5 * beta;
+}
+
+static void test_regression_losses_match_naive_loops_for_each_reduction(void **state) {
+    const int64_t s[] = {3, 4};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 1),
+              *t = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 2);
+    double *xv = yg_test_values(x), *tv = yg_test_values(t);
+    double mse[12], l1[12], sl1[12];
+    (void)state;
+    for (int i = 0; i < 12; i++) {
+        double d = xv[i] - tv[i];
+        mse[i] = d * d;
+        l1[i] = fabs(d);
+        sl1[i] = ref_smooth_l1(d, 0.7);
+    }
+    for (int r = 0; r < 3; r++) {
+        pair_ctx c = {.target = t, .reduction = r, .beta = 0.7};
+        loss_fn fns[] = {mse_of, l1_of, smooth_l1_of};
+        double *refs[] = {mse, l1, sl1};
+        for (int k = 0; k < 3; k++) {
+            yg_tensor *y = NULL;
+            YG_CHECK(fns[k](x, &c, &y));
+            if (r == 0) {
+                YG_EXPECT_CLOSE(y, s, 2, refs[k], 1e-15, 1e-15);
+            } else {
+                double acc = 0;
+                for (int i = 0; i < 12; i++)
+                    acc += refs[k][i];
+                acc = r == 1 ? acc / 12 : acc;
+                YG_EXPECT_CLOSE(y, NULL, 0, &acc, 1e-14, 1e-14);
+            }
+            yg_release(y);
+        }
+    }
+    free(xv);
+    free(tv);
+    yg_release(x);
+    yg_release(t);
+}
+
+static void test_regression_loss_gradients_match_differences(void **state) {
+    const int64_t s[] = {2, 3};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 3),
+              *t = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 4);
+    pair_ctx c = {.target = t, .reduction = 1, .beta = 0.8};
+    (void)state;
+    expect_gradient_matches_differences("mse_loss", x, mse_of, &c);
+    yg_tensor_zero_grad(x);
+    expect_gradient_matches_differences("l1_loss", x, l1_of, &c);
+    yg_tensor_zero_grad(x);
+    expect_gradient_matches_differences("smooth_l1_loss", x, smooth_l1_of, &c);
+    yg_release(x);
+    yg_release(t);
+}
+
+/* ---- binary cross entropy ---- */
+
+static void test_binary_cross_entropy_matches_naive_loops(void **state) {
+    const int64_t s[] = {2, 3}, ws[] = {3};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, 0.05, 0.95, 5),
+              *t = yg_test_rand(YG_FLOAT64, s, 2, 0, 1, 6);
+    yg_tensor *w = yg_test_rand(YG_FLOAT64, ws, 1, 0.5, 2, 7), *y = NULL;
+    double *xv = yg_test_values(x), *tv = yg_test_values(t), *wv = yg_test_values(w), e[6], sum = 0;
+    pair_ctx c = {.target = t, .weight = w, .reduction = 0};
+    (void)state;
+    for (int i = 0; i < 6; i++) {
+        e[i] = -wv[i % 3] * (tv[i] * log(xv[i]) + (1 - tv[i]) * log(1 - xv[i]));
+        sum += e[i];
+    }
+    YG_CHECK(bce_of(x, &c, &y));
+    YG_EXPECT_CLOSE(y, s, 2, e, 1e-14, 1e-14);
+    yg_release(y);
+    c.reduction = 2;
+    YG_CHECK(bce_of(x, &c, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &sum, 1e-14, 1e-14);
+    yg_release(y);
+    c.reduction = 1;
+    expect_gradient_matches_differences("binary_cross_entropy", x, bce_of, &c);
+    free(xv);
+    free(tv);
+    free(wv);
+    yg_release(x);
+    yg_release(t);
+    yg_release(w);
+}
+
+static void test_binary_cross_entropy_clamps_its_logs(void **state) {
+    const int64_t s[] = {2};
+    const double xv[] = {0, 1}, tv[] = {1, 0}, e[] = {100, 100};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT32, s, 1, xv), *t = yg_test_tensor(YG_FLOAT32, s, 1, tv),
+              *y = NULL;
+    (void)state;
+    YG_CHECK(yg_binary_cross_entropy(x, t, NULL, 0, &y));
+    YG_EXPECT_CLOSE(y, s, 1, e, 0, 0);
+    yg_release(y);
+    yg_release(x);
+    yg_release(t);
+}
+
+static void test_binary_cross_entropy_with_logits_is_stable_and_smooth(void **state) {
+    const int64_t s[] = {2, 3}, ps[] = {3};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -4, 4, 8),
+              *t = yg_test_rand(YG_FLOAT64, s, 2, 0, 1, 9);
+    yg_tensor *pw = yg_test_rand(YG_FLOAT64, ps, 1, 0.5, 3, 10), *y = NULL;
+    double *xv = yg_test_values(x), *tv = yg_test_values(t), *pv = yg_test_values(pw), e[6];
+    pair_ctx c = {.target = t, .pos_weight = pw, .reduction = 0};
+    (void)state;
+    for (int i = 0; i < 6; i++) {
+        double sig = 1 / (1 + exp(-xv[i]));
+        e[i] = -(pv[i % 3] * tv[i] * log(sig) + (1 - tv[i]) * log(1 - sig));
+    }
+    YG_CHECK(bce_logits_of(x, &c, &y));
+    YG_EXPECT_CLOSE(y, s, 2, e, 1e-13, 1e-13);
+    yg_release(y);
+    c.reduction = 1;
+    expect_gradient_matches_differences("binary_cross_entropy_with_logits", x, bce_logits_of, &c);
+    {
+        /* Large logits: no overflow; logit 0: the gradient is sigmoid(0) - t. */
+        const int64_t s3[] = {3};
+        const double big[] = {800, -800, 0}, tb[] = {0, 1, 0.25}, eb[] = {800, 800, log(2.0)};
+        yg_tensor *xb = yg_test_tensor(YG_FLOAT64, s3, 1, big),
+                  *tt = yg_test_tensor(YG_FLOAT64, s3, 1, tb);
+        yg_tensor *l = NULL, *sum = NULL, *g = NULL;
+        double *gv;
+        YG_CHECK(yg_tensor_set_requires_grad(xb, true));
+        YG_CHECK(yg_binary_cross_entropy_with_logits(xb, tt, NULL, NULL, 0, &l));
+        YG_EXPECT_CLOSE(l, s3, 1, eb, 1e-12, 1e-12);
+        YG_CHECK(yg_sum(l, &sum));
+        YG_CHECK(yg_backward(sum, NULL, false));
+        YG_CHECK(yg_tensor_grad(xb, &g));
+        gv = yg_test_values(g);
+        assert_true(fabs(gv[2] - 0.25) < 1e-15);
+        free(gv);
+        yg_release(g);
+        yg_release(sum);
+        yg_release(l);
+        yg_release(xb);
+        yg_release(tt);
+    }
+    free(xv);
+    free(tv);
+    free(pv);
+    yg_release(x);
+    yg_release(t);
+    yg_release(pw);
+}
+
+/* ---- cross entropy ---- */
+
+typedef struct ce_ctx {
+    yg_tensor *target;
+    int64_t reduction, ignore_index;
+} ce_ctx;
+
+static yg_status ce_of(yg_tensor *x, void *c, yg_tensor **o) {
+    ce_ctx *p = c;
+    return yg_cross_entropy(x, p->target, p->reduction, p->ignore_index, o);
+}
+
+/* -log softmax(row)[k] */
+static double ref_ce(const double *row, int64_t n, int64_t stride, int64_t k) {
+    double z = 0;
+    for (int64_t j = 0; j < n; j++)
+        z += exp(row[j * stride]);
+    return log(z) - row[k * stride];
+}
+
+static void test_cross_entropy_with_class_indices_matches_naive_loops(void **state) {
+    const int64_t s[] = {4, 5}, ts[] = {4};
+    const double tv[] = {3, 0, -100, 4};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 11),
+              *t = yg_test_tensor(YG_INT64, ts, 1, tv), *y = NULL;
+    double *xv = yg_test_values(x), e[4] = {0}, mean = 0;
+    ce_ctx c = {.target = t, .reduction = 0, .ignore_index = -100};
+    (void)state;
+    for (int i = 0; i < 4; i++)
+        if (tv[i] >= 0) {
+            e[i] = ref_ce(xv + i * 5, 5, 1, (int64_t)tv[i]);
+            mean += e[i] / 3;
+        }
+    YG_CHECK(ce_of(x, &c, &y));
+    YG_EXPECT_CLOSE(y, ts, 1, e, 1e-14, 1e-14);
+    yg_release(y);
+    c.reduction = 1;
+    YG_CHECK(ce_of(x, &c, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &mean, 1e-14, 1e-14);
+    yg_release(y);
+    expect_gradient_matches_differences("cross_entropy", x, ce_of, &c);
+    free(xv);
+    yg_release(x);
+    yg_release(t);
+}
+
+static void test_cross_entropy_over_k_dims_moves_the_class_dim(void **state) {
+    const int64_t s[] = {2, 3, 4}, ts[] = {2, 4};
+    const double tv[] = {0, 2, 1, 1, 2, 2, 0, 1};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 3, -2, 2, 12),
+              *t = yg_test_tensor(YG_INT64, ts, 2, tv), *y = NULL;
+    double *xv = yg_test_values(x), e[8];
+    ce_ctx c = {.target = t, .reduction = 0, .ignore_index = -100};
+    (void)state;
+    for (int n = 0; n < 2; n++)
+        for (int d = 0; d < 4; d++)
+            e[n * 4 + d] = ref_ce(xv + n * 12 + d, 3, 4, (int64_t)tv[n * 4 + d]);
+    YG_CHECK(ce_of(x, &c, &y));
+    YG_EXPECT_CLOSE(y, ts, 2, e, 1e-14, 1e-14);
+    yg_release(y);
+    c.reduction = 2;
+    expect_gradient_matches_differences("cross_entropy K-dim", x, ce_of, &c);
+    free(xv);
+    yg_release(x);
+    yg_release(t);
+}
+
+static void test_cross_entropy_with_class_probabilities(void **state) {
+    const int64_t s[] = {2, 3};
+    const double pv[] = {0.2, 0.5, 0.3, 1, 0, 0};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 13),
+              *p = yg_test_tensor(YG_FLOAT64, s, 2, pv), *y = NULL;
+    double *xv = yg_test_values(x), mean = 0;
+    ce_ctx c = {.target = p, .reduction = 1, .ignore_index = -100};
+    (void)state;
+    for (int n = 0; n < 2; n++)
+        for (int k = 0; k < 3; k++)
+            mean += pv[n * 3 + k] * ref_ce(xv + n * 3, 3, 1, k) / 2;
+    YG_CHECK(ce_of(x, &c, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &mean, 1e-14, 1e-14);
+    yg_release(y);
+    expect_gradient_matches_differences("cross_entropy probabilities", x, ce_of, &c);
+    free(xv);
+    yg_release(x);
+    yg_release(p);
+}
+
+static void test_losses_reject_bad_reduction_and_shapes(void **state) {
+    const int64_t s[] = {2, 3}, ts[] = {3}, ks[] = {2, 3, 4}, kt[] = {2, 5};
+    const double tv[] = {0, 1, 2};
+    yg_tensor *x = NULL, *t = yg_test_tensor(YG_INT64, ts, 1, tv), *k = NULL, *kt_t = NULL,
+              *y = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT64, &x));
+    YG_CHECK(yg_tensor_zeros(ks, 3, YG_FLOAT64, &k));
+    YG_CHECK(yg_tensor_zeros(kt, 2, YG_INT64, &kt_t));
+    YG_EXPECT_ERROR(yg_mse_loss(x, x, 3, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "mse_loss: invalid reduction 3 (expected 0 none, 1 mean or 2 sum)");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_cross_entropy(x, t, 1, -100, &y), YG_ERR_SHAPE, "cross_entropy: nll_loss:");
+    assert_null(y);
+    YG_EXPECT_ERROR(
+        yg_cross_entropy(k, kt_t, 1, -100, &y),
+        YG_ERR_SHAPE,
+        "cross_entropy: target [2, 5] does not match self [2, 3, 4] without its class dim 1");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_smooth_l1_loss(x, x, 1, -1, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "smooth_l1_loss: beta must be non-negative, got -1");
+    assert_null(y);
+    yg_release(x);
+    yg_release(t);
+    yg_release(k);
+    yg_release(kt_t);
+}
+
+/* ---- layer_norm ---- */
+
+typedef struct ln_ctx {
+    yg_tensor *weight, *bias;
+} ln_ctx;
+
+static yg_status ln_of(yg_tensor *x, void *c, yg_tensor **o) {
+    ln_ctx *p = c;
+    const int64_t ns[] = {2, 3};
+    return yg_layer_norm(x, ns, 2, p->weight, p->bias, 1e-5, o);
+}
+
+static void test_layer_norm_matches_naive_loops(void **state) {
+    const int64_t s[] = {4, 2, 3}, ns[] = {2, 3};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 3, -2, 2, 14),
+              *w = yg_test_rand(YG_FLOAT64, ns, 2, 0.5, 2, 15);
+    yg_tensor *b = yg_test_rand(YG_FLOAT64, ns, 2, -1, 1, 16), *y = NULL;
+    double *xv = yg_test_values(x), *wv = yg_test_values(w), *bv = yg_test_values(b), e[24],
+           plain[24];
+    ln_ctx c = {.weight = w, .bias = b};
+    (void)state;
+    for (int r = 0; r < 4; r++) {
+        double mean = 0, var = 0;
+        for (int i = 0; i < 6; i++)
+            mean += xv[r * 6 + i] / 6;
+        for (int i = 0; i < 6; i++)
+            var += (xv[r * 6 + i] - mean) * (xv[r * 6 + i] - mean) / 6;
+        for (int i = 0; i < 6; i++) {
+            plain[r * 6 + i] = (xv[r * 6 + i] - mean) / sqrt(var + 1e-5);
+            e[r * 6 + i] = plain[r * 6 + i] * wv[i] + bv[i];
+        }
+    }
+    YG_CHECK(yg_layer_norm(x, ns, 2, w, b, 1e-5, &y));
+    YG_EXPECT_CLOSE(y, s, 3, e, 1e-13, 1e-13);
+    yg_release(y);
+    YG_CHECK(yg_layer_norm(x, ns, 2, NULL, NULL, 1e-5, &y));
+    YG_EXPECT_CLOSE(y, s, 3, plain, 1e-13, 1e-13);
+    yg_release(y);
+    expect_gradient_matches_differences("layer_norm", x, ln_of, &c);
+    YG_EXPECT_ERROR(yg_layer_norm(x, (const int64_t[]){3, 2}, 2, NULL, NULL, 1e-5, &y),
+                    YG_ERR_SHAPE,
+                    "layer_norm: expected input whose trailing sizes are normalized_shape [3, 2], "
+                    "got [4, 2, 3]");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_layer_norm(x, ns, 2, x, NULL, 1e-5, &y),
+                    YG_ERR_SHAPE,
+                    "layer_norm: expected weight of normalized_shape [2, 3], got [4, 2, 3]");
+    assert_null(y);
+    free(xv);
+    free(wv);
+    free(bv);
+    yg_release(x);
+    yg_release(w);
+    yg_release(b);
+}
+
+/* ---- embedding ---- */
+
+static void test_embedding_picks_rows_and_skips_the_padding_gradient(void **state) {
+    const int64_t ws[] = {4, 3}, is[] = {2, 2}, os[] = {2, 2, 3};
+    const double iv[] = {1, 3, 3, 0};
+    yg_tensor *w = yg_test_rand(YG_FLOAT64, ws, 2, -1, 1, 17),
+              *i = yg_test_tensor(YG_INT64, is, 2, iv);
+    yg_tensor *y = NULL, *s = NULL, *g = NULL;
+    double *wv = yg_test_values(w), e[12];
+    const double grad_e[] = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}; /* row 3 is padding */
+    (void)state;
+    for (int k = 0; k < 4; k++)
+        for (int j = 0; j < 3; j++)
+            e[k * 3 + j] = wv[(int)iv[k] * 3 + j];
+    YG_CHECK(yg_tensor_set_requires_grad(w, true));
+    YG_CHECK(yg_embedding(w, i, 3, &y));
+    YG_EXPECT_CLOSE(y, os, 3, e, 0, 0);
+    YG_CHECK(yg_sum(y, &s));
+    YG_CHECK(yg_backward(s, NULL, false));
+    YG_CHECK(yg_tensor_grad(w, &g));
+    YG_EXPECT_CLOSE(g, ws, 2, grad_e, 0, 0);
+    yg_release(g);
+    yg_release(s);
+    yg_release(y);
+    {
+        const double bad[] = {4, 0, 0, 0};
+        yg_tensor *bi = yg_test_tensor(YG_INT64, is, 2, bad);
+        YG_EXPECT_ERROR(yg_embedding(w, bi, -1, &y),
+                        YG_ERR_INDEX,
+                        "embedding: index 4 out of range for dim 0 of size 4");
+        assert_null(y);
+        yg_release(bi);
+    }
+    free(wv);
+    yg_release(w);
+    yg_release(i);
+}
+
+/* ---- attention ---- */
+
+typedef struct attn_ctx {
+    yg_tensor *k, *v, *mask;
+    bool causal;
+} attn_ctx;
+
+static yg_status attn_of(yg_tensor *q, void *c, yg_tensor **o) {
+    attn_ctx *p = c;
+    return yg_scaled_dot_product_attention(q, p->k, p->v, p->mask, p->causal, NULL, o);
+}
+
+/* out[b][i] = sum_j softmax_j(q_i . k_j / sqrt(E) (masked)) v_j */
+static void naive_attention(const double *q,
+                            const double *k,
+                            const double *v,
+                            int B,
+                            int L,
+                            int S,
+                            int E,
+                            int Ev,
+                            bool causal,
+                            double *out) {
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < L; i++) {
+            double w[8], z = 0;
+            for (int j = 0; j < S; j++) {
+                double dot = 0;
+                for (int e = 0; e < E; e++)
+                    dot += q[(b * L + i) * E + e] * k[(b * S + j) * E + e];
+                w[j] = causal && j > i ? 0 : exp(dot / sqrt((double)E));
+                z += w[j];
+            }
+            for (int e = 0; e < Ev; e++) {
+                double acc = 0;
+                for (int j = 0; j < S; j++)
+                    acc += w[j] / z * v[(b * S + j) * Ev + e];
+                out[(b * L + i) * Ev + e] = acc;
+            }
+        }
+}
+
+static void test_scaled_dot_product_attention_matches_naive_loops(void **state) {
+    const int64_t qs[] = {2, 4, 3}, ks[] = {2, 4, 3}, vs[] = {2, 4, 2}, os[] = {2, 4, 2};
+    yg_tensor *q = yg_test_rand(YG_FLOAT64, qs, 3, -1, 1, 1),
+              *k = yg_test_rand(YG_FLOAT64, ks, 3, -1, 1, 2);
+    yg_tensor *v = yg_test_rand(YG_FLOAT64, vs, 3, -1, 1, 3), *y = NULL;
+    double *qv = yg_test_values(q), *kv = yg_test_values(k), *vv = yg_test_values(v), e[16], ec[16];
+    attn_ctx c = {.k = k, .v = v, .causal = true};
+    (void)state;
+    naive_attention(qv, kv, vv, 2, 4, 4, 3, 2, false, e);
+    naive_attention(qv, kv, vv, 2, 4, 4, 3, 2, true, ec);
+    YG_CHECK(yg_scaled_dot_product_attention(q, k, v, NULL, false, NULL, &y));
+    YG_EXPECT_CLOSE(y, os, 3, e, 1e-14, 1e-14);
+    yg_release(y);
+    YG_CHECK(yg_scaled_dot_product_attention(q, k, v, NULL, true, NULL, &y));
+    YG_EXPECT_CLOSE(y, os, 3, ec, 1e-14, 1e-14);
+    yg_release(y);
+    /* A bool mask equal to the causal one gives the same result. */
+    {
+        const int64_t ms[] = {4, 4};
+        double mv[16];
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                mv[i * 4 + j] = j <= i;
+        c.mask = yg_test_tensor(YG_BOOL, ms, 2, mv);
+        YG_CHECK(yg_scaled_dot_product_attention(q, k, v, c.mask, false, NULL, &y));
+        YG_EXPECT_CLOSE(y, os, 3, ec, 1e-14, 1e-14);
+        yg_release(y);
+    }
+    expect_gradient_matches_differences("scaled_dot_product_attention", q, attn_of, &c);
+    yg_release(c.mask);
+    free(qv);
+    free(kv);
+    free(vv);
+    yg_release(q);
+    yg_release(k);
+    yg_release(v);
+}
+
+/* ---- group_norm ---- */
+
+typedef struct gn_ctx {
+    yg_tensor *weight, *bias;
+} gn_ctx;
+
+static yg_status gn_of(yg_tensor *x, void *c, yg_tensor **o) {
+    gn_ctx *p = c;
+    return yg_group_norm(x, 2, p->weight, p->bias, 1e-5, o);
+}
+
+static void test_group_norm_matches_naive_loops(void **state) {
+    const int64_t s[] = {2, 4, 3}, cs[] = {4};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 3, -2, 2, 21),
+              *w = yg_test_rand(YG_FLOAT64, cs, 1, 0.5, 2, 22);
+    yg_tensor *b = yg_test_rand(YG_FLOAT64, cs, 1, -1, 1, 23), *y = NULL;
+    double *xv = yg_test_values(x), *wv = yg_test_values(w), *bv = yg_test_values(b), e[24];
+    gn_ctx c = {.weight = w, .bias = b};
+    (void)state;
+    for (int n = 0; n < 2; n++)
+        for (int g = 0; g < 2; g++) {
+            const double *grp = xv + n * 12 + g * 6; /* channels 2g, 2g+1: 6 values */
+            double mean = 0, var = 0;
+            for (int i = 0; i < 6; i++)
+                mean += grp[i] / 6;
+            for (int i = 0; i < 6; i++)
+                var += (grp[i] - mean) * (grp[i] - mean) / 6;
+            for (int i = 0; i < 6; i++) {
+                int ch = 2 * g + i / 3;
+                e[n * 12 + g * 6 + i] = (grp[i] - mean) / sqrt(var + 1e-5) * wv[ch] + bv[ch];
+            }
+        }
+    YG_CHECK(yg_group_norm(x, 2, w, b, 1e-5, &y));
+    YG_EXPECT_CLOSE(y, s, 3, e, 1e-13, 1e-13);
+    yg_release(y);
+    expect_gradient_matches_differences("group_norm", x, gn_of, &c);
+    YG_EXPECT_ERROR(
+        yg_group_norm(x, 3, NULL, NULL, 1e-5, &y),
+        YG_ERR_SHAPE,
+        "group_norm: expected input [N, C, *] with C divisible by num_groups 3, got [2, 4, 3]");
+    assert_null(y);
+    free(xv);
+    free(wv);
+    free(bv);
+    yg_release(x);
+    yg_release(w);
+    yg_release(b);
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_softmax_matches_naive_loops_and_sums_to_one),
+        cmocka_unit_test(test_regression_losses_match_naive_loops_for_each_reduction),
+        cmocka_unit_test(test_regression_loss_gradients_match_differences),
+        cmocka_unit_test(test_binary_cross_entropy_matches_naive_loops),
+        cmocka_unit_test(test_binary_cross_entropy_clamps_its_logs),
+        cmocka_unit_test(test_binary_cross_entropy_with_logits_is_stable_and_smooth),
+        cmocka_unit_test(test_cross_entropy_with_class_indices_matches_naive_loops),
+        cmocka_unit_test(test_cross_entropy_over_k_dims_moves_the_class_dim),
+        cmocka_unit_test(test_cross_entropy_with_class_probabilities),
+        cmocka_unit_test(test_losses_reject_bad_reduction_and_shapes),
+        cmocka_unit_test(test_layer_norm_matches_naive_loops),
+        cmocka_unit_test(test_embedding_picks_rows_and_skips_the_padding_gradient),
+        cmocka_unit_test(test_scaled_dot_product_attention_matches_naive_loops),
+        cmocka_unit_test(test_group_norm_matches_naive_loops),
+    };
+    return YG_TEST_RUN(tests, argc, argv);
+}

@@ -1,0 +1,357 @@
+/*
+ * test_optim.c - the optimizers of yagrad/optim.h against updates
+ * computed by hand here (plain double loops over the formulas in the
+ * header, which are PyTorch's), over several steps with changing
+ * gradients; and their contract: skipped parameters, zero_grad, the
+ * learning rate, grad mode, and the messages for bad options.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 3
+
+static const int64_t sizes[] = {N};
+
+/* Sets p's .grad to g (through backward of sum(p * g)). */
+static void set_grad(yg_tensor *p, const double *g) {
+    yg_tensor *c = yg_test_tensor(yg_tensor_dtype(p), sizes, 1, g), *prod = NULL, *loss = NULL;
+    yg_tensor_zero_grad(p);
+    YG_CHECK(yg_mul(p, c, &prod));
+    YG_CHECK(yg_sum(prod, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    yg_release(loss);
+    yg_release(prod);
+    yg_release(c);
+}
+
+static yg_tensor *param(const double *v, yg_dtype dtype) {
+    yg_tensor *p = yg_test_tensor(dtype, sizes, 1, v);
+    YG_CHECK(yg_tensor_set_requires_grad(p, true));
+    return p;
+}
+
+static const double p0[N] = {1.0, -2.0, 0.5};
+static const double grads[3][N] = {{0.5, 1.0, -0.25}, {-0.3, 0.2, 0.1}, {0.05, -1.5, 0.7}};
+
+/* Runs three steps of opt on p with the gradients above and compares p
+ * after each with ref[step]. */
+static void expect_steps(yg_optimizer *opt, yg_tensor *p, double ref[3][N], double tol) {
+    for (int s = 0; s < 3; s++) {
+        set_grad(p, grads[s]);
+        YG_CHECK(yg_optimizer_step(opt));
+        YG_EXPECT_CLOSE(p, sizes, 1, ref[s], tol, tol);
+    }
+}
+
+/* Hand-computed SGD (see optim.h). */
+static void ref_sgd(const yg_sgd_options *o, double ref[3][N]) {
+    double p[N], buf[N];
+    memcpy(p, p0, sizeof p);
+    for (int s = 0; s < 3; s++)
+        for (int i = 0; i < N; i++) {
+            double g = grads[s][i] + o->weight_decay * p[i];
+            if (o->momentum != 0) {
+                buf[i] = s == 0 ? g : o->momentum * buf[i] + (1 - o->dampening) * g;
+                g = o->nesterov ? g + o->momentum * buf[i] : buf[i];
+            }
+            p[i] -= o->lr * g;
+            ref[s][i] = p[i];
+        }
+}
+
+/* Hand-computed Adam / AdamW (see optim.h). */
+static void ref_adam(const yg_adam_options *o, bool decoupled, double ref[3][N]) {
+    double p[N], m[N] = {0}, v[N] = {0};
+    memcpy(p, p0, sizeof p);
+    for (int s = 0; s < 3; s++) {
+        int t = s + 1;
+        for (int i = 0; i < N; i++) {
+            double g = grads[s][i];
+            if (decoupled)
+                p[i] *= 1 - o->lr * o->weight_decay;
+            else
+                g += o->weight_decay * p[i];
+            m[i] = o->beta1 * m[i] + (1 - o->beta1) * g;
+            v[i] = o->beta2 * v[i] + (1 - o->beta2) * g * g;
+            double mhat_scale = o->lr / (1 - pow(o->beta1, t));
+            double denom = sqrt(v[i]) / sqrt(1 - pow(o->beta2, t)) + o->eps;
+            p[i] -= mhat_scale * m[i] / denom;
+            ref[s][i] = p[i];
+        }
+    }
+}
+
+static void check_sgd(const yg_sgd_options *o) {
+    double ref[3][N];
+    yg_tensor *p = param(p0, YG_FLOAT64);
+    yg_optimizer *opt = NULL;
+    ref_sgd(o, ref);
+    YG_CHECK(yg_optimizer_create_sgd(&p, 1, o, &opt));
+    expect_steps(opt, p, ref, 1e-15);
+    yg_optimizer_release(opt);
+    yg_release(p);
+}
+
+static void test_sgd_plain_step_is_p_minus_lr_g(void **state) {
+    yg_sgd_options o = {.lr = 0.1};
+    yg_tensor *p = param(p0, YG_FLOAT64);
+    yg_optimizer *opt = NULL;
+    const double expected[N] = {0.95, -2.1, 0.525};
+    (void)state;
+    YG_CHECK(yg_optimizer_create_sgd(&p, 1, &o, &opt));
+    set_grad(p, grads[0]);
+    YG_CHECK(yg_optimizer_step(opt));
+    YG_EXPECT_CLOSE(p, sizes, 1, expected, 1e-15, 1e-15);
+    yg_optimizer_release(opt);
+    yg_release(p);
+    check_sgd(&o);
+}
+
+static void test_sgd_momentum_dampening_and_weight_decay(void **state) {
+    yg_sgd_options o = {.lr = 0.05, .momentum = 0.9, .dampening = 0.25, .weight_decay = 0.01};
+    (void)state;
+    check_sgd(&o);
+}
+
+static void test_sgd_nesterov(void **state) {
+    yg_sgd_options o = {.lr = 0.05, .momentum = 0.8, .weight_decay = 0.1, .nesterov = true};
+    (void)state;
+    check_sgd(&o);
+}
+
+static void test_adam_matches_hand_computed_steps(void **state) {
+    yg_adam_options o = yg_adam_options_default();
+    double ref[3][N];
+    yg_tensor *p = param(p0, YG_FLOAT64);
+    yg_optimizer *opt = NULL;
+    (void)state;
+    o.lr = 0.01;
+    ref_adam(&o, false, ref);
+    YG_CHECK(yg_optimizer_create_adam(&p, 1, &o, &opt));
+    expect_steps(opt, p, ref, 1e-14);
+    yg_optimizer_release(opt);
+    yg_release(p);
+}
+
+static void test_adam_with_l2_weight_decay(void **state) {
+    yg_adam_options o = {.lr = 0.02, .beta1 = 0.8, .beta2 = 0.95, .eps = 1e-6, .weight_decay = 0.1};
+    double ref[3][N];
+    yg_tensor *p = param(p0, YG_FLOAT64);
+    yg_optimizer *opt = NULL;
+    (void)state;
+    ref_adam(&o, false, ref);
+    YG_CHECK(yg_optimizer_create_adam(&p, 1, &o, &opt));
+    expect_steps(opt, p, ref, 1e-14);
+    yg_optimizer_release(opt);
+    yg_release(p);
+}
+
+static void test_adamw_decays_the_parameter_not_the_gradient(void **state) {
+    yg_adam_options o = {.lr = 0.05, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .weight_decay = 0.2};
+    double ref[3][N], l2[3][N];
+    yg_tensor *p = param(p0, YG_FLOAT64);
+    yg_optimizer *opt = NULL;
+    (void)state;
+    ref_adam(&o, true, ref);
+    ref_adam(&o, false, l2);
+    assert_true(fabs(ref[2][0] - l2[2][0]) > 1e-6); /* the two rules really differ */
+    YG_CHECK(yg_optimizer_create_adamw(&p, 1, &o, &opt));
+    expect_steps(opt, p, ref, 1e-14);
+    yg_optimizer_release(opt);
+    yg_release(p);
+}
+
+static void test_adam_on_float32_parameters(void **state) {
+    yg_adam_options o = yg_adam_options_default();
+    double ref[3][N];
+    yg_tensor *p = param(p0, YG_FLOAT32);
+    yg_optimizer *opt = NULL;
+    (void)state;
+    o.lr = 0.1;
+    ref_adam(&o, false, ref);
+    YG_CHECK(yg_optimizer_create_adam(&p, 1, &o, &opt));
+    expect_steps(opt, p, ref, 1e-6);
+    assert_int_equal(yg_tensor_dtype(p), YG_FLOAT32);
+    yg_optimizer_release(opt);
+    yg_release(p);
+}
+
+static void test_step_skips_parameters_without_gradient(void **state) {
+    yg_adam_options o = yg_adam_options_default();
+    double ref[3][N];
+    yg_tensor *ps[2] = {param(p0, YG_FLOAT64), param(p0, YG_FLOAT64)};
+    yg_optimizer *opt = NULL;
+    (void)state;
+    o.lr = 0.01;
+    ref_adam(&o, false, ref);
+    YG_CHECK(yg_optimizer_create_adam(ps, 2, &o, &opt));
+    /* Two steps that touch only ps[0] ... */
+    for (int s = 0; s < 2; s++) {
+        set_grad(ps[0], grads[s]);
+        YG_CHECK(yg_optimizer_step(opt));
+    }
+    YG_EXPECT_CLOSE(ps[1], sizes, 1, p0, 0, 0);
+    /* ... then ps[1] takes its first step: bias-corrected as step 1. */
+    yg_tensor_zero_grad(ps[0]);
+    set_grad(ps[1], grads[0]);
+    YG_CHECK(yg_optimizer_step(opt));
+    YG_EXPECT_CLOSE(ps[1], sizes, 1, ref[0], 1e-14, 1e-14);
+    YG_EXPECT_CLOSE(ps[0], sizes, 1, ref[1], 1e-14, 1e-14);
+    yg_optimizer_release(opt);
+    yg_release(ps[0]);
+    yg_release(ps[1]);
+}
+
+static void test_zero_grad_clears_every_parameter_gradient(void **state) {
+    yg_sgd_options o = {.lr = 0.1};
+    yg_tensor *ps[2] = {param(p0, YG_FLOAT64), param(p0, YG_FLOAT32)}, *g = NULL;
+    yg_optimizer *opt = NULL;
+    (void)state;
+    YG_CHECK(yg_optimizer_create_sgd(ps, 2, &o, &opt));
+    set_grad(ps[0], grads[0]);
+    set_grad(ps[1], grads[1]);
+    yg_optimizer_zero_grad(opt);
+    YG_CHECK(yg_tensor_grad(ps[0], &g));
+    assert_null(g);
+    YG_CHECK(yg_tensor_grad(ps[1], &g));
+    assert_null(g);
+    yg_optimizer_zero_grad(NULL);
+    yg_optimizer_release(opt);
+    yg_release(ps[0]);
+    yg_release(ps[1]);
+}
+
+static void test_step_is_not_recorded_and_restores_grad_mode(void **state) {
+    yg_sgd_options o = {.lr = 0.1, .momentum = 0.9};
+    yg_tensor *p = param(p0, YG_FLOAT64);
+    yg_optimizer *opt = NULL;
+    (void)state;
+    YG_CHECK(yg_optimizer_create_sgd(&p, 1, &o, &opt));
+    set_grad(p, grads[0]);
+    assert_true(yg_is_grad_enabled());
+    YG_CHECK(yg_optimizer_step(opt));
+    assert_true(yg_is_grad_enabled());
+    assert_true(yg_tensor_is_leaf(p));
+    assert_true(yg_tensor_requires_grad(p));
+    yg_optimizer_release(opt);
+    yg_release(p);
+}
+
+static void test_learning_rate_can_be_changed_between_steps(void **state) {
+    yg_sgd_options o = {.lr = 0.1};
+    yg_tensor *p = param(p0, YG_FLOAT64);
+    yg_optimizer *opt = NULL;
+    double expected[N];
+    (void)state;
+    YG_CHECK(yg_optimizer_create_sgd(&p, 1, &o, &opt));
+    assert_true(yg_optimizer_lr(opt) == 0.1);
+    YG_CHECK(yg_optimizer_set_lr(opt, 0.5));
+    assert_true(yg_optimizer_lr(opt) == 0.5);
+    set_grad(p, grads[0]);
+    YG_CHECK(yg_optimizer_step(opt));
+    for (int i = 0; i < N; i++)
+        expected[i] = p0[i] - 0.5 * grads[0][i];
+    YG_EXPECT_CLOSE(p, sizes, 1, expected, 1e-15, 1e-15);
+    YG_EXPECT_ERROR(yg_optimizer_set_lr(opt, -1),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "sgd: lr must be non-negative, got -1");
+    assert_true(yg_optimizer_lr(opt) == 0.5);
+    assert_true(yg_optimizer_lr(NULL) == 0);
+    yg_optimizer_release(opt);
+    yg_release(p);
+}
+
+static void test_create_rejects_bad_options_and_parameters(void **state) {
+    yg_tensor *p = param(p0, YG_FLOAT64), *i64 = NULL, *nonleaf = NULL;
+    yg_tensor *dup[2] = {p, p};
+    yg_optimizer *opt = NULL;
+    yg_sgd_options bad_lr = {.lr = -0.1}, bad_nesterov = {.lr = 0.1, .nesterov = true};
+    yg_adam_options bad_beta = yg_adam_options_default();
+    (void)state;
+    bad_beta.beta1 = 1;
+    YG_CHECK(yg_tensor_zeros(sizes, 1, YG_INT64, &i64));
+    YG_CHECK(yg_mul_scalar(p, 2, &nonleaf));
+    YG_EXPECT_ERROR(yg_optimizer_create_sgd(&p, 1, &bad_lr, &opt),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "sgd: lr must be non-negative, got -0.1");
+    assert_null(opt);
+    YG_EXPECT_ERROR(yg_optimizer_create_sgd(&p, 1, &bad_nesterov, &opt),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "sgd: nesterov needs momentum > 0 and dampening 0");
+    assert_null(opt);
+    YG_EXPECT_ERROR(yg_optimizer_create_adam(&p, 1, &bad_beta, &opt),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "adam: beta1 must be in [0, 1), got 1");
+    assert_null(opt);
+    YG_EXPECT_ERROR(yg_optimizer_create_adamw(&i64, 1, &bad_beta, &opt),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "adamw: beta1");
+    bad_beta.beta1 = 0.9;
+    YG_EXPECT_ERROR(yg_optimizer_create_adamw(&i64, 1, &bad_beta, &opt),
+                    YG_ERR_DTYPE,
+                    "adamw: parameter 0 has dtype int64 (expected float32 or float64)");
+    assert_null(opt);
+    YG_EXPECT_ERROR(yg_optimizer_create_sgd(&nonleaf, 1, &bad_nesterov, &opt),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "sgd: nesterov");
+    bad_nesterov.momentum = 0.9;
+    YG_EXPECT_ERROR(yg_optimizer_create_sgd(&nonleaf, 1, &bad_nesterov, &opt),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "sgd: parameter 0 is not a leaf");
+    assert_null(opt);
+    YG_EXPECT_ERROR(yg_optimizer_create_sgd(dup, 2, &bad_nesterov, &opt),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "sgd: parameter 1 is parameter 0 again");
+    assert_null(opt);
+    YG_EXPECT_ERROR(yg_optimizer_create_sgd(&p, 1, NULL, &opt),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "sgd: options is NULL");
+    assert_null(opt);
+    YG_EXPECT_ERROR(
+        yg_optimizer_step(NULL), YG_ERR_INVALID_ARGUMENT, "optimizer_step: opt is NULL");
+    yg_optimizer_release(NULL);
+    yg_release(nonleaf);
+    yg_release(i64);
+    yg_release(p);
+}
+
+static void test_optimizer_keeps_its_parameters_alive(void **state) {
+    yg_sgd_options o = {.lr = 1};
+    yg_tensor *p = param(p0, YG_FLOAT64), *q = NULL;
+    yg_optimizer *opt = NULL;
+    (void)state;
+    YG_CHECK(yg_optimizer_create_sgd(&p, 1, &o, &opt));
+    set_grad(p, grads[0]);
+    q = p;
+    yg_release(p); /* the optimizer's reference keeps it alive */
+    YG_CHECK(yg_optimizer_step(opt));
+    {
+        double expected[N];
+        for (int i = 0; i < N; i++)
+            expected[i] = p0[i] - grads[0][i];
+        YG_EXPECT_CLOSE(q, sizes, 1, expected, 1e-15, 1e-15);
+    }
+    yg_optimizer_release(opt);
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sgd_plain_step_is_p_minus_lr_g),
+        cmocka_unit_test(test_sgd_momentum_dampening_and_weight_decay),
+        cmocka_unit_test(test_sgd_nesterov),
+        cmocka_unit_test(test_adam_matches_hand_computed_steps),
+        cmocka_unit_test(test_adam_with_l2_weight_decay),
+        cmocka_unit_test(test_adamw_decays_the_parameter_not_the_gradient),
+        cmocka_unit_test(test_adam_on_float32_parameters),
+        cmocka_unit_test(test_step_skips_parameters_without_gradient),
+        cmocka_unit_test(test_zero_grad_clears_every_parameter_gradient),
+        cmocka_unit_test(test_step_is_not_recorded_and_restores_grad_mode),
+        cmocka_unit_test(test_learning_rate_can_be_changed_between_steps),
+        cmocka_unit_test(test_create_rejects_bad_options_and_parameters),
+        cmocka_unit_test(test_optimizer_keeps_its_parameters_alive),
+    };
+    return YG_TEST_RUN(tests, argc, argv);
+}
