@@ -112,6 +112,21 @@ static const char *const avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const adaptive_avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const upsample_nearest2d_derivative_inputs[] = {"self"};
+static const char *const leaky_relu_backward_derivative_inputs[] = {"grad_output"};
+static const char *const hardtanh_backward_derivative_inputs[] = {"grad_output"};
+static const char *const clamp_backward_derivative_inputs[] = {"grad_output"};
+static const char *const clamp_min_backward_derivative_inputs[] = {"grad_output"};
+static const char *const clamp_max_backward_derivative_inputs[] = {"grad_output"};
+static const char *const maximum_backward_derivative_inputs[] = {"grad_output"};
+static const char *const minimum_backward_derivative_inputs[] = {"grad_output"};
+static const char *const add__derivative_inputs[] = {"self", "other"};
+static const char *const sub__derivative_inputs[] = {"self", "other"};
+static const char *const mul__derivative_inputs[] = {"self", "other"};
+static const char *const div__derivative_inputs[] = {"self", "other"};
+static const char *const mul_scalar__derivative_inputs[] = {"self"};
+static const char *const relu__derivative_inputs[] = {"self"};
+static const char *const copy__derivative_inputs[] = {"self", "src"};
+static const char *const zero__derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -2380,7 +2395,114 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
     },
+    {
+        .name = "leaky_relu_backward",
+        .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
+        .location = "specs/derivatives.yaml:460",
+        .n_inputs = 1,
+        .inputs = leaky_relu_backward_derivative_inputs,
+    },
+    {
+        .name = "hardtanh_backward",
+        .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
+                  " Scalar max_val) -> Tensor",
+        .location = "specs/derivatives.yaml:464",
+        .n_inputs = 1,
+        .inputs = hardtanh_backward_derivative_inputs,
+    },
+    {
+        .name = "clamp_backward",
+        .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
+                  " Scalar max) -> Tensor",
+        .location = "specs/derivatives.yaml:468",
+        .n_inputs = 1,
+        .inputs = clamp_backward_derivative_inputs,
+    },
+    {
+        .name = "clamp_min_backward",
+        .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
+        .location = "specs/derivatives.yaml:472",
+        .n_inputs = 1,
+        .inputs = clamp_min_backward_derivative_inputs,
+    },
+    {
+        .name = "clamp_max_backward",
+        .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
+        .location = "specs/derivatives.yaml:476",
+        .n_inputs = 1,
+        .inputs = clamp_max_backward_derivative_inputs,
+    },
+    {
+        .name = "maximum_backward",
+        .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:480",
+        .n_inputs = 1,
+        .inputs = maximum_backward_derivative_inputs,
+    },
+    {
+        .name = "minimum_backward",
+        .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:485",
+        .n_inputs = 1,
+        .inputs = minimum_backward_derivative_inputs,
+    },
+    {
+        .name = "add_",
+        .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:495",
+        .n_inputs = 2,
+        .inputs = add__derivative_inputs,
+    },
+    {
+        .name = "sub_",
+        .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:499",
+        .n_inputs = 2,
+        .inputs = sub__derivative_inputs,
+    },
+    {
+        .name = "mul_",
+        .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:503",
+        .n_inputs = 2,
+        .inputs = mul__derivative_inputs,
+    },
+    {
+        .name = "div_",
+        .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:507",
+        .n_inputs = 2,
+        .inputs = div__derivative_inputs,
+    },
+    {
+        .name = "mul_.Scalar",
+        .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:511",
+        .n_inputs = 1,
+        .inputs = mul_scalar__derivative_inputs,
+    },
+    {
+        .name = "relu_",
+        .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:514",
+        .n_inputs = 1,
+        .inputs = relu__derivative_inputs,
+    },
+    {
+        .name = "copy_",
+        .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:517",
+        .n_inputs = 2,
+        .inputs = copy__derivative_inputs,
+    },
+    {
+        .name = "zero_",
+        .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:521",
+        .n_inputs = 1,
+        .inputs = zero__derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 130;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 130,
+const int32_t yg__derivatives_count = 145;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 145,
                "derivative table size");

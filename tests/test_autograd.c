@@ -258,14 +258,18 @@ static void test_requires_grad_is_refused_for_non_leaf_and_integers(void **state
 
 static void test_op_without_formula_refuses_inputs_that_require_grad(void **state)
 {
-    const int64_t s[] = {2};
-    const double xv[] = {1, 2};
-    yg_tensor *x = leaf(s, 1, xv), *y = NULL;
+    /* nll_loss_backward has no entry in derivatives.yaml (it is only ever
+     * called by NllLossBackward); giving it a tensor that requires grad
+     * must fail at the call, not at a later backward. */
+    const int64_t s[] = {2}, ts[] = {2}, self_sizes[] = {2, 3};
+    const double gv[] = {1, 2}, tv[] = {0, 2};
+    yg_tensor *g = leaf(s, 1, gv), *t = yg_test_tensor(YG_INT64, ts, 1, tv), *y = NULL;
     (void)state;
-    YG_EXPECT_ERROR(yg_relu_backward(x, x, &y), YG_ERR_NOT_IMPLEMENTED, "relu_backward:",
-                    "no derivative formula");
+    YG_EXPECT_ERROR(yg_nll_loss_backward(g, t, self_sizes, 2, 0, -100, &y), YG_ERR_NOT_IMPLEMENTED,
+                    "nll_loss_backward:", "no derivative formula");
     assert_null(y);
-    yg_release(x);
+    yg_release(g);
+    yg_release(t);
 }
 
 static void test_long_chain_backward_does_not_recurse(void **state)
@@ -520,6 +524,118 @@ static void test_enable_grad_inside_no_grad_records_again(void **state)
     yg_release(x);
 }
 
+static void test_inplace_on_a_leaf_that_requires_grad_is_refused(void **state)
+{
+    const int64_t s[] = {2};
+    const double v[] = {1, 2};
+    yg_tensor *x = leaf(s, 1, v), *y = yg_test_tensor(YG_FLOAT64, s, 1, v), *out = NULL;
+    (void)state;
+    YG_EXPECT_ERROR(yg_mul_(x, y, &out), YG_ERR_AUTOGRAD,
+                    "mul_: in-place operation on a leaf tensor that requires grad");
+    assert_null(out);
+    /* Under no-grad (an optimizer step) it is allowed. */
+    {
+        bool prev = yg_set_grad_enabled(false);
+        YG_CHECK(yg_mul_(x, y, &out));
+        yg_set_grad_enabled(prev);
+    }
+    yg_release(out);
+    yg_release(x);
+    yg_release(y);
+}
+
+static void test_inplace_on_a_view_of_a_leaf_is_refused(void **state)
+{
+    const int64_t s[] = {2, 2};
+    const double v[] = {1, 2, 3, 4};
+    yg_tensor *x = leaf(s, 2, v), *xt = NULL, *out = NULL;
+    (void)state;
+    YG_CHECK(yg_t(x, &xt));
+    YG_EXPECT_ERROR(yg_mul_scalar_(xt, 2.0, &out), YG_ERR_AUTOGRAD, "mul_",
+                    "view of a leaf tensor that requires grad");
+    assert_null(out);
+    yg_release(xt);
+    yg_release(x);
+}
+
+static void test_inplace_on_a_non_leaf_uses_the_old_value(void **state)
+{
+    /* h = 2x; h *= y (in place); loss = sum(h):
+     * d/dx = 2y, d/dy = old h = 2x */
+    const int64_t s[] = {3};
+    const double xv[] = {1, 2, 3}, yv[] = {4, 5, 6};
+    const double gx[] = {8, 10, 12}, gy[] = {2, 4, 6};
+    yg_tensor *x = leaf(s, 1, xv), *y = leaf(s, 1, yv), *h = NULL, *same = NULL, *loss = NULL;
+    (void)state;
+    YG_CHECK(yg_mul_scalar(x, 2.0, &h));
+    YG_CHECK(yg_mul_(h, y, &same));
+    assert_ptr_equal(same, h);
+    assert_string_equal(yg_tensor_grad_fn_name(h), "MulBackward");
+    YG_CHECK(yg_sum(h, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    expect_grad(x, s, 1, gx);
+    expect_grad(y, s, 1, gy);
+    yg_release(loss);
+    yg_release(same);
+    yg_release(h);
+    yg_release(x);
+    yg_release(y);
+}
+
+static void test_inplace_on_a_view_rewrites_the_base_history(void **state)
+{
+    /* b = x * 1 ([2, 3]); row = select(b, 0, 1); row *= 3 (in place);
+     * loss = sum(b) + sum(row): d/dx = 1 for row 0, 3 + 3 = 6 for row 1 */
+    const int64_t s[] = {2, 3};
+    const double xv[] = {1, 2, 3, 4, 5, 6}, expected[] = {1, 1, 1, 6, 6, 6};
+    yg_tensor *x = leaf(s, 2, xv), *b = NULL, *row = NULL, *same = NULL;
+    yg_tensor *sb = NULL, *sr = NULL, *loss = NULL;
+    (void)state;
+    YG_CHECK(yg_mul_scalar(x, 1.0, &b));
+    YG_CHECK(yg_select(b, 0, 1, &row));
+    YG_CHECK(yg_mul_scalar_(row, 3.0, &same));
+    assert_string_equal(yg_tensor_grad_fn_name(b), "CopySlices");
+    assert_string_equal(yg_tensor_grad_fn_name(row), "AsStridedBackward");
+    YG_CHECK(yg_sum(b, &sb));
+    YG_CHECK(yg_sum(row, &sr));
+    YG_CHECK(yg_add(sb, sr, 1.0, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    expect_grad(x, s, 2, expected);
+    yg_release(loss);
+    yg_release(sr);
+    yg_release(sb);
+    yg_release(same);
+    yg_release(row);
+    yg_release(b);
+    yg_release(x);
+}
+
+static void test_copy_into_a_view_sends_gradient_to_the_source(void **state)
+{
+    /* b = zeros-like base that does not require grad; b[0] <- src:
+     * loss = sum(b * w): d/dsrc = w[0] */
+    const int64_t s[] = {2, 2}, rs[] = {2};
+    const double wv[] = {1, 2, 3, 4}, srcv[] = {7, 8}, expected[] = {1, 2};
+    yg_tensor *b = NULL, *w = yg_test_tensor(YG_FLOAT64, s, 2, wv), *src = leaf(rs, 1, srcv);
+    yg_tensor *row = NULL, *same = NULL, *prod = NULL, *loss = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT64, &b));
+    YG_CHECK(yg_select(b, 0, 0, &row));
+    YG_CHECK(yg_copy_(row, src, &same));
+    assert_true(yg_tensor_requires_grad(b));
+    YG_CHECK(yg_mul(b, w, &prod));
+    YG_CHECK(yg_sum(prod, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    expect_grad(src, rs, 1, expected);
+    yg_release(loss);
+    yg_release(prod);
+    yg_release(same);
+    yg_release(row);
+    yg_release(b);
+    yg_release(w);
+    yg_release(src);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -548,6 +664,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_node_hooks_see_and_replace_gradients),
         cmocka_unit_test(test_detach_shares_data_but_not_history),
         cmocka_unit_test(test_enable_grad_inside_no_grad_records_again),
+        cmocka_unit_test(test_inplace_on_a_leaf_that_requires_grad_is_refused),
+        cmocka_unit_test(test_inplace_on_a_view_of_a_leaf_is_refused),
+        cmocka_unit_test(test_inplace_on_a_non_leaf_uses_the_old_value),
+        cmocka_unit_test(test_inplace_on_a_view_rewrites_the_base_history),
+        cmocka_unit_test(test_copy_into_a_view_sends_gradient_to_the_source),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

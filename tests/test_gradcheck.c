@@ -402,7 +402,6 @@ static yg_status f_upsample(yg_tensor *const *x, yg_tensor **o)
     return yg_upsample_nearest2d(x[0], os, 2, o);
 }
 
-static yg_status f_relu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_relu_backward(x[0], x[1], o); }
 static yg_status f_leaky_bw(yg_tensor *const *x, yg_tensor **o) { return yg_leaky_relu_backward(x[0], x[1], 0.1, o); }
 static yg_status f_hardtanh_bw(yg_tensor *const *x, yg_tensor **o) { return yg_hardtanh_backward(x[0], x[1], -0.5, 0.5, o); }
 static yg_status f_clamp_bw(yg_tensor *const *x, yg_tensor **o) { return yg_clamp_backward(x[0], x[1], -0.5, 0.5, o); }
@@ -435,6 +434,32 @@ static yg_status f_mm_transposed(yg_tensor *const *x, yg_tensor **o)
     yg_release(b);
     return st;
 }
+
+
+/* In-place ops write a non-leaf copy of x[0] (a leaf that requires grad
+ * may not be written); the gradient flows back through the copy. */
+#define INPLACE_SAMPLE(name, call)                                                                 \
+    static yg_status name(yg_tensor *const *x, yg_tensor **o)                                      \
+    {                                                                                              \
+        yg_tensor *self = NULL, *same = NULL;                                                      \
+        yg_status st = yg_mul_scalar(x[0], 1.0, &self);                                           \
+        if (st == YG_OK)                                                                           \
+            st = call;                                                                             \
+        yg_release(same);                                                                          \
+        if (st == YG_OK)                                                                           \
+            *o = self;                                                                             \
+        else                                                                                       \
+            yg_release(self);                                                                      \
+        return st;                                                                                 \
+    }
+INPLACE_SAMPLE(f_add_, yg_add_(self, x[1], 2.0, &same))
+INPLACE_SAMPLE(f_sub_, yg_sub_(self, x[1], 0.5, &same))
+INPLACE_SAMPLE(f_mul_, yg_mul_(self, x[1], &same))
+INPLACE_SAMPLE(f_div_, yg_div_(self, x[1], &same))
+INPLACE_SAMPLE(f_mul_scalar_, yg_mul_scalar_(self, -3.0, &same))
+INPLACE_SAMPLE(f_relu_, yg_relu_(self, &same))
+INPLACE_SAMPLE(f_copy_, yg_copy_(self, x[1], &same))
+INPLACE_SAMPLE(f_zero_, yg_zero_(self, &same))
 
 static const sample samples[] = {
     {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add},
@@ -591,16 +616,23 @@ static const sample samples[] = {
     {"where.ScalarOther", "", 2, {I64(0, 2, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_where_so},
     {"where.ScalarSelf", "", 2, {I64(0, 2, 1, 4), F64(-1, 1, 1, 4)}, f_where_ss},
     {"masked_fill", "mask broadcast over rows", 2, {F64(-1, 1, 2, 3, 4), I64(0, 2, 1, 4)}, f_masked_fill},
-    {"relu_backward", "grad_output", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_relu_bw},
-    {"leaky_relu_backward", "grad_output", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_leaky_bw},
-    {"hardtanh_backward", "grad_output", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_hardtanh_bw},
-    {"clamp_backward", "grad_output", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_clamp_bw},
-    {"clamp_min_backward", "grad_output", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_clamp_min_bw},
-    {"clamp_max_backward", "grad_output", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_clamp_max_bw},
-    {"maximum_backward", "grad_output, broadcast", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_maximum_bw},
-    {"minimum_backward", "grad_output, broadcast", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_minimum_bw},
+    {"leaky_relu_backward", "grad_output (integer self)", 2, {F64(-1, 1, 2, 2, 3), I64(-2, 2, 2, 2, 3)}, f_leaky_bw},
+    {"hardtanh_backward", "grad_output (integer self)", 2, {F64(-1, 1, 2, 2, 3), I64(-2, 2, 2, 2, 3)}, f_hardtanh_bw},
+    {"clamp_backward", "grad_output (integer self)", 2, {F64(-1, 1, 2, 2, 3), I64(-2, 2, 2, 2, 3)}, f_clamp_bw},
+    {"clamp_min_backward", "grad_output (integer self)", 2, {F64(-1, 1, 2, 2, 3), I64(-2, 2, 2, 2, 3)}, f_clamp_min_bw},
+    {"clamp_max_backward", "grad_output (integer self)", 2, {F64(-1, 1, 2, 2, 3), I64(-2, 2, 2, 2, 3)}, f_clamp_max_bw},
+    {"maximum_backward", "grad_output, integer operands", 3, {F64(-1, 1, 2, 2, 3), I64(-2, 2, 2, 2, 3), I64(-2, 2, 1, 3)}, f_maximum_bw},
+    {"minimum_backward", "grad_output, integer operands", 3, {F64(-1, 1, 2, 2, 3), I64(-2, 2, 2, 2, 3), I64(-2, 2, 1, 3)}, f_minimum_bw},
     {"tanh_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(-0.9, 0.9, 2, 2, 3)}, f_tanh_bw},
     {"sigmoid_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(0.1, 0.9, 2, 2, 3)}, f_sigmoid_bw},
+    {"add_", "into a copy, broadcast other", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add_},
+    {"sub_", "into a copy", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_sub_},
+    {"mul_", "into a copy: other's grad reads old self", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_mul_},
+    {"div_", "into a copy", 2, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_div_},
+    {"mul_.Scalar", "into a copy", 1, {F64(-1, 1, 2, 2, 3)}, f_mul_scalar_},
+    {"relu_", "into a copy", 1, {F64(-1, 1, 2, 3, 4)}, f_relu_},
+    {"copy_", "broadcast src into a copy", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_copy_},
+    {"zero_", "a copy", 1, {F64(-1, 1, 2, 2, 3)}, f_zero_},
 };
 #define N_SAMPLES ((int)(sizeof samples / sizeof samples[0]))
 

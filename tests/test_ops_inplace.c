@@ -349,22 +349,32 @@ static void test_inplace_ops_reject_expanded_self(void **state) {
 
 static void test_inplace_ops_refuse_inputs_that_require_grad_in_grad_mode(void **state) {
     const int64_t s[] = {3};
-    yg_tensor *x = NULL, *out = NULL;
+    yg_tensor *x = NULL, *t = NULL, *out = NULL;
     bool prev;
     (void)state;
     YG_CHECK(yg_tensor_zeros(s, 1, YG_FLOAT64, &x));
-    YG_CHECK(yg_tensor_set_requires_grad(x, true));
-    YG_EXPECT_ERROR(yg_mul_scalar_(x, 2, &out), YG_ERR_NOT_IMPLEMENTED, "mul_:", "requires grad");
+    YG_CHECK(yg_tensor_zeros(s, 1, YG_FLOAT64, &t));
+    YG_CHECK(yg_tensor_set_requires_grad(t, true));
+    /* An in-place op without a derivative refuses an input requiring grad. */
+    YG_EXPECT_ERROR(
+        yg_addcmul_(x, t, t, 1, &out), YG_ERR_NOT_IMPLEMENTED, "addcmul_:", "requires grad");
     assert_null(out);
-    /* Under no-grad (what optimizers do) the same call updates x. */
+    /* One with a derivative refuses to overwrite a leaf requiring grad. */
+    YG_EXPECT_ERROR(
+        yg_mul_scalar_(t, 2, &out), YG_ERR_AUTOGRAD, "mul_:", "leaf tensor that requires grad");
+    assert_null(out);
+    /* Under no-grad (what optimizers do) the same calls update in place. */
     prev = yg_set_grad_enabled(false);
-    YG_CHECK(yg_add_scalar_(x, 1, 1, &out));
+    YG_CHECK(yg_add_scalar_(t, 1, 1, &out));
+    yg_release(out);
+    YG_CHECK(yg_addcmul_(x, t, t, 2, &out));
     yg_set_grad_enabled(prev);
     {
-        const double e[] = {1, 1, 1};
+        const double e[] = {2, 2, 2};
         YG_EXPECT_CLOSE(x, s, 1, e, 0, 0);
     }
     yg_release(out);
+    yg_release(t);
     yg_release(x);
 }
 

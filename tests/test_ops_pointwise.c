@@ -300,6 +300,43 @@ static void test_unary_ops_reject_bool_input(void **state) {
     yg_release(x);
 }
 
+static void test_leaky_relu_is_twice_differentiable(void **state) {
+    /* y = sum(leaky_relu(x)^2): dy/dx = 2 f(x) f'(x), and the derivative
+     * of sum(dy/dx) is 2 f'(x)^2 (f'' = 0 away from 0). */
+    const int64_t s[] = {6};
+    const double v[] = {-1.5, -0.2, 0.3, 1.1, -0.7, 2.0};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 1, v), *f = NULL, *sq = NULL, *y = NULL;
+    yg_tensor *g = NULL, *gs = NULL, *gg = NULL;
+    double e1[6], e2[6];
+    (void)state;
+    for (int i = 0; i < 6; i++) {
+        double d = v[i] > 0 ? 1 : 0.1, fx = v[i] > 0 ? v[i] : 0.1 * v[i];
+        e1[i] = 2 * fx * d;
+        e2[i] = 2 * d * d;
+    }
+    YG_CHECK(yg_tensor_set_requires_grad(x, true));
+    YG_CHECK(yg_leaky_relu(x, 0.1, &f));
+    YG_CHECK(yg_mul(f, f, &sq));
+    YG_CHECK(yg_sum(sq, &y));
+    {
+        const yg_tensor *outs[] = {y}, *ins[] = {x};
+        YG_CHECK(yg_grad(outs, 1, NULL, ins, 1, false, true, false, &g));
+    }
+    YG_EXPECT_CLOSE(g, s, 1, e1, 1e-15, 1e-15);
+    assert_true(yg_tensor_requires_grad(g));
+    YG_CHECK(yg_sum(g, &gs));
+    YG_CHECK(yg_backward(gs, NULL, false));
+    YG_CHECK(yg_tensor_grad(x, &gg));
+    YG_EXPECT_CLOSE(gg, s, 1, e2, 1e-15, 1e-15);
+    yg_release(gg);
+    yg_release(gs);
+    yg_release(g);
+    yg_release(y);
+    yg_release(sq);
+    yg_release(f);
+    yg_release(x);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unary_ops_match_reference_on_contiguous_inputs),
@@ -312,6 +349,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_scalar_overloads_match_reference),
         cmocka_unit_test(test_math_functions_reject_integer_input),
         cmocka_unit_test(test_unary_ops_reject_bool_input),
+        cmocka_unit_test(test_leaky_relu_is_twice_differentiable),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -394,6 +394,39 @@ static const leaky_relu_backward_fn leaky_relu_backward_kernels[YG_DEVICE_COUNT_
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records LeakyReluBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status leaky_relu_backward_record(const yg_tensor *grad_output,
+                                            const yg_tensor *self,
+                                            double negative_slope,
+                                            yg_tensor *result)
+{
+    yg_node *base = NULL;
+    leaky_relu_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__leaky_relu_backward_backward_vtable,
+                      sizeof(leaky_relu_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (leaky_relu_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->negative_slope = negative_slope;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
  * [specs/native_functions.yaml:445] */
 yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,
@@ -401,23 +434,33 @@ yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,
                                  double negative_slope,
                                  yg_tensor **out)
 {
-    const yg_tensor *inputs[2] = {grad_output, self};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     leaky_relu_backward_fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("leaky_relu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("leaky_relu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("leaky_relu_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "leaky_relu_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = leaky_relu_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "leaky_relu_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, negative_slope, out);
+    st = kernel(grad_output, self, negative_slope, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = leaky_relu_backward_record(grad_output, self, negative_slope, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*softplus_backward_fn)(const yg_tensor *grad_output,
@@ -469,6 +512,41 @@ static const hardtanh_backward_fn hardtanh_backward_kernels[YG_DEVICE_COUNT_] = 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records HardtanhBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status hardtanh_backward_record(const yg_tensor *grad_output,
+                                          const yg_tensor *self,
+                                          double min_val,
+                                          double max_val,
+                                          yg_tensor *result)
+{
+    yg_node *base = NULL;
+    hardtanh_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__hardtanh_backward_backward_vtable,
+                      sizeof(hardtanh_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (hardtanh_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->min_val = min_val;
+    node->max_val = max_val;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
  * [specs/native_functions.yaml:454] */
 yg_status yg_hardtanh_backward(const yg_tensor *grad_output,
@@ -477,23 +555,33 @@ yg_status yg_hardtanh_backward(const yg_tensor *grad_output,
                                double max_val,
                                yg_tensor **out)
 {
-    const yg_tensor *inputs[2] = {grad_output, self};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     hardtanh_backward_fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("hardtanh_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("hardtanh_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("hardtanh_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "hardtanh_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = hardtanh_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "hardtanh_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, min_val, max_val, out);
+    st = kernel(grad_output, self, min_val, max_val, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = hardtanh_backward_record(grad_output, self, min_val, max_val, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*clamp_backward_fn)(const yg_tensor *grad_output,
@@ -507,6 +595,41 @@ static const clamp_backward_fn clamp_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records ClampBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status clamp_backward_record(const yg_tensor *grad_output,
+                                       const yg_tensor *self,
+                                       double min,
+                                       double max,
+                                       yg_tensor *result)
+{
+    yg_node *base = NULL;
+    clamp_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__clamp_backward_backward_vtable,
+                      sizeof(clamp_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (clamp_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->min = min;
+    node->max = max;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
  * [specs/native_functions.yaml:459] */
 yg_status yg_clamp_backward(const yg_tensor *grad_output,
@@ -515,23 +638,33 @@ yg_status yg_clamp_backward(const yg_tensor *grad_output,
                             double max,
                             yg_tensor **out)
 {
-    const yg_tensor *inputs[2] = {grad_output, self};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     clamp_backward_fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("clamp_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "clamp_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = clamp_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "clamp_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, min, max, out);
+    st = kernel(grad_output, self, min, max, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = clamp_backward_record(grad_output, self, min, max, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*clamp_min_backward_fn)(const yg_tensor *grad_output,
@@ -544,6 +677,39 @@ static const clamp_min_backward_fn clamp_min_backward_kernels[YG_DEVICE_COUNT_] 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records ClampMinBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status clamp_min_backward_record(const yg_tensor *grad_output,
+                                           const yg_tensor *self,
+                                           double min,
+                                           yg_tensor *result)
+{
+    yg_node *base = NULL;
+    clamp_min_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__clamp_min_backward_backward_vtable,
+                      sizeof(clamp_min_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (clamp_min_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->min = min;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
  * [specs/native_functions.yaml:463] */
 yg_status yg_clamp_min_backward(const yg_tensor *grad_output,
@@ -551,23 +717,33 @@ yg_status yg_clamp_min_backward(const yg_tensor *grad_output,
                                 double min,
                                 yg_tensor **out)
 {
-    const yg_tensor *inputs[2] = {grad_output, self};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     clamp_min_backward_fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("clamp_min_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "clamp_min_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = clamp_min_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "clamp_min_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, min, out);
+    st = kernel(grad_output, self, min, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = clamp_min_backward_record(grad_output, self, min, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*clamp_max_backward_fn)(const yg_tensor *grad_output,
@@ -580,6 +756,39 @@ static const clamp_max_backward_fn clamp_max_backward_kernels[YG_DEVICE_COUNT_] 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records ClampMaxBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status clamp_max_backward_record(const yg_tensor *grad_output,
+                                           const yg_tensor *self,
+                                           double max,
+                                           yg_tensor *result)
+{
+    yg_node *base = NULL;
+    clamp_max_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__clamp_max_backward_backward_vtable,
+                      sizeof(clamp_max_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (clamp_max_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->max = max;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
  * [specs/native_functions.yaml:467] */
 yg_status yg_clamp_max_backward(const yg_tensor *grad_output,
@@ -587,23 +796,33 @@ yg_status yg_clamp_max_backward(const yg_tensor *grad_output,
                                 double max,
                                 yg_tensor **out)
 {
-    const yg_tensor *inputs[2] = {grad_output, self};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     clamp_max_backward_fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("clamp_max_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "clamp_max_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = clamp_max_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "clamp_max_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, max, out);
+    st = kernel(grad_output, self, max, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = clamp_max_backward_record(grad_output, self, max, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*maximum_backward_fn)(const yg_tensor *grad_output,
@@ -616,6 +835,41 @@ static const maximum_backward_fn maximum_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records MaximumBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status maximum_backward_record(const yg_tensor *grad_output,
+                                         const yg_tensor *self,
+                                         const yg_tensor *other,
+                                         yg_tensor *result)
+{
+    yg_node *base = NULL;
+    maximum_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__maximum_backward_backward_vtable,
+                      sizeof(maximum_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (maximum_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->other, other, false, 0, "other");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
  * [specs/native_functions.yaml:474] */
 yg_status yg_maximum_backward(const yg_tensor *grad_output,
@@ -623,24 +877,34 @@ yg_status yg_maximum_backward(const yg_tensor *grad_output,
                               const yg_tensor *other,
                               yg_tensor **out)
 {
-    const yg_tensor *inputs[3] = {grad_output, self, other};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     maximum_backward_fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("maximum_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum_backward", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum_backward", "other", other));
-    if (yg__any_requires_grad(3, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "maximum_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = maximum_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "maximum_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, other, out);
+    st = kernel(grad_output, self, other, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = maximum_backward_record(grad_output, self, other, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*minimum_backward_fn)(const yg_tensor *grad_output,
@@ -653,6 +917,41 @@ static const minimum_backward_fn minimum_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records MinimumBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status minimum_backward_record(const yg_tensor *grad_output,
+                                         const yg_tensor *self,
+                                         const yg_tensor *other,
+                                         yg_tensor *result)
+{
+    yg_node *base = NULL;
+    minimum_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__minimum_backward_backward_vtable,
+                      sizeof(minimum_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (minimum_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->other, other, false, 0, "other");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
  * [specs/native_functions.yaml:478] */
 yg_status yg_minimum_backward(const yg_tensor *grad_output,
@@ -660,24 +959,34 @@ yg_status yg_minimum_backward(const yg_tensor *grad_output,
                               const yg_tensor *other,
                               yg_tensor **out)
 {
-    const yg_tensor *inputs[3] = {grad_output, self, other};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     minimum_backward_fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("minimum_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum_backward", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum_backward", "other", other));
-    if (yg__any_requires_grad(3, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "minimum_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = minimum_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "minimum_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, other, out);
+    st = kernel(grad_output, self, other, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = minimum_backward_record(grad_output, self, other, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*atan2_backward_fn)(const yg_tensor *grad_output,

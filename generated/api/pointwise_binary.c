@@ -320,27 +320,79 @@ static const add__fn add__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds AddBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status add__record(yg_tensor *self,
+                             const yg_tensor *other,
+                             double alpha,
+                             yg_node **node_out)
+{
+    yg_node *base = NULL;
+    add__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__add__backward_vtable, sizeof(add__backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (add__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, other);
+    if (st != YG_OK)
+        goto out;
+    node->alpha = alpha;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * [specs/native_functions.yaml:44] */
 yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     add__fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("add_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "other", other));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "add_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = add__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "add_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, other, alpha, out);
+    if (yg__any_requires_grad(2, inputs)) {
+        st = yg__check_inplace("add_", self);
+        if (st != YG_OK)
+            return st;
+        st = add__record(self, other, alpha, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, other, alpha, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*maximum_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
@@ -1016,27 +1068,79 @@ static const sub__fn sub__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds SubBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status sub__record(yg_tensor *self,
+                             const yg_tensor *other,
+                             double alpha,
+                             yg_node **node_out)
+{
+    yg_node *base = NULL;
+    sub__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__sub__backward_vtable, sizeof(sub__backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (sub__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, other);
+    if (st != YG_OK)
+        goto out;
+    node->alpha = alpha;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * [specs/native_functions.yaml:126] */
 yg_status yg_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     sub__fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("sub_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sub_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("sub_", "other", other));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "sub_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = sub__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "sub_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, other, alpha, out);
+    if (yg__any_requires_grad(2, inputs)) {
+        st = yg__check_inplace("sub_", self);
+        if (st != YG_OK)
+            return st;
+        st = sub__record(self, other, alpha, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, other, alpha, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*mul__fn)(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
@@ -1046,26 +1150,89 @@ static const mul__fn mul__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds MulBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status mul__record(yg_tensor *self, const yg_tensor *other, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    mul__backward *node;
+    yg_tensor *self_before = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__mul__backward_vtable, sizeof(mul__backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (mul__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, other);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg_clone(self, &self_before);
+        if (st != YG_OK)
+            goto out;
+        st = yg__saved_save(&node->self, self_before, false, 0, "self");
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 0)) {
+        st = yg__saved_save(&node->other, other, false, 0, "other");
+        if (st != YG_OK)
+            goto out;
+    }
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg_release(self_before);
+    yg__node_release(base);
+    return st;
+}
+
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:130] */
 yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     mul__fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("mul_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "other", other));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "mul_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = mul__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "mul_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, other, out);
+    if (yg__any_requires_grad(2, inputs)) {
+        st = yg__check_inplace("mul_", self);
+        if (st != YG_OK)
+            return st;
+        st = mul__record(self, other, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, other, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*div__fn)(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
@@ -1075,26 +1242,84 @@ static const div__fn div__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds DivBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status div__record(yg_tensor *self, const yg_tensor *other, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    div__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__div__backward_vtable, sizeof(div__backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (div__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, other);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->other, other, false, 0, "other");
+    if (st != YG_OK)
+        goto out;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:134] */
 yg_status yg_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     div__fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("div_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("div_", "other", other));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "div_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = div__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "div_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, other, out);
+    if (yg__any_requires_grad(2, inputs)) {
+        st = yg__check_inplace("div_", self);
+        if (st != YG_OK)
+            return st;
+        st = div__record(self, other, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, other, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        div__backward *node = (div__backward *)base;
+
+        if (yg__node_needs_grad(base, 1)) {
+            st = yg__saved_save(&node->result, result, true, 0, "result");
+            if (st != YG_OK)
+                goto out;
+        }
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*lerp__fn)(yg_tensor *self,
@@ -1170,26 +1395,72 @@ static const copy__fn copy__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds CopyBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status copy__record(yg_tensor *self, const yg_tensor *src, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__copy__backward_vtable, sizeof(copy__backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, src);
+    if (st != YG_OK)
+        goto out;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:193] */
 yg_status yg_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, src};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     copy__fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("copy_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("copy_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("copy_", "src", src));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "copy_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = copy__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "copy_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, src, out);
+    if (yg__any_requires_grad(2, inputs)) {
+        st = yg__check_inplace("copy_", self);
+        if (st != YG_OK)
+            return st;
+        st = copy__record(self, src, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, src, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*eq_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);

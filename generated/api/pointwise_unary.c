@@ -429,25 +429,71 @@ static const mul_scalar__fn mul_scalar__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds MulScalarBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status mul_scalar__record(yg_tensor *self, double other, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    mul_scalar__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__mul_scalar__backward_vtable, sizeof(mul_scalar__backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (mul_scalar__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    node->other = other;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:142] */
 yg_status yg_mul_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     mul_scalar__fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("mul_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "self", self));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "mul_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = mul_scalar__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "mul_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, other, out);
+    if (yg__any_requires_grad(1, inputs)) {
+        st = yg__check_inplace("mul_", self);
+        if (st != YG_OK)
+            return st;
+        st = mul_scalar__record(self, other, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, other, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*div_scalar__fn)(yg_tensor *self, double other, yg_tensor **out);
@@ -485,25 +531,73 @@ static const relu__fn relu__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds ReluBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status relu__record(yg_tensor *self, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__relu__backward_vtable, sizeof(relu__backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:162] */
 yg_status yg_relu_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     relu__fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("relu_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("relu_", "self", self));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "relu_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = relu__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "relu_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, out);
+    if (yg__any_requires_grad(1, inputs)) {
+        st = yg__check_inplace("relu_", self);
+        if (st != YG_OK)
+            return st;
+        st = relu__record(self, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        relu__backward *node = (relu__backward *)base;
+
+        st = yg__saved_save(&node->result, result, true, 0, "result");
+        if (st != YG_OK)
+            goto out;
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*clamp__fn)(yg_tensor *self, double min, double max, yg_tensor **out);
@@ -626,25 +720,68 @@ static const zero__fn zero__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds ZeroBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status zero__record(yg_tensor *self, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__zero__backward_vtable, sizeof(zero__backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:188] */
 yg_status yg_zero_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     zero__fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("zero_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("zero_", "self", self));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "zero_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = zero__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "zero_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, out);
+    if (yg__any_requires_grad(1, inputs)) {
+        st = yg__check_inplace("zero_", self);
+        if (st != YG_OK)
+            return st;
+        st = zero__record(self, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*eq_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);

@@ -166,3 +166,330 @@ const yg_node_vtable yg__sigmoid_backward_backward_vtable = {
     .apply = sigmoid_backward_backward_apply,
     .release_saved = sigmoid_backward_backward_release_saved,
 };
+
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
+ * [specs/derivatives.yaml:460] */
+static yg_status leaky_relu_backward_backward_apply(yg_node *base,
+                                                    yg_tensor *const *grads,
+                                                    yg_tensor **grad_inputs)
+{
+    leaky_relu_backward_backward *node = (leaky_relu_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: leaky_relu_backward(grad, self, negative_slope) */
+        st = yg_leaky_relu_backward(grad, self, node->negative_slope, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "LeakyReluBackwardBackward");
+    return YG_OK;
+}
+
+static void leaky_relu_backward_backward_release_saved(yg_node *base)
+{
+    leaky_relu_backward_backward *node = (leaky_relu_backward_backward *)base;
+
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__leaky_relu_backward_backward_vtable = {
+    .name = "LeakyReluBackwardBackward",
+    .apply = leaky_relu_backward_backward_apply,
+    .release_saved = leaky_relu_backward_backward_release_saved,
+};
+
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+ * [specs/derivatives.yaml:464] */
+static yg_status hardtanh_backward_backward_apply(yg_node *base,
+                                                  yg_tensor *const *grads,
+                                                  yg_tensor **grad_inputs)
+{
+    hardtanh_backward_backward *node = (hardtanh_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: hardtanh_backward(grad, self, min_val, max_val) */
+        st = yg_hardtanh_backward(grad, self, node->min_val, node->max_val, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "HardtanhBackwardBackward");
+    return YG_OK;
+}
+
+static void hardtanh_backward_backward_release_saved(yg_node *base)
+{
+    hardtanh_backward_backward *node = (hardtanh_backward_backward *)base;
+
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__hardtanh_backward_backward_vtable = {
+    .name = "HardtanhBackwardBackward",
+    .apply = hardtanh_backward_backward_apply,
+    .release_saved = hardtanh_backward_backward_release_saved,
+};
+
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
+ * [specs/derivatives.yaml:468] */
+static yg_status clamp_backward_backward_apply(yg_node *base,
+                                               yg_tensor *const *grads,
+                                               yg_tensor **grad_inputs)
+{
+    clamp_backward_backward *node = (clamp_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: clamp_backward(grad, self, min, max) */
+        st = yg_clamp_backward(grad, self, node->min, node->max, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ClampBackwardBackward");
+    return YG_OK;
+}
+
+static void clamp_backward_backward_release_saved(yg_node *base)
+{
+    clamp_backward_backward *node = (clamp_backward_backward *)base;
+
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__clamp_backward_backward_vtable = {
+    .name = "ClampBackwardBackward",
+    .apply = clamp_backward_backward_apply,
+    .release_saved = clamp_backward_backward_release_saved,
+};
+
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
+ * [specs/derivatives.yaml:472] */
+static yg_status clamp_min_backward_backward_apply(yg_node *base,
+                                                   yg_tensor *const *grads,
+                                                   yg_tensor **grad_inputs)
+{
+    clamp_min_backward_backward *node = (clamp_min_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: clamp_min_backward(grad, self, min) */
+        st = yg_clamp_min_backward(grad, self, node->min, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ClampMinBackwardBackward");
+    return YG_OK;
+}
+
+static void clamp_min_backward_backward_release_saved(yg_node *base)
+{
+    clamp_min_backward_backward *node = (clamp_min_backward_backward *)base;
+
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__clamp_min_backward_backward_vtable = {
+    .name = "ClampMinBackwardBackward",
+    .apply = clamp_min_backward_backward_apply,
+    .release_saved = clamp_min_backward_backward_release_saved,
+};
+
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
+ * [specs/derivatives.yaml:476] */
+static yg_status clamp_max_backward_backward_apply(yg_node *base,
+                                                   yg_tensor *const *grads,
+                                                   yg_tensor **grad_inputs)
+{
+    clamp_max_backward_backward *node = (clamp_max_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: clamp_max_backward(grad, self, max) */
+        st = yg_clamp_max_backward(grad, self, node->max, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ClampMaxBackwardBackward");
+    return YG_OK;
+}
+
+static void clamp_max_backward_backward_release_saved(yg_node *base)
+{
+    clamp_max_backward_backward *node = (clamp_max_backward_backward *)base;
+
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__clamp_max_backward_backward_vtable = {
+    .name = "ClampMaxBackwardBackward",
+    .apply = clamp_max_backward_backward_apply,
+    .release_saved = clamp_max_backward_backward_release_saved,
+};
+
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
+ * [specs/derivatives.yaml:480] */
+static yg_status maximum_backward_backward_apply(yg_node *base,
+                                                 yg_tensor *const *grads,
+                                                 yg_tensor **grad_inputs)
+{
+    maximum_backward_backward *node = (maximum_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *other = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->other, base, &other);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: maximum_backward(grad, self, other) */
+        st = yg_maximum_backward(grad, self, other, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    yg_release(other);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MaximumBackwardBackward");
+    return YG_OK;
+}
+
+static void maximum_backward_backward_release_saved(yg_node *base)
+{
+    maximum_backward_backward *node = (maximum_backward_backward *)base;
+
+    yg__saved_release(&node->self);
+    yg__saved_release(&node->other);
+}
+
+const yg_node_vtable yg__maximum_backward_backward_vtable = {
+    .name = "MaximumBackwardBackward",
+    .apply = maximum_backward_backward_apply,
+    .release_saved = maximum_backward_backward_release_saved,
+};
+
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
+ * [specs/derivatives.yaml:485] */
+static yg_status minimum_backward_backward_apply(yg_node *base,
+                                                 yg_tensor *const *grads,
+                                                 yg_tensor **grad_inputs)
+{
+    minimum_backward_backward *node = (minimum_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *other = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->other, base, &other);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: minimum_backward(grad, self, other) */
+        st = yg_minimum_backward(grad, self, other, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    yg_release(other);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MinimumBackwardBackward");
+    return YG_OK;
+}
+
+static void minimum_backward_backward_release_saved(yg_node *base)
+{
+    minimum_backward_backward *node = (minimum_backward_backward *)base;
+
+    yg__saved_release(&node->self);
+    yg__saved_release(&node->other);
+}
+
+const yg_node_vtable yg__minimum_backward_backward_vtable = {
+    .name = "MinimumBackwardBackward",
+    .apply = minimum_backward_backward_apply,
+    .release_saved = minimum_backward_backward_release_saved,
+};

@@ -29,4 +29,62 @@ typedef struct sigmoid_backward_backward {
 } sigmoid_backward_backward;
 extern const yg_node_vtable yg__sigmoid_backward_backward_vtable;
 
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
+typedef struct leaky_relu_backward_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    double negative_slope;
+} leaky_relu_backward_backward;
+extern const yg_node_vtable yg__leaky_relu_backward_backward_vtable;
+
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+typedef struct hardtanh_backward_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    double min_val;
+    double max_val;
+} hardtanh_backward_backward;
+extern const yg_node_vtable yg__hardtanh_backward_backward_vtable;
+
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
+typedef struct clamp_backward_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    double min;
+    double max;
+} clamp_backward_backward;
+extern const yg_node_vtable yg__clamp_backward_backward_vtable;
+
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
+typedef struct clamp_min_backward_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    double min;
+} clamp_min_backward_backward;
+extern const yg_node_vtable yg__clamp_min_backward_backward_vtable;
+
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
+typedef struct clamp_max_backward_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    double max;
+} clamp_max_backward_backward;
+extern const yg_node_vtable yg__clamp_max_backward_backward_vtable;
+
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+typedef struct maximum_backward_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    yg_saved_tensor other;
+} maximum_backward_backward;
+extern const yg_node_vtable yg__maximum_backward_backward_vtable;
+
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+typedef struct minimum_backward_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    yg_saved_tensor other;
+} minimum_backward_backward;
+extern const yg_node_vtable yg__minimum_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_POINTWISE_BACKWARD_H */

@@ -725,3 +725,254 @@ const yg_node_vtable yg__masked_fill_backward_vtable = {
     .apply = masked_fill_backward_apply,
     .release_saved = masked_fill_backward_release_saved,
 };
+
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+ * [specs/derivatives.yaml:495] */
+static yg_status add__backward_apply(yg_node *base,
+                                     yg_tensor *const *grads,
+                                     yg_tensor **grad_inputs)
+{
+    add__backward *node = (add__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_other = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: grad */
+        grad_self = yg_retain(grad);
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* other: mul_scalar(grad, alpha) */
+        st = yg_mul_scalar(grad, node->alpha, &grad_other);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_other;
+    grad_other = NULL;
+out:
+    yg_release(grad_other);
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "AddBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__add__backward_vtable = {
+    .name = "AddBackward",
+    .apply = add__backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+ * [specs/derivatives.yaml:499] */
+static yg_status sub__backward_apply(yg_node *base,
+                                     yg_tensor *const *grads,
+                                     yg_tensor **grad_inputs)
+{
+    sub__backward *node = (sub__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_other = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: grad */
+        grad_self = yg_retain(grad);
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* other: mul_scalar(grad, -alpha) */
+        st = yg_mul_scalar(grad, -node->alpha, &grad_other);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_other;
+    grad_other = NULL;
+out:
+    yg_release(grad_other);
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "SubBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__sub__backward_vtable = {
+    .name = "SubBackward",
+    .apply = sub__backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:503] */
+static yg_status mul__backward_apply(yg_node *base,
+                                     yg_tensor *const *grads,
+                                     yg_tensor **grad_inputs)
+{
+    mul__backward *node = (mul__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *other = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_other = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->other, base, &other);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: mul(grad, other) */
+        st = yg_mul(grad, other, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* other: mul(grad, self) */
+        st = yg_mul(grad, self, &grad_other);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_other;
+    grad_other = NULL;
+out:
+    yg_release(grad_other);
+    yg_release(grad_self);
+    yg_release(other);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MulBackward");
+    return YG_OK;
+}
+
+static void mul__backward_release_saved(yg_node *base)
+{
+    mul__backward *node = (mul__backward *)base;
+
+    yg__saved_release(&node->self);
+    yg__saved_release(&node->other);
+}
+
+const yg_node_vtable yg__mul__backward_vtable = {
+    .name = "MulBackward",
+    .apply = mul__backward_apply,
+    .release_saved = mul__backward_release_saved,
+};
+
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:507] */
+static yg_status div__backward_apply(yg_node *base,
+                                     yg_tensor *const *grads,
+                                     yg_tensor **grad_inputs)
+{
+    div__backward *node = (div__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *other = NULL;
+    yg_tensor *result = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_other = NULL;
+    yg_tensor *mul_tmp0 = NULL;
+    yg_tensor *div_tmp1 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->other, base, &other);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->result, base, &result);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: div(grad, other) */
+        st = yg_div(grad, other, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* other: neg(div(mul(grad, result), other)) */
+        st = yg_mul(grad, result, &mul_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_div(mul_tmp0, other, &div_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_neg(div_tmp1, &grad_other);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_other;
+    grad_other = NULL;
+out:
+    yg_release(div_tmp1);
+    yg_release(mul_tmp0);
+    yg_release(grad_other);
+    yg_release(grad_self);
+    yg_release(result);
+    yg_release(other);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "DivBackward");
+    return YG_OK;
+}
+
+static void div__backward_release_saved(yg_node *base)
+{
+    div__backward *node = (div__backward *)base;
+
+    yg__saved_release(&node->other);
+    yg__saved_release(&node->result);
+}
+
+const yg_node_vtable yg__div__backward_vtable = {
+    .name = "DivBackward",
+    .apply = div__backward_apply,
+    .release_saved = div__backward_release_saved,
+};
+
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:517] */
+static yg_status copy__backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_src = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: mul_scalar(grad, 0) */
+        st = yg_mul_scalar(grad, 0, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* src: grad */
+        grad_src = yg_retain(grad);
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_src;
+    grad_src = NULL;
+out:
+    yg_release(grad_src);
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "CopyBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__copy__backward_vtable = {
+    .name = "CopyBackward",
+    .apply = copy__backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

@@ -112,4 +112,40 @@ typedef struct masked_fill_backward {
 } masked_fill_backward;
 extern const yg_node_vtable yg__masked_fill_backward_vtable;
 
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+typedef struct add__backward {
+    yg_node base;
+    double alpha;
+} add__backward;
+extern const yg_node_vtable yg__add__backward_vtable;
+
+/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+typedef struct sub__backward {
+    yg_node base;
+    double alpha;
+} sub__backward;
+extern const yg_node_vtable yg__sub__backward_vtable;
+
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+typedef struct mul__backward {
+    yg_node base;
+    yg_saved_tensor self;
+    yg_saved_tensor other;
+} mul__backward;
+extern const yg_node_vtable yg__mul__backward_vtable;
+
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+typedef struct div__backward {
+    yg_node base;
+    yg_saved_tensor other;
+    yg_saved_tensor result;
+} div__backward;
+extern const yg_node_vtable yg__div__backward_vtable;
+
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!) */
+typedef struct copy__backward {
+    yg_node base;
+} copy__backward;
+extern const yg_node_vtable yg__copy__backward_vtable;
+
 #endif /* YAGRAD_NODES_POINTWISE_BINARY_H */

@@ -1692,3 +1692,110 @@ const yg_node_vtable yg__clone_backward_vtable = {
     .apply = clone_backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
+
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/derivatives.yaml:511] */
+static yg_status mul_scalar__backward_apply(yg_node *base,
+                                            yg_tensor *const *grads,
+                                            yg_tensor **grad_inputs)
+{
+    mul_scalar__backward *node = (mul_scalar__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: mul_scalar(grad, other) */
+        st = yg_mul_scalar(grad, node->other, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MulScalarBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__mul_scalar__backward_vtable = {
+    .name = "MulScalarBackward",
+    .apply = mul_scalar__backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:514] */
+static yg_status relu__backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    relu__backward *node = (relu__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *result = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->result, base, &result);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: relu_backward(grad, result) */
+        st = yg_relu_backward(grad, result, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(result);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ReluBackward");
+    return YG_OK;
+}
+
+static void relu__backward_release_saved(yg_node *base)
+{
+    relu__backward *node = (relu__backward *)base;
+
+    yg__saved_release(&node->result);
+}
+
+const yg_node_vtable yg__relu__backward_vtable = {
+    .name = "ReluBackward",
+    .apply = relu__backward_apply,
+    .release_saved = relu__backward_release_saved,
+};
+
+/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:521] */
+static yg_status zero__backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: mul_scalar(grad, 0) */
+        st = yg_mul_scalar(grad, 0, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ZeroBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__zero__backward_vtable = {
+    .name = "ZeroBackward",
+    .apply = zero__backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

@@ -294,4 +294,24 @@ typedef struct clone_backward {
 } clone_backward;
 extern const yg_node_vtable yg__clone_backward_vtable;
 
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+typedef struct mul_scalar__backward {
+    yg_node base;
+    double other;
+} mul_scalar__backward;
+extern const yg_node_vtable yg__mul_scalar__backward_vtable;
+
+/* relu_(Tensor(a!) self) -> Tensor(a!) */
+typedef struct relu__backward {
+    yg_node base;
+    yg_saved_tensor result;
+} relu__backward;
+extern const yg_node_vtable yg__relu__backward_vtable;
+
+/* zero_(Tensor(a!) self) -> Tensor(a!) */
+typedef struct zero__backward {
+    yg_node base;
+} zero__backward;
+extern const yg_node_vtable yg__zero__backward_vtable;
+
 #endif /* YAGRAD_NODES_POINTWISE_UNARY_H */
