@@ -56,6 +56,8 @@ char *gen_emit_generated_int_h(const gen_model *model)
                 "    const char *location;      /* \"specs/derivatives.yaml:42\" */\n"
                 "    int n_inputs;              /* differentiable inputs */\n"
                 "    const char *const *inputs; /* their names, in edge order */\n"
+                "    const char *no_double_backward; /* why its formulas are not\n"
+                "                                       differentiable; NULL: they are */\n"
                 "} yg_derivative_info;\n\n"
                 "extern const yg_op_info yg__ops[];\n"
                 "extern const int32_t yg__ops_count;\n"
@@ -141,6 +143,11 @@ char *gen_emit_registry_c(const gen_model *model)
             gen_sb_printf(&sb, "        .inputs = %s_derivative_inputs,\n", d->op->cname);
         else
             gen_sb_puts(&sb, "        .inputs = NULL,\n");
+        if (d->no_double_backward != NULL) {
+            gen_sb_puts(&sb, "        .no_double_backward = ");
+            put_literal(&sb, d->no_double_backward);
+            gen_sb_puts(&sb, ",\n");
+        }
         gen_sb_puts(&sb, "    },\n");
         n_derivs++;
     }

@@ -216,6 +216,7 @@ typedef struct gen_deriv {
     gen_formula *formulas; /* in signature order after resolution */
     int n_formulas;
     int n_groups;
+    char *no_double_backward; /* double_backward: not_implemented("why"): why */
     bool has_output_diff;  /* output_differentiability was given */
     bool *output_diff;     /* one per return */
     int n_output_diff;

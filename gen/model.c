@@ -476,6 +476,7 @@ void gen_model_free_op(gen_op *op)
 static void free_deriv(gen_deriv *d)
 {
     free(d->name_text);
+    free(d->no_double_backward);
     for (int i = 0; i < d->n_formulas; i++) {
         free(d->formulas[i].input);
         free(d->formulas[i].expr);

@@ -515,6 +515,15 @@ static void load_deriv_entry(loader *l, yaml_node_t *entry, gen_deriv *d)
             }
         } else if (strcmp(key, "output_differentiability") == 0) {
             load_output_differentiability(l, v, d);
+        } else if (strcmp(key, "double_backward") == 0) {
+            /* The only value: this entry's formulas are not differentiable
+             * themselves (they call an op without a derivative); the
+             * gradgradcheck test skips it and checks that it really fails. */
+            const char *s = scalar_value(l, v, key);
+            if (s != NULL && !parse_not_implemented(l, s, value_loc(l->file, v),
+                                                    &d->no_double_backward))
+                gen_error_in(l->entry, value_loc(l->file, v),
+                             "'double_backward' takes only not_implemented(\"why\"), not '%s'", s);
         } else {
             load_formula_key(l, d, &cap, key, kn, v);
         }

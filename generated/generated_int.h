@@ -403,6 +403,8 @@ typedef struct yg_derivative_info {
     const char *location;      /* "specs/derivatives.yaml:42" */
     int n_inputs;              /* differentiable inputs */
     const char *const *inputs; /* their names, in edge order */
+    const char *no_double_backward; /* why its formulas are not
+                                       differentiable; NULL: they are */
 } yg_derivative_info;
 
 extern const yg_op_info yg__ops[];

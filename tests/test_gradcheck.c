@@ -24,6 +24,7 @@ typedef struct input_spec {
     int64_t sizes[4];
     double lo, hi; /* value range (integers for YG_INT64 inputs) */
     yg_dtype dtype; /* YG_FLOAT64 inputs require grad; YG_INT64 ones do not */
+    bool constant;  /* a float64 input that does not require grad */
 } input_spec;
 
 typedef yg_status (*sample_fn)(yg_tensor *const *x, yg_tensor **out);
@@ -36,8 +37,10 @@ typedef struct sample {
     sample_fn fn;
 } sample;
 
-#define F64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_FLOAT64}
-#define I64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_INT64}
+#define F64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_FLOAT64, false}
+#define I64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_INT64, false}
+/* A float64 input of a non_differentiable argument. */
+#define C64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_FLOAT64, true}
 
 /* ---- sample functions ---- */
 static yg_status f_add(yg_tensor *const *x, yg_tensor **o) { return yg_add(x[0], x[1], 2.5, o); }
@@ -461,6 +464,9 @@ INPLACE_SAMPLE(f_relu_, yg_relu_(self, &same))
 INPLACE_SAMPLE(f_copy_, yg_copy_(self, x[1], &same))
 INPLACE_SAMPLE(f_zero_, yg_zero_(self, &same))
 
+static yg_status f_relu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_relu_backward(x[0], x[1], o); }
+static yg_status f_pow_bw(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward(x[0], x[1], 2.5, o); }
+
 static const sample samples[] = {
     {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add},
     {"add", "0-dim + [2, 2]", 2, {F64(-1, 1, 0, 0), F64(-1, 1, 2, 2, 2)}, f_add},
@@ -633,6 +639,8 @@ static const sample samples[] = {
     {"relu_", "into a copy", 1, {F64(-1, 1, 2, 3, 4)}, f_relu_},
     {"copy_", "broadcast src into a copy", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_copy_},
     {"zero_", "a copy", 1, {F64(-1, 1, 2, 2, 3)}, f_zero_},
+    {"relu_backward", "output of mixed signs", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 2, 2, 3)}, f_relu_bw},
+    {"pow_backward", "exponent 2.5, positive self", 2, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_pow_bw},
 };
 #define N_SAMPLES ((int)(sizeof samples / sizeof samples[0]))
 
@@ -650,7 +658,8 @@ static yg_tensor *make_input(const input_spec *s, uint64_t seed)
         return t;
     }
     t = yg_test_rand(YG_FLOAT64, s->sizes, s->ndim, s->lo, s->hi, seed);
-    YG_CHECK(yg_tensor_set_requires_grad(t, true));
+    if (!s->constant)
+        YG_CHECK(yg_tensor_set_requires_grad(t, true));
     return t;
 }
 
@@ -711,7 +720,7 @@ static int check_sample(const sample *s, uint64_t seed)
         yg_tensor *g = NULL;
         double *gv, *data;
         int64_t n = yg_tensor_numel(x[i]);
-        if (s->in[i].dtype != YG_FLOAT64)
+        if (s->in[i].dtype != YG_FLOAT64 || s->in[i].constant)
             continue;
         YG_CHECK(yg_tensor_grad(x[i], &g));
         if (g == NULL) {
@@ -789,12 +798,233 @@ static void test_every_derivative_matches_finite_differences(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* ---- gradgradcheck ----
+ * For a sample y = f(x) with cotangent v (itself an input here), the
+ * first-order gradients G(x, v) = d<v, f(x)>/dx are computed with
+ * create_graph, reduced with random weights w to L2 = sum(w * G), and the
+ * gradient of L2 with respect to x and v is compared with central
+ * differences of L2 (recomputing G without create_graph each time). */
+
+typedef struct gg_case {
+    const sample *s;
+    yg_tensor *x[MAX_IN];
+    yg_tensor *v;
+    int n_diff;              /* float inputs that get a first-order gradient */
+    int diff[MAX_IN];        /* their indices in x */
+    yg_tensor *w[MAX_IN];    /* weights, one per diff input */
+} gg_case;
+
+/* L2 with or without create_graph; out is L2 (a 0-dim tensor). */
+static yg_status gg_l2(const gg_case *c, bool create_graph, yg_tensor **out)
+{
+    yg_tensor *y = NULL, *g[MAX_IN] = {0}, *acc = NULL;
+    const yg_tensor *inputs[MAX_IN];
+    yg_status st;
+
+    *out = NULL;
+    for (int i = 0; i < c->n_diff; i++)
+        inputs[i] = c->x[c->diff[i]];
+    st = c->s->fn((yg_tensor *const *)c->x, &y);
+    if (st == YG_OK)
+        st = yg_grad((const yg_tensor *const *)&y, 1, (const yg_tensor *const *)&c->v, inputs,
+                     c->n_diff, false, create_graph, true, g);
+    for (int i = 0; i < c->n_diff && st == YG_OK; i++) {
+        yg_tensor *prod = NULL, *part = NULL, *sum = NULL;
+        if (g[i] == NULL)
+            continue;
+        st = yg_mul(g[i], c->w[i], &prod);
+        if (st == YG_OK)
+            st = yg_sum(prod, &part);
+        if (st == YG_OK && acc != NULL)
+            st = yg_add(acc, part, 1.0, &sum);
+        else if (st == YG_OK)
+            sum = yg_retain(part);
+        yg_release(prod);
+        yg_release(part);
+        yg_release(acc);
+        acc = sum;
+    }
+    for (int i = 0; i < c->n_diff; i++)
+        yg_release(g[i]);
+    yg_release(y);
+    if (st == YG_OK && acc == NULL)
+        st = yg_tensor_scalar(0.0, YG_FLOAT64, &acc);
+    if (st == YG_OK)
+        *out = acc;
+    else
+        yg_release(acc);
+    return st;
+}
+
+static double gg_value(const gg_case *c)
+{
+    yg_tensor *l2 = NULL;
+    double v = 0;
+    YG_CHECK(gg_l2(c, false, &l2));
+    YG_CHECK(yg_tensor_item(l2, &v));
+    yg_release(l2);
+    return v;
+}
+
+static void gg_setup(gg_case *c, const sample *s, uint64_t seed)
+{
+    yg_tensor *y = NULL, *g[MAX_IN] = {0};
+    const yg_tensor *inputs[MAX_IN];
+    int n_float = 0, idx[MAX_IN];
+
+    memset(c, 0, sizeof *c);
+    c->s = s;
+    for (int i = 0; i < s->n_inputs; i++) {
+        c->x[i] = make_input(&s->in[i], seed + (uint64_t)i);
+        if (s->in[i].dtype == YG_FLOAT64 && !s->in[i].constant) {
+            idx[n_float] = i;
+            inputs[n_float++] = c->x[i];
+        }
+    }
+    YG_CHECK(s->fn(c->x, &y));
+    c->v = yg_test_rand(YG_FLOAT64, yg_tensor_sizes(y), yg_tensor_ndim(y), -1, 1, seed + 99);
+    YG_CHECK(yg_tensor_set_requires_grad(c->v, true));
+    YG_CHECK(yg_grad((const yg_tensor *const *)&y, 1, (const yg_tensor *const *)&c->v, inputs,
+                     n_float, false, false, true, g));
+    for (int i = 0; i < n_float; i++) {
+        if (g[i] == NULL)
+            continue;
+        c->diff[c->n_diff] = idx[i];
+        c->w[c->n_diff] = yg_test_rand(YG_FLOAT64, yg_tensor_sizes(g[i]), yg_tensor_ndim(g[i]),
+                                       -1, 1, seed + 200 + (uint64_t)i);
+        c->n_diff++;
+        yg_release(g[i]);
+    }
+    yg_release(y);
+}
+
+static void gg_teardown(gg_case *c)
+{
+    for (int i = 0; i < MAX_IN; i++) {
+        yg_release(c->x[i]);
+        yg_release(c->w[i]);
+    }
+    yg_release(c->v);
+}
+
+/* Returns failures; *unsupported set when double backward reports
+ * YG_ERR_NOT_IMPLEMENTED (an op without a formula was reached). */
+static int gradgradcheck_sample(const sample *s, uint64_t seed, bool *unsupported)
+{
+    const double eps = 1e-6, atol = 1e-5, rtol = 1e-3;
+    gg_case c;
+    yg_tensor *l2 = NULL, *h[MAX_IN + 1] = {0};
+    const yg_tensor *wrt[MAX_IN + 1];
+    int n_wrt = 0, failures = 0;
+    yg_status st;
+
+    *unsupported = false;
+    gg_setup(&c, s, seed);
+    if (c.n_diff == 0) {
+        gg_teardown(&c);
+        return 0;
+    }
+    for (int i = 0; i < c.n_diff; i++)
+        wrt[n_wrt++] = c.x[c.diff[i]];
+    wrt[n_wrt++] = c.v;
+    st = gg_l2(&c, true, &l2);
+    if (st == YG_OK && !yg_tensor_requires_grad(l2))
+        st = YG_OK; /* G does not depend on x or v: all second derivatives 0 */
+    else if (st == YG_OK)
+        st = yg_grad((const yg_tensor *const *)&l2, 1, NULL, wrt, n_wrt, false, false, true, h);
+    if (st == YG_ERR_NOT_IMPLEMENTED) {
+        *unsupported = true;
+        goto out;
+    }
+    if (st != YG_OK) {
+        print_error("%s (%s): double backward failed: %s\n", s->op, s->what, yg_last_error());
+        failures++;
+        goto out;
+    }
+    for (int k = 0; k < n_wrt && failures == 0; k++) {
+        yg_tensor *t = (yg_tensor *)wrt[k];
+        double *data = yg_tensor_data(t), *hv = h[k] ? yg_test_values(h[k]) : NULL;
+        for (int64_t e = 0; e < yg_tensor_numel(t); e++) {
+            double orig = data[e], lp, lm, numeric, analytic = hv ? hv[e] : 0;
+            data[e] = orig + eps;
+            lp = gg_value(&c);
+            data[e] = orig - eps;
+            lm = gg_value(&c);
+            data[e] = orig;
+            numeric = (lp - lm) / (2 * eps);
+            if (fabs(numeric - analytic) > atol + rtol * fabs(numeric)) {
+                print_error("%s (%s): second derivative wrt %s%d [%lld]: analytic %.10g, "
+                            "numeric %.10g\n",
+                            s->op, s->what, k == n_wrt - 1 ? "grad" : "input ",
+                            k == n_wrt - 1 ? 0 : c.diff[k], (long long)e, analytic, numeric);
+                failures++;
+                break;
+            }
+        }
+        free(hv);
+    }
+out:
+    for (int k = 0; k < n_wrt; k++)
+        yg_release(h[k]);
+    yg_release(l2);
+    gg_teardown(&c);
+    return failures;
+}
+
+static void test_every_double_differentiable_derivative_passes_gradgradcheck(void **state)
+{
+    int failures = 0;
+    (void)state;
+    for (int i = 0; i < N_SAMPLES; i++) {
+        const yg_derivative_info *entry = entry_of(&samples[i]);
+        bool unsupported;
+        if (entry == NULL || entry->n_inputs == 0 || entry->no_double_backward != NULL)
+            continue;
+        failures += gradgradcheck_sample(&samples[i], 5000 + (uint64_t)i * 13, &unsupported);
+        if (unsupported) {
+            print_error("%s (%s, %s): double backward is not implemented (%s); implement it or "
+                        "mark the entry with double_backward: not_implemented(\"why\")\n",
+                        samples[i].op, samples[i].what, entry->location, yg_last_error());
+            failures++;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+static void test_double_backward_marks_are_not_stale(void **state)
+{
+    int stale = 0;
+    (void)state;
+    for (int32_t d = 0; d < yg__derivatives_count; d++) {
+        bool any_unsupported = false;
+        if (yg__derivatives[d].no_double_backward == NULL)
+            continue;
+        for (int i = 0; i < N_SAMPLES; i++) {
+            bool unsupported;
+            if (strcmp(samples[i].op, yg__derivatives[d].name) != 0)
+                continue;
+            (void)gradgradcheck_sample(&samples[i], 7000 + (uint64_t)i, &unsupported);
+            any_unsupported |= unsupported;
+        }
+        if (!any_unsupported) {
+            print_error("%s (%s) is marked double_backward: not_implemented(\"%s\") but its "
+                        "double backward runs: remove the mark\n",
+                        yg__derivatives[d].name, yg__derivatives[d].location,
+                        yg__derivatives[d].no_double_backward);
+            stale++;
+        }
+    }
+    assert_int_equal(stale, 0);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_derivative_has_a_sample),
         cmocka_unit_test(test_every_sample_names_a_derivative),
         cmocka_unit_test(test_every_derivative_matches_finite_differences),
+        cmocka_unit_test(test_every_double_differentiable_derivative_passes_gradgradcheck),
+        cmocka_unit_test(test_double_backward_marks_are_not_stale),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

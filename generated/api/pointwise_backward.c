@@ -193,27 +193,68 @@ static const relu_backward_fn relu_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records ReluBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status relu_backward_record(const yg_tensor *grad_output,
+                                      const yg_tensor *output,
+                                      yg_tensor *result)
+{
+    yg_node *base = NULL;
+    relu_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__relu_backward_backward_vtable,
+                      sizeof(relu_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (relu_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->output, output, false, 0, "output");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
  * [specs/native_functions.yaml:417] */
 yg_status yg_relu_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
-    const yg_tensor *inputs[2] = {grad_output, output};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     relu_backward_fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("relu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("relu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("relu_backward", "output", output));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "relu_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = relu_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "relu_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, output, out);
+    st = kernel(grad_output, output, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = relu_backward_record(grad_output, output, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*pow_backward_fn)(const yg_tensor *grad_output,
@@ -226,6 +267,47 @@ static const pow_backward_fn pow_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records PowBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status pow_backward_record(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     double exponent,
+                                     yg_tensor *result)
+{
+    yg_node *base = NULL;
+    pow_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__pow_backward_backward_vtable,
+                      sizeof(pow_backward_backward),
+                      2,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (pow_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->exponent = exponent;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
  * [specs/native_functions.yaml:421] */
 yg_status yg_pow_backward(const yg_tensor *grad_output,
@@ -234,22 +316,32 @@ yg_status yg_pow_backward(const yg_tensor *grad_output,
                           yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
+    yg_tensor *result = NULL;
     yg_device dev;
     pow_backward_fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("pow_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "pow_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = pow_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "pow_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, exponent, out);
+    st = kernel(grad_output, self, exponent, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = pow_backward_record(grad_output, self, exponent, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*gelu_backward_fn)(const yg_tensor *grad_output,

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:433] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:448] */
 static yg_status tanh_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -86,7 +86,7 @@ const yg_node_vtable yg__tanh_backward_backward_vtable = {
     .release_saved = tanh_backward_backward_release_saved,
 };
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:437] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:452] */
 static yg_status sigmoid_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -168,7 +168,7 @@ const yg_node_vtable yg__sigmoid_backward_backward_vtable = {
 };
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/derivatives.yaml:460] */
+ * [specs/derivatives.yaml:478] */
 static yg_status leaky_relu_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -213,7 +213,7 @@ const yg_node_vtable yg__leaky_relu_backward_backward_vtable = {
 };
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/derivatives.yaml:464] */
+ * [specs/derivatives.yaml:482] */
 static yg_status hardtanh_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -258,7 +258,7 @@ const yg_node_vtable yg__hardtanh_backward_backward_vtable = {
 };
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/derivatives.yaml:468] */
+ * [specs/derivatives.yaml:486] */
 static yg_status clamp_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -303,7 +303,7 @@ const yg_node_vtable yg__clamp_backward_backward_vtable = {
 };
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/derivatives.yaml:472] */
+ * [specs/derivatives.yaml:490] */
 static yg_status clamp_min_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -348,7 +348,7 @@ const yg_node_vtable yg__clamp_min_backward_backward_vtable = {
 };
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/derivatives.yaml:476] */
+ * [specs/derivatives.yaml:494] */
 static yg_status clamp_max_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -393,7 +393,7 @@ const yg_node_vtable yg__clamp_max_backward_backward_vtable = {
 };
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:480] */
+ * [specs/derivatives.yaml:498] */
 static yg_status maximum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -444,7 +444,7 @@ const yg_node_vtable yg__maximum_backward_backward_vtable = {
 };
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:485] */
+ * [specs/derivatives.yaml:503] */
 static yg_status minimum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -492,4 +492,125 @@ const yg_node_vtable yg__minimum_backward_backward_vtable = {
     .name = "MinimumBackwardBackward",
     .apply = minimum_backward_backward_apply,
     .release_saved = minimum_backward_backward_release_saved,
+};
+
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:544] */
+static yg_status relu_backward_backward_apply(yg_node *base,
+                                              yg_tensor *const *grads,
+                                              yg_tensor **grad_inputs)
+{
+    relu_backward_backward *node = (relu_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *output = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->output, base, &output);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: relu_backward(grad, output) */
+        st = yg_relu_backward(grad, output, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    yg_release(output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ReluBackwardBackward");
+    return YG_OK;
+}
+
+static void relu_backward_backward_release_saved(yg_node *base)
+{
+    relu_backward_backward *node = (relu_backward_backward *)base;
+
+    yg__saved_release(&node->output);
+}
+
+const yg_node_vtable yg__relu_backward_backward_vtable = {
+    .name = "ReluBackwardBackward",
+    .apply = relu_backward_backward_apply,
+    .release_saved = relu_backward_backward_release_saved,
+};
+
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
+ * [specs/derivatives.yaml:548] */
+static yg_status pow_backward_backward_apply(yg_node *base,
+                                             yg_tensor *const *grads,
+                                             yg_tensor **grad_inputs)
+{
+    pow_backward_backward *node = (pow_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *mul_tmp0 = NULL;
+    yg_tensor *pow_tmp1 = NULL;
+    yg_tensor *mul_scalar_tmp2 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: pow_backward(grad, self, exponent) */
+        st = yg_pow_backward(grad, self, node->exponent, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self:
+         * mul(mul(grad, grad_output), mul_scalar(pow(self, exponent - 2), exponent * (exponent - 1))) */
+        st = yg_mul(grad, grad_output, &mul_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_pow(self, node->exponent - 2, &pow_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(pow_tmp1, node->exponent * (node->exponent - 1), &mul_scalar_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(mul_tmp0, mul_scalar_tmp2, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(mul_scalar_tmp2);
+    yg_release(pow_tmp1);
+    yg_release(mul_tmp0);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "PowBackwardBackward");
+    return YG_OK;
+}
+
+static void pow_backward_backward_release_saved(yg_node *base)
+{
+    pow_backward_backward *node = (pow_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__pow_backward_backward_vtable = {
+    .name = "PowBackwardBackward",
+    .apply = pow_backward_backward_apply,
+    .release_saved = pow_backward_backward_release_saved,
 };

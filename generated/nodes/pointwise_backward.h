@@ -87,4 +87,20 @@ typedef struct minimum_backward_backward {
 } minimum_backward_backward;
 extern const yg_node_vtable yg__minimum_backward_backward_vtable;
 
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
+typedef struct relu_backward_backward {
+    yg_node base;
+    yg_saved_tensor output;
+} relu_backward_backward;
+extern const yg_node_vtable yg__relu_backward_backward_vtable;
+
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
+typedef struct pow_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    double exponent;
+} pow_backward_backward;
+extern const yg_node_vtable yg__pow_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_POINTWISE_BACKWARD_H */

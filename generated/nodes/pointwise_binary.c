@@ -411,7 +411,7 @@ const yg_node_vtable yg__atan2_backward_vtable = {
     .release_saved = atan2_backward_release_saved,
 };
 
-/* remainder(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:57] */
+/* remainder(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:58] */
 static yg_status remainder_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -484,7 +484,7 @@ const yg_node_vtable yg__remainder_backward_vtable = {
     .release_saved = remainder_backward_release_saved,
 };
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/derivatives.yaml:64] */
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/derivatives.yaml:65] */
 static yg_status pow_tensor_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -550,7 +550,7 @@ const yg_node_vtable yg__pow_tensor_backward_vtable = {
     .release_saved = pow_tensor_backward_release_saved,
 };
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/derivatives.yaml:68] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/derivatives.yaml:70] */
 static yg_status lerp_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -593,7 +593,7 @@ const yg_node_vtable yg__lerp_backward_vtable = {
 };
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/derivatives.yaml:92] */
+ * [specs/derivatives.yaml:94] */
 static yg_status where_scalarother_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -638,7 +638,7 @@ const yg_node_vtable yg__where_scalarother_backward_vtable = {
 };
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:96] */
+ * [specs/derivatives.yaml:98] */
 static yg_status where_scalarself_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -682,7 +682,7 @@ const yg_node_vtable yg__where_scalarself_backward_vtable = {
     .release_saved = where_scalarself_backward_release_saved,
 };
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor  [specs/derivatives.yaml:100] */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor  [specs/derivatives.yaml:102] */
 static yg_status masked_fill_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -727,7 +727,7 @@ const yg_node_vtable yg__masked_fill_backward_vtable = {
 };
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/derivatives.yaml:495] */
+ * [specs/derivatives.yaml:513] */
 static yg_status add__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -768,7 +768,7 @@ const yg_node_vtable yg__add__backward_vtable = {
 };
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/derivatives.yaml:499] */
+ * [specs/derivatives.yaml:517] */
 static yg_status sub__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -808,7 +808,7 @@ const yg_node_vtable yg__sub__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:503] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:521] */
 static yg_status mul__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -868,7 +868,7 @@ const yg_node_vtable yg__mul__backward_vtable = {
     .release_saved = mul__backward_release_saved,
 };
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:507] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:525] */
 static yg_status div__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -938,7 +938,7 @@ const yg_node_vtable yg__div__backward_vtable = {
     .release_saved = div__backward_release_saved,
 };
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:517] */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:535] */
 static yg_status copy__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)

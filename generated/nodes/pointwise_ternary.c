@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor  [specs/derivatives.yaml:72] */
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor  [specs/derivatives.yaml:74] */
 static yg_status lerp_tensor_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -103,7 +103,7 @@ const yg_node_vtable yg__lerp_tensor_backward_vtable = {
 };
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:77] */
+ * [specs/derivatives.yaml:79] */
 static yg_status addcmul_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -182,7 +182,7 @@ const yg_node_vtable yg__addcmul_backward_vtable = {
 };
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:82] */
+ * [specs/derivatives.yaml:84] */
 static yg_status addcdiv_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -270,7 +270,7 @@ const yg_node_vtable yg__addcdiv_backward_vtable = {
     .release_saved = addcdiv_backward_release_saved,
 };
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:87] */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:89] */
 static yg_status where_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)

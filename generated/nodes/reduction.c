@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:266] */
+/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:273] */
 static yg_status sum_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__sum_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:269] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:276] */
 static yg_status sum_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -93,7 +93,7 @@ const yg_node_vtable yg__sum_dim_backward_vtable = {
     .release_saved = sum_dim_backward_release_saved,
 };
 
-/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:272] */
+/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:279] */
 static yg_status mean_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -130,7 +130,7 @@ const yg_node_vtable yg__mean_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:275] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:282] */
 static yg_status mean_dim_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -175,7 +175,7 @@ const yg_node_vtable yg__mean_dim_backward_vtable = {
     .release_saved = mean_dim_backward_release_saved,
 };
 
-/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:278] */
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:285] */
 static yg_status prod_dim_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -225,7 +225,7 @@ const yg_node_vtable yg__prod_dim_backward_vtable = {
     .release_saved = prod_dim_backward_release_saved,
 };
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:281] */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:289] */
 static yg_status amax_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -282,7 +282,7 @@ const yg_node_vtable yg__amax_backward_vtable = {
     .release_saved = amax_backward_release_saved,
 };
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:284] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:293] */
 static yg_status amin_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -340,7 +340,7 @@ const yg_node_vtable yg__amin_backward_vtable = {
 };
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:311] */
+ * [specs/derivatives.yaml:321] */
 static yg_status var_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -392,7 +392,7 @@ const yg_node_vtable yg__var_backward_vtable = {
 };
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:315] */
+ * [specs/derivatives.yaml:325] */
 static yg_status std_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -460,7 +460,7 @@ const yg_node_vtable yg__std_backward_vtable = {
 };
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:318] */
+ * [specs/derivatives.yaml:328] */
 static yg_status norm_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -519,7 +519,7 @@ const yg_node_vtable yg__norm_backward_vtable = {
 };
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:321] */
+ * [specs/derivatives.yaml:332] */
 static yg_status logsumexp_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -576,7 +576,7 @@ const yg_node_vtable yg__logsumexp_backward_vtable = {
     .release_saved = logsumexp_backward_release_saved,
 };
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:419] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:431] */
 static yg_status softmax_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -620,7 +620,7 @@ const yg_node_vtable yg__softmax_backward_vtable = {
     .release_saved = softmax_backward_release_saved,
 };
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:426] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:439] */
 static yg_status log_softmax_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -665,7 +665,7 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
 };
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:429] */
+ * [specs/derivatives.yaml:443] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -717,7 +717,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/derivatives.yaml:441] */
+ * [specs/derivatives.yaml:456] */
 static yg_status max_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -779,7 +779,7 @@ const yg_node_vtable yg__max_pool2d_backward_vtable = {
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:444] */
+ * [specs/derivatives.yaml:460] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -832,7 +832,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
     .release_saved = avg_pool2d_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:451] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:467] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
