@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "autograd/node.h"
 #include "testutil.h"
 
 #define YG_RETURN_IF_ERROR_TEST(expr)                                                              \
@@ -636,6 +637,26 @@ static void test_copy_into_a_view_sends_gradient_to_the_source(void **state)
     yg_release(src);
 }
 
+static void test_inplace_on_a_view_from_a_multi_output_op_is_refused(void **state)
+{
+    /* No public op returns several views yet (split/chunk/unbind need
+     * list returns); the generated wrapper of such an op marks each output
+     * with yg__make_view(out, self, "<op>"), which this drives directly. */
+    const int64_t s[] = {2, 2};
+    const double v[] = {1, 2, 3, 4};
+    yg_tensor *x = leaf(s, 2, v), *b = NULL, *part = NULL, *out = NULL;
+    (void)state;
+    YG_CHECK(yg_mul_scalar(x, 1.0, &b));
+    YG_CHECK(yg_select(b, 0, 0, &part));
+    YG_CHECK(yg__make_view(part, b, "unbind"));
+    YG_EXPECT_ERROR(yg_mul_scalar_(part, 2.0, &out), YG_ERR_AUTOGRAD, "mul_:",
+                    "one of several views returned by unbind", "clone it first");
+    assert_null(out);
+    yg_release(part);
+    yg_release(b);
+    yg_release(x);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -669,6 +690,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_inplace_on_a_non_leaf_uses_the_old_value),
         cmocka_unit_test(test_inplace_on_a_view_rewrites_the_base_history),
         cmocka_unit_test(test_copy_into_a_view_sends_gradient_to_the_source),
+        cmocka_unit_test(test_inplace_on_a_view_from_a_multi_output_op_is_refused),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

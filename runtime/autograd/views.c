@@ -70,9 +70,9 @@ yg_status yg__check_inplace(const char *op, const yg_tensor *self)
         return YG_OK;
     if (m->grad_fn == NULL && m->requires_grad && m->view_base == NULL)
         return yg__fail(YG_ERR_AUTOGRAD,
-                        "%s: in-place operation on a leaf tensor that requires grad (self); "
-                        "its .grad would be wrong. Do it under yg_set_grad_enabled(false), or on a "
-                        "clone",
+                        "%s: in-place operation on a leaf tensor that requires grad (self) "
+                        "would make its .grad wrong; do it under yg_set_grad_enabled(false), or "
+                        "on a clone",
                         op);
     if (m->view_base != NULL) {
         const yg_autograd_meta *bm = m->view_base->autograd;
@@ -85,7 +85,7 @@ yg_status yg__check_inplace(const char *op, const yg_tensor *self)
             return yg__fail(YG_ERR_AUTOGRAD,
                             "%s: self is one of several views returned by %s; in-place on it "
                             "is not allowed because the gradients of the other views would be "
-                            "wrong. Clone it first",
+                            "wrong; clone it first",
                             op, m->view_op);
     }
     return YG_OK;

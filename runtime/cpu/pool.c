@@ -484,33 +484,50 @@ yg_status yg__cpu_adaptive_avg_pool2d(const yg_tensor *self,
     return finish(res, self->dtype, out);
 }
 
+/* The common start of the backward kernels that map grad_output back to
+ * planes of self_sizes: checks, a float64 copy of grad_output, and a zeroed
+ * float64 result. */
+static yg_status backward_begin(const char *op,
+                                const yg_tensor *grad_output,
+                                const int64_t *self_sizes,
+                                int64_t self_sizes_len,
+                                pool2d *g,
+                                int64_t *oh,
+                                int64_t *ow,
+                                yg_tensor **go,
+                                yg_tensor **res) {
+    char gbuf[128], sbuf[128];
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(check_input(op, self_sizes, self_sizes_len, grad_output->dtype, g));
+    if (!leading_dims_match(grad_output, self_sizes, self_sizes_len))
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: grad_output %s does not match the leading dims of self_sizes %s", op,
+                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
+                        yg__format_sizes(self_sizes, self_sizes_len, sbuf, sizeof sbuf));
+    *oh = grad_output->sizes[self_sizes_len - 2];
+    *ow = grad_output->sizes[self_sizes_len - 1];
+    st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, go);
+    if (st == YG_OK)
+        st = new_planes(self_sizes, self_sizes_len, g->ih, g->iw, true, res);
+    if (st != YG_OK) {
+        yg_release(*go);
+        *go = NULL;
+    }
+    return st;
+}
+
 yg_status yg__cpu_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                                const int64_t *self_sizes,
                                                int64_t self_sizes_len,
                                                yg_tensor **out) {
     pool2d g;
     yg_tensor *go = NULL, *res = NULL;
-    char gbuf[128], sbuf[128];
-    yg_status st;
+    int64_t oh, ow;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_input(
-        "adaptive_avg_pool2d_backward", self_sizes, self_sizes_len, grad_output->dtype, &g));
-    if (!leading_dims_match(grad_output, self_sizes, self_sizes_len))
-        return yg__fail(YG_ERR_SHAPE,
-                        "adaptive_avg_pool2d_backward: grad_output %s does not match the leading "
-                        "dims of self_sizes %s",
-                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
-                        yg__format_sizes(self_sizes, self_sizes_len, sbuf, sizeof sbuf));
-    int64_t oh = grad_output->sizes[self_sizes_len - 2],
-            ow = grad_output->sizes[self_sizes_len - 1];
-    st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, &go);
-    if (st == YG_OK)
-        st = new_planes(self_sizes, self_sizes_len, g.ih, g.iw, true, &res);
-    if (st != YG_OK) {
-        yg_release(go);
-        return st;
-    }
+    YG_RETURN_IF_ERROR(backward_begin("adaptive_avg_pool2d_backward", grad_output, self_sizes, self_sizes_len, &g, &oh,
+                                      &ow, &go, &res));
     const double *gv = (const double *)yg__tensor_ptr(go);
     double *rv = (double *)yg__tensor_ptr(res);
     for (int64_t p = 0; p < g.planes; p++)
@@ -566,27 +583,11 @@ yg_status yg__cpu_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                               yg_tensor **out) {
     pool2d g;
     yg_tensor *go = NULL, *res = NULL;
-    char gbuf[128], sbuf[128];
-    yg_status st;
+    int64_t oh, ow;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_input(
-        "upsample_nearest2d_backward", self_sizes, self_sizes_len, grad_output->dtype, &g));
-    if (!leading_dims_match(grad_output, self_sizes, self_sizes_len))
-        return yg__fail(YG_ERR_SHAPE,
-                        "upsample_nearest2d_backward: grad_output %s does not match the leading "
-                        "dims of self_sizes %s",
-                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
-                        yg__format_sizes(self_sizes, self_sizes_len, sbuf, sizeof sbuf));
-    int64_t oh = grad_output->sizes[self_sizes_len - 2],
-            ow = grad_output->sizes[self_sizes_len - 1];
-    st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, &go);
-    if (st == YG_OK)
-        st = new_planes(self_sizes, self_sizes_len, g.ih, g.iw, true, &res);
-    if (st != YG_OK) {
-        yg_release(go);
-        return st;
-    }
+    YG_RETURN_IF_ERROR(backward_begin("upsample_nearest2d_backward", grad_output, self_sizes, self_sizes_len, &g, &oh,
+                                      &ow, &go, &res));
     const double *gv = (const double *)yg__tensor_ptr(go);
     double *rv = (double *)yg__tensor_ptr(res);
     for (int64_t p = 0; p < g.planes && g.ih > 0 && g.iw > 0; p++)
