@@ -296,8 +296,12 @@ void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, con
         if (gen_arg_has_len(a))
             args[n++] = gen_xprintf("%s_len", a->name);
     }
-    if (out_name != NULL)
+    if (out_name != NULL && strcmp(out_name, GEN_OUT_LOCALS) == 0) {
+        for (int i = 0; i < op->schema.n_returns; i++)
+            args[n++] = i == 0 ? gen_xstrdup("&result") : gen_xprintf("&result%d", i);
+    } else if (out_name != NULL) {
         args[n++] = gen_xstrdup(out_name);
+    }
     for (int i = 0; out_name == NULL && i < op->schema.n_returns; i++)
         args[n++] = gen_return_cname(op, i);
     gen_emit_wrapped(sb, indent, head, (const char *const *)args, n, tail);

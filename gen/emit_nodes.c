@@ -11,6 +11,7 @@
  * leaves grad_inputs all NULL as node.h requires.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +120,136 @@ static char *comment_text(const char *s)
     return gen_sb_take(&sb);
 }
 
+static int popcount64(uint64_t x)
+{
+    int n = 0;
+
+    for (; x != 0; x &= x - 1)
+        n++;
+    return n;
+}
+
+/* "" for output 0, "1", "2"... otherwise: grad, grad1; result, result1.
+ * Static buffer. */
+static const char *suffix(int i)
+{
+    static char buf[16];
+
+    if (i == 0)
+        return "";
+    snprintf(buf, sizeof(buf), "%d", i);
+    return buf;
+}
+
+/* Multi-output ops: the engine passes NULL for an output whose gradient
+ * is undefined.  A formula is linear in the gradients it reads, so when
+ * all of them are undefined its gradient is zero and it is skipped (left
+ * undefined): " && (grad != NULL || grad1 != NULL)". */
+static void emit_defined_check(gen_sb *sb, uint64_t grads_read, int n_returns)
+{
+    int n = popcount64(grads_read), k = 0;
+
+    if (n == 0)
+        return;
+    gen_sb_puts(sb, n > 1 ? " && (" : " && ");
+    for (int i = 0; i < n_returns; i++) {
+        if (!(grads_read & ((uint64_t)1 << i)))
+            continue;
+        gen_sb_printf(sb, "%sgrad%s != NULL", k++ > 0 ? " || " : "", suffix(i));
+    }
+    if (n > 1)
+        gen_sb_puts(sb, ")");
+}
+
+/* ... and when only some are undefined, the undefined ones are zeros of
+ * their output's recorded dtype and sizes, made for this formula (the
+ * zeros are kept for a later formula that reads them too). */
+static void emit_zero_fill(gen_sb *sb, uint64_t grads_read, int n_returns)
+{
+    for (int i = 0; i < n_returns; i++) {
+        if (!(grads_read & ((uint64_t)1 << i)))
+            continue;
+        const char *sfx = suffix(i);
+        gen_sb_printf(sb,
+                      "        if (grad%s == NULL) {\n"
+                      "            st = yg_tensor_zeros(base->outputs[%d].sizes,\n"
+                      "                                 base->outputs[%d].ndim,\n"
+                      "                                 base->outputs[%d].dtype,\n"
+                      "                                 &zeros_grad%s);\n"
+                      "            if (st != YG_OK)\n                goto out;\n"
+                      "            grad%s = zeros_grad%s;\n"
+                      "        }\n",
+                      sfx, i, i, i, sfx, sfx, sfx);
+    }
+}
+
+/* The comment "input: formula" above a lowered formula, indented 8; a
+ * formula too long for one line goes on the next lines, broken after ", "
+ * to stay within 100 columns. */
+static void emit_formula_comment(gen_sb *sb, const char *input, const char *text)
+{
+    const size_t width = 100 - 11; /* after "         * " */
+
+    if (strlen(input) + strlen(text) + 16 <= 100) {
+        gen_sb_printf(sb, "        /* %s: %s */\n", input, text);
+        return;
+    }
+    gen_sb_printf(sb, "        /* %s:\n", input);
+    const char *p = text;
+    while (*p != '\0') {
+        size_t n = strlen(p);
+        if (n + 3 > width) {
+            /* The last ", " that keeps the line within width, if any. */
+            size_t cut = 0;
+            for (size_t i = 0; i + 2 <= width && p[i] != '\0'; i++)
+                if (p[i] == ',' && p[i + 1] == ' ')
+                    cut = i + 1;
+            if (cut > 0)
+                n = cut;
+        }
+        gen_sb_printf(sb, "         * %.*s%s\n", (int)n, p, p[n] == '\0' ? " */" : "");
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+/* The formula of a key naming several inputs ("self, other: f(...)"),
+ * lead is its first name: run when any of their gradients is wanted; the
+ * lowered call writes every input's gradient (grad_input_mask tells the
+ * callee which are wanted; it may leave the others NULL). */
+static void emit_shared(gen_sb *sb, const gen_deriv *d, const gen_formula *lead)
+{
+    int n_returns = d->op->schema.n_returns;
+    bool check_defined = n_returns > 1 && lead->grads_read != 0;
+    gen_sb key = {0}, cond = {0};
+
+    for (int k = 0; k < lead->group_size; k++) {
+        for (int j = 0; j < d->n_formulas; j++) {
+            const gen_formula *m = &d->formulas[j];
+            if (m->group != lead->group || m->group_index != k)
+                continue;
+            gen_sb_printf(&cond, "%syg__node_needs_grad(base, %d)", k > 0 ? " || " : "",
+                          m->edge);
+            gen_sb_printf(&key, "%s%s", k > 0 ? ", " : "", m->input);
+        }
+    }
+    gen_sb_printf(sb, "    if (%s%s%s", check_defined ? "(" : "", cond.buf,
+                  check_defined ? ")" : "");
+    if (check_defined)
+        emit_defined_check(sb, lead->grads_read, n_returns);
+    gen_sb_puts(sb, ") {\n");
+    char *ct = comment_text(lead->expr);
+    emit_formula_comment(sb, key.buf, ct);
+    if (n_returns > 1 && popcount64(lead->grads_read) > 1)
+        emit_zero_fill(sb, lead->grads_read, n_returns);
+    gen_sb_puts(sb, lead->lowered != NULL ? lead->lowered : "");
+    gen_sb_puts(sb, "    }\n");
+    free(ct);
+    gen_sb_free(&key);
+    gen_sb_free(&cond);
+}
+
 static void emit_apply(gen_sb *sb, const gen_deriv *d)
 {
     const char *cn = d->op->cname;
@@ -132,10 +263,19 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
                   cn, (int)strlen(cn) + 33, "", (int)strlen(cn) + 33, "");
     if (d->n_saves > 0)
         gen_sb_printf(sb, "    %s_backward *node = (%s_backward *)base;\n", cn, cn);
-    if (d->uses_grad)
-        gen_sb_puts(sb, "    yg_tensor *grad = grads[0];\n");
-    else
+    int n_returns = d->op->schema.n_returns;
+    uint64_t zero_filled = 0; /* grads[i] that some formula may need as zeros */
+    for (int j = 0; j < d->n_formulas; j++)
+        if (d->formulas[j].edge >= 0 && popcount64(d->formulas[j].grads_read) > 1)
+            zero_filled |= d->formulas[j].grads_read;
+    for (int i = 0; i < n_returns; i++)
+        if (d->grads_used & ((uint64_t)1 << i))
+            gen_sb_printf(sb, "    yg_tensor *%s%s = grads[%d];\n", "grad", suffix(i), i);
+    if (d->grads_used == 0)
         gen_sb_puts(sb, "    (void)grads;\n");
+    for (int i = 0; i < n_returns; i++)
+        if (zero_filled & ((uint64_t)1 << i))
+            gen_sb_printf(sb, "    yg_tensor *zeros_grad%s = NULL;\n", suffix(i));
     for (int j = 0; j < d->n_saves; j++)
         if (d->saves[j].kind == GEN_SAVE_TENSOR)
             gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->saves[j].field);
@@ -157,6 +297,12 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         const gen_formula *f = &d->formulas[j];
         if (f->edge < 0)
             continue;
+        if (f->expr != NULL && f->group_size > 1) {
+            /* A key naming several inputs: one call at its first name. */
+            if (f->group_index == 0)
+                emit_shared(sb, d, f);
+            continue;
+        }
         if (f->not_implemented) {
             gen_sb_printf(sb,
                           "    if (yg__node_needs_grad(base, %d)) {\n"
@@ -168,11 +314,13 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
             continue;
         }
         char *ct = comment_text(f->expr);
-        gen_sb_printf(sb, "    if (yg__node_needs_grad(base, %d)) {\n", f->edge);
-        if (strlen(f->input) + strlen(ct) + 16 > 100)
-            gen_sb_printf(sb, "        /* %s:\n         * %s */\n", f->input, ct);
-        else
-            gen_sb_printf(sb, "        /* %s: %s */\n", f->input, ct);
+        gen_sb_printf(sb, "    if (yg__node_needs_grad(base, %d)", f->edge);
+        if (n_returns > 1)
+            emit_defined_check(sb, f->grads_read, n_returns);
+        gen_sb_puts(sb, ") {\n");
+        emit_formula_comment(sb, f->input, ct);
+        if (n_returns > 1 && popcount64(f->grads_read) > 1)
+            emit_zero_fill(sb, f->grads_read, n_returns);
         gen_sb_puts(sb, f->lowered != NULL ? f->lowered : "");
         gen_sb_puts(sb, "    }\n");
         free(ct);
@@ -189,6 +337,7 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
     bool jumps = false;
     for (int j = 0; j < d->n_saves; j++)
         jumps |= d->saves[j].kind == GEN_SAVE_TENSOR;
+    jumps |= zero_filled != 0;
     for (int j = 0; j < d->n_formulas; j++)
         jumps |= d->formulas[j].not_implemented ||
                  (d->formulas[j].lowered != NULL &&
@@ -197,6 +346,9 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         gen_sb_puts(sb, "out:\n");
     for (int j = d->n_temps - 1; j >= 0; j--)
         gen_sb_printf(sb, "    yg_release(%s);\n", d->temps[j]);
+    for (int i = n_returns - 1; i >= 0; i--)
+        if (zero_filled & ((uint64_t)1 << i))
+            gen_sb_printf(sb, "    yg_release(zeros_grad%s);\n", suffix(i));
     for (int j = d->n_formulas - 1; j >= 0; j--)
         if (d->formulas[j].edge >= 0)
             gen_sb_printf(sb, "    yg_release(%s);\n", d->formulas[j].grad_name);

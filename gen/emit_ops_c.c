@@ -41,6 +41,39 @@ static bool record_needs_arg(const gen_deriv *d, int i)
     return false;
 }
 
+/* Whether the record function needs output i: it gets history (a
+ * differentiable output) or is saved. */
+static bool record_needs_output(const gen_deriv *d, int i)
+{
+    if (d->output_diff[i])
+        return true;
+    for (int j = 0; j < d->n_saves; j++)
+        if (d->saves[j].arg_index < 0 && d->saves[j].output_nr == i)
+            return true;
+    return false;
+}
+
+/* The local holding output i in a wrapper with a derivative: result,
+ * result1, ...  Caller frees. */
+static char *result_local(int i)
+{
+    return i == 0 ? gen_xstrdup("result") : gen_xprintf("result%d", i);
+}
+
+/* Multi-output ops: whether output i becomes history of the node, as a C
+ * condition: a differentiable output that is floating (an integer output,
+ * such as indices, never carries a gradient).  Caller frees. */
+static char *gets_history(const gen_op *op, int i)
+{
+    char *local = result_local(i);
+    char *cond = op->deriv->output_diff[i]
+                     ? gen_xprintf("yg__dtype_is_floating(yg_tensor_dtype(%s))", local)
+                     : gen_xstrdup("false");
+
+    free(local);
+    return cond;
+}
+
 static void emit_check_prologue(gen_sb *sb, const gen_op *op)
 {
     for (int i = 0; i < op->schema.n_returns; i++) {
@@ -162,11 +195,18 @@ static void emit_record(gen_sb *sb, const gen_op *op)
         c += width;
     }
     gen_params_free(&all);
-    params.decls = gen_xrealloc(params.decls, (size_t)(params.n + 1) * sizeof(char *));
-    params.comments = gen_xrealloc(params.comments, (size_t)(params.n + 1) * sizeof(char *));
-    params.decls[params.n] = gen_xstrdup(inplace ? "yg_node **node_out" : "yg_tensor *result");
-    params.comments[params.n] = NULL;
-    params.n++;
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        if (!inplace && !record_needs_output(d, i))
+            continue;
+        char *local = result_local(i);
+        params.decls = gen_xrealloc(params.decls, (size_t)(params.n + 1) * sizeof(char *));
+        params.comments = gen_xrealloc(params.comments, (size_t)(params.n + 1) * sizeof(char *));
+        params.decls[params.n] =
+            inplace ? gen_xstrdup("yg_node **node_out") : gen_xprintf("yg_tensor *%s", local);
+        params.comments[params.n] = NULL;
+        params.n++;
+        free(local);
+    }
 
     if (inplace)
         gen_sb_printf(sb,
@@ -177,9 +217,16 @@ static void emit_record(gen_sb *sb, const gen_op *op)
                       " * The caller saves result and rebases %s's history on the node. */\n",
                       display, op->schema.args[0].name, op->schema.args[0].name,
                       op->schema.args[0].name, op->schema.args[0].name);
-    else
+    else if (op->schema.n_returns == 1)
         gen_sb_printf(sb,
                       "/* Records %s as the history of result: one edge per differentiable\n"
+                      " * input and the values its formulas read, each saved only when a\n"
+                      " * gradient that reads it is wanted. */\n",
+                      display);
+    else
+        gen_sb_printf(sb,
+                      "/* Records %s as the history of every differentiable floating\n"
+                      " * output (output i is slot i of the node): one edge per differentiable\n"
                       " * input and the values its formulas read, each saved only when a\n"
                       " * gradient that reads it is wanted. */\n",
                       display);
@@ -196,11 +243,13 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     char *a0 = gen_xprintf("&yg__%s_backward_vtable", op->cname);
     char *a1 = gen_xprintf("sizeof(%s_backward)", op->cname);
     char *a2 = gen_xprintf("%d", d->n_edges);
-    const char *nargs[] = {a0, a1, a2, "1", "&base"};
+    char *a3 = gen_xprintf("%d", op->schema.n_returns);
+    const char *nargs[] = {a0, a1, a2, a3, "&base"};
     gen_emit_wrapped(sb, "    ", "st = yg__node_new(", nargs, 5, ");");
     free(a0);
     free(a1);
     free(a2);
+    free(a3);
     gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
     if (saves_here)
         gen_sb_printf(sb, "    node = (%s_backward *)base;\n", op->cname);
@@ -213,10 +262,26 @@ static void emit_record(gen_sb *sb, const gen_op *op)
                       d->formulas[j].edge, d->formulas[j].input);
     }
     emit_saves(sb, op, inplace ? SAVES_BUT_RESULT : SAVES_ALL);
-    if (inplace)
+    if (inplace) {
         gen_sb_puts(sb, "    *node_out = yg__node_retain(base);\n    st = YG_OK;\nout:\n");
-    else
+    } else if (op->schema.n_returns == 1) {
         gen_sb_puts(sb, "    st = yg__set_history(result, base, 0);\nout:\n");
+    } else {
+        for (int i = 0; i < op->schema.n_returns; i++) {
+            if (!d->output_diff[i])
+                continue;
+            char *cond = gets_history(op, i);
+            char *local = result_local(i);
+            gen_sb_printf(sb,
+                          "    if (%s) {\n"
+                          "        st = yg__set_history(%s, base, %d);\n"
+                          "        if (st != YG_OK)\n            goto out;\n    }\n",
+                          cond, local, i);
+            free(cond);
+            free(local);
+        }
+        gen_sb_puts(sb, "    st = YG_OK;\nout:\n");
+    }
     if (old_copy != NULL)
         gen_sb_printf(sb, "    yg_release(%s_before);\n", old_copy);
     gen_sb_puts(sb, "    yg__node_release(base);\n    return st;\n}\n\n");
@@ -261,10 +326,30 @@ static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
                               ind);
                 break;
             }
-            gen_sb_printf(sb,
-                          "%sst = yg__saved_save(&node->%s, %s, %s, 0, \"%s\");\n"
-                          "%sif (st != YG_OK)\n%s    goto out;\n",
-                          ind, s->field, s->arg, a == NULL ? "true" : "false", s->arg, ind, ind);
+            if (a != NULL || op->schema.n_returns == 1) {
+                gen_sb_printf(sb,
+                              "%sst = yg__saved_save(&node->%s, %s, %s, 0, \"%s\");\n"
+                              "%sif (st != YG_OK)\n%s    goto out;\n",
+                              ind, s->field, s->arg, a == NULL ? "true" : "false", s->arg, ind,
+                              ind);
+                break;
+            }
+            /* An output is saved without its history (no cycle) when it
+             * has history; one without (not differentiable, or integer)
+             * is saved as a plain value. */
+            char *cond = gets_history(op, s->output_nr);
+            char *head = gen_xprintf("%sst = yg__saved_save(", ind);
+            char *a0 = gen_xprintf("&node->%s", s->field);
+            char *a3 = gen_xprintf("%d", s->output_nr);
+            char *a4 = gen_xprintf("\"results[%d]\"", s->output_nr);
+            const char *sargs[] = {a0, s->arg, cond, a3, a4};
+            gen_emit_wrapped(sb, "", head, sargs, 5, ");");
+            gen_sb_printf(sb, "%sif (st != YG_OK)\n%s    goto out;\n", ind, ind);
+            free(cond);
+            free(head);
+            free(a0);
+            free(a3);
+            free(a4);
             break;
         case GEN_SAVE_SIZES:
             if (nullable)
@@ -311,16 +396,18 @@ static bool returns_view(const gen_op *op)
 }
 
 /* Marks each view output as a view of its base (autograd/views.c needs it
- * when the view is later written in place).  result names the single
- * output's local; NULL: the outputs are the out-parameters themselves. */
-static void emit_make_views(gen_sb *sb, const gen_op *op, const char *result)
+ * when the view is later written in place).  With locals, the outputs
+ * are in result, result1...; without, they are the out-parameters. */
+static void emit_make_views(gen_sb *sb, const gen_op *op, bool locals)
 {
+    const char *result = locals ? "result" : NULL;
+
     for (int i = 0; i < op->schema.n_returns; i++) {
         const gen_arg *src = view_source(op, i);
         if (src == NULL)
             continue;
         char *name = gen_return_cname(op, i);
-        char *target = result != NULL ? gen_xstrdup(result) : gen_xprintf("*%s", name);
+        char *target = result != NULL ? result_local(i) : gen_xprintf("*%s", name);
         char *multi = op->schema.n_returns > 1 ? gen_xprintf("\"%s\"", op->display)
                                                 : gen_xstrdup("NULL");
         if (result == NULL && i > 0)
@@ -421,8 +508,11 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     gen_sb_free(&inputs);
     bool inplace = record && op->form == GEN_FORM_INPLACE;
     bool views = returns_view(op);
-    if (record)
-        gen_sb_puts(sb, "    yg_tensor *result = NULL;\n");
+    for (int i = 0; record && i < op->schema.n_returns; i++) {
+        char *local = result_local(i);
+        gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", local);
+        free(local);
+    }
     if (inplace)
         gen_sb_puts(sb, "    yg_node *base = NULL;\n");
     gen_sb_printf(sb, "    yg_device dev;\n    %s_fn kernel;\n", op->cname);
@@ -483,14 +573,15 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     if (!record) {
         gen_emit_forward_call(sb, "    ", "st = kernel(", op, NULL, ");");
         gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
-        emit_make_views(sb, op, NULL);
+        emit_make_views(sb, op, false);
         gen_sb_puts(sb, "}\n");
         return;
     }
-    gen_emit_forward_call(sb, "    ", "st = kernel(", op, "&result", ");");
+    gen_emit_forward_call(sb, "    ", "st = kernel(", op,
+                          op->schema.n_returns == 1 ? "&result" : GEN_OUT_LOCALS, ");");
     gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
     if (views)
-        emit_make_views(sb, op, "result");
+        emit_make_views(sb, op, true);
     gen_sb_printf(sb, "    if (yg__any_requires_grad(%d, inputs)) {\n        st = %s_record(",
                   n_inputs, op->cname);
     for (int i = 0; i < op->schema.n_args; i++) {
@@ -501,9 +592,30 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
         if (gen_arg_has_len(a))
             gen_sb_printf(sb, "%s_len, ", a->name);
     }
-    gen_sb_puts(sb, "result);\n        if (st != YG_OK)\n            goto out;\n    }\n"
-                    "    *out = result;\n    result = NULL;\nout:\n    yg_release(result);\n"
-                    "    return st;\n}\n");
+    bool first = true;
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        if (!record_needs_output(d, i))
+            continue;
+        char *local = result_local(i);
+        gen_sb_printf(sb, "%s%s", first ? "" : ", ", local);
+        first = false;
+        free(local);
+    }
+    gen_sb_puts(sb, ");\n        if (st != YG_OK)\n            goto out;\n    }\n");
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        char *local = result_local(i);
+        char *name = gen_return_cname(op, i);
+        gen_sb_printf(sb, "    *%s = %s;\n    %s = NULL;\n", name, local, local);
+        free(local);
+        free(name);
+    }
+    gen_sb_puts(sb, "out:\n");
+    for (int i = op->schema.n_returns - 1; i >= 0; i--) {
+        char *local = result_local(i);
+        gen_sb_printf(sb, "    yg_release(%s);\n", local);
+        free(local);
+    }
+    gen_sb_puts(sb, "    return st;\n}\n");
 }
 
 char *gen_emit_api_c(const gen_model *model, gen_family family)

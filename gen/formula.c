@@ -21,10 +21,18 @@
  * second unit of the same shape over doubles with the C math functions
  * declared: an op named `exp` and the math function `exp` cannot share one.
  *
+ * An op with N > 1 returns is declared returning a struct TensorN, and the
+ * formula of a key naming N inputs ("self, other: f(...)") initializes a
+ * TensorN, so clang itself rejects a tuple where a Tensor is expected and
+ * the reverse (tuple_message words that in the specs' terms).  Such a
+ * shared formula is analysed once, for the key's first name.
+ *
  * From each formula's AST we infer the saved values and lower the formula
  * to straight-line C: every nested op call becomes a temporary computed in
- * evaluation order, each followed by `if (st != YG_OK) goto out;`.
+ * evaluation order, each followed by `if (st != YG_OK) goto out;`; a shared
+ * formula's call writes every input's gradient (&grad_self, &grad_other).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +157,50 @@ static char *strip_aka(const char *msg)
     return gen_sb_take(&sb);
 }
 
+/* N of "'TensorN'" at p (1 for "'Tensor'"), or 0 when p holds neither. */
+static int tuple_size(const char *p)
+{
+    if (p == NULL || strncmp(p, "'Tensor", 7) != 0)
+        return 0;
+    p += 7;
+    if (*p == '\'')
+        return 1;
+    int n = 0;
+    while (*p >= '0' && *p <= '9')
+        n = n * 10 + (*p++ - '0');
+    return *p == '\'' ? n : 0;
+}
+
+/* clang's view of a tuple mismatch (an op with N returns is declared to
+ * return a TensorN, and a key naming N inputs expects one), in the specs'
+ * terms; NULL when msg is something else. */
+static char *tuple_message(const char *msg)
+{
+    const char *init = "initializing ";
+    const char *pass = "passing ";
+    const char *with = strstr(msg, "incompatible type ");
+    int want = 0, got = 0;
+
+    if (with == NULL)
+        return NULL;
+    if (strncmp(msg, init, strlen(init)) == 0) {
+        want = tuple_size(msg + strlen(init));
+        got = tuple_size(with + strlen("incompatible type "));
+    } else if (strncmp(msg, pass, strlen(pass)) == 0) {
+        got = tuple_size(msg + strlen(pass));
+        want = got > 1 ? 1 : 0;
+    }
+    if (want == 0 || got == 0 || (want == 1 && got == 1))
+        return NULL;
+    if (want > 1)
+        return gen_xprintf("a formula shared by %d inputs must be one call to an op returning %d "
+                           "Tensors (one gradient per input, in key order), but it returns %d",
+                           want, want, got);
+    return gen_xprintf("this op returns %d Tensors: it can only be the whole formula of a key "
+                       "naming %d inputs ('a, b: op(...)')",
+                       got, got);
+}
+
 /* Rewrites clang's messages into the specs' terms. */
 static char *friendly_message(const char *msg, bool pointwise)
 {
@@ -166,6 +218,9 @@ static char *friendly_message(const char *msg, bool pointwise)
                            " has that C name, and the helpers are sizes() and numel())",
                            (int)n, p);
     }
+    char *tuple = pointwise ? NULL : tuple_message(msg);
+    if (tuple != NULL)
+        return tuple;
     if (!pointwise && strstr(msg, "invalid operands to binary expression") != NULL &&
         strstr(msg, "'Tensor'") != NULL)
         return gen_xstrdup("operators do not apply to Tensor values in formulas; call an op "
@@ -441,12 +496,32 @@ typedef struct formula_ctx {
     size_t expr_offset; /* of f->expr in the unit */
     CXTranslationUnit tu;
     gen_sb code;        /* lowered code */
+    /* A key naming several inputs ("self, other: f(...)"): its formulas,
+     * in key order (members[0] is f); one member otherwise. */
+    gen_formula **members;
+    int n_members;
+    uint64_t edges;     /* the edges of members: whose gradients read a save */
+    bool reads_mask;    /* the formula reads grad_input_mask */
 } formula_ctx;
 
 static void formula_error_at(formula_ctx *fc, CXCursor c, const char *msg, const char *name)
 {
     gen_error_in(fc->d->op->full_name, cursor_loc(c, fc->f->loc, fc->expr_offset), msg, name);
     fc->f->has_error = true;
+}
+
+static void formula_errorf(formula_ctx *fc, CXCursor c, const char *fmt, ...) GEN_PRINTF(3, 4);
+
+static void formula_errorf(formula_ctx *fc, CXCursor c, const char *fmt, ...)
+{
+    gen_sb sb = {0};
+    va_list ap;
+
+    va_start(ap, fmt);
+    gen_sb_vprintf(&sb, fmt, ap);
+    va_end(ap);
+    formula_error_at(fc, c, "%s", sb.buf);
+    gen_sb_free(&sb);
 }
 
 static int arg_index(const gen_op *op, const char *name)
@@ -457,10 +532,13 @@ static int arg_index(const gen_op *op, const char *name)
     return -1;
 }
 
-static void add_save(formula_ctx *fc, CXCursor at, const char *arg, gen_save_kind kind)
+/* Records that the formula reads arg (an argument, or output output_nr
+ * when output_nr >= 0: "result", "result1"...) as kind. */
+static void add_save(formula_ctx *fc, CXCursor at, const char *arg, gen_save_kind kind,
+                     int output_nr)
 {
     gen_deriv *d = fc->d;
-    int index = strcmp(arg, "result") == 0 ? -1 : arg_index(d->op, arg);
+    int index = output_nr >= 0 ? -1 : arg_index(d->op, arg);
     char *field = kind == GEN_SAVE_SIZES   ? gen_xprintf("%s_sizes", arg)
                   : kind == GEN_SAVE_NUMEL ? gen_xprintf("%s_numel", arg)
                                            : gen_xstrdup(arg);
@@ -472,7 +550,7 @@ static void add_save(formula_ctx *fc, CXCursor at, const char *arg, gen_save_kin
         if (s->kind != kind || strcmp(s->arg, arg) != 0)
             formula_error_at(fc, at, "saved value '%s' would clash with an argument of that name",
                              field);
-        s->used_by |= (uint64_t)1 << fc->f->edge;
+        s->used_by |= fc->edges;
         free(field);
         return;
     }
@@ -496,8 +574,9 @@ static void add_save(formula_ctx *fc, CXCursor at, const char *arg, gen_save_kin
     d->saves[d->n_saves++] = (gen_save){.field = field,
                                         .arg = gen_xstrdup(arg),
                                         .arg_index = index,
+                                        .output_nr = output_nr,
                                         .kind = kind,
-                                        .used_by = (uint64_t)1 << fc->f->edge,
+                                        .used_by = fc->edges,
                                         .old_value = old_value};
 }
 
@@ -511,13 +590,24 @@ static bool is_call_to(CXCursor c, const char *name)
     return r;
 }
 
+/* The C local holding grads[i] ("grad", "grad1"...) or results[i]
+ * ("result", "result1"...) in generated code.  Caller frees. */
+static char *output_local(const char *which, int i)
+{
+    return i == 0 ? gen_xstrdup(which) : gen_xprintf("%s%d", which, i);
+}
+
 /* grads[i] / results[i]: the gradient or value of output i.  True with
- * *which = "grad" or "result" when c is such a subscript with a constant
- * index in range; a bad index is reported (has_error) and false returned. */
-static bool indexed_output(formula_ctx *fc, CXCursor c, const char **which)
+ * *which = "grad" or "result" and *index = i when c is such a subscript
+ * with a constant index in range; a bad index, or the gradient of an
+ * output that is not differentiable, is reported (has_error) and false
+ * returned. */
+static bool indexed_output(formula_ctx *fc, CXCursor c, const char **which, int *index)
 {
     kids k = children(c);
     bool ok = false;
+    const gen_deriv *d = fc->d;
+    int n_returns = d->op->schema.n_returns;
 
     if (k.n == 2) {
         CXCursor base = strip(k.c[0]);
@@ -528,16 +618,23 @@ static bool indexed_output(formula_ctx *fc, CXCursor c, const char **which)
             long long i = is_int ? clang_EvalResult_getAsLongLong(ev) : -1;
             if (ev != NULL)
                 clang_EvalResult_dispose(ev);
-            if (i >= 0 && i < fc->d->op->schema.n_returns) {
-                *which = name[0] == 'g' ? "grad" : "result";
-                ok = true;
-            } else {
-                gen_loc loc = cursor_loc(k.c[1], fc->f->loc, fc->expr_offset);
-                gen_error_in(fc->d->op->full_name, loc,
+            gen_loc loc = cursor_loc(k.c[1], fc->f->loc, fc->expr_offset);
+            if (i < 0 || i >= n_returns) {
+                gen_error_in(d->op->full_name, loc,
                              "%s[] needs a constant index from 0 to %d (the op has %d output%s)",
-                             name, fc->d->op->schema.n_returns - 1, fc->d->op->schema.n_returns,
-                             fc->d->op->schema.n_returns == 1 ? "" : "s");
+                             name, n_returns - 1, n_returns, n_returns == 1 ? "" : "s");
                 fc->f->has_error = true;
+            } else if (name[0] == 'g' && !d->output_diff[i]) {
+                gen_error_in(d->op->full_name, loc,
+                             "grads[%lld] is the gradient of an output that is not "
+                             "differentiable (output_differentiability), so it is never "
+                             "defined",
+                             i);
+                fc->f->has_error = true;
+            } else {
+                *which = name[0] == 'g' ? "grad" : "result";
+                *index = (int)i;
+                ok = true;
             }
         }
         free(name);
@@ -559,15 +656,29 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
             break;
         char *name = cursor_name(c);
         int index = arg_index(fc->d->op, name);
-        if (strcmp(name, "grad") == 0) {
+        int n_returns = fc->d->op->schema.n_returns;
+        if (strcmp(name, "grad_input_mask") == 0) {
+            fc->reads_mask = true;
+            if (fc->n_members < 2)
+                formula_error_at(fc, c,
+                                 "'%s' exists only in a formula shared by several inputs "
+                                 "('self, other: f(...)'): one entry per input of the key",
+                                 name);
+        } else if ((strcmp(name, "grad") == 0 || strcmp(name, "result") == 0) && n_returns > 1) {
+            formula_error_at(fc, c,
+                             "'%s' is ambiguous for an op with several outputs: write grads[i] "
+                             "or results[i] for output i",
+                             name);
+        } else if (strcmp(name, "grad") == 0) {
             /* the incoming gradient: nothing to save */
-            fc->d->uses_grad = true;
+            fc->f->grads_read |= 1;
+            fc->d->grads_used |= 1;
         } else if (strcmp(name, "result") == 0 ||
                    (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR)) {
             gen_save_kind sk = is_call_to(parent, "sizes")   ? GEN_SAVE_SIZES
                                : is_call_to(parent, "numel") ? GEN_SAVE_NUMEL
                                                              : GEN_SAVE_TENSOR;
-            add_save(fc, c, name, sk);
+            add_save(fc, c, name, sk, index >= 0 ? -1 : 0);
         } else if (index >= 0 && !formula_readable(&fc->d->op->schema.args[index])) {
             formula_error_at(fc, c, "formulas cannot read '%s' yet: its type is not one of "
                                     "Tensor, int, int[], float, bool and Scalar",
@@ -575,18 +686,29 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
         } else if (index >= 0) {
             add_save(fc, c, name,
                      fc->d->op->schema.args[index].type == GEN_T_INT_LIST ? GEN_SAVE_INT_LIST
-                                                                         : GEN_SAVE_VALUE);
+                                                                         : GEN_SAVE_VALUE,
+                     -1);
         }
         free(name);
         break;
     }
     case CXCursor_ArraySubscriptExpr: {
         const char *which = NULL;
-        if (indexed_output(fc, c, &which)) {
-            if (strcmp(which, "grad") == 0)
-                fc->d->uses_grad = true;
-            else
-                add_save(fc, c, "result", GEN_SAVE_TENSOR);
+        int i = 0;
+        if (indexed_output(fc, c, &which, &i)) {
+            if (is_call_to(parent, "sizes") || is_call_to(parent, "numel")) {
+                formula_error_at(fc, c,
+                                 "sizes() and numel() take a Tensor argument by name, not "
+                                 "grads[i] or results[i]%s",
+                                 "");
+            } else if (strcmp(which, "grad") == 0) {
+                fc->f->grads_read |= (uint64_t)1 << i;
+                fc->d->grads_used |= (uint64_t)1 << i;
+            } else {
+                char *local = output_local("result", i);
+                add_save(fc, c, local, GEN_SAVE_TENSOR, i);
+                free(local);
+            }
             return;
         }
         if (!fc->f->has_error)
@@ -655,29 +777,40 @@ static void strv_free(strv *s)
 
 static const char *const indent8 = "        ";
 
-/* Emits `st = yg_<cname>(args..., &target);` (wrapped one argument per
- * line past 100 columns) and its error check. */
-static void emit_call(gen_sb *sb, const char *cname, const strv *args, const char *target)
+/* Emits `st = yg_<cname>(args..., &target0, &target1...);` (wrapped one
+ * argument per line past 100 columns) and its error check. */
+static void emit_call_to(gen_sb *sb, const char *cname, const strv *args,
+                         const char *const *targets, int n_targets)
 {
     gen_sb line = {0};
 
     gen_sb_printf(&line, "%sst = yg_%s(", indent8, cname);
     size_t open = line.len;
-    size_t width = open;
+    size_t width = open + 1;
     for (int i = 0; i < args->n; i++)
         width += strlen(args->v[i]) + 2;
-    width += strlen(target) + 3;
-    for (int i = 0; i < args->n; i++) {
-        gen_sb_puts(&line, args->v[i]);
-        if (width > 100)
+    for (int i = 0; i < n_targets; i++)
+        width += strlen(targets[i]) + 3;
+    for (int i = 0; i < args->n + n_targets; i++) {
+        if (i < args->n)
+            gen_sb_puts(&line, args->v[i]);
+        else
+            gen_sb_printf(&line, "&%s", targets[i - args->n]);
+        if (i == args->n + n_targets - 1)
+            gen_sb_puts(&line, ");\n");
+        else if (width > 100)
             gen_sb_printf(&line, ",\n%*s", (int)open, "");
         else
             gen_sb_puts(&line, ", ");
     }
-    gen_sb_printf(&line, "&%s);\n", target);
     gen_sb_puts(sb, line.buf);
     gen_sb_printf(sb, "%sif (st != YG_OK)\n%s    goto out;\n", indent8, indent8);
     gen_sb_free(&line);
+}
+
+static void emit_call(gen_sb *sb, const char *cname, const strv *args, const char *target)
+{
+    emit_call_to(sb, cname, args, &target, 1);
 }
 
 static char *new_temp(formula_ctx *fc, const char *cname)
@@ -764,6 +897,8 @@ static void lower_int_list(formula_ctx *fc, CXCursor c, strv *args)
     strv_push(args, gen_xstrdup("0"));
 }
 
+static void lower_args(formula_ctx *fc, CXCursor c, const gen_op *op, strv *args_out);
+
 /* Lowers a Tensor-valued expression.  With dest, the value is written to
  * dest as a new reference; without, returns the C expression holding it. */
 static char *lower_tensor(formula_ctx *fc, CXCursor c, const char *dest)
@@ -772,10 +907,12 @@ static char *lower_tensor(formula_ctx *fc, CXCursor c, const char *dest)
     enum CXCursorKind kind = clang_getCursorKind(c);
 
     const char *which = NULL;
-    if (kind == CXCursor_ArraySubscriptExpr && indexed_output(fc, c, &which)) {
+    int index = 0;
+    if (kind == CXCursor_ArraySubscriptExpr && indexed_output(fc, c, &which, &index)) {
+        char *local = output_local(which, index);
         if (dest != NULL)
-            gen_sb_printf(&fc->code, "%s%s = yg_retain(%s);\n", indent8, dest, which);
-        return gen_xstrdup(which);
+            gen_sb_printf(&fc->code, "%s%s = yg_retain(%s);\n", indent8, dest, local);
+        return local;
     }
     if (kind == CXCursor_DeclRefExpr) {
         char *name = cursor_name(c);
@@ -796,8 +933,40 @@ static char *lower_tensor(formula_ctx *fc, CXCursor c, const char *dest)
         return gen_xstrdup("NULL");
     }
     strv args = {0};
+    lower_args(fc, c, op, &args);
+    char *target = dest != NULL ? gen_xstrdup(dest) : new_temp(fc, cname);
+    emit_call(&fc->code, cname, &args, target);
+    strv_free(&args);
+    free(cname);
+    if (dest != NULL) {
+        free(target);
+        return NULL;
+    }
+    return target;
+}
+
+/* The C arguments of call c to op, each lowered (nested calls first). */
+static void lower_args(formula_ctx *fc, CXCursor c, const gen_op *op, strv *args_out)
+{
+    int n = clang_Cursor_getNumArguments(c);
+    strv args = {0};
+
     for (int i = 0; i < n; i++) {
         CXCursor a = clang_Cursor_getArgument(c, (unsigned)i);
+        const gen_arg *p = &op->schema.args[i];
+        CXCursor sa = strip(a);
+        char *aname = clang_getCursorKind(sa) == CXCursor_DeclRefExpr ? cursor_name(sa) : NULL;
+        bool mask = aname != NULL && strcmp(aname, "grad_input_mask") == 0;
+        free(aname);
+        if (p->type == GEN_T_BOOL_LIST && mask) {
+            if (p->fixed_len != fc->n_members)
+                formula_errorf(fc, a,
+                               "grad_input_mask has one entry per input of the key (%d) but "
+                               "this parameter is bool[%d]",
+                               fc->n_members, p->fixed_len);
+            strv_push(&args, gen_xstrdup("grad_input_mask"));
+            continue;
+        }
         if (!formula_readable(&op->schema.args[i])) {
             formula_error_at(fc, a, "formulas cannot pass a %s argument to an op yet",
                              gen_type_name(&op->schema.args[i]));
@@ -816,15 +985,48 @@ static char *lower_tensor(formula_ctx *fc, CXCursor c, const char *dest)
             break;
         }
     }
-    char *target = dest != NULL ? gen_xstrdup(dest) : new_temp(fc, cname);
-    emit_call(&fc->code, cname, &args, target);
-    strv_free(&args);
-    free(cname);
-    if (dest != NULL) {
-        free(target);
-        return NULL;
+    *args_out = args;
+}
+
+/* A formula shared by the inputs of one key: one call to an op with as
+ * many Tensor returns, each written to its input's gradient, after
+ * grad_input_mask (whether each input's gradient is wanted, key order). */
+static void lower_shared(formula_ctx *fc, CXCursor c)
+{
+    c = strip(c);
+    char *cname = clang_getCursorKind(c) == CXCursor_CallExpr ? cursor_name(c) : NULL;
+    const gen_op *op = cname != NULL ? gen_model_find_cname(fc->model, cname) : NULL;
+
+    if (op == NULL || op->schema.n_returns != fc->n_members ||
+        clang_Cursor_getNumArguments(c) != op->schema.n_args) {
+        formula_errorf(fc, c,
+                       "a formula shared by %d inputs must be one call to an op returning %d "
+                       "Tensors",
+                       fc->n_members, fc->n_members);
+        free(cname);
+        return;
     }
-    return target;
+    const char **targets = gen_xcalloc((size_t)fc->n_members, sizeof(char *));
+    char **mask = gen_xcalloc((size_t)fc->n_members, sizeof(char *));
+    for (int i = 0; i < fc->n_members; i++) {
+        targets[i] = fc->members[i]->grad_name;
+        mask[i] = gen_xprintf("yg__node_needs_grad(base, %d)", fc->members[i]->edge);
+    }
+    if (fc->reads_mask) {
+        char *head = gen_xprintf("bool grad_input_mask[%d] = {", fc->n_members);
+        gen_emit_wrapped(&fc->code, indent8, head, (const char *const *)mask, fc->n_members,
+                         "};");
+        free(head);
+    }
+    strv args = {0};
+    lower_args(fc, c, op, &args);
+    emit_call_to(&fc->code, cname, &args, targets, fc->n_members);
+    strv_free(&args);
+    for (int i = 0; i < fc->n_members; i++)
+        free(mask[i]);
+    free(mask);
+    free(targets);
+    free(cname);
 }
 
 static void analyse_formula(formula_ctx *fc, CXCursor fn)
@@ -839,7 +1041,10 @@ static void analyse_formula(formula_ctx *fc, CXCursor fn)
     infer(fc, expr, clang_getNullCursor());
     if (fc->f->has_error)
         return;
-    free(lower_tensor(fc, expr, fc->f->grad_name));
+    if (fc->n_members > 1)
+        lower_shared(fc, expr);
+    else
+        free(lower_tensor(fc, expr, fc->f->grad_name));
     if (!fc->f->has_error)
         fc->f->lowered = gen_sb_take(&fc->code);
 }
@@ -877,20 +1082,38 @@ static void analyse_formulas(gen_model *model, CXIndex index)
 
     synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL, NULL);
     gen_sb_puts(&u.text, formula_prelude);
+    /* An op with N Tensor returns returns a TensorN, which only a key
+     * naming N inputs accepts ("Tensor2 r_ = f(...)"), so clang types
+     * the tuple as a whole. */
+    int max_tuple = 1;
+    for (int i = 0; i < model->n_ops; i++)
+        if (model->ops[i].valid && model->ops[i].schema.n_returns > max_tuple)
+            max_tuple = model->ops[i].schema.n_returns;
+    for (int i = 0; i < model->n_derivs; i++)
+        for (int j = 0; model->derivs[i].op != NULL && j < model->derivs[i].n_formulas; j++)
+            if (model->derivs[i].formulas[j].group_size > max_tuple)
+                max_tuple = model->derivs[i].formulas[j].group_size;
+    for (int n = 2; n <= max_tuple; n++)
+        gen_sb_printf(&u.text, "typedef struct Tensor%d { Tensor t_[%d]; } Tensor%d;\n", n, n, n);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
-        if (!op->valid || op->schema.n_returns != 1)
+        if (!op->valid)
             continue;
         gen_sb_printf(&u.text, "#line %d \"%s\"\n", op->func_loc.line, GEN_NATIVE_FILE);
         add_region(&u, GEN_NATIVE_FILE, op->func_loc.line, op->func_loc, false, NULL,
                    op->full_name);
-        gen_sb_printf(&u.text, "Tensor %s(", op->cname);
+        if (op->schema.n_returns == 1)
+            gen_sb_puts(&u.text, "Tensor ");
+        else
+            gen_sb_printf(&u.text, "Tensor%d ", op->schema.n_returns);
+        gen_sb_printf(&u.text, "%s(", op->cname);
         unit_params(&u.text, op, false);
         gen_sb_puts(&u.text, ");\n");
     }
     for (int i = 0; i < model->n_derivs; i++)
         for (int j = 0; model->derivs[i].op != NULL && j < model->derivs[i].n_formulas; j++)
-            n_formulas += model->derivs[i].formulas[j].expr != NULL;
+            n_formulas += model->derivs[i].formulas[j].expr != NULL &&
+                          model->derivs[i].formulas[j].group_index == 0;
     ctxs = gen_xcalloc((size_t)n_formulas, sizeof(formula_ctx));
     int k = 0;
     for (int i = 0; i < model->n_derivs; i++) {
@@ -901,30 +1124,51 @@ static void analyse_formulas(gen_model *model, CXIndex index)
                 f->grad_name = gradient_local_name(d, f);
             if (f->expr == NULL)
                 continue;
+            f->grad_name = gradient_local_name(d, f);
+            /* A shared formula is analysed once, for the key's first name. */
+            if (f->group_index != 0)
+                continue;
             if (strpbrk(f->expr, ";{}#") != NULL) {
                 gen_error_in(d->op->full_name, f->loc,
                              "a formula must be a single C expression (no ';', '{', '}' or "
                              "'#')");
                 f->has_error = true;
             }
-            f->grad_name = gradient_local_name(d, f);
             formula_ctx *fc = &ctxs[k];
             fc->model = model;
             fc->d = d;
             fc->f = f;
+            fc->members = gen_xcalloc((size_t)f->group_size, sizeof(gen_formula *));
+            for (int m = 0; m < d->n_formulas; m++) {
+                gen_formula *g = &d->formulas[m];
+                if (g->group == f->group && g->group_index < f->group_size) {
+                    fc->members[g->group_index] = g;
+                    fc->edges |= g->edge >= 0 ? (uint64_t)1 << g->edge : 0;
+                }
+            }
+            fc->n_members = f->group_size;
+            /* What clang reports in the function around the formula (a
+             * tuple that does not fit the key) is about the formula. */
             char *name = gen_xprintf("yagrad-gen:formula:%d", k);
-            synthetic_line(&u, name, d->name_loc, &f->has_error, d->op->full_name);
+            synthetic_line(&u, name, f->loc, &f->has_error, d->op->full_name);
             free(name);
             gen_sb_printf(&u.text,
                           "void yg__formula_%d(Tensor grad, Tensor result, Tensor *grads, "
-                          "Tensor *results",
+                          "Tensor *results, const _Bool *grad_input_mask",
                           k);
             for (int a = 0; a < d->op->schema.n_args; a++)
                 gen_sb_printf(&u.text, ", %s %s", unit_type(&d->op->schema.args[a], false),
                               d->op->schema.args[a].name);
-            gen_sb_puts(&u.text, ") {\nTensor r_ =\n");
-            fc->expr_offset =
-                yaml_line(&u, f->has_error ? "0" : f->expr, f->loc, &f->has_error, d->op->full_name);
+            if (f->group_size > 1)
+                gen_sb_printf(&u.text, ") {\nTensor%d r_ =\n", f->group_size);
+            else
+                gen_sb_puts(&u.text, ") {\nTensor r_ =\n");
+            /* After an error, a placeholder of the right type keeps clang quiet. */
+            char *placeholder = f->group_size > 1 ? gen_xprintf("(Tensor%d){{0}}", f->group_size)
+                                                  : gen_xstrdup("0");
+            fc->expr_offset = yaml_line(&u, f->has_error ? placeholder : f->expr, f->loc,
+                                        &f->has_error, d->op->full_name);
+            free(placeholder);
             gen_loc end = f->loc;
             end.col += (int)strlen(f->expr);
             name = gen_xprintf("yagrad-gen:formula-end:%d", k);
@@ -954,8 +1198,10 @@ static void analyse_formulas(gen_model *model, CXIndex index)
     free(slots);
     clang_disposeTranslationUnit(tu);
 out:
-    for (k = 0; k < n_formulas; k++)
+    for (k = 0; k < n_formulas; k++) {
         gen_sb_free(&ctxs[k].code);
+        free(ctxs[k].members);
+    }
     free(ctxs);
     unit_free(&u);
 }
@@ -1055,17 +1301,17 @@ out:
     unit_free(&u);
 }
 
-/* Orders a node's saved values by argument (result last), then kind, so
- * struct fields follow the signature rather than formula order. */
+/* Orders a node's saved values by argument (outputs last, in order), then
+ * kind, so struct fields follow the signature rather than formula order. */
 static void sort_saves(gen_deriv *d)
 {
     for (int i = 1; i < d->n_saves; i++) {
         gen_save s = d->saves[i];
-        int key = s.arg_index < 0 ? d->op->schema.n_args : s.arg_index;
+        int key = s.arg_index < 0 ? d->op->schema.n_args + s.output_nr : s.arg_index;
         int j = i;
         while (j > 0) {
             const gen_save *p = &d->saves[j - 1];
-            int pkey = p->arg_index < 0 ? d->op->schema.n_args : p->arg_index;
+            int pkey = p->arg_index < 0 ? d->op->schema.n_args + p->output_nr : p->arg_index;
             if (pkey < key || (pkey == key && p->kind <= s.kind))
                 break;
             d->saves[j] = d->saves[j - 1];

@@ -183,8 +183,9 @@ typedef enum gen_save_kind {
 
 typedef struct gen_save {
     char *field;       /* node field: "self", "self_sizes", "alpha" */
-    char *arg;         /* the argument (or "result") it comes from */
-    int arg_index;     /* index into schema.args, or -1 for result */
+    char *arg;         /* the argument (or "result", "result1"...) it comes from */
+    int arg_index;     /* index into schema.args, or -1 for an output */
+    int output_nr;     /* for an output (results[i]): i; else -1 */
     gen_save_kind kind;
     uint64_t used_by;  /* bit e: formula of edge e reads it */
     bool old_value;    /* in-place self read by a formula: a copy taken
@@ -206,6 +207,7 @@ typedef struct gen_formula {
     bool has_error;
     char *lowered;     /* straight-line C, indented 8 spaces; NULL until lowered */
     char *grad_name;   /* the local holding its gradient: grad_self */
+    uint64_t grads_read; /* bit i: the formula reads grads[i] (grad is grads[0]) */
 } gen_formula;
 
 typedef struct gen_deriv {
@@ -218,13 +220,14 @@ typedef struct gen_deriv {
     int n_groups;
     char *no_double_backward; /* double_backward: not_implemented("why"): why */
     bool has_output_diff;  /* output_differentiability was given */
-    bool *output_diff;     /* one per return */
+    bool *output_diff;     /* one per return; after resolution always set
+                              (all true when the key is absent) */
     int n_output_diff;
     gen_loc output_diff_loc;
     int n_edges;
     gen_save *saves;
     int n_saves;
-    bool uses_grad;    /* some formula reads grad */
+    uint64_t grads_used; /* bit i: some formula reads grads[i] */
     char **temps;      /* temporaries the lowered formulas declare */
     int n_temps;
 } gen_deriv;
@@ -313,8 +316,10 @@ char *gen_return_cname(const gen_op *op, int i);
 /* Whether a maps to two C parameters (items and <name>_len). */
 bool gen_arg_has_len(const gen_arg *a);
 /* Emits indent + head + the argument names of op in C order + tail, with
- * out_name (or the op's own out-parameters when NULL) last; wrapped one
- * argument per line past 100 columns. */
+ * out_name (or the op's own out-parameters when NULL, or &result,
+ * &result1... for GEN_OUT_LOCALS) last; wrapped one argument per line past
+ * 100 columns. */
+#define GEN_OUT_LOCALS "&result..."
 void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, const gen_op *op,
                            const char *out_name, const char *tail);
 /* "/<star> mul(Tensor self, ...) -> Tensor  [specs/native_functions.yaml:25] <star>/"; with

@@ -297,8 +297,18 @@ static bool resolve_formulas(gen_deriv *d)
                      "'output_differentiability' has %d entries but the op returns %d",
                      d->n_output_diff, op->schema.n_returns);
         ok = false;
-    } else if (d->has_output_diff) {
-        nondiff_output = !d->output_diff[0];
+    } else {
+        /* From here on every output has an entry (true when not given). */
+        if (!d->has_output_diff) {
+            free(d->output_diff);
+            d->output_diff = gen_xcalloc((size_t)op->schema.n_returns, sizeof(bool));
+            for (int i = 0; i < op->schema.n_returns; i++)
+                d->output_diff[i] = true;
+            d->n_output_diff = op->schema.n_returns;
+        }
+        nondiff_output = true;
+        for (int i = 0; i < d->n_output_diff; i++)
+            nondiff_output &= !d->output_diff[i];
     }
     for (int i = 0; i < d->n_formulas; i++) {
         gen_formula *f = &d->formulas[i];
@@ -328,24 +338,22 @@ static bool resolve_formulas(gen_deriv *d)
                 }
             }
         }
-        if (f->group_size > 1 && f->group_index == 0) {
-            gen_error_in(op->full_name, f->key_loc,
-                         "a formula shared by %d inputs (a tuple of gradients with "
-                         "grad_input_mask) is not supported by the code generator yet; give "
-                         "each input its own formula",
-                         f->group_size);
-            ok = false;
-        }
         if (!nondiff_output || f->expr == NULL)
             continue;
-        gen_error_in(op->full_name, f->loc,
-                     "the output is not differentiable (output_differentiability: [False]), so "
-                     "this formula would never run; write 'non_differentiable'");
+        if (op->schema.n_returns == 1)
+            gen_error_in(op->full_name, f->loc,
+                         "the output is not differentiable (output_differentiability: [False]), "
+                         "so this formula would never run; write 'non_differentiable'");
+        else
+            gen_error_in(op->full_name, f->loc,
+                         "no output is differentiable (output_differentiability), so this "
+                         "formula would never run; write 'non_differentiable'");
         ok = false;
     }
     for (int j = 0; j < op->schema.n_args; j++) {
         const gen_arg *a = &op->schema.args[j];
-        if (strcmp(a->name, "grad") == 0 || strcmp(a->name, "result") == 0) {
+        if (strcmp(a->name, "grad") == 0 || strcmp(a->name, "result") == 0 ||
+            strcmp(a->name, "grad_input_mask") == 0) {
             gen_error_in(op->full_name, d->name_loc,
                          "argument '%s' clashes with the formula variable '%s'", a->name,
                          a->name);
@@ -427,9 +435,13 @@ static void resolve_deriv(gen_model *model, int index)
                      op->loc.line);
         return;
     }
-    if (op->schema.n_returns != 1 || op->form == GEN_FORM_OUT) {
-        gen_error_in(op->full_name, d->name_loc, "derivatives of %s are not supported yet",
-                     op->schema.n_returns != 1 ? "ops with several returns" : "out variants");
+    if (op->form == GEN_FORM_OUT) {
+        gen_error_in(op->full_name, d->name_loc,
+                     "derivatives of out variants are not supported yet");
+        return;
+    }
+    if (op->schema.n_returns > 64) {
+        gen_error_in(op->full_name, d->name_loc, "more than 64 outputs");
         return;
     }
     d->op = op;

@@ -140,13 +140,20 @@ static bool is_reserved(const char *name)
             return true;
     if (strncmp(name, "yg_", 3) == 0)
         return true;
-    /* out0, out1, ...: the out-parameters of multi-return ops. */
-    if (strncmp(name, "out", 3) != 0 || name[3] == '\0')
-        return false;
-    for (const char *c = name + 3; *c != '\0'; c++)
-        if (!isdigit((unsigned char)*c))
-            return false;
-    return true;
+    /* out0, out1, ...: the out-parameters of multi-return ops; result1,
+     * grad1, ...: the outputs and their gradients in generated code. */
+    static const char *const numbered[] = {"out", "result", "grad"};
+    for (size_t i = 0; i < sizeof(numbered) / sizeof(numbered[0]); i++) {
+        size_t n = strlen(numbered[i]);
+        if (strncmp(name, numbered[i], n) != 0 || name[n] == '\0')
+            continue;
+        bool digits = true;
+        for (const char *c = name + n; *c != '\0'; c++)
+            digits &= isdigit((unsigned char)*c) != 0;
+        if (digits)
+            return true;
+    }
+    return false;
 }
 
 static bool is_number(const char *d, bool integer)

@@ -366,12 +366,6 @@ yg_status yg__cpu_minimum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *other,
                                    yg_tensor **out);
 
-/* atan2_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_atan2_backward(const yg_tensor *grad_output,
-                                 const yg_tensor *self,
-                                 const yg_tensor *other,
-                                 yg_tensor **out);
-
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
 yg_status yg__cpu_pow_backward_self(const yg_tensor *grad_output,
                                     const yg_tensor *self,

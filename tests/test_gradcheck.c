@@ -304,6 +304,37 @@ static yg_status f_amin(yg_tensor *const *x, yg_tensor **o)
     const int64_t d[] = {0, 2};
     return yg_amin(x[0], d, 2, true, o);
 }
+/* max.dim and min.dim: the values (the indices carry no gradient). */
+static yg_status f_max_dim(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *indices = NULL;
+    yg_status st = yg_max_dim(x[0], 1, false, o, &indices);
+    yg_release(indices);
+    return st;
+}
+static yg_status f_min_dim_keep(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *indices = NULL;
+    yg_status st = yg_min_dim(x[0], -1, true, o, &indices);
+    yg_release(indices);
+    return st;
+}
+/* var_mean with both outputs used, and with one: then the other output's
+ * gradient is undefined and the formula reads zeros in its place. */
+static yg_status f_var_mean(yg_tensor *const *x, yg_tensor **o, int use)
+{
+    const int64_t d[] = {1};
+    yg_tensor *var = NULL, *mean = NULL;
+    yg_status st = yg_var_mean(x[0], d, 1, 1, false, &var, &mean);
+    if (st == YG_OK)
+        st = use == 0 ? yg_add(var, mean, 1.0, o) : (*o = yg_retain(use == 1 ? var : mean), YG_OK);
+    yg_release(var);
+    yg_release(mean);
+    return st;
+}
+static yg_status f_var_mean_both(yg_tensor *const *x, yg_tensor **o) { return f_var_mean(x, o, 0); }
+static yg_status f_var_mean_var(yg_tensor *const *x, yg_tensor **o) { return f_var_mean(x, o, 1); }
+static yg_status f_var_mean_mean(yg_tensor *const *x, yg_tensor **o) { return f_var_mean(x, o, 2); }
 static yg_status f_argmax(yg_tensor *const *x, yg_tensor **o) { return yg_argmax(x[0], o); }
 static yg_status f_argmax_dim(yg_tensor *const *x, yg_tensor **o) { return yg_argmax_dim(x[0], 1, false, o); }
 static yg_status f_argmin(yg_tensor *const *x, yg_tensor **o) { return yg_argmin(x[0], o); }
@@ -496,6 +527,8 @@ static const sample samples[] = {
     {"amax", "dim 1", 1, {F64(-1, 1, 2, 3, 4)}, f_amax},
     {"amax", "every dim (max)", 1, {F64(-1, 1, 2, 3, 4)}, f_max_all},
     {"amin", "dims 0, 2 keepdim", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_amin},
+    {"max.dim", "dim 1 (values)", 1, {F64(-1, 1, 2, 3, 4)}, f_max_dim},
+    {"min.dim", "dim -1 keepdim (values)", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_min_dim_keep},
     {"argmax", "not differentiable", 1, {F64(-1, 1, 2, 3, 4)}, f_argmax},
     {"argmax.dim", "not differentiable", 1, {F64(-1, 1, 2, 3, 4)}, f_argmax_dim},
     {"argmin", "not differentiable", 1, {F64(-1, 1, 2, 3, 4)}, f_argmin},
@@ -506,6 +539,9 @@ static const sample samples[] = {
     {"any.dim", "not differentiable", 1, {F64(-1, 1, 2, 3, 4)}, f_any_dim},
     {"var", "dim 1, correction 1", 1, {F64(-1, 1, 2, 3, 4)}, f_var},
     {"var", "every dim, correction 0, keepdim", 1, {F64(-1, 1, 3, 2, 3, 2)}, f_var_all},
+    {"var_mean", "var + mean: both gradients defined", 1, {F64(-1, 1, 2, 3, 4)}, f_var_mean_both},
+    {"var_mean", "var only: mean's gradient undefined", 1, {F64(-1, 1, 2, 3, 4)}, f_var_mean_var},
+    {"var_mean", "mean only: var's gradient undefined", 1, {F64(-1, 1, 2, 3, 4)}, f_var_mean_mean},
     {"std", "dim 0", 1, {F64(-1, 1, 2, 3, 4)}, f_std},
     {"norm", "p 2 over every dim", 1, {F64(-1, 1, 2, 3, 4)}, f_norm2_all},
     {"norm", "p 1, dim 1", 1, {F64(-1, 1, 2, 3, 4)}, f_norm1},
@@ -609,6 +645,8 @@ static const sample samples[] = {
     {"maximum", "broadcast [2, 3] with [3]", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_maximum},
     {"minimum", "broadcast [2, 1] with [3]", 2, {F64(-1, 1, 2, 2, 1), F64(-1, 1, 1, 3)}, f_minimum},
     {"atan2", "all quadrants", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_atan2},
+    {"atan2", "other constant: grad_input_mask {1, 0}", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 1, 3)}, f_atan2},
+    {"atan2", "self constant: grad_input_mask {0, 1}", 2, {C64(-1, 1, 1, 3), F64(-1, 1, 2, 2, 3)}, f_atan2},
     {"remainder", "positive divisor", 2, {F64(-3, 3, 2, 2, 3), F64(0.5, 1.5, 1, 3)}, f_remainder},
     {"remainder", "negative divisor", 2, {F64(-3, 3, 1, 5), F64(-1.5, -0.5, 1, 5)}, f_remainder},
     {"remainder.Scalar", "by -0.7", 1, {F64(-3, 3, 2, 2, 3)}, f_remainder_scalar},

@@ -38,7 +38,35 @@ yg_status yg_div_mode(const yg_tensor *self,
     return YG_OK;
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:518] */
+/* atan2_backward(Tensor grad, Tensor self, Tensor other,
+ *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
+ * [specs/native_functions.yaml:486] */
+yg_status yg_atan2_backward(const yg_tensor *grad,
+                            const yg_tensor *self,
+                            const yg_tensor *other,
+                            const bool *grad_input_mask,
+                            yg_tensor **out_grad_self,
+                            yg_tensor **out_grad_other)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("atan2_backward", "out_grad_self", out_grad_self));
+    YG_RETURN_IF_ERROR(yg__check_out("atan2_backward", "out_grad_other", out_grad_other));
+    YG_RETURN_IF_ERROR(yg__check_defined("atan2_backward", "grad", grad));
+    YG_RETURN_IF_ERROR(yg__check_defined("atan2_backward", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("atan2_backward", "other", other));
+    st = yg__composite_atan2_backward(grad,
+                                      self,
+                                      other,
+                                      grad_input_mask,
+                                      out_grad_self,
+                                      out_grad_other);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "atan2_backward");
+    return YG_OK;
+}
+
+/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:519] */
 yg_status yg_prod(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -51,7 +79,7 @@ yg_status yg_prod(const yg_tensor *self, yg_tensor **out)
     return YG_OK;
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:539] */
+/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:540] */
 yg_status yg_max(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -64,7 +92,7 @@ yg_status yg_max(const yg_tensor *self, yg_tensor **out)
     return YG_OK;
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:541] */
+/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:542] */
 yg_status yg_min(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -77,46 +105,36 @@ yg_status yg_min(const yg_tensor *self, yg_tensor **out)
     return YG_OK;
 }
 
-/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:546] */
-yg_status yg_max_dim(const yg_tensor *self,
-                     int64_t dim,
-                     bool keepdim,
-                     yg_tensor **out_values,
-                     yg_tensor **out_indices)
+/* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
+ *   bool keepdim) -> Tensor
+ * [specs/native_functions.yaml:557] */
+yg_status yg_value_selecting_reduction_backward(const yg_tensor *grad,
+                                                int64_t dim,
+                                                const yg_tensor *indices,
+                                                const int64_t *sizes,
+                                                int64_t sizes_len,
+                                                bool keepdim,
+                                                yg_tensor **out)
 {
     yg_status st;
 
-    YG_RETURN_IF_ERROR(yg__check_out("max", "out_values", out_values));
-    YG_RETURN_IF_ERROR(yg__check_out("max", "out_indices", out_indices));
-    YG_RETURN_IF_ERROR(yg__check_defined("max", "self", self));
-    st = yg__composite_max_dim(self, dim, keepdim, out_values, out_indices);
+    YG_RETURN_IF_ERROR(yg__check_out("value_selecting_reduction_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("value_selecting_reduction_backward", "grad", grad));
+    YG_RETURN_IF_ERROR(yg__check_defined("value_selecting_reduction_backward", "indices", indices));
+    st = yg__composite_value_selecting_reduction_backward(grad,
+                                                          dim,
+                                                          indices,
+                                                          sizes,
+                                                          sizes_len,
+                                                          keepdim,
+                                                          out);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "max");
-    return YG_OK;
-}
-
-/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:548] */
-yg_status yg_min_dim(const yg_tensor *self,
-                     int64_t dim,
-                     bool keepdim,
-                     yg_tensor **out_values,
-                     yg_tensor **out_indices)
-{
-    yg_status st;
-
-    YG_RETURN_IF_ERROR(yg__check_out("min", "out_values", out_values));
-    YG_RETURN_IF_ERROR(yg__check_out("min", "out_indices", out_indices));
-    YG_RETURN_IF_ERROR(yg__check_defined("min", "self", self));
-    st = yg__composite_min_dim(self, dim, keepdim, out_values, out_indices);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "min");
+        return yg__fail_prefix(st, "value_selecting_reduction_backward");
     return YG_OK;
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:602] */
+ * [specs/native_functions.yaml:616] */
 yg_status yg_var_backward(const yg_tensor *grad,
                           const yg_tensor *self,
                           const int64_t *dim,
@@ -137,7 +155,7 @@ yg_status yg_var_backward(const yg_tensor *grad,
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:621] */
+ * [specs/native_functions.yaml:635] */
 yg_status yg_logsumexp_backward(const yg_tensor *grad,
                                 const yg_tensor *self,
                                 const yg_tensor *output,
@@ -158,7 +176,7 @@ yg_status yg_logsumexp_backward(const yg_tensor *grad,
     return YG_OK;
 }
 
-/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:633] */
+/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:647] */
 yg_status yg_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out)
 {
     yg_status st;
@@ -172,7 +190,7 @@ yg_status yg_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:640] */
+ * [specs/native_functions.yaml:654] */
 yg_status yg_sum_backward(const yg_tensor *grad,
                           const int64_t *sizes,
                           int64_t sizes_len,
@@ -192,7 +210,7 @@ yg_status yg_sum_backward(const yg_tensor *grad,
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:643] */
+ * [specs/native_functions.yaml:657] */
 yg_status yg_mean_backward(const yg_tensor *grad,
                            const int64_t *sizes,
                            int64_t sizes_len,
@@ -211,7 +229,7 @@ yg_status yg_mean_backward(const yg_tensor *grad,
     return YG_OK;
 }
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:646] */
+/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:660] */
 yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     yg_status st;
@@ -224,7 +242,7 @@ yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len
     return YG_OK;
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:660] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:674] */
 yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
@@ -238,7 +256,7 @@ yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **o
     return YG_OK;
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:663] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:677] */
 yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out)
 {
     yg_status st;
@@ -252,7 +270,7 @@ yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out
     return YG_OK;
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:666] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:680] */
 yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 {
     yg_status st;
@@ -266,7 +284,7 @@ yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
     return YG_OK;
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:669] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:683] */
 yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out)
 {
     yg_status st;
@@ -281,7 +299,7 @@ yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:673] */
+ * [specs/native_functions.yaml:687] */
 yg_status yg_addmm(const yg_tensor *self,
                    const yg_tensor *mat1,
                    const yg_tensor *mat2,
@@ -302,7 +320,7 @@ yg_status yg_addmm(const yg_tensor *self,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:676] */
+ * [specs/native_functions.yaml:690] */
 yg_status yg_baddbmm(const yg_tensor *self,
                      const yg_tensor *batch1,
                      const yg_tensor *batch2,
@@ -323,7 +341,7 @@ yg_status yg_baddbmm(const yg_tensor *self,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:678] */
+ * [specs/native_functions.yaml:692] */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -340,7 +358,7 @@ yg_status yg_linear(const yg_tensor *input,
     return YG_OK;
 }
 
-/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:705] */
+/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:719] */
 yg_status yg_reshape(const yg_tensor *self,
                      const int64_t *shape,
                      int64_t shape_len,
@@ -356,7 +374,7 @@ yg_status yg_reshape(const yg_tensor *self,
     return YG_OK;
 }
 
-/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:723] */
+/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:737] */
 yg_status yg_permute_backward(const yg_tensor *grad,
                               const int64_t *dims,
                               int64_t dims_len,
@@ -373,7 +391,7 @@ yg_status yg_permute_backward(const yg_tensor *grad,
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
- * [specs/native_functions.yaml:738] */
+ * [specs/native_functions.yaml:752] */
 yg_status yg_narrow(const yg_tensor *self,
                     int64_t dim,
                     int64_t start,
@@ -391,7 +409,7 @@ yg_status yg_narrow(const yg_tensor *self,
 }
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
- * [specs/native_functions.yaml:751] */
+ * [specs/native_functions.yaml:765] */
 yg_status yg_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, yg_tensor **out)
 {
     yg_status st;
@@ -404,7 +422,7 @@ yg_status yg_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, 
     return YG_OK;
 }
 
-/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:754] */
+/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:768] */
 yg_status yg_contiguous(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -417,7 +435,7 @@ yg_status yg_contiguous(const yg_tensor *self, yg_tensor **out)
     return YG_OK;
 }
 
-/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:758] */
+/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:772] */
 yg_status yg_repeat(const yg_tensor *self,
                     const int64_t *repeats,
                     int64_t repeats_len,
@@ -433,7 +451,7 @@ yg_status yg_repeat(const yg_tensor *self,
     return YG_OK;
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:762] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:776] */
 yg_status yg_cat(const yg_tensor *const *tensors,
                  int64_t tensors_len,
                  int64_t dim,
@@ -450,7 +468,7 @@ yg_status yg_cat(const yg_tensor *const *tensors,
     return YG_OK;
 }
 
-/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:765] */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:779] */
 yg_status yg_stack(const yg_tensor *const *tensors,
                    int64_t tensors_len,
                    int64_t dim,
@@ -468,7 +486,7 @@ yg_status yg_stack(const yg_tensor *const *tensors,
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:814] */
+ * [specs/native_functions.yaml:828] */
 yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
                                   int64_t dim,
                                   const yg_tensor *index,
@@ -488,7 +506,7 @@ yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:833] */
+ * [specs/native_functions.yaml:847] */
 yg_status yg_constant_pad_nd_backward(const yg_tensor *grad,
                                       const int64_t *pad,
                                       int64_t pad_len,
@@ -505,7 +523,7 @@ yg_status yg_constant_pad_nd_backward(const yg_tensor *grad,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:858] */
+ * [specs/native_functions.yaml:872] */
 yg_status yg_softmax_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               int64_t dim,
@@ -523,7 +541,7 @@ yg_status yg_softmax_backward(const yg_tensor *grad_output,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:863] */
+ * [specs/native_functions.yaml:877] */
 yg_status yg_mse_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -541,7 +559,7 @@ yg_status yg_mse_loss(const yg_tensor *self,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:866] */
+ * [specs/native_functions.yaml:880] */
 yg_status yg_l1_loss(const yg_tensor *self,
                      const yg_tensor *target,
                      int64_t reduction,
@@ -559,7 +577,7 @@ yg_status yg_l1_loss(const yg_tensor *self,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:870] */
+ * [specs/native_functions.yaml:884] */
 yg_status yg_smooth_l1_loss(const yg_tensor *self,
                             const yg_tensor *target,
                             int64_t reduction,
@@ -578,7 +596,7 @@ yg_status yg_smooth_l1_loss(const yg_tensor *self,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:874] */
+ * [specs/native_functions.yaml:888] */
 yg_status yg_binary_cross_entropy(const yg_tensor *self,
                                   const yg_tensor *target,
                                   const yg_tensor *weight,
@@ -598,7 +616,7 @@ yg_status yg_binary_cross_entropy(const yg_tensor *self,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:878] */
+ * [specs/native_functions.yaml:892] */
 yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
                                               const yg_tensor *target,
                                               const yg_tensor *weight,
@@ -623,7 +641,7 @@ yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
 }
 
 /* cross_entropy(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:883] */
+ * [specs/native_functions.yaml:897] */
 yg_status yg_cross_entropy(const yg_tensor *self,
                            const yg_tensor *target,
                            int64_t reduction,
@@ -643,7 +661,7 @@ yg_status yg_cross_entropy(const yg_tensor *self,
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:887] */
+ * [specs/native_functions.yaml:901] */
 yg_status yg_layer_norm(const yg_tensor *input,
                         const int64_t *normalized_shape,
                         int64_t normalized_shape_len,
@@ -670,7 +688,7 @@ yg_status yg_layer_norm(const yg_tensor *input,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:902] */
+ * [specs/native_functions.yaml:916] */
 yg_status yg_lstm_cell(const yg_tensor *input,
                        const yg_tensor *hx,
                        const yg_tensor *cx,
@@ -698,7 +716,7 @@ yg_status yg_lstm_cell(const yg_tensor *input,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:906] */
+ * [specs/native_functions.yaml:920] */
 yg_status yg_gru_cell(const yg_tensor *input,
                       const yg_tensor *hx,
                       const yg_tensor *w_ih,
@@ -722,7 +740,7 @@ yg_status yg_gru_cell(const yg_tensor *input,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:912] */
+ * [specs/native_functions.yaml:926] */
 yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
                                           const yg_tensor *key,
                                           const yg_tensor *value,
@@ -751,7 +769,7 @@ yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:916] */
+ * [specs/native_functions.yaml:930] */
 yg_status yg_group_norm(const yg_tensor *input,
                         int64_t num_groups,
                         const yg_tensor *weight,

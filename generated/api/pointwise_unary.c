@@ -3049,7 +3049,7 @@ out:
     return st;
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:701] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:715] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -50,7 +50,7 @@ out:
     return st;
 }
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:498] */
+/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:499] */
 yg_status yg_sum(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -124,7 +124,7 @@ out:
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:502] */
+ * [specs/native_functions.yaml:503] */
 yg_status yg_sum_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -190,7 +190,7 @@ out:
     return st;
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:506] */
+/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:507] */
 yg_status yg_mean(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -264,7 +264,7 @@ out:
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:510] */
+ * [specs/native_functions.yaml:511] */
 yg_status yg_mean_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -344,7 +344,7 @@ out:
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:520] */
+ * [specs/native_functions.yaml:521] */
 yg_status yg_prod_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -392,7 +392,7 @@ static const prod_backward_fn prod_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:525] */
+ * [specs/native_functions.yaml:526] */
 yg_status yg_prod_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const int64_t *dim,
@@ -467,7 +467,7 @@ out:
 }
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:530] */
+ * [specs/native_functions.yaml:531] */
 yg_status yg_amax(const yg_tensor *self,
                   const int64_t *dim,
                   int64_t dim_len,
@@ -550,7 +550,7 @@ out:
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:534] */
+ * [specs/native_functions.yaml:535] */
 yg_status yg_amin(const yg_tensor *self,
                   const int64_t *dim,
                   int64_t dim_len,
@@ -585,6 +585,186 @@ out:
     return st;
 }
 
+typedef yg_status (*max_dim_fn)(const yg_tensor *self,
+                                int64_t dim,
+                                bool keepdim,
+                                yg_tensor **out_values,
+                                yg_tensor **out_indices);
+
+static const max_dim_fn max_dim_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_max_dim,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records MaxDimBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status max_dim_record(const yg_tensor *self,
+                                int64_t dim,
+                                bool keepdim,
+                                yg_tensor *result,
+                                yg_tensor *result1)
+{
+    yg_node *base = NULL;
+    max_dim_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__max_dim_backward_vtable, sizeof(max_dim_backward), 1, 2, &base);
+    if (st != YG_OK)
+        return st;
+    node = (max_dim_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    node->dim = dim;
+    node->keepdim = keepdim;
+    st = yg__saved_save(&node->result1, result1, false, 1, "results[1]");
+    if (st != YG_OK)
+        goto out;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+ * [specs/native_functions.yaml:547] */
+yg_status yg_max_dim(const yg_tensor *self,
+                     int64_t dim,
+                     bool keepdim,
+                     yg_tensor **out_values,
+                     yg_tensor **out_indices)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_device dev;
+    max_dim_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max", "out_values", out_values));
+    YG_RETURN_IF_ERROR(yg__check_out("max", "out_indices", out_indices));
+    YG_RETURN_IF_ERROR(yg__check_defined("max", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = max_dim_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "max: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dim, keepdim, &result, &result1);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = max_dim_record(self, dim, keepdim, result, result1);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out_values = result;
+    result = NULL;
+    *out_indices = result1;
+    result1 = NULL;
+out:
+    yg_release(result1);
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*min_dim_fn)(const yg_tensor *self,
+                                int64_t dim,
+                                bool keepdim,
+                                yg_tensor **out_values,
+                                yg_tensor **out_indices);
+
+static const min_dim_fn min_dim_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_min_dim,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records MinDimBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status min_dim_record(const yg_tensor *self,
+                                int64_t dim,
+                                bool keepdim,
+                                yg_tensor *result,
+                                yg_tensor *result1)
+{
+    yg_node *base = NULL;
+    min_dim_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__min_dim_backward_vtable, sizeof(min_dim_backward), 1, 2, &base);
+    if (st != YG_OK)
+        return st;
+    node = (min_dim_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    node->dim = dim;
+    node->keepdim = keepdim;
+    st = yg__saved_save(&node->result1, result1, false, 1, "results[1]");
+    if (st != YG_OK)
+        goto out;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+ * [specs/native_functions.yaml:551] */
+yg_status yg_min_dim(const yg_tensor *self,
+                     int64_t dim,
+                     bool keepdim,
+                     yg_tensor **out_values,
+                     yg_tensor **out_indices)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_device dev;
+    min_dim_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("min", "out_values", out_values));
+    YG_RETURN_IF_ERROR(yg__check_out("min", "out_indices", out_indices));
+    YG_RETURN_IF_ERROR(yg__check_defined("min", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = min_dim_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "min: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dim, keepdim, &result, &result1);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = min_dim_record(self, dim, keepdim, result, result1);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out_values = result;
+    result = NULL;
+    *out_indices = result1;
+    result1 = NULL;
+out:
+    yg_release(result1);
+    yg_release(result);
+    return st;
+}
+
 typedef yg_status (*minmax_backward_fn)(const yg_tensor *grad_output,
                                         const yg_tensor *self,
                                         const yg_tensor *output,
@@ -600,7 +780,7 @@ static const minmax_backward_fn minmax_backward_kernels[YG_DEVICE_COUNT_] = {
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:552] */
+ * [specs/native_functions.yaml:561] */
 yg_status yg_minmax_backward(const yg_tensor *grad_output,
                              const yg_tensor *self,
                              const yg_tensor *output,
@@ -636,7 +816,7 @@ static const argmax_fn argmax_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:558] */
+/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:567] */
 yg_status yg_argmax(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -663,7 +843,7 @@ static const argmax_dim_fn argmax_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:562] */
+ * [specs/native_functions.yaml:571] */
 yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -686,7 +866,7 @@ static const argmin_fn argmin_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:566] */
+/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:575] */
 yg_status yg_argmin(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -713,7 +893,7 @@ static const argmin_dim_fn argmin_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:570] */
+ * [specs/native_functions.yaml:579] */
 yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -736,7 +916,7 @@ static const all_fn all_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:575] */
+/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:584] */
 yg_status yg_all(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -764,7 +944,7 @@ static const all_dim_fn all_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:579] */
+ * [specs/native_functions.yaml:588] */
 yg_status yg_all_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -791,7 +971,7 @@ static const any_fn any_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:583] */
+/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:592] */
 yg_status yg_any(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -819,7 +999,7 @@ static const any_dim_fn any_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:587] */
+ * [specs/native_functions.yaml:596] */
 yg_status yg_any_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -887,7 +1067,7 @@ out:
 }
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:593] */
+ * [specs/native_functions.yaml:602] */
 yg_status yg_var(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -974,7 +1154,7 @@ out:
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:597] */
+ * [specs/native_functions.yaml:606] */
 yg_status yg_std(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -1006,6 +1186,111 @@ yg_status yg_std(const yg_tensor *self,
     *out = result;
     result = NULL;
 out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*var_mean_fn)(const yg_tensor *self,
+                                 const int64_t *dim,
+                                 int64_t dim_len,
+                                 int64_t correction,
+                                 bool keepdim,
+                                 yg_tensor **out_var,
+                                 yg_tensor **out_mean);
+
+static const var_mean_fn var_mean_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_var_mean,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records VarMeanBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status var_mean_record(const yg_tensor *self,
+                                 const int64_t *dim,
+                                 int64_t dim_len,
+                                 int64_t correction,
+                                 bool keepdim,
+                                 yg_tensor *result,
+                                 yg_tensor *result1)
+{
+    yg_node *base = NULL;
+    var_mean_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__var_mean_backward_vtable, sizeof(var_mean_backward), 1, 2, &base);
+    if (st != YG_OK)
+        return st;
+    node = (var_mean_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_int_list_save(&node->dim, dim, dim_len);
+    if (st != YG_OK)
+        goto out;
+    node->correction = correction;
+    node->keepdim = keepdim;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__dtype_is_floating(yg_tensor_dtype(result1))) {
+        st = yg__set_history(result1, base, 1);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
+ *   Tensor mean)
+ * [specs/native_functions.yaml:611] */
+yg_status yg_var_mean(const yg_tensor *self,
+                      const int64_t *dim,
+                      int64_t dim_len,
+                      int64_t correction,
+                      bool keepdim,
+                      yg_tensor **out_var,
+                      yg_tensor **out_mean)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_device dev;
+    var_mean_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("var_mean", "out_var", out_var));
+    YG_RETURN_IF_ERROR(yg__check_out("var_mean", "out_mean", out_mean));
+    YG_RETURN_IF_ERROR(yg__check_defined("var_mean", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = var_mean_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "var_mean: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dim, dim_len, correction, keepdim, &result, &result1);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = var_mean_record(self, dim, dim_len, correction, keepdim, result, result1);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out_var = result;
+    result = NULL;
+    *out_mean = result1;
+    result1 = NULL;
+out:
+    yg_release(result1);
     yg_release(result);
     return st;
 }
@@ -1061,7 +1346,7 @@ out:
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:606] */
+ * [specs/native_functions.yaml:620] */
 yg_status yg_norm(const yg_tensor *self,
                   double p,
                   const int64_t *dim,
@@ -1113,7 +1398,7 @@ static const norm_backward_fn norm_backward_kernels[YG_DEVICE_COUNT_] = {
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:610] */
+ * [specs/native_functions.yaml:624] */
 yg_status yg_norm_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const yg_tensor *output,
@@ -1191,7 +1476,7 @@ out:
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:615] */
+ * [specs/native_functions.yaml:629] */
 yg_status yg_logsumexp(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
@@ -1259,7 +1544,7 @@ out:
     return st;
 }
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:836] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:850] */
 yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1301,7 +1586,7 @@ static const log_softmax_backward_fn log_softmax_backward_kernels[YG_DEVICE_COUN
 };
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:840] */
+ * [specs/native_functions.yaml:854] */
 yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
                                   const yg_tensor *output,
                                   int64_t dim,
@@ -1370,7 +1655,7 @@ out:
 }
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:844] */
+ * [specs/native_functions.yaml:858] */
 yg_status yg_nll_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -1439,7 +1724,7 @@ out:
     return st;
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:852] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:866] */
 yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1537,7 +1822,7 @@ out:
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:921] */
+ * [specs/native_functions.yaml:935] */
 yg_status yg_max_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -1649,7 +1934,7 @@ out:
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:931] */
+ * [specs/native_functions.yaml:945] */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -1736,7 +2021,7 @@ out:
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:941] */
+ * [specs/native_functions.yaml:955] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:335] */
+/* cumsum(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:350] */
 static yg_status cumsum_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__cumsum_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:338] */
+/* cumprod(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:353] */
 static yg_status cumprod_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -92,7 +92,7 @@ const yg_node_vtable yg__cumprod_backward_vtable = {
     .release_saved = cumprod_backward_release_saved,
 };
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:342] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:357] */
 static yg_status mm_backward_apply(yg_node *base,
                                    yg_tensor *const *grads,
                                    yg_tensor **grad_inputs)
@@ -162,7 +162,7 @@ const yg_node_vtable yg__mm_backward_vtable = {
     .release_saved = mm_backward_release_saved,
 };
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:346] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:361] */
 static yg_status bmm_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -233,7 +233,7 @@ const yg_node_vtable yg__bmm_backward_vtable = {
 };
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/derivatives.yaml:383] */
+ * [specs/derivatives.yaml:398] */
 static yg_status select_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -267,7 +267,7 @@ const yg_node_vtable yg__select_backward_backward_vtable = {
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
- * [specs/derivatives.yaml:386] */
+ * [specs/derivatives.yaml:401] */
 static yg_status slice_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -299,7 +299,7 @@ const yg_node_vtable yg__slice_backward_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:389] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:404] */
 static yg_status flip_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -338,7 +338,7 @@ const yg_node_vtable yg__flip_backward_vtable = {
     .release_saved = flip_backward_release_saved,
 };
 
-/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:392] */
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:407] */
 static yg_status index_select_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -388,7 +388,7 @@ const yg_node_vtable yg__index_select_backward_vtable = {
 };
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:396] */
+ * [specs/derivatives.yaml:411] */
 static yg_status index_select_backward_backward_apply(yg_node *base,
                                                       yg_tensor *const *grads,
                                                       yg_tensor **grad_inputs)
@@ -432,7 +432,7 @@ const yg_node_vtable yg__index_select_backward_backward_vtable = {
     .release_saved = index_select_backward_backward_release_saved,
 };
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:400] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:415] */
 static yg_status gather_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -482,7 +482,7 @@ const yg_node_vtable yg__gather_backward_vtable = {
 };
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:404] */
+ * [specs/derivatives.yaml:419] */
 static yg_status gather_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -527,7 +527,7 @@ const yg_node_vtable yg__gather_backward_backward_vtable = {
 };
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:408] */
+ * [specs/derivatives.yaml:423] */
 static yg_status scatter_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -587,7 +587,7 @@ const yg_node_vtable yg__scatter_backward_vtable = {
 };
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/derivatives.yaml:413] */
+ * [specs/derivatives.yaml:428] */
 static yg_status scatter_value_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -632,7 +632,7 @@ const yg_node_vtable yg__scatter_value_backward_vtable = {
 };
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:417] */
+ * [specs/derivatives.yaml:432] */
 static yg_status scatter_add_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -689,7 +689,7 @@ const yg_node_vtable yg__scatter_add_backward_vtable = {
     .release_saved = scatter_add_backward_release_saved,
 };
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:422] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:437] */
 static yg_status tril_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -721,7 +721,7 @@ const yg_node_vtable yg__tril_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:425] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:440] */
 static yg_status triu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -754,7 +754,7 @@ const yg_node_vtable yg__triu_backward_vtable = {
 };
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/derivatives.yaml:428] */
+ * [specs/derivatives.yaml:443] */
 static yg_status constant_pad_nd_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -794,7 +794,7 @@ const yg_node_vtable yg__constant_pad_nd_backward_vtable = {
 };
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/derivatives.yaml:434] */
+ * [specs/derivatives.yaml:449] */
 static yg_status embedding_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -845,7 +845,7 @@ const yg_node_vtable yg__embedding_backward_vtable = {
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:464] */
+ * [specs/derivatives.yaml:479] */
 static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -896,7 +896,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:471] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:486] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)

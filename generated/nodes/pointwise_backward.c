@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:448] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:463] */
 static yg_status tanh_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -86,7 +86,7 @@ const yg_node_vtable yg__tanh_backward_backward_vtable = {
     .release_saved = tanh_backward_backward_release_saved,
 };
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:452] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:467] */
 static yg_status sigmoid_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -168,7 +168,7 @@ const yg_node_vtable yg__sigmoid_backward_backward_vtable = {
 };
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/derivatives.yaml:478] */
+ * [specs/derivatives.yaml:493] */
 static yg_status leaky_relu_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -213,7 +213,7 @@ const yg_node_vtable yg__leaky_relu_backward_backward_vtable = {
 };
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/derivatives.yaml:482] */
+ * [specs/derivatives.yaml:497] */
 static yg_status hardtanh_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -258,7 +258,7 @@ const yg_node_vtable yg__hardtanh_backward_backward_vtable = {
 };
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/derivatives.yaml:486] */
+ * [specs/derivatives.yaml:501] */
 static yg_status clamp_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -303,7 +303,7 @@ const yg_node_vtable yg__clamp_backward_backward_vtable = {
 };
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/derivatives.yaml:490] */
+ * [specs/derivatives.yaml:505] */
 static yg_status clamp_min_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -348,7 +348,7 @@ const yg_node_vtable yg__clamp_min_backward_backward_vtable = {
 };
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/derivatives.yaml:494] */
+ * [specs/derivatives.yaml:509] */
 static yg_status clamp_max_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -393,7 +393,7 @@ const yg_node_vtable yg__clamp_max_backward_backward_vtable = {
 };
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:498] */
+ * [specs/derivatives.yaml:513] */
 static yg_status maximum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -444,7 +444,7 @@ const yg_node_vtable yg__maximum_backward_backward_vtable = {
 };
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:503] */
+ * [specs/derivatives.yaml:518] */
 static yg_status minimum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -494,7 +494,7 @@ const yg_node_vtable yg__minimum_backward_backward_vtable = {
     .release_saved = minimum_backward_backward_release_saved,
 };
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:544] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:559] */
 static yg_status relu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -539,7 +539,7 @@ const yg_node_vtable yg__relu_backward_backward_vtable = {
 };
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/derivatives.yaml:548] */
+ * [specs/derivatives.yaml:563] */
 static yg_status pow_backward_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -569,7 +569,8 @@ static yg_status pow_backward_backward_apply(yg_node *base,
     }
     if (yg__node_needs_grad(base, 1)) {
         /* self:
-         * mul(mul(grad, grad_output), mul_scalar(pow(self, exponent - 2), exponent * (exponent - 1))) */
+         * mul(mul(grad, grad_output), mul_scalar(pow(self, exponent - 2),
+         * exponent * (exponent - 1))) */
         st = yg_mul(grad, grad_output, &mul_tmp0);
         if (st != YG_OK)
             goto out;

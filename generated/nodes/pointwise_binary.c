@@ -346,7 +346,7 @@ const yg_node_vtable yg__minimum_backward_vtable = {
     .release_saved = minimum_backward_release_saved,
 };
 
-/* atan2(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:53] */
+/* atan2(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:55] */
 static yg_status atan2_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -357,7 +357,6 @@ static yg_status atan2_backward_apply(yg_node *base,
     yg_tensor *other = NULL;
     yg_tensor *grad_self = NULL;
     yg_tensor *grad_other = NULL;
-    yg_tensor *atan2_backward_tmp0 = NULL;
     yg_status st = YG_OK;
 
     st = yg__saved_unpack(&node->self, base, &self);
@@ -366,18 +365,10 @@ static yg_status atan2_backward_apply(yg_node *base,
     st = yg__saved_unpack(&node->other, base, &other);
     if (st != YG_OK)
         goto out;
-    if (yg__node_needs_grad(base, 0)) {
-        /* self: atan2_backward(grad, self, other) */
-        st = yg_atan2_backward(grad, self, other, &grad_self);
-        if (st != YG_OK)
-            goto out;
-    }
-    if (yg__node_needs_grad(base, 1)) {
-        /* other: neg(atan2_backward(grad, other, self)) */
-        st = yg_atan2_backward(grad, other, self, &atan2_backward_tmp0);
-        if (st != YG_OK)
-            goto out;
-        st = yg_neg(atan2_backward_tmp0, &grad_other);
+    if (yg__node_needs_grad(base, 0) || yg__node_needs_grad(base, 1)) {
+        /* self, other: atan2_backward(grad, self, other, grad_input_mask) */
+        bool grad_input_mask[2] = {yg__node_needs_grad(base, 0), yg__node_needs_grad(base, 1)};
+        st = yg_atan2_backward(grad, self, other, grad_input_mask, &grad_self, &grad_other);
         if (st != YG_OK)
             goto out;
     }
@@ -387,7 +378,6 @@ static yg_status atan2_backward_apply(yg_node *base,
     grad_inputs[1] = grad_other;
     grad_other = NULL;
 out:
-    yg_release(atan2_backward_tmp0);
     yg_release(grad_other);
     yg_release(grad_self);
     yg_release(other);
@@ -727,7 +717,7 @@ const yg_node_vtable yg__masked_fill_backward_vtable = {
 };
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/derivatives.yaml:513] */
+ * [specs/derivatives.yaml:528] */
 static yg_status add__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -768,7 +758,7 @@ const yg_node_vtable yg__add__backward_vtable = {
 };
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/derivatives.yaml:517] */
+ * [specs/derivatives.yaml:532] */
 static yg_status sub__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -808,7 +798,7 @@ const yg_node_vtable yg__sub__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:521] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:536] */
 static yg_status mul__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -868,7 +858,7 @@ const yg_node_vtable yg__mul__backward_vtable = {
     .release_saved = mul__backward_release_saved,
 };
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:525] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:540] */
 static yg_status div__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -938,7 +928,7 @@ const yg_node_vtable yg__div__backward_vtable = {
     .release_saved = div__backward_release_saved,
 };
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:535] */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:550] */
 static yg_status copy__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)

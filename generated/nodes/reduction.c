@@ -339,8 +339,112 @@ const yg_node_vtable yg__amin_backward_vtable = {
     .release_saved = amin_backward_release_saved,
 };
 
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+ * [specs/derivatives.yaml:299] */
+static yg_status max_dim_backward_apply(yg_node *base,
+                                        yg_tensor *const *grads,
+                                        yg_tensor **grad_inputs)
+{
+    max_dim_backward *node = (max_dim_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *result1 = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->result1, base, &result1);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0) && grad != NULL) {
+        /* self:
+         * value_selecting_reduction_backward(grads[0], dim, results[1], sizes(self), keepdim) */
+        st = yg_value_selecting_reduction_backward(grad,
+                                                   node->dim,
+                                                   result1,
+                                                   node->self_sizes.sizes,
+                                                   node->self_sizes.ndim,
+                                                   node->keepdim,
+                                                   &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(result1);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MaxDimBackward");
+    return YG_OK;
+}
+
+static void max_dim_backward_release_saved(yg_node *base)
+{
+    max_dim_backward *node = (max_dim_backward *)base;
+
+    yg__saved_release(&node->result1);
+}
+
+const yg_node_vtable yg__max_dim_backward_vtable = {
+    .name = "MaxDimBackward",
+    .apply = max_dim_backward_apply,
+    .release_saved = max_dim_backward_release_saved,
+};
+
+/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+ * [specs/derivatives.yaml:303] */
+static yg_status min_dim_backward_apply(yg_node *base,
+                                        yg_tensor *const *grads,
+                                        yg_tensor **grad_inputs)
+{
+    min_dim_backward *node = (min_dim_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *result1 = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->result1, base, &result1);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0) && grad != NULL) {
+        /* self:
+         * value_selecting_reduction_backward(grads[0], dim, results[1], sizes(self), keepdim) */
+        st = yg_value_selecting_reduction_backward(grad,
+                                                   node->dim,
+                                                   result1,
+                                                   node->self_sizes.sizes,
+                                                   node->self_sizes.ndim,
+                                                   node->keepdim,
+                                                   &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(result1);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MinDimBackward");
+    return YG_OK;
+}
+
+static void min_dim_backward_release_saved(yg_node *base)
+{
+    min_dim_backward *node = (min_dim_backward *)base;
+
+    yg__saved_release(&node->result1);
+}
+
+const yg_node_vtable yg__min_dim_backward_vtable = {
+    .name = "MinDimBackward",
+    .apply = min_dim_backward_apply,
+    .release_saved = min_dim_backward_release_saved,
+};
+
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:321] */
+ * [specs/derivatives.yaml:331] */
 static yg_status var_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -391,8 +495,102 @@ const yg_node_vtable yg__var_backward_vtable = {
     .release_saved = var_backward_release_saved,
 };
 
+/* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
+ *   Tensor mean)
+ * [specs/derivatives.yaml:336] */
+static yg_status var_mean_backward_apply(yg_node *base,
+                                         yg_tensor *const *grads,
+                                         yg_tensor **grad_inputs)
+{
+    var_mean_backward *node = (var_mean_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad1 = grads[1];
+    yg_tensor *zeros_grad = NULL;
+    yg_tensor *zeros_grad1 = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *var_backward_tmp0 = NULL;
+    yg_tensor *mean_backward_tmp1 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0) && (grad != NULL || grad1 != NULL)) {
+        /* self:
+         * add(var_backward(grads[0], self, dim, correction, keepdim), mean_backward(grads[1],
+         * sizes(self), dim, keepdim), 1) */
+        if (grad == NULL) {
+            st = yg_tensor_zeros(base->outputs[0].sizes,
+                                 base->outputs[0].ndim,
+                                 base->outputs[0].dtype,
+                                 &zeros_grad);
+            if (st != YG_OK)
+                goto out;
+            grad = zeros_grad;
+        }
+        if (grad1 == NULL) {
+            st = yg_tensor_zeros(base->outputs[1].sizes,
+                                 base->outputs[1].ndim,
+                                 base->outputs[1].dtype,
+                                 &zeros_grad1);
+            if (st != YG_OK)
+                goto out;
+            grad1 = zeros_grad1;
+        }
+        st = yg_var_backward(grad,
+                             self,
+                             node->dim.items,
+                             node->dim.len,
+                             node->correction,
+                             node->keepdim,
+                             &var_backward_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mean_backward(grad1,
+                              node->self_sizes.sizes,
+                              node->self_sizes.ndim,
+                              node->dim.items,
+                              node->dim.len,
+                              node->keepdim,
+                              &mean_backward_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_add(var_backward_tmp0, mean_backward_tmp1, 1, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(mean_backward_tmp1);
+    yg_release(var_backward_tmp0);
+    yg_release(zeros_grad1);
+    yg_release(zeros_grad);
+    yg_release(grad_self);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "VarMeanBackward");
+    return YG_OK;
+}
+
+static void var_mean_backward_release_saved(yg_node *base)
+{
+    var_mean_backward *node = (var_mean_backward *)base;
+
+    yg__saved_release(&node->self);
+    yg__saved_int_list_release(&node->dim);
+}
+
+const yg_node_vtable yg__var_mean_backward_vtable = {
+    .name = "VarMeanBackward",
+    .apply = var_mean_backward_apply,
+    .release_saved = var_mean_backward_release_saved,
+};
+
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:325] */
+ * [specs/derivatives.yaml:340] */
 static yg_status std_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -460,7 +658,7 @@ const yg_node_vtable yg__std_backward_vtable = {
 };
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:328] */
+ * [specs/derivatives.yaml:343] */
 static yg_status norm_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -519,7 +717,7 @@ const yg_node_vtable yg__norm_backward_vtable = {
 };
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:332] */
+ * [specs/derivatives.yaml:347] */
 static yg_status logsumexp_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -576,7 +774,7 @@ const yg_node_vtable yg__logsumexp_backward_vtable = {
     .release_saved = logsumexp_backward_release_saved,
 };
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:431] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:446] */
 static yg_status softmax_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -620,7 +818,7 @@ const yg_node_vtable yg__softmax_backward_vtable = {
     .release_saved = softmax_backward_release_saved,
 };
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:439] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:454] */
 static yg_status log_softmax_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -665,7 +863,7 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
 };
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:443] */
+ * [specs/derivatives.yaml:458] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -717,7 +915,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/derivatives.yaml:456] */
+ * [specs/derivatives.yaml:471] */
 static yg_status max_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -779,7 +977,7 @@ const yg_node_vtable yg__max_pool2d_backward_vtable = {
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:460] */
+ * [specs/derivatives.yaml:475] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -791,7 +989,8 @@ static yg_status avg_pool2d_backward_apply(yg_node *base,
 
     if (yg__node_needs_grad(base, 0)) {
         /* self:
-         * avg_pool2d_backward(grad, sizes(self), kernel_size, stride, padding, ceil_mode, count_include_pad) */
+         * avg_pool2d_backward(grad, sizes(self), kernel_size, stride, padding, ceil_mode,
+         * count_include_pad) */
         st = yg_avg_pool2d_backward(grad,
                                     node->self_sizes.sizes,
                                     node->self_sizes.ndim,
@@ -832,7 +1031,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
     .release_saved = avg_pool2d_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:467] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:482] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)

@@ -75,6 +75,26 @@ typedef struct amin_backward {
 } amin_backward;
 extern const yg_node_vtable yg__amin_backward_vtable;
 
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+typedef struct max_dim_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    int64_t dim;
+    bool keepdim;
+    yg_saved_tensor result1;
+} max_dim_backward;
+extern const yg_node_vtable yg__max_dim_backward_vtable;
+
+/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+typedef struct min_dim_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    int64_t dim;
+    bool keepdim;
+    yg_saved_tensor result1;
+} min_dim_backward;
+extern const yg_node_vtable yg__min_dim_backward_vtable;
+
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 typedef struct var_backward {
     yg_node base;
@@ -84,6 +104,18 @@ typedef struct var_backward {
     bool keepdim;
 } var_backward;
 extern const yg_node_vtable yg__var_backward_vtable;
+
+/* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
+ *   Tensor mean) */
+typedef struct var_mean_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    yg_saved_sizes self_sizes;
+    yg_saved_int_list dim;
+    int64_t correction;
+    bool keepdim;
+} var_mean_backward;
+extern const yg_node_vtable yg__var_mean_backward_vtable;
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 typedef struct std_backward {

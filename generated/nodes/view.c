@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:350] */
+/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:365] */
 static yg_status transpose_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__transpose_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:353] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:368] */
 static yg_status t_backward_apply(yg_node *base,
                                   yg_tensor *const *grads,
                                   yg_tensor **grad_inputs)
@@ -79,7 +79,7 @@ const yg_node_vtable yg__t_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:356] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:371] */
 static yg_status view_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -111,7 +111,7 @@ const yg_node_vtable yg__view_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:359] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:374] */
 static yg_status expand_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -143,7 +143,7 @@ const yg_node_vtable yg__expand_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:362] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:377] */
 static yg_status unsqueeze_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -175,7 +175,7 @@ const yg_node_vtable yg__unsqueeze_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:368] */
+/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:383] */
 static yg_status squeeze_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -207,7 +207,7 @@ const yg_node_vtable yg__squeeze_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:371] */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:386] */
 static yg_status squeeze_dim_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -239,7 +239,7 @@ const yg_node_vtable yg__squeeze_dim_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/derivatives.yaml:374] */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/derivatives.yaml:389] */
 static yg_status permute_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -278,7 +278,7 @@ const yg_node_vtable yg__permute_backward_vtable = {
     .release_saved = permute_backward_release_saved,
 };
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/derivatives.yaml:377] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/derivatives.yaml:392] */
 static yg_status select_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -317,7 +317,7 @@ const yg_node_vtable yg__select_backward_vtable = {
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
- * [specs/derivatives.yaml:380] */
+ * [specs/derivatives.yaml:395] */
 static yg_status slice_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)

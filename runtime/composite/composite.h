@@ -87,6 +87,13 @@ yg_status yg__composite_logsumexp_backward(const yg_tensor *grad,
                                            bool keepdim,
                                            yg_tensor **out);
 yg_status yg__composite_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out);
+yg_status yg__composite_value_selecting_reduction_backward(const yg_tensor *grad,
+                                                           int64_t dim,
+                                                           const yg_tensor *indices,
+                                                           const int64_t *sizes,
+                                                           int64_t sizes_len,
+                                                           bool keepdim,
+                                                           yg_tensor **out);
 yg_status yg__composite_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out);
 yg_status yg__composite_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out);
 yg_status yg__composite_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out);
@@ -158,16 +165,6 @@ yg_status yg__composite_gru_cell(const yg_tensor *input,
                                  const yg_tensor *b_ih,
                                  const yg_tensor *b_hh,
                                  yg_tensor **out);
-yg_status yg__composite_max_dim(const yg_tensor *self,
-                                int64_t dim,
-                                bool keepdim,
-                                yg_tensor **out_values,
-                                yg_tensor **out_indices);
-yg_status yg__composite_min_dim(const yg_tensor *self,
-                                int64_t dim,
-                                bool keepdim,
-                                yg_tensor **out_values,
-                                yg_tensor **out_indices);
 yg_status yg__composite_cat(const yg_tensor *const *tensors,
                             int64_t tensors_len,
                             int64_t dim,
@@ -180,6 +177,12 @@ yg_status yg__composite_div_mode(const yg_tensor *self,
                                  const yg_tensor *other,
                                  const char *rounding_mode,
                                  yg_tensor **out);
+yg_status yg__composite_atan2_backward(const yg_tensor *grad,
+                                      const yg_tensor *self,
+                                      const yg_tensor *other,
+                                      const bool *grad_input_mask,
+                                      yg_tensor **out_grad_self,
+                                      yg_tensor **out_grad_other);
 yg_status yg__composite_scaled_dot_product_attention(const yg_tensor *query,
                                                      const yg_tensor *key,
                                                      const yg_tensor *value,

@@ -1,6 +1,8 @@
 /*
  * composite/pointwise.c - pointwise ops written with other pointwise ops:
- * div with a rounding mode.
+ * div with a rounding mode, and atan2_backward (both gradients of atan2,
+ * the shared formula of specs/derivatives.yaml), which is differentiable
+ * again because its parts are.
  *
  * div.mode divides and then rounds with trunc or floor, whose zero
  * gradients make the result's gradient zero, as in PyTorch.  The quotient
@@ -31,5 +33,48 @@ yg_status yg__composite_div_mode(const yg_tensor *self,
     if (st == YG_OK)
         st = trunc ? yg_trunc(q, out) : yg_floor(q, out);
     yg_release(q);
+    return st;
+}
+
+/* grad / (self^2 + other^2) is common to both gradients; each is computed
+ * only when grad_input_mask asks for it, and left NULL otherwise. */
+yg_status yg__composite_atan2_backward(const yg_tensor *grad,
+                                      const yg_tensor *self,
+                                      const yg_tensor *other,
+                                      const bool *grad_input_mask,
+                                      yg_tensor **out_grad_self,
+                                      yg_tensor **out_grad_other) {
+    yg_tensor *self2 = NULL, *other2 = NULL, *denom = NULL, *scaled = NULL, *prod = NULL;
+    yg_tensor *grad_self = NULL, *grad_other = NULL;
+    yg_status st;
+
+    *out_grad_self = NULL;
+    *out_grad_other = NULL;
+    st = yg_mul(self, self, &self2);
+    if (st == YG_OK)
+        st = yg_mul(other, other, &other2);
+    if (st == YG_OK)
+        st = yg_add(self2, other2, 1.0, &denom);
+    if (st == YG_OK)
+        st = yg_div(grad, denom, &scaled);
+    if (st == YG_OK && grad_input_mask[0])
+        st = yg_mul(scaled, other, &grad_self);
+    if (st == YG_OK && grad_input_mask[1])
+        st = yg_mul(scaled, self, &prod);
+    if (st == YG_OK && grad_input_mask[1])
+        st = yg_neg(prod, &grad_other);
+    if (st == YG_OK) {
+        *out_grad_self = grad_self;
+        *out_grad_other = grad_other;
+        grad_self = NULL;
+        grad_other = NULL;
+    }
+    yg_release(grad_other);
+    yg_release(grad_self);
+    yg_release(prod);
+    yg_release(scaled);
+    yg_release(denom);
+    yg_release(other2);
+    yg_release(self2);
     return st;
 }

@@ -1,8 +1,9 @@
 /*
  * composite/reduce.c - the gradients of the reductions, written with public
  * ops so that they are differentiable themselves (double backward):
- * sum_backward, mean_backward, sum_to, var_backward, logsumexp_backward
- * and cumsum_backward; and the all-element reductions prod, max and min,
+ * sum_backward, mean_backward, sum_to, var_backward, logsumexp_backward,
+ * cumsum_backward and value_selecting_reduction_backward (of max.dim and
+ * min.dim); and the all-element reductions prod, max and min,
  * which call their dim-list forms with an empty list (every dim).
  *
  * sum_backward puts back the dims that sum.dim removed (unsqueeze, unless
@@ -266,52 +267,35 @@ yg_status yg__composite_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_t
     return st;
 }
 
-/* values and indices of the extremum along dim: the index from argmax /
- * argmin, the value gathered there, so the gradient flows to that one
- * element (as in PyTorch) rather than being split between ties. */
-static yg_status extremum_dim(const yg_tensor *self,
-                              int64_t dim,
-                              bool keepdim,
-                              bool is_max,
-                              yg_tensor **out_values,
-                              yg_tensor **out_indices) {
-    yg_tensor *idx = NULL, *vals = NULL;
+/* The gradient of max.dim and min.dim: zeros of sizes with grad placed at
+ * indices along dim, so it reaches the one selected element (as in
+ * PyTorch) rather than being split between ties.  Built from unsqueeze
+ * and gather_backward, so it is differentiable again. */
+yg_status yg__composite_value_selecting_reduction_backward(const yg_tensor *grad,
+                                                           int64_t dim,
+                                                           const yg_tensor *indices,
+                                                           const int64_t *sizes,
+                                                           int64_t sizes_len,
+                                                           bool keepdim,
+                                                           yg_tensor **out) {
+    yg_tensor *g = NULL, *idx = NULL;
     yg_status st;
 
-    *out_values = NULL;
-    *out_indices = NULL;
-    st = is_max ? yg_argmax_dim(self, dim, true, &idx) : yg_argmin_dim(self, dim, true, &idx);
-    if (st == YG_OK)
-        st = yg_gather(self, dim, idx, &vals);
-    if (st == YG_OK && !keepdim) {
-        st = yg_squeeze_dim(vals, dim, out_values);
+    *out = NULL;
+    if (dim < 0)
+        dim += sizes_len > 0 ? sizes_len : 1;
+    if (keepdim) {
+        g = yg_retain((yg_tensor *)grad);
+        idx = yg_retain((yg_tensor *)indices);
+        st = YG_OK;
+    } else {
+        st = yg_unsqueeze(grad, dim, &g);
         if (st == YG_OK)
-            st = yg_squeeze_dim(idx, dim, out_indices);
-    } else if (st == YG_OK) {
-        *out_values = yg_retain(vals);
-        *out_indices = yg_retain(idx);
+            st = yg_unsqueeze(indices, dim, &idx);
     }
-    if (st != YG_OK) {
-        yg_release(*out_values);
-        *out_values = NULL;
-    }
+    if (st == YG_OK)
+        st = yg_gather_backward(g, sizes, sizes_len, dim, idx, out);
+    yg_release(g);
     yg_release(idx);
-    yg_release(vals);
     return st;
-}
-
-yg_status yg__composite_max_dim(const yg_tensor *self,
-                                int64_t dim,
-                                bool keepdim,
-                                yg_tensor **out_values,
-                                yg_tensor **out_indices) {
-    return extremum_dim(self, dim, keepdim, true, out_values, out_indices);
-}
-
-yg_status yg__composite_min_dim(const yg_tensor *self,
-                                int64_t dim,
-                                bool keepdim,
-                                yg_tensor **out_values,
-                                yg_tensor **out_indices) {
-    return extremum_dim(self, dim, keepdim, false, out_values, out_indices);
 }

@@ -186,6 +186,16 @@ yg_status yg__cpu_argmax(const yg_tensor *self, yg_tensor **out);
 yg_status yg__cpu_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
 yg_status yg__cpu_argmin(const yg_tensor *self, yg_tensor **out);
 yg_status yg__cpu_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
+yg_status yg__cpu_max_dim(const yg_tensor *self,
+                          int64_t dim,
+                          bool keepdim,
+                          yg_tensor **out_values,
+                          yg_tensor **out_indices);
+yg_status yg__cpu_min_dim(const yg_tensor *self,
+                          int64_t dim,
+                          bool keepdim,
+                          yg_tensor **out_values,
+                          yg_tensor **out_indices);
 yg_status yg__cpu_all(const yg_tensor *self, yg_tensor **out);
 yg_status yg__cpu_all_dim(const yg_tensor *self,
                           const int64_t *dim,
@@ -217,6 +227,13 @@ yg_status yg__cpu_var(const yg_tensor *self,
                       int64_t correction,
                       bool keepdim,
                       yg_tensor **out);
+yg_status yg__cpu_var_mean(const yg_tensor *self,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           int64_t correction,
+                           bool keepdim,
+                           yg_tensor **out_var,
+                           yg_tensor **out_mean);
 yg_status yg__cpu_std(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,

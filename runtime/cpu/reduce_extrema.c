@@ -1,7 +1,8 @@
 /*
  * reduce_extrema.c - reductions that pick rather than accumulate: amax,
- * amin, argmax, argmin (over all elements or one dim), all and any (bool
- * results), and minmax_backward, the gradient of amax/amin/max/min.
+ * amin, argmax, argmin (over all elements or one dim), max.dim and
+ * min.dim (values and indices in one pass), all and any (bool results),
+ * and minmax_backward, the gradient of amax/amin/max/min.
  *
  * All run on the rows of cpu_int.h (reduced dims moved last and copied to
  * a contiguous block): floating inputs in double, int64 and bool inputs
@@ -9,8 +10,8 @@
  *
  * NaN: amax and amin return NaN for a row holding one, and argmax/argmin
  * return the index of the first NaN, as PyTorch does (NaN is treated as
- * larger/smaller than everything).  Ties: argmax/argmin give the first
- * index; minmax_backward splits the gradient evenly between all elements
+ * larger/smaller than everything).  Ties: argmax/argmin (and max.dim,
+ * min.dim) give the first index; minmax_backward splits the gradient evenly between all elements
  * equal to the result.  An empty row has no extremum: amax, amin, argmax
  * and argmin fail on one; all gives true and any false.
  */
@@ -161,6 +162,81 @@ yg_status yg__cpu_argmin(const yg_tensor *self, yg_tensor **out) {
 
 yg_status yg__cpu_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
     return arg_extremum("argmin", self, &dim, 1, keepdim, false, out);
+}
+
+/* ---- max.dim, min.dim: values and indices ---- */
+
+/* The extremum along dim and its int64 index in one pass, with argmax's
+ * rules (first index on ties, NaN wins).  On failure both outputs are
+ * NULL. */
+static yg_status extremum_dim(const char *op,
+                              const yg_tensor *self,
+                              int64_t dim,
+                              bool keepdim,
+                              bool is_max,
+                              yg_tensor **out_values,
+                              yg_tensor **out_indices) {
+    yg_rows rows;
+    yg_tensor *values = NULL, *indices = NULL;
+    yg_status st;
+
+    *out_values = NULL;
+    *out_indices = NULL;
+    YG_RETURN_IF_ERROR(
+        yg__rows_init(op, self, &dim, 1, keepdim, work_dtype(self->dtype), &rows));
+    st = check_nonempty(op, self, &rows);
+    if (st == YG_OK)
+        st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, self->dtype, &values);
+    if (st == YG_OK)
+        st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_INT64, &indices);
+    if (st != YG_OK)
+        goto out;
+    int64_t *dst = (int64_t *)yg__tensor_ptr(indices);
+    for (int64_t r = 0; r < rows.outer; r++) {
+        int64_t at = 0;
+        if (rows.data->dtype == YG_FLOAT64) {
+            const double *x = (const double *)yg__tensor_ptr(rows.data) + r * rows.inner;
+            for (int64_t i = 1; i < rows.inner && !isnan(x[at]); i++)
+                if (isnan(x[i]) || (is_max ? x[i] > x[at] : x[i] < x[at]))
+                    at = i;
+            yg__store_f64(values, r, x[at]);
+        } else {
+            const int64_t *x = (const int64_t *)yg__tensor_ptr(rows.data) + r * rows.inner;
+            for (int64_t i = 1; i < rows.inner; i++)
+                if (is_max ? x[i] > x[at] : x[i] < x[at])
+                    at = i;
+            if (values->dtype == YG_INT64)
+                ((int64_t *)yg__tensor_ptr(values))[r] = x[at];
+            else
+                ((bool *)yg__tensor_ptr(values))[r] = x[at] != 0;
+        }
+        dst[r] = at;
+    }
+    *out_values = values;
+    *out_indices = indices;
+    values = NULL;
+    indices = NULL;
+out:
+    yg_release(values);
+    yg_release(indices);
+    yg__rows_free(&rows);
+    return st;
+}
+
+yg_status yg__cpu_max_dim(const yg_tensor *self,
+                          int64_t dim,
+                          bool keepdim,
+                          yg_tensor **out_values,
+                          yg_tensor **out_indices) {
+    return extremum_dim("max", self, dim, keepdim, true, out_values, out_indices);
+}
+
+yg_status yg__cpu_min_dim(const yg_tensor *self,
+                          int64_t dim,
+                          bool keepdim,
+                          yg_tensor **out_values,
+                          yg_tensor **out_indices) {
+    return extremum_dim("min", self, dim, keepdim, false, out_values, out_indices);
 }
 
 /* ---- all, any ---- */

@@ -1,6 +1,6 @@
 /*
  * reduce_stats.c - accumulating reductions beyond sum and mean: prod,
- * var and std (with a correction), norm (any p, including 0 and +-inf),
+ * var, std and var_mean (with a correction), norm (any p, including 0 and +-inf),
  * logsumexp; and the gradients of prod and norm.
  *
  * All run on the rows of cpu_int.h and accumulate in double (float32
@@ -189,6 +189,32 @@ yg_status yg__cpu_std(const yg_tensor *self,
                       yg_tensor **out) {
     const double args[2] = {(double)correction, 1};
     return reduce_rows("std", self, dim, dim_len, keepdim, var_row, args, out);
+}
+
+/* Both statistics of var_mean as two reductions over the same rows (var
+ * computes the mean again internally; fusing would save one read of
+ * self).  On failure both outputs are NULL. */
+yg_status yg__cpu_var_mean(const yg_tensor *self,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           int64_t correction,
+                           bool keepdim,
+                           yg_tensor **out_var,
+                           yg_tensor **out_mean) {
+    yg_tensor *var = NULL;
+    yg_status st;
+
+    *out_var = NULL;
+    *out_mean = NULL;
+    st = yg__cpu_var(self, dim, dim_len, correction, keepdim, &var);
+    if (st == YG_OK)
+        st = yg__cpu_mean_dim(self, dim, dim_len, keepdim, out_mean);
+    if (st != YG_OK) {
+        yg_release(var);
+        return yg__fail_prefix(st, "var_mean");
+    }
+    *out_var = var;
+    return YG_OK;
 }
 
 /* ---- norm ---- */

@@ -588,11 +588,14 @@ YG_NODISCARD yg_status yg_minimum_backward(const yg_tensor *grad_output,  /* bor
                                            const yg_tensor *other,        /* borrowed */
                                            yg_tensor **out);              /* out: new ref */
 
-/* atan2_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
-YG_NODISCARD yg_status yg_atan2_backward(const yg_tensor *grad_output,  /* borrowed */
-                                         const yg_tensor *self,         /* borrowed */
-                                         const yg_tensor *other,        /* borrowed */
-                                         yg_tensor **out);              /* out: new ref */
+/* atan2_backward(Tensor grad, Tensor self, Tensor other,
+ *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other) */
+YG_NODISCARD yg_status yg_atan2_backward(const yg_tensor *grad,        /* borrowed */
+                                         const yg_tensor *self,        /* borrowed */
+                                         const yg_tensor *other,       /* borrowed */
+                                         const bool *grad_input_mask,  /* borrowed, 2 entries */
+                                         yg_tensor **out_grad_self,    /* out: new ref */
+                                         yg_tensor **out_grad_other);  /* out: new ref */
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
 YG_NODISCARD yg_status yg_pow_backward_self(const yg_tensor *grad_output,  /* borrowed */
@@ -686,6 +689,17 @@ YG_NODISCARD yg_status yg_min_dim(const yg_tensor *self,    /* borrowed */
                                   yg_tensor **out_values,   /* out: new ref */
                                   yg_tensor **out_indices); /* out: new ref */
 
+/* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
+ *   bool keepdim) -> Tensor */
+YG_NODISCARD yg_status yg_value_selecting_reduction_backward(
+    const yg_tensor *grad,     /* borrowed */
+    int64_t dim,
+    const yg_tensor *indices,  /* borrowed */
+    const int64_t *sizes,      /* borrowed, sizes_len entries */
+    int64_t sizes_len,
+    bool keepdim,
+    yg_tensor **out);          /* out: new ref */
+
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor */
 YG_NODISCARD yg_status yg_minmax_backward(
@@ -754,6 +768,17 @@ YG_NODISCARD yg_status yg_std(const yg_tensor *self,  /* borrowed */
                               int64_t correction,     /* default 1 */
                               bool keepdim,           /* default false */
                               yg_tensor **out);       /* out: new ref */
+
+/* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
+ *   Tensor mean) */
+YG_NODISCARD yg_status yg_var_mean(
+    const yg_tensor *self,  /* borrowed */
+    const int64_t *dim,     /* borrowed, dim_len entries; default [] */
+    int64_t dim_len,
+    int64_t correction,     /* default 1 */
+    bool keepdim,           /* default false */
+    yg_tensor **out_var,    /* out: new ref */
+    yg_tensor **out_mean);  /* out: new ref */
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor */
 YG_NODISCARD yg_status yg_var_backward(const yg_tensor *grad,  /* borrowed */

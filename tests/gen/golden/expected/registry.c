@@ -15,6 +15,9 @@ static const char *const t_derivative_inputs[] = {"self"};
 static const char *const sign_derivative_inputs[] = {"self"};
 static const char *const mul__derivative_inputs[] = {"self", "other"};
 static const char *const exp__derivative_inputs[] = {"self"};
+static const char *const max_dim_derivative_inputs[] = {"self"};
+static const char *const sincos_derivative_inputs[] = {"self"};
+static const char *const scaled_derivative_inputs[] = {"self", "scale"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -135,20 +138,46 @@ const yg_op_info yg__ops[] = {
         .kind = "kernel",
     },
     {
+        .name = "max_dim_backward",
+        .schema = "max_dim_backward(Tensor grad, int dim, Tensor indices,"
+                  " int[] sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:91",
+        .kind = "kernel",
+    },
+    {
+        .name = "sincos",
+        .schema = "sincos(Tensor self) -> (Tensor sin, Tensor cos)",
+        .location = "specs/native_functions.yaml:96",
+        .kind = "kernel",
+    },
+    {
+        .name = "scaled",
+        .schema = "scaled(Tensor self, Tensor scale) -> Tensor",
+        .location = "specs/native_functions.yaml:100",
+        .kind = "kernel",
+    },
+    {
+        .name = "scaled_backward",
+        .schema = "scaled_backward(Tensor grad, Tensor self, Tensor scale,"
+                  " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)",
+        .location = "specs/native_functions.yaml:103",
+        .kind = "kernel",
+    },
+    {
         .name = "mul.out",
         .schema = "mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:92",
+        .location = "specs/native_functions.yaml:107",
         .kind = "kernel",
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:96",
+        .location = "specs/native_functions.yaml:111",
         .kind = "kernel",
     },
 };
-const int32_t yg__ops_count = 21;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 21, "op table size");
+const int32_t yg__ops_count = 25;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 25, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -221,7 +250,28 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 1,
         .inputs = exp__derivative_inputs,
     },
+    {
+        .name = "max.dim",
+        .schema = "max.dim(Tensor self, int dim) -> (Tensor, Tensor)",
+        .location = "specs/derivatives.yaml:51",
+        .n_inputs = 1,
+        .inputs = max_dim_derivative_inputs,
+    },
+    {
+        .name = "sincos",
+        .schema = "sincos(Tensor self) -> (Tensor sin, Tensor cos)",
+        .location = "specs/derivatives.yaml:57",
+        .n_inputs = 1,
+        .inputs = sincos_derivative_inputs,
+    },
+    {
+        .name = "scaled",
+        .schema = "scaled(Tensor self, Tensor scale) -> Tensor",
+        .location = "specs/derivatives.yaml:62",
+        .n_inputs = 2,
+        .inputs = scaled_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 10;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 10,
+const int32_t yg__derivatives_count = 13;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 13,
                "derivative table size");

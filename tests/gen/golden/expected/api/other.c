@@ -263,6 +263,209 @@ yg_status yg_pool_backward(const yg_tensor *grad,
     return kernel(grad, self, output_mask, out_grad_self, out_grad_scale);
 }
 
+typedef yg_status (*sincos_fn)(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos);
+
+static const sincos_fn sincos_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_sincos,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records SincosBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status sincos_record(const yg_tensor *self, yg_tensor *result, yg_tensor *result1)
+{
+    yg_node *base = NULL;
+    sincos_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__sincos_backward_vtable, sizeof(sincos_backward), 1, 2, &base);
+    if (st != YG_OK)
+        return st;
+    node = (sincos_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->result,
+                        result,
+                        yg__dtype_is_floating(yg_tensor_dtype(result)),
+                        0,
+                        "results[0]");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->result1,
+                        result1,
+                        yg__dtype_is_floating(yg_tensor_dtype(result1)),
+                        1,
+                        "results[1]");
+    if (st != YG_OK)
+        goto out;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__dtype_is_floating(yg_tensor_dtype(result1))) {
+        st = yg__set_history(result1, base, 1);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:96] */
+yg_status yg_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_device dev;
+    sincos_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("sincos", "out_sin", out_sin));
+    YG_RETURN_IF_ERROR(yg__check_out("sincos", "out_cos", out_cos));
+    YG_RETURN_IF_ERROR(yg__check_defined("sincos", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = sincos_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "sincos: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, &result, &result1);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = sincos_record(self, result, result1);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out_sin = result;
+    result = NULL;
+    *out_cos = result1;
+    result1 = NULL;
+out:
+    yg_release(result1);
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*scaled_fn)(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out);
+
+static const scaled_fn scaled_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_scaled,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ScaledBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status scaled_record(const yg_tensor *self, const yg_tensor *scale, yg_tensor *result)
+{
+    yg_node *base = NULL;
+    scaled_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__scaled_backward_vtable, sizeof(scaled_backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (scaled_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, scale);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->scale, scale, false, 0, "scale");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:100] */
+yg_status yg_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, scale};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    scaled_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("scaled", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("scaled", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("scaled", "scale", scale));
+    dev = yg_tensor_device(self);
+    kernel = scaled_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "scaled: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, scale, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = scaled_record(self, scale, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*scaled_backward_fn)(const yg_tensor *grad,
+                                        const yg_tensor *self,
+                                        const yg_tensor *scale,
+                                        const bool *grad_input_mask,
+                                        yg_tensor **out_grad_self,
+                                        yg_tensor **out_grad_scale);
+
+static const scaled_backward_fn scaled_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_scaled_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* scaled_backward(Tensor grad, Tensor self, Tensor scale,
+ *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)
+ * [specs/native_functions.yaml:103] */
+yg_status yg_scaled_backward(const yg_tensor *grad,
+                             const yg_tensor *self,
+                             const yg_tensor *scale,
+                             const bool *grad_input_mask,
+                             yg_tensor **out_grad_self,
+                             yg_tensor **out_grad_scale)
+{
+    const yg_tensor *inputs[3] = {grad, self, scale};
+    yg_device dev;
+    scaled_backward_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("scaled_backward", "out_grad_self", out_grad_self));
+    YG_RETURN_IF_ERROR(yg__check_out("scaled_backward", "out_grad_scale", out_grad_scale));
+    YG_RETURN_IF_ERROR(yg__check_defined("scaled_backward", "grad", grad));
+    YG_RETURN_IF_ERROR(yg__check_defined("scaled_backward", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("scaled_backward", "scale", scale));
+    if (yg__any_requires_grad(3, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "scaled_backward: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad);
+    kernel = scaled_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "scaled_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad, self, scale, grad_input_mask, out_grad_self, out_grad_scale);
+}
+
 typedef yg_status (*mul_out_fn)(const yg_tensor *self,
                                 const yg_tensor *other,
                                 yg_tensor *dest,
@@ -274,7 +477,7 @@ static const mul_out_fn mul_out_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
- * [specs/native_functions.yaml:92] */
+ * [specs/native_functions.yaml:107] */
 yg_status yg_mul_out(const yg_tensor *self,
                      const yg_tensor *other,
                      yg_tensor *dest,
@@ -327,7 +530,7 @@ out:
     return st;
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:96] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:111] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -127,24 +127,114 @@ static const max_dim_fn max_dim_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records MaxDimBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status max_dim_record(const yg_tensor *self,
+                                int64_t dim,
+                                yg_tensor *result,
+                                yg_tensor *result1)
+{
+    yg_node *base = NULL;
+    max_dim_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__max_dim_backward_vtable, sizeof(max_dim_backward), 1, 2, &base);
+    if (st != YG_OK)
+        return st;
+    node = (max_dim_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    node->dim = dim;
+    st = yg__saved_save(&node->result1, result1, false, 1, "results[1]");
+    if (st != YG_OK)
+        goto out;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:87] */
 yg_status yg_max_dim(const yg_tensor *self, int64_t dim, yg_tensor **out0, yg_tensor **out1)
 {
     const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
     yg_device dev;
     max_dim_fn kernel;
+    yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("max", "out0", out0));
     YG_RETURN_IF_ERROR(yg__check_out("max", "out1", out1));
     YG_RETURN_IF_ERROR(yg__check_defined("max", "self", self));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "max: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = max_dim_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "max: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, dim, out0, out1);
+    st = kernel(self, dim, &result, &result1);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = max_dim_record(self, dim, result, result1);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out0 = result;
+    result = NULL;
+    *out1 = result1;
+    result1 = NULL;
+out:
+    yg_release(result1);
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*max_dim_backward_fn)(const yg_tensor *grad,
+                                         int64_t dim,
+                                         const yg_tensor *indices,
+                                         const int64_t *sizes,
+                                         int64_t sizes_len,
+                                         yg_tensor **out);
+
+static const max_dim_backward_fn max_dim_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_max_dim_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor
+ * [specs/native_functions.yaml:91] */
+yg_status yg_max_dim_backward(const yg_tensor *grad,
+                              int64_t dim,
+                              const yg_tensor *indices,
+                              const int64_t *sizes,
+                              int64_t sizes_len,
+                              yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {grad, indices};
+    yg_device dev;
+    max_dim_backward_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_dim_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_dim_backward", "grad", grad));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_dim_backward", "indices", indices));
+    if (yg__any_requires_grad(2, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "max_dim_backward: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad);
+    kernel = max_dim_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "max_dim_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad, dim, indices, sizes, sizes_len, out);
 }

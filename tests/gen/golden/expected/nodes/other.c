@@ -116,3 +116,141 @@ const yg_node_vtable yg__sign_backward_vtable = {
     .apply = sign_backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
+
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/derivatives.yaml:57] */
+static yg_status sincos_backward_apply(yg_node *base,
+                                       yg_tensor *const *grads,
+                                       yg_tensor **grad_inputs)
+{
+    sincos_backward *node = (sincos_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad1 = grads[1];
+    yg_tensor *zeros_grad = NULL;
+    yg_tensor *zeros_grad1 = NULL;
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *mul_tmp0 = NULL;
+    yg_tensor *mul_tmp1 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->result, base, &result);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->result1, base, &result1);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0) && (grad != NULL || grad1 != NULL)) {
+        /* self: add(mul(grads[0], results[1]), mul(grads[1], results[0]), -1) */
+        if (grad == NULL) {
+            st = yg_tensor_zeros(base->outputs[0].sizes,
+                                 base->outputs[0].ndim,
+                                 base->outputs[0].dtype,
+                                 &zeros_grad);
+            if (st != YG_OK)
+                goto out;
+            grad = zeros_grad;
+        }
+        if (grad1 == NULL) {
+            st = yg_tensor_zeros(base->outputs[1].sizes,
+                                 base->outputs[1].ndim,
+                                 base->outputs[1].dtype,
+                                 &zeros_grad1);
+            if (st != YG_OK)
+                goto out;
+            grad1 = zeros_grad1;
+        }
+        st = yg_mul(grad, result1, &mul_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad1, result, &mul_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_add(mul_tmp0, mul_tmp1, -1, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(mul_tmp1);
+    yg_release(mul_tmp0);
+    yg_release(zeros_grad1);
+    yg_release(zeros_grad);
+    yg_release(grad_self);
+    yg_release(result1);
+    yg_release(result);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "SincosBackward");
+    return YG_OK;
+}
+
+static void sincos_backward_release_saved(yg_node *base)
+{
+    sincos_backward *node = (sincos_backward *)base;
+
+    yg__saved_release(&node->result);
+    yg__saved_release(&node->result1);
+}
+
+const yg_node_vtable yg__sincos_backward_vtable = {
+    .name = "SincosBackward",
+    .apply = sincos_backward_apply,
+    .release_saved = sincos_backward_release_saved,
+};
+
+/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/derivatives.yaml:62] */
+static yg_status scaled_backward_apply(yg_node *base,
+                                       yg_tensor *const *grads,
+                                       yg_tensor **grad_inputs)
+{
+    scaled_backward *node = (scaled_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *scale = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_scale = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->scale, base, &scale);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0) || yg__node_needs_grad(base, 1)) {
+        /* self, scale: scaled_backward(grad, self, scale, grad_input_mask) */
+        bool grad_input_mask[2] = {yg__node_needs_grad(base, 0), yg__node_needs_grad(base, 1)};
+        st = yg_scaled_backward(grad, self, scale, grad_input_mask, &grad_self, &grad_scale);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_scale;
+    grad_scale = NULL;
+out:
+    yg_release(grad_scale);
+    yg_release(grad_self);
+    yg_release(scale);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ScaledBackward");
+    return YG_OK;
+}
+
+static void scaled_backward_release_saved(yg_node *base)
+{
+    scaled_backward *node = (scaled_backward *)base;
+
+    yg__saved_release(&node->self);
+    yg__saved_release(&node->scale);
+}
+
+const yg_node_vtable yg__scaled_backward_vtable = {
+    .name = "ScaledBackward",
+    .apply = scaled_backward_apply,
+    .release_saved = scaled_backward_release_saved,
+};

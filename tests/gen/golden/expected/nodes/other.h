@@ -27,4 +27,20 @@ typedef struct sign_backward {
 } sign_backward;
 extern const yg_node_vtable yg__sign_backward_vtable;
 
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos) */
+typedef struct sincos_backward {
+    yg_node base;
+    yg_saved_tensor result;
+    yg_saved_tensor result1;
+} sincos_backward;
+extern const yg_node_vtable yg__sincos_backward_vtable;
+
+/* scaled(Tensor self, Tensor scale) -> Tensor */
+typedef struct scaled_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    yg_saved_tensor scale;
+} scaled_backward;
+extern const yg_node_vtable yg__scaled_backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */

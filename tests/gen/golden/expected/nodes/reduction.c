@@ -47,3 +47,52 @@ const yg_node_vtable yg__sum_dim_backward_vtable = {
     .apply = sum_dim_backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
+
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/derivatives.yaml:51] */
+static yg_status max_dim_backward_apply(yg_node *base,
+                                        yg_tensor *const *grads,
+                                        yg_tensor **grad_inputs)
+{
+    max_dim_backward *node = (max_dim_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *result1 = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->result1, base, &result1);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0) && grad != NULL) {
+        /* self: max_dim_backward(grads[0], dim, results[1], sizes(self)) */
+        st = yg_max_dim_backward(grad,
+                                 node->dim,
+                                 result1,
+                                 node->self_sizes.sizes,
+                                 node->self_sizes.ndim,
+                                 &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(result1);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MaxDimBackward");
+    return YG_OK;
+}
+
+static void max_dim_backward_release_saved(yg_node *base)
+{
+    max_dim_backward *node = (max_dim_backward *)base;
+
+    yg__saved_release(&node->result1);
+}
+
+const yg_node_vtable yg__max_dim_backward_vtable = {
+    .name = "MaxDimBackward",
+    .apply = max_dim_backward_apply,
+    .release_saved = max_dim_backward_release_saved,
+};

@@ -20,4 +20,13 @@ typedef struct sum_dim_backward {
 } sum_dim_backward;
 extern const yg_node_vtable yg__sum_dim_backward_vtable;
 
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor) */
+typedef struct max_dim_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    int64_t dim;
+    yg_saved_tensor result1;
+} max_dim_backward;
+extern const yg_node_vtable yg__max_dim_backward_vtable;
+
 #endif /* YAGRAD_NODES_REDUCTION_H */

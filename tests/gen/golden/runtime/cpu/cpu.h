@@ -31,6 +31,20 @@ yg_status yg__golden_pool_backward(const yg_tensor *grad,
                                 yg_tensor **out_grad_self,
                                 yg_tensor **out_grad_scale);
 yg_status yg__golden_max_dim(const yg_tensor *self, int64_t dim, yg_tensor **out0, yg_tensor **out1);
+yg_status yg__golden_max_dim_backward(const yg_tensor *grad,
+                                     int64_t dim,
+                                     const yg_tensor *indices,
+                                     const int64_t *sizes,
+                                     int64_t sizes_len,
+                                     yg_tensor **out);
+yg_status yg__golden_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos);
+yg_status yg__golden_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out);
+yg_status yg__golden_scaled_backward(const yg_tensor *grad,
+                                     const yg_tensor *self,
+                                     const yg_tensor *scale,
+                                     const bool *grad_input_mask,
+                                     yg_tensor **out_grad_self,
+                                     yg_tensor **out_grad_scale);
 yg_status yg__golden_mul_out(const yg_tensor *self,
                           const yg_tensor *other,
                           yg_tensor *dest,

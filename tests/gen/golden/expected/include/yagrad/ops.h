@@ -151,6 +151,34 @@ YG_NODISCARD yg_status yg_max_dim(const yg_tensor *self,  /* borrowed */
                                   yg_tensor **out0,       /* out: new ref */
                                   yg_tensor **out1);      /* out: new ref */
 
+/* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor */
+YG_NODISCARD yg_status yg_max_dim_backward(
+    const yg_tensor *grad,     /* borrowed */
+    int64_t dim,
+    const yg_tensor *indices,  /* borrowed */
+    const int64_t *sizes,      /* borrowed, sizes_len entries */
+    int64_t sizes_len,
+    yg_tensor **out);          /* out: new ref */
+
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos) */
+YG_NODISCARD yg_status yg_sincos(const yg_tensor *self,  /* borrowed */
+                                 yg_tensor **out_sin,    /* out: new ref */
+                                 yg_tensor **out_cos);   /* out: new ref */
+
+/* scaled(Tensor self, Tensor scale) -> Tensor */
+YG_NODISCARD yg_status yg_scaled(const yg_tensor *self,   /* borrowed */
+                                 const yg_tensor *scale,  /* borrowed */
+                                 yg_tensor **out);        /* out: new ref */
+
+/* scaled_backward(Tensor grad, Tensor self, Tensor scale,
+ *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale) */
+YG_NODISCARD yg_status yg_scaled_backward(const yg_tensor *grad,        /* borrowed */
+                                          const yg_tensor *self,        /* borrowed */
+                                          const yg_tensor *scale,       /* borrowed */
+                                          const bool *grad_input_mask,  /* borrowed, 2 entries */
+                                          yg_tensor **out_grad_self,    /* out: new ref */
+                                          yg_tensor **out_grad_scale);  /* out: new ref */
+
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!) */
 YG_NODISCARD yg_status yg_mul_out(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */
