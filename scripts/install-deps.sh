@@ -10,6 +10,8 @@ pkgs=(
     clang-14              # sanitizer preset (ASan/UBSan/LSan runtimes)
     libopenblas-openmp-dev  # mm; OpenMP build shares the library's thread pool
     libcmocka-dev         # test framework
+    graphviz              # jit dump test: `dot -Tsvg` over yg_graph_to_dot output
+    python3-jsonschema    # jit dump test: JSON dumps checked against tools/ir_graph.schema.json
 )
 
 missing=()

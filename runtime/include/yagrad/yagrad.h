@@ -9,6 +9,7 @@
  *   autograd.h  requires_grad, yg_backward, grad mode
  *   ops.h       every op (generated): yg_add, yg_mm, yg_log_softmax, ...
  *   optim.h     optimizers: SGD, Adam, AdamW
+ *   jit.h       the graph IR: build, print/parse, lint, passes, dumps
  *
  * Conventions, everywhere: functions return yg_status; results come back
  * through trailing out-parameters as new references; inputs are borrowed.
@@ -17,6 +18,7 @@
 #define YAGRAD_YAGRAD_H
 
 #include "yagrad/autograd.h"
+#include "yagrad/jit.h"
 #include "yagrad/ops.h"
 #include "yagrad/optim.h"
 #include "yagrad/status.h"

@@ -1,0 +1,329 @@
+/*
+ * yagrad/jit.h - the graph IR: build, print, parse, check and optimise
+ * graphs of op calls.
+ *
+ * A yg_graph is a straight-line program: graph inputs (values), a list of
+ * nodes in execution order, and graph outputs.  A node (yg_ir_node) calls
+ * one op of specs/native_functions.yaml, named by its table name ("mul",
+ * "sum.dim", "add_") or is one of the prim kinds below; it reads values
+ * (inputs), writes values (outputs; several for ops like max.dim) and
+ * carries named attributes for its non-tensor arguments (int, float, str,
+ * int list, float list, tensor, subgraph).  Every value (yg_ir_value) has
+ * one definition, a name unique in its graph, a type (yg_ir_type: Tensor,
+ * with dtype, device, sizes and requires_grad each known or unknown, or
+ * None) and a list of uses.  Subgraphs (graph attributes) are closed: they
+ * see only their own inputs.
+ *
+ * Prim kinds: prim::Constant (no inputs, one Tensor output, attribute
+ * value: tensor), prim::None (no inputs, one None output: an absent
+ * `Tensor?` argument), prim::FusionGroup (attribute subgraph: graph) and
+ * prim::DifferentiableGraph (attribute f: graph; df: graph optional), whose
+ * inputs and outputs are those of the subgraph.
+ *
+ * The text form (docs/ir.md has the grammar) looks like
+ *     graph(%x : Tensor(dtype=float32, sizes=[2, 3]), %w : Tensor):
+ *       %y : Tensor = mm(%x, %w)
+ *       %z : Tensor = sum.dim[dim=[1], keepdim=0](%y)
+ *       return (%z)
+ * and yg_graph_print(yg_graph_parse(text)) reproduces printed text exactly.
+ *
+ * Ownership: a graph owns its nodes, values and attributes; yg_ir_node and
+ * yg_ir_value pointers are borrowed and stay valid while the graph lives
+ * and the node is not removed by a pass.  Strings returned through char **
+ * out-parameters are released with yg_string_release.  Tensors given as
+ * attributes are copied.
+ *
+ * Thread safety: a graph is not thread-safe, not even for functions that
+ * take it const (yg_graph_lint and the dumps keep marks in the nodes and
+ * values); different
+ * graphs may be used from different threads at once.
+ *
+ * Errors: see status.h.  Failures leave the graph as it was, except for
+ * passes, which say so.  Anything not declared here is not API.
+ */
+#ifndef YAGRAD_JIT_H
+#define YAGRAD_JIT_H
+
+#include "yagrad/status.h"
+#include "yagrad/tensor.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct yg_graph yg_graph;
+typedef struct yg_ir_node yg_ir_node;
+typedef struct yg_ir_value yg_ir_value;
+
+/* A field of yg_ir_type that is not known. */
+#define YG_IR_UNKNOWN (-1)
+
+typedef enum yg_ir_type_kind { YG_IR_TYPE_TENSOR = 0, YG_IR_TYPE_NONE = 1 } yg_ir_type_kind;
+
+/* The static type of a value.  For YG_IR_TYPE_NONE the other fields are
+ * ignored (and read back as unknown). */
+typedef struct yg_ir_type {
+    yg_ir_type_kind kind;
+    int32_t dtype;              /* a yg_dtype, or YG_IR_UNKNOWN */
+    int32_t device;             /* a yg_device, or YG_IR_UNKNOWN */
+    int32_t ndim;               /* 0..YG_MAX_DIMS, or YG_IR_UNKNOWN (rank unknown) */
+    int64_t sizes[YG_MAX_DIMS]; /* first ndim entries: >= 0, or YG_IR_UNKNOWN */
+    int32_t requires_grad;      /* 0, 1, or YG_IR_UNKNOWN */
+} yg_ir_type;
+
+/* A Tensor type with every field unknown.  Cannot fail. */
+yg_ir_type yg_ir_type_tensor(void);
+
+/* The None type.  Cannot fail. */
+yg_ir_type yg_ir_type_none(void);
+
+typedef enum yg_ir_attr_kind {
+    YG_IR_ATTR_INT = 0,
+    YG_IR_ATTR_FLOAT = 1,
+    YG_IR_ATTR_STR = 2,
+    YG_IR_ATTR_INTS = 3,
+    YG_IR_ATTR_FLOATS = 4,
+    YG_IR_ATTR_TENSOR = 5,
+    YG_IR_ATTR_GRAPH = 6
+} yg_ir_attr_kind;
+
+/* ---- graphs ---- */
+
+/* A new empty graph (no inputs, nodes or outputs).
+ *   out: out: new graph, release with yg_graph_release
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL out; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_create(yg_graph **out);
+
+/* Frees g with its nodes, values and attributes.  NULL-safe. */
+void yg_graph_release(yg_graph *g);
+
+/* A deep copy of g (same names, types, attributes; subgraphs copied).
+ *   g: borrowed;  out: out: new graph
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g or out; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_clone(const yg_graph *g, yg_graph **out);
+
+/* Appends a graph input.
+ *   g:    in-out
+ *   type: nullable, borrowed (NULL: Tensor with every field unknown)
+ *   name: nullable; [A-Za-z0-9_.]+, unique in g (NULL: the next free number)
+ *   out:  nullable; out: borrowed, valid while g lives
+ * Returns: YG_ERR_INVALID_ARGUMENT for a NULL g, an invalid type, or a name
+ *          that is malformed or taken; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_add_input(yg_graph *g,
+                                          const yg_ir_type *type,
+                                          const char *name,
+                                          yg_ir_value **out);
+
+/* Appends a node calling kind on inputs, with n_outputs new outputs
+ * (Tensor type, unknown fields; None for prim::None) named by number.
+ *   g:         in-out
+ *   kind:      an op name of specs/native_functions.yaml ("sum.dim") or a
+ *              prim kind ("prim::Constant")
+ *   inputs:    borrowed, n_inputs values of g
+ *   n_outputs: the op's number of results (1 for prim::Constant, ...)
+ *   out:       nullable; out: borrowed, valid while g lives
+ * Returns: YG_ERR_INVALID_ARGUMENT for an unknown kind, an input that is
+ *          NULL or not a value of g, or input/output counts the kind does
+ *          not take; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_add_node(yg_graph *g,
+                                         const char *kind,
+                                         yg_ir_value *const *inputs,
+                                         int64_t n_inputs,
+                                         int64_t n_outputs,
+                                         yg_ir_node **out);
+
+/* Appends prim::Constant[value=t] and returns its output, whose type is
+ * t's dtype, device and sizes with requires_grad 0.
+ *   g: in-out;  t: borrowed, copied (values only, no history)
+ *   out: nullable; out: borrowed, valid while g lives
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g or t; YG_ERR_DEVICE for a
+ *          tensor not on the CPU; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_add_constant(yg_graph *g, const yg_tensor *t, yg_ir_value **out);
+
+/* Sets the graph outputs (replacing any earlier ones).
+ *   g: in-out;  values: borrowed, len values of g (repeats allowed)
+ * Returns: YG_ERR_INVALID_ARGUMENT for a NULL entry or a value of another
+ *          graph; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_set_outputs(yg_graph *g, yg_ir_value *const *values, int64_t len);
+
+/* Counts and items.  Each cannot fail; NULL or an index out of range gives
+ * 0 / NULL.  Returned pointers are borrowed, valid while g lives. */
+int64_t yg_graph_num_inputs(const yg_graph *g);
+yg_ir_value *yg_graph_input(const yg_graph *g, int64_t i);
+int64_t yg_graph_num_outputs(const yg_graph *g);
+yg_ir_value *yg_graph_output(const yg_graph *g, int64_t i);
+int64_t yg_graph_num_nodes(const yg_graph *g);
+yg_ir_node *yg_graph_first_node(const yg_graph *g);
+yg_ir_node *yg_ir_node_next(const yg_ir_node *n);
+
+/* ---- nodes ---- */
+
+/* The node's kind ("mul", "prim::Constant").  Static string.  Cannot
+ * fail; NULL gives NULL. */
+const char *yg_ir_node_kind(const yg_ir_node *n);
+int64_t yg_ir_node_num_inputs(const yg_ir_node *n);
+yg_ir_value *yg_ir_node_input(const yg_ir_node *n, int64_t i);
+int64_t yg_ir_node_num_outputs(const yg_ir_node *n);
+yg_ir_value *yg_ir_node_output(const yg_ir_node *n, int64_t i);
+
+/* Sets attribute name (an identifier [A-Za-z_][A-Za-z0-9_]*) of n,
+ * replacing one of the same name.  Lists and strings are copied; a tensor
+ * is copied (values only, contiguous, on the CPU); a graph is deep-copied.
+ *   n: in-out;  name, values: borrowed
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL n, a malformed name, a NULL
+ *          list with len > 0 or a NULL string/tensor/graph; YG_ERR_DEVICE
+ *          for a tensor not on the CPU; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_ir_node_set_int(yg_ir_node *n, const char *name, int64_t value);
+YG_NODISCARD yg_status yg_ir_node_set_float(yg_ir_node *n, const char *name, double value);
+YG_NODISCARD yg_status yg_ir_node_set_str(yg_ir_node *n, const char *name, const char *value);
+YG_NODISCARD yg_status yg_ir_node_set_ints(yg_ir_node *n,
+                                           const char *name,
+                                           const int64_t *values,
+                                           int64_t len);
+YG_NODISCARD yg_status yg_ir_node_set_floats(yg_ir_node *n,
+                                             const char *name,
+                                             const double *values,
+                                             int64_t len);
+YG_NODISCARD yg_status yg_ir_node_set_tensor(yg_ir_node *n, const char *name, const yg_tensor *t);
+YG_NODISCARD yg_status yg_ir_node_set_graph(yg_ir_node *n, const char *name, const yg_graph *sub);
+
+/* Whether n has attribute name; its kind through *kind when it has.
+ * Cannot fail; NULL arguments give false. */
+bool yg_ir_node_has_attr(const yg_ir_node *n, const char *name, yg_ir_attr_kind *kind);
+
+/* Reads attribute name of n.
+ *   out (ints): out: borrowed array of *len entries, valid until the
+ *               attribute changes; out (str): borrowed string, same;
+ *   out (tensor): out: new ref to a copy;  out (graph): out: borrowed
+ * Returns: YG_ERR_INVALID_ARGUMENT when n has no attribute name of that
+ *          kind (the message says which kind it has). */
+YG_NODISCARD yg_status yg_ir_node_get_int(const yg_ir_node *n, const char *name, int64_t *out);
+YG_NODISCARD yg_status yg_ir_node_get_float(const yg_ir_node *n, const char *name, double *out);
+YG_NODISCARD yg_status yg_ir_node_get_str(const yg_ir_node *n, const char *name, const char **out);
+YG_NODISCARD yg_status yg_ir_node_get_ints(const yg_ir_node *n,
+                                           const char *name,
+                                           const int64_t **out,
+                                           int64_t *len);
+YG_NODISCARD yg_status yg_ir_node_get_tensor(const yg_ir_node *n,
+                                             const char *name,
+                                             yg_tensor **out);
+YG_NODISCARD yg_status yg_ir_node_get_graph(const yg_ir_node *n,
+                                            const char *name,
+                                            const yg_graph **out);
+
+/* ---- values ---- */
+
+/* The value's name without '%' (borrowed, valid until renamed), its type,
+ * its defining node (NULL for a graph input) and its number of uses
+ * (node inputs and graph outputs).  Cannot fail; NULL gives NULL, the
+ * unknown Tensor type, NULL, 0. */
+const char *yg_ir_value_name(const yg_ir_value *v);
+yg_ir_type yg_ir_value_type(const yg_ir_value *v);
+yg_ir_node *yg_ir_value_node(const yg_ir_value *v);
+int64_t yg_ir_value_num_uses(const yg_ir_value *v);
+
+/* Sets v's type.  v: in-out;  type: borrowed
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL arguments or an invalid type
+ *          (dtype/device out of range, ndim > YG_MAX_DIMS, size < -1). */
+YG_NODISCARD yg_status yg_ir_value_set_type(yg_ir_value *v, const yg_ir_type *type);
+
+/* Renames v.  name: [A-Za-z0-9_.]+, not taken by another value of its graph.
+ * Returns: YG_ERR_INVALID_ARGUMENT for a malformed or taken name;
+ *          YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_ir_value_set_name(yg_ir_value *v, const char *name);
+
+/* ---- text ---- */
+
+/* The text form of g (docs/ir.md), one node per line, ending in "\n".
+ *   g: borrowed;  out: out: NUL-terminated, release with yg_string_release
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL arguments; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_print(const yg_graph *g, char **out);
+
+/* Parses the text form of one graph.
+ *   text: borrowed, len bytes (need not be NUL-terminated)
+ *   out:  out: new graph
+ * Each node is checked against its kind as it is read (input and output
+ * counts, attribute names, subgraph arity), so an accepted graph passes
+ * yg_graph_lint.
+ * Returns: YG_ERR_INVALID_ARGUMENT for malformed text or a NULL out, with
+ *          "graph_parse: LINE:COL: <what is wrong>" (1-based, columns in
+ *          bytes) pointing at the offending token; YG_ERR_OUT_OF_MEMORY.
+ *          On failure *out is NULL. */
+YG_NODISCARD yg_status yg_graph_parse(const char *text, int64_t len, yg_graph **out);
+
+/* Frees a string returned by this header.  NULL-safe. */
+void yg_string_release(char *s);
+
+/* Renames every value (inputs, then node outputs in order; each subgraph
+ * on its own) to 0, 1, 2, ..., so graphs that differ only in value names
+ * print the same.  g: in-out.
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g; YG_ERR_OUT_OF_MEMORY (names
+ *          may then be partly changed, the graph stays valid). */
+YG_NODISCARD yg_status yg_graph_canonicalize(yg_graph *g);
+
+/* Checks the invariants every pass keeps: each input defined before its
+ * use, use lists matching node inputs, outputs defined in g, node outputs
+ * pointing back at their node in order, input/output counts matching the
+ * op's schema, prim kinds' attributes present; subgraphs checked too.
+ *   g: borrowed
+ * Returns: YG_ERR_INVALID_ARGUMENT with "graph_lint: <node>: <what>",
+ *          naming the node as its text "%y = mul(%a, %b)". */
+YG_NODISCARD yg_status yg_graph_lint(const yg_graph *g);
+
+/* ---- passes (docs/ir.md lists what each does and when it holds back) ----
+ * Each takes g in-out.  In debug builds (no NDEBUG) yg_graph_lint runs
+ * after each pass and a violation is YG_ERR_INTERNAL.  On failure the graph
+ * is valid but may be partly transformed. */
+
+/* Removes nodes whose outputs are unused, keeping nodes with side effects:
+ * in-place ops (name ending in '_' before any '.'), nodes carrying a str
+ * attribute "mutates", and nodes whose subgraphs have either. */
+YG_NODISCARD yg_status yg_graph_eliminate_dead_code(yg_graph *g);
+/* Merges nodes with the same kind, inputs and attributes, unless they
+ * have side effects, hold subgraphs or read a value something mutates. */
+YG_NODISCARD yg_status yg_graph_eliminate_common_subexpressions(yg_graph *g);
+/* Merges equal prim::Constant nodes (dtype, sizes, bytes) and moves the
+ * constants to the start of the graph; mutated constants stay. */
+YG_NODISCARD yg_status yg_graph_pool_constants(yg_graph *g);
+/* Local rewrites: expand/view/reshape to the same sizes, double t,
+ * transpose, neg, unsqueeze+squeeze, x*1, x/1, x+0, x-0, x**1. */
+YG_NODISCARD yg_status yg_graph_peephole(yg_graph *g);
+/* Computes output dtype, device and sizes from input types for the ops
+ * whose rule is simple.  Returns: YG_ERR_SHAPE when known sizes cannot
+ * go together, naming the node. */
+YG_NODISCARD yg_status yg_graph_propagate_shapes(yg_graph *g);
+/* Computes each output's requires_grad from its inputs. */
+YG_NODISCARD yg_status yg_graph_propagate_requires_grad(yg_graph *g);
+/* Feeds a broadcasting pointwise op the input of an expand when
+ * broadcasting gives the same result sizes. */
+YG_NODISCARD yg_status yg_graph_remove_unnecessary_expands(yg_graph *g);
+
+/* Runs passes named in a comma-separated list: "dce", "cse",
+ * "constant_pooling", "peephole", "shape_propagation",
+ * "requires_grad_propagation", "remove_expands".
+ * Returns: YG_ERR_INVALID_ARGUMENT for an unknown name (before running
+ *          any); the passes' errors. */
+YG_NODISCARD yg_status yg_graph_run_passes(yg_graph *g, const char *names);
+
+/* Runs the standard pipeline: shape_propagation, requires_grad_propagation,
+ * peephole, remove_expands, constant_pooling, cse, dce. */
+YG_NODISCARD yg_status yg_graph_optimize(yg_graph *g);
+
+/* ---- dumps ---- */
+
+/* g as JSON (the format of tools/ir_graph.schema.json: inputs, nodes with
+ * attributes, edges, outputs, types; subgraphs nested) or as a Graphviz
+ * digraph (subgraphs as clusters).
+ *   g: borrowed;  out: out: NUL-terminated, release with yg_string_release
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL arguments; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_to_json(const yg_graph *g, char **out);
+YG_NODISCARD yg_status yg_graph_to_dot(const yg_graph *g, char **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* YAGRAD_JIT_H */

@@ -1,0 +1,57 @@
+/*
+ * passes.h - what the graph passes share: the mutation (alias) analysis,
+ * type helpers and small attribute readers.  Private to runtime/jit/.
+ *
+ * Every pass is one file in this directory with one public entry point in
+ * yagrad/jit.h (yg_graph_<verb>); pipeline.c runs them by name.  Passes
+ * work on a valid graph (yg_graph_lint holds before) and keep it valid;
+ * in debug builds the entry points lint after the pass.
+ */
+#ifndef YAGRAD_JIT_PASSES_H
+#define YAGRAD_JIT_PASSES_H
+
+#include "jit/ir.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Marks every value of g (not of its subgraphs) that a node of g may
+ * write: sets v->scratch to 1 for values in an alias class (views and
+ * in-place results join the class of their self input) written by an
+ * in-place op, or read by a node with a "mutates" attribute or a
+ * side-effecting subgraph; 0 for the rest.  *any says whether g has a
+ * side-effecting node at all.  Fails only when out of memory. */
+yg_status yg__pass_mark_mutated(yg_graph *g, const char *pass, bool *any);
+
+/* Whether g has a node with side effects (yg__ir_node_has_side_effects). */
+bool yg__pass_has_side_effects(const yg_graph *g);
+
+/* Whether t is a tensor type whose rank and every size are known. */
+bool yg__pass_sizes_known(const yg_ir_type *t);
+
+/* Whether two tensor types have the same known rank and sizes. */
+bool yg__pass_same_known_sizes(const yg_ir_type *a, const yg_ir_type *b);
+
+/* Broadcasts b into *acc (NumPy rules) with unknown sizes allowed: an
+ * unknown rank makes the result rank unknown; an unknown dim against a
+ * known dim other than 1 gives that dim.  Returns false (and leaves *acc
+ * unspecified) when two known dims differ and neither is 1. */
+bool yg__pass_broadcast(yg_ir_type *acc, const yg_ir_type *b);
+
+/* The int / int-list attribute name of n, or dflt when absent.  An int
+ * list attribute read as a list; an int read as a one-element list. */
+int64_t yg__pass_int_attr(const yg_ir_node *n, const char *name, int64_t dflt);
+bool yg__pass_ints_attr(const yg_ir_node *n,
+                        const char *name,
+                        int64_t *out,
+                        int32_t cap,
+                        int32_t *len);
+
+/* Whether n's kind is the op named name (kinds are interned, but op
+ * names come from the generated table, so this compares strings). */
+bool yg__pass_is(const yg_ir_node *n, const char *name);
+
+/* Whether the constant node's tensor has every element equal to v. */
+bool yg__pass_constant_all(const yg_ir_node *n, double v);
+
+#endif /* YAGRAD_JIT_PASSES_H */

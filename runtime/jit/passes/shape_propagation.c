@@ -1,0 +1,943 @@
+/*
+ * shape_propagation.c - computes each node's output dtype, device and
+ * sizes from its input types, for the ops whose shape rule is simple.
+ *
+ * Rules are looked up by op name in one table (rules[] below), each entry
+ * naming a rule function and what the output dtype is (the input's, bool,
+ * int64).  Ops of kind "pointwise" in the op table that are not listed
+ * broadcast their tensor inputs and promote their dtypes; in-place ops
+ * (base name ending in '_') keep self's type.  An op with no rule keeps
+ * whatever its outputs already say.  (The table belongs in
+ * specs/native_functions.yaml as a `shape:` key once gen can emit it;
+ * until then it is the one place to add an op's rule.)
+ *
+ * Unknown is a first-class answer: an unknown rank gives an unknown rank,
+ * an unknown size gives an unknown size, and a rule never guesses.  What
+ * a rule computes overwrites the output's type field by field; what it
+ * cannot compute leaves the field as it was, so a type annotated in the
+ * text survives where the inputs say less.  requires_grad is left to
+ * requires_grad_propagation.
+ *
+ * Known sizes that cannot go together (mm of [2, 3] and [4, 5], a
+ * broadcast of [2] with [3]) fail with YG_ERR_SHAPE naming the node: a
+ * program that would fail at run time fails here first.
+ *
+ * Subgraph holders pass their input types into the subgraph (an owned
+ * copy), propagate there and take the subgraph's output types.
+ */
+#include "jit/passes/passes.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* What a rule writes: one type per output (at most two here). */
+typedef struct shape_ctx {
+    const yg_ir_node *n;
+    yg_ir_type out[2];
+    char msg[256];
+} shape_ctx;
+
+typedef enum out_dtype {
+    DT_SAME, /* dtype of the first tensor input (or promotion, for pointwise) */
+    DT_BOOL,
+    DT_INT64,
+} out_dtype;
+
+typedef bool (*rule_fn)(shape_ctx *c);
+
+typedef struct shape_rule {
+    const char *op;
+    rule_fn fn;
+    out_dtype dtype;
+} shape_rule;
+
+static const yg_ir_type *in(const shape_ctx *c, int32_t i) {
+    return &c->n->inputs[i]->type;
+}
+
+static bool fail(shape_ctx *c, const char *fmt, ...) YG__PRINTF(2, 3);
+static bool fail(shape_ctx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static void fmt_sizes(const yg_ir_type *t, char *buf, size_t len) {
+    size_t pos = 0;
+    if (t->ndim == YG_IR_UNKNOWN) {
+        snprintf(buf, len, "[*]");
+        return;
+    }
+    pos += (size_t)snprintf(buf + pos, len - pos, "[");
+    for (int32_t i = 0; i < t->ndim && pos < len; i++) {
+        if (t->sizes[i] == YG_IR_UNKNOWN)
+            pos += (size_t)snprintf(buf + pos, len - pos, "%s?", i ? ", " : "");
+        else
+            pos += (size_t)snprintf(
+                buf + pos, len - pos, "%s%lld", i ? ", " : "", (long long)t->sizes[i]);
+    }
+    if (pos < len)
+        snprintf(buf + pos, len - pos, "]");
+}
+
+/* The element count of a type whose sizes are all known, or -1 when it
+ * does not fit in int64 (sizes come from text and may be anything). */
+static int64_t known_numel(const yg_ir_type *t) {
+    int64_t n = 1;
+    for (int32_t i = 0; i < t->ndim; i++) {
+        if (__builtin_mul_overflow(n, t->sizes[i], &n))
+            return -1;
+    }
+    return n;
+}
+
+/* Sets out's rank and sizes. */
+static void set_sizes(yg_ir_type *out, int32_t ndim, const int64_t *sizes) {
+    out->ndim = ndim;
+    for (int32_t i = 0; i < ndim; i++)
+        out->sizes[i] = sizes[i];
+}
+
+static void copy_sizes(yg_ir_type *out, const yg_ir_type *from) {
+    out->ndim = from->ndim;
+    for (int32_t i = 0; i < YG_MAX_DIMS; i++)
+        out->sizes[i] = i < from->ndim ? from->sizes[i] : YG_IR_UNKNOWN;
+}
+
+/* Wraps dim for a tensor of rank ndim (known); false when out of range. */
+static bool wrap_dim(shape_ctx *c, int64_t *dim, int32_t ndim) {
+    int32_t n = ndim > 0 ? ndim : 1;
+    if (*dim < -n || *dim >= n)
+        return fail(c, "dim %lld out of range for %d dims", (long long)*dim, ndim);
+    if (*dim < 0)
+        *dim += n;
+    return true;
+}
+
+/* ---- rules ---- */
+
+static bool rule_broadcast(shape_ctx *c) {
+    bool first = true;
+    for (int32_t i = 0; i < c->n->n_inputs; i++) {
+        const yg_ir_type *t = in(c, i);
+        if (t->kind != YG_IR_TYPE_TENSOR)
+            continue;
+        if (first) {
+            copy_sizes(&c->out[0], t);
+            first = false;
+        } else if (!yg__pass_broadcast(&c->out[0], t)) {
+            char a[96], b[96];
+            fmt_sizes(in(c, 0), a, sizeof a);
+            fmt_sizes(t, b, sizeof b);
+            return fail(c, "cannot broadcast %s with %s (input %d)", a, b, i);
+        }
+    }
+    return true;
+}
+
+static bool rule_same(shape_ctx *c) {
+    copy_sizes(&c->out[0], in(c, 0));
+    return true;
+}
+
+static bool rule_scalar(shape_ctx *c) {
+    c->out[0].ndim = 0;
+    return true;
+}
+
+/* Reductions over an int[] "dim" (empty or absent: every dim) or an int
+ * "dim" (for the .dim overloads of max, min, argmax, argmin). */
+static bool rule_reduce(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    int64_t dims[YG_MAX_DIMS + 1];
+    int32_t nd = 0;
+    bool keepdim = yg__pass_int_attr(c->n, "keepdim", 0) != 0;
+    bool reduce[YG_MAX_DIMS] = {false};
+    if (t->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (yg__ir_node_attr(c->n, "dim") != NULL &&
+        !yg__pass_ints_attr(c->n, "dim", dims, YG_MAX_DIMS + 1, &nd))
+        return fail(c, "dim must be an int or a list of at most %d ints", YG_MAX_DIMS);
+    for (int32_t i = 0; i < nd; i++) {
+        if (!wrap_dim(c, &dims[i], t->ndim))
+            return false;
+        reduce[dims[i]] = true;
+    }
+    if (nd == 0) {
+        for (int32_t i = 0; i < t->ndim; i++)
+            reduce[i] = true;
+    }
+    int64_t sizes[YG_MAX_DIMS];
+    int32_t out = 0;
+    for (int32_t i = 0; i < t->ndim; i++) {
+        if (!reduce[i])
+            sizes[out++] = t->sizes[i];
+        else if (keepdim)
+            sizes[out++] = 1;
+    }
+    set_sizes(&c->out[0], out, sizes);
+    if (c->n->n_outputs > 1)
+        set_sizes(&c->out[1], out, sizes);
+    return true;
+}
+
+/* Checks that inner dims k1 (of a) and k2 (of b) agree where known. */
+static bool check_inner(shape_ctx *c, int64_t k1, int64_t k2) {
+    if (k1 != YG_IR_UNKNOWN && k2 != YG_IR_UNKNOWN && k1 != k2) {
+        char a[96], b[96];
+        fmt_sizes(in(c, 0), a, sizeof a);
+        fmt_sizes(in(c, 1), b, sizeof b);
+        return fail(c, "cannot multiply %s by %s", a, b);
+    }
+    return true;
+}
+
+static bool want_rank(shape_ctx *c, int32_t i, int32_t rank) {
+    const yg_ir_type *t = in(c, i);
+    if (t->ndim != YG_IR_UNKNOWN && t->ndim != rank) {
+        char a[96];
+        fmt_sizes(t, a, sizeof a);
+        return fail(c, "expected input %d with %d dims, got %s", i, rank, a);
+    }
+    return true;
+}
+
+/* mm, addmm (operands at inputs first, first + 1), bmm, baddbmm. */
+static bool matmul_2d_3d(shape_ctx *c, int32_t first, int32_t rank) {
+    if (!want_rank(c, first, rank) || !want_rank(c, first + 1, rank))
+        return false;
+    const yg_ir_type *a = in(c, first), *b = in(c, first + 1);
+    if (a->ndim == YG_IR_UNKNOWN || b->ndim == YG_IR_UNKNOWN) {
+        if (a->ndim == YG_IR_UNKNOWN && b->ndim == YG_IR_UNKNOWN)
+            return true;
+        c->out[0].ndim = rank;
+        for (int32_t i = 0; i < rank; i++)
+            c->out[0].sizes[i] = YG_IR_UNKNOWN;
+        if (a->ndim != YG_IR_UNKNOWN)
+            for (int32_t i = 0; i < rank - 1; i++)
+                c->out[0].sizes[i] = a->sizes[i];
+        else
+            c->out[0].sizes[rank - 1] = b->sizes[rank - 1];
+        return true;
+    }
+    if (!check_inner(c, a->sizes[rank - 1], b->sizes[rank - 2]))
+        return false;
+    int64_t sizes[3];
+    if (rank == 3) {
+        int64_t ba = a->sizes[0], bb = b->sizes[0];
+        if (ba != YG_IR_UNKNOWN && bb != YG_IR_UNKNOWN && ba != bb)
+            return fail(c, "batch sizes differ: %lld and %lld", (long long)ba, (long long)bb);
+        sizes[0] = ba != YG_IR_UNKNOWN ? ba : bb;
+    }
+    sizes[rank - 2] = a->sizes[rank - 2];
+    sizes[rank - 1] = b->sizes[rank - 1];
+    set_sizes(&c->out[0], rank, sizes);
+    return true;
+}
+
+static bool rule_mm(shape_ctx *c) {
+    return matmul_2d_3d(c, 0, 2);
+}
+
+static bool rule_addmm(shape_ctx *c) {
+    return matmul_2d_3d(c, 1, 2);
+}
+
+static bool rule_bmm(shape_ctx *c) {
+    return matmul_2d_3d(c, 0, 3);
+}
+
+static bool rule_baddbmm(shape_ctx *c) {
+    return matmul_2d_3d(c, 1, 3);
+}
+
+static bool rule_mv(shape_ctx *c) {
+    if (!want_rank(c, 0, 2) || !want_rank(c, 1, 1))
+        return false;
+    const yg_ir_type *a = in(c, 0), *b = in(c, 1);
+    if (a->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (b->ndim != YG_IR_UNKNOWN && !check_inner(c, a->sizes[1], b->sizes[0]))
+        return false;
+    set_sizes(&c->out[0], 1, a->sizes);
+    return true;
+}
+
+static bool rule_outer(shape_ctx *c) {
+    if (!want_rank(c, 0, 1) || !want_rank(c, 1, 1))
+        return false;
+    int64_t sizes[2] = {in(c, 0)->ndim == 1 ? in(c, 0)->sizes[0] : YG_IR_UNKNOWN,
+                        in(c, 1)->ndim == 1 ? in(c, 1)->sizes[0] : YG_IR_UNKNOWN};
+    set_sizes(&c->out[0], 2, sizes);
+    return true;
+}
+
+static bool rule_dot(shape_ctx *c) {
+    if (!want_rank(c, 0, 1) || !want_rank(c, 1, 1))
+        return false;
+    if (in(c, 0)->ndim == 1 && in(c, 1)->ndim == 1 &&
+        !check_inner(c, in(c, 0)->sizes[0], in(c, 1)->sizes[0]))
+        return false;
+    c->out[0].ndim = 0;
+    return true;
+}
+
+/* matmul: 1-D and 2-D as dot/mv/mm; batched with broadcast batch dims. */
+static bool rule_matmul(shape_ctx *c) {
+    const yg_ir_type *a = in(c, 0), *b = in(c, 1);
+    if (a->ndim == YG_IR_UNKNOWN || b->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (a->ndim == 0 || b->ndim == 0)
+        return fail(c, "matmul needs at least 1-D inputs");
+    int64_t ka = a->sizes[a->ndim - 1];
+    int64_t kb = b->ndim == 1 ? b->sizes[0] : b->sizes[b->ndim - 2];
+    if (!check_inner(c, ka, kb))
+        return false;
+    /* Batch dims: a without its last 2 (or 1) dims, b likewise. */
+    yg_ir_type ba = yg_ir_type_tensor(), bb = yg_ir_type_tensor();
+    ba.ndim = a->ndim >= 2 ? a->ndim - 2 : 0;
+    bb.ndim = b->ndim >= 2 ? b->ndim - 2 : 0;
+    for (int32_t i = 0; i < ba.ndim; i++)
+        ba.sizes[i] = a->sizes[i];
+    for (int32_t i = 0; i < bb.ndim; i++)
+        bb.sizes[i] = b->sizes[i];
+    if (!yg__pass_broadcast(&ba, &bb))
+        return fail(c, "matmul batch dims do not broadcast");
+    int64_t sizes[YG_MAX_DIMS];
+    int32_t nd = 0;
+    for (int32_t i = 0; i < ba.ndim; i++)
+        sizes[nd++] = ba.sizes[i];
+    if (a->ndim >= 2)
+        sizes[nd++] = a->sizes[a->ndim - 2];
+    if (b->ndim >= 2)
+        sizes[nd++] = b->sizes[b->ndim - 1];
+    if (nd > YG_MAX_DIMS)
+        return fail(c, "matmul result has more than %d dims", YG_MAX_DIMS);
+    set_sizes(&c->out[0], nd, sizes);
+    return true;
+}
+
+static bool rule_linear(shape_ctx *c) {
+    const yg_ir_type *x = in(c, 0), *w = in(c, 1);
+    if (!want_rank(c, 1, 2))
+        return false;
+    if (x->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (x->ndim == 0)
+        return fail(c, "linear needs at least a 1-D input");
+    if (w->ndim == 2 && !check_inner(c, x->sizes[x->ndim - 1], w->sizes[1]))
+        return false;
+    copy_sizes(&c->out[0], x);
+    c->out[0].sizes[x->ndim - 1] = w->ndim == 2 ? w->sizes[0] : YG_IR_UNKNOWN;
+    return true;
+}
+
+static bool rule_transpose(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    int64_t d0 = yg__pass_int_attr(c->n, "dim0", INT64_MIN);
+    int64_t d1 = yg__pass_int_attr(c->n, "dim1", INT64_MIN);
+    if (t->ndim == YG_IR_UNKNOWN || d0 == INT64_MIN || d1 == INT64_MIN)
+        return true;
+    if (!wrap_dim(c, &d0, t->ndim) || !wrap_dim(c, &d1, t->ndim))
+        return false;
+    copy_sizes(&c->out[0], t);
+    if (t->ndim > 0) {
+        c->out[0].sizes[d0] = t->sizes[d1];
+        c->out[0].sizes[d1] = t->sizes[d0];
+    }
+    return true;
+}
+
+static bool rule_t(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    if (t->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (t->ndim > 2)
+        return fail(c, "t expects at most 2 dims, got %d", t->ndim);
+    copy_sizes(&c->out[0], t);
+    if (t->ndim == 2) {
+        c->out[0].sizes[0] = t->sizes[1];
+        c->out[0].sizes[1] = t->sizes[0];
+    }
+    return true;
+}
+
+static bool rule_permute(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    int64_t dims[YG_MAX_DIMS];
+    int32_t nd = 0;
+    bool seen[YG_MAX_DIMS] = {false};
+    if (t->ndim == YG_IR_UNKNOWN || !yg__pass_ints_attr(c->n, "dims", dims, YG_MAX_DIMS, &nd))
+        return true;
+    if (nd != t->ndim)
+        return fail(c, "permute of %d dims given %d dims", t->ndim, nd);
+    for (int32_t i = 0; i < nd; i++) {
+        if (!wrap_dim(c, &dims[i], t->ndim))
+            return false;
+        if (seen[dims[i]])
+            return fail(c, "permute repeats dim %lld", (long long)dims[i]);
+        seen[dims[i]] = true;
+        c->out[0].sizes[i] = t->sizes[dims[i]];
+    }
+    c->out[0].ndim = nd;
+    return true;
+}
+
+/* view / reshape: the size list, with one -1 inferred when the input's
+ * element count is known. */
+static bool view_like(shape_ctx *c, const char *attr) {
+    const yg_ir_type *t = in(c, 0);
+    int64_t size[YG_MAX_DIMS + 1];
+    int32_t nd = 0, infer = -1;
+    int64_t known = 1;
+    if (!yg__pass_ints_attr(c->n, attr, size, YG_MAX_DIMS + 1, &nd))
+        return true;
+    if (nd > YG_MAX_DIMS)
+        return fail(c, "%s has more than %d dims", attr, YG_MAX_DIMS);
+    for (int32_t i = 0; i < nd; i++) {
+        if (size[i] == -1) {
+            if (infer >= 0)
+                return fail(c, "only one dim of %s may be -1", attr);
+            infer = i;
+        } else if (size[i] < 0) {
+            return fail(c, "invalid size %lld in %s", (long long)size[i], attr);
+        } else if (size[i] != 0 && known > INT64_MAX / size[i]) {
+            return fail(c, "%s has too many elements", attr);
+        } else {
+            known *= size[i];
+        }
+    }
+    int64_t numel = yg__pass_sizes_known(t) ? known_numel(t) : -1;
+    if (infer >= 0) {
+        size[infer] = numel >= 0 && known != 0 ? numel / known : YG_IR_UNKNOWN;
+        if (numel >= 0 && known != 0 && numel % known != 0)
+            return fail(c,
+                        "cannot view %lld elements as a multiple of %lld",
+                        (long long)numel,
+                        (long long)known);
+    } else if (numel >= 0 && numel != known) {
+        return fail(c, "cannot view %lld elements as %lld", (long long)numel, (long long)known);
+    }
+    set_sizes(&c->out[0], nd, size);
+    return true;
+}
+
+static bool rule_view(shape_ctx *c) {
+    return view_like(c, "size");
+}
+
+static bool rule_reshape(shape_ctx *c) {
+    return view_like(c, "shape");
+}
+
+static bool rule_expand(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    int64_t size[YG_MAX_DIMS + 1];
+    int32_t nd = 0;
+    if (!yg__pass_ints_attr(c->n, "size", size, YG_MAX_DIMS + 1, &nd))
+        return true;
+    if (nd > YG_MAX_DIMS)
+        return fail(c, "size has more than %d dims", YG_MAX_DIMS);
+    if (t->ndim != YG_IR_UNKNOWN && t->ndim > nd)
+        return fail(c, "cannot expand %d dims to %d", t->ndim, nd);
+    for (int32_t i = 0; i < nd; i++) {
+        int32_t ti = t->ndim == YG_IR_UNKNOWN ? -1 : i - (nd - t->ndim);
+        int64_t have = ti >= 0 ? t->sizes[ti] : (t->ndim == YG_IR_UNKNOWN ? YG_IR_UNKNOWN : 1);
+        if (size[i] == -1) {
+            if (ti < 0 && t->ndim != YG_IR_UNKNOWN)
+                return fail(c, "-1 is not allowed for a new leading dim");
+            size[i] = have;
+        } else if (size[i] < 0) {
+            return fail(c, "invalid size %lld", (long long)size[i]);
+        } else if (have != YG_IR_UNKNOWN && have != 1 && have != size[i]) {
+            return fail(c,
+                        "cannot expand dim %d of size %lld to %lld",
+                        i,
+                        (long long)have,
+                        (long long)size[i]);
+        }
+    }
+    set_sizes(&c->out[0], nd, size);
+    return true;
+}
+
+static bool rule_unsqueeze(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    int64_t dim = yg__pass_int_attr(c->n, "dim", INT64_MIN);
+    if (t->ndim == YG_IR_UNKNOWN || dim == INT64_MIN)
+        return true;
+    if (t->ndim == YG_MAX_DIMS)
+        return fail(c, "unsqueeze would give more than %d dims", YG_MAX_DIMS);
+    if (!wrap_dim(c, &dim, t->ndim + 1))
+        return false;
+    int64_t sizes[YG_MAX_DIMS];
+    for (int32_t i = 0, k = 0; i <= t->ndim; i++)
+        sizes[i] = i == dim ? 1 : t->sizes[k++];
+    set_sizes(&c->out[0], t->ndim + 1, sizes);
+    return true;
+}
+
+static bool rule_squeeze(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    int64_t sizes[YG_MAX_DIMS];
+    int32_t nd = 0;
+    if (t->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (yg__pass_is(c->n, "squeeze.dim")) {
+        int64_t dim = yg__pass_int_attr(c->n, "dim", INT64_MIN);
+        if (dim == INT64_MIN)
+            return true;
+        if (!wrap_dim(c, &dim, t->ndim))
+            return false;
+        if (t->ndim > 0 && t->sizes[dim] == YG_IR_UNKNOWN)
+            return true; /* whether it goes depends on the size */
+        for (int32_t i = 0; i < t->ndim; i++) {
+            if (i != dim || t->sizes[i] != 1)
+                sizes[nd++] = t->sizes[i];
+        }
+    } else {
+        for (int32_t i = 0; i < t->ndim; i++) {
+            if (t->sizes[i] == YG_IR_UNKNOWN)
+                return true;
+            if (t->sizes[i] != 1)
+                sizes[nd++] = t->sizes[i];
+        }
+    }
+    set_sizes(&c->out[0], nd, sizes);
+    return true;
+}
+
+static bool rule_flatten(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    int64_t s = yg__pass_int_attr(c->n, "start_dim", 0), e = yg__pass_int_attr(c->n, "end_dim", -1);
+    if (t->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (t->ndim == 0) {
+        int64_t one = 1;
+        set_sizes(&c->out[0], 1, &one);
+        return true;
+    }
+    if (!wrap_dim(c, &s, t->ndim) || !wrap_dim(c, &e, t->ndim))
+        return false;
+    if (s > e)
+        return fail(c, "start_dim %lld is after end_dim %lld", (long long)s, (long long)e);
+    int64_t sizes[YG_MAX_DIMS], prod = 1;
+    int32_t nd = 0;
+    for (int32_t i = 0; i < t->ndim; i++) {
+        if (i < s || i > e) {
+            sizes[nd++] = t->sizes[i];
+            continue;
+        }
+        if (prod != YG_IR_UNKNOWN &&
+            (t->sizes[i] == YG_IR_UNKNOWN || __builtin_mul_overflow(prod, t->sizes[i], &prod)))
+            prod = YG_IR_UNKNOWN;
+        if (i == e)
+            sizes[nd++] = prod;
+    }
+    set_sizes(&c->out[0], nd, sizes);
+    return true;
+}
+
+/* select / narrow / slice: one dim shrinks or goes. */
+static bool rule_select_slice(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    int64_t dim = yg__pass_int_attr(c->n, "dim", 0);
+    if (t->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (t->ndim == 0)
+        return fail(c, "cannot index a 0-dim tensor");
+    if (!wrap_dim(c, &dim, t->ndim))
+        return false;
+    copy_sizes(&c->out[0], t);
+    int64_t size = t->sizes[dim];
+    if (yg__pass_is(c->n, "select")) {
+        for (int32_t i = (int32_t)dim; i + 1 < t->ndim; i++)
+            c->out[0].sizes[i] = t->sizes[i + 1];
+        c->out[0].sizes[t->ndim - 1] = YG_IR_UNKNOWN;
+        c->out[0].ndim = t->ndim - 1;
+        return true;
+    }
+    int64_t len = YG_IR_UNKNOWN;
+    if (yg__pass_is(c->n, "narrow")) {
+        len = yg__pass_int_attr(c->n, "length", YG_IR_UNKNOWN);
+        if (len < YG_IR_UNKNOWN || (len == YG_IR_UNKNOWN && yg__ir_node_attr(c->n, "length")))
+            return fail(c, "invalid length %lld", (long long)len);
+    } else if (size != YG_IR_UNKNOWN) {
+        int64_t start = yg__pass_int_attr(c->n, "start", 0);
+        int64_t end = yg__pass_int_attr(c->n, "end", INT64_MAX);
+        int64_t step = yg__pass_int_attr(c->n, "step", 1);
+        if (step <= 0)
+            return fail(c, "slice step must be positive, got %lld", (long long)step);
+        if (start < 0)
+            start = start + size < 0 ? 0 : start + size;
+        if (end < 0)
+            end = end + size < 0 ? 0 : end + size;
+        if (start > size)
+            start = size;
+        if (end > size)
+            end = size;
+        len = end > start ? 1 + (end - start - 1) / step : 0;
+    }
+    c->out[0].sizes[dim] = len;
+    return true;
+}
+
+/* cat / stack over a variadic tensor list. */
+static bool rule_cat_stack(shape_ctx *c) {
+    bool stack = yg__pass_is(c->n, "stack");
+    int64_t dim = yg__pass_int_attr(c->n, "dim", 0);
+    int32_t rank = YG_IR_UNKNOWN;
+    for (int32_t i = 0; i < c->n->n_inputs; i++) {
+        if (in(c, i)->ndim != YG_IR_UNKNOWN &&
+            !(!stack && in(c, i)->ndim == 1 && in(c, i)->sizes[0] == 0)) {
+            rank = in(c, i)->ndim;
+            break;
+        }
+    }
+    if (rank == YG_IR_UNKNOWN || c->n->n_inputs == 0)
+        return true;
+    if (stack && rank == YG_MAX_DIMS)
+        return fail(c, "stack would give more than %d dims", YG_MAX_DIMS);
+    if (!wrap_dim(c, &dim, stack ? rank + 1 : rank))
+        return false;
+    int64_t sizes[YG_MAX_DIMS], total = 0;
+    for (int32_t k = 0; k < rank; k++)
+        sizes[k] = YG_IR_UNKNOWN;
+    for (int32_t i = 0; i < c->n->n_inputs; i++) {
+        const yg_ir_type *t = in(c, i);
+        if (t->ndim == YG_IR_UNKNOWN) {
+            total = YG_IR_UNKNOWN;
+            continue;
+        }
+        if (!stack && t->ndim == 1 && t->sizes[0] == 0 && rank != 1)
+            continue; /* cat skips empty 1-D tensors */
+        if (t->ndim != rank)
+            return fail(c, "input %d has %d dims, expected %d", i, t->ndim, rank);
+        for (int32_t k = 0; k < rank; k++) {
+            if (!stack && k == dim)
+                continue;
+            if (t->sizes[k] == YG_IR_UNKNOWN)
+                continue;
+            if (sizes[k] != YG_IR_UNKNOWN && sizes[k] != t->sizes[k])
+                return fail(c,
+                            "input %d has size %lld at dim %d, expected %lld",
+                            i,
+                            (long long)t->sizes[k],
+                            k,
+                            (long long)sizes[k]);
+            sizes[k] = t->sizes[k];
+        }
+        if (!stack && total != YG_IR_UNKNOWN &&
+            (t->sizes[dim] == YG_IR_UNKNOWN ||
+             __builtin_add_overflow(total, t->sizes[dim], &total)))
+            total = YG_IR_UNKNOWN;
+    }
+    if (stack) {
+        int64_t out[YG_MAX_DIMS];
+        for (int32_t i = 0, k = 0; i <= rank; i++)
+            out[i] = i == dim ? c->n->n_inputs : sizes[k++];
+        set_sizes(&c->out[0], rank + 1, out);
+    } else {
+        sizes[dim] = total;
+        set_sizes(&c->out[0], rank, sizes);
+    }
+    return true;
+}
+
+static bool rule_sum_to(shape_ctx *c) {
+    int64_t size[YG_MAX_DIMS + 1];
+    int32_t nd = 0;
+    if (!yg__pass_ints_attr(c->n, "size", size, YG_MAX_DIMS + 1, &nd))
+        return true;
+    if (nd > YG_MAX_DIMS)
+        return fail(c, "size has more than %d dims", YG_MAX_DIMS);
+    for (int32_t i = 0; i < nd; i++) {
+        if (size[i] < 0)
+            return fail(c, "invalid size %lld", (long long)size[i]);
+    }
+    set_sizes(&c->out[0], nd, size);
+    return true;
+}
+
+static bool rule_embedding(shape_ctx *c) {
+    const yg_ir_type *w = in(c, 0), *idx = in(c, 1);
+    if (!want_rank(c, 0, 2) || idx->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (idx->ndim == YG_MAX_DIMS)
+        return fail(c, "embedding result would have more than %d dims", YG_MAX_DIMS);
+    copy_sizes(&c->out[0], idx);
+    c->out[0].sizes[idx->ndim] = w->ndim == 2 ? w->sizes[1] : YG_IR_UNKNOWN;
+    c->out[0].ndim = idx->ndim + 1;
+    return true;
+}
+
+/* Losses: reduction 0 (none) keeps the elementwise shape, 1 and 2 (mean,
+ * sum) give a scalar. */
+static bool rule_loss(shape_ctx *c) {
+    if (yg__pass_int_attr(c->n, "reduction", 1) != 0)
+        return rule_scalar(c);
+    if (yg__pass_is(c->n, "nll_loss") || yg__pass_is(c->n, "cross_entropy")) {
+        const yg_ir_type *t = in(c, 0);
+        if (t->ndim == YG_IR_UNKNOWN)
+            return true;
+        if (t->ndim == 1)
+            return rule_scalar(c);
+        set_sizes(&c->out[0], 1, t->sizes);
+        return true;
+    }
+    return rule_broadcast(c);
+}
+
+static const shape_rule rules[] = {
+    {"eq", rule_broadcast, DT_BOOL},
+    {"ne", rule_broadcast, DT_BOOL},
+    {"lt", rule_broadcast, DT_BOOL},
+    {"le", rule_broadcast, DT_BOOL},
+    {"gt", rule_broadcast, DT_BOOL},
+    {"ge", rule_broadcast, DT_BOOL},
+    {"eq.Scalar", rule_same, DT_BOOL},
+    {"ne.Scalar", rule_same, DT_BOOL},
+    {"lt.Scalar", rule_same, DT_BOOL},
+    {"le.Scalar", rule_same, DT_BOOL},
+    {"gt.Scalar", rule_same, DT_BOOL},
+    {"ge.Scalar", rule_same, DT_BOOL},
+    {"logical_and", rule_broadcast, DT_BOOL},
+    {"logical_or", rule_broadcast, DT_BOOL},
+    {"logical_xor", rule_broadcast, DT_BOOL},
+    {"logical_not", rule_same, DT_BOOL},
+    {"sum", rule_scalar, DT_SAME},
+    {"mean", rule_scalar, DT_SAME},
+    {"prod", rule_scalar, DT_SAME},
+    {"max", rule_scalar, DT_SAME},
+    {"min", rule_scalar, DT_SAME},
+    {"all", rule_scalar, DT_BOOL},
+    {"any", rule_scalar, DT_BOOL},
+    {"argmax", rule_scalar, DT_INT64},
+    {"argmin", rule_scalar, DT_INT64},
+    {"sum.dim", rule_reduce, DT_SAME},
+    {"mean.dim", rule_reduce, DT_SAME},
+    {"prod.dim", rule_reduce, DT_SAME},
+    {"amax", rule_reduce, DT_SAME},
+    {"amin", rule_reduce, DT_SAME},
+    {"var", rule_reduce, DT_SAME},
+    {"std", rule_reduce, DT_SAME},
+    {"norm", rule_reduce, DT_SAME},
+    {"logsumexp", rule_reduce, DT_SAME},
+    {"all.dim", rule_reduce, DT_BOOL},
+    {"any.dim", rule_reduce, DT_BOOL},
+    {"argmax.dim", rule_reduce, DT_INT64},
+    {"argmin.dim", rule_reduce, DT_INT64},
+    {"max.dim", rule_reduce, DT_SAME}, /* indices: int64, set by the driver */
+    {"min.dim", rule_reduce, DT_SAME},
+    {"mm", rule_mm, DT_SAME},
+    {"addmm", rule_addmm, DT_SAME},
+    {"bmm", rule_bmm, DT_SAME},
+    {"baddbmm", rule_baddbmm, DT_SAME},
+    {"matmul", rule_matmul, DT_SAME},
+    {"mv", rule_mv, DT_SAME},
+    {"dot", rule_dot, DT_SAME},
+    {"outer", rule_outer, DT_SAME},
+    {"linear", rule_linear, DT_SAME},
+    {"transpose", rule_transpose, DT_SAME},
+    {"t", rule_t, DT_SAME},
+    {"permute", rule_permute, DT_SAME},
+    {"view", rule_view, DT_SAME},
+    {"reshape", rule_reshape, DT_SAME},
+    {"expand", rule_expand, DT_SAME},
+    {"unsqueeze", rule_unsqueeze, DT_SAME},
+    {"squeeze", rule_squeeze, DT_SAME},
+    {"squeeze.dim", rule_squeeze, DT_SAME},
+    {"flatten", rule_flatten, DT_SAME},
+    {"select", rule_select_slice, DT_SAME},
+    {"slice", rule_select_slice, DT_SAME},
+    {"narrow", rule_select_slice, DT_SAME},
+    {"cat", rule_cat_stack, DT_SAME},
+    {"stack", rule_cat_stack, DT_SAME},
+    {"sum_to", rule_sum_to, DT_SAME},
+    {"clone", rule_same, DT_SAME},
+    {"contiguous", rule_same, DT_SAME},
+    {"softmax", rule_same, DT_SAME},
+    {"log_softmax", rule_same, DT_SAME},
+    {"softmax_backward", rule_same, DT_SAME},
+    {"log_softmax_backward", rule_same, DT_SAME},
+    {"cumsum", rule_same, DT_SAME},
+    {"cumprod", rule_same, DT_SAME},
+    {"tril", rule_same, DT_SAME},
+    {"triu", rule_same, DT_SAME},
+    {"flip", rule_same, DT_SAME},
+    {"layer_norm", rule_same, DT_SAME},
+    {"group_norm", rule_same, DT_SAME},
+    {"embedding", rule_embedding, DT_SAME},
+    {"mse_loss", rule_loss, DT_SAME},
+    {"l1_loss", rule_loss, DT_SAME},
+    {"smooth_l1_loss", rule_loss, DT_SAME},
+    {"binary_cross_entropy", rule_loss, DT_SAME},
+    {"binary_cross_entropy_with_logits", rule_loss, DT_SAME},
+    {"nll_loss", rule_loss, DT_SAME},
+    {"cross_entropy", rule_loss, DT_SAME},
+};
+
+static const shape_rule *find_rule(const yg_ir_node *n) {
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        if (strcmp(rules[i].op, n->kind) == 0)
+            return &rules[i];
+    }
+    return NULL;
+}
+
+static bool is_inplace(const yg_ir_node *n) {
+    const char *dot = strchr(n->kind, '.');
+    size_t base = dot != NULL ? (size_t)(dot - n->kind) : strlen(n->kind);
+    return base > 0 && n->kind[base - 1] == '_';
+}
+
+/* The dtype of the first tensor input, or the promotion of all of them
+ * (promote), or unknown. */
+static int32_t input_dtype(const yg_ir_node *n, bool promote) {
+    int32_t d = YG_IR_UNKNOWN;
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        const yg_ir_type *t = &n->inputs[i]->type;
+        if (t->kind != YG_IR_TYPE_TENSOR)
+            continue;
+        if (t->dtype == YG_IR_UNKNOWN)
+            return YG_IR_UNKNOWN;
+        d = d == YG_IR_UNKNOWN ? t->dtype
+                               : (int32_t)yg__promote_types((yg_dtype)d, (yg_dtype)t->dtype);
+        if (!promote)
+            return d;
+    }
+    return d;
+}
+
+static int32_t input_device(const yg_ir_node *n) {
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        if (n->inputs[i]->type.kind == YG_IR_TYPE_TENSOR)
+            return n->inputs[i]->type.device;
+    }
+    return YG_IR_UNKNOWN;
+}
+
+/* Writes what was computed into v's type, keeping what it cannot say. */
+static void merge(yg_ir_value *v, const yg_ir_type *c) {
+    yg_ir_type *t = &v->type;
+    if (t->kind != YG_IR_TYPE_TENSOR)
+        return;
+    if (c->dtype != YG_IR_UNKNOWN)
+        t->dtype = c->dtype;
+    if (c->device != YG_IR_UNKNOWN)
+        t->device = c->device;
+    if (c->ndim != YG_IR_UNKNOWN) {
+        bool same_rank = t->ndim == c->ndim;
+        for (int32_t i = 0; i < c->ndim; i++) {
+            if (c->sizes[i] != YG_IR_UNKNOWN || !same_rank)
+                t->sizes[i] = c->sizes[i];
+        }
+        for (int32_t i = c->ndim; i < YG_MAX_DIMS; i++)
+            t->sizes[i] = YG_IR_UNKNOWN;
+        t->ndim = c->ndim;
+    }
+}
+
+static yg_status propagate(yg_graph *g, int depth);
+
+static yg_status node_fail(const yg_ir_node *n, yg_status st, const char *msg) {
+    char desc[160];
+    yg__ir_node_describe(n, desc, sizeof desc);
+    return yg__fail(st, "propagate_shapes: %s: %s: %s", desc, n->kind, msg);
+}
+
+static yg_status propagate_holder(yg_ir_node *n, int depth) {
+    for (int32_t k = 0; k < n->n_attrs; k++) {
+        yg_ir_attr *a = &n->attrs[k];
+        if (a->kind != YG_IR_ATTR_GRAPH || strcmp(a->name, "df") == 0)
+            continue;
+        yg_graph *sub = a->u.g;
+        if (sub->param->n_outputs != n->n_inputs || sub->ret->n_inputs != n->n_outputs)
+            continue;
+        for (int32_t i = 0; i < n->n_inputs; i++)
+            merge(sub->param->outputs[i], &n->inputs[i]->type);
+        yg_status st = propagate(sub, depth + 1);
+        if (st != YG_OK) {
+            char desc[160];
+            yg__ir_node_describe(n, desc, sizeof desc);
+            return yg__fail_prefix(st, desc);
+        }
+        for (int32_t i = 0; i < n->n_outputs; i++)
+            merge(n->outputs[i], &sub->ret->inputs[i]->type);
+    }
+    return YG_OK;
+}
+
+static yg_status propagate_node(yg_ir_node *n, int depth) {
+    if (n->kind == yg__prim_constant) {
+        const yg_ir_attr *a = yg__ir_node_attr(n, "value");
+        if (a == NULL || a->kind != YG_IR_ATTR_TENSOR)
+            return YG_OK;
+        yg_ir_type t = yg_ir_type_tensor();
+        t.dtype = (int32_t)a->u.t->dtype;
+        t.device = YG_CPU;
+        t.ndim = a->u.t->ndim;
+        for (int32_t i = 0; i < t.ndim; i++)
+            t.sizes[i] = a->u.t->sizes[i];
+        merge(n->outputs[0], &t);
+        return YG_OK;
+    }
+    if (n->kind == yg__prim_fusion_group || n->kind == yg__prim_diff_graph)
+        return depth < 256 ? propagate_holder(n, depth) : YG_OK;
+    if (n->op == NULL || n->n_outputs == 0 || n->n_outputs > 2)
+        return YG_OK;
+    shape_ctx c;
+    c.n = n;
+    c.msg[0] = '\0';
+    c.out[0] = c.out[1] = yg_ir_type_tensor();
+    const shape_rule *r = find_rule(n);
+    bool ok = true;
+    int32_t dtype;
+    if (is_inplace(n) && n->n_inputs > 0) {
+        ok = rule_same(&c);
+        dtype = input_dtype(n, false);
+    } else if (r != NULL) {
+        ok = r->fn(&c);
+        dtype = r->dtype == DT_BOOL    ? YG_BOOL
+                : r->dtype == DT_INT64 ? YG_INT64
+                                       : input_dtype(n, false);
+    } else if (strcmp(n->op->kind, "pointwise") == 0) {
+        ok = rule_broadcast(&c);
+        dtype = input_dtype(n, true);
+    } else {
+        return YG_OK;
+    }
+    if (!ok)
+        return node_fail(n, YG_ERR_SHAPE, c.msg);
+    c.out[0].dtype = dtype;
+    c.out[0].device = input_device(n);
+    if (n->n_outputs == 2) {
+        c.out[1].dtype = YG_INT64; /* max.dim / min.dim indices */
+        c.out[1].device = c.out[0].device;
+    }
+    for (int32_t i = 0; i < n->n_outputs; i++) {
+        /* A rule that lets a hostile attribute through (a size below -1)
+         * is a bug here, reported rather than written into the graph. */
+        if (!yg__ir_type_valid(&c.out[i]))
+            return node_fail(n, YG_ERR_INTERNAL, "the shape rule computed an invalid type");
+    }
+    for (int32_t i = 0; i < n->n_outputs; i++)
+        merge(n->outputs[i], &c.out[i]);
+    return YG_OK;
+}
+
+static yg_status propagate(yg_graph *g, int depth) {
+    for (yg_ir_node *n = g->first; n != NULL; n = n->next)
+        YG_RETURN_IF_ERROR(propagate_node(n, depth));
+    return YG_OK;
+}
+
+yg_status yg_graph_propagate_shapes(yg_graph *g) {
+    if (g == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "propagate_shapes: graph is NULL");
+    YG_RETURN_IF_ERROR(propagate(g, 0));
+    return yg__ir_check_after_pass(g, "propagate_shapes");
+}

@@ -1,0 +1,577 @@
+/*
+ * test_jit_passes.c - every graph pass, IR in -> IR out, written in the
+ * textual IR: for each pass a case where it fires and a case where it
+ * must not.  The expected text goes through parse -> print so it may be
+ * written loosely (types left out where unknown); the result must print
+ * exactly the same, and lint clean.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static char *print_ok(const yg_graph *g) {
+    char *s = NULL;
+    YG_CHECK(yg_graph_print(g, &s));
+    return s;
+}
+
+static yg_graph *parse_ok(const char *text) {
+    yg_graph *g = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    return g;
+}
+
+/* Runs passes over input and checks the result prints as expected. */
+static void expect_passes(const char *passes, const char *input, const char *expected) {
+    yg_graph *g = parse_ok(input), *want = parse_ok(expected);
+    YG_CHECK(yg_graph_run_passes(g, passes));
+    YG_CHECK(yg_graph_lint(g));
+    char *got = print_ok(g), *exp = print_ok(want);
+    if (strcmp(got, exp) != 0)
+        print_error("passes %s on:\n%s\ngave:\n%s\nexpected:\n%s\n", passes, input, got, exp);
+    assert_string_equal(got, exp);
+    yg_string_release(got);
+    yg_string_release(exp);
+    yg_graph_release(g);
+    yg_graph_release(want);
+}
+
+/* The pass leaves the graph exactly as it was. */
+static void expect_unchanged(const char *passes, const char *input) {
+    yg_graph *g = parse_ok(input);
+    char *before = print_ok(g);
+    expect_passes(passes, before, before);
+    yg_string_release(before);
+    yg_graph_release(g);
+}
+
+/* ---- dce ---- */
+
+static void test_dce_removes_unused_nodes(void **state) {
+    (void)state;
+    expect_passes("dce",
+                  "graph(%x, %y):\n"
+                  "  %a = mul(%x, %y)\n"
+                  "  %b = exp(%a)\n"
+                  "  %c = neg(%x)\n"
+                  "  %v, %i = max.dim[dim=0](%c)\n"
+                  "  %d = relu(%c)\n"
+                  "  return (%b, %v)\n",
+                  "graph(%x, %y):\n"
+                  "  %a = mul(%x, %y)\n"
+                  "  %b = exp(%a)\n"
+                  "  %c = neg(%x)\n"
+                  "  %v, %i = max.dim[dim=0](%c)\n"
+                  "  return (%b, %v)\n");
+}
+
+static void test_dce_cleans_subgraphs(void **state) {
+    (void)state;
+    expect_passes("dce",
+                  "graph(%x):\n"
+                  "  %y = prim::FusionGroup[subgraph=graph(%a):\n"
+                  "      %dead = exp(%a)\n"
+                  "      %b = neg(%a)\n"
+                  "      return (%b)\n"
+                  "  ](%x)\n"
+                  "  return (%y)\n",
+                  "graph(%x):\n"
+                  "  %y = prim::FusionGroup[subgraph=graph(%a):\n"
+                  "      %b = neg(%a)\n"
+                  "      return (%b)\n"
+                  "  ](%x)\n"
+                  "  return (%y)\n");
+}
+
+static void test_dce_must_not_remove_side_effects(void **state) {
+    (void)state;
+    /* add_ writes %x (a graph input the caller sees), its result unused;
+     * the mutates-marked node and a subgraph with relu_ also stay, with
+     * the nodes feeding them. */
+    expect_unchanged("dce",
+                     "graph(%x : Tensor, %y : Tensor):\n"
+                     "  %e : Tensor = exp(%y)\n"
+                     "  %a : Tensor = add_(%x, %e)\n"
+                     "  %b : Tensor = mul.Scalar[other=2](%x)\n"
+                     "  %p : Tensor = neg[mutates=\"io\"](%b)\n"
+                     "  %f : Tensor = prim::FusionGroup[subgraph=graph(%s : Tensor):\n"
+                     "      %r : Tensor = relu_(%s)\n"
+                     "      return (%r)\n"
+                     "  ](%y)\n"
+                     "  %t : Tensor = add_.Scalar[other=1](%x)\n"
+                     "  return (%y)\n");
+}
+
+/* ---- cse ---- */
+
+static void test_cse_merges_equal_nodes_and_then_their_users(void **state) {
+    (void)state;
+    expect_passes("cse",
+                  "graph(%x, %y):\n"
+                  "  %a = mul(%x, %y)\n"
+                  "  %b = mul(%x, %y)\n"
+                  "  %c = exp(%a)\n"
+                  "  %d = exp(%b)\n"
+                  "  %s1 = sum.dim[dim=[1], keepdim=1](%c)\n"
+                  "  %s2 = sum.dim[keepdim=1, dim=[1]](%d)\n"
+                  "  %v1, %i1 = max.dim[dim=0](%x)\n"
+                  "  %v2, %i2 = max.dim[dim=0](%x)\n"
+                  "  return (%s1, %s2, %i1, %i2, %v2)\n",
+                  "graph(%x, %y):\n"
+                  "  %a = mul(%x, %y)\n"
+                  "  %c = exp(%a)\n"
+                  "  %s1 = sum.dim[dim=[1], keepdim=1](%c)\n"
+                  "  %v1, %i1 = max.dim[dim=0](%x)\n"
+                  "  return (%s1, %s1, %i1, %i1, %v1)\n");
+}
+
+static void test_cse_must_not_merge_different_or_mutated_nodes(void **state) {
+    (void)state;
+    /* Different attributes (dim, the sign of a zero), operand order,
+     * in-place ops, nodes reading a value an in-place op writes (%x, and
+     * %tx, a view of it), and constants (pooling's job). */
+    expect_unchanged("cse",
+                     "graph(%x : Tensor, %y : Tensor):\n"
+                     "  %a : Tensor = sum.dim[dim=[0]](%y)\n"
+                     "  %b : Tensor = sum.dim[dim=[1]](%y)\n"
+                     "  %c : Tensor = mul.Scalar[other=0.0](%y)\n"
+                     "  %d : Tensor = mul.Scalar[other=-0.0](%y)\n"
+                     "  %e : Tensor = sub(%y, %a)\n"
+                     "  %f : Tensor = sub(%a, %y)\n"
+                     "  %tx : Tensor = t(%x)\n"
+                     "  %n1 : Tensor = neg(%tx)\n"
+                     "  %w1 : Tensor = add_(%x, %y)\n"
+                     "  %n2 : Tensor = neg(%tx)\n"
+                     "  %w2 : Tensor = add_(%x, %y)\n"
+                     "  %k1 : Tensor = prim::Constant[value=tensor(float32, [], [1])]()\n"
+                     "  %k2 : Tensor = prim::Constant[value=tensor(float32, [], [1])]()\n"
+                     "  return (%b, %c, %d, %e, %f, %n1, %n2, %w1, %w2, %k1, %k2)\n");
+}
+
+/* ---- constant pooling ---- */
+
+static void test_constant_pooling_merges_equal_constants_at_the_top(void **state) {
+    (void)state;
+    expect_passes("constant_pooling",
+                  "graph(%x):\n"
+                  "  %a = neg(%x)\n"
+                  "  %c1 = prim::Constant[value=tensor(float32, [2], [1, 2])]()\n"
+                  "  %m = mul(%a, %c1)\n"
+                  "  %c2 = prim::Constant[value=tensor(float32, [2], [1, 2])]()\n"
+                  "  %n = mul(%m, %c2)\n"
+                  "  %c3 = prim::Constant[value=tensor(int64, [], [7])]()\n"
+                  "  return (%n, %c3)\n",
+                  "graph(%x):\n"
+                  "  %c1 = prim::Constant[value=tensor(float32, [2], [1, 2])]()\n"
+                  "  %c3 = prim::Constant[value=tensor(int64, [], [7])]()\n"
+                  "  %a = neg(%x)\n"
+                  "  %m = mul(%a, %c1)\n"
+                  "  %n = mul(%m, %c1)\n"
+                  "  return (%n, %c3)\n");
+}
+
+static void test_constant_pooling_must_not_merge_different_or_mutated_constants(void **state) {
+    (void)state;
+    /* float32 1 vs float64 1, 0.0 vs -0.0, [1] vs [] sizes, and two equal
+     * constants of which one is written in place. */
+    expect_unchanged("constant_pooling",
+                     "graph(%x : Tensor):\n"
+                     "  %a : Tensor = prim::Constant[value=tensor(float32, [], [1])]()\n"
+                     "  %b : Tensor = prim::Constant[value=tensor(float64, [], [1])]()\n"
+                     "  %c : Tensor = prim::Constant[value=tensor(float64, [], [0])]()\n"
+                     "  %d : Tensor = prim::Constant[value=tensor(float64, [], [-0])]()\n"
+                     "  %e : Tensor = prim::Constant[value=tensor(float64, [1], [1])]()\n"
+                     "  %f : Tensor = prim::Constant[value=tensor(float32, [], [5])]()\n"
+                     "  %g : Tensor = prim::Constant[value=tensor(float32, [], [5])]()\n"
+                     "  %w : Tensor = add_(%f, %x)\n"
+                     "  return (%a, %b, %c, %d, %e, %w, %g)\n");
+}
+
+/* ---- peephole ---- */
+
+static void test_peephole_removes_no_op_views(void **state) {
+    (void)state;
+    expect_passes("peephole,dce",
+                  "graph(%x : Tensor(sizes=[2, 3]), %y : Tensor):\n"
+                  "  %e = expand[size=[2, -1]](%x)\n"
+                  "  %v = view[size=[2, 3]](%e)\n"
+                  "  %r = reshape[shape=[-1, 3]](%v)\n"
+                  "  %t1 = t(%y)\n"
+                  "  %t2 = t(%t1)\n"
+                  "  %p1 = transpose[dim0=0, dim1=-1](%x)\n"
+                  "  %p2 = transpose[dim0=1, dim1=0](%p1)\n"
+                  "  %u = unsqueeze[dim=-1](%x)\n"
+                  "  %s = squeeze.dim[dim=2](%u)\n"
+                  "  return (%r, %t2, %p2, %s)\n",
+                  "graph(%x : Tensor(sizes=[2, 3]), %y : Tensor):\n"
+                  "  return (%x, %y, %x, %x)\n");
+}
+
+static void test_peephole_removes_arithmetic_identities(void **state) {
+    (void)state;
+    expect_passes("peephole,dce",
+                  "graph(%x : Tensor(dtype=float32, sizes=[2, 3])):\n"
+                  "  %zero = prim::Constant[value=tensor(float32, [1, 3], [0, 0, 0])]()\n"
+                  "  %one = prim::Constant[value=tensor(float32, [], [1])]()\n"
+                  "  %a = mul.Scalar[other=1](%x)\n"
+                  "  %b = div.Scalar[other=1.0](%a)\n"
+                  "  %c = add.Scalar[other=0, alpha=3](%b)\n"
+                  "  %d = add[alpha=2](%c, %zero)\n"
+                  "  %e = mul(%one, %d)\n"
+                  "  %f = neg(%e)\n"
+                  "  %g = neg(%f)\n"
+                  "  %h = pow[exponent=1](%g)\n"
+                  "  %i = add(%zero, %h)\n"
+                  "  return (%i)\n",
+                  "graph(%x : Tensor(dtype=float32, sizes=[2, 3])):\n"
+                  "  return (%x)\n");
+}
+
+static void test_peephole_must_not_fire_when_the_result_would_differ(void **state) {
+    (void)state;
+    /* expand to a bigger size; transposes of different dims; x * 2; a zero
+     * constant that broadcasts x up ([3] + [2, 3]) or promotes its dtype
+     * (float32 + float64 zeros); 0 + alpha * x with alpha 2; t of a
+     * transpose; squeeze of another dim. */
+    expect_unchanged(
+        "peephole",
+        "graph(%x : Tensor(dtype=float32, sizes=[3]), %y : Tensor(sizes=[2, 3, 4])):\n"
+        "  %z2 : Tensor = prim::Constant[value=tensor(float32, [2, 3], [0, 0, 0, 0, 0, "
+        "0])]()\n"
+        "  %z64 : Tensor = prim::Constant[value=tensor(float64, [], [0])]()\n"
+        "  %e : Tensor = expand[size=[2, 3]](%x)\n"
+        "  %p1 : Tensor = transpose[dim0=0, dim1=1](%y)\n"
+        "  %p2 : Tensor = transpose[dim0=1, dim1=2](%p1)\n"
+        "  %m : Tensor = mul.Scalar[other=2](%x)\n"
+        "  %a : Tensor = add(%x, %z2)\n"
+        "  %b : Tensor = add(%x, %z64)\n"
+        "  %c : Tensor = add[alpha=2](%z64, %m)\n"
+        "  %t : Tensor = t(%p1)\n"
+        "  %u : Tensor = unsqueeze[dim=0](%x)\n"
+        "  %s : Tensor = squeeze.dim[dim=1](%u)\n"
+        "  return (%e, %p2, %a, %b, %c, %t, %s)\n");
+}
+
+static void test_peephole_must_not_alias_fresh_results_in_graphs_with_side_effects(void **state) {
+    (void)state;
+    /* %a = x * 1 is a fresh tensor that add_ then writes; returning %x
+     * for it would make the write land in the caller's input. */
+    expect_unchanged("peephole",
+                     "graph(%x : Tensor, %y : Tensor):\n"
+                     "  %a : Tensor = mul.Scalar[other=1](%x)\n"
+                     "  %b : Tensor = add_(%a, %y)\n"
+                     "  return (%b)\n");
+}
+
+/* ---- shape propagation ---- */
+
+static void test_shape_propagation_computes_sizes_and_dtypes(void **state) {
+    (void)state;
+    expect_passes(
+        "shape_propagation",
+        "graph(%x : Tensor(dtype=float32, device=cpu, sizes=[4, 3]), "
+        "%w : Tensor(dtype=float32, device=cpu, sizes=[5, 3]), "
+        "%b : Tensor(dtype=float64, sizes=[5])):\n"
+        "  %wt = t(%w)\n"
+        "  %y = mm(%x, %wt)\n"
+        "  %z = add(%y, %b)\n"
+        "  %s = sum.dim[dim=[-1], keepdim=1](%z)\n"
+        "  %v, %i = max.dim[dim=0](%z)\n"
+        "  %r = view[size=[-1, 2]](%z)\n"
+        "  %e = expand[size=[2, -1, -1]](%x)\n"
+        "  %p = transpose[dim0=0, dim1=2](%e)\n"
+        "  %u = unsqueeze[dim=1](%b)\n"
+        "  %l = log_softmax[dim=1](%y)\n"
+        "  %c = cat[dim=1](%x, %y)\n"
+        "  %q = gt(%y, %b)\n"
+        "  %k = prim::Constant[value=tensor(int64, [2, 2], [1, 2, 3, 4])]()\n"
+        "  %m = matmul(%e, %wt)\n"
+        "  %a = argmax.dim[dim=1](%x)\n"
+        "  %n = linear(%x, %w, %b)\n"
+        "  return (%s, %v, %i, %r, %p, %u, %l, %c, %q, %k, %m, %a, %n)\n",
+        "graph(%x : Tensor(dtype=float32, device=cpu, sizes=[4, 3]), "
+        "%w : Tensor(dtype=float32, device=cpu, sizes=[5, 3]), "
+        "%b : Tensor(dtype=float64, sizes=[5])):\n"
+        "  %wt : Tensor(dtype=float32, device=cpu, sizes=[3, 5]) = t(%w)\n"
+        "  %y : Tensor(dtype=float32, device=cpu, sizes=[4, 5]) = mm(%x, %wt)\n"
+        "  %z : Tensor(dtype=float64, device=cpu, sizes=[4, 5]) = add(%y, %b)\n"
+        "  %s : Tensor(dtype=float64, device=cpu, sizes=[4, 1]) = sum.dim[dim=[-1], "
+        "keepdim=1](%z)\n"
+        "  %v : Tensor(dtype=float64, device=cpu, sizes=[5]), "
+        "%i : Tensor(dtype=int64, device=cpu, sizes=[5]) = max.dim[dim=0](%z)\n"
+        "  %r : Tensor(dtype=float64, device=cpu, sizes=[10, 2]) = view[size=[-1, 2]](%z)\n"
+        "  %e : Tensor(dtype=float32, device=cpu, sizes=[2, 4, 3]) = expand[size=[2, -1, -1]](%x)\n"
+        "  %p : Tensor(dtype=float32, device=cpu, sizes=[3, 4, 2]) = transpose[dim0=0, "
+        "dim1=2](%e)\n"
+        "  %u : Tensor(dtype=float64, sizes=[5, 1]) = unsqueeze[dim=1](%b)\n"
+        "  %l : Tensor(dtype=float32, device=cpu, sizes=[4, 5]) = log_softmax[dim=1](%y)\n"
+        "  %c : Tensor(dtype=float32, device=cpu, sizes=[4, 8]) = cat[dim=1](%x, %y)\n"
+        "  %q : Tensor(dtype=bool, device=cpu, sizes=[4, 5]) = gt(%y, %b)\n"
+        "  %k : Tensor(dtype=int64, device=cpu, sizes=[2, 2]) = "
+        "prim::Constant[value=tensor(int64, [2, 2], [1, 2, 3, 4])]()\n"
+        "  %m : Tensor(dtype=float32, device=cpu, sizes=[2, 4, 5]) = matmul(%e, %wt)\n"
+        "  %a : Tensor(dtype=int64, device=cpu, sizes=[4]) = argmax.dim[dim=1](%x)\n"
+        "  %n : Tensor(dtype=float32, device=cpu, sizes=[4, 5]) = linear(%x, %w, %b)\n"
+        "  return (%s, %v, %i, %r, %p, %u, %l, %c, %q, %k, %m, %a, %n)\n");
+}
+
+static void test_shape_propagation_flows_through_subgraphs(void **state) {
+    (void)state;
+    expect_passes("shape_propagation",
+                  "graph(%x : Tensor(dtype=float32, sizes=[2, 3])):\n"
+                  "  %y = prim::FusionGroup[subgraph=graph(%a):\n"
+                  "      %b = sum.dim[dim=[0]](%a)\n"
+                  "      return (%b)\n"
+                  "  ](%x)\n"
+                  "  return (%y)\n",
+                  "graph(%x : Tensor(dtype=float32, sizes=[2, 3])):\n"
+                  "  %y : Tensor(dtype=float32, sizes=[3]) = prim::FusionGroup[subgraph=graph("
+                  "%a : Tensor(dtype=float32, sizes=[2, 3])):\n"
+                  "      %b : Tensor(dtype=float32, sizes=[3]) = sum.dim[dim=[0]](%a)\n"
+                  "      return (%b)\n"
+                  "  ](%x)\n"
+                  "  return (%y)\n");
+}
+
+static void test_shape_propagation_keeps_unknown_where_inputs_say_nothing(void **state) {
+    (void)state;
+    /* Unknown rank stays unknown (no guess); an unknown size stays
+     * unknown where it matters and not where broadcasting settles it; an
+     * annotation the rule cannot improve on survives. */
+    expect_passes("shape_propagation",
+                  "graph(%x : Tensor, %y : Tensor(sizes=[?, 3]), %z : Tensor(sizes=[4, 1])):\n"
+                  "  %a = neg(%x)\n"
+                  "  %b = add(%y, %z)\n"
+                  "  %c : Tensor(sizes=[7]) = sum.dim[dim=[0]](%x)\n"
+                  "  %d = mm(%y, %x)\n"
+                  "  return (%a, %b, %c, %d)\n",
+                  "graph(%x : Tensor, %y : Tensor(sizes=[?, 3]), %z : Tensor(sizes=[4, 1])):\n"
+                  "  %a = neg(%x)\n"
+                  "  %b : Tensor(sizes=[4, 3]) = add(%y, %z)\n"
+                  "  %c : Tensor(sizes=[7]) = sum.dim[dim=[0]](%x)\n"
+                  "  %d : Tensor(sizes=[?, ?]) = mm(%y, %x)\n"
+                  "  return (%a, %b, %c, %d)\n");
+}
+
+static void test_shape_propagation_rejects_sizes_that_cannot_go_together(void **state) {
+    (void)state;
+    const char *cases[][2] = {
+        {"graph(%x : Tensor(sizes=[2, 3]), %y : Tensor(sizes=[4, 5])):\n"
+         "  %z = mm(%x, %y)\n  return (%z)\n",
+         "propagate_shapes: %z = mm(%x, %y): mm: cannot multiply [2, 3] by [4, 5]"},
+        {"graph(%x : Tensor(sizes=[2]), %y : Tensor(sizes=[3])):\n"
+         "  %z = add(%x, %y)\n  return (%z)\n",
+         "propagate_shapes: %z = add(%x, %y): add: cannot broadcast [2] with [3] (input 1)"},
+        {"graph(%x : Tensor(sizes=[2, 3])):\n"
+         "  %z = view[size=[4, -1]](%x)\n  return (%z)\n",
+         "view: cannot view 6 elements as a multiple of 4"},
+        {"graph(%x : Tensor(sizes=[2, 3])):\n"
+         "  %z = sum.dim[dim=[2]](%x)\n  return (%z)\n",
+         "sum.dim: dim 2 out of range for 2 dims"},
+        /* Found by fuzz/fuzz_ir.c: sizes below -1 reached the type. */
+        {"graph(%x : Tensor(sizes=[2, 3])):\n"
+         "  %z = sum_to[size=[1, -1, -5]](%x)\n  return (%z)\n",
+         "sum_to: invalid size -1"},
+        {"graph(%x : Tensor(sizes=[2, 3])):\n"
+         "  %z = narrow[dim=0, start=0, length=-3](%x)\n  return (%z)\n",
+         "narrow: invalid length -3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        yg_graph *g = parse_ok(cases[i][0]);
+        YG_EXPECT_ERROR(yg_graph_propagate_shapes(g), YG_ERR_SHAPE, cases[i][1]);
+        YG_CHECK(yg_graph_lint(g));
+        yg_graph_release(g);
+    }
+}
+
+static void test_shape_propagation_survives_hostile_attributes_and_sizes(void **state) {
+    (void)state;
+    /* Found by fuzz/fuzz_ir.c: keepdim=inf was converted to an integer
+     * (undefined behaviour); it is not a whole number, so the default
+     * (0) applies.  Sizes whose product overflows int64 give unknown
+     * counts instead of overflowing. */
+    expect_passes("shape_propagation",
+                  "graph(%x : Tensor(sizes=[2, 3]), "
+                  "%h : Tensor(sizes=[9223372036854775807, 4, 2])):\n"
+                  "  %s = sum.dim[keepdim=inf, dim=[1]](%x)\n"
+                  "  %k = sum.dim[keepdim=1.0, dim=[1]](%x)\n"
+                  "  %f = flatten[start_dim=0, end_dim=1](%h)\n"
+                  "  %v = view[size=[-1, 2]](%h)\n"
+                  "  %c = cat[dim=0](%h, %h)\n"
+                  "  %l = slice[dim=0, start=1, step=9223372036854775807](%h)\n"
+                  "  return (%s, %k, %f, %v, %c, %l)\n",
+                  "graph(%x : Tensor(sizes=[2, 3]), "
+                  "%h : Tensor(sizes=[9223372036854775807, 4, 2])):\n"
+                  "  %s : Tensor(sizes=[2]) = sum.dim[dim=[1], keepdim=inf](%x)\n"
+                  "  %k : Tensor(sizes=[2, 1]) = sum.dim[dim=[1], keepdim=1.0](%x)\n"
+                  "  %f : Tensor(sizes=[?, 2]) = flatten[end_dim=1, start_dim=0](%h)\n"
+                  "  %v : Tensor(sizes=[?, 2]) = view[size=[-1, 2]](%h)\n"
+                  "  %c : Tensor(sizes=[?, 4, 2]) = cat[dim=0](%h, %h)\n"
+                  "  %l : Tensor(sizes=[1, 4, 2]) = slice[dim=0, start=1, "
+                  "step=9223372036854775807](%h)\n"
+                  "  return (%s, %k, %f, %v, %c, %l)\n");
+}
+
+/* ---- requires_grad propagation ---- */
+
+static void test_requires_grad_propagation_follows_differentiable_ops(void **state) {
+    (void)state;
+    expect_passes("shape_propagation,requires_grad_propagation",
+                  "graph(%x : Tensor(dtype=float32, requires_grad=true), "
+                  "%w : Tensor(dtype=float32, requires_grad=false)):\n"
+                  "  %k = prim::Constant[value=tensor(float32, [], [2])]()\n"
+                  "  %a = mul(%x, %k)\n"
+                  "  %b = exp(%w)\n"
+                  "  %v, %i = max.dim[dim=0](%a)\n"
+                  "  %c = gt(%a, %b)\n"
+                  "  %m = argmax(%a)\n"
+                  "  %l = linear(%b, %x, %b)\n"
+                  "  return (%v, %i, %c, %m, %l)\n",
+                  "graph(%x : Tensor(dtype=float32, requires_grad=true), "
+                  "%w : Tensor(dtype=float32, requires_grad=false)):\n"
+                  "  %k : Tensor(dtype=float32, device=cpu, sizes=[], requires_grad=false) = "
+                  "prim::Constant[value=tensor(float32, [], [2])]()\n"
+                  "  %a : Tensor(dtype=float32, requires_grad=true) = mul(%x, %k)\n"
+                  "  %b : Tensor(dtype=float32, requires_grad=false) = exp(%w)\n"
+                  "  %v : Tensor(dtype=float32, requires_grad=true), "
+                  "%i : Tensor(dtype=int64, requires_grad=false) = max.dim[dim=0](%a)\n"
+                  "  %c : Tensor(dtype=bool, requires_grad=false) = gt(%a, %b)\n"
+                  "  %m : Tensor(dtype=int64, sizes=[], requires_grad=false) = argmax(%a)\n"
+                  "  %l : Tensor(dtype=float32, requires_grad=true) = linear(%b, %x, %b)\n"
+                  "  return (%v, %i, %c, %m, %l)\n");
+}
+
+static void test_requires_grad_propagation_keeps_unknown_inputs_unknown(void **state) {
+    (void)state;
+    /* An input whose flag is unknown, none known true: results stay
+     * unknown (the types print with no requires_grad field). */
+    expect_unchanged("requires_grad_propagation",
+                     "graph(%x : Tensor, %w : Tensor(requires_grad=false)):\n"
+                     "  %a : Tensor = mul(%x, %w)\n"
+                     "  %b : Tensor = neg(%a)\n"
+                     "  return (%b)\n");
+}
+
+/* ---- removal of unnecessary expands ---- */
+
+static void test_remove_expands_feeds_the_unexpanded_input(void **state) {
+    (void)state;
+    expect_passes("remove_expands,dce",
+                  "graph(%x : Tensor(sizes=[4, 3]), %y : Tensor(sizes=[3]), "
+                  "%m : Tensor(sizes=[4, 1])):\n"
+                  "  %e : Tensor(sizes=[4, 3]) = expand[size=[4, 3]](%y)\n"
+                  "  %a = add(%x, %e)\n"
+                  "  %f : Tensor(sizes=[4, 3]) = expand[size=[4, 3]](%m)\n"
+                  "  %b = lt(%f, %x)\n"
+                  "  %c = add_(%x, %f)\n"
+                  "  return (%a, %b, %c)\n",
+                  "graph(%x : Tensor(sizes=[4, 3]), %y : Tensor(sizes=[3]), "
+                  "%m : Tensor(sizes=[4, 1])):\n"
+                  "  %a = add(%x, %y)\n"
+                  "  %b = lt(%m, %x)\n"
+                  "  %c = add_(%x, %m)\n"
+                  "  return (%a, %b, %c)\n");
+}
+
+static void test_remove_expands_must_not_fire_when_the_expand_sets_the_size(void **state) {
+    (void)state;
+    /* The expand makes the result [2, 3] (x is [3]); an in-place op's
+     * self; unknown sizes; a non-broadcasting op (mm). */
+    expect_unchanged("remove_expands",
+                     "graph(%x : Tensor(sizes=[3]), %y : Tensor(sizes=[1]), %u : Tensor, "
+                     "%w : Tensor(sizes=[3, 3])):\n"
+                     "  %e : Tensor(sizes=[2, 3]) = expand[size=[2, 3]](%y)\n"
+                     "  %a : Tensor = add(%x, %e)\n"
+                     "  %f : Tensor(sizes=[3]) = expand[size=[3]](%y)\n"
+                     "  %b : Tensor = add_(%f, %x)\n"
+                     "  %g : Tensor = expand[size=[3]](%u)\n"
+                     "  %c : Tensor = mul(%x, %g)\n"
+                     "  %h : Tensor(sizes=[3, 3]) = expand[size=[3, 3]](%w)\n"
+                     "  %d : Tensor = mm(%h, %w)\n"
+                     "  return (%a, %b, %c, %d)\n");
+}
+
+/* ---- pipeline ---- */
+
+static void test_run_passes_rejects_an_unknown_name_before_running_any(void **state) {
+    (void)state;
+    const char *text = "graph(%x):\n  %a = neg(%x)\n  return (%x)\n";
+    yg_graph *g = parse_ok(text);
+    YG_EXPECT_ERROR(yg_graph_run_passes(g, "dce, nope"),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "run_passes: unknown pass 'nope'");
+    assert_int_equal(yg_graph_num_nodes(g), 1); /* dce did not run */
+    YG_CHECK(yg_graph_run_passes(g, " dce "));
+    assert_int_equal(yg_graph_num_nodes(g), 0);
+    YG_EXPECT_ERROR(yg_graph_run_passes(NULL, "dce"), YG_ERR_INVALID_ARGUMENT, "graph or names");
+    yg_graph_release(g);
+}
+
+static void test_optimize_runs_the_standard_pipeline(void **state) {
+    (void)state;
+    yg_graph *g = parse_ok("graph(%x : Tensor(dtype=float32, sizes=[8, 4], requires_grad=false), "
+                           "%w : Tensor(dtype=float32, sizes=[3, 4], requires_grad=true), "
+                           "%b : Tensor(dtype=float32, sizes=[3], requires_grad=true)):\n"
+                           "  %wt = t(%w)\n"
+                           "  %wtt = t(%wt)\n"
+                           "  %wt2 = t(%wtt)\n"
+                           "  %y = mm(%x, %wt2)\n"
+                           "  %be = expand[size=[8, 3]](%b)\n"
+                           "  %z = add(%y, %be)\n"
+                           "  %one = prim::Constant[value=tensor(float32, [], [1])]()\n"
+                           "  %s = mul(%z, %one)\n"
+                           "  %r1 = relu(%s)\n"
+                           "  %r2 = relu(%s)\n"
+                           "  %o = add(%r1, %r2)\n"
+                           "  %l = log_softmax[dim=1](%o)\n"
+                           "  return (%l)\n");
+    YG_CHECK(yg_graph_optimize(g));
+    YG_CHECK(yg_graph_canonicalize(g));
+    char *got = print_ok(g);
+    const char *expected =
+        "graph(%0 : Tensor(dtype=float32, sizes=[8, 4], requires_grad=false), "
+        "%1 : Tensor(dtype=float32, sizes=[3, 4], requires_grad=true), "
+        "%2 : Tensor(dtype=float32, sizes=[3], requires_grad=true)):\n"
+        "  %3 : Tensor(dtype=float32, sizes=[4, 3], requires_grad=true) = t(%1)\n"
+        "  %4 : Tensor(dtype=float32, sizes=[8, 3], requires_grad=true) = mm(%0, %3)\n"
+        "  %5 : Tensor(dtype=float32, sizes=[8, 3], requires_grad=true) = add(%4, %2)\n"
+        "  %6 : Tensor(dtype=float32, sizes=[8, 3], requires_grad=true) = relu(%5)\n"
+        "  %7 : Tensor(dtype=float32, sizes=[8, 3], requires_grad=true) = add(%6, %6)\n"
+        "  %8 : Tensor(dtype=float32, sizes=[8, 3], requires_grad=true) = "
+        "log_softmax[dim=1](%7)\n"
+        "  return (%8)\n";
+    if (strcmp(got, expected) != 0)
+        print_error("got:\n%s\nexpected:\n%s\n", got, expected);
+    assert_string_equal(got, expected);
+    yg_string_release(got);
+    yg_graph_release(g);
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dce_removes_unused_nodes),
+        cmocka_unit_test(test_dce_cleans_subgraphs),
+        cmocka_unit_test(test_dce_must_not_remove_side_effects),
+        cmocka_unit_test(test_cse_merges_equal_nodes_and_then_their_users),
+        cmocka_unit_test(test_cse_must_not_merge_different_or_mutated_nodes),
+        cmocka_unit_test(test_constant_pooling_merges_equal_constants_at_the_top),
+        cmocka_unit_test(test_constant_pooling_must_not_merge_different_or_mutated_constants),
+        cmocka_unit_test(test_peephole_removes_no_op_views),
+        cmocka_unit_test(test_peephole_removes_arithmetic_identities),
+        cmocka_unit_test(test_peephole_must_not_fire_when_the_result_would_differ),
+        cmocka_unit_test(test_peephole_must_not_alias_fresh_results_in_graphs_with_side_effects),
+        cmocka_unit_test(test_shape_propagation_computes_sizes_and_dtypes),
+        cmocka_unit_test(test_shape_propagation_flows_through_subgraphs),
+        cmocka_unit_test(test_shape_propagation_keeps_unknown_where_inputs_say_nothing),
+        cmocka_unit_test(test_shape_propagation_rejects_sizes_that_cannot_go_together),
+        cmocka_unit_test(test_shape_propagation_survives_hostile_attributes_and_sizes),
+        cmocka_unit_test(test_requires_grad_propagation_follows_differentiable_ops),
+        cmocka_unit_test(test_requires_grad_propagation_keeps_unknown_inputs_unknown),
+        cmocka_unit_test(test_remove_expands_feeds_the_unexpanded_input),
+        cmocka_unit_test(test_remove_expands_must_not_fire_when_the_expand_sets_the_size),
+        cmocka_unit_test(test_run_passes_rejects_an_unknown_name_before_running_any),
+        cmocka_unit_test(test_optimize_runs_the_standard_pipeline),
+    };
+    return YG_TEST_RUN(tests, argc, argv);
+}
