@@ -85,7 +85,7 @@ static void test_json_dump_of_every_test_graph_matches_the_schema(void **state) 
     char checker[1024], schema[1024], files[4][256], cmd[4096];
     size_t pos;
     if (!have_command("python3"))
-        skip(); /* python3 is needed to run tools/check_ir_json.py */
+        fail_msg("python3 is needed to run tools/check_ir_json.py: run scripts/install-deps.sh");
     source_path(checker, sizeof checker, "tools/check_ir_json.py");
     source_path(schema, sizeof schema, "tools/ir_graph.schema.json");
     pos = (size_t)snprintf(cmd, sizeof cmd, "python3 %s %s", checker, schema);
@@ -138,7 +138,7 @@ static void test_dot_dump_renders_with_graphviz(void **state) {
     (void)state;
     char path[256], svg[300], cmd[1024];
     if (!have_command("dot"))
-        skip(); /* Graphviz's dot: apt-get install graphviz */
+        fail_msg("Graphviz's dot is needed: run scripts/install-deps.sh (installs graphviz)");
     for (size_t i = 0; i < sizeof graphs / sizeof graphs[0]; i++) {
         yg_graph *g = parse_ok(graphs[i]);
         char *dot = NULL;
