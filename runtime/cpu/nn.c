@@ -125,14 +125,23 @@ static yg_status check_floating(const char *op, const char *arg, const yg_tensor
     return YG_OK;
 }
 
-yg_status yg__cpu_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+/* One row function per dtype: out and x are contiguous, reduced over n. */
+typedef void (*row_fn)(void *out, const void *x, int64_t outer, int64_t n, int64_t inner);
+
+/* softmax and log_softmax: the same checks and layout, another row loop. */
+static yg_status softmax_like(const char *op,
+                              const yg_tensor *self,
+                              int64_t dim,
+                              row_fn f32,
+                              row_fn f64,
+                              yg_tensor **out) {
     yg_tensor *x = NULL, *res = NULL;
     int64_t d, outer, n, inner;
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating("log_softmax", "self", self));
-    YG_RETURN_IF_ERROR(yg__wrap_dim("log_softmax", "self", dim, self->ndim, &d));
+    YG_RETURN_IF_ERROR(check_floating(op, "self", self));
+    YG_RETURN_IF_ERROR(yg__wrap_dim(op, "self", dim, self->ndim, &d));
     st = yg__tensor_contiguous_as(self, self->dtype, true, &x);
     if (st != YG_OK)
         goto out;
@@ -140,10 +149,8 @@ yg_status yg__cpu_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **ou
     if (st != YG_OK)
         goto out;
     split_at(x, d, &outer, &n, &inner);
-    if (self->dtype == YG_FLOAT32)
-        log_softmax_f32(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner);
-    else
-        log_softmax_f64(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner);
+    (self->dtype == YG_FLOAT32 ? f32 : f64)(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n,
+                                            inner);
     *out = res;
     res = NULL;
 out:
@@ -152,31 +159,12 @@ out:
     return st;
 }
 
-yg_status yg__cpu_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
-    yg_tensor *x = NULL, *res = NULL;
-    int64_t d, outer, n, inner;
-    yg_status st;
+yg_status yg__cpu_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+    return softmax_like("log_softmax", self, dim, log_softmax_f32, log_softmax_f64, out);
+}
 
-    *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating("softmax", "self", self));
-    YG_RETURN_IF_ERROR(yg__wrap_dim("softmax", "self", dim, self->ndim, &d));
-    st = yg__tensor_contiguous_as(self, self->dtype, true, &x);
-    if (st != YG_OK)
-        goto out;
-    st = yg__tensor_empty_like(self, self->dtype, &res);
-    if (st != YG_OK)
-        goto out;
-    split_at(x, d, &outer, &n, &inner);
-    if (self->dtype == YG_FLOAT32)
-        softmax_f32(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner);
-    else
-        softmax_f64(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner);
-    *out = res;
-    res = NULL;
-out:
-    yg_release(x);
-    yg_release(res);
-    return st;
+yg_status yg__cpu_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+    return softmax_like("softmax", self, dim, softmax_f32, softmax_f64, out);
 }
 
 yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
