@@ -791,7 +791,7 @@ static const eq_scalar_fn eq_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:225] */
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:233] */
 yg_status yg_eq_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -814,7 +814,7 @@ static const ne_scalar_fn ne_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:229] */
+/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:238] */
 yg_status yg_ne_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -837,7 +837,7 @@ static const lt_scalar_fn lt_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:233] */
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:243] */
 yg_status yg_lt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -860,7 +860,7 @@ static const le_scalar_fn le_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:237] */
+/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:248] */
 yg_status yg_le_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -883,7 +883,7 @@ static const gt_scalar_fn gt_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:241] */
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:253] */
 yg_status yg_gt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -906,7 +906,7 @@ static const ge_scalar_fn ge_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:245] */
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:258] */
 yg_status yg_ge_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -929,7 +929,7 @@ static const logical_not_fn logical_not_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:262] */
+/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:279] */
 yg_status yg_logical_not(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -972,7 +972,7 @@ out:
     return st;
 }
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:267] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:285] */
 yg_status yg_neg(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1035,7 +1035,7 @@ out:
     return st;
 }
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:271] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:289] */
 yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1098,7 +1098,7 @@ out:
     return st;
 }
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:275] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:293] */
 yg_status yg_log(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1161,7 +1161,7 @@ out:
     return st;
 }
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:279] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:297] */
 yg_status yg_sqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1224,7 +1224,7 @@ out:
     return st;
 }
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:283] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:301] */
 yg_status yg_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1287,7 +1287,7 @@ out:
     return st;
 }
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:287] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:305] */
 yg_status yg_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1350,7 +1350,7 @@ out:
     return st;
 }
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:291] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:309] */
 yg_status yg_relu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1414,7 +1414,7 @@ out:
     return st;
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:295] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:313] */
 yg_status yg_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1477,7 +1477,7 @@ out:
     return st;
 }
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:299] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:317] */
 yg_status yg_abs(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1535,7 +1535,7 @@ out:
     return st;
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:304] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:322] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1598,7 +1598,7 @@ out:
     return st;
 }
 
-/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:308] */
+/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:326] */
 yg_status yg_expm1(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1661,7 +1661,7 @@ out:
     return st;
 }
 
-/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:312] */
+/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:330] */
 yg_status yg_log1p(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1724,7 +1724,7 @@ out:
     return st;
 }
 
-/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:316] */
+/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:334] */
 yg_status yg_log2(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1787,7 +1787,7 @@ out:
     return st;
 }
 
-/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:320] */
+/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:338] */
 yg_status yg_rsqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1850,7 +1850,7 @@ out:
     return st;
 }
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:324] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:342] */
 yg_status yg_reciprocal(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1913,7 +1913,7 @@ out:
     return st;
 }
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:328] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:346] */
 yg_status yg_sin(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1976,7 +1976,7 @@ out:
     return st;
 }
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:332] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:350] */
 yg_status yg_cos(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2039,7 +2039,7 @@ out:
     return st;
 }
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:336] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:354] */
 yg_status yg_tan(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2102,7 +2102,7 @@ out:
     return st;
 }
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:340] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:358] */
 yg_status yg_erf(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2165,7 +2165,7 @@ out:
     return st;
 }
 
-/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:345] */
+/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:363] */
 yg_status yg_gelu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2228,7 +2228,7 @@ out:
     return st;
 }
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:369] */
 yg_status yg_gelu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2291,7 +2291,7 @@ out:
     return st;
 }
 
-/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
+/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:373] */
 yg_status yg_silu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2355,7 +2355,7 @@ out:
     return st;
 }
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:359] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:377] */
 yg_status yg_elu(const yg_tensor *self, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2422,7 +2422,7 @@ out:
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:363] */
+ * [specs/native_functions.yaml:381] */
 yg_status yg_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2494,7 +2494,7 @@ out:
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:369] */
+ * [specs/native_functions.yaml:387] */
 yg_status yg_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2566,7 +2566,7 @@ out:
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:373] */
+ * [specs/native_functions.yaml:391] */
 yg_status yg_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2631,7 +2631,7 @@ out:
     return st;
 }
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:378] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:396] */
 yg_status yg_clamp(const yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2695,7 +2695,7 @@ out:
     return st;
 }
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:382] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:400] */
 yg_status yg_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2759,7 +2759,7 @@ out:
     return st;
 }
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:386] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:404] */
 yg_status yg_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2817,7 +2817,7 @@ out:
     return st;
 }
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:392] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:410] */
 yg_status yg_floor(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2875,7 +2875,7 @@ out:
     return st;
 }
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:396] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:414] */
 yg_status yg_ceil(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2933,7 +2933,7 @@ out:
     return st;
 }
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:400] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:418] */
 yg_status yg_round(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2991,7 +2991,7 @@ out:
     return st;
 }
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:404] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:422] */
 yg_status yg_trunc(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3049,7 +3049,7 @@ out:
     return st;
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:715] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:750] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

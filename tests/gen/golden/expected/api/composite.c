@@ -21,7 +21,7 @@
 #include "nodes/composite.h"
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:66] */
+ * [specs/native_functions.yaml:67] */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,

@@ -90,7 +90,7 @@ out:
     return st;
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:51] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:52] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -132,7 +132,7 @@ static const cat_fn cat_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:69] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:70] */
 yg_status yg_cat(const yg_tensor *const *tensors,
                  int64_t tensors_len,
                  int64_t dim,
@@ -176,7 +176,7 @@ static const pool_fn pool_kernels[YG_DEVICE_COUNT_] = {
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor
- * [specs/native_functions.yaml:79] */
+ * [specs/native_functions.yaml:80] */
 yg_status yg_pool(const yg_tensor *self,
                   const int64_t *kernel_size,
                   int64_t kernel_size_len,
@@ -236,7 +236,7 @@ static const pool_backward_fn pool_backward_kernels[YG_DEVICE_COUNT_] = {
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
  *   Tensor grad_scale)
- * [specs/native_functions.yaml:83] */
+ * [specs/native_functions.yaml:84] */
 yg_status yg_pool_backward(const yg_tensor *grad,
                            const yg_tensor *self,
                            const bool *output_mask,
@@ -317,7 +317,7 @@ out:
     return st;
 }
 
-/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:96] */
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:97] */
 yg_status yg_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos)
 {
     const yg_tensor *inputs[1] = {self};
@@ -391,7 +391,7 @@ out:
     return st;
 }
 
-/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:100] */
+/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:101] */
 yg_status yg_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, scale};
@@ -437,7 +437,7 @@ static const scaled_backward_fn scaled_backward_kernels[YG_DEVICE_COUNT_] = {
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)
- * [specs/native_functions.yaml:103] */
+ * [specs/native_functions.yaml:104] */
 yg_status yg_scaled_backward(const yg_tensor *grad,
                              const yg_tensor *self,
                              const yg_tensor *scale,
@@ -477,7 +477,7 @@ static const mul_out_fn mul_out_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
- * [specs/native_functions.yaml:107] */
+ * [specs/native_functions.yaml:108] */
 yg_status yg_mul_out(const yg_tensor *self,
                      const yg_tensor *other,
                      yg_tensor *dest,
@@ -530,7 +530,7 @@ out:
     return st;
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:111] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:112] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

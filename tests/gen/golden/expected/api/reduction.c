@@ -55,7 +55,7 @@ out:
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:46] */
+ * [specs/native_functions.yaml:47] */
 yg_status yg_sum_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -101,7 +101,7 @@ static const argmax_fn argmax_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:73] */
+ * [specs/native_functions.yaml:74] */
 yg_status yg_argmax(const yg_tensor *self, const int64_t *dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -163,7 +163,7 @@ out:
     return st;
 }
 
-/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:87] */
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:88] */
 yg_status yg_max_dim(const yg_tensor *self, int64_t dim, yg_tensor **out0, yg_tensor **out1)
 {
     const yg_tensor *inputs[1] = {self};
@@ -212,7 +212,7 @@ static const max_dim_backward_fn max_dim_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:91] */
+ * [specs/native_functions.yaml:92] */
 yg_status yg_max_dim_backward(const yg_tensor *grad,
                               int64_t dim,
                               const yg_tensor *indices,

@@ -47,7 +47,7 @@ out:
     return st;
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:57] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:58] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -91,7 +91,7 @@ static const expand_fn expand_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:61] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:62] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -1,0 +1,185 @@
+/*
+ * opinfo.c - gathers the family tables of the OpInfo table and builds
+ * sample inputs (see opinfo.h).
+ */
+#include "opinfo.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+static const sample *const tables[] = {
+    opinfo_derivative_samples,
+    opinfo_inplace_samples,
+    opinfo_other_samples,
+};
+#define N_TABLES ((int)(sizeof tables / sizeof tables[0]))
+
+int opinfo_sample_count(void)
+{
+    int n = 0;
+    for (int t = 0; t < N_TABLES; t++)
+        for (const sample *s = tables[t]; s->op != NULL; s++)
+            n++;
+    return n;
+}
+
+const sample *opinfo_sample_at(int i)
+{
+    for (int t = 0; t < N_TABLES; t++)
+        for (const sample *s = tables[t]; s->op != NULL; s++)
+            if (i-- == 0)
+                return s;
+    return NULL;
+}
+
+const yg_op_info *opinfo_op(const char *name)
+{
+    for (int32_t i = 0; i < yg__ops_count; i++)
+        if (strcmp(yg__ops[i].name, name) == 0)
+            return &yg__ops[i];
+    return NULL;
+}
+
+const yg_derivative_info *opinfo_derivative(const char *name)
+{
+    for (int32_t i = 0; i < yg__derivatives_count; i++)
+        if (strcmp(yg__derivatives[i].name, name) == 0)
+            return &yg__derivatives[i];
+    return NULL;
+}
+
+/* Values of spec in [lo, hi), converted for dtype: integers are floored,
+ * bools are "above the middle of the range". */
+static double *make_values(const input_spec *spec, yg_dtype dtype, const int64_t *sizes,
+                           int64_t ndim, uint64_t seed)
+{
+    yg_tensor *t = yg_test_rand(YG_FLOAT64, sizes, ndim, spec->lo, spec->hi, seed);
+    double *v = yg_test_values(t);
+    int64_t n = yg_tensor_numel(t);
+
+    yg_release(t);
+    for (int64_t i = 0; i < n; i++) {
+        if (dtype == YG_INT64)
+            v[i] = floor(v[i]);
+        else if (dtype == YG_BOOL)
+            v[i] = v[i] > (spec->lo + spec->hi) / 2;
+    }
+    return v;
+}
+
+yg_tensor *opinfo_make_input(const sample *s, int i, yg_dtype dtype, uint64_t seed,
+                             bool noncontig, int shape_mode)
+{
+    const input_spec *spec = &s->in[i];
+    int64_t sizes[5], ndim = spec->ndim, rev[5], perm[5];
+    yg_dtype dt = spec->dtype == YG_INT64 ? YG_INT64 : dtype;
+    yg_tensor *t, *base = NULL, *view = NULL, *same = NULL;
+    double *v;
+
+    memcpy(sizes, spec->sizes, sizeof spec->sizes);
+    if (shape_mode == 1)
+        ndim = 0;
+    else if (shape_mode == 2)
+        sizes[ndim++] = 0;
+    v = make_values(spec, dt, sizes, ndim, seed);
+    t = yg_test_tensor(dt, sizes, ndim, v);
+    free(v);
+    if (!noncontig || ndim == 0)
+        return t;
+    if (ndim == 1) {
+        /* every other element of a [2n] tensor */
+        int64_t big = 2 * sizes[0];
+        YG_CHECK(yg_tensor_zeros(&big, 1, dt, &base));
+        YG_CHECK(yg_slice(base, 0, 0, big, 2, &view));
+    } else {
+        /* a transposed layout: storage sizes reversed, permuted back */
+        for (int64_t d = 0; d < ndim; d++) {
+            rev[d] = sizes[ndim - 1 - d];
+            perm[d] = ndim - 1 - d;
+        }
+        YG_CHECK(yg_tensor_zeros(rev, ndim, dt, &base));
+        YG_CHECK(yg_permute(base, perm, ndim, &view));
+    }
+    YG_CHECK(yg_copy_(view, t, &same));
+    yg_release(same);
+    yg_release(base);
+    yg_release(t);
+    return view;
+}
+
+/* Ops without samples yet (keep sorted by YAML order; remove an op when
+ * its samples land: every_op_has_samples fails on a stale entry). */
+const char *const opinfo_known_gaps[] = {
+    "div.mode",
+    "add_.Scalar",
+    "div_.Scalar",
+    "addcmul_",
+    "addcdiv_",
+    "lerp_",
+    "clamp_",
+    "clamp_min_",
+    "clamp_max_",
+    "masked_fill_",
+    "fill_",
+    "gelu_backward",
+    "gelu_tanh_backward",
+    "silu_backward",
+    "elu_backward",
+    "softplus_backward",
+    "atan2_backward",
+    "pow_backward_self",
+    "pow_backward_exponent",
+    "prod",
+    "prod_backward",
+    "max",
+    "min",
+    "value_selecting_reduction_backward",
+    "minmax_backward",
+    "var_backward",
+    "norm_backward",
+    "logsumexp_backward",
+    "cumsum_backward",
+    "cumprod_backward",
+    "sum_backward",
+    "mean_backward",
+    "sum_to",
+    "matmul",
+    "dot",
+    "mv",
+    "outer",
+    "addmm",
+    "baddbmm",
+    "linear",
+    "reshape",
+    "permute_backward",
+    "narrow",
+    "flatten",
+    "contiguous",
+    "repeat",
+    "cat",
+    "stack",
+    "scatter_src_backward",
+    "constant_pad_nd_backward",
+    "log_softmax_backward",
+    "nll_loss_backward",
+    "softmax_backward",
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "layer_norm",
+    "embedding_backward",
+    "lstm_cell",
+    "gru_cell",
+    "scaled_dot_product_attention",
+    "group_norm",
+    "max_pool2d_backward",
+    "adaptive_avg_pool2d_backward",
+    "upsample_nearest2d_backward",
+    NULL,
+};

@@ -1,0 +1,91 @@
+/*
+ * opinfo.h - the OpInfo table: sample inputs for every op of
+ * specs/native_functions.yaml, shared by the suites that check ops
+ * generically (test_opinfo.c: samples, dtype claims, non-contiguous inputs,
+ * in-place twins; test_gradcheck.c: gradcheck and gradgradcheck; dump.c:
+ * the NumPy reference driver).
+ *
+ * A sample is one call of one op on inputs described by shape and value
+ * range.  The inputs are built by opinfo_make_input in the dtype under test:
+ * floating inputs (F64, C64) take that dtype, index inputs (I64) stay
+ * int64.  The table is split by family (samples_*.c, each a NULL-op
+ * terminated array listed in opinfo.c); an op of yg__ops[] without a row
+ * fails opinfo.every_op_has_samples.
+ */
+#ifndef YAGRAD_TEST_OPINFO_H
+#define YAGRAD_TEST_OPINFO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "generated_int.h"
+#include "yagrad/yagrad.h"
+
+#define MAX_IN 4
+
+typedef struct input_spec {
+    int64_t ndim;
+    int64_t sizes[4];
+    double lo, hi; /* value range (integers for YG_INT64 inputs) */
+    yg_dtype dtype; /* YG_FLOAT64: the dtype under test, requires grad in
+                       gradcheck; YG_INT64: an index, always int64 */
+    bool constant;  /* a floating input that does not require grad */
+} input_spec;
+
+/* Calls the op on x (inputs in row order); *out receives a new reference. */
+typedef yg_status (*sample_fn)(yg_tensor *const *x, yg_tensor **out);
+
+typedef struct sample {
+    const char *op; /* the op's name in yg__ops[], e.g. "sum.dim" */
+    const char *what;
+    int n_inputs;
+    input_spec in[MAX_IN];
+    sample_fn fn;
+    /* In-place ops only: the out-of-place twin called with the same
+     * arguments, so opinfo.inplace_matches_out_of_place compares them. */
+    sample_fn twin;
+    unsigned flags; /* OPINFO_* */
+} sample;
+
+#define OPINFO_ANY_SHAPE 1u /* the op takes any shape: test_opinfo also runs
+                               it with every input 0-dim and with every input
+                               empty ([0] appended to its sizes) */
+#define OPINFO_NO_DTYPE_SWEEP 2u /* float64 only: the sample mixes floating
+                                    and int64 operands, so type promotion,
+                                    not the dtype under test, picks the loop */
+
+#define OPINFO_CONTIGUOUS_ONLY 4u /* refuses non-contiguous inputs by design
+                                     (view): checked to fail, with a message */
+
+#define F64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_FLOAT64, false}
+#define I64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_INT64, false}
+/* A floating input of a non_differentiable argument. */
+#define C64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_FLOAT64, true}
+
+/* The family tables (NULL-op terminated), gathered by opinfo_sample_at. */
+extern const sample opinfo_derivative_samples[]; /* samples_derivatives.c */
+extern const sample opinfo_inplace_samples[];    /* samples_inplace.c */
+extern const sample opinfo_other_samples[];      /* samples_other.c */
+
+/* Ops with no sample yet: reported (by name) by every_op_has_samples,
+ * which passes only while each is still an op without samples. */
+extern const char *const opinfo_known_gaps[];
+
+/* The number of samples, and sample i of the whole table. */
+int opinfo_sample_count(void);
+const sample *opinfo_sample_at(int i);
+
+/* The op named name in yg__ops[], or NULL. */
+const yg_op_info *opinfo_op(const char *name);
+/* The derivative entry named name, or NULL. */
+const yg_derivative_info *opinfo_derivative(const char *name);
+
+/* Input i of s as a new tensor of dtype (floating inputs; index inputs stay
+ * int64), deterministic for seed.  With noncontig, the same values in a
+ * non-contiguous layout (transposed storage for 2+ dims, every other
+ * element of a larger tensor for 1 dim); shape_mode 1 makes it 0-dim,
+ * 2 empty.  Never requires grad. */
+yg_tensor *opinfo_make_input(const sample *s, int i, yg_dtype dtype, uint64_t seed,
+                             bool noncontig, int shape_mode);
+
+#endif /* YAGRAD_TEST_OPINFO_H */
