@@ -40,7 +40,7 @@ yg_status yg_div_mode(const yg_tensor *self,
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
- * [specs/native_functions.yaml:504] */
+ * [specs/native_functions.yaml:505] */
 yg_status yg_atan2_backward(const yg_tensor *grad,
                             const yg_tensor *self,
                             const yg_tensor *other,
@@ -66,7 +66,7 @@ yg_status yg_atan2_backward(const yg_tensor *grad,
     return YG_OK;
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:539] */
+/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:540] */
 yg_status yg_prod(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -79,7 +79,7 @@ yg_status yg_prod(const yg_tensor *self, yg_tensor **out)
     return YG_OK;
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:563] */
+/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:565] */
 yg_status yg_max(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -92,7 +92,7 @@ yg_status yg_max(const yg_tensor *self, yg_tensor **out)
     return YG_OK;
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:565] */
+/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:568] */
 yg_status yg_min(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -107,7 +107,7 @@ yg_status yg_min(const yg_tensor *self, yg_tensor **out)
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:582] */
+ * [specs/native_functions.yaml:586] */
 yg_status yg_value_selecting_reduction_backward(const yg_tensor *grad,
                                                 int64_t dim,
                                                 const yg_tensor *indices,
@@ -134,7 +134,7 @@ yg_status yg_value_selecting_reduction_backward(const yg_tensor *grad,
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:649] */
+ * [specs/native_functions.yaml:654] */
 yg_status yg_var_backward(const yg_tensor *grad,
                           const yg_tensor *self,
                           const int64_t *dim,
@@ -155,7 +155,7 @@ yg_status yg_var_backward(const yg_tensor *grad,
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:668] */
+ * [specs/native_functions.yaml:673] */
 yg_status yg_logsumexp_backward(const yg_tensor *grad,
                                 const yg_tensor *self,
                                 const yg_tensor *output,
@@ -176,7 +176,7 @@ yg_status yg_logsumexp_backward(const yg_tensor *grad,
     return YG_OK;
 }
 
-/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:682] */
+/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:687] */
 yg_status yg_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out)
 {
     yg_status st;
@@ -190,7 +190,7 @@ yg_status yg_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:689] */
+ * [specs/native_functions.yaml:695] */
 yg_status yg_sum_backward(const yg_tensor *grad,
                           const int64_t *sizes,
                           int64_t sizes_len,
@@ -210,7 +210,7 @@ yg_status yg_sum_backward(const yg_tensor *grad,
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:692] */
+ * [specs/native_functions.yaml:699] */
 yg_status yg_mean_backward(const yg_tensor *grad,
                            const int64_t *sizes,
                            int64_t sizes_len,
@@ -229,7 +229,7 @@ yg_status yg_mean_backward(const yg_tensor *grad,
     return YG_OK;
 }
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:695] */
+/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:702] */
 yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     yg_status st;
@@ -242,7 +242,7 @@ yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len
     return YG_OK;
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:709] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:717] */
 yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
@@ -256,7 +256,7 @@ yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **o
     return YG_OK;
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:712] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:720] */
 yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out)
 {
     yg_status st;
@@ -270,7 +270,7 @@ yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out
     return YG_OK;
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:715] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:724] */
 yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 {
     yg_status st;
@@ -284,7 +284,7 @@ yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
     return YG_OK;
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:718] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:727] */
 yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out)
 {
     yg_status st;
@@ -299,7 +299,7 @@ yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:722] */
+ * [specs/native_functions.yaml:732] */
 yg_status yg_addmm(const yg_tensor *self,
                    const yg_tensor *mat1,
                    const yg_tensor *mat2,
@@ -320,7 +320,7 @@ yg_status yg_addmm(const yg_tensor *self,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:725] */
+ * [specs/native_functions.yaml:735] */
 yg_status yg_baddbmm(const yg_tensor *self,
                      const yg_tensor *batch1,
                      const yg_tensor *batch2,
@@ -341,7 +341,7 @@ yg_status yg_baddbmm(const yg_tensor *self,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:727] */
+ * [specs/native_functions.yaml:737] */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -358,7 +358,7 @@ yg_status yg_linear(const yg_tensor *input,
     return YG_OK;
 }
 
-/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:755] */
+/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:765] */
 yg_status yg_reshape(const yg_tensor *self,
                      const int64_t *shape,
                      int64_t shape_len,
@@ -374,7 +374,7 @@ yg_status yg_reshape(const yg_tensor *self,
     return YG_OK;
 }
 
-/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:773] */
+/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:784] */
 yg_status yg_permute_backward(const yg_tensor *grad,
                               const int64_t *dims,
                               int64_t dims_len,
@@ -391,7 +391,7 @@ yg_status yg_permute_backward(const yg_tensor *grad,
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
- * [specs/native_functions.yaml:788] */
+ * [specs/native_functions.yaml:800] */
 yg_status yg_narrow(const yg_tensor *self,
                     int64_t dim,
                     int64_t start,
@@ -409,7 +409,7 @@ yg_status yg_narrow(const yg_tensor *self,
 }
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
- * [specs/native_functions.yaml:803] */
+ * [specs/native_functions.yaml:815] */
 yg_status yg_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, yg_tensor **out)
 {
     yg_status st;
@@ -422,7 +422,7 @@ yg_status yg_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, 
     return YG_OK;
 }
 
-/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:806] */
+/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:819] */
 yg_status yg_contiguous(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -435,7 +435,7 @@ yg_status yg_contiguous(const yg_tensor *self, yg_tensor **out)
     return YG_OK;
 }
 
-/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:810] */
+/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:824] */
 yg_status yg_repeat(const yg_tensor *self,
                     const int64_t *repeats,
                     int64_t repeats_len,
@@ -451,7 +451,7 @@ yg_status yg_repeat(const yg_tensor *self,
     return YG_OK;
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:814] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:829] */
 yg_status yg_cat(const yg_tensor *const *tensors,
                  int64_t tensors_len,
                  int64_t dim,
@@ -468,7 +468,7 @@ yg_status yg_cat(const yg_tensor *const *tensors,
     return YG_OK;
 }
 
-/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:817] */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:833] */
 yg_status yg_stack(const yg_tensor *const *tensors,
                    int64_t tensors_len,
                    int64_t dim,
@@ -486,7 +486,7 @@ yg_status yg_stack(const yg_tensor *const *tensors,
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:874] */
+ * [specs/native_functions.yaml:891] */
 yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
                                   int64_t dim,
                                   const yg_tensor *index,
@@ -506,7 +506,7 @@ yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:896] */
+ * [specs/native_functions.yaml:914] */
 yg_status yg_constant_pad_nd_backward(const yg_tensor *grad,
                                       const int64_t *pad,
                                       int64_t pad_len,
@@ -523,7 +523,7 @@ yg_status yg_constant_pad_nd_backward(const yg_tensor *grad,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:921] */
+ * [specs/native_functions.yaml:940] */
 yg_status yg_softmax_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               int64_t dim,
@@ -541,7 +541,7 @@ yg_status yg_softmax_backward(const yg_tensor *grad_output,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:926] */
+ * [specs/native_functions.yaml:945] */
 yg_status yg_mse_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -559,7 +559,7 @@ yg_status yg_mse_loss(const yg_tensor *self,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:929] */
+ * [specs/native_functions.yaml:948] */
 yg_status yg_l1_loss(const yg_tensor *self,
                      const yg_tensor *target,
                      int64_t reduction,
@@ -577,7 +577,7 @@ yg_status yg_l1_loss(const yg_tensor *self,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:933] */
+ * [specs/native_functions.yaml:952] */
 yg_status yg_smooth_l1_loss(const yg_tensor *self,
                             const yg_tensor *target,
                             int64_t reduction,
@@ -596,7 +596,7 @@ yg_status yg_smooth_l1_loss(const yg_tensor *self,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:937] */
+ * [specs/native_functions.yaml:956] */
 yg_status yg_binary_cross_entropy(const yg_tensor *self,
                                   const yg_tensor *target,
                                   const yg_tensor *weight,
@@ -616,7 +616,7 @@ yg_status yg_binary_cross_entropy(const yg_tensor *self,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:941] */
+ * [specs/native_functions.yaml:960] */
 yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
                                               const yg_tensor *target,
                                               const yg_tensor *weight,
@@ -641,7 +641,7 @@ yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
 }
 
 /* cross_entropy(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:946] */
+ * [specs/native_functions.yaml:965] */
 yg_status yg_cross_entropy(const yg_tensor *self,
                            const yg_tensor *target,
                            int64_t reduction,
@@ -661,7 +661,7 @@ yg_status yg_cross_entropy(const yg_tensor *self,
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:950] */
+ * [specs/native_functions.yaml:969] */
 yg_status yg_layer_norm(const yg_tensor *input,
                         const int64_t *normalized_shape,
                         int64_t normalized_shape_len,
@@ -688,7 +688,7 @@ yg_status yg_layer_norm(const yg_tensor *input,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:966] */
+ * [specs/native_functions.yaml:986] */
 yg_status yg_lstm_cell(const yg_tensor *input,
                        const yg_tensor *hx,
                        const yg_tensor *cx,
@@ -716,7 +716,7 @@ yg_status yg_lstm_cell(const yg_tensor *input,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:970] */
+ * [specs/native_functions.yaml:990] */
 yg_status yg_gru_cell(const yg_tensor *input,
                       const yg_tensor *hx,
                       const yg_tensor *w_ih,
@@ -740,7 +740,7 @@ yg_status yg_gru_cell(const yg_tensor *input,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:976] */
+ * [specs/native_functions.yaml:996] */
 yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
                                           const yg_tensor *key,
                                           const yg_tensor *value,
@@ -769,7 +769,7 @@ yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:980] */
+ * [specs/native_functions.yaml:1000] */
 yg_status yg_group_norm(const yg_tensor *input,
                         int64_t num_groups,
                         const yg_tensor *weight,

@@ -50,7 +50,7 @@ out:
     return st;
 }
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:671] */
+/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:676] */
 yg_status yg_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -114,7 +114,7 @@ out:
     return st;
 }
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:676] */
+/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:681] */
 yg_status yg_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -156,7 +156,7 @@ static const cumprod_backward_fn cumprod_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:684] */
+ * [specs/native_functions.yaml:690] */
 yg_status yg_cumprod_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               int64_t dim,
@@ -223,7 +223,7 @@ out:
     return st;
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:698] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:706] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -297,7 +297,7 @@ out:
     return st;
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:703] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:711] */
 yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -373,7 +373,7 @@ out:
 }
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/native_functions.yaml:792] */
+ * [specs/native_functions.yaml:804] */
 yg_status yg_select_backward(const yg_tensor *grad_output,
                              const int64_t *input_sizes,
                              int64_t input_sizes_len,
@@ -460,7 +460,7 @@ out:
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
- * [specs/native_functions.yaml:797] */
+ * [specs/native_functions.yaml:809] */
 yg_status yg_slice_backward(const yg_tensor *grad_output,
                             const int64_t *input_sizes,
                             int64_t input_sizes_len,
@@ -536,7 +536,7 @@ out:
     return st;
 }
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:820] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:837] */
 yg_status yg_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -612,7 +612,7 @@ out:
 }
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:827] */
+ * [specs/native_functions.yaml:844] */
 yg_status yg_index_select(const yg_tensor *self,
                           int64_t dim,
                           const yg_tensor *index,
@@ -693,7 +693,7 @@ out:
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:834] */
+ * [specs/native_functions.yaml:851] */
 yg_status yg_index_select_backward(const yg_tensor *grad_output,
                                    const int64_t *self_sizes,
                                    int64_t self_sizes_len,
@@ -770,7 +770,7 @@ out:
     return st;
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:842] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:859] */
 yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -848,7 +848,7 @@ out:
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:849] */
+ * [specs/native_functions.yaml:866] */
 yg_status yg_gather_backward(const yg_tensor *grad_output,
                              const int64_t *self_sizes,
                              int64_t self_sizes_len,
@@ -933,7 +933,7 @@ out:
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:856] */
+ * [specs/native_functions.yaml:873] */
 yg_status yg_scatter(const yg_tensor *self,
                      int64_t dim,
                      const yg_tensor *index,
@@ -1015,7 +1015,7 @@ out:
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/native_functions.yaml:861] */
+ * [specs/native_functions.yaml:878] */
 yg_status yg_scatter_value(const yg_tensor *self,
                            int64_t dim,
                            const yg_tensor *index,
@@ -1101,7 +1101,7 @@ out:
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:867] */
+ * [specs/native_functions.yaml:884] */
 yg_status yg_scatter_add(const yg_tensor *self,
                          int64_t dim,
                          const yg_tensor *index,
@@ -1168,7 +1168,7 @@ out:
     return st;
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:878] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:896] */
 yg_status yg_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1229,7 +1229,7 @@ out:
     return st;
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:883] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:901] */
 yg_status yg_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1304,7 +1304,7 @@ out:
 }
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/native_functions.yaml:890] */
+ * [specs/native_functions.yaml:908] */
 yg_status yg_constant_pad_nd(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -1354,7 +1354,7 @@ static const nll_loss_backward_fn nll_loss_backward_kernels[YG_DEVICE_COUNT_] = 
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
  *   int ignore_index) -> Tensor
- * [specs/native_functions.yaml:911] */
+ * [specs/native_functions.yaml:930] */
 yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
                                const yg_tensor *target,
                                const int64_t *self_sizes,
@@ -1423,7 +1423,7 @@ out:
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:954] */
+ * [specs/native_functions.yaml:973] */
 yg_status yg_embedding(const yg_tensor *weight,
                        const yg_tensor *indices,
                        int64_t padding_idx,
@@ -1472,7 +1472,7 @@ static const embedding_backward_fn embedding_backward_kernels[YG_DEVICE_COUNT_] 
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:959] */
+ * [specs/native_functions.yaml:978] */
 yg_status yg_embedding_backward(const yg_tensor *grad_output,
                                 const yg_tensor *indices,
                                 const int64_t *weight_sizes,
@@ -1519,7 +1519,7 @@ static const max_pool2d_backward_fn max_pool2d_backward_kernels[YG_DEVICE_COUNT_
 
 /* max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride,
  *   int[] padding, int[] dilation, bool ceil_mode) -> Tensor
- * [specs/native_functions.yaml:990] */
+ * [specs/native_functions.yaml:1010] */
 yg_status yg_max_pool2d_backward(const yg_tensor *grad_output,
                                  const yg_tensor *self,
                                  const int64_t *kernel_size,
@@ -1629,7 +1629,7 @@ out:
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:999] */
+ * [specs/native_functions.yaml:1019] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -1693,7 +1693,7 @@ static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernel
 };
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1009] */
+ * [specs/native_functions.yaml:1029] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -1755,7 +1755,7 @@ out:
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1014] */
+ * [specs/native_functions.yaml:1034] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -1800,7 +1800,7 @@ static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[
 };
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1018] */
+ * [specs/native_functions.yaml:1038] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,

@@ -69,7 +69,7 @@ out:
 }
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:427] */
+ * [specs/native_functions.yaml:428] */
 yg_status yg_tanh_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, output};
@@ -150,7 +150,7 @@ out:
 }
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:431] */
+ * [specs/native_functions.yaml:432] */
 yg_status yg_sigmoid_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               yg_tensor **out)
@@ -225,7 +225,7 @@ out:
 }
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:435] */
+ * [specs/native_functions.yaml:436] */
 yg_status yg_relu_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {grad_output};
@@ -309,7 +309,7 @@ out:
 }
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:439] */
+ * [specs/native_functions.yaml:440] */
 yg_status yg_pow_backward(const yg_tensor *grad_output,
                           const yg_tensor *self,
                           double exponent,
@@ -353,7 +353,7 @@ static const gelu_backward_fn gelu_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:444] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
 yg_status yg_gelu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
@@ -385,7 +385,7 @@ static const gelu_tanh_backward_fn gelu_tanh_backward_kernels[YG_DEVICE_COUNT_] 
 };
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:450] */
+ * [specs/native_functions.yaml:451] */
 yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -418,7 +418,7 @@ static const silu_backward_fn silu_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:455] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:456] */
 yg_status yg_silu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
@@ -451,7 +451,7 @@ static const elu_backward_fn elu_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:459] */
+ * [specs/native_functions.yaml:460] */
 yg_status yg_elu_backward(const yg_tensor *grad_output,
                           const yg_tensor *self,
                           double alpha,
@@ -520,7 +520,7 @@ out:
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:463] */
+ * [specs/native_functions.yaml:464] */
 yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,
                                  const yg_tensor *self,
                                  double negative_slope,
@@ -567,7 +567,7 @@ static const softplus_backward_fn softplus_backward_kernels[YG_DEVICE_COUNT_] = 
 };
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:467] */
+ * [specs/native_functions.yaml:468] */
 yg_status yg_softplus_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double beta,
@@ -640,7 +640,7 @@ out:
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:472] */
+ * [specs/native_functions.yaml:473] */
 yg_status yg_hardtanh_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double min_val,
@@ -723,7 +723,7 @@ out:
 }
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:477] */
+ * [specs/native_functions.yaml:478] */
 yg_status yg_clamp_backward(const yg_tensor *grad_output,
                             const yg_tensor *self,
                             double min,
@@ -803,7 +803,7 @@ out:
 }
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:481] */
+ * [specs/native_functions.yaml:482] */
 yg_status yg_clamp_min_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 double min,
@@ -882,7 +882,7 @@ out:
 }
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:485] */
+ * [specs/native_functions.yaml:486] */
 yg_status yg_clamp_max_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 double max,
@@ -963,7 +963,7 @@ out:
 }
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:492] */
+ * [specs/native_functions.yaml:493] */
 yg_status yg_maximum_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               const yg_tensor *other,
@@ -1045,7 +1045,7 @@ out:
 }
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:496] */
+ * [specs/native_functions.yaml:497] */
 yg_status yg_minimum_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               const yg_tensor *other,

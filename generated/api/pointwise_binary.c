@@ -1421,7 +1421,7 @@ out:
     return st;
 }
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:194] */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:195] */
 yg_status yg_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, src};
@@ -1470,7 +1470,7 @@ static const eq_fn eq_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:202] */
+/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:203] */
 yg_status yg_eq(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -1494,7 +1494,7 @@ static const ne_fn ne_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:207] */
+/* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:208] */
 yg_status yg_ne(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -1518,7 +1518,7 @@ static const lt_fn lt_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:212] */
+/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:213] */
 yg_status yg_lt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -1542,7 +1542,7 @@ static const le_fn le_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:217] */
+/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:218] */
 yg_status yg_le(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -1566,7 +1566,7 @@ static const gt_fn gt_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:222] */
+/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:223] */
 yg_status yg_gt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -1590,7 +1590,7 @@ static const ge_fn ge_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:227] */
+/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:228] */
 yg_status yg_ge(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -1616,7 +1616,7 @@ static const logical_and_fn logical_and_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:264] */
+/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:265] */
 yg_status yg_logical_and(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -1642,7 +1642,7 @@ static const logical_or_fn logical_or_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:269] */
+/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:270] */
 yg_status yg_logical_or(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -1668,7 +1668,7 @@ static const logical_xor_fn logical_xor_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:274] */
+/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:275] */
 yg_status yg_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;

@@ -464,7 +464,7 @@ static const pow_backward_self_fn pow_backward_self_kernels[YG_DEVICE_COUNT_] = 
 };
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:506] */
+ * [specs/native_functions.yaml:507] */
 yg_status yg_pow_backward_self(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                const yg_tensor *exponent,
@@ -502,7 +502,7 @@ static const pow_backward_exponent_fn pow_backward_exponent_kernels[YG_DEVICE_CO
 };
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:512] */
+ * [specs/native_functions.yaml:513] */
 yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *exponent,

@@ -743,7 +743,7 @@ out:
     return st;
 }
 
-/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:188] */
+/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:189] */
 yg_status yg_zero_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -791,7 +791,7 @@ static const eq_scalar_fn eq_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:233] */
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:234] */
 yg_status yg_eq_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -814,7 +814,7 @@ static const ne_scalar_fn ne_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:238] */
+/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:239] */
 yg_status yg_ne_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -837,7 +837,7 @@ static const lt_scalar_fn lt_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:243] */
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:244] */
 yg_status yg_lt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -860,7 +860,7 @@ static const le_scalar_fn le_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:248] */
+/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:249] */
 yg_status yg_le_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -883,7 +883,7 @@ static const gt_scalar_fn gt_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:253] */
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:254] */
 yg_status yg_gt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -906,7 +906,7 @@ static const ge_scalar_fn ge_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:258] */
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:259] */
 yg_status yg_ge_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -929,7 +929,7 @@ static const logical_not_fn logical_not_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:279] */
+/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:280] */
 yg_status yg_logical_not(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -972,7 +972,7 @@ out:
     return st;
 }
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:285] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:286] */
 yg_status yg_neg(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1035,7 +1035,7 @@ out:
     return st;
 }
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:289] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:290] */
 yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1098,7 +1098,7 @@ out:
     return st;
 }
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:293] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:294] */
 yg_status yg_log(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1161,7 +1161,7 @@ out:
     return st;
 }
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:297] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:298] */
 yg_status yg_sqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1224,7 +1224,7 @@ out:
     return st;
 }
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:301] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:302] */
 yg_status yg_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1287,7 +1287,7 @@ out:
     return st;
 }
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:305] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:306] */
 yg_status yg_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1350,7 +1350,7 @@ out:
     return st;
 }
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:309] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:310] */
 yg_status yg_relu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1414,7 +1414,7 @@ out:
     return st;
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:313] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:314] */
 yg_status yg_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1477,7 +1477,7 @@ out:
     return st;
 }
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:317] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:318] */
 yg_status yg_abs(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1535,7 +1535,7 @@ out:
     return st;
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:322] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:323] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1598,7 +1598,7 @@ out:
     return st;
 }
 
-/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:326] */
+/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:327] */
 yg_status yg_expm1(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1661,7 +1661,7 @@ out:
     return st;
 }
 
-/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:330] */
+/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:331] */
 yg_status yg_log1p(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1724,7 +1724,7 @@ out:
     return st;
 }
 
-/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:334] */
+/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:335] */
 yg_status yg_log2(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1787,7 +1787,7 @@ out:
     return st;
 }
 
-/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:338] */
+/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:339] */
 yg_status yg_rsqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1850,7 +1850,7 @@ out:
     return st;
 }
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:342] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:343] */
 yg_status yg_reciprocal(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1913,7 +1913,7 @@ out:
     return st;
 }
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:346] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:347] */
 yg_status yg_sin(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1976,7 +1976,7 @@ out:
     return st;
 }
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:350] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
 yg_status yg_cos(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2039,7 +2039,7 @@ out:
     return st;
 }
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:354] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
 yg_status yg_tan(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2102,7 +2102,7 @@ out:
     return st;
 }
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:358] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:359] */
 yg_status yg_erf(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2165,7 +2165,7 @@ out:
     return st;
 }
 
-/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:363] */
+/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:364] */
 yg_status yg_gelu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2228,7 +2228,7 @@ out:
     return st;
 }
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:369] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:370] */
 yg_status yg_gelu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2291,7 +2291,7 @@ out:
     return st;
 }
 
-/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:373] */
+/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:374] */
 yg_status yg_silu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2355,7 +2355,7 @@ out:
     return st;
 }
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:377] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:378] */
 yg_status yg_elu(const yg_tensor *self, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2422,7 +2422,7 @@ out:
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:381] */
+ * [specs/native_functions.yaml:382] */
 yg_status yg_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2494,7 +2494,7 @@ out:
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:387] */
+ * [specs/native_functions.yaml:388] */
 yg_status yg_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2566,7 +2566,7 @@ out:
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:391] */
+ * [specs/native_functions.yaml:392] */
 yg_status yg_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2631,7 +2631,7 @@ out:
     return st;
 }
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:396] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:397] */
 yg_status yg_clamp(const yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2695,7 +2695,7 @@ out:
     return st;
 }
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:400] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:401] */
 yg_status yg_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2759,7 +2759,7 @@ out:
     return st;
 }
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:404] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:405] */
 yg_status yg_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2817,7 +2817,7 @@ out:
     return st;
 }
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:410] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:411] */
 yg_status yg_floor(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2875,7 +2875,7 @@ out:
     return st;
 }
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:414] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:415] */
 yg_status yg_ceil(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2933,7 +2933,7 @@ out:
     return st;
 }
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:418] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:419] */
 yg_status yg_round(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2991,7 +2991,7 @@ out:
     return st;
 }
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:422] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:423] */
 yg_status yg_trunc(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3049,7 +3049,7 @@ out:
     return st;
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:750] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:760] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -50,7 +50,7 @@ out:
     return st;
 }
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:517] */
+/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:518] */
 yg_status yg_sum(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -124,7 +124,7 @@ out:
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:522] */
+ * [specs/native_functions.yaml:523] */
 yg_status yg_sum_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -190,7 +190,7 @@ out:
     return st;
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:527] */
+/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:528] */
 yg_status yg_mean(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -264,7 +264,7 @@ out:
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:531] */
+ * [specs/native_functions.yaml:532] */
 yg_status yg_mean_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -344,7 +344,7 @@ out:
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:541] */
+ * [specs/native_functions.yaml:543] */
 yg_status yg_prod_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -392,7 +392,7 @@ static const prod_backward_fn prod_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:547] */
+ * [specs/native_functions.yaml:549] */
 yg_status yg_prod_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const int64_t *dim,
@@ -467,7 +467,7 @@ out:
 }
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:552] */
+ * [specs/native_functions.yaml:554] */
 yg_status yg_amax(const yg_tensor *self,
                   const int64_t *dim,
                   int64_t dim_len,
@@ -550,7 +550,7 @@ out:
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:557] */
+ * [specs/native_functions.yaml:559] */
 yg_status yg_amin(const yg_tensor *self,
                   const int64_t *dim,
                   int64_t dim_len,
@@ -635,7 +635,7 @@ out:
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:570] */
+ * [specs/native_functions.yaml:574] */
 yg_status yg_max_dim(const yg_tensor *self,
                      int64_t dim,
                      bool keepdim,
@@ -725,7 +725,7 @@ out:
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:575] */
+ * [specs/native_functions.yaml:579] */
 yg_status yg_min_dim(const yg_tensor *self,
                      int64_t dim,
                      bool keepdim,
@@ -780,7 +780,7 @@ static const minmax_backward_fn minmax_backward_kernels[YG_DEVICE_COUNT_] = {
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:586] */
+ * [specs/native_functions.yaml:591] */
 yg_status yg_minmax_backward(const yg_tensor *grad_output,
                              const yg_tensor *self,
                              const yg_tensor *output,
@@ -816,7 +816,7 @@ static const argmax_fn argmax_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:592] */
+/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:597] */
 yg_status yg_argmax(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -843,7 +843,7 @@ static const argmax_dim_fn argmax_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:597] */
+ * [specs/native_functions.yaml:602] */
 yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -866,7 +866,7 @@ static const argmin_fn argmin_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:602] */
+/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:607] */
 yg_status yg_argmin(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -893,7 +893,7 @@ static const argmin_dim_fn argmin_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:607] */
+ * [specs/native_functions.yaml:612] */
 yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -916,7 +916,7 @@ static const all_fn all_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:613] */
+/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:618] */
 yg_status yg_all(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -944,7 +944,7 @@ static const all_dim_fn all_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:618] */
+ * [specs/native_functions.yaml:623] */
 yg_status yg_all_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -971,7 +971,7 @@ static const any_fn any_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:623] */
+/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:628] */
 yg_status yg_any(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -999,7 +999,7 @@ static const any_dim_fn any_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:628] */
+ * [specs/native_functions.yaml:633] */
 yg_status yg_any_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -1067,7 +1067,7 @@ out:
 }
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:635] */
+ * [specs/native_functions.yaml:640] */
 yg_status yg_var(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -1154,7 +1154,7 @@ out:
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:639] */
+ * [specs/native_functions.yaml:644] */
 yg_status yg_std(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -1253,7 +1253,7 @@ out:
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/native_functions.yaml:644] */
+ * [specs/native_functions.yaml:649] */
 yg_status yg_var_mean(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -1346,7 +1346,7 @@ out:
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:653] */
+ * [specs/native_functions.yaml:658] */
 yg_status yg_norm(const yg_tensor *self,
                   double p,
                   const int64_t *dim,
@@ -1398,7 +1398,7 @@ static const norm_backward_fn norm_backward_kernels[YG_DEVICE_COUNT_] = {
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:657] */
+ * [specs/native_functions.yaml:662] */
 yg_status yg_norm_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const yg_tensor *output,
@@ -1476,7 +1476,7 @@ out:
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:662] */
+ * [specs/native_functions.yaml:667] */
 yg_status yg_logsumexp(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
@@ -1544,7 +1544,7 @@ out:
     return st;
 }
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:899] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:918] */
 yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1586,7 +1586,7 @@ static const log_softmax_backward_fn log_softmax_backward_kernels[YG_DEVICE_COUN
 };
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:903] */
+ * [specs/native_functions.yaml:922] */
 yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
                                   const yg_tensor *output,
                                   int64_t dim,
@@ -1655,7 +1655,7 @@ out:
 }
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:907] */
+ * [specs/native_functions.yaml:926] */
 yg_status yg_nll_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -1724,7 +1724,7 @@ out:
     return st;
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:915] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:934] */
 yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1822,7 +1822,7 @@ out:
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:985] */
+ * [specs/native_functions.yaml:1005] */
 yg_status yg_max_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -1934,7 +1934,7 @@ out:
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:995] */
+ * [specs/native_functions.yaml:1015] */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2021,7 +2021,7 @@ out:
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1005] */
+ * [specs/native_functions.yaml:1025] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,

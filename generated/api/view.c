@@ -58,7 +58,7 @@ out:
 }
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
- * [specs/native_functions.yaml:730] */
+ * [specs/native_functions.yaml:740] */
 yg_status yg_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -119,7 +119,7 @@ out:
     return st;
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:734] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:744] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -186,7 +186,7 @@ out:
     return st;
 }
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:738] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:748] */
 yg_status yg_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -253,7 +253,7 @@ out:
     return st;
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:742] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:752] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -317,7 +317,7 @@ out:
     return st;
 }
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:746] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:756] */
 yg_status yg_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -381,7 +381,7 @@ out:
     return st;
 }
 
-/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:758] */
+/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:769] */
 yg_status yg_squeeze(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -445,7 +445,7 @@ out:
     return st;
 }
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:763] */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:774] */
 yg_status yg_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -517,7 +517,7 @@ out:
     return st;
 }
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:768] */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:779] */
 yg_status yg_permute(const yg_tensor *self,
                      const int64_t *dims,
                      int64_t dims_len,
@@ -592,7 +592,7 @@ out:
     return st;
 }
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:776] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:788] */
 yg_status yg_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -672,7 +672,7 @@ out:
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
- * [specs/native_functions.yaml:783] */
+ * [specs/native_functions.yaml:795] */
 yg_status yg_slice(const yg_tensor *self,
                    int64_t dim,
                    int64_t start,

@@ -111,7 +111,7 @@ static const yg_pointwise_desc tanh_backward_desc = {
 };
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:427] */
+ * [specs/native_functions.yaml:428] */
 yg_status yg__cpu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -225,7 +225,7 @@ static const yg_pointwise_desc sigmoid_backward_desc = {
 };
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:431] */
+ * [specs/native_functions.yaml:432] */
 yg_status yg__cpu_sigmoid_backward(const yg_tensor *grad_output,
                                    const yg_tensor *output,
                                    yg_tensor **out)
@@ -330,7 +330,7 @@ static const yg_pointwise_desc relu_backward_desc = {
 };
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:435] */
+ * [specs/native_functions.yaml:436] */
 yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -410,7 +410,7 @@ static const yg_pointwise_desc pow_backward_desc = {
 };
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:439] */
+ * [specs/native_functions.yaml:440] */
 yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double exponent,
@@ -493,7 +493,7 @@ static const yg_pointwise_desc gelu_backward_desc = {
         },
 };
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:444] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
 yg_status yg__cpu_gelu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -581,7 +581,7 @@ static const yg_pointwise_desc gelu_tanh_backward_desc = {
 };
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:450] */
+ * [specs/native_functions.yaml:451] */
 yg_status yg__cpu_gelu_tanh_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      yg_tensor **out)
@@ -660,7 +660,7 @@ static const yg_pointwise_desc silu_backward_desc = {
         },
 };
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:455] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:456] */
 yg_status yg__cpu_silu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -738,7 +738,7 @@ static const yg_pointwise_desc elu_backward_desc = {
 };
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:459] */
+ * [specs/native_functions.yaml:460] */
 yg_status yg__cpu_elu_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double alpha,
@@ -854,7 +854,7 @@ static const yg_pointwise_desc leaky_relu_backward_desc = {
 };
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:463] */
+ * [specs/native_functions.yaml:464] */
 yg_status yg__cpu_leaky_relu_backward(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       double negative_slope,
@@ -944,7 +944,7 @@ static const yg_pointwise_desc softplus_backward_desc = {
 };
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:467] */
+ * [specs/native_functions.yaml:468] */
 yg_status yg__cpu_softplus_backward(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     double beta,
@@ -1064,7 +1064,7 @@ static const yg_pointwise_desc hardtanh_backward_desc = {
 };
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:472] */
+ * [specs/native_functions.yaml:473] */
 yg_status yg__cpu_hardtanh_backward(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     double min_val,
@@ -1181,7 +1181,7 @@ static const yg_pointwise_desc clamp_backward_desc = {
 };
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:477] */
+ * [specs/native_functions.yaml:478] */
 yg_status yg__cpu_clamp_backward(const yg_tensor *grad_output,
                                  const yg_tensor *self,
                                  double min,
@@ -1298,7 +1298,7 @@ static const yg_pointwise_desc clamp_min_backward_desc = {
 };
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:481] */
+ * [specs/native_functions.yaml:482] */
 yg_status yg__cpu_clamp_min_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double min,
@@ -1414,7 +1414,7 @@ static const yg_pointwise_desc clamp_max_backward_desc = {
 };
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:485] */
+ * [specs/native_functions.yaml:486] */
 yg_status yg__cpu_clamp_max_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double max,
@@ -1542,7 +1542,7 @@ static const yg_pointwise_desc maximum_backward_desc = {
 };
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:492] */
+ * [specs/native_functions.yaml:493] */
 yg_status yg__cpu_maximum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *other,
@@ -1669,7 +1669,7 @@ static const yg_pointwise_desc minimum_backward_desc = {
 };
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:496] */
+ * [specs/native_functions.yaml:497] */
 yg_status yg__cpu_minimum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *other,

@@ -1294,7 +1294,7 @@ static const yg_pointwise_desc neg_desc = {
         },
 };
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:285] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:286] */
 yg_status yg__cpu_neg(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1363,7 +1363,7 @@ static const yg_pointwise_desc exp_desc = {
         },
 };
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:289] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:290] */
 yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1432,7 +1432,7 @@ static const yg_pointwise_desc log_desc = {
         },
 };
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:293] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:294] */
 yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1501,7 +1501,7 @@ static const yg_pointwise_desc sqrt_desc = {
         },
 };
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:297] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:298] */
 yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1570,7 +1570,7 @@ static const yg_pointwise_desc tanh_desc = {
         },
 };
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:301] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:302] */
 yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1639,7 +1639,7 @@ static const yg_pointwise_desc sigmoid_desc = {
         },
 };
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:305] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:306] */
 yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1732,7 +1732,7 @@ static const yg_pointwise_desc relu_desc = {
         },
 };
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:309] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:310] */
 yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1801,7 +1801,7 @@ static const yg_pointwise_desc pow_desc = {
         },
 };
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:313] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:314] */
 yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1895,7 +1895,7 @@ static const yg_pointwise_desc abs_desc = {
         },
 };
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:317] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:318] */
 yg_status yg__cpu_abs(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1988,7 +1988,7 @@ static const yg_pointwise_desc sign_desc = {
         },
 };
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:322] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:323] */
 yg_status yg__cpu_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2057,7 +2057,7 @@ static const yg_pointwise_desc expm1_desc = {
         },
 };
 
-/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:326] */
+/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:327] */
 yg_status yg__cpu_expm1(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2126,7 +2126,7 @@ static const yg_pointwise_desc log1p_desc = {
         },
 };
 
-/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:330] */
+/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:331] */
 yg_status yg__cpu_log1p(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2195,7 +2195,7 @@ static const yg_pointwise_desc log2_desc = {
         },
 };
 
-/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:334] */
+/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:335] */
 yg_status yg__cpu_log2(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2264,7 +2264,7 @@ static const yg_pointwise_desc rsqrt_desc = {
         },
 };
 
-/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:338] */
+/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:339] */
 yg_status yg__cpu_rsqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2333,7 +2333,7 @@ static const yg_pointwise_desc reciprocal_desc = {
         },
 };
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:342] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:343] */
 yg_status yg__cpu_reciprocal(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2402,7 +2402,7 @@ static const yg_pointwise_desc sin_desc = {
         },
 };
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:346] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:347] */
 yg_status yg__cpu_sin(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2471,7 +2471,7 @@ static const yg_pointwise_desc cos_desc = {
         },
 };
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:350] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
 yg_status yg__cpu_cos(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2540,7 +2540,7 @@ static const yg_pointwise_desc tan_desc = {
         },
 };
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:354] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
 yg_status yg__cpu_tan(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2609,7 +2609,7 @@ static const yg_pointwise_desc erf_desc = {
         },
 };
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:358] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:359] */
 yg_status yg__cpu_erf(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2678,7 +2678,7 @@ static const yg_pointwise_desc gelu_desc = {
         },
 };
 
-/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:363] */
+/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:364] */
 yg_status yg__cpu_gelu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2751,7 +2751,7 @@ static const yg_pointwise_desc gelu_tanh_desc = {
         },
 };
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:369] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:370] */
 yg_status yg__cpu_gelu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2820,7 +2820,7 @@ static const yg_pointwise_desc silu_desc = {
         },
 };
 
-/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:373] */
+/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:374] */
 yg_status yg__cpu_silu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2889,7 +2889,7 @@ static const yg_pointwise_desc elu_desc = {
         },
 };
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:377] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:378] */
 yg_status yg__cpu_elu(const yg_tensor *self, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2984,7 +2984,7 @@ static const yg_pointwise_desc leaky_relu_desc = {
 };
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:381] */
+ * [specs/native_functions.yaml:382] */
 yg_status yg__cpu_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3059,7 +3059,7 @@ static const yg_pointwise_desc softplus_desc = {
 };
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:387] */
+ * [specs/native_functions.yaml:388] */
 yg_status yg__cpu_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3158,7 +3158,7 @@ static const yg_pointwise_desc hardtanh_desc = {
 };
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:391] */
+ * [specs/native_functions.yaml:392] */
 yg_status yg__cpu_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3255,7 +3255,7 @@ static const yg_pointwise_desc clamp_desc = {
         },
 };
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:396] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:397] */
 yg_status yg__cpu_clamp(const yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3349,7 +3349,7 @@ static const yg_pointwise_desc clamp_min_desc = {
         },
 };
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:400] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:401] */
 yg_status yg__cpu_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3443,7 +3443,7 @@ static const yg_pointwise_desc clamp_max_desc = {
         },
 };
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:404] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:405] */
 yg_status yg__cpu_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3513,7 +3513,7 @@ static const yg_pointwise_desc floor_desc = {
         },
 };
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:410] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:411] */
 yg_status yg__cpu_floor(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3582,7 +3582,7 @@ static const yg_pointwise_desc ceil_desc = {
         },
 };
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:414] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:415] */
 yg_status yg__cpu_ceil(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3653,7 +3653,7 @@ static const yg_pointwise_desc round_desc = {
         },
 };
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:418] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:419] */
 yg_status yg__cpu_round(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3722,7 +3722,7 @@ static const yg_pointwise_desc trunc_desc = {
         },
 };
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:422] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:423] */
 yg_status yg__cpu_trunc(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

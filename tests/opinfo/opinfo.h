@@ -21,7 +21,7 @@
 #include "generated_int.h"
 #include "yagrad/yagrad.h"
 
-#define MAX_IN 4
+#define MAX_IN 6
 
 typedef struct input_spec {
     int64_t ndim;
@@ -47,13 +47,16 @@ typedef struct sample {
     unsigned flags; /* OPINFO_* */
 } sample;
 
-#define OPINFO_ANY_SHAPE 1u /* the op takes any shape: test_opinfo also runs
+#define OPINFO_ANY_SHAPE 1u /* the op takes any shape (implied for generated
+                               pointwise ops): test_opinfo also runs
                                it with every input 0-dim and with every input
                                empty ([0] appended to its sizes) */
 #define OPINFO_NO_DTYPE_SWEEP 2u /* float64 only: the sample mixes floating
                                     and int64 operands, so type promotion,
                                     not the dtype under test, picks the loop */
 
+#define OPINFO_FIXED_SHAPE 8u /* a pointwise op's sample that needs its own
+                                 shapes (it transposes an input, say) */
 #define OPINFO_CONTIGUOUS_ONLY 4u /* refuses non-contiguous inputs by design
                                      (view): checked to fail, with a message */
 
@@ -62,14 +65,51 @@ typedef struct sample {
 /* A floating input of a non_differentiable argument. */
 #define C64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_FLOAT64, true}
 
+/* In-place ops write a non-leaf copy of x[0] (a leaf that requires grad
+ * may not be written); the gradient flows back through the copy. */
+#define INPLACE_SAMPLE(name, call)                                                                 \
+    static yg_status name(yg_tensor *const *x, yg_tensor **o)                                      \
+    {                                                                                              \
+        yg_tensor *self = NULL, *same = NULL;                                                      \
+        yg_status st = yg_clone(x[0], &self);                                           \
+        if (st == YG_OK)                                                                           \
+            st = call;                                                                             \
+        yg_release(same);                                                                          \
+        if (st == YG_OK)                                                                           \
+            *o = self;                                                                             \
+        else                                                                                       \
+            yg_release(self);                                                                      \
+        return st;                                                                                 \
+    }
+/* The same, plus name##_twin: the out-of-place op with the same arguments
+ * (self is x[0]), which opinfo.inplace_matches_out_of_place compares. */
+#define INPLACE_TWIN_SAMPLE(name, call, twin)                                                      \
+    INPLACE_SAMPLE(name, call)                                                                     \
+    static yg_status name##_twin(yg_tensor *const *x, yg_tensor **o)                               \
+    {                                                                                              \
+        const yg_tensor *self = x[0];                                                              \
+        return twin;                                                                               \
+    }
+
 /* The family tables (NULL-op terminated), gathered by opinfo_sample_at. */
 extern const sample opinfo_derivative_samples[]; /* samples_derivatives.c */
 extern const sample opinfo_inplace_samples[];    /* samples_inplace.c */
-extern const sample opinfo_other_samples[];      /* samples_other.c */
+extern const sample opinfo_backward_samples[];   /* samples_backward.c */
+extern const sample opinfo_composite_samples[];  /* samples_composite.c */
 
 /* Ops with no sample yet: reported (by name) by every_op_has_samples,
  * which passes only while each is still an op without samples. */
 extern const char *const opinfo_known_gaps[];
+
+/* Dtypes an op does not claim but accepts on some samples, documented
+ * here rather than refused (NULL-op terminated): test_opinfo skips them
+ * and fails when one is refused after all (a stale entry). */
+typedef struct opinfo_accepted {
+    const char *op;
+    yg_dtype dtype;
+    const char *why;
+} opinfo_accepted;
+extern const opinfo_accepted opinfo_accepts_unclaimed[];
 
 /* The number of samples, and sample i of the whole table. */
 int opinfo_sample_count(void);
