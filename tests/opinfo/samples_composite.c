@@ -100,7 +100,7 @@ const sample opinfo_composite_samples[] = {
     {"binary_cross_entropy_with_logits", "mean, pos_weight", 3, {F64(-3, 3, 2, 3, 4), C64(0, 1, 2, 3, 4), C64(0.5, 2, 1, 4)}, f_bce_logits},
     {"cross_entropy", "mean", 2, {F64(-2, 2, 2, 4, 5), I64(0, 5, 1, 4)}, f_cross_entropy},
     {"layer_norm", "last dim, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 4), F64(-1, 1, 1, 4)}, f_layer_norm},
-    {"lstm_cell", "with biases, hy + cy", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 4), F64(-1, 1, 2, 2, 4), F64(-0.5, 0.5, 2, 16, 3), F64(-0.5, 0.5, 2, 16, 4)}, f_lstm},
+    {"lstm_cell", "without biases, hy + cy", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 4), F64(-1, 1, 2, 2, 4), F64(-0.5, 0.5, 2, 16, 3), F64(-0.5, 0.5, 2, 16, 4)}, f_lstm},
     {"gru_cell", "without biases", 4, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 4), F64(-0.5, 0.5, 2, 12, 3), F64(-0.5, 0.5, 2, 12, 4)}, f_gru},
     {"scaled_dot_product_attention", "no mask", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 5, 4), F64(-1, 1, 3, 2, 5, 4)}, f_sdpa},
     {"scaled_dot_product_attention", "causal, scale 0.5", 3, {F64(-1, 1, 3, 2, 4, 4), F64(-1, 1, 3, 2, 4, 4), F64(-1, 1, 3, 2, 4, 4)}, f_sdpa_causal},
