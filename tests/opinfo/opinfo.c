@@ -15,6 +15,7 @@ static const sample *const tables[] = {
     opinfo_inplace_samples,
     opinfo_backward_samples,
     opinfo_composite_samples,
+    opinfo_edge_samples,
 };
 #define N_TABLES ((int)(sizeof tables / sizeof tables[0]))
 

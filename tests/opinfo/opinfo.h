@@ -96,6 +96,7 @@ extern const sample opinfo_derivative_samples[]; /* samples_derivatives.c */
 extern const sample opinfo_inplace_samples[];    /* samples_inplace.c */
 extern const sample opinfo_backward_samples[];   /* samples_backward.c */
 extern const sample opinfo_composite_samples[];  /* samples_composite.c */
+extern const sample opinfo_edge_samples[];       /* samples_edge.c */
 
 /* Ops with no sample yet: reported (by name) by every_op_has_samples,
  * which passes only while each is still an op without samples. */
