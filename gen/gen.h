@@ -264,6 +264,8 @@ extern const int gen_n_dtypes;
 int gen_dtype_lookup(const char *name);
 /* "float32, float64, int64 or bool", for messages.  Caller frees. */
 char *gen_dtype_choices(void);
+/* The gen_dtypes bits of the loops emit_pointwise.c writes for op. */
+uint32_t gen_pointwise_loop_dtypes(const gen_op *op);
 /* Gives each op without 'dtypes:' its default claim and checks given
  * claims against what gen can emit; gen_analyse calls it once int_safe is
  * known. */

@@ -206,20 +206,13 @@ static uint32_t dtype_bit(const char *name)
     return UINT32_C(1) << gen_dtype_lookup(name);
 }
 
-/* The dtypes gen writes loops for: float32 and float64, and int64 when
- * the expression is integer-safe (emit_pointwise.c). */
-static uint32_t pointwise_loop_dtypes(const gen_op *op)
-{
-    return dtype_bit("float32") | dtype_bit("float64") | (op->int_safe ? dtype_bit("int64") : 0);
-}
-
 void gen_resolve_dtypes(gen_model *model)
 {
     for (int i = 0; i < model->n_ops; i++) {
         gen_op *op = &model->ops[i];
         if (!op->valid)
             continue;
-        uint32_t loops = op->kind == GEN_OP_POINTWISE ? pointwise_loop_dtypes(op) : 0;
+        uint32_t loops = op->kind == GEN_OP_POINTWISE ? gen_pointwise_loop_dtypes(op) : 0;
         if (!op->dtypes_given) {
             /* Default: what a pointwise op has loops for; every dtype for a
              * view (it moves no data); the floating dtypes otherwise. */
