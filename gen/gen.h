@@ -171,6 +171,7 @@ typedef struct gen_op {
     uint32_t dtypes;     /* bit i: gen_dtypes[i] is claimed (gen_resolve_dtypes) */
     bool dtypes_given;   /* the entry has a 'dtypes:' key */
     gen_loc dtypes_loc;
+    gen_loc dtype_locs[32]; /* of each claimed dtype's name, by bit */
     bool variant_function; /* variants: function (the default) */
     bool variant_method;   /* variants: method (no C form; validated only) */
     struct gen_deriv *deriv; /* borrowed; NULL without a derivative entry */

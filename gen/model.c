@@ -182,6 +182,7 @@ const gen_dtype gen_dtypes[] = {
     {"bool", "YG_BOOL"},
 };
 const int gen_n_dtypes = (int)(sizeof(gen_dtypes) / sizeof(gen_dtypes[0]));
+_Static_assert(sizeof(gen_dtypes) / sizeof(gen_dtypes[0]) <= 32, "gen_op.dtypes is 32 bits");
 
 int gen_dtype_lookup(const char *name)
 {
@@ -233,7 +234,7 @@ void gen_resolve_dtypes(gen_model *model)
             continue;
         for (int d = 0; d < gen_n_dtypes; d++) {
             if ((op->dtypes & ~loops) & (UINT32_C(1) << d))
-                gen_error_in(op->full_name, op->dtypes_loc,
+                gen_error_in(op->full_name, op->dtype_locs[d],
                              "claims dtype '%s' but gen writes no %s loop for this pointwise "
                              "expression (int64 loops need an expression without calls and "
                              "'/'); drop it from 'dtypes'",

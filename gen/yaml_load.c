@@ -309,6 +309,7 @@ static void add_dtype(loader *l, const char *item, gen_loc loc, gen_op *op)
         gen_error_in(l->entry, loc, "dtype '%s' is given twice", item);
     } else {
         op->dtypes |= UINT32_C(1) << d;
+        op->dtype_locs[d] = loc;
     }
 }
 
