@@ -128,12 +128,25 @@ char *gen_emit_registry_c(const gen_model *model)
         put_literal(&sb, op->func);
         gen_sb_printf(&sb, ",\n        .location = \"%s:%d\",\n        .kind = \"%s\",\n",
                       op->loc.file, op->loc.line, gen_kind_name(op->kind));
+        /* ".dtypes = YG_DTYPE_BIT(YG_FLOAT32) | ...", wrapped at 100 columns */
         gen_sb_puts(&sb, "        .dtypes = ");
+        size_t col = 18;
         int k = 0;
-        for (int d = 0; d < gen_n_dtypes; d++)
-            if (op->dtypes & (UINT32_C(1) << d))
-                gen_sb_printf(&sb, "%sYG_DTYPE_BIT(%s)", k++ > 0 ? " | " : "",
-                              gen_dtypes[d].enum_name);
+        for (int d = 0; d < gen_n_dtypes; d++) {
+            if (!(op->dtypes & (UINT32_C(1) << d)))
+                continue;
+            char *bit = gen_xprintf("YG_DTYPE_BIT(%s)", gen_dtypes[d].enum_name);
+            if (k++ > 0 && col + 3 + strlen(bit) + 1 > 100) {
+                gen_sb_puts(&sb, " |\n                  ");
+                col = 18;
+            } else if (k > 1) {
+                gen_sb_puts(&sb, " | ");
+                col += 3;
+            }
+            gen_sb_puts(&sb, bit);
+            col += strlen(bit);
+            free(bit);
+        }
         gen_sb_puts(&sb, ",\n    },\n");
         n_ops++;
     }

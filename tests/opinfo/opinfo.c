@@ -4,11 +4,11 @@
  */
 #include "opinfo.h"
 
+#include "testutil.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "testutil.h"
 
 static const sample *const tables[] = {
     opinfo_derivative_samples,
@@ -19,8 +19,7 @@ static const sample *const tables[] = {
 };
 #define N_TABLES ((int)(sizeof tables / sizeof tables[0]))
 
-int opinfo_sample_count(void)
-{
+int opinfo_sample_count(void) {
     int n = 0;
     for (int t = 0; t < N_TABLES; t++)
         for (const sample *s = tables[t]; s->op != NULL; s++)
@@ -28,8 +27,7 @@ int opinfo_sample_count(void)
     return n;
 }
 
-const sample *opinfo_sample_at(int i)
-{
+const sample *opinfo_sample_at(int i) {
     for (int t = 0; t < N_TABLES; t++)
         for (const sample *s = tables[t]; s->op != NULL; s++)
             if (i-- == 0)
@@ -37,16 +35,14 @@ const sample *opinfo_sample_at(int i)
     return NULL;
 }
 
-const yg_op_info *opinfo_op(const char *name)
-{
+const yg_op_info *opinfo_op(const char *name) {
     for (int32_t i = 0; i < yg__ops_count; i++)
         if (strcmp(yg__ops[i].name, name) == 0)
             return &yg__ops[i];
     return NULL;
 }
 
-const yg_derivative_info *opinfo_derivative(const char *name)
-{
+const yg_derivative_info *opinfo_derivative(const char *name) {
     for (int32_t i = 0; i < yg__derivatives_count; i++)
         if (strcmp(yg__derivatives[i].name, name) == 0)
             return &yg__derivatives[i];
@@ -55,9 +51,11 @@ const yg_derivative_info *opinfo_derivative(const char *name)
 
 /* Values of spec in [lo, hi), converted for dtype: integers are floored,
  * bools are "above the middle of the range". */
-static double *make_values(const input_spec *spec, yg_dtype dtype, const int64_t *sizes,
-                           int64_t ndim, uint64_t seed)
-{
+static double *make_values(const input_spec *spec,
+                           yg_dtype dtype,
+                           const int64_t *sizes,
+                           int64_t ndim,
+                           uint64_t seed) {
     yg_tensor *t = yg_test_rand(YG_FLOAT64, sizes, ndim, spec->lo, spec->hi, seed);
     double *v = yg_test_values(t);
     int64_t n = yg_tensor_numel(t);
@@ -72,9 +70,12 @@ static double *make_values(const input_spec *spec, yg_dtype dtype, const int64_t
     return v;
 }
 
-yg_tensor *opinfo_make_input(const sample *s, int i, yg_dtype dtype, uint64_t seed,
-                             bool noncontig, int shape_mode)
-{
+yg_tensor *opinfo_make_input(const sample *s,
+                             int i,
+                             yg_dtype dtype,
+                             uint64_t seed,
+                             bool noncontig,
+                             int shape_mode) {
     const input_spec *spec = &s->in[i];
     int64_t sizes[5], ndim = spec->ndim, rev[5], perm[5];
     yg_dtype dt = spec->dtype == YG_INT64 ? YG_INT64 : dtype;
@@ -119,11 +120,14 @@ const char *const opinfo_known_gaps[] = {
 };
 
 const opinfo_accepted opinfo_accepts_unclaimed[] = {
-    {"softmax_backward", YG_INT64,
+    {"softmax_backward",
+     YG_INT64,
      "composite of mul, sum and sub, which take int64; the float result of a softmax is its input"},
-    {"mse_loss", YG_INT64,
+    {"mse_loss",
+     YG_INT64,
      "with reduction none a composite of sub and mul (int64 ops); its mean sample refuses int64"},
-    {"l1_loss", YG_INT64,
+    {"l1_loss",
+     YG_INT64,
      "with reduction sum a composite of sub, abs and sum (int64 ops); mean would refuse int64"},
     {NULL, YG_FLOAT64, NULL},
 };

@@ -42,23 +42,24 @@ typedef struct sample {
     input_spec in[MAX_IN];
     sample_fn fn;
     /* In-place ops only: the out-of-place twin called with the same
-     * arguments, so opinfo.inplace_matches_out_of_place compares them. */
+     * arguments, which opinfo.test_inplace_matches_out_of_place compares. */
     sample_fn twin;
     unsigned flags; /* OPINFO_* */
 } sample;
 
-#define OPINFO_ANY_SHAPE 1u /* the op takes any shape (implied for generated
-                               pointwise ops): test_opinfo also runs
-                               it with every input 0-dim and with every input
-                               empty ([0] appended to its sizes) */
-#define OPINFO_NO_DTYPE_SWEEP 2u /* float64 only: the sample mixes floating
-                                    and int64 operands, so type promotion,
-                                    not the dtype under test, picks the loop */
-
-#define OPINFO_FIXED_SHAPE 8u /* a pointwise op's sample that needs its own
-                                 shapes (it transposes an input, say) */
-#define OPINFO_CONTIGUOUS_ONLY 4u /* refuses non-contiguous inputs by design
-                                     (view): checked to fail, with a message */
+/* sample.flags */
+/* The op takes any shape (implied for generated pointwise ops): test_opinfo
+ * also runs the sample with every input 0-dim, and with every input empty
+ * ([0] appended to its sizes). */
+#define OPINFO_ANY_SHAPE 1u
+/* float64 only: the sample mixes floating and int64 operands, so type
+ * promotion, not the dtype under test, picks the loop. */
+#define OPINFO_NO_DTYPE_SWEEP 2u
+/* The op refuses non-contiguous inputs by design (view): checked to fail. */
+#define OPINFO_CONTIGUOUS_ONLY 4u
+/* A pointwise op's sample that needs its own shapes (it transposes an
+ * input, say): no 0-dim and empty variants. */
+#define OPINFO_FIXED_SHAPE 8u
 
 #define F64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_FLOAT64, false}
 #define I64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_INT64, false}
@@ -71,7 +72,7 @@ typedef struct sample {
     static yg_status name(yg_tensor *const *x, yg_tensor **o)                                      \
     {                                                                                              \
         yg_tensor *self = NULL, *same = NULL;                                                      \
-        yg_status st = yg_clone(x[0], &self);                                           \
+        yg_status st = yg_clone(x[0], &self);                                                      \
         if (st == YG_OK)                                                                           \
             st = call;                                                                             \
         yg_release(same);                                                                          \
@@ -82,7 +83,7 @@ typedef struct sample {
         return st;                                                                                 \
     }
 /* The same, plus name##_twin: the out-of-place op with the same arguments
- * (self is x[0]), which opinfo.inplace_matches_out_of_place compares. */
+ * (self is x[0]), which opinfo.test_inplace_matches_out_of_place compares. */
 #define INPLACE_TWIN_SAMPLE(name, call, twin)                                                      \
     INPLACE_SAMPLE(name, call)                                                                     \
     static yg_status name##_twin(yg_tensor *const *x, yg_tensor **o)                               \

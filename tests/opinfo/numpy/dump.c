@@ -12,16 +12,14 @@
  * and every int64 the samples use exactly; the manifest keeps the dtype.
  * Exit status 0 unless a file cannot be written or a sample fails.
  */
+#include "opinfo/opinfo.h"
+#include "testutil.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "opinfo/opinfo.h"
-#include "testutil.h"
-
-
-static bool write_npy(const char *path, const yg_tensor *t)
-{
+static bool write_npy(const char *path, const yg_tensor *t) {
     char header[256], shape[160] = "";
     size_t pos = 0, hlen;
     int64_t n = yg_tensor_numel(t), ndim = yg_tensor_ndim(t);
@@ -34,10 +32,13 @@ static bool write_npy(const char *path, const yg_tensor *t)
         return false;
     }
     for (int64_t d = 0; d < ndim; d++)
-        pos += (size_t)snprintf(shape + pos, sizeof shape - pos, "%lld,%s",
-                                (long long)yg_tensor_sizes(t)[d], d + 1 < ndim ? " " : "");
-    hlen = (size_t)snprintf(header, sizeof header,
-                            "{'descr': '<f8', 'fortran_order': False, 'shape': (%s), }", shape);
+        pos += (size_t)snprintf(shape + pos,
+                                sizeof shape - pos,
+                                "%lld,%s",
+                                (long long)yg_tensor_sizes(t)[d],
+                                d + 1 < ndim ? " " : "");
+    hlen = (size_t)snprintf(
+        header, sizeof header, "{'descr': '<f8', 'fortran_order': False, 'shape': (%s), }", shape);
     /* magic (6) + version (2) + length (2) + header, padded to 64 with a
      * final newline */
     while ((10 + hlen + 1) % 64 != 0)
@@ -48,7 +49,15 @@ static bool write_npy(const char *path, const yg_tensor *t)
         free(v);
         return false;
     }
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff),
+    unsigned char pre[10] = {0x93,
+                             'N',
+                             'U',
+                             'M',
+                             'P',
+                             'Y',
+                             1,
+                             0,
+                             (unsigned char)(hlen & 0xff),
                              (unsigned char)(hlen >> 8)};
     ok = fwrite(pre, 1, sizeof pre, f) == sizeof pre && fwrite(header, 1, hlen, f) == hlen &&
          fwrite(v, sizeof *v, (size_t)n, f) == (size_t)n;
@@ -58,8 +67,7 @@ static bool write_npy(const char *path, const yg_tensor *t)
 }
 
 /* Runs sample i in dtype; writes its files and manifest line. */
-static bool dump_sample(const char *dir, FILE *manifest, int i, yg_dtype dtype)
-{
+static bool dump_sample(const char *dir, FILE *manifest, int i, yg_dtype dtype) {
     const sample *s = opinfo_sample_at(i);
     yg_tensor *x[MAX_IN] = {0}, *y = NULL;
     char path[4096];
@@ -68,8 +76,12 @@ static bool dump_sample(const char *dir, FILE *manifest, int i, yg_dtype dtype)
     for (int k = 0; k < s->n_inputs; k++)
         x[k] = opinfo_make_input(s, k, dtype, 4000 + (uint64_t)(i * 7 + k), false, 0);
     if (s->fn(x, &y) != YG_OK) {
-        fprintf(stderr, "opinfo_dump: %s (%s, %s) failed: %s\n", s->op, s->what,
-                yg_dtype_name(dtype), yg_last_error());
+        fprintf(stderr,
+                "opinfo_dump: %s (%s, %s) failed: %s\n",
+                s->op,
+                s->what,
+                yg_dtype_name(dtype),
+                yg_last_error());
         ok = false;
     }
     for (int k = 0; k < s->n_inputs && ok; k++) {
@@ -81,8 +93,14 @@ static bool dump_sample(const char *dir, FILE *manifest, int i, yg_dtype dtype)
         ok = write_npy(path, y);
     }
     if (ok)
-        fprintf(manifest, "%d\t%s\t%s\t%s\t%d\t%s\n", i, s->op, yg_dtype_name(dtype),
-                yg_dtype_name(yg_tensor_dtype(y)), s->n_inputs, s->what);
+        fprintf(manifest,
+                "%d\t%s\t%s\t%s\t%d\t%s\n",
+                i,
+                s->op,
+                yg_dtype_name(dtype),
+                yg_dtype_name(yg_tensor_dtype(y)),
+                s->n_inputs,
+                s->what);
     yg_release(y);
     for (int k = 0; k < s->n_inputs; k++)
         yg_release(x[k]);
@@ -90,8 +108,7 @@ static bool dump_sample(const char *dir, FILE *manifest, int i, yg_dtype dtype)
 }
 
 /* "add_.Scalar" -> "add_scalar_", as gen names the C function. */
-static void c_name(const char *name, char *buf, size_t len)
-{
+static void c_name(const char *name, char *buf, size_t len) {
     size_t base = strcspn(name, ".");
     bool inplace = base > 0 && name[base - 1] == '_';
     size_t n = (size_t)snprintf(buf, len, "%.*s", (int)(base - (inplace ? 1 : 0)), name);
@@ -105,8 +122,7 @@ static void c_name(const char *name, char *buf, size_t len)
         snprintf(buf + n, len - n, "_");
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     char path[4096], cname[128];
     FILE *ops, *manifest;
     int failures = 0;

@@ -74,7 +74,8 @@ const yg_op_info yg__ops[] = {
         .schema = "clone(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:38",
         .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) | YG_DTYPE_BIT(YG_BOOL),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
     },
     {
         .name = "sign_backward",
@@ -102,14 +103,16 @@ const yg_op_info yg__ops[] = {
         .schema = "t(Tensor(a) self) -> Tensor(a)",
         .location = "specs/native_functions.yaml:58",
         .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) | YG_DTYPE_BIT(YG_BOOL),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
     },
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
         .location = "specs/native_functions.yaml:62",
         .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) | YG_DTYPE_BIT(YG_BOOL),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
     },
     {
         .name = "linear",
