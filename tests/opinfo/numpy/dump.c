@@ -7,8 +7,8 @@
  * yg__ops[]: name, then the C name), OUT_DIR/manifest.txt (one line per
  * run: index, op, dtype, number of inputs, the sample's description) and
  * OUT_DIR/<index>_<dtype>_in<k>.npy / _out.npy.  Each sample runs in
- * float64 and, where the op claims it and the sample sweeps dtypes, in
- * float32.  Values are stored as float64 ('<f8'), which holds every float32
+ * float64 and, where the sample sweeps dtypes, in every other dtype its op
+ * claims.  Values are stored as float64 ('<f8'), which holds every float32
  * and every int64 the samples use exactly; the manifest keeps the dtype.
  * Exit status 0 unless a file cannot be written or a sample fails.
  */
@@ -148,8 +148,9 @@ int main(int argc, char **argv) {
         const yg_op_info *op = opinfo_op(s->op);
         bool sweeps = (s->flags & OPINFO_NO_DTYPE_SWEEP) == 0;
         failures += !dump_sample(argv[1], manifest, i, YG_FLOAT64);
-        if (op != NULL && sweeps && (op->dtypes & YG_DTYPE_BIT(YG_FLOAT32)))
-            failures += !dump_sample(argv[1], manifest, i, YG_FLOAT32);
+        for (int d = 0; d < YG_DTYPE_COUNT_ && op != NULL && sweeps; d++)
+            if (d != YG_FLOAT64 && (op->dtypes & YG_DTYPE_BIT(d)))
+                failures += !dump_sample(argv[1], manifest, i, (yg_dtype)d);
     }
     failures += fclose(ops) != 0;
     failures += fclose(manifest) != 0;
