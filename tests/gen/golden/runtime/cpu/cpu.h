@@ -62,5 +62,9 @@ yg_status yg__golden_expand(const yg_tensor *self,
                             int64_t size_len,
                             yg_tensor **out);
 yg_status yg__golden_clone(const yg_tensor *self, yg_tensor **out);
+yg_status yg__golden_running_scale(const yg_tensor *self,
+                                   yg_tensor *running,
+                                   double momentum,
+                                   yg_tensor **out);
 
 #endif /* YAGRAD_GOLDEN_CPU_H */
