@@ -1488,9 +1488,17 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:968",
         .kind = "kernel",
     },
+    {
+        .name = "batch_norm",
+        .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
+                  " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
+                  " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
+        .location = "specs/native_functions.yaml:979",
+        .kind = "composite",
+    },
 };
-const int32_t yg__ops_count = 218;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 218, "op table size");
+const int32_t yg__ops_count = 219;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 219, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

@@ -786,3 +786,47 @@ yg_status yg_group_norm(const yg_tensor *input,
         return yg__fail_prefix(st, "group_norm");
     return YG_OK;
 }
+
+/* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
+ *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
+ *   float eps=1e-05) -> Tensor
+ * [specs/native_functions.yaml:979] */
+yg_status yg_batch_norm(const yg_tensor *input,
+                        const yg_tensor *weight,
+                        const yg_tensor *bias,
+                        yg_tensor *running_mean,
+                        yg_tensor *running_var,
+                        bool training,
+                        double momentum,
+                        double eps,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("batch_norm", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("batch_norm", "input", input));
+    if (running_mean != NULL && yg_tensor_requires_grad(running_mean))
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "batch_norm: running_mean is state updated in place and must not "
+                        "require grad");
+    if (running_var != NULL && yg_tensor_requires_grad(running_var))
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "batch_norm: running_var is state updated in place and must not "
+                        "require grad");
+    st = yg__composite_batch_norm(input,
+                                  weight,
+                                  bias,
+                                  running_mean,
+                                  running_var,
+                                  training,
+                                  momentum,
+                                  eps,
+                                  out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "batch_norm");
+    if (running_mean != NULL)
+        yg__tensor_bump_version(running_mean);
+    if (running_var != NULL)
+        yg__tensor_bump_version(running_var);
+    return YG_OK;
+}

@@ -197,4 +197,15 @@ yg_status yg__composite_group_norm(const yg_tensor *input,
                                    double eps,
                                    yg_tensor **out);
 
+/* ---- nn-ops: batch_norm, max pooling with indices, padding modes ---- */
+yg_status yg__composite_batch_norm(const yg_tensor *input,
+                                   const yg_tensor *weight,
+                                   const yg_tensor *bias,
+                                   yg_tensor *running_mean,
+                                   yg_tensor *running_var,
+                                   bool training,
+                                   double momentum,
+                                   double eps,
+                                   yg_tensor **out);
+
 #endif /* YAGRAD_COMPOSITE_H */

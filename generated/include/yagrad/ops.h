@@ -1387,6 +1387,20 @@ YG_NODISCARD yg_status yg_upsample_nearest2d_backward(
     int64_t self_sizes_len,
     yg_tensor **out);              /* out: new ref */
 
+/* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,
+ *   Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None, bool training=False,
+ *   float momentum=0.1, float eps=1e-05) -> Tensor */
+YG_NODISCARD yg_status yg_batch_norm(
+    const yg_tensor *input,   /* borrowed */
+    const yg_tensor *weight,  /* nullable, borrowed; default NULL */
+    const yg_tensor *bias,    /* nullable, borrowed; default NULL */
+    yg_tensor *running_mean,  /* nullable, in-out: updated in place; default NULL */
+    yg_tensor *running_var,   /* nullable, in-out: updated in place; default NULL */
+    bool training,            /* default false */
+    double momentum,          /* default 0.1 */
+    double eps,               /* default 1e-05 */
+    yg_tensor **out);         /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif
