@@ -110,7 +110,6 @@ static const char *const log_softmax_derivative_inputs[] = {"self"};
 static const char *const nll_loss_derivative_inputs[] = {"self"};
 static const char *const tanh_backward_derivative_inputs[] = {"grad_output", "output"};
 static const char *const sigmoid_backward_derivative_inputs[] = {"grad_output", "output"};
-static const char *const max_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const adaptive_avg_pool2d_derivative_inputs[] = {"self"};
@@ -132,6 +131,7 @@ static const char *const copy__derivative_inputs[] = {"self", "src"};
 static const char *const zero__derivative_inputs[] = {"self"};
 static const char *const relu_backward_derivative_inputs[] = {"grad_output"};
 static const char *const pow_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -1439,21 +1439,14 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:935",
-        .kind = "kernel",
-    },
-    {
-        .name = "max_pool2d_backward",
-        .schema = "max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size,"
-                  " int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor",
-        .location = "specs/native_functions.yaml:940",
-        .kind = "kernel",
+        .location = "specs/native_functions.yaml:936",
+        .kind = "composite",
     },
     {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:945",
+        .location = "specs/native_functions.yaml:940",
         .kind = "kernel",
     },
     {
@@ -1461,31 +1454,31 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:949",
+        .location = "specs/native_functions.yaml:944",
         .kind = "kernel",
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:955",
+        .location = "specs/native_functions.yaml:950",
         .kind = "kernel",
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:959",
+        .location = "specs/native_functions.yaml:954",
         .kind = "kernel",
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:964",
+        .location = "specs/native_functions.yaml:959",
         .kind = "kernel",
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:968",
+        .location = "specs/native_functions.yaml:963",
         .kind = "kernel",
     },
     {
@@ -1493,12 +1486,42 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
+        .location = "specs/native_functions.yaml:974",
+        .kind = "composite",
+    },
+    {
+        .name = "max_pool2d_with_indices",
+        .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
         .location = "specs/native_functions.yaml:979",
+        .kind = "kernel",
+    },
+    {
+        .name = "max_pool2d_with_indices_backward",
+        .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
+                  " int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:985",
+        .kind = "composite",
+    },
+    {
+        .name = "max_pool1d_with_indices",
+        .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/native_functions.yaml:990",
+        .kind = "composite",
+    },
+    {
+        .name = "max_pool1d",
+        .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
+        .location = "specs/native_functions.yaml:993",
         .kind = "composite",
     },
 };
-const int32_t yg__ops_count = 219;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 219, "op table size");
+const int32_t yg__ops_count = 222;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 222, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2423,19 +2446,10 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = sigmoid_backward_derivative_inputs,
     },
     {
-        .name = "max_pool2d",
-        .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
-                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/derivatives.yaml:471",
-        .n_inputs = 1,
-        .inputs = max_pool2d_derivative_inputs,
-        .no_double_backward = "max_pool2d_backward has no derivative entry",
-    },
-    {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:475",
+        .location = "specs/derivatives.yaml:471",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -2444,14 +2458,14 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:479",
+        .location = "specs/derivatives.yaml:475",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:482",
+        .location = "specs/derivatives.yaml:478",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
         .no_double_backward = "adaptive_avg_pool2d_backward has no derivative entry",
@@ -2459,7 +2473,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:486",
+        .location = "specs/derivatives.yaml:482",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
         .no_double_backward = "upsample_nearest2d_backward has no derivative entry",
@@ -2467,7 +2481,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/derivatives.yaml:493",
+        .location = "specs/derivatives.yaml:489",
         .n_inputs = 1,
         .inputs = leaky_relu_backward_derivative_inputs,
     },
@@ -2475,7 +2489,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/derivatives.yaml:497",
+        .location = "specs/derivatives.yaml:493",
         .n_inputs = 1,
         .inputs = hardtanh_backward_derivative_inputs,
     },
@@ -2483,107 +2497,116 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:501",
+        .location = "specs/derivatives.yaml:497",
         .n_inputs = 1,
         .inputs = clamp_backward_derivative_inputs,
     },
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:505",
+        .location = "specs/derivatives.yaml:501",
         .n_inputs = 1,
         .inputs = clamp_min_backward_derivative_inputs,
     },
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:509",
+        .location = "specs/derivatives.yaml:505",
         .n_inputs = 1,
         .inputs = clamp_max_backward_derivative_inputs,
     },
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:513",
+        .location = "specs/derivatives.yaml:509",
         .n_inputs = 1,
         .inputs = maximum_backward_derivative_inputs,
     },
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:518",
+        .location = "specs/derivatives.yaml:514",
         .n_inputs = 1,
         .inputs = minimum_backward_derivative_inputs,
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:528",
+        .location = "specs/derivatives.yaml:524",
         .n_inputs = 2,
         .inputs = add__derivative_inputs,
     },
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:532",
+        .location = "specs/derivatives.yaml:528",
         .n_inputs = 2,
         .inputs = sub__derivative_inputs,
     },
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:536",
+        .location = "specs/derivatives.yaml:532",
         .n_inputs = 2,
         .inputs = mul__derivative_inputs,
     },
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:540",
+        .location = "specs/derivatives.yaml:536",
         .n_inputs = 2,
         .inputs = div__derivative_inputs,
     },
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:544",
+        .location = "specs/derivatives.yaml:540",
         .n_inputs = 1,
         .inputs = mul_scalar__derivative_inputs,
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:547",
+        .location = "specs/derivatives.yaml:543",
         .n_inputs = 1,
         .inputs = relu__derivative_inputs,
     },
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:550",
+        .location = "specs/derivatives.yaml:546",
         .n_inputs = 2,
         .inputs = copy__derivative_inputs,
     },
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:554",
+        .location = "specs/derivatives.yaml:550",
         .n_inputs = 1,
         .inputs = zero__derivative_inputs,
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:559",
+        .location = "specs/derivatives.yaml:555",
         .n_inputs = 1,
         .inputs = relu_backward_derivative_inputs,
     },
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:563",
+        .location = "specs/derivatives.yaml:559",
         .n_inputs = 2,
         .inputs = pow_backward_derivative_inputs,
+    },
+    {
+        .name = "max_pool2d_with_indices",
+        .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/derivatives.yaml:567",
+        .n_inputs = 1,
+        .inputs = max_pool2d_with_indices_derivative_inputs,
     },
 };
 const int32_t yg__derivatives_count = 150;

@@ -498,6 +498,21 @@ INPLACE_SAMPLE(f_zero_, yg_zero_(self, &same))
 static yg_status f_relu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_relu_backward(x[0], x[1], o); }
 static yg_status f_pow_bw(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward(x[0], x[1], 2.5, o); }
 
+/* ---- nn-ops: max pooling with indices, reflect/replicate pad ---- */
+static yg_status f_max_pool_idx(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t k[] = {2, 3}, s[] = {1, 2}, p[] = {1, 1}, d[] = {1, 1};
+    yg_tensor *i = NULL;
+    yg_status st = yg_max_pool2d_with_indices(x[0], k, 2, s, 2, p, 2, d, 2, false, o, &i);
+    yg_release(i);
+    return st;
+}
+static yg_status f_max_pool1d(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t k[] = {3}, s[] = {2}, p[] = {1}, d[] = {2};
+    return yg_max_pool1d(x[0], k, 1, s, 1, p, 1, d, 1, true, o);
+}
+
 static const sample samples[] = {
     {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add},
     {"add", "0-dim + [2, 2]", 2, {F64(-1, 1, 0, 0), F64(-1, 1, 2, 2, 2)}, f_add},
@@ -601,8 +616,8 @@ static const sample samples[] = {
     {"softmax", "dim 1", 1, {F64(-2, 2, 2, 3, 5)}, f_softmax},
     {"softmax", "dim 0", 1, {F64(-2, 2, 2, 3, 5)}, f_softmax0},
     {"embedding", "repeated rows", 1, {F64(-1, 1, 2, 4, 3)}, f_embedding},
-    {"max_pool2d", "2x2 windows", 1, {F64(-1, 1, 4, 1, 2, 4, 6)}, f_max_pool},
-    {"max_pool2d", "padding, stride 2, dilation, ceil_mode", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_max_pool_pad},
+    {"max_pool2d_with_indices", "2x2 windows", 1, {F64(-1, 1, 4, 1, 2, 4, 6)}, f_max_pool},
+    {"max_pool2d_with_indices", "padding, stride 2, dilation, ceil_mode", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_max_pool_pad},
     {"avg_pool2d", "3x3 stride 2 padding 1", 1, {F64(-1, 1, 3, 2, 5, 6)}, f_avg_pool},
     {"avg_pool2d", "ceil_mode, padding not counted", 1, {F64(-1, 1, 4, 2, 1, 5, 5)}, f_avg_pool_ceil},
     {"avg_pool2d_backward", "into [2, 5, 6]", 1, {F64(-1, 1, 3, 2, 3, 3)}, f_avg_pool_bw},
@@ -679,6 +694,9 @@ static const sample samples[] = {
     {"zero_", "a copy", 1, {F64(-1, 1, 2, 2, 3)}, f_zero_},
     {"relu_backward", "output of mixed signs", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 2, 2, 3)}, f_relu_bw},
     {"pow_backward", "exponent 2.5, positive self", 2, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_pow_bw},
+    /* ---- nn-ops: max pooling with indices, reflect/replicate pad ---- */
+    {"max_pool2d_with_indices", "2x3 window, overlapping rows, values only", 1, {F64(-1, 1, 4, 2, 1, 4, 5)}, f_max_pool_idx},
+    {"max_pool2d_with_indices", "1-d through max_pool1d, dilation, ceil_mode", 1, {F64(-1, 1, 3, 2, 2, 10)}, f_max_pool1d},
 };
 #define N_SAMPLES ((int)(sizeof samples / sizeof samples[0]))
 

@@ -787,10 +787,45 @@ yg_status yg_group_norm(const yg_tensor *input,
     return YG_OK;
 }
 
+/* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ * [specs/native_functions.yaml:936] */
+yg_status yg_max_pool2d(const yg_tensor *self,
+                        const int64_t *kernel_size,
+                        int64_t kernel_size_len,
+                        const int64_t *stride,
+                        int64_t stride_len,
+                        const int64_t *padding,
+                        int64_t padding_len,
+                        const int64_t *dilation,
+                        int64_t dilation_len,
+                        bool ceil_mode,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d", "self", self));
+    st = yg__composite_max_pool2d(self,
+                                  kernel_size,
+                                  kernel_size_len,
+                                  stride,
+                                  stride_len,
+                                  padding,
+                                  padding_len,
+                                  dilation,
+                                  dilation_len,
+                                  ceil_mode,
+                                  out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool2d");
+    return YG_OK;
+}
+
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:979] */
+ * [specs/native_functions.yaml:974] */
 yg_status yg_batch_norm(const yg_tensor *input,
                         const yg_tensor *weight,
                         const yg_tensor *bias,
@@ -828,5 +863,101 @@ yg_status yg_batch_norm(const yg_tensor *input,
         yg__tensor_bump_version(running_mean);
     if (running_var != NULL)
         yg__tensor_bump_version(running_var);
+    return YG_OK;
+}
+
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
+ * [specs/native_functions.yaml:985] */
+yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
+                                              const yg_tensor *indices,
+                                              const int64_t *self_sizes,
+                                              int64_t self_sizes_len,
+                                              yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_with_indices_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_with_indices_backward", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_with_indices_backward", "indices", indices));
+    st = yg__composite_max_pool2d_with_indices_backward(grad_output,
+                                                        indices,
+                                                        self_sizes,
+                                                        self_sizes_len,
+                                                        out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool2d_with_indices_backward");
+    return YG_OK;
+}
+
+/* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ * [specs/native_functions.yaml:990] */
+yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
+                                     const int64_t *kernel_size,
+                                     int64_t kernel_size_len,
+                                     const int64_t *stride,
+                                     int64_t stride_len,
+                                     const int64_t *padding,
+                                     int64_t padding_len,
+                                     const int64_t *dilation,
+                                     int64_t dilation_len,
+                                     bool ceil_mode,
+                                     yg_tensor **out_values,
+                                     yg_tensor **out_indices)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool1d_with_indices", "out_values", out_values));
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool1d_with_indices", "out_indices", out_indices));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool1d_with_indices", "self", self));
+    st = yg__composite_max_pool1d_with_indices(self,
+                                               kernel_size,
+                                               kernel_size_len,
+                                               stride,
+                                               stride_len,
+                                               padding,
+                                               padding_len,
+                                               dilation,
+                                               dilation_len,
+                                               ceil_mode,
+                                               out_values,
+                                               out_indices);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool1d_with_indices");
+    return YG_OK;
+}
+
+/* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ * [specs/native_functions.yaml:993] */
+yg_status yg_max_pool1d(const yg_tensor *self,
+                        const int64_t *kernel_size,
+                        int64_t kernel_size_len,
+                        const int64_t *stride,
+                        int64_t stride_len,
+                        const int64_t *padding,
+                        int64_t padding_len,
+                        const int64_t *dilation,
+                        int64_t dilation_len,
+                        bool ceil_mode,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool1d", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool1d", "self", self));
+    st = yg__composite_max_pool1d(self,
+                                  kernel_size,
+                                  kernel_size_len,
+                                  stride,
+                                  stride_len,
+                                  padding,
+                                  padding_len,
+                                  dilation,
+                                  dilation_len,
+                                  ceil_mode,
+                                  out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool1d");
     return YG_OK;
 }

@@ -1499,70 +1499,6 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
     return kernel(grad_output, indices, weight_sizes, weight_sizes_len, padding_idx, out);
 }
 
-typedef yg_status (*max_pool2d_backward_fn)(const yg_tensor *grad_output,
-                                            const yg_tensor *self,
-                                            const int64_t *kernel_size,
-                                            int64_t kernel_size_len,
-                                            const int64_t *stride,
-                                            int64_t stride_len,
-                                            const int64_t *padding,
-                                            int64_t padding_len,
-                                            const int64_t *dilation,
-                                            int64_t dilation_len,
-                                            bool ceil_mode,
-                                            yg_tensor **out);
-
-static const max_pool2d_backward_fn max_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_max_pool2d_backward,
-    [YG_CUDA] = NULL, /* reserved */
-};
-
-/* max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride,
- *   int[] padding, int[] dilation, bool ceil_mode) -> Tensor
- * [specs/native_functions.yaml:940] */
-yg_status yg_max_pool2d_backward(const yg_tensor *grad_output,
-                                 const yg_tensor *self,
-                                 const int64_t *kernel_size,
-                                 int64_t kernel_size_len,
-                                 const int64_t *stride,
-                                 int64_t stride_len,
-                                 const int64_t *padding,
-                                 int64_t padding_len,
-                                 const int64_t *dilation,
-                                 int64_t dilation_len,
-                                 bool ceil_mode,
-                                 yg_tensor **out)
-{
-    const yg_tensor *inputs[2] = {grad_output, self};
-    yg_device dev;
-    max_pool2d_backward_fn kernel;
-
-    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_backward", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_backward", "grad_output", grad_output));
-    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "max_pool2d_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
-    dev = yg_tensor_device(grad_output);
-    kernel = max_pool2d_backward_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "max_pool2d_backward: no kernel for device %s",
-                        yg__device_name(dev));
-    return kernel(grad_output,
-                  self,
-                  kernel_size,
-                  kernel_size_len,
-                  stride,
-                  stride_len,
-                  padding,
-                  padding_len,
-                  dilation,
-                  dilation_len,
-                  ceil_mode,
-                  out);
-}
-
 typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,
                                             const int64_t *self_sizes,
                                             int64_t self_sizes_len,
@@ -1629,7 +1565,7 @@ out:
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:949] */
+ * [specs/native_functions.yaml:944] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -1693,7 +1629,7 @@ static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernel
 };
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:959] */
+ * [specs/native_functions.yaml:954] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -1755,7 +1691,7 @@ out:
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:964] */
+ * [specs/native_functions.yaml:959] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -1800,7 +1736,7 @@ static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[
 };
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:968] */
+ * [specs/native_functions.yaml:963] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,

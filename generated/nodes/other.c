@@ -845,7 +845,7 @@ const yg_node_vtable yg__embedding_backward_vtable = {
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:479] */
+ * [specs/derivatives.yaml:475] */
 static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -896,7 +896,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:486] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:482] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)

@@ -1313,22 +1313,6 @@ YG_NODISCARD yg_status yg_max_pool2d(
     bool ceil_mode,              /* default false */
     yg_tensor **out);            /* out: new ref */
 
-/* max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride,
- *   int[] padding, int[] dilation, bool ceil_mode) -> Tensor */
-YG_NODISCARD yg_status yg_max_pool2d_backward(
-    const yg_tensor *grad_output,  /* borrowed */
-    const yg_tensor *self,         /* borrowed */
-    const int64_t *kernel_size,    /* borrowed, kernel_size_len entries */
-    int64_t kernel_size_len,
-    const int64_t *stride,         /* borrowed, stride_len entries */
-    int64_t stride_len,
-    const int64_t *padding,        /* borrowed, padding_len entries */
-    int64_t padding_len,
-    const int64_t *dilation,       /* borrowed, dilation_len entries */
-    int64_t dilation_len,
-    bool ceil_mode,
-    yg_tensor **out);              /* out: new ref */
-
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
 YG_NODISCARD yg_status yg_avg_pool2d(
@@ -1400,6 +1384,62 @@ YG_NODISCARD yg_status yg_batch_norm(
     double momentum,          /* default 0.1 */
     double eps,               /* default 1e-05 */
     yg_tensor **out);         /* out: new ref */
+
+/* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+YG_NODISCARD yg_status yg_max_pool2d_with_indices(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
+    yg_tensor **out_values,      /* out: new ref */
+    yg_tensor **out_indices);    /* out: new ref */
+
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,
+ *   int[] self_sizes) -> Tensor */
+YG_NODISCARD yg_status yg_max_pool2d_with_indices_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *indices,      /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+YG_NODISCARD yg_status yg_max_pool1d_with_indices(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
+    yg_tensor **out_values,      /* out: new ref */
+    yg_tensor **out_indices);    /* out: new ref */
+
+/* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+YG_NODISCARD yg_status yg_max_pool1d(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
+    yg_tensor **out);            /* out: new ref */
 
 #ifdef __cplusplus
 }
