@@ -132,6 +132,10 @@ static const char *const zero__derivative_inputs[] = {"self"};
 static const char *const relu_backward_derivative_inputs[] = {"grad_output"};
 static const char *const pow_backward_derivative_inputs[] = {"grad_output", "self"};
 static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
+static const char *const reflection_pad_derivative_inputs[] = {"self"};
+static const char *const reflection_pad_backward_derivative_inputs[] = {"grad_output"};
+static const char *const replication_pad_derivative_inputs[] = {"self"};
+static const char *const replication_pad_backward_derivative_inputs[] = {"grad_output"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -1519,9 +1523,41 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:993",
         .kind = "composite",
     },
+    {
+        .name = "reflection_pad",
+        .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1000",
+        .kind = "kernel",
+    },
+    {
+        .name = "reflection_pad_backward",
+        .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1006",
+        .kind = "kernel",
+    },
+    {
+        .name = "replication_pad",
+        .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1011",
+        .kind = "kernel",
+    },
+    {
+        .name = "replication_pad_backward",
+        .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1015",
+        .kind = "kernel",
+    },
+    {
+        .name = "pad",
+        .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
+        .location = "specs/native_functions.yaml:1021",
+        .kind = "composite",
+    },
 };
-const int32_t yg__ops_count = 222;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 222, "op table size");
+const int32_t yg__ops_count = 227;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 227, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2608,7 +2644,37 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 1,
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
+    {
+        .name = "reflection_pad",
+        .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:571",
+        .n_inputs = 1,
+        .inputs = reflection_pad_derivative_inputs,
+    },
+    {
+        .name = "reflection_pad_backward",
+        .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:576",
+        .n_inputs = 1,
+        .inputs = reflection_pad_backward_derivative_inputs,
+    },
+    {
+        .name = "replication_pad",
+        .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:579",
+        .n_inputs = 1,
+        .inputs = replication_pad_derivative_inputs,
+    },
+    {
+        .name = "replication_pad_backward",
+        .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:582",
+        .n_inputs = 1,
+        .inputs = replication_pad_backward_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 150;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 150,
+const int32_t yg__derivatives_count = 154;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 154,
                "derivative table size");

@@ -961,3 +961,22 @@ yg_status yg_max_pool1d(const yg_tensor *self,
         return yg__fail_prefix(st, "max_pool1d");
     return YG_OK;
 }
+
+/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
+ * [specs/native_functions.yaml:1021] */
+yg_status yg_pad(const yg_tensor *self,
+                 const int64_t *pad,
+                 int64_t pad_len,
+                 const char *mode,
+                 double value,
+                 yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("pad", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("pad", "self", self));
+    st = yg__composite_pad(self, pad, pad_len, mode, value, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "pad");
+    return YG_OK;
+}

@@ -1759,3 +1759,319 @@ yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                         yg__device_name(dev));
     return kernel(grad_output, self_sizes, self_sizes_len, out);
 }
+
+typedef yg_status (*reflection_pad_fn)(const yg_tensor *self,
+                                       const int64_t *pad,
+                                       int64_t pad_len,
+                                       yg_tensor **out);
+
+static const reflection_pad_fn reflection_pad_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_reflection_pad,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReflectionPadBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status reflection_pad_record(const yg_tensor *self,
+                                       const int64_t *pad,
+                                       int64_t pad_len,
+                                       yg_tensor *result)
+{
+    yg_node *base = NULL;
+    reflection_pad_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__reflection_pad_backward_vtable,
+                      sizeof(reflection_pad_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (reflection_pad_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1000] */
+yg_status yg_reflection_pad(const yg_tensor *self,
+                            const int64_t *pad,
+                            int64_t pad_len,
+                            yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    reflection_pad_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("reflection_pad", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("reflection_pad", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = reflection_pad_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "reflection_pad: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = reflection_pad_record(self, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*reflection_pad_backward_fn)(const yg_tensor *grad_output,
+                                                const int64_t *self_sizes,
+                                                int64_t self_sizes_len,
+                                                const int64_t *pad,
+                                                int64_t pad_len,
+                                                yg_tensor **out);
+
+static const reflection_pad_backward_fn reflection_pad_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_reflection_pad_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReflectionPadBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status reflection_pad_backward_record(const yg_tensor *grad_output,
+                                                const int64_t *pad,
+                                                int64_t pad_len,
+                                                yg_tensor *result)
+{
+    yg_node *base = NULL;
+    reflection_pad_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__reflection_pad_backward_backward_vtable,
+                      sizeof(reflection_pad_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (reflection_pad_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ * [specs/native_functions.yaml:1006] */
+yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
+                                     const int64_t *self_sizes,
+                                     int64_t self_sizes_len,
+                                     const int64_t *pad,
+                                     int64_t pad_len,
+                                     yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    reflection_pad_backward_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("reflection_pad_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("reflection_pad_backward", "grad_output", grad_output));
+    dev = yg_tensor_device(grad_output);
+    kernel = reflection_pad_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "reflection_pad_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(grad_output, self_sizes, self_sizes_len, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = reflection_pad_backward_record(grad_output, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*replication_pad_fn)(const yg_tensor *self,
+                                        const int64_t *pad,
+                                        int64_t pad_len,
+                                        yg_tensor **out);
+
+static const replication_pad_fn replication_pad_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_replication_pad,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReplicationPadBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status replication_pad_record(const yg_tensor *self,
+                                        const int64_t *pad,
+                                        int64_t pad_len,
+                                        yg_tensor *result)
+{
+    yg_node *base = NULL;
+    replication_pad_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__replication_pad_backward_vtable,
+                      sizeof(replication_pad_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (replication_pad_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1011] */
+yg_status yg_replication_pad(const yg_tensor *self,
+                             const int64_t *pad,
+                             int64_t pad_len,
+                             yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    replication_pad_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("replication_pad", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("replication_pad", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = replication_pad_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "replication_pad: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = replication_pad_record(self, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*replication_pad_backward_fn)(const yg_tensor *grad_output,
+                                                 const int64_t *self_sizes,
+                                                 int64_t self_sizes_len,
+                                                 const int64_t *pad,
+                                                 int64_t pad_len,
+                                                 yg_tensor **out);
+
+static const replication_pad_backward_fn replication_pad_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_replication_pad_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReplicationPadBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status replication_pad_backward_record(const yg_tensor *grad_output,
+                                                 const int64_t *pad,
+                                                 int64_t pad_len,
+                                                 yg_tensor *result)
+{
+    yg_node *base = NULL;
+    replication_pad_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__replication_pad_backward_backward_vtable,
+                      sizeof(replication_pad_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (replication_pad_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ * [specs/native_functions.yaml:1015] */
+yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
+                                      const int64_t *self_sizes,
+                                      int64_t self_sizes_len,
+                                      const int64_t *pad,
+                                      int64_t pad_len,
+                                      yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    replication_pad_backward_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("replication_pad_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("replication_pad_backward", "grad_output", grad_output));
+    dev = yg_tensor_device(grad_output);
+    kernel = replication_pad_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "replication_pad_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(grad_output, self_sizes, self_sizes_len, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = replication_pad_backward_record(grad_output, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}

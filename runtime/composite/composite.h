@@ -246,5 +246,11 @@ yg_status yg__composite_max_pool1d(const yg_tensor *self,
                                    int64_t dilation_len,
                                    bool ceil_mode,
                                    yg_tensor **out);
+yg_status yg__composite_pad(const yg_tensor *self,
+                            const int64_t *pad,
+                            int64_t pad_len,
+                            const char *mode,
+                            double value,
+                            yg_tensor **out);
 
 #endif /* YAGRAD_COMPOSITE_H */

@@ -1441,6 +1441,44 @@ YG_NODISCARD yg_status yg_max_pool1d(
     bool ceil_mode,              /* default false */
     yg_tensor **out);            /* out: new ref */
 
+/* reflection_pad(Tensor self, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_reflection_pad(const yg_tensor *self,  /* borrowed */
+                                         const int64_t *pad,     /* borrowed, pad_len entries */
+                                         int64_t pad_len,
+                                         yg_tensor **out);       /* out: new ref */
+
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_reflection_pad_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const int64_t *pad,            /* borrowed, pad_len entries */
+    int64_t pad_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* replication_pad(Tensor self, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_replication_pad(const yg_tensor *self,  /* borrowed */
+                                          const int64_t *pad,     /* borrowed, pad_len entries */
+                                          int64_t pad_len,
+                                          yg_tensor **out);       /* out: new ref */
+
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_replication_pad_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const int64_t *pad,            /* borrowed, pad_len entries */
+    int64_t pad_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor */
+YG_NODISCARD yg_status yg_pad(const yg_tensor *self,  /* borrowed */
+                              const int64_t *pad,     /* borrowed, pad_len entries */
+                              int64_t pad_len,
+                              const char *mode,       /* default "constant" */
+                              double value,           /* default 0 */
+                              yg_tensor **out);       /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif
