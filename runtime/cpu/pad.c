@@ -170,7 +170,8 @@ static yg_status pad_geometry(const char *op,
 
 /* maps[d][o]: the input index read by output index o along dim d (the
  * identity for dims not padded), in one yg__alloc block *block. */
-static yg_status source_maps(bool reflect,
+static yg_status source_maps(const char *op,
+                             bool reflect,
                              const int64_t *sizes,
                              const int64_t *osizes,
                              int64_t ndim,
@@ -186,7 +187,7 @@ static yg_status source_maps(bool reflect,
     *block_bytes = sizeof(int64_t) * (size_t)(total > 0 ? total : 1);
     *block = yg__alloc(*block_bytes);
     if (*block == NULL)
-        return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory for %zu bytes", *block_bytes);
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", op, *block_bytes);
     int64_t *at = *block;
     for (int64_t d = 0; d < ndim; d++) {
         int64_t i = ndim - 1 - d, lo = i < k ? pad[2 * i] : 0, n = sizes[d];
@@ -221,7 +222,7 @@ static yg_status mode_pad(const char *op,
     YG_RETURN_IF_ERROR(pad_geometry(op, reflect, self->sizes, self->ndim, pad, pad_len, osizes));
     st = yg_tensor_empty(osizes, self->ndim, self->dtype, &res);
     if (st == YG_OK)
-        st = source_maps(reflect, self->sizes, osizes, self->ndim, pad, pad_len, maps, &block,
+        st = source_maps(op, reflect, self->sizes, osizes, self->ndim, pad, pad_len, maps, &block,
                          &block_bytes);
     if (st != YG_OK)
         goto out;
@@ -285,8 +286,8 @@ static yg_status mode_pad_backward(const char *op,
     if (st == YG_OK)
         st = yg_tensor_zeros(self_sizes, self_sizes_len, YG_FLOAT64, &res);
     if (st == YG_OK)
-        st = source_maps(reflect, self_sizes, osizes, self_sizes_len, pad, pad_len, maps, &block,
-                         &block_bytes);
+        st = source_maps(op, reflect, self_sizes, osizes, self_sizes_len, pad, pad_len, maps,
+                         &block, &block_bytes);
     if (st != YG_OK)
         goto out;
     strides[self_sizes_len - 1] = 1;
