@@ -91,7 +91,8 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
             gen_sb_printf(sb,
                           "    if (%s != NULL && yg_tensor_requires_grad(%s))\n"
                           "        return yg__fail(YG_ERR_AUTOGRAD,\n"
-                          "                        \"%s: %s is state updated in place and must not \"\n"
+                          "                        \"%s: %s is state updated in place and "
+                          "must not \"\n"
                           "                        \"require grad\");\n",
                           a->name, a->name, op->display, a->name);
         if (a->type == GEN_T_TENSOR_LIST)

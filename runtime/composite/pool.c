@@ -77,7 +77,8 @@ yg_status yg__composite_max_pool2d_with_indices_backward(const yg_tensor *grad_o
                         "expected grad_output and indices of one shape [..., oh, ow] whose "
                         "leading dims are those of self_sizes %s, got grad_output %s and "
                         "indices %s",
-                        yg__format_sizes(self_sizes, self_sizes == NULL ? 0 : nd, sbuf, sizeof sbuf),
+                        yg__format_sizes(
+                            self_sizes, self_sizes == NULL ? 0 : nd, sbuf, sizeof sbuf),
                         yg_tensor_format_sizes(grad_output, gbuf, sizeof gbuf),
                         yg_tensor_format_sizes(indices, ibuf, sizeof ibuf));
     int64_t fnd = merge_last_two(self_sizes, nd, fs);

@@ -114,7 +114,8 @@ static yg_status pad_geometry(const char *op,
     char pbuf[160], sbuf[128];
 
     if (pad_len > 0 && pad == NULL)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: pad is NULL with length %" PRId64, op, pad_len);
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "%s: pad is NULL with length %" PRId64, op, pad_len);
     if (pad_len != 2 && pad_len != 4 && pad_len != 6)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "%s: %s pad %s must have 2, 4 or 6 entries (1-d, 2-d or 3-d padding)",
@@ -332,8 +333,14 @@ yg_status yg__cpu_reflection_pad_backward(const yg_tensor *grad_output,
                                           const int64_t *pad,
                                           int64_t pad_len,
                                           yg_tensor **out) {
-    return mode_pad_backward(
-        "reflection_pad_backward", true, grad_output, self_sizes, self_sizes_len, pad, pad_len, out);
+    return mode_pad_backward("reflection_pad_backward",
+                             true,
+                             grad_output,
+                             self_sizes,
+                             self_sizes_len,
+                             pad,
+                             pad_len,
+                             out);
 }
 
 yg_status yg__cpu_replication_pad_backward(const yg_tensor *grad_output,
