@@ -218,11 +218,12 @@ yg_status yg__cpu_linspace(double start,
     YG_RETURN_IF_ERROR(yg__creation_check_value("linspace", "end", end, dt));
     YG_RETURN_IF_ERROR(yg__creation_empty("linspace", &steps, 1, dt, &t));
     /* PyTorch's symmetric form: the first half counts up from start, the
-     * second half down from end, so both ends are exact. */
+     * second half down from end, so both ends are exact.  One step is
+     * start alone. */
     double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0.0;
     for (int64_t i = 0; i < steps; i++)
-        yg__store_f64(t, i, i < steps / 2 ? start + (double)i * step
-                                  : end - (double)(steps - 1 - i) * step);
+        yg__store_f64(t, i, i < steps / 2 || steps == 1 ? start + (double)i * step
+                                                         : end - (double)(steps - 1 - i) * step);
     *out = t;
     return YG_OK;
 }
