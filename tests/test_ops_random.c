@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,74 @@ static void test_default_generator_follows_manual_seed(void **state)
     yg_release(b);
     yg_release(c);
     yg_release(d);
+    yg_generator_release(g);
+}
+
+#define SHARE_DRAWS 50
+#define SHARE_SIZE 10
+
+typedef struct share {
+    yg_generator *g;
+    yg_tensor *parts[SHARE_DRAWS];
+    yg_status st;
+} share;
+
+static void *draw_shared(void *arg)
+{
+    share *sh = arg;
+    const int64_t s[] = {SHARE_SIZE};
+    sh->st = YG_OK;
+    for (int k = 0; k < SHARE_DRAWS && sh->st == YG_OK; k++)
+        sh->st = yg_rand(s, 1, sh->g, &f64, NULL, &sh->parts[k]);
+    return NULL;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_threads_sharing_a_generator_get_disjoint_counters(void **state)
+{
+    enum { TOTAL = 2 * SHARE_DRAWS * SHARE_SIZE };
+    const int64_t all[] = {TOTAL};
+    share sh[2] = {{0}};
+    pthread_t th[2];
+    yg_generator *g = NULL, *ref = NULL;
+    yg_tensor *whole = NULL;
+    double got[TOTAL];
+    int n = 0;
+    (void)state;
+    YG_CHECK(yg_generator_create(31, &g));
+    for (int t = 0; t < 2; t++) {
+        sh[t].g = g;
+        assert_int_equal(pthread_create(&th[t], NULL, draw_shared, &sh[t]), 0);
+    }
+    for (int t = 0; t < 2; t++)
+        assert_int_equal(pthread_join(th[t], NULL), 0);
+    for (int t = 0; t < 2; t++) {
+        YG_CHECK(sh[t].st);
+        for (int k = 0; k < SHARE_DRAWS; k++) {
+            const double *v = yg_tensor_data(sh[t].parts[k]);
+            for (int i = 0; i < SHARE_SIZE; i++)
+                got[n++] = v[i];
+            yg_release(sh[t].parts[k]);
+        }
+    }
+    assert_int_equal(yg_generator_offset(g), TOTAL);
+    /* together the draws used counters 0 .. TOTAL - 1, each once: the
+     * values are those of one draw of TOTAL elements, in some order */
+    YG_CHECK(yg_generator_create(31, &ref));
+    YG_CHECK(yg_rand(all, 1, ref, &f64, NULL, &whole));
+    double *want = yg_test_values(whole);
+    qsort(got, TOTAL, sizeof got[0], compare_doubles);
+    qsort(want, TOTAL, sizeof want[0], compare_doubles);
+    for (int i = 0; i < TOTAL; i++)
+        assert_true(got[i] == want[i]);
+    free(want);
+    yg_release(whole);
+    yg_generator_release(ref);
     yg_generator_release(g);
 }
 
@@ -496,6 +565,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_same_seed_gives_same_values_and_another_seed_others),
         cmocka_unit_test(test_values_do_not_depend_on_the_thread_count),
         cmocka_unit_test(test_default_generator_follows_manual_seed),
+        cmocka_unit_test(test_threads_sharing_a_generator_get_disjoint_counters),
         cmocka_unit_test(test_rand_and_randn_have_the_right_moments),
         cmocka_unit_test(test_randint_covers_low_to_high_evenly),
         cmocka_unit_test(test_bernoulli_follows_its_probabilities),
