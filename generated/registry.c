@@ -1488,9 +1488,144 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:968",
         .kind = "kernel",
     },
+    {
+        .name = "zeros",
+        .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:979",
+        .kind = "kernel",
+    },
+    {
+        .name = "ones",
+        .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:983",
+        .kind = "kernel",
+    },
+    {
+        .name = "full",
+        .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:987",
+        .kind = "kernel",
+    },
+    {
+        .name = "empty",
+        .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:992",
+        .kind = "kernel",
+    },
+    {
+        .name = "arange",
+        .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:998",
+        .kind = "kernel",
+    },
+    {
+        .name = "arange.start",
+        .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
+                  " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1002",
+        .kind = "kernel",
+    },
+    {
+        .name = "linspace",
+        .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1007",
+        .kind = "kernel",
+    },
+    {
+        .name = "eye",
+        .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1012",
+        .kind = "kernel",
+    },
+    {
+        .name = "eye.m",
+        .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1016",
+        .kind = "kernel",
+    },
+    {
+        .name = "zeros_like",
+        .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1020",
+        .kind = "composite",
+    },
+    {
+        .name = "ones_like",
+        .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1022",
+        .kind = "composite",
+    },
+    {
+        .name = "full_like",
+        .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1024",
+        .kind = "composite",
+    },
+    {
+        .name = "empty_like",
+        .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1026",
+        .kind = "composite",
+    },
+    {
+        .name = "rand",
+        .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1032",
+        .kind = "kernel",
+    },
+    {
+        .name = "randn",
+        .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1037",
+        .kind = "kernel",
+    },
+    {
+        .name = "randint",
+        .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
+                  " ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1042",
+        .kind = "kernel",
+    },
+    {
+        .name = "bernoulli",
+        .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1047",
+        .kind = "kernel",
+    },
+    {
+        .name = "bernoulli.p",
+        .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1052",
+        .kind = "kernel",
+    },
+    {
+        .name = "rand_like",
+        .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1056",
+        .kind = "composite",
+    },
+    {
+        .name = "randn_like",
+        .schema = "randn_like(Tensor self, *, Generator? generator=None,"
+                  " ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1058",
+        .kind = "composite",
+    },
+    {
+        .name = "dropout",
+        .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1062",
+        .kind = "composite",
+    },
 };
-const int32_t yg__ops_count = 218;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 218, "op table size");
+const int32_t yg__ops_count = 239;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 239, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2577,7 +2712,21 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 2,
         .inputs = pow_backward_derivative_inputs,
     },
+    {
+        .name = "bernoulli",
+        .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+        .location = "specs/derivatives.yaml:571",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "bernoulli.p",
+        .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        .location = "specs/derivatives.yaml:575",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
 };
-const int32_t yg__derivatives_count = 150;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 150,
+const int32_t yg__derivatives_count = 152;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 152,
                "derivative table size");

@@ -498,6 +498,11 @@ INPLACE_SAMPLE(f_zero_, yg_zero_(self, &same))
 static yg_status f_relu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_relu_backward(x[0], x[1], o); }
 static yg_status f_pow_bw(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward(x[0], x[1], 2.5, o); }
 
+/* rng-creation: bernoulli's result carries no gradient; the inputs
+ * require grad and must be accepted (dropout calls bernoulli.p on its). */
+static yg_status f_bernoulli(yg_tensor *const *x, yg_tensor **o) { return yg_bernoulli(x[0], NULL, o); }
+static yg_status f_bernoulli_p(yg_tensor *const *x, yg_tensor **o) { return yg_bernoulli_p(x[0], 0.3, NULL, o); }
+
 static const sample samples[] = {
     {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add},
     {"add", "0-dim + [2, 2]", 2, {F64(-1, 1, 0, 0), F64(-1, 1, 2, 2, 2)}, f_add},
@@ -679,6 +684,9 @@ static const sample samples[] = {
     {"zero_", "a copy", 1, {F64(-1, 1, 2, 2, 3)}, f_zero_},
     {"relu_backward", "output of mixed signs", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 2, 2, 3)}, f_relu_bw},
     {"pow_backward", "exponent 2.5, positive self", 2, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_pow_bw},
+    /* ---- rng-creation ---- */
+    {"bernoulli", "probabilities that require grad", 1, {F64(0, 1, 2, 2, 3)}, f_bernoulli},
+    {"bernoulli.p", "self that requires grad", 1, {F64(-1, 1, 2, 2, 3)}, f_bernoulli_p},
 };
 #define N_SAMPLES ((int)(sizeof samples / sizeof samples[0]))
 

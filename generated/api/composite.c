@@ -786,3 +786,129 @@ yg_status yg_group_norm(const yg_tensor *input,
         return yg__fail_prefix(st, "group_norm");
     return YG_OK;
 }
+
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1020] */
+yg_status yg_zeros_like(const yg_tensor *self,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("zeros_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("zeros_like", "self", self));
+    st = yg__composite_zeros_like(self, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "zeros_like");
+    return YG_OK;
+}
+
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1022] */
+yg_status yg_ones_like(const yg_tensor *self,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("ones_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("ones_like", "self", self));
+    st = yg__composite_ones_like(self, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ones_like");
+    return YG_OK;
+}
+
+/* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1024] */
+yg_status yg_full_like(const yg_tensor *self,
+                       double fill_value,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("full_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("full_like", "self", self));
+    st = yg__composite_full_like(self, fill_value, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "full_like");
+    return YG_OK;
+}
+
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1026] */
+yg_status yg_empty_like(const yg_tensor *self,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("empty_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("empty_like", "self", self));
+    st = yg__composite_empty_like(self, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "empty_like");
+    return YG_OK;
+}
+
+/* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1056] */
+yg_status yg_rand_like(const yg_tensor *self,
+                       yg_generator *generator,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("rand_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("rand_like", "self", self));
+    st = yg__composite_rand_like(self, generator, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "rand_like");
+    return YG_OK;
+}
+
+/* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1058] */
+yg_status yg_randn_like(const yg_tensor *self,
+                        yg_generator *generator,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("randn_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("randn_like", "self", self));
+    st = yg__composite_randn_like(self, generator, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "randn_like");
+    return YG_OK;
+}
+
+/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
+ * [specs/native_functions.yaml:1062] */
+yg_status yg_dropout(const yg_tensor *input,
+                     double p,
+                     bool train,
+                     yg_generator *generator,
+                     yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("dropout", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("dropout", "input", input));
+    st = yg__composite_dropout(input, p, train, generator, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "dropout");
+    return YG_OK;
+}

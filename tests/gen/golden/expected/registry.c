@@ -175,9 +175,22 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:111",
         .kind = "kernel",
     },
+    {
+        .name = "noise",
+        .schema = "noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:116",
+        .kind = "kernel",
+    },
+    {
+        .name = "noise_like",
+        .schema = "noise_like(Tensor self, Device device) -> Tensor",
+        .location = "specs/native_functions.yaml:120",
+        .kind = "kernel",
+    },
 };
-const int32_t yg__ops_count = 25;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 25, "op table size");
+const int32_t yg__ops_count = 27;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 27, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
