@@ -197,6 +197,15 @@ void gen_op_params(const gen_op *op, gen_params *p)
         case GEN_T_STR:
             push_param(p, gen_xprintf("const char *%s", a->name), default_comment(a, NULL));
             break;
+        case GEN_T_DEVICE:
+            push_param(p,
+                       gen_xprintf(a->nullable ? "const yg_device *%s" : "yg_device %s", a->name),
+                       default_comment(a, opt));
+            break;
+        case GEN_T_GENERATOR:
+            push_param(p, gen_xprintf("yg_generator *%s", a->name),
+                       default_comment(a, "nullable (the default generator), advanced"));
+            break;
         }
     }
     for (int i = 0; i < op->schema.n_returns; i++) {

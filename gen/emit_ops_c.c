@@ -6,8 +6,8 @@
  *   - composite ops call yg__composite_<op> and prefix its errors: their
  *     parts record autograd history themselves;
  *   - other ops pick their kernel from a per-op table indexed by the
- *     device of the first tensor argument (dispatch is a lookup, not a
- *     switch), and
+ *     device of the first tensor argument, or by their Device argument
+ *     when they have one (dispatch is a lookup, not a switch), and
  *       - with a derivative entry, run the kernel and, when an input needs
  *         a gradient, record the backward node (<op>_record); in-place
  *         ops build the node before the kernel (copying the old self
@@ -151,6 +151,24 @@ static const char *first_tensor(const gen_op *op)
         if (op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable)
             return op->schema.args[i].name;
     return NULL;
+}
+
+/* Emits the statement that sets dev, the device whose kernel runs: that of
+ * the op's Device argument when it has one (when that is NULL: the device
+ * of device_of, or the CPU for an op without tensors, as creation ops
+ * have), else the device of device_of. */
+static void emit_device_choice(gen_sb *sb, const gen_op *op, const char *device_of)
+{
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->type != GEN_T_DEVICE)
+            continue;
+        gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__dispatch_device(\"%s\", %s%s, %s, &dev));\n",
+                      op->display, a->nullable ? "" : "&", a->name,
+                      device_of != NULL ? device_of : "NULL");
+        return;
+    }
+    gen_sb_printf(sb, "    dev = yg_tensor_device(%s);\n", device_of);
 }
 
 static void emit_kernel_table(gen_sb *sb, const gen_op *op)
@@ -472,8 +490,8 @@ static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const 
 
     for (int j = 0; j < d->n_saves; j++)
         saves_result |= d->saves[j].arg_index < 0;
+    emit_device_choice(sb, op, device_of);
     gen_sb_printf(sb,
-                  "    dev = yg_tensor_device(%s);\n"
                   "    kernel = %s_kernels[dev];\n"
                   "    if (kernel == NULL)\n"
                   "        return yg__fail(YG_ERR_DEVICE, \"%s: no kernel for device %%s\",\n"
@@ -481,7 +499,7 @@ static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const 
                   "    if (yg__any_requires_grad(%d, inputs)) {\n"
                   "        st = yg__check_inplace(\"%s\", %s);\n"
                   "        if (st != YG_OK)\n            return st;\n",
-                  device_of, op->cname, op->display, n_inputs, op->display, self);
+                  op->cname, op->display, n_inputs, op->display, self);
     gen_sb_printf(sb, "        st = %s_record(", op->cname);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
@@ -589,13 +607,13 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
         free(list_first);
         return;
     }
+    emit_device_choice(sb, op, device_of);
     gen_sb_printf(sb,
-                  "    dev = yg_tensor_device(%s);\n"
                   "    kernel = %s_kernels[dev];\n"
                   "    if (kernel == NULL)\n"
                   "        return yg__fail(YG_ERR_DEVICE, \"%s: no kernel for device %%s\",\n"
                   "                        yg__device_name(dev));\n",
-                  device_of, op->cname, op->display);
+                  op->cname, op->display);
     free(list_first);
     if (!record && !views && !has_state_args(op)) {
         gen_emit_forward_call(sb, "    ", "return kernel(", op, NULL, ");");

@@ -48,7 +48,8 @@ char *gen_emit_ops_h(const gen_model *model)
     gen_sb_puts(&sb, ops_h_contract);
     gen_sb_puts(&sb, "#ifndef YAGRAD_OPS_H\n#define YAGRAD_OPS_H\n\n");
     gen_sb_puts(&sb, "#include <stdbool.h>\n#include <stdint.h>\n\n");
-    gen_sb_puts(&sb, "#include \"yagrad/status.h\"\n#include \"yagrad/tensor.h\"\n\n");
+    gen_sb_puts(&sb, "#include \"yagrad/random.h\"\n#include \"yagrad/status.h\"\n"
+                     "#include \"yagrad/tensor.h\"\n\n");
     gen_sb_puts(&sb, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];

@@ -457,6 +457,10 @@ static const char *unit_type(const gen_arg *a, bool pointwise)
         return a->nullable ? "const ScalarType *" : "ScalarType";
     case GEN_T_STR:
         return "const char *";
+    case GEN_T_DEVICE:
+        return a->nullable ? "const int *" : "int";
+    case GEN_T_GENERATOR:
+        return "void *";
     }
     return "void";
 }

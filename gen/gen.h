@@ -89,12 +89,14 @@ typedef enum gen_type {
     GEN_T_SCALAR,      /* Scalar, Scalar? */
     GEN_T_SCALAR_TYPE, /* ScalarType, ScalarType? */
     GEN_T_STR,         /* str */
+    GEN_T_DEVICE,      /* Device, Device? */
+    GEN_T_GENERATOR,   /* Generator? (always nullable: NULL is the default generator) */
 } gen_type;
 
 typedef struct gen_arg {
     char *name;
     gen_type type;
-    bool nullable;     /* Tensor?, int?, float?, Scalar?, ScalarType? */
+    bool nullable;     /* Tensor?, int?, float?, Scalar?, ScalarType?, Device?, Generator? */
     int fixed_len;     /* N of int[N] / bool[N]; 0 for int[] */
     char *alias;       /* "a" for Tensor(a) / Tensor(a!), else NULL */
     bool mutable_;     /* Tensor(a!) */

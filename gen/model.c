@@ -255,7 +255,8 @@ static void resolve_op(gen_model *model, int index)
     bool has_tensor = false;
     for (int i = 0; i < op->schema.n_args; i++)
         has_tensor |= (op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable) ||
-                      op->schema.args[i].type == GEN_T_TENSOR_LIST;
+                      op->schema.args[i].type == GEN_T_TENSOR_LIST ||
+                      op->schema.args[i].type == GEN_T_DEVICE;
     if (op->pointwise != NULL) {
         op->kind = GEN_OP_POINTWISE;
         check_pointwise(op);
@@ -264,7 +265,7 @@ static void resolve_op(gen_model *model, int index)
         if (!has_tensor) {
             gen_error_in(op->full_name, op->func_loc,
                          "a kernel op dispatches on the device of a Tensor or Tensor[] argument "
-                         "and has none");
+                         "or on a Device argument, and has none");
             op->valid = false;
         }
     } else {

@@ -10,6 +10,7 @@
  *   type    := 'Tensor' ['?' | '[' ']' | '(' ident ['!'] ')']
  *            | 'int' ['?' | '[' [N] ']'] | 'float' ['?'] | 'bool' ['[' N ']']
  *            | 'Scalar' ['?'] | 'ScalarType' ['?'] | 'str'
+ *            | 'Device' ['?'] | 'Generator' '?'
  *   returns := ret | '(' ret {',' ret} ')'
  *   ret     := 'Tensor' ['(' ident ['!'] ')'] [ident]
  *   default := 'None' | 'True' | 'False' | number | '[' [number {',' number}] ']'
@@ -211,6 +212,8 @@ static bool default_ok(const gen_arg *a, const char *d)
     switch (a->type) {
     case GEN_T_TENSOR:
     case GEN_T_SCALAR_TYPE:
+    case GEN_T_DEVICE:
+    case GEN_T_GENERATOR:
         return false;
     case GEN_T_TENSOR_LIST:
         return strcmp(d, "[]") == 0;
@@ -311,11 +314,24 @@ static bool parse_type(parser *p, gen_arg *a)
         }
     } else if (strcmp(t, "str") == 0) {
         a->type = GEN_T_STR;
+    } else if (strcmp(t, "Device") == 0) {
+        a->type = GEN_T_DEVICE;
+        if (next == '?') {
+            p->pos++;
+            a->nullable = true;
+        }
+    } else if (strcmp(t, "Generator") == 0) {
+        /* A generator is advanced by the op; NULL means the default one,
+         * so the type is always nullable. */
+        a->type = GEN_T_GENERATOR;
+        a->nullable = true;
+        ok = expect(p, '?', "'?' (a generator is written Generator?: NULL means the default "
+                            "generator)");
     } else {
         perror_at(p, start,
                   "unknown argument type '%s'%s (expected Tensor, Tensor?, Tensor[], int, int?, "
                   "int[], int[N], float, float?, bool, bool[N], Scalar, Scalar?, ScalarType?, "
-                  "str)",
+                  "str, Device, Device?, Generator?)",
                   t, "");
         ok = false;
     }
@@ -563,6 +579,10 @@ const char *gen_type_name(const gen_arg *a)
         return a->nullable ? "ScalarType?" : "ScalarType";
     case GEN_T_STR:
         return "str";
+    case GEN_T_DEVICE:
+        return a->nullable ? "Device?" : "Device";
+    case GEN_T_GENERATOR:
+        return "Generator?";
     }
     return "?";
 }

@@ -1486,11 +1486,146 @@ const yg_op_info yg__ops[] = {
         .kind = "kernel",
     },
     {
+        .name = "zeros",
+        .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:974",
+        .kind = "kernel",
+    },
+    {
+        .name = "ones",
+        .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:978",
+        .kind = "kernel",
+    },
+    {
+        .name = "full",
+        .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:982",
+        .kind = "kernel",
+    },
+    {
+        .name = "empty",
+        .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:987",
+        .kind = "kernel",
+    },
+    {
+        .name = "arange",
+        .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:993",
+        .kind = "kernel",
+    },
+    {
+        .name = "arange.start",
+        .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
+                  " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:997",
+        .kind = "kernel",
+    },
+    {
+        .name = "linspace",
+        .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1002",
+        .kind = "kernel",
+    },
+    {
+        .name = "eye",
+        .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1007",
+        .kind = "kernel",
+    },
+    {
+        .name = "eye.m",
+        .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1011",
+        .kind = "kernel",
+    },
+    {
+        .name = "zeros_like",
+        .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1015",
+        .kind = "composite",
+    },
+    {
+        .name = "ones_like",
+        .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1017",
+        .kind = "composite",
+    },
+    {
+        .name = "full_like",
+        .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1019",
+        .kind = "composite",
+    },
+    {
+        .name = "empty_like",
+        .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1021",
+        .kind = "composite",
+    },
+    {
+        .name = "rand",
+        .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1027",
+        .kind = "kernel",
+    },
+    {
+        .name = "randn",
+        .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1032",
+        .kind = "kernel",
+    },
+    {
+        .name = "randint",
+        .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
+                  " ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1037",
+        .kind = "kernel",
+    },
+    {
+        .name = "bernoulli",
+        .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1042",
+        .kind = "kernel",
+    },
+    {
+        .name = "bernoulli.p",
+        .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1047",
+        .kind = "kernel",
+    },
+    {
+        .name = "rand_like",
+        .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1051",
+        .kind = "composite",
+    },
+    {
+        .name = "randn_like",
+        .schema = "randn_like(Tensor self, *, Generator? generator=None,"
+                  " ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1053",
+        .kind = "composite",
+    },
+    {
+        .name = "dropout",
+        .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1057",
+        .kind = "composite",
+    },
+    {
         .name = "batch_norm",
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:974",
+        .location = "specs/native_functions.yaml:1066",
         .kind = "composite",
     },
     {
@@ -1498,14 +1633,14 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:979",
+        .location = "specs/native_functions.yaml:1071",
         .kind = "kernel",
     },
     {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:985",
+        .location = "specs/native_functions.yaml:1077",
         .kind = "composite",
     },
     {
@@ -1513,51 +1648,51 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:990",
+        .location = "specs/native_functions.yaml:1082",
         .kind = "composite",
     },
     {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:993",
+        .location = "specs/native_functions.yaml:1085",
         .kind = "composite",
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1000",
+        .location = "specs/native_functions.yaml:1092",
         .kind = "kernel",
     },
     {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1006",
+        .location = "specs/native_functions.yaml:1098",
         .kind = "kernel",
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1011",
+        .location = "specs/native_functions.yaml:1103",
         .kind = "kernel",
     },
     {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1015",
+        .location = "specs/native_functions.yaml:1107",
         .kind = "kernel",
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1021",
+        .location = "specs/native_functions.yaml:1113",
         .kind = "composite",
     },
 };
-const int32_t yg__ops_count = 227;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 227, "op table size");
+const int32_t yg__ops_count = 248;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 248, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2636,18 +2771,32 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = pow_backward_derivative_inputs,
     },
     {
+        .name = "bernoulli",
+        .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+        .location = "specs/derivatives.yaml:567",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "bernoulli.p",
+        .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        .location = "specs/derivatives.yaml:571",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
         .name = "max_pool2d_with_indices",
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:567",
+        .location = "specs/derivatives.yaml:579",
         .n_inputs = 1,
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:571",
+        .location = "specs/derivatives.yaml:583",
         .n_inputs = 1,
         .inputs = reflection_pad_derivative_inputs,
     },
@@ -2655,14 +2804,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:576",
+        .location = "specs/derivatives.yaml:588",
         .n_inputs = 1,
         .inputs = reflection_pad_backward_derivative_inputs,
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:579",
+        .location = "specs/derivatives.yaml:591",
         .n_inputs = 1,
         .inputs = replication_pad_derivative_inputs,
     },
@@ -2670,11 +2819,11 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:582",
+        .location = "specs/derivatives.yaml:594",
         .n_inputs = 1,
         .inputs = replication_pad_backward_derivative_inputs,
     },
 };
-const int32_t yg__derivatives_count = 154;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 154,
+const int32_t yg__derivatives_count = 156;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 156,
                "derivative table size");

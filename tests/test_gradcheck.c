@@ -498,6 +498,11 @@ INPLACE_SAMPLE(f_zero_, yg_zero_(self, &same))
 static yg_status f_relu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_relu_backward(x[0], x[1], o); }
 static yg_status f_pow_bw(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward(x[0], x[1], 2.5, o); }
 
+/* rng-creation: bernoulli's result carries no gradient; the inputs
+ * require grad and must be accepted (dropout calls bernoulli.p on its). */
+static yg_status f_bernoulli(yg_tensor *const *x, yg_tensor **o) { return yg_bernoulli(x[0], NULL, o); }
+static yg_status f_bernoulli_p(yg_tensor *const *x, yg_tensor **o) { return yg_bernoulli_p(x[0], 0.3, NULL, o); }
+
 /* ---- nn-ops: max pooling with indices, reflect/replicate pad ---- */
 static yg_status f_max_pool_idx(yg_tensor *const *x, yg_tensor **o)
 {
@@ -704,6 +709,9 @@ static const sample samples[] = {
     {"zero_", "a copy", 1, {F64(-1, 1, 2, 2, 3)}, f_zero_},
     {"relu_backward", "output of mixed signs", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 2, 2, 3)}, f_relu_bw},
     {"pow_backward", "exponent 2.5, positive self", 2, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_pow_bw},
+    /* ---- rng-creation ---- */
+    {"bernoulli", "probabilities that require grad", 1, {F64(0, 1, 2, 2, 3)}, f_bernoulli},
+    {"bernoulli.p", "self that requires grad", 1, {F64(-1, 1, 2, 2, 3)}, f_bernoulli_p},
     /* ---- nn-ops: max pooling with indices, reflect/replicate pad ---- */
     {"max_pool2d_with_indices", "2x3 window, overlapping rows, values only", 1, {F64(-1, 1, 4, 2, 1, 4, 5)}, f_max_pool_idx},
     {"max_pool2d_with_indices", "1-d through max_pool1d, dilation, ceil_mode", 1, {F64(-1, 1, 3, 2, 2, 10)}, f_max_pool1d},

@@ -822,10 +822,136 @@ yg_status yg_max_pool2d(const yg_tensor *self,
     return YG_OK;
 }
 
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1015] */
+yg_status yg_zeros_like(const yg_tensor *self,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("zeros_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("zeros_like", "self", self));
+    st = yg__composite_zeros_like(self, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "zeros_like");
+    return YG_OK;
+}
+
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1017] */
+yg_status yg_ones_like(const yg_tensor *self,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("ones_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("ones_like", "self", self));
+    st = yg__composite_ones_like(self, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ones_like");
+    return YG_OK;
+}
+
+/* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1019] */
+yg_status yg_full_like(const yg_tensor *self,
+                       double fill_value,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("full_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("full_like", "self", self));
+    st = yg__composite_full_like(self, fill_value, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "full_like");
+    return YG_OK;
+}
+
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1021] */
+yg_status yg_empty_like(const yg_tensor *self,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("empty_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("empty_like", "self", self));
+    st = yg__composite_empty_like(self, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "empty_like");
+    return YG_OK;
+}
+
+/* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1051] */
+yg_status yg_rand_like(const yg_tensor *self,
+                       yg_generator *generator,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("rand_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("rand_like", "self", self));
+    st = yg__composite_rand_like(self, generator, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "rand_like");
+    return YG_OK;
+}
+
+/* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1053] */
+yg_status yg_randn_like(const yg_tensor *self,
+                        yg_generator *generator,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("randn_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("randn_like", "self", self));
+    st = yg__composite_randn_like(self, generator, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "randn_like");
+    return YG_OK;
+}
+
+/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
+ * [specs/native_functions.yaml:1057] */
+yg_status yg_dropout(const yg_tensor *input,
+                     double p,
+                     bool train,
+                     yg_generator *generator,
+                     yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("dropout", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("dropout", "input", input));
+    st = yg__composite_dropout(input, p, train, generator, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "dropout");
+    return YG_OK;
+}
+
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:974] */
+ * [specs/native_functions.yaml:1066] */
 yg_status yg_batch_norm(const yg_tensor *input,
                         const yg_tensor *weight,
                         const yg_tensor *bias,
@@ -867,7 +993,7 @@ yg_status yg_batch_norm(const yg_tensor *input,
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:985] */
+ * [specs/native_functions.yaml:1077] */
 yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
                                               const yg_tensor *indices,
                                               const int64_t *self_sizes,
@@ -891,7 +1017,7 @@ yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:990] */
+ * [specs/native_functions.yaml:1082] */
 yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -929,7 +1055,7 @@ yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:993] */
+ * [specs/native_functions.yaml:1085] */
 yg_status yg_max_pool1d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -963,7 +1089,7 @@ yg_status yg_max_pool1d(const yg_tensor *self,
 }
 
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1021] */
+ * [specs/native_functions.yaml:1113] */
 yg_status yg_pad(const yg_tensor *self,
                  const int64_t *pad,
                  int64_t pad_len,

@@ -1760,6 +1760,445 @@ yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
     return kernel(grad_output, self_sizes, self_sizes_len, out);
 }
 
+typedef yg_status (*zeros_fn)(const int64_t *size,
+                              int64_t size_len,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out);
+
+static const zeros_fn zeros_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_zeros,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:974] */
+yg_status yg_zeros(const int64_t *size,
+                   int64_t size_len,
+                   const yg_dtype *dtype,
+                   const yg_device *device,
+                   yg_tensor **out)
+{
+    yg_device dev;
+    zeros_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("zeros", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("zeros", device, NULL, &dev));
+    kernel = zeros_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "zeros: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, dtype, device, out);
+}
+
+typedef yg_status (*ones_fn)(const int64_t *size,
+                             int64_t size_len,
+                             const yg_dtype *dtype,
+                             const yg_device *device,
+                             yg_tensor **out);
+
+static const ones_fn ones_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_ones,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:978] */
+yg_status yg_ones(const int64_t *size,
+                  int64_t size_len,
+                  const yg_dtype *dtype,
+                  const yg_device *device,
+                  yg_tensor **out)
+{
+    yg_device dev;
+    ones_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("ones", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("ones", device, NULL, &dev));
+    kernel = ones_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "ones: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, dtype, device, out);
+}
+
+typedef yg_status (*full_fn)(const int64_t *size,
+                             int64_t size_len,
+                             double fill_value,
+                             const yg_dtype *dtype,
+                             const yg_device *device,
+                             yg_tensor **out);
+
+static const full_fn full_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_full,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:982] */
+yg_status yg_full(const int64_t *size,
+                  int64_t size_len,
+                  double fill_value,
+                  const yg_dtype *dtype,
+                  const yg_device *device,
+                  yg_tensor **out)
+{
+    yg_device dev;
+    full_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("full", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("full", device, NULL, &dev));
+    kernel = full_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "full: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, fill_value, dtype, device, out);
+}
+
+typedef yg_status (*empty_fn)(const int64_t *size,
+                              int64_t size_len,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out);
+
+static const empty_fn empty_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_empty,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:987] */
+yg_status yg_empty(const int64_t *size,
+                   int64_t size_len,
+                   const yg_dtype *dtype,
+                   const yg_device *device,
+                   yg_tensor **out)
+{
+    yg_device dev;
+    empty_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("empty", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("empty", device, NULL, &dev));
+    kernel = empty_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "empty: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, dtype, device, out);
+}
+
+typedef yg_status (*arange_fn)(double end,
+                               const yg_dtype *dtype,
+                               const yg_device *device,
+                               yg_tensor **out);
+
+static const arange_fn arange_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_arange,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:993] */
+yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
+{
+    yg_device dev;
+    arange_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("arange", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("arange", device, NULL, &dev));
+    kernel = arange_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "arange: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(end, dtype, device, out);
+}
+
+typedef yg_status (*arange_start_fn)(double start,
+                                     double end,
+                                     double step,
+                                     const yg_dtype *dtype,
+                                     const yg_device *device,
+                                     yg_tensor **out);
+
+static const arange_start_fn arange_start_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_arange_start,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:997] */
+yg_status yg_arange_start(double start,
+                          double end,
+                          double step,
+                          const yg_dtype *dtype,
+                          const yg_device *device,
+                          yg_tensor **out)
+{
+    yg_device dev;
+    arange_start_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("arange", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("arange", device, NULL, &dev));
+    kernel = arange_start_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "arange: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(start, end, step, dtype, device, out);
+}
+
+typedef yg_status (*linspace_fn)(double start,
+                                 double end,
+                                 int64_t steps,
+                                 const yg_dtype *dtype,
+                                 const yg_device *device,
+                                 yg_tensor **out);
+
+static const linspace_fn linspace_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_linspace,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1002] */
+yg_status yg_linspace(double start,
+                      double end,
+                      int64_t steps,
+                      const yg_dtype *dtype,
+                      const yg_device *device,
+                      yg_tensor **out)
+{
+    yg_device dev;
+    linspace_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("linspace", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("linspace", device, NULL, &dev));
+    kernel = linspace_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "linspace: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(start, end, steps, dtype, device, out);
+}
+
+typedef yg_status (*eye_fn)(int64_t n,
+                            const yg_dtype *dtype,
+                            const yg_device *device,
+                            yg_tensor **out);
+
+static const eye_fn eye_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_eye,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1007] */
+yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
+{
+    yg_device dev;
+    eye_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("eye", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("eye", device, NULL, &dev));
+    kernel = eye_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "eye: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(n, dtype, device, out);
+}
+
+typedef yg_status (*eye_m_fn)(int64_t n,
+                              int64_t m,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out);
+
+static const eye_m_fn eye_m_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_eye_m,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1011] */
+yg_status yg_eye_m(int64_t n,
+                   int64_t m,
+                   const yg_dtype *dtype,
+                   const yg_device *device,
+                   yg_tensor **out)
+{
+    yg_device dev;
+    eye_m_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("eye", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("eye", device, NULL, &dev));
+    kernel = eye_m_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "eye: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(n, m, dtype, device, out);
+}
+
+typedef yg_status (*rand_fn)(const int64_t *size,
+                             int64_t size_len,
+                             yg_generator *generator,
+                             const yg_dtype *dtype,
+                             const yg_device *device,
+                             yg_tensor **out);
+
+static const rand_fn rand_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_rand,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1027] */
+yg_status yg_rand(const int64_t *size,
+                  int64_t size_len,
+                  yg_generator *generator,
+                  const yg_dtype *dtype,
+                  const yg_device *device,
+                  yg_tensor **out)
+{
+    yg_device dev;
+    rand_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("rand", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("rand", device, NULL, &dev));
+    kernel = rand_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "rand: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, generator, dtype, device, out);
+}
+
+typedef yg_status (*randn_fn)(const int64_t *size,
+                              int64_t size_len,
+                              yg_generator *generator,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out);
+
+static const randn_fn randn_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_randn,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1032] */
+yg_status yg_randn(const int64_t *size,
+                   int64_t size_len,
+                   yg_generator *generator,
+                   const yg_dtype *dtype,
+                   const yg_device *device,
+                   yg_tensor **out)
+{
+    yg_device dev;
+    randn_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("randn", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("randn", device, NULL, &dev));
+    kernel = randn_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "randn: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, generator, dtype, device, out);
+}
+
+typedef yg_status (*randint_fn)(int64_t low,
+                                int64_t high,
+                                const int64_t *size,
+                                int64_t size_len,
+                                yg_generator *generator,
+                                const yg_dtype *dtype,
+                                const yg_device *device,
+                                yg_tensor **out);
+
+static const randint_fn randint_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_randint,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1037] */
+yg_status yg_randint(int64_t low,
+                     int64_t high,
+                     const int64_t *size,
+                     int64_t size_len,
+                     yg_generator *generator,
+                     const yg_dtype *dtype,
+                     const yg_device *device,
+                     yg_tensor **out)
+{
+    yg_device dev;
+    randint_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("randint", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("randint", device, NULL, &dev));
+    kernel = randint_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "randint: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(low, high, size, size_len, generator, dtype, device, out);
+}
+
+typedef yg_status (*bernoulli_fn)(const yg_tensor *self,
+                                  yg_generator *generator,
+                                  yg_tensor **out);
+
+static const bernoulli_fn bernoulli_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_bernoulli,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+ * [specs/native_functions.yaml:1042] */
+yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
+{
+    yg_device dev;
+    bernoulli_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("bernoulli", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("bernoulli", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = bernoulli_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "bernoulli: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, generator, out);
+}
+
+typedef yg_status (*bernoulli_p_fn)(const yg_tensor *self,
+                                    double p,
+                                    yg_generator *generator,
+                                    yg_tensor **out);
+
+static const bernoulli_p_fn bernoulli_p_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_bernoulli_p,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+ * [specs/native_functions.yaml:1047] */
+yg_status yg_bernoulli_p(const yg_tensor *self,
+                         double p,
+                         yg_generator *generator,
+                         yg_tensor **out)
+{
+    yg_device dev;
+    bernoulli_p_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("bernoulli", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("bernoulli", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = bernoulli_p_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "bernoulli: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, p, generator, out);
+}
+
 typedef yg_status (*reflection_pad_fn)(const yg_tensor *self,
                                        const int64_t *pad,
                                        int64_t pad_len,
@@ -1803,7 +2242,7 @@ out:
     return st;
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1000] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1092] */
 yg_status yg_reflection_pad(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
@@ -1882,7 +2321,7 @@ out:
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1006] */
+ * [specs/native_functions.yaml:1098] */
 yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
                                      const int64_t *self_sizes,
                                      int64_t self_sizes_len,
@@ -1961,7 +2400,7 @@ out:
     return st;
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1011] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1103] */
 yg_status yg_replication_pad(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -2040,7 +2479,7 @@ out:
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1015] */
+ * [specs/native_functions.yaml:1107] */
 yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
                                       const int64_t *self_sizes,
                                       int64_t self_sizes_len,

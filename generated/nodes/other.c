@@ -931,7 +931,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:571] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:583] */
 static yg_status reflection_pad_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -976,7 +976,7 @@ const yg_node_vtable yg__reflection_pad_backward_vtable = {
 };
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:576] */
+ * [specs/derivatives.yaml:588] */
 static yg_status reflection_pad_backward_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1015,7 +1015,7 @@ const yg_node_vtable yg__reflection_pad_backward_backward_vtable = {
     .release_saved = reflection_pad_backward_backward_release_saved,
 };
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:579] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:591] */
 static yg_status replication_pad_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -1060,7 +1060,7 @@ const yg_node_vtable yg__replication_pad_backward_vtable = {
 };
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:582] */
+ * [specs/derivatives.yaml:594] */
 static yg_status replication_pad_backward_backward_apply(yg_node *base,
                                                          yg_tensor *const *grads,
                                                          yg_tensor **grad_inputs)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "yagrad/random.h"
 
 yg_status yg__composite_sum_backward(const yg_tensor *grad,
                                      const int64_t *sizes,
@@ -196,6 +197,40 @@ yg_status yg__composite_group_norm(const yg_tensor *input,
                                    const yg_tensor *bias,
                                    double eps,
                                    yg_tensor **out);
+
+/* creation.c: *_like creation ops and dropout */
+yg_status yg__composite_zeros_like(const yg_tensor *self,
+                                   const yg_dtype *dtype,
+                                   const yg_device *device,
+                                   yg_tensor **out);
+yg_status yg__composite_ones_like(const yg_tensor *self,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor **out);
+yg_status yg__composite_full_like(const yg_tensor *self,
+                                  double fill_value,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor **out);
+yg_status yg__composite_empty_like(const yg_tensor *self,
+                                   const yg_dtype *dtype,
+                                   const yg_device *device,
+                                   yg_tensor **out);
+yg_status yg__composite_rand_like(const yg_tensor *self,
+                                  yg_generator *generator,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor **out);
+yg_status yg__composite_randn_like(const yg_tensor *self,
+                                   yg_generator *generator,
+                                   const yg_dtype *dtype,
+                                   const yg_device *device,
+                                   yg_tensor **out);
+yg_status yg__composite_dropout(const yg_tensor *input,
+                                double p,
+                                bool train,
+                                yg_generator *generator,
+                                yg_tensor **out);
 
 /* ---- nn-ops: batch_norm, max pooling with indices, padding modes ---- */
 yg_status yg__composite_batch_norm(const yg_tensor *input,

@@ -130,6 +130,15 @@ yg_dtype yg__promote_types(yg_dtype a, yg_dtype b);
 /* "cpu", "cuda"; "unknown" otherwise. */
 const char *yg__device_name(yg_device device);
 
+/* The device whose kernel an op with a Device argument runs (core/device.c):
+ * *device when device is not NULL, else the device of like, else the CPU
+ * (like is NULL for ops without tensors).  Fails with YG_ERR_DEVICE
+ * "<op>: invalid device <n>" for a value that is no yg_device. */
+yg_status yg__dispatch_device(const char *op,
+                              const yg_device *device,
+                              const yg_tensor *like,
+                              yg_device *out);
+
 /* Writes "[2, 3]" for sizes into buf (NUL-terminated, truncated). */
 char *yg__format_sizes(const int64_t *sizes, int64_t ndim, char *buf, size_t buf_len);
 

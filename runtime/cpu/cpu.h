@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "yagrad/random.h"
 
 /* ---- pointwise iterator (cpu/pointwise.c) ---- */
 
@@ -397,5 +398,75 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
                                     int64_t reduction,
                                     int64_t ignore_index,
                                     yg_tensor **out);
+
+/* creation.c: tensors made from their arguments (the generated wrapper has
+ * already picked the device from `device`, so kernels ignore it) */
+yg_status yg__cpu_zeros(const int64_t *size,
+                        int64_t size_len,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+yg_status yg__cpu_ones(const int64_t *size,
+                       int64_t size_len,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out);
+yg_status yg__cpu_full(const int64_t *size,
+                       int64_t size_len,
+                       double fill_value,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out);
+yg_status yg__cpu_empty(const int64_t *size,
+                        int64_t size_len,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+yg_status yg__cpu_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out);
+yg_status yg__cpu_arange_start(double start,
+                               double end,
+                               double step,
+                               const yg_dtype *dtype,
+                               const yg_device *device,
+                               yg_tensor **out);
+yg_status yg__cpu_linspace(double start,
+                           double end,
+                           int64_t steps,
+                           const yg_dtype *dtype,
+                           const yg_device *device,
+                           yg_tensor **out);
+yg_status yg__cpu_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out);
+yg_status yg__cpu_eye_m(int64_t n,
+                        int64_t m,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+
+/* random.c: random ops drawing from a Philox generator (NULL: the default) */
+yg_status yg__cpu_rand(const int64_t *size,
+                       int64_t size_len,
+                       yg_generator *generator,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out);
+yg_status yg__cpu_randn(const int64_t *size,
+                        int64_t size_len,
+                        yg_generator *generator,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+yg_status yg__cpu_randint(int64_t low,
+                          int64_t high,
+                          const int64_t *size,
+                          int64_t size_len,
+                          yg_generator *generator,
+                          const yg_dtype *dtype,
+                          const yg_device *device,
+                          yg_tensor **out);
+yg_status yg__cpu_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out);
+yg_status yg__cpu_bernoulli_p(const yg_tensor *self,
+                              double p,
+                              yg_generator *generator,
+                              yg_tensor **out);
 
 #endif /* YAGRAD_CPU_H */

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
 
@@ -1370,6 +1371,169 @@ YG_NODISCARD yg_status yg_upsample_nearest2d_backward(
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
     yg_tensor **out);              /* out: new ref */
+
+/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_zeros(const int64_t *size,      /* borrowed, size_len entries */
+                                int64_t size_len,
+                                const yg_dtype *dtype,    /* nullable; default NULL */
+                                const yg_device *device,  /* nullable; default NULL */
+                                yg_tensor **out);         /* out: new ref */
+
+/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_ones(const int64_t *size,      /* borrowed, size_len entries */
+                               int64_t size_len,
+                               const yg_dtype *dtype,    /* nullable; default NULL */
+                               const yg_device *device,  /* nullable; default NULL */
+                               yg_tensor **out);         /* out: new ref */
+
+/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_full(const int64_t *size,      /* borrowed, size_len entries */
+                               int64_t size_len,
+                               double fill_value,
+                               const yg_dtype *dtype,    /* nullable; default NULL */
+                               const yg_device *device,  /* nullable; default NULL */
+                               yg_tensor **out);         /* out: new ref */
+
+/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_empty(const int64_t *size,      /* borrowed, size_len entries */
+                                int64_t size_len,
+                                const yg_dtype *dtype,    /* nullable; default NULL */
+                                const yg_device *device,  /* nullable; default NULL */
+                                yg_tensor **out);         /* out: new ref */
+
+/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_arange(double end,
+                                 const yg_dtype *dtype,    /* nullable; default NULL */
+                                 const yg_device *device,  /* nullable; default NULL */
+                                 yg_tensor **out);         /* out: new ref */
+
+/* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_arange_start(double start,
+                                       double end,
+                                       double step,              /* default 1 */
+                                       const yg_dtype *dtype,    /* nullable; default NULL */
+                                       const yg_device *device,  /* nullable; default NULL */
+                                       yg_tensor **out);         /* out: new ref */
+
+/* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_linspace(double start,
+                                   double end,
+                                   int64_t steps,
+                                   const yg_dtype *dtype,    /* nullable; default NULL */
+                                   const yg_device *device,  /* nullable; default NULL */
+                                   yg_tensor **out);         /* out: new ref */
+
+/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_eye(int64_t n,
+                              const yg_dtype *dtype,    /* nullable; default NULL */
+                              const yg_device *device,  /* nullable; default NULL */
+                              yg_tensor **out);         /* out: new ref */
+
+/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_eye_m(int64_t n,
+                                int64_t m,
+                                const yg_dtype *dtype,    /* nullable; default NULL */
+                                const yg_device *device,  /* nullable; default NULL */
+                                yg_tensor **out);         /* out: new ref */
+
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_zeros_like(const yg_tensor *self,    /* borrowed */
+                                     const yg_dtype *dtype,    /* nullable; default NULL */
+                                     const yg_device *device,  /* nullable; default NULL */
+                                     yg_tensor **out);         /* out: new ref */
+
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_ones_like(const yg_tensor *self,    /* borrowed */
+                                    const yg_dtype *dtype,    /* nullable; default NULL */
+                                    const yg_device *device,  /* nullable; default NULL */
+                                    yg_tensor **out);         /* out: new ref */
+
+/* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_full_like(const yg_tensor *self,    /* borrowed */
+                                    double fill_value,
+                                    const yg_dtype *dtype,    /* nullable; default NULL */
+                                    const yg_device *device,  /* nullable; default NULL */
+                                    yg_tensor **out);         /* out: new ref */
+
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_empty_like(const yg_tensor *self,    /* borrowed */
+                                     const yg_dtype *dtype,    /* nullable; default NULL */
+                                     const yg_device *device,  /* nullable; default NULL */
+                                     yg_tensor **out);         /* out: new ref */
+
+/* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_rand(
+    const int64_t *size,      /* borrowed, size_len entries */
+    int64_t size_len,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_randn(
+    const int64_t *size,      /* borrowed, size_len entries */
+    int64_t size_len,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_randint(
+    int64_t low,
+    int64_t high,
+    const int64_t *size,      /* borrowed, size_len entries */
+    int64_t size_len,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor */
+YG_NODISCARD yg_status yg_bernoulli(
+    const yg_tensor *self,    /* borrowed */
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor */
+YG_NODISCARD yg_status yg_bernoulli_p(
+    const yg_tensor *self,    /* borrowed */
+    double p,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_rand_like(
+    const yg_tensor *self,    /* borrowed */
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_randn_like(
+    const yg_tensor *self,    /* borrowed */
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor */
+YG_NODISCARD yg_status yg_dropout(
+    const yg_tensor *input,   /* borrowed */
+    double p,
+    bool train,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    yg_tensor **out);         /* out: new ref */
 
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,
  *   Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None, bool training=False,

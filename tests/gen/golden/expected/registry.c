@@ -176,14 +176,27 @@ const yg_op_info yg__ops[] = {
         .kind = "kernel",
     },
     {
+        .name = "noise",
+        .schema = "noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:116",
+        .kind = "kernel",
+    },
+    {
+        .name = "noise_like",
+        .schema = "noise_like(Tensor self, Device device) -> Tensor",
+        .location = "specs/native_functions.yaml:120",
+        .kind = "kernel",
+    },
+    {
         .name = "running_scale",
         .schema = "running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor",
-        .location = "specs/native_functions.yaml:115",
+        .location = "specs/native_functions.yaml:124",
         .kind = "kernel",
     },
 };
-const int32_t yg__ops_count = 26;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 26, "op table size");
+const int32_t yg__ops_count = 28;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 28, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

@@ -561,6 +561,68 @@ out:
     return st;
 }
 
+typedef yg_status (*noise_fn)(const int64_t *size,
+                              int64_t size_len,
+                              yg_generator *generator,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out);
+
+static const noise_fn noise_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_noise,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:116] */
+yg_status yg_noise(const int64_t *size,
+                   int64_t size_len,
+                   yg_generator *generator,
+                   const yg_dtype *dtype,
+                   const yg_device *device,
+                   yg_tensor **out)
+{
+    yg_device dev;
+    noise_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("noise", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("noise", device, NULL, &dev));
+    kernel = noise_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "noise: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, generator, dtype, device, out);
+}
+
+typedef yg_status (*noise_like_fn)(const yg_tensor *self, yg_device device, yg_tensor **out);
+
+static const noise_like_fn noise_like_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_noise_like,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:120] */
+yg_status yg_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_device dev;
+    noise_like_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("noise_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("noise_like", "self", self));
+    if (yg__any_requires_grad(1, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "noise_like: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    YG_RETURN_IF_ERROR(yg__dispatch_device("noise_like", &device, self, &dev));
+    kernel = noise_like_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "noise_like: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, device, out);
+}
+
 typedef yg_status (*running_scale_fn)(const yg_tensor *self,
                                       yg_tensor *running,
                                       double momentum,
@@ -572,7 +634,7 @@ static const running_scale_fn running_scale_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
- * [specs/native_functions.yaml:115] */
+ * [specs/native_functions.yaml:124] */
 yg_status yg_running_scale(const yg_tensor *self,
                            yg_tensor *running,
                            double momentum,

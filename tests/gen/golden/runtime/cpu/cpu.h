@@ -62,6 +62,13 @@ yg_status yg__golden_expand(const yg_tensor *self,
                             int64_t size_len,
                             yg_tensor **out);
 yg_status yg__golden_clone(const yg_tensor *self, yg_tensor **out);
+yg_status yg__golden_noise(const int64_t *size,
+                        int64_t size_len,
+                        yg_generator *generator,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+yg_status yg__golden_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out);
 yg_status yg__golden_running_scale(const yg_tensor *self,
                                    yg_tensor *running,
                                    double momentum,

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
 
@@ -188,6 +189,21 @@ YG_NODISCARD yg_status yg_mul_out(const yg_tensor *self,   /* borrowed */
 /* sign(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_sign(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
+
+/* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_noise(
+    const int64_t *size,      /* borrowed, size_len entries */
+    int64_t size_len,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* noise_like(Tensor self, Device device) -> Tensor */
+YG_NODISCARD yg_status yg_noise_like(const yg_tensor *self,  /* borrowed */
+                                     yg_device device,
+                                     yg_tensor **out);       /* out: new ref */
 
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor */
 YG_NODISCARD yg_status yg_running_scale(
