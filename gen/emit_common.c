@@ -155,7 +155,10 @@ void gen_op_params(const gen_op *op, gen_params *p)
         char *what;
         switch (a->type) {
         case GEN_T_TENSOR:
-            if (a->mutable_)
+            if (gen_arg_is_state(a))
+                push_param(p, gen_xprintf("yg_tensor *%s", a->name),
+                           default_comment(a, "nullable, in-out: updated in place"));
+            else if (a->mutable_)
                 push_param(p, gen_xprintf("yg_tensor *%s", a->name), gen_xstrdup("in-out"));
             else if (a->nullable)
                 push_param(p, gen_xprintf("const yg_tensor *%s", a->name),

@@ -87,6 +87,14 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
         if (a->type == GEN_T_TENSOR && !a->nullable)
             gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", %s));\n",
                           op->display, a->name, a->name);
+        if (gen_arg_is_state(a))
+            gen_sb_printf(sb,
+                          "    if (%s != NULL && yg_tensor_requires_grad(%s))\n"
+                          "        return yg__fail(YG_ERR_AUTOGRAD,\n"
+                          "                        \"%s: %s is state updated in place and "
+                          "must not \"\n"
+                          "                        \"require grad\");\n",
+                          a->name, a->name, op->display, a->name);
         if (a->type == GEN_T_TENSOR_LIST)
             gen_sb_printf(sb,
                           "    for (int64_t i = 0; i < %s_len; i++)\n"
@@ -103,6 +111,27 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
     }
 }
 
+static bool has_state_args(const gen_op *op)
+{
+    for (int i = 0; i < op->schema.n_args; i++)
+        if (gen_arg_is_state(&op->schema.args[i]))
+            return true;
+    return false;
+}
+
+/* After the op succeeded: bumps the version of each state argument given
+ * (Tensor(a!)?), which the kernel or composite wrote in place, so a saved
+ * copy of it is caught as stale. */
+static void emit_state_bumps(gen_sb *sb, const gen_op *op, const char *indent)
+{
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (gen_arg_is_state(a))
+            gen_sb_printf(sb, "%sif (%s != NULL)\n%s    yg__tensor_bump_version(%s);\n", indent,
+                          a->name, indent, a->name);
+    }
+}
+
 static void emit_composite(gen_sb *sb, const gen_op *op)
 {
     gen_sb_puts(sb, "{\n    yg_status st;\n\n");
@@ -110,9 +139,10 @@ static void emit_composite(gen_sb *sb, const gen_op *op)
     char *head = gen_xprintf("st = yg__composite_%s(", op->cname);
     gen_emit_forward_call(sb, "    ", head, op, NULL, ");");
     free(head);
-    gen_sb_printf(sb, "    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n"
-                      "    return YG_OK;\n}\n",
+    gen_sb_printf(sb, "    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n",
                   op->display);
+    emit_state_bumps(sb, op, "    ");
+    gen_sb_puts(sb, "    return YG_OK;\n}\n");
 }
 
 static const char *first_tensor(const gen_op *op)
@@ -481,7 +511,9 @@ static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const 
     }
     gen_sb_puts(sb, "&base);\n        if (st != YG_OK)\n            return st;\n    }\n");
     gen_emit_forward_call(sb, "    ", "st = kernel(", op, "&result", ");");
-    gen_sb_puts(sb, "    if (st != YG_OK)\n        goto out;\n    if (base != NULL) {\n");
+    gen_sb_puts(sb, "    if (st != YG_OK)\n        goto out;\n");
+    emit_state_bumps(sb, op, "    ");
+    gen_sb_puts(sb, "    if (base != NULL) {\n");
     if (saves_result) {
         gen_sb_printf(sb, "        %s_backward *node = (%s_backward *)base;\n\n", op->cname,
                       op->cname);
@@ -534,7 +566,7 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     if (inplace)
         gen_sb_puts(sb, "    yg_node *base = NULL;\n");
     gen_sb_printf(sb, "    yg_device dev;\n    %s_fn kernel;\n", op->cname);
-    if (record || views)
+    if (record || views || has_state_args(op))
         gen_sb_puts(sb, "    yg_status st;\n");
     gen_sb_puts(sb, "\n");
     emit_check_prologue(sb, op);
@@ -583,14 +615,22 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
                   "                        yg__device_name(dev));\n",
                   op->cname, op->display);
     free(list_first);
-    if (!record && !views) {
+    if (!record && !views && !has_state_args(op)) {
         gen_emit_forward_call(sb, "    ", "return kernel(", op, NULL, ");");
         gen_sb_puts(sb, "}\n");
+        return;
+    }
+    if (!record && !views) {
+        gen_emit_forward_call(sb, "    ", "st = kernel(", op, NULL, ");");
+        gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
+        emit_state_bumps(sb, op, "    ");
+        gen_sb_puts(sb, "    return YG_OK;\n}\n");
         return;
     }
     if (!record) {
         gen_emit_forward_call(sb, "    ", "st = kernel(", op, NULL, ");");
         gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
+        emit_state_bumps(sb, op, "    ");
         emit_make_views(sb, op, false);
         gen_sb_puts(sb, "}\n");
         return;
@@ -598,6 +638,7 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     gen_emit_forward_call(sb, "    ", "st = kernel(", op,
                           op->schema.n_returns == 1 ? "&result" : GEN_OUT_LOCALS, ");");
     gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
+    emit_state_bumps(sb, op, "    ");
     if (views)
         emit_make_views(sb, op, true);
     gen_sb_printf(sb, "    if (yg__any_requires_grad(%d, inputs)) {\n        st = %s_record(",

@@ -129,6 +129,9 @@ typedef struct gen_schema {
 bool gen_schema_parse(const char *text, gen_loc loc, gen_schema *schema);
 void gen_schema_free(gen_schema *schema);
 const char *gen_type_name(const gen_arg *arg);
+/* Whether arg is Tensor(a!)?: optional state (running statistics) that a
+ * functional op updates in place and does not return. */
+bool gen_arg_is_state(const gen_arg *arg);
 
 /* ---- the model ---- */
 

@@ -282,6 +282,11 @@ static bool parse_type(parser *p, gen_arg *a)
             ok = expect(p, ']', "']' (a Tensor list is written Tensor[])");
         } else if (next == '(') {
             ok = alias_annotation(p, &a->alias, &a->mutable_);
+            /* Tensor(a!)?: optional state the op updates in place */
+            if (ok && a->mutable_ && p->text[p->pos] == '?') {
+                p->pos++;
+                a->nullable = true;
+            }
         }
     } else if (strcmp(t, "int") == 0) {
         a->type = GEN_T_INT;
@@ -580,4 +585,9 @@ const char *gen_type_name(const gen_arg *a)
         return "Generator?";
     }
     return "?";
+}
+
+bool gen_arg_is_state(const gen_arg *a)
+{
+    return a->type == GEN_T_TENSOR && a->mutable_ && a->nullable;
 }

@@ -110,7 +110,6 @@ static const char *const log_softmax_derivative_inputs[] = {"self"};
 static const char *const nll_loss_derivative_inputs[] = {"self"};
 static const char *const tanh_backward_derivative_inputs[] = {"grad_output", "output"};
 static const char *const sigmoid_backward_derivative_inputs[] = {"grad_output", "output"};
-static const char *const max_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const adaptive_avg_pool2d_derivative_inputs[] = {"self"};
@@ -132,6 +131,11 @@ static const char *const copy__derivative_inputs[] = {"self", "src"};
 static const char *const zero__derivative_inputs[] = {"self"};
 static const char *const relu_backward_derivative_inputs[] = {"grad_output"};
 static const char *const pow_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
+static const char *const reflection_pad_derivative_inputs[] = {"self"};
+static const char *const reflection_pad_backward_derivative_inputs[] = {"grad_output"};
+static const char *const replication_pad_derivative_inputs[] = {"self"};
+static const char *const replication_pad_backward_derivative_inputs[] = {"grad_output"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -1439,21 +1443,14 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:935",
-        .kind = "kernel",
-    },
-    {
-        .name = "max_pool2d_backward",
-        .schema = "max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size,"
-                  " int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor",
-        .location = "specs/native_functions.yaml:940",
-        .kind = "kernel",
+        .location = "specs/native_functions.yaml:936",
+        .kind = "composite",
     },
     {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:945",
+        .location = "specs/native_functions.yaml:940",
         .kind = "kernel",
     },
     {
@@ -1461,171 +1458,241 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:949",
+        .location = "specs/native_functions.yaml:944",
         .kind = "kernel",
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:955",
+        .location = "specs/native_functions.yaml:950",
         .kind = "kernel",
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:959",
+        .location = "specs/native_functions.yaml:954",
         .kind = "kernel",
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:964",
+        .location = "specs/native_functions.yaml:959",
         .kind = "kernel",
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:968",
+        .location = "specs/native_functions.yaml:963",
         .kind = "kernel",
     },
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:979",
+        .location = "specs/native_functions.yaml:974",
         .kind = "kernel",
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:983",
+        .location = "specs/native_functions.yaml:978",
         .kind = "kernel",
     },
     {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:987",
+        .location = "specs/native_functions.yaml:982",
         .kind = "kernel",
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:992",
+        .location = "specs/native_functions.yaml:987",
         .kind = "kernel",
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:998",
+        .location = "specs/native_functions.yaml:993",
         .kind = "kernel",
     },
     {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1002",
+        .location = "specs/native_functions.yaml:997",
         .kind = "kernel",
     },
     {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1007",
+        .location = "specs/native_functions.yaml:1002",
         .kind = "kernel",
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1012",
+        .location = "specs/native_functions.yaml:1007",
         .kind = "kernel",
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1016",
+        .location = "specs/native_functions.yaml:1011",
         .kind = "kernel",
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1020",
+        .location = "specs/native_functions.yaml:1015",
         .kind = "composite",
     },
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1022",
+        .location = "specs/native_functions.yaml:1017",
         .kind = "composite",
     },
     {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1024",
+        .location = "specs/native_functions.yaml:1019",
         .kind = "composite",
     },
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1026",
+        .location = "specs/native_functions.yaml:1021",
         .kind = "composite",
     },
     {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1032",
+        .location = "specs/native_functions.yaml:1027",
         .kind = "kernel",
     },
     {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1037",
+        .location = "specs/native_functions.yaml:1032",
         .kind = "kernel",
     },
     {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1042",
+        .location = "specs/native_functions.yaml:1037",
         .kind = "kernel",
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1047",
+        .location = "specs/native_functions.yaml:1042",
         .kind = "kernel",
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1052",
+        .location = "specs/native_functions.yaml:1047",
         .kind = "kernel",
     },
     {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1056",
+        .location = "specs/native_functions.yaml:1051",
         .kind = "composite",
     },
     {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1058",
+        .location = "specs/native_functions.yaml:1053",
         .kind = "composite",
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1062",
+        .location = "specs/native_functions.yaml:1057",
+        .kind = "composite",
+    },
+    {
+        .name = "batch_norm",
+        .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
+                  " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
+                  " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
+        .location = "specs/native_functions.yaml:1066",
+        .kind = "composite",
+    },
+    {
+        .name = "max_pool2d_with_indices",
+        .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/native_functions.yaml:1071",
+        .kind = "kernel",
+    },
+    {
+        .name = "max_pool2d_with_indices_backward",
+        .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
+                  " int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1077",
+        .kind = "composite",
+    },
+    {
+        .name = "max_pool1d_with_indices",
+        .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/native_functions.yaml:1082",
+        .kind = "composite",
+    },
+    {
+        .name = "max_pool1d",
+        .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1085",
+        .kind = "composite",
+    },
+    {
+        .name = "reflection_pad",
+        .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1092",
+        .kind = "kernel",
+    },
+    {
+        .name = "reflection_pad_backward",
+        .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1098",
+        .kind = "kernel",
+    },
+    {
+        .name = "replication_pad",
+        .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1103",
+        .kind = "kernel",
+    },
+    {
+        .name = "replication_pad_backward",
+        .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1107",
+        .kind = "kernel",
+    },
+    {
+        .name = "pad",
+        .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
+        .location = "specs/native_functions.yaml:1113",
         .kind = "composite",
     },
 };
-const int32_t yg__ops_count = 239;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 239, "op table size");
+const int32_t yg__ops_count = 248;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 248, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2550,19 +2617,10 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = sigmoid_backward_derivative_inputs,
     },
     {
-        .name = "max_pool2d",
-        .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
-                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/derivatives.yaml:471",
-        .n_inputs = 1,
-        .inputs = max_pool2d_derivative_inputs,
-        .no_double_backward = "max_pool2d_backward has no derivative entry",
-    },
-    {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:475",
+        .location = "specs/derivatives.yaml:471",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -2571,14 +2629,14 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:479",
+        .location = "specs/derivatives.yaml:475",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:482",
+        .location = "specs/derivatives.yaml:478",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
         .no_double_backward = "adaptive_avg_pool2d_backward has no derivative entry",
@@ -2586,7 +2644,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:486",
+        .location = "specs/derivatives.yaml:482",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
         .no_double_backward = "upsample_nearest2d_backward has no derivative entry",
@@ -2594,7 +2652,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/derivatives.yaml:493",
+        .location = "specs/derivatives.yaml:489",
         .n_inputs = 1,
         .inputs = leaky_relu_backward_derivative_inputs,
     },
@@ -2602,7 +2660,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/derivatives.yaml:497",
+        .location = "specs/derivatives.yaml:493",
         .n_inputs = 1,
         .inputs = hardtanh_backward_derivative_inputs,
     },
@@ -2610,123 +2668,162 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:501",
+        .location = "specs/derivatives.yaml:497",
         .n_inputs = 1,
         .inputs = clamp_backward_derivative_inputs,
     },
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:505",
+        .location = "specs/derivatives.yaml:501",
         .n_inputs = 1,
         .inputs = clamp_min_backward_derivative_inputs,
     },
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:509",
+        .location = "specs/derivatives.yaml:505",
         .n_inputs = 1,
         .inputs = clamp_max_backward_derivative_inputs,
     },
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:513",
+        .location = "specs/derivatives.yaml:509",
         .n_inputs = 1,
         .inputs = maximum_backward_derivative_inputs,
     },
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:518",
+        .location = "specs/derivatives.yaml:514",
         .n_inputs = 1,
         .inputs = minimum_backward_derivative_inputs,
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:528",
+        .location = "specs/derivatives.yaml:524",
         .n_inputs = 2,
         .inputs = add__derivative_inputs,
     },
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:532",
+        .location = "specs/derivatives.yaml:528",
         .n_inputs = 2,
         .inputs = sub__derivative_inputs,
     },
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:536",
+        .location = "specs/derivatives.yaml:532",
         .n_inputs = 2,
         .inputs = mul__derivative_inputs,
     },
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:540",
+        .location = "specs/derivatives.yaml:536",
         .n_inputs = 2,
         .inputs = div__derivative_inputs,
     },
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:544",
+        .location = "specs/derivatives.yaml:540",
         .n_inputs = 1,
         .inputs = mul_scalar__derivative_inputs,
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:547",
+        .location = "specs/derivatives.yaml:543",
         .n_inputs = 1,
         .inputs = relu__derivative_inputs,
     },
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:550",
+        .location = "specs/derivatives.yaml:546",
         .n_inputs = 2,
         .inputs = copy__derivative_inputs,
     },
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:554",
+        .location = "specs/derivatives.yaml:550",
         .n_inputs = 1,
         .inputs = zero__derivative_inputs,
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:559",
+        .location = "specs/derivatives.yaml:555",
         .n_inputs = 1,
         .inputs = relu_backward_derivative_inputs,
     },
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:563",
+        .location = "specs/derivatives.yaml:559",
         .n_inputs = 2,
         .inputs = pow_backward_derivative_inputs,
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:571",
+        .location = "specs/derivatives.yaml:567",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:575",
+        .location = "specs/derivatives.yaml:571",
         .n_inputs = 0,
         .inputs = NULL,
     },
+    {
+        .name = "max_pool2d_with_indices",
+        .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/derivatives.yaml:579",
+        .n_inputs = 1,
+        .inputs = max_pool2d_with_indices_derivative_inputs,
+    },
+    {
+        .name = "reflection_pad",
+        .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:583",
+        .n_inputs = 1,
+        .inputs = reflection_pad_derivative_inputs,
+    },
+    {
+        .name = "reflection_pad_backward",
+        .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:588",
+        .n_inputs = 1,
+        .inputs = reflection_pad_backward_derivative_inputs,
+    },
+    {
+        .name = "replication_pad",
+        .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:591",
+        .n_inputs = 1,
+        .inputs = replication_pad_derivative_inputs,
+    },
+    {
+        .name = "replication_pad_backward",
+        .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:594",
+        .n_inputs = 1,
+        .inputs = replication_pad_backward_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 152;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 152,
+const int32_t yg__derivatives_count = 156;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 156,
                "derivative table size");

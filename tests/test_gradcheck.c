@@ -503,6 +503,31 @@ static yg_status f_pow_bw(yg_tensor *const *x, yg_tensor **o) { return yg_pow_ba
 static yg_status f_bernoulli(yg_tensor *const *x, yg_tensor **o) { return yg_bernoulli(x[0], NULL, o); }
 static yg_status f_bernoulli_p(yg_tensor *const *x, yg_tensor **o) { return yg_bernoulli_p(x[0], 0.3, NULL, o); }
 
+/* ---- nn-ops: max pooling with indices, reflect/replicate pad ---- */
+static yg_status f_max_pool_idx(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t k[] = {2, 3}, s[] = {1, 2}, p[] = {1, 1}, d[] = {1, 1};
+    yg_tensor *i = NULL;
+    yg_status st = yg_max_pool2d_with_indices(x[0], k, 2, s, 2, p, 2, d, 2, false, o, &i);
+    yg_release(i);
+    return st;
+}
+static yg_status f_max_pool1d(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t k[] = {3}, s[] = {2}, p[] = {1}, d[] = {2};
+    return yg_max_pool1d(x[0], k, 1, s, 1, p, 1, d, 1, true, o);
+}
+static const int64_t pad2d[] = {1, 2, 2, 1}, pad1d[] = {3, 4}, pad3d[] = {1, 1, 2, 0, 1, 2};
+static const int64_t pad2d_self[] = {2, 3, 4};
+static yg_status f_reflect2d(yg_tensor *const *x, yg_tensor **o) { return yg_reflection_pad(x[0], pad2d, 4, o); }
+static yg_status f_reflect1d(yg_tensor *const *x, yg_tensor **o) { return yg_reflection_pad(x[0], pad1d, 2, o); }
+static yg_status f_reflect3d(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad3d, 6, "reflect", 0, o); }
+static yg_status f_reflect_bw(yg_tensor *const *x, yg_tensor **o) { return yg_reflection_pad_backward(x[0], pad2d_self, 3, pad2d, 4, o); }
+static yg_status f_replicate2d(yg_tensor *const *x, yg_tensor **o) { return yg_replication_pad(x[0], pad2d, 4, o); }
+static yg_status f_replicate1d(yg_tensor *const *x, yg_tensor **o) { return yg_replication_pad(x[0], pad1d, 2, o); }
+static yg_status f_replicate3d(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad3d, 6, "replicate", 0, o); }
+static yg_status f_replicate_bw(yg_tensor *const *x, yg_tensor **o) { return yg_replication_pad_backward(x[0], pad2d_self, 3, pad2d, 4, o); }
+
 static const sample samples[] = {
     {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add},
     {"add", "0-dim + [2, 2]", 2, {F64(-1, 1, 0, 0), F64(-1, 1, 2, 2, 2)}, f_add},
@@ -606,8 +631,8 @@ static const sample samples[] = {
     {"softmax", "dim 1", 1, {F64(-2, 2, 2, 3, 5)}, f_softmax},
     {"softmax", "dim 0", 1, {F64(-2, 2, 2, 3, 5)}, f_softmax0},
     {"embedding", "repeated rows", 1, {F64(-1, 1, 2, 4, 3)}, f_embedding},
-    {"max_pool2d", "2x2 windows", 1, {F64(-1, 1, 4, 1, 2, 4, 6)}, f_max_pool},
-    {"max_pool2d", "padding, stride 2, dilation, ceil_mode", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_max_pool_pad},
+    {"max_pool2d_with_indices", "2x2 windows", 1, {F64(-1, 1, 4, 1, 2, 4, 6)}, f_max_pool},
+    {"max_pool2d_with_indices", "padding, stride 2, dilation, ceil_mode", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_max_pool_pad},
     {"avg_pool2d", "3x3 stride 2 padding 1", 1, {F64(-1, 1, 3, 2, 5, 6)}, f_avg_pool},
     {"avg_pool2d", "ceil_mode, padding not counted", 1, {F64(-1, 1, 4, 2, 1, 5, 5)}, f_avg_pool_ceil},
     {"avg_pool2d_backward", "into [2, 5, 6]", 1, {F64(-1, 1, 3, 2, 3, 3)}, f_avg_pool_bw},
@@ -687,6 +712,17 @@ static const sample samples[] = {
     /* ---- rng-creation ---- */
     {"bernoulli", "probabilities that require grad", 1, {F64(0, 1, 2, 2, 3)}, f_bernoulli},
     {"bernoulli.p", "self that requires grad", 1, {F64(-1, 1, 2, 2, 3)}, f_bernoulli_p},
+    /* ---- nn-ops: max pooling with indices, reflect/replicate pad ---- */
+    {"max_pool2d_with_indices", "2x3 window, overlapping rows, values only", 1, {F64(-1, 1, 4, 2, 1, 4, 5)}, f_max_pool_idx},
+    {"max_pool2d_with_indices", "1-d through max_pool1d, dilation, ceil_mode", 1, {F64(-1, 1, 3, 2, 2, 10)}, f_max_pool1d},
+    {"reflection_pad", "2-d, [C, H, W]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_reflect2d},
+    {"reflection_pad", "1-d, amounts up to size - 1", 1, {F64(-1, 1, 3, 1, 2, 5)}, f_reflect1d},
+    {"reflection_pad", "3-d through pad", 1, {F64(-1, 1, 4, 1, 3, 3, 4)}, f_reflect3d},
+    {"reflection_pad_backward", "into [2, 3, 4]", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_reflect_bw},
+    {"replication_pad", "2-d, [C, H, W]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_replicate2d},
+    {"replication_pad", "1-d, amounts above size", 1, {F64(-1, 1, 2, 2, 3)}, f_replicate1d},
+    {"replication_pad", "3-d through pad", 1, {F64(-1, 1, 4, 1, 3, 3, 4)}, f_replicate3d},
+    {"replication_pad_backward", "into [2, 3, 4]", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_replicate_bw},
 };
 #define N_SAMPLES ((int)(sizeof samples / sizeof samples[0]))
 

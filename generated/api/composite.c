@@ -787,8 +787,43 @@ yg_status yg_group_norm(const yg_tensor *input,
     return YG_OK;
 }
 
+/* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ * [specs/native_functions.yaml:936] */
+yg_status yg_max_pool2d(const yg_tensor *self,
+                        const int64_t *kernel_size,
+                        int64_t kernel_size_len,
+                        const int64_t *stride,
+                        int64_t stride_len,
+                        const int64_t *padding,
+                        int64_t padding_len,
+                        const int64_t *dilation,
+                        int64_t dilation_len,
+                        bool ceil_mode,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d", "self", self));
+    st = yg__composite_max_pool2d(self,
+                                  kernel_size,
+                                  kernel_size_len,
+                                  stride,
+                                  stride_len,
+                                  padding,
+                                  padding_len,
+                                  dilation,
+                                  dilation_len,
+                                  ceil_mode,
+                                  out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool2d");
+    return YG_OK;
+}
+
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1020] */
+ * [specs/native_functions.yaml:1015] */
 yg_status yg_zeros_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -805,7 +840,7 @@ yg_status yg_zeros_like(const yg_tensor *self,
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1022] */
+ * [specs/native_functions.yaml:1017] */
 yg_status yg_ones_like(const yg_tensor *self,
                        const yg_dtype *dtype,
                        const yg_device *device,
@@ -823,7 +858,7 @@ yg_status yg_ones_like(const yg_tensor *self,
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1024] */
+ * [specs/native_functions.yaml:1019] */
 yg_status yg_full_like(const yg_tensor *self,
                        double fill_value,
                        const yg_dtype *dtype,
@@ -841,7 +876,7 @@ yg_status yg_full_like(const yg_tensor *self,
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1026] */
+ * [specs/native_functions.yaml:1021] */
 yg_status yg_empty_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -859,7 +894,7 @@ yg_status yg_empty_like(const yg_tensor *self,
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1056] */
+ * [specs/native_functions.yaml:1051] */
 yg_status yg_rand_like(const yg_tensor *self,
                        yg_generator *generator,
                        const yg_dtype *dtype,
@@ -878,7 +913,7 @@ yg_status yg_rand_like(const yg_tensor *self,
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1058] */
+ * [specs/native_functions.yaml:1053] */
 yg_status yg_randn_like(const yg_tensor *self,
                         yg_generator *generator,
                         const yg_dtype *dtype,
@@ -896,7 +931,7 @@ yg_status yg_randn_like(const yg_tensor *self,
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1062] */
+ * [specs/native_functions.yaml:1057] */
 yg_status yg_dropout(const yg_tensor *input,
                      double p,
                      bool train,
@@ -910,5 +945,164 @@ yg_status yg_dropout(const yg_tensor *input,
     st = yg__composite_dropout(input, p, train, generator, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "dropout");
+    return YG_OK;
+}
+
+/* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
+ *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
+ *   float eps=1e-05) -> Tensor
+ * [specs/native_functions.yaml:1066] */
+yg_status yg_batch_norm(const yg_tensor *input,
+                        const yg_tensor *weight,
+                        const yg_tensor *bias,
+                        yg_tensor *running_mean,
+                        yg_tensor *running_var,
+                        bool training,
+                        double momentum,
+                        double eps,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("batch_norm", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("batch_norm", "input", input));
+    if (running_mean != NULL && yg_tensor_requires_grad(running_mean))
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "batch_norm: running_mean is state updated in place and must not "
+                        "require grad");
+    if (running_var != NULL && yg_tensor_requires_grad(running_var))
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "batch_norm: running_var is state updated in place and must not "
+                        "require grad");
+    st = yg__composite_batch_norm(input,
+                                  weight,
+                                  bias,
+                                  running_mean,
+                                  running_var,
+                                  training,
+                                  momentum,
+                                  eps,
+                                  out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "batch_norm");
+    if (running_mean != NULL)
+        yg__tensor_bump_version(running_mean);
+    if (running_var != NULL)
+        yg__tensor_bump_version(running_var);
+    return YG_OK;
+}
+
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
+ * [specs/native_functions.yaml:1077] */
+yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
+                                              const yg_tensor *indices,
+                                              const int64_t *self_sizes,
+                                              int64_t self_sizes_len,
+                                              yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_with_indices_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_with_indices_backward", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_with_indices_backward", "indices", indices));
+    st = yg__composite_max_pool2d_with_indices_backward(grad_output,
+                                                        indices,
+                                                        self_sizes,
+                                                        self_sizes_len,
+                                                        out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool2d_with_indices_backward");
+    return YG_OK;
+}
+
+/* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ * [specs/native_functions.yaml:1082] */
+yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
+                                     const int64_t *kernel_size,
+                                     int64_t kernel_size_len,
+                                     const int64_t *stride,
+                                     int64_t stride_len,
+                                     const int64_t *padding,
+                                     int64_t padding_len,
+                                     const int64_t *dilation,
+                                     int64_t dilation_len,
+                                     bool ceil_mode,
+                                     yg_tensor **out_values,
+                                     yg_tensor **out_indices)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool1d_with_indices", "out_values", out_values));
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool1d_with_indices", "out_indices", out_indices));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool1d_with_indices", "self", self));
+    st = yg__composite_max_pool1d_with_indices(self,
+                                               kernel_size,
+                                               kernel_size_len,
+                                               stride,
+                                               stride_len,
+                                               padding,
+                                               padding_len,
+                                               dilation,
+                                               dilation_len,
+                                               ceil_mode,
+                                               out_values,
+                                               out_indices);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool1d_with_indices");
+    return YG_OK;
+}
+
+/* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ * [specs/native_functions.yaml:1085] */
+yg_status yg_max_pool1d(const yg_tensor *self,
+                        const int64_t *kernel_size,
+                        int64_t kernel_size_len,
+                        const int64_t *stride,
+                        int64_t stride_len,
+                        const int64_t *padding,
+                        int64_t padding_len,
+                        const int64_t *dilation,
+                        int64_t dilation_len,
+                        bool ceil_mode,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool1d", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool1d", "self", self));
+    st = yg__composite_max_pool1d(self,
+                                  kernel_size,
+                                  kernel_size_len,
+                                  stride,
+                                  stride_len,
+                                  padding,
+                                  padding_len,
+                                  dilation,
+                                  dilation_len,
+                                  ceil_mode,
+                                  out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool1d");
+    return YG_OK;
+}
+
+/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
+ * [specs/native_functions.yaml:1113] */
+yg_status yg_pad(const yg_tensor *self,
+                 const int64_t *pad,
+                 int64_t pad_len,
+                 const char *mode,
+                 double value,
+                 yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("pad", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("pad", "self", self));
+    st = yg__composite_pad(self, pad, pad_len, mode, value, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "pad");
     return YG_OK;
 }

@@ -1499,70 +1499,6 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
     return kernel(grad_output, indices, weight_sizes, weight_sizes_len, padding_idx, out);
 }
 
-typedef yg_status (*max_pool2d_backward_fn)(const yg_tensor *grad_output,
-                                            const yg_tensor *self,
-                                            const int64_t *kernel_size,
-                                            int64_t kernel_size_len,
-                                            const int64_t *stride,
-                                            int64_t stride_len,
-                                            const int64_t *padding,
-                                            int64_t padding_len,
-                                            const int64_t *dilation,
-                                            int64_t dilation_len,
-                                            bool ceil_mode,
-                                            yg_tensor **out);
-
-static const max_pool2d_backward_fn max_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_max_pool2d_backward,
-    [YG_CUDA] = NULL, /* reserved */
-};
-
-/* max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride,
- *   int[] padding, int[] dilation, bool ceil_mode) -> Tensor
- * [specs/native_functions.yaml:940] */
-yg_status yg_max_pool2d_backward(const yg_tensor *grad_output,
-                                 const yg_tensor *self,
-                                 const int64_t *kernel_size,
-                                 int64_t kernel_size_len,
-                                 const int64_t *stride,
-                                 int64_t stride_len,
-                                 const int64_t *padding,
-                                 int64_t padding_len,
-                                 const int64_t *dilation,
-                                 int64_t dilation_len,
-                                 bool ceil_mode,
-                                 yg_tensor **out)
-{
-    const yg_tensor *inputs[2] = {grad_output, self};
-    yg_device dev;
-    max_pool2d_backward_fn kernel;
-
-    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_backward", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_backward", "grad_output", grad_output));
-    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "max_pool2d_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
-    dev = yg_tensor_device(grad_output);
-    kernel = max_pool2d_backward_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "max_pool2d_backward: no kernel for device %s",
-                        yg__device_name(dev));
-    return kernel(grad_output,
-                  self,
-                  kernel_size,
-                  kernel_size_len,
-                  stride,
-                  stride_len,
-                  padding,
-                  padding_len,
-                  dilation,
-                  dilation_len,
-                  ceil_mode,
-                  out);
-}
-
 typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,
                                             const int64_t *self_sizes,
                                             int64_t self_sizes_len,
@@ -1629,7 +1565,7 @@ out:
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:949] */
+ * [specs/native_functions.yaml:944] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -1693,7 +1629,7 @@ static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernel
 };
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:959] */
+ * [specs/native_functions.yaml:954] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -1755,7 +1691,7 @@ out:
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:964] */
+ * [specs/native_functions.yaml:959] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -1800,7 +1736,7 @@ static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[
 };
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:968] */
+ * [specs/native_functions.yaml:963] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,
@@ -1836,7 +1772,7 @@ static const zeros_fn zeros_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:979] */
+ * [specs/native_functions.yaml:974] */
 yg_status yg_zeros(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -1867,7 +1803,7 @@ static const ones_fn ones_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:983] */
+ * [specs/native_functions.yaml:978] */
 yg_status yg_ones(const int64_t *size,
                   int64_t size_len,
                   const yg_dtype *dtype,
@@ -1899,7 +1835,7 @@ static const full_fn full_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:987] */
+ * [specs/native_functions.yaml:982] */
 yg_status yg_full(const int64_t *size,
                   int64_t size_len,
                   double fill_value,
@@ -1931,7 +1867,7 @@ static const empty_fn empty_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:992] */
+ * [specs/native_functions.yaml:987] */
 yg_status yg_empty(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -1961,7 +1897,7 @@ static const arange_fn arange_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:998] */
+ * [specs/native_functions.yaml:993] */
 yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -1990,7 +1926,7 @@ static const arange_start_fn arange_start_kernels[YG_DEVICE_COUNT_] = {
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1002] */
+ * [specs/native_functions.yaml:997] */
 yg_status yg_arange_start(double start,
                           double end,
                           double step,
@@ -2024,7 +1960,7 @@ static const linspace_fn linspace_kernels[YG_DEVICE_COUNT_] = {
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1007] */
+ * [specs/native_functions.yaml:1002] */
 yg_status yg_linspace(double start,
                       double end,
                       int64_t steps,
@@ -2055,7 +1991,7 @@ static const eye_fn eye_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1012] */
+ * [specs/native_functions.yaml:1007] */
 yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -2082,7 +2018,7 @@ static const eye_m_fn eye_m_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1016] */
+ * [specs/native_functions.yaml:1011] */
 yg_status yg_eye_m(int64_t n,
                    int64_t m,
                    const yg_dtype *dtype,
@@ -2115,7 +2051,7 @@ static const rand_fn rand_kernels[YG_DEVICE_COUNT_] = {
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1032] */
+ * [specs/native_functions.yaml:1027] */
 yg_status yg_rand(const int64_t *size,
                   int64_t size_len,
                   yg_generator *generator,
@@ -2149,7 +2085,7 @@ static const randn_fn randn_kernels[YG_DEVICE_COUNT_] = {
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1037] */
+ * [specs/native_functions.yaml:1032] */
 yg_status yg_randn(const int64_t *size,
                    int64_t size_len,
                    yg_generator *generator,
@@ -2185,7 +2121,7 @@ static const randint_fn randint_kernels[YG_DEVICE_COUNT_] = {
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1042] */
+ * [specs/native_functions.yaml:1037] */
 yg_status yg_randint(int64_t low,
                      int64_t high,
                      const int64_t *size,
@@ -2217,7 +2153,7 @@ static const bernoulli_fn bernoulli_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1047] */
+ * [specs/native_functions.yaml:1042] */
 yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
     yg_device dev;
@@ -2244,7 +2180,7 @@ static const bernoulli_p_fn bernoulli_p_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1052] */
+ * [specs/native_functions.yaml:1047] */
 yg_status yg_bernoulli_p(const yg_tensor *self,
                          double p,
                          yg_generator *generator,
@@ -2261,4 +2197,320 @@ yg_status yg_bernoulli_p(const yg_tensor *self,
         return yg__fail(YG_ERR_DEVICE, "bernoulli: no kernel for device %s",
                         yg__device_name(dev));
     return kernel(self, p, generator, out);
+}
+
+typedef yg_status (*reflection_pad_fn)(const yg_tensor *self,
+                                       const int64_t *pad,
+                                       int64_t pad_len,
+                                       yg_tensor **out);
+
+static const reflection_pad_fn reflection_pad_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_reflection_pad,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReflectionPadBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status reflection_pad_record(const yg_tensor *self,
+                                       const int64_t *pad,
+                                       int64_t pad_len,
+                                       yg_tensor *result)
+{
+    yg_node *base = NULL;
+    reflection_pad_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__reflection_pad_backward_vtable,
+                      sizeof(reflection_pad_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (reflection_pad_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1092] */
+yg_status yg_reflection_pad(const yg_tensor *self,
+                            const int64_t *pad,
+                            int64_t pad_len,
+                            yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    reflection_pad_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("reflection_pad", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("reflection_pad", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = reflection_pad_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "reflection_pad: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = reflection_pad_record(self, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*reflection_pad_backward_fn)(const yg_tensor *grad_output,
+                                                const int64_t *self_sizes,
+                                                int64_t self_sizes_len,
+                                                const int64_t *pad,
+                                                int64_t pad_len,
+                                                yg_tensor **out);
+
+static const reflection_pad_backward_fn reflection_pad_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_reflection_pad_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReflectionPadBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status reflection_pad_backward_record(const yg_tensor *grad_output,
+                                                const int64_t *pad,
+                                                int64_t pad_len,
+                                                yg_tensor *result)
+{
+    yg_node *base = NULL;
+    reflection_pad_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__reflection_pad_backward_backward_vtable,
+                      sizeof(reflection_pad_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (reflection_pad_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ * [specs/native_functions.yaml:1098] */
+yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
+                                     const int64_t *self_sizes,
+                                     int64_t self_sizes_len,
+                                     const int64_t *pad,
+                                     int64_t pad_len,
+                                     yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    reflection_pad_backward_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("reflection_pad_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("reflection_pad_backward", "grad_output", grad_output));
+    dev = yg_tensor_device(grad_output);
+    kernel = reflection_pad_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "reflection_pad_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(grad_output, self_sizes, self_sizes_len, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = reflection_pad_backward_record(grad_output, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*replication_pad_fn)(const yg_tensor *self,
+                                        const int64_t *pad,
+                                        int64_t pad_len,
+                                        yg_tensor **out);
+
+static const replication_pad_fn replication_pad_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_replication_pad,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReplicationPadBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status replication_pad_record(const yg_tensor *self,
+                                        const int64_t *pad,
+                                        int64_t pad_len,
+                                        yg_tensor *result)
+{
+    yg_node *base = NULL;
+    replication_pad_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__replication_pad_backward_vtable,
+                      sizeof(replication_pad_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (replication_pad_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1103] */
+yg_status yg_replication_pad(const yg_tensor *self,
+                             const int64_t *pad,
+                             int64_t pad_len,
+                             yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    replication_pad_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("replication_pad", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("replication_pad", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = replication_pad_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "replication_pad: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = replication_pad_record(self, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*replication_pad_backward_fn)(const yg_tensor *grad_output,
+                                                 const int64_t *self_sizes,
+                                                 int64_t self_sizes_len,
+                                                 const int64_t *pad,
+                                                 int64_t pad_len,
+                                                 yg_tensor **out);
+
+static const replication_pad_backward_fn replication_pad_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_replication_pad_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReplicationPadBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status replication_pad_backward_record(const yg_tensor *grad_output,
+                                                 const int64_t *pad,
+                                                 int64_t pad_len,
+                                                 yg_tensor *result)
+{
+    yg_node *base = NULL;
+    replication_pad_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__replication_pad_backward_backward_vtable,
+                      sizeof(replication_pad_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (replication_pad_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ * [specs/native_functions.yaml:1107] */
+yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
+                                      const int64_t *self_sizes,
+                                      int64_t self_sizes_len,
+                                      const int64_t *pad,
+                                      int64_t pad_len,
+                                      yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    replication_pad_backward_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("replication_pad_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("replication_pad_backward", "grad_output", grad_output));
+    dev = yg_tensor_device(grad_output);
+    kernel = replication_pad_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "replication_pad_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(grad_output, self_sizes, self_sizes_len, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = replication_pad_backward_record(grad_output, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }

@@ -179,4 +179,34 @@ typedef struct upsample_nearest2d_backward {
 } upsample_nearest2d_backward;
 extern const yg_node_vtable yg__upsample_nearest2d_backward_vtable;
 
+/* reflection_pad(Tensor self, int[] pad) -> Tensor */
+typedef struct reflection_pad_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    yg_saved_int_list pad;
+} reflection_pad_backward;
+extern const yg_node_vtable yg__reflection_pad_backward_vtable;
+
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+typedef struct reflection_pad_backward_backward {
+    yg_node base;
+    yg_saved_int_list pad;
+} reflection_pad_backward_backward;
+extern const yg_node_vtable yg__reflection_pad_backward_backward_vtable;
+
+/* replication_pad(Tensor self, int[] pad) -> Tensor */
+typedef struct replication_pad_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    yg_saved_int_list pad;
+} replication_pad_backward;
+extern const yg_node_vtable yg__replication_pad_backward_vtable;
+
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+typedef struct replication_pad_backward_backward {
+    yg_node base;
+    yg_saved_int_list pad;
+} replication_pad_backward_backward;
+extern const yg_node_vtable yg__replication_pad_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */

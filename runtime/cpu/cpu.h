@@ -89,29 +89,18 @@ yg_status yg__cpu_zero_(yg_tensor *self, yg_tensor **out);
 yg_status yg__cpu_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out);
 
 /* pool.c: 2-D pooling and resampling of [N, C, H, W] / [C, H, W] */
-yg_status yg__cpu_max_pool2d(const yg_tensor *self,
-                             const int64_t *kernel_size,
-                             int64_t kernel_size_len,
-                             const int64_t *stride,
-                             int64_t stride_len,
-                             const int64_t *padding,
-                             int64_t padding_len,
-                             const int64_t *dilation,
-                             int64_t dilation_len,
-                             bool ceil_mode,
-                             yg_tensor **out);
-yg_status yg__cpu_max_pool2d_backward(const yg_tensor *grad_output,
-                                      const yg_tensor *self,
-                                      const int64_t *kernel_size,
-                                      int64_t kernel_size_len,
-                                      const int64_t *stride,
-                                      int64_t stride_len,
-                                      const int64_t *padding,
-                                      int64_t padding_len,
-                                      const int64_t *dilation,
-                                      int64_t dilation_len,
-                                      bool ceil_mode,
-                                      yg_tensor **out);
+yg_status yg__cpu_max_pool2d_with_indices(const yg_tensor *self,
+                                          const int64_t *kernel_size,
+                                          int64_t kernel_size_len,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          const int64_t *dilation,
+                                          int64_t dilation_len,
+                                          bool ceil_mode,
+                                          yg_tensor **out_values,
+                                          yg_tensor **out_indices);
 yg_status yg__cpu_avg_pool2d(const yg_tensor *self,
                              const int64_t *kernel_size,
                              int64_t kernel_size_len,
@@ -368,6 +357,27 @@ yg_status yg__cpu_constant_pad_nd(const yg_tensor *self,
                                   int64_t pad_len,
                                   double value,
                                   yg_tensor **out);
+/* pad.c: reflect and replicate padding of the last 1-3 dims */
+yg_status yg__cpu_reflection_pad(const yg_tensor *self,
+                                 const int64_t *pad,
+                                 int64_t pad_len,
+                                 yg_tensor **out);
+yg_status yg__cpu_replication_pad(const yg_tensor *self,
+                                  const int64_t *pad,
+                                  int64_t pad_len,
+                                  yg_tensor **out);
+yg_status yg__cpu_reflection_pad_backward(const yg_tensor *grad_output,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          const int64_t *pad,
+                                          int64_t pad_len,
+                                          yg_tensor **out);
+yg_status yg__cpu_replication_pad_backward(const yg_tensor *grad_output,
+                                           const int64_t *self_sizes,
+                                           int64_t self_sizes_len,
+                                           const int64_t *pad,
+                                           int64_t pad_len,
+                                           yg_tensor **out);
 
 /* nn.c */
 yg_status yg__cpu_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);

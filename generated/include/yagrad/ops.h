@@ -1314,22 +1314,6 @@ YG_NODISCARD yg_status yg_max_pool2d(
     bool ceil_mode,              /* default false */
     yg_tensor **out);            /* out: new ref */
 
-/* max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride,
- *   int[] padding, int[] dilation, bool ceil_mode) -> Tensor */
-YG_NODISCARD yg_status yg_max_pool2d_backward(
-    const yg_tensor *grad_output,  /* borrowed */
-    const yg_tensor *self,         /* borrowed */
-    const int64_t *kernel_size,    /* borrowed, kernel_size_len entries */
-    int64_t kernel_size_len,
-    const int64_t *stride,         /* borrowed, stride_len entries */
-    int64_t stride_len,
-    const int64_t *padding,        /* borrowed, padding_len entries */
-    int64_t padding_len,
-    const int64_t *dilation,       /* borrowed, dilation_len entries */
-    int64_t dilation_len,
-    bool ceil_mode,
-    yg_tensor **out);              /* out: new ref */
-
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
 YG_NODISCARD yg_status yg_avg_pool2d(
@@ -1550,6 +1534,114 @@ YG_NODISCARD yg_status yg_dropout(
     bool train,
     yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
     yg_tensor **out);         /* out: new ref */
+
+/* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,
+ *   Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None, bool training=False,
+ *   float momentum=0.1, float eps=1e-05) -> Tensor */
+YG_NODISCARD yg_status yg_batch_norm(
+    const yg_tensor *input,   /* borrowed */
+    const yg_tensor *weight,  /* nullable, borrowed; default NULL */
+    const yg_tensor *bias,    /* nullable, borrowed; default NULL */
+    yg_tensor *running_mean,  /* nullable, in-out: updated in place; default NULL */
+    yg_tensor *running_var,   /* nullable, in-out: updated in place; default NULL */
+    bool training,            /* default false */
+    double momentum,          /* default 0.1 */
+    double eps,               /* default 1e-05 */
+    yg_tensor **out);         /* out: new ref */
+
+/* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+YG_NODISCARD yg_status yg_max_pool2d_with_indices(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
+    yg_tensor **out_values,      /* out: new ref */
+    yg_tensor **out_indices);    /* out: new ref */
+
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,
+ *   int[] self_sizes) -> Tensor */
+YG_NODISCARD yg_status yg_max_pool2d_with_indices_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *indices,      /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+YG_NODISCARD yg_status yg_max_pool1d_with_indices(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
+    yg_tensor **out_values,      /* out: new ref */
+    yg_tensor **out_indices);    /* out: new ref */
+
+/* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+YG_NODISCARD yg_status yg_max_pool1d(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
+    yg_tensor **out);            /* out: new ref */
+
+/* reflection_pad(Tensor self, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_reflection_pad(const yg_tensor *self,  /* borrowed */
+                                         const int64_t *pad,     /* borrowed, pad_len entries */
+                                         int64_t pad_len,
+                                         yg_tensor **out);       /* out: new ref */
+
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_reflection_pad_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const int64_t *pad,            /* borrowed, pad_len entries */
+    int64_t pad_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* replication_pad(Tensor self, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_replication_pad(const yg_tensor *self,  /* borrowed */
+                                          const int64_t *pad,     /* borrowed, pad_len entries */
+                                          int64_t pad_len,
+                                          yg_tensor **out);       /* out: new ref */
+
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_replication_pad_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const int64_t *pad,            /* borrowed, pad_len entries */
+    int64_t pad_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor */
+YG_NODISCARD yg_status yg_pad(const yg_tensor *self,  /* borrowed */
+                              const int64_t *pad,     /* borrowed, pad_len entries */
+                              int64_t pad_len,
+                              const char *mode,       /* default "constant" */
+                              double value,           /* default 0 */
+                              yg_tensor **out);       /* out: new ref */
 
 #ifdef __cplusplus
 }

@@ -188,9 +188,15 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:120",
         .kind = "kernel",
     },
+    {
+        .name = "running_scale",
+        .schema = "running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor",
+        .location = "specs/native_functions.yaml:124",
+        .kind = "kernel",
+    },
 };
-const int32_t yg__ops_count = 27;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 27, "op table size");
+const int32_t yg__ops_count = 28;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 28, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

@@ -622,3 +622,48 @@ yg_status yg_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out
                         yg__device_name(dev));
     return kernel(self, device, out);
 }
+
+typedef yg_status (*running_scale_fn)(const yg_tensor *self,
+                                      yg_tensor *running,
+                                      double momentum,
+                                      yg_tensor **out);
+
+static const running_scale_fn running_scale_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_running_scale,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
+ * [specs/native_functions.yaml:124] */
+yg_status yg_running_scale(const yg_tensor *self,
+                           yg_tensor *running,
+                           double momentum,
+                           yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, running};
+    yg_device dev;
+    running_scale_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("running_scale", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("running_scale", "self", self));
+    if (running != NULL && yg_tensor_requires_grad(running))
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "running_scale: running is state updated in place and must not "
+                        "require grad");
+    if (yg__any_requires_grad(2, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "running_scale: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(self);
+    kernel = running_scale_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "running_scale: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, running, momentum, out);
+    if (st != YG_OK)
+        return st;
+    if (running != NULL)
+        yg__tensor_bump_version(running);
+    return YG_OK;
+}

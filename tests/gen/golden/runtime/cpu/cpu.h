@@ -69,5 +69,9 @@ yg_status yg__golden_noise(const int64_t *size,
                         const yg_device *device,
                         yg_tensor **out);
 yg_status yg__golden_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out);
+yg_status yg__golden_running_scale(const yg_tensor *self,
+                                   yg_tensor *running,
+                                   double momentum,
+                                   yg_tensor **out);
 
 #endif /* YAGRAD_GOLDEN_CPU_H */

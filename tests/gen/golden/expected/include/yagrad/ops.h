@@ -205,6 +205,13 @@ YG_NODISCARD yg_status yg_noise_like(const yg_tensor *self,  /* borrowed */
                                      yg_device device,
                                      yg_tensor **out);       /* out: new ref */
 
+/* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor */
+YG_NODISCARD yg_status yg_running_scale(
+    const yg_tensor *self,  /* borrowed */
+    yg_tensor *running,     /* nullable, in-out: updated in place */
+    double momentum,        /* default 0.1 */
+    yg_tensor **out);       /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif
