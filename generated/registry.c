@@ -132,6 +132,10 @@ static const char *const copy__derivative_inputs[] = {"self", "src"};
 static const char *const zero__derivative_inputs[] = {"self"};
 static const char *const relu_backward_derivative_inputs[] = {"grad_output"};
 static const char *const pow_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const split_derivative_inputs[] = {"self"};
+static const char *const split_with_sizes_derivative_inputs[] = {"self"};
+static const char *const chunk_derivative_inputs[] = {"self"};
+static const char *const unbind_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -1488,9 +1492,33 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:968",
         .kind = "kernel",
     },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:977",
+        .kind = "kernel",
+    },
+    {
+        .name = "split_with_sizes",
+        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:982",
+        .kind = "kernel",
+    },
+    {
+        .name = "chunk",
+        .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:988",
+        .kind = "kernel",
+    },
+    {
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:994",
+        .kind = "kernel",
+    },
 };
-const int32_t yg__ops_count = 218;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 218, "op table size");
+const int32_t yg__ops_count = 222;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 222, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2577,7 +2605,35 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 2,
         .inputs = pow_backward_derivative_inputs,
     },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:571",
+        .n_inputs = 1,
+        .inputs = split_derivative_inputs,
+    },
+    {
+        .name = "split_with_sizes",
+        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:574",
+        .n_inputs = 1,
+        .inputs = split_with_sizes_derivative_inputs,
+    },
+    {
+        .name = "chunk",
+        .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:577",
+        .n_inputs = 1,
+        .inputs = chunk_derivative_inputs,
+    },
+    {
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:580",
+        .n_inputs = 1,
+        .inputs = unbind_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 150;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 150,
+const int32_t yg__derivatives_count = 154;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 154,
                "derivative table size");

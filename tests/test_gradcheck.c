@@ -498,6 +498,76 @@ INPLACE_SAMPLE(f_zero_, yg_zero_(self, &same))
 static yg_status f_relu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_relu_backward(x[0], x[1], o); }
 static yg_status f_pow_bw(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward(x[0], x[1], 2.5, o); }
 
+/* ---- shape-index: ops returning Tensor[] and advanced indexing ---- */
+
+/* Samples of ops with several outputs: the outputs picked by use (a
+ * bit mask, bit i for output i) are flattened and joined into one 1-D
+ * result, so the harness checks sum(v * f(x)) with an independent
+ * cotangent for every element of every used output; an output left out
+ * has an undefined gradient, which the op's backward must treat as
+ * zeros.  outs (n new refs) is released here. */
+static yg_status join_outputs(yg_tensor **outs, int64_t n, uint64_t use, yg_tensor **o)
+{
+    const int64_t flat[] = {-1};
+    yg_tensor *parts[16] = {0};
+    int64_t n_parts = 0;
+    yg_status st = n <= 16 ? YG_OK : YG_ERR_INVALID_ARGUMENT;
+
+    for (int64_t i = 0; i < n && st == YG_OK; i++)
+        if (use & ((uint64_t)1 << i))
+            st = yg_reshape(outs[i], flat, 1, &parts[n_parts++]);
+    if (st == YG_OK)
+        st = yg_cat((const yg_tensor *const *)parts, n_parts, 0, o);
+    for (int64_t i = 0; i < n_parts; i++)
+        yg_release(parts[i]);
+    yg_release_list(outs, n);
+    return st;
+}
+
+static yg_status f_split(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_split(x[0], 2, 0, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, 0x7, o) : st;
+}
+static yg_status f_split_some(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_split(x[0], 2, -1, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, 0x5, o) : st;
+}
+static yg_status f_split_with_sizes(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t sizes[] = {1, 0, 4};
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_split_with_sizes(x[0], sizes, 3, 1, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, 0x7, o) : st;
+}
+static yg_status f_chunk_last(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_chunk(x[0], 4, 0, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, (uint64_t)1 << (n - 1), o) : st;
+}
+static yg_status f_unbind_some(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_unbind(x[0], 1, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, 0x9, o) : st;
+}
+static yg_status f_unbind_1d(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_unbind(x[0], -1, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, 0x7, o) : st;
+}
+
 static const sample samples[] = {
     {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add},
     {"add", "0-dim + [2, 2]", 2, {F64(-1, 1, 0, 0), F64(-1, 1, 2, 2, 2)}, f_add},
@@ -679,6 +749,13 @@ static const sample samples[] = {
     {"zero_", "a copy", 1, {F64(-1, 1, 2, 2, 3)}, f_zero_},
     {"relu_backward", "output of mixed signs", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 2, 2, 3)}, f_relu_bw},
     {"pow_backward", "exponent 2.5, positive self", 2, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_pow_bw},
+    /* shape-index: ops returning Tensor[] and advanced indexing */
+    {"split", "[5, 3] in pieces of 2, all used", 1, {F64(-1, 1, 2, 5, 3)}, f_split},
+    {"split", "[2, 5] along dim -1, piece 1 unused", 1, {F64(-1, 1, 2, 2, 5)}, f_split_some},
+    {"split_with_sizes", "[2, 5] as 1, 0, 4 along dim 1", 1, {F64(-1, 1, 2, 2, 5)}, f_split_with_sizes},
+    {"chunk", "[5, 2] in 4 chunks (3 pieces), only the last used", 1, {F64(-1, 1, 2, 5, 2)}, f_chunk_last},
+    {"unbind", "[3, 4] along dim 1, outputs 0 and 3 used", 1, {F64(-1, 1, 2, 3, 4)}, f_unbind_some},
+    {"unbind", "[3] into 0-dim outputs", 1, {F64(-1, 1, 1, 3)}, f_unbind_1d},
 };
 #define N_SAMPLES ((int)(sizeof samples / sizeof samples[0]))
 

@@ -311,6 +311,20 @@ yg_status yg__cpu_flip(const yg_tensor *self,
                        int64_t dims_len,
                        yg_tensor **out);
 
+/* split.c: a tensor cut into a list of views along one dim (ops returning
+ * Tensor(a)[]: *out is a new array of *out_len new refs) */
+yg_status yg__cpu_split(
+    const yg_tensor *self, int64_t split_size, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__cpu_split_with_sizes(const yg_tensor *self,
+                                   const int64_t *split_sizes,
+                                   int64_t split_sizes_len,
+                                   int64_t dim,
+                                   yg_tensor ***out,
+                                   int64_t *out_len);
+yg_status yg__cpu_chunk(
+    const yg_tensor *self, int64_t chunks, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__cpu_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len);
+
 /* index.c: index_select, gather, scatter and their gradients */
 yg_status yg__cpu_index_select(const yg_tensor *self,
                                int64_t dim,

@@ -18,6 +18,7 @@ static const char *const exp__derivative_inputs[] = {"self"};
 static const char *const max_dim_derivative_inputs[] = {"self"};
 static const char *const sincos_derivative_inputs[] = {"self"};
 static const char *const scaled_derivative_inputs[] = {"self", "scale"};
+static const char *const split_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -175,9 +176,15 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:111",
         .kind = "kernel",
     },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:115",
+        .kind = "kernel",
+    },
 };
-const int32_t yg__ops_count = 25;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 25, "op table size");
+const int32_t yg__ops_count = 26;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 26, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -271,7 +278,14 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 2,
         .inputs = scaled_derivative_inputs,
     },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:67",
+        .n_inputs = 1,
+        .inputs = split_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 13;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 13,
+const int32_t yg__derivatives_count = 14;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 14,
                "derivative table size");

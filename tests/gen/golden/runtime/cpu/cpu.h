@@ -62,5 +62,7 @@ yg_status yg__golden_expand(const yg_tensor *self,
                             int64_t size_len,
                             yg_tensor **out);
 yg_status yg__golden_clone(const yg_tensor *self, yg_tensor **out);
+yg_status yg__golden_split(
+    const yg_tensor *self, int64_t split_size, int64_t dim, yg_tensor ***out, int64_t *out_len);
 
 #endif /* YAGRAD_GOLDEN_CPU_H */

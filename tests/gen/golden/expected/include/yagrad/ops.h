@@ -189,6 +189,14 @@ YG_NODISCARD yg_status yg_mul_out(const yg_tensor *self,   /* borrowed */
 YG_NODISCARD yg_status yg_sign(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_split(
+    const yg_tensor *self,  /* borrowed */
+    int64_t split_size,
+    int64_t dim,            /* default 0 */
+    yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
 #ifdef __cplusplus
 }
 #endif
