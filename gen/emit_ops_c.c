@@ -93,6 +93,15 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
         if (a->type == GEN_T_TENSOR && !a->nullable)
             gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", %s));\n",
                           op->display, a->name, a->name);
+        if (a->type == GEN_T_TENSOR_LIST)
+            gen_sb_printf(sb,
+                          "    if (%s_len < 0 || (%s == NULL && %s_len > 0))\n"
+                          "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
+                          "                        \"%s: %s is %%s with %s_len %%lld\",\n"
+                          "                        %s == NULL ? \"NULL\" : \"given\",\n"
+                          "                        (long long)%s_len);\n",
+                          a->name, a->name, a->name, op->display, a->name, a->name, a->name,
+                          a->name);
         if (a->type == GEN_T_TENSOR_LIST && !a->nullable)
             gen_sb_printf(sb,
                           "    for (int64_t i = 0; i < %s_len; i++)\n"

@@ -701,7 +701,7 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
             add_save(fc, c, name, GEN_SAVE_TENSOR_LIST, -1);
         } else if (index >= 0 && !formula_readable(&fc->d->op->schema.args[index])) {
             formula_error_at(fc, c, "formulas cannot read '%s' yet: its type is not one of "
-                                    "Tensor, int, int[], float, bool and Scalar",
+                                    "Tensor, Tensor[], int, int[], float, bool and Scalar",
                              name);
         } else if (index >= 0) {
             add_save(fc, c, name,

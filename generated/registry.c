@@ -136,6 +136,9 @@ static const char *const split_derivative_inputs[] = {"self"};
 static const char *const split_with_sizes_derivative_inputs[] = {"self"};
 static const char *const chunk_derivative_inputs[] = {"self"};
 static const char *const unbind_derivative_inputs[] = {"self"};
+static const char *const index_derivative_inputs[] = {"self"};
+static const char *const index_put_derivative_inputs[] = {"self", "values"};
+static const char *const index_put__derivative_inputs[] = {"self", "values"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -1516,9 +1519,42 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:994",
         .kind = "kernel",
     },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:1004",
+        .kind = "kernel",
+    },
+    {
+        .name = "index_put",
+        .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1012",
+        .kind = "kernel",
+    },
+    {
+        .name = "index_put_",
+        .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:1016",
+        .kind = "kernel",
+    },
+    {
+        .name = "index_backward",
+        .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:1021",
+        .kind = "composite",
+    },
+    {
+        .name = "index_put_self_backward",
+        .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
+                  " bool accumulate) -> Tensor",
+        .location = "specs/native_functions.yaml:1025",
+        .kind = "composite",
+    },
 };
-const int32_t yg__ops_count = 222;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 222, "op table size");
+const int32_t yg__ops_count = 227;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 227, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2633,7 +2669,30 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 1,
         .inputs = unbind_derivative_inputs,
     },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/derivatives.yaml:586",
+        .n_inputs = 1,
+        .inputs = index_derivative_inputs,
+    },
+    {
+        .name = "index_put",
+        .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor",
+        .location = "specs/derivatives.yaml:589",
+        .n_inputs = 2,
+        .inputs = index_put_derivative_inputs,
+    },
+    {
+        .name = "index_put_",
+        .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:593",
+        .n_inputs = 2,
+        .inputs = index_put__derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 154;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 154,
+const int32_t yg__derivatives_count = 157;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 157,
                "derivative table size");

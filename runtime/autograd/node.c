@@ -249,6 +249,12 @@ yg_status yg__saved_list_unpack(const yg_saved_tensor_list *s, yg_node *node, yg
     *out = NULL;
     if (s->len == 0)
         return YG_OK;
+    if (s->items == NULL)
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "%s: trying to backward through the graph a second time: its saved "
+                        "values were freed by the first backward; pass retain_graph=true to the "
+                        "first yg_backward",
+                        node->vt->name);
     items = calloc((size_t)s->len, sizeof *items);
     if (items == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory unpacking saved tensors",
@@ -266,11 +272,11 @@ yg_status yg__saved_list_unpack(const yg_saved_tensor_list *s, yg_node *node, yg
 
 void yg__saved_list_release(yg_saved_tensor_list *s)
 {
-    for (int64_t i = 0; i < s->len; i++)
+    /* len stays: a later unpack then knows the values are gone. */
+    for (int64_t i = 0; s->items != NULL && i < s->len; i++)
         yg__saved_release(&s->items[i]);
     free(s->items);
     s->items = NULL;
-    s->len = 0;
 }
 
 yg_status yg__node_defined_grads(const yg_node *node, yg_tensor *const *grads, yg_tensor ***out)

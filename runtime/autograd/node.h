@@ -244,7 +244,8 @@ yg_status yg__saved_list_save(yg_saved_tensor_list *s,
                               const char *name);
 /* out: a new array of s->len new refs (NULL items stay NULL), released
  * with yg_release_list(*out, s->len); NULL when s->len == 0.  Fails as
- * yg__saved_unpack does, leaving *out NULL. */
+ * yg__saved_unpack does, leaving *out NULL.  Release frees the items but
+ * keeps len, so an unpack after it fails ("... a second time ..."). */
 yg_status yg__saved_list_unpack(const yg_saved_tensor_list *s, yg_node *node, yg_tensor ***out);
 void yg__saved_list_release(yg_saved_tensor_list *s);
 

@@ -19,6 +19,7 @@ static const char *const max_dim_derivative_inputs[] = {"self"};
 static const char *const sincos_derivative_inputs[] = {"self"};
 static const char *const scaled_derivative_inputs[] = {"self", "scale"};
 static const char *const split_derivative_inputs[] = {"self"};
+static const char *const index_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -182,9 +183,21 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:115",
         .kind = "kernel",
     },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:120",
+        .kind = "kernel",
+    },
+    {
+        .name = "index_backward",
+        .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:123",
+        .kind = "kernel",
+    },
 };
-const int32_t yg__ops_count = 26;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 26, "op table size");
+const int32_t yg__ops_count = 28;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 28, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -285,7 +298,14 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 1,
         .inputs = split_derivative_inputs,
     },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/derivatives.yaml:71",
+        .n_inputs = 1,
+        .inputs = index_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 14;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 14,
+const int32_t yg__derivatives_count = 15;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 15,
                "derivative table size");

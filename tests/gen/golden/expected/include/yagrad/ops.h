@@ -12,7 +12,9 @@
  * the caller releases with yg_release(); a view shares its base's storage.
  * Lists are (const int64_t *items, int64_t items_len) pairs.  "nullable"
  * tensors may be NULL; any other tensor argument that is NULL makes the op
- * fail with a message naming the argument.
+ * fail with a message naming the argument.  An op returning Tensor[]
+ * (yg_split) writes a new array of *out_len new references to *out;
+ * release it with yg_release_list(*out, *out_len).
  *
  * Failure (see status.h): on any status other than YG_OK every out-parameter
  * is NULL, the inputs are unchanged, nothing is leaked, and yg_last_error()
@@ -196,6 +198,22 @@ YG_NODISCARD yg_status yg_split(
     int64_t dim,            /* default 0 */
     yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
     int64_t *out_len);      /* out: its length */
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
+YG_NODISCARD yg_status yg_index(
+    const yg_tensor *self,            /* borrowed */
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    yg_tensor **out);                 /* out: new ref */
+
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
+YG_NODISCARD yg_status yg_index_backward(
+    const yg_tensor *grad_output,     /* borrowed */
+    const int64_t *self_sizes,        /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    yg_tensor **out);                 /* out: new ref */
 
 #ifdef __cplusplus
 }
