@@ -184,20 +184,32 @@ const yg_op_info yg__ops[] = {
         .kind = "kernel",
     },
     {
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:120",
+        .kind = "kernel",
+    },
+    {
+        .name = "chunk",
+        .schema = "chunk(Tensor self, int chunks) -> Tensor[]",
+        .location = "specs/native_functions.yaml:125",
+        .kind = "composite",
+    },
+    {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:120",
+        .location = "specs/native_functions.yaml:128",
         .kind = "kernel",
     },
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:123",
+        .location = "specs/native_functions.yaml:131",
         .kind = "kernel",
     },
 };
-const int32_t yg__ops_count = 28;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 28, "op table size");
+const int32_t yg__ops_count = 30;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 30, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

@@ -605,7 +605,7 @@ out:
     return st;
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:120] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:128] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
                    int64_t indices_len,
@@ -657,7 +657,7 @@ static const index_backward_fn index_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:123] */
+ * [specs/native_functions.yaml:131] */
 yg_status yg_index_backward(const yg_tensor *grad_output,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,

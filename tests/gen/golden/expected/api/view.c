@@ -214,3 +214,45 @@ out:
     yg_release_list(result, result_len);
     return st;
 }
+
+typedef yg_status (*unbind_fn)(const yg_tensor *self,
+                               int64_t dim,
+                               yg_tensor ***out,
+                               int64_t *out_len);
+
+static const unbind_fn unbind_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_unbind,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:120] */
+yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_device dev;
+    unbind_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_list_out("unbind", "out", out, out_len));
+    YG_RETURN_IF_ERROR(yg__check_defined("unbind", "self", self));
+    if (yg__any_requires_grad(1, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "unbind: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(self);
+    kernel = unbind_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "unbind: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dim, out, out_len);
+    if (st != YG_OK)
+        return st;
+    for (int64_t i = 0; i < *out_len && st == YG_OK; i++)
+        st = yg__make_view((*out)[i], self, "unbind");
+    if (st != YG_OK) {
+        yg_release_list(*out, *out_len);
+        *out = NULL;
+        *out_len = 0;
+    }
+    return st;
+}

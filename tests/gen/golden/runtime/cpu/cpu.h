@@ -64,6 +64,7 @@ yg_status yg__golden_expand(const yg_tensor *self,
 yg_status yg__golden_clone(const yg_tensor *self, yg_tensor **out);
 yg_status yg__golden_split(
     const yg_tensor *self, int64_t split_size, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__golden_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len);
 yg_status yg__golden_index(const yg_tensor *self,
                            const yg_tensor *const *indices,
                            int64_t indices_len,

@@ -199,6 +199,20 @@ YG_NODISCARD yg_status yg_split(
     yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
     int64_t *out_len);      /* out: its length */
 
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_unbind(
+    const yg_tensor *self,  /* borrowed */
+    int64_t dim,            /* default 0 */
+    yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
+/* chunk(Tensor self, int chunks) -> Tensor[] */
+YG_NODISCARD yg_status yg_chunk(
+    const yg_tensor *self,  /* borrowed */
+    int64_t chunks,
+    yg_tensor ***out,       /* out: new array of new refs; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
 /* index(Tensor self, Tensor?[] indices) -> Tensor */
 YG_NODISCARD yg_status yg_index(
     const yg_tensor *self,            /* borrowed */
