@@ -76,7 +76,7 @@ static void check_pointwise(gen_op *op)
                      "a pointwise op must take 1 to 4 Tensor arguments, not %d", n_tensors);
         op->valid = false;
     }
-    if (op->schema.n_returns != 1) {
+    if (op->schema.n_returns != 1 || op->schema.returns[0].is_list) {
         gen_error_in(op->full_name, func_at(op, op->schema.returns_pos),
                      "a pointwise op must return one Tensor");
         op->valid = false;
@@ -254,8 +254,9 @@ static void resolve_op(gen_model *model, int index)
     }
     bool has_tensor = false;
     for (int i = 0; i < op->schema.n_args; i++)
-        has_tensor |= (op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable) ||
-                      op->schema.args[i].type == GEN_T_TENSOR_LIST ||
+        has_tensor |= ((op->schema.args[i].type == GEN_T_TENSOR ||
+                        op->schema.args[i].type == GEN_T_TENSOR_LIST) &&
+                       !op->schema.args[i].nullable) ||
                       op->schema.args[i].type == GEN_T_DEVICE;
     if (op->pointwise != NULL) {
         op->kind = GEN_OP_POINTWISE;

@@ -136,6 +136,13 @@ static const char *const reflection_pad_derivative_inputs[] = {"self"};
 static const char *const reflection_pad_backward_derivative_inputs[] = {"grad_output"};
 static const char *const replication_pad_derivative_inputs[] = {"self"};
 static const char *const replication_pad_backward_derivative_inputs[] = {"grad_output"};
+static const char *const split_derivative_inputs[] = {"self"};
+static const char *const split_with_sizes_derivative_inputs[] = {"self"};
+static const char *const chunk_derivative_inputs[] = {"self"};
+static const char *const unbind_derivative_inputs[] = {"self"};
+static const char *const index_derivative_inputs[] = {"self"};
+static const char *const index_put_derivative_inputs[] = {"self", "values"};
+static const char *const index_put__derivative_inputs[] = {"self", "values"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -1690,9 +1697,66 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1113",
         .kind = "composite",
     },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:1119",
+        .kind = "kernel",
+    },
+    {
+        .name = "split_with_sizes",
+        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:1124",
+        .kind = "kernel",
+    },
+    {
+        .name = "chunk",
+        .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:1130",
+        .kind = "kernel",
+    },
+    {
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:1136",
+        .kind = "kernel",
+    },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:1146",
+        .kind = "kernel",
+    },
+    {
+        .name = "index_put",
+        .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1154",
+        .kind = "kernel",
+    },
+    {
+        .name = "index_put_",
+        .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:1158",
+        .kind = "kernel",
+    },
+    {
+        .name = "index_backward",
+        .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:1163",
+        .kind = "composite",
+    },
+    {
+        .name = "index_put_self_backward",
+        .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
+                  " bool accumulate) -> Tensor",
+        .location = "specs/native_functions.yaml:1167",
+        .kind = "composite",
+    },
 };
-const int32_t yg__ops_count = 248;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 248, "op table size");
+const int32_t yg__ops_count = 257;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 257, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2823,7 +2887,58 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 1,
         .inputs = replication_pad_backward_derivative_inputs,
     },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:600",
+        .n_inputs = 1,
+        .inputs = split_derivative_inputs,
+    },
+    {
+        .name = "split_with_sizes",
+        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:603",
+        .n_inputs = 1,
+        .inputs = split_with_sizes_derivative_inputs,
+    },
+    {
+        .name = "chunk",
+        .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:606",
+        .n_inputs = 1,
+        .inputs = chunk_derivative_inputs,
+    },
+    {
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:609",
+        .n_inputs = 1,
+        .inputs = unbind_derivative_inputs,
+    },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/derivatives.yaml:615",
+        .n_inputs = 1,
+        .inputs = index_derivative_inputs,
+    },
+    {
+        .name = "index_put",
+        .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor",
+        .location = "specs/derivatives.yaml:618",
+        .n_inputs = 2,
+        .inputs = index_put_derivative_inputs,
+    },
+    {
+        .name = "index_put_",
+        .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:622",
+        .n_inputs = 2,
+        .inputs = index_put__derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 156;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 156,
+const int32_t yg__derivatives_count = 163;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 163,
                "derivative table size");

@@ -460,6 +460,11 @@ yg_status yg_cat(const yg_tensor *const *tensors,
     yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("cat", "out", out));
+    if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cat: tensors is %s with tensors_len %lld",
+                        tensors == NULL ? "NULL" : "given",
+                        (long long)tensors_len);
     for (int64_t i = 0; i < tensors_len; i++)
         YG_RETURN_IF_ERROR(yg__check_defined("cat", "tensors", tensors[i]));
     st = yg__composite_cat(tensors, tensors_len, dim, out);
@@ -477,6 +482,11 @@ yg_status yg_stack(const yg_tensor *const *tensors,
     yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("stack", "out", out));
+    if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "stack: tensors is %s with tensors_len %lld",
+                        tensors == NULL ? "NULL" : "given",
+                        (long long)tensors_len);
     for (int64_t i = 0; i < tensors_len; i++)
         YG_RETURN_IF_ERROR(yg__check_defined("stack", "tensors", tensors[i]));
     st = yg__composite_stack(tensors, tensors_len, dim, out);
@@ -1104,5 +1114,57 @@ yg_status yg_pad(const yg_tensor *self,
     st = yg__composite_pad(self, pad, pad_len, mode, value, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "pad");
+    return YG_OK;
+}
+
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
+ * [specs/native_functions.yaml:1163] */
+yg_status yg_index_backward(const yg_tensor *grad_output,
+                            const int64_t *self_sizes,
+                            int64_t self_sizes_len,
+                            const yg_tensor *const *indices,
+                            int64_t indices_len,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index_backward", "grad_output", grad_output));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index_backward: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    st = yg__composite_index_backward(grad_output,
+                                      self_sizes,
+                                      self_sizes_len,
+                                      indices,
+                                      indices_len,
+                                      out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "index_backward");
+    return YG_OK;
+}
+
+/* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
+ * [specs/native_functions.yaml:1167] */
+yg_status yg_index_put_self_backward(const yg_tensor *grad,
+                                     const yg_tensor *const *indices,
+                                     int64_t indices_len,
+                                     bool accumulate,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index_put_self_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index_put_self_backward", "grad", grad));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index_put_self_backward: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    st = yg__composite_index_put_self_backward(grad, indices, indices_len, accumulate, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "index_put_self_backward");
     return YG_OK;
 }

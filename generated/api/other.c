@@ -2514,3 +2514,279 @@ out:
     yg_release(result);
     return st;
 }
+
+typedef yg_status (*index_fn)(const yg_tensor *self,
+                              const yg_tensor *const *indices,
+                              int64_t indices_len,
+                              yg_tensor **out);
+
+static const index_fn index_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_index,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records IndexBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status index_record(const yg_tensor *self,
+                              const yg_tensor *const *indices,
+                              int64_t indices_len,
+                              yg_tensor *result)
+{
+    yg_node *base = NULL;
+    index_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__index_backward_vtable, sizeof(index_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (index_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_list_save(&node->indices, indices, indices_len, "indices");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1146] */
+yg_status yg_index(const yg_tensor *self,
+                   const yg_tensor *const *indices,
+                   int64_t indices_len,
+                   yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    index_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index", "self", self));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    dev = yg_tensor_device(self);
+    kernel = index_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "index: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, indices, indices_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = index_record(self, indices, indices_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*index_put_fn)(const yg_tensor *self,
+                                  const yg_tensor *const *indices,
+                                  int64_t indices_len,
+                                  const yg_tensor *values,
+                                  bool accumulate,
+                                  yg_tensor **out);
+
+static const index_put_fn index_put_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_index_put,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records IndexPutBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status index_put_record(const yg_tensor *self,
+                                  const yg_tensor *const *indices,
+                                  int64_t indices_len,
+                                  const yg_tensor *values,
+                                  bool accumulate,
+                                  yg_tensor *result)
+{
+    yg_node *base = NULL;
+    index_put_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__index_put_backward_vtable, sizeof(index_put_backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (index_put_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, values);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_list_save(&node->indices, indices, indices_len, "indices");
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        yg__saved_sizes_save(&node->values_sizes, values);
+    }
+    node->accumulate = accumulate;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+ * [specs/native_functions.yaml:1154] */
+yg_status yg_index_put(const yg_tensor *self,
+                       const yg_tensor *const *indices,
+                       int64_t indices_len,
+                       const yg_tensor *values,
+                       bool accumulate,
+                       yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, values};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    index_put_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index_put", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index_put", "self", self));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index_put: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    YG_RETURN_IF_ERROR(yg__check_defined("index_put", "values", values));
+    dev = yg_tensor_device(self);
+    kernel = index_put_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "index_put: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, indices, indices_len, values, accumulate, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = index_put_record(self, indices, indices_len, values, accumulate, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*index_put__fn)(yg_tensor *self,
+                                   const yg_tensor *const *indices,
+                                   int64_t indices_len,
+                                   const yg_tensor *values,
+                                   bool accumulate,
+                                   yg_tensor **out);
+
+static const index_put__fn index_put__kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_index_put_,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Builds IndexPutBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status index_put__record(yg_tensor *self,
+                                   const yg_tensor *const *indices,
+                                   int64_t indices_len,
+                                   const yg_tensor *values,
+                                   bool accumulate,
+                                   yg_node **node_out)
+{
+    yg_node *base = NULL;
+    index_put__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__index_put__backward_vtable, sizeof(index_put__backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (index_put__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, values);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_list_save(&node->indices, indices, indices_len, "indices");
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        yg__saved_sizes_save(&node->values_sizes, values);
+    }
+    node->accumulate = accumulate;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
+ *   bool accumulate=False) -> Tensor(a!)
+ * [specs/native_functions.yaml:1158] */
+yg_status yg_index_put_(yg_tensor *self,
+                        const yg_tensor *const *indices,
+                        int64_t indices_len,
+                        const yg_tensor *values,
+                        bool accumulate,
+                        yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, values};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
+    yg_device dev;
+    index_put__fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index_put_", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index_put_", "self", self));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index_put_: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    YG_RETURN_IF_ERROR(yg__check_defined("index_put_", "values", values));
+    dev = yg_tensor_device(self);
+    kernel = index_put__kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "index_put_: no kernel for device %s",
+                        yg__device_name(dev));
+    if (yg__any_requires_grad(2, inputs)) {
+        st = yg__check_inplace("index_put_", self);
+        if (st != YG_OK)
+            return st;
+        st = index_put__record(self, indices, indices_len, values, accumulate, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, indices, indices_len, values, accumulate, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
+}

@@ -287,5 +287,17 @@ yg_status yg__composite_pad(const yg_tensor *self,
                             const char *mode,
                             double value,
                             yg_tensor **out);
+/* index.c: the gradients of advanced indexing */
+yg_status yg__composite_index_backward(const yg_tensor *grad_output,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       const yg_tensor *const *indices,
+                                       int64_t indices_len,
+                                       yg_tensor **out);
+yg_status yg__composite_index_put_self_backward(const yg_tensor *grad,
+                                                const yg_tensor *const *indices,
+                                                int64_t indices_len,
+                                                bool accumulate,
+                                                yg_tensor **out);
 
 #endif /* YAGRAD_COMPOSITE_H */

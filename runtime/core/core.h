@@ -165,4 +165,9 @@ yg_status yg__check_defined(const char *op, const char *arg, const yg_tensor *t)
  * sets *out = NULL. */
 yg_status yg__check_out(const char *op, const char *name, yg_tensor **out);
 
+/* The same for the out-parameters of an op returning Tensor[] (out and
+ * out_len): fails naming whichever is NULL, else sets *out = NULL and
+ * *out_len = 0. */
+yg_status yg__check_list_out(const char *op, const char *name, yg_tensor ***out, int64_t *out_len);
+
 #endif /* YAGRAD_CORE_H */

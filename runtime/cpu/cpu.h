@@ -301,6 +301,39 @@ yg_status yg__cpu_flip(const yg_tensor *self,
                        int64_t dims_len,
                        yg_tensor **out);
 
+/* split.c: a tensor cut into a list of views along one dim (ops returning
+ * Tensor(a)[]: *out is a new array of *out_len new refs) */
+yg_status yg__cpu_split(
+    const yg_tensor *self, int64_t split_size, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__cpu_split_with_sizes(const yg_tensor *self,
+                                   const int64_t *split_sizes,
+                                   int64_t split_sizes_len,
+                                   int64_t dim,
+                                   yg_tensor ***out,
+                                   int64_t *out_len);
+yg_status yg__cpu_chunk(
+    const yg_tensor *self, int64_t chunks, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__cpu_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len);
+
+/* index_advanced.c: self[indices] with int64 / bool index tensors (NULL
+ * entries keep their dim), and writing values there */
+yg_status yg__cpu_index(const yg_tensor *self,
+                        const yg_tensor *const *indices,
+                        int64_t indices_len,
+                        yg_tensor **out);
+yg_status yg__cpu_index_put(const yg_tensor *self,
+                            const yg_tensor *const *indices,
+                            int64_t indices_len,
+                            const yg_tensor *values,
+                            bool accumulate,
+                            yg_tensor **out);
+yg_status yg__cpu_index_put_(yg_tensor *self,
+                             const yg_tensor *const *indices,
+                             int64_t indices_len,
+                             const yg_tensor *values,
+                             bool accumulate,
+                             yg_tensor **out);
+
 /* index.c: index_select, gather, scatter and their gradients */
 yg_status yg__cpu_index_select(const yg_tensor *self,
                                int64_t dim,

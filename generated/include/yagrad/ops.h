@@ -12,7 +12,9 @@
  * the caller releases with yg_release(); a view shares its base's storage.
  * Lists are (const int64_t *items, int64_t items_len) pairs.  "nullable"
  * tensors may be NULL; any other tensor argument that is NULL makes the op
- * fail with a message naming the argument.
+ * fail with a message naming the argument.  An op returning Tensor[]
+ * (yg_split) writes a new array of *out_len new references to *out;
+ * release it with yg_release_list(*out, *out_len).
  *
  * Failure (see status.h): on any status other than YG_OK every out-parameter
  * is NULL, the inputs are unchanged, nothing is leaked, and yg_last_error()
@@ -1642,6 +1644,81 @@ YG_NODISCARD yg_status yg_pad(const yg_tensor *self,  /* borrowed */
                               const char *mode,       /* default "constant" */
                               double value,           /* default 0 */
                               yg_tensor **out);       /* out: new ref */
+
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_split(
+    const yg_tensor *self,  /* borrowed */
+    int64_t split_size,
+    int64_t dim,            /* default 0 */
+    yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_split_with_sizes(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *split_sizes,  /* borrowed, split_sizes_len entries */
+    int64_t split_sizes_len,
+    int64_t dim,                 /* default 0 */
+    yg_tensor ***out,            /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);           /* out: its length */
+
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_chunk(
+    const yg_tensor *self,  /* borrowed */
+    int64_t chunks,
+    int64_t dim,            /* default 0 */
+    yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_unbind(
+    const yg_tensor *self,  /* borrowed */
+    int64_t dim,            /* default 0 */
+    yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
+YG_NODISCARD yg_status yg_index(
+    const yg_tensor *self,            /* borrowed */
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    yg_tensor **out);                 /* out: new ref */
+
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+YG_NODISCARD yg_status yg_index_put(
+    const yg_tensor *self,            /* borrowed */
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    const yg_tensor *values,          /* borrowed */
+    bool accumulate,                  /* default false */
+    yg_tensor **out);                 /* out: new ref */
+
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
+ *   bool accumulate=False) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_index_put_(
+    yg_tensor *self,                  /* in-out */
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    const yg_tensor *values,          /* borrowed */
+    bool accumulate,                  /* default false */
+    yg_tensor **out);                 /* out: new ref to self */
+
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
+YG_NODISCARD yg_status yg_index_backward(
+    const yg_tensor *grad_output,     /* borrowed */
+    const int64_t *self_sizes,        /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    yg_tensor **out);                 /* out: new ref */
+
+/* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor */
+YG_NODISCARD yg_status yg_index_put_self_backward(
+    const yg_tensor *grad,            /* borrowed */
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    bool accumulate,
+    yg_tensor **out);                 /* out: new ref */
 
 #ifdef __cplusplus
 }

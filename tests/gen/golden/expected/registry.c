@@ -18,6 +18,8 @@ static const char *const exp__derivative_inputs[] = {"self"};
 static const char *const max_dim_derivative_inputs[] = {"self"};
 static const char *const sincos_derivative_inputs[] = {"self"};
 static const char *const scaled_derivative_inputs[] = {"self", "scale"};
+static const char *const split_derivative_inputs[] = {"self"};
+static const char *const index_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -194,9 +196,39 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:124",
         .kind = "kernel",
     },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:127",
+        .kind = "kernel",
+    },
+    {
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:132",
+        .kind = "kernel",
+    },
+    {
+        .name = "chunk",
+        .schema = "chunk(Tensor self, int chunks) -> Tensor[]",
+        .location = "specs/native_functions.yaml:137",
+        .kind = "composite",
+    },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:140",
+        .kind = "kernel",
+    },
+    {
+        .name = "index_backward",
+        .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:143",
+        .kind = "kernel",
+    },
 };
-const int32_t yg__ops_count = 28;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 28, "op table size");
+const int32_t yg__ops_count = 33;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 33, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -290,7 +322,21 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 2,
         .inputs = scaled_derivative_inputs,
     },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:67",
+        .n_inputs = 1,
+        .inputs = split_derivative_inputs,
+    },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/derivatives.yaml:71",
+        .n_inputs = 1,
+        .inputs = index_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 13;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 13,
+const int32_t yg__derivatives_count = 15;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 15,
                "derivative table size");
