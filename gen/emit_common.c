@@ -155,7 +155,10 @@ void gen_op_params(const gen_op *op, gen_params *p)
         char *what;
         switch (a->type) {
         case GEN_T_TENSOR:
-            if (a->mutable_)
+            if (gen_arg_is_state(a))
+                push_param(p, gen_xprintf("yg_tensor *%s", a->name),
+                           default_comment(a, "nullable, in-out: updated in place"));
+            else if (a->mutable_)
                 push_param(p, gen_xprintf("yg_tensor *%s", a->name), gen_xstrdup("in-out"));
             else if (a->nullable)
                 push_param(p, gen_xprintf("const yg_tensor *%s", a->name),
@@ -164,6 +167,15 @@ void gen_op_params(const gen_op *op, gen_params *p)
                 push_param(p, gen_xprintf("const yg_tensor *%s", a->name), gen_xstrdup("borrowed"));
             break;
         case GEN_T_TENSOR_LIST:
+            if (a->nullable) {
+                /* Tensor?[]: the items, not the array, may be NULL */
+                what = gen_xprintf("borrowed, %s_len entries, each nullable", a->name);
+                push_param(p, gen_xprintf("const yg_tensor *const *%s", a->name),
+                           default_comment(a, what));
+                free(what);
+                push_param(p, gen_xprintf("int64_t %s_len", a->name), NULL);
+                break;
+            }
             push_list_param(p, a, "const yg_tensor *const ");
             break;
         case GEN_T_INT:
@@ -194,12 +206,33 @@ void gen_op_params(const gen_op *op, gen_params *p)
         case GEN_T_STR:
             push_param(p, gen_xprintf("const char *%s", a->name), default_comment(a, NULL));
             break;
+        case GEN_T_DEVICE:
+            push_param(p,
+                       gen_xprintf(a->nullable ? "const yg_device *%s" : "yg_device %s", a->name),
+                       default_comment(a, opt));
+            break;
+        case GEN_T_GENERATOR:
+            push_param(p, gen_xprintf("yg_generator *%s", a->name),
+                       default_comment(a, "nullable (the default generator), advanced"));
+            break;
         }
     }
     for (int i = 0; i < op->schema.n_returns; i++) {
         const gen_return *r = &op->schema.returns[i];
         const char *base = aliased_arg(op, r);
         char *name = gen_return_cname(op, i);
+        if (r->is_list) {
+            /* Tensor[]: a new array of new references and its length */
+            char *what = base == NULL ? gen_xstrdup("out: new array of new refs")
+                                      : gen_xprintf("out: new array of new refs, views of %s",
+                                                    base);
+            push_param(p, gen_xprintf("yg_tensor ***%s", name),
+                       gen_xprintf("%s; release with yg_release_list", what));
+            push_param(p, gen_xprintf("int64_t *%s_len", name), gen_xstrdup("out: its length"));
+            free(what);
+            free(name);
+            continue;
+        }
         char *comment = base == NULL ? gen_xstrdup("out: new ref")
                         : r->mutable_ ? gen_xprintf("out: new ref to %s", base)
                                       : gen_xprintf("out: new ref, a view of %s", base);
@@ -283,10 +316,15 @@ bool gen_arg_has_len(const gen_arg *a)
     return a->type == GEN_T_INT_LIST || a->type == GEN_T_TENSOR_LIST;
 }
 
+bool gen_returns_list(const gen_op *op)
+{
+    return op->schema.n_returns == 1 && op->schema.returns[0].is_list;
+}
+
 void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, const gen_op *op,
                            const char *out_name, const char *tail)
 {
-    char **args = gen_xcalloc((size_t)(2 * op->schema.n_args + op->schema.n_returns + 1),
+    char **args = gen_xcalloc((size_t)(2 * op->schema.n_args + op->schema.n_returns + 2),
                               sizeof(char *));
     int n = 0;
 
@@ -304,6 +342,11 @@ void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, con
     }
     for (int i = 0; out_name == NULL && i < op->schema.n_returns; i++)
         args[n++] = gen_return_cname(op, i);
+    /* A Tensor[] return has its length after it: out_len, &result_len. */
+    if (gen_returns_list(op)) {
+        args[n] = gen_xprintf("%s_len", args[n - 1]);
+        n++;
+    }
     gen_emit_wrapped(sb, indent, head, (const char *const *)args, n, tail);
     for (int i = 0; i < n; i++)
         free(args[i]);

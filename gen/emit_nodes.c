@@ -59,6 +59,9 @@ static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)
     case GEN_SAVE_INT_LIST:
         gen_sb_printf(sb, "    yg_saved_int_list %s;\n", s->field);
         break;
+    case GEN_SAVE_TENSOR_LIST:
+        gen_sb_printf(sb, "    yg_saved_tensor_list %s;\n", s->field);
+        break;
     }
 }
 
@@ -99,7 +102,8 @@ char *gen_emit_nodes_h(const gen_model *model, gen_family family)
 static bool has_releasable(const gen_deriv *d)
 {
     for (int j = 0; j < d->n_saves; j++)
-        if (d->saves[j].kind == GEN_SAVE_TENSOR || d->saves[j].kind == GEN_SAVE_INT_LIST)
+        if (d->saves[j].kind == GEN_SAVE_TENSOR || d->saves[j].kind == GEN_SAVE_INT_LIST ||
+            d->saves[j].kind == GEN_SAVE_TENSOR_LIST)
             return true;
     return false;
 }
@@ -271,14 +275,20 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
     for (int i = 0; i < n_returns; i++)
         if (d->grads_used & ((uint64_t)1 << i))
             gen_sb_printf(sb, "    yg_tensor *%s%s = grads[%d];\n", "grad", suffix(i), i);
-    if (d->grads_used == 0)
+    if (d->grads_used == 0 && !d->reads_grad_list)
         gen_sb_puts(sb, "    (void)grads;\n");
+    /* An op returning Tensor[]: its formulas read the gradients as one
+     * list, with zeros for the outputs whose gradient is undefined. */
+    if (d->reads_grad_list)
+        gen_sb_puts(sb, "    yg_tensor **grads_defined = NULL;\n");
     for (int i = 0; i < n_returns; i++)
         if (zero_filled & ((uint64_t)1 << i))
             gen_sb_printf(sb, "    yg_tensor *zeros_grad%s = NULL;\n", suffix(i));
     for (int j = 0; j < d->n_saves; j++)
         if (d->saves[j].kind == GEN_SAVE_TENSOR)
             gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->saves[j].field);
+        else if (d->saves[j].kind == GEN_SAVE_TENSOR_LIST)
+            gen_sb_printf(sb, "    yg_tensor **%s = NULL;\n", d->saves[j].field);
     for (int j = 0; j < d->n_formulas; j++)
         if (d->formulas[j].edge >= 0)
             gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->formulas[j].grad_name);
@@ -286,13 +296,18 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->temps[j]);
     gen_sb_puts(sb, "    yg_status st = YG_OK;\n\n");
     for (int j = 0; j < d->n_saves; j++) {
-        if (d->saves[j].kind != GEN_SAVE_TENSOR)
+        if (d->saves[j].kind != GEN_SAVE_TENSOR && d->saves[j].kind != GEN_SAVE_TENSOR_LIST)
             continue;
         gen_sb_printf(sb,
-                      "    st = yg__saved_unpack(&node->%s, base, &%s);\n"
+                      "    st = yg__saved_%s(&node->%s, base, &%s);\n"
                       "    if (st != YG_OK)\n        goto out;\n",
+                      d->saves[j].kind == GEN_SAVE_TENSOR ? "unpack" : "list_unpack",
                       d->saves[j].field, d->saves[j].field);
     }
+    if (d->reads_grad_list)
+        gen_sb_puts(sb,
+                    "    st = yg__node_defined_grads(base, grads, &grads_defined);\n"
+                    "    if (st != YG_OK)\n        goto out;\n");
     for (int j = 0; j < d->n_formulas; j++) {
         const gen_formula *f = &d->formulas[j];
         if (f->edge < 0)
@@ -336,8 +351,8 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
     /* The label exists only when something jumps to it. */
     bool jumps = false;
     for (int j = 0; j < d->n_saves; j++)
-        jumps |= d->saves[j].kind == GEN_SAVE_TENSOR;
-    jumps |= zero_filled != 0;
+        jumps |= d->saves[j].kind == GEN_SAVE_TENSOR || d->saves[j].kind == GEN_SAVE_TENSOR_LIST;
+    jumps |= zero_filled != 0 || d->reads_grad_list;
     for (int j = 0; j < d->n_formulas; j++)
         jumps |= d->formulas[j].not_implemented ||
                  (d->formulas[j].lowered != NULL &&
@@ -355,6 +370,11 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
     for (int j = d->n_saves - 1; j >= 0; j--)
         if (d->saves[j].kind == GEN_SAVE_TENSOR)
             gen_sb_printf(sb, "    yg_release(%s);\n", d->saves[j].field);
+        else if (d->saves[j].kind == GEN_SAVE_TENSOR_LIST)
+            gen_sb_printf(sb, "    yg_release_list(%s, node->%s.len);\n", d->saves[j].field,
+                          d->saves[j].field);
+    if (d->reads_grad_list)
+        gen_sb_puts(sb, "    yg_release_list(grads_defined, base->n_outputs);\n");
     gen_sb_printf(sb,
                   "    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n"
                   "    return YG_OK;\n}\n\n",
@@ -373,6 +393,8 @@ static void emit_release_saved(gen_sb *sb, const gen_deriv *d)
             gen_sb_printf(sb, "    yg__saved_release(&node->%s);\n", d->saves[j].field);
         else if (d->saves[j].kind == GEN_SAVE_INT_LIST)
             gen_sb_printf(sb, "    yg__saved_int_list_release(&node->%s);\n", d->saves[j].field);
+        else if (d->saves[j].kind == GEN_SAVE_TENSOR_LIST)
+            gen_sb_printf(sb, "    yg__saved_list_release(&node->%s);\n", d->saves[j].field);
     }
     gen_sb_puts(sb, "}\n\n");
 }

@@ -6,8 +6,8 @@
  *   - composite ops call yg__composite_<op> and prefix its errors: their
  *     parts record autograd history themselves;
  *   - other ops pick their kernel from a per-op table indexed by the
- *     device of the first tensor argument (dispatch is a lookup, not a
- *     switch), and
+ *     device of the first tensor argument, or by their Device argument
+ *     when they have one (dispatch is a lookup, not a switch), and
  *       - with a derivative entry, run the kernel and, when an input needs
  *         a gradient, record the backward node (<op>_record); in-place
  *         ops build the node before the kernel (copying the old self
@@ -78,8 +78,14 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
 {
     for (int i = 0; i < op->schema.n_returns; i++) {
         char *name = gen_return_cname(op, i);
-        gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_out(\"%s\", \"%s\", %s));\n",
-                      op->display, name, name);
+        if (op->schema.returns[i].is_list)
+            gen_sb_printf(sb,
+                          "    YG_RETURN_IF_ERROR(yg__check_list_out(\"%s\", \"%s\", %s, "
+                          "%s_len));\n",
+                          op->display, name, name, name);
+        else
+            gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_out(\"%s\", \"%s\", %s));\n",
+                          op->display, name, name);
         free(name);
     }
     for (int i = 0; i < op->schema.n_args; i++) {
@@ -87,7 +93,24 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
         if (a->type == GEN_T_TENSOR && !a->nullable)
             gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", %s));\n",
                           op->display, a->name, a->name);
+        if (gen_arg_is_state(a))
+            gen_sb_printf(sb,
+                          "    if (%s != NULL && yg_tensor_requires_grad(%s))\n"
+                          "        return yg__fail(YG_ERR_AUTOGRAD,\n"
+                          "                        \"%s: %s is state updated in place and "
+                          "must not \"\n"
+                          "                        \"require grad\");\n",
+                          a->name, a->name, op->display, a->name);
         if (a->type == GEN_T_TENSOR_LIST)
+            gen_sb_printf(sb,
+                          "    if (%s_len < 0 || (%s == NULL && %s_len > 0))\n"
+                          "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
+                          "                        \"%s: %s is %%s with %s_len %%lld\",\n"
+                          "                        %s == NULL ? \"NULL\" : \"given\",\n"
+                          "                        (long long)%s_len);\n",
+                          a->name, a->name, a->name, op->display, a->name, a->name, a->name,
+                          a->name);
+        if (a->type == GEN_T_TENSOR_LIST && !a->nullable)
             gen_sb_printf(sb,
                           "    for (int64_t i = 0; i < %s_len; i++)\n"
                           "        YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", "
@@ -103,6 +126,27 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
     }
 }
 
+static bool has_state_args(const gen_op *op)
+{
+    for (int i = 0; i < op->schema.n_args; i++)
+        if (gen_arg_is_state(&op->schema.args[i]))
+            return true;
+    return false;
+}
+
+/* After the op succeeded: bumps the version of each state argument given
+ * (Tensor(a!)?), which the kernel or composite wrote in place, so a saved
+ * copy of it is caught as stale. */
+static void emit_state_bumps(gen_sb *sb, const gen_op *op, const char *indent)
+{
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (gen_arg_is_state(a))
+            gen_sb_printf(sb, "%sif (%s != NULL)\n%s    yg__tensor_bump_version(%s);\n", indent,
+                          a->name, indent, a->name);
+    }
+}
+
 static void emit_composite(gen_sb *sb, const gen_op *op)
 {
     gen_sb_puts(sb, "{\n    yg_status st;\n\n");
@@ -110,9 +154,10 @@ static void emit_composite(gen_sb *sb, const gen_op *op)
     char *head = gen_xprintf("st = yg__composite_%s(", op->cname);
     gen_emit_forward_call(sb, "    ", head, op, NULL, ");");
     free(head);
-    gen_sb_printf(sb, "    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n"
-                      "    return YG_OK;\n}\n",
+    gen_sb_printf(sb, "    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n",
                   op->display);
+    emit_state_bumps(sb, op, "    ");
+    gen_sb_puts(sb, "    return YG_OK;\n}\n");
 }
 
 static const char *first_tensor(const gen_op *op)
@@ -121,6 +166,24 @@ static const char *first_tensor(const gen_op *op)
         if (op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable)
             return op->schema.args[i].name;
     return NULL;
+}
+
+/* Emits the statement that sets dev, the device whose kernel runs: that of
+ * the op's Device argument when it has one (when that is NULL: the device
+ * of device_of, or the CPU for an op without tensors, as creation ops
+ * have), else the device of device_of. */
+static void emit_device_choice(gen_sb *sb, const gen_op *op, const char *device_of)
+{
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->type != GEN_T_DEVICE)
+            continue;
+        gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__dispatch_device(\"%s\", %s%s, %s, &dev));\n",
+                      op->display, a->nullable ? "" : "&", a->name,
+                      device_of != NULL ? device_of : "NULL");
+        return;
+    }
+    gen_sb_printf(sb, "    dev = yg_tensor_device(%s);\n", device_of);
 }
 
 static void emit_kernel_table(gen_sb *sb, const gen_op *op)
@@ -199,12 +262,20 @@ static void emit_record(gen_sb *sb, const gen_op *op)
         if (!inplace && !record_needs_output(d, i))
             continue;
         char *local = result_local(i);
-        params.decls = gen_xrealloc(params.decls, (size_t)(params.n + 1) * sizeof(char *));
-        params.comments = gen_xrealloc(params.comments, (size_t)(params.n + 1) * sizeof(char *));
-        params.decls[params.n] =
-            inplace ? gen_xstrdup("yg_node **node_out") : gen_xprintf("yg_tensor *%s", local);
+        bool list = op->schema.returns[i].is_list;
+        params.decls = gen_xrealloc(params.decls, (size_t)(params.n + 2) * sizeof(char *));
+        params.comments = gen_xrealloc(params.comments, (size_t)(params.n + 2) * sizeof(char *));
+        params.decls[params.n] = inplace ? gen_xstrdup("yg_node **node_out")
+                                 : list  ? gen_xprintf("yg_tensor *const *%s", local)
+                                         : gen_xprintf("yg_tensor *%s", local);
         params.comments[params.n] = NULL;
         params.n++;
+        if (list) {
+            /* Tensor[]: the outputs and their number */
+            params.decls[params.n] = gen_xprintf("int64_t %s_len", local);
+            params.comments[params.n] = NULL;
+            params.n++;
+        }
         free(local);
     }
 
@@ -217,6 +288,13 @@ static void emit_record(gen_sb *sb, const gen_op *op)
                       " * The caller saves result and rebases %s's history on the node. */\n",
                       display, op->schema.args[0].name, op->schema.args[0].name,
                       op->schema.args[0].name, op->schema.args[0].name);
+    else if (gen_returns_list(op))
+        gen_sb_printf(sb,
+                      "/* Records %s as the history of every output (result[i] is slot i\n"
+                      " * of the node): one edge per differentiable input and the values its\n"
+                      " * formulas read, each saved only when a gradient that reads it is\n"
+                      " * wanted. */\n",
+                      display);
     else if (op->schema.n_returns == 1)
         gen_sb_printf(sb,
                       "/* Records %s as the history of result: one edge per differentiable\n"
@@ -240,10 +318,19 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     if (old_copy != NULL)
         gen_sb_printf(sb, "    yg_tensor *%s_before = NULL;\n", old_copy);
     gen_sb_puts(sb, "    yg_status st;\n\n");
+    if (gen_returns_list(op))
+        gen_sb_printf(sb,
+                      "    if (result_len > INT32_MAX)\n"
+                      "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
+                      "                        \"%s: %%lld outputs are more than autograd can "
+                      "record\",\n"
+                      "                        (long long)result_len);\n",
+                      op->display);
     char *a0 = gen_xprintf("&yg__%s_backward_vtable", op->cname);
     char *a1 = gen_xprintf("sizeof(%s_backward)", op->cname);
     char *a2 = gen_xprintf("%d", d->n_edges);
-    char *a3 = gen_xprintf("%d", op->schema.n_returns);
+    char *a3 = gen_returns_list(op) ? gen_xstrdup("(int32_t)result_len")
+                                    : gen_xprintf("%d", op->schema.n_returns);
     const char *nargs[] = {a0, a1, a2, a3, "&base"};
     gen_emit_wrapped(sb, "    ", "st = yg__node_new(", nargs, 5, ");");
     free(a0);
@@ -264,6 +351,12 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     emit_saves(sb, op, inplace ? SAVES_BUT_RESULT : SAVES_ALL);
     if (inplace) {
         gen_sb_puts(sb, "    *node_out = yg__node_retain(base);\n    st = YG_OK;\nout:\n");
+    } else if (gen_returns_list(op)) {
+        gen_sb_puts(sb,
+                    "    for (int64_t i = 0; i < result_len; i++) {\n"
+                    "        st = yg__set_history(result[i], base, (int32_t)i);\n"
+                    "        if (st != YG_OK)\n            goto out;\n    }\n"
+                    "    st = YG_OK;\nout:\n");
     } else if (op->schema.n_returns == 1) {
         gen_sb_puts(sb, "    st = yg__set_history(result, base, 0);\nout:\n");
     } else {
@@ -368,6 +461,12 @@ static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
                           "%sif (st != YG_OK)\n%s    goto out;\n",
                           ind, s->field, s->arg, s->arg, ind, ind);
             break;
+        case GEN_SAVE_TENSOR_LIST:
+            gen_sb_printf(sb,
+                          "%sst = yg__saved_list_save(&node->%s, %s, %s_len, \"%s\");\n"
+                          "%sif (st != YG_OK)\n%s    goto out;\n",
+                          ind, s->field, s->arg, s->arg, s->arg, ind, ind);
+            break;
         }
         if (conditional)
             gen_sb_puts(sb, "    }\n");
@@ -395,6 +494,30 @@ static bool returns_view(const gen_op *op)
     return false;
 }
 
+/* Marks every output of an op returning Tensor(a)[] as one of several
+ * views of its base: autograd/views.c refuses in-place writes to them,
+ * naming the op, since each one's gradient is a part of one node's. */
+static void emit_make_list_views(gen_sb *sb, const gen_op *op, bool locals)
+{
+    const gen_arg *src = view_source(op, 0);
+
+    if (locals) {
+        gen_sb_printf(sb,
+                      "    for (int64_t i = 0; i < result_len; i++) {\n"
+                      "        st = yg__make_view(result[i], %s, \"%s\");\n"
+                      "        if (st != YG_OK)\n            goto out;\n    }\n",
+                      src->name, op->display);
+        return;
+    }
+    gen_sb_printf(sb,
+                  "    for (int64_t i = 0; i < *out_len && st == YG_OK; i++)\n"
+                  "        st = yg__make_view((*out)[i], %s, \"%s\");\n"
+                  "    if (st != YG_OK) {\n"
+                  "        yg_release_list(*out, *out_len);\n"
+                  "        *out = NULL;\n        *out_len = 0;\n    }\n    return st;\n",
+                  src->name, op->display);
+}
+
 /* Marks each view output as a view of its base (autograd/views.c needs it
  * when the view is later written in place).  With locals, the outputs
  * are in result, result1...; without, they are the out-parameters. */
@@ -402,6 +525,10 @@ static void emit_make_views(gen_sb *sb, const gen_op *op, bool locals)
 {
     const char *result = locals ? "result" : NULL;
 
+    if (gen_returns_list(op)) {
+        emit_make_list_views(sb, op, locals);
+        return;
+    }
     for (int i = 0; i < op->schema.n_returns; i++) {
         const gen_arg *src = view_source(op, i);
         if (src == NULL)
@@ -442,8 +569,8 @@ static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const 
 
     for (int j = 0; j < d->n_saves; j++)
         saves_result |= d->saves[j].arg_index < 0;
+    emit_device_choice(sb, op, device_of);
     gen_sb_printf(sb,
-                  "    dev = yg_tensor_device(%s);\n"
                   "    kernel = %s_kernels[dev];\n"
                   "    if (kernel == NULL)\n"
                   "        return yg__fail(YG_ERR_DEVICE, \"%s: no kernel for device %%s\",\n"
@@ -451,7 +578,7 @@ static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const 
                   "    if (yg__any_requires_grad(%d, inputs)) {\n"
                   "        st = yg__check_inplace(\"%s\", %s);\n"
                   "        if (st != YG_OK)\n            return st;\n",
-                  device_of, op->cname, op->display, n_inputs, op->display, self);
+                  op->cname, op->display, n_inputs, op->display, self);
     gen_sb_printf(sb, "        st = %s_record(", op->cname);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
@@ -463,7 +590,9 @@ static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const 
     }
     gen_sb_puts(sb, "&base);\n        if (st != YG_OK)\n            return st;\n    }\n");
     gen_emit_forward_call(sb, "    ", "st = kernel(", op, "&result", ");");
-    gen_sb_puts(sb, "    if (st != YG_OK)\n        goto out;\n    if (base != NULL) {\n");
+    gen_sb_puts(sb, "    if (st != YG_OK)\n        goto out;\n");
+    emit_state_bumps(sb, op, "    ");
+    gen_sb_puts(sb, "    if (base != NULL) {\n");
     if (saves_result) {
         gen_sb_printf(sb, "        %s_backward *node = (%s_backward *)base;\n\n", op->cname,
                       op->cname);
@@ -510,13 +639,17 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     bool views = returns_view(op);
     for (int i = 0; record && i < op->schema.n_returns; i++) {
         char *local = result_local(i);
-        gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", local);
+        if (op->schema.returns[i].is_list)
+            gen_sb_printf(sb, "    yg_tensor **%s = NULL;\n    int64_t %s_len = 0;\n", local,
+                          local);
+        else
+            gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", local);
         free(local);
     }
     if (inplace)
         gen_sb_puts(sb, "    yg_node *base = NULL;\n");
     gen_sb_printf(sb, "    yg_device dev;\n    %s_fn kernel;\n", op->cname);
-    if (record || views)
+    if (record || views || has_state_args(op))
         gen_sb_puts(sb, "    yg_status st;\n");
     gen_sb_puts(sb, "\n");
     emit_check_prologue(sb, op);
@@ -542,7 +675,7 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     char *list_first = NULL;
     for (int i = 0; device_of == NULL && i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_TENSOR_LIST)
+        if (a->type != GEN_T_TENSOR_LIST || a->nullable)
             continue;
         /* Only Tensor[] arguments: the device is that of the first. */
         gen_sb_printf(sb,
@@ -557,22 +690,30 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
         free(list_first);
         return;
     }
+    emit_device_choice(sb, op, device_of);
     gen_sb_printf(sb,
-                  "    dev = yg_tensor_device(%s);\n"
                   "    kernel = %s_kernels[dev];\n"
                   "    if (kernel == NULL)\n"
                   "        return yg__fail(YG_ERR_DEVICE, \"%s: no kernel for device %%s\",\n"
                   "                        yg__device_name(dev));\n",
-                  device_of, op->cname, op->display);
+                  op->cname, op->display);
     free(list_first);
-    if (!record && !views) {
+    if (!record && !views && !has_state_args(op)) {
         gen_emit_forward_call(sb, "    ", "return kernel(", op, NULL, ");");
         gen_sb_puts(sb, "}\n");
+        return;
+    }
+    if (!record && !views) {
+        gen_emit_forward_call(sb, "    ", "st = kernel(", op, NULL, ");");
+        gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
+        emit_state_bumps(sb, op, "    ");
+        gen_sb_puts(sb, "    return YG_OK;\n}\n");
         return;
     }
     if (!record) {
         gen_emit_forward_call(sb, "    ", "st = kernel(", op, NULL, ");");
         gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
+        emit_state_bumps(sb, op, "    ");
         emit_make_views(sb, op, false);
         gen_sb_puts(sb, "}\n");
         return;
@@ -580,10 +721,12 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     gen_emit_forward_call(sb, "    ", "st = kernel(", op,
                           op->schema.n_returns == 1 ? "&result" : GEN_OUT_LOCALS, ");");
     gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
+    emit_state_bumps(sb, op, "    ");
     if (views)
         emit_make_views(sb, op, true);
-    gen_sb_printf(sb, "    if (yg__any_requires_grad(%d, inputs)) {\n        st = %s_record(",
-                  n_inputs, op->cname);
+    /* An op returning Tensor[] records a node only when it has outputs. */
+    gen_sb_printf(sb, "    if (%syg__any_requires_grad(%d, inputs)) {\n        st = %s_record(",
+                  gen_returns_list(op) ? "result_len > 0 && " : "", n_inputs, op->cname);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
         if (!record_needs_arg(d, i))
@@ -598,6 +741,8 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
             continue;
         char *local = result_local(i);
         gen_sb_printf(sb, "%s%s", first ? "" : ", ", local);
+        if (op->schema.returns[i].is_list)
+            gen_sb_printf(sb, ", %s_len", local);
         first = false;
         free(local);
     }
@@ -605,14 +750,21 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     for (int i = 0; i < op->schema.n_returns; i++) {
         char *local = result_local(i);
         char *name = gen_return_cname(op, i);
-        gen_sb_printf(sb, "    *%s = %s;\n    %s = NULL;\n", name, local, local);
+        if (op->schema.returns[i].is_list)
+            gen_sb_printf(sb, "    *%s = %s;\n    *%s_len = %s_len;\n    %s = NULL;\n", name,
+                          local, name, local, local);
+        else
+            gen_sb_printf(sb, "    *%s = %s;\n    %s = NULL;\n", name, local, local);
         free(local);
         free(name);
     }
     gen_sb_puts(sb, "out:\n");
     for (int i = op->schema.n_returns - 1; i >= 0; i--) {
         char *local = result_local(i);
-        gen_sb_printf(sb, "    yg_release(%s);\n", local);
+        if (op->schema.returns[i].is_list)
+            gen_sb_printf(sb, "    yg_release_list(%s, %s_len);\n", local, local);
+        else
+            gen_sb_printf(sb, "    yg_release(%s);\n", local);
         free(local);
     }
     gen_sb_puts(sb, "    return st;\n}\n");

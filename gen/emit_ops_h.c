@@ -25,7 +25,9 @@ static const char ops_h_contract[] =
     " * the caller releases with yg_release(); a view shares its base's storage.\n"
     " * Lists are (const int64_t *items, int64_t items_len) pairs.  \"nullable\"\n"
     " * tensors may be NULL; any other tensor argument that is NULL makes the op\n"
-    " * fail with a message naming the argument.\n"
+    " * fail with a message naming the argument.  An op returning Tensor[]\n"
+    " * (yg_split) writes a new array of *out_len new references to *out;\n"
+    " * release it with yg_release_list(*out, *out_len).\n"
     " *\n"
     " * Failure (see status.h): on any status other than YG_OK every out-parameter\n"
     " * is NULL, the inputs are unchanged, nothing is leaked, and yg_last_error()\n"
@@ -48,7 +50,8 @@ char *gen_emit_ops_h(const gen_model *model)
     gen_sb_puts(&sb, ops_h_contract);
     gen_sb_puts(&sb, "#ifndef YAGRAD_OPS_H\n#define YAGRAD_OPS_H\n\n");
     gen_sb_puts(&sb, "#include <stdbool.h>\n#include <stdint.h>\n\n");
-    gen_sb_puts(&sb, "#include \"yagrad/status.h\"\n#include \"yagrad/tensor.h\"\n\n");
+    gen_sb_puts(&sb, "#include \"yagrad/random.h\"\n#include \"yagrad/status.h\"\n"
+                     "#include \"yagrad/tensor.h\"\n\n");
     gen_sb_puts(&sb, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];

@@ -221,6 +221,12 @@ static char *friendly_message(const char *msg, bool pointwise)
     char *tuple = pointwise ? NULL : tuple_message(msg);
     if (tuple != NULL)
         return tuple;
+    if (!pointwise && strstr(msg, "to parameter of incompatible type 'TensorList'") != NULL)
+        return gen_xstrdup("a Tensor[] parameter takes grads (of an op returning Tensor[]) or a "
+                           "Tensor[] argument of the op");
+    if (!pointwise && strstr(msg, "subscripted value is not an array") != NULL)
+        return gen_xstrdup("subscripts apply only to grads[i] and results[i] (an op returning "
+                           "Tensor[] passes grads whole to a Tensor[] argument)");
     if (!pointwise && strstr(msg, "invalid operands to binary expression") != NULL &&
         strstr(msg, "'Tensor'") != NULL)
         return gen_xstrdup("operators do not apply to Tensor values in formulas; call an op "
@@ -457,6 +463,10 @@ static const char *unit_type(const gen_arg *a, bool pointwise)
         return a->nullable ? "const ScalarType *" : "ScalarType";
     case GEN_T_STR:
         return "const char *";
+    case GEN_T_DEVICE:
+        return a->nullable ? "const int *" : "int";
+    case GEN_T_GENERATOR:
+        return "void *";
     }
     return "void";
 }
@@ -466,6 +476,7 @@ static bool formula_readable(const gen_arg *a)
 {
     switch (a->type) {
     case GEN_T_TENSOR:
+    case GEN_T_TENSOR_LIST:
     case GEN_T_INT_LIST:
     case GEN_T_BOOL:
         return true;
@@ -664,6 +675,17 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
                                  "'%s' exists only in a formula shared by several inputs "
                                  "('self, other: f(...)'): one entry per input of the key",
                                  name);
+        } else if (gen_returns_list(fc->d->op) &&
+                   (strcmp(name, "grad") == 0 || strcmp(name, "result") == 0 ||
+                    strcmp(name, "results") == 0)) {
+            formula_error_at(fc, c,
+                             "'%s' is not defined for an op returning Tensor[]: its formulas "
+                             "pass grads (the list of output gradients) whole to a Tensor[] "
+                             "argument",
+                             name);
+        } else if (strcmp(name, "grads") == 0 && gen_returns_list(fc->d->op)) {
+            /* the output gradients as one list: nothing to save */
+            fc->d->reads_grad_list = true;
         } else if ((strcmp(name, "grad") == 0 || strcmp(name, "result") == 0) && n_returns > 1) {
             formula_error_at(fc, c,
                              "'%s' is ambiguous for an op with several outputs: write grads[i] "
@@ -679,9 +701,11 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
                                : is_call_to(parent, "numel") ? GEN_SAVE_NUMEL
                                                              : GEN_SAVE_TENSOR;
             add_save(fc, c, name, sk, index >= 0 ? -1 : 0);
+        } else if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR_LIST) {
+            add_save(fc, c, name, GEN_SAVE_TENSOR_LIST, -1);
         } else if (index >= 0 && !formula_readable(&fc->d->op->schema.args[index])) {
             formula_error_at(fc, c, "formulas cannot read '%s' yet: its type is not one of "
-                                    "Tensor, int, int[], float, bool and Scalar",
+                                    "Tensor, Tensor[], int, int[], float, bool and Scalar",
                              name);
         } else if (index >= 0) {
             add_save(fc, c, name,
@@ -695,6 +719,13 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
     case CXCursor_ArraySubscriptExpr: {
         const char *which = NULL;
         int i = 0;
+        if (gen_returns_list(fc->d->op)) {
+            formula_error_at(fc, c,
+                             "an op returning Tensor[] has no grads[i] or results[i]%s: its "
+                             "formulas pass grads whole to a Tensor[] argument",
+                             "");
+            return;
+        }
         if (indexed_output(fc, c, &which, &i)) {
             if (is_call_to(parent, "sizes") || is_call_to(parent, "numel")) {
                 formula_error_at(fc, c,
@@ -899,6 +930,37 @@ static void lower_int_list(formula_ctx *fc, CXCursor c, strv *args)
 
 static void lower_args(formula_ctx *fc, CXCursor c, const gen_op *op, strv *args_out);
 
+/* A Tensor[] argument as two C arguments (items, length): grads of an op
+ * returning Tensor[] (undefined ones replaced by zeros, emit_nodes.c), or
+ * a saved Tensor[] / Tensor?[] argument of the op. */
+static void lower_tensor_list(formula_ctx *fc, CXCursor c, strv *args)
+{
+    c = strip(c);
+    if (clang_getCursorKind(c) == CXCursor_DeclRefExpr) {
+        char *name = cursor_name(c);
+        int index = arg_index(fc->d->op, name);
+        if (strcmp(name, "grads") == 0 && gen_returns_list(fc->d->op)) {
+            strv_push(args, gen_xstrdup("(const yg_tensor *const *)grads_defined"));
+            strv_push(args, gen_xstrdup("base->n_outputs"));
+            free(name);
+            return;
+        }
+        if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR_LIST) {
+            strv_push(args, gen_xprintf("(const yg_tensor *const *)%s", name));
+            strv_push(args, gen_xprintf("node->%s.len", name));
+            free(name);
+            return;
+        }
+        free(name);
+    }
+    formula_error_at(fc, c,
+                     "a Tensor[] argument must be grads (of an op returning Tensor[]) or a "
+                     "Tensor[] argument%s of the op",
+                     "");
+    strv_push(args, gen_xstrdup("NULL"));
+    strv_push(args, gen_xstrdup("0"));
+}
+
 /* Lowers a Tensor-valued expression.  With dest, the value is written to
  * dest as a new reference; without, returns the C expression holding it. */
 static char *lower_tensor(formula_ctx *fc, CXCursor c, const char *dest)
@@ -976,6 +1038,9 @@ static void lower_args(formula_ctx *fc, CXCursor c, const gen_op *op, strv *args
         switch (op->schema.args[i].type) {
         case GEN_T_TENSOR:
             strv_push(&args, lower_tensor(fc, a, NULL));
+            break;
+        case GEN_T_TENSOR_LIST:
+            lower_tensor_list(fc, a, &args);
             break;
         case GEN_T_INT_LIST:
             lower_int_list(fc, a, &args);
@@ -1102,7 +1167,9 @@ static void analyse_formulas(gen_model *model, CXIndex index)
         gen_sb_printf(&u.text, "#line %d \"%s\"\n", op->func_loc.line, GEN_NATIVE_FILE);
         add_region(&u, GEN_NATIVE_FILE, op->func_loc.line, op->func_loc, false, NULL,
                    op->full_name);
-        if (op->schema.n_returns == 1)
+        if (gen_returns_list(op))
+            gen_sb_puts(&u.text, "TensorList ");
+        else if (op->schema.n_returns == 1)
             gen_sb_puts(&u.text, "Tensor ");
         else
             gen_sb_printf(&u.text, "Tensor%d ", op->schema.n_returns);
@@ -1152,10 +1219,11 @@ static void analyse_formulas(gen_model *model, CXIndex index)
             char *name = gen_xprintf("yagrad-gen:formula:%d", k);
             synthetic_line(&u, name, f->loc, &f->has_error, d->op->full_name);
             free(name);
+            /* An op returning Tensor[] has its gradients as one list. */
             gen_sb_printf(&u.text,
-                          "void yg__formula_%d(Tensor grad, Tensor result, Tensor *grads, "
+                          "void yg__formula_%d(Tensor grad, Tensor result, %s grads, "
                           "Tensor *results, const _Bool *grad_input_mask",
-                          k);
+                          k, gen_returns_list(d->op) ? "TensorList" : "Tensor *");
             for (int a = 0; a < d->op->schema.n_args; a++)
                 gen_sb_printf(&u.text, ", %s %s", unit_type(&d->op->schema.args[a], false),
                               d->op->schema.args[a].name);

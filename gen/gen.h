@@ -80,7 +80,7 @@ bool gen_write_if_changed(const char *dir, const char *relpath, const char *text
 
 typedef enum gen_type {
     GEN_T_TENSOR,      /* Tensor, Tensor?, Tensor(a), Tensor(a!) */
-    GEN_T_TENSOR_LIST, /* Tensor[] */
+    GEN_T_TENSOR_LIST, /* Tensor[], Tensor?[] (nullable: items may be NULL) */
     GEN_T_INT,         /* int, int? */
     GEN_T_INT_LIST,    /* int[], int[N] */
     GEN_T_FLOAT,       /* float, float? */
@@ -89,12 +89,15 @@ typedef enum gen_type {
     GEN_T_SCALAR,      /* Scalar, Scalar? */
     GEN_T_SCALAR_TYPE, /* ScalarType, ScalarType? */
     GEN_T_STR,         /* str */
+    GEN_T_DEVICE,      /* Device, Device? */
+    GEN_T_GENERATOR,   /* Generator? (always nullable: NULL is the default generator) */
 } gen_type;
 
 typedef struct gen_arg {
     char *name;
     gen_type type;
-    bool nullable;     /* Tensor?, int?, float?, Scalar?, ScalarType? */
+    bool nullable;     /* Tensor?, int?, float?, Scalar?, ScalarType?, Device?, Generator?,
+                          Tensor?[] */
     int fixed_len;     /* N of int[N] / bool[N]; 0 for int[] */
     char *alias;       /* "a" for Tensor(a) / Tensor(a!), else NULL */
     bool mutable_;     /* Tensor(a!) */
@@ -108,6 +111,7 @@ typedef struct gen_return {
     char *name;    /* "values" for `-> (Tensor values, ...)`, else NULL */
     char *alias;   /* as in gen_arg */
     bool mutable_;
+    bool is_list;  /* Tensor[] / Tensor(a)[]: a list of any length (the only return) */
     int pos;       /* byte offset in the func string */
 } gen_return;
 
@@ -127,6 +131,9 @@ typedef struct gen_schema {
 bool gen_schema_parse(const char *text, gen_loc loc, gen_schema *schema);
 void gen_schema_free(gen_schema *schema);
 const char *gen_type_name(const gen_arg *arg);
+/* Whether arg is Tensor(a!)?: optional state (running statistics) that a
+ * functional op updates in place and does not return. */
+bool gen_arg_is_state(const gen_arg *arg);
 
 /* ---- the model ---- */
 
@@ -183,6 +190,7 @@ typedef enum gen_save_kind {
     GEN_SAVE_NUMEL,
     GEN_SAVE_VALUE,    /* int, float, Scalar, bool: copied */
     GEN_SAVE_INT_LIST, /* int[]: copied into a yg_saved_int_list */
+    GEN_SAVE_TENSOR_LIST, /* Tensor[] / Tensor?[]: a yg_saved_tensor_list */
 } gen_save_kind;
 
 typedef struct gen_save {
@@ -232,6 +240,7 @@ typedef struct gen_deriv {
     gen_save *saves;
     int n_saves;
     uint64_t grads_used; /* bit i: some formula reads grads[i] */
+    bool reads_grad_list; /* an op returning Tensor[]: a formula reads grads whole */
     char **temps;      /* temporaries the lowered formulas declare */
     int n_temps;
 } gen_deriv;
@@ -339,6 +348,8 @@ void gen_emit_call_decl(gen_sb *sb, const char *prefix, const gen_params *params
 char *gen_return_cname(const gen_op *op, int i);
 /* Whether a maps to two C parameters (items and <name>_len). */
 bool gen_arg_has_len(const gen_arg *a);
+/* Whether op returns Tensor[]: C out-parameters (yg_tensor ***out, int64_t *out_len). */
+bool gen_returns_list(const gen_op *op);
 /* Emits indent + head + the argument names of op in C order + tail, with
  * out_name (or the op's own out-parameters when NULL, or &result,
  * &result1... for GEN_OUT_LOCALS) last; wrapped one argument per line past

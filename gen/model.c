@@ -76,7 +76,7 @@ static void check_pointwise(gen_op *op)
                      "a pointwise op must take 1 to 4 Tensor arguments, not %d", n_tensors);
         op->valid = false;
     }
-    if (op->schema.n_returns != 1) {
+    if (op->schema.n_returns != 1 || op->schema.returns[0].is_list) {
         gen_error_in(op->full_name, func_at(op, op->schema.returns_pos),
                      "a pointwise op must return one Tensor");
         op->valid = false;
@@ -113,7 +113,9 @@ static void check_form(gen_op *op)
                 op->valid = false;
             }
         }
-        if (a->mutable_ && written == NULL)
+        /* Tensor(a!)? is state a functional op may update (running
+         * statistics); it makes the op neither in-place nor an out variant. */
+        if (a->mutable_ && !gen_arg_is_state(a) && written == NULL)
             written = a;
     }
     for (int i = 0; i < s->n_returns; i++) {
@@ -127,6 +129,13 @@ static void check_form(gen_op *op)
                          "aliases as Tensor(%s) or Tensor(%s!))",
                          r->alias, r->alias, r->alias);
             op->valid = false;
+        } else if (gen_arg_is_state(a)) {
+            gen_error_in(op->full_name, func_at(op, r->pos),
+                         "returns its argument '%s', but a Tensor(%s!)? argument is optional "
+                         "state the op updates in place and cannot be returned",
+                         a->name, a->alias);
+            op->valid = false;
+            alias_error = true;
         } else if (a->mutable_ != r->mutable_) {
             gen_error_in(op->full_name, func_at(op, r->pos),
                          "the return is annotated (%s%s) but argument '%s' is (%s%s); both "
@@ -141,7 +150,8 @@ static void check_form(gen_op *op)
     }
     if (op_is_inplace(op)) {
         op->form = GEN_FORM_INPLACE;
-        if (s->n_args == 0 || !s->args[0].mutable_ || s->args[0].type != GEN_T_TENSOR) {
+        if (s->n_args == 0 || !s->args[0].mutable_ || s->args[0].type != GEN_T_TENSOR ||
+            s->args[0].nullable) {
             gen_error_in(op->full_name, s->n_args > 0 ? func_at(op, s->args[0].pos) : op->func_loc,
                          "an in-place op (its name ends in '_') must take its first argument "
                          "as Tensor(a!) self");
@@ -314,8 +324,10 @@ static void resolve_op(gen_model *model, int index)
     }
     bool has_tensor = false;
     for (int i = 0; i < op->schema.n_args; i++)
-        has_tensor |= (op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable) ||
-                      op->schema.args[i].type == GEN_T_TENSOR_LIST;
+        has_tensor |= ((op->schema.args[i].type == GEN_T_TENSOR ||
+                        op->schema.args[i].type == GEN_T_TENSOR_LIST) &&
+                       !op->schema.args[i].nullable) ||
+                      op->schema.args[i].type == GEN_T_DEVICE;
     if (op->pointwise != NULL) {
         op->kind = GEN_OP_POINTWISE;
         check_pointwise(op);
@@ -324,7 +336,7 @@ static void resolve_op(gen_model *model, int index)
         if (!has_tensor) {
             gen_error_in(op->full_name, op->func_loc,
                          "a kernel op dispatches on the device of a Tensor or Tensor[] argument "
-                         "and has none");
+                         "or on a Device argument, and has none");
             op->valid = false;
         }
     } else {

@@ -7,11 +7,12 @@
  * (a regex parser would only say "bad signature").  Grammar:
  *   schema  := ident ['.' ident] '(' [item {',' item}] ')' '->' returns
  *   item    := '*' | type ident ['=' default]
- *   type    := 'Tensor' ['?' | '[' ']' | '(' ident ['!'] ')']
+ *   type    := 'Tensor' ['?' | '?' '[' ']' | '[' ']' | '(' ident ['!'] ')']
  *            | 'int' ['?' | '[' [N] ']'] | 'float' ['?'] | 'bool' ['[' N ']']
  *            | 'Scalar' ['?'] | 'ScalarType' ['?'] | 'str'
+ *            | 'Device' ['?'] | 'Generator' '?'
  *   returns := ret | '(' ret {',' ret} ')'
- *   ret     := 'Tensor' ['(' ident ['!'] ')'] [ident]
+ *   ret     := 'Tensor' ['(' ident ['!'] ')'] ['[' ']'] [ident]   ('[]': the only return)
  *   default := 'None' | 'True' | 'False' | number | '[' [number {',' number}] ']'
  *            | quoted string
  * The parser reports the first error of a signature and gives up on it;
@@ -207,10 +208,12 @@ static bool default_ok(const gen_arg *a, const char *d)
     int count = 0;
 
     if (strcmp(d, "None") == 0)
-        return a->nullable;
+        return a->nullable && a->type != GEN_T_TENSOR_LIST;
     switch (a->type) {
     case GEN_T_TENSOR:
     case GEN_T_SCALAR_TYPE:
+    case GEN_T_DEVICE:
+    case GEN_T_GENERATOR:
         return false;
     case GEN_T_TENSOR_LIST:
         return strcmp(d, "[]") == 0;
@@ -273,12 +276,23 @@ static bool parse_type(parser *p, gen_arg *a)
         if (next == '?') {
             p->pos++;
             a->nullable = true;
+            if (p->text[p->pos] == '[') {
+                /* Tensor?[]: a list whose items may be NULL */
+                p->pos++;
+                a->type = GEN_T_TENSOR_LIST;
+                ok = expect(p, ']', "']' (a list of optional Tensors is written Tensor?[])");
+            }
         } else if (next == '[') {
             p->pos++;
             a->type = GEN_T_TENSOR_LIST;
             ok = expect(p, ']', "']' (a Tensor list is written Tensor[])");
         } else if (next == '(') {
             ok = alias_annotation(p, &a->alias, &a->mutable_);
+            /* Tensor(a!)?: optional state the op updates in place */
+            if (ok && a->mutable_ && p->text[p->pos] == '?') {
+                p->pos++;
+                a->nullable = true;
+            }
         }
     } else if (strcmp(t, "int") == 0) {
         a->type = GEN_T_INT;
@@ -306,11 +320,24 @@ static bool parse_type(parser *p, gen_arg *a)
         }
     } else if (strcmp(t, "str") == 0) {
         a->type = GEN_T_STR;
+    } else if (strcmp(t, "Device") == 0) {
+        a->type = GEN_T_DEVICE;
+        if (next == '?') {
+            p->pos++;
+            a->nullable = true;
+        }
+    } else if (strcmp(t, "Generator") == 0) {
+        /* A generator is advanced by the op; NULL means the default one,
+         * so the type is always nullable. */
+        a->type = GEN_T_GENERATOR;
+        a->nullable = true;
+        ok = expect(p, '?', "'?' (a generator is written Generator?: NULL means the default "
+                            "generator)");
     } else {
         perror_at(p, start,
                   "unknown argument type '%s'%s (expected Tensor, Tensor?, Tensor[], int, int?, "
                   "int[], int[N], float, float?, bool, bool[N], Scalar, Scalar?, ScalarType?, "
-                  "str)",
+                  "str, Device, Device?, Generator?)",
                   t, "");
         ok = false;
     }
@@ -437,6 +464,12 @@ static bool parse_return(parser *p, gen_schema *s)
     r->pos = (int)start;
     if (p->text[p->pos] == '(' && !alias_annotation(p, &r->alias, &r->mutable_))
         return false;
+    if (p->text[p->pos] == '[') {
+        p->pos++;
+        if (!expect(p, ']', "']' (a list of Tensors is returned as Tensor[])"))
+            return false;
+        r->is_list = true;
+    }
     skip_ws(p);
     if (!(isalpha((unsigned char)p->text[p->pos]) || p->text[p->pos] == '_'))
         return true;
@@ -497,6 +530,15 @@ bool gen_schema_parse(const char *text, gen_loc loc, gen_schema *s)
     } else if (!parse_return(&p, s)) {
         goto fail;
     }
+    for (int i = 0; i < s->n_returns && s->n_returns > 1; i++) {
+        if (s->returns[i].is_list) {
+            perror_at(&p, (size_t)s->returns[i].pos,
+                      "a Tensor[] return must be the only return (its length is known only "
+                      "when the op runs)%s%s",
+                      "", "");
+            goto fail;
+        }
+    }
     skip_ws(&p);
     if (p.text[p.pos] != '\0') {
         perror_at(&p, p.pos, "malformed signature: unexpected %s after the return type%s",
@@ -537,7 +579,7 @@ const char *gen_type_name(const gen_arg *a)
     case GEN_T_TENSOR:
         return a->nullable ? "Tensor?" : "Tensor";
     case GEN_T_TENSOR_LIST:
-        return "Tensor[]";
+        return a->nullable ? "Tensor?[]" : "Tensor[]";
     case GEN_T_INT:
         return a->nullable ? "int?" : "int";
     case GEN_T_INT_LIST:
@@ -558,6 +600,15 @@ const char *gen_type_name(const gen_arg *a)
         return a->nullable ? "ScalarType?" : "ScalarType";
     case GEN_T_STR:
         return "str";
+    case GEN_T_DEVICE:
+        return a->nullable ? "Device?" : "Device";
+    case GEN_T_GENERATOR:
+        return "Generator?";
     }
     return "?";
+}
+
+bool gen_arg_is_state(const gen_arg *a)
+{
+    return a->type == GEN_T_TENSOR && a->mutable_ && a->nullable;
 }

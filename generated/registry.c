@@ -110,7 +110,6 @@ static const char *const log_softmax_derivative_inputs[] = {"self"};
 static const char *const nll_loss_derivative_inputs[] = {"self"};
 static const char *const tanh_backward_derivative_inputs[] = {"grad_output", "output"};
 static const char *const sigmoid_backward_derivative_inputs[] = {"grad_output", "output"};
-static const char *const max_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const adaptive_avg_pool2d_derivative_inputs[] = {"self"};
@@ -132,6 +131,18 @@ static const char *const copy__derivative_inputs[] = {"self", "src"};
 static const char *const zero__derivative_inputs[] = {"self"};
 static const char *const relu_backward_derivative_inputs[] = {"grad_output"};
 static const char *const pow_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
+static const char *const reflection_pad_derivative_inputs[] = {"self"};
+static const char *const reflection_pad_backward_derivative_inputs[] = {"grad_output"};
+static const char *const replication_pad_derivative_inputs[] = {"self"};
+static const char *const replication_pad_backward_derivative_inputs[] = {"grad_output"};
+static const char *const split_derivative_inputs[] = {"self"};
+static const char *const split_with_sizes_derivative_inputs[] = {"self"};
+static const char *const chunk_derivative_inputs[] = {"self"};
+static const char *const unbind_derivative_inputs[] = {"self"};
+static const char *const index_derivative_inputs[] = {"self"};
+static const char *const index_put_derivative_inputs[] = {"self", "values"};
+static const char *const index_put__derivative_inputs[] = {"self", "values"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -1726,23 +1737,15 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1005",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "max_pool2d_backward",
-        .schema = "max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size,"
-                  " int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor",
-        .location = "specs/native_functions.yaml:1010",
-        .kind = "kernel",
+        .location = "specs/native_functions.yaml:1006",
+        .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1015",
+        .location = "specs/native_functions.yaml:1010",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1751,41 +1754,361 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1019",
+        .location = "specs/native_functions.yaml:1014",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1025",
+        .location = "specs/native_functions.yaml:1020",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1029",
+        .location = "specs/native_functions.yaml:1024",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1034",
+        .location = "specs/native_functions.yaml:1029",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1038",
+        .location = "specs/native_functions.yaml:1033",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
+    {
+        .name = "zeros",
+        .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1044",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "ones",
+        .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1048",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "full",
+        .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1052",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "empty",
+        .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1057",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "arange",
+        .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1063",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "arange.start",
+        .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
+                  " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1067",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "linspace",
+        .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1072",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "eye",
+        .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1077",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "eye.m",
+        .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1081",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "zeros_like",
+        .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1085",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "ones_like",
+        .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1088",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "full_like",
+        .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1091",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "empty_like",
+        .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1094",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "rand",
+        .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1101",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "randn",
+        .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1106",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "randint",
+        .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
+                  " ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1111",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "bernoulli",
+        .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1116",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "bernoulli.p",
+        .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1121",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "rand_like",
+        .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1126",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "randn_like",
+        .schema = "randn_like(Tensor self, *, Generator? generator=None,"
+                  " ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1128",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "dropout",
+        .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1132",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "batch_norm",
+        .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
+                  " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
+                  " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
+        .location = "specs/native_functions.yaml:1141",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool2d_with_indices",
+        .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/native_functions.yaml:1146",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool2d_with_indices_backward",
+        .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
+                  " int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1152",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "max_pool1d_with_indices",
+        .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/native_functions.yaml:1158",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool1d",
+        .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1161",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "reflection_pad",
+        .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1168",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "reflection_pad_backward",
+        .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1175",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "replication_pad",
+        .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1180",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "replication_pad_backward",
+        .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1185",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "pad",
+        .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
+        .location = "specs/native_functions.yaml:1191",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:1198",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "split_with_sizes",
+        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:1203",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "chunk",
+        .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:1209",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:1215",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:1225",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "index_put",
+        .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1234",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "index_put_",
+        .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor(a!)",
+        .location = "specs/native_functions.yaml:1239",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "index_backward",
+        .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:1245",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "index_put_self_backward",
+        .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
+                  " bool accumulate) -> Tensor",
+        .location = "specs/native_functions.yaml:1250",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
 };
-const int32_t yg__ops_count = 218;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 218, "op table size");
+const int32_t yg__ops_count = 257;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 257, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2710,19 +3033,10 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = sigmoid_backward_derivative_inputs,
     },
     {
-        .name = "max_pool2d",
-        .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
-                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/derivatives.yaml:471",
-        .n_inputs = 1,
-        .inputs = max_pool2d_derivative_inputs,
-        .no_double_backward = "max_pool2d_backward has no derivative entry",
-    },
-    {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:475",
+        .location = "specs/derivatives.yaml:471",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -2731,14 +3045,14 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:479",
+        .location = "specs/derivatives.yaml:475",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:482",
+        .location = "specs/derivatives.yaml:478",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
         .no_double_backward = "adaptive_avg_pool2d_backward has no derivative entry",
@@ -2746,7 +3060,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:486",
+        .location = "specs/derivatives.yaml:482",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
         .no_double_backward = "upsample_nearest2d_backward has no derivative entry",
@@ -2754,7 +3068,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/derivatives.yaml:493",
+        .location = "specs/derivatives.yaml:489",
         .n_inputs = 1,
         .inputs = leaky_relu_backward_derivative_inputs,
     },
@@ -2762,7 +3076,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/derivatives.yaml:497",
+        .location = "specs/derivatives.yaml:493",
         .n_inputs = 1,
         .inputs = hardtanh_backward_derivative_inputs,
     },
@@ -2770,109 +3084,213 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:501",
+        .location = "specs/derivatives.yaml:497",
         .n_inputs = 1,
         .inputs = clamp_backward_derivative_inputs,
     },
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:505",
+        .location = "specs/derivatives.yaml:501",
         .n_inputs = 1,
         .inputs = clamp_min_backward_derivative_inputs,
     },
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:509",
+        .location = "specs/derivatives.yaml:505",
         .n_inputs = 1,
         .inputs = clamp_max_backward_derivative_inputs,
     },
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:513",
+        .location = "specs/derivatives.yaml:509",
         .n_inputs = 1,
         .inputs = maximum_backward_derivative_inputs,
     },
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:518",
+        .location = "specs/derivatives.yaml:514",
         .n_inputs = 1,
         .inputs = minimum_backward_derivative_inputs,
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:528",
+        .location = "specs/derivatives.yaml:524",
         .n_inputs = 2,
         .inputs = add__derivative_inputs,
     },
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:532",
+        .location = "specs/derivatives.yaml:528",
         .n_inputs = 2,
         .inputs = sub__derivative_inputs,
     },
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:536",
+        .location = "specs/derivatives.yaml:532",
         .n_inputs = 2,
         .inputs = mul__derivative_inputs,
     },
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:540",
+        .location = "specs/derivatives.yaml:536",
         .n_inputs = 2,
         .inputs = div__derivative_inputs,
     },
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:544",
+        .location = "specs/derivatives.yaml:540",
         .n_inputs = 1,
         .inputs = mul_scalar__derivative_inputs,
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:547",
+        .location = "specs/derivatives.yaml:543",
         .n_inputs = 1,
         .inputs = relu__derivative_inputs,
     },
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:550",
+        .location = "specs/derivatives.yaml:546",
         .n_inputs = 2,
         .inputs = copy__derivative_inputs,
     },
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:554",
+        .location = "specs/derivatives.yaml:550",
         .n_inputs = 1,
         .inputs = zero__derivative_inputs,
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:559",
+        .location = "specs/derivatives.yaml:555",
         .n_inputs = 1,
         .inputs = relu_backward_derivative_inputs,
     },
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:563",
+        .location = "specs/derivatives.yaml:559",
         .n_inputs = 2,
         .inputs = pow_backward_derivative_inputs,
     },
+    {
+        .name = "bernoulli",
+        .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+        .location = "specs/derivatives.yaml:567",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "bernoulli.p",
+        .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        .location = "specs/derivatives.yaml:571",
+        .n_inputs = 0,
+        .inputs = NULL,
+    },
+    {
+        .name = "max_pool2d_with_indices",
+        .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/derivatives.yaml:579",
+        .n_inputs = 1,
+        .inputs = max_pool2d_with_indices_derivative_inputs,
+    },
+    {
+        .name = "reflection_pad",
+        .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:583",
+        .n_inputs = 1,
+        .inputs = reflection_pad_derivative_inputs,
+    },
+    {
+        .name = "reflection_pad_backward",
+        .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:588",
+        .n_inputs = 1,
+        .inputs = reflection_pad_backward_derivative_inputs,
+    },
+    {
+        .name = "replication_pad",
+        .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:591",
+        .n_inputs = 1,
+        .inputs = replication_pad_derivative_inputs,
+    },
+    {
+        .name = "replication_pad_backward",
+        .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:594",
+        .n_inputs = 1,
+        .inputs = replication_pad_backward_derivative_inputs,
+    },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:600",
+        .n_inputs = 1,
+        .inputs = split_derivative_inputs,
+    },
+    {
+        .name = "split_with_sizes",
+        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:603",
+        .n_inputs = 1,
+        .inputs = split_with_sizes_derivative_inputs,
+    },
+    {
+        .name = "chunk",
+        .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:606",
+        .n_inputs = 1,
+        .inputs = chunk_derivative_inputs,
+    },
+    {
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:609",
+        .n_inputs = 1,
+        .inputs = unbind_derivative_inputs,
+    },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/derivatives.yaml:615",
+        .n_inputs = 1,
+        .inputs = index_derivative_inputs,
+    },
+    {
+        .name = "index_put",
+        .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor",
+        .location = "specs/derivatives.yaml:618",
+        .n_inputs = 2,
+        .inputs = index_put_derivative_inputs,
+    },
+    {
+        .name = "index_put_",
+        .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:622",
+        .n_inputs = 2,
+        .inputs = index_put__derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 150;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 150,
+const int32_t yg__derivatives_count = 163;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 163,
                "derivative table size");

@@ -31,7 +31,8 @@ static yg_tensor *make_input(const sample *s, int i, uint64_t seed)
 
 /* Whether s is gradchecked: its op has a derivative entry with
  * differentiable inputs, or is composite (differentiable through its
- * parts); samples whose inputs are all integer are not. */
+ * parts) and not marked OPINFO_NO_GRAD; samples whose inputs are all
+ * integer are not. */
 static bool is_differentiable(const sample *s)
 {
     const yg_derivative_info *d = opinfo_derivative(s->op);
@@ -44,7 +45,7 @@ static bool is_differentiable(const sample *s)
         return false;
     if (d != NULL)
         return true; /* an entry without inputs is checked to record nothing */
-    return op != NULL && strcmp(op->kind, "composite") == 0;
+    return op != NULL && strcmp(op->kind, "composite") == 0 && !(s->flags & OPINFO_NO_GRAD);
 }
 
 /* L(x) = sum(v * f(x)), computed without recording. */
@@ -53,7 +54,7 @@ static double loss_value(const sample *s, yg_tensor *const *x, const double *v)
     yg_tensor *y = NULL;
     double *yv, total = 0;
     bool prev = yg_set_grad_enabled(false);
-    YG_CHECK(s->fn(x, &y));
+    YG_CHECK(opinfo_call(s, x, &y));
     yg_set_grad_enabled(prev);
     yv = yg_test_values(y);
     for (int64_t i = 0; i < yg_tensor_numel(y); i++)
@@ -79,7 +80,7 @@ static int check_sample(const sample *s, uint64_t seed)
 
     for (int i = 0; i < s->n_inputs; i++)
         x[i] = make_input(s, i, seed + (uint64_t)i);
-    YG_CHECK(s->fn(x, &y));
+    YG_CHECK(opinfo_call(s, x, &y));
     if (entry != NULL && entry->n_inputs == 0) {
         /* Every input non_differentiable: the op accepts inputs that
          * require grad and its result does not require grad. */
@@ -189,7 +190,7 @@ static yg_status gg_l2(const gg_case *c, bool create_graph, yg_tensor **out)
     *out = NULL;
     for (int i = 0; i < c->n_diff; i++)
         inputs[i] = c->x[c->diff[i]];
-    st = c->s->fn((yg_tensor *const *)c->x, &y);
+    st = opinfo_call(c->s, (yg_tensor *const *)c->x, &y);
     if (st == YG_OK)
         st = yg_grad((const yg_tensor *const *)&y, 1, (const yg_tensor *const *)&c->v, inputs,
                      c->n_diff, false, create_graph, true, g);
@@ -246,7 +247,7 @@ static void gg_setup(gg_case *c, const sample *s, uint64_t seed)
             inputs[n_float++] = c->x[i];
         }
     }
-    YG_CHECK(s->fn(c->x, &y));
+    YG_CHECK(opinfo_call(s, c->x, &y));
     c->v = yg_test_rand(YG_FLOAT64, yg_tensor_sizes(y), yg_tensor_ndim(y), -1, 1, seed + 99);
     YG_CHECK(yg_tensor_set_requires_grad(c->v, true));
     YG_CHECK(yg_grad((const yg_tensor *const *)&y, 1, (const yg_tensor *const *)&c->v, inputs,

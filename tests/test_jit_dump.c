@@ -9,6 +9,7 @@
 #define _GNU_SOURCE /* mkstemps, fdopen */
 #include "testutil.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,66 @@ static void test_dot_dump_nests_subgraphs_as_clusters(void **state) {
     yg_graph_release(g);
 }
 
+/* Counts the occurrences of needle in haystack. */
+static int count_of(const char *haystack, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(haystack, needle); p != NULL; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* tools/ir_viewer.html opened in a real browser (headless Chromium) on the
+ * JSON dump of the nested test graph, through the viewer's #json= address:
+ * the rendered page must hold one box per node of every graph and one
+ * collapsible section per subgraph. */
+static void test_viewer_renders_nested_graph_in_chromium(void **state) {
+    (void)state;
+    static const char unreserved[] = "-_.~";
+    char viewer[1024], out[256];
+    if (!have_command("chromium"))
+        fail_msg("chromium is needed to check tools/ir_viewer.html: run scripts/install-deps.sh");
+    source_path(viewer, sizeof viewer, "tools/ir_viewer.html");
+    yg_graph *g = parse_ok(graphs[3]);
+    char *json = NULL;
+    YG_CHECK(yg_graph_to_json(g, &json));
+    size_t len = strlen(json), pos = 0, cap = 3 * len + 2048;
+    char *cmd = malloc(cap);
+    assert_non_null(cmd);
+    write_temp("", ".html", out, sizeof out);
+    pos += (size_t)snprintf(cmd, cap,
+                            "chromium --headless --no-sandbox --disable-gpu --dump-dom "
+                            "'file://%s#json=",
+                            viewer);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)json[i];
+        if (isalnum(c) || strchr(unreserved, c) != NULL)
+            cmd[pos++] = (char)c;
+        else
+            pos += (size_t)snprintf(cmd + pos, cap - pos, "%%%02X", c);
+    }
+    snprintf(cmd + pos, cap - pos, "' > %s 2> /dev/null", out);
+    int rc = system(cmd);
+    free(cmd);
+    yg_string_release(json);
+    yg_graph_release(g);
+    assert_int_equal(rc, 0);
+
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    static char dom[1 << 16];
+    size_t n = fread(dom, 1, sizeof dom - 1, f);
+    fclose(f);
+    remove(out);
+    dom[n] = '\0';
+    if (count_of(dom, "<g class=\"node") != 3 || count_of(dom, "<details") != 3)
+        print_error("rendered page:\n%s\n", dom);
+    /* FusionGroup in the graph, DifferentiableGraph in its subgraph, neg in f. */
+    assert_int_equal(count_of(dom, "<g class=\"node"), 3);
+    assert_int_equal(count_of(dom, "<details"), 3); /* subgraph, df, f */
+    assert_non_null(strstr(dom, "prim::DifferentiableGraph"));
+    assert_null(strstr(dom, "<p class=\"err\">")); /* the viewer could not read it */
+}
+
 static void test_dumps_reject_null_arguments(void **state) {
     (void)state;
     char *s = (char *)0x1;
@@ -197,6 +258,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_json_dump_spells_types_attributes_and_edges),
         cmocka_unit_test(test_dot_dump_renders_with_graphviz),
         cmocka_unit_test(test_dot_dump_nests_subgraphs_as_clusters),
+        cmocka_unit_test(test_viewer_renders_nested_graph_in_chromium),
         cmocka_unit_test(test_dumps_reject_null_arguments),
     };
     return YG_TEST_RUN(tests, argc, argv);

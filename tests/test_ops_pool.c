@@ -159,12 +159,14 @@ static void test_pooling_rejects_bad_geometry(void **state) {
     YG_CHECK(yg_tensor_zeros(s4, 4, YG_INT64, &i));
     YG_EXPECT_ERROR(yg_max_pool2d(x, k3, 1, NULL, 0, p0, 1, d1, 1, false, &y),
                     YG_ERR_SHAPE,
-                    "max_pool2d: input of 2 x 2 is too small for the window");
+                    "max_pool2d: max_pool2d_with_indices: input of 2 x 2 is too small for the "
+                    "window");
     assert_null(y);
     YG_EXPECT_ERROR(
         yg_max_pool2d(m, k2, 1, NULL, 0, p0, 1, d1, 1, false, &y),
         YG_ERR_SHAPE,
-        "max_pool2d: expected self of 3 or 4 dims ([C, H, W] or [N, C, H, W]), got [4, 4]");
+        "max_pool2d: max_pool2d_with_indices: expected self of 3 or 4 dims ([C, H, W] or "
+        "[N, C, H, W]), got [4, 4]");
     assert_null(y);
     YG_EXPECT_ERROR(yg_avg_pool2d(x, k2, 1, NULL, 0, p2, 1, false, true, &y),
                     YG_ERR_INVALID_ARGUMENT,
@@ -183,6 +185,255 @@ static void test_pooling_rejects_bad_geometry(void **state) {
     yg_release(i);
 }
 
+/* ---- max pooling with indices (nn-ops) ---- */
+
+/* The first maximum of window (oy, ox) of an H x W plane and its position
+ * y W + x, by brute force over the window in row-major order. */
+static void naive_argmax(const double *x,
+                         int64_t H,
+                         int64_t W,
+                         int64_t oy,
+                         int64_t ox,
+                         const int64_t k[2],
+                         const int64_t s[2],
+                         const int64_t p[2],
+                         const int64_t d[2],
+                         double *value,
+                         double *index) {
+    *value = -INFINITY;
+    *index = -1;
+    for (int64_t ky = 0; ky < k[0]; ky++)
+        for (int64_t kx = 0; kx < k[1]; kx++) {
+            int64_t y = oy * s[0] - p[0] + ky * d[0], xx = ox * s[1] - p[1] + kx * d[1];
+            if (y < 0 || y >= H || xx < 0 || xx >= W)
+                continue;
+            if (*index < 0 || x[y * W + xx] > *value) {
+                *value = x[y * W + xx];
+                *index = (double)(y * W + xx);
+            }
+        }
+}
+
+/* Checks max_pool2d_with_indices of x (whose values, row-major, are xv
+ * over planes of H x W) against naive_argmax for the output sizes os. */
+static void expect_max_pool2d(const yg_tensor *x,
+                              const double *xv,
+                              const int64_t *os,
+                              int64_t nd,
+                              const int64_t k[2],
+                              const int64_t s[2],
+                              const int64_t p[2],
+                              const int64_t d[2],
+                              bool ceil_mode) {
+    const int64_t *is = yg_tensor_sizes(x);
+    int64_t H = is[nd - 2], W = is[nd - 1], oh = os[nd - 2], ow = os[nd - 1], planes = 1;
+    yg_tensor *v = NULL, *i = NULL, *y = NULL;
+    for (int64_t dd = 0; dd < nd - 2; dd++)
+        planes *= is[dd];
+    double *ev = calloc((size_t)(planes * oh * ow), sizeof(double));
+    double *ei = calloc((size_t)(planes * oh * ow), sizeof(double));
+    for (int64_t pl = 0; pl < planes; pl++)
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++)
+                naive_argmax(xv + pl * H * W, H, W, oy, ox, k, s, p, d,
+                             &ev[(pl * oh + oy) * ow + ox], &ei[(pl * oh + oy) * ow + ox]);
+    YG_CHECK(yg_max_pool2d_with_indices(x, k, 2, s, 2, p, 2, d, 2, ceil_mode, &v, &i));
+    YG_EXPECT_CLOSE(v, os, nd, ev, 0, 0);
+    YG_EXPECT_CLOSE(i, os, nd, ei, 0, 0);
+    assert_int_equal(yg_tensor_dtype(i), YG_INT64);
+    assert_int_equal(yg_tensor_dtype(v), yg_tensor_dtype(x));
+    /* max_pool2d gives the same values */
+    YG_CHECK(yg_max_pool2d(x, k, 2, s, 2, p, 2, d, 2, ceil_mode, &y));
+    YG_EXPECT_CLOSE(y, os, nd, ev, 0, 0);
+    free(ev);
+    free(ei);
+    yg_release(v);
+    yg_release(i);
+    yg_release(y);
+}
+
+static void test_max_pool2d_with_indices_matches_naive_values_and_positions(void **state) {
+    const int64_t s4[] = {2, 3, 7, 6}, o4[] = {2, 3, 4, 3}, s3[] = {1, 8, 8}, o3[] = {1, 3, 3};
+    const int64_t k3[] = {3, 3}, st2[] = {2, 2}, p1[] = {1, 1}, d1[] = {1, 1};
+    const int64_t k2[] = {2, 2}, st3[] = {3, 3}, p0[] = {0, 0}, d2[] = {2, 2};
+    const int64_t sb[] = {1, 1, 5, 7}, ob[] = {1, 1, 5, 4}, kr[] = {1, 3}, sr[] = {1, 2},
+                  pr[] = {0, 1}, dr[] = {1, 1};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s4, 4, -1, 1, 3);
+    double *xv = yg_test_values(x);
+    (void)state;
+    expect_max_pool2d(x, xv, o4, 4, k3, st2, p1, d1, false);
+    free(xv);
+    yg_release(x);
+    /* dilation 2 with ceil_mode: (8 - 2 - 1) / 3 + 1 rounded up is 3 */
+    x = yg_test_rand(YG_FLOAT32, s3, 3, -1, 1, 4);
+    xv = yg_test_values(x);
+    expect_max_pool2d(x, xv, o3, 3, k2, st3, p0, d2, true);
+    free(xv);
+    yg_release(x);
+    /* batch of one, a rectangular window and padding in one dim */
+    x = yg_test_rand(YG_FLOAT64, sb, 4, -1, 1, 5);
+    xv = yg_test_values(x);
+    expect_max_pool2d(x, xv, ob, 4, kr, sr, pr, dr, false);
+    free(xv);
+    yg_release(x);
+}
+
+/* A [N, C, W, H] tensor transposed to [N, C, H, W]. */
+static void test_max_pool2d_with_indices_of_a_transposed_input(void **state) {
+    const int64_t s[] = {2, 2, 5, 6}, k[] = {2, 3}, st[] = {2, 2},
+                  p[] = {1, 1}, d[] = {1, 1};
+    yg_tensor *base = yg_test_rand(YG_FLOAT64, s, 4, -1, 1, 6), *x = NULL;
+    double *bv = yg_test_values(base), xv[2 * 2 * 6 * 5];
+    (void)state;
+    YG_CHECK(yg_transpose(base, -1, -2, &x));
+    assert_false(yg_tensor_is_contiguous(x));
+    /* x[n][c][h][w] = base[n][c][w][h]; x is [2, 2, 6, 5] */
+    for (int pl = 0; pl < 4; pl++)
+        for (int h = 0; h < 6; h++)
+            for (int w = 0; w < 5; w++)
+                xv[(pl * 6 + h) * 5 + w] = bv[(pl * 5 + w) * 6 + h];
+    const int64_t os[] = {2, 2, 4, 3};
+    expect_max_pool2d(x, xv, os, 4, k, st, p, d, false);
+    free(bv);
+    yg_release(base);
+    yg_release(x);
+}
+
+/* 1-d pooling against a naive loop over L, with padding, dilation and
+ * ceil_mode, and on a non-contiguous input. */
+static void test_max_pool1d_with_indices_matches_naive_loops(void **state) {
+    const int64_t s[] = {2, 3, 10}, k[] = {3}, st[] = {2}, p[] = {1}, d[] = {2};
+    /* (10 + 2 - 2 (3 - 1) - 1) / 2 + 1 = 4, ceil: 5 (window 4 starts at 7 < 10 + 1) */
+    const int64_t os[] = {2, 3, 5};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 3, -1, 1, 7), *v = NULL, *i = NULL, *y = NULL;
+    double *xv = yg_test_values(x), ev[30], ei[30];
+    (void)state;
+    for (int pl = 0; pl < 6; pl++)
+        for (int o = 0; o < 5; o++) {
+            double best = -INFINITY, at = -1;
+            for (int kk = 0; kk < 3; kk++) {
+                int l = o * 2 - 1 + kk * 2;
+                if (l >= 0 && l < 10 && (at < 0 || xv[pl * 10 + l] > best)) {
+                    best = xv[pl * 10 + l];
+                    at = l;
+                }
+            }
+            ev[pl * 5 + o] = best;
+            ei[pl * 5 + o] = at;
+        }
+    YG_CHECK(yg_max_pool1d_with_indices(x, k, 1, st, 1, p, 1, d, 1, true, &v, &i));
+    YG_EXPECT_CLOSE(v, os, 3, ev, 0, 0);
+    YG_EXPECT_CLOSE(i, os, 3, ei, 0, 0);
+    YG_CHECK(yg_max_pool1d(x, k, 1, st, 1, p, 1, d, 1, true, &y));
+    YG_EXPECT_CLOSE(y, os, 3, ev, 0, 0);
+    yg_release(v);
+    yg_release(i);
+    yg_release(y);
+    /* [C, L] = a column slice of a [L, C] matrix, default stride */
+    const int64_t ms[] = {6, 2}, ts[] = {2, 3};
+    yg_tensor *m = yg_test_rand(YG_FLOAT64, ms, 2, -1, 1, 8), *t = NULL;
+    double *mv = yg_test_values(m), tv[6], ti[6];
+    const int64_t k2[] = {2}, p0[] = {0}, d1[] = {1};
+    YG_CHECK(yg_t(m, &t));
+    for (int c = 0; c < 2; c++)
+        for (int o = 0; o < 3; o++) {
+            double a = mv[(2 * o) * 2 + c], b = mv[(2 * o + 1) * 2 + c];
+            tv[c * 3 + o] = b > a ? b : a;
+            ti[c * 3 + o] = b > a ? 2 * o + 1 : 2 * o;
+        }
+    YG_CHECK(yg_max_pool1d_with_indices(t, k2, 1, NULL, 0, p0, 1, d1, 1, false, &v, &i));
+    YG_EXPECT_CLOSE(v, ts, 2, tv, 0, 0);
+    YG_EXPECT_CLOSE(i, ts, 2, ti, 0, 0);
+    yg_release(v);
+    yg_release(i);
+    yg_release(t);
+    yg_release(m);
+    free(mv);
+    free(xv);
+    yg_release(x);
+}
+
+/* values carry the gradient, to the recorded positions; indices carry
+ * none, and the gradient of a tie goes to the first maximum only. */
+static void test_max_pool_indices_route_the_gradient(void **state) {
+    const int64_t s[] = {1, 1, 2, 4}, k[] = {2}, p[] = {0}, d[] = {1};
+    const double x0[] = {1, 5, 2, 2, 5, 0, 2, 1}, expected[] = {0, 3, 2, 0, 0, 0, 0, 0};
+    const double ei[] = {1, 2}, w[] = {3, 2};
+    const int64_t os[] = {1, 1, 1, 2};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 4, x0), *v = NULL, *i = NULL, *g = NULL;
+    yg_tensor *wt = yg_test_tensor(YG_FLOAT64, os, 4, w);
+    (void)state;
+    YG_CHECK(yg_tensor_set_requires_grad(x, true));
+    YG_CHECK(yg_max_pool2d_with_indices(x, k, 1, NULL, 0, p, 1, d, 1, false, &v, &i));
+    assert_true(yg_tensor_requires_grad(v));
+    assert_false(yg_tensor_requires_grad(i));
+    YG_EXPECT_CLOSE(i, os, 4, ei, 0, 0);
+    YG_CHECK(yg_backward(v, wt, false));
+    YG_CHECK(yg_tensor_grad(x, &g));
+    YG_EXPECT_CLOSE(g, s, 4, expected, 0, 0);
+    yg_release(g);
+    yg_release(v);
+    yg_release(i);
+    yg_release(wt);
+    yg_release(x);
+}
+
+static void test_max_pool_with_indices_rejects_bad_arguments(void **state) {
+    const int64_t s3[] = {1, 2, 5}, s1[] = {5}, s4[] = {1, 1, 1, 1}, k2[] = {2, 2}, k1[] = {1};
+    const int64_t p0[] = {0}, p1[] = {1}, d1[] = {1}, d2[] = {2}, sz[] = {1, 1, 2, 4};
+    const int64_t g2[] = {1, 1, 1, 2}, g3[] = {1, 1, 1, 3}, bad_sizes[] = {2, 1, 2, 4};
+    yg_tensor *x = NULL, *v1 = NULL, *iv = NULL, *v = NULL, *i = NULL, *y = NULL, *t = NULL;
+    yg_tensor *g = NULL, *gi = NULL, *gb = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(s3, 3, YG_FLOAT64, &x));
+    YG_CHECK(yg_tensor_zeros(s1, 1, YG_FLOAT64, &v1));
+    YG_CHECK(yg_tensor_zeros(s3, 3, YG_INT64, &iv));
+    YG_CHECK(yg_tensor_zeros(s4, 4, YG_FLOAT64, &t));
+    YG_EXPECT_ERROR(yg_max_pool1d_with_indices(x, k2, 2, NULL, 0, p0, 1, d1, 1, false, &v, &i),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "max_pool1d_with_indices: kernel_size must have 1 entry, got [2, 2]");
+    assert_null(v);
+    assert_null(i);
+    YG_EXPECT_ERROR(yg_max_pool1d(x, k1, 1, k2, 2, p0, 1, d1, 1, false, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "max_pool1d: max_pool1d_with_indices: stride must have 1 entry, got [2, 2]");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_max_pool1d(v1, k1, 1, NULL, 0, p0, 1, d1, 1, false, &y),
+                    YG_ERR_SHAPE,
+                    "max_pool1d: max_pool1d_with_indices: expected self of 2 or 3 dims ([C, L] "
+                    "or [N, C, L]), got [5]");
+    YG_EXPECT_ERROR(yg_max_pool1d_with_indices(iv, k1, 1, NULL, 0, p0, 1, d1, 1, false, &v, &i),
+                    YG_ERR_DTYPE, "max_pool2d_with_indices: unsupported dtype int64 for self");
+    YG_EXPECT_ERROR(yg_max_pool1d_with_indices(x, k1, 1, NULL, 0, p1, 1, d1, 1, false, &v, &i),
+                    YG_ERR_INVALID_ARGUMENT, "padding [0, 1] must be at most half of kernel_size");
+    /* a 1 x 1 input, kernel 2, padding 1, dilation 2: the one window reads
+     * -1 and 1, neither of them inside */
+    YG_EXPECT_ERROR(yg_max_pool2d_with_indices(t, k2, 2, NULL, 0, p1, 1, d2, 1, false, &v, &i),
+                    YG_ERR_SHAPE,
+                    "max_pool2d_with_indices: window (0, 0) covers only padding of the 1 x 1 "
+                    "input");
+    assert_null(v);
+    assert_null(i);
+    /* the backward checks grad_output against indices and self_sizes */
+    YG_CHECK(yg_tensor_zeros(g2, 4, YG_FLOAT64, &g));
+    YG_CHECK(yg_tensor_zeros(g3, 4, YG_INT64, &gi));
+    YG_EXPECT_ERROR(yg_max_pool2d_with_indices_backward(g, gi, sz, 4, &gb), YG_ERR_SHAPE,
+                    "max_pool2d_with_indices_backward: expected grad_output and indices of one "
+                    "shape [..., oh, ow]",
+                    "got grad_output [1, 1, 1, 2] and indices [1, 1, 1, 3]");
+    yg_release(gi);
+    YG_CHECK(yg_tensor_zeros(g2, 4, YG_INT64, &gi));
+    YG_EXPECT_ERROR(yg_max_pool2d_with_indices_backward(g, gi, bad_sizes, 4, &gb), YG_ERR_SHAPE,
+                    "leading dims are those of self_sizes [2, 1, 2, 4]");
+    assert_null(gb);
+    yg_release(g);
+    yg_release(gi);
+    yg_release(t);
+    yg_release(x);
+    yg_release(v1);
+    yg_release(iv);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_max_pool2d_matches_naive_windows),
@@ -192,6 +443,11 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_adaptive_avg_pool2d_averages_overlapping_cells),
         cmocka_unit_test(test_upsample_nearest2d_copies_the_nearest_source),
         cmocka_unit_test(test_pooling_rejects_bad_geometry),
+        cmocka_unit_test(test_max_pool2d_with_indices_matches_naive_values_and_positions),
+        cmocka_unit_test(test_max_pool2d_with_indices_of_a_transposed_input),
+        cmocka_unit_test(test_max_pool1d_with_indices_matches_naive_loops),
+        cmocka_unit_test(test_max_pool_indices_route_the_gradient),
+        cmocka_unit_test(test_max_pool_with_indices_rejects_bad_arguments),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -460,6 +460,11 @@ yg_status yg_cat(const yg_tensor *const *tensors,
     yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("cat", "out", out));
+    if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cat: tensors is %s with tensors_len %lld",
+                        tensors == NULL ? "NULL" : "given",
+                        (long long)tensors_len);
     for (int64_t i = 0; i < tensors_len; i++)
         YG_RETURN_IF_ERROR(yg__check_defined("cat", "tensors", tensors[i]));
     st = yg__composite_cat(tensors, tensors_len, dim, out);
@@ -477,6 +482,11 @@ yg_status yg_stack(const yg_tensor *const *tensors,
     yg_status st;
 
     YG_RETURN_IF_ERROR(yg__check_out("stack", "out", out));
+    if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "stack: tensors is %s with tensors_len %lld",
+                        tensors == NULL ? "NULL" : "given",
+                        (long long)tensors_len);
     for (int64_t i = 0; i < tensors_len; i++)
         YG_RETURN_IF_ERROR(yg__check_defined("stack", "tensors", tensors[i]));
     st = yg__composite_stack(tensors, tensors_len, dim, out);
@@ -784,5 +794,377 @@ yg_status yg_group_norm(const yg_tensor *input,
     st = yg__composite_group_norm(input, num_groups, weight, bias, eps, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "group_norm");
+    return YG_OK;
+}
+
+/* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ * [specs/native_functions.yaml:1006] */
+yg_status yg_max_pool2d(const yg_tensor *self,
+                        const int64_t *kernel_size,
+                        int64_t kernel_size_len,
+                        const int64_t *stride,
+                        int64_t stride_len,
+                        const int64_t *padding,
+                        int64_t padding_len,
+                        const int64_t *dilation,
+                        int64_t dilation_len,
+                        bool ceil_mode,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d", "self", self));
+    st = yg__composite_max_pool2d(self,
+                                  kernel_size,
+                                  kernel_size_len,
+                                  stride,
+                                  stride_len,
+                                  padding,
+                                  padding_len,
+                                  dilation,
+                                  dilation_len,
+                                  ceil_mode,
+                                  out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool2d");
+    return YG_OK;
+}
+
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1085] */
+yg_status yg_zeros_like(const yg_tensor *self,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("zeros_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("zeros_like", "self", self));
+    st = yg__composite_zeros_like(self, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "zeros_like");
+    return YG_OK;
+}
+
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1088] */
+yg_status yg_ones_like(const yg_tensor *self,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("ones_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("ones_like", "self", self));
+    st = yg__composite_ones_like(self, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ones_like");
+    return YG_OK;
+}
+
+/* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1091] */
+yg_status yg_full_like(const yg_tensor *self,
+                       double fill_value,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("full_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("full_like", "self", self));
+    st = yg__composite_full_like(self, fill_value, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "full_like");
+    return YG_OK;
+}
+
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1094] */
+yg_status yg_empty_like(const yg_tensor *self,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("empty_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("empty_like", "self", self));
+    st = yg__composite_empty_like(self, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "empty_like");
+    return YG_OK;
+}
+
+/* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1126] */
+yg_status yg_rand_like(const yg_tensor *self,
+                       yg_generator *generator,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("rand_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("rand_like", "self", self));
+    st = yg__composite_rand_like(self, generator, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "rand_like");
+    return YG_OK;
+}
+
+/* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1128] */
+yg_status yg_randn_like(const yg_tensor *self,
+                        yg_generator *generator,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("randn_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("randn_like", "self", self));
+    st = yg__composite_randn_like(self, generator, dtype, device, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "randn_like");
+    return YG_OK;
+}
+
+/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
+ * [specs/native_functions.yaml:1132] */
+yg_status yg_dropout(const yg_tensor *input,
+                     double p,
+                     bool train,
+                     yg_generator *generator,
+                     yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("dropout", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("dropout", "input", input));
+    st = yg__composite_dropout(input, p, train, generator, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "dropout");
+    return YG_OK;
+}
+
+/* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
+ *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
+ *   float eps=1e-05) -> Tensor
+ * [specs/native_functions.yaml:1141] */
+yg_status yg_batch_norm(const yg_tensor *input,
+                        const yg_tensor *weight,
+                        const yg_tensor *bias,
+                        yg_tensor *running_mean,
+                        yg_tensor *running_var,
+                        bool training,
+                        double momentum,
+                        double eps,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("batch_norm", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("batch_norm", "input", input));
+    if (running_mean != NULL && yg_tensor_requires_grad(running_mean))
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "batch_norm: running_mean is state updated in place and must not "
+                        "require grad");
+    if (running_var != NULL && yg_tensor_requires_grad(running_var))
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "batch_norm: running_var is state updated in place and must not "
+                        "require grad");
+    st = yg__composite_batch_norm(input,
+                                  weight,
+                                  bias,
+                                  running_mean,
+                                  running_var,
+                                  training,
+                                  momentum,
+                                  eps,
+                                  out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "batch_norm");
+    if (running_mean != NULL)
+        yg__tensor_bump_version(running_mean);
+    if (running_var != NULL)
+        yg__tensor_bump_version(running_var);
+    return YG_OK;
+}
+
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
+ * [specs/native_functions.yaml:1152] */
+yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
+                                              const yg_tensor *indices,
+                                              const int64_t *self_sizes,
+                                              int64_t self_sizes_len,
+                                              yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_with_indices_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_with_indices_backward", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_with_indices_backward", "indices", indices));
+    st = yg__composite_max_pool2d_with_indices_backward(grad_output,
+                                                        indices,
+                                                        self_sizes,
+                                                        self_sizes_len,
+                                                        out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool2d_with_indices_backward");
+    return YG_OK;
+}
+
+/* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ * [specs/native_functions.yaml:1158] */
+yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
+                                     const int64_t *kernel_size,
+                                     int64_t kernel_size_len,
+                                     const int64_t *stride,
+                                     int64_t stride_len,
+                                     const int64_t *padding,
+                                     int64_t padding_len,
+                                     const int64_t *dilation,
+                                     int64_t dilation_len,
+                                     bool ceil_mode,
+                                     yg_tensor **out_values,
+                                     yg_tensor **out_indices)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool1d_with_indices", "out_values", out_values));
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool1d_with_indices", "out_indices", out_indices));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool1d_with_indices", "self", self));
+    st = yg__composite_max_pool1d_with_indices(self,
+                                               kernel_size,
+                                               kernel_size_len,
+                                               stride,
+                                               stride_len,
+                                               padding,
+                                               padding_len,
+                                               dilation,
+                                               dilation_len,
+                                               ceil_mode,
+                                               out_values,
+                                               out_indices);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool1d_with_indices");
+    return YG_OK;
+}
+
+/* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ * [specs/native_functions.yaml:1161] */
+yg_status yg_max_pool1d(const yg_tensor *self,
+                        const int64_t *kernel_size,
+                        int64_t kernel_size_len,
+                        const int64_t *stride,
+                        int64_t stride_len,
+                        const int64_t *padding,
+                        int64_t padding_len,
+                        const int64_t *dilation,
+                        int64_t dilation_len,
+                        bool ceil_mode,
+                        yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool1d", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool1d", "self", self));
+    st = yg__composite_max_pool1d(self,
+                                  kernel_size,
+                                  kernel_size_len,
+                                  stride,
+                                  stride_len,
+                                  padding,
+                                  padding_len,
+                                  dilation,
+                                  dilation_len,
+                                  ceil_mode,
+                                  out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool1d");
+    return YG_OK;
+}
+
+/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
+ * [specs/native_functions.yaml:1191] */
+yg_status yg_pad(const yg_tensor *self,
+                 const int64_t *pad,
+                 int64_t pad_len,
+                 const char *mode,
+                 double value,
+                 yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("pad", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("pad", "self", self));
+    st = yg__composite_pad(self, pad, pad_len, mode, value, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "pad");
+    return YG_OK;
+}
+
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
+ * [specs/native_functions.yaml:1245] */
+yg_status yg_index_backward(const yg_tensor *grad_output,
+                            const int64_t *self_sizes,
+                            int64_t self_sizes_len,
+                            const yg_tensor *const *indices,
+                            int64_t indices_len,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index_backward", "grad_output", grad_output));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index_backward: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    st = yg__composite_index_backward(grad_output,
+                                      self_sizes,
+                                      self_sizes_len,
+                                      indices,
+                                      indices_len,
+                                      out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "index_backward");
+    return YG_OK;
+}
+
+/* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
+ * [specs/native_functions.yaml:1250] */
+yg_status yg_index_put_self_backward(const yg_tensor *grad,
+                                     const yg_tensor *const *indices,
+                                     int64_t indices_len,
+                                     bool accumulate,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index_put_self_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index_put_self_backward", "grad", grad));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index_put_self_backward: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    st = yg__composite_index_put_self_backward(grad, indices, indices_len, accumulate, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "index_put_self_backward");
     return YG_OK;
 }

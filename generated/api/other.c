@@ -1499,70 +1499,6 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
     return kernel(grad_output, indices, weight_sizes, weight_sizes_len, padding_idx, out);
 }
 
-typedef yg_status (*max_pool2d_backward_fn)(const yg_tensor *grad_output,
-                                            const yg_tensor *self,
-                                            const int64_t *kernel_size,
-                                            int64_t kernel_size_len,
-                                            const int64_t *stride,
-                                            int64_t stride_len,
-                                            const int64_t *padding,
-                                            int64_t padding_len,
-                                            const int64_t *dilation,
-                                            int64_t dilation_len,
-                                            bool ceil_mode,
-                                            yg_tensor **out);
-
-static const max_pool2d_backward_fn max_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_max_pool2d_backward,
-    [YG_CUDA] = NULL, /* reserved */
-};
-
-/* max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride,
- *   int[] padding, int[] dilation, bool ceil_mode) -> Tensor
- * [specs/native_functions.yaml:1010] */
-yg_status yg_max_pool2d_backward(const yg_tensor *grad_output,
-                                 const yg_tensor *self,
-                                 const int64_t *kernel_size,
-                                 int64_t kernel_size_len,
-                                 const int64_t *stride,
-                                 int64_t stride_len,
-                                 const int64_t *padding,
-                                 int64_t padding_len,
-                                 const int64_t *dilation,
-                                 int64_t dilation_len,
-                                 bool ceil_mode,
-                                 yg_tensor **out)
-{
-    const yg_tensor *inputs[2] = {grad_output, self};
-    yg_device dev;
-    max_pool2d_backward_fn kernel;
-
-    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_backward", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_backward", "grad_output", grad_output));
-    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "max_pool2d_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
-    dev = yg_tensor_device(grad_output);
-    kernel = max_pool2d_backward_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "max_pool2d_backward: no kernel for device %s",
-                        yg__device_name(dev));
-    return kernel(grad_output,
-                  self,
-                  kernel_size,
-                  kernel_size_len,
-                  stride,
-                  stride_len,
-                  padding,
-                  padding_len,
-                  dilation,
-                  dilation_len,
-                  ceil_mode,
-                  out);
-}
-
 typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,
                                             const int64_t *self_sizes,
                                             int64_t self_sizes_len,
@@ -1629,7 +1565,7 @@ out:
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1019] */
+ * [specs/native_functions.yaml:1014] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -1693,7 +1629,7 @@ static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernel
 };
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1029] */
+ * [specs/native_functions.yaml:1024] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -1755,7 +1691,7 @@ out:
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1034] */
+ * [specs/native_functions.yaml:1029] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -1800,7 +1736,7 @@ static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[
 };
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1038] */
+ * [specs/native_functions.yaml:1033] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,
@@ -1822,4 +1758,1035 @@ yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
         return yg__fail(YG_ERR_DEVICE, "upsample_nearest2d_backward: no kernel for device %s",
                         yg__device_name(dev));
     return kernel(grad_output, self_sizes, self_sizes_len, out);
+}
+
+typedef yg_status (*zeros_fn)(const int64_t *size,
+                              int64_t size_len,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out);
+
+static const zeros_fn zeros_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_zeros,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1044] */
+yg_status yg_zeros(const int64_t *size,
+                   int64_t size_len,
+                   const yg_dtype *dtype,
+                   const yg_device *device,
+                   yg_tensor **out)
+{
+    yg_device dev;
+    zeros_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("zeros", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("zeros", device, NULL, &dev));
+    kernel = zeros_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "zeros: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, dtype, device, out);
+}
+
+typedef yg_status (*ones_fn)(const int64_t *size,
+                             int64_t size_len,
+                             const yg_dtype *dtype,
+                             const yg_device *device,
+                             yg_tensor **out);
+
+static const ones_fn ones_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_ones,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1048] */
+yg_status yg_ones(const int64_t *size,
+                  int64_t size_len,
+                  const yg_dtype *dtype,
+                  const yg_device *device,
+                  yg_tensor **out)
+{
+    yg_device dev;
+    ones_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("ones", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("ones", device, NULL, &dev));
+    kernel = ones_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "ones: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, dtype, device, out);
+}
+
+typedef yg_status (*full_fn)(const int64_t *size,
+                             int64_t size_len,
+                             double fill_value,
+                             const yg_dtype *dtype,
+                             const yg_device *device,
+                             yg_tensor **out);
+
+static const full_fn full_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_full,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1052] */
+yg_status yg_full(const int64_t *size,
+                  int64_t size_len,
+                  double fill_value,
+                  const yg_dtype *dtype,
+                  const yg_device *device,
+                  yg_tensor **out)
+{
+    yg_device dev;
+    full_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("full", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("full", device, NULL, &dev));
+    kernel = full_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "full: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, fill_value, dtype, device, out);
+}
+
+typedef yg_status (*empty_fn)(const int64_t *size,
+                              int64_t size_len,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out);
+
+static const empty_fn empty_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_empty,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1057] */
+yg_status yg_empty(const int64_t *size,
+                   int64_t size_len,
+                   const yg_dtype *dtype,
+                   const yg_device *device,
+                   yg_tensor **out)
+{
+    yg_device dev;
+    empty_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("empty", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("empty", device, NULL, &dev));
+    kernel = empty_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "empty: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, dtype, device, out);
+}
+
+typedef yg_status (*arange_fn)(double end,
+                               const yg_dtype *dtype,
+                               const yg_device *device,
+                               yg_tensor **out);
+
+static const arange_fn arange_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_arange,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1063] */
+yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
+{
+    yg_device dev;
+    arange_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("arange", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("arange", device, NULL, &dev));
+    kernel = arange_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "arange: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(end, dtype, device, out);
+}
+
+typedef yg_status (*arange_start_fn)(double start,
+                                     double end,
+                                     double step,
+                                     const yg_dtype *dtype,
+                                     const yg_device *device,
+                                     yg_tensor **out);
+
+static const arange_start_fn arange_start_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_arange_start,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1067] */
+yg_status yg_arange_start(double start,
+                          double end,
+                          double step,
+                          const yg_dtype *dtype,
+                          const yg_device *device,
+                          yg_tensor **out)
+{
+    yg_device dev;
+    arange_start_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("arange", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("arange", device, NULL, &dev));
+    kernel = arange_start_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "arange: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(start, end, step, dtype, device, out);
+}
+
+typedef yg_status (*linspace_fn)(double start,
+                                 double end,
+                                 int64_t steps,
+                                 const yg_dtype *dtype,
+                                 const yg_device *device,
+                                 yg_tensor **out);
+
+static const linspace_fn linspace_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_linspace,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1072] */
+yg_status yg_linspace(double start,
+                      double end,
+                      int64_t steps,
+                      const yg_dtype *dtype,
+                      const yg_device *device,
+                      yg_tensor **out)
+{
+    yg_device dev;
+    linspace_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("linspace", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("linspace", device, NULL, &dev));
+    kernel = linspace_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "linspace: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(start, end, steps, dtype, device, out);
+}
+
+typedef yg_status (*eye_fn)(int64_t n,
+                            const yg_dtype *dtype,
+                            const yg_device *device,
+                            yg_tensor **out);
+
+static const eye_fn eye_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_eye,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1077] */
+yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
+{
+    yg_device dev;
+    eye_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("eye", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("eye", device, NULL, &dev));
+    kernel = eye_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "eye: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(n, dtype, device, out);
+}
+
+typedef yg_status (*eye_m_fn)(int64_t n,
+                              int64_t m,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out);
+
+static const eye_m_fn eye_m_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_eye_m,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1081] */
+yg_status yg_eye_m(int64_t n,
+                   int64_t m,
+                   const yg_dtype *dtype,
+                   const yg_device *device,
+                   yg_tensor **out)
+{
+    yg_device dev;
+    eye_m_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("eye", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("eye", device, NULL, &dev));
+    kernel = eye_m_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "eye: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(n, m, dtype, device, out);
+}
+
+typedef yg_status (*rand_fn)(const int64_t *size,
+                             int64_t size_len,
+                             yg_generator *generator,
+                             const yg_dtype *dtype,
+                             const yg_device *device,
+                             yg_tensor **out);
+
+static const rand_fn rand_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_rand,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1101] */
+yg_status yg_rand(const int64_t *size,
+                  int64_t size_len,
+                  yg_generator *generator,
+                  const yg_dtype *dtype,
+                  const yg_device *device,
+                  yg_tensor **out)
+{
+    yg_device dev;
+    rand_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("rand", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("rand", device, NULL, &dev));
+    kernel = rand_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "rand: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, generator, dtype, device, out);
+}
+
+typedef yg_status (*randn_fn)(const int64_t *size,
+                              int64_t size_len,
+                              yg_generator *generator,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out);
+
+static const randn_fn randn_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_randn,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1106] */
+yg_status yg_randn(const int64_t *size,
+                   int64_t size_len,
+                   yg_generator *generator,
+                   const yg_dtype *dtype,
+                   const yg_device *device,
+                   yg_tensor **out)
+{
+    yg_device dev;
+    randn_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("randn", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("randn", device, NULL, &dev));
+    kernel = randn_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "randn: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, generator, dtype, device, out);
+}
+
+typedef yg_status (*randint_fn)(int64_t low,
+                                int64_t high,
+                                const int64_t *size,
+                                int64_t size_len,
+                                yg_generator *generator,
+                                const yg_dtype *dtype,
+                                const yg_device *device,
+                                yg_tensor **out);
+
+static const randint_fn randint_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_randint,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1111] */
+yg_status yg_randint(int64_t low,
+                     int64_t high,
+                     const int64_t *size,
+                     int64_t size_len,
+                     yg_generator *generator,
+                     const yg_dtype *dtype,
+                     const yg_device *device,
+                     yg_tensor **out)
+{
+    yg_device dev;
+    randint_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("randint", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("randint", device, NULL, &dev));
+    kernel = randint_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "randint: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(low, high, size, size_len, generator, dtype, device, out);
+}
+
+typedef yg_status (*bernoulli_fn)(const yg_tensor *self,
+                                  yg_generator *generator,
+                                  yg_tensor **out);
+
+static const bernoulli_fn bernoulli_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_bernoulli,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+ * [specs/native_functions.yaml:1116] */
+yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
+{
+    yg_device dev;
+    bernoulli_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("bernoulli", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("bernoulli", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = bernoulli_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "bernoulli: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, generator, out);
+}
+
+typedef yg_status (*bernoulli_p_fn)(const yg_tensor *self,
+                                    double p,
+                                    yg_generator *generator,
+                                    yg_tensor **out);
+
+static const bernoulli_p_fn bernoulli_p_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_bernoulli_p,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+ * [specs/native_functions.yaml:1121] */
+yg_status yg_bernoulli_p(const yg_tensor *self,
+                         double p,
+                         yg_generator *generator,
+                         yg_tensor **out)
+{
+    yg_device dev;
+    bernoulli_p_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("bernoulli", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("bernoulli", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = bernoulli_p_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "bernoulli: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, p, generator, out);
+}
+
+typedef yg_status (*reflection_pad_fn)(const yg_tensor *self,
+                                       const int64_t *pad,
+                                       int64_t pad_len,
+                                       yg_tensor **out);
+
+static const reflection_pad_fn reflection_pad_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_reflection_pad,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReflectionPadBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status reflection_pad_record(const yg_tensor *self,
+                                       const int64_t *pad,
+                                       int64_t pad_len,
+                                       yg_tensor *result)
+{
+    yg_node *base = NULL;
+    reflection_pad_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__reflection_pad_backward_vtable,
+                      sizeof(reflection_pad_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (reflection_pad_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1168] */
+yg_status yg_reflection_pad(const yg_tensor *self,
+                            const int64_t *pad,
+                            int64_t pad_len,
+                            yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    reflection_pad_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("reflection_pad", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("reflection_pad", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = reflection_pad_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "reflection_pad: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = reflection_pad_record(self, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*reflection_pad_backward_fn)(const yg_tensor *grad_output,
+                                                const int64_t *self_sizes,
+                                                int64_t self_sizes_len,
+                                                const int64_t *pad,
+                                                int64_t pad_len,
+                                                yg_tensor **out);
+
+static const reflection_pad_backward_fn reflection_pad_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_reflection_pad_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReflectionPadBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status reflection_pad_backward_record(const yg_tensor *grad_output,
+                                                const int64_t *pad,
+                                                int64_t pad_len,
+                                                yg_tensor *result)
+{
+    yg_node *base = NULL;
+    reflection_pad_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__reflection_pad_backward_backward_vtable,
+                      sizeof(reflection_pad_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (reflection_pad_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ * [specs/native_functions.yaml:1175] */
+yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
+                                     const int64_t *self_sizes,
+                                     int64_t self_sizes_len,
+                                     const int64_t *pad,
+                                     int64_t pad_len,
+                                     yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    reflection_pad_backward_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("reflection_pad_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("reflection_pad_backward", "grad_output", grad_output));
+    dev = yg_tensor_device(grad_output);
+    kernel = reflection_pad_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "reflection_pad_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(grad_output, self_sizes, self_sizes_len, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = reflection_pad_backward_record(grad_output, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*replication_pad_fn)(const yg_tensor *self,
+                                        const int64_t *pad,
+                                        int64_t pad_len,
+                                        yg_tensor **out);
+
+static const replication_pad_fn replication_pad_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_replication_pad,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReplicationPadBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status replication_pad_record(const yg_tensor *self,
+                                        const int64_t *pad,
+                                        int64_t pad_len,
+                                        yg_tensor *result)
+{
+    yg_node *base = NULL;
+    replication_pad_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__replication_pad_backward_vtable,
+                      sizeof(replication_pad_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (replication_pad_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1180] */
+yg_status yg_replication_pad(const yg_tensor *self,
+                             const int64_t *pad,
+                             int64_t pad_len,
+                             yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    replication_pad_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("replication_pad", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("replication_pad", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = replication_pad_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "replication_pad: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = replication_pad_record(self, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*replication_pad_backward_fn)(const yg_tensor *grad_output,
+                                                 const int64_t *self_sizes,
+                                                 int64_t self_sizes_len,
+                                                 const int64_t *pad,
+                                                 int64_t pad_len,
+                                                 yg_tensor **out);
+
+static const replication_pad_backward_fn replication_pad_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_replication_pad_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ReplicationPadBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status replication_pad_backward_record(const yg_tensor *grad_output,
+                                                 const int64_t *pad,
+                                                 int64_t pad_len,
+                                                 yg_tensor *result)
+{
+    yg_node *base = NULL;
+    replication_pad_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__replication_pad_backward_backward_vtable,
+                      sizeof(replication_pad_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (replication_pad_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_int_list_save(&node->pad, pad, pad_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ * [specs/native_functions.yaml:1185] */
+yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
+                                      const int64_t *self_sizes,
+                                      int64_t self_sizes_len,
+                                      const int64_t *pad,
+                                      int64_t pad_len,
+                                      yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    replication_pad_backward_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("replication_pad_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("replication_pad_backward", "grad_output", grad_output));
+    dev = yg_tensor_device(grad_output);
+    kernel = replication_pad_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "replication_pad_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(grad_output, self_sizes, self_sizes_len, pad, pad_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = replication_pad_backward_record(grad_output, pad, pad_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*index_fn)(const yg_tensor *self,
+                              const yg_tensor *const *indices,
+                              int64_t indices_len,
+                              yg_tensor **out);
+
+static const index_fn index_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_index,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records IndexBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status index_record(const yg_tensor *self,
+                              const yg_tensor *const *indices,
+                              int64_t indices_len,
+                              yg_tensor *result)
+{
+    yg_node *base = NULL;
+    index_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__index_backward_vtable, sizeof(index_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (index_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_list_save(&node->indices, indices, indices_len, "indices");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1225] */
+yg_status yg_index(const yg_tensor *self,
+                   const yg_tensor *const *indices,
+                   int64_t indices_len,
+                   yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    index_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index", "self", self));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    dev = yg_tensor_device(self);
+    kernel = index_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "index: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, indices, indices_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = index_record(self, indices, indices_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*index_put_fn)(const yg_tensor *self,
+                                  const yg_tensor *const *indices,
+                                  int64_t indices_len,
+                                  const yg_tensor *values,
+                                  bool accumulate,
+                                  yg_tensor **out);
+
+static const index_put_fn index_put_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_index_put,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records IndexPutBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status index_put_record(const yg_tensor *self,
+                                  const yg_tensor *const *indices,
+                                  int64_t indices_len,
+                                  const yg_tensor *values,
+                                  bool accumulate,
+                                  yg_tensor *result)
+{
+    yg_node *base = NULL;
+    index_put_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__index_put_backward_vtable, sizeof(index_put_backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (index_put_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, values);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_list_save(&node->indices, indices, indices_len, "indices");
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        yg__saved_sizes_save(&node->values_sizes, values);
+    }
+    node->accumulate = accumulate;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+ * [specs/native_functions.yaml:1234] */
+yg_status yg_index_put(const yg_tensor *self,
+                       const yg_tensor *const *indices,
+                       int64_t indices_len,
+                       const yg_tensor *values,
+                       bool accumulate,
+                       yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, values};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    index_put_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index_put", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index_put", "self", self));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index_put: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    YG_RETURN_IF_ERROR(yg__check_defined("index_put", "values", values));
+    dev = yg_tensor_device(self);
+    kernel = index_put_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "index_put: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, indices, indices_len, values, accumulate, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = index_put_record(self, indices, indices_len, values, accumulate, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*index_put__fn)(yg_tensor *self,
+                                   const yg_tensor *const *indices,
+                                   int64_t indices_len,
+                                   const yg_tensor *values,
+                                   bool accumulate,
+                                   yg_tensor **out);
+
+static const index_put__fn index_put__kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_index_put_,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Builds IndexPutBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status index_put__record(yg_tensor *self,
+                                   const yg_tensor *const *indices,
+                                   int64_t indices_len,
+                                   const yg_tensor *values,
+                                   bool accumulate,
+                                   yg_node **node_out)
+{
+    yg_node *base = NULL;
+    index_put__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__index_put__backward_vtable, sizeof(index_put__backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (index_put__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, values);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_list_save(&node->indices, indices, indices_len, "indices");
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        yg__saved_sizes_save(&node->values_sizes, values);
+    }
+    node->accumulate = accumulate;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
+ *   bool accumulate=False) -> Tensor(a!)
+ * [specs/native_functions.yaml:1239] */
+yg_status yg_index_put_(yg_tensor *self,
+                        const yg_tensor *const *indices,
+                        int64_t indices_len,
+                        const yg_tensor *values,
+                        bool accumulate,
+                        yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, values};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
+    yg_device dev;
+    index_put__fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index_put_", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index_put_", "self", self));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index_put_: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    YG_RETURN_IF_ERROR(yg__check_defined("index_put_", "values", values));
+    dev = yg_tensor_device(self);
+    kernel = index_put__kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "index_put_: no kernel for device %s",
+                        yg__device_name(dev));
+    if (yg__any_requires_grad(2, inputs)) {
+        st = yg__check_inplace("index_put_", self);
+        if (st != YG_OK)
+            return st;
+        st = index_put__record(self, indices, indices_len, values, accumulate, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, indices, indices_len, values, accumulate, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }

@@ -1755,124 +1755,6 @@ out:
     return st;
 }
 
-typedef yg_status (*max_pool2d_fn)(const yg_tensor *self,
-                                   const int64_t *kernel_size,
-                                   int64_t kernel_size_len,
-                                   const int64_t *stride,
-                                   int64_t stride_len,
-                                   const int64_t *padding,
-                                   int64_t padding_len,
-                                   const int64_t *dilation,
-                                   int64_t dilation_len,
-                                   bool ceil_mode,
-                                   yg_tensor **out);
-
-static const max_pool2d_fn max_pool2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_max_pool2d,
-    [YG_CUDA] = NULL, /* reserved */
-};
-
-/* Records MaxPool2dBackward as the history of result: one edge per differentiable
- * input and the values its formulas read, each saved only when a
- * gradient that reads it is wanted. */
-static yg_status max_pool2d_record(const yg_tensor *self,
-                                   const int64_t *kernel_size,
-                                   int64_t kernel_size_len,
-                                   const int64_t *stride,
-                                   int64_t stride_len,
-                                   const int64_t *padding,
-                                   int64_t padding_len,
-                                   const int64_t *dilation,
-                                   int64_t dilation_len,
-                                   bool ceil_mode,
-                                   yg_tensor *result)
-{
-    yg_node *base = NULL;
-    max_pool2d_backward *node;
-    yg_status st;
-
-    st = yg__node_new(&yg__max_pool2d_backward_vtable, sizeof(max_pool2d_backward), 1, 1, &base);
-    if (st != YG_OK)
-        return st;
-    node = (max_pool2d_backward *)base;
-    st = yg__node_set_edge(base, 0, self);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_save(&node->self, self, false, 0, "self");
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->kernel_size, kernel_size, kernel_size_len);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->stride, stride, stride_len);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->padding, padding, padding_len);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->dilation, dilation, dilation_len);
-    if (st != YG_OK)
-        goto out;
-    node->ceil_mode = ceil_mode;
-    st = yg__set_history(result, base, 0);
-out:
-    yg__node_release(base);
-    return st;
-}
-
-/* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1005] */
-yg_status yg_max_pool2d(const yg_tensor *self,
-                        const int64_t *kernel_size,
-                        int64_t kernel_size_len,
-                        const int64_t *stride,
-                        int64_t stride_len,
-                        const int64_t *padding,
-                        int64_t padding_len,
-                        const int64_t *dilation,
-                        int64_t dilation_len,
-                        bool ceil_mode,
-                        yg_tensor **out)
-{
-    const yg_tensor *inputs[1] = {self};
-    yg_tensor *result = NULL;
-    yg_device dev;
-    max_pool2d_fn kernel;
-    yg_status st;
-
-    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d", "self", self));
-    dev = yg_tensor_device(self);
-    kernel = max_pool2d_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "max_pool2d: no kernel for device %s",
-                        yg__device_name(dev));
-    st = kernel(self,
-                kernel_size,
-                kernel_size_len,
-                stride,
-                stride_len,
-                padding,
-                padding_len,
-                dilation,
-                dilation_len,
-                ceil_mode,
-                &result);
-    if (st != YG_OK)
-        return st;
-    if (yg__any_requires_grad(1, inputs)) {
-        st = max_pool2d_record(self, kernel_size, kernel_size_len, stride, stride_len, padding, padding_len, dilation, dilation_len, ceil_mode, result);
-        if (st != YG_OK)
-            goto out;
-    }
-    *out = result;
-    result = NULL;
-out:
-    yg_release(result);
-    return st;
-}
-
 typedef yg_status (*avg_pool2d_fn)(const yg_tensor *self,
                                    const int64_t *kernel_size,
                                    int64_t kernel_size_len,
@@ -1934,7 +1816,7 @@ out:
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1015] */
+ * [specs/native_functions.yaml:1010] */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2021,7 +1903,7 @@ out:
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1025] */
+ * [specs/native_functions.yaml:1020] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -2051,6 +1933,122 @@ yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
     *out = result;
     result = NULL;
 out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*max_pool2d_with_indices_fn)(const yg_tensor *self,
+                                                const int64_t *kernel_size,
+                                                int64_t kernel_size_len,
+                                                const int64_t *stride,
+                                                int64_t stride_len,
+                                                const int64_t *padding,
+                                                int64_t padding_len,
+                                                const int64_t *dilation,
+                                                int64_t dilation_len,
+                                                bool ceil_mode,
+                                                yg_tensor **out_values,
+                                                yg_tensor **out_indices);
+
+static const max_pool2d_with_indices_fn max_pool2d_with_indices_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_max_pool2d_with_indices,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records MaxPool2dWithIndicesBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status max_pool2d_with_indices_record(const yg_tensor *self,
+                                                yg_tensor *result,
+                                                yg_tensor *result1)
+{
+    yg_node *base = NULL;
+    max_pool2d_with_indices_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__max_pool2d_with_indices_backward_vtable,
+                      sizeof(max_pool2d_with_indices_backward),
+                      1,
+                      2,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (max_pool2d_with_indices_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_save(&node->result1, result1, false, 1, "results[1]");
+    if (st != YG_OK)
+        goto out;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ * [specs/native_functions.yaml:1146] */
+yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
+                                     const int64_t *kernel_size,
+                                     int64_t kernel_size_len,
+                                     const int64_t *stride,
+                                     int64_t stride_len,
+                                     const int64_t *padding,
+                                     int64_t padding_len,
+                                     const int64_t *dilation,
+                                     int64_t dilation_len,
+                                     bool ceil_mode,
+                                     yg_tensor **out_values,
+                                     yg_tensor **out_indices)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_device dev;
+    max_pool2d_with_indices_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_with_indices", "out_values", out_values));
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_with_indices", "out_indices", out_indices));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_with_indices", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = max_pool2d_with_indices_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "max_pool2d_with_indices: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self,
+                kernel_size,
+                kernel_size_len,
+                stride,
+                stride_len,
+                padding,
+                padding_len,
+                dilation,
+                dilation_len,
+                ceil_mode,
+                &result,
+                &result1);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = max_pool2d_with_indices_record(self, result, result1);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out_values = result;
+    result = NULL;
+    *out_indices = result1;
+    result1 = NULL;
+out:
+    yg_release(result1);
     yg_release(result);
     return st;
 }

@@ -845,7 +845,7 @@ const yg_node_vtable yg__embedding_backward_vtable = {
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:479] */
+ * [specs/derivatives.yaml:475] */
 static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -896,7 +896,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:486] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:482] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -929,4 +929,356 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
     .name = "UpsampleNearest2dBackward",
     .apply = upsample_nearest2d_backward_apply,
     .release_saved = NULL, /* nothing to release */
+};
+
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:583] */
+static yg_status reflection_pad_backward_apply(yg_node *base,
+                                               yg_tensor *const *grads,
+                                               yg_tensor **grad_inputs)
+{
+    reflection_pad_backward *node = (reflection_pad_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: reflection_pad_backward(grad, sizes(self), pad) */
+        st = yg_reflection_pad_backward(grad,
+                                        node->self_sizes.sizes,
+                                        node->self_sizes.ndim,
+                                        node->pad.items,
+                                        node->pad.len,
+                                        &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ReflectionPadBackward");
+    return YG_OK;
+}
+
+static void reflection_pad_backward_release_saved(yg_node *base)
+{
+    reflection_pad_backward *node = (reflection_pad_backward *)base;
+
+    yg__saved_int_list_release(&node->pad);
+}
+
+const yg_node_vtable yg__reflection_pad_backward_vtable = {
+    .name = "ReflectionPadBackward",
+    .apply = reflection_pad_backward_apply,
+    .release_saved = reflection_pad_backward_release_saved,
+};
+
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ * [specs/derivatives.yaml:588] */
+static yg_status reflection_pad_backward_backward_apply(yg_node *base,
+                                                        yg_tensor *const *grads,
+                                                        yg_tensor **grad_inputs)
+{
+    reflection_pad_backward_backward *node = (reflection_pad_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: reflection_pad(grad, pad) */
+        st = yg_reflection_pad(grad, node->pad.items, node->pad.len, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ReflectionPadBackwardBackward");
+    return YG_OK;
+}
+
+static void reflection_pad_backward_backward_release_saved(yg_node *base)
+{
+    reflection_pad_backward_backward *node = (reflection_pad_backward_backward *)base;
+
+    yg__saved_int_list_release(&node->pad);
+}
+
+const yg_node_vtable yg__reflection_pad_backward_backward_vtable = {
+    .name = "ReflectionPadBackwardBackward",
+    .apply = reflection_pad_backward_backward_apply,
+    .release_saved = reflection_pad_backward_backward_release_saved,
+};
+
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:591] */
+static yg_status replication_pad_backward_apply(yg_node *base,
+                                                yg_tensor *const *grads,
+                                                yg_tensor **grad_inputs)
+{
+    replication_pad_backward *node = (replication_pad_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: replication_pad_backward(grad, sizes(self), pad) */
+        st = yg_replication_pad_backward(grad,
+                                         node->self_sizes.sizes,
+                                         node->self_sizes.ndim,
+                                         node->pad.items,
+                                         node->pad.len,
+                                         &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ReplicationPadBackward");
+    return YG_OK;
+}
+
+static void replication_pad_backward_release_saved(yg_node *base)
+{
+    replication_pad_backward *node = (replication_pad_backward *)base;
+
+    yg__saved_int_list_release(&node->pad);
+}
+
+const yg_node_vtable yg__replication_pad_backward_vtable = {
+    .name = "ReplicationPadBackward",
+    .apply = replication_pad_backward_apply,
+    .release_saved = replication_pad_backward_release_saved,
+};
+
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ * [specs/derivatives.yaml:594] */
+static yg_status replication_pad_backward_backward_apply(yg_node *base,
+                                                         yg_tensor *const *grads,
+                                                         yg_tensor **grad_inputs)
+{
+    replication_pad_backward_backward *node = (replication_pad_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: replication_pad(grad, pad) */
+        st = yg_replication_pad(grad, node->pad.items, node->pad.len, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ReplicationPadBackwardBackward");
+    return YG_OK;
+}
+
+static void replication_pad_backward_backward_release_saved(yg_node *base)
+{
+    replication_pad_backward_backward *node = (replication_pad_backward_backward *)base;
+
+    yg__saved_int_list_release(&node->pad);
+}
+
+const yg_node_vtable yg__replication_pad_backward_backward_vtable = {
+    .name = "ReplicationPadBackwardBackward",
+    .apply = replication_pad_backward_backward_apply,
+    .release_saved = replication_pad_backward_backward_release_saved,
+};
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:615] */
+static yg_status index_backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    index_backward *node = (index_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor **indices = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_list_unpack(&node->indices, base, &indices);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: index_backward(grad, sizes(self), indices) */
+        st = yg_index_backward(grad,
+                               node->self_sizes.sizes,
+                               node->self_sizes.ndim,
+                               (const yg_tensor *const *)indices,
+                               node->indices.len,
+                               &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release_list(indices, node->indices.len);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "IndexBackward");
+    return YG_OK;
+}
+
+static void index_backward_release_saved(yg_node *base)
+{
+    index_backward *node = (index_backward *)base;
+
+    yg__saved_list_release(&node->indices);
+}
+
+const yg_node_vtable yg__index_backward_vtable = {
+    .name = "IndexBackward",
+    .apply = index_backward_apply,
+    .release_saved = index_backward_release_saved,
+};
+
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+ * [specs/derivatives.yaml:618] */
+static yg_status index_put_backward_apply(yg_node *base,
+                                          yg_tensor *const *grads,
+                                          yg_tensor **grad_inputs)
+{
+    index_put_backward *node = (index_put_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor **indices = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_values = NULL;
+    yg_tensor *index_tmp0 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_list_unpack(&node->indices, base, &indices);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: index_put_self_backward(grad, indices, accumulate) */
+        st = yg_index_put_self_backward(grad,
+                                        (const yg_tensor *const *)indices,
+                                        node->indices.len,
+                                        node->accumulate,
+                                        &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* values: sum_to(index(grad, indices), sizes(values)) */
+        st = yg_index(grad, (const yg_tensor *const *)indices, node->indices.len, &index_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sum_to(index_tmp0,
+                       node->values_sizes.sizes,
+                       node->values_sizes.ndim,
+                       &grad_values);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_values;
+    grad_values = NULL;
+out:
+    yg_release(index_tmp0);
+    yg_release(grad_values);
+    yg_release(grad_self);
+    yg_release_list(indices, node->indices.len);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "IndexPutBackward");
+    return YG_OK;
+}
+
+static void index_put_backward_release_saved(yg_node *base)
+{
+    index_put_backward *node = (index_put_backward *)base;
+
+    yg__saved_list_release(&node->indices);
+}
+
+const yg_node_vtable yg__index_put_backward_vtable = {
+    .name = "IndexPutBackward",
+    .apply = index_put_backward_apply,
+    .release_saved = index_put_backward_release_saved,
+};
+
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
+ *   bool accumulate=False) -> Tensor(a!)
+ * [specs/derivatives.yaml:622] */
+static yg_status index_put__backward_apply(yg_node *base,
+                                           yg_tensor *const *grads,
+                                           yg_tensor **grad_inputs)
+{
+    index_put__backward *node = (index_put__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor **indices = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_values = NULL;
+    yg_tensor *index_tmp0 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_list_unpack(&node->indices, base, &indices);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: index_put_self_backward(grad, indices, accumulate) */
+        st = yg_index_put_self_backward(grad,
+                                        (const yg_tensor *const *)indices,
+                                        node->indices.len,
+                                        node->accumulate,
+                                        &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* values: sum_to(index(grad, indices), sizes(values)) */
+        st = yg_index(grad, (const yg_tensor *const *)indices, node->indices.len, &index_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sum_to(index_tmp0,
+                       node->values_sizes.sizes,
+                       node->values_sizes.ndim,
+                       &grad_values);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_values;
+    grad_values = NULL;
+out:
+    yg_release(index_tmp0);
+    yg_release(grad_values);
+    yg_release(grad_self);
+    yg_release_list(indices, node->indices.len);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "IndexPutBackward");
+    return YG_OK;
+}
+
+static void index_put__backward_release_saved(yg_node *base)
+{
+    index_put__backward *node = (index_put__backward *)base;
+
+    yg__saved_list_release(&node->indices);
+}
+
+const yg_node_vtable yg__index_put__backward_vtable = {
+    .name = "IndexPutBackward",
+    .apply = index_put__backward_apply,
+    .release_saved = index_put__backward_release_saved,
 };

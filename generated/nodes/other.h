@@ -179,4 +179,61 @@ typedef struct upsample_nearest2d_backward {
 } upsample_nearest2d_backward;
 extern const yg_node_vtable yg__upsample_nearest2d_backward_vtable;
 
+/* reflection_pad(Tensor self, int[] pad) -> Tensor */
+typedef struct reflection_pad_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    yg_saved_int_list pad;
+} reflection_pad_backward;
+extern const yg_node_vtable yg__reflection_pad_backward_vtable;
+
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+typedef struct reflection_pad_backward_backward {
+    yg_node base;
+    yg_saved_int_list pad;
+} reflection_pad_backward_backward;
+extern const yg_node_vtable yg__reflection_pad_backward_backward_vtable;
+
+/* replication_pad(Tensor self, int[] pad) -> Tensor */
+typedef struct replication_pad_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    yg_saved_int_list pad;
+} replication_pad_backward;
+extern const yg_node_vtable yg__replication_pad_backward_vtable;
+
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+typedef struct replication_pad_backward_backward {
+    yg_node base;
+    yg_saved_int_list pad;
+} replication_pad_backward_backward;
+extern const yg_node_vtable yg__replication_pad_backward_backward_vtable;
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
+typedef struct index_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    yg_saved_tensor_list indices;
+} index_backward;
+extern const yg_node_vtable yg__index_backward_vtable;
+
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+typedef struct index_put_backward {
+    yg_node base;
+    yg_saved_tensor_list indices;
+    yg_saved_sizes values_sizes;
+    bool accumulate;
+} index_put_backward;
+extern const yg_node_vtable yg__index_put_backward_vtable;
+
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
+ *   bool accumulate=False) -> Tensor(a!) */
+typedef struct index_put__backward {
+    yg_node base;
+    yg_saved_tensor_list indices;
+    yg_saved_sizes values_sizes;
+    bool accumulate;
+} index_put__backward;
+extern const yg_node_vtable yg__index_put__backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */

@@ -913,71 +913,9 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
     .release_saved = nll_loss_backward_release_saved,
 };
 
-/* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/derivatives.yaml:471] */
-static yg_status max_pool2d_backward_apply(yg_node *base,
-                                           yg_tensor *const *grads,
-                                           yg_tensor **grad_inputs)
-{
-    max_pool2d_backward *node = (max_pool2d_backward *)base;
-    yg_tensor *grad = grads[0];
-    yg_tensor *self = NULL;
-    yg_tensor *grad_self = NULL;
-    yg_status st = YG_OK;
-
-    st = yg__saved_unpack(&node->self, base, &self);
-    if (st != YG_OK)
-        goto out;
-    if (yg__node_needs_grad(base, 0)) {
-        /* self:
-         * max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode) */
-        st = yg_max_pool2d_backward(grad,
-                                    self,
-                                    node->kernel_size.items,
-                                    node->kernel_size.len,
-                                    node->stride.items,
-                                    node->stride.len,
-                                    node->padding.items,
-                                    node->padding.len,
-                                    node->dilation.items,
-                                    node->dilation.len,
-                                    node->ceil_mode,
-                                    &grad_self);
-        if (st != YG_OK)
-            goto out;
-    }
-    /* Every formula succeeded: hand the gradients over. */
-    grad_inputs[0] = grad_self;
-    grad_self = NULL;
-out:
-    yg_release(grad_self);
-    yg_release(self);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "MaxPool2dBackward");
-    return YG_OK;
-}
-
-static void max_pool2d_backward_release_saved(yg_node *base)
-{
-    max_pool2d_backward *node = (max_pool2d_backward *)base;
-
-    yg__saved_release(&node->self);
-    yg__saved_int_list_release(&node->kernel_size);
-    yg__saved_int_list_release(&node->stride);
-    yg__saved_int_list_release(&node->padding);
-    yg__saved_int_list_release(&node->dilation);
-}
-
-const yg_node_vtable yg__max_pool2d_backward_vtable = {
-    .name = "MaxPool2dBackward",
-    .apply = max_pool2d_backward_apply,
-    .release_saved = max_pool2d_backward_release_saved,
-};
-
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:475] */
+ * [specs/derivatives.yaml:471] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -1031,7 +969,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
     .release_saved = avg_pool2d_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:482] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:478] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -1064,4 +1002,54 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
     .name = "AdaptiveAvgPool2dBackward",
     .apply = adaptive_avg_pool2d_backward_apply,
     .release_saved = NULL, /* nothing to release */
+};
+
+/* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ * [specs/derivatives.yaml:579] */
+static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
+                                                        yg_tensor *const *grads,
+                                                        yg_tensor **grad_inputs)
+{
+    max_pool2d_with_indices_backward *node = (max_pool2d_with_indices_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *result1 = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->result1, base, &result1);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0) && grad != NULL) {
+        /* self: max_pool2d_with_indices_backward(grads[0], results[1], sizes(self)) */
+        st = yg_max_pool2d_with_indices_backward(grad,
+                                                 result1,
+                                                 node->self_sizes.sizes,
+                                                 node->self_sizes.ndim,
+                                                 &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(result1);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MaxPool2dWithIndicesBackward");
+    return YG_OK;
+}
+
+static void max_pool2d_with_indices_backward_release_saved(yg_node *base)
+{
+    max_pool2d_with_indices_backward *node = (max_pool2d_with_indices_backward *)base;
+
+    yg__saved_release(&node->result1);
+}
+
+const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
+    .name = "MaxPool2dWithIndicesBackward",
+    .apply = max_pool2d_with_indices_backward_apply,
+    .release_saved = max_pool2d_with_indices_backward_release_saved,
 };

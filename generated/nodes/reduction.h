@@ -175,19 +175,6 @@ typedef struct nll_loss_backward {
 } nll_loss_backward;
 extern const yg_node_vtable yg__nll_loss_backward_vtable;
 
-/* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
-typedef struct max_pool2d_backward {
-    yg_node base;
-    yg_saved_tensor self;
-    yg_saved_int_list kernel_size;
-    yg_saved_int_list stride;
-    yg_saved_int_list padding;
-    yg_saved_int_list dilation;
-    bool ceil_mode;
-} max_pool2d_backward;
-extern const yg_node_vtable yg__max_pool2d_backward_vtable;
-
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
 typedef struct avg_pool2d_backward {
@@ -207,5 +194,14 @@ typedef struct adaptive_avg_pool2d_backward {
     yg_saved_sizes self_sizes;
 } adaptive_avg_pool2d_backward;
 extern const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable;
+
+/* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+typedef struct max_pool2d_with_indices_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    yg_saved_tensor result1;
+} max_pool2d_with_indices_backward;
+extern const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable;
 
 #endif /* YAGRAD_NODES_REDUCTION_H */

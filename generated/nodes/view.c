@@ -355,3 +355,161 @@ const yg_node_vtable yg__slice_backward_vtable = {
     .apply = slice_backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
+
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
+ * [specs/derivatives.yaml:600] */
+static yg_status split_backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    split_backward *node = (split_backward *)base;
+    yg_tensor **grads_defined = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__node_defined_grads(base, grads, &grads_defined);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: cat(grads, dim) */
+        st = yg_cat((const yg_tensor *const *)grads_defined,
+                    base->n_outputs,
+                    node->dim,
+                    &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release_list(grads_defined, base->n_outputs);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "SplitBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__split_backward_vtable = {
+    .name = "SplitBackward",
+    .apply = split_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
+ * [specs/derivatives.yaml:603] */
+static yg_status split_with_sizes_backward_apply(yg_node *base,
+                                                 yg_tensor *const *grads,
+                                                 yg_tensor **grad_inputs)
+{
+    split_with_sizes_backward *node = (split_with_sizes_backward *)base;
+    yg_tensor **grads_defined = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__node_defined_grads(base, grads, &grads_defined);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: cat(grads, dim) */
+        st = yg_cat((const yg_tensor *const *)grads_defined,
+                    base->n_outputs,
+                    node->dim,
+                    &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release_list(grads_defined, base->n_outputs);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "SplitWithSizesBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__split_with_sizes_backward_vtable = {
+    .name = "SplitWithSizesBackward",
+    .apply = split_with_sizes_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:606] */
+static yg_status chunk_backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    chunk_backward *node = (chunk_backward *)base;
+    yg_tensor **grads_defined = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__node_defined_grads(base, grads, &grads_defined);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: cat(grads, dim) */
+        st = yg_cat((const yg_tensor *const *)grads_defined,
+                    base->n_outputs,
+                    node->dim,
+                    &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release_list(grads_defined, base->n_outputs);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ChunkBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__chunk_backward_vtable = {
+    .name = "ChunkBackward",
+    .apply = chunk_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:609] */
+static yg_status unbind_backward_apply(yg_node *base,
+                                       yg_tensor *const *grads,
+                                       yg_tensor **grad_inputs)
+{
+    unbind_backward *node = (unbind_backward *)base;
+    yg_tensor **grads_defined = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__node_defined_grads(base, grads, &grads_defined);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: stack(grads, dim) */
+        st = yg_stack((const yg_tensor *const *)grads_defined,
+                      base->n_outputs,
+                      node->dim,
+                      &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release_list(grads_defined, base->n_outputs);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "UnbindBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__unbind_backward_vtable = {
+    .name = "UnbindBackward",
+    .apply = unbind_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

@@ -90,4 +90,32 @@ typedef struct slice_backward {
 } slice_backward;
 extern const yg_node_vtable yg__slice_backward_vtable;
 
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+typedef struct split_backward {
+    yg_node base;
+    int64_t dim;
+} split_backward;
+extern const yg_node_vtable yg__split_backward_vtable;
+
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
+typedef struct split_with_sizes_backward {
+    yg_node base;
+    int64_t dim;
+} split_with_sizes_backward;
+extern const yg_node_vtable yg__split_with_sizes_backward_vtable;
+
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
+typedef struct chunk_backward {
+    yg_node base;
+    int64_t dim;
+} chunk_backward;
+extern const yg_node_vtable yg__chunk_backward_vtable;
+
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
+typedef struct unbind_backward {
+    yg_node base;
+    int64_t dim;
+} unbind_backward;
+extern const yg_node_vtable yg__unbind_backward_vtable;
+
 #endif /* YAGRAD_NODES_VIEW_H */

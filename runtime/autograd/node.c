@@ -217,3 +217,89 @@ void yg__saved_int_list_release(yg_saved_int_list *s)
     s->items = NULL;
     s->len = 0;
 }
+
+yg_status yg__saved_list_save(yg_saved_tensor_list *s,
+                              const yg_tensor *const *items,
+                              int64_t len,
+                              const char *name)
+{
+    yg_status st;
+
+    s->len = 0;
+    s->items = NULL;
+    if (len <= 0)
+        return YG_OK;
+    s->items = calloc((size_t)len, sizeof *s->items);
+    if (s->items == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory saving %s", name);
+    s->len = len;
+    for (int64_t i = 0; i < len; i++) {
+        st = yg__saved_save(&s->items[i], items[i], false, 0, name);
+        if (st != YG_OK)
+            return st; /* the node's release_saved frees what was saved */
+    }
+    return YG_OK;
+}
+
+yg_status yg__saved_list_unpack(const yg_saved_tensor_list *s, yg_node *node, yg_tensor ***out)
+{
+    yg_tensor **items;
+    yg_status st;
+
+    *out = NULL;
+    if (s->len == 0)
+        return YG_OK;
+    if (s->items == NULL)
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "%s: trying to backward through the graph a second time: its saved "
+                        "values were freed by the first backward; pass retain_graph=true to the "
+                        "first yg_backward",
+                        node->vt->name);
+    items = calloc((size_t)s->len, sizeof *items);
+    if (items == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory unpacking saved tensors",
+                        node->vt->name);
+    for (int64_t i = 0; i < s->len; i++) {
+        st = yg__saved_unpack(&s->items[i], node, &items[i]);
+        if (st != YG_OK) {
+            yg_release_list(items, s->len);
+            return st;
+        }
+    }
+    *out = items;
+    return YG_OK;
+}
+
+void yg__saved_list_release(yg_saved_tensor_list *s)
+{
+    /* len stays: a later unpack then knows the values are gone. */
+    for (int64_t i = 0; s->items != NULL && i < s->len; i++)
+        yg__saved_release(&s->items[i]);
+    free(s->items);
+    s->items = NULL;
+}
+
+yg_status yg__node_defined_grads(const yg_node *node, yg_tensor *const *grads, yg_tensor ***out)
+{
+    yg_tensor **items;
+    yg_status st;
+
+    *out = NULL;
+    items = calloc(node->n_outputs > 0 ? (size_t)node->n_outputs : 1, sizeof *items);
+    if (items == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory", node->vt->name);
+    for (int32_t i = 0; i < node->n_outputs; i++) {
+        const yg_output_meta *m = &node->outputs[i];
+        if (grads[i] != NULL) {
+            items[i] = yg_retain(grads[i]);
+            continue;
+        }
+        st = yg_tensor_zeros(m->sizes, m->ndim, m->dtype, &items[i]);
+        if (st != YG_OK) {
+            yg_release_list(items, node->n_outputs);
+            return st;
+        }
+    }
+    *out = items;
+    return YG_OK;
+}

@@ -231,6 +231,31 @@ typedef struct yg_saved_int_list {
 yg_status yg__saved_int_list_save(yg_saved_int_list *s, const int64_t *items, int64_t len);
 void yg__saved_int_list_release(yg_saved_int_list *s);
 
+/* A saved Tensor[] / Tensor?[] argument: one saved tensor per item (a
+ * NULL item saves nothing and unpacks as NULL), each version-checked. */
+typedef struct yg_saved_tensor_list {
+    int64_t len;
+    yg_saved_tensor *items; /* owned; NULL when len == 0 */
+} yg_saved_tensor_list;
+
+yg_status yg__saved_list_save(yg_saved_tensor_list *s,
+                              const yg_tensor *const *items,
+                              int64_t len,
+                              const char *name);
+/* out: a new array of s->len new refs (NULL items stay NULL), released
+ * with yg_release_list(*out, s->len); NULL when s->len == 0.  Fails as
+ * yg__saved_unpack does, leaving *out NULL.  Release frees the items but
+ * keeps len, so an unpack after it fails ("... a second time ..."). */
+yg_status yg__saved_list_unpack(const yg_saved_tensor_list *s, yg_node *node, yg_tensor ***out);
+void yg__saved_list_release(yg_saved_tensor_list *s);
+
+/* The gradients of node's outputs as one array for a formula that reads
+ * them as a list (ops returning Tensor[]): grads[i] retained, or zeros of
+ * output i's recorded dtype and sizes where it is undefined (NULL).
+ * out: new array of node->n_outputs new refs; release with
+ * yg_release_list(*out, node->n_outputs). */
+yg_status yg__node_defined_grads(const yg_node *node, yg_tensor *const *grads, yg_tensor ***out);
+
 /* ---- grad mode (autograd/grad_mode.c) ---- */
 /* yg_is_grad_enabled / yg_set_grad_enabled are public (autograd.h). */
 

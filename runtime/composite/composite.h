@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "yagrad/random.h"
 
 yg_status yg__composite_sum_backward(const yg_tensor *grad,
                                      const int64_t *sizes,
@@ -196,5 +197,107 @@ yg_status yg__composite_group_norm(const yg_tensor *input,
                                    const yg_tensor *bias,
                                    double eps,
                                    yg_tensor **out);
+
+/* creation.c: *_like creation ops and dropout */
+yg_status yg__composite_zeros_like(const yg_tensor *self,
+                                   const yg_dtype *dtype,
+                                   const yg_device *device,
+                                   yg_tensor **out);
+yg_status yg__composite_ones_like(const yg_tensor *self,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor **out);
+yg_status yg__composite_full_like(const yg_tensor *self,
+                                  double fill_value,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor **out);
+yg_status yg__composite_empty_like(const yg_tensor *self,
+                                   const yg_dtype *dtype,
+                                   const yg_device *device,
+                                   yg_tensor **out);
+yg_status yg__composite_rand_like(const yg_tensor *self,
+                                  yg_generator *generator,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor **out);
+yg_status yg__composite_randn_like(const yg_tensor *self,
+                                   yg_generator *generator,
+                                   const yg_dtype *dtype,
+                                   const yg_device *device,
+                                   yg_tensor **out);
+yg_status yg__composite_dropout(const yg_tensor *input,
+                                double p,
+                                bool train,
+                                yg_generator *generator,
+                                yg_tensor **out);
+
+/* ---- nn-ops: batch_norm, max pooling with indices, padding modes ---- */
+yg_status yg__composite_batch_norm(const yg_tensor *input,
+                                   const yg_tensor *weight,
+                                   const yg_tensor *bias,
+                                   yg_tensor *running_mean,
+                                   yg_tensor *running_var,
+                                   bool training,
+                                   double momentum,
+                                   double eps,
+                                   yg_tensor **out);
+yg_status yg__composite_max_pool2d(const yg_tensor *self,
+                                   const int64_t *kernel_size,
+                                   int64_t kernel_size_len,
+                                   const int64_t *stride,
+                                   int64_t stride_len,
+                                   const int64_t *padding,
+                                   int64_t padding_len,
+                                   const int64_t *dilation,
+                                   int64_t dilation_len,
+                                   bool ceil_mode,
+                                   yg_tensor **out);
+yg_status yg__composite_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
+                                                         const yg_tensor *indices,
+                                                         const int64_t *self_sizes,
+                                                         int64_t self_sizes_len,
+                                                         yg_tensor **out);
+yg_status yg__composite_max_pool1d_with_indices(const yg_tensor *self,
+                                                const int64_t *kernel_size,
+                                                int64_t kernel_size_len,
+                                                const int64_t *stride,
+                                                int64_t stride_len,
+                                                const int64_t *padding,
+                                                int64_t padding_len,
+                                                const int64_t *dilation,
+                                                int64_t dilation_len,
+                                                bool ceil_mode,
+                                                yg_tensor **out_values,
+                                                yg_tensor **out_indices);
+yg_status yg__composite_max_pool1d(const yg_tensor *self,
+                                   const int64_t *kernel_size,
+                                   int64_t kernel_size_len,
+                                   const int64_t *stride,
+                                   int64_t stride_len,
+                                   const int64_t *padding,
+                                   int64_t padding_len,
+                                   const int64_t *dilation,
+                                   int64_t dilation_len,
+                                   bool ceil_mode,
+                                   yg_tensor **out);
+yg_status yg__composite_pad(const yg_tensor *self,
+                            const int64_t *pad,
+                            int64_t pad_len,
+                            const char *mode,
+                            double value,
+                            yg_tensor **out);
+/* index.c: the gradients of advanced indexing */
+yg_status yg__composite_index_backward(const yg_tensor *grad_output,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       const yg_tensor *const *indices,
+                                       int64_t indices_len,
+                                       yg_tensor **out);
+yg_status yg__composite_index_put_self_backward(const yg_tensor *grad,
+                                                const yg_tensor *const *indices,
+                                                int64_t indices_len,
+                                                bool accumulate,
+                                                yg_tensor **out);
 
 #endif /* YAGRAD_COMPOSITE_H */

@@ -6,6 +6,15 @@
  * grad gathered at index; src may be larger than index in any dim (its
  * extra elements are never read), and those elements get zeros, added by
  * padding the gathered gradient at the end of each dim.
+ *
+ * index_backward: the gradient of self[indices] is grad added into zeros
+ * of self's sizes at the indexed positions (index_put with accumulate, so
+ * a position indexed twice gets both gradients); written with index_put,
+ * whose own derivative makes it differentiable again.
+ *
+ * index_put_self_backward: the gradient of self in index_put is grad
+ * unchanged when values were added (accumulate), else grad with the
+ * overwritten positions zeroed: they no longer depend on self.
  */
 #include "composite/composite.h"
 #include "yagrad/ops.h"
@@ -46,5 +55,42 @@ yg_status yg__composite_scatter_src_backward(const yg_tensor *grad_output,
     if (st == YG_OK)
         st = yg_constant_pad_nd(gathered, pad, 2 * ndim, 0, out);
     yg_release(gathered);
+    return st;
+}
+
+yg_status yg__composite_index_backward(const yg_tensor *grad_output,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       const yg_tensor *const *indices,
+                                       int64_t indices_len,
+                                       yg_tensor **out) {
+    yg_tensor *zeros = NULL;
+    yg_status st;
+
+    *out = NULL;
+    st = yg_tensor_zeros(self_sizes, self_sizes_len, yg_tensor_dtype(grad_output), &zeros);
+    if (st == YG_OK)
+        st = yg_index_put(zeros, indices, indices_len, grad_output, true, out);
+    yg_release(zeros);
+    return st;
+}
+
+yg_status yg__composite_index_put_self_backward(const yg_tensor *grad,
+                                                const yg_tensor *const *indices,
+                                                int64_t indices_len,
+                                                bool accumulate,
+                                                yg_tensor **out) {
+    yg_tensor *zero = NULL;
+    yg_status st;
+
+    *out = NULL;
+    if (accumulate) {
+        *out = yg_retain((yg_tensor *)grad);
+        return YG_OK;
+    }
+    st = yg_tensor_scalar(0.0, yg_tensor_dtype(grad), &zero);
+    if (st == YG_OK)
+        st = yg_index_put(grad, indices, indices_len, zero, false, out);
+    yg_release(zero);
     return st;
 }

@@ -130,6 +130,15 @@ yg_dtype yg__promote_types(yg_dtype a, yg_dtype b);
 /* "cpu", "cuda"; "unknown" otherwise. */
 const char *yg__device_name(yg_device device);
 
+/* The device whose kernel an op with a Device argument runs (core/device.c):
+ * *device when device is not NULL, else the device of like, else the CPU
+ * (like is NULL for ops without tensors).  Fails with YG_ERR_DEVICE
+ * "<op>: invalid device <n>" for a value that is no yg_device. */
+yg_status yg__dispatch_device(const char *op,
+                              const yg_device *device,
+                              const yg_tensor *like,
+                              yg_device *out);
+
 /* Writes "[2, 3]" for sizes into buf (NUL-terminated, truncated). */
 char *yg__format_sizes(const int64_t *sizes, int64_t ndim, char *buf, size_t buf_len);
 
@@ -155,5 +164,10 @@ yg_status yg__check_defined(const char *op, const char *arg, const yg_tensor *t)
 /* Fails with "<op>: out-parameter <name> is NULL" when out is NULL, else
  * sets *out = NULL. */
 yg_status yg__check_out(const char *op, const char *name, yg_tensor **out);
+
+/* The same for the out-parameters of an op returning Tensor[] (out and
+ * out_len): fails naming whichever is NULL, else sets *out = NULL and
+ * *out_len = 0. */
+yg_status yg__check_list_out(const char *op, const char *name, yg_tensor ***out, int64_t *out_len);
 
 #endif /* YAGRAD_CORE_H */

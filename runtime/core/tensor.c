@@ -284,6 +284,15 @@ void yg_release(yg_tensor *t)
     free(t);
 }
 
+void yg_release_list(yg_tensor **items, int64_t len)
+{
+    if (items == NULL)
+        return;
+    for (int64_t i = 0; i < len; i++)
+        yg_release(items[i]);
+    free(items);
+}
+
 void yg__tensor_bump_version(const yg_tensor *t)
 {
     atomic_fetch_add(&t->storage->version, 1);
@@ -467,5 +476,15 @@ yg_status yg__check_out(const char *op, const char *name, yg_tensor **out)
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: out-parameter %s is NULL", op, name);
     *out = NULL;
+    return YG_OK;
+}
+
+yg_status yg__check_list_out(const char *op, const char *name, yg_tensor ***out, int64_t *out_len)
+{
+    if (out == NULL || out_len == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: out-parameter %s%s is NULL", op, name,
+                        out == NULL ? "" : "_len");
+    *out = NULL;
+    *out_len = 0;
     return YG_OK;
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "yagrad/random.h"
 
 /* ---- pointwise iterator (cpu/pointwise.c) ---- */
 
@@ -88,29 +89,18 @@ yg_status yg__cpu_zero_(yg_tensor *self, yg_tensor **out);
 yg_status yg__cpu_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out);
 
 /* pool.c: 2-D pooling and resampling of [N, C, H, W] / [C, H, W] */
-yg_status yg__cpu_max_pool2d(const yg_tensor *self,
-                             const int64_t *kernel_size,
-                             int64_t kernel_size_len,
-                             const int64_t *stride,
-                             int64_t stride_len,
-                             const int64_t *padding,
-                             int64_t padding_len,
-                             const int64_t *dilation,
-                             int64_t dilation_len,
-                             bool ceil_mode,
-                             yg_tensor **out);
-yg_status yg__cpu_max_pool2d_backward(const yg_tensor *grad_output,
-                                      const yg_tensor *self,
-                                      const int64_t *kernel_size,
-                                      int64_t kernel_size_len,
-                                      const int64_t *stride,
-                                      int64_t stride_len,
-                                      const int64_t *padding,
-                                      int64_t padding_len,
-                                      const int64_t *dilation,
-                                      int64_t dilation_len,
-                                      bool ceil_mode,
-                                      yg_tensor **out);
+yg_status yg__cpu_max_pool2d_with_indices(const yg_tensor *self,
+                                          const int64_t *kernel_size,
+                                          int64_t kernel_size_len,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          const int64_t *dilation,
+                                          int64_t dilation_len,
+                                          bool ceil_mode,
+                                          yg_tensor **out_values,
+                                          yg_tensor **out_indices);
 yg_status yg__cpu_avg_pool2d(const yg_tensor *self,
                              const int64_t *kernel_size,
                              int64_t kernel_size_len,
@@ -311,6 +301,39 @@ yg_status yg__cpu_flip(const yg_tensor *self,
                        int64_t dims_len,
                        yg_tensor **out);
 
+/* split.c: a tensor cut into a list of views along one dim (ops returning
+ * Tensor(a)[]: *out is a new array of *out_len new refs) */
+yg_status yg__cpu_split(
+    const yg_tensor *self, int64_t split_size, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__cpu_split_with_sizes(const yg_tensor *self,
+                                   const int64_t *split_sizes,
+                                   int64_t split_sizes_len,
+                                   int64_t dim,
+                                   yg_tensor ***out,
+                                   int64_t *out_len);
+yg_status yg__cpu_chunk(
+    const yg_tensor *self, int64_t chunks, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__cpu_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len);
+
+/* index_advanced.c: self[indices] with int64 / bool index tensors (NULL
+ * entries keep their dim), and writing values there */
+yg_status yg__cpu_index(const yg_tensor *self,
+                        const yg_tensor *const *indices,
+                        int64_t indices_len,
+                        yg_tensor **out);
+yg_status yg__cpu_index_put(const yg_tensor *self,
+                            const yg_tensor *const *indices,
+                            int64_t indices_len,
+                            const yg_tensor *values,
+                            bool accumulate,
+                            yg_tensor **out);
+yg_status yg__cpu_index_put_(yg_tensor *self,
+                             const yg_tensor *const *indices,
+                             int64_t indices_len,
+                             const yg_tensor *values,
+                             bool accumulate,
+                             yg_tensor **out);
+
 /* index.c: index_select, gather, scatter and their gradients */
 yg_status yg__cpu_index_select(const yg_tensor *self,
                                int64_t dim,
@@ -367,6 +390,27 @@ yg_status yg__cpu_constant_pad_nd(const yg_tensor *self,
                                   int64_t pad_len,
                                   double value,
                                   yg_tensor **out);
+/* pad.c: reflect and replicate padding of the last 1-3 dims */
+yg_status yg__cpu_reflection_pad(const yg_tensor *self,
+                                 const int64_t *pad,
+                                 int64_t pad_len,
+                                 yg_tensor **out);
+yg_status yg__cpu_replication_pad(const yg_tensor *self,
+                                  const int64_t *pad,
+                                  int64_t pad_len,
+                                  yg_tensor **out);
+yg_status yg__cpu_reflection_pad_backward(const yg_tensor *grad_output,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          const int64_t *pad,
+                                          int64_t pad_len,
+                                          yg_tensor **out);
+yg_status yg__cpu_replication_pad_backward(const yg_tensor *grad_output,
+                                           const int64_t *self_sizes,
+                                           int64_t self_sizes_len,
+                                           const int64_t *pad,
+                                           int64_t pad_len,
+                                           yg_tensor **out);
 
 /* nn.c */
 yg_status yg__cpu_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
@@ -387,5 +431,75 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
                                     int64_t reduction,
                                     int64_t ignore_index,
                                     yg_tensor **out);
+
+/* creation.c: tensors made from their arguments (the generated wrapper has
+ * already picked the device from `device`, so kernels ignore it) */
+yg_status yg__cpu_zeros(const int64_t *size,
+                        int64_t size_len,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+yg_status yg__cpu_ones(const int64_t *size,
+                       int64_t size_len,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out);
+yg_status yg__cpu_full(const int64_t *size,
+                       int64_t size_len,
+                       double fill_value,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out);
+yg_status yg__cpu_empty(const int64_t *size,
+                        int64_t size_len,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+yg_status yg__cpu_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out);
+yg_status yg__cpu_arange_start(double start,
+                               double end,
+                               double step,
+                               const yg_dtype *dtype,
+                               const yg_device *device,
+                               yg_tensor **out);
+yg_status yg__cpu_linspace(double start,
+                           double end,
+                           int64_t steps,
+                           const yg_dtype *dtype,
+                           const yg_device *device,
+                           yg_tensor **out);
+yg_status yg__cpu_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out);
+yg_status yg__cpu_eye_m(int64_t n,
+                        int64_t m,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+
+/* random.c: random ops drawing from a Philox generator (NULL: the default) */
+yg_status yg__cpu_rand(const int64_t *size,
+                       int64_t size_len,
+                       yg_generator *generator,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out);
+yg_status yg__cpu_randn(const int64_t *size,
+                        int64_t size_len,
+                        yg_generator *generator,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+yg_status yg__cpu_randint(int64_t low,
+                          int64_t high,
+                          const int64_t *size,
+                          int64_t size_len,
+                          yg_generator *generator,
+                          const yg_dtype *dtype,
+                          const yg_device *device,
+                          yg_tensor **out);
+yg_status yg__cpu_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out);
+yg_status yg__cpu_bernoulli_p(const yg_tensor *self,
+                              double p,
+                              yg_generator *generator,
+                              yg_tensor **out);
 
 #endif /* YAGRAD_CPU_H */

@@ -73,4 +73,24 @@ yg_status yg__rows_unpermute(const yg_rows *rows,
  * dtype (float32, float64, int64 or bool). */
 void yg__store_f64(yg_tensor *t, int64_t i, double v);
 
+/* ---- creation and random ops (creation.c, random.c) ---- */
+
+/* The dtype of a creation op's result: *dtype, or dflt when dtype is NULL.
+ * Fails with YG_ERR_DTYPE "<op>: invalid dtype <n>" for a value that is
+ * no yg_dtype. */
+yg_status yg__creation_dtype(const char *op, const yg_dtype *dtype, yg_dtype dflt, yg_dtype *out);
+
+/* A new contiguous uninitialised tensor of sizes size (size_len entries),
+ * after checking them with messages naming op: at most YG_MAX_DIMS dims,
+ * no negative size, no element count overflow. */
+yg_status yg__creation_empty(const char *op,
+                             const int64_t *size,
+                             int64_t size_len,
+                             yg_dtype dtype,
+                             yg_tensor **out);
+
+/* Fails with YG_ERR_INVALID_ARGUMENT "<op>: <name> <v> is out of range
+ * for int64" when dtype is int64 and v has no int64 value. */
+yg_status yg__creation_check_value(const char *op, const char *name, double v, yg_dtype dtype);
+
 #endif /* YAGRAD_CPU_INT_H */

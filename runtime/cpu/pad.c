@@ -1,6 +1,8 @@
 /*
  * pad.c - constant_pad_nd: self surrounded by (or, for negative amounts,
- * cropped to) a border of a constant value.
+ * cropped to) a border of a constant value; reflection_pad and
+ * replication_pad (and their gradients), described at their section
+ * below.
  *
  * pad lists (before, after) pairs starting from the last dim, as in
  * PyTorch: {1, 2} pads the last dim with one element before and two after,
@@ -14,6 +16,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 yg_status yg__cpu_constant_pad_nd(const yg_tensor *self,
                                   const int64_t *pad,
@@ -84,4 +87,274 @@ out:
     yg_release(dst);
     yg_release(res);
     return st;
+}
+
+/* ---- reflect and replicate padding (nn-ops) ----
+ *
+ * reflection_pad and replication_pad pad the last 1, 2 or 3 dims of self
+ * (pad has 2, 4 or 6 entries, (before, after) pairs from the last dim)
+ * with a batch dim or not before one channel dim, as PyTorch's F.pad
+ * does.  Output position o of a padded dim of size n reads input
+ * i = o - before, mapped into the dim: reflected about its ends without
+ * repeating them (-i, 2 (n - 1) - i), which needs every amount below n,
+ * or clamped to [0, n - 1] (replicate), which needs n > 0.  The forward
+ * copies elements of any dtype through those maps; the backward adds
+ * each gradient element into the source it was read from, in float64.
+ */
+
+/* Checks pad against self's sizes for mode and fills the output sizes. */
+static yg_status pad_geometry(const char *op,
+                              bool reflect,
+                              const int64_t *sizes,
+                              int64_t ndim,
+                              const int64_t *pad,
+                              int64_t pad_len,
+                              int64_t *osizes) {
+    const char *mode = reflect ? "reflect" : "replicate";
+    char pbuf[160], sbuf[128];
+
+    if (pad_len > 0 && pad == NULL)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "%s: pad is NULL with length %" PRId64, op, pad_len);
+    if (pad_len != 2 && pad_len != 4 && pad_len != 6)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: %s pad %s must have 2, 4 or 6 entries (1-d, 2-d or 3-d padding)",
+                        op,
+                        mode,
+                        yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf));
+    int64_t k = pad_len / 2;
+    if (ndim != k + 1 && ndim != k + 2)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: %" PRId64 "-d %s padding needs self of %" PRId64 " or %" PRId64
+                        " dims, got %s",
+                        op,
+                        k,
+                        mode,
+                        k + 1,
+                        k + 2,
+                        yg__format_sizes(sizes, ndim, sbuf, sizeof sbuf));
+    for (int64_t d = 0; d < ndim; d++)
+        osizes[d] = sizes[d];
+    for (int64_t i = 0; i < k; i++) {
+        int64_t d = ndim - 1 - i, lo = pad[2 * i], hi = pad[2 * i + 1], n = sizes[d];
+        if (lo < 0 || hi < 0)
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: %s pad %s has a negative amount",
+                            op,
+                            mode,
+                            yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf));
+        if (reflect && (lo >= n || hi >= n) && (lo > 0 || hi > 0))
+            return yg__fail(YG_ERR_SHAPE,
+                            "%s: reflect pad (%" PRId64 ", %" PRId64 ") of dim %" PRId64
+                            " must be less than its size %" PRId64 " (pad %s, self %s)",
+                            op,
+                            lo,
+                            hi,
+                            d,
+                            n,
+                            yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf),
+                            yg__format_sizes(sizes, ndim, sbuf, sizeof sbuf));
+        if (!reflect && n == 0 && (lo > 0 || hi > 0))
+            return yg__fail(YG_ERR_SHAPE,
+                            "%s: replicate pad (%" PRId64 ", %" PRId64 ") of dim %" PRId64
+                            " needs a non-empty dim, got size 0 (pad %s, self %s)",
+                            op,
+                            lo,
+                            hi,
+                            d,
+                            yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf),
+                            yg__format_sizes(sizes, ndim, sbuf, sizeof sbuf));
+        osizes[d] = n + lo + hi;
+    }
+    return YG_OK;
+}
+
+/* maps[d][o]: the input index read by output index o along dim d (the
+ * identity for dims not padded), in one yg__alloc block *block. */
+static yg_status source_maps(const char *op,
+                             bool reflect,
+                             const int64_t *sizes,
+                             const int64_t *osizes,
+                             int64_t ndim,
+                             const int64_t *pad,
+                             int64_t pad_len,
+                             int64_t **maps,
+                             int64_t **block,
+                             size_t *block_bytes) {
+    int64_t total = 0, k = pad_len / 2;
+
+    for (int64_t d = 0; d < ndim; d++)
+        total += osizes[d];
+    *block_bytes = sizeof(int64_t) * (size_t)(total > 0 ? total : 1);
+    *block = yg__alloc(*block_bytes);
+    if (*block == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", op, *block_bytes);
+    int64_t *at = *block;
+    for (int64_t d = 0; d < ndim; d++) {
+        int64_t i = ndim - 1 - d, lo = i < k ? pad[2 * i] : 0, n = sizes[d];
+        maps[d] = at;
+        for (int64_t o = 0; o < osizes[d]; o++) {
+            int64_t src = o - lo;
+            if (reflect) {
+                src = src < 0 ? -src : src;
+                src = src >= n ? 2 * (n - 1) - src : src;
+            } else {
+                src = src < 0 ? 0 : src >= n ? n - 1 : src;
+            }
+            at[o] = src;
+        }
+        at += osizes[d];
+    }
+    return YG_OK;
+}
+
+static yg_status mode_pad(const char *op,
+                          bool reflect,
+                          const yg_tensor *self,
+                          const int64_t *pad,
+                          int64_t pad_len,
+                          yg_tensor **out) {
+    int64_t osizes[YG_MAX_DIMS], idx[YG_MAX_DIMS] = {0}, *maps[YG_MAX_DIMS], *block = NULL;
+    size_t block_bytes = 0, elem = yg_dtype_size(self->dtype);
+    yg_tensor *res = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(pad_geometry(op, reflect, self->sizes, self->ndim, pad, pad_len, osizes));
+    st = yg_tensor_empty(osizes, self->ndim, self->dtype, &res);
+    if (st == YG_OK)
+        st = source_maps(op, reflect, self->sizes, osizes, self->ndim, pad, pad_len, maps, &block,
+                         &block_bytes);
+    if (st != YG_OK)
+        goto out;
+    const char *src = yg__tensor_ptr(self);
+    char *dst = yg__tensor_ptr(res);
+    int64_t numel = yg_tensor_numel(res);
+    /* walk the output in row-major order, idx its multi-index */
+    for (int64_t e = 0; e < numel; e++) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < self->ndim; d++)
+            off += maps[d][idx[d]] * self->strides[d];
+        memcpy(dst + (size_t)e * elem, src + off * (int64_t)elem, elem);
+        for (int64_t d = self->ndim - 1; d >= 0 && ++idx[d] == osizes[d]; d--)
+            idx[d] = 0;
+    }
+    *out = res;
+    res = NULL;
+out:
+    yg__free(block, block_bytes);
+    yg_release(res);
+    return st;
+}
+
+static yg_status mode_pad_backward(const char *op,
+                                   bool reflect,
+                                   const yg_tensor *grad_output,
+                                   const int64_t *self_sizes,
+                                   int64_t self_sizes_len,
+                                   const int64_t *pad,
+                                   int64_t pad_len,
+                                   yg_tensor **out) {
+    int64_t osizes[YG_MAX_DIMS], idx[YG_MAX_DIMS] = {0}, *maps[YG_MAX_DIMS], *block = NULL;
+    int64_t strides[YG_MAX_DIMS];
+    size_t block_bytes = 0;
+    yg_tensor *go = NULL, *res = NULL;
+    char gbuf[128], sbuf[128], pbuf[160];
+    yg_status st;
+
+    *out = NULL;
+    if (self_sizes_len < 1 || self_sizes_len > YG_MAX_DIMS || self_sizes == NULL)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: self_sizes must have 1 to %d entries",
+                        op,
+                        (int)YG_MAX_DIMS);
+    if (!yg__dtype_is_floating(grad_output->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: unsupported dtype %s for grad_output (supported: float32, float64)",
+                        op,
+                        yg_dtype_name(grad_output->dtype));
+    YG_RETURN_IF_ERROR(
+        pad_geometry(op, reflect, self_sizes, self_sizes_len, pad, pad_len, osizes));
+    if (grad_output->ndim != self_sizes_len ||
+        memcmp(grad_output->sizes, osizes, sizeof(int64_t) * (size_t)self_sizes_len) != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: grad_output %s does not match self_sizes %s padded by %s",
+                        op,
+                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
+                        yg__format_sizes(self_sizes, self_sizes_len, sbuf, sizeof sbuf),
+                        yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf));
+    st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, &go);
+    if (st == YG_OK)
+        st = yg_tensor_zeros(self_sizes, self_sizes_len, YG_FLOAT64, &res);
+    if (st == YG_OK)
+        st = source_maps(op, reflect, self_sizes, osizes, self_sizes_len, pad, pad_len, maps,
+                         &block, &block_bytes);
+    if (st != YG_OK)
+        goto out;
+    strides[self_sizes_len - 1] = 1;
+    for (int64_t d = self_sizes_len - 2; d >= 0; d--)
+        strides[d] = strides[d + 1] * self_sizes[d + 1];
+    const double *gv = (const double *)yg__tensor_ptr(go);
+    double *rv = (double *)yg__tensor_ptr(res);
+    int64_t numel = yg_tensor_numel(go);
+    for (int64_t e = 0; e < numel; e++) {
+        int64_t off = 0;
+        for (int64_t d = 0; d < self_sizes_len; d++)
+            off += maps[d][idx[d]] * strides[d];
+        rv[off] += gv[e];
+        for (int64_t d = self_sizes_len - 1; d >= 0 && ++idx[d] == osizes[d]; d--)
+            idx[d] = 0;
+    }
+    st = yg__tensor_contiguous_as(res, grad_output->dtype, true, out);
+out:
+    yg__free(block, block_bytes);
+    yg_release(go);
+    yg_release(res);
+    return st;
+}
+
+yg_status yg__cpu_reflection_pad(const yg_tensor *self,
+                                 const int64_t *pad,
+                                 int64_t pad_len,
+                                 yg_tensor **out) {
+    return mode_pad("reflection_pad", true, self, pad, pad_len, out);
+}
+
+yg_status yg__cpu_replication_pad(const yg_tensor *self,
+                                  const int64_t *pad,
+                                  int64_t pad_len,
+                                  yg_tensor **out) {
+    return mode_pad("replication_pad", false, self, pad, pad_len, out);
+}
+
+yg_status yg__cpu_reflection_pad_backward(const yg_tensor *grad_output,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          const int64_t *pad,
+                                          int64_t pad_len,
+                                          yg_tensor **out) {
+    return mode_pad_backward("reflection_pad_backward",
+                             true,
+                             grad_output,
+                             self_sizes,
+                             self_sizes_len,
+                             pad,
+                             pad_len,
+                             out);
+}
+
+yg_status yg__cpu_replication_pad_backward(const yg_tensor *grad_output,
+                                           const int64_t *self_sizes,
+                                           int64_t self_sizes_len,
+                                           const int64_t *pad,
+                                           int64_t pad_len,
+                                           yg_tensor **out) {
+    return mode_pad_backward("replication_pad_backward",
+                             false,
+                             grad_output,
+                             self_sizes,
+                             self_sizes_len,
+                             pad,
+                             pad_len,
+                             out);
 }

@@ -1,7 +1,7 @@
 /*
  * pool.c - 2-D pooling and resampling over the last two dims of [N, C, H,
- * W] (or [C, H, W]) inputs: max_pool2d, avg_pool2d, adaptive_avg_pool2d,
- * upsample_nearest2d, and their gradients.
+ * W] (or [C, H, W]) inputs: max_pool2d_with_indices, avg_pool2d,
+ * adaptive_avg_pool2d, upsample_nearest2d, and their gradients.
  *
  * Every kernel views its input as planes: a contiguous float64 copy of
  * [planes, H, W] (planes = N C), computes each output plane from its input
@@ -13,11 +13,13 @@
  * (as if they were -inf) and an average counts them as zeros when
  * count_include_pad, or divides only by the in-bounds count otherwise.
  *
- * max_pool2d_backward recomputes each window's maximum (the first one on
- * ties, NaN counting as the maximum) instead of storing indices, so the
- * forward needs no second output; the gradient of every window goes to
- * that position.  The resampling gradients add each output gradient into
- * the input positions it read from.
+ * max_pool2d_with_indices returns each window's maximum (the first one on
+ * ties, NaN counting as the maximum) and its position h W + w in the
+ * input plane, as PyTorch does; max_pool2d and the 1-d ops are composites
+ * over it, and its gradient sends grad_output to those positions
+ * (composite/pool.c), so this file holds the one max-pooling kernel.  The
+ * resampling gradients add each output gradient into the input positions
+ * it read from.
  */
 #include "cpu/cpu_int.h"
 
@@ -182,24 +184,28 @@ static int64_t window_argmax(const pool2d *g, const double *x, int64_t oy, int64
     return best;
 }
 
-yg_status yg__cpu_max_pool2d(const yg_tensor *self,
-                             const int64_t *kernel_size,
-                             int64_t kernel_size_len,
-                             const int64_t *stride,
-                             int64_t stride_len,
-                             const int64_t *padding,
-                             int64_t padding_len,
-                             const int64_t *dilation,
-                             int64_t dilation_len,
-                             bool ceil_mode,
-                             yg_tensor **out) {
+yg_status yg__cpu_max_pool2d_with_indices(const yg_tensor *self,
+                                          const int64_t *kernel_size,
+                                          int64_t kernel_size_len,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          const int64_t *dilation,
+                                          int64_t dilation_len,
+                                          bool ceil_mode,
+                                          yg_tensor **out_values,
+                                          yg_tensor **out_indices) {
+    const char *op = "max_pool2d_with_indices";
     pool2d g;
-    yg_tensor *x = NULL, *res = NULL;
+    int64_t isizes[4];
+    yg_tensor *x = NULL, *res = NULL, *idx = NULL;
     yg_status st;
 
-    *out = NULL;
-    YG_RETURN_IF_ERROR(check_input("max_pool2d", self->sizes, self->ndim, self->dtype, &g));
-    YG_RETURN_IF_ERROR(window_geometry("max_pool2d",
+    *out_values = NULL;
+    *out_indices = NULL;
+    YG_RETURN_IF_ERROR(check_input(op, self->sizes, self->ndim, self->dtype, &g));
+    YG_RETURN_IF_ERROR(window_geometry(op,
                                        kernel_size,
                                        kernel_size_len,
                                        stride,
@@ -210,88 +216,52 @@ yg_status yg__cpu_max_pool2d(const yg_tensor *self,
                                        dilation_len,
                                        ceil_mode,
                                        &g));
-    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x));
-    st = new_planes(self->sizes, self->ndim, g.oh, g.ow, false, &res);
-    if (st != YG_OK) {
-        yg_release(x);
-        return st;
-    }
-    const double *xv = (const double *)yg__tensor_ptr(x);
-    double *rv = (double *)yg__tensor_ptr(res);
-    for (int64_t p = 0; p < g.planes; p++) {
-        const double *plane = xv + p * g.ih * g.iw;
-        for (int64_t oy = 0; oy < g.oh; oy++)
-            for (int64_t ox = 0; ox < g.ow; ox++) {
-                int64_t at = window_argmax(&g, plane, oy, ox);
-                rv[(p * g.oh + oy) * g.ow + ox] = at >= 0 ? plane[at] : -INFINITY;
-            }
-    }
-    yg_release(x);
-    return finish(res, self->dtype, out);
-}
-
-yg_status yg__cpu_max_pool2d_backward(const yg_tensor *grad_output,
-                                      const yg_tensor *self,
-                                      const int64_t *kernel_size,
-                                      int64_t kernel_size_len,
-                                      const int64_t *stride,
-                                      int64_t stride_len,
-                                      const int64_t *padding,
-                                      int64_t padding_len,
-                                      const int64_t *dilation,
-                                      int64_t dilation_len,
-                                      bool ceil_mode,
-                                      yg_tensor **out) {
-    pool2d g;
-    yg_tensor *x = NULL, *go = NULL, *res = NULL;
-    char gbuf[128];
-    yg_status st;
-
-    *out = NULL;
-    YG_RETURN_IF_ERROR(
-        check_input("max_pool2d_backward", self->sizes, self->ndim, self->dtype, &g));
-    YG_RETURN_IF_ERROR(window_geometry("max_pool2d_backward",
-                                       kernel_size,
-                                       kernel_size_len,
-                                       stride,
-                                       stride_len,
-                                       padding,
-                                       padding_len,
-                                       dilation,
-                                       dilation_len,
-                                       ceil_mode,
-                                       &g));
-    if (yg_tensor_numel(grad_output) != g.planes * g.oh * g.ow)
-        return yg__fail(YG_ERR_SHAPE,
-                        "max_pool2d_backward: grad_output %s does not match the pooled output "
-                        "(%" PRId64 " x %" PRId64 " per plane)",
-                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
-                        g.oh,
-                        g.ow);
+    for (int64_t d = 0; d < self->ndim - 2; d++)
+        isizes[d] = self->sizes[d];
+    isizes[self->ndim - 2] = g.oh;
+    isizes[self->ndim - 1] = g.ow;
     st = yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x);
     if (st == YG_OK)
-        st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, &go);
+        st = new_planes(self->sizes, self->ndim, g.oh, g.ow, false, &res);
     if (st == YG_OK)
-        st = new_planes(self->sizes, self->ndim, g.ih, g.iw, true, &res);
+        st = yg_tensor_empty(isizes, self->ndim, YG_INT64, &idx);
     if (st != YG_OK)
         goto out;
-    const double *xv = (const double *)yg__tensor_ptr(x), *gv = (const double *)yg__tensor_ptr(go);
+    const double *xv = (const double *)yg__tensor_ptr(x);
     double *rv = (double *)yg__tensor_ptr(res);
+    int64_t *iv = (int64_t *)yg__tensor_ptr(idx);
     for (int64_t p = 0; p < g.planes; p++) {
         const double *plane = xv + p * g.ih * g.iw;
         for (int64_t oy = 0; oy < g.oh; oy++)
             for (int64_t ox = 0; ox < g.ow; ox++) {
                 int64_t at = window_argmax(&g, plane, oy, ox);
-                if (at >= 0)
-                    rv[p * g.ih * g.iw + at] += gv[(p * g.oh + oy) * g.ow + ox];
+                if (at < 0) {
+                    /* only dilation over a tiny input gets here: a window
+                     * of padding alone has no maximum to send a gradient to */
+                    st = yg__fail(YG_ERR_SHAPE,
+                                  "%s: window (%" PRId64 ", %" PRId64 ") covers only padding "
+                                  "of the %" PRId64 " x %" PRId64 " input",
+                                  op,
+                                  oy,
+                                  ox,
+                                  g.ih,
+                                  g.iw);
+                    goto out;
+                }
+                rv[(p * g.oh + oy) * g.ow + ox] = plane[at];
+                iv[(p * g.oh + oy) * g.ow + ox] = at;
             }
     }
-    st = finish(res, self->dtype, out);
+    st = finish(res, self->dtype, out_values);
     res = NULL;
+    if (st == YG_OK) {
+        *out_indices = idx;
+        idx = NULL;
+    }
 out:
     yg_release(x);
-    yg_release(go);
     yg_release(res);
+    yg_release(idx);
     return st;
 }
 

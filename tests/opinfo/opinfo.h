@@ -60,6 +60,12 @@ typedef struct sample {
 /* A pointwise op's sample that needs its own shapes (it transposes an
  * input, say): no 0-dim and empty variants. */
 #define OPINFO_FIXED_SHAPE 8u
+/* The sample's own glue takes no bool (cat joins the outputs of a list
+ * op): the dtype runners skip bool for it. */
+#define OPINFO_NO_BOOL 16u
+/* A composite op whose result carries no gradient (zeros_like): not
+ * gradchecked.  Without it, a composite sample's result must require grad. */
+#define OPINFO_NO_GRAD 32u
 
 #define F64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_FLOAT64, false}
 #define I64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_INT64, false}
@@ -98,6 +104,7 @@ extern const sample opinfo_inplace_samples[];    /* samples_inplace.c */
 extern const sample opinfo_backward_samples[];   /* samples_backward.c */
 extern const sample opinfo_composite_samples[];  /* samples_composite.c */
 extern const sample opinfo_edge_samples[];       /* samples_edge.c */
+extern const sample opinfo_creation_samples[];   /* samples_creation.c */
 
 /* Ops with no sample yet: reported (by name) by every_op_has_samples,
  * which passes only while each is still an op without samples. */
@@ -112,6 +119,11 @@ typedef struct opinfo_accepted {
     const char *why;
 } opinfo_accepted;
 extern const opinfo_accepted opinfo_accepts_unclaimed[];
+
+/* Runs s->fn on x after seeding the default generator with OPINFO_SEED,
+ * so that random ops draw the same values on every call of a sample. */
+#define OPINFO_SEED 20241121u
+yg_status opinfo_call(const sample *s, yg_tensor *const *x, yg_tensor **out);
 
 /* The number of samples, and sample i of the whole table. */
 int opinfo_sample_count(void);

@@ -95,12 +95,6 @@ static yg_status f_embedding_bw(yg_tensor *const *x, yg_tensor **o)
     return yg_embedding_backward(x[0], x[1], weight_sizes, 2, -1, o);
 }
 
-static yg_status f_max_pool_bw(yg_tensor *const *x, yg_tensor **o)
-{
-    const int64_t k[] = {2}, s[] = {2}, p[] = {0}, d[] = {1};
-    return yg_max_pool2d_backward(x[0], x[1], k, 1, s, 1, p, 1, d, 1, false, o);
-}
-
 static yg_status f_adaptive_bw(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t self_sizes[] = {2, 5, 7};
@@ -111,6 +105,25 @@ static yg_status f_upsample_bw(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t self_sizes[] = {1, 2, 3, 3};
     return yg_upsample_nearest2d_backward(x[0], self_sizes, 4, o);
+}
+
+static yg_status f_max_pool_idx_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t self_sizes[] = {1, 2, 4, 6};
+    return yg_max_pool2d_with_indices_backward(x[0], x[1], self_sizes, 4, o);
+}
+
+static yg_status f_index_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t self_sizes[] = {4, 3};
+    const yg_tensor *indices[] = {x[1]};
+    return yg_index_backward(x[0], self_sizes, 2, indices, 1, o);
+}
+
+static yg_status f_index_put_self_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const yg_tensor *indices[] = {x[1]};
+    return yg_index_put_self_backward(x[0], indices, 1, false, o);
 }
 
 const sample opinfo_backward_samples[] = {
@@ -140,8 +153,10 @@ const sample opinfo_backward_samples[] = {
     {"softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(0.05, 0.5, 2, 3, 5)}, f_softmax_bw},
     {"nll_loss_backward", "mean", 2, {F64(-1, 1, 0, 0), I64(0, 5, 1, 4)}, f_nll_bw},
     {"embedding_backward", "[2, 3] indices into [5, 4]", 2, {F64(-1, 1, 3, 2, 3, 4), I64(0, 5, 2, 2, 3)}, f_embedding_bw},
-    {"max_pool2d_backward", "2x2 stride 2", 2, {F64(-1, 1, 4, 1, 2, 2, 3), F64(-1, 1, 4, 1, 2, 4, 6)}, f_max_pool_bw},
     {"adaptive_avg_pool2d_backward", "into [2, 5, 7]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_adaptive_bw},
     {"upsample_nearest2d_backward", "into [1, 2, 3, 3]", 1, {F64(-1, 1, 4, 1, 2, 5, 7)}, f_upsample_bw},
+    {"max_pool2d_with_indices_backward", "[1, 2, 2, 3] into [1, 2, 4, 6], positions repeat", 2, {F64(-1, 1, 4, 1, 2, 2, 3), I64(0, 24, 4, 1, 2, 2, 3)}, f_max_pool_idx_bw},
+    {"index_backward", "rows of [4, 3], repeats add up", 2, {F64(-1, 1, 2, 5, 3), I64(0, 4, 1, 5)}, f_index_bw},
+    {"index_put_self_backward", "rows of [4, 3] zeroed", 2, {F64(-1, 1, 2, 4, 3), I64(0, 4, 1, 2)}, f_index_put_self_bw},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

@@ -69,6 +69,49 @@ static yg_status f_lstm(yg_tensor *const *x, yg_tensor **o)
     return st;
 }
 
+/* ---- nn-ops and shape-index (merged from main) ---- */
+static const int64_t k2[] = {2}, k3[] = {3}, s2[] = {2}, p0[] = {0}, p1[] = {1}, d1[] = {1}, d2[] = {2};
+static yg_status f_max_pool2d(yg_tensor *const *x, yg_tensor **o) { return yg_max_pool2d(x[0], k2, 1, NULL, 0, p0, 1, d1, 1, false, o); }
+static yg_status f_max_pool2d_pad(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t dil[] = {1, 2};
+    return yg_max_pool2d(x[0], k3, 1, s2, 1, p1, 1, dil, 2, true, o);
+}
+static yg_status f_max_pool1d(yg_tensor *const *x, yg_tensor **o) { return yg_max_pool1d(x[0], k3, 1, s2, 1, p1, 1, d2, 1, true, o); }
+
+/* values + indices (as float64), so both outputs are checked */
+static yg_status f_max_pool1d_idx(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *v = NULL, *i = NULL;
+    yg_status st = yg_max_pool1d_with_indices(x[0], k2, 1, NULL, 0, p0, 1, d1, 1, false, &v, &i);
+    if (st == YG_OK)
+        st = yg_add(v, i, 1.0, o);
+    yg_release(v);
+    yg_release(i);
+    return st;
+}
+
+static const int64_t pad2[] = {1, 2, 2, 1};
+static yg_status f_pad_constant(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, "constant", 0.5, o); }
+static yg_status f_pad_reflect(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, "reflect", 0, o); }
+static yg_status f_pad_replicate(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, "replicate", 0, o); }
+
+static yg_status f_batch_norm_train(yg_tensor *const *x, yg_tensor **o) { return yg_batch_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5, o); }
+
+/* evaluation with running statistics (copies: the op may write them) */
+static yg_status f_batch_norm_eval(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *rm = NULL, *rv = NULL;
+    yg_status st = yg_clone(x[3], &rm);
+    if (st == YG_OK)
+        st = yg_clone(x[4], &rv);
+    if (st == YG_OK)
+        st = yg_batch_norm(x[0], x[1], x[2], rm, rv, false, 0.1, 1e-5, o);
+    yg_release(rm);
+    yg_release(rv);
+    return st;
+}
+
 const sample opinfo_composite_samples[] = {
     {"prod", "every element", 1, {F64(0.5, 1.5, 2, 2, 3)}, f_prod},
     {"max", "every element", 1, {F64(-1, 1, 2, 3, 4)}, f_max},
@@ -105,5 +148,15 @@ const sample opinfo_composite_samples[] = {
     {"scaled_dot_product_attention", "no mask", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 5, 4), F64(-1, 1, 3, 2, 5, 4)}, f_sdpa},
     {"scaled_dot_product_attention", "causal, scale 0.5", 3, {F64(-1, 1, 3, 2, 4, 4), F64(-1, 1, 3, 2, 4, 4), F64(-1, 1, 3, 2, 4, 4)}, f_sdpa_causal},
     {"group_norm", "2 groups of [2, 4, 3], affine", 3, {F64(-1, 1, 3, 2, 4, 3), F64(0.5, 1.5, 1, 4), F64(-1, 1, 1, 4)}, f_group_norm},
+    /* ---- nn-ops and shape-index (merged from main) ---- */
+    {"max_pool2d", "2x2 windows", 1, {F64(-1, 1, 4, 1, 2, 4, 6)}, f_max_pool2d},
+    {"max_pool2d", "padding, stride 2, dilation, ceil_mode", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_max_pool2d_pad},
+    {"max_pool1d", "kernel 3, stride 2, padding 1, dilation 2, ceil_mode", 1, {F64(-1, 1, 3, 2, 2, 10)}, f_max_pool1d},
+    {"max_pool1d_with_indices", "kernel 2, values + indices", 1, {F64(-1, 1, 3, 2, 3, 6)}, f_max_pool1d_idx},
+    {"pad", "constant 0.5", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_pad_constant},
+    {"pad", "reflect", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_pad_reflect},
+    {"pad", "replicate", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_pad_replicate},
+    {"batch_norm", "training, batch statistics, affine", 3, {F64(-1, 1, 2, 4, 3), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3)}, f_batch_norm_train},
+    {"batch_norm", "evaluation, running statistics", 5, {F64(-1, 1, 3, 2, 3, 2), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_batch_norm_eval},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

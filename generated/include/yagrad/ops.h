@@ -12,7 +12,9 @@
  * the caller releases with yg_release(); a view shares its base's storage.
  * Lists are (const int64_t *items, int64_t items_len) pairs.  "nullable"
  * tensors may be NULL; any other tensor argument that is NULL makes the op
- * fail with a message naming the argument.
+ * fail with a message naming the argument.  An op returning Tensor[]
+ * (yg_split) writes a new array of *out_len new references to *out;
+ * release it with yg_release_list(*out, *out_len).
  *
  * Failure (see status.h): on any status other than YG_OK every out-parameter
  * is NULL, the inputs are unchanged, nothing is leaked, and yg_last_error()
@@ -32,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
 
@@ -1313,22 +1316,6 @@ YG_NODISCARD yg_status yg_max_pool2d(
     bool ceil_mode,              /* default false */
     yg_tensor **out);            /* out: new ref */
 
-/* max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride,
- *   int[] padding, int[] dilation, bool ceil_mode) -> Tensor */
-YG_NODISCARD yg_status yg_max_pool2d_backward(
-    const yg_tensor *grad_output,  /* borrowed */
-    const yg_tensor *self,         /* borrowed */
-    const int64_t *kernel_size,    /* borrowed, kernel_size_len entries */
-    int64_t kernel_size_len,
-    const int64_t *stride,         /* borrowed, stride_len entries */
-    int64_t stride_len,
-    const int64_t *padding,        /* borrowed, padding_len entries */
-    int64_t padding_len,
-    const int64_t *dilation,       /* borrowed, dilation_len entries */
-    int64_t dilation_len,
-    bool ceil_mode,
-    yg_tensor **out);              /* out: new ref */
-
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
 YG_NODISCARD yg_status yg_avg_pool2d(
@@ -1386,6 +1373,352 @@ YG_NODISCARD yg_status yg_upsample_nearest2d_backward(
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
     yg_tensor **out);              /* out: new ref */
+
+/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_zeros(const int64_t *size,      /* borrowed, size_len entries */
+                                int64_t size_len,
+                                const yg_dtype *dtype,    /* nullable; default NULL */
+                                const yg_device *device,  /* nullable; default NULL */
+                                yg_tensor **out);         /* out: new ref */
+
+/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_ones(const int64_t *size,      /* borrowed, size_len entries */
+                               int64_t size_len,
+                               const yg_dtype *dtype,    /* nullable; default NULL */
+                               const yg_device *device,  /* nullable; default NULL */
+                               yg_tensor **out);         /* out: new ref */
+
+/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_full(const int64_t *size,      /* borrowed, size_len entries */
+                               int64_t size_len,
+                               double fill_value,
+                               const yg_dtype *dtype,    /* nullable; default NULL */
+                               const yg_device *device,  /* nullable; default NULL */
+                               yg_tensor **out);         /* out: new ref */
+
+/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_empty(const int64_t *size,      /* borrowed, size_len entries */
+                                int64_t size_len,
+                                const yg_dtype *dtype,    /* nullable; default NULL */
+                                const yg_device *device,  /* nullable; default NULL */
+                                yg_tensor **out);         /* out: new ref */
+
+/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_arange(double end,
+                                 const yg_dtype *dtype,    /* nullable; default NULL */
+                                 const yg_device *device,  /* nullable; default NULL */
+                                 yg_tensor **out);         /* out: new ref */
+
+/* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_arange_start(double start,
+                                       double end,
+                                       double step,              /* default 1 */
+                                       const yg_dtype *dtype,    /* nullable; default NULL */
+                                       const yg_device *device,  /* nullable; default NULL */
+                                       yg_tensor **out);         /* out: new ref */
+
+/* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_linspace(double start,
+                                   double end,
+                                   int64_t steps,
+                                   const yg_dtype *dtype,    /* nullable; default NULL */
+                                   const yg_device *device,  /* nullable; default NULL */
+                                   yg_tensor **out);         /* out: new ref */
+
+/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_eye(int64_t n,
+                              const yg_dtype *dtype,    /* nullable; default NULL */
+                              const yg_device *device,  /* nullable; default NULL */
+                              yg_tensor **out);         /* out: new ref */
+
+/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_eye_m(int64_t n,
+                                int64_t m,
+                                const yg_dtype *dtype,    /* nullable; default NULL */
+                                const yg_device *device,  /* nullable; default NULL */
+                                yg_tensor **out);         /* out: new ref */
+
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_zeros_like(const yg_tensor *self,    /* borrowed */
+                                     const yg_dtype *dtype,    /* nullable; default NULL */
+                                     const yg_device *device,  /* nullable; default NULL */
+                                     yg_tensor **out);         /* out: new ref */
+
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_ones_like(const yg_tensor *self,    /* borrowed */
+                                    const yg_dtype *dtype,    /* nullable; default NULL */
+                                    const yg_device *device,  /* nullable; default NULL */
+                                    yg_tensor **out);         /* out: new ref */
+
+/* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_full_like(const yg_tensor *self,    /* borrowed */
+                                    double fill_value,
+                                    const yg_dtype *dtype,    /* nullable; default NULL */
+                                    const yg_device *device,  /* nullable; default NULL */
+                                    yg_tensor **out);         /* out: new ref */
+
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_empty_like(const yg_tensor *self,    /* borrowed */
+                                     const yg_dtype *dtype,    /* nullable; default NULL */
+                                     const yg_device *device,  /* nullable; default NULL */
+                                     yg_tensor **out);         /* out: new ref */
+
+/* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_rand(
+    const int64_t *size,      /* borrowed, size_len entries */
+    int64_t size_len,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_randn(
+    const int64_t *size,      /* borrowed, size_len entries */
+    int64_t size_len,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_randint(
+    int64_t low,
+    int64_t high,
+    const int64_t *size,      /* borrowed, size_len entries */
+    int64_t size_len,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor */
+YG_NODISCARD yg_status yg_bernoulli(
+    const yg_tensor *self,    /* borrowed */
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor */
+YG_NODISCARD yg_status yg_bernoulli_p(
+    const yg_tensor *self,    /* borrowed */
+    double p,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_rand_like(
+    const yg_tensor *self,    /* borrowed */
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_randn_like(
+    const yg_tensor *self,    /* borrowed */
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor */
+YG_NODISCARD yg_status yg_dropout(
+    const yg_tensor *input,   /* borrowed */
+    double p,
+    bool train,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,
+ *   Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None, bool training=False,
+ *   float momentum=0.1, float eps=1e-05) -> Tensor */
+YG_NODISCARD yg_status yg_batch_norm(
+    const yg_tensor *input,   /* borrowed */
+    const yg_tensor *weight,  /* nullable, borrowed; default NULL */
+    const yg_tensor *bias,    /* nullable, borrowed; default NULL */
+    yg_tensor *running_mean,  /* nullable, in-out: updated in place; default NULL */
+    yg_tensor *running_var,   /* nullable, in-out: updated in place; default NULL */
+    bool training,            /* default false */
+    double momentum,          /* default 0.1 */
+    double eps,               /* default 1e-05 */
+    yg_tensor **out);         /* out: new ref */
+
+/* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+YG_NODISCARD yg_status yg_max_pool2d_with_indices(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
+    yg_tensor **out_values,      /* out: new ref */
+    yg_tensor **out_indices);    /* out: new ref */
+
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,
+ *   int[] self_sizes) -> Tensor */
+YG_NODISCARD yg_status yg_max_pool2d_with_indices_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *indices,      /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+YG_NODISCARD yg_status yg_max_pool1d_with_indices(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
+    yg_tensor **out_values,      /* out: new ref */
+    yg_tensor **out_indices);    /* out: new ref */
+
+/* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+YG_NODISCARD yg_status yg_max_pool1d(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
+    yg_tensor **out);            /* out: new ref */
+
+/* reflection_pad(Tensor self, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_reflection_pad(const yg_tensor *self,  /* borrowed */
+                                         const int64_t *pad,     /* borrowed, pad_len entries */
+                                         int64_t pad_len,
+                                         yg_tensor **out);       /* out: new ref */
+
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_reflection_pad_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const int64_t *pad,            /* borrowed, pad_len entries */
+    int64_t pad_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* replication_pad(Tensor self, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_replication_pad(const yg_tensor *self,  /* borrowed */
+                                          const int64_t *pad,     /* borrowed, pad_len entries */
+                                          int64_t pad_len,
+                                          yg_tensor **out);       /* out: new ref */
+
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+YG_NODISCARD yg_status yg_replication_pad_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const int64_t *pad,            /* borrowed, pad_len entries */
+    int64_t pad_len,
+    yg_tensor **out);              /* out: new ref */
+
+/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor */
+YG_NODISCARD yg_status yg_pad(const yg_tensor *self,  /* borrowed */
+                              const int64_t *pad,     /* borrowed, pad_len entries */
+                              int64_t pad_len,
+                              const char *mode,       /* default "constant" */
+                              double value,           /* default 0 */
+                              yg_tensor **out);       /* out: new ref */
+
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_split(
+    const yg_tensor *self,  /* borrowed */
+    int64_t split_size,
+    int64_t dim,            /* default 0 */
+    yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_split_with_sizes(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *split_sizes,  /* borrowed, split_sizes_len entries */
+    int64_t split_sizes_len,
+    int64_t dim,                 /* default 0 */
+    yg_tensor ***out,            /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);           /* out: its length */
+
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_chunk(
+    const yg_tensor *self,  /* borrowed */
+    int64_t chunks,
+    int64_t dim,            /* default 0 */
+    yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_unbind(
+    const yg_tensor *self,  /* borrowed */
+    int64_t dim,            /* default 0 */
+    yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
+YG_NODISCARD yg_status yg_index(
+    const yg_tensor *self,            /* borrowed */
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    yg_tensor **out);                 /* out: new ref */
+
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+YG_NODISCARD yg_status yg_index_put(
+    const yg_tensor *self,            /* borrowed */
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    const yg_tensor *values,          /* borrowed */
+    bool accumulate,                  /* default false */
+    yg_tensor **out);                 /* out: new ref */
+
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
+ *   bool accumulate=False) -> Tensor(a!) */
+YG_NODISCARD yg_status yg_index_put_(
+    yg_tensor *self,                  /* in-out */
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    const yg_tensor *values,          /* borrowed */
+    bool accumulate,                  /* default false */
+    yg_tensor **out);                 /* out: new ref to self */
+
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
+YG_NODISCARD yg_status yg_index_backward(
+    const yg_tensor *grad_output,     /* borrowed */
+    const int64_t *self_sizes,        /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    yg_tensor **out);                 /* out: new ref */
+
+/* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor */
+YG_NODISCARD yg_status yg_index_put_self_backward(
+    const yg_tensor *grad,            /* borrowed */
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    bool accumulate,
+    yg_tensor **out);                 /* out: new ref */
 
 #ifdef __cplusplus
 }

@@ -100,6 +100,12 @@ yg_tensor *yg_retain(yg_tensor *t);
 /* Drops a reference; frees the tensor with the last one.  NULL-safe. */
 void yg_release(yg_tensor *t);
 
+/* Releases each of the len tensors of items (NULL entries allowed) and
+ * frees the array itself: what ops returning Tensor[] (yg_split,
+ * yg_chunk, ...) give back as (yg_tensor **out, int64_t out_len).
+ * yg_release_list(NULL, n) is a harmless no-op.  Cannot fail. */
+void yg_release_list(yg_tensor **items, int64_t len);
+
 /* Inspection.  Each cannot fail; given NULL they return 0 / NULL / false.
  * yg_tensor_sizes and yg_tensor_strides return borrowed arrays of
  * yg_tensor_ndim() entries, valid while t lives. */

@@ -9,6 +9,7 @@
  *   autograd.h  requires_grad, yg_backward, grad mode
  *   ops.h       every op (generated): yg_add, yg_mm, yg_log_softmax, ...
  *   optim.h     optimizers: SGD, Adam, AdamW
+ *   random.h    yg_generator: seeded Philox streams for the random ops
  *   jit.h       the graph IR: build, print/parse, lint, passes, dumps
  *
  * Conventions, everywhere: functions return yg_status; results come back
@@ -21,6 +22,7 @@
 #include "yagrad/jit.h"
 #include "yagrad/ops.h"
 #include "yagrad/optim.h"
+#include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
 

@@ -75,7 +75,7 @@ static bool dump_sample(const char *dir, FILE *manifest, int i, yg_dtype dtype) 
 
     for (int k = 0; k < s->n_inputs; k++)
         x[k] = opinfo_make_input(s, k, dtype, 4000 + (uint64_t)(i * 7 + k), false, 0);
-    if (s->fn(x, &y) != YG_OK) {
+    if (opinfo_call(s, x, &y) != YG_OK) {
         fprintf(stderr,
                 "opinfo_dump: %s (%s, %s) failed: %s\n",
                 s->op,
@@ -149,7 +149,8 @@ int main(int argc, char **argv) {
         bool sweeps = (s->flags & OPINFO_NO_DTYPE_SWEEP) == 0;
         failures += !dump_sample(argv[1], manifest, i, YG_FLOAT64);
         for (int d = 0; d < YG_DTYPE_COUNT_ && op != NULL && sweeps; d++)
-            if (d != YG_FLOAT64 && (op->dtypes & YG_DTYPE_BIT(d)))
+            if (d != YG_FLOAT64 && (op->dtypes & YG_DTYPE_BIT(d)) &&
+                !(d == YG_BOOL && (s->flags & OPINFO_NO_BOOL)))
                 failures += !dump_sample(argv[1], manifest, i, (yg_dtype)d);
     }
     failures += fclose(ops) != 0;

@@ -8,8 +8,9 @@ compares.  Usage:
     reference.py OPINFO_DUMP REPO_ROOT
 
 Every op of yg__ops[] needs a reference in REFS (below) or an entry in
-NAIVE_LOOPS naming the test file that checks its forward values against
-naive float64 loops; an op with neither fails the run, and so does a NAIVE
+NAIVE_LOOPS naming the C test that checks its forward values instead (with
+naive float64 loops, or known answers for the random ops); an op with
+neither fails the run, and so does a NAIVE
 entry whose file does not call the op.  A REFS entry is a function of the
 sample's inputs (a list of float64 arrays) or a dict from the sample's
 description to such a function; it repeats the constants the sample's C
@@ -282,18 +283,6 @@ def embedding_backward(g, idx):
     return out
 
 
-def max_pool2d_backward(g, s):
-    out = np.zeros_like(s)
-    for i in range(g.shape[-2]):
-        for j in range(g.shape[-1]):
-            win = s[..., 2 * i : 2 * i + 2, 2 * j : 2 * j + 2].reshape(s.shape[:-2] + (4,))
-            arg = win.argmax(axis=-1)
-            for idx in np.ndindex(s.shape[:-2]):
-                a = arg[idx]
-                out[idx + (2 * i + a // 2, 2 * j + a % 2)] += g[idx + (i, j)]
-    return out
-
-
 def select_backward(g):
     out = np.zeros((2, 3, 4))
     out[:, 2] = g
@@ -308,6 +297,84 @@ def slice_backward(g):
 
 def where(c, a, b):
     return np.where(c != 0, a, b)
+
+
+# ---- merged from main: creation, nn-ops, shape-index ----
+
+
+def max_pool1d(x, k, s, p, d, ceil):
+    return max_pool2d(x[..., None, :], (1, k), (1, s), (0, p), (1, d), ceil)[..., 0, :]
+
+
+def max_pool1d_values_plus_indices(x):
+    """kernel 2, stride 2: values + positions of the (first) maxima."""
+    pairs = x[..., : x.shape[-1] // 2 * 2].reshape(x.shape[:-1] + (-1, 2))
+    arg = pairs.argmax(axis=-1)
+    return pairs.max(axis=-1) + 2 * np.arange(pairs.shape[-2]) + arg
+
+
+def max_pool2d_with_indices_backward(g, idx, in_shape):
+    planes = int(np.prod(in_shape[:-2]))
+    out = np.zeros((planes, in_shape[-2] * in_shape[-1]))
+    g2, i2 = g.reshape(planes, -1), idx.reshape(planes, -1).astype(int)
+    for pl in range(planes):
+        np.add.at(out[pl], i2[pl], g2[pl])
+    return out.reshape(in_shape)
+
+
+def np_pad(pad):
+    """PyTorch's pad list (last dim first) as np.pad widths for the last dims."""
+    return [(pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
+
+
+def pad_nd(x, pad, mode, value=0.0):
+    widths = [(0, 0)] * (x.ndim - len(pad) // 2) + np_pad(pad)
+    if mode == "constant":
+        return np.pad(x, widths, constant_values=value)
+    return np.pad(x, widths, mode={"reflect": "reflect", "replicate": "edge"}[mode])
+
+
+def pad_backward(g, in_shape, pad, mode):
+    """The adjoint of pad_nd: each output position adds into its source."""
+    src = pad_nd(np.arange(int(np.prod(in_shape))).reshape(in_shape), pad, mode)
+    out = np.zeros(int(np.prod(in_shape)))
+    np.add.at(out, src.ravel(), g.ravel())
+    return out.reshape(in_shape)
+
+
+def batch_norm_train(x, w, b, eps=1e-5):
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    mu, var_ = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    return (x - mu) / np.sqrt(var_ + eps) * w.reshape(shape) + b.reshape(shape)
+
+
+def batch_norm_eval(x, w, b, rm, rv, eps=1e-5):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return (x - rm.reshape(shape)) / np.sqrt(rv.reshape(shape) + eps) * w.reshape(shape) + b.reshape(shape)
+
+
+def joined(*parts):
+    """The samples of list ops join the outputs they use, flattened."""
+    return np.concatenate([p.ravel() for p in parts])
+
+
+def index_put(x, idx, v, accumulate):
+    out = x.copy()
+    if accumulate:
+        np.add.at(out, idx, np.broadcast_to(v, out[idx].shape))
+    else:
+        out[idx] = v
+    return out
+
+
+# Indices built inside the C samples of index and index_put (ic_* in
+# samples_derivatives.c).
+IC_ROWS = np.array([[3, 0], [-1, 0]])
+IC_MASK = np.array([1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 1], dtype=bool).reshape(3, 4)
+IC_PAIRS = ([2, 0], [1, 2])
+IC_ACC = [1, 1, 3]
+PAD2D, PAD1D, PAD3D = (1, 2, 2, 1), (3, 4), (1, 1, 2, 0, 1, 2)
 
 
 # ---- references, by op ------------------------------------------------------
@@ -629,7 +696,6 @@ REFS = {
             x[0], (3, 3), (2, 2), (1, 1), (1, 2), True
         ),
     },
-    "max_pool2d_backward": lambda x: max_pool2d_backward(x[0], x[1]),
     "avg_pool2d": {
         "3x3 stride 2 padding 1": lambda x: avg_pool2d(x[0], 3, 2, 1, False, True),
         "ceil_mode, padding not counted": lambda x: avg_pool2d(x[0], 2, 2, 1, True, False),
@@ -639,6 +705,81 @@ REFS = {
     "adaptive_avg_pool2d_backward": lambda x: adaptive_avg_pool2d_backward(x[0], (2, 5, 7)),
     "upsample_nearest2d": lambda x: upsample_nearest2d(x[0], (5, 7)),
     "upsample_nearest2d_backward": lambda x: upsample_nearest2d_backward(x[0], (1, 2, 3, 3)),
+    # creation (empty and empty_like: the sample fills 0.25)
+    "zeros": lambda x: np.zeros((2, 3)),
+    "ones": lambda x: np.ones((2, 3)),
+    "full": lambda x: np.full((2, 3), -1.5),
+    "empty": lambda x: np.full((2, 3), 0.25),
+    "arange": lambda x: np.arange(5),
+    "arange.start": lambda x: np.arange(-1, 1, 0.25),
+    "linspace": lambda x: np.linspace(-2, 3, 6),
+    "eye": lambda x: np.eye(3),
+    "eye.m": lambda x: np.eye(2, 4),
+    "zeros_like": lambda x: np.zeros_like(x[0]),
+    "ones_like": lambda x: np.ones_like(x[0]),
+    "full_like": lambda x: np.full_like(x[0], 2.5),
+    "empty_like": lambda x: np.full_like(x[0], 0.25),
+    # nn-ops
+    "batch_norm": {
+        "training, batch statistics, affine": lambda x: batch_norm_train(*x),
+        "evaluation, running statistics": lambda x: batch_norm_eval(*x),
+    },
+    "max_pool2d_with_indices": {
+        "2x2 windows": lambda x: max_pool2d(x[0], (2, 2), (2, 2), (0, 0), (1, 1), False),
+        "padding, stride 2, dilation, ceil_mode": lambda x: max_pool2d(
+            x[0], (3, 3), (2, 2), (1, 1), (1, 2), True
+        ),
+        "2x3 window, overlapping rows, values only": lambda x: max_pool2d(
+            x[0], (2, 3), (1, 2), (1, 1), (1, 1), False
+        ),
+        "1-d through max_pool1d, dilation, ceil_mode": lambda x: max_pool1d(x[0], 3, 2, 1, 2, True),
+    },
+    "max_pool2d_with_indices_backward": lambda x: max_pool2d_with_indices_backward(x[0], x[1], (1, 2, 4, 6)),
+    "max_pool1d": lambda x: max_pool1d(x[0], 3, 2, 1, 2, True),
+    "max_pool1d_with_indices": lambda x: max_pool1d_values_plus_indices(x[0]),
+    "reflection_pad": {
+        "2-d, [C, H, W]": lambda x: pad_nd(x[0], PAD2D, "reflect"),
+        "1-d, amounts up to size - 1": lambda x: pad_nd(x[0], PAD1D, "reflect"),
+        "3-d through pad": lambda x: pad_nd(x[0], PAD3D, "reflect"),
+    },
+    "reflection_pad_backward": lambda x: pad_backward(x[0], (2, 3, 4), PAD2D, "reflect"),
+    "replication_pad": {
+        "2-d, [C, H, W]": lambda x: pad_nd(x[0], PAD2D, "replicate"),
+        "1-d, amounts above size": lambda x: pad_nd(x[0], PAD1D, "replicate"),
+        "3-d through pad": lambda x: pad_nd(x[0], PAD3D, "replicate"),
+    },
+    "replication_pad_backward": lambda x: pad_backward(x[0], (2, 3, 4), PAD2D, "replicate"),
+    "pad": {
+        "constant 0.5": lambda x: pad_nd(x[0], PAD2D, "constant", 0.5),
+        "reflect": lambda x: pad_nd(x[0], PAD2D, "reflect"),
+        "replicate": lambda x: pad_nd(x[0], PAD2D, "replicate"),
+    },
+    # shape-index
+    "split": {
+        "[5, 3] in pieces of 2, all used": lambda x: x[0].ravel(),
+        "[2, 5] along dim -1, piece 1 unused": lambda x: joined(x[0][:, 0:2], x[0][:, 4:5]),
+    },
+    "split_with_sizes": lambda x: joined(x[0][:, 0:1], x[0][:, 1:5]),
+    "chunk": lambda x: x[0][4:5].ravel(),
+    "unbind": {
+        "[3, 4] along dim 1, outputs 0 and 3 used": lambda x: joined(x[0][:, 0], x[0][:, 3]),
+        "[3] into 0-dim outputs": lambda x: x[0],
+    },
+    "index": {
+        "[4, 3] by a [2, 2] row index with repeats and -1": lambda x: x[0][IC_ROWS],
+        "[3, 4, 5] by dims 0 and 2 around a kept dim": lambda x: x[0][[2, 0], :, [4, -5]],
+        "[3, 4, 2] by a [3, 4] bool mask": lambda x: x[0][IC_MASK],
+    },
+    "index_put": {
+        "(row, col) pairs of [4, 3], values [2]": lambda x: index_put(x[0], IC_PAIRS, x[1], False),
+        "accumulate, row 1 twice, values [3] broadcast": lambda x: index_put(x[0], IC_ACC, x[1], True),
+    },
+    "index_put_": {
+        "(row, col) pairs into a copy": lambda x: index_put(x[0], IC_PAIRS, x[1], False),
+        "accumulate into a copy, row 1 twice": lambda x: index_put(x[0], IC_ACC, x[1], True),
+    },
+    "index_backward": lambda x: index_put(np.zeros((4, 3)), x[1].astype(int), x[0], True),
+    "index_put_self_backward": lambda x: index_put(x[0], x[1].astype(int), 0.0, False),
 }
 
 # Ops whose reference also holds, exactly, on int64 and bool inputs (the
@@ -657,13 +798,21 @@ EXACT_ON_INTEGERS = {
     "index_select", "index_select_backward", "gather", "gather_backward", "scatter", "scatter_add",
     "scatter_src_backward", "embedding", "embedding_backward", "constant_pad_nd_backward",
     "dot", "outer", "zero_", "copy_", "mul_", "relu_",
+    "zeros_like", "ones_like", "reflection_pad", "replication_pad", "split", "split_with_sizes",
+    "chunk", "unbind", "index", "index_put", "index_put_", "index_backward",
+    "index_put_self_backward", "max_pool2d_with_indices_backward",
 }
 
-# Ops whose forward values are checked against naive float64 loops in a C
-# test instead of here: "op": ("tests/test_ops_<area>.c", "why no NumPy
-# reference"); the file must call yg_<c name>().  Empty today: every op has
-# a reference above.
-NAIVE_LOOPS = {}
+# Ops whose forward values are checked in a C test instead of here: "op":
+# ("tests/test_ops_<area>.c", "why no NumPy reference"); the file must call
+# yg_<c name>().  Today the random ops, whose values come from yagrad's
+# Philox generator: test_ops_random.c checks them against known answers
+# and by their distributions.
+_PHILOX = "values from yagrad's Philox generator, which NumPy does not have"
+NAIVE_LOOPS = {
+    op: ("tests/test_ops_random.c", _PHILOX)
+    for op in ("rand", "randn", "randint", "rand_like", "randn_like", "bernoulli", "bernoulli.p", "dropout")
+}
 
 
 # ---- driver -------------------------------------------------------------------

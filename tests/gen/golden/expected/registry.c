@@ -18,6 +18,8 @@ static const char *const exp__derivative_inputs[] = {"self"};
 static const char *const max_dim_derivative_inputs[] = {"self"};
 static const char *const sincos_derivative_inputs[] = {"self"};
 static const char *const scaled_derivative_inputs[] = {"self", "scale"};
+static const char *const split_derivative_inputs[] = {"self"};
+static const char *const index_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -203,9 +205,68 @@ const yg_op_info yg__ops[] = {
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
+    {
+        .name = "noise",
+        .schema = "noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:117",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "noise_like",
+        .schema = "noise_like(Tensor self, Device device) -> Tensor",
+        .location = "specs/native_functions.yaml:121",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "running_scale",
+        .schema = "running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor",
+        .location = "specs/native_functions.yaml:125",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:128",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:133",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
+    },
+    {
+        .name = "chunk",
+        .schema = "chunk(Tensor self, int chunks) -> Tensor[]",
+        .location = "specs/native_functions.yaml:138",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:141",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "index_backward",
+        .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
+        .location = "specs/native_functions.yaml:144",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
 };
-const int32_t yg__ops_count = 25;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 25, "op table size");
+const int32_t yg__ops_count = 33;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 33, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -299,7 +360,21 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 2,
         .inputs = scaled_derivative_inputs,
     },
+    {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:67",
+        .n_inputs = 1,
+        .inputs = split_derivative_inputs,
+    },
+    {
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/derivatives.yaml:71",
+        .n_inputs = 1,
+        .inputs = index_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 13;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 13,
+const int32_t yg__derivatives_count = 15;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 15,
                "derivative table size");

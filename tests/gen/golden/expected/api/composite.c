@@ -37,3 +37,16 @@ yg_status yg_linear(const yg_tensor *input,
         return yg__fail_prefix(st, "linear");
     return YG_OK;
 }
+
+/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:138] */
+yg_status yg_chunk(const yg_tensor *self, int64_t chunks, yg_tensor ***out, int64_t *out_len)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_list_out("chunk", "out", out, out_len));
+    YG_RETURN_IF_ERROR(yg__check_defined("chunk", "self", self));
+    st = yg__composite_chunk(self, chunks, out, out_len);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "chunk");
+    return YG_OK;
+}

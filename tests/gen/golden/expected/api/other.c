@@ -142,6 +142,11 @@ yg_status yg_cat(const yg_tensor *const *tensors,
     cat_fn kernel;
 
     YG_RETURN_IF_ERROR(yg__check_out("cat", "out", out));
+    if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cat: tensors is %s with tensors_len %lld",
+                        tensors == NULL ? "NULL" : "given",
+                        (long long)tensors_len);
     for (int64_t i = 0; i < tensors_len; i++)
         YG_RETURN_IF_ERROR(yg__check_defined("cat", "tensors", tensors[i]));
     if (yg__any_requires_grad((int)tensors_len, tensors))
@@ -559,4 +564,234 @@ yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 out:
     yg_release(result);
     return st;
+}
+
+typedef yg_status (*noise_fn)(const int64_t *size,
+                              int64_t size_len,
+                              yg_generator *generator,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out);
+
+static const noise_fn noise_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_noise,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:117] */
+yg_status yg_noise(const int64_t *size,
+                   int64_t size_len,
+                   yg_generator *generator,
+                   const yg_dtype *dtype,
+                   const yg_device *device,
+                   yg_tensor **out)
+{
+    yg_device dev;
+    noise_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("noise", "out", out));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("noise", device, NULL, &dev));
+    kernel = noise_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "noise: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(size, size_len, generator, dtype, device, out);
+}
+
+typedef yg_status (*noise_like_fn)(const yg_tensor *self, yg_device device, yg_tensor **out);
+
+static const noise_like_fn noise_like_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_noise_like,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:121] */
+yg_status yg_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_device dev;
+    noise_like_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("noise_like", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("noise_like", "self", self));
+    if (yg__any_requires_grad(1, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "noise_like: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    YG_RETURN_IF_ERROR(yg__dispatch_device("noise_like", &device, self, &dev));
+    kernel = noise_like_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "noise_like: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, device, out);
+}
+
+typedef yg_status (*running_scale_fn)(const yg_tensor *self,
+                                      yg_tensor *running,
+                                      double momentum,
+                                      yg_tensor **out);
+
+static const running_scale_fn running_scale_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_running_scale,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
+ * [specs/native_functions.yaml:125] */
+yg_status yg_running_scale(const yg_tensor *self,
+                           yg_tensor *running,
+                           double momentum,
+                           yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, running};
+    yg_device dev;
+    running_scale_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("running_scale", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("running_scale", "self", self));
+    if (running != NULL && yg_tensor_requires_grad(running))
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "running_scale: running is state updated in place and must not "
+                        "require grad");
+    if (yg__any_requires_grad(2, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "running_scale: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(self);
+    kernel = running_scale_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "running_scale: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, running, momentum, out);
+    if (st != YG_OK)
+        return st;
+    if (running != NULL)
+        yg__tensor_bump_version(running);
+    return YG_OK;
+}
+
+typedef yg_status (*index_fn)(const yg_tensor *self,
+                              const yg_tensor *const *indices,
+                              int64_t indices_len,
+                              yg_tensor **out);
+
+static const index_fn index_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_index,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records IndexBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status index_record(const yg_tensor *self,
+                              const yg_tensor *const *indices,
+                              int64_t indices_len,
+                              yg_tensor *result)
+{
+    yg_node *base = NULL;
+    index_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__index_backward_vtable, sizeof(index_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (index_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_list_save(&node->indices, indices, indices_len, "indices");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:141] */
+yg_status yg_index(const yg_tensor *self,
+                   const yg_tensor *const *indices,
+                   int64_t indices_len,
+                   yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    index_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index", "self", self));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    dev = yg_tensor_device(self);
+    kernel = index_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "index: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, indices, indices_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = index_record(self, indices, indices_len, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*index_backward_fn)(const yg_tensor *grad_output,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       const yg_tensor *const *indices,
+                                       int64_t indices_len,
+                                       yg_tensor **out);
+
+static const index_backward_fn index_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_index_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
+ * [specs/native_functions.yaml:144] */
+yg_status yg_index_backward(const yg_tensor *grad_output,
+                            const int64_t *self_sizes,
+                            int64_t self_sizes_len,
+                            const yg_tensor *const *indices,
+                            int64_t indices_len,
+                            yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_device dev;
+    index_backward_fn kernel;
+
+    YG_RETURN_IF_ERROR(yg__check_out("index_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("index_backward", "grad_output", grad_output));
+    if (indices_len < 0 || (indices == NULL && indices_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "index_backward: indices is %s with indices_len %lld",
+                        indices == NULL ? "NULL" : "given",
+                        (long long)indices_len);
+    if (yg__any_requires_grad(1, inputs) ||
+        yg__any_requires_grad((int)indices_len, indices))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "index_backward: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad_output);
+    kernel = index_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "index_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad_output, self_sizes, self_sizes_len, indices, indices_len, out);
 }

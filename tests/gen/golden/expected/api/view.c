@@ -120,3 +120,139 @@ yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len
     }
     return st;
 }
+
+typedef yg_status (*split_fn)(const yg_tensor *self,
+                              int64_t split_size,
+                              int64_t dim,
+                              yg_tensor ***out,
+                              int64_t *out_len);
+
+static const split_fn split_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_split,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records SplitBackward as the history of every output (result[i] is slot i
+ * of the node): one edge per differentiable input and the values its
+ * formulas read, each saved only when a gradient that reads it is
+ * wanted. */
+static yg_status split_record(const yg_tensor *self,
+                              int64_t dim,
+                              yg_tensor *const *result,
+                              int64_t result_len)
+{
+    yg_node *base = NULL;
+    split_backward *node;
+    yg_status st;
+
+    if (result_len > INT32_MAX)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "split: %lld outputs are more than autograd can record",
+                        (long long)result_len);
+    st = yg__node_new(&yg__split_backward_vtable,
+                      sizeof(split_backward),
+                      1,
+                      (int32_t)result_len,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (split_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    node->dim = dim;
+    for (int64_t i = 0; i < result_len; i++) {
+        st = yg__set_history(result[i], base, (int32_t)i);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
+ * [specs/native_functions.yaml:128] */
+yg_status yg_split(const yg_tensor *self,
+                   int64_t split_size,
+                   int64_t dim,
+                   yg_tensor ***out,
+                   int64_t *out_len)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor **result = NULL;
+    int64_t result_len = 0;
+    yg_device dev;
+    split_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_list_out("split", "out", out, out_len));
+    YG_RETURN_IF_ERROR(yg__check_defined("split", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = split_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "split: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, split_size, dim, &result, &result_len);
+    if (st != YG_OK)
+        return st;
+    for (int64_t i = 0; i < result_len; i++) {
+        st = yg__make_view(result[i], self, "split");
+        if (st != YG_OK)
+            goto out;
+    }
+    if (result_len > 0 && yg__any_requires_grad(1, inputs)) {
+        st = split_record(self, dim, result, result_len);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    *out_len = result_len;
+    result = NULL;
+out:
+    yg_release_list(result, result_len);
+    return st;
+}
+
+typedef yg_status (*unbind_fn)(const yg_tensor *self,
+                               int64_t dim,
+                               yg_tensor ***out,
+                               int64_t *out_len);
+
+static const unbind_fn unbind_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_unbind,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:133] */
+yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_device dev;
+    unbind_fn kernel;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_list_out("unbind", "out", out, out_len));
+    YG_RETURN_IF_ERROR(yg__check_defined("unbind", "self", self));
+    if (yg__any_requires_grad(1, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "unbind: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(self);
+    kernel = unbind_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "unbind: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dim, out, out_len);
+    if (st != YG_OK)
+        return st;
+    for (int64_t i = 0; i < *out_len && st == YG_OK; i++)
+        st = yg__make_view((*out)[i], self, "unbind");
+    if (st != YG_OK) {
+        yg_release_list(*out, *out_len);
+        *out = NULL;
+        *out_len = 0;
+    }
+    return st;
+}

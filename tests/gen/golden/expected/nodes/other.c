@@ -254,3 +254,52 @@ const yg_node_vtable yg__scaled_backward_vtable = {
     .apply = scaled_backward_apply,
     .release_saved = scaled_backward_release_saved,
 };
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:71] */
+static yg_status index_backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    index_backward *node = (index_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor **indices = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_list_unpack(&node->indices, base, &indices);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: index_backward(grad, sizes(self), indices) */
+        st = yg_index_backward(grad,
+                               node->self_sizes.sizes,
+                               node->self_sizes.ndim,
+                               (const yg_tensor *const *)indices,
+                               node->indices.len,
+                               &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release_list(indices, node->indices.len);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "IndexBackward");
+    return YG_OK;
+}
+
+static void index_backward_release_saved(yg_node *base)
+{
+    index_backward *node = (index_backward *)base;
+
+    yg__saved_list_release(&node->indices);
+}
+
+const yg_node_vtable yg__index_backward_vtable = {
+    .name = "IndexBackward",
+    .apply = index_backward_apply,
+    .release_saved = index_backward_release_saved,
+};

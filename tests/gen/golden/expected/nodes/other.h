@@ -43,4 +43,12 @@ typedef struct scaled_backward {
 } scaled_backward;
 extern const yg_node_vtable yg__scaled_backward_vtable;
 
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
+typedef struct index_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    yg_saved_tensor_list indices;
+} index_backward;
+extern const yg_node_vtable yg__index_backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */

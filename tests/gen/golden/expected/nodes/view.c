@@ -46,3 +46,43 @@ const yg_node_vtable yg__t_backward_vtable = {
     .apply = t_backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
+
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
+ * [specs/derivatives.yaml:67] */
+static yg_status split_backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    split_backward *node = (split_backward *)base;
+    yg_tensor **grads_defined = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__node_defined_grads(base, grads, &grads_defined);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: cat(grads, dim) */
+        st = yg_cat((const yg_tensor *const *)grads_defined,
+                    base->n_outputs,
+                    node->dim,
+                    &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release_list(grads_defined, base->n_outputs);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "SplitBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__split_backward_vtable = {
+    .name = "SplitBackward",
+    .apply = split_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

@@ -19,4 +19,11 @@ typedef struct t_backward {
 } t_backward;
 extern const yg_node_vtable yg__t_backward_vtable;
 
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+typedef struct split_backward {
+    yg_node base;
+    int64_t dim;
+} split_backward;
+extern const yg_node_vtable yg__split_backward_vtable;
+
 #endif /* YAGRAD_NODES_VIEW_H */

@@ -62,5 +62,29 @@ yg_status yg__golden_expand(const yg_tensor *self,
                             int64_t size_len,
                             yg_tensor **out);
 yg_status yg__golden_clone(const yg_tensor *self, yg_tensor **out);
+yg_status yg__golden_noise(const int64_t *size,
+                        int64_t size_len,
+                        yg_generator *generator,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+yg_status yg__golden_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out);
+yg_status yg__golden_running_scale(const yg_tensor *self,
+                                   yg_tensor *running,
+                                   double momentum,
+                                   yg_tensor **out);
+yg_status yg__golden_split(
+    const yg_tensor *self, int64_t split_size, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__golden_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__golden_index(const yg_tensor *self,
+                           const yg_tensor *const *indices,
+                           int64_t indices_len,
+                           yg_tensor **out);
+yg_status yg__golden_index_backward(const yg_tensor *grad_output,
+                                    const int64_t *self_sizes,
+                                    int64_t self_sizes_len,
+                                    const yg_tensor *const *indices,
+                                    int64_t indices_len,
+                                    yg_tensor **out);
 
 #endif /* YAGRAD_GOLDEN_CPU_H */

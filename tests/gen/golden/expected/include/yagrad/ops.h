@@ -12,7 +12,9 @@
  * the caller releases with yg_release(); a view shares its base's storage.
  * Lists are (const int64_t *items, int64_t items_len) pairs.  "nullable"
  * tensors may be NULL; any other tensor argument that is NULL makes the op
- * fail with a message naming the argument.
+ * fail with a message naming the argument.  An op returning Tensor[]
+ * (yg_split) writes a new array of *out_len new references to *out;
+ * release it with yg_release_list(*out, *out_len).
  *
  * Failure (see status.h): on any status other than YG_OK every out-parameter
  * is NULL, the inputs are unchanged, nothing is leaked, and yg_last_error()
@@ -32,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
 
@@ -188,6 +191,66 @@ YG_NODISCARD yg_status yg_mul_out(const yg_tensor *self,   /* borrowed */
 /* sign(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_sign(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
+
+/* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor */
+YG_NODISCARD yg_status yg_noise(
+    const int64_t *size,      /* borrowed, size_len entries */
+    int64_t size_len,
+    yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
+    const yg_dtype *dtype,    /* nullable; default NULL */
+    const yg_device *device,  /* nullable; default NULL */
+    yg_tensor **out);         /* out: new ref */
+
+/* noise_like(Tensor self, Device device) -> Tensor */
+YG_NODISCARD yg_status yg_noise_like(const yg_tensor *self,  /* borrowed */
+                                     yg_device device,
+                                     yg_tensor **out);       /* out: new ref */
+
+/* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor */
+YG_NODISCARD yg_status yg_running_scale(
+    const yg_tensor *self,  /* borrowed */
+    yg_tensor *running,     /* nullable, in-out: updated in place */
+    double momentum,        /* default 0.1 */
+    yg_tensor **out);       /* out: new ref */
+
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_split(
+    const yg_tensor *self,  /* borrowed */
+    int64_t split_size,
+    int64_t dim,            /* default 0 */
+    yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_unbind(
+    const yg_tensor *self,  /* borrowed */
+    int64_t dim,            /* default 0 */
+    yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
+/* chunk(Tensor self, int chunks) -> Tensor[] */
+YG_NODISCARD yg_status yg_chunk(
+    const yg_tensor *self,  /* borrowed */
+    int64_t chunks,
+    yg_tensor ***out,       /* out: new array of new refs; release with yg_release_list */
+    int64_t *out_len);      /* out: its length */
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
+YG_NODISCARD yg_status yg_index(
+    const yg_tensor *self,            /* borrowed */
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    yg_tensor **out);                 /* out: new ref */
+
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
+YG_NODISCARD yg_status yg_index_backward(
+    const yg_tensor *grad_output,     /* borrowed */
+    const int64_t *self_sizes,        /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
+    int64_t indices_len,
+    yg_tensor **out);                 /* out: new ref */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,258 @@
+/*
+ * creation.c - ops that make a tensor from nothing but their arguments:
+ * zeros, ones, full, empty, arange, linspace and eye.
+ *
+ * Default dtypes follow PyTorch where C can tell: float32 for fills,
+ * linspace and eye; arange gives int64 when start, end and step are all
+ * integers (PyTorch decides from the Python types; a C double carries no
+ * type, so integral values stand in for ints) and float32 otherwise.  full
+ * always defaults to float32 for the same reason (PyTorch infers int64 for
+ * an int fill value).
+ *
+ * Every value is computed in double and converted to the result dtype;
+ * conversion to int64 truncates toward zero and is refused, with a
+ * message, for values outside int64's range (the C conversion would be
+ * undefined).  The generated wrapper has already picked the device (only
+ * the CPU has kernels), so the device arguments are unused here.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu/cpu_int.h"
+
+yg_status yg__creation_dtype(const char *op, const yg_dtype *dtype, yg_dtype dflt, yg_dtype *out)
+{
+    if (dtype == NULL) {
+        *out = dflt;
+        return YG_OK;
+    }
+    if ((unsigned)*dtype >= YG_DTYPE_COUNT_)
+        return yg__fail(YG_ERR_DTYPE, "%s: invalid dtype %d", op, (int)*dtype);
+    *out = *dtype;
+    return YG_OK;
+}
+
+yg_status yg__creation_empty(const char *op,
+                             const int64_t *size,
+                             int64_t size_len,
+                             yg_dtype dtype,
+                             yg_tensor **out)
+{
+    char buf[160];
+    int64_t n = 1;
+
+    *out = NULL;
+    if (size_len < 0 || size_len > YG_MAX_DIMS)
+        return yg__fail(YG_ERR_SHAPE, "%s: size has %" PRId64 " dims (at most %d)", op, size_len,
+                        YG_MAX_DIMS);
+    if (size_len > 0 && size == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: size is NULL with size_len %" PRId64, op,
+                        size_len);
+    for (int64_t i = 0; i < size_len; i++) {
+        if (size[i] < 0)
+            return yg__fail(YG_ERR_SHAPE, "%s: negative size %" PRId64 " in size %s", op,
+                            size[i], yg__format_sizes(size, size_len, buf, sizeof buf));
+        if (size[i] != 0 && n > INT64_MAX / 16 / size[i])
+            return yg__fail(YG_ERR_SHAPE, "%s: size %s has too many elements", op,
+                            yg__format_sizes(size, size_len, buf, sizeof buf));
+        n *= size[i];
+    }
+    return yg_tensor_empty(size, size_len, dtype, out);
+}
+
+yg_status yg__creation_check_value(const char *op, const char *name, double v, yg_dtype dtype)
+{
+    /* int64 holds [-2^63, 2^63); doubles outside it (and NaN) have no
+     * int64 value. */
+    if (dtype == YG_INT64 && !(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s %g is out of range for int64", op, name,
+                        v);
+    return YG_OK;
+}
+
+static yg_status fill(const char *op,
+                      const int64_t *size,
+                      int64_t size_len,
+                      double value,
+                      const yg_dtype *dtype,
+                      yg_tensor **out)
+{
+    yg_dtype dt;
+    yg_tensor *t = NULL;
+
+    YG_RETURN_IF_ERROR(yg__creation_dtype(op, dtype, YG_FLOAT32, &dt));
+    YG_RETURN_IF_ERROR(yg__creation_check_value(op, "fill_value", value, dt));
+    YG_RETURN_IF_ERROR(yg__creation_empty(op, size, size_len, dt, &t));
+    int64_t n = yg_tensor_numel(t);
+    if (value == 0 && !signbit(value)) {
+        /* All-zero bytes are 0 in every dtype. */
+        memset(yg__tensor_ptr(t), 0, (size_t)n * yg_dtype_size(dt));
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            yg__store_f64(t, i, value);
+    }
+    *out = t;
+    return YG_OK;
+}
+
+yg_status yg__cpu_zeros(const int64_t *size,
+                        int64_t size_len,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    (void)device;
+    return fill("zeros", size, size_len, 0.0, dtype, out);
+}
+
+yg_status yg__cpu_ones(const int64_t *size,
+                       int64_t size_len,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    (void)device;
+    return fill("ones", size, size_len, 1.0, dtype, out);
+}
+
+yg_status yg__cpu_full(const int64_t *size,
+                       int64_t size_len,
+                       double fill_value,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out)
+{
+    (void)device;
+    return fill("full", size, size_len, fill_value, dtype, out);
+}
+
+yg_status yg__cpu_empty(const int64_t *size,
+                        int64_t size_len,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_dtype dt;
+
+    (void)device;
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__creation_dtype("empty", dtype, YG_FLOAT32, &dt));
+    return yg__creation_empty("empty", size, size_len, dt, out);
+}
+
+static bool is_integral(double v)
+{
+    return isfinite(v) && floor(v) == v;
+}
+
+/* arange's length: ceil((end - start) / step), as PyTorch computes it. */
+static yg_status arange_length(double start, double end, double step, int64_t *n)
+{
+    if (!isfinite(start) || !isfinite(end) || !isfinite(step))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "arange: start %g, end %g and step %g must be finite", start, end, step);
+    if (step == 0)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "arange: step must be nonzero");
+    if ((step > 0 && end < start) || (step < 0 && end > start))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "arange: start %g and end %g are inconsistent with the sign of step %g",
+                        start, end, step);
+    double len = ceil((end - start) / step);
+    if (!(len < 4611686018427387904.0)) /* 2^62: far beyond memory, and exact */
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "arange: start %g, end %g, step %g give too many elements", start, end,
+                        step);
+    *n = (int64_t)len;
+    return YG_OK;
+}
+
+yg_status yg__cpu_arange_start(double start,
+                               double end,
+                               double step,
+                               const yg_dtype *dtype,
+                               const yg_device *device,
+                               yg_tensor **out)
+{
+    yg_dtype dt;
+    yg_tensor *t = NULL;
+    int64_t n = 0;
+
+    (void)device;
+    *out = NULL;
+    yg_dtype dflt = is_integral(start) && is_integral(end) && is_integral(step) ? YG_INT64
+                                                                               : YG_FLOAT32;
+    YG_RETURN_IF_ERROR(yg__creation_dtype("arange", dtype, dflt, &dt));
+    YG_RETURN_IF_ERROR(arange_length(start, end, step, &n));
+    YG_RETURN_IF_ERROR(yg__creation_check_value("arange", "start", start, dt));
+    YG_RETURN_IF_ERROR(yg__creation_check_value("arange", "end", end, dt));
+    YG_RETURN_IF_ERROR(yg__creation_empty("arange", &n, 1, dt, &t));
+    for (int64_t i = 0; i < n; i++)
+        yg__store_f64(t, i, start + (double)i * step);
+    *out = t;
+    return YG_OK;
+}
+
+yg_status yg__cpu_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
+{
+    return yg__cpu_arange_start(0.0, end, 1.0, dtype, device, out);
+}
+
+yg_status yg__cpu_linspace(double start,
+                           double end,
+                           int64_t steps,
+                           const yg_dtype *dtype,
+                           const yg_device *device,
+                           yg_tensor **out)
+{
+    yg_dtype dt;
+    yg_tensor *t = NULL;
+
+    (void)device;
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__creation_dtype("linspace", dtype, YG_FLOAT32, &dt));
+    if (steps < 0)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "linspace: steps %" PRId64 " must be >= 0",
+                        steps);
+    YG_RETURN_IF_ERROR(yg__creation_check_value("linspace", "start", start, dt));
+    YG_RETURN_IF_ERROR(yg__creation_check_value("linspace", "end", end, dt));
+    YG_RETURN_IF_ERROR(yg__creation_empty("linspace", &steps, 1, dt, &t));
+    /* PyTorch's symmetric form: the first half counts up from start, the
+     * second half down from end, so both ends are exact.  One step is
+     * start alone. */
+    double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0.0;
+    for (int64_t i = 0; i < steps; i++)
+        yg__store_f64(t, i, i < steps / 2 || steps == 1 ? start + (double)i * step
+                                                         : end - (double)(steps - 1 - i) * step);
+    *out = t;
+    return YG_OK;
+}
+
+yg_status yg__cpu_eye_m(int64_t n,
+                        int64_t m,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out)
+{
+    yg_dtype dt;
+    yg_tensor *t = NULL;
+
+    (void)device;
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__creation_dtype("eye", dtype, YG_FLOAT32, &dt));
+    if (n < 0 || m < 0)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "eye: n %" PRId64 " and m %" PRId64 " must be >= 0", n, m);
+    const int64_t size[2] = {n, m};
+    YG_RETURN_IF_ERROR(yg__creation_empty("eye", size, 2, dt, &t));
+    memset(yg__tensor_ptr(t), 0, (size_t)(n * m) * yg_dtype_size(dt));
+    for (int64_t i = 0; i < n && i < m; i++)
+        yg__store_f64(t, i * m + i, 1.0);
+    *out = t;
+    return YG_OK;
+}
+
+yg_status yg__cpu_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
+{
+    return yg__cpu_eye_m(n, n, dtype, device, out);
+}
