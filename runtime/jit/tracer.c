@@ -455,6 +455,18 @@ yg_status yg__trace_end_node(void) {
     return st;
 }
 
+void yg__trace_alias(const yg_tensor *alias, const yg_tensor *of) {
+    yg_ir_value *v = NULL;
+    yg_status st;
+    if (!yg__trace_recording(false))
+        return;
+    st = value_of(current, of, &v);
+    if (st == YG_OK)
+        st = table_set(current, alias, v);
+    if (st != YG_OK)
+        fail_trace(current, st);
+}
+
 yg_status yg__trace_refuse(const char *op, const char *arg, const char *type) {
     yg_status st = yg__fail(YG_ERR_NOT_IMPLEMENTED,
                             "trace: %s: argument '%s' of type %s cannot be recorded",

@@ -84,6 +84,13 @@ void yg__trace_output(const yg_tensor *t, const yg_tensor *writes);
  * and the status is returned with the message set. */
 yg_status yg__trace_end_node(void);
 
+/* Records that alias, a tensor just made by a non-op (yg_detach) from of,
+ * holds of's values: the trace reads of's value for it instead of taking
+ * it for a constant made inside the traced function.  The graph has no
+ * node for it, so it does not stop gradients there.  No-op unless this
+ * call is to be recorded.  Cannot fail (a failure fails the trace). */
+void yg__trace_alias(const yg_tensor *alias, const yg_tensor *of);
+
 /* Refuses to record an argument: fails with YG_ERR_NOT_IMPLEMENTED and
  * "trace: <op>: argument '<arg>' of type <type> cannot be recorded",
  * marking the trace failed.  Always returns that status. */

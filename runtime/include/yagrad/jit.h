@@ -14,6 +14,10 @@
  * None) and a list of uses.  Subgraphs (graph attributes) are closed: they
  * see only their own inputs.
  *
+ * A graph input may be marked as a parameter ("param %w" in text): a tensor
+ * a traced function read without receiving it.  yg_trace records the op
+ * calls of a C function as a graph (docs/ir.md, "Tracing").
+ *
  * Prim kinds: prim::Constant (no inputs, one Tensor output, attribute
  * value: tensor), prim::None (no inputs, one None output: an absent
  * `Tensor?` argument), prim::FusionGroup (attribute subgraph: graph) and
