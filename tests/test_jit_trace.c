@@ -9,6 +9,7 @@
 #include "jit/tracer.h"
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -697,6 +698,52 @@ static void test_trace_reads_a_detached_tensor_as_its_source_not_a_constant(void
     yg_release(x);
 }
 
+typedef struct other_thread {
+    const yg_tensor *x;
+    yg_tensor *y;
+    yg_status st;
+    bool recording; /* what yg__trace_recording said on that thread */
+} other_thread;
+
+static void *run_other_thread(void *arg) {
+    other_thread *o = arg;
+    o->recording = yg__trace_recording(false);
+    o->st = yg_exp(o->x, &o->y);
+    return NULL;
+}
+
+static yg_status uses_another_thread(void *ctx,
+                                     yg_tensor *const *inputs,
+                                     int64_t n_inputs,
+                                     yg_tensor **outputs,
+                                     int64_t n_outputs) {
+    other_thread *o = ctx;
+    pthread_t t;
+    (void)n_inputs;
+    (void)n_outputs;
+    o->x = inputs[0];
+    if (pthread_create(&t, NULL, run_other_thread, o) != 0)
+        return yg_set_error(YG_ERR_INTERNAL, "pthread_create failed");
+    pthread_join(t, NULL);
+    if (o->st != YG_OK)
+        return o->st;
+    return yg_neg(inputs[0], &outputs[0]);
+}
+
+static void test_trace_records_only_the_calling_thread(void **state) {
+    (void)state;
+    const int64_t sizes[] = {2};
+    yg_tensor *x = rand_tensor(sizes, 1, 3);
+    other_thread o = {NULL, NULL, YG_OK, true};
+    yg_trace_result *r = NULL;
+    YG_CHECK(yg_trace(uses_another_thread, &o, &x, 1, 1, NULL, &r));
+    assert_false(o.recording);
+    expect_kinds(r->graph, "neg");
+    yg_trace_result_release(r);
+    yg_release(o.y);
+    yg_release(x);
+}
+
 /* ---- failures ---- */
 
 /* A trace that must work after a failed one: the state was cleaned up. */
@@ -884,6 +931,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_trace_does_not_record_a_backward_run_inside_the_function),
         cmocka_unit_test(test_trace_reads_a_tensor_given_twice_as_its_first_input),
         cmocka_unit_test(test_trace_reads_a_detached_tensor_as_its_source_not_a_constant),
+        cmocka_unit_test(test_trace_records_only_the_calling_thread),
         cmocka_unit_test(test_trace_rejects_null_arguments),
         cmocka_unit_test(test_trace_passes_on_the_failure_of_the_function),
         cmocka_unit_test(test_trace_rejects_an_output_the_function_left_unset),

@@ -41,13 +41,8 @@ static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("clone");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:38] */
@@ -129,13 +124,8 @@ static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tens
     yg__trace_begin_node("mm");
     yg__trace_input(self);
     yg__trace_input(mat2);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:51] */
@@ -200,13 +190,8 @@ static yg_status cat_traced(const yg_tensor *const *tensors,
     for (int64_t i = 0; i < tensors_len; i++)
         yg__trace_input(tensors[i]);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:69] */
@@ -293,13 +278,8 @@ static yg_status pool_traced(const yg_tensor *self,
     yg__trace_attr_str("mode", mode);
     if (dtype != NULL)
         yg__trace_attr_int("dtype", (int64_t)*dtype);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
@@ -392,16 +372,9 @@ static yg_status pool_backward_traced(const yg_tensor *grad,
     yg__trace_input(grad);
     yg__trace_input(self);
     yg__trace_attr_bools("output_mask", output_mask, 2);
-    yg__trace_output(*out_grad_self, NULL);
-    yg__trace_output(*out_grad_scale, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_grad_self);
-        *out_grad_self = NULL;
-        yg_release(*out_grad_scale);
-        *out_grad_scale = NULL;
-    }
-    return st;
+    yg__trace_output(out_grad_self, NULL);
+    yg__trace_output(out_grad_scale, NULL);
+    return yg__trace_end_node();
 }
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
@@ -502,16 +475,9 @@ static yg_status sincos_traced(const yg_tensor *self, yg_tensor **out_sin, yg_te
         return st;
     yg__trace_begin_node("sincos");
     yg__trace_input(self);
-    yg__trace_output(*out_sin, NULL);
-    yg__trace_output(*out_cos, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_sin);
-        *out_sin = NULL;
-        yg_release(*out_cos);
-        *out_cos = NULL;
-    }
-    return st;
+    yg__trace_output(out_sin, NULL);
+    yg__trace_output(out_cos, NULL);
+    return yg__trace_end_node();
 }
 
 /* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:96] */
@@ -604,13 +570,8 @@ static yg_status scaled_traced(const yg_tensor *self, const yg_tensor *scale, yg
     yg__trace_begin_node("scaled");
     yg__trace_input(self);
     yg__trace_input(scale);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:100] */
@@ -680,16 +641,9 @@ static yg_status scaled_backward_traced(const yg_tensor *grad,
     yg__trace_input(self);
     yg__trace_input(scale);
     yg__trace_attr_bools("grad_input_mask", grad_input_mask, 2);
-    yg__trace_output(*out_grad_self, NULL);
-    yg__trace_output(*out_grad_scale, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_grad_self);
-        *out_grad_self = NULL;
-        yg_release(*out_grad_scale);
-        *out_grad_scale = NULL;
-    }
-    return st;
+    yg__trace_output(out_grad_self, NULL);
+    yg__trace_output(out_grad_scale, NULL);
+    return yg__trace_end_node();
 }
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
@@ -758,13 +712,8 @@ static yg_status mul_out_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(other);
     yg__trace_input(dest);
-    yg__trace_output(*out, dest);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, dest);
+    return yg__trace_end_node();
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
@@ -836,13 +785,8 @@ static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("sign");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:111] */
