@@ -821,3 +821,42 @@ out:
     yg_release(result);
     return st;
 }
+
+typedef yg_status (*cat_then_fn)(const yg_tensor *const *tensors,
+                                 int64_t tensors_len,
+                                 const yg_tensor *other,
+                                 yg_tensor **out);
+
+static const cat_then_fn cat_then_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_cat_then,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:117] */
+yg_status yg_cat_then(const yg_tensor *const *tensors,
+                      int64_t tensors_len,
+                      const yg_tensor *other,
+                      yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {other};
+    yg_device dev;
+    cat_then_fn kernel;
+
+    if (yg__trace_recording(false))
+        return yg__trace_refuse("cat_then", "other", "Tensor");
+    YG_RETURN_IF_ERROR(yg__check_out("cat_then", "out", out));
+    for (int64_t i = 0; i < tensors_len; i++)
+        YG_RETURN_IF_ERROR(yg__check_defined("cat_then", "tensors", tensors[i]));
+    YG_RETURN_IF_ERROR(yg__check_defined("cat_then", "other", other));
+    if (yg__any_requires_grad(1, inputs) ||
+        yg__any_requires_grad((int)tensors_len, tensors))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "cat_then: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(other);
+    kernel = cat_then_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "cat_then: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(tensors, tensors_len, other, out);
+}
