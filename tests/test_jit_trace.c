@@ -904,6 +904,41 @@ static void test_trace_refuses_an_op_it_cannot_record(void **state) {
     expect_next_trace_works();
 }
 
+/* Records a node by hand, as a generated helper does, with a kind the IR
+ * does not know: end_node must fail, release the result and NULL it. */
+static yg_status records_a_bad_node(void *ctx,
+                                    yg_tensor *const *inputs,
+                                    int64_t n_inputs,
+                                    yg_tensor **outputs,
+                                    int64_t n_outputs) {
+    bool *released = ctx;
+    yg_tensor *extra = yg_retain(inputs[0]);
+    (void)n_inputs;
+    (void)n_outputs;
+    yg__trace_begin_node("not_an_op");
+    yg__trace_input(inputs[0]);
+    yg__trace_attr_int("dim", 1);
+    yg__trace_attr_str("mode", "x");
+    yg__trace_output(&extra, NULL);
+    yg_status st = yg__trace_end_node();
+    *released = st != YG_OK && extra == NULL;
+    return yg_neg(inputs[0], &outputs[0]);
+}
+
+static void test_trace_fails_and_releases_results_when_a_node_cannot_be_built(void **state) {
+    (void)state;
+    const int64_t sizes[] = {2};
+    yg_tensor *x = rand_tensor(sizes, 1, 1);
+    yg_trace_result *r = NULL;
+    bool released = false;
+    YG_EXPECT_ERROR(yg_trace(records_a_bad_node, &released, &x, 1, 1, NULL, &r), YG_ERR_INTERNAL,
+                    "trace: not_an_op is not a kind of the IR");
+    assert_true(released);
+    assert_null(r);
+    yg_release(x);
+    expect_next_trace_works();
+}
+
 static void test_tracing_is_off_outside_yg_trace(void **state) {
     (void)state;
     const int64_t sizes[] = {2};
@@ -937,6 +972,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_trace_rejects_an_output_the_function_left_unset),
         cmocka_unit_test(test_trace_refuses_to_nest),
         cmocka_unit_test(test_trace_refuses_an_op_it_cannot_record),
+        cmocka_unit_test(test_trace_fails_and_releases_results_when_a_node_cannot_be_built),
         cmocka_unit_test(test_tracing_is_off_outside_yg_trace),
     };
     return YG_TEST_RUN(tests, argc, argv);
