@@ -51,10 +51,25 @@ static void expect_text(const yg_graph *g, const char *expected) {
     yg_string_release(got);
 }
 
-/* Asserts print(parse(print(g))) == print(g) and that g lints clean. */
+/* Asserts that shape propagation computes the types the trace recorded,
+ * that the standard pipeline accepts a copy of g, that g lints clean and
+ * that print(parse(print(g))) == print(g). */
 static void expect_round_trip(const yg_graph *g) {
     char *text = NULL, *again = NULL;
-    yg_graph *parsed = NULL;
+    yg_graph *parsed = NULL, *optimized = NULL;
+    YG_CHECK(yg_graph_clone(g, &optimized));
+    YG_CHECK(yg_graph_propagate_shapes(optimized));
+    YG_CHECK(yg_graph_print(g, &text));
+    YG_CHECK(yg_graph_print(optimized, &again));
+    if (strcmp(text, again) != 0)
+        print_error("traced:\n%s\nshape propagation:\n%s\n", text, again);
+    assert_string_equal(text, again);
+    yg_string_release(text);
+    yg_string_release(again);
+    text = again = NULL;
+    YG_CHECK(yg_graph_optimize(optimized));
+    YG_CHECK(yg_graph_lint(optimized));
+    yg_graph_release(optimized);
     YG_CHECK(yg_graph_lint(g));
     YG_CHECK(yg_graph_print(g, &text));
     YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &parsed));

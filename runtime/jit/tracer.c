@@ -359,6 +359,8 @@ void yg__trace_attr_bools(const char *name, const bool *v, int64_t len) {
 }
 
 void yg__trace_attr_str(const char *name, const char *v) {
+    if (v == NULL)
+        return; /* absent, as an optional scalar that is NULL */
     yg_ir_attr *a = add_attr(name, YG_IR_ATTR_STR);
     if (a == NULL)
         return;

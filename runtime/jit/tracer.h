@@ -69,7 +69,7 @@ void yg__trace_attr_int(const char *name, int64_t v);
 void yg__trace_attr_ints(const char *name, const int64_t *v, int64_t len);
 void yg__trace_attr_bools(const char *name, const bool *v, int64_t len);
 void yg__trace_attr_float(const char *name, double v);
-void yg__trace_attr_str(const char *name, const char *v);
+void yg__trace_attr_str(const char *name, const char *v); /* v NULL: left out */
 
 /* Appends the result in *slot (the op's out-parameter, holding a new
  * reference or NULL for an undefined result) as the next output of the
