@@ -226,9 +226,15 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:143",
         .kind = "kernel",
     },
+    {
+        .name = "cat_then",
+        .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:148",
+        .kind = "kernel",
+    },
 };
-const int32_t yg__ops_count = 33;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 33, "op table size");
+const int32_t yg__ops_count = 34;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 34, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
