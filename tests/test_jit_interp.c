@@ -26,6 +26,7 @@ static const char *const pipeline[] = {
     "requires_grad_propagation",
     "peephole",
     "remove_expands",
+    "constant_propagation",
     "constant_pooling",
     "cse",
     "dce",

@@ -302,15 +302,23 @@ YG_NODISCARD yg_status yg_graph_propagate_requires_grad(yg_graph *g);
  * broadcasting gives the same result sizes. */
 YG_NODISCARD yg_status yg_graph_remove_unnecessary_expands(yg_graph *g);
 
+/* Evaluates op nodes whose inputs are all constants and replaces them by
+ * prim::Constant nodes, unless the node has side effects, reads or makes
+ * a value something writes, is random (its schema takes a Generator),
+ * fails on those constants (then it stays, with no error), or would make
+ * a constant of more than 65536 elements larger than its inputs. */
+YG_NODISCARD yg_status yg_graph_propagate_constants(yg_graph *g);
+
 /* Runs passes named in a comma-separated list: "dce", "cse",
- * "constant_pooling", "peephole", "shape_propagation",
- * "requires_grad_propagation", "remove_expands".
+ * "constant_pooling", "constant_propagation", "peephole",
+ * "shape_propagation", "requires_grad_propagation", "remove_expands".
  * Returns: YG_ERR_INVALID_ARGUMENT for an unknown name (before running
  *          any); the passes' errors. */
 YG_NODISCARD yg_status yg_graph_run_passes(yg_graph *g, const char *names);
 
 /* Runs the standard pipeline: shape_propagation, requires_grad_propagation,
- * peephole, remove_expands, constant_pooling, cse, dce. */
+ * peephole, remove_expands, constant_propagation, constant_pooling, cse,
+ * dce. */
 YG_NODISCARD yg_status yg_graph_optimize(yg_graph *g);
 
 /* ---- running ---- */
