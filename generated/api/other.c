@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/other.h"
 
 typedef yg_status (*cumsum_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
@@ -50,6 +51,29 @@ out:
     return st;
 }
 
+/* Runs yg_cumsum with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cumsum_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cumsum(self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cumsum");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:638] */
 yg_status yg_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
@@ -59,6 +83,8 @@ yg_status yg_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out)
     cumsum_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return cumsum_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumsum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumsum", "self", self));
     dev = yg_tensor_device(self);
@@ -114,6 +140,29 @@ out:
     return st;
 }
 
+/* Runs yg_cumprod with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cumprod_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cumprod(self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cumprod");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:642] */
 yg_status yg_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
@@ -123,6 +172,8 @@ yg_status yg_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out)
     cumprod_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return cumprod_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumprod", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod", "self", self));
     dev = yg_tensor_device(self);
@@ -155,6 +206,33 @@ static const cumprod_backward_fn cumprod_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_cumprod_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cumprod_backward_traced(const yg_tensor *grad_output,
+                                         const yg_tensor *self,
+                                         int64_t dim,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cumprod_backward(grad_output, self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cumprod_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
  * [specs/native_functions.yaml:649] */
 yg_status yg_cumprod_backward(const yg_tensor *grad_output,
@@ -166,6 +244,8 @@ yg_status yg_cumprod_backward(const yg_tensor *grad_output,
     yg_device dev;
     cumprod_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return cumprod_backward_traced(grad_output, self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumprod_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_backward", "self", self));
@@ -223,6 +303,29 @@ out:
     return st;
 }
 
+/* Runs yg_mm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mm(self, mat2, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mm");
+    yg__trace_input(self);
+    yg__trace_input(mat2);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:663] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
@@ -232,6 +335,8 @@ yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     mm_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mm_traced(self, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("mm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "mat2", mat2));
@@ -297,6 +402,29 @@ out:
     return st;
 }
 
+/* Runs yg_bmm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status bmm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_bmm(self, mat2, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("bmm");
+    yg__trace_input(self);
+    yg__trace_input(mat2);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:668] */
 yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
@@ -306,6 +434,8 @@ yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     bmm_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return bmm_traced(self, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("bmm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("bmm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("bmm", "mat2", mat2));
@@ -372,6 +502,36 @@ out:
     return st;
 }
 
+/* Runs yg_select_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status select_backward_traced(const yg_tensor *grad_output,
+                                        const int64_t *input_sizes,
+                                        int64_t input_sizes_len,
+                                        int64_t dim,
+                                        int64_t index,
+                                        yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_select_backward(grad_output, input_sizes, input_sizes_len, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("select_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("input_sizes", input_sizes, input_sizes_len);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("index", index);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
  * [specs/native_functions.yaml:756] */
 yg_status yg_select_backward(const yg_tensor *grad_output,
@@ -387,6 +547,8 @@ yg_status yg_select_backward(const yg_tensor *grad_output,
     select_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return select_backward_traced(grad_output, input_sizes, input_sizes_len, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("select_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("select_backward", "grad_output", grad_output));
     dev = yg_tensor_device(grad_output);
@@ -458,6 +620,40 @@ out:
     return st;
 }
 
+/* Runs yg_slice_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status slice_backward_traced(const yg_tensor *grad_output,
+                                       const int64_t *input_sizes,
+                                       int64_t input_sizes_len,
+                                       int64_t dim,
+                                       int64_t start,
+                                       int64_t end,
+                                       int64_t step,
+                                       yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_slice_backward(grad_output, input_sizes, input_sizes_len, dim, start, end, step, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("slice_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("input_sizes", input_sizes, input_sizes_len);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("start", start);
+    yg__trace_attr_int("end", end);
+    yg__trace_attr_int("step", step);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
  * [specs/native_functions.yaml:760] */
@@ -476,6 +672,15 @@ yg_status yg_slice_backward(const yg_tensor *grad_output,
     slice_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return slice_backward_traced(grad_output,
+                                     input_sizes,
+                                     input_sizes_len,
+                                     dim,
+                                     start,
+                                     end,
+                                     step,
+                                     out);
     YG_RETURN_IF_ERROR(yg__check_out("slice_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("slice_backward", "grad_output", grad_output));
     dev = yg_tensor_device(grad_output);
@@ -536,6 +741,32 @@ out:
     return st;
 }
 
+/* Runs yg_flip with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status flip_traced(const yg_tensor *self,
+                             const int64_t *dims,
+                             int64_t dims_len,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_flip(self, dims, dims_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("flip");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dims", dims, dims_len);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:782] */
 yg_status yg_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out)
 {
@@ -545,6 +776,8 @@ yg_status yg_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, 
     flip_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return flip_traced(self, dims, dims_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("flip", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("flip", "self", self));
     dev = yg_tensor_device(self);
@@ -611,6 +844,33 @@ out:
     return st;
 }
 
+/* Runs yg_index_select with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_select_traced(const yg_tensor *self,
+                                     int64_t dim,
+                                     const yg_tensor *index,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index_select(self, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index_select");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
  * [specs/native_functions.yaml:788] */
 yg_status yg_index_select(const yg_tensor *self,
@@ -624,6 +884,8 @@ yg_status yg_index_select(const yg_tensor *self,
     index_select_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return index_select_traced(self, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("index_select", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select", "index", index));
@@ -692,6 +954,36 @@ out:
     return st;
 }
 
+/* Runs yg_index_select_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_select_backward_traced(const yg_tensor *grad_output,
+                                              const int64_t *self_sizes,
+                                              int64_t self_sizes_len,
+                                              int64_t dim,
+                                              const yg_tensor *index,
+                                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index_select_backward(grad_output, self_sizes, self_sizes_len, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index_select_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
  * [specs/native_functions.yaml:794] */
 yg_status yg_index_select_backward(const yg_tensor *grad_output,
@@ -707,6 +999,13 @@ yg_status yg_index_select_backward(const yg_tensor *grad_output,
     index_select_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return index_select_backward_traced(grad_output,
+                                            self_sizes,
+                                            self_sizes_len,
+                                            dim,
+                                            index,
+                                            out);
     YG_RETURN_IF_ERROR(yg__check_out("index_select_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select_backward", "index", index));
@@ -770,6 +1069,33 @@ out:
     return st;
 }
 
+/* Runs yg_gather with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gather_traced(const yg_tensor *self,
+                               int64_t dim,
+                               const yg_tensor *index,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gather(self, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gather");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:801] */
 yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out)
 {
@@ -779,6 +1105,8 @@ yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, 
     gather_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return gather_traced(self, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("gather", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gather", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("gather", "index", index));
@@ -847,6 +1175,36 @@ out:
     return st;
 }
 
+/* Runs yg_gather_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gather_backward_traced(const yg_tensor *grad_output,
+                                        const int64_t *self_sizes,
+                                        int64_t self_sizes_len,
+                                        int64_t dim,
+                                        const yg_tensor *index,
+                                        yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gather_backward(grad_output, self_sizes, self_sizes_len, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gather_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
  * [specs/native_functions.yaml:807] */
 yg_status yg_gather_backward(const yg_tensor *grad_output,
@@ -862,6 +1220,8 @@ yg_status yg_gather_backward(const yg_tensor *grad_output,
     gather_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return gather_backward_traced(grad_output, self_sizes, self_sizes_len, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("gather_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gather_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("gather_backward", "index", index));
@@ -932,6 +1292,35 @@ out:
     return st;
 }
 
+/* Runs yg_scatter with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scatter_traced(const yg_tensor *self,
+                                int64_t dim,
+                                const yg_tensor *index,
+                                const yg_tensor *src,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scatter(self, dim, index, src, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scatter");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_input(src);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
  * [specs/native_functions.yaml:813] */
 yg_status yg_scatter(const yg_tensor *self,
@@ -946,6 +1335,8 @@ yg_status yg_scatter(const yg_tensor *self,
     scatter_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return scatter_traced(self, dim, index, src, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "index", index));
@@ -1014,6 +1405,35 @@ out:
     return st;
 }
 
+/* Runs yg_scatter_value with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scatter_value_traced(const yg_tensor *self,
+                                      int64_t dim,
+                                      const yg_tensor *index,
+                                      double value,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scatter_value(self, dim, index, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scatter.value");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
  * [specs/native_functions.yaml:817] */
 yg_status yg_scatter_value(const yg_tensor *self,
@@ -1028,6 +1448,8 @@ yg_status yg_scatter_value(const yg_tensor *self,
     scatter_value_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return scatter_value_traced(self, dim, index, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "index", index));
@@ -1100,6 +1522,35 @@ out:
     return st;
 }
 
+/* Runs yg_scatter_add with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scatter_add_traced(const yg_tensor *self,
+                                    int64_t dim,
+                                    const yg_tensor *index,
+                                    const yg_tensor *src,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scatter_add(self, dim, index, src, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scatter_add");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_input(src);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
  * [specs/native_functions.yaml:822] */
 yg_status yg_scatter_add(const yg_tensor *self,
@@ -1114,6 +1565,8 @@ yg_status yg_scatter_add(const yg_tensor *self,
     scatter_add_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return scatter_add_traced(self, dim, index, src, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter_add", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter_add", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter_add", "index", index));
@@ -1168,6 +1621,29 @@ out:
     return st;
 }
 
+/* Runs yg_tril with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status tril_traced(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_tril(self, diagonal, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("tril");
+    yg__trace_input(self);
+    yg__trace_attr_int("diagonal", diagonal);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:832] */
 yg_status yg_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
@@ -1177,6 +1653,8 @@ yg_status yg_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
     tril_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return tril_traced(self, diagonal, out);
     YG_RETURN_IF_ERROR(yg__check_out("tril", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("tril", "self", self));
     dev = yg_tensor_device(self);
@@ -1229,6 +1707,29 @@ out:
     return st;
 }
 
+/* Runs yg_triu with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status triu_traced(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_triu(self, diagonal, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("triu");
+    yg__trace_input(self);
+    yg__trace_attr_int("diagonal", diagonal);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:836] */
 yg_status yg_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
@@ -1238,6 +1739,8 @@ yg_status yg_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
     triu_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return triu_traced(self, diagonal, out);
     YG_RETURN_IF_ERROR(yg__check_out("triu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("triu", "self", self));
     dev = yg_tensor_device(self);
@@ -1303,6 +1806,34 @@ out:
     return st;
 }
 
+/* Runs yg_constant_pad_nd with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status constant_pad_nd_traced(const yg_tensor *self,
+                                        const int64_t *pad,
+                                        int64_t pad_len,
+                                        double value,
+                                        yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_constant_pad_nd(self, pad, pad_len, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("constant_pad_nd");
+    yg__trace_input(self);
+    yg__trace_attr_ints("pad", pad, pad_len);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
  * [specs/native_functions.yaml:842] */
 yg_status yg_constant_pad_nd(const yg_tensor *self,
@@ -1317,6 +1848,8 @@ yg_status yg_constant_pad_nd(const yg_tensor *self,
     constant_pad_nd_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return constant_pad_nd_traced(self, pad, pad_len, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("constant_pad_nd", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("constant_pad_nd", "self", self));
     dev = yg_tensor_device(self);
@@ -1352,6 +1885,44 @@ static const nll_loss_backward_fn nll_loss_backward_kernels[YG_DEVICE_COUNT_] = 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_nll_loss_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
+                                          const yg_tensor *target,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          int64_t reduction,
+                                          int64_t ignore_index,
+                                          yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_nll_loss_backward(grad_output,
+                              target,
+                              self_sizes,
+                              self_sizes_len,
+                              reduction,
+                              ignore_index,
+                              out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("nll_loss_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(target);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_int("ignore_index", ignore_index);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
  *   int ignore_index) -> Tensor
  * [specs/native_functions.yaml:862] */
@@ -1367,6 +1938,14 @@ yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
     yg_device dev;
     nll_loss_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return nll_loss_backward_traced(grad_output,
+                                        target,
+                                        self_sizes,
+                                        self_sizes_len,
+                                        reduction,
+                                        ignore_index,
+                                        out);
     YG_RETURN_IF_ERROR(yg__check_out("nll_loss_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss_backward", "target", target));
@@ -1422,6 +2001,33 @@ out:
     return st;
 }
 
+/* Runs yg_embedding with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status embedding_traced(const yg_tensor *weight,
+                                  const yg_tensor *indices,
+                                  int64_t padding_idx,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_embedding(weight, indices, padding_idx, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("embedding");
+    yg__trace_input(weight);
+    yg__trace_input(indices);
+    yg__trace_attr_int("padding_idx", padding_idx);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
  * [specs/native_functions.yaml:905] */
 yg_status yg_embedding(const yg_tensor *weight,
@@ -1435,6 +2041,8 @@ yg_status yg_embedding(const yg_tensor *weight,
     embedding_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return embedding_traced(weight, indices, padding_idx, out);
     YG_RETURN_IF_ERROR(yg__check_out("embedding", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding", "weight", weight));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding", "indices", indices));
@@ -1470,6 +2078,41 @@ static const embedding_backward_fn embedding_backward_kernels[YG_DEVICE_COUNT_] 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_embedding_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status embedding_backward_traced(const yg_tensor *grad_output,
+                                           const yg_tensor *indices,
+                                           const int64_t *weight_sizes,
+                                           int64_t weight_sizes_len,
+                                           int64_t padding_idx,
+                                           yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_embedding_backward(grad_output,
+                               indices,
+                               weight_sizes,
+                               weight_sizes_len,
+                               padding_idx,
+                               out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("embedding_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(indices);
+    yg__trace_attr_ints("weight_sizes", weight_sizes, weight_sizes_len);
+    yg__trace_attr_int("padding_idx", padding_idx);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
  * [specs/native_functions.yaml:909] */
@@ -1484,6 +2127,13 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
     yg_device dev;
     embedding_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return embedding_backward_traced(grad_output,
+                                         indices,
+                                         weight_sizes,
+                                         weight_sizes_len,
+                                         padding_idx,
+                                         out);
     YG_RETURN_IF_ERROR(yg__check_out("embedding_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding_backward", "indices", indices));
@@ -1517,6 +2167,56 @@ static const max_pool2d_backward_fn max_pool2d_backward_kernels[YG_DEVICE_COUNT_
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_max_pool2d_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_pool2d_backward_traced(const yg_tensor *grad_output,
+                                            const yg_tensor *self,
+                                            const int64_t *kernel_size,
+                                            int64_t kernel_size_len,
+                                            const int64_t *stride,
+                                            int64_t stride_len,
+                                            const int64_t *padding,
+                                            int64_t padding_len,
+                                            const int64_t *dilation,
+                                            int64_t dilation_len,
+                                            bool ceil_mode,
+                                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max_pool2d_backward(grad_output,
+                                self,
+                                kernel_size,
+                                kernel_size_len,
+                                stride,
+                                stride_len,
+                                padding,
+                                padding_len,
+                                dilation,
+                                dilation_len,
+                                ceil_mode,
+                                out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max_pool2d_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__trace_attr_ints("stride", stride, stride_len);
+    yg__trace_attr_ints("padding", padding, padding_len);
+    yg__trace_attr_ints("dilation", dilation, dilation_len);
+    yg__trace_attr_int("ceil_mode", ceil_mode);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride,
  *   int[] padding, int[] dilation, bool ceil_mode) -> Tensor
  * [specs/native_functions.yaml:940] */
@@ -1537,6 +2237,19 @@ yg_status yg_max_pool2d_backward(const yg_tensor *grad_output,
     yg_device dev;
     max_pool2d_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return max_pool2d_backward_traced(grad_output,
+                                          self,
+                                          kernel_size,
+                                          kernel_size_len,
+                                          stride,
+                                          stride_len,
+                                          padding,
+                                          padding_len,
+                                          dilation,
+                                          dilation_len,
+                                          ceil_mode,
+                                          out);
     YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_backward", "self", self));
@@ -1627,6 +2340,56 @@ out:
     return st;
 }
 
+/* Runs yg_avg_pool2d_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
+                                            const int64_t *self_sizes,
+                                            int64_t self_sizes_len,
+                                            const int64_t *kernel_size,
+                                            int64_t kernel_size_len,
+                                            const int64_t *stride,
+                                            int64_t stride_len,
+                                            const int64_t *padding,
+                                            int64_t padding_len,
+                                            bool ceil_mode,
+                                            bool count_include_pad,
+                                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_avg_pool2d_backward(grad_output,
+                                self_sizes,
+                                self_sizes_len,
+                                kernel_size,
+                                kernel_size_len,
+                                stride,
+                                stride_len,
+                                padding,
+                                padding_len,
+                                ceil_mode,
+                                count_include_pad,
+                                out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("avg_pool2d_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__trace_attr_ints("stride", stride, stride_len);
+    yg__trace_attr_ints("padding", padding, padding_len);
+    yg__trace_attr_int("ceil_mode", ceil_mode);
+    yg__trace_attr_int("count_include_pad", count_include_pad);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
  * [specs/native_functions.yaml:949] */
@@ -1649,6 +2412,19 @@ yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
     avg_pool2d_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return avg_pool2d_backward_traced(grad_output,
+                                          self_sizes,
+                                          self_sizes_len,
+                                          kernel_size,
+                                          kernel_size_len,
+                                          stride,
+                                          stride_len,
+                                          padding,
+                                          padding_len,
+                                          ceil_mode,
+                                          count_include_pad,
+                                          out);
     YG_RETURN_IF_ERROR(yg__check_out("avg_pool2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("avg_pool2d_backward", "grad_output", grad_output));
     dev = yg_tensor_device(grad_output);
@@ -1692,6 +2468,32 @@ static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernel
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_adaptive_avg_pool2d_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_output,
+                                                     const int64_t *self_sizes,
+                                                     int64_t self_sizes_len,
+                                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_adaptive_avg_pool2d_backward(grad_output, self_sizes, self_sizes_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("adaptive_avg_pool2d_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
  * [specs/native_functions.yaml:959] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
@@ -1703,6 +2505,8 @@ yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
     yg_device dev;
     adaptive_avg_pool2d_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return adaptive_avg_pool2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_backward", "grad_output", grad_output));
     if (yg__any_requires_grad(1, inputs))
@@ -1754,6 +2558,32 @@ out:
     return st;
 }
 
+/* Runs yg_upsample_nearest2d with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status upsample_nearest2d_traced(const yg_tensor *self,
+                                           const int64_t *output_size,
+                                           int64_t output_size_len,
+                                           yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_upsample_nearest2d(self, output_size, output_size_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("upsample_nearest2d");
+    yg__trace_input(self);
+    yg__trace_attr_ints("output_size", output_size, output_size_len);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
  * [specs/native_functions.yaml:964] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
@@ -1767,6 +2597,8 @@ yg_status yg_upsample_nearest2d(const yg_tensor *self,
     upsample_nearest2d_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return upsample_nearest2d_traced(self, output_size, output_size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("upsample_nearest2d", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("upsample_nearest2d", "self", self));
     dev = yg_tensor_device(self);
@@ -1799,6 +2631,32 @@ static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_upsample_nearest2d_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output,
+                                                    const int64_t *self_sizes,
+                                                    int64_t self_sizes_len,
+                                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_upsample_nearest2d_backward(grad_output, self_sizes, self_sizes_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("upsample_nearest2d_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
  * [specs/native_functions.yaml:968] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
@@ -1810,6 +2668,8 @@ yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
     yg_device dev;
     upsample_nearest2d_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return upsample_nearest2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("upsample_nearest2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("upsample_nearest2d_backward", "grad_output", grad_output));
     if (yg__any_requires_grad(1, inputs))

@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/view.h"
 
 typedef yg_status (*transpose_fn)(const yg_tensor *self,
@@ -57,6 +58,33 @@ out:
     return st;
 }
 
+/* Runs yg_transpose with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status transpose_traced(const yg_tensor *self,
+                                  int64_t dim0,
+                                  int64_t dim1,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_transpose(self, dim0, dim1, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("transpose");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim0", dim0);
+    yg__trace_attr_int("dim1", dim1);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
  * [specs/native_functions.yaml:695] */
 yg_status yg_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out)
@@ -67,6 +95,8 @@ yg_status yg_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_ten
     transpose_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return transpose_traced(self, dim0, dim1, out);
     YG_RETURN_IF_ERROR(yg__check_out("transpose", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("transpose", "self", self));
     dev = yg_tensor_device(self);
@@ -119,6 +149,28 @@ out:
     return st;
 }
 
+/* Runs yg_t with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_t(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("t");
+    yg__trace_input(self);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:699] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
@@ -128,6 +180,8 @@ yg_status yg_t(const yg_tensor *self, yg_tensor **out)
     t_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return t_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("t", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("t", "self", self));
     dev = yg_tensor_device(self);
@@ -186,6 +240,32 @@ out:
     return st;
 }
 
+/* Runs yg_view with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status view_traced(const yg_tensor *self,
+                             const int64_t *size,
+                             int64_t size_len,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_view(self, size, size_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("view");
+    yg__trace_input(self);
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:703] */
 yg_status yg_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
@@ -195,6 +275,8 @@ yg_status yg_view(const yg_tensor *self, const int64_t *size, int64_t size_len, 
     view_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return view_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("view", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("view", "self", self));
     dev = yg_tensor_device(self);
@@ -253,6 +335,32 @@ out:
     return st;
 }
 
+/* Runs yg_expand with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status expand_traced(const yg_tensor *self,
+                               const int64_t *size,
+                               int64_t size_len,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_expand(self, size, size_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("expand");
+    yg__trace_input(self);
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:707] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
@@ -262,6 +370,8 @@ yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len
     expand_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return expand_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("expand", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("expand", "self", self));
     dev = yg_tensor_device(self);
@@ -317,6 +427,29 @@ out:
     return st;
 }
 
+/* Runs yg_unsqueeze with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status unsqueeze_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_unsqueeze(self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("unsqueeze");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:711] */
 yg_status yg_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
@@ -326,6 +459,8 @@ yg_status yg_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
     unsqueeze_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return unsqueeze_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("unsqueeze", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("unsqueeze", "self", self));
     dev = yg_tensor_device(self);
@@ -381,6 +516,28 @@ out:
     return st;
 }
 
+/* Runs yg_squeeze with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status squeeze_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_squeeze(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("squeeze");
+    yg__trace_input(self);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:722] */
 yg_status yg_squeeze(const yg_tensor *self, yg_tensor **out)
 {
@@ -390,6 +547,8 @@ yg_status yg_squeeze(const yg_tensor *self, yg_tensor **out)
     squeeze_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return squeeze_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("squeeze", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("squeeze", "self", self));
     dev = yg_tensor_device(self);
@@ -445,6 +604,29 @@ out:
     return st;
 }
 
+/* Runs yg_squeeze_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status squeeze_dim_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_squeeze_dim(self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("squeeze.dim");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:727] */
 yg_status yg_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
@@ -454,6 +636,8 @@ yg_status yg_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out)
     squeeze_dim_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return squeeze_dim_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("squeeze", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("squeeze", "self", self));
     dev = yg_tensor_device(self);
@@ -517,6 +701,32 @@ out:
     return st;
 }
 
+/* Runs yg_permute with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status permute_traced(const yg_tensor *self,
+                                const int64_t *dims,
+                                int64_t dims_len,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_permute(self, dims, dims_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("permute");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dims", dims, dims_len);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:732] */
 yg_status yg_permute(const yg_tensor *self,
                      const int64_t *dims,
@@ -529,6 +739,8 @@ yg_status yg_permute(const yg_tensor *self,
     permute_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return permute_traced(self, dims, dims_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("permute", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("permute", "self", self));
     dev = yg_tensor_device(self);
@@ -592,6 +804,30 @@ out:
     return st;
 }
 
+/* Runs yg_select with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status select_traced(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_select(self, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("select");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("index", index);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:740] */
 yg_status yg_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out)
 {
@@ -601,6 +837,8 @@ yg_status yg_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor
     select_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return select_traced(self, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("select", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("select", "self", self));
     dev = yg_tensor_device(self);
@@ -670,6 +908,37 @@ out:
     return st;
 }
 
+/* Runs yg_slice with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status slice_traced(const yg_tensor *self,
+                              int64_t dim,
+                              int64_t start,
+                              int64_t end,
+                              int64_t step,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_slice(self, dim, start, end, step, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("slice");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("start", start);
+    yg__trace_attr_int("end", end);
+    yg__trace_attr_int("step", step);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
  * [specs/native_functions.yaml:747] */
@@ -686,6 +955,8 @@ yg_status yg_slice(const yg_tensor *self,
     slice_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return slice_traced(self, dim, start, end, step, out);
     YG_RETURN_IF_ERROR(yg__check_out("slice", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("slice", "self", self));
     dev = yg_tensor_device(self);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "autograd/node.h"
+#include "jit/tracer.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops.h"
 
@@ -208,7 +209,9 @@ yg_status yg_detach(const yg_tensor *t, yg_tensor **out)
 {
     YG_RETURN_IF_ERROR(yg__check_out("detach", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("detach", "self", t));
-    return yg__tensor_alias(t, out);
+    YG_RETURN_IF_ERROR(yg__tensor_alias(t, out));
+    yg__trace_alias(*out, t);
+    return YG_OK;
 }
 
 yg_status yg_detach_(yg_tensor *t)

@@ -80,6 +80,7 @@ struct yg_tensor {
     int64_t sizes[YG_MAX_DIMS];
     int64_t strides[YG_MAX_DIMS]; /* in elements */
     yg_autograd_meta *autograd;   /* NULL until autograd needs one */
+    uint64_t serial;              /* creation order, from yg__tensor_next_serial */
 };
 
 /* A new tensor viewing t's storage with the given geometry (no autograd
@@ -108,6 +109,13 @@ yg_status yg__tensor_alias(const yg_tensor *t, yg_tensor **out);
 
 /* Frees a tensor's autograd state (autograd/meta.c).  NULL-safe. */
 void yg__autograd_meta_free(yg_autograd_meta *meta);
+
+/* The serial the next tensor header created (by any thread) will get.
+ * Serials count up from 1 in creation order; views and aliases get their
+ * own.  The tracer compares a tensor's serial with the value read when
+ * the trace began to tell tensors that existed before it (parameters)
+ * from ones created during it (constants).  Cannot fail. */
+uint64_t yg__tensor_next_serial(void);
 
 /* Bumps the version counter of t's storage (after an in-place write). */
 void yg__tensor_bump_version(const yg_tensor *t);

@@ -100,6 +100,14 @@ static void storage_release(yg_storage *s)
 
 /* ---- creation ---- */
 
+/* Serials of tensor headers (core.h); 64 bits never wrap. */
+static atomic_uint_fast64_t next_serial = 1;
+
+uint64_t yg__tensor_next_serial(void)
+{
+    return atomic_load(&next_serial);
+}
+
 static yg_status check_geometry(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
                                 int64_t *numel)
 {
@@ -144,6 +152,7 @@ static yg_status tensor_new(const char *op, const int64_t *sizes, int64_t ndim, 
         return st;
     }
     atomic_init(&t->refcount, 1);
+    t->serial = atomic_fetch_add(&next_serial, 1);
     t->ndim = (int32_t)ndim;
     t->dtype = dtype;
     for (int64_t i = ndim - 1; i >= 0; i--) {
@@ -248,6 +257,7 @@ yg_status yg__tensor_view(const yg_tensor *t, const int64_t *sizes, const int64_
     if (v == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "view: out of memory");
     atomic_init(&v->refcount, 1);
+    v->serial = atomic_fetch_add(&next_serial, 1);
     atomic_fetch_add(&t->storage->refcount, 1);
     v->storage = t->storage;
     v->offset = offset;

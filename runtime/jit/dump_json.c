@@ -74,6 +74,8 @@ static void json_value(yg_sb *sb, const yg_ir_value *v) {
     yg__sb_json_string(sb, v->name);
     yg__sb_puts(sb, ", \"type\": ");
     json_type(sb, &v->type);
+    if (v->is_param)
+        yg__sb_puts(sb, ", \"param\": true");
     yg__sb_putc(sb, '}');
 }
 

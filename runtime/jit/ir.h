@@ -55,6 +55,7 @@ struct yg_ir_value {
     yg_ir_use *uses;
     int32_t n_uses, cap_uses;
     int64_t scratch; /* free for a pass to use; no meaning between passes */
+    bool is_param;   /* a graph input marked as a parameter (never a node output) */
 };
 
 typedef struct yg_ir_attr {

@@ -207,6 +207,14 @@ static yg_status lint_outputs(const yg_graph *g, const yg_ir_node *n, int64_t ma
             snprintf(buf, sizeof buf, "output %d %%%.64s has an invalid type", i, v->name);
             return lint_fail(n, buf, "");
         }
+        if (v->is_param && n != g->param) {
+            snprintf(buf,
+                     sizeof buf,
+                     "output %d %%%.64s is marked as a parameter (only graph inputs can be)",
+                     i,
+                     v->name);
+            return lint_fail(n, buf, "");
+        }
         for (int32_t k = 0; k < v->n_uses; k++) {
             const yg_ir_use *u = &v->uses[k];
             if (u->index < 0 || u->index >= u->node->n_inputs || u->node->inputs[u->index] != v ||

@@ -945,6 +945,12 @@ static yg_status parse_graph(parser *ps, int depth, yg_graph **out) {
     bool first_input = true;
     while (st == YG_OK && (!first_input || !is_punct(&ps->tok, ')'))) {
         first_input = false;
+        bool is_param = is_word(&ps->tok, "param");
+        if (is_param) {
+            st = advance(ps);
+            if (st != YG_OK)
+                break;
+        }
         token name = ps->tok;
         yg_ir_type type = yg_ir_type_tensor();
         if (name.kind != T_VALUE) {
@@ -972,6 +978,8 @@ static yg_status parse_graph(parser *ps, int depth, yg_graph **out) {
             memcpy(nbuf, name.begin, name.len);
             nbuf[name.len] = '\0';
             st = yg_graph_add_input(g, &type, nbuf, &v);
+            if (st == YG_OK)
+                v->is_param = is_param;
         }
         if (st == YG_OK && is_punct(&ps->tok, ')'))
             break;

@@ -168,7 +168,8 @@ static void print_graph(yg_sb *sb, const yg_graph *g, int indent) {
     yg__sb_puts(sb, "graph(");
     for (int32_t i = 0; i < g->param->n_outputs; i++) {
         const yg_ir_value *v = g->param->outputs[i];
-        yg__sb_printf(sb, "%s%%%s : ", i > 0 ? ", " : "", v->name);
+        yg__sb_printf(
+            sb, "%s%s%%%s : ", i > 0 ? ", " : "", v->is_param ? "param " : "", v->name);
         yg__ir_print_type(sb, &v->type);
     }
     yg__sb_puts(sb, "):\n");

@@ -14,6 +14,10 @@
  * None) and a list of uses.  Subgraphs (graph attributes) are closed: they
  * see only their own inputs.
  *
+ * A graph input may be marked as a parameter ("param %w" in text): a tensor
+ * a traced function read without receiving it.  yg_trace records the op
+ * calls of a C function as a graph (docs/ir.md, "Tracing").
+ *
  * Prim kinds: prim::Constant (no inputs, one Tensor output, attribute
  * value: tensor), prim::None (no inputs, one None output: an absent
  * `Tensor?` argument), prim::FusionGroup (attribute subgraph: graph) and
@@ -231,6 +235,17 @@ int64_t yg_ir_value_num_uses(const yg_ir_value *v);
  *          (dtype/device out of range, ndim > YG_MAX_DIMS, size < -1). */
 YG_NODISCARD yg_status yg_ir_value_set_type(yg_ir_value *v, const yg_ir_type *type);
 
+/* Whether v is a graph input marked as a parameter: a tensor the traced
+ * function read without receiving it as an input (weights, buffers).
+ * Printed as "param %w : Tensor"; the caller binds it when running the
+ * graph like any other input.  Cannot fail; NULL gives false. */
+bool yg_ir_value_is_param(const yg_ir_value *v);
+
+/* Marks or unmarks graph input v as a parameter.  v: in-out
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL v or a value that is not a
+ *          graph input. */
+YG_NODISCARD yg_status yg_ir_value_set_param(yg_ir_value *v, bool is_param);
+
 /* Renames v.  name: [A-Za-z0-9_.]+, not taken by another value of its graph.
  * Returns: YG_ERR_INVALID_ARGUMENT for a malformed or taken name;
  *          YG_ERR_OUT_OF_MEMORY. */
@@ -320,6 +335,81 @@ YG_NODISCARD yg_status yg_graph_run_passes(yg_graph *g, const char *names);
  * peephole, remove_expands, constant_propagation, constant_pooling, cse,
  * dce. */
 YG_NODISCARD yg_status yg_graph_optimize(yg_graph *g);
+
+/* ---- tracing ---- */
+
+/* A function to trace (docs/ir.md, "Tracing").  It computes its outputs
+ * from its inputs with yagrad ops, as it would eagerly.
+ *   ctx:       what yg_trace was given (a model's parameters, ...)
+ *   inputs:    borrowed, n_inputs example tensors; in-out for in-place ops
+ *   outputs:   n_outputs slots, NULL on entry; fn stores a new reference in
+ *              each, typically as an op's out-parameter:
+ *              `return yg_relu(h, &outputs[0]);`
+ * Returns YG_OK, or a failure with its message (yg_trace passes it on,
+ * prefixed "trace: "); fn releases what it made, as any caller of ops. */
+typedef yg_status (*yg_trace_fn)(void *ctx,
+                                 yg_tensor *const *inputs,
+                                 int64_t n_inputs,
+                                 yg_tensor **outputs,
+                                 int64_t n_outputs);
+
+typedef struct yg_trace_options {
+    /* false (the default): a composite op (linear, lstm_cell, ...) is one
+     * node; true: it is not recorded, the ops it calls are. */
+    bool trace_through_composites;
+} yg_trace_options;
+
+/* What yg_trace returns.  The result owns every field; to keep one past
+ * yg_trace_result_release, take it and set the field to NULL (or the
+ * array entry, for tensors). */
+typedef struct yg_trace_result {
+    /* The graph: inputs are the n_inputs example inputs, in order, then
+     * one input per parameter (yg_ir_value_is_param), in order of first
+     * use; outputs are fn's outputs. */
+    yg_graph *graph;
+    /* fn's outputs, computed eagerly while tracing. */
+    yg_tensor **outputs;
+    int64_t n_outputs;
+    /* The tensor behind each parameter input, in graph input order: run
+     * the graph on the example inputs followed by these. */
+    yg_tensor **params;
+    int64_t n_params;
+} yg_trace_result;
+
+/* Runs fn once on inputs and records, as a graph, every op it calls on
+ * this thread (the outermost call only: what an op does inside is not
+ * recorded, nor gradient formulas run by a backward inside fn).  Types
+ * carry each tensor's dtype, device, sizes and requires_grad.  Tensors fn
+ * reads that no recorded op produced become parameter inputs when they
+ * existed before yg_trace began, and prim::Constant nodes (CPU only) when
+ * fn made them by other means (yg_tensor_from_data, ...); scalar arguments
+ * become attributes.  Writes through yg_tensor_data are not seen.
+ *   fn:      the function (non-NULL)
+ *   ctx:     nullable, passed to fn
+ *   inputs:  borrowed (in-out where fn writes them), n_inputs non-NULL
+ *            tensors; a tensor given twice is read as its first input
+ *   n_outputs: the number of outputs fn produces (>= 0)
+ *   options: nullable, borrowed (NULL: every field false)
+ *   out:     out: new result, release with yg_trace_result_release
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL fn, out, inputs or an input,
+ *          a negative count, an output fn left NULL, or a call made while
+ *          this thread is already tracing ("trace: already tracing on this
+ *          thread"); fn's status (message prefixed "trace: ") when fn
+ *          fails, or when an op fn called failed to be recorded even if fn
+ *          went on; YG_ERR_NOT_IMPLEMENTED for an op whose arguments cannot
+ *          be recorded; YG_ERR_DEVICE for a constant not on the CPU;
+ *          YG_ERR_OUT_OF_MEMORY.  On failure *out is NULL, nothing fn
+ *          produced is kept, and the thread is ready to trace again. */
+YG_NODISCARD yg_status yg_trace(yg_trace_fn fn,
+                                void *ctx,
+                                yg_tensor *const *inputs,
+                                int64_t n_inputs,
+                                int64_t n_outputs,
+                                const yg_trace_options *options,
+                                yg_trace_result **out);
+
+/* Frees r and whatever its fields still hold.  NULL-safe. */
+void yg_trace_result_release(yg_trace_result *r);
 
 /* ---- running ---- */
 

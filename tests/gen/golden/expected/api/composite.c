@@ -18,7 +18,35 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/composite.h"
+
+/* Runs yg_linear with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status linear_traced(const yg_tensor *input,
+                               const yg_tensor *weight,
+                               const yg_tensor *bias,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_linear(input, weight, bias, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("linear");
+    yg__trace_input(input);
+    yg__trace_input(weight);
+    yg__trace_input(bias);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
  * [specs/native_functions.yaml:66] */
@@ -29,6 +57,8 @@ yg_status yg_linear(const yg_tensor *input,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return linear_traced(input, weight, bias, out);
     YG_RETURN_IF_ERROR(yg__check_out("linear", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("linear", "input", input));
     YG_RETURN_IF_ERROR(yg__check_defined("linear", "weight", weight));

@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/other.h"
 
 typedef yg_status (*clone_fn)(const yg_tensor *self, yg_tensor **out);
@@ -27,6 +28,28 @@ static const clone_fn clone_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_clone with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clone(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clone");
+    yg__trace_input(self);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:38] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
@@ -34,6 +57,8 @@ yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
     yg_device dev;
     clone_fn kernel;
 
+    if (yg__trace_recording(false))
+        return clone_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("clone", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clone", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -90,6 +115,29 @@ out:
     return st;
 }
 
+/* Runs yg_mm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mm(self, mat2, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mm");
+    yg__trace_input(self);
+    yg__trace_input(mat2);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:51] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
@@ -99,6 +147,8 @@ yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     mm_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mm_traced(self, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("mm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "mat2", mat2));
@@ -132,6 +182,33 @@ static const cat_fn cat_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_cat with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cat_traced(const yg_tensor *const *tensors,
+                            int64_t tensors_len,
+                            int64_t dim,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cat(tensors, tensors_len, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cat");
+    for (int64_t i = 0; i < tensors_len; i++)
+        yg__trace_input(tensors[i]);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:69] */
 yg_status yg_cat(const yg_tensor *const *tensors,
                  int64_t tensors_len,
@@ -141,6 +218,8 @@ yg_status yg_cat(const yg_tensor *const *tensors,
     yg_device dev;
     cat_fn kernel;
 
+    if (yg__trace_recording(false))
+        return cat_traced(tensors, tensors_len, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cat", "out", out));
     for (int64_t i = 0; i < tensors_len; i++)
         YG_RETURN_IF_ERROR(yg__check_defined("cat", "tensors", tensors[i]));
@@ -174,6 +253,55 @@ static const pool_fn pool_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_pool with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pool_traced(const yg_tensor *self,
+                             const int64_t *kernel_size,
+                             int64_t kernel_size_len,
+                             const int64_t *stride,
+                             int64_t stride_len,
+                             const double *eps,
+                             const double *scale,
+                             const char *mode,
+                             const yg_dtype *dtype,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pool(self,
+                 kernel_size,
+                 kernel_size_len,
+                 stride,
+                 stride_len,
+                 eps,
+                 scale,
+                 mode,
+                 dtype,
+                 out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pool");
+    yg__trace_input(self);
+    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__trace_attr_ints("stride", stride, stride_len);
+    if (eps != NULL)
+        yg__trace_attr_float("eps", *eps);
+    if (scale != NULL)
+        yg__trace_attr_float("scale", *scale);
+    yg__trace_attr_str("mode", mode);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor
  * [specs/native_functions.yaml:79] */
@@ -192,6 +320,17 @@ yg_status yg_pool(const yg_tensor *self,
     yg_device dev;
     pool_fn kernel;
 
+    if (yg__trace_recording(false))
+        return pool_traced(self,
+                           kernel_size,
+                           kernel_size_len,
+                           stride,
+                           stride_len,
+                           eps,
+                           scale,
+                           mode,
+                           dtype,
+                           out);
     YG_RETURN_IF_ERROR(yg__check_out("pool", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pool", "self", self));
     if (kernel_size_len != 2)
@@ -234,6 +373,37 @@ static const pool_backward_fn pool_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_pool_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pool_backward_traced(const yg_tensor *grad,
+                                      const yg_tensor *self,
+                                      const bool *output_mask,
+                                      yg_tensor **out_grad_self,
+                                      yg_tensor **out_grad_scale)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pool_backward(grad, self, output_mask, out_grad_self, out_grad_scale);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pool_backward");
+    yg__trace_input(grad);
+    yg__trace_input(self);
+    yg__trace_attr_bools("output_mask", output_mask, 2);
+    yg__trace_output(*out_grad_self, NULL);
+    yg__trace_output(*out_grad_scale, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out_grad_self);
+        *out_grad_self = NULL;
+        yg_release(*out_grad_scale);
+        *out_grad_scale = NULL;
+    }
+    return st;
+}
+
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
  *   Tensor grad_scale)
  * [specs/native_functions.yaml:83] */
@@ -247,6 +417,8 @@ yg_status yg_pool_backward(const yg_tensor *grad,
     yg_device dev;
     pool_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return pool_backward_traced(grad, self, output_mask, out_grad_self, out_grad_scale);
     YG_RETURN_IF_ERROR(yg__check_out("pool_backward", "out_grad_self", out_grad_self));
     YG_RETURN_IF_ERROR(yg__check_out("pool_backward", "out_grad_scale", out_grad_scale));
     YG_RETURN_IF_ERROR(yg__check_defined("pool_backward", "grad", grad));
@@ -317,6 +489,31 @@ out:
     return st;
 }
 
+/* Runs yg_sincos with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sincos_traced(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sincos(self, out_sin, out_cos);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sincos");
+    yg__trace_input(self);
+    yg__trace_output(*out_sin, NULL);
+    yg__trace_output(*out_cos, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out_sin);
+        *out_sin = NULL;
+        yg_release(*out_cos);
+        *out_cos = NULL;
+    }
+    return st;
+}
+
 /* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:96] */
 yg_status yg_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos)
 {
@@ -327,6 +524,8 @@ yg_status yg_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_
     sincos_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sincos_traced(self, out_sin, out_cos);
     YG_RETURN_IF_ERROR(yg__check_out("sincos", "out_sin", out_sin));
     YG_RETURN_IF_ERROR(yg__check_out("sincos", "out_cos", out_cos));
     YG_RETURN_IF_ERROR(yg__check_defined("sincos", "self", self));
@@ -391,6 +590,29 @@ out:
     return st;
 }
 
+/* Runs yg_scaled with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scaled_traced(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scaled(self, scale, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scaled");
+    yg__trace_input(self);
+    yg__trace_input(scale);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:100] */
 yg_status yg_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out)
 {
@@ -400,6 +622,8 @@ yg_status yg_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **o
     scaled_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return scaled_traced(self, scale, out);
     YG_RETURN_IF_ERROR(yg__check_out("scaled", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scaled", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("scaled", "scale", scale));
@@ -435,6 +659,39 @@ static const scaled_backward_fn scaled_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_scaled_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scaled_backward_traced(const yg_tensor *grad,
+                                        const yg_tensor *self,
+                                        const yg_tensor *scale,
+                                        const bool *grad_input_mask,
+                                        yg_tensor **out_grad_self,
+                                        yg_tensor **out_grad_scale)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scaled_backward(grad, self, scale, grad_input_mask, out_grad_self, out_grad_scale);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scaled_backward");
+    yg__trace_input(grad);
+    yg__trace_input(self);
+    yg__trace_input(scale);
+    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 2);
+    yg__trace_output(*out_grad_self, NULL);
+    yg__trace_output(*out_grad_scale, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out_grad_self);
+        *out_grad_self = NULL;
+        yg_release(*out_grad_scale);
+        *out_grad_scale = NULL;
+    }
+    return st;
+}
+
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)
  * [specs/native_functions.yaml:103] */
@@ -449,6 +706,13 @@ yg_status yg_scaled_backward(const yg_tensor *grad,
     yg_device dev;
     scaled_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return scaled_backward_traced(grad,
+                                      self,
+                                      scale,
+                                      grad_input_mask,
+                                      out_grad_self,
+                                      out_grad_scale);
     YG_RETURN_IF_ERROR(yg__check_out("scaled_backward", "out_grad_self", out_grad_self));
     YG_RETURN_IF_ERROR(yg__check_out("scaled_backward", "out_grad_scale", out_grad_scale));
     YG_RETURN_IF_ERROR(yg__check_defined("scaled_backward", "grad", grad));
@@ -476,6 +740,33 @@ static const mul_out_fn mul_out_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_mul_out with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mul_out_traced(const yg_tensor *self,
+                                const yg_tensor *other,
+                                yg_tensor *dest,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mul_out(self, other, dest, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mul.out");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_input(dest);
+    yg__trace_output(*out, dest);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
  * [specs/native_functions.yaml:107] */
 yg_status yg_mul_out(const yg_tensor *self,
@@ -487,6 +778,8 @@ yg_status yg_mul_out(const yg_tensor *self,
     yg_device dev;
     mul_out_fn kernel;
 
+    if (yg__trace_recording(false))
+        return mul_out_traced(self, other, dest, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "other", other));
@@ -530,6 +823,28 @@ out:
     return st;
 }
 
+/* Runs yg_sign with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sign(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sign");
+    yg__trace_input(self);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:111] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
@@ -539,6 +854,8 @@ yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
     sign_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sign_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sign", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sign", "self", self));
     dev = yg_tensor_device(self);

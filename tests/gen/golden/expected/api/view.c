@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/view.h"
 
 typedef yg_status (*t_fn)(const yg_tensor *self, yg_tensor **out);
@@ -47,6 +48,28 @@ out:
     return st;
 }
 
+/* Runs yg_t with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_t(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("t");
+    yg__trace_input(self);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:57] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
@@ -56,6 +79,8 @@ yg_status yg_t(const yg_tensor *self, yg_tensor **out)
     t_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return t_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("t", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("t", "self", self));
     dev = yg_tensor_device(self);
@@ -91,6 +116,32 @@ static const expand_fn expand_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_expand with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status expand_traced(const yg_tensor *self,
+                               const int64_t *size,
+                               int64_t size_len,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_expand(self, size, size_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("expand");
+    yg__trace_input(self);
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_output(*out, NULL);
+    st = yg__trace_end_node();
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:61] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
@@ -99,6 +150,8 @@ yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len
     expand_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return expand_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("expand", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("expand", "self", self));
     if (yg__any_requires_grad(1, inputs))
