@@ -2,10 +2,12 @@
  * test_jit_interp.c - the graph interpreter (yg_graph_run) and the boxed
  * op tables it calls through.
  *
- * Behaviour preservation: for an MLP, an LSTM cell and a small CNN-like
- * function, the graph's result equals the eager result of the same C
- * function, before any pass, after each pass of the standard pipeline in
- * turn, and after yg_graph_optimize on a fresh copy.  Then the contract:
+ * Behaviour preservation: an MLP, an LSTM cell (one node, and traced
+ * through the composite) and a small CNN-like function are C functions
+ * traced with yg_trace; the graph's result equals the function's eager
+ * result before any pass, after each pass of the standard pipeline in
+ * turn, and after yg_graph_optimize on a fresh copy.  A graph written as
+ * text adds rewrites the traces do not exercise.  Then the contract:
  * values freed at their last use (live-value count and allocator peak),
  * in-place nodes, multi-output nodes, constants and None, input checks
  * and the messages of every refusal, with all outputs NULL on failure.
@@ -87,17 +89,18 @@ static void expect_run_matches(const yg_graph *g,
     }
 }
 
-/* Behaviour preservation of text's graph: equal to want before the
- * passes, after each pass of the pipeline (applied in turn), and after
- * yg_graph_optimize of a fresh copy; returns the optimised graph. */
-static yg_graph *expect_preserved(const char *text,
-                                  yg_tensor *const *in,
-                                  int64_t n_in,
-                                  yg_tensor *const *want,
-                                  int64_t n_out) {
-    yg_graph *g = parse_ok(text), *opt = NULL;
-    expect_run_matches(g, in, n_in, want, n_out, "parsing");
-    YG_CHECK(yg_graph_clone(g, &opt));
+/* Behaviour preservation of g0: a copy equals want before the passes,
+ * after each pass of the pipeline (applied in turn), and after
+ * yg_graph_optimize of a fresh copy; returns the optimised copy. */
+static yg_graph *expect_graph_preserved(const yg_graph *g0,
+                                        yg_tensor *const *in,
+                                        int64_t n_in,
+                                        yg_tensor *const *want,
+                                        int64_t n_out) {
+    yg_graph *g = NULL, *opt = NULL;
+    YG_CHECK(yg_graph_clone(g0, &g));
+    YG_CHECK(yg_graph_clone(g0, &opt));
+    expect_run_matches(g, in, n_in, want, n_out, "nothing");
     for (size_t i = 0; i < sizeof pipeline / sizeof pipeline[0]; i++) {
         YG_CHECK(yg_graph_run_passes(g, pipeline[i]));
         YG_CHECK(yg_graph_lint(g));
@@ -106,6 +109,44 @@ static yg_graph *expect_preserved(const char *text,
     YG_CHECK(yg_graph_optimize(opt));
     expect_run_matches(opt, in, n_in, want, n_out, "the whole pipeline");
     yg_graph_release(g);
+    return opt;
+}
+
+/* The same for a graph written as text. */
+static yg_graph *expect_preserved(const char *text,
+                                  yg_tensor *const *in,
+                                  int64_t n_in,
+                                  yg_tensor *const *want,
+                                  int64_t n_out) {
+    yg_graph *g = parse_ok(text);
+    yg_graph *opt = expect_graph_preserved(g, in, n_in, want, n_out);
+    yg_graph_release(g);
+    return opt;
+}
+
+/* Traces fn on in, then checks behaviour preservation of the traced
+ * graph (run on in followed by the trace's parameters) against fn run
+ * eagerly; returns the optimised graph. */
+static yg_graph *expect_trace_preserved(yg_trace_fn fn,
+                                        void *ctx,
+                                        yg_tensor *const *in,
+                                        int64_t n_in,
+                                        int64_t n_out,
+                                        const yg_trace_options *options) {
+    yg_trace_result *r = NULL;
+    yg_tensor *want[8] = {NULL}, *all[16];
+    assert_true(n_out <= 8);
+    YG_CHECK(fn(ctx, in, n_in, want, n_out));
+    YG_CHECK(yg_trace(fn, ctx, in, n_in, n_out, options, &r));
+    assert_true(n_in + r->n_params <= 16);
+    for (int64_t i = 0; i < n_in; i++)
+        all[i] = in[i];
+    for (int64_t i = 0; i < r->n_params; i++)
+        all[n_in + i] = r->params[i];
+    yg_graph *opt = expect_graph_preserved(r->graph, all, n_in + r->n_params, want, n_out);
+    for (int64_t i = 0; i < n_out; i++)
+        yg_release(want[i]);
+    yg_trace_result_release(r);
     return opt;
 }
 
@@ -120,62 +161,186 @@ static void release_all(yg_tensor **t, int64_t n) {
 
 /* ---- behaviour preservation ---- */
 
-/* The eager function the MLP graph below spells out. */
-static yg_status mlp(yg_tensor *const *in, yg_tensor **out) {
-    yg_tensor *h = NULL, *a = NULL, *y = NULL, *s = NULL;
-    yg_status st = yg_linear(in[0], in[1], in[2], &h);
+/* The weights the traced functions close over (they become parameter
+ * inputs of the traced graphs). */
+typedef struct model {
+    yg_tensor *w1, *b1, *w2, *b2;
+} model;
+
+static void model_init(model *m, int64_t in, int64_t hidden, int64_t out, uint64_t seed) {
+    int64_t s1[] = {hidden, in}, s2[] = {out, hidden};
+    m->w1 = yg_test_rand(YG_FLOAT64, s1, 2, -1, 1, seed);
+    m->b1 = yg_test_rand(YG_FLOAT64, &hidden, 1, -1, 1, seed + 1);
+    m->w2 = yg_test_rand(YG_FLOAT64, s2, 2, -1, 1, seed + 2);
+    m->b2 = yg_test_rand(YG_FLOAT64, &out, 1, -1, 1, seed + 3);
+}
+
+static void model_release(model *m) {
+    yg_release(m->w1);
+    yg_release(m->b1);
+    yg_release(m->w2);
+    yg_release(m->b2);
+}
+
+/* An MLP with a few things for the passes to do: a multiplication by a
+ * constant one (peephole), a product of two constants (constant
+ * propagation, then pooling), an unused exp (dce). */
+static yg_status
+mlp(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    const model *m = ctx;
+    yg_tensor *h = NULL, *a = NULL, *y = NULL, *one = NULL, *y1 = NULL, *two = NULL;
+    yg_tensor *four = NULL, *s = NULL, *dead = NULL;
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_linear(in[0], m->w1, m->b1, &h);
     if (st == YG_OK)
         st = yg_relu(h, &a);
     if (st == YG_OK)
-        st = yg_linear(a, in[3], in[4], &y);
+        st = yg_linear(a, m->w2, m->b2, &y);
     if (st == YG_OK)
-        st = yg_mul_scalar(y, 4.0, &s);
+        st = yg_tensor_scalar(1.0, YG_FLOAT64, &one);
     if (st == YG_OK)
-        st = yg_log_softmax(s, 1, out);
+        st = yg_mul(y, one, &y1);
+    if (st == YG_OK)
+        st = yg_tensor_scalar(2.0, YG_FLOAT64, &two);
+    if (st == YG_OK)
+        st = yg_mul(two, two, &four);
+    if (st == YG_OK)
+        st = yg_mul(y1, four, &s);
+    if (st == YG_OK)
+        st = yg_exp(s, &dead);
+    if (st == YG_OK)
+        st = yg_log_softmax(s, 1, &out[0]);
     yg_release(h);
     yg_release(a);
     yg_release(y);
+    yg_release(one);
+    yg_release(y1);
+    yg_release(two);
+    yg_release(four);
     yg_release(s);
+    yg_release(dead);
     return st;
 }
 
-static const char mlp_ir[] =
-    "graph(%x : Tensor(dtype=float64, sizes=[4, 3]), %w1 : Tensor(dtype=float64, sizes=[5, 3]),\n"
-    "      %b1 : Tensor(dtype=float64, sizes=[5]), %w2 : Tensor(dtype=float64, sizes=[2, 5]),\n"
-    "      %b2 : Tensor(dtype=float64, sizes=[2])):\n"
-    "  %h = linear(%x, %w1, %b1)\n"
-    "  %a = relu(%h)\n"
-    "  %y = linear(%a, %w2, %b2)\n"
-    "  %one = prim::Constant[value=tensor(float64, [], [1])]()\n"
-    "  %y1 = mul(%y, %one)\n" /* peephole: x * 1 */
-    "  %two = prim::Constant[value=tensor(float64, [], [2])]()\n"
-    "  %two2 = prim::Constant[value=tensor(float64, [], [2])]()\n"
-    "  %four = mul(%two, %two2)\n" /* constants to pool and fold */
-    "  %s = mul(%y1, %four)\n"
-    "  %dead = exp(%s)\n" /* dce */
-    "  %p = log_softmax[dim=1](%s)\n"
-    "  return (%p)\n";
-
-static void test_mlp_graph_matches_eager_through_every_pass(void **state) {
+static void test_traced_mlp_matches_eager_through_every_pass(void **state) {
     (void)state;
-    int64_t sx[] = {4, 3}, sw1[] = {5, 3}, sb1[] = {5}, sw2[] = {2, 5}, sb2[] = {2};
-    yg_tensor *in[5] = {rand_f64(sx, 2, 1),
-                        rand_f64(sw1, 2, 2),
-                        rand_f64(sb1, 1, 3),
-                        rand_f64(sw2, 2, 4),
-                        rand_f64(sb2, 1, 5)};
-    yg_tensor *want = NULL;
-    YG_CHECK(mlp(in, &want));
-    yg_graph *opt = expect_preserved(mlp_ir, in, 5, &want, 1);
-    /* The pipeline did something: the identity, the duplicate constant
-     * and the dead exp are gone. */
-    assert_true(yg_graph_num_nodes(opt) < 11);
+    model m;
+    int64_t sx[] = {4, 3};
+    yg_tensor *x = rand_f64(sx, 2, 1);
+    model_init(&m, 3, 5, 2, 2);
+    yg_graph *opt = expect_trace_preserved(mlp, &m, &x, 1, 1, NULL);
+    /* The pipeline did its work: linear, relu, linear, one folded
+     * constant, mul, log_softmax. */
+    char *text = print_ok(opt);
+    assert_null(strstr(text, "exp("));
+    assert_int_equal(yg_graph_num_nodes(opt), 6);
+    yg_string_release(text);
     yg_graph_release(opt);
-    yg_release(want);
-    release_all(in, 5);
+    model_release(&m);
+    yg_release(x);
 }
 
-/* The eager LSTM cell: the composite op itself. */
+/* One LSTM step: m's w1/w2 are w_ih/w_hh, b1/b2 the biases. */
+static yg_status
+lstm(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    const model *m = ctx;
+    (void)n_in;
+    (void)n_out;
+    return yg_lstm_cell(in[0], in[1], in[2], m->w1, m->w2, m->b1, m->b2, &out[0], &out[1]);
+}
+
+static void lstm_setup(model *m, yg_tensor **in) {
+    int64_t sx[] = {3, 4}, sh[] = {3, 5}, sih[] = {20, 4}, shh[] = {20, 5}, sb[] = {20};
+    in[0] = rand_f64(sx, 2, 11);
+    in[1] = rand_f64(sh, 2, 12);
+    in[2] = rand_f64(sh, 2, 13);
+    m->w1 = rand_f64(sih, 2, 14);
+    m->w2 = rand_f64(shh, 2, 15);
+    m->b1 = rand_f64(sb, 1, 16);
+    m->b2 = rand_f64(sb, 1, 17);
+}
+
+static void test_traced_lstm_cell_matches_eager_as_one_node_and_traced_through(void **state) {
+    (void)state;
+    model m;
+    yg_tensor *in[3];
+    yg_trace_options through = {.trace_through_composites = true};
+    lstm_setup(&m, in);
+    yg_graph *one = expect_trace_preserved(lstm, &m, in, 3, 2, NULL);
+    assert_int_equal(yg_graph_num_nodes(one), 1);
+    yg_graph *parts = expect_trace_preserved(lstm, &m, in, 3, 2, &through);
+    assert_true(yg_graph_num_nodes(parts) > 10);
+    yg_graph_release(one);
+    yg_graph_release(parts);
+    model_release(&m);
+    release_all(in, 3);
+}
+
+/* Normalise per channel, pool, classify: m's w1/b1 are the classifier. */
+static yg_status
+cnn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    const model *m = ctx;
+    const int64_t k2[] = {2, 2}, out2[] = {2, 2}, s311[] = {3, 1, 1}, sx[] = {2, 3, 8, 8};
+    const double mean_values[] = {0.1, 0.2, 0.3};
+    yg_tensor *mean = NULL, *me = NULL, *xn = NULL, *xv = NULL, *p = NULL, *r = NULL;
+    yg_tensor *a = NULL, *u = NULL, *f = NULL, *y = NULL;
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_tensor_from_data(mean_values, s311, 3, YG_FLOAT64, &mean);
+    if (st == YG_OK)
+        st = yg_expand(mean, sx, 4, &me); /* remove_expands */
+    if (st == YG_OK)
+        st = yg_sub(in[0], me, 1, &xn);
+    if (st == YG_OK)
+        st = yg_view(xn, sx, 4, &xv); /* peephole */
+    if (st == YG_OK)
+        st = yg_max_pool2d(
+            xv, k2, 2, NULL, 0, (const int64_t[]){0}, 1, (const int64_t[]){1}, 1, false, &p);
+    if (st == YG_OK)
+        st = yg_relu(p, &r);
+    if (st == YG_OK)
+        st = yg_avg_pool2d(r, k2, 2, NULL, 0, (const int64_t[]){0}, 1, false, true, &a);
+    if (st == YG_OK)
+        st = yg_adaptive_avg_pool2d(a, out2, 2, &u);
+    if (st == YG_OK)
+        st = yg_flatten(u, 1, -1, &f);
+    if (st == YG_OK)
+        st = yg_linear(f, m->w1, m->b1, &y);
+    if (st == YG_OK)
+        st = yg_softmax(y, 1, &out[0]);
+    yg_release(mean);
+    yg_release(me);
+    yg_release(xn);
+    yg_release(xv);
+    yg_release(p);
+    yg_release(r);
+    yg_release(a);
+    yg_release(u);
+    yg_release(f);
+    yg_release(y);
+    return st;
+}
+
+static void test_traced_cnn_like_function_matches_eager_through_every_pass(void **state) {
+    (void)state;
+    model m;
+    int64_t sx[] = {2, 3, 8, 8};
+    yg_tensor *x = rand_f64(sx, 4, 21);
+    model_init(&m, 12, 4, 1, 22);
+    yg_graph *opt = expect_trace_preserved(cnn, &m, &x, 1, 1, NULL);
+    char *text = print_ok(opt);
+    assert_null(strstr(text, "expand"));
+    assert_null(strstr(text, "view"));
+    yg_string_release(text);
+    yg_graph_release(opt);
+    model_release(&m);
+    yg_release(x);
+}
+
+/* The same checks on graphs written as text, with rewrites the tracer
+ * does not produce from the functions above: t(t(x)), a duplicate
+ * expression, an LSTM cell spelled out with narrow. */
 static const char lstm_ir[] =
     "graph(%x : Tensor(dtype=float64, sizes=[3, 4]), %h : Tensor(dtype=float64, sizes=[3, 5]),\n"
     "      %c : Tensor(dtype=float64, sizes=[3, 5]), %wih : Tensor(dtype=float64, sizes=[20, 4]),\n"
@@ -202,111 +367,33 @@ static const char lstm_ir[] =
     "  %t2 = t(%t1)\n" /* peephole: t(t(x)) */
     "  return (%t2, %cy)\n";
 
-static void lstm_inputs(yg_tensor **in) {
-    int64_t sx[] = {3, 4}, sh[] = {3, 5}, sih[] = {20, 4}, shh[] = {20, 5}, sb[] = {20};
-    in[0] = rand_f64(sx, 2, 11);
-    in[1] = rand_f64(sh, 2, 12);
-    in[2] = rand_f64(sh, 2, 13);
-    in[3] = rand_f64(sih, 2, 14);
-    in[4] = rand_f64(shh, 2, 15);
-    in[5] = rand_f64(sb, 1, 16);
-    in[6] = rand_f64(sb, 1, 17);
-}
-
-static void test_lstm_cell_graph_matches_eager_through_every_pass(void **state) {
+static void test_written_lstm_cell_graph_matches_eager_through_every_pass(void **state) {
     (void)state;
+    model m;
     yg_tensor *in[7], *want[2] = {NULL, NULL};
-    lstm_inputs(in);
-    YG_CHECK(yg_lstm_cell(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &want[0], &want[1]));
+    lstm_setup(&m, in);
+    in[3] = m.w1;
+    in[4] = m.w2;
+    in[5] = m.b1;
+    in[6] = m.b2;
+    YG_CHECK(lstm(&m, in, 3, want, 2));
     yg_graph *opt = expect_preserved(lstm_ir, in, 7, want, 2);
+    assert_int_equal(yg_graph_num_nodes(opt), 16); /* 19 less hy2, t1, t2 */
     yg_graph_release(opt);
-    release_all(want, 2);
-    release_all(in, 7);
-}
-
-static void test_lstm_cell_node_runs_as_a_multi_output_op(void **state) {
-    (void)state;
-    yg_tensor *in[7], *want[2] = {NULL, NULL};
-    lstm_inputs(in);
-    YG_CHECK(yg_lstm_cell(in[0], in[1], in[2], in[3], in[4], NULL, NULL, &want[0], &want[1]));
     /* Absent biases are prim::None inputs. */
-    yg_graph *opt = expect_preserved("graph(%x, %h, %c, %wih, %whh, %bih, %bhh):\n"
-                                     "  %n = prim::None()\n"
-                                     "  %hy, %cy = lstm_cell(%x, %h, %c, %wih, %whh, %n, %n)\n"
-                                     "  return (%hy, %cy)\n",
-                                     in,
-                                     7,
-                                     want,
-                                     2);
+    release_all(want, 2);
+    YG_CHECK(yg_lstm_cell(in[0], in[1], in[2], in[3], in[4], NULL, NULL, &want[0], &want[1]));
+    opt = expect_preserved("graph(%x, %h, %c, %wih, %whh, %bih, %bhh):\n"
+                           "  %n = prim::None()\n"
+                           "  %hy, %cy = lstm_cell(%x, %h, %c, %wih, %whh, %n, %n)\n"
+                           "  return (%hy, %cy)\n",
+                           in,
+                           7,
+                           want,
+                           2);
     yg_graph_release(opt);
     release_all(want, 2);
-    release_all(in, 7);
-}
-
-/* The eager CNN-like function the graph below spells out: normalise
- * per channel, pool, classify. */
-static yg_status cnn(yg_tensor *const *in, yg_tensor **out) {
-    const int64_t k2[] = {2, 2}, out2[] = {2, 2}, s311[] = {3, 1, 1};
-    yg_tensor *mean = yg_test_tensor(YG_FLOAT64, s311, 3, (const double[]){0.1, 0.2, 0.3});
-    yg_tensor *xn = NULL, *p = NULL, *r = NULL, *a = NULL, *u = NULL, *f = NULL, *y = NULL;
-    yg_status st = yg_sub(in[0], mean, 1, &xn);
-    if (st == YG_OK)
-        st = yg_max_pool2d(
-            xn, k2, 2, NULL, 0, (const int64_t[]){0}, 1, (const int64_t[]){1}, 1, false, &p);
-    if (st == YG_OK)
-        st = yg_relu(p, &r);
-    if (st == YG_OK)
-        st = yg_avg_pool2d(r, k2, 2, NULL, 0, (const int64_t[]){0}, 1, false, true, &a);
-    if (st == YG_OK)
-        st = yg_adaptive_avg_pool2d(a, out2, 2, &u);
-    if (st == YG_OK)
-        st = yg_flatten(u, 1, -1, &f);
-    if (st == YG_OK)
-        st = yg_linear(f, in[1], in[2], &y);
-    if (st == YG_OK)
-        st = yg_softmax(y, 1, out);
-    yg_release(mean);
-    yg_release(xn);
-    yg_release(p);
-    yg_release(r);
-    yg_release(a);
-    yg_release(u);
-    yg_release(f);
-    yg_release(y);
-    return st;
-}
-
-static const char cnn_ir[] =
-    "graph(%x : Tensor(dtype=float64, sizes=[2, 3, 8, 8]),\n"
-    "      %w : Tensor(dtype=float64, sizes=[4, 12]), %b : Tensor(dtype=float64, sizes=[4])):\n"
-    "  %mean = prim::Constant[value=tensor(float64, [3, 1, 1], [0.1, 0.2, 0.3])]()\n"
-    "  %me = expand[size=[2, 3, 8, 8]](%mean)\n" /* remove_expands */
-    "  %xn = sub(%x, %me)\n"
-    "  %xv = view[size=[2, 3, 8, 8]](%xn)\n" /* peephole: same sizes */
-    "  %p = max_pool2d[kernel_size=[2, 2]](%xv)\n"
-    "  %r = relu(%p)\n"
-    "  %a = avg_pool2d[kernel_size=[2, 2]](%r)\n"
-    "  %u = adaptive_avg_pool2d[output_size=[2, 2]](%a)\n"
-    "  %f = flatten[start_dim=1](%u)\n"
-    "  %wt = t(%w)\n"
-    "  %m = mm(%f, %wt)\n"
-    "  %y = add(%m, %b)\n"
-    "  %s = softmax[dim=1](%y)\n"
-    "  return (%s)\n";
-
-static void test_cnn_like_graph_matches_eager_through_every_pass(void **state) {
-    (void)state;
-    int64_t sx[] = {2, 3, 8, 8}, sw[] = {4, 12}, sb[] = {4};
-    yg_tensor *in[3] = {rand_f64(sx, 4, 21), rand_f64(sw, 2, 22), rand_f64(sb, 1, 23)};
-    yg_tensor *want = NULL;
-    YG_CHECK(cnn(in, &want));
-    yg_graph *opt = expect_preserved(cnn_ir, in, 3, &want, 1);
-    char *text = print_ok(opt);
-    assert_null(strstr(text, "expand"));
-    assert_null(strstr(text, "view"));
-    yg_string_release(text);
-    yg_graph_release(opt);
-    yg_release(want);
+    model_release(&m);
     release_all(in, 3);
 }
 
@@ -631,10 +718,10 @@ static void test_every_op_has_a_boxed_entry_in_table_order(void **state) {
 
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mlp_graph_matches_eager_through_every_pass),
-        cmocka_unit_test(test_lstm_cell_graph_matches_eager_through_every_pass),
-        cmocka_unit_test(test_lstm_cell_node_runs_as_a_multi_output_op),
-        cmocka_unit_test(test_cnn_like_graph_matches_eager_through_every_pass),
+        cmocka_unit_test(test_traced_mlp_matches_eager_through_every_pass),
+        cmocka_unit_test(test_traced_lstm_cell_matches_eager_as_one_node_and_traced_through),
+        cmocka_unit_test(test_traced_cnn_like_function_matches_eager_through_every_pass),
+        cmocka_unit_test(test_written_lstm_cell_graph_matches_eager_through_every_pass),
         cmocka_unit_test(test_values_are_released_at_their_last_use),
         cmocka_unit_test(test_unused_outputs_of_multi_output_nodes_are_released_at_once),
         cmocka_unit_test(test_in_place_nodes_write_their_input_and_alias_it),
