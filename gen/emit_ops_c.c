@@ -231,16 +231,10 @@ static void emit_traced(gen_sb *sb, const gen_op *op)
     for (int i = 0; i < op->schema.n_returns; i++) {
         char *name = gen_return_cname(op, i);
         const gen_arg *w = written_arg(op, i);
-        gen_sb_printf(sb, "    yg__trace_output(*%s, %s);\n", name, w != NULL ? w->name : "NULL");
+        gen_sb_printf(sb, "    yg__trace_output(%s, %s);\n", name, w != NULL ? w->name : "NULL");
         free(name);
     }
-    gen_sb_puts(sb, "    st = yg__trace_end_node();\n    if (st != YG_OK) {\n");
-    for (int i = 0; i < op->schema.n_returns; i++) {
-        char *name = gen_return_cname(op, i);
-        gen_sb_printf(sb, "        yg_release(*%s);\n        *%s = NULL;\n", name, name);
-        free(name);
-    }
-    gen_sb_puts(sb, "    }\n    return st;\n}\n\n");
+    gen_sb_puts(sb, "    return yg__trace_end_node();\n}\n\n");
 }
 
 /* The first statements of yg_<op>: hand the call to <op>_traced when it is

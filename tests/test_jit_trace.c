@@ -9,6 +9,7 @@
 #include "jit/tracer.h"
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +51,25 @@ static void expect_text(const yg_graph *g, const char *expected) {
     yg_string_release(got);
 }
 
-/* Asserts print(parse(print(g))) == print(g) and that g lints clean. */
+/* Asserts that shape propagation computes the types the trace recorded,
+ * that the standard pipeline accepts a copy of g, that g lints clean and
+ * that print(parse(print(g))) == print(g). */
 static void expect_round_trip(const yg_graph *g) {
     char *text = NULL, *again = NULL;
-    yg_graph *parsed = NULL;
+    yg_graph *parsed = NULL, *optimized = NULL;
+    YG_CHECK(yg_graph_clone(g, &optimized));
+    YG_CHECK(yg_graph_propagate_shapes(optimized));
+    YG_CHECK(yg_graph_print(g, &text));
+    YG_CHECK(yg_graph_print(optimized, &again));
+    if (strcmp(text, again) != 0)
+        print_error("traced:\n%s\nshape propagation:\n%s\n", text, again);
+    assert_string_equal(text, again);
+    yg_string_release(text);
+    yg_string_release(again);
+    text = again = NULL;
+    YG_CHECK(yg_graph_optimize(optimized));
+    YG_CHECK(yg_graph_lint(optimized));
+    yg_graph_release(optimized);
     YG_CHECK(yg_graph_lint(g));
     YG_CHECK(yg_graph_print(g, &text));
     YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &parsed));
@@ -697,6 +713,52 @@ static void test_trace_reads_a_detached_tensor_as_its_source_not_a_constant(void
     yg_release(x);
 }
 
+typedef struct other_thread {
+    const yg_tensor *x;
+    yg_tensor *y;
+    yg_status st;
+    bool recording; /* what yg__trace_recording said on that thread */
+} other_thread;
+
+static void *run_other_thread(void *arg) {
+    other_thread *o = arg;
+    o->recording = yg__trace_recording(false);
+    o->st = yg_exp(o->x, &o->y);
+    return NULL;
+}
+
+static yg_status uses_another_thread(void *ctx,
+                                     yg_tensor *const *inputs,
+                                     int64_t n_inputs,
+                                     yg_tensor **outputs,
+                                     int64_t n_outputs) {
+    other_thread *o = ctx;
+    pthread_t t;
+    (void)n_inputs;
+    (void)n_outputs;
+    o->x = inputs[0];
+    if (pthread_create(&t, NULL, run_other_thread, o) != 0)
+        return yg_set_error(YG_ERR_INTERNAL, "pthread_create failed");
+    pthread_join(t, NULL);
+    if (o->st != YG_OK)
+        return o->st;
+    return yg_neg(inputs[0], &outputs[0]);
+}
+
+static void test_trace_records_only_the_calling_thread(void **state) {
+    (void)state;
+    const int64_t sizes[] = {2};
+    yg_tensor *x = rand_tensor(sizes, 1, 3);
+    other_thread o = {NULL, NULL, YG_OK, true};
+    yg_trace_result *r = NULL;
+    YG_CHECK(yg_trace(uses_another_thread, &o, &x, 1, 1, NULL, &r));
+    assert_false(o.recording);
+    expect_kinds(r->graph, "neg");
+    yg_trace_result_release(r);
+    yg_release(o.y);
+    yg_release(x);
+}
+
 /* ---- failures ---- */
 
 /* A trace that must work after a failed one: the state was cleaned up. */
@@ -857,6 +919,41 @@ static void test_trace_refuses_an_op_it_cannot_record(void **state) {
     expect_next_trace_works();
 }
 
+/* Records a node by hand, as a generated helper does, with a kind the IR
+ * does not know: end_node must fail, release the result and NULL it. */
+static yg_status records_a_bad_node(void *ctx,
+                                    yg_tensor *const *inputs,
+                                    int64_t n_inputs,
+                                    yg_tensor **outputs,
+                                    int64_t n_outputs) {
+    bool *released = ctx;
+    yg_tensor *extra = yg_retain(inputs[0]);
+    (void)n_inputs;
+    (void)n_outputs;
+    yg__trace_begin_node("not_an_op");
+    yg__trace_input(inputs[0]);
+    yg__trace_attr_int("dim", 1);
+    yg__trace_attr_str("mode", "x");
+    yg__trace_output(&extra, NULL);
+    yg_status st = yg__trace_end_node();
+    *released = st != YG_OK && extra == NULL;
+    return yg_neg(inputs[0], &outputs[0]);
+}
+
+static void test_trace_fails_and_releases_results_when_a_node_cannot_be_built(void **state) {
+    (void)state;
+    const int64_t sizes[] = {2};
+    yg_tensor *x = rand_tensor(sizes, 1, 1);
+    yg_trace_result *r = NULL;
+    bool released = false;
+    YG_EXPECT_ERROR(yg_trace(records_a_bad_node, &released, &x, 1, 1, NULL, &r), YG_ERR_INTERNAL,
+                    "trace: not_an_op is not a kind of the IR");
+    assert_true(released);
+    assert_null(r);
+    yg_release(x);
+    expect_next_trace_works();
+}
+
 static void test_tracing_is_off_outside_yg_trace(void **state) {
     (void)state;
     const int64_t sizes[] = {2};
@@ -884,11 +981,13 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_trace_does_not_record_a_backward_run_inside_the_function),
         cmocka_unit_test(test_trace_reads_a_tensor_given_twice_as_its_first_input),
         cmocka_unit_test(test_trace_reads_a_detached_tensor_as_its_source_not_a_constant),
+        cmocka_unit_test(test_trace_records_only_the_calling_thread),
         cmocka_unit_test(test_trace_rejects_null_arguments),
         cmocka_unit_test(test_trace_passes_on_the_failure_of_the_function),
         cmocka_unit_test(test_trace_rejects_an_output_the_function_left_unset),
         cmocka_unit_test(test_trace_refuses_to_nest),
         cmocka_unit_test(test_trace_refuses_an_op_it_cannot_record),
+        cmocka_unit_test(test_trace_fails_and_releases_results_when_a_node_cannot_be_built),
         cmocka_unit_test(test_tracing_is_off_outside_yg_trace),
     };
     return YG_TEST_RUN(tests, argc, argv);

@@ -39,13 +39,8 @@ static yg_status div_mode_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(other);
     yg__trace_attr_str("rounding_mode", rounding_mode);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor
@@ -89,16 +84,9 @@ static yg_status atan2_backward_traced(const yg_tensor *grad,
     yg__trace_input(self);
     yg__trace_input(other);
     yg__trace_attr_bools("grad_input_mask", grad_input_mask, 2);
-    yg__trace_output(*out_grad_self, NULL);
-    yg__trace_output(*out_grad_other, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_grad_self);
-        *out_grad_self = NULL;
-        yg_release(*out_grad_other);
-        *out_grad_other = NULL;
-    }
-    return st;
+    yg__trace_output(out_grad_self, NULL);
+    yg__trace_output(out_grad_other, NULL);
+    return yg__trace_end_node();
 }
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
@@ -149,13 +137,8 @@ static yg_status prod_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("prod");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:519] */
@@ -186,13 +169,8 @@ static yg_status max_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("max");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* max(Tensor self) -> Tensor  [specs/native_functions.yaml:540] */
@@ -223,13 +201,8 @@ static yg_status min_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("min");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* min(Tensor self) -> Tensor  [specs/native_functions.yaml:542] */
@@ -270,13 +243,8 @@ static yg_status value_selecting_reduction_backward_traced(const yg_tensor *grad
     yg__trace_input(indices);
     yg__trace_attr_ints("sizes", sizes, sizes_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
@@ -338,13 +306,8 @@ static yg_status var_backward_traced(const yg_tensor *grad,
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("correction", correction);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
@@ -393,13 +356,8 @@ static yg_status logsumexp_backward_traced(const yg_tensor *grad,
     yg__trace_input(output);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
@@ -440,13 +398,8 @@ static yg_status cumsum_backward_traced(const yg_tensor *grad, int64_t dim, yg_t
     yg__trace_begin_node("cumsum_backward");
     yg__trace_input(grad);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:647] */
@@ -486,13 +439,8 @@ static yg_status sum_backward_traced(const yg_tensor *grad,
     yg__trace_attr_ints("sizes", sizes, sizes_len);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
@@ -539,13 +487,8 @@ static yg_status mean_backward_traced(const yg_tensor *grad,
     yg__trace_attr_ints("sizes", sizes, sizes_len);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
@@ -587,13 +530,8 @@ static yg_status sum_to_traced(const yg_tensor *self,
     yg__trace_begin_node("sum_to");
     yg__trace_input(self);
     yg__trace_attr_ints("size", size, size_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:660] */
@@ -625,13 +563,8 @@ static yg_status matmul_traced(const yg_tensor *self, const yg_tensor *other, yg
     yg__trace_begin_node("matmul");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:674] */
@@ -664,13 +597,8 @@ static yg_status dot_traced(const yg_tensor *self, const yg_tensor *tensor, yg_t
     yg__trace_begin_node("dot");
     yg__trace_input(self);
     yg__trace_input(tensor);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:677] */
@@ -703,13 +631,8 @@ static yg_status mv_traced(const yg_tensor *self, const yg_tensor *vec, yg_tenso
     yg__trace_begin_node("mv");
     yg__trace_input(self);
     yg__trace_input(vec);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:680] */
@@ -742,13 +665,8 @@ static yg_status outer_traced(const yg_tensor *self, const yg_tensor *vec2, yg_t
     yg__trace_begin_node("outer");
     yg__trace_input(self);
     yg__trace_input(vec2);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:683] */
@@ -789,13 +707,8 @@ static yg_status addmm_traced(const yg_tensor *self,
     yg__trace_input(mat2);
     yg__trace_attr_float("beta", beta);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -843,13 +756,8 @@ static yg_status baddbmm_traced(const yg_tensor *self,
     yg__trace_input(batch2);
     yg__trace_attr_float("beta", beta);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -893,13 +801,8 @@ static yg_status linear_traced(const yg_tensor *input,
     yg__trace_input(input);
     yg__trace_input(weight);
     yg__trace_input(bias);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
@@ -939,13 +842,8 @@ static yg_status reshape_traced(const yg_tensor *self,
     yg__trace_begin_node("reshape");
     yg__trace_input(self);
     yg__trace_attr_ints("shape", shape, shape_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:719] */
@@ -983,13 +881,8 @@ static yg_status permute_backward_traced(const yg_tensor *grad,
     yg__trace_begin_node("permute_backward");
     yg__trace_input(grad);
     yg__trace_attr_ints("dims", dims, dims_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:737] */
@@ -1030,13 +923,8 @@ static yg_status narrow_traced(const yg_tensor *self,
     yg__trace_attr_int("dim", dim);
     yg__trace_attr_int("start", start);
     yg__trace_attr_int("length", length);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
@@ -1077,13 +965,8 @@ static yg_status flatten_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_int("start_dim", start_dim);
     yg__trace_attr_int("end_dim", end_dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
@@ -1115,13 +998,8 @@ static yg_status contiguous_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("contiguous");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:768] */
@@ -1156,13 +1034,8 @@ static yg_status repeat_traced(const yg_tensor *self,
     yg__trace_begin_node("repeat");
     yg__trace_input(self);
     yg__trace_attr_ints("repeats", repeats, repeats_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:772] */
@@ -1201,13 +1074,8 @@ static yg_status cat_traced(const yg_tensor *const *tensors,
     for (int64_t i = 0; i < tensors_len; i++)
         yg__trace_input(tensors[i]);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:776] */
@@ -1247,13 +1115,8 @@ static yg_status stack_traced(const yg_tensor *const *tensors,
     for (int64_t i = 0; i < tensors_len; i++)
         yg__trace_input(tensors[i]);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:779] */
@@ -1296,13 +1159,8 @@ static yg_status scatter_src_backward_traced(const yg_tensor *grad_output,
     yg__trace_attr_int("dim", dim);
     yg__trace_input(index);
     yg__trace_attr_ints("src_sizes", src_sizes, src_sizes_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
@@ -1344,13 +1202,8 @@ static yg_status constant_pad_nd_backward_traced(const yg_tensor *grad,
     yg__trace_begin_node("constant_pad_nd_backward");
     yg__trace_input(grad);
     yg__trace_attr_ints("pad", pad, pad_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
@@ -1390,13 +1243,8 @@ static yg_status softmax_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(output);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
@@ -1437,13 +1285,8 @@ static yg_status mse_loss_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(target);
     yg__trace_attr_int("reduction", reduction);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
@@ -1484,13 +1327,8 @@ static yg_status l1_loss_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(target);
     yg__trace_attr_int("reduction", reduction);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
@@ -1533,13 +1371,8 @@ static yg_status smooth_l1_loss_traced(const yg_tensor *self,
     yg__trace_input(target);
     yg__trace_attr_int("reduction", reduction);
     yg__trace_attr_float("beta", beta);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
@@ -1583,13 +1416,8 @@ static yg_status binary_cross_entropy_traced(const yg_tensor *self,
     yg__trace_input(target);
     yg__trace_input(weight);
     yg__trace_attr_int("reduction", reduction);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
@@ -1635,13 +1463,8 @@ static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
     yg__trace_input(weight);
     yg__trace_input(pos_weight);
     yg__trace_attr_int("reduction", reduction);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
@@ -1697,13 +1520,8 @@ static yg_status cross_entropy_traced(const yg_tensor *self,
     yg__trace_input(target);
     yg__trace_attr_int("reduction", reduction);
     yg__trace_attr_int("ignore_index", ignore_index);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* cross_entropy(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
@@ -1750,13 +1568,8 @@ static yg_status layer_norm_traced(const yg_tensor *input,
     yg__trace_input(weight);
     yg__trace_input(bias);
     yg__trace_attr_float("eps", eps);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
@@ -1821,16 +1634,9 @@ static yg_status lstm_cell_traced(const yg_tensor *input,
     yg__trace_input(w_hh);
     yg__trace_input(b_ih);
     yg__trace_input(b_hh);
-    yg__trace_output(*out_hy, NULL);
-    yg__trace_output(*out_cy, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_hy);
-        *out_hy = NULL;
-        yg_release(*out_cy);
-        *out_cy = NULL;
-    }
-    return st;
+    yg__trace_output(out_hy, NULL);
+    yg__trace_output(out_cy, NULL);
+    return yg__trace_end_node();
 }
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
@@ -1887,13 +1693,8 @@ static yg_status gru_cell_traced(const yg_tensor *input,
     yg__trace_input(w_hh);
     yg__trace_input(b_ih);
     yg__trace_input(b_hh);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
@@ -1947,13 +1748,8 @@ static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
     yg__trace_attr_int("is_causal", is_causal);
     if (scale != NULL)
         yg__trace_attr_float("scale", *scale);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
@@ -2015,13 +1811,8 @@ static yg_status group_norm_traced(const yg_tensor *input,
     yg__trace_input(weight);
     yg__trace_input(bias);
     yg__trace_attr_float("eps", eps);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,

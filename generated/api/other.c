@@ -65,13 +65,8 @@ static yg_status cumsum_traced(const yg_tensor *self, int64_t dim, yg_tensor **o
     yg__trace_begin_node("cumsum");
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:638] */
@@ -154,13 +149,8 @@ static yg_status cumprod_traced(const yg_tensor *self, int64_t dim, yg_tensor **
     yg__trace_begin_node("cumprod");
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:642] */
@@ -224,13 +214,8 @@ static yg_status cumprod_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
@@ -317,13 +302,8 @@ static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tens
     yg__trace_begin_node("mm");
     yg__trace_input(self);
     yg__trace_input(mat2);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:663] */
@@ -416,13 +396,8 @@ static yg_status bmm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_ten
     yg__trace_begin_node("bmm");
     yg__trace_input(self);
     yg__trace_input(mat2);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:668] */
@@ -523,13 +498,8 @@ static yg_status select_backward_traced(const yg_tensor *grad_output,
     yg__trace_attr_ints("input_sizes", input_sizes, input_sizes_len);
     yg__trace_attr_int("dim", dim);
     yg__trace_attr_int("index", index);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
@@ -645,13 +615,8 @@ static yg_status slice_backward_traced(const yg_tensor *grad_output,
     yg__trace_attr_int("start", start);
     yg__trace_attr_int("end", end);
     yg__trace_attr_int("step", step);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
@@ -758,13 +723,8 @@ static yg_status flip_traced(const yg_tensor *self,
     yg__trace_begin_node("flip");
     yg__trace_input(self);
     yg__trace_attr_ints("dims", dims, dims_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:782] */
@@ -862,13 +822,8 @@ static yg_status index_select_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
     yg__trace_input(index);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
@@ -975,13 +930,8 @@ static yg_status index_select_backward_traced(const yg_tensor *grad_output,
     yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
     yg__trace_attr_int("dim", dim);
     yg__trace_input(index);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
@@ -1087,13 +1037,8 @@ static yg_status gather_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
     yg__trace_input(index);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:801] */
@@ -1196,13 +1141,8 @@ static yg_status gather_backward_traced(const yg_tensor *grad_output,
     yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
     yg__trace_attr_int("dim", dim);
     yg__trace_input(index);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
@@ -1312,13 +1252,8 @@ static yg_status scatter_traced(const yg_tensor *self,
     yg__trace_attr_int("dim", dim);
     yg__trace_input(index);
     yg__trace_input(src);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -1425,13 +1360,8 @@ static yg_status scatter_value_traced(const yg_tensor *self,
     yg__trace_attr_int("dim", dim);
     yg__trace_input(index);
     yg__trace_attr_float("value", value);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
@@ -1542,13 +1472,8 @@ static yg_status scatter_add_traced(const yg_tensor *self,
     yg__trace_attr_int("dim", dim);
     yg__trace_input(index);
     yg__trace_input(src);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -1635,13 +1560,8 @@ static yg_status tril_traced(const yg_tensor *self, int64_t diagonal, yg_tensor 
     yg__trace_begin_node("tril");
     yg__trace_input(self);
     yg__trace_attr_int("diagonal", diagonal);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:832] */
@@ -1721,13 +1641,8 @@ static yg_status triu_traced(const yg_tensor *self, int64_t diagonal, yg_tensor 
     yg__trace_begin_node("triu");
     yg__trace_input(self);
     yg__trace_attr_int("diagonal", diagonal);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:836] */
@@ -1825,13 +1740,8 @@ static yg_status constant_pad_nd_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_ints("pad", pad, pad_len);
     yg__trace_attr_float("value", value);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
@@ -1914,13 +1824,8 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
     yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
     yg__trace_attr_int("reduction", reduction);
     yg__trace_attr_int("ignore_index", ignore_index);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
@@ -2019,13 +1924,8 @@ static yg_status embedding_traced(const yg_tensor *weight,
     yg__trace_input(weight);
     yg__trace_input(indices);
     yg__trace_attr_int("padding_idx", padding_idx);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
@@ -2104,13 +2004,8 @@ static yg_status embedding_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(indices);
     yg__trace_attr_ints("weight_sizes", weight_sizes, weight_sizes_len);
     yg__trace_attr_int("padding_idx", padding_idx);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
@@ -2208,13 +2103,8 @@ static yg_status max_pool2d_backward_traced(const yg_tensor *grad_output,
     yg__trace_attr_ints("padding", padding, padding_len);
     yg__trace_attr_ints("dilation", dilation, dilation_len);
     yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* max_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride,
@@ -2381,13 +2271,8 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
     yg__trace_attr_ints("padding", padding, padding_len);
     yg__trace_attr_int("ceil_mode", ceil_mode);
     yg__trace_attr_int("count_include_pad", count_include_pad);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
@@ -2485,13 +2370,8 @@ static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_outpu
     yg__trace_begin_node("adaptive_avg_pool2d_backward");
     yg__trace_input(grad_output);
     yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
@@ -2575,13 +2455,8 @@ static yg_status upsample_nearest2d_traced(const yg_tensor *self,
     yg__trace_begin_node("upsample_nearest2d");
     yg__trace_input(self);
     yg__trace_attr_ints("output_size", output_size, output_size_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
@@ -2648,13 +2523,8 @@ static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output
     yg__trace_begin_node("upsample_nearest2d_backward");
     yg__trace_input(grad_output);
     yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor

@@ -85,13 +85,8 @@ static yg_status tanh_backward_traced(const yg_tensor *grad_output,
     yg__trace_begin_node("tanh_backward");
     yg__trace_input(grad_output);
     yg__trace_input(output);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
@@ -193,13 +188,8 @@ static yg_status sigmoid_backward_traced(const yg_tensor *grad_output,
     yg__trace_begin_node("sigmoid_backward");
     yg__trace_input(grad_output);
     yg__trace_input(output);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
@@ -295,13 +285,8 @@ static yg_status relu_backward_traced(const yg_tensor *grad_output,
     yg__trace_begin_node("relu_backward");
     yg__trace_input(grad_output);
     yg__trace_input(output);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
@@ -408,13 +393,8 @@ static yg_status pow_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(self);
     yg__trace_attr_float("exponent", exponent);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
@@ -480,13 +460,8 @@ static yg_status gelu_backward_traced(const yg_tensor *grad_output,
     yg__trace_begin_node("gelu_backward");
     yg__trace_input(grad_output);
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:426] */
@@ -538,13 +513,8 @@ static yg_status gelu_tanh_backward_traced(const yg_tensor *grad_output,
     yg__trace_begin_node("gelu_tanh_backward");
     yg__trace_input(grad_output);
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
@@ -599,13 +569,8 @@ static yg_status silu_backward_traced(const yg_tensor *grad_output,
     yg__trace_begin_node("silu_backward");
     yg__trace_input(grad_output);
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:437] */
@@ -660,13 +625,8 @@ static yg_status elu_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(self);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
@@ -758,13 +718,8 @@ static yg_status leaky_relu_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(self);
     yg__trace_attr_float("negative_slope", negative_slope);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
@@ -836,13 +791,8 @@ static yg_status softplus_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(self);
     yg__trace_attr_float("beta", beta);
     yg__trace_attr_float("threshold", threshold);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
@@ -940,13 +890,8 @@ static yg_status hardtanh_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(self);
     yg__trace_attr_float("min_val", min_val);
     yg__trace_attr_float("max_val", max_val);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
@@ -1054,13 +999,8 @@ static yg_status clamp_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(self);
     yg__trace_attr_float("min", min);
     yg__trace_attr_float("max", max);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
@@ -1163,13 +1103,8 @@ static yg_status clamp_min_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(self);
     yg__trace_attr_float("min", min);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
@@ -1271,13 +1206,8 @@ static yg_status clamp_max_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(self);
     yg__trace_attr_float("max", max);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
@@ -1381,13 +1311,8 @@ static yg_status maximum_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
@@ -1492,13 +1417,8 @@ static yg_status minimum_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor

@@ -78,13 +78,8 @@ static yg_status add_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(other);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -179,13 +174,8 @@ static yg_status sub_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(other);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -279,13 +269,8 @@ static yg_status mul_traced(const yg_tensor *self, const yg_tensor *other, yg_te
     yg__trace_begin_node("mul");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:24] */
@@ -376,13 +361,8 @@ static yg_status div_traced(const yg_tensor *self, const yg_tensor *other, yg_te
     yg__trace_begin_node("div");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:28] */
@@ -479,13 +459,8 @@ static yg_status add__traced(yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(other);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
@@ -585,13 +560,8 @@ static yg_status maximum_traced(const yg_tensor *self, const yg_tensor *other, y
     yg__trace_begin_node("maximum");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:61] */
@@ -680,13 +650,8 @@ static yg_status minimum_traced(const yg_tensor *self, const yg_tensor *other, y
     yg__trace_begin_node("minimum");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:65] */
@@ -775,13 +740,8 @@ static yg_status atan2_traced(const yg_tensor *self, const yg_tensor *other, yg_
     yg__trace_begin_node("atan2");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* atan2(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:69] */
@@ -876,13 +836,8 @@ static yg_status remainder_traced(const yg_tensor *self, const yg_tensor *other,
     yg__trace_begin_node("remainder");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* remainder(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:75] */
@@ -982,13 +937,8 @@ static yg_status pow_tensor_traced(const yg_tensor *self,
     yg__trace_begin_node("pow.Tensor");
     yg__trace_input(self);
     yg__trace_input(exponent);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:83] */
@@ -1082,13 +1032,8 @@ static yg_status lerp_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(end);
     yg__trace_attr_float("weight", weight);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:87] */
@@ -1184,13 +1129,8 @@ static yg_status where_scalarother_traced(const yg_tensor *condition,
     yg__trace_input(condition);
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
@@ -1290,13 +1230,8 @@ static yg_status where_scalarself_traced(const yg_tensor *condition,
     yg__trace_input(condition);
     yg__trace_attr_float("self", self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
@@ -1392,13 +1327,8 @@ static yg_status masked_fill_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(mask);
     yg__trace_attr_float("value", value);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
@@ -1499,13 +1429,8 @@ static yg_status sub__traced(yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(other);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
@@ -1617,13 +1542,8 @@ static yg_status mul__traced(yg_tensor *self, const yg_tensor *other, yg_tensor 
     yg__trace_begin_node("mul_");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:130] */
@@ -1722,13 +1642,8 @@ static yg_status div__traced(yg_tensor *self, const yg_tensor *other, yg_tensor 
     yg__trace_begin_node("div_");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:134] */
@@ -1810,13 +1725,8 @@ static yg_status lerp__traced(yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(end);
     yg__trace_attr_float("weight", weight);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
@@ -1872,13 +1782,8 @@ static yg_status masked_fill__traced(yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(mask);
     yg__trace_attr_float("value", value);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
@@ -1953,13 +1858,8 @@ static yg_status copy__traced(yg_tensor *self, const yg_tensor *src, yg_tensor *
     yg__trace_begin_node("copy_");
     yg__trace_input(self);
     yg__trace_input(src);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:193] */
@@ -2027,13 +1927,8 @@ static yg_status eq_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     yg__trace_begin_node("eq");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:200] */
@@ -2076,13 +1971,8 @@ static yg_status ne_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     yg__trace_begin_node("ne");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:204] */
@@ -2125,13 +2015,8 @@ static yg_status lt_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     yg__trace_begin_node("lt");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:208] */
@@ -2174,13 +2059,8 @@ static yg_status le_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     yg__trace_begin_node("le");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:212] */
@@ -2223,13 +2103,8 @@ static yg_status gt_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     yg__trace_begin_node("gt");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:216] */
@@ -2272,13 +2147,8 @@ static yg_status ge_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     yg__trace_begin_node("ge");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:220] */
@@ -2325,13 +2195,8 @@ static yg_status logical_and_traced(const yg_tensor *self,
     yg__trace_begin_node("logical_and");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:250] */
@@ -2376,13 +2241,8 @@ static yg_status logical_or_traced(const yg_tensor *self, const yg_tensor *other
     yg__trace_begin_node("logical_or");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:254] */
@@ -2429,13 +2289,8 @@ static yg_status logical_xor_traced(const yg_tensor *self,
     yg__trace_begin_node("logical_xor");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:258] */

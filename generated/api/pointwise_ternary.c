@@ -95,13 +95,8 @@ static yg_status lerp_tensor_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(end);
     yg__trace_input(weight);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
@@ -217,13 +212,8 @@ static yg_status addcmul_traced(const yg_tensor *self,
     yg__trace_input(tensor1);
     yg__trace_input(tensor2);
     yg__trace_attr_float("value", value);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
@@ -340,13 +330,8 @@ static yg_status addcdiv_traced(const yg_tensor *self,
     yg__trace_input(tensor1);
     yg__trace_input(tensor2);
     yg__trace_attr_float("value", value);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
@@ -448,13 +433,8 @@ static yg_status where_traced(const yg_tensor *condition,
     yg__trace_input(condition);
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -527,13 +507,8 @@ static yg_status addcmul__traced(yg_tensor *self,
     yg__trace_input(tensor1);
     yg__trace_input(tensor2);
     yg__trace_attr_float("value", value);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
@@ -597,13 +572,8 @@ static yg_status addcdiv__traced(yg_tensor *self,
     yg__trace_input(tensor1);
     yg__trace_input(tensor2);
     yg__trace_attr_float("value", value);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
@@ -664,13 +634,8 @@ static yg_status pow_backward_self_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(self);
     yg__trace_input(exponent);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
@@ -733,13 +698,8 @@ static yg_status pow_backward_exponent_traced(const yg_tensor *grad_output,
     yg__trace_input(self);
     yg__trace_input(exponent);
     yg__trace_input(output);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor

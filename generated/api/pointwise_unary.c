@@ -65,13 +65,8 @@ static yg_status mul_scalar_traced(const yg_tensor *self, double other, yg_tenso
     yg__trace_begin_node("mul.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:32] */
@@ -151,13 +146,8 @@ static yg_status div_scalar_traced(const yg_tensor *self, double other, yg_tenso
     yg__trace_begin_node("div.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:40] */
@@ -241,13 +231,8 @@ static yg_status add_scalar_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -332,13 +317,8 @@ static yg_status sub_scalar_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -426,13 +406,8 @@ static yg_status rsub_scalar_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -514,13 +489,8 @@ static yg_status remainder_scalar_traced(const yg_tensor *self, double other, yg
     yg__trace_begin_node("remainder.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:79] */
@@ -578,13 +548,8 @@ static yg_status add_scalar__traced(yg_tensor *self, double other, double alpha,
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
@@ -658,13 +623,8 @@ static yg_status mul_scalar__traced(yg_tensor *self, double other, yg_tensor **o
     yg__trace_begin_node("mul_.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:142] */
@@ -731,13 +691,8 @@ static yg_status div_scalar__traced(yg_tensor *self, double other, yg_tensor **o
     yg__trace_begin_node("div_.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:146] */
@@ -806,13 +761,8 @@ static yg_status relu__traced(yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("relu_");
     yg__trace_input(self);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:162] */
@@ -885,13 +835,8 @@ static yg_status clamp__traced(yg_tensor *self, double min, double max, yg_tenso
     yg__trace_input(self);
     yg__trace_attr_float("min", min);
     yg__trace_attr_float("max", max);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)
@@ -939,13 +884,8 @@ static yg_status clamp_min__traced(yg_tensor *self, double min, yg_tensor **out)
     yg__trace_begin_node("clamp_min_");
     yg__trace_input(self);
     yg__trace_attr_float("min", min);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)  [specs/native_functions.yaml:170] */
@@ -992,13 +932,8 @@ static yg_status clamp_max__traced(yg_tensor *self, double max, yg_tensor **out)
     yg__trace_begin_node("clamp_max_");
     yg__trace_input(self);
     yg__trace_attr_float("max", max);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)  [specs/native_functions.yaml:174] */
@@ -1045,13 +980,8 @@ static yg_status fill__traced(yg_tensor *self, double value, yg_tensor **out)
     yg__trace_begin_node("fill_");
     yg__trace_input(self);
     yg__trace_attr_float("value", value);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)  [specs/native_functions.yaml:184] */
@@ -1120,13 +1050,8 @@ static yg_status zero__traced(yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("zero_");
     yg__trace_input(self);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:188] */
@@ -1193,13 +1118,8 @@ static yg_status eq_scalar_traced(const yg_tensor *self, double other, yg_tensor
     yg__trace_begin_node("eq.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:225] */
@@ -1241,13 +1161,8 @@ static yg_status ne_scalar_traced(const yg_tensor *self, double other, yg_tensor
     yg__trace_begin_node("ne.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:229] */
@@ -1289,13 +1204,8 @@ static yg_status lt_scalar_traced(const yg_tensor *self, double other, yg_tensor
     yg__trace_begin_node("lt.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:233] */
@@ -1337,13 +1247,8 @@ static yg_status le_scalar_traced(const yg_tensor *self, double other, yg_tensor
     yg__trace_begin_node("le.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:237] */
@@ -1385,13 +1290,8 @@ static yg_status gt_scalar_traced(const yg_tensor *self, double other, yg_tensor
     yg__trace_begin_node("gt.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:241] */
@@ -1433,13 +1333,8 @@ static yg_status ge_scalar_traced(const yg_tensor *self, double other, yg_tensor
     yg__trace_begin_node("ge.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:245] */
@@ -1480,13 +1375,8 @@ static yg_status logical_not_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("logical_not");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:262] */
@@ -1547,13 +1437,8 @@ static yg_status neg_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("neg");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:267] */
@@ -1634,13 +1519,8 @@ static yg_status exp_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("exp");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:271] */
@@ -1721,13 +1601,8 @@ static yg_status log_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("log");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* log(Tensor self) -> Tensor  [specs/native_functions.yaml:275] */
@@ -1808,13 +1683,8 @@ static yg_status sqrt_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("sqrt");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:279] */
@@ -1895,13 +1765,8 @@ static yg_status tanh_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("tanh");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:283] */
@@ -1982,13 +1847,8 @@ static yg_status sigmoid_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("sigmoid");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:287] */
@@ -2069,13 +1929,8 @@ static yg_status relu_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("relu");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:291] */
@@ -2158,13 +2013,8 @@ static yg_status pow_traced(const yg_tensor *self, double exponent, yg_tensor **
     yg__trace_begin_node("pow");
     yg__trace_input(self);
     yg__trace_attr_float("exponent", exponent);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:295] */
@@ -2245,13 +2095,8 @@ static yg_status abs_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("abs");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:299] */
@@ -2327,13 +2172,8 @@ static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("sign");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:304] */
@@ -2414,13 +2254,8 @@ static yg_status expm1_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("expm1");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:308] */
@@ -2501,13 +2336,8 @@ static yg_status log1p_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("log1p");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:312] */
@@ -2588,13 +2418,8 @@ static yg_status log2_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("log2");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:316] */
@@ -2675,13 +2500,8 @@ static yg_status rsqrt_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("rsqrt");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:320] */
@@ -2762,13 +2582,8 @@ static yg_status reciprocal_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("reciprocal");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:324] */
@@ -2849,13 +2664,8 @@ static yg_status sin_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("sin");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:328] */
@@ -2936,13 +2746,8 @@ static yg_status cos_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("cos");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:332] */
@@ -3023,13 +2828,8 @@ static yg_status tan_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("tan");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:336] */
@@ -3110,13 +2910,8 @@ static yg_status erf_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("erf");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:340] */
@@ -3197,13 +2992,8 @@ static yg_status gelu_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("gelu");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:345] */
@@ -3284,13 +3074,8 @@ static yg_status gelu_tanh_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("gelu_tanh");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
@@ -3371,13 +3156,8 @@ static yg_status silu_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("silu");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
@@ -3460,13 +3240,8 @@ static yg_status elu_traced(const yg_tensor *self, double alpha, yg_tensor **out
     yg__trace_begin_node("elu");
     yg__trace_input(self);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:359] */
@@ -3551,13 +3326,8 @@ static yg_status leaky_relu_traced(const yg_tensor *self, double negative_slope,
     yg__trace_begin_node("leaky_relu");
     yg__trace_input(self);
     yg__trace_attr_float("negative_slope", negative_slope);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
@@ -3652,13 +3422,8 @@ static yg_status softplus_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_float("beta", beta);
     yg__trace_attr_float("threshold", threshold);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
@@ -3753,13 +3518,8 @@ static yg_status hardtanh_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_float("min_val", min_val);
     yg__trace_attr_float("max_val", max_val);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
@@ -3845,13 +3605,8 @@ static yg_status clamp_traced(const yg_tensor *self, double min, double max, yg_
     yg__trace_input(self);
     yg__trace_attr_float("min", min);
     yg__trace_attr_float("max", max);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:378] */
@@ -3934,13 +3689,8 @@ static yg_status clamp_min_traced(const yg_tensor *self, double min, yg_tensor *
     yg__trace_begin_node("clamp_min");
     yg__trace_input(self);
     yg__trace_attr_float("min", min);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:382] */
@@ -4023,13 +3773,8 @@ static yg_status clamp_max_traced(const yg_tensor *self, double max, yg_tensor *
     yg__trace_begin_node("clamp_max");
     yg__trace_input(self);
     yg__trace_attr_float("max", max);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:386] */
@@ -4105,13 +3850,8 @@ static yg_status floor_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("floor");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:392] */
@@ -4187,13 +3927,8 @@ static yg_status ceil_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("ceil");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:396] */
@@ -4269,13 +4004,8 @@ static yg_status round_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("round");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* round(Tensor self) -> Tensor  [specs/native_functions.yaml:400] */
@@ -4351,13 +4081,8 @@ static yg_status trunc_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("trunc");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:404] */
@@ -4433,13 +4158,8 @@ static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("clone");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:715] */

@@ -64,13 +64,8 @@ static yg_status sum_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("sum");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:499] */
@@ -167,13 +162,8 @@ static yg_status sum_dim_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
@@ -258,13 +248,8 @@ static yg_status mean_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("mean");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:507] */
@@ -361,13 +346,8 @@ static yg_status mean_dim_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
@@ -471,13 +451,8 @@ static yg_status prod_dim_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
@@ -551,13 +526,8 @@ static yg_status prod_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(self);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
@@ -656,13 +626,8 @@ static yg_status amax_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
@@ -769,13 +734,8 @@ static yg_status amin_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
@@ -884,16 +844,9 @@ static yg_status max_dim_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out_values, NULL);
-    yg__trace_output(*out_indices, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_values);
-        *out_values = NULL;
-        yg_release(*out_indices);
-        *out_indices = NULL;
-    }
-    return st;
+    yg__trace_output(out_values, NULL);
+    yg__trace_output(out_indices, NULL);
+    return yg__trace_end_node();
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -1007,16 +960,9 @@ static yg_status min_dim_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out_values, NULL);
-    yg__trace_output(*out_indices, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_values);
-        *out_values = NULL;
-        yg_release(*out_indices);
-        *out_indices = NULL;
-    }
-    return st;
+    yg__trace_output(out_values, NULL);
+    yg__trace_output(out_indices, NULL);
+    return yg__trace_end_node();
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -1098,13 +1044,8 @@ static yg_status minmax_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(output);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
@@ -1160,13 +1101,8 @@ static yg_status argmax_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("argmax");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:567] */
@@ -1215,13 +1151,8 @@ static yg_status argmax_dim_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
@@ -1263,13 +1194,8 @@ static yg_status argmin_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("argmin");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:575] */
@@ -1318,13 +1244,8 @@ static yg_status argmin_dim_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
@@ -1366,13 +1287,8 @@ static yg_status all_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("all");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* all(Tensor self) -> Tensor  [specs/native_functions.yaml:584] */
@@ -1423,13 +1339,8 @@ static yg_status all_dim_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
@@ -1475,13 +1386,8 @@ static yg_status any_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("any");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* any(Tensor self) -> Tensor  [specs/native_functions.yaml:592] */
@@ -1532,13 +1438,8 @@ static yg_status any_dim_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
@@ -1632,13 +1533,8 @@ static yg_status var_traced(const yg_tensor *self,
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("correction", correction);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
@@ -1751,13 +1647,8 @@ static yg_status std_traced(const yg_tensor *self,
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("correction", correction);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
@@ -1882,16 +1773,9 @@ static yg_status var_mean_traced(const yg_tensor *self,
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("correction", correction);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out_var, NULL);
-    yg__trace_output(*out_mean, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_var);
-        *out_var = NULL;
-        yg_release(*out_mean);
-        *out_mean = NULL;
-    }
-    return st;
+    yg__trace_output(out_var, NULL);
+    yg__trace_output(out_mean, NULL);
+    return yg__trace_end_node();
 }
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
@@ -2011,13 +1895,8 @@ static yg_status norm_traced(const yg_tensor *self,
     yg__trace_attr_float("p", p);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
@@ -2098,13 +1977,8 @@ static yg_status norm_backward_traced(const yg_tensor *grad_output,
     yg__trace_attr_float("p", p);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
@@ -2207,13 +2081,8 @@ static yg_status logsumexp_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
@@ -2301,13 +2170,8 @@ static yg_status log_softmax_traced(const yg_tensor *self, int64_t dim, yg_tenso
     yg__trace_begin_node("log_softmax");
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:850] */
@@ -2371,13 +2235,8 @@ static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(grad_output);
     yg__trace_input(output);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
@@ -2471,13 +2330,8 @@ static yg_status nll_loss_traced(const yg_tensor *self,
     yg__trace_input(target);
     yg__trace_attr_int("reduction", reduction);
     yg__trace_attr_int("ignore_index", ignore_index);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
@@ -2566,13 +2420,8 @@ static yg_status softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **
     yg__trace_begin_node("softmax");
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:866] */
@@ -2711,13 +2560,8 @@ static yg_status max_pool2d_traced(const yg_tensor *self,
     yg__trace_attr_ints("padding", padding, padding_len);
     yg__trace_attr_ints("dilation", dilation, dilation_len);
     yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -2880,13 +2724,8 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
     yg__trace_attr_ints("padding", padding, padding_len);
     yg__trace_attr_int("ceil_mode", ceil_mode);
     yg__trace_attr_int("count_include_pad", count_include_pad);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -3005,13 +2844,8 @@ static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
     yg__trace_begin_node("adaptive_avg_pool2d");
     yg__trace_input(self);
     yg__trace_attr_ints("output_size", output_size, output_size_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor

@@ -76,13 +76,8 @@ static yg_status transpose_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_int("dim0", dim0);
     yg__trace_attr_int("dim1", dim1);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
@@ -162,13 +157,8 @@ static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("t");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:699] */
@@ -257,13 +247,8 @@ static yg_status view_traced(const yg_tensor *self,
     yg__trace_begin_node("view");
     yg__trace_input(self);
     yg__trace_attr_ints("size", size, size_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:703] */
@@ -352,13 +337,8 @@ static yg_status expand_traced(const yg_tensor *self,
     yg__trace_begin_node("expand");
     yg__trace_input(self);
     yg__trace_attr_ints("size", size, size_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:707] */
@@ -441,13 +421,8 @@ static yg_status unsqueeze_traced(const yg_tensor *self, int64_t dim, yg_tensor 
     yg__trace_begin_node("unsqueeze");
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:711] */
@@ -529,13 +504,8 @@ static yg_status squeeze_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("squeeze");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:722] */
@@ -618,13 +588,8 @@ static yg_status squeeze_dim_traced(const yg_tensor *self, int64_t dim, yg_tenso
     yg__trace_begin_node("squeeze.dim");
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:727] */
@@ -718,13 +683,8 @@ static yg_status permute_traced(const yg_tensor *self,
     yg__trace_begin_node("permute");
     yg__trace_input(self);
     yg__trace_attr_ints("dims", dims, dims_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:732] */
@@ -819,13 +779,8 @@ static yg_status select_traced(const yg_tensor *self, int64_t dim, int64_t index
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
     yg__trace_attr_int("index", index);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:740] */
@@ -930,13 +885,8 @@ static yg_status slice_traced(const yg_tensor *self,
     yg__trace_attr_int("start", start);
     yg__trace_attr_int("end", end);
     yg__trace_attr_int("step", step);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,

@@ -44,7 +44,7 @@ typedef struct trace_entry {
 
 /* A result of the node being recorded and the argument it writes. */
 typedef struct pending_output {
-    const yg_tensor *tensor; /* NULL for a result the op left undefined */
+    yg_tensor **slot;        /* the op's out-parameter; *slot NULL: undefined result */
     const yg_tensor *writes; /* nullable */
 } pending_output;
 
@@ -359,6 +359,8 @@ void yg__trace_attr_bools(const char *name, const bool *v, int64_t len) {
 }
 
 void yg__trace_attr_str(const char *name, const char *v) {
+    if (v == NULL)
+        return; /* absent, as an optional scalar that is NULL */
     yg_ir_attr *a = add_attr(name, YG_IR_ATTR_STR);
     if (a == NULL)
         return;
@@ -370,15 +372,20 @@ void yg__trace_attr_str(const char *name, const char *v) {
     strcpy(a->u.s, v);
 }
 
-void yg__trace_output(const yg_tensor *t, const yg_tensor *writes) {
-    pending_node *p = pending();
+void yg__trace_output(yg_tensor **slot, const yg_tensor *writes) {
+    tracer *tr = current;
+    pending_node *p = tr != NULL && tr->node.kind != NULL ? &tr->node : NULL;
+    /* Kept even after a failure: end_node releases every result. */
     if (p == NULL)
         return;
     if (!reserve((void **)&p->outputs, p->n_outputs, &p->cap_outputs, sizeof *p->outputs)) {
-        pending_fail(p, yg__fail(YG_ERR_OUT_OF_MEMORY, "trace: %s: out of memory", p->kind));
+        if (p->st == YG_OK)
+            pending_fail(p, yg__fail(YG_ERR_OUT_OF_MEMORY, "trace: %s: out of memory", p->kind));
+        yg_release(*slot);
+        *slot = NULL;
         return;
     }
-    p->outputs[p->n_outputs++] = (pending_output){t, writes};
+    p->outputs[p->n_outputs++] = (pending_output){slot, writes};
 }
 
 /* Builds the pending node at the end of the graph and maps its results.
@@ -407,16 +414,16 @@ static yg_status link_pending(tracer *tr) {
             goto out;
     }
     for (int32_t i = 0; i < p->n_outputs; i++) {
-        if (p->outputs[i].tensor != NULL)
-            n->outputs[i]->type = type_of(p->outputs[i].tensor);
+        if (*p->outputs[i].slot != NULL)
+            n->outputs[i]->type = type_of(*p->outputs[i].slot);
     }
     if (!yg__ir_check_node(n, true, msg, sizeof msg)) {
         st = yg__fail(YG_ERR_INTERNAL, "trace: %s", msg);
         goto out;
     }
     for (int32_t i = 0; i < p->n_outputs; i++) {
-        if (p->outputs[i].tensor != NULL) {
-            st = table_set(tr, p->outputs[i].tensor, n->outputs[i]);
+        if (*p->outputs[i].slot != NULL) {
+            st = table_set(tr, *p->outputs[i].slot, n->outputs[i]);
             if (st != YG_OK)
                 goto out;
         }
@@ -432,7 +439,7 @@ out:
      * the trace fails anyway, so drop the whole table's view of them. */
     for (int32_t i = 0; i < p->n_outputs; i++) {
         for (int32_t k = 0; k < 2; k++) {
-            const yg_tensor *t = k == 0 ? p->outputs[i].tensor : p->outputs[i].writes;
+            const yg_tensor *t = k == 0 ? *p->outputs[i].slot : p->outputs[i].writes;
             if (t != NULL && tr->cap > 0 && table_slot(tr, t)->value == n->outputs[i])
                 table_slot(tr, t)->value = NULL;
         }
@@ -449,9 +456,14 @@ yg_status yg__trace_end_node(void) {
     st = tr->node.st;
     if (st == YG_OK)
         st = link_pending(tr);
-    pending_clear(&tr->node);
-    if (st != YG_OK)
+    if (st != YG_OK) {
         fail_trace(tr, st);
+        for (int32_t i = 0; i < tr->node.n_outputs; i++) {
+            yg_release(*tr->node.outputs[i].slot);
+            *tr->node.outputs[i].slot = NULL;
+        }
+    }
+    pending_clear(&tr->node);
     return st;
 }
 

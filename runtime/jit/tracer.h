@@ -13,9 +13,9 @@
  *     yg__trace_begin_node("<op name>");
  *     yg__trace_input(self); ...              one per tensor, in schema order
  *     yg__trace_attr_int("dim", dim); ...     one per non-tensor argument
- *     yg__trace_output(*out, NULL); ...       one per result, with the
+ *     yg__trace_output(out, NULL); ...        one per result, with the
  *                                             argument it writes (Tensor(a!))
- *     st = yg__trace_end_node();
+ *     return yg__trace_end_node();
  * The begin/input/attr/output calls cannot fail: the first problem is kept
  * in the node being built and end_node reports it (the idiom of a stdio
  * stream's error flag), so each generated helper reads as a list of what
@@ -69,19 +69,21 @@ void yg__trace_attr_int(const char *name, int64_t v);
 void yg__trace_attr_ints(const char *name, const int64_t *v, int64_t len);
 void yg__trace_attr_bools(const char *name, const bool *v, int64_t len);
 void yg__trace_attr_float(const char *name, double v);
-void yg__trace_attr_str(const char *name, const char *v);
+void yg__trace_attr_str(const char *name, const char *v); /* v NULL: left out */
 
-/* Appends result t as the next output of the node.  writes: the argument
- * the result aliases mutably (self of an in-place op, an out= argument),
- * or NULL; later reads of writes (and of t) see the new value.  Cannot
- * fail (see yg__trace_end_node). */
-void yg__trace_output(const yg_tensor *t, const yg_tensor *writes);
+/* Appends the result in *slot (the op's out-parameter, holding a new
+ * reference or NULL for an undefined result) as the next output of the
+ * node.  writes: the argument the result aliases mutably (self of an
+ * in-place op, an out= argument), or NULL; later reads of writes (and of
+ * the result) see the new value.  Cannot fail (see yg__trace_end_node). */
+void yg__trace_output(yg_tensor **slot, const yg_tensor *writes);
 
 /* Links the node into the graph and maps its outputs.  On any problem
  * met since yg__trace_begin_node (out of memory, an unknown kind, a
- * constant not on the CPU), nothing is linked, the trace is marked failed
- * (yg_trace reports it even if the traced function ignores the status),
- * and the status is returned with the message set. */
+ * constant not on the CPU), nothing is linked, every result given to
+ * yg__trace_output is released and its out-parameter set to NULL, the
+ * trace is marked failed (yg_trace reports it even if the traced function
+ * ignores the status), and the status is returned with the message set. */
 yg_status yg__trace_end_node(void);
 
 /* Records that alias, a tensor just made by a non-op (yg_detach) from of,

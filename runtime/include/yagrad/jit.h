@@ -395,9 +395,11 @@ typedef struct yg_trace_result {
  *          a negative count, an output fn left NULL, or a call made while
  *          this thread is already tracing ("trace: already tracing on this
  *          thread"); fn's status (message prefixed "trace: ") when fn
- *          fails, or when an op fn called failed to be recorded even if fn
- *          went on; YG_ERR_NOT_IMPLEMENTED for an op whose arguments cannot
- *          be recorded; YG_ERR_DEVICE for a constant not on the CPU;
+ *          fails; the first failure to record an op fn called, even when
+ *          fn ignored it and went on: YG_ERR_NOT_IMPLEMENTED for an op
+ *          with an argument type the tracer cannot record ("trace: <op>:
+ *          argument '<name>' of type <T> cannot be recorded"),
+ *          YG_ERR_DEVICE for a constant not on the CPU,
  *          YG_ERR_OUT_OF_MEMORY.  On failure *out is NULL, nothing fn
  *          produced is kept, and the thread is ready to trace again. */
 YG_NODISCARD yg_status yg_trace(yg_trace_fn fn,

@@ -175,9 +175,15 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:111",
         .kind = "kernel",
     },
+    {
+        .name = "cat_then",
+        .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:117",
+        .kind = "kernel",
+    },
 };
-const int32_t yg__ops_count = 25;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 25, "op table size");
+const int32_t yg__ops_count = 26;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 26, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

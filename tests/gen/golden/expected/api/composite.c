@@ -39,13 +39,8 @@ static yg_status linear_traced(const yg_tensor *input,
     yg__trace_input(input);
     yg__trace_input(weight);
     yg__trace_input(bias);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor

@@ -41,13 +41,8 @@ static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("clone");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:38] */
@@ -129,13 +124,8 @@ static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tens
     yg__trace_begin_node("mm");
     yg__trace_input(self);
     yg__trace_input(mat2);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:51] */
@@ -200,13 +190,8 @@ static yg_status cat_traced(const yg_tensor *const *tensors,
     for (int64_t i = 0; i < tensors_len; i++)
         yg__trace_input(tensors[i]);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:69] */
@@ -293,13 +278,8 @@ static yg_status pool_traced(const yg_tensor *self,
     yg__trace_attr_str("mode", mode);
     if (dtype != NULL)
         yg__trace_attr_int("dtype", (int64_t)*dtype);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
@@ -392,16 +372,9 @@ static yg_status pool_backward_traced(const yg_tensor *grad,
     yg__trace_input(grad);
     yg__trace_input(self);
     yg__trace_attr_bools("output_mask", output_mask, 2);
-    yg__trace_output(*out_grad_self, NULL);
-    yg__trace_output(*out_grad_scale, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_grad_self);
-        *out_grad_self = NULL;
-        yg_release(*out_grad_scale);
-        *out_grad_scale = NULL;
-    }
-    return st;
+    yg__trace_output(out_grad_self, NULL);
+    yg__trace_output(out_grad_scale, NULL);
+    return yg__trace_end_node();
 }
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
@@ -502,16 +475,9 @@ static yg_status sincos_traced(const yg_tensor *self, yg_tensor **out_sin, yg_te
         return st;
     yg__trace_begin_node("sincos");
     yg__trace_input(self);
-    yg__trace_output(*out_sin, NULL);
-    yg__trace_output(*out_cos, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_sin);
-        *out_sin = NULL;
-        yg_release(*out_cos);
-        *out_cos = NULL;
-    }
-    return st;
+    yg__trace_output(out_sin, NULL);
+    yg__trace_output(out_cos, NULL);
+    return yg__trace_end_node();
 }
 
 /* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:96] */
@@ -604,13 +570,8 @@ static yg_status scaled_traced(const yg_tensor *self, const yg_tensor *scale, yg
     yg__trace_begin_node("scaled");
     yg__trace_input(self);
     yg__trace_input(scale);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:100] */
@@ -680,16 +641,9 @@ static yg_status scaled_backward_traced(const yg_tensor *grad,
     yg__trace_input(self);
     yg__trace_input(scale);
     yg__trace_attr_bools("grad_input_mask", grad_input_mask, 2);
-    yg__trace_output(*out_grad_self, NULL);
-    yg__trace_output(*out_grad_scale, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out_grad_self);
-        *out_grad_self = NULL;
-        yg_release(*out_grad_scale);
-        *out_grad_scale = NULL;
-    }
-    return st;
+    yg__trace_output(out_grad_self, NULL);
+    yg__trace_output(out_grad_scale, NULL);
+    return yg__trace_end_node();
 }
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
@@ -758,13 +712,8 @@ static yg_status mul_out_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(other);
     yg__trace_input(dest);
-    yg__trace_output(*out, dest);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, dest);
+    return yg__trace_end_node();
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
@@ -836,13 +785,8 @@ static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("sign");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:111] */
@@ -876,4 +820,43 @@ yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 out:
     yg_release(result);
     return st;
+}
+
+typedef yg_status (*cat_then_fn)(const yg_tensor *const *tensors,
+                                 int64_t tensors_len,
+                                 const yg_tensor *other,
+                                 yg_tensor **out);
+
+static const cat_then_fn cat_then_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_cat_then,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:117] */
+yg_status yg_cat_then(const yg_tensor *const *tensors,
+                      int64_t tensors_len,
+                      const yg_tensor *other,
+                      yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {other};
+    yg_device dev;
+    cat_then_fn kernel;
+
+    if (yg__trace_recording(false))
+        return yg__trace_refuse("cat_then", "other", "Tensor");
+    YG_RETURN_IF_ERROR(yg__check_out("cat_then", "out", out));
+    for (int64_t i = 0; i < tensors_len; i++)
+        YG_RETURN_IF_ERROR(yg__check_defined("cat_then", "tensors", tensors[i]));
+    YG_RETURN_IF_ERROR(yg__check_defined("cat_then", "other", other));
+    if (yg__any_requires_grad(1, inputs) ||
+        yg__any_requires_grad((int)tensors_len, tensors))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "cat_then: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(other);
+    kernel = cat_then_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "cat_then: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(tensors, tensors_len, other, out);
 }

@@ -46,13 +46,8 @@ static yg_status sign_backward_traced(const yg_tensor *grad_output,
     yg__trace_begin_node("sign_backward");
     yg__trace_input(grad_output);
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:42] */

@@ -78,13 +78,8 @@ static yg_status add_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(other);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -178,13 +173,8 @@ static yg_status mul_traced(const yg_tensor *self, const yg_tensor *other, yg_te
     yg__trace_begin_node("mul");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:23] */
@@ -249,13 +239,8 @@ static yg_status add__traced(yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(other);
     yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
@@ -347,13 +332,8 @@ static yg_status mul__traced(yg_tensor *self, const yg_tensor *other, yg_tensor 
     yg__trace_begin_node("mul_");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:32] */

@@ -66,13 +66,8 @@ static yg_status exp_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("exp");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:14] */
@@ -129,13 +124,8 @@ static yg_status mul_scalar_traced(const yg_tensor *self, double other, yg_tenso
     yg__trace_begin_node("mul.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("other", other);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:19] */
@@ -204,13 +194,8 @@ static yg_status exp__traced(yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("exp_");
     yg__trace_input(self);
-    yg__trace_output(*out, self);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
 }
 
 /* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:35] */

@@ -74,13 +74,8 @@ static yg_status sum_dim_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_attr_ints("dim", dim, dim_len);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
@@ -150,13 +145,8 @@ static yg_status argmax_traced(const yg_tensor *self,
     if (dim != NULL)
         yg__trace_attr_int("dim", *dim);
     yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
@@ -241,16 +231,9 @@ static yg_status max_dim_traced(const yg_tensor *self,
     yg__trace_begin_node("max.dim");
     yg__trace_input(self);
     yg__trace_attr_int("dim", dim);
-    yg__trace_output(*out0, NULL);
-    yg__trace_output(*out1, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out0);
-        *out0 = NULL;
-        yg_release(*out1);
-        *out1 = NULL;
-    }
-    return st;
+    yg__trace_output(out0, NULL);
+    yg__trace_output(out1, NULL);
+    return yg__trace_end_node();
 }
 
 /* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:87] */
@@ -324,13 +307,8 @@ static yg_status max_dim_backward_traced(const yg_tensor *grad,
     yg__trace_attr_int("dim", dim);
     yg__trace_input(indices);
     yg__trace_attr_ints("sizes", sizes, sizes_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor

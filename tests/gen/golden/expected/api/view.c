@@ -61,13 +61,8 @@ static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
         return st;
     yg__trace_begin_node("t");
     yg__trace_input(self);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:57] */
@@ -133,13 +128,8 @@ static yg_status expand_traced(const yg_tensor *self,
     yg__trace_begin_node("expand");
     yg__trace_input(self);
     yg__trace_attr_ints("size", size, size_len);
-    yg__trace_output(*out, NULL);
-    st = yg__trace_end_node();
-    if (st != YG_OK) {
-        yg_release(*out);
-        *out = NULL;
-    }
-    return st;
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:61] */

@@ -63,4 +63,10 @@ yg_status yg__golden_expand(const yg_tensor *self,
                             yg_tensor **out);
 yg_status yg__golden_clone(const yg_tensor *self, yg_tensor **out);
 
+/* jit-trace */
+yg_status yg__golden_cat_then(const yg_tensor *const *tensors,
+                              int64_t tensors_len,
+                              const yg_tensor *other,
+                              yg_tensor **out);
+
 #endif /* YAGRAD_GOLDEN_CPU_H */
