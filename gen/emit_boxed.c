@@ -7,10 +7,10 @@
  *   boxed/table.c     yg__boxed_ops[], parallel to yg__ops[] (same index)
  *
  * Tensor arguments are the node's inputs in schema order (a Tensor[]
- * takes the inputs left over by the other tensor arguments); every other
- * argument is the node attribute of the same name, read by a helper of
- * runtime/jit/boxing.h that applies the schema's default when the
- * attribute is absent and checks its kind.  Nothing depends on an op's
+ * takes the remaining inputs, so a tensor after it cannot be boxed);
+ * every other argument is the node attribute of the same name, read by a
+ * helper of runtime/jit/boxing.h that applies the schema's default when
+ * the attribute is absent and checks its kind.  Nothing depends on an op's
  * name.  An argument type this file does not know how to box (types other
  * branches add to gen_type) gives a NULL entry with the reason, which the
  * interpreter reports; the op itself stays callable from C.
@@ -220,8 +220,16 @@ static bool is_tensor(const gen_arg *a)
 /* Why op cannot be boxed (caller frees), or NULL when it can. */
 static char *unsupported_reason(const gen_op *op)
 {
+    bool after_list = false;
+
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
+        /* A node's Tensor[] takes every remaining input (docs/ir.md), so
+         * a tensor after it has no input of its own. */
+        if (is_tensor(a) && after_list)
+            return gen_xprintf("argument '%s' of type %s after a Tensor[] is not supported",
+                               a->name, gen_type_name(a));
+        after_list |= a->type == GEN_T_TENSOR_LIST;
         if (is_tensor(a) || a->type == GEN_T_TENSOR_LIST)
             continue;
         boxed_arg b = {0};
@@ -251,11 +259,7 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
         const gen_arg *a = &s->args[i];
         boxed_arg *b = &args[i];
         if (is_tensor(a)) {
-            /* After a Tensor[] the inputs are counted from the end. */
-            if (has_list)
-                add_call(b, gen_xprintf("in[n_in - %d]", n_tensors - seen));
-            else
-                add_call(b, gen_xprintf("in[%d]", seen));
+            add_call(b, gen_xprintf("in[%d]", seen));
             seen++;
         } else if (a->type == GEN_T_TENSOR_LIST) {
             has_list = true;

@@ -32,7 +32,10 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "scaled_backward", .fn = yg__boxed_scaled_backward},
     {.name = "mul.out", .fn = yg__boxed_mul_out},
     {.name = "sign", .fn = yg__boxed_sign},
+    {.name = "cat_then",
+     .fn = NULL,
+     .unsupported = "argument 'other' of type Tensor after a Tensor[] is not supported"},
 };
-const int32_t yg__boxed_ops_count = 25;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 25,
+const int32_t yg__boxed_ops_count = 26;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 26,
                "boxed table size");
