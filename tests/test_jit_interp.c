@@ -18,6 +18,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +398,106 @@ static void test_written_lstm_cell_graph_matches_eager_through_every_pass(void *
     release_all(in, 3);
 }
 
+/* Sum of fn's first output, backpropagated; returns the gradient of
+ * each weight of m (new refs) after dropping earlier ones. */
+static void grads_of(yg_tensor *out, model *m, yg_tensor **grads) {
+    yg_tensor *loss = NULL;
+    yg_tensor *w[4] = {m->w1, m->b1, m->w2, m->b2};
+    for (int i = 0; i < 4; i++)
+        yg_tensor_zero_grad(w[i]);
+    YG_CHECK(yg_sum(out, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    for (int i = 0; i < 4; i++) {
+        YG_CHECK(yg_tensor_grad(w[i], &grads[i]));
+        assert_non_null(grads[i]);
+    }
+    yg_release(loss);
+}
+
+static void test_gradients_through_the_interpreter_match_eager(void **state) {
+    (void)state;
+    /* The interpreter calls the public ops, so a graph run with weights
+     * that require grad records history: backward through its output
+     * gives the eager gradients, before and after the pipeline. */
+    model m;
+    int64_t sx[] = {4, 3};
+    yg_tensor *x = rand_f64(sx, 2, 81), *eager = NULL, *want[4], *got[4], *y = NULL;
+    yg_trace_result *r = NULL;
+    yg_graph *opt = NULL;
+    model_init(&m, 3, 5, 2, 82);
+    yg_tensor *w[4] = {m.w1, m.b1, m.w2, m.b2};
+    for (int i = 0; i < 4; i++)
+        YG_CHECK(yg_tensor_set_requires_grad(w[i], true));
+    YG_CHECK(mlp(&m, &x, 1, &eager, 1));
+    grads_of(eager, &m, want);
+    YG_CHECK(yg_trace(mlp, &m, &x, 1, 1, NULL, &r));
+    assert_int_equal(r->n_params, 4);
+    YG_CHECK(yg_graph_clone(r->graph, &opt));
+    YG_CHECK(yg_graph_optimize(opt));
+    const yg_graph *graphs[2] = {r->graph, opt};
+    for (int k = 0; k < 2; k++) {
+        yg_tensor *all[5] = {x, r->params[0], r->params[1], r->params[2], r->params[3]};
+        YG_CHECK(yg_graph_run(graphs[k], all, 5, &y, 1));
+        assert_true(yg_tensor_requires_grad(y));
+        grads_of(y, &m, got);
+        for (int i = 0; i < 4; i++) {
+            expect_same_tensor(got[i], want[i], 1e-12, "gradient");
+            yg_release(got[i]);
+        }
+        yg_release(y);
+    }
+    release_all(want, 4);
+    yg_release(eager);
+    yg_graph_release(opt);
+    yg_trace_result_release(r);
+    model_release(&m);
+    yg_release(x);
+}
+
+typedef struct worker {
+    const yg_graph *g;
+    yg_tensor *x;
+    yg_tensor *out;
+    yg_status st;
+} worker;
+
+static void *run_worker(void *arg) {
+    worker *w = arg;
+    for (int i = 0; i < 50 && w->st == YG_OK; i++) {
+        yg_release(w->out);
+        w->out = NULL;
+        w->st = yg_graph_run(w->g, &w->x, 1, &w->out, 1);
+    }
+    return NULL;
+}
+
+static void test_threads_may_run_one_graph_at_once(void **state) {
+    (void)state;
+    enum { THREADS = 4 };
+    int64_t s[] = {3};
+    pthread_t tid[THREADS];
+    worker w[THREADS];
+    yg_graph *g = parse_ok("graph(%x):\n"
+                           "  %c = prim::Constant[value=tensor(float64, [3], [1, 2, 3])]()\n"
+                           "  %y = mul(%x, %c)\n"
+                           "  %z = add(%y, %c)\n"
+                           "  return (%z)\n");
+    for (int i = 0; i < THREADS; i++) {
+        w[i] =
+            (worker){g, yg_test_tensor(YG_FLOAT64, s, 1, (const double[]){i, i, i}), NULL, YG_OK};
+        assert_int_equal(pthread_create(&tid[i], NULL, run_worker, &w[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(tid[i], NULL);
+        YG_CHECK(w[i].st);
+        double d = i;
+        YG_EXPECT_CLOSE(w[i].out, s, 1, ((const double[]){d + 1, 2 * d + 2, 3 * d + 3}), 0, 0);
+        yg_release(w[i].out);
+        yg_release(w[i].x);
+    }
+    yg_graph_release(g);
+}
+
 /* ---- memory: values die at their last use ---- */
 
 static void test_values_are_released_at_their_last_use(void **state) {
@@ -722,6 +823,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_traced_lstm_cell_matches_eager_as_one_node_and_traced_through),
         cmocka_unit_test(test_traced_cnn_like_function_matches_eager_through_every_pass),
         cmocka_unit_test(test_written_lstm_cell_graph_matches_eager_through_every_pass),
+        cmocka_unit_test(test_gradients_through_the_interpreter_match_eager),
+        cmocka_unit_test(test_threads_may_run_one_graph_at_once),
         cmocka_unit_test(test_values_are_released_at_their_last_use),
         cmocka_unit_test(test_unused_outputs_of_multi_output_nodes_are_released_at_once),
         cmocka_unit_test(test_in_place_nodes_write_their_input_and_alias_it),

@@ -564,6 +564,24 @@ static void test_constant_propagation_must_not_fold_writes_inputs_or_failures(vo
     assert_string_equal(yg_last_error(), "an earlier message");
 }
 
+static void test_constant_propagation_does_not_evaluate_results_known_too_large(void **state) {
+    (void)state;
+    /* The type says repeat makes a million elements from one: the node
+     * stays and no tensor memory is even asked for. */
+    const char *text = "graph():\n"
+                       "  %s : Tensor = prim::Constant[value=tensor(float64, [1, 1], [1])]()\n"
+                       "  %r : Tensor(sizes=[1000, 1000]) = repeat[repeats=[1000, 1000]](%s)\n"
+                       "  return (%r)\n";
+    yg_allocator_stats before, after;
+    yg_graph *g = parse_ok(text);
+    yg_allocator_get_stats(&before);
+    YG_CHECK(yg_graph_run_passes(g, "constant_propagation"));
+    yg_allocator_get_stats(&after);
+    assert_int_equal(after.num_allocs, before.num_allocs);
+    yg_graph_release(g);
+    expect_unchanged("constant_propagation", text);
+}
+
 static void test_constant_propagation_reaches_into_subgraphs(void **state) {
     (void)state;
     expect_passes("constant_propagation",
@@ -663,6 +681,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_constant_propagation_folds_ops_on_constants),
         cmocka_unit_test(test_constant_propagation_folds_every_output_then_dce_sweeps),
         cmocka_unit_test(test_constant_propagation_must_not_fold_writes_inputs_or_failures),
+        cmocka_unit_test(test_constant_propagation_does_not_evaluate_results_known_too_large),
         cmocka_unit_test(test_constant_propagation_reaches_into_subgraphs),
         cmocka_unit_test(test_requires_grad_propagation_follows_differentiable_ops),
         cmocka_unit_test(test_requires_grad_propagation_keeps_unknown_inputs_unknown),

@@ -20,7 +20,8 @@
  * and this thread's last error message is restored.  A result with more
  * than 65536 elements and more elements than all inputs together is not
  * folded either (expand of a scalar to a large shape would copy the whole
- * expansion into the graph).
+ * expansion into the graph); when shape propagation already knows the
+ * result's sizes, such a node is not even evaluated.
  *
  * Nodes are visited in order, so a chain on constants folds completely
  * in one pass.  The replaced constants keep their value names; the
@@ -75,6 +76,18 @@ static bool evaluate(const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
         const yg_ir_node *def = n->inputs[i]->node;
         in[i] = def->kind == yg__prim_none ? NULL : yg__ir_node_attr(def, "value")->u.t;
         in_numel += in[i] != NULL ? yg_tensor_numel(in[i]) : 0;
+    }
+    /* Known result sizes (shape propagation ran first in the pipeline)
+     * say "too large" before any work is done. */
+    for (int32_t i = 0; i < n->n_outputs; i++) {
+        const yg_ir_type *t = &n->outputs[i]->type;
+        if (!yg__pass_sizes_known(t))
+            continue;
+        double numel = 1;
+        for (int32_t d = 0; d < t->ndim; d++)
+            numel *= (double)t->sizes[d];
+        if (numel > FOLD_MAX_GROWTH && numel > (double)in_numel)
+            return false;
     }
     bool prev = yg_set_grad_enabled(false);
     yg_status st = yg__boxed_op_of(n)->fn(n, in, n->n_inputs, out);
