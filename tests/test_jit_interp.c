@@ -668,6 +668,41 @@ static void test_attributes_take_schema_defaults_when_absent(void **state) {
     yg_graph_release(g);
 }
 
+static void test_scalar_constants_give_zero_dim_tensors(void **state) {
+    (void)state;
+    /* The text form only writes tensor constants; built through the API
+     * a constant may hold an int or a float, which runs as a 0-dim int64
+     * or float64 tensor.  One without a value is refused. */
+    yg_graph *g = NULL;
+    yg_ir_node *ci = NULL, *cf = NULL, *add = NULL, *bad = NULL;
+    yg_tensor *got[2] = {NULL, NULL};
+    YG_CHECK(yg_graph_create(&g));
+    YG_CHECK(yg_graph_add_node(g, "prim::Constant", NULL, 0, 1, &ci));
+    YG_CHECK(yg_ir_node_set_int(ci, "value", 3));
+    YG_CHECK(yg_graph_add_node(g, "prim::Constant", NULL, 0, 1, &cf));
+    YG_CHECK(yg_ir_node_set_float(cf, "value", 0.5));
+    yg_ir_value *ins[2] = {yg_ir_node_output(ci, 0), yg_ir_node_output(cf, 0)};
+    YG_CHECK(yg_graph_add_node(g, "add", ins, 2, 1, &add));
+    yg_ir_value *outs[2] = {yg_ir_node_output(add, 0), yg_ir_node_output(ci, 0)};
+    YG_CHECK(yg_graph_set_outputs(g, outs, 2));
+    YG_CHECK(yg_graph_run(g, NULL, 0, got, 2));
+    assert_int_equal(yg_tensor_dtype(got[0]), YG_FLOAT64);
+    assert_int_equal(yg_tensor_ndim(got[0]), 0);
+    YG_EXPECT_CLOSE(got[0], NULL, 0, ((const double[]){3.5}), 0, 0);
+    assert_int_equal(yg_tensor_dtype(got[1]), YG_INT64);
+    release_all(got, 2);
+    YG_CHECK(yg_graph_add_node(g, "prim::Constant", NULL, 0, 1, &bad));
+    yg_ir_value *bad_out = yg_ir_node_output(bad, 0);
+    YG_CHECK(yg_graph_set_outputs(g, &bad_out, 1));
+    got[0] = (yg_tensor *)1;
+    YG_EXPECT_ERROR(yg_graph_run(g, NULL, 0, got, 1),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "interpreter: %",
+                    "prim::Constant has no value");
+    assert_null(got[0]);
+    yg_graph_release(g);
+}
+
 /* ---- refusals ---- */
 
 static void expect_run_error(const char *text,
@@ -832,6 +867,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_writing_an_output_never_changes_the_graph),
         cmocka_unit_test(test_in_place_ops_on_constants_write_a_per_run_copy),
         cmocka_unit_test(test_attributes_take_schema_defaults_when_absent),
+        cmocka_unit_test(test_scalar_constants_give_zero_dim_tensors),
         cmocka_unit_test(test_inputs_are_checked_against_the_graph_types),
         cmocka_unit_test(test_op_errors_name_the_node),
         cmocka_unit_test(test_bad_attributes_are_refused_naming_op_and_attribute),
