@@ -217,6 +217,27 @@ static bool is_tensor(const gen_arg *a)
     return a->type == GEN_T_TENSOR;
 }
 
+/* Why op's results cannot be boxed (caller frees), or NULL: each must
+ * be one `yg_tensor **` out-parameter, written as &out[i].  A return type
+ * added later (a Tensor[] result, say) maps to other C parameters. */
+static char *unsupported_returns(const gen_op *op)
+{
+    gen_params p;
+    int n_arg_params = 0;
+    char *why = NULL;
+
+    for (int i = 0; i < op->schema.n_args; i++)
+        n_arg_params += gen_arg_has_len(&op->schema.args[i]) ? 2 : 1;
+    gen_op_params(op, &p);
+    if (p.n - n_arg_params != op->schema.n_returns)
+        why = gen_xstrdup("its returns are not one tensor each and are not supported");
+    for (int i = n_arg_params; why == NULL && i < p.n; i++)
+        if (strncmp(p.decls[i], "yg_tensor **", 12) != 0 || p.decls[i][12] == '*')
+            why = gen_xprintf("return '%s' is not supported", p.decls[i]);
+    gen_params_free(&p);
+    return why;
+}
+
 /* Why op cannot be boxed (caller frees), or NULL when it can. */
 static char *unsupported_reason(const gen_op *op)
 {
@@ -242,7 +263,7 @@ static char *unsupported_reason(const gen_op *op)
             return gen_xprintf("argument '%s' of type %s is not supported", a->name,
                                gen_type_name(a));
     }
-    return NULL;
+    return unsupported_returns(op);
 }
 
 static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
