@@ -1,6 +1,6 @@
 /*
- * yagrad/jit.h - the graph IR: build, print, parse, check and optimise
- * graphs of op calls.
+ * yagrad/jit.h - the graph IR: build (or trace), print, parse, check,
+ * optimise and run graphs of op calls.
  *
  * A yg_graph is a straight-line program: graph inputs (values), a list of
  * nodes in execution order, and graph outputs.  A node (yg_ir_node) calls
