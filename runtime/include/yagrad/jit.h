@@ -1,6 +1,6 @@
 /*
- * yagrad/jit.h - the graph IR: build, print, parse, check and optimise
- * graphs of op calls.
+ * yagrad/jit.h - the graph IR: build (or trace), print, parse, check,
+ * optimise and run graphs of op calls.
  *
  * A yg_graph is a straight-line program: graph inputs (values), a list of
  * nodes in execution order, and graph outputs.  A node (yg_ir_node) calls
@@ -317,15 +317,23 @@ YG_NODISCARD yg_status yg_graph_propagate_requires_grad(yg_graph *g);
  * broadcasting gives the same result sizes. */
 YG_NODISCARD yg_status yg_graph_remove_unnecessary_expands(yg_graph *g);
 
+/* Evaluates op nodes whose inputs are all constants and replaces them by
+ * prim::Constant nodes, unless the node has side effects, reads or makes
+ * a value something writes, is random (its schema takes a Generator),
+ * fails on those constants (then it stays, with no error), or would make
+ * a constant of more than 65536 elements larger than its inputs. */
+YG_NODISCARD yg_status yg_graph_propagate_constants(yg_graph *g);
+
 /* Runs passes named in a comma-separated list: "dce", "cse",
- * "constant_pooling", "peephole", "shape_propagation",
- * "requires_grad_propagation", "remove_expands".
+ * "constant_pooling", "constant_propagation", "peephole",
+ * "shape_propagation", "requires_grad_propagation", "remove_expands".
  * Returns: YG_ERR_INVALID_ARGUMENT for an unknown name (before running
  *          any); the passes' errors. */
 YG_NODISCARD yg_status yg_graph_run_passes(yg_graph *g, const char *names);
 
 /* Runs the standard pipeline: shape_propagation, requires_grad_propagation,
- * peephole, remove_expands, constant_pooling, cse, dce. */
+ * peephole, remove_expands, constant_propagation, constant_pooling, cse,
+ * dce. */
 YG_NODISCARD yg_status yg_graph_optimize(yg_graph *g);
 
 /* ---- tracing ---- */
@@ -404,6 +412,44 @@ YG_NODISCARD yg_status yg_trace(yg_trace_fn fn,
 
 /* Frees r and whatever its fields still hold.  NULL-safe. */
 void yg_trace_result_release(yg_trace_result *r);
+
+/* ---- running ---- */
+
+/* Runs g: calls each node's op (the public yg_<op>, so autograd records
+ * history as for eager calls when grad mode is on and an input requires
+ * grad) in order, and returns the graph outputs.  Each value is released
+ * right after its last use, so a chain holds only the tensors still
+ * needed.  In-place nodes write their input, graph inputs included, as the
+ * eager call would.  prim::Constant gives the constant's tensor (shared
+ * with the graph when no node of g writes memory, else a fresh copy per
+ * run; an output that would share a constant's memory is returned as a
+ * copy, so writing an output never changes g); prim::None gives NULL.
+ * g is not modified, so several threads may run one graph at once.
+ *   g:         borrowed
+ *   inputs:    borrowed, n_inputs tensors, one per graph input in order
+ *              (NULL exactly where the input's type is None); each must
+ *              match its input's type where known: dtype, device, rank,
+ *              each size (requires_grad is not checked)
+ *   n_inputs:  yg_graph_num_inputs(g)
+ *   outputs:   out: n_outputs new refs (NULL for a None output); all NULL
+ *              on failure
+ *   n_outputs: yg_graph_num_outputs(g)
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g/inputs/outputs or counts
+ *          that do not match ("interpreter: graph has 2 inputs, got 1"), a
+ *          NULL input of Tensor type; YG_ERR_DTYPE, YG_ERR_DEVICE,
+ *          YG_ERR_SHAPE for an input that does not match its type
+ *          ("interpreter: input 0 %x: expected sizes [2, ?], got [3, 4]");
+ *          YG_ERR_NOT_IMPLEMENTED for nodes it cannot run yet
+ *          (prim::FusionGroup, prim::DifferentiableGraph, ops with an
+ *          argument type the boxed tables do not support:
+ *          "interpreter: <op>: argument '<name>' of type <T> is not
+ *          supported"); an op's own error, prefixed with the node
+ *          ("interpreter: %y = mm(%a, %b): mm: ..."). */
+YG_NODISCARD yg_status yg_graph_run(const yg_graph *g,
+                                    yg_tensor *const *inputs,
+                                    int64_t n_inputs,
+                                    yg_tensor **outputs,
+                                    int64_t n_outputs);
 
 /* ---- dumps ---- */
 
