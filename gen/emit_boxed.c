@@ -203,6 +203,26 @@ static bool box_attr(const gen_arg *a, boxed_arg *b)
         }
         add_call(b, gen_xstrdup(n));
         break;
+    case GEN_T_DEVICE:
+        if (a->nullable) {
+            gen_sb_printf(&b->locals,
+                          "    yg_device %s_buf = YG_CPU;\n    const yg_device *%s = NULL;\n", n,
+                          n);
+            gen_sb_printf(&b->reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_device_opt(node, \"%s\", &%s_buf, "
+                          "&%s));\n",
+                          n, n, n);
+        } else {
+            gen_sb_printf(&b->locals, "    yg_device %s = YG_CPU;\n", n);
+            gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_device(node, \"%s\", &%s));\n",
+                          n, n);
+        }
+        add_call(b, gen_xstrdup(n));
+        break;
+    case GEN_T_GENERATOR:
+        /* The tracer records only the default generator (NULL). */
+        add_call(b, gen_xstrdup("NULL"));
+        break;
     default:
         /* A type added to gen_type after this emitter: the op is refused
          * by the interpreter until a case boxes it. */
@@ -228,6 +248,8 @@ static char *unsupported_returns(const gen_op *op)
 
     for (int i = 0; i < op->schema.n_args; i++)
         n_arg_params += gen_arg_has_len(&op->schema.args[i]) ? 2 : 1;
+    if (gen_returns_list(op))
+        return NULL; /* moved into the node's outputs by yg__box_list_out */
     gen_op_params(op, &p);
     if (p.n - n_arg_params != op->schema.n_returns)
         why = gen_xstrdup("its returns are not one tensor each and are not supported");
@@ -288,12 +310,15 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
                                  : gen_xstrdup("(const yg_tensor *const *)in"));
             add_call(b, n_tensors > 0 ? gen_xprintf("n_in - %d", n_tensors) : gen_xstrdup("n_in"));
         } else {
-            any_attr = true;
+            any_attr |= a->type != GEN_T_GENERATOR;
             (void)box_attr(a, b);
             gen_sb_puts(&locals, b->locals.buf != NULL ? b->locals.buf : "");
             gen_sb_puts(&reads, b->reads.buf != NULL ? b->reads.buf : "");
         }
     }
+
+    if (gen_returns_list(op))
+        gen_sb_puts(&locals, "    yg_tensor **items = NULL;\n    int64_t len = 0;\n");
 
     gen_sb_puts(sb, "\n");
     gen_emit_schema_comment(sb, "", op->func, op->loc);
@@ -308,6 +333,8 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
         gen_sb_printf(sb, "%s\n", locals.buf);
     if (!any_attr)
         gen_sb_puts(sb, "    (void)node;\n");
+    if (n_tensors == 0 && !has_list)
+        gen_sb_puts(sb, "    (void)in;\n");
     if (!has_list)
         gen_sb_puts(sb, "    (void)n_in;\n");
     if (reads.len > 0)
@@ -318,10 +345,18 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
     for (int i = 0; i < s->n_args; i++)
         for (int k = 0; k < args[i].n_call; k++)
             call[n++] = args[i].call[k];
-    for (int i = 0; i < s->n_returns; i++)
-        call[n++] = gen_xprintf("&out[%d]", i);
-    char *head = gen_xprintf("return yg_%s(", op->cname);
-    gen_emit_wrapped(sb, "    ", head, (const char *const *)call, n, ");");
+    bool list = gen_returns_list(op);
+    if (list) {
+        call[n++] = gen_xstrdup("&items");
+        call[n++] = gen_xstrdup("&len");
+    } else {
+        for (int i = 0; i < s->n_returns; i++)
+            call[n++] = gen_xprintf("&out[%d]", i);
+    }
+    char *head = gen_xprintf(list ? "YG_RETURN_IF_ERROR(yg_%s(" : "return yg_%s(", op->cname);
+    gen_emit_wrapped(sb, "    ", head, (const char *const *)call, n, list ? "));" : ");");
+    if (list)
+        gen_sb_puts(sb, "    return yg__box_list_out(node, items, len, out);\n");
     gen_sb_puts(sb, "}\n");
 
     free(head);

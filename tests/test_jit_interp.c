@@ -720,6 +720,110 @@ static void expect_run_error(const char *text,
     yg_graph_release(g);
 }
 
+/* ---- list returns, creation, random and state ops ---- */
+
+/* chunk (a list return), zeros with a device, and batch_norm updating
+ * its running stats (ctx). */
+static yg_status
+chunks_zeros_and_norm(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    yg_tensor *const *stats = ctx;
+    const int64_t size[] = {2, 3};
+    const yg_device cpu = YG_CPU;
+    yg_tensor **pieces = NULL, *sum = NULL, *z = NULL;
+    int64_t n_pieces = 0;
+    yg_status st;
+    (void)n_in;
+    (void)n_out;
+    st = yg_chunk(in[0], 2, 0, &pieces, &n_pieces);
+    if (st == YG_OK)
+        st = yg_mul(pieces[0], pieces[1], &sum);
+    if (st == YG_OK)
+        st = yg_zeros(size, 2, NULL, &cpu, &z);
+    if (st == YG_OK)
+        st = yg_sub(z, sum, 1, &out[0]);
+    if (st == YG_OK)
+        st = yg_batch_norm(in[0], NULL, NULL, stats[0], stats[1], true, 0.1, 1e-5, &out[1]);
+    yg_release_list(pieces, n_pieces);
+    yg_release(sum);
+    yg_release(z);
+    return st;
+}
+
+static void test_list_returns_creation_and_state_ops_match_eager(void **state) {
+    (void)state;
+    int64_t xs[] = {4, 3}, cs[] = {3};
+    yg_tensor *x = rand_f64(xs, 2, 61);
+    yg_tensor *stats[2] = {rand_f64(cs, 1, 62), rand_f64(cs, 1, 63)};
+    yg_graph *opt = expect_trace_preserved(chunks_zeros_and_norm, stats, &x, 1, 2, NULL);
+    yg_graph_release(opt);
+    yg_release(x);
+    yg_release(stats[0]);
+    yg_release(stats[1]);
+}
+
+static yg_status draws(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    const int64_t size[] = {3, 2};
+    yg_tensor *r = NULL;
+    yg_status st;
+    (void)ctx;
+    (void)n_in;
+    (void)n_out;
+    st = yg_randn(size, 2, NULL, NULL, NULL, &r);
+    if (st == YG_OK)
+        st = yg_add(in[0], r, 1, &out[0]);
+    yg_release(r);
+    return st;
+}
+
+/* A traced draw from the default generator draws from it again when the
+ * graph runs: the same values after the same seeding. */
+static void test_random_nodes_draw_from_the_default_generator(void **state) {
+    (void)state;
+    int64_t xs[] = {3, 2};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, xs, 2, -1, 1, 64), *want = NULL, *got = NULL;
+    yg_trace_result *r = NULL;
+    YG_CHECK(yg_trace(draws, NULL, &x, 1, 1, NULL, &r));
+    yg_manual_seed(5);
+    YG_CHECK(draws(NULL, &x, 1, &want, 1));
+    yg_manual_seed(5);
+    YG_CHECK(yg_graph_run(r->graph, &x, 1, &got, 1));
+    expect_same_tensor(got, want, 0, "randn node");
+    yg_release(got);
+    /* Constant propagation must not fold the draw into a constant. */
+    YG_CHECK(yg_graph_optimize(r->graph));
+    yg_manual_seed(5);
+    YG_CHECK(yg_graph_run(r->graph, &x, 1, &got, 1));
+    expect_same_tensor(got, want, 0, "randn node, optimised");
+    yg_release(got);
+    YG_CHECK(yg_graph_run(r->graph, &x, 1, &got, 1));
+    double *first = yg_test_values(want), *second = yg_test_values(got);
+    assert_true(first[0] != second[0]); /* the next run draws new values */
+    free(first);
+    free(second);
+    yg_release(got);
+    yg_release(want);
+    yg_release(x);
+    yg_trace_result_release(r);
+}
+
+/* A graph recorded for one number of pieces, run on sizes that give
+ * another. */
+static void test_a_list_return_of_another_length_is_refused(void **state) {
+    (void)state;
+    int64_t xs[] = {1, 3};
+    yg_tensor *x = rand_f64(xs, 2, 65);
+    expect_run_error("graph(%x):\n"
+                     "  %a, %b = chunk[chunks=2](%x)\n"
+                     "  return (%a, %b)\n",
+                     &x,
+                     1,
+                     2,
+                     YG_ERR_SHAPE,
+                     "interpreter: %a, %b = chunk(%x)",
+                     "chunk: the node has 2 outputs but the op returned 1 tensors");
+    yg_release(x);
+}
+
 static void test_inputs_are_checked_against_the_graph_types(void **state) {
     (void)state;
     int64_t s23[] = {2, 3}, s34[] = {3, 4};
@@ -868,6 +972,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_in_place_ops_on_constants_write_a_per_run_copy),
         cmocka_unit_test(test_attributes_take_schema_defaults_when_absent),
         cmocka_unit_test(test_scalar_constants_give_zero_dim_tensors),
+        cmocka_unit_test(test_list_returns_creation_and_state_ops_match_eager),
+        cmocka_unit_test(test_random_nodes_draw_from_the_default_generator),
+        cmocka_unit_test(test_a_list_return_of_another_length_is_refused),
         cmocka_unit_test(test_inputs_are_checked_against_the_graph_types),
         cmocka_unit_test(test_op_errors_name_the_node),
         cmocka_unit_test(test_bad_attributes_are_refused_naming_op_and_attribute),

@@ -641,6 +641,135 @@ yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
                          &out[0]);
 }
 
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1015] */
+yg_status yg__boxed_zeros_like(const yg_ir_node *node,
+                               yg_tensor *const *in,
+                               int32_t n_in,
+                               yg_tensor **out)
+{
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_zeros_like(in[0], dtype, device, &out[0]);
+}
+
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1017] */
+yg_status yg__boxed_ones_like(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_ones_like(in[0], dtype, device, &out[0]);
+}
+
+/* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1019] */
+yg_status yg__boxed_full_like(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    double fill_value = 0;
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_double(node, "fill_value", NULL, &fill_value));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_full_like(in[0], fill_value, dtype, device, &out[0]);
+}
+
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1021] */
+yg_status yg__boxed_empty_like(const yg_ir_node *node,
+                               yg_tensor *const *in,
+                               int32_t n_in,
+                               yg_tensor **out)
+{
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_empty_like(in[0], dtype, device, &out[0]);
+}
+
+/* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1051] */
+yg_status yg__boxed_rand_like(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_rand_like(in[0], NULL, dtype, device, &out[0]);
+}
+
+/* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1053] */
+yg_status yg__boxed_randn_like(const yg_ir_node *node,
+                               yg_tensor *const *in,
+                               int32_t n_in,
+                               yg_tensor **out)
+{
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_randn_like(in[0], NULL, dtype, device, &out[0]);
+}
+
+/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
+ * [specs/native_functions.yaml:1057] */
+yg_status yg__boxed_dropout(const yg_ir_node *node,
+                            yg_tensor *const *in,
+                            int32_t n_in,
+                            yg_tensor **out)
+{
+    double p = 0;
+    bool train = false;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_double(node, "p", NULL, &p));
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "train", NULL, &train));
+    return yg_dropout(in[0], p, train, NULL, &out[0]);
+}
+
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor

@@ -417,6 +417,305 @@ yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
     return yg_upsample_nearest2d_backward(in[0], self_sizes.items, self_sizes.len, &out[0]);
 }
 
+/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:974] */
+yg_status yg__boxed_zeros(const yg_ir_node *node,
+                          yg_tensor *const *in,
+                          int32_t n_in,
+                          yg_tensor **out)
+{
+    yg_box_ints size = {0};
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_zeros(size.items, size.len, dtype, device, &out[0]);
+}
+
+/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:978] */
+yg_status yg__boxed_ones(const yg_ir_node *node,
+                         yg_tensor *const *in,
+                         int32_t n_in,
+                         yg_tensor **out)
+{
+    yg_box_ints size = {0};
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_ones(size.items, size.len, dtype, device, &out[0]);
+}
+
+/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:982] */
+yg_status yg__boxed_full(const yg_ir_node *node,
+                         yg_tensor *const *in,
+                         int32_t n_in,
+                         yg_tensor **out)
+{
+    yg_box_ints size = {0};
+    double fill_value = 0;
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "fill_value", NULL, &fill_value));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_full(size.items, size.len, fill_value, dtype, device, &out[0]);
+}
+
+/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:987] */
+yg_status yg__boxed_empty(const yg_ir_node *node,
+                          yg_tensor *const *in,
+                          int32_t n_in,
+                          yg_tensor **out)
+{
+    yg_box_ints size = {0};
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_empty(size.items, size.len, dtype, device, &out[0]);
+}
+
+/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:993] */
+yg_status yg__boxed_arange(const yg_ir_node *node,
+                           yg_tensor *const *in,
+                           int32_t n_in,
+                           yg_tensor **out)
+{
+    double end = 0;
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_double(node, "end", NULL, &end));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_arange(end, dtype, device, &out[0]);
+}
+
+/* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:997] */
+yg_status yg__boxed_arange_start(const yg_ir_node *node,
+                                 yg_tensor *const *in,
+                                 int32_t n_in,
+                                 yg_tensor **out)
+{
+    double start = 0;
+    double end = 0;
+    double step = 0;
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_double(node, "start", NULL, &start));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "end", NULL, &end));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "step", &(const double){1}, &step));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_arange_start(start, end, step, dtype, device, &out[0]);
+}
+
+/* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1002] */
+yg_status yg__boxed_linspace(const yg_ir_node *node,
+                             yg_tensor *const *in,
+                             int32_t n_in,
+                             yg_tensor **out)
+{
+    double start = 0;
+    double end = 0;
+    int64_t steps = 0;
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_double(node, "start", NULL, &start));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "end", NULL, &end));
+    YG_RETURN_IF_ERROR(yg__box_int(node, "steps", NULL, &steps));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_linspace(start, end, steps, dtype, device, &out[0]);
+}
+
+/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1007] */
+yg_status yg__boxed_eye(const yg_ir_node *node,
+                        yg_tensor *const *in,
+                        int32_t n_in,
+                        yg_tensor **out)
+{
+    int64_t n = 0;
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "n", NULL, &n));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_eye(n, dtype, device, &out[0]);
+}
+
+/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1011] */
+yg_status yg__boxed_eye_m(const yg_ir_node *node,
+                          yg_tensor *const *in,
+                          int32_t n_in,
+                          yg_tensor **out)
+{
+    int64_t n = 0;
+    int64_t m = 0;
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "n", NULL, &n));
+    YG_RETURN_IF_ERROR(yg__box_int(node, "m", NULL, &m));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_eye_m(n, m, dtype, device, &out[0]);
+}
+
+/* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1027] */
+yg_status yg__boxed_rand(const yg_ir_node *node,
+                         yg_tensor *const *in,
+                         int32_t n_in,
+                         yg_tensor **out)
+{
+    yg_box_ints size = {0};
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_rand(size.items, size.len, NULL, dtype, device, &out[0]);
+}
+
+/* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1032] */
+yg_status yg__boxed_randn(const yg_ir_node *node,
+                          yg_tensor *const *in,
+                          int32_t n_in,
+                          yg_tensor **out)
+{
+    yg_box_ints size = {0};
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_randn(size.items, size.len, NULL, dtype, device, &out[0]);
+}
+
+/* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:1037] */
+yg_status yg__boxed_randint(const yg_ir_node *node,
+                            yg_tensor *const *in,
+                            int32_t n_in,
+                            yg_tensor **out)
+{
+    int64_t low = 0;
+    int64_t high = 0;
+    yg_box_ints size = {0};
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "low", NULL, &low));
+    YG_RETURN_IF_ERROR(yg__box_int(node, "high", NULL, &high));
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_randint(low, high, size.items, size.len, NULL, dtype, device, &out[0]);
+}
+
+/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+ * [specs/native_functions.yaml:1042] */
+yg_status yg__boxed_bernoulli(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_bernoulli(in[0], NULL, &out[0]);
+}
+
+/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+ * [specs/native_functions.yaml:1047] */
+yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
+                                yg_tensor *const *in,
+                                int32_t n_in,
+                                yg_tensor **out)
+{
+    double p = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_double(node, "p", NULL, &p));
+    return yg_bernoulli_p(in[0], p, NULL, &out[0]);
+}
+
 /* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1092] */
 yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
                                    yg_tensor *const *in,

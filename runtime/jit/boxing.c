@@ -12,7 +12,9 @@
  */
 #include "jit/boxing.h"
 
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const yg_boxed_op *yg__boxed_op_of(const yg_ir_node *node) {
@@ -283,5 +285,44 @@ yg__box_dtype_opt(const yg_ir_node *node, const char *name, yg_dtype *buf, const
         return YG_OK;
     YG_RETURN_IF_ERROR(yg__box_dtype(node, name, buf));
     *out = buf;
+    return YG_OK;
+}
+
+yg_status yg__box_device(const yg_ir_node *node, const char *name, yg_device *out) {
+    const yg_ir_attr *a = yg__ir_node_attr(node, name);
+    int64_t v = -1;
+    if (a == NULL)
+        return missing(node, name, "Device");
+    if (!as_int(a, &v) || v < 0 || v >= YG_DEVICE_COUNT_)
+        return wrong_kind(node, a, "a device (its number)");
+    *out = (yg_device)v;
+    return YG_OK;
+}
+
+yg_status yg__box_device_opt(const yg_ir_node *node,
+                             const char *name,
+                             yg_device *buf,
+                             const yg_device **out) {
+    *out = NULL;
+    if (yg__ir_node_attr(node, name) == NULL)
+        return YG_OK;
+    YG_RETURN_IF_ERROR(yg__box_device(node, name, buf));
+    *out = buf;
+    return YG_OK;
+}
+
+yg_status yg__box_list_out(const yg_ir_node *node, yg_tensor **items, int64_t len, yg_tensor **out) {
+    if (len != node->n_outputs) {
+        yg_release_list(items, len);
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: the node has %d outputs but the op returned %" PRId64
+                        " tensors (the graph was recorded for other sizes)",
+                        node->kind,
+                        node->n_outputs,
+                        len);
+    }
+    for (int64_t i = 0; i < len; i++)
+        out[i] = items[i];
+    free(items);
     return YG_OK;
 }

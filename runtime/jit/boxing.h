@@ -118,4 +118,20 @@ yg_status yg__box_dtype(const yg_ir_node *node, const char *name, yg_dtype *out)
 yg_status
 yg__box_dtype_opt(const yg_ir_node *node, const char *name, yg_dtype *buf, const yg_dtype **out);
 
+/* Device: an int attribute holding a yg_device (the tracer records the
+ * enum value). */
+yg_status yg__box_device(const yg_ir_node *node, const char *name, yg_device *out);
+
+/* Device?: *out points at buf, or is NULL when absent (None). */
+yg_status yg__box_device_opt(const yg_ir_node *node,
+                             const char *name,
+                             yg_device *buf,
+                             const yg_device **out);
+
+/* A list return (`-> Tensor[]`): moves the op's len results in items into
+ * the node's output slots and frees the array.  When len differs from the
+ * node's output count (the graph was recorded for other sizes), releases
+ * everything and fails naming the op and both counts. */
+yg_status yg__box_list_out(const yg_ir_node *node, yg_tensor **items, int64_t len, yg_tensor **out);
+
 #endif /* YAGRAD_JIT_BOXING_H */

@@ -33,7 +33,12 @@ yg_boxed_impl yg__boxed_scaled;
 yg_boxed_impl yg__boxed_scaled_backward;
 yg_boxed_impl yg__boxed_mul_out;
 yg_boxed_impl yg__boxed_sign;
+yg_boxed_impl yg__boxed_noise;
+yg_boxed_impl yg__boxed_noise_like;
 yg_boxed_impl yg__boxed_running_scale;
+yg_boxed_impl yg__boxed_split;
+yg_boxed_impl yg__boxed_unbind;
+yg_boxed_impl yg__boxed_chunk;
 yg_boxed_impl yg__boxed_index;
 yg_boxed_impl yg__boxed_index_backward;
 

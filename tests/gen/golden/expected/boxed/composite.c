@@ -21,3 +21,19 @@ yg_status yg__boxed_linear(const yg_ir_node *node,
     (void)n_in;
     return yg_linear(in[0], in[1], in[2], &out[0]);
 }
+
+/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:137] */
+yg_status yg__boxed_chunk(const yg_ir_node *node,
+                          yg_tensor *const *in,
+                          int32_t n_in,
+                          yg_tensor **out)
+{
+    int64_t chunks = 0;
+    yg_tensor **items = NULL;
+    int64_t len = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "chunks", NULL, &chunks));
+    YG_RETURN_IF_ERROR(yg_chunk(in[0], chunks, &items, &len));
+    return yg__box_list_out(node, items, len, out);
+}

@@ -157,6 +157,41 @@ yg_status yg__boxed_sign(const yg_ir_node *node,
     return yg_sign(in[0], &out[0]);
 }
 
+/* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
+ *   Device? device=None) -> Tensor
+ * [specs/native_functions.yaml:116] */
+yg_status yg__boxed_noise(const yg_ir_node *node,
+                          yg_tensor *const *in,
+                          int32_t n_in,
+                          yg_tensor **out)
+{
+    yg_box_ints size = {0};
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+    yg_device device_buf = YG_CPU;
+    const yg_device *device = NULL;
+
+    (void)in;
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    YG_RETURN_IF_ERROR(yg__box_device_opt(node, "device", &device_buf, &device));
+    return yg_noise(size.items, size.len, NULL, dtype, device, &out[0]);
+}
+
+/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:120] */
+yg_status yg__boxed_noise_like(const yg_ir_node *node,
+                               yg_tensor *const *in,
+                               int32_t n_in,
+                               yg_tensor **out)
+{
+    yg_device device = YG_CPU;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_device(node, "device", &device));
+    return yg_noise_like(in[0], device, &out[0]);
+}
+
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
  * [specs/native_functions.yaml:124] */
 yg_status yg__boxed_running_scale(const yg_ir_node *node,

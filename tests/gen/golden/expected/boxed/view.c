@@ -33,3 +33,38 @@ yg_status yg__boxed_expand(const yg_ir_node *node,
     YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
     return yg_expand(in[0], size.items, size.len, &out[0]);
 }
+
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
+ * [specs/native_functions.yaml:127] */
+yg_status yg__boxed_split(const yg_ir_node *node,
+                          yg_tensor *const *in,
+                          int32_t n_in,
+                          yg_tensor **out)
+{
+    int64_t split_size = 0;
+    int64_t dim = 0;
+    yg_tensor **items = NULL;
+    int64_t len = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "split_size", NULL, &split_size));
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", &(const int64_t){0}, &dim));
+    YG_RETURN_IF_ERROR(yg_split(in[0], split_size, dim, &items, &len));
+    return yg__box_list_out(node, items, len, out);
+}
+
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:132] */
+yg_status yg__boxed_unbind(const yg_ir_node *node,
+                           yg_tensor *const *in,
+                           int32_t n_in,
+                           yg_tensor **out)
+{
+    int64_t dim = 0;
+    yg_tensor **items = NULL;
+    int64_t len = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", &(const int64_t){0}, &dim));
+    YG_RETURN_IF_ERROR(yg_unbind(in[0], dim, &items, &len));
+    return yg__box_list_out(node, items, len, out);
+}
