@@ -132,6 +132,7 @@ static const char *const copy__derivative_inputs[] = {"self", "src"};
 static const char *const zero__derivative_inputs[] = {"self"};
 static const char *const relu_backward_derivative_inputs[] = {"grad_output"};
 static const char *const pow_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const to_copy_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -1488,9 +1489,27 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:968",
         .kind = "kernel",
     },
+    {
+        .name = "to_copy",
+        .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
+        .location = "specs/native_functions.yaml:976",
+        .kind = "kernel",
+    },
+    {
+        .name = "to.dtype",
+        .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
+        .location = "specs/native_functions.yaml:982",
+        .kind = "composite",
+    },
+    {
+        .name = "type_as",
+        .schema = "type_as(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:985",
+        .kind = "composite",
+    },
 };
-const int32_t yg__ops_count = 218;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 218, "op table size");
+const int32_t yg__ops_count = 221;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 221, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2577,7 +2596,14 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 2,
         .inputs = pow_backward_derivative_inputs,
     },
+    {
+        .name = "to_copy",
+        .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
+        .location = "specs/derivatives.yaml:573",
+        .n_inputs = 1,
+        .inputs = to_copy_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 150;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 150,
+const int32_t yg__derivatives_count = 151;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 151,
                "derivative table size");

@@ -498,6 +498,20 @@ INPLACE_SAMPLE(f_zero_, yg_zero_(self, &same))
 static yg_status f_relu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_relu_backward(x[0], x[1], o); }
 static yg_status f_pow_bw(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward(x[0], x[1], 2.5, o); }
 
+/* dtypes branch: conversions.  float64 to float64 keeps finite
+ * differences meaningful (float32 would round them away); the float32
+ * path's gradient dtype is tested in test_dtypes.c. */
+static yg_status f_to_copy(yg_tensor *const *x, yg_tensor **o) { return yg_to_copy(x[0], YG_FLOAT64, o); }
+static yg_status f_to_dtype_copy_t(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *xt = NULL;
+    yg_status st = yg_t(x[0], &xt);
+    if (st == YG_OK)
+        st = yg_to_dtype(xt, YG_FLOAT64, true, o);
+    yg_release(xt);
+    return st;
+}
+
 static const sample samples[] = {
     {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add},
     {"add", "0-dim + [2, 2]", 2, {F64(-1, 1, 0, 0), F64(-1, 1, 2, 2, 2)}, f_add},
@@ -679,6 +693,9 @@ static const sample samples[] = {
     {"zero_", "a copy", 1, {F64(-1, 1, 2, 2, 3)}, f_zero_},
     {"relu_backward", "output of mixed signs", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 2, 2, 3)}, f_relu_bw},
     {"pow_backward", "exponent 2.5, positive self", 2, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_pow_bw},
+    /* ---- dtypes branch ---- */
+    {"to_copy", "float64 to float64", 1, {F64(-1, 1, 2, 2, 3)}, f_to_copy},
+    {"to_copy", "transposed self through to.dtype(copy=true)", 1, {F64(-1, 1, 2, 3, 2)}, f_to_dtype_copy_t},
 };
 #define N_SAMPLES ((int)(sizeof samples / sizeof samples[0]))
 

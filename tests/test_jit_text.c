@@ -223,7 +223,7 @@ static const bad_text bad_texts[] = {
     {"graph():\n  %c = prim::Constant()\n  return (%c)",
      "2:8:",
      "prim::Constant needs a tensor attribute value"},
-    {"graph(%x : Tensor(dtype=float16)):\n  return (%x)", "1:25:", "unknown dtype 'float16'"},
+    {"graph(%x : Tensor(dtype=complex64)):\n  return (%x)", "1:25:", "unknown dtype 'complex64'"},
     {"graph(%x : Tensor(shape=[2])):\n  return (%x)", "1:19:", "unknown type field 'shape'"},
     {"graph(%x : Tensor(sizes=[1], sizes=[2])):\n  return (%x)",
      "1:30:",

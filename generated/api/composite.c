@@ -786,3 +786,31 @@ yg_status yg_group_norm(const yg_tensor *input,
         return yg__fail_prefix(st, "group_norm");
     return YG_OK;
 }
+
+/* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
+ * [specs/native_functions.yaml:982] */
+yg_status yg_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("to", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("to", "self", self));
+    st = yg__composite_to_dtype(self, dtype, copy, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "to");
+    return YG_OK;
+}
+
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:985] */
+yg_status yg_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(yg__check_out("type_as", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("type_as", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("type_as", "other", other));
+    st = yg__composite_type_as(self, other, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "type_as");
+    return YG_OK;
+}

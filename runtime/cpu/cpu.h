@@ -388,4 +388,7 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
                                     int64_t ignore_index,
                                     yg_tensor **out);
 
+/* copy.c: self converted to dtype, a new contiguous tensor */
+yg_status yg__cpu_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
+
 #endif /* YAGRAD_CPU_H */
