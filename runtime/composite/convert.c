@@ -12,7 +12,10 @@
 #include "composite/composite.h"
 #include "yagrad/ops.h"
 
-yg_status yg__composite_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tensor **out) {
+yg_status yg__composite_to_dtype(const yg_tensor *self,
+                                 yg_dtype dtype,
+                                 bool copy,
+                                 yg_tensor **out) {
     *out = NULL;
     if (!copy && yg_tensor_dtype(self) == dtype) {
         *out = yg_retain((yg_tensor *)self);
