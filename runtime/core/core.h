@@ -134,12 +134,6 @@ static inline bool yg__dtype_is_half(yg_dtype d)
     return d == YG_FLOAT16 || d == YG_BFLOAT16;
 }
 
-/* bool, int32, int64. */
-static inline bool yg__dtype_is_integral(yg_dtype d)
-{
-    return d == YG_BOOL || d == YG_INT32 || d == YG_INT64;
-}
-
 /* Fails with YG_ERR_DTYPE, "<op>: <arg> has dtype float16, a storage type
  * on cpu: convert it with to() to float32 first", when t is float16 or
  * bfloat16; for kernels that compute. */

@@ -57,12 +57,13 @@ typedef enum yg_device {
  * (uint16_t) and are storage types on CPU: tensors of them can be
  * created, viewed, copied, indexed and converted (yg_to_dtype, copy_,
  * yg_tensor_to_f64), but compute ops refuse them with YG_ERR_DTYPE; convert
- * to float32 first.  Conversions into them round to nearest, ties to even,
- * with subnormals, overflow to infinity (float16) and NaN kept.  A
- * floating value converted to an integer dtype truncates toward zero; NaN
- * gives 0 and values out of the integer's range saturate.  An int64
- * converted to int32 wraps around (two's complement).  Any non-zero value
- * (NaN too) converts to bool true.
+ * to float32 first (a binary op whose other operand is float32 or float64
+ * converts them itself, see promotion below).  They cannot require grad.
+ * Conversions into them round to nearest, ties to even, with subnormals,
+ * overflow to infinity and NaN kept.  A floating value converted to an
+ * integer dtype truncates toward zero; NaN gives 0 and values out of the
+ * integer's range saturate.  An int64 converted to int32 wraps around
+ * (two's complement).  Any non-zero value (NaN too) converts to bool true.
  *
  * Binary ops on mixed dtypes compute in the promoted dtype:
  * bool < int32 < int64 < float16, bfloat16 < float32 < float64, and
