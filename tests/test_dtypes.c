@@ -729,6 +729,65 @@ static void test_int32_reductions_promote_like_pytorch(void **state)
     yg_release(prod);
 }
 
+static void test_int32_and_half_scatter_pad_where_and_in_place(void **state)
+{
+    const int64_t s23[] = {2, 3}, s13[] = {1, 3}, s3[] = {3}, pad[] = {1, 0};
+    const double av[] = {1, -2, 3, 4, 5, -6}, iv[] = {1, 0, 1}, cv[] = {1, 0, 1};
+    const double bv[] = {10, 20, 30};
+    yg_tensor *a = NULL, *idx = NULL, *sc = NULL, *h = NULL, *hs = NULL, *hp = NULL;
+    yg_tensor *b = NULL, *f = NULL, *cond = NULL, *w = NULL, *mx = NULL, *same = NULL;
+    (void)state;
+    a = yg_test_tensor(YG_INT32, s23, 2, av);
+    idx = yg_test_tensor(YG_INT64, s13, 2, iv);
+    /* scatter a value into int32 (the value truncates toward zero). */
+    YG_CHECK(yg_scatter_value(a, 0, idx, -7.9, &sc));
+    const double want_sc[] = {1, -7, 3, -7, 5, -7};
+    assert_int_equal(yg_tensor_dtype(sc), YG_INT32);
+    YG_EXPECT_CLOSE(sc, s23, 2, want_sc, 0, 0);
+    /* ... and into float16 (rounded: 0.1 is 0x2E66). */
+    YG_CHECK(yg_tensor_zeros(s23, 2, YG_FLOAT16, &h));
+    YG_CHECK(yg_scatter_value(h, 0, idx, 0.1, &hs));
+    assert_int_equal(bits_at(hs, 0), 0);
+    assert_int_equal(bits_at(hs, 3), 0x2E66);
+    /* constant padding of a float16 tensor fills with the rounded value. */
+    YG_CHECK(yg_constant_pad_nd(h, pad, 2, 65520, &hp));
+    assert_int_equal(yg_tensor_size(hp, 1), 4);
+    assert_int_equal(bits_at(hp, 0), 0x7C00); /* 65520 rounds to inf */
+    assert_int_equal(bits_at(hp, 1), 0);
+    /* where and maximum on int32, in place add on int32. */
+    b = yg_test_tensor(YG_INT32, s3, 1, bv);
+    cond = yg_test_tensor(YG_BOOL, s3, 1, cv);
+    YG_CHECK(yg_where(cond, a, b, &w));
+    const double want_w[] = {1, 20, 3, 4, 20, -6};
+    assert_int_equal(yg_tensor_dtype(w), YG_INT32);
+    YG_EXPECT_CLOSE(w, s23, 2, want_w, 0, 0);
+    YG_CHECK(yg_maximum(a, b, &mx));
+    const double want_mx[] = {10, 20, 30, 10, 20, 30};
+    YG_EXPECT_CLOSE(mx, s23, 2, want_mx, 0, 0);
+    YG_CHECK(yg_add_(a, b, 1, &same));
+    yg_release(same);
+    const double want_a[] = {11, 18, 33, 14, 25, 24};
+    YG_EXPECT_CLOSE(a, s23, 2, want_a, 0, 0);
+    /* A float32 other would need a float32 result, which int32 self
+     * cannot hold. */
+    YG_CHECK(yg_tensor_full(s3, 1, 0.5, YG_FLOAT32, &f));
+    same = (yg_tensor *)0x1;
+    YG_EXPECT_ERROR(yg_add_(a, f, 1, &same), YG_ERR_DTYPE,
+                    "add_: result dtype float32 cannot be stored in self of dtype int32");
+    assert_null(same);
+    yg_release(a);
+    yg_release(idx);
+    yg_release(sc);
+    yg_release(h);
+    yg_release(hs);
+    yg_release(hp);
+    yg_release(b);
+    yg_release(f);
+    yg_release(cond);
+    yg_release(w);
+    yg_release(mx);
+}
+
 /* ---- float16 / bfloat16 as storage ---- */
 
 static void test_compute_ops_refuse_half_with_a_dtype_error(void **state)
@@ -995,6 +1054,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_int32_arithmetic_broadcasts_and_keeps_int32),
         cmocka_unit_test(test_int32_comparisons_give_bool),
         cmocka_unit_test(test_int32_reductions_promote_like_pytorch),
+        cmocka_unit_test(test_int32_and_half_scatter_pad_where_and_in_place),
         cmocka_unit_test(test_compute_ops_refuse_half_with_a_dtype_error),
         cmocka_unit_test(test_half_storage_ops_fill_copy_view_and_index),
         cmocka_unit_test(test_to_returns_self_when_the_dtype_matches),
