@@ -143,6 +143,7 @@ static const char *const unbind_derivative_inputs[] = {"self"};
 static const char *const index_derivative_inputs[] = {"self"};
 static const char *const index_put_derivative_inputs[] = {"self", "values"};
 static const char *const index_put__derivative_inputs[] = {"self", "values"};
+static const char *const to_copy_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -1754,9 +1755,27 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1167",
         .kind = "composite",
     },
+    {
+        .name = "to_copy",
+        .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
+        .location = "specs/native_functions.yaml:1172",
+        .kind = "kernel",
+    },
+    {
+        .name = "to.dtype",
+        .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1178",
+        .kind = "composite",
+    },
+    {
+        .name = "type_as",
+        .schema = "type_as(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:1181",
+        .kind = "composite",
+    },
 };
-const int32_t yg__ops_count = 257;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 257, "op table size");
+const int32_t yg__ops_count = 260;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 260, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2938,7 +2957,14 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 2,
         .inputs = index_put__derivative_inputs,
     },
+    {
+        .name = "to_copy",
+        .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
+        .location = "specs/derivatives.yaml:631",
+        .n_inputs = 1,
+        .inputs = to_copy_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 163;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 163,
+const int32_t yg__derivatives_count = 164;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 164,
                "derivative table size");

@@ -671,6 +671,20 @@ static yg_status f_index_put_acc(yg_tensor *const *x, yg_tensor **o) { return wi
 static yg_status f_index_put__rows(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_pairs, x, 3, o); }
 static yg_status f_index_put__acc(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_acc, x, 4, o); }
 
+/* dtypes branch: conversions.  float64 to float64 keeps finite
+ * differences meaningful (float32 would round them away); the float32
+ * path's gradient dtype is tested in test_dtypes.c. */
+static yg_status f_to_copy(yg_tensor *const *x, yg_tensor **o) { return yg_to_copy(x[0], YG_FLOAT64, o); }
+static yg_status f_to_dtype_copy_t(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *xt = NULL;
+    yg_status st = yg_t(x[0], &xt);
+    if (st == YG_OK)
+        st = yg_to_dtype(xt, YG_FLOAT64, true, o);
+    yg_release(xt);
+    return st;
+}
+
 static const sample samples[] = {
     {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add},
     {"add", "0-dim + [2, 2]", 2, {F64(-1, 1, 0, 0), F64(-1, 1, 2, 2, 2)}, f_add},
@@ -880,6 +894,9 @@ static const sample samples[] = {
     {"index_put", "accumulate, row 1 twice, values [3] broadcast", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 1, 3)}, f_index_put_acc},
     {"index_put_", "(row, col) pairs into a copy", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 1, 2)}, f_index_put__rows},
     {"index_put_", "accumulate into a copy, row 1 twice", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 2, 1, 3)}, f_index_put__acc},
+    /* ---- dtypes branch ---- */
+    {"to_copy", "float64 to float64", 1, {F64(-1, 1, 2, 2, 3)}, f_to_copy},
+    {"to_copy", "transposed self through to.dtype(copy=true)", 1, {F64(-1, 1, 2, 3, 2)}, f_to_dtype_copy_t},
 };
 #define N_SAMPLES ((int)(sizeof samples / sizeof samples[0]))
 

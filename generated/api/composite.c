@@ -2736,3 +2736,75 @@ yg_status yg_index_put_self_backward(const yg_tensor *grad,
         return yg__fail_prefix(st, "index_put_self_backward");
     return YG_OK;
 }
+
+/* Runs yg_to_dtype with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status to_dtype_traced(const yg_tensor *self,
+                                 yg_dtype dtype,
+                                 bool copy,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_to_dtype(self, dtype, copy, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("to.dtype");
+    yg__trace_input(self);
+    yg__trace_attr_int("dtype", (int64_t)dtype);
+    yg__trace_attr_int("copy", copy);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
+ * [specs/native_functions.yaml:1178] */
+yg_status yg_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return to_dtype_traced(self, dtype, copy, out);
+    YG_RETURN_IF_ERROR(yg__check_out("to", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("to", "self", self));
+    st = yg__composite_to_dtype(self, dtype, copy, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "to");
+    return YG_OK;
+}
+
+/* Runs yg_type_as with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status type_as_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_type_as(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("type_as");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1181] */
+yg_status yg_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return type_as_traced(self, other, out);
+    YG_RETURN_IF_ERROR(yg__check_out("type_as", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("type_as", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("type_as", "other", other));
+    st = yg__composite_type_as(self, other, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "type_as");
+    return YG_OK;
+}

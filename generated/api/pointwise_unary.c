@@ -4194,3 +4194,86 @@ out:
     yg_release(result);
     return st;
 }
+
+typedef yg_status (*to_copy_fn)(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
+
+static const to_copy_fn to_copy_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_to_copy,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ToCopyBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status to_copy_record(const yg_tensor *self, yg_tensor *result)
+{
+    yg_node *base = NULL;
+    to_copy_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__to_copy_backward_vtable, sizeof(to_copy_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (to_copy_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_to_copy with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status to_copy_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_to_copy(self, dtype, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("to_copy");
+    yg__trace_input(self);
+    yg__trace_attr_int("dtype", (int64_t)dtype);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1172] */
+yg_status yg_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    to_copy_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return to_copy_traced(self, dtype, out);
+    YG_RETURN_IF_ERROR(yg__check_out("to_copy", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("to_copy", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = to_copy_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "to_copy: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dtype, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = to_copy_record(self, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}

@@ -263,5 +263,8 @@ yg_boxed_impl yg__boxed_unbind;
 yg_boxed_impl yg__boxed_index;
 yg_boxed_impl yg__boxed_index_backward;
 yg_boxed_impl yg__boxed_index_put_self_backward;
+yg_boxed_impl yg__boxed_to_copy;
+yg_boxed_impl yg__boxed_to_dtype;
+yg_boxed_impl yg__boxed_type_as;
 
 #endif /* YAGRAD_GENERATED_BOXED_H */

@@ -931,3 +931,30 @@ yg_status yg__boxed_index_put_self_backward(const yg_ir_node *node,
                                       accumulate,
                                       &out[0]);
 }
+
+/* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
+ * [specs/native_functions.yaml:1178] */
+yg_status yg__boxed_to_dtype(const yg_ir_node *node,
+                             yg_tensor *const *in,
+                             int32_t n_in,
+                             yg_tensor **out)
+{
+    yg_dtype dtype = YG_FLOAT32;
+    bool copy = false;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_dtype(node, "dtype", &dtype));
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "copy", &(const bool){false}, &copy));
+    return yg_to_dtype(in[0], dtype, copy, &out[0]);
+}
+
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1181] */
+yg_status yg__boxed_type_as(const yg_ir_node *node,
+                            yg_tensor *const *in,
+                            int32_t n_in,
+                            yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_type_as(in[0], in[1], &out[0]);
+}

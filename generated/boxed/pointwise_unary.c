@@ -703,3 +703,16 @@ yg_status yg__boxed_clone(const yg_ir_node *node,
     (void)n_in;
     return yg_clone(in[0], &out[0]);
 }
+
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1172] */
+yg_status yg__boxed_to_copy(const yg_ir_node *node,
+                            yg_tensor *const *in,
+                            int32_t n_in,
+                            yg_tensor **out)
+{
+    yg_dtype dtype = YG_FLOAT32;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_dtype(node, "dtype", &dtype));
+    return yg_to_copy(in[0], dtype, &out[0]);
+}

@@ -268,7 +268,10 @@ const yg_boxed_op yg__boxed_ops[] = {
      .unsupported = "argument 'values' of type Tensor after a Tensor[] is not supported"},
     {.name = "index_backward", .fn = yg__boxed_index_backward},
     {.name = "index_put_self_backward", .fn = yg__boxed_index_put_self_backward},
+    {.name = "to_copy", .fn = yg__boxed_to_copy},
+    {.name = "to.dtype", .fn = yg__boxed_to_dtype},
+    {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 257;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 257,
+const int32_t yg__boxed_ops_count = 260;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 260,
                "boxed table size");

@@ -73,6 +73,13 @@ static void print_element(yg_sb *sb, const yg_tensor *t, int64_t i) {
     case YG_BOOL:
         yg__sb_putc(sb, ((const unsigned char *)p)[i] ? '1' : '0');
         break;
+    case YG_INT32:
+        yg__sb_printf(sb, "%lld", (long long)((const int32_t *)p)[i]);
+        break;
+    case YG_FLOAT16:
+    case YG_BFLOAT16:
+        yg__sb_float32(sb, (float)yg__load_f64(p + 2 * i, t->dtype));
+        break;
     default:
         yg__sb_putc(sb, '?');
         break;
