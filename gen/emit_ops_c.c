@@ -147,9 +147,177 @@ static void emit_state_bumps(gen_sb *sb, const gen_op *op, const char *indent)
     }
 }
 
+/* The argument result i writes (Tensor(a!) in, Tensor(a!) out), or NULL. */
+static const gen_arg *written_arg(const gen_op *op, int i)
+{
+    const gen_return *r = &op->schema.returns[i];
+
+    if (r->alias == NULL || !r->mutable_)
+        return NULL;
+    for (int j = 0; j < op->schema.n_args; j++)
+        if (op->schema.args[j].alias != NULL && strcmp(op->schema.args[j].alias, r->alias) == 0)
+            return &op->schema.args[j];
+    return NULL;
+}
+
+/* Emits the tracer call recording argument a, or returns false when the
+ * tracer has no way to record its type. */
+static bool emit_trace_arg(gen_sb *sb, const gen_arg *a, bool after_list)
+{
+    const char *n = a->name;
+
+    switch (a->type) {
+    case GEN_T_TENSOR:
+        /* The IR's variadic Tensor[] inputs must come last. */
+        if (after_list)
+            return false;
+        gen_sb_printf(sb, "    yg__trace_input(%s);\n", n);
+        return true;
+    case GEN_T_TENSOR_LIST:
+        if (after_list)
+            return false;
+        gen_sb_printf(sb,
+                      "    for (int64_t i = 0; i < %s_len; i++)\n"
+                      "        yg__trace_input(%s[i]);\n",
+                      n, n);
+        return true;
+    case GEN_T_INT:
+    case GEN_T_BOOL:
+        if (a->nullable)
+            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__trace_attr_int(\"%s\", *%s);\n", n,
+                          n, n);
+        else
+            gen_sb_printf(sb, "    yg__trace_attr_int(\"%s\", %s);\n", n, n);
+        return true;
+    case GEN_T_INT_LIST:
+        gen_sb_printf(sb, "    yg__trace_attr_ints(\"%s\", %s, %s_len);\n", n, n, n);
+        return true;
+    case GEN_T_BOOL_LIST:
+        gen_sb_printf(sb, "    yg__trace_attr_bools(\"%s\", %s, %d);\n", n, n, a->fixed_len);
+        return true;
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        if (a->nullable)
+            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__trace_attr_float(\"%s\", *%s);\n",
+                          n, n, n);
+        else
+            gen_sb_printf(sb, "    yg__trace_attr_float(\"%s\", %s);\n", n, n);
+        return true;
+    case GEN_T_SCALAR_TYPE:
+        if (a->nullable)
+            gen_sb_printf(sb,
+                          "    if (%s != NULL)\n        yg__trace_attr_int(\"%s\", (int64_t)*%s);\n",
+                          n, n, n);
+        else
+            gen_sb_printf(sb, "    yg__trace_attr_int(\"%s\", (int64_t)%s);\n", n, n);
+        return true;
+    case GEN_T_STR:
+        gen_sb_printf(sb, "    yg__trace_attr_str(\"%s\", %s);\n", n, n);
+        return true;
+    case GEN_T_DEVICE:
+        if (a->nullable)
+            gen_sb_printf(sb,
+                          "    if (%s != NULL)\n        yg__trace_attr_int(\"%s\", (int64_t)*%s);\n",
+                          n, n, n);
+        else
+            gen_sb_printf(sb, "    yg__trace_attr_int(\"%s\", (int64_t)%s);\n", n, n);
+        return true;
+    case GEN_T_GENERATOR:
+        gen_sb_printf(sb, "    yg__trace_generator(\"%s\", %s);\n", n, n);
+        return true;
+    default:
+        /* A type added after the tracer: refused at run time, not here,
+         * so gen keeps building every op. */
+        return false;
+    }
+}
+
+/* Writes the tracer calls recording op's arguments into record (may be
+ * NULL); returns the first argument the tracer cannot record, or NULL. */
+static const gen_arg *emit_trace_args(gen_sb *record, const gen_op *op)
+{
+    gen_sb scratch = {0};
+    bool after_list = false;
+
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (!emit_trace_arg(record != NULL ? record : &scratch, a, after_list)) {
+            gen_sb_free(&scratch);
+            return a;
+        }
+        after_list |= a->type == GEN_T_TENSOR_LIST;
+    }
+    gen_sb_free(&scratch);
+    return NULL;
+}
+
+/* Emits `static yg_status <op>_traced(...)`: runs yg_<op> with tracing
+ * paused and records it as one node (runtime/jit/tracer.h).  Ops with an
+ * argument the tracer cannot record get none (see emit_trace_check). */
+static void emit_traced(gen_sb *sb, const gen_op *op)
+{
+    gen_params params;
+    gen_sb record = {0};
+
+    if (emit_trace_args(&record, op) != NULL) {
+        gen_sb_free(&record);
+        return;
+    }
+    gen_sb_printf(sb,
+                  "/* Runs yg_%s with tracing paused and records it as one node\n"
+                  " * (jit/tracer.h). */\n",
+                  op->cname);
+    char *prefix = gen_xprintf("static yg_status %s_traced(", op->cname);
+    gen_op_params(op, &params);
+    gen_emit_call_decl(sb, prefix, &params, false, "");
+    gen_params_free(&params);
+    free(prefix);
+    gen_sb_puts(sb, "{\n    yg_status st;\n\n    yg__trace_pause();\n");
+    char *call = gen_xprintf("st = yg_%s(", op->cname);
+    gen_emit_forward_call(sb, "    ", call, op, NULL, ");");
+    free(call);
+    gen_sb_printf(sb,
+                  "    yg__trace_resume();\n"
+                  "    if (st != YG_OK)\n        return st;\n"
+                  "    yg__trace_begin_node(\"%s\");\n",
+                  op->full_name);
+    gen_sb_puts(sb, record.buf != NULL ? record.buf : "");
+    gen_sb_free(&record);
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        char *name = gen_return_cname(op, i);
+        const gen_arg *w = written_arg(op, i);
+        if (gen_returns_list(op))
+            gen_sb_printf(sb, "    yg__trace_output_list(%s, %s_len);\n", name, name);
+        else
+            gen_sb_printf(sb, "    yg__trace_output(%s, %s);\n", name,
+                          w != NULL ? w->name : "NULL");
+        free(name);
+    }
+    gen_sb_puts(sb, "    return yg__trace_end_node();\n}\n\n");
+}
+
+/* The first statements of yg_<op>: hand the call to <op>_traced when it is
+ * to be recorded, or refuse it when an argument cannot be recorded. */
+static void emit_trace_check(gen_sb *sb, const gen_op *op)
+{
+    const gen_arg *refused = emit_trace_args(NULL, op);
+
+    gen_sb_printf(sb, "    if (yg__trace_recording(%s))\n",
+                  op->kind == GEN_OP_COMPOSITE ? "true" : "false");
+    if (refused != NULL) {
+        gen_sb_printf(sb, "        return yg__trace_refuse(\"%s\", \"%s\", \"%s\");\n",
+                      op->display, refused->name, gen_type_name(refused));
+        return;
+    }
+    char *head = gen_xprintf("return %s_traced(", op->cname);
+    gen_emit_forward_call(sb, "        ", head, op, NULL, ");");
+    free(head);
+}
+
 static void emit_composite(gen_sb *sb, const gen_op *op)
 {
     gen_sb_puts(sb, "{\n    yg_status st;\n\n");
+    emit_trace_check(sb, op);
     emit_check_prologue(sb, op);
     char *head = gen_xprintf("st = yg__composite_%s(", op->cname);
     gen_emit_forward_call(sb, "    ", head, op, NULL, ");");
@@ -652,6 +820,7 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     if (record || views || has_state_args(op))
         gen_sb_puts(sb, "    yg_status st;\n");
     gen_sb_puts(sb, "\n");
+    emit_trace_check(sb, op);
     emit_check_prologue(sb, op);
     gen_sb cond = {0};
     if (n_inputs > 0)
@@ -795,6 +964,7 @@ char *gen_emit_api_c(const gen_model *model, gen_family family)
                 "#include \"core/core.h\"\n"
                 "#include \"cpu/cpu.h\"\n"
                 "#include \"generated_int.h\"\n"
+                "#include \"jit/tracer.h\"\n"
                 "#include \"nodes/%s.h\"\n",
                 fam, fam, fam);
     for (int i = 0; i < model->n_ops; i++) {
@@ -807,6 +977,7 @@ char *gen_emit_api_c(const gen_model *model, gen_family family)
             if (op->deriv != NULL && op->deriv->n_edges > 0)
                 emit_record(&sb, op);
         }
+        emit_traced(&sb, op);
         gen_emit_schema_comment(&sb, "", op->func, op->loc);
         gen_params params;
         gen_op_params(op, &params);

@@ -8,9 +8,9 @@
  * vectorises) and a strided path for broadcast or transposed operands.  The
  * expression is evaluated with locals named like the op's arguments, of the
  * compute type, and <tgmath.h> makes exp/tanh/pow pick the float or double
- * function.  An int64 loop exists only when formula.c found the expression
- * integer-safe (no calls, no division).  In-place loops drop `restrict`:
- * there the output and self are the same memory.
+ * function.  int64 and int32 loops exist only when formula.c found the
+ * expression integer-safe (no calls, no division).  In-place loops drop
+ * `restrict`: there the output and self are the same memory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +27,12 @@ static const dtype_info dtypes[] = {
     {"float32", "YG_FLOAT32", "float"},
     {"float64", "YG_FLOAT64", "double"},
     {"int64", "YG_INT64", "int64_t"},
+    {"int32", "YG_INT32", "int32_t"},
 };
 
 static int n_loop_dtypes(const gen_op *op)
 {
-    return op->int_safe ? 3 : 2;
+    return op->int_safe ? 4 : 2;
 }
 
 uint32_t gen_pointwise_loop_dtypes(const gen_op *op)
@@ -206,8 +207,8 @@ char *gen_emit_pointwise_c(const gen_model *model, gen_family family)
                 " * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every\n"
                 " * stride equals the element size (typed pointers the compiler vectorises)\n"
                 " * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick\n"
-                " * the float or double function from the locals' type.  int64 loops exist\n"
-                " * only for expressions without calls and division.\n"
+                " * the float or double function from the locals' type.  int64 and int32\n"
+                " * loops exist only for expressions without calls and division.\n"
                 " */\n"
                 "#include <stdint.h>\n#include <tgmath.h>\n\n"
                 "#include \"cpu/cpu.h\"\n#include \"generated_int.h\"\n",

@@ -325,6 +325,10 @@ char *gen_emit_nodes_c(const gen_model *model, gen_family family);
 char *gen_emit_pointwise_c(const gen_model *model, gen_family family);
 char *gen_emit_generated_int_h(const gen_model *model);
 char *gen_emit_registry_c(const gen_model *model);
+/* emit_boxed.c: boxed/<family>.c, boxed/boxed.h, boxed/table.c. */
+char *gen_emit_boxed_c(const gen_model *model, gen_family family);
+char *gen_emit_boxed_h(const gen_model *model);
+char *gen_emit_boxed_table_c(const gen_model *model);
 
 /* emit_common.c: shared formatting. */
 

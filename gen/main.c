@@ -73,6 +73,8 @@ static void write_outputs(const gen_model *model, const char *out_dir)
     emit(&o, out_dir, "include/yagrad/ops.h", gen_emit_ops_h(model));
     emit(&o, out_dir, "generated_int.h", gen_emit_generated_int_h(model));
     emit(&o, out_dir, "registry.c", gen_emit_registry_c(model));
+    emit(&o, out_dir, "boxed/boxed.h", gen_emit_boxed_h(model));
+    emit(&o, out_dir, "boxed/table.c", gen_emit_boxed_table_c(model));
     for (int f = 0; f < GEN_FAM_COUNT_; f++) {
         const char *name = gen_family_name((gen_family)f);
         char *path = gen_xprintf("api/%s.c", name);
@@ -83,6 +85,9 @@ static void write_outputs(const gen_model *model, const char *out_dir)
         free(path);
         path = gen_xprintf("nodes/%s.c", name);
         emit(&o, out_dir, path, gen_emit_nodes_c(model, (gen_family)f));
+        free(path);
+        path = gen_xprintf("boxed/%s.c", name);
+        emit(&o, out_dir, path, gen_emit_boxed_c(model, (gen_family)f));
         free(path);
         if (f > GEN_FAM_POINTWISE_BACKWARD)
             continue;

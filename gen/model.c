@@ -190,6 +190,9 @@ const gen_dtype gen_dtypes[] = {
     {"float64", "YG_FLOAT64"},
     {"int64", "YG_INT64"},
     {"bool", "YG_BOOL"},
+    {"int32", "YG_INT32"},
+    {"float16", "YG_FLOAT16"},
+    {"bfloat16", "YG_BFLOAT16"},
 };
 const int gen_n_dtypes = (int)(sizeof(gen_dtypes) / sizeof(gen_dtypes[0]));
 _Static_assert(sizeof(gen_dtypes) / sizeof(gen_dtypes[0]) <= 32, "gen_op.dtypes is 32 bits");

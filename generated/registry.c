@@ -143,6 +143,7 @@ static const char *const unbind_derivative_inputs[] = {"self"};
 static const char *const index_derivative_inputs[] = {"self"};
 static const char *const index_put_derivative_inputs[] = {"self", "values"};
 static const char *const index_put__derivative_inputs[] = {"self", "values"};
+static const char *const to_copy_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -150,21 +151,24 @@ const yg_op_info yg__ops[] = {
         .schema = "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:16",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sub",
         .schema = "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:20",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mul",
         .schema = "mul(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:24",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "div",
@@ -178,7 +182,8 @@ const yg_op_info yg__ops[] = {
         .schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:32",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "div.mode",
@@ -199,42 +204,48 @@ const yg_op_info yg__ops[] = {
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:44",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "add.Scalar",
         .schema = "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:48",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sub.Scalar",
         .schema = "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:52",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "rsub.Scalar",
         .schema = "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:57",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "maximum",
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:61",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "minimum",
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:65",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "atan2",
@@ -269,14 +280,16 @@ const yg_op_info yg__ops[] = {
         .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
         .location = "specs/native_functions.yaml:87",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "lerp.Tensor",
         .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
         .location = "specs/native_functions.yaml:91",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "addcmul",
@@ -284,7 +297,8 @@ const yg_op_info yg__ops[] = {
                   " Scalar value=1) -> Tensor",
         .location = "specs/native_functions.yaml:95",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "addcdiv",
@@ -299,42 +313,48 @@ const yg_op_info yg__ops[] = {
         .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:105",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "where.ScalarOther",
         .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:109",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "where.ScalarSelf",
         .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:113",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "masked_fill",
         .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
         .location = "specs/native_functions.yaml:117",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:126",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:130",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "div_",
@@ -348,14 +368,16 @@ const yg_op_info yg__ops[] = {
         .schema = "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:138",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:142",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "div_.Scalar",
@@ -370,7 +392,8 @@ const yg_op_info yg__ops[] = {
                   " *, Scalar value=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:150",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "addcdiv_",
@@ -385,42 +408,48 @@ const yg_op_info yg__ops[] = {
         .schema = "lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:158",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:162",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_",
         .schema = "clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:166",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_min_",
         .schema = "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:170",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_max_",
         .schema = "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:174",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "masked_fill_",
         .schema = "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:178",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "fill_",
@@ -428,7 +457,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:184",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "zero_",
@@ -436,7 +466,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:189",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "copy_",
@@ -444,7 +475,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:195",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "eq",
@@ -452,7 +484,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:203",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "ne",
@@ -460,7 +492,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:208",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "lt",
@@ -468,7 +500,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:213",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "le",
@@ -476,7 +508,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:218",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "gt",
@@ -484,7 +516,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:223",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "ge",
@@ -492,7 +524,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:228",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "eq.Scalar",
@@ -500,7 +532,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:234",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "ne.Scalar",
@@ -508,7 +540,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:239",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "lt.Scalar",
@@ -516,7 +548,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:244",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "le.Scalar",
@@ -524,7 +556,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:249",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "gt.Scalar",
@@ -532,7 +564,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:254",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "ge.Scalar",
@@ -540,7 +572,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:259",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "logical_and",
@@ -548,7 +580,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:265",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "logical_or",
@@ -556,7 +588,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:270",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "logical_xor",
@@ -564,7 +596,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:275",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "logical_not",
@@ -572,14 +604,15 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:280",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:286",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "exp",
@@ -621,7 +654,8 @@ const yg_op_info yg__ops[] = {
         .schema = "relu(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:310",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "pow",
@@ -635,14 +669,16 @@ const yg_op_info yg__ops[] = {
         .schema = "abs(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:318",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:323",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "expm1",
@@ -740,7 +776,8 @@ const yg_op_info yg__ops[] = {
         .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
         .location = "specs/native_functions.yaml:382",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "softplus",
@@ -754,28 +791,32 @@ const yg_op_info yg__ops[] = {
         .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
         .location = "specs/native_functions.yaml:392",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
         .location = "specs/native_functions.yaml:397",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_min",
         .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
         .location = "specs/native_functions.yaml:401",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_max",
         .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
         .location = "specs/native_functions.yaml:405",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "floor",
@@ -810,21 +851,24 @@ const yg_op_info yg__ops[] = {
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
         .location = "specs/native_functions.yaml:428",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
         .location = "specs/native_functions.yaml:432",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
         .location = "specs/native_functions.yaml:436",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "pow_backward",
@@ -866,7 +910,8 @@ const yg_op_info yg__ops[] = {
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
         .location = "specs/native_functions.yaml:464",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "softplus_backward",
@@ -882,7 +927,8 @@ const yg_op_info yg__ops[] = {
                   " Scalar max_val) -> Tensor",
         .location = "specs/native_functions.yaml:473",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_backward",
@@ -890,35 +936,40 @@ const yg_op_info yg__ops[] = {
                   " Scalar max) -> Tensor",
         .location = "specs/native_functions.yaml:478",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
         .location = "specs/native_functions.yaml:482",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
         .location = "specs/native_functions.yaml:486",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:493",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:497",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "atan2_backward",
@@ -949,7 +1000,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:518",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sum.dim",
@@ -957,7 +1008,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:523",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mean",
@@ -979,7 +1030,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:540",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "prod.dim",
@@ -987,7 +1038,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:543",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "prod_backward",
@@ -1003,7 +1054,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:554",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "amin",
@@ -1011,7 +1063,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:559",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "max",
@@ -1019,7 +1072,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:565",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "min",
@@ -1027,7 +1081,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:568",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "max.dim",
@@ -1036,7 +1091,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:574",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "min.dim",
@@ -1045,7 +1101,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:579",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "value_selecting_reduction_backward",
@@ -1054,7 +1111,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:586",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "minmax_backward",
@@ -1070,7 +1127,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:597",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "argmax.dim",
@@ -1078,7 +1136,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:602",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "argmin",
@@ -1086,7 +1145,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:607",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "argmin.dim",
@@ -1094,7 +1154,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:612",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "all",
@@ -1102,7 +1163,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:618",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "all.dim",
@@ -1110,7 +1172,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:623",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "any",
@@ -1118,7 +1181,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:628",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "any.dim",
@@ -1126,7 +1190,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:633",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "var",
@@ -1194,7 +1259,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:676",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "cumprod",
@@ -1202,7 +1267,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:681",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "cumsum_backward",
@@ -1210,7 +1275,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:687",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "cumprod_backward",
@@ -1225,7 +1290,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:695",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "mean_backward",
@@ -1240,7 +1306,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:702",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mm",
@@ -1268,7 +1334,8 @@ const yg_op_info yg__ops[] = {
         .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
         .location = "specs/native_functions.yaml:720",
         .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mv",
@@ -1282,7 +1349,8 @@ const yg_op_info yg__ops[] = {
         .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
         .location = "specs/native_functions.yaml:727",
         .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "addmm",
@@ -1313,7 +1381,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:740",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "t",
@@ -1321,7 +1390,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:744",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "view",
@@ -1329,7 +1399,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:748",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "expand",
@@ -1337,7 +1408,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:752",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "unsqueeze",
@@ -1345,7 +1417,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:756",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "clone",
@@ -1353,7 +1426,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:760",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "reshape",
@@ -1361,7 +1435,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:765",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "squeeze",
@@ -1369,7 +1444,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:769",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "squeeze.dim",
@@ -1377,7 +1453,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:774",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "permute",
@@ -1385,7 +1462,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:779",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "permute_backward",
@@ -1393,7 +1471,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:784",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "select",
@@ -1401,7 +1480,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:788",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "slice",
@@ -1410,7 +1490,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:795",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "narrow",
@@ -1418,7 +1499,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:800",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "select_backward",
@@ -1427,7 +1509,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:804",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "slice_backward",
@@ -1436,7 +1519,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:809",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "flatten",
@@ -1444,7 +1528,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:815",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "contiguous",
@@ -1452,7 +1537,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:819",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "repeat",
@@ -1460,21 +1546,24 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:824",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
         .location = "specs/native_functions.yaml:829",
         .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
         .location = "specs/native_functions.yaml:833",
         .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "flip",
@@ -1482,7 +1571,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:837",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_select",
@@ -1490,7 +1580,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:844",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_select_backward",
@@ -1499,7 +1590,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:851",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "gather",
@@ -1507,7 +1598,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:859",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "gather_backward",
@@ -1516,7 +1608,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:866",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "scatter",
@@ -1524,7 +1616,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:873",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "scatter.value",
@@ -1532,7 +1625,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:878",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "scatter_add",
@@ -1540,7 +1634,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:884",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "scatter_src_backward",
@@ -1549,7 +1643,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:891",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "tril",
@@ -1557,7 +1652,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:896",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "triu",
@@ -1565,7 +1661,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:901",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "constant_pad_nd",
@@ -1573,7 +1670,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:908",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "constant_pad_nd_backward",
@@ -1581,7 +1679,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:914",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "log_softmax",
@@ -1688,7 +1787,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:973",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "embedding_backward",
@@ -1697,7 +1797,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:978",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "lstm_cell",
@@ -1858,7 +1958,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1085",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "ones_like",
@@ -1866,7 +1967,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1088",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "full_like",
@@ -1875,7 +1977,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1091",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "empty_like",
@@ -1883,7 +1986,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1094",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "rand",
@@ -1922,7 +2026,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1121",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "rand_like",
@@ -1972,7 +2077,7 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1152",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "max_pool1d_with_indices",
@@ -1997,7 +2102,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1168",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "reflection_pad_backward",
@@ -2013,7 +2119,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1180",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "replication_pad_backward",
@@ -2029,7 +2136,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1191",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "split",
@@ -2037,7 +2145,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1198",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "split_with_sizes",
@@ -2045,7 +2154,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1203",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "chunk",
@@ -2053,7 +2163,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1209",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "unbind",
@@ -2061,7 +2172,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1215",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index",
@@ -2069,7 +2181,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1225",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_put",
@@ -2078,7 +2191,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1234",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_put_",
@@ -2087,7 +2201,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1239",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_backward",
@@ -2095,7 +2210,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1245",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_put_self_backward",
@@ -2104,11 +2220,39 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:1250",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "to_copy",
+        .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
+        .location = "specs/native_functions.yaml:1256",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "to.dtype",
+        .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1263",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "type_as",
+        .schema = "type_as(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:1267",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 257;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 257, "op table size");
+const int32_t yg__ops_count = 260;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 260, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -3290,7 +3434,14 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 2,
         .inputs = index_put__derivative_inputs,
     },
+    {
+        .name = "to_copy",
+        .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
+        .location = "specs/derivatives.yaml:631",
+        .n_inputs = 1,
+        .inputs = to_copy_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 163;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 163,
+const int32_t yg__derivatives_count = 164;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 164,
                "derivative table size");

@@ -33,7 +33,10 @@ static const char *const graphs[] = {
     "  %1 : Tensor = prim::Constant[value=tensor(float64, [1], [nan])]()\n"
     "  %2 : Tensor = prim::Constant[value=tensor(int64, [0], [])]()\n"
     "  %3 : Tensor = prim::Constant[value=tensor(bool, [2], [1, 0])]()\n"
-    "  return (%0, %1, %2, %3)\n",
+    "  %4 : Tensor = prim::Constant[value=tensor(int32, [2], [-2147483648, 7])]()\n"
+    "  %5 : Tensor = prim::Constant[value=tensor(float16, [2], [65504, -inf])]()\n"
+    "  %6 : Tensor = prim::Constant[value=tensor(bfloat16, [1], [0.100097656])]()\n"
+    "  return (%0, %1, %2, %3, %4, %5, %6)\n",
     "graph(%x : Tensor):\n"
     "  %y : Tensor = prim::FusionGroup[scales=[0.5, nan], shifts=float[], "
     "subgraph=graph(%a : Tensor):\n"

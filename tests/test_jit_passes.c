@@ -492,6 +492,118 @@ static void test_remove_expands_must_not_fire_when_the_expand_sets_the_size(void
                      "  return (%a, %b, %c, %d)\n");
 }
 
+/* ---- constant propagation ---- */
+
+static void test_constant_propagation_folds_ops_on_constants(void **state) {
+    (void)state;
+    /* A chain folds in one pass; the folded values keep their names and
+     * get exact types; the constants that fed them stay for dce. */
+    expect_passes("constant_propagation",
+                  "graph(%x : Tensor):\n"
+                  "  %a : Tensor = prim::Constant[value=tensor(float64, [2], [1, 2])]()\n"
+                  "  %b : Tensor = prim::Constant[value=tensor(float64, [], [3])]()\n"
+                  "  %c : Tensor = mul(%a, %b)\n"
+                  "  %d : Tensor = neg(%c)\n"
+                  "  %n : None = prim::None()\n"
+                  "  %w : Tensor = prim::Constant[value=tensor(float64, [1, 2], [1, 1])]()\n"
+                  "  %l : Tensor = linear(%d, %w, %n)\n"
+                  "  %y : Tensor = add(%x, %l)\n"
+                  "  return (%y)\n",
+                  "graph(%x : Tensor):\n"
+                  "  %a : Tensor = prim::Constant[value=tensor(float64, [2], [1, 2])]()\n"
+                  "  %b : Tensor = prim::Constant[value=tensor(float64, [], [3])]()\n"
+                  "  %c : Tensor(dtype=float64, device=cpu, sizes=[2], requires_grad=false) = "
+                  "prim::Constant[value=tensor(float64, [2], [3, 6])]()\n"
+                  "  %d : Tensor(dtype=float64, device=cpu, sizes=[2], requires_grad=false) = "
+                  "prim::Constant[value=tensor(float64, [2], [-3, -6])]()\n"
+                  "  %n : None = prim::None()\n"
+                  "  %w : Tensor = prim::Constant[value=tensor(float64, [1, 2], [1, 1])]()\n"
+                  "  %l : Tensor(dtype=float64, device=cpu, sizes=[1], requires_grad=false) = "
+                  "prim::Constant[value=tensor(float64, [1], [-9])]()\n"
+                  "  %y : Tensor = add(%x, %l)\n"
+                  "  return (%y)\n");
+}
+
+static void test_constant_propagation_folds_every_output_then_dce_sweeps(void **state) {
+    (void)state;
+    expect_passes("constant_propagation,dce",
+                  "graph():\n"
+                  "  %a : Tensor = prim::Constant[value=tensor(int64, [2, 2], [4, 1, 2, 3])]()\n"
+                  "  %v : Tensor, %i : Tensor = max.dim[dim=1](%a)\n"
+                  "  return (%v, %i)\n",
+                  "graph():\n"
+                  "  %v : Tensor(dtype=int64, device=cpu, sizes=[2], requires_grad=false) = "
+                  "prim::Constant[value=tensor(int64, [2], [4, 3])]()\n"
+                  "  %i : Tensor(dtype=int64, device=cpu, sizes=[2], requires_grad=false) = "
+                  "prim::Constant[value=tensor(int64, [2], [0, 1])]()\n"
+                  "  return (%v, %i)\n");
+}
+
+static void test_constant_propagation_must_not_fold_writes_inputs_or_failures(void **state) {
+    (void)state;
+    /* add_ writes its constant (and so neg, which reads the written
+     * class, stays); mul reads a graph input; mm fails on these sizes
+     * (left alone, no error); the mutates node has side effects; expand
+     * of a scalar to 1000x1000 would copy a million elements into the
+     * graph. */
+    yg_set_error(YG_ERR_SHAPE, "an earlier message");
+    expect_unchanged("constant_propagation",
+                     "graph(%x : Tensor):\n"
+                     "  %a : Tensor = prim::Constant[value=tensor(float64, [2], [1, 2])]()\n"
+                     "  %b : Tensor = prim::Constant[value=tensor(float64, [2], [3, 4])]()\n"
+                     "  %n : Tensor = neg(%a)\n"
+                     "  %w : Tensor = add_(%a, %b)\n"
+                     "  %m : Tensor = mul(%b, %x)\n"
+                     "  %p : Tensor = mm(%b, %b)\n"
+                     "  %q : Tensor = exp[mutates=\"io\"](%b)\n"
+                     "  %e : Tensor = expand[size=[1000, 1000]](%b)\n"
+                     "  %s : Tensor = prim::Constant[value=tensor(float64, [], [1])]()\n"
+                     "  %big : Tensor = expand[size=[1000, 1000]](%s)\n"
+                     "  return (%n, %w, %m, %p, %q, %e, %big)\n");
+    /* The failed fold left this thread's message as it was. */
+    assert_string_equal(yg_last_error(), "an earlier message");
+}
+
+static void test_constant_propagation_does_not_evaluate_results_known_too_large(void **state) {
+    (void)state;
+    /* The type says repeat makes a million elements from one: the node
+     * stays and no tensor memory is even asked for. */
+    const char *text = "graph():\n"
+                       "  %s : Tensor = prim::Constant[value=tensor(float64, [1, 1], [1])]()\n"
+                       "  %r : Tensor(sizes=[1000, 1000]) = repeat[repeats=[1000, 1000]](%s)\n"
+                       "  return (%r)\n";
+    yg_allocator_stats before, after;
+    yg_graph *g = parse_ok(text);
+    yg_allocator_get_stats(&before);
+    YG_CHECK(yg_graph_run_passes(g, "constant_propagation"));
+    yg_allocator_get_stats(&after);
+    assert_int_equal(after.num_allocs, before.num_allocs);
+    yg_graph_release(g);
+    expect_unchanged("constant_propagation", text);
+}
+
+static void test_constant_propagation_reaches_into_subgraphs(void **state) {
+    (void)state;
+    expect_passes("constant_propagation",
+                  "graph(%x : Tensor):\n"
+                  "  %y : Tensor = prim::FusionGroup[subgraph=graph(%a : Tensor):\n"
+                  "      %c : Tensor = prim::Constant[value=tensor(float32, [], [4])]()\n"
+                  "      %r : Tensor = sqrt(%c)\n"
+                  "      %b : Tensor = mul(%a, %r)\n"
+                  "      return (%b)\n"
+                  "  ](%x)\n"
+                  "  return (%y)\n",
+                  "graph(%x : Tensor):\n"
+                  "  %y : Tensor = prim::FusionGroup[subgraph=graph(%a : Tensor):\n"
+                  "      %c : Tensor = prim::Constant[value=tensor(float32, [], [4])]()\n"
+                  "      %r : Tensor(dtype=float32, device=cpu, sizes=[], requires_grad=false) = "
+                  "prim::Constant[value=tensor(float32, [], [2])]()\n"
+                  "      %b : Tensor = mul(%a, %r)\n"
+                  "      return (%b)\n"
+                  "  ](%x)\n"
+                  "  return (%y)\n");
+}
+
 /* ---- pipeline ---- */
 
 static void test_run_passes_rejects_an_unknown_name_before_running_any(void **state) {
@@ -566,6 +678,11 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_propagation_keeps_unknown_where_inputs_say_nothing),
         cmocka_unit_test(test_shape_propagation_rejects_sizes_that_cannot_go_together),
         cmocka_unit_test(test_shape_propagation_survives_hostile_attributes_and_sizes),
+        cmocka_unit_test(test_constant_propagation_folds_ops_on_constants),
+        cmocka_unit_test(test_constant_propagation_folds_every_output_then_dce_sweeps),
+        cmocka_unit_test(test_constant_propagation_must_not_fold_writes_inputs_or_failures),
+        cmocka_unit_test(test_constant_propagation_does_not_evaluate_results_known_too_large),
+        cmocka_unit_test(test_constant_propagation_reaches_into_subgraphs),
         cmocka_unit_test(test_requires_grad_propagation_follows_differentiable_ops),
         cmocka_unit_test(test_requires_grad_propagation_keeps_unknown_inputs_unknown),
         cmocka_unit_test(test_remove_expands_feeds_the_unexpanded_input),

@@ -40,6 +40,14 @@ static const char *const canonical_graphs[] = {
     "  %4 : Tensor = prim::Constant[value=tensor(float32, [0, 3], [])]()\n"
     "  %5 : Tensor = prim::Constant[value=tensor(float64, [1], [nan])]()\n"
     "  return (%0, %1, %2, %3, %4, %5)\n",
+    /* int32, float16 and bfloat16 tensor attributes (16-bit floats are
+     * written as their float32 value, which converts back exactly) */
+    "graph():\n"
+    "  %0 : Tensor = prim::Constant[value=tensor(int32, [2], [-2147483648, 2147483647])]()\n"
+    "  %1 : Tensor = prim::Constant[value=tensor(float16, [4], [65504, 0.099975586, -inf, "
+    "5.9604645e-08])]()\n"
+    "  %2 : Tensor = prim::Constant[value=tensor(bfloat16, [2], [-0, 0.100097656])]()\n"
+    "  return (%0, %1, %2)\n",
     /* multi-output nodes, repeated outputs, optional tensor inputs */
     "graph(%x : Tensor, %w : Tensor):\n"
     "  %v : Tensor, %i : Tensor(dtype=int64) = max.dim[dim=1, keepdim=0](%x)\n"
@@ -223,7 +231,7 @@ static const bad_text bad_texts[] = {
     {"graph():\n  %c = prim::Constant()\n  return (%c)",
      "2:8:",
      "prim::Constant needs a tensor attribute value"},
-    {"graph(%x : Tensor(dtype=float16)):\n  return (%x)", "1:25:", "unknown dtype 'float16'"},
+    {"graph(%x : Tensor(dtype=complex64)):\n  return (%x)", "1:25:", "unknown dtype 'complex64'"},
     {"graph(%x : Tensor(shape=[2])):\n  return (%x)", "1:19:", "unknown type field 'shape'"},
     {"graph(%x : Tensor(sizes=[1], sizes=[2])):\n  return (%x)",
      "1:30:",
@@ -267,6 +275,9 @@ static const bad_text bad_texts[] = {
     {"graph():\n  %c = prim::Constant[value=tensor(bool, [1], [2])]()\n  return (%c)",
      "2:48:",
      "a bool element must be 0 or 1"},
+    {"graph():\n  %c = prim::Constant[value=tensor(int32, [1], [2147483648])]()\n  return (%c)",
+     "2:49:",
+     "an int32 element must fit in 32 bits, got 2147483648"},
     {"graph(%x):\n  %y = neg(%x)\n", "3:1:", "expected a node or 'return', got end of input"},
     {"graph(%x):\n  return (%x)\n  %y = neg(%x)", "3:3:", "unexpected '%y' after the graph"},
     {"graph(%x):\n  return (%x) junk", "2:15:", "unexpected 'junk' after the graph"},

@@ -147,10 +147,10 @@ static bool sweeps_dtypes(const sample *s) {
     return (s->flags & OPINFO_NO_DTYPE_SWEEP) == 0 && has_floating_input(s);
 }
 
-/* Whether the dtype runners leave dtype d out for s (OPINFO_NO_BOOL). */
+/* Whether the dtype runners leave dtype d out for s (OPINFO_JOINS_WITH_CAT). */
 static bool skips(const sample *s, yg_dtype d)
 {
-    return d == YG_BOOL && (s->flags & OPINFO_NO_BOOL);
+    return (s->flags & OPINFO_JOINS_WITH_CAT) && !claims(opinfo_op("cat"), d);
 }
 
 static void test_claimed_dtypes_run(void **state) {

@@ -69,6 +69,9 @@ yg_tensor *yg_test_tensor(yg_dtype dtype, const int64_t *sizes, int64_t ndim, co
         case YG_BOOL:
             ((unsigned char *)d)[i] = values[i] != 0;
             break;
+        case YG_INT32:
+            ((int32_t *)d)[i] = (int32_t)values[i];
+            break;
         default:
             break;
         }

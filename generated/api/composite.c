@@ -18,7 +18,30 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/composite.h"
+
+/* Runs yg_div_mode with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status div_mode_traced(const yg_tensor *self,
+                                 const yg_tensor *other,
+                                 const char *rounding_mode,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_div_mode(self, other, rounding_mode, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("div.mode");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_attr_str("rounding_mode", rounding_mode);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
 
 /* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor
  * [specs/native_functions.yaml:38] */
@@ -29,6 +52,8 @@ yg_status yg_div_mode(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return div_mode_traced(self, other, rounding_mode, out);
     YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "other", other));
@@ -36,6 +61,32 @@ yg_status yg_div_mode(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "div");
     return YG_OK;
+}
+
+/* Runs yg_atan2_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status atan2_backward_traced(const yg_tensor *grad,
+                                       const yg_tensor *self,
+                                       const yg_tensor *other,
+                                       const bool *grad_input_mask,
+                                       yg_tensor **out_grad_self,
+                                       yg_tensor **out_grad_other)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_atan2_backward(grad, self, other, grad_input_mask, out_grad_self, out_grad_other);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("atan2_backward");
+    yg__trace_input(grad);
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 2);
+    yg__trace_output(out_grad_self, NULL);
+    yg__trace_output(out_grad_other, NULL);
+    return yg__trace_end_node();
 }
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
@@ -50,6 +101,13 @@ yg_status yg_atan2_backward(const yg_tensor *grad,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return atan2_backward_traced(grad,
+                                     self,
+                                     other,
+                                     grad_input_mask,
+                                     out_grad_self,
+                                     out_grad_other);
     YG_RETURN_IF_ERROR(yg__check_out("atan2_backward", "out_grad_self", out_grad_self));
     YG_RETURN_IF_ERROR(yg__check_out("atan2_backward", "out_grad_other", out_grad_other));
     YG_RETURN_IF_ERROR(yg__check_defined("atan2_backward", "grad", grad));
@@ -66,11 +124,30 @@ yg_status yg_atan2_backward(const yg_tensor *grad,
     return YG_OK;
 }
 
+/* Runs yg_prod with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status prod_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_prod(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("prod");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:540] */
 yg_status yg_prod(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return prod_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("prod", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("prod", "self", self));
     st = yg__composite_prod(self, out);
@@ -79,11 +156,30 @@ yg_status yg_prod(const yg_tensor *self, yg_tensor **out)
     return YG_OK;
 }
 
+/* Runs yg_max with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* max(Tensor self) -> Tensor  [specs/native_functions.yaml:565] */
 yg_status yg_max(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return max_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("max", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("max", "self", self));
     st = yg__composite_max(self, out);
@@ -92,17 +188,63 @@ yg_status yg_max(const yg_tensor *self, yg_tensor **out)
     return YG_OK;
 }
 
+/* Runs yg_min with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status min_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_min(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("min");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* min(Tensor self) -> Tensor  [specs/native_functions.yaml:568] */
 yg_status yg_min(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return min_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("min", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("min", "self", self));
     st = yg__composite_min(self, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "min");
     return YG_OK;
+}
+
+/* Runs yg_value_selecting_reduction_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status value_selecting_reduction_backward_traced(const yg_tensor *grad,
+                                                           int64_t dim,
+                                                           const yg_tensor *indices,
+                                                           const int64_t *sizes,
+                                                           int64_t sizes_len,
+                                                           bool keepdim,
+                                                           yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_value_selecting_reduction_backward(grad, dim, indices, sizes, sizes_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("value_selecting_reduction_backward");
+    yg__trace_input(grad);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(indices);
+    yg__trace_attr_ints("sizes", sizes, sizes_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
@@ -118,6 +260,14 @@ yg_status yg_value_selecting_reduction_backward(const yg_tensor *grad,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return value_selecting_reduction_backward_traced(grad,
+                                                         dim,
+                                                         indices,
+                                                         sizes,
+                                                         sizes_len,
+                                                         keepdim,
+                                                         out);
     YG_RETURN_IF_ERROR(yg__check_out("value_selecting_reduction_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("value_selecting_reduction_backward", "grad", grad));
     YG_RETURN_IF_ERROR(yg__check_defined("value_selecting_reduction_backward", "indices", indices));
@@ -133,6 +283,33 @@ yg_status yg_value_selecting_reduction_backward(const yg_tensor *grad,
     return YG_OK;
 }
 
+/* Runs yg_var_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status var_backward_traced(const yg_tensor *grad,
+                                     const yg_tensor *self,
+                                     const int64_t *dim,
+                                     int64_t dim_len,
+                                     int64_t correction,
+                                     bool keepdim,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_var_backward(grad, self, dim, dim_len, correction, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("var_backward");
+    yg__trace_input(grad);
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("correction", correction);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
  * [specs/native_functions.yaml:654] */
 yg_status yg_var_backward(const yg_tensor *grad,
@@ -145,6 +322,8 @@ yg_status yg_var_backward(const yg_tensor *grad,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return var_backward_traced(grad, self, dim, dim_len, correction, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("var_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("var_backward", "grad", grad));
     YG_RETURN_IF_ERROR(yg__check_defined("var_backward", "self", self));
@@ -152,6 +331,33 @@ yg_status yg_var_backward(const yg_tensor *grad,
     if (st != YG_OK)
         return yg__fail_prefix(st, "var_backward");
     return YG_OK;
+}
+
+/* Runs yg_logsumexp_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status logsumexp_backward_traced(const yg_tensor *grad,
+                                           const yg_tensor *self,
+                                           const yg_tensor *output,
+                                           const int64_t *dim,
+                                           int64_t dim_len,
+                                           bool keepdim,
+                                           yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_logsumexp_backward(grad, self, output, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("logsumexp_backward");
+    yg__trace_input(grad);
+    yg__trace_input(self);
+    yg__trace_input(output);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
@@ -166,6 +372,8 @@ yg_status yg_logsumexp_backward(const yg_tensor *grad,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return logsumexp_backward_traced(grad, self, output, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("logsumexp_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logsumexp_backward", "grad", grad));
     YG_RETURN_IF_ERROR(yg__check_defined("logsumexp_backward", "self", self));
@@ -176,17 +384,63 @@ yg_status yg_logsumexp_backward(const yg_tensor *grad,
     return YG_OK;
 }
 
+/* Runs yg_cumsum_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cumsum_backward_traced(const yg_tensor *grad, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cumsum_backward(grad, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cumsum_backward");
+    yg__trace_input(grad);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:687] */
 yg_status yg_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return cumsum_backward_traced(grad, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumsum_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumsum_backward", "grad", grad));
     st = yg__composite_cumsum_backward(grad, dim, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "cumsum_backward");
     return YG_OK;
+}
+
+/* Runs yg_sum_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sum_backward_traced(const yg_tensor *grad,
+                                     const int64_t *sizes,
+                                     int64_t sizes_len,
+                                     const int64_t *dim,
+                                     int64_t dim_len,
+                                     bool keepdim,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sum_backward(grad, sizes, sizes_len, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sum_backward");
+    yg__trace_input(grad);
+    yg__trace_attr_ints("sizes", sizes, sizes_len);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
@@ -201,12 +455,40 @@ yg_status yg_sum_backward(const yg_tensor *grad,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return sum_backward_traced(grad, sizes, sizes_len, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("sum_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sum_backward", "grad", grad));
     st = yg__composite_sum_backward(grad, sizes, sizes_len, dim, dim_len, keepdim, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "sum_backward");
     return YG_OK;
+}
+
+/* Runs yg_mean_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mean_backward_traced(const yg_tensor *grad,
+                                      const int64_t *sizes,
+                                      int64_t sizes_len,
+                                      const int64_t *dim,
+                                      int64_t dim_len,
+                                      bool keepdim,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mean_backward(grad, sizes, sizes_len, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mean_backward");
+    yg__trace_input(grad);
+    yg__trace_attr_ints("sizes", sizes, sizes_len);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
@@ -221,6 +503,8 @@ yg_status yg_mean_backward(const yg_tensor *grad,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return mean_backward_traced(grad, sizes, sizes_len, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("mean_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mean_backward", "grad", grad));
     st = yg__composite_mean_backward(grad, sizes, sizes_len, dim, dim_len, keepdim, out);
@@ -229,11 +513,34 @@ yg_status yg_mean_backward(const yg_tensor *grad,
     return YG_OK;
 }
 
+/* Runs yg_sum_to with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sum_to_traced(const yg_tensor *self,
+                               const int64_t *size,
+                               int64_t size_len,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sum_to(self, size, size_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sum_to");
+    yg__trace_input(self);
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:702] */
 yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return sum_to_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("sum_to", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sum_to", "self", self));
     st = yg__composite_sum_to(self, size, size_len, out);
@@ -242,11 +549,31 @@ yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len
     return YG_OK;
 }
 
+/* Runs yg_matmul with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status matmul_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_matmul(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("matmul");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:717] */
 yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return matmul_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("matmul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("matmul", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("matmul", "other", other));
@@ -256,11 +583,31 @@ yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **o
     return YG_OK;
 }
 
+/* Runs yg_dot with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status dot_traced(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_dot(self, tensor, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("dot");
+    yg__trace_input(self);
+    yg__trace_input(tensor);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:720] */
 yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return dot_traced(self, tensor, out);
     YG_RETURN_IF_ERROR(yg__check_out("dot", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("dot", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("dot", "tensor", tensor));
@@ -270,11 +617,31 @@ yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out
     return YG_OK;
 }
 
+/* Runs yg_mv with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mv_traced(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mv(self, vec, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mv");
+    yg__trace_input(self);
+    yg__trace_input(vec);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:724] */
 yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return mv_traced(self, vec, out);
     YG_RETURN_IF_ERROR(yg__check_out("mv", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mv", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mv", "vec", vec));
@@ -284,11 +651,31 @@ yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
     return YG_OK;
 }
 
+/* Runs yg_outer with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status outer_traced(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_outer(self, vec2, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("outer");
+    yg__trace_input(self);
+    yg__trace_input(vec2);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:727] */
 yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return outer_traced(self, vec2, out);
     YG_RETURN_IF_ERROR(yg__check_out("outer", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("outer", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("outer", "vec2", vec2));
@@ -296,6 +683,32 @@ yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out
     if (st != YG_OK)
         return yg__fail_prefix(st, "outer");
     return YG_OK;
+}
+
+/* Runs yg_addmm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status addmm_traced(const yg_tensor *self,
+                              const yg_tensor *mat1,
+                              const yg_tensor *mat2,
+                              double beta,
+                              double alpha,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_addmm(self, mat1, mat2, beta, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("addmm");
+    yg__trace_input(self);
+    yg__trace_input(mat1);
+    yg__trace_input(mat2);
+    yg__trace_attr_float("beta", beta);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -309,6 +722,8 @@ yg_status yg_addmm(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return addmm_traced(self, mat1, mat2, beta, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("addmm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("addmm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("addmm", "mat1", mat1));
@@ -317,6 +732,32 @@ yg_status yg_addmm(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "addmm");
     return YG_OK;
+}
+
+/* Runs yg_baddbmm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status baddbmm_traced(const yg_tensor *self,
+                                const yg_tensor *batch1,
+                                const yg_tensor *batch2,
+                                double beta,
+                                double alpha,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_baddbmm(self, batch1, batch2, beta, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("baddbmm");
+    yg__trace_input(self);
+    yg__trace_input(batch1);
+    yg__trace_input(batch2);
+    yg__trace_attr_float("beta", beta);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -330,6 +771,8 @@ yg_status yg_baddbmm(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return baddbmm_traced(self, batch1, batch2, beta, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("baddbmm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("baddbmm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("baddbmm", "batch1", batch1));
@@ -338,6 +781,28 @@ yg_status yg_baddbmm(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "baddbmm");
     return YG_OK;
+}
+
+/* Runs yg_linear with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status linear_traced(const yg_tensor *input,
+                               const yg_tensor *weight,
+                               const yg_tensor *bias,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_linear(input, weight, bias, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("linear");
+    yg__trace_input(input);
+    yg__trace_input(weight);
+    yg__trace_input(bias);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
@@ -349,6 +814,8 @@ yg_status yg_linear(const yg_tensor *input,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return linear_traced(input, weight, bias, out);
     YG_RETURN_IF_ERROR(yg__check_out("linear", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("linear", "input", input));
     YG_RETURN_IF_ERROR(yg__check_defined("linear", "weight", weight));
@@ -356,6 +823,27 @@ yg_status yg_linear(const yg_tensor *input,
     if (st != YG_OK)
         return yg__fail_prefix(st, "linear");
     return YG_OK;
+}
+
+/* Runs yg_reshape with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status reshape_traced(const yg_tensor *self,
+                                const int64_t *shape,
+                                int64_t shape_len,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_reshape(self, shape, shape_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("reshape");
+    yg__trace_input(self);
+    yg__trace_attr_ints("shape", shape, shape_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:765] */
@@ -366,12 +854,35 @@ yg_status yg_reshape(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return reshape_traced(self, shape, shape_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("reshape", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("reshape", "self", self));
     st = yg__composite_reshape(self, shape, shape_len, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "reshape");
     return YG_OK;
+}
+
+/* Runs yg_permute_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status permute_backward_traced(const yg_tensor *grad,
+                                         const int64_t *dims,
+                                         int64_t dims_len,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_permute_backward(grad, dims, dims_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("permute_backward");
+    yg__trace_input(grad);
+    yg__trace_attr_ints("dims", dims, dims_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:784] */
@@ -382,12 +893,38 @@ yg_status yg_permute_backward(const yg_tensor *grad,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return permute_backward_traced(grad, dims, dims_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("permute_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("permute_backward", "grad", grad));
     st = yg__composite_permute_backward(grad, dims, dims_len, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "permute_backward");
     return YG_OK;
+}
+
+/* Runs yg_narrow with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status narrow_traced(const yg_tensor *self,
+                               int64_t dim,
+                               int64_t start,
+                               int64_t length,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_narrow(self, dim, start, length, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("narrow");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("start", start);
+    yg__trace_attr_int("length", length);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
@@ -400,6 +937,8 @@ yg_status yg_narrow(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return narrow_traced(self, dim, start, length, out);
     YG_RETURN_IF_ERROR(yg__check_out("narrow", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("narrow", "self", self));
     st = yg__composite_narrow(self, dim, start, length, out);
@@ -408,12 +947,36 @@ yg_status yg_narrow(const yg_tensor *self,
     return YG_OK;
 }
 
+/* Runs yg_flatten with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status flatten_traced(const yg_tensor *self,
+                                int64_t start_dim,
+                                int64_t end_dim,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_flatten(self, start_dim, end_dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("flatten");
+    yg__trace_input(self);
+    yg__trace_attr_int("start_dim", start_dim);
+    yg__trace_attr_int("end_dim", end_dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
  * [specs/native_functions.yaml:815] */
 yg_status yg_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return flatten_traced(self, start_dim, end_dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("flatten", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("flatten", "self", self));
     st = yg__composite_flatten(self, start_dim, end_dim, out);
@@ -422,17 +985,57 @@ yg_status yg_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, 
     return YG_OK;
 }
 
+/* Runs yg_contiguous with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status contiguous_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_contiguous(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("contiguous");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:819] */
 yg_status yg_contiguous(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return contiguous_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("contiguous", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("contiguous", "self", self));
     st = yg__composite_contiguous(self, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "contiguous");
     return YG_OK;
+}
+
+/* Runs yg_repeat with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status repeat_traced(const yg_tensor *self,
+                               const int64_t *repeats,
+                               int64_t repeats_len,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_repeat(self, repeats, repeats_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("repeat");
+    yg__trace_input(self);
+    yg__trace_attr_ints("repeats", repeats, repeats_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:824] */
@@ -443,12 +1046,36 @@ yg_status yg_repeat(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return repeat_traced(self, repeats, repeats_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("repeat", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("repeat", "self", self));
     st = yg__composite_repeat(self, repeats, repeats_len, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "repeat");
     return YG_OK;
+}
+
+/* Runs yg_cat with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cat_traced(const yg_tensor *const *tensors,
+                            int64_t tensors_len,
+                            int64_t dim,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cat(tensors, tensors_len, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cat");
+    for (int64_t i = 0; i < tensors_len; i++)
+        yg__trace_input(tensors[i]);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:829] */
@@ -459,6 +1086,8 @@ yg_status yg_cat(const yg_tensor *const *tensors,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return cat_traced(tensors, tensors_len, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cat", "out", out));
     if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
@@ -473,6 +1102,28 @@ yg_status yg_cat(const yg_tensor *const *tensors,
     return YG_OK;
 }
 
+/* Runs yg_stack with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status stack_traced(const yg_tensor *const *tensors,
+                              int64_t tensors_len,
+                              int64_t dim,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_stack(tensors, tensors_len, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("stack");
+    for (int64_t i = 0; i < tensors_len; i++)
+        yg__trace_input(tensors[i]);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:833] */
 yg_status yg_stack(const yg_tensor *const *tensors,
                    int64_t tensors_len,
@@ -481,6 +1132,8 @@ yg_status yg_stack(const yg_tensor *const *tensors,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return stack_traced(tensors, tensors_len, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("stack", "out", out));
     if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
@@ -495,6 +1148,31 @@ yg_status yg_stack(const yg_tensor *const *tensors,
     return YG_OK;
 }
 
+/* Runs yg_scatter_src_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scatter_src_backward_traced(const yg_tensor *grad_output,
+                                             int64_t dim,
+                                             const yg_tensor *index,
+                                             const int64_t *src_sizes,
+                                             int64_t src_sizes_len,
+                                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scatter_src_backward(grad_output, dim, index, src_sizes, src_sizes_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scatter_src_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_attr_ints("src_sizes", src_sizes, src_sizes_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
  * [specs/native_functions.yaml:891] */
 yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
@@ -506,6 +1184,8 @@ yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return scatter_src_backward_traced(grad_output, dim, index, src_sizes, src_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter_src_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter_src_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter_src_backward", "index", index));
@@ -513,6 +1193,27 @@ yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
     if (st != YG_OK)
         return yg__fail_prefix(st, "scatter_src_backward");
     return YG_OK;
+}
+
+/* Runs yg_constant_pad_nd_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status constant_pad_nd_backward_traced(const yg_tensor *grad,
+                                                 const int64_t *pad,
+                                                 int64_t pad_len,
+                                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_constant_pad_nd_backward(grad, pad, pad_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("constant_pad_nd_backward");
+    yg__trace_input(grad);
+    yg__trace_attr_ints("pad", pad, pad_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
@@ -524,12 +1225,36 @@ yg_status yg_constant_pad_nd_backward(const yg_tensor *grad,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return constant_pad_nd_backward_traced(grad, pad, pad_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("constant_pad_nd_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("constant_pad_nd_backward", "grad", grad));
     st = yg__composite_constant_pad_nd_backward(grad, pad, pad_len, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "constant_pad_nd_backward");
     return YG_OK;
+}
+
+/* Runs yg_softmax_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status softmax_backward_traced(const yg_tensor *grad_output,
+                                         const yg_tensor *output,
+                                         int64_t dim,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_softmax_backward(grad_output, output, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("softmax_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(output);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
@@ -541,6 +1266,8 @@ yg_status yg_softmax_backward(const yg_tensor *grad_output,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return softmax_backward_traced(grad_output, output, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("softmax_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("softmax_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("softmax_backward", "output", output));
@@ -548,6 +1275,28 @@ yg_status yg_softmax_backward(const yg_tensor *grad_output,
     if (st != YG_OK)
         return yg__fail_prefix(st, "softmax_backward");
     return YG_OK;
+}
+
+/* Runs yg_mse_loss with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mse_loss_traced(const yg_tensor *self,
+                                 const yg_tensor *target,
+                                 int64_t reduction,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mse_loss(self, target, reduction, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mse_loss");
+    yg__trace_input(self);
+    yg__trace_input(target);
+    yg__trace_attr_int("reduction", reduction);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
@@ -559,6 +1308,8 @@ yg_status yg_mse_loss(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return mse_loss_traced(self, target, reduction, out);
     YG_RETURN_IF_ERROR(yg__check_out("mse_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mse_loss", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mse_loss", "target", target));
@@ -566,6 +1317,28 @@ yg_status yg_mse_loss(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "mse_loss");
     return YG_OK;
+}
+
+/* Runs yg_l1_loss with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status l1_loss_traced(const yg_tensor *self,
+                                const yg_tensor *target,
+                                int64_t reduction,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_l1_loss(self, target, reduction, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("l1_loss");
+    yg__trace_input(self);
+    yg__trace_input(target);
+    yg__trace_attr_int("reduction", reduction);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
@@ -577,6 +1350,8 @@ yg_status yg_l1_loss(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return l1_loss_traced(self, target, reduction, out);
     YG_RETURN_IF_ERROR(yg__check_out("l1_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("l1_loss", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("l1_loss", "target", target));
@@ -584,6 +1359,30 @@ yg_status yg_l1_loss(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "l1_loss");
     return YG_OK;
+}
+
+/* Runs yg_smooth_l1_loss with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status smooth_l1_loss_traced(const yg_tensor *self,
+                                       const yg_tensor *target,
+                                       int64_t reduction,
+                                       double beta,
+                                       yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_smooth_l1_loss(self, target, reduction, beta, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("smooth_l1_loss");
+    yg__trace_input(self);
+    yg__trace_input(target);
+    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_float("beta", beta);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
@@ -596,6 +1395,8 @@ yg_status yg_smooth_l1_loss(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return smooth_l1_loss_traced(self, target, reduction, beta, out);
     YG_RETURN_IF_ERROR(yg__check_out("smooth_l1_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("smooth_l1_loss", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("smooth_l1_loss", "target", target));
@@ -603,6 +1404,30 @@ yg_status yg_smooth_l1_loss(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "smooth_l1_loss");
     return YG_OK;
+}
+
+/* Runs yg_binary_cross_entropy with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status binary_cross_entropy_traced(const yg_tensor *self,
+                                             const yg_tensor *target,
+                                             const yg_tensor *weight,
+                                             int64_t reduction,
+                                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_binary_cross_entropy(self, target, weight, reduction, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("binary_cross_entropy");
+    yg__trace_input(self);
+    yg__trace_input(target);
+    yg__trace_input(weight);
+    yg__trace_attr_int("reduction", reduction);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
@@ -615,6 +1440,8 @@ yg_status yg_binary_cross_entropy(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return binary_cross_entropy_traced(self, target, weight, reduction, out);
     YG_RETURN_IF_ERROR(yg__check_out("binary_cross_entropy", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("binary_cross_entropy", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("binary_cross_entropy", "target", target));
@@ -622,6 +1449,32 @@ yg_status yg_binary_cross_entropy(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "binary_cross_entropy");
     return YG_OK;
+}
+
+/* Runs yg_binary_cross_entropy_with_logits with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
+                                                         const yg_tensor *target,
+                                                         const yg_tensor *weight,
+                                                         const yg_tensor *pos_weight,
+                                                         int64_t reduction,
+                                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("binary_cross_entropy_with_logits");
+    yg__trace_input(self);
+    yg__trace_input(target);
+    yg__trace_input(weight);
+    yg__trace_input(pos_weight);
+    yg__trace_attr_int("reduction", reduction);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
@@ -636,6 +1489,13 @@ yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return binary_cross_entropy_with_logits_traced(self,
+                                                       target,
+                                                       weight,
+                                                       pos_weight,
+                                                       reduction,
+                                                       out);
     YG_RETURN_IF_ERROR(yg__check_out("binary_cross_entropy_with_logits", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("binary_cross_entropy_with_logits", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("binary_cross_entropy_with_logits", "target", target));
@@ -650,6 +1510,30 @@ yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
     return YG_OK;
 }
 
+/* Runs yg_cross_entropy with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cross_entropy_traced(const yg_tensor *self,
+                                      const yg_tensor *target,
+                                      int64_t reduction,
+                                      int64_t ignore_index,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cross_entropy(self, target, reduction, ignore_index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cross_entropy");
+    yg__trace_input(self);
+    yg__trace_input(target);
+    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_int("ignore_index", ignore_index);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* cross_entropy(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
  * [specs/native_functions.yaml:965] */
 yg_status yg_cross_entropy(const yg_tensor *self,
@@ -660,6 +1544,8 @@ yg_status yg_cross_entropy(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return cross_entropy_traced(self, target, reduction, ignore_index, out);
     YG_RETURN_IF_ERROR(yg__check_out("cross_entropy", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cross_entropy", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("cross_entropy", "target", target));
@@ -667,6 +1553,33 @@ yg_status yg_cross_entropy(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "cross_entropy");
     return YG_OK;
+}
+
+/* Runs yg_layer_norm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status layer_norm_traced(const yg_tensor *input,
+                                   const int64_t *normalized_shape,
+                                   int64_t normalized_shape_len,
+                                   const yg_tensor *weight,
+                                   const yg_tensor *bias,
+                                   double eps,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_layer_norm(input, normalized_shape, normalized_shape_len, weight, bias, eps, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("layer_norm");
+    yg__trace_input(input);
+    yg__trace_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
+    yg__trace_input(weight);
+    yg__trace_input(bias);
+    yg__trace_attr_float("eps", eps);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
@@ -682,6 +1595,14 @@ yg_status yg_layer_norm(const yg_tensor *input,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return layer_norm_traced(input,
+                                 normalized_shape,
+                                 normalized_shape_len,
+                                 weight,
+                                 bias,
+                                 eps,
+                                 out);
     YG_RETURN_IF_ERROR(yg__check_out("layer_norm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("layer_norm", "input", input));
     st = yg__composite_layer_norm(input,
@@ -694,6 +1615,38 @@ yg_status yg_layer_norm(const yg_tensor *input,
     if (st != YG_OK)
         return yg__fail_prefix(st, "layer_norm");
     return YG_OK;
+}
+
+/* Runs yg_lstm_cell with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status lstm_cell_traced(const yg_tensor *input,
+                                  const yg_tensor *hx,
+                                  const yg_tensor *cx,
+                                  const yg_tensor *w_ih,
+                                  const yg_tensor *w_hh,
+                                  const yg_tensor *b_ih,
+                                  const yg_tensor *b_hh,
+                                  yg_tensor **out_hy,
+                                  yg_tensor **out_cy)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_lstm_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh, out_hy, out_cy);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("lstm_cell");
+    yg__trace_input(input);
+    yg__trace_input(hx);
+    yg__trace_input(cx);
+    yg__trace_input(w_ih);
+    yg__trace_input(w_hh);
+    yg__trace_input(b_ih);
+    yg__trace_input(b_hh);
+    yg__trace_output(out_hy, NULL);
+    yg__trace_output(out_cy, NULL);
+    return yg__trace_end_node();
 }
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
@@ -711,6 +1664,8 @@ yg_status yg_lstm_cell(const yg_tensor *input,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return lstm_cell_traced(input, hx, cx, w_ih, w_hh, b_ih, b_hh, out_hy, out_cy);
     YG_RETURN_IF_ERROR(yg__check_out("lstm_cell", "out_hy", out_hy));
     YG_RETURN_IF_ERROR(yg__check_out("lstm_cell", "out_cy", out_cy));
     YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell", "input", input));
@@ -722,6 +1677,34 @@ yg_status yg_lstm_cell(const yg_tensor *input,
     if (st != YG_OK)
         return yg__fail_prefix(st, "lstm_cell");
     return YG_OK;
+}
+
+/* Runs yg_gru_cell with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gru_cell_traced(const yg_tensor *input,
+                                 const yg_tensor *hx,
+                                 const yg_tensor *w_ih,
+                                 const yg_tensor *w_hh,
+                                 const yg_tensor *b_ih,
+                                 const yg_tensor *b_hh,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gru_cell");
+    yg__trace_input(input);
+    yg__trace_input(hx);
+    yg__trace_input(w_ih);
+    yg__trace_input(w_hh);
+    yg__trace_input(b_ih);
+    yg__trace_input(b_hh);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
@@ -737,6 +1720,8 @@ yg_status yg_gru_cell(const yg_tensor *input,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return gru_cell_traced(input, hx, w_ih, w_hh, b_ih, b_hh, out);
     YG_RETURN_IF_ERROR(yg__check_out("gru_cell", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gru_cell", "input", input));
     YG_RETURN_IF_ERROR(yg__check_defined("gru_cell", "hx", hx));
@@ -746,6 +1731,35 @@ yg_status yg_gru_cell(const yg_tensor *input,
     if (st != YG_OK)
         return yg__fail_prefix(st, "gru_cell");
     return YG_OK;
+}
+
+/* Runs yg_scaled_dot_product_attention with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
+                                                     const yg_tensor *key,
+                                                     const yg_tensor *value,
+                                                     const yg_tensor *attn_mask,
+                                                     bool is_causal,
+                                                     const double *scale,
+                                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scaled_dot_product_attention");
+    yg__trace_input(query);
+    yg__trace_input(key);
+    yg__trace_input(value);
+    yg__trace_input(attn_mask);
+    yg__trace_attr_int("is_causal", is_causal);
+    if (scale != NULL)
+        yg__trace_attr_float("scale", *scale);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
@@ -761,6 +1775,14 @@ yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return scaled_dot_product_attention_traced(query,
+                                                   key,
+                                                   value,
+                                                   attn_mask,
+                                                   is_causal,
+                                                   scale,
+                                                   out);
     YG_RETURN_IF_ERROR(yg__check_out("scaled_dot_product_attention", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scaled_dot_product_attention", "query", query));
     YG_RETURN_IF_ERROR(yg__check_defined("scaled_dot_product_attention", "key", key));
@@ -777,6 +1799,32 @@ yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
     return YG_OK;
 }
 
+/* Runs yg_group_norm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status group_norm_traced(const yg_tensor *input,
+                                   int64_t num_groups,
+                                   const yg_tensor *weight,
+                                   const yg_tensor *bias,
+                                   double eps,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_group_norm(input, num_groups, weight, bias, eps, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("group_norm");
+    yg__trace_input(input);
+    yg__trace_attr_int("num_groups", num_groups);
+    yg__trace_input(weight);
+    yg__trace_input(bias);
+    yg__trace_attr_float("eps", eps);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
  * [specs/native_functions.yaml:1000] */
@@ -789,12 +1837,56 @@ yg_status yg_group_norm(const yg_tensor *input,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return group_norm_traced(input, num_groups, weight, bias, eps, out);
     YG_RETURN_IF_ERROR(yg__check_out("group_norm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("group_norm", "input", input));
     st = yg__composite_group_norm(input, num_groups, weight, bias, eps, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "group_norm");
     return YG_OK;
+}
+
+/* Runs yg_max_pool2d with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_pool2d_traced(const yg_tensor *self,
+                                   const int64_t *kernel_size,
+                                   int64_t kernel_size_len,
+                                   const int64_t *stride,
+                                   int64_t stride_len,
+                                   const int64_t *padding,
+                                   int64_t padding_len,
+                                   const int64_t *dilation,
+                                   int64_t dilation_len,
+                                   bool ceil_mode,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max_pool2d(self,
+                       kernel_size,
+                       kernel_size_len,
+                       stride,
+                       stride_len,
+                       padding,
+                       padding_len,
+                       dilation,
+                       dilation_len,
+                       ceil_mode,
+                       out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max_pool2d");
+    yg__trace_input(self);
+    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__trace_attr_ints("stride", stride, stride_len);
+    yg__trace_attr_ints("padding", padding, padding_len);
+    yg__trace_attr_ints("dilation", dilation, dilation_len);
+    yg__trace_attr_int("ceil_mode", ceil_mode);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -814,6 +1906,18 @@ yg_status yg_max_pool2d(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return max_pool2d_traced(self,
+                                 kernel_size,
+                                 kernel_size_len,
+                                 stride,
+                                 stride_len,
+                                 padding,
+                                 padding_len,
+                                 dilation,
+                                 dilation_len,
+                                 ceil_mode,
+                                 out);
     YG_RETURN_IF_ERROR(yg__check_out("max_pool2d", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d", "self", self));
     st = yg__composite_max_pool2d(self,
@@ -832,6 +1936,30 @@ yg_status yg_max_pool2d(const yg_tensor *self,
     return YG_OK;
 }
 
+/* Runs yg_zeros_like with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status zeros_like_traced(const yg_tensor *self,
+                                   const yg_dtype *dtype,
+                                   const yg_device *device,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_zeros_like(self, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("zeros_like");
+    yg__trace_input(self);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1085] */
 yg_status yg_zeros_like(const yg_tensor *self,
@@ -841,12 +1969,38 @@ yg_status yg_zeros_like(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return zeros_like_traced(self, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("zeros_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("zeros_like", "self", self));
     st = yg__composite_zeros_like(self, dtype, device, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "zeros_like");
     return YG_OK;
+}
+
+/* Runs yg_ones_like with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status ones_like_traced(const yg_tensor *self,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_ones_like(self, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("ones_like");
+    yg__trace_input(self);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
@@ -858,12 +2012,40 @@ yg_status yg_ones_like(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return ones_like_traced(self, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("ones_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ones_like", "self", self));
     st = yg__composite_ones_like(self, dtype, device, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "ones_like");
     return YG_OK;
+}
+
+/* Runs yg_full_like with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status full_like_traced(const yg_tensor *self,
+                                  double fill_value,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_full_like(self, fill_value, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("full_like");
+    yg__trace_input(self);
+    yg__trace_attr_float("fill_value", fill_value);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
@@ -877,12 +2059,38 @@ yg_status yg_full_like(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return full_like_traced(self, fill_value, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("full_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("full_like", "self", self));
     st = yg__composite_full_like(self, fill_value, dtype, device, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "full_like");
     return YG_OK;
+}
+
+/* Runs yg_empty_like with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status empty_like_traced(const yg_tensor *self,
+                                   const yg_dtype *dtype,
+                                   const yg_device *device,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_empty_like(self, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("empty_like");
+    yg__trace_input(self);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
@@ -894,12 +2102,40 @@ yg_status yg_empty_like(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return empty_like_traced(self, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("empty_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("empty_like", "self", self));
     st = yg__composite_empty_like(self, dtype, device, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "empty_like");
     return YG_OK;
+}
+
+/* Runs yg_rand_like with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status rand_like_traced(const yg_tensor *self,
+                                  yg_generator *generator,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_rand_like(self, generator, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("rand_like");
+    yg__trace_input(self);
+    yg__trace_generator("generator", generator);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
@@ -913,12 +2149,40 @@ yg_status yg_rand_like(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return rand_like_traced(self, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("rand_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("rand_like", "self", self));
     st = yg__composite_rand_like(self, generator, dtype, device, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "rand_like");
     return YG_OK;
+}
+
+/* Runs yg_randn_like with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status randn_like_traced(const yg_tensor *self,
+                                   yg_generator *generator,
+                                   const yg_dtype *dtype,
+                                   const yg_device *device,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_randn_like(self, generator, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("randn_like");
+    yg__trace_input(self);
+    yg__trace_generator("generator", generator);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
@@ -932,12 +2196,38 @@ yg_status yg_randn_like(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return randn_like_traced(self, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("randn_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("randn_like", "self", self));
     st = yg__composite_randn_like(self, generator, dtype, device, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "randn_like");
     return YG_OK;
+}
+
+/* Runs yg_dropout with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status dropout_traced(const yg_tensor *input,
+                                double p,
+                                bool train,
+                                yg_generator *generator,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_dropout(input, p, train, generator, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("dropout");
+    yg__trace_input(input);
+    yg__trace_attr_float("p", p);
+    yg__trace_attr_int("train", train);
+    yg__trace_generator("generator", generator);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
@@ -950,12 +2240,54 @@ yg_status yg_dropout(const yg_tensor *input,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return dropout_traced(input, p, train, generator, out);
     YG_RETURN_IF_ERROR(yg__check_out("dropout", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("dropout", "input", input));
     st = yg__composite_dropout(input, p, train, generator, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "dropout");
     return YG_OK;
+}
+
+/* Runs yg_batch_norm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status batch_norm_traced(const yg_tensor *input,
+                                   const yg_tensor *weight,
+                                   const yg_tensor *bias,
+                                   yg_tensor *running_mean,
+                                   yg_tensor *running_var,
+                                   bool training,
+                                   double momentum,
+                                   double eps,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_batch_norm(input,
+                       weight,
+                       bias,
+                       running_mean,
+                       running_var,
+                       training,
+                       momentum,
+                       eps,
+                       out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("batch_norm");
+    yg__trace_input(input);
+    yg__trace_input(weight);
+    yg__trace_input(bias);
+    yg__trace_input(running_mean);
+    yg__trace_input(running_var);
+    yg__trace_attr_int("training", training);
+    yg__trace_attr_float("momentum", momentum);
+    yg__trace_attr_float("eps", eps);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
@@ -974,6 +2306,16 @@ yg_status yg_batch_norm(const yg_tensor *input,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return batch_norm_traced(input,
+                                 weight,
+                                 bias,
+                                 running_mean,
+                                 running_var,
+                                 training,
+                                 momentum,
+                                 eps,
+                                 out);
     YG_RETURN_IF_ERROR(yg__check_out("batch_norm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("batch_norm", "input", input));
     if (running_mean != NULL && yg_tensor_requires_grad(running_mean))
@@ -1002,6 +2344,29 @@ yg_status yg_batch_norm(const yg_tensor *input,
     return YG_OK;
 }
 
+/* Runs yg_max_pool2d_with_indices_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_output,
+                                                         const yg_tensor *indices,
+                                                         const int64_t *self_sizes,
+                                                         int64_t self_sizes_len,
+                                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max_pool2d_with_indices_backward(grad_output, indices, self_sizes, self_sizes_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max_pool2d_with_indices_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(indices);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
  * [specs/native_functions.yaml:1152] */
 yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
@@ -1012,6 +2377,12 @@ yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return max_pool2d_with_indices_backward_traced(grad_output,
+                                                       indices,
+                                                       self_sizes,
+                                                       self_sizes_len,
+                                                       out);
     YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_with_indices_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_with_indices_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_with_indices_backward", "indices", indices));
@@ -1023,6 +2394,51 @@ yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
     if (st != YG_OK)
         return yg__fail_prefix(st, "max_pool2d_with_indices_backward");
     return YG_OK;
+}
+
+/* Runs yg_max_pool1d_with_indices with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
+                                                const int64_t *kernel_size,
+                                                int64_t kernel_size_len,
+                                                const int64_t *stride,
+                                                int64_t stride_len,
+                                                const int64_t *padding,
+                                                int64_t padding_len,
+                                                const int64_t *dilation,
+                                                int64_t dilation_len,
+                                                bool ceil_mode,
+                                                yg_tensor **out_values,
+                                                yg_tensor **out_indices)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max_pool1d_with_indices(self,
+                                    kernel_size,
+                                    kernel_size_len,
+                                    stride,
+                                    stride_len,
+                                    padding,
+                                    padding_len,
+                                    dilation,
+                                    dilation_len,
+                                    ceil_mode,
+                                    out_values,
+                                    out_indices);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max_pool1d_with_indices");
+    yg__trace_input(self);
+    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__trace_attr_ints("stride", stride, stride_len);
+    yg__trace_attr_ints("padding", padding, padding_len);
+    yg__trace_attr_ints("dilation", dilation, dilation_len);
+    yg__trace_attr_int("ceil_mode", ceil_mode);
+    yg__trace_output(out_values, NULL);
+    yg__trace_output(out_indices, NULL);
+    return yg__trace_end_node();
 }
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -1043,6 +2459,19 @@ yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return max_pool1d_with_indices_traced(self,
+                                              kernel_size,
+                                              kernel_size_len,
+                                              stride,
+                                              stride_len,
+                                              padding,
+                                              padding_len,
+                                              dilation,
+                                              dilation_len,
+                                              ceil_mode,
+                                              out_values,
+                                              out_indices);
     YG_RETURN_IF_ERROR(yg__check_out("max_pool1d_with_indices", "out_values", out_values));
     YG_RETURN_IF_ERROR(yg__check_out("max_pool1d_with_indices", "out_indices", out_indices));
     YG_RETURN_IF_ERROR(yg__check_defined("max_pool1d_with_indices", "self", self));
@@ -1063,6 +2492,48 @@ yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
     return YG_OK;
 }
 
+/* Runs yg_max_pool1d with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_pool1d_traced(const yg_tensor *self,
+                                   const int64_t *kernel_size,
+                                   int64_t kernel_size_len,
+                                   const int64_t *stride,
+                                   int64_t stride_len,
+                                   const int64_t *padding,
+                                   int64_t padding_len,
+                                   const int64_t *dilation,
+                                   int64_t dilation_len,
+                                   bool ceil_mode,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max_pool1d(self,
+                       kernel_size,
+                       kernel_size_len,
+                       stride,
+                       stride_len,
+                       padding,
+                       padding_len,
+                       dilation,
+                       dilation_len,
+                       ceil_mode,
+                       out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max_pool1d");
+    yg__trace_input(self);
+    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__trace_attr_ints("stride", stride, stride_len);
+    yg__trace_attr_ints("padding", padding, padding_len);
+    yg__trace_attr_ints("dilation", dilation, dilation_len);
+    yg__trace_attr_int("ceil_mode", ceil_mode);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
  * [specs/native_functions.yaml:1161] */
@@ -1080,6 +2551,18 @@ yg_status yg_max_pool1d(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return max_pool1d_traced(self,
+                                 kernel_size,
+                                 kernel_size_len,
+                                 stride,
+                                 stride_len,
+                                 padding,
+                                 padding_len,
+                                 dilation,
+                                 dilation_len,
+                                 ceil_mode,
+                                 out);
     YG_RETURN_IF_ERROR(yg__check_out("max_pool1d", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("max_pool1d", "self", self));
     st = yg__composite_max_pool1d(self,
@@ -1098,6 +2581,31 @@ yg_status yg_max_pool1d(const yg_tensor *self,
     return YG_OK;
 }
 
+/* Runs yg_pad with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pad_traced(const yg_tensor *self,
+                            const int64_t *pad,
+                            int64_t pad_len,
+                            const char *mode,
+                            double value,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pad(self, pad, pad_len, mode, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pad");
+    yg__trace_input(self);
+    yg__trace_attr_ints("pad", pad, pad_len);
+    yg__trace_attr_str("mode", mode);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
  * [specs/native_functions.yaml:1191] */
 yg_status yg_pad(const yg_tensor *self,
@@ -1109,12 +2617,39 @@ yg_status yg_pad(const yg_tensor *self,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return pad_traced(self, pad, pad_len, mode, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("pad", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pad", "self", self));
     st = yg__composite_pad(self, pad, pad_len, mode, value, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "pad");
     return YG_OK;
+}
+
+/* Runs yg_index_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_backward_traced(const yg_tensor *grad_output,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       const yg_tensor *const *indices,
+                                       int64_t indices_len,
+                                       yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index_backward(grad_output, self_sizes, self_sizes_len, indices, indices_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    for (int64_t i = 0; i < indices_len; i++)
+        yg__trace_input(indices[i]);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
@@ -1128,6 +2663,13 @@ yg_status yg_index_backward(const yg_tensor *grad_output,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return index_backward_traced(grad_output,
+                                     self_sizes,
+                                     self_sizes_len,
+                                     indices,
+                                     indices_len,
+                                     out);
     YG_RETURN_IF_ERROR(yg__check_out("index_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_backward", "grad_output", grad_output));
     if (indices_len < 0 || (indices == NULL && indices_len > 0))
@@ -1146,6 +2688,30 @@ yg_status yg_index_backward(const yg_tensor *grad_output,
     return YG_OK;
 }
 
+/* Runs yg_index_put_self_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_put_self_backward_traced(const yg_tensor *grad,
+                                                const yg_tensor *const *indices,
+                                                int64_t indices_len,
+                                                bool accumulate,
+                                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index_put_self_backward(grad, indices, indices_len, accumulate, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index_put_self_backward");
+    yg__trace_input(grad);
+    for (int64_t i = 0; i < indices_len; i++)
+        yg__trace_input(indices[i]);
+    yg__trace_attr_int("accumulate", accumulate);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
  * [specs/native_functions.yaml:1250] */
 yg_status yg_index_put_self_backward(const yg_tensor *grad,
@@ -1156,6 +2722,8 @@ yg_status yg_index_put_self_backward(const yg_tensor *grad,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return index_put_self_backward_traced(grad, indices, indices_len, accumulate, out);
     YG_RETURN_IF_ERROR(yg__check_out("index_put_self_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_put_self_backward", "grad", grad));
     if (indices_len < 0 || (indices == NULL && indices_len > 0))
@@ -1166,5 +2734,77 @@ yg_status yg_index_put_self_backward(const yg_tensor *grad,
     st = yg__composite_index_put_self_backward(grad, indices, indices_len, accumulate, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "index_put_self_backward");
+    return YG_OK;
+}
+
+/* Runs yg_to_dtype with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status to_dtype_traced(const yg_tensor *self,
+                                 yg_dtype dtype,
+                                 bool copy,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_to_dtype(self, dtype, copy, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("to.dtype");
+    yg__trace_input(self);
+    yg__trace_attr_int("dtype", (int64_t)dtype);
+    yg__trace_attr_int("copy", copy);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
+ * [specs/native_functions.yaml:1263] */
+yg_status yg_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return to_dtype_traced(self, dtype, copy, out);
+    YG_RETURN_IF_ERROR(yg__check_out("to", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("to", "self", self));
+    st = yg__composite_to_dtype(self, dtype, copy, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "to");
+    return YG_OK;
+}
+
+/* Runs yg_type_as with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status type_as_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_type_as(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("type_as");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1267] */
+yg_status yg_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return type_as_traced(self, other, out);
+    YG_RETURN_IF_ERROR(yg__check_out("type_as", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("type_as", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("type_as", "other", other));
+    st = yg__composite_type_as(self, other, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "type_as");
     return YG_OK;
 }

@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/other.h"
 
 typedef yg_status (*cumsum_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
@@ -50,6 +51,24 @@ out:
     return st;
 }
 
+/* Runs yg_cumsum with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cumsum_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cumsum(self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cumsum");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:676] */
 yg_status yg_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
@@ -59,6 +78,8 @@ yg_status yg_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out)
     cumsum_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return cumsum_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumsum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumsum", "self", self));
     dev = yg_tensor_device(self);
@@ -114,6 +135,24 @@ out:
     return st;
 }
 
+/* Runs yg_cumprod with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cumprod_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cumprod(self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cumprod");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:681] */
 yg_status yg_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
@@ -123,6 +162,8 @@ yg_status yg_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out)
     cumprod_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return cumprod_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumprod", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod", "self", self));
     dev = yg_tensor_device(self);
@@ -155,6 +196,28 @@ static const cumprod_backward_fn cumprod_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_cumprod_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cumprod_backward_traced(const yg_tensor *grad_output,
+                                         const yg_tensor *self,
+                                         int64_t dim,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cumprod_backward(grad_output, self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cumprod_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
  * [specs/native_functions.yaml:690] */
 yg_status yg_cumprod_backward(const yg_tensor *grad_output,
@@ -166,6 +229,8 @@ yg_status yg_cumprod_backward(const yg_tensor *grad_output,
     yg_device dev;
     cumprod_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return cumprod_backward_traced(grad_output, self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumprod_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_backward", "self", self));
@@ -223,6 +288,24 @@ out:
     return st;
 }
 
+/* Runs yg_mm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mm(self, mat2, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mm");
+    yg__trace_input(self);
+    yg__trace_input(mat2);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:706] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
@@ -232,6 +315,8 @@ yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     mm_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mm_traced(self, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("mm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "mat2", mat2));
@@ -297,6 +382,24 @@ out:
     return st;
 }
 
+/* Runs yg_bmm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status bmm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_bmm(self, mat2, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("bmm");
+    yg__trace_input(self);
+    yg__trace_input(mat2);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:711] */
 yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
@@ -306,6 +409,8 @@ yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     bmm_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return bmm_traced(self, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("bmm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("bmm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("bmm", "mat2", mat2));
@@ -372,6 +477,31 @@ out:
     return st;
 }
 
+/* Runs yg_select_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status select_backward_traced(const yg_tensor *grad_output,
+                                        const int64_t *input_sizes,
+                                        int64_t input_sizes_len,
+                                        int64_t dim,
+                                        int64_t index,
+                                        yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_select_backward(grad_output, input_sizes, input_sizes_len, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("select_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("input_sizes", input_sizes, input_sizes_len);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("index", index);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
  * [specs/native_functions.yaml:804] */
 yg_status yg_select_backward(const yg_tensor *grad_output,
@@ -387,6 +517,8 @@ yg_status yg_select_backward(const yg_tensor *grad_output,
     select_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return select_backward_traced(grad_output, input_sizes, input_sizes_len, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("select_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("select_backward", "grad_output", grad_output));
     dev = yg_tensor_device(grad_output);
@@ -458,6 +590,35 @@ out:
     return st;
 }
 
+/* Runs yg_slice_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status slice_backward_traced(const yg_tensor *grad_output,
+                                       const int64_t *input_sizes,
+                                       int64_t input_sizes_len,
+                                       int64_t dim,
+                                       int64_t start,
+                                       int64_t end,
+                                       int64_t step,
+                                       yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_slice_backward(grad_output, input_sizes, input_sizes_len, dim, start, end, step, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("slice_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("input_sizes", input_sizes, input_sizes_len);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("start", start);
+    yg__trace_attr_int("end", end);
+    yg__trace_attr_int("step", step);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
  * [specs/native_functions.yaml:809] */
@@ -476,6 +637,15 @@ yg_status yg_slice_backward(const yg_tensor *grad_output,
     slice_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return slice_backward_traced(grad_output,
+                                     input_sizes,
+                                     input_sizes_len,
+                                     dim,
+                                     start,
+                                     end,
+                                     step,
+                                     out);
     YG_RETURN_IF_ERROR(yg__check_out("slice_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("slice_backward", "grad_output", grad_output));
     dev = yg_tensor_device(grad_output);
@@ -536,6 +706,27 @@ out:
     return st;
 }
 
+/* Runs yg_flip with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status flip_traced(const yg_tensor *self,
+                             const int64_t *dims,
+                             int64_t dims_len,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_flip(self, dims, dims_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("flip");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dims", dims, dims_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:837] */
 yg_status yg_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out)
 {
@@ -545,6 +736,8 @@ yg_status yg_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, 
     flip_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return flip_traced(self, dims, dims_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("flip", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("flip", "self", self));
     dev = yg_tensor_device(self);
@@ -611,6 +804,28 @@ out:
     return st;
 }
 
+/* Runs yg_index_select with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_select_traced(const yg_tensor *self,
+                                     int64_t dim,
+                                     const yg_tensor *index,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index_select(self, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index_select");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
  * [specs/native_functions.yaml:844] */
 yg_status yg_index_select(const yg_tensor *self,
@@ -624,6 +839,8 @@ yg_status yg_index_select(const yg_tensor *self,
     index_select_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return index_select_traced(self, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("index_select", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select", "index", index));
@@ -692,6 +909,31 @@ out:
     return st;
 }
 
+/* Runs yg_index_select_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_select_backward_traced(const yg_tensor *grad_output,
+                                              const int64_t *self_sizes,
+                                              int64_t self_sizes_len,
+                                              int64_t dim,
+                                              const yg_tensor *index,
+                                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index_select_backward(grad_output, self_sizes, self_sizes_len, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index_select_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
  * [specs/native_functions.yaml:851] */
 yg_status yg_index_select_backward(const yg_tensor *grad_output,
@@ -707,6 +949,13 @@ yg_status yg_index_select_backward(const yg_tensor *grad_output,
     index_select_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return index_select_backward_traced(grad_output,
+                                            self_sizes,
+                                            self_sizes_len,
+                                            dim,
+                                            index,
+                                            out);
     YG_RETURN_IF_ERROR(yg__check_out("index_select_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select_backward", "index", index));
@@ -770,6 +1019,28 @@ out:
     return st;
 }
 
+/* Runs yg_gather with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gather_traced(const yg_tensor *self,
+                               int64_t dim,
+                               const yg_tensor *index,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gather(self, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gather");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:859] */
 yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out)
 {
@@ -779,6 +1050,8 @@ yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, 
     gather_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return gather_traced(self, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("gather", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gather", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("gather", "index", index));
@@ -847,6 +1120,31 @@ out:
     return st;
 }
 
+/* Runs yg_gather_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gather_backward_traced(const yg_tensor *grad_output,
+                                        const int64_t *self_sizes,
+                                        int64_t self_sizes_len,
+                                        int64_t dim,
+                                        const yg_tensor *index,
+                                        yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gather_backward(grad_output, self_sizes, self_sizes_len, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gather_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
  * [specs/native_functions.yaml:866] */
 yg_status yg_gather_backward(const yg_tensor *grad_output,
@@ -862,6 +1160,8 @@ yg_status yg_gather_backward(const yg_tensor *grad_output,
     gather_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return gather_backward_traced(grad_output, self_sizes, self_sizes_len, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("gather_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gather_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("gather_backward", "index", index));
@@ -932,6 +1232,30 @@ out:
     return st;
 }
 
+/* Runs yg_scatter with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scatter_traced(const yg_tensor *self,
+                                int64_t dim,
+                                const yg_tensor *index,
+                                const yg_tensor *src,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scatter(self, dim, index, src, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scatter");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_input(src);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
  * [specs/native_functions.yaml:873] */
 yg_status yg_scatter(const yg_tensor *self,
@@ -946,6 +1270,8 @@ yg_status yg_scatter(const yg_tensor *self,
     scatter_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return scatter_traced(self, dim, index, src, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "index", index));
@@ -1014,6 +1340,30 @@ out:
     return st;
 }
 
+/* Runs yg_scatter_value with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scatter_value_traced(const yg_tensor *self,
+                                      int64_t dim,
+                                      const yg_tensor *index,
+                                      double value,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scatter_value(self, dim, index, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scatter.value");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
  * [specs/native_functions.yaml:878] */
 yg_status yg_scatter_value(const yg_tensor *self,
@@ -1028,6 +1378,8 @@ yg_status yg_scatter_value(const yg_tensor *self,
     scatter_value_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return scatter_value_traced(self, dim, index, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "index", index));
@@ -1100,6 +1452,30 @@ out:
     return st;
 }
 
+/* Runs yg_scatter_add with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scatter_add_traced(const yg_tensor *self,
+                                    int64_t dim,
+                                    const yg_tensor *index,
+                                    const yg_tensor *src,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scatter_add(self, dim, index, src, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scatter_add");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(index);
+    yg__trace_input(src);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
  * [specs/native_functions.yaml:884] */
 yg_status yg_scatter_add(const yg_tensor *self,
@@ -1114,6 +1490,8 @@ yg_status yg_scatter_add(const yg_tensor *self,
     scatter_add_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return scatter_add_traced(self, dim, index, src, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter_add", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter_add", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter_add", "index", index));
@@ -1168,6 +1546,24 @@ out:
     return st;
 }
 
+/* Runs yg_tril with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status tril_traced(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_tril(self, diagonal, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("tril");
+    yg__trace_input(self);
+    yg__trace_attr_int("diagonal", diagonal);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:896] */
 yg_status yg_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
@@ -1177,6 +1573,8 @@ yg_status yg_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
     tril_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return tril_traced(self, diagonal, out);
     YG_RETURN_IF_ERROR(yg__check_out("tril", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("tril", "self", self));
     dev = yg_tensor_device(self);
@@ -1229,6 +1627,24 @@ out:
     return st;
 }
 
+/* Runs yg_triu with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status triu_traced(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_triu(self, diagonal, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("triu");
+    yg__trace_input(self);
+    yg__trace_attr_int("diagonal", diagonal);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:901] */
 yg_status yg_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
@@ -1238,6 +1654,8 @@ yg_status yg_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
     triu_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return triu_traced(self, diagonal, out);
     YG_RETURN_IF_ERROR(yg__check_out("triu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("triu", "self", self));
     dev = yg_tensor_device(self);
@@ -1303,6 +1721,29 @@ out:
     return st;
 }
 
+/* Runs yg_constant_pad_nd with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status constant_pad_nd_traced(const yg_tensor *self,
+                                        const int64_t *pad,
+                                        int64_t pad_len,
+                                        double value,
+                                        yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_constant_pad_nd(self, pad, pad_len, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("constant_pad_nd");
+    yg__trace_input(self);
+    yg__trace_attr_ints("pad", pad, pad_len);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
  * [specs/native_functions.yaml:908] */
 yg_status yg_constant_pad_nd(const yg_tensor *self,
@@ -1317,6 +1758,8 @@ yg_status yg_constant_pad_nd(const yg_tensor *self,
     constant_pad_nd_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return constant_pad_nd_traced(self, pad, pad_len, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("constant_pad_nd", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("constant_pad_nd", "self", self));
     dev = yg_tensor_device(self);
@@ -1352,6 +1795,39 @@ static const nll_loss_backward_fn nll_loss_backward_kernels[YG_DEVICE_COUNT_] = 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_nll_loss_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
+                                          const yg_tensor *target,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          int64_t reduction,
+                                          int64_t ignore_index,
+                                          yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_nll_loss_backward(grad_output,
+                              target,
+                              self_sizes,
+                              self_sizes_len,
+                              reduction,
+                              ignore_index,
+                              out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("nll_loss_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(target);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_int("ignore_index", ignore_index);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
  *   int ignore_index) -> Tensor
  * [specs/native_functions.yaml:930] */
@@ -1367,6 +1843,14 @@ yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
     yg_device dev;
     nll_loss_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return nll_loss_backward_traced(grad_output,
+                                        target,
+                                        self_sizes,
+                                        self_sizes_len,
+                                        reduction,
+                                        ignore_index,
+                                        out);
     YG_RETURN_IF_ERROR(yg__check_out("nll_loss_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss_backward", "target", target));
@@ -1422,6 +1906,28 @@ out:
     return st;
 }
 
+/* Runs yg_embedding with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status embedding_traced(const yg_tensor *weight,
+                                  const yg_tensor *indices,
+                                  int64_t padding_idx,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_embedding(weight, indices, padding_idx, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("embedding");
+    yg__trace_input(weight);
+    yg__trace_input(indices);
+    yg__trace_attr_int("padding_idx", padding_idx);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
  * [specs/native_functions.yaml:973] */
 yg_status yg_embedding(const yg_tensor *weight,
@@ -1435,6 +1941,8 @@ yg_status yg_embedding(const yg_tensor *weight,
     embedding_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return embedding_traced(weight, indices, padding_idx, out);
     YG_RETURN_IF_ERROR(yg__check_out("embedding", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding", "weight", weight));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding", "indices", indices));
@@ -1470,6 +1978,36 @@ static const embedding_backward_fn embedding_backward_kernels[YG_DEVICE_COUNT_] 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_embedding_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status embedding_backward_traced(const yg_tensor *grad_output,
+                                           const yg_tensor *indices,
+                                           const int64_t *weight_sizes,
+                                           int64_t weight_sizes_len,
+                                           int64_t padding_idx,
+                                           yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_embedding_backward(grad_output,
+                               indices,
+                               weight_sizes,
+                               weight_sizes_len,
+                               padding_idx,
+                               out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("embedding_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(indices);
+    yg__trace_attr_ints("weight_sizes", weight_sizes, weight_sizes_len);
+    yg__trace_attr_int("padding_idx", padding_idx);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
  * [specs/native_functions.yaml:978] */
@@ -1484,6 +2022,13 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
     yg_device dev;
     embedding_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return embedding_backward_traced(grad_output,
+                                         indices,
+                                         weight_sizes,
+                                         weight_sizes_len,
+                                         padding_idx,
+                                         out);
     YG_RETURN_IF_ERROR(yg__check_out("embedding_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding_backward", "indices", indices));
@@ -1563,6 +2108,51 @@ out:
     return st;
 }
 
+/* Runs yg_avg_pool2d_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
+                                            const int64_t *self_sizes,
+                                            int64_t self_sizes_len,
+                                            const int64_t *kernel_size,
+                                            int64_t kernel_size_len,
+                                            const int64_t *stride,
+                                            int64_t stride_len,
+                                            const int64_t *padding,
+                                            int64_t padding_len,
+                                            bool ceil_mode,
+                                            bool count_include_pad,
+                                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_avg_pool2d_backward(grad_output,
+                                self_sizes,
+                                self_sizes_len,
+                                kernel_size,
+                                kernel_size_len,
+                                stride,
+                                stride_len,
+                                padding,
+                                padding_len,
+                                ceil_mode,
+                                count_include_pad,
+                                out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("avg_pool2d_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__trace_attr_ints("stride", stride, stride_len);
+    yg__trace_attr_ints("padding", padding, padding_len);
+    yg__trace_attr_int("ceil_mode", ceil_mode);
+    yg__trace_attr_int("count_include_pad", count_include_pad);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
  * [specs/native_functions.yaml:1014] */
@@ -1585,6 +2175,19 @@ yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
     avg_pool2d_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return avg_pool2d_backward_traced(grad_output,
+                                          self_sizes,
+                                          self_sizes_len,
+                                          kernel_size,
+                                          kernel_size_len,
+                                          stride,
+                                          stride_len,
+                                          padding,
+                                          padding_len,
+                                          ceil_mode,
+                                          count_include_pad,
+                                          out);
     YG_RETURN_IF_ERROR(yg__check_out("avg_pool2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("avg_pool2d_backward", "grad_output", grad_output));
     dev = yg_tensor_device(grad_output);
@@ -1628,6 +2231,27 @@ static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernel
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_adaptive_avg_pool2d_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_output,
+                                                     const int64_t *self_sizes,
+                                                     int64_t self_sizes_len,
+                                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_adaptive_avg_pool2d_backward(grad_output, self_sizes, self_sizes_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("adaptive_avg_pool2d_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
  * [specs/native_functions.yaml:1024] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
@@ -1639,6 +2263,8 @@ yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
     yg_device dev;
     adaptive_avg_pool2d_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return adaptive_avg_pool2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_backward", "grad_output", grad_output));
     if (yg__any_requires_grad(1, inputs))
@@ -1690,6 +2316,27 @@ out:
     return st;
 }
 
+/* Runs yg_upsample_nearest2d with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status upsample_nearest2d_traced(const yg_tensor *self,
+                                           const int64_t *output_size,
+                                           int64_t output_size_len,
+                                           yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_upsample_nearest2d(self, output_size, output_size_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("upsample_nearest2d");
+    yg__trace_input(self);
+    yg__trace_attr_ints("output_size", output_size, output_size_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
  * [specs/native_functions.yaml:1029] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
@@ -1703,6 +2350,8 @@ yg_status yg_upsample_nearest2d(const yg_tensor *self,
     upsample_nearest2d_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return upsample_nearest2d_traced(self, output_size, output_size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("upsample_nearest2d", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("upsample_nearest2d", "self", self));
     dev = yg_tensor_device(self);
@@ -1735,6 +2384,27 @@ static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_upsample_nearest2d_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output,
+                                                    const int64_t *self_sizes,
+                                                    int64_t self_sizes_len,
+                                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_upsample_nearest2d_backward(grad_output, self_sizes, self_sizes_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("upsample_nearest2d_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
  * [specs/native_functions.yaml:1033] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
@@ -1746,6 +2416,8 @@ yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
     yg_device dev;
     upsample_nearest2d_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return upsample_nearest2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("upsample_nearest2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("upsample_nearest2d_backward", "grad_output", grad_output));
     if (yg__any_requires_grad(1, inputs))
@@ -1771,6 +2443,31 @@ static const zeros_fn zeros_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_zeros with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status zeros_traced(const int64_t *size,
+                              int64_t size_len,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_zeros(size, size_len, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("zeros");
+    yg__trace_attr_ints("size", size, size_len);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1044] */
 yg_status yg_zeros(const int64_t *size,
@@ -1782,6 +2479,8 @@ yg_status yg_zeros(const int64_t *size,
     yg_device dev;
     zeros_fn kernel;
 
+    if (yg__trace_recording(false))
+        return zeros_traced(size, size_len, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("zeros", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("zeros", device, NULL, &dev));
     kernel = zeros_kernels[dev];
@@ -1802,6 +2501,31 @@ static const ones_fn ones_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_ones with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status ones_traced(const int64_t *size,
+                             int64_t size_len,
+                             const yg_dtype *dtype,
+                             const yg_device *device,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_ones(size, size_len, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("ones");
+    yg__trace_attr_ints("size", size, size_len);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1048] */
 yg_status yg_ones(const int64_t *size,
@@ -1813,6 +2537,8 @@ yg_status yg_ones(const int64_t *size,
     yg_device dev;
     ones_fn kernel;
 
+    if (yg__trace_recording(false))
+        return ones_traced(size, size_len, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("ones", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("ones", device, NULL, &dev));
     kernel = ones_kernels[dev];
@@ -1834,6 +2560,33 @@ static const full_fn full_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_full with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status full_traced(const int64_t *size,
+                             int64_t size_len,
+                             double fill_value,
+                             const yg_dtype *dtype,
+                             const yg_device *device,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_full(size, size_len, fill_value, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("full");
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_attr_float("fill_value", fill_value);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1052] */
 yg_status yg_full(const int64_t *size,
@@ -1846,6 +2599,8 @@ yg_status yg_full(const int64_t *size,
     yg_device dev;
     full_fn kernel;
 
+    if (yg__trace_recording(false))
+        return full_traced(size, size_len, fill_value, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("full", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("full", device, NULL, &dev));
     kernel = full_kernels[dev];
@@ -1866,6 +2621,31 @@ static const empty_fn empty_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_empty with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status empty_traced(const int64_t *size,
+                              int64_t size_len,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_empty(size, size_len, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("empty");
+    yg__trace_attr_ints("size", size, size_len);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1057] */
 yg_status yg_empty(const int64_t *size,
@@ -1877,6 +2657,8 @@ yg_status yg_empty(const int64_t *size,
     yg_device dev;
     empty_fn kernel;
 
+    if (yg__trace_recording(false))
+        return empty_traced(size, size_len, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("empty", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("empty", device, NULL, &dev));
     kernel = empty_kernels[dev];
@@ -1896,6 +2678,30 @@ static const arange_fn arange_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_arange with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status arange_traced(double end,
+                               const yg_dtype *dtype,
+                               const yg_device *device,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_arange(end, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("arange");
+    yg__trace_attr_float("end", end);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1063] */
 yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
@@ -1903,6 +2709,8 @@ yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, 
     yg_device dev;
     arange_fn kernel;
 
+    if (yg__trace_recording(false))
+        return arange_traced(end, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("arange", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("arange", device, NULL, &dev));
     kernel = arange_kernels[dev];
@@ -1924,6 +2732,34 @@ static const arange_start_fn arange_start_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_arange_start with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status arange_start_traced(double start,
+                                     double end,
+                                     double step,
+                                     const yg_dtype *dtype,
+                                     const yg_device *device,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_arange_start(start, end, step, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("arange.start");
+    yg__trace_attr_float("start", start);
+    yg__trace_attr_float("end", end);
+    yg__trace_attr_float("step", step);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1067] */
@@ -1937,6 +2773,8 @@ yg_status yg_arange_start(double start,
     yg_device dev;
     arange_start_fn kernel;
 
+    if (yg__trace_recording(false))
+        return arange_start_traced(start, end, step, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("arange", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("arange", device, NULL, &dev));
     kernel = arange_start_kernels[dev];
@@ -1958,6 +2796,34 @@ static const linspace_fn linspace_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_linspace with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status linspace_traced(double start,
+                                 double end,
+                                 int64_t steps,
+                                 const yg_dtype *dtype,
+                                 const yg_device *device,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_linspace(start, end, steps, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("linspace");
+    yg__trace_attr_float("start", start);
+    yg__trace_attr_float("end", end);
+    yg__trace_attr_int("steps", steps);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1072] */
@@ -1971,6 +2837,8 @@ yg_status yg_linspace(double start,
     yg_device dev;
     linspace_fn kernel;
 
+    if (yg__trace_recording(false))
+        return linspace_traced(start, end, steps, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("linspace", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("linspace", device, NULL, &dev));
     kernel = linspace_kernels[dev];
@@ -1990,6 +2858,30 @@ static const eye_fn eye_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_eye with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status eye_traced(int64_t n,
+                            const yg_dtype *dtype,
+                            const yg_device *device,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_eye(n, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("eye");
+    yg__trace_attr_int("n", n);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1077] */
 yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
@@ -1997,6 +2889,8 @@ yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_t
     yg_device dev;
     eye_fn kernel;
 
+    if (yg__trace_recording(false))
+        return eye_traced(n, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("eye", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("eye", device, NULL, &dev));
     kernel = eye_kernels[dev];
@@ -2017,6 +2911,32 @@ static const eye_m_fn eye_m_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_eye_m with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status eye_m_traced(int64_t n,
+                              int64_t m,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_eye_m(n, m, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("eye.m");
+    yg__trace_attr_int("n", n);
+    yg__trace_attr_int("m", m);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1081] */
 yg_status yg_eye_m(int64_t n,
@@ -2028,6 +2948,8 @@ yg_status yg_eye_m(int64_t n,
     yg_device dev;
     eye_m_fn kernel;
 
+    if (yg__trace_recording(false))
+        return eye_m_traced(n, m, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("eye", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("eye", device, NULL, &dev));
     kernel = eye_m_kernels[dev];
@@ -2049,6 +2971,33 @@ static const rand_fn rand_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_rand with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status rand_traced(const int64_t *size,
+                             int64_t size_len,
+                             yg_generator *generator,
+                             const yg_dtype *dtype,
+                             const yg_device *device,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_rand(size, size_len, generator, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("rand");
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_generator("generator", generator);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1101] */
@@ -2062,6 +3011,8 @@ yg_status yg_rand(const int64_t *size,
     yg_device dev;
     rand_fn kernel;
 
+    if (yg__trace_recording(false))
+        return rand_traced(size, size_len, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("rand", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("rand", device, NULL, &dev));
     kernel = rand_kernels[dev];
@@ -2083,6 +3034,33 @@ static const randn_fn randn_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_randn with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status randn_traced(const int64_t *size,
+                              int64_t size_len,
+                              yg_generator *generator,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_randn(size, size_len, generator, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("randn");
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_generator("generator", generator);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1106] */
@@ -2096,6 +3074,8 @@ yg_status yg_randn(const int64_t *size,
     yg_device dev;
     randn_fn kernel;
 
+    if (yg__trace_recording(false))
+        return randn_traced(size, size_len, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("randn", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("randn", device, NULL, &dev));
     kernel = randn_kernels[dev];
@@ -2119,6 +3099,37 @@ static const randint_fn randint_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_randint with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status randint_traced(int64_t low,
+                                int64_t high,
+                                const int64_t *size,
+                                int64_t size_len,
+                                yg_generator *generator,
+                                const yg_dtype *dtype,
+                                const yg_device *device,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_randint(low, high, size, size_len, generator, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("randint");
+    yg__trace_attr_int("low", low);
+    yg__trace_attr_int("high", high);
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_generator("generator", generator);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  * [specs/native_functions.yaml:1111] */
@@ -2134,6 +3145,8 @@ yg_status yg_randint(int64_t low,
     yg_device dev;
     randint_fn kernel;
 
+    if (yg__trace_recording(false))
+        return randint_traced(low, high, size, size_len, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("randint", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("randint", device, NULL, &dev));
     kernel = randint_kernels[dev];
@@ -2152,6 +3165,24 @@ static const bernoulli_fn bernoulli_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_bernoulli with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status bernoulli_traced(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_bernoulli(self, generator, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("bernoulli");
+    yg__trace_input(self);
+    yg__trace_generator("generator", generator);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
  * [specs/native_functions.yaml:1116] */
 yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
@@ -2159,6 +3190,8 @@ yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor
     yg_device dev;
     bernoulli_fn kernel;
 
+    if (yg__trace_recording(false))
+        return bernoulli_traced(self, generator, out);
     YG_RETURN_IF_ERROR(yg__check_out("bernoulli", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("bernoulli", "self", self));
     dev = yg_tensor_device(self);
@@ -2179,6 +3212,28 @@ static const bernoulli_p_fn bernoulli_p_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_bernoulli_p with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status bernoulli_p_traced(const yg_tensor *self,
+                                    double p,
+                                    yg_generator *generator,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_bernoulli_p(self, p, generator, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("bernoulli.p");
+    yg__trace_input(self);
+    yg__trace_attr_float("p", p);
+    yg__trace_generator("generator", generator);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
  * [specs/native_functions.yaml:1121] */
 yg_status yg_bernoulli_p(const yg_tensor *self,
@@ -2189,6 +3244,8 @@ yg_status yg_bernoulli_p(const yg_tensor *self,
     yg_device dev;
     bernoulli_p_fn kernel;
 
+    if (yg__trace_recording(false))
+        return bernoulli_p_traced(self, p, generator, out);
     YG_RETURN_IF_ERROR(yg__check_out("bernoulli", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("bernoulli", "self", self));
     dev = yg_tensor_device(self);
@@ -2242,6 +3299,27 @@ out:
     return st;
 }
 
+/* Runs yg_reflection_pad with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status reflection_pad_traced(const yg_tensor *self,
+                                       const int64_t *pad,
+                                       int64_t pad_len,
+                                       yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_reflection_pad(self, pad, pad_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("reflection_pad");
+    yg__trace_input(self);
+    yg__trace_attr_ints("pad", pad, pad_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1168] */
 yg_status yg_reflection_pad(const yg_tensor *self,
                             const int64_t *pad,
@@ -2254,6 +3332,8 @@ yg_status yg_reflection_pad(const yg_tensor *self,
     reflection_pad_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return reflection_pad_traced(self, pad, pad_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("reflection_pad", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("reflection_pad", "self", self));
     dev = yg_tensor_device(self);
@@ -2320,6 +3400,30 @@ out:
     return st;
 }
 
+/* Runs yg_reflection_pad_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status reflection_pad_backward_traced(const yg_tensor *grad_output,
+                                                const int64_t *self_sizes,
+                                                int64_t self_sizes_len,
+                                                const int64_t *pad,
+                                                int64_t pad_len,
+                                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_reflection_pad_backward(grad_output, self_sizes, self_sizes_len, pad, pad_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("reflection_pad_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_ints("pad", pad, pad_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
  * [specs/native_functions.yaml:1175] */
 yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
@@ -2335,6 +3439,13 @@ yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
     reflection_pad_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return reflection_pad_backward_traced(grad_output,
+                                              self_sizes,
+                                              self_sizes_len,
+                                              pad,
+                                              pad_len,
+                                              out);
     YG_RETURN_IF_ERROR(yg__check_out("reflection_pad_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("reflection_pad_backward", "grad_output", grad_output));
     dev = yg_tensor_device(grad_output);
@@ -2400,6 +3511,27 @@ out:
     return st;
 }
 
+/* Runs yg_replication_pad with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status replication_pad_traced(const yg_tensor *self,
+                                        const int64_t *pad,
+                                        int64_t pad_len,
+                                        yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_replication_pad(self, pad, pad_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("replication_pad");
+    yg__trace_input(self);
+    yg__trace_attr_ints("pad", pad, pad_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1180] */
 yg_status yg_replication_pad(const yg_tensor *self,
                              const int64_t *pad,
@@ -2412,6 +3544,8 @@ yg_status yg_replication_pad(const yg_tensor *self,
     replication_pad_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return replication_pad_traced(self, pad, pad_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("replication_pad", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("replication_pad", "self", self));
     dev = yg_tensor_device(self);
@@ -2478,6 +3612,30 @@ out:
     return st;
 }
 
+/* Runs yg_replication_pad_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status replication_pad_backward_traced(const yg_tensor *grad_output,
+                                                 const int64_t *self_sizes,
+                                                 int64_t self_sizes_len,
+                                                 const int64_t *pad,
+                                                 int64_t pad_len,
+                                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_replication_pad_backward(grad_output, self_sizes, self_sizes_len, pad, pad_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("replication_pad_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_ints("pad", pad, pad_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
  * [specs/native_functions.yaml:1185] */
 yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
@@ -2493,6 +3651,13 @@ yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
     replication_pad_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return replication_pad_backward_traced(grad_output,
+                                               self_sizes,
+                                               self_sizes_len,
+                                               pad,
+                                               pad_len,
+                                               out);
     YG_RETURN_IF_ERROR(yg__check_out("replication_pad_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("replication_pad_backward", "grad_output", grad_output));
     dev = yg_tensor_device(grad_output);
@@ -2554,6 +3719,28 @@ out:
     return st;
 }
 
+/* Runs yg_index with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_traced(const yg_tensor *self,
+                              const yg_tensor *const *indices,
+                              int64_t indices_len,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index(self, indices, indices_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index");
+    yg__trace_input(self);
+    for (int64_t i = 0; i < indices_len; i++)
+        yg__trace_input(indices[i]);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1225] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
@@ -2566,6 +3753,8 @@ yg_status yg_index(const yg_tensor *self,
     index_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return index_traced(self, indices, indices_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("index", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index", "self", self));
     if (indices_len < 0 || (indices == NULL && indices_len > 0))
@@ -2657,6 +3846,8 @@ yg_status yg_index_put(const yg_tensor *self,
     index_put_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return yg__trace_refuse("index_put", "values", "Tensor");
     YG_RETURN_IF_ERROR(yg__check_out("index_put", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_put", "self", self));
     if (indices_len < 0 || (indices == NULL && indices_len > 0))
@@ -2754,6 +3945,8 @@ yg_status yg_index_put_(yg_tensor *self,
     index_put__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return yg__trace_refuse("index_put_", "values", "Tensor");
     YG_RETURN_IF_ERROR(yg__check_out("index_put_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_put_", "self", self));
     if (indices_len < 0 || (indices == NULL && indices_len > 0))

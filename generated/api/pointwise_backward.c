@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/pointwise_backward.h"
 
 typedef yg_status (*tanh_backward_fn)(const yg_tensor *grad_output,
@@ -68,6 +69,26 @@ out:
     return st;
 }
 
+/* Runs yg_tanh_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status tanh_backward_traced(const yg_tensor *grad_output,
+                                      const yg_tensor *output,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_tanh_backward(grad_output, output, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("tanh_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(output);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
  * [specs/native_functions.yaml:428] */
 yg_status yg_tanh_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
@@ -78,6 +99,8 @@ yg_status yg_tanh_backward(const yg_tensor *grad_output, const yg_tensor *output
     tanh_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return tanh_backward_traced(grad_output, output, out);
     YG_RETURN_IF_ERROR(yg__check_out("tanh_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("tanh_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("tanh_backward", "output", output));
@@ -149,6 +172,26 @@ out:
     return st;
 }
 
+/* Runs yg_sigmoid_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sigmoid_backward_traced(const yg_tensor *grad_output,
+                                         const yg_tensor *output,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sigmoid_backward(grad_output, output, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sigmoid_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(output);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
  * [specs/native_functions.yaml:432] */
 yg_status yg_sigmoid_backward(const yg_tensor *grad_output,
@@ -161,6 +204,8 @@ yg_status yg_sigmoid_backward(const yg_tensor *grad_output,
     sigmoid_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sigmoid_backward_traced(grad_output, output, out);
     YG_RETURN_IF_ERROR(yg__check_out("sigmoid_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sigmoid_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("sigmoid_backward", "output", output));
@@ -224,6 +269,26 @@ out:
     return st;
 }
 
+/* Runs yg_relu_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status relu_backward_traced(const yg_tensor *grad_output,
+                                      const yg_tensor *output,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_relu_backward(grad_output, output, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("relu_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(output);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
  * [specs/native_functions.yaml:436] */
 yg_status yg_relu_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
@@ -234,6 +299,8 @@ yg_status yg_relu_backward(const yg_tensor *grad_output, const yg_tensor *output
     relu_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return relu_backward_traced(grad_output, output, out);
     YG_RETURN_IF_ERROR(yg__check_out("relu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("relu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("relu_backward", "output", output));
@@ -308,6 +375,28 @@ out:
     return st;
 }
 
+/* Runs yg_pow_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pow_backward_traced(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     double exponent,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pow_backward(grad_output, self, exponent, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pow_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_float("exponent", exponent);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
  * [specs/native_functions.yaml:440] */
 yg_status yg_pow_backward(const yg_tensor *grad_output,
@@ -321,6 +410,8 @@ yg_status yg_pow_backward(const yg_tensor *grad_output,
     pow_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return pow_backward_traced(grad_output, self, exponent, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward", "self", self));
@@ -353,6 +444,26 @@ static const gelu_backward_fn gelu_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_gelu_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gelu_backward_traced(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gelu_backward(grad_output, self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gelu_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
 yg_status yg_gelu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
@@ -360,6 +471,8 @@ yg_status yg_gelu_backward(const yg_tensor *grad_output, const yg_tensor *self, 
     yg_device dev;
     gelu_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return gelu_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("gelu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_backward", "self", self));
@@ -384,6 +497,26 @@ static const gelu_tanh_backward_fn gelu_tanh_backward_kernels[YG_DEVICE_COUNT_] 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_gelu_tanh_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gelu_tanh_backward_traced(const yg_tensor *grad_output,
+                                           const yg_tensor *self,
+                                           yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gelu_tanh_backward(grad_output, self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gelu_tanh_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
  * [specs/native_functions.yaml:451] */
 yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,
@@ -394,6 +527,8 @@ yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,
     yg_device dev;
     gelu_tanh_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return gelu_tanh_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("gelu_tanh_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_tanh_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_tanh_backward", "self", self));
@@ -418,6 +553,26 @@ static const silu_backward_fn silu_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_silu_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status silu_backward_traced(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_silu_backward(grad_output, self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("silu_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:456] */
 yg_status yg_silu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
@@ -425,6 +580,8 @@ yg_status yg_silu_backward(const yg_tensor *grad_output, const yg_tensor *self, 
     yg_device dev;
     silu_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return silu_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("silu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("silu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("silu_backward", "self", self));
@@ -450,6 +607,28 @@ static const elu_backward_fn elu_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_elu_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status elu_backward_traced(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     double alpha,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_elu_backward(grad_output, self, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("elu_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
  * [specs/native_functions.yaml:460] */
 yg_status yg_elu_backward(const yg_tensor *grad_output,
@@ -461,6 +640,8 @@ yg_status yg_elu_backward(const yg_tensor *grad_output,
     yg_device dev;
     elu_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return elu_backward_traced(grad_output, self, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("elu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("elu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("elu_backward", "self", self));
@@ -519,6 +700,28 @@ out:
     return st;
 }
 
+/* Runs yg_leaky_relu_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status leaky_relu_backward_traced(const yg_tensor *grad_output,
+                                            const yg_tensor *self,
+                                            double negative_slope,
+                                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_leaky_relu_backward(grad_output, self, negative_slope, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("leaky_relu_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_float("negative_slope", negative_slope);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
  * [specs/native_functions.yaml:464] */
 yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,
@@ -532,6 +735,8 @@ yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,
     leaky_relu_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return leaky_relu_backward_traced(grad_output, self, negative_slope, out);
     YG_RETURN_IF_ERROR(yg__check_out("leaky_relu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("leaky_relu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("leaky_relu_backward", "self", self));
@@ -566,6 +771,30 @@ static const softplus_backward_fn softplus_backward_kernels[YG_DEVICE_COUNT_] = 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_softplus_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status softplus_backward_traced(const yg_tensor *grad_output,
+                                          const yg_tensor *self,
+                                          double beta,
+                                          double threshold,
+                                          yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_softplus_backward(grad_output, self, beta, threshold, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("softplus_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_float("beta", beta);
+    yg__trace_attr_float("threshold", threshold);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
  * [specs/native_functions.yaml:468] */
 yg_status yg_softplus_backward(const yg_tensor *grad_output,
@@ -578,6 +807,8 @@ yg_status yg_softplus_backward(const yg_tensor *grad_output,
     yg_device dev;
     softplus_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return softplus_backward_traced(grad_output, self, beta, threshold, out);
     YG_RETURN_IF_ERROR(yg__check_out("softplus_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("softplus_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("softplus_backward", "self", self));
@@ -639,6 +870,30 @@ out:
     return st;
 }
 
+/* Runs yg_hardtanh_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status hardtanh_backward_traced(const yg_tensor *grad_output,
+                                          const yg_tensor *self,
+                                          double min_val,
+                                          double max_val,
+                                          yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_hardtanh_backward(grad_output, self, min_val, max_val, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("hardtanh_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_float("min_val", min_val);
+    yg__trace_attr_float("max_val", max_val);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
  * [specs/native_functions.yaml:473] */
 yg_status yg_hardtanh_backward(const yg_tensor *grad_output,
@@ -653,6 +908,8 @@ yg_status yg_hardtanh_backward(const yg_tensor *grad_output,
     hardtanh_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return hardtanh_backward_traced(grad_output, self, min_val, max_val, out);
     YG_RETURN_IF_ERROR(yg__check_out("hardtanh_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("hardtanh_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("hardtanh_backward", "self", self));
@@ -722,6 +979,30 @@ out:
     return st;
 }
 
+/* Runs yg_clamp_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clamp_backward_traced(const yg_tensor *grad_output,
+                                       const yg_tensor *self,
+                                       double min,
+                                       double max,
+                                       yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clamp_backward(grad_output, self, min, max, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clamp_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_float("min", min);
+    yg__trace_attr_float("max", max);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
  * [specs/native_functions.yaml:478] */
 yg_status yg_clamp_backward(const yg_tensor *grad_output,
@@ -736,6 +1017,8 @@ yg_status yg_clamp_backward(const yg_tensor *grad_output,
     clamp_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return clamp_backward_traced(grad_output, self, min, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_backward", "self", self));
@@ -802,6 +1085,28 @@ out:
     return st;
 }
 
+/* Runs yg_clamp_min_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clamp_min_backward_traced(const yg_tensor *grad_output,
+                                           const yg_tensor *self,
+                                           double min,
+                                           yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clamp_min_backward(grad_output, self, min, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clamp_min_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_float("min", min);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
  * [specs/native_functions.yaml:482] */
 yg_status yg_clamp_min_backward(const yg_tensor *grad_output,
@@ -815,6 +1120,8 @@ yg_status yg_clamp_min_backward(const yg_tensor *grad_output,
     clamp_min_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return clamp_min_backward_traced(grad_output, self, min, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_min_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min_backward", "self", self));
@@ -881,6 +1188,28 @@ out:
     return st;
 }
 
+/* Runs yg_clamp_max_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clamp_max_backward_traced(const yg_tensor *grad_output,
+                                           const yg_tensor *self,
+                                           double max,
+                                           yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clamp_max_backward(grad_output, self, max, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clamp_max_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_float("max", max);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
  * [specs/native_functions.yaml:486] */
 yg_status yg_clamp_max_backward(const yg_tensor *grad_output,
@@ -894,6 +1223,8 @@ yg_status yg_clamp_max_backward(const yg_tensor *grad_output,
     clamp_max_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return clamp_max_backward_traced(grad_output, self, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_max_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max_backward", "self", self));
@@ -962,6 +1293,28 @@ out:
     return st;
 }
 
+/* Runs yg_maximum_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status maximum_backward_traced(const yg_tensor *grad_output,
+                                         const yg_tensor *self,
+                                         const yg_tensor *other,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_maximum_backward(grad_output, self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("maximum_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
  * [specs/native_functions.yaml:493] */
 yg_status yg_maximum_backward(const yg_tensor *grad_output,
@@ -975,6 +1328,8 @@ yg_status yg_maximum_backward(const yg_tensor *grad_output,
     maximum_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return maximum_backward_traced(grad_output, self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("maximum_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum_backward", "self", self));
@@ -1044,6 +1399,28 @@ out:
     return st;
 }
 
+/* Runs yg_minimum_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status minimum_backward_traced(const yg_tensor *grad_output,
+                                         const yg_tensor *self,
+                                         const yg_tensor *other,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_minimum_backward(grad_output, self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("minimum_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
  * [specs/native_functions.yaml:497] */
 yg_status yg_minimum_backward(const yg_tensor *grad_output,
@@ -1057,6 +1434,8 @@ yg_status yg_minimum_backward(const yg_tensor *grad_output,
     minimum_backward_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return minimum_backward_traced(grad_output, self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("minimum_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum_backward", "self", self));

@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/pointwise_binary.h"
 
 typedef yg_status (*add_fn)(const yg_tensor *self,
@@ -59,6 +60,28 @@ out:
     return st;
 }
 
+/* Runs yg_add with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status add_traced(const yg_tensor *self,
+                            const yg_tensor *other,
+                            double alpha,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_add(self, other, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("add");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
  * [specs/native_functions.yaml:16] */
 yg_status yg_add(const yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
@@ -69,6 +92,8 @@ yg_status yg_add(const yg_tensor *self, const yg_tensor *other, double alpha, yg
     add_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return add_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("add", "other", other));
@@ -131,6 +156,28 @@ out:
     return st;
 }
 
+/* Runs yg_sub with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sub_traced(const yg_tensor *self,
+                            const yg_tensor *other,
+                            double alpha,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sub(self, other, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sub");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
  * [specs/native_functions.yaml:20] */
 yg_status yg_sub(const yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
@@ -141,6 +188,8 @@ yg_status yg_sub(const yg_tensor *self, const yg_tensor *other, double alpha, yg
     sub_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sub_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("sub", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sub", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("sub", "other", other));
@@ -206,6 +255,24 @@ out:
     return st;
 }
 
+/* Runs yg_mul with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mul_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mul(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mul");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:24] */
 yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
@@ -215,6 +282,8 @@ yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     mul_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mul_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "other", other));
@@ -278,6 +347,24 @@ out:
     return st;
 }
 
+/* Runs yg_div with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status div_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_div(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("div");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:28] */
 yg_status yg_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
@@ -287,6 +374,8 @@ yg_status yg_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     div_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return div_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "other", other));
@@ -352,6 +441,28 @@ out:
     return st;
 }
 
+/* Runs yg_add_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status add__traced(yg_tensor *self,
+                             const yg_tensor *other,
+                             double alpha,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_add_(self, other, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("add_");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * [specs/native_functions.yaml:44] */
 yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
@@ -363,6 +474,8 @@ yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
     add__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return add__traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "other", other));
@@ -433,6 +546,24 @@ out:
     return st;
 }
 
+/* Runs yg_maximum with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status maximum_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_maximum(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("maximum");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:61] */
 yg_status yg_maximum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
@@ -442,6 +573,8 @@ yg_status yg_maximum(const yg_tensor *self, const yg_tensor *other, yg_tensor **
     maximum_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return maximum_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("maximum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum", "other", other));
@@ -503,6 +636,24 @@ out:
     return st;
 }
 
+/* Runs yg_minimum with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status minimum_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_minimum(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("minimum");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:65] */
 yg_status yg_minimum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
@@ -512,6 +663,8 @@ yg_status yg_minimum(const yg_tensor *self, const yg_tensor *other, yg_tensor **
     minimum_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return minimum_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("minimum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum", "other", other));
@@ -573,6 +726,24 @@ out:
     return st;
 }
 
+/* Runs yg_atan2 with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status atan2_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_atan2(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("atan2");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* atan2(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:69] */
 yg_status yg_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
@@ -582,6 +753,8 @@ yg_status yg_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor **ou
     atan2_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return atan2_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("atan2", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("atan2", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("atan2", "other", other));
@@ -649,6 +822,24 @@ out:
     return st;
 }
 
+/* Runs yg_remainder with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status remainder_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_remainder(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("remainder");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* remainder(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:75] */
 yg_status yg_remainder(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
@@ -658,6 +849,8 @@ yg_status yg_remainder(const yg_tensor *self, const yg_tensor *other, yg_tensor 
     remainder_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return remainder_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("remainder", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("remainder", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("remainder", "other", other));
@@ -728,6 +921,26 @@ out:
     return st;
 }
 
+/* Runs yg_pow_tensor with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pow_tensor_traced(const yg_tensor *self,
+                                   const yg_tensor *exponent,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pow_tensor(self, exponent, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pow.Tensor");
+    yg__trace_input(self);
+    yg__trace_input(exponent);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:83] */
 yg_status yg_pow_tensor(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out)
 {
@@ -737,6 +950,8 @@ yg_status yg_pow_tensor(const yg_tensor *self, const yg_tensor *exponent, yg_ten
     pow_tensor_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return pow_tensor_traced(self, exponent, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("pow", "exponent", exponent));
@@ -799,6 +1014,28 @@ out:
     return st;
 }
 
+/* Runs yg_lerp with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status lerp_traced(const yg_tensor *self,
+                             const yg_tensor *end,
+                             double weight,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_lerp(self, end, weight, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("lerp");
+    yg__trace_input(self);
+    yg__trace_input(end);
+    yg__trace_attr_float("weight", weight);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:87] */
 yg_status yg_lerp(const yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
 {
@@ -808,6 +1045,8 @@ yg_status yg_lerp(const yg_tensor *self, const yg_tensor *end, double weight, yg
     lerp_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return lerp_traced(self, end, weight, out);
     YG_RETURN_IF_ERROR(yg__check_out("lerp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "end", end));
@@ -872,6 +1111,28 @@ out:
     return st;
 }
 
+/* Runs yg_where_scalarother with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status where_scalarother_traced(const yg_tensor *condition,
+                                          const yg_tensor *self,
+                                          double other,
+                                          yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_where_scalarother(condition, self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("where.ScalarOther");
+    yg__trace_input(condition);
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
  * [specs/native_functions.yaml:109] */
 yg_status yg_where_scalarother(const yg_tensor *condition,
@@ -885,6 +1146,8 @@ yg_status yg_where_scalarother(const yg_tensor *condition,
     where_scalarother_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return where_scalarother_traced(condition, self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("where", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "condition", condition));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "self", self));
@@ -949,6 +1212,28 @@ out:
     return st;
 }
 
+/* Runs yg_where_scalarself with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status where_scalarself_traced(const yg_tensor *condition,
+                                         double self,
+                                         const yg_tensor *other,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_where_scalarself(condition, self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("where.ScalarSelf");
+    yg__trace_input(condition);
+    yg__trace_attr_float("self", self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
  * [specs/native_functions.yaml:113] */
 yg_status yg_where_scalarself(const yg_tensor *condition,
@@ -962,6 +1247,8 @@ yg_status yg_where_scalarself(const yg_tensor *condition,
     where_scalarself_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return where_scalarself_traced(condition, self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("where", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "condition", condition));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "other", other));
@@ -1022,6 +1309,28 @@ out:
     return st;
 }
 
+/* Runs yg_masked_fill with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status masked_fill_traced(const yg_tensor *self,
+                                    const yg_tensor *mask,
+                                    double value,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_masked_fill(self, mask, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("masked_fill");
+    yg__trace_input(self);
+    yg__trace_input(mask);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
  * [specs/native_functions.yaml:117] */
 yg_status yg_masked_fill(const yg_tensor *self,
@@ -1035,6 +1344,8 @@ yg_status yg_masked_fill(const yg_tensor *self,
     masked_fill_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return masked_fill_traced(self, mask, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("masked_fill", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill", "mask", mask));
@@ -1100,6 +1411,28 @@ out:
     return st;
 }
 
+/* Runs yg_sub_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sub__traced(yg_tensor *self,
+                             const yg_tensor *other,
+                             double alpha,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sub_(self, other, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sub_");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * [specs/native_functions.yaml:126] */
 yg_status yg_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
@@ -1111,6 +1444,8 @@ yg_status yg_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
     sub__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sub__traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("sub_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sub_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("sub_", "other", other));
@@ -1193,6 +1528,24 @@ out:
     return st;
 }
 
+/* Runs yg_mul_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mul__traced(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mul_(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mul_");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:130] */
 yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
@@ -1203,6 +1556,8 @@ yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     mul__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mul__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "other", other));
@@ -1273,6 +1628,24 @@ out:
     return st;
 }
 
+/* Runs yg_div_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status div__traced(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_div_(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("div_");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:134] */
 yg_status yg_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
@@ -1283,6 +1656,8 @@ yg_status yg_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     div__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return div__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("div_", "other", other));
@@ -1332,6 +1707,28 @@ static const lerp__fn lerp__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_lerp_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status lerp__traced(yg_tensor *self,
+                              const yg_tensor *end,
+                              double weight,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_lerp_(self, end, weight, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("lerp_");
+    yg__trace_input(self);
+    yg__trace_input(end);
+    yg__trace_attr_float("weight", weight);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
  * [specs/native_functions.yaml:158] */
 yg_status yg_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
@@ -1340,6 +1737,8 @@ yg_status yg_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tens
     yg_device dev;
     lerp__fn kernel;
 
+    if (yg__trace_recording(false))
+        return lerp__traced(self, end, weight, out);
     YG_RETURN_IF_ERROR(yg__check_out("lerp_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp_", "end", end));
@@ -1365,6 +1764,28 @@ static const masked_fill__fn masked_fill__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_masked_fill_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status masked_fill__traced(yg_tensor *self,
+                                     const yg_tensor *mask,
+                                     double value,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_masked_fill_(self, mask, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("masked_fill_");
+    yg__trace_input(self);
+    yg__trace_input(mask);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
  * [specs/native_functions.yaml:178] */
 yg_status yg_masked_fill_(yg_tensor *self, const yg_tensor *mask, double value, yg_tensor **out)
@@ -1373,6 +1794,8 @@ yg_status yg_masked_fill_(yg_tensor *self, const yg_tensor *mask, double value, 
     yg_device dev;
     masked_fill__fn kernel;
 
+    if (yg__trace_recording(false))
+        return masked_fill__traced(self, mask, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("masked_fill_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill_", "mask", mask));
@@ -1421,6 +1844,24 @@ out:
     return st;
 }
 
+/* Runs yg_copy_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status copy__traced(yg_tensor *self, const yg_tensor *src, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_copy_(self, src, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("copy_");
+    yg__trace_input(self);
+    yg__trace_input(src);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:195] */
 yg_status yg_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out)
 {
@@ -1431,6 +1872,8 @@ yg_status yg_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out)
     copy__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return copy__traced(self, src, out);
     YG_RETURN_IF_ERROR(yg__check_out("copy_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("copy_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("copy_", "src", src));
@@ -1470,12 +1913,32 @@ static const eq_fn eq_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_eq with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status eq_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_eq(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("eq");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:203] */
 yg_status yg_eq(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
     eq_fn kernel;
 
+    if (yg__trace_recording(false))
+        return eq_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("eq", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("eq", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("eq", "other", other));
@@ -1494,12 +1957,32 @@ static const ne_fn ne_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_ne with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status ne_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_ne(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("ne");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:208] */
 yg_status yg_ne(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
     ne_fn kernel;
 
+    if (yg__trace_recording(false))
+        return ne_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("ne", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ne", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("ne", "other", other));
@@ -1518,12 +2001,32 @@ static const lt_fn lt_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_lt with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status lt_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_lt(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("lt");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:213] */
 yg_status yg_lt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
     lt_fn kernel;
 
+    if (yg__trace_recording(false))
+        return lt_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("lt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lt", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lt", "other", other));
@@ -1542,12 +2045,32 @@ static const le_fn le_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_le with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status le_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_le(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("le");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:218] */
 yg_status yg_le(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
     le_fn kernel;
 
+    if (yg__trace_recording(false))
+        return le_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("le", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("le", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("le", "other", other));
@@ -1566,12 +2089,32 @@ static const gt_fn gt_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_gt with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gt_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gt(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gt");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:223] */
 yg_status yg_gt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
     gt_fn kernel;
 
+    if (yg__trace_recording(false))
+        return gt_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("gt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gt", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("gt", "other", other));
@@ -1590,12 +2133,32 @@ static const ge_fn ge_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_ge with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status ge_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_ge(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("ge");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:228] */
 yg_status yg_ge(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
     ge_fn kernel;
 
+    if (yg__trace_recording(false))
+        return ge_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("ge", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ge", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("ge", "other", other));
@@ -1616,12 +2179,34 @@ static const logical_and_fn logical_and_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_logical_and with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status logical_and_traced(const yg_tensor *self,
+                                    const yg_tensor *other,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_logical_and(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("logical_and");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:265] */
 yg_status yg_logical_and(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
     logical_and_fn kernel;
 
+    if (yg__trace_recording(false))
+        return logical_and_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("logical_and", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_and", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_and", "other", other));
@@ -1642,12 +2227,32 @@ static const logical_or_fn logical_or_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_logical_or with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status logical_or_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_logical_or(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("logical_or");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:270] */
 yg_status yg_logical_or(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
     logical_or_fn kernel;
 
+    if (yg__trace_recording(false))
+        return logical_or_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("logical_or", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_or", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_or", "other", other));
@@ -1668,12 +2273,34 @@ static const logical_xor_fn logical_xor_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_logical_xor with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status logical_xor_traced(const yg_tensor *self,
+                                    const yg_tensor *other,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_logical_xor(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("logical_xor");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:275] */
 yg_status yg_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
     logical_xor_fn kernel;
 
+    if (yg__trace_recording(false))
+        return logical_xor_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("logical_xor", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_xor", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_xor", "other", other));

@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/pointwise_ternary.h"
 
 typedef yg_status (*lerp_tensor_fn)(const yg_tensor *self,
@@ -76,6 +77,28 @@ out:
     return st;
 }
 
+/* Runs yg_lerp_tensor with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status lerp_tensor_traced(const yg_tensor *self,
+                                    const yg_tensor *end,
+                                    const yg_tensor *weight,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_lerp_tensor(self, end, weight, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("lerp.Tensor");
+    yg__trace_input(self);
+    yg__trace_input(end);
+    yg__trace_input(weight);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
  * [specs/native_functions.yaml:91] */
 yg_status yg_lerp_tensor(const yg_tensor *self,
@@ -89,6 +112,8 @@ yg_status yg_lerp_tensor(const yg_tensor *self,
     lerp_tensor_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return lerp_tensor_traced(self, end, weight, out);
     YG_RETURN_IF_ERROR(yg__check_out("lerp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "end", end));
@@ -167,6 +192,30 @@ out:
     return st;
 }
 
+/* Runs yg_addcmul with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status addcmul_traced(const yg_tensor *self,
+                                const yg_tensor *tensor1,
+                                const yg_tensor *tensor2,
+                                double value,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_addcmul(self, tensor1, tensor2, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("addcmul");
+    yg__trace_input(self);
+    yg__trace_input(tensor1);
+    yg__trace_input(tensor2);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
  * [specs/native_functions.yaml:95] */
 yg_status yg_addcmul(const yg_tensor *self,
@@ -181,6 +230,8 @@ yg_status yg_addcmul(const yg_tensor *self,
     addcmul_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return addcmul_traced(self, tensor1, tensor2, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("addcmul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul", "tensor1", tensor1));
@@ -259,6 +310,30 @@ out:
     return st;
 }
 
+/* Runs yg_addcdiv with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status addcdiv_traced(const yg_tensor *self,
+                                const yg_tensor *tensor1,
+                                const yg_tensor *tensor2,
+                                double value,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_addcdiv(self, tensor1, tensor2, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("addcdiv");
+    yg__trace_input(self);
+    yg__trace_input(tensor1);
+    yg__trace_input(tensor2);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
  * [specs/native_functions.yaml:99] */
 yg_status yg_addcdiv(const yg_tensor *self,
@@ -273,6 +348,8 @@ yg_status yg_addcdiv(const yg_tensor *self,
     addcdiv_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return addcdiv_traced(self, tensor1, tensor2, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("addcdiv", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv", "tensor1", tensor1));
@@ -338,6 +415,28 @@ out:
     return st;
 }
 
+/* Runs yg_where with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status where_traced(const yg_tensor *condition,
+                              const yg_tensor *self,
+                              const yg_tensor *other,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_where(condition, self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("where");
+    yg__trace_input(condition);
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor
  * [specs/native_functions.yaml:105] */
 yg_status yg_where(const yg_tensor *condition,
@@ -351,6 +450,8 @@ yg_status yg_where(const yg_tensor *condition,
     where_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return where_traced(condition, self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("where", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "condition", condition));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "self", self));
@@ -386,6 +487,30 @@ static const addcmul__fn addcmul__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_addcmul_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status addcmul__traced(yg_tensor *self,
+                                 const yg_tensor *tensor1,
+                                 const yg_tensor *tensor2,
+                                 double value,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_addcmul_(self, tensor1, tensor2, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("addcmul_");
+    yg__trace_input(self);
+    yg__trace_input(tensor1);
+    yg__trace_input(tensor2);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
  * [specs/native_functions.yaml:150] */
 yg_status yg_addcmul_(yg_tensor *self,
@@ -398,6 +523,8 @@ yg_status yg_addcmul_(yg_tensor *self,
     yg_device dev;
     addcmul__fn kernel;
 
+    if (yg__trace_recording(false))
+        return addcmul__traced(self, tensor1, tensor2, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("addcmul_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul_", "tensor1", tensor1));
@@ -425,6 +552,30 @@ static const addcdiv__fn addcdiv__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_addcdiv_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status addcdiv__traced(yg_tensor *self,
+                                 const yg_tensor *tensor1,
+                                 const yg_tensor *tensor2,
+                                 double value,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_addcdiv_(self, tensor1, tensor2, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("addcdiv_");
+    yg__trace_input(self);
+    yg__trace_input(tensor1);
+    yg__trace_input(tensor2);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
  * [specs/native_functions.yaml:154] */
 yg_status yg_addcdiv_(yg_tensor *self,
@@ -437,6 +588,8 @@ yg_status yg_addcdiv_(yg_tensor *self,
     yg_device dev;
     addcdiv__fn kernel;
 
+    if (yg__trace_recording(false))
+        return addcdiv__traced(self, tensor1, tensor2, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("addcdiv_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv_", "tensor1", tensor1));
@@ -463,6 +616,28 @@ static const pow_backward_self_fn pow_backward_self_kernels[YG_DEVICE_COUNT_] = 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_pow_backward_self with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pow_backward_self_traced(const yg_tensor *grad_output,
+                                          const yg_tensor *self,
+                                          const yg_tensor *exponent,
+                                          yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pow_backward_self(grad_output, self, exponent, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pow_backward_self");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_input(exponent);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
  * [specs/native_functions.yaml:507] */
 yg_status yg_pow_backward_self(const yg_tensor *grad_output,
@@ -474,6 +649,8 @@ yg_status yg_pow_backward_self(const yg_tensor *grad_output,
     yg_device dev;
     pow_backward_self_fn kernel;
 
+    if (yg__trace_recording(false))
+        return pow_backward_self_traced(grad_output, self, exponent, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow_backward_self", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_self", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_self", "self", self));
@@ -501,6 +678,30 @@ static const pow_backward_exponent_fn pow_backward_exponent_kernels[YG_DEVICE_CO
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_pow_backward_exponent with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pow_backward_exponent_traced(const yg_tensor *grad_output,
+                                              const yg_tensor *self,
+                                              const yg_tensor *exponent,
+                                              const yg_tensor *output,
+                                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pow_backward_exponent(grad_output, self, exponent, output, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pow_backward_exponent");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_input(exponent);
+    yg__trace_input(output);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
  * [specs/native_functions.yaml:513] */
 yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,
@@ -513,6 +714,8 @@ yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,
     yg_device dev;
     pow_backward_exponent_fn kernel;
 
+    if (yg__trace_recording(false))
+        return pow_backward_exponent_traced(grad_output, self, exponent, output, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow_backward_exponent", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_exponent", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_exponent", "self", self));

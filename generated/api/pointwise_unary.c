@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/pointwise_unary.h"
 
 typedef yg_status (*mul_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
@@ -50,6 +51,24 @@ out:
     return st;
 }
 
+/* Runs yg_mul_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mul_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mul_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mul.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:32] */
 yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
@@ -59,6 +78,8 @@ yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
     mul_scalar_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mul_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
     dev = yg_tensor_device(self);
@@ -111,6 +132,24 @@ out:
     return st;
 }
 
+/* Runs yg_div_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status div_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_div_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("div.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:40] */
 yg_status yg_div_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
@@ -120,6 +159,8 @@ yg_status yg_div_scalar(const yg_tensor *self, double other, yg_tensor **out)
     div_scalar_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return div_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
     dev = yg_tensor_device(self);
@@ -172,6 +213,28 @@ out:
     return st;
 }
 
+/* Runs yg_add_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status add_scalar_traced(const yg_tensor *self,
+                                   double other,
+                                   double alpha,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_add_scalar(self, other, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("add.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  * [specs/native_functions.yaml:48] */
 yg_status yg_add_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
@@ -182,6 +245,8 @@ yg_status yg_add_scalar(const yg_tensor *self, double other, double alpha, yg_te
     add_scalar_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return add_scalar_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add", "self", self));
     dev = yg_tensor_device(self);
@@ -234,6 +299,28 @@ out:
     return st;
 }
 
+/* Runs yg_sub_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sub_scalar_traced(const yg_tensor *self,
+                                   double other,
+                                   double alpha,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sub_scalar(self, other, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sub.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  * [specs/native_functions.yaml:52] */
 yg_status yg_sub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
@@ -244,6 +331,8 @@ yg_status yg_sub_scalar(const yg_tensor *self, double other, double alpha, yg_te
     sub_scalar_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sub_scalar_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("sub", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sub", "self", self));
     dev = yg_tensor_device(self);
@@ -299,6 +388,28 @@ out:
     return st;
 }
 
+/* Runs yg_rsub_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status rsub_scalar_traced(const yg_tensor *self,
+                                    double other,
+                                    double alpha,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_rsub_scalar(self, other, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("rsub.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  * [specs/native_functions.yaml:57] */
 yg_status yg_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
@@ -309,6 +420,8 @@ yg_status yg_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_t
     rsub_scalar_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return rsub_scalar_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("rsub", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("rsub", "self", self));
     dev = yg_tensor_device(self);
@@ -362,6 +475,24 @@ out:
     return st;
 }
 
+/* Runs yg_remainder_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status remainder_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_remainder_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("remainder.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:79] */
 yg_status yg_remainder_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
@@ -371,6 +502,8 @@ yg_status yg_remainder_scalar(const yg_tensor *self, double other, yg_tensor **o
     remainder_scalar_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return remainder_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("remainder", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("remainder", "self", self));
     dev = yg_tensor_device(self);
@@ -400,6 +533,25 @@ static const add_scalar__fn add_scalar__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_add_scalar_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status add_scalar__traced(yg_tensor *self, double other, double alpha, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_add_scalar_(self, other, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("add_.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
  * [specs/native_functions.yaml:138] */
 yg_status yg_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor **out)
@@ -408,6 +560,8 @@ yg_status yg_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor 
     yg_device dev;
     add_scalar__fn kernel;
 
+    if (yg__trace_recording(false))
+        return add_scalar__traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -455,6 +609,24 @@ out:
     return st;
 }
 
+/* Runs yg_mul_scalar_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mul_scalar__traced(yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mul_scalar_(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mul_.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:142] */
 yg_status yg_mul_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
@@ -465,6 +637,8 @@ yg_status yg_mul_scalar_(yg_tensor *self, double other, yg_tensor **out)
     mul_scalar__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mul_scalar__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "self", self));
     dev = yg_tensor_device(self);
@@ -503,6 +677,24 @@ static const div_scalar__fn div_scalar__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_div_scalar_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status div_scalar__traced(yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_div_scalar_(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("div_.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:146] */
 yg_status yg_div_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
@@ -510,6 +702,8 @@ yg_status yg_div_scalar_(yg_tensor *self, double other, yg_tensor **out)
     yg_device dev;
     div_scalar__fn kernel;
 
+    if (yg__trace_recording(false))
+        return div_scalar__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div_", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -554,6 +748,23 @@ out:
     return st;
 }
 
+/* Runs yg_relu_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status relu__traced(yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_relu_(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("relu_");
+    yg__trace_input(self);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:162] */
 yg_status yg_relu_(yg_tensor *self, yg_tensor **out)
 {
@@ -564,6 +775,8 @@ yg_status yg_relu_(yg_tensor *self, yg_tensor **out)
     relu__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return relu__traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("relu_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("relu_", "self", self));
     dev = yg_tensor_device(self);
@@ -607,6 +820,25 @@ static const clamp__fn clamp__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_clamp_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clamp__traced(yg_tensor *self, double min, double max, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clamp_(self, min, max, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clamp_");
+    yg__trace_input(self);
+    yg__trace_attr_float("min", min);
+    yg__trace_attr_float("max", max);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)
  * [specs/native_functions.yaml:166] */
 yg_status yg_clamp_(yg_tensor *self, double min, double max, yg_tensor **out)
@@ -615,6 +847,8 @@ yg_status yg_clamp_(yg_tensor *self, double min, double max, yg_tensor **out)
     yg_device dev;
     clamp__fn kernel;
 
+    if (yg__trace_recording(false))
+        return clamp__traced(self, min, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -636,6 +870,24 @@ static const clamp_min__fn clamp_min__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_clamp_min_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clamp_min__traced(yg_tensor *self, double min, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clamp_min_(self, min, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clamp_min_");
+    yg__trace_input(self);
+    yg__trace_attr_float("min", min);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)  [specs/native_functions.yaml:170] */
 yg_status yg_clamp_min_(yg_tensor *self, double min, yg_tensor **out)
 {
@@ -643,6 +895,8 @@ yg_status yg_clamp_min_(yg_tensor *self, double min, yg_tensor **out)
     yg_device dev;
     clamp_min__fn kernel;
 
+    if (yg__trace_recording(false))
+        return clamp_min__traced(self, min, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_min_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min_", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -664,6 +918,24 @@ static const clamp_max__fn clamp_max__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_clamp_max_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clamp_max__traced(yg_tensor *self, double max, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clamp_max_(self, max, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clamp_max_");
+    yg__trace_input(self);
+    yg__trace_attr_float("max", max);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)  [specs/native_functions.yaml:174] */
 yg_status yg_clamp_max_(yg_tensor *self, double max, yg_tensor **out)
 {
@@ -671,6 +943,8 @@ yg_status yg_clamp_max_(yg_tensor *self, double max, yg_tensor **out)
     yg_device dev;
     clamp_max__fn kernel;
 
+    if (yg__trace_recording(false))
+        return clamp_max__traced(self, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_max_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max_", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -692,6 +966,24 @@ static const fill__fn fill__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_fill_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status fill__traced(yg_tensor *self, double value, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_fill_(self, value, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("fill_");
+    yg__trace_input(self);
+    yg__trace_attr_float("value", value);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)  [specs/native_functions.yaml:184] */
 yg_status yg_fill_(yg_tensor *self, double value, yg_tensor **out)
 {
@@ -699,6 +991,8 @@ yg_status yg_fill_(yg_tensor *self, double value, yg_tensor **out)
     yg_device dev;
     fill__fn kernel;
 
+    if (yg__trace_recording(false))
+        return fill__traced(self, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("fill_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("fill_", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -743,6 +1037,23 @@ out:
     return st;
 }
 
+/* Runs yg_zero_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status zero__traced(yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_zero_(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("zero_");
+    yg__trace_input(self);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:189] */
 yg_status yg_zero_(yg_tensor *self, yg_tensor **out)
 {
@@ -753,6 +1064,8 @@ yg_status yg_zero_(yg_tensor *self, yg_tensor **out)
     zero__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return zero__traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("zero_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("zero_", "self", self));
     dev = yg_tensor_device(self);
@@ -791,12 +1104,32 @@ static const eq_scalar_fn eq_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_eq_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status eq_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_eq_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("eq.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:234] */
 yg_status yg_eq_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
     eq_scalar_fn kernel;
 
+    if (yg__trace_recording(false))
+        return eq_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("eq", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("eq", "self", self));
     dev = yg_tensor_device(self);
@@ -814,12 +1147,32 @@ static const ne_scalar_fn ne_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_ne_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status ne_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_ne_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("ne.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:239] */
 yg_status yg_ne_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
     ne_scalar_fn kernel;
 
+    if (yg__trace_recording(false))
+        return ne_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("ne", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ne", "self", self));
     dev = yg_tensor_device(self);
@@ -837,12 +1190,32 @@ static const lt_scalar_fn lt_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_lt_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status lt_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_lt_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("lt.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:244] */
 yg_status yg_lt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
     lt_scalar_fn kernel;
 
+    if (yg__trace_recording(false))
+        return lt_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("lt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lt", "self", self));
     dev = yg_tensor_device(self);
@@ -860,12 +1233,32 @@ static const le_scalar_fn le_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_le_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status le_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_le_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("le.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:249] */
 yg_status yg_le_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
     le_scalar_fn kernel;
 
+    if (yg__trace_recording(false))
+        return le_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("le", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("le", "self", self));
     dev = yg_tensor_device(self);
@@ -883,12 +1276,32 @@ static const gt_scalar_fn gt_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_gt_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gt_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gt_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gt.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:254] */
 yg_status yg_gt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
     gt_scalar_fn kernel;
 
+    if (yg__trace_recording(false))
+        return gt_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("gt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gt", "self", self));
     dev = yg_tensor_device(self);
@@ -906,12 +1319,32 @@ static const ge_scalar_fn ge_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_ge_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status ge_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_ge_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("ge.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:259] */
 yg_status yg_ge_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
     ge_scalar_fn kernel;
 
+    if (yg__trace_recording(false))
+        return ge_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("ge", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ge", "self", self));
     dev = yg_tensor_device(self);
@@ -929,12 +1362,31 @@ static const logical_not_fn logical_not_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_logical_not with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status logical_not_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_logical_not(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("logical_not");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:280] */
 yg_status yg_logical_not(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
     logical_not_fn kernel;
 
+    if (yg__trace_recording(false))
+        return logical_not_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("logical_not", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_not", "self", self));
     dev = yg_tensor_device(self);
@@ -972,6 +1424,23 @@ out:
     return st;
 }
 
+/* Runs yg_neg with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status neg_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_neg(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("neg");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:286] */
 yg_status yg_neg(const yg_tensor *self, yg_tensor **out)
 {
@@ -981,6 +1450,8 @@ yg_status yg_neg(const yg_tensor *self, yg_tensor **out)
     neg_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return neg_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("neg", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("neg", "self", self));
     dev = yg_tensor_device(self);
@@ -1035,6 +1506,23 @@ out:
     return st;
 }
 
+/* Runs yg_exp with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status exp_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_exp(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("exp");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:290] */
 yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
 {
@@ -1044,6 +1532,8 @@ yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
     exp_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return exp_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("exp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("exp", "self", self));
     dev = yg_tensor_device(self);
@@ -1098,6 +1588,23 @@ out:
     return st;
 }
 
+/* Runs yg_log with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status log_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_log(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("log");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* log(Tensor self) -> Tensor  [specs/native_functions.yaml:294] */
 yg_status yg_log(const yg_tensor *self, yg_tensor **out)
 {
@@ -1107,6 +1614,8 @@ yg_status yg_log(const yg_tensor *self, yg_tensor **out)
     log_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return log_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("log", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log", "self", self));
     dev = yg_tensor_device(self);
@@ -1161,6 +1670,23 @@ out:
     return st;
 }
 
+/* Runs yg_sqrt with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sqrt_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sqrt(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sqrt");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:298] */
 yg_status yg_sqrt(const yg_tensor *self, yg_tensor **out)
 {
@@ -1170,6 +1696,8 @@ yg_status yg_sqrt(const yg_tensor *self, yg_tensor **out)
     sqrt_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sqrt_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sqrt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sqrt", "self", self));
     dev = yg_tensor_device(self);
@@ -1224,6 +1752,23 @@ out:
     return st;
 }
 
+/* Runs yg_tanh with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status tanh_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_tanh(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("tanh");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:302] */
 yg_status yg_tanh(const yg_tensor *self, yg_tensor **out)
 {
@@ -1233,6 +1778,8 @@ yg_status yg_tanh(const yg_tensor *self, yg_tensor **out)
     tanh_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return tanh_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("tanh", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("tanh", "self", self));
     dev = yg_tensor_device(self);
@@ -1287,6 +1834,23 @@ out:
     return st;
 }
 
+/* Runs yg_sigmoid with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sigmoid_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sigmoid(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sigmoid");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:306] */
 yg_status yg_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
@@ -1296,6 +1860,8 @@ yg_status yg_sigmoid(const yg_tensor *self, yg_tensor **out)
     sigmoid_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sigmoid_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sigmoid", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sigmoid", "self", self));
     dev = yg_tensor_device(self);
@@ -1350,6 +1916,23 @@ out:
     return st;
 }
 
+/* Runs yg_relu with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status relu_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_relu(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("relu");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:310] */
 yg_status yg_relu(const yg_tensor *self, yg_tensor **out)
 {
@@ -1359,6 +1942,8 @@ yg_status yg_relu(const yg_tensor *self, yg_tensor **out)
     relu_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return relu_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("relu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("relu", "self", self));
     dev = yg_tensor_device(self);
@@ -1414,6 +1999,24 @@ out:
     return st;
 }
 
+/* Runs yg_pow with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pow_traced(const yg_tensor *self, double exponent, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pow(self, exponent, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pow");
+    yg__trace_input(self);
+    yg__trace_attr_float("exponent", exponent);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:314] */
 yg_status yg_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
@@ -1423,6 +2026,8 @@ yg_status yg_pow(const yg_tensor *self, double exponent, yg_tensor **out)
     pow_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return pow_traced(self, exponent, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow", "self", self));
     dev = yg_tensor_device(self);
@@ -1477,6 +2082,23 @@ out:
     return st;
 }
 
+/* Runs yg_abs with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status abs_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_abs(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("abs");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:318] */
 yg_status yg_abs(const yg_tensor *self, yg_tensor **out)
 {
@@ -1486,6 +2108,8 @@ yg_status yg_abs(const yg_tensor *self, yg_tensor **out)
     abs_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return abs_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("abs", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("abs", "self", self));
     dev = yg_tensor_device(self);
@@ -1535,6 +2159,23 @@ out:
     return st;
 }
 
+/* Runs yg_sign with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sign(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sign");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:323] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
@@ -1544,6 +2185,8 @@ yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
     sign_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sign_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sign", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sign", "self", self));
     dev = yg_tensor_device(self);
@@ -1598,6 +2241,23 @@ out:
     return st;
 }
 
+/* Runs yg_expm1 with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status expm1_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_expm1(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("expm1");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:327] */
 yg_status yg_expm1(const yg_tensor *self, yg_tensor **out)
 {
@@ -1607,6 +2267,8 @@ yg_status yg_expm1(const yg_tensor *self, yg_tensor **out)
     expm1_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return expm1_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("expm1", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("expm1", "self", self));
     dev = yg_tensor_device(self);
@@ -1661,6 +2323,23 @@ out:
     return st;
 }
 
+/* Runs yg_log1p with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status log1p_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_log1p(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("log1p");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:331] */
 yg_status yg_log1p(const yg_tensor *self, yg_tensor **out)
 {
@@ -1670,6 +2349,8 @@ yg_status yg_log1p(const yg_tensor *self, yg_tensor **out)
     log1p_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return log1p_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("log1p", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log1p", "self", self));
     dev = yg_tensor_device(self);
@@ -1724,6 +2405,23 @@ out:
     return st;
 }
 
+/* Runs yg_log2 with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status log2_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_log2(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("log2");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:335] */
 yg_status yg_log2(const yg_tensor *self, yg_tensor **out)
 {
@@ -1733,6 +2431,8 @@ yg_status yg_log2(const yg_tensor *self, yg_tensor **out)
     log2_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return log2_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("log2", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log2", "self", self));
     dev = yg_tensor_device(self);
@@ -1787,6 +2487,23 @@ out:
     return st;
 }
 
+/* Runs yg_rsqrt with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status rsqrt_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_rsqrt(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("rsqrt");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:339] */
 yg_status yg_rsqrt(const yg_tensor *self, yg_tensor **out)
 {
@@ -1796,6 +2513,8 @@ yg_status yg_rsqrt(const yg_tensor *self, yg_tensor **out)
     rsqrt_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return rsqrt_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("rsqrt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("rsqrt", "self", self));
     dev = yg_tensor_device(self);
@@ -1850,6 +2569,23 @@ out:
     return st;
 }
 
+/* Runs yg_reciprocal with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status reciprocal_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_reciprocal(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("reciprocal");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:343] */
 yg_status yg_reciprocal(const yg_tensor *self, yg_tensor **out)
 {
@@ -1859,6 +2595,8 @@ yg_status yg_reciprocal(const yg_tensor *self, yg_tensor **out)
     reciprocal_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return reciprocal_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("reciprocal", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("reciprocal", "self", self));
     dev = yg_tensor_device(self);
@@ -1913,6 +2651,23 @@ out:
     return st;
 }
 
+/* Runs yg_sin with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sin_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sin(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sin");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:347] */
 yg_status yg_sin(const yg_tensor *self, yg_tensor **out)
 {
@@ -1922,6 +2677,8 @@ yg_status yg_sin(const yg_tensor *self, yg_tensor **out)
     sin_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sin_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sin", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sin", "self", self));
     dev = yg_tensor_device(self);
@@ -1976,6 +2733,23 @@ out:
     return st;
 }
 
+/* Runs yg_cos with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cos_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cos(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cos");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
 yg_status yg_cos(const yg_tensor *self, yg_tensor **out)
 {
@@ -1985,6 +2759,8 @@ yg_status yg_cos(const yg_tensor *self, yg_tensor **out)
     cos_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return cos_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("cos", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cos", "self", self));
     dev = yg_tensor_device(self);
@@ -2039,6 +2815,23 @@ out:
     return st;
 }
 
+/* Runs yg_tan with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status tan_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_tan(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("tan");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
 yg_status yg_tan(const yg_tensor *self, yg_tensor **out)
 {
@@ -2048,6 +2841,8 @@ yg_status yg_tan(const yg_tensor *self, yg_tensor **out)
     tan_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return tan_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("tan", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("tan", "self", self));
     dev = yg_tensor_device(self);
@@ -2102,6 +2897,23 @@ out:
     return st;
 }
 
+/* Runs yg_erf with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status erf_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_erf(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("erf");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:359] */
 yg_status yg_erf(const yg_tensor *self, yg_tensor **out)
 {
@@ -2111,6 +2923,8 @@ yg_status yg_erf(const yg_tensor *self, yg_tensor **out)
     erf_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return erf_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("erf", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("erf", "self", self));
     dev = yg_tensor_device(self);
@@ -2165,6 +2979,23 @@ out:
     return st;
 }
 
+/* Runs yg_gelu with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gelu_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gelu(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gelu");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:364] */
 yg_status yg_gelu(const yg_tensor *self, yg_tensor **out)
 {
@@ -2174,6 +3005,8 @@ yg_status yg_gelu(const yg_tensor *self, yg_tensor **out)
     gelu_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return gelu_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("gelu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu", "self", self));
     dev = yg_tensor_device(self);
@@ -2228,6 +3061,23 @@ out:
     return st;
 }
 
+/* Runs yg_gelu_tanh with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status gelu_tanh_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_gelu_tanh(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("gelu_tanh");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:370] */
 yg_status yg_gelu_tanh(const yg_tensor *self, yg_tensor **out)
 {
@@ -2237,6 +3087,8 @@ yg_status yg_gelu_tanh(const yg_tensor *self, yg_tensor **out)
     gelu_tanh_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return gelu_tanh_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("gelu_tanh", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_tanh", "self", self));
     dev = yg_tensor_device(self);
@@ -2291,6 +3143,23 @@ out:
     return st;
 }
 
+/* Runs yg_silu with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status silu_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_silu(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("silu");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:374] */
 yg_status yg_silu(const yg_tensor *self, yg_tensor **out)
 {
@@ -2300,6 +3169,8 @@ yg_status yg_silu(const yg_tensor *self, yg_tensor **out)
     silu_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return silu_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("silu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("silu", "self", self));
     dev = yg_tensor_device(self);
@@ -2355,6 +3226,24 @@ out:
     return st;
 }
 
+/* Runs yg_elu with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status elu_traced(const yg_tensor *self, double alpha, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_elu(self, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("elu");
+    yg__trace_input(self);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:378] */
 yg_status yg_elu(const yg_tensor *self, double alpha, yg_tensor **out)
 {
@@ -2364,6 +3253,8 @@ yg_status yg_elu(const yg_tensor *self, double alpha, yg_tensor **out)
     elu_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return elu_traced(self, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("elu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("elu", "self", self));
     dev = yg_tensor_device(self);
@@ -2421,6 +3312,24 @@ out:
     return st;
 }
 
+/* Runs yg_leaky_relu with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status leaky_relu_traced(const yg_tensor *self, double negative_slope, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_leaky_relu(self, negative_slope, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("leaky_relu");
+    yg__trace_input(self);
+    yg__trace_attr_float("negative_slope", negative_slope);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
  * [specs/native_functions.yaml:382] */
 yg_status yg_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out)
@@ -2431,6 +3340,8 @@ yg_status yg_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor 
     leaky_relu_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return leaky_relu_traced(self, negative_slope, out);
     YG_RETURN_IF_ERROR(yg__check_out("leaky_relu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("leaky_relu", "self", self));
     dev = yg_tensor_device(self);
@@ -2493,6 +3404,28 @@ out:
     return st;
 }
 
+/* Runs yg_softplus with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status softplus_traced(const yg_tensor *self,
+                                 double beta,
+                                 double threshold,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_softplus(self, beta, threshold, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("softplus");
+    yg__trace_input(self);
+    yg__trace_attr_float("beta", beta);
+    yg__trace_attr_float("threshold", threshold);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
  * [specs/native_functions.yaml:388] */
 yg_status yg_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out)
@@ -2503,6 +3436,8 @@ yg_status yg_softplus(const yg_tensor *self, double beta, double threshold, yg_t
     softplus_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return softplus_traced(self, beta, threshold, out);
     YG_RETURN_IF_ERROR(yg__check_out("softplus", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("softplus", "self", self));
     dev = yg_tensor_device(self);
@@ -2565,6 +3500,28 @@ out:
     return st;
 }
 
+/* Runs yg_hardtanh with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status hardtanh_traced(const yg_tensor *self,
+                                 double min_val,
+                                 double max_val,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_hardtanh(self, min_val, max_val, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("hardtanh");
+    yg__trace_input(self);
+    yg__trace_attr_float("min_val", min_val);
+    yg__trace_attr_float("max_val", max_val);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
  * [specs/native_functions.yaml:392] */
 yg_status yg_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_tensor **out)
@@ -2575,6 +3532,8 @@ yg_status yg_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_
     hardtanh_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return hardtanh_traced(self, min_val, max_val, out);
     YG_RETURN_IF_ERROR(yg__check_out("hardtanh", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("hardtanh", "self", self));
     dev = yg_tensor_device(self);
@@ -2631,6 +3590,25 @@ out:
     return st;
 }
 
+/* Runs yg_clamp with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clamp_traced(const yg_tensor *self, double min, double max, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clamp(self, min, max, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clamp");
+    yg__trace_input(self);
+    yg__trace_attr_float("min", min);
+    yg__trace_attr_float("max", max);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:397] */
 yg_status yg_clamp(const yg_tensor *self, double min, double max, yg_tensor **out)
 {
@@ -2640,6 +3618,8 @@ yg_status yg_clamp(const yg_tensor *self, double min, double max, yg_tensor **ou
     clamp_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return clamp_traced(self, min, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp", "self", self));
     dev = yg_tensor_device(self);
@@ -2695,6 +3675,24 @@ out:
     return st;
 }
 
+/* Runs yg_clamp_min with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clamp_min_traced(const yg_tensor *self, double min, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clamp_min(self, min, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clamp_min");
+    yg__trace_input(self);
+    yg__trace_attr_float("min", min);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:401] */
 yg_status yg_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
 {
@@ -2704,6 +3702,8 @@ yg_status yg_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
     clamp_min_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return clamp_min_traced(self, min, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_min", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min", "self", self));
     dev = yg_tensor_device(self);
@@ -2759,6 +3759,24 @@ out:
     return st;
 }
 
+/* Runs yg_clamp_max with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clamp_max_traced(const yg_tensor *self, double max, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clamp_max(self, max, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clamp_max");
+    yg__trace_input(self);
+    yg__trace_attr_float("max", max);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:405] */
 yg_status yg_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
 {
@@ -2768,6 +3786,8 @@ yg_status yg_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
     clamp_max_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return clamp_max_traced(self, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_max", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max", "self", self));
     dev = yg_tensor_device(self);
@@ -2817,6 +3837,23 @@ out:
     return st;
 }
 
+/* Runs yg_floor with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status floor_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_floor(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("floor");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:411] */
 yg_status yg_floor(const yg_tensor *self, yg_tensor **out)
 {
@@ -2826,6 +3863,8 @@ yg_status yg_floor(const yg_tensor *self, yg_tensor **out)
     floor_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return floor_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("floor", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("floor", "self", self));
     dev = yg_tensor_device(self);
@@ -2875,6 +3914,23 @@ out:
     return st;
 }
 
+/* Runs yg_ceil with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status ceil_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_ceil(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("ceil");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:415] */
 yg_status yg_ceil(const yg_tensor *self, yg_tensor **out)
 {
@@ -2884,6 +3940,8 @@ yg_status yg_ceil(const yg_tensor *self, yg_tensor **out)
     ceil_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return ceil_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("ceil", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ceil", "self", self));
     dev = yg_tensor_device(self);
@@ -2933,6 +3991,23 @@ out:
     return st;
 }
 
+/* Runs yg_round with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status round_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_round(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("round");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* round(Tensor self) -> Tensor  [specs/native_functions.yaml:419] */
 yg_status yg_round(const yg_tensor *self, yg_tensor **out)
 {
@@ -2942,6 +4017,8 @@ yg_status yg_round(const yg_tensor *self, yg_tensor **out)
     round_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return round_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("round", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("round", "self", self));
     dev = yg_tensor_device(self);
@@ -2991,6 +4068,23 @@ out:
     return st;
 }
 
+/* Runs yg_trunc with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status trunc_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_trunc(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("trunc");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:423] */
 yg_status yg_trunc(const yg_tensor *self, yg_tensor **out)
 {
@@ -3000,6 +4094,8 @@ yg_status yg_trunc(const yg_tensor *self, yg_tensor **out)
     trunc_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return trunc_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("trunc", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("trunc", "self", self));
     dev = yg_tensor_device(self);
@@ -3049,6 +4145,23 @@ out:
     return st;
 }
 
+/* Runs yg_clone with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clone(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clone");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:760] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
@@ -3058,6 +4171,8 @@ yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
     clone_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return clone_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("clone", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clone", "self", self));
     dev = yg_tensor_device(self);
@@ -3070,6 +4185,89 @@ yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
         return st;
     if (yg__any_requires_grad(1, inputs)) {
         st = clone_record(self, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*to_copy_fn)(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
+
+static const to_copy_fn to_copy_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_to_copy,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ToCopyBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status to_copy_record(const yg_tensor *self, yg_tensor *result)
+{
+    yg_node *base = NULL;
+    to_copy_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__to_copy_backward_vtable, sizeof(to_copy_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (to_copy_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_to_copy with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status to_copy_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_to_copy(self, dtype, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("to_copy");
+    yg__trace_input(self);
+    yg__trace_attr_int("dtype", (int64_t)dtype);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1256] */
+yg_status yg_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    to_copy_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return to_copy_traced(self, dtype, out);
+    YG_RETURN_IF_ERROR(yg__check_out("to_copy", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("to_copy", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = to_copy_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "to_copy: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dtype, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = to_copy_record(self, result);
         if (st != YG_OK)
             goto out;
     }

@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/reduction.h"
 
 typedef yg_status (*sum_fn)(const yg_tensor *self, yg_tensor **out);
@@ -50,6 +51,23 @@ out:
     return st;
 }
 
+/* Runs yg_sum with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sum_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sum(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sum");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:518] */
 yg_status yg_sum(const yg_tensor *self, yg_tensor **out)
 {
@@ -59,6 +77,8 @@ yg_status yg_sum(const yg_tensor *self, yg_tensor **out)
     sum_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sum_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sum", "self", self));
     dev = yg_tensor_device(self);
@@ -123,6 +143,29 @@ out:
     return st;
 }
 
+/* Runs yg_sum_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sum_dim_traced(const yg_tensor *self,
+                                const int64_t *dim,
+                                int64_t dim_len,
+                                bool keepdim,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sum_dim(self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sum.dim");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:523] */
 yg_status yg_sum_dim(const yg_tensor *self,
@@ -137,6 +180,8 @@ yg_status yg_sum_dim(const yg_tensor *self,
     sum_dim_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sum_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("sum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sum", "self", self));
     dev = yg_tensor_device(self);
@@ -190,6 +235,23 @@ out:
     return st;
 }
 
+/* Runs yg_mean with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mean_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mean(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mean");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:528] */
 yg_status yg_mean(const yg_tensor *self, yg_tensor **out)
 {
@@ -199,6 +261,8 @@ yg_status yg_mean(const yg_tensor *self, yg_tensor **out)
     mean_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mean_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("mean", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mean", "self", self));
     dev = yg_tensor_device(self);
@@ -263,6 +327,29 @@ out:
     return st;
 }
 
+/* Runs yg_mean_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mean_dim_traced(const yg_tensor *self,
+                                 const int64_t *dim,
+                                 int64_t dim_len,
+                                 bool keepdim,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mean_dim(self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mean.dim");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:532] */
 yg_status yg_mean_dim(const yg_tensor *self,
@@ -277,6 +364,8 @@ yg_status yg_mean_dim(const yg_tensor *self,
     mean_dim_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mean_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("mean", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mean", "self", self));
     dev = yg_tensor_device(self);
@@ -343,6 +432,29 @@ out:
     return st;
 }
 
+/* Runs yg_prod_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status prod_dim_traced(const yg_tensor *self,
+                                 const int64_t *dim,
+                                 int64_t dim_len,
+                                 bool keepdim,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_prod_dim(self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("prod.dim");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:543] */
 yg_status yg_prod_dim(const yg_tensor *self,
@@ -357,6 +469,8 @@ yg_status yg_prod_dim(const yg_tensor *self,
     prod_dim_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return prod_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("prod", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("prod", "self", self));
     dev = yg_tensor_device(self);
@@ -391,6 +505,31 @@ static const prod_backward_fn prod_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_prod_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status prod_backward_traced(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      const int64_t *dim,
+                                      int64_t dim_len,
+                                      bool keepdim,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_prod_backward(grad_output, self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("prod_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
  * [specs/native_functions.yaml:549] */
 yg_status yg_prod_backward(const yg_tensor *grad_output,
@@ -404,6 +543,8 @@ yg_status yg_prod_backward(const yg_tensor *grad_output,
     yg_device dev;
     prod_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return prod_backward_traced(grad_output, self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("prod_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("prod_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("prod_backward", "self", self));
@@ -466,6 +607,29 @@ out:
     return st;
 }
 
+/* Runs yg_amax with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status amax_traced(const yg_tensor *self,
+                             const int64_t *dim,
+                             int64_t dim_len,
+                             bool keepdim,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_amax(self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("amax");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:554] */
 yg_status yg_amax(const yg_tensor *self,
@@ -480,6 +644,8 @@ yg_status yg_amax(const yg_tensor *self,
     amax_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return amax_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("amax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("amax", "self", self));
     dev = yg_tensor_device(self);
@@ -549,6 +715,29 @@ out:
     return st;
 }
 
+/* Runs yg_amin with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status amin_traced(const yg_tensor *self,
+                             const int64_t *dim,
+                             int64_t dim_len,
+                             bool keepdim,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_amin(self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("amin");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:559] */
 yg_status yg_amin(const yg_tensor *self,
@@ -563,6 +752,8 @@ yg_status yg_amin(const yg_tensor *self,
     amin_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return amin_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("amin", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("amin", "self", self));
     dev = yg_tensor_device(self);
@@ -634,6 +825,30 @@ out:
     return st;
 }
 
+/* Runs yg_max_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_dim_traced(const yg_tensor *self,
+                                int64_t dim,
+                                bool keepdim,
+                                yg_tensor **out_values,
+                                yg_tensor **out_indices)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max_dim(self, dim, keepdim, out_values, out_indices);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max.dim");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out_values, NULL);
+    yg__trace_output(out_indices, NULL);
+    return yg__trace_end_node();
+}
+
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
  * [specs/native_functions.yaml:574] */
 yg_status yg_max_dim(const yg_tensor *self,
@@ -649,6 +864,8 @@ yg_status yg_max_dim(const yg_tensor *self,
     max_dim_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return max_dim_traced(self, dim, keepdim, out_values, out_indices);
     YG_RETURN_IF_ERROR(yg__check_out("max", "out_values", out_values));
     YG_RETURN_IF_ERROR(yg__check_out("max", "out_indices", out_indices));
     YG_RETURN_IF_ERROR(yg__check_defined("max", "self", self));
@@ -724,6 +941,30 @@ out:
     return st;
 }
 
+/* Runs yg_min_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status min_dim_traced(const yg_tensor *self,
+                                int64_t dim,
+                                bool keepdim,
+                                yg_tensor **out_values,
+                                yg_tensor **out_indices)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_min_dim(self, dim, keepdim, out_values, out_indices);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("min.dim");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out_values, NULL);
+    yg__trace_output(out_indices, NULL);
+    return yg__trace_end_node();
+}
+
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
  * [specs/native_functions.yaml:579] */
 yg_status yg_min_dim(const yg_tensor *self,
@@ -739,6 +980,8 @@ yg_status yg_min_dim(const yg_tensor *self,
     min_dim_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return min_dim_traced(self, dim, keepdim, out_values, out_indices);
     YG_RETURN_IF_ERROR(yg__check_out("min", "out_values", out_values));
     YG_RETURN_IF_ERROR(yg__check_out("min", "out_indices", out_indices));
     YG_RETURN_IF_ERROR(yg__check_defined("min", "self", self));
@@ -778,6 +1021,33 @@ static const minmax_backward_fn minmax_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_minmax_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status minmax_backward_traced(const yg_tensor *grad_output,
+                                        const yg_tensor *self,
+                                        const yg_tensor *output,
+                                        const int64_t *dim,
+                                        int64_t dim_len,
+                                        bool keepdim,
+                                        yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_minmax_backward(grad_output, self, output, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("minmax_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_input(output);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
  * [specs/native_functions.yaml:591] */
@@ -793,6 +1063,8 @@ yg_status yg_minmax_backward(const yg_tensor *grad_output,
     yg_device dev;
     minmax_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return minmax_backward_traced(grad_output, self, output, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("minmax_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("minmax_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("minmax_backward", "self", self));
@@ -816,12 +1088,31 @@ static const argmax_fn argmax_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_argmax with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status argmax_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_argmax(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("argmax");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:597] */
 yg_status yg_argmax(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
     argmax_fn kernel;
 
+    if (yg__trace_recording(false))
+        return argmax_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("argmax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("argmax", "self", self));
     dev = yg_tensor_device(self);
@@ -842,6 +1133,28 @@ static const argmax_dim_fn argmax_dim_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_argmax_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status argmax_dim_traced(const yg_tensor *self,
+                                   int64_t dim,
+                                   bool keepdim,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_argmax_dim(self, dim, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("argmax.dim");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:602] */
 yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
@@ -849,6 +1162,8 @@ yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_ten
     yg_device dev;
     argmax_dim_fn kernel;
 
+    if (yg__trace_recording(false))
+        return argmax_dim_traced(self, dim, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("argmax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("argmax", "self", self));
     dev = yg_tensor_device(self);
@@ -866,12 +1181,31 @@ static const argmin_fn argmin_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_argmin with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status argmin_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_argmin(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("argmin");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:607] */
 yg_status yg_argmin(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
     argmin_fn kernel;
 
+    if (yg__trace_recording(false))
+        return argmin_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("argmin", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("argmin", "self", self));
     dev = yg_tensor_device(self);
@@ -892,6 +1226,28 @@ static const argmin_dim_fn argmin_dim_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_argmin_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status argmin_dim_traced(const yg_tensor *self,
+                                   int64_t dim,
+                                   bool keepdim,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_argmin_dim(self, dim, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("argmin.dim");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:612] */
 yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
@@ -899,6 +1255,8 @@ yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_ten
     yg_device dev;
     argmin_dim_fn kernel;
 
+    if (yg__trace_recording(false))
+        return argmin_dim_traced(self, dim, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("argmin", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("argmin", "self", self));
     dev = yg_tensor_device(self);
@@ -916,12 +1274,31 @@ static const all_fn all_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_all with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status all_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_all(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("all");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* all(Tensor self) -> Tensor  [specs/native_functions.yaml:618] */
 yg_status yg_all(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
     all_fn kernel;
 
+    if (yg__trace_recording(false))
+        return all_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("all", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("all", "self", self));
     dev = yg_tensor_device(self);
@@ -943,6 +1320,29 @@ static const all_dim_fn all_dim_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_all_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status all_dim_traced(const yg_tensor *self,
+                                const int64_t *dim,
+                                int64_t dim_len,
+                                bool keepdim,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_all_dim(self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("all.dim");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:623] */
 yg_status yg_all_dim(const yg_tensor *self,
@@ -954,6 +1354,8 @@ yg_status yg_all_dim(const yg_tensor *self,
     yg_device dev;
     all_dim_fn kernel;
 
+    if (yg__trace_recording(false))
+        return all_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("all", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("all", "self", self));
     dev = yg_tensor_device(self);
@@ -971,12 +1373,31 @@ static const any_fn any_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_any with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status any_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_any(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("any");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* any(Tensor self) -> Tensor  [specs/native_functions.yaml:628] */
 yg_status yg_any(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
     any_fn kernel;
 
+    if (yg__trace_recording(false))
+        return any_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("any", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("any", "self", self));
     dev = yg_tensor_device(self);
@@ -998,6 +1419,29 @@ static const any_dim_fn any_dim_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_any_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status any_dim_traced(const yg_tensor *self,
+                                const int64_t *dim,
+                                int64_t dim_len,
+                                bool keepdim,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_any_dim(self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("any.dim");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:633] */
 yg_status yg_any_dim(const yg_tensor *self,
@@ -1009,6 +1453,8 @@ yg_status yg_any_dim(const yg_tensor *self,
     yg_device dev;
     any_dim_fn kernel;
 
+    if (yg__trace_recording(false))
+        return any_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("any", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("any", "self", self));
     dev = yg_tensor_device(self);
@@ -1066,6 +1512,31 @@ out:
     return st;
 }
 
+/* Runs yg_var with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status var_traced(const yg_tensor *self,
+                            const int64_t *dim,
+                            int64_t dim_len,
+                            int64_t correction,
+                            bool keepdim,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_var(self, dim, dim_len, correction, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("var");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("correction", correction);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:640] */
 yg_status yg_var(const yg_tensor *self,
@@ -1081,6 +1552,8 @@ yg_status yg_var(const yg_tensor *self,
     var_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return var_traced(self, dim, dim_len, correction, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("var", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("var", "self", self));
     dev = yg_tensor_device(self);
@@ -1153,6 +1626,31 @@ out:
     return st;
 }
 
+/* Runs yg_std with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status std_traced(const yg_tensor *self,
+                            const int64_t *dim,
+                            int64_t dim_len,
+                            int64_t correction,
+                            bool keepdim,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_std(self, dim, dim_len, correction, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("std");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("correction", correction);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:644] */
 yg_status yg_std(const yg_tensor *self,
@@ -1168,6 +1666,8 @@ yg_status yg_std(const yg_tensor *self,
     std_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return std_traced(self, dim, dim_len, correction, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("std", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("std", "self", self));
     dev = yg_tensor_device(self);
@@ -1251,6 +1751,33 @@ out:
     return st;
 }
 
+/* Runs yg_var_mean with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status var_mean_traced(const yg_tensor *self,
+                                 const int64_t *dim,
+                                 int64_t dim_len,
+                                 int64_t correction,
+                                 bool keepdim,
+                                 yg_tensor **out_var,
+                                 yg_tensor **out_mean)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_var_mean(self, dim, dim_len, correction, keepdim, out_var, out_mean);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("var_mean");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("correction", correction);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out_var, NULL);
+    yg__trace_output(out_mean, NULL);
+    return yg__trace_end_node();
+}
+
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
  * [specs/native_functions.yaml:649] */
@@ -1269,6 +1796,8 @@ yg_status yg_var_mean(const yg_tensor *self,
     var_mean_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return var_mean_traced(self, dim, dim_len, correction, keepdim, out_var, out_mean);
     YG_RETURN_IF_ERROR(yg__check_out("var_mean", "out_var", out_var));
     YG_RETURN_IF_ERROR(yg__check_out("var_mean", "out_mean", out_mean));
     YG_RETURN_IF_ERROR(yg__check_defined("var_mean", "self", self));
@@ -1345,6 +1874,31 @@ out:
     return st;
 }
 
+/* Runs yg_norm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status norm_traced(const yg_tensor *self,
+                             double p,
+                             const int64_t *dim,
+                             int64_t dim_len,
+                             bool keepdim,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_norm(self, p, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("norm");
+    yg__trace_input(self);
+    yg__trace_attr_float("p", p);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:658] */
 yg_status yg_norm(const yg_tensor *self,
@@ -1360,6 +1914,8 @@ yg_status yg_norm(const yg_tensor *self,
     norm_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return norm_traced(self, p, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("norm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("norm", "self", self));
     dev = yg_tensor_device(self);
@@ -1396,6 +1952,35 @@ static const norm_backward_fn norm_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_norm_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status norm_backward_traced(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      const yg_tensor *output,
+                                      double p,
+                                      const int64_t *dim,
+                                      int64_t dim_len,
+                                      bool keepdim,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_norm_backward(grad_output, self, output, p, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("norm_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_input(output);
+    yg__trace_attr_float("p", p);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
  * [specs/native_functions.yaml:662] */
@@ -1412,6 +1997,8 @@ yg_status yg_norm_backward(const yg_tensor *grad_output,
     yg_device dev;
     norm_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return norm_backward_traced(grad_output, self, output, p, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("norm_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "self", self));
@@ -1475,6 +2062,29 @@ out:
     return st;
 }
 
+/* Runs yg_logsumexp with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status logsumexp_traced(const yg_tensor *self,
+                                  const int64_t *dim,
+                                  int64_t dim_len,
+                                  bool keepdim,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_logsumexp(self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("logsumexp");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:667] */
 yg_status yg_logsumexp(const yg_tensor *self,
@@ -1489,6 +2099,8 @@ yg_status yg_logsumexp(const yg_tensor *self,
     logsumexp_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return logsumexp_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("logsumexp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logsumexp", "self", self));
     dev = yg_tensor_device(self);
@@ -1544,6 +2156,24 @@ out:
     return st;
 }
 
+/* Runs yg_log_softmax with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status log_softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_log_softmax(self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("log_softmax");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:918] */
 yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
@@ -1553,6 +2183,8 @@ yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
     log_softmax_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return log_softmax_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("log_softmax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax", "self", self));
     dev = yg_tensor_device(self);
@@ -1585,6 +2217,28 @@ static const log_softmax_backward_fn log_softmax_backward_kernels[YG_DEVICE_COUN
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_log_softmax_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
+                                             const yg_tensor *output,
+                                             int64_t dim,
+                                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_log_softmax_backward(grad_output, output, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("log_softmax_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(output);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
  * [specs/native_functions.yaml:922] */
 yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
@@ -1596,6 +2250,8 @@ yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
     yg_device dev;
     log_softmax_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return log_softmax_backward_traced(grad_output, output, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("log_softmax_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_backward", "output", output));
@@ -1654,6 +2310,30 @@ out:
     return st;
 }
 
+/* Runs yg_nll_loss with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status nll_loss_traced(const yg_tensor *self,
+                                 const yg_tensor *target,
+                                 int64_t reduction,
+                                 int64_t ignore_index,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_nll_loss(self, target, reduction, ignore_index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("nll_loss");
+    yg__trace_input(self);
+    yg__trace_input(target);
+    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_int("ignore_index", ignore_index);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
  * [specs/native_functions.yaml:926] */
 yg_status yg_nll_loss(const yg_tensor *self,
@@ -1668,6 +2348,8 @@ yg_status yg_nll_loss(const yg_tensor *self,
     nll_loss_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return nll_loss_traced(self, target, reduction, ignore_index, out);
     YG_RETURN_IF_ERROR(yg__check_out("nll_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss", "target", target));
@@ -1724,6 +2406,24 @@ out:
     return st;
 }
 
+/* Runs yg_softmax with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_softmax(self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("softmax");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:934] */
 yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
@@ -1733,6 +2433,8 @@ yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
     softmax_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return softmax_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("softmax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("softmax", "self", self));
     dev = yg_tensor_device(self);
@@ -1814,6 +2516,46 @@ out:
     return st;
 }
 
+/* Runs yg_avg_pool2d with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status avg_pool2d_traced(const yg_tensor *self,
+                                   const int64_t *kernel_size,
+                                   int64_t kernel_size_len,
+                                   const int64_t *stride,
+                                   int64_t stride_len,
+                                   const int64_t *padding,
+                                   int64_t padding_len,
+                                   bool ceil_mode,
+                                   bool count_include_pad,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_avg_pool2d(self,
+                       kernel_size,
+                       kernel_size_len,
+                       stride,
+                       stride_len,
+                       padding,
+                       padding_len,
+                       ceil_mode,
+                       count_include_pad,
+                       out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("avg_pool2d");
+    yg__trace_input(self);
+    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__trace_attr_ints("stride", stride, stride_len);
+    yg__trace_attr_ints("padding", padding, padding_len);
+    yg__trace_attr_int("ceil_mode", ceil_mode);
+    yg__trace_attr_int("count_include_pad", count_include_pad);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
  * [specs/native_functions.yaml:1010] */
@@ -1834,6 +2576,17 @@ yg_status yg_avg_pool2d(const yg_tensor *self,
     avg_pool2d_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return avg_pool2d_traced(self,
+                                 kernel_size,
+                                 kernel_size_len,
+                                 stride,
+                                 stride_len,
+                                 padding,
+                                 padding_len,
+                                 ceil_mode,
+                                 count_include_pad,
+                                 out);
     YG_RETURN_IF_ERROR(yg__check_out("avg_pool2d", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("avg_pool2d", "self", self));
     dev = yg_tensor_device(self);
@@ -1902,6 +2655,27 @@ out:
     return st;
 }
 
+/* Runs yg_adaptive_avg_pool2d with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
+                                            const int64_t *output_size,
+                                            int64_t output_size_len,
+                                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_adaptive_avg_pool2d(self, output_size, output_size_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("adaptive_avg_pool2d");
+    yg__trace_input(self);
+    yg__trace_attr_ints("output_size", output_size, output_size_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
  * [specs/native_functions.yaml:1020] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
@@ -1915,6 +2689,8 @@ yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
     adaptive_avg_pool2d_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return adaptive_avg_pool2d_traced(self, output_size, output_size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d", "self", self));
     dev = yg_tensor_device(self);
@@ -1993,6 +2769,51 @@ out:
     return st;
 }
 
+/* Runs yg_max_pool2d_with_indices with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
+                                                const int64_t *kernel_size,
+                                                int64_t kernel_size_len,
+                                                const int64_t *stride,
+                                                int64_t stride_len,
+                                                const int64_t *padding,
+                                                int64_t padding_len,
+                                                const int64_t *dilation,
+                                                int64_t dilation_len,
+                                                bool ceil_mode,
+                                                yg_tensor **out_values,
+                                                yg_tensor **out_indices)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max_pool2d_with_indices(self,
+                                    kernel_size,
+                                    kernel_size_len,
+                                    stride,
+                                    stride_len,
+                                    padding,
+                                    padding_len,
+                                    dilation,
+                                    dilation_len,
+                                    ceil_mode,
+                                    out_values,
+                                    out_indices);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max_pool2d_with_indices");
+    yg__trace_input(self);
+    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__trace_attr_ints("stride", stride, stride_len);
+    yg__trace_attr_ints("padding", padding, padding_len);
+    yg__trace_attr_ints("dilation", dilation, dilation_len);
+    yg__trace_attr_int("ceil_mode", ceil_mode);
+    yg__trace_output(out_values, NULL);
+    yg__trace_output(out_indices, NULL);
+    return yg__trace_end_node();
+}
+
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
  * [specs/native_functions.yaml:1146] */
@@ -2016,6 +2837,19 @@ yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
     max_pool2d_with_indices_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return max_pool2d_with_indices_traced(self,
+                                              kernel_size,
+                                              kernel_size_len,
+                                              stride,
+                                              stride_len,
+                                              padding,
+                                              padding_len,
+                                              dilation,
+                                              dilation_len,
+                                              ceil_mode,
+                                              out_values,
+                                              out_indices);
     YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_with_indices", "out_values", out_values));
     YG_RETURN_IF_ERROR(yg__check_out("max_pool2d_with_indices", "out_indices", out_indices));
     YG_RETURN_IF_ERROR(yg__check_defined("max_pool2d_with_indices", "self", self));

@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/view.h"
 
 typedef yg_status (*transpose_fn)(const yg_tensor *self,
@@ -57,6 +58,28 @@ out:
     return st;
 }
 
+/* Runs yg_transpose with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status transpose_traced(const yg_tensor *self,
+                                  int64_t dim0,
+                                  int64_t dim1,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_transpose(self, dim0, dim1, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("transpose");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim0", dim0);
+    yg__trace_attr_int("dim1", dim1);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
  * [specs/native_functions.yaml:740] */
 yg_status yg_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out)
@@ -67,6 +90,8 @@ yg_status yg_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_ten
     transpose_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return transpose_traced(self, dim0, dim1, out);
     YG_RETURN_IF_ERROR(yg__check_out("transpose", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("transpose", "self", self));
     dev = yg_tensor_device(self);
@@ -119,6 +144,23 @@ out:
     return st;
 }
 
+/* Runs yg_t with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_t(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("t");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:744] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
@@ -128,6 +170,8 @@ yg_status yg_t(const yg_tensor *self, yg_tensor **out)
     t_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return t_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("t", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("t", "self", self));
     dev = yg_tensor_device(self);
@@ -186,6 +230,27 @@ out:
     return st;
 }
 
+/* Runs yg_view with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status view_traced(const yg_tensor *self,
+                             const int64_t *size,
+                             int64_t size_len,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_view(self, size, size_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("view");
+    yg__trace_input(self);
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:748] */
 yg_status yg_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
@@ -195,6 +260,8 @@ yg_status yg_view(const yg_tensor *self, const int64_t *size, int64_t size_len, 
     view_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return view_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("view", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("view", "self", self));
     dev = yg_tensor_device(self);
@@ -253,6 +320,27 @@ out:
     return st;
 }
 
+/* Runs yg_expand with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status expand_traced(const yg_tensor *self,
+                               const int64_t *size,
+                               int64_t size_len,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_expand(self, size, size_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("expand");
+    yg__trace_input(self);
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:752] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
@@ -262,6 +350,8 @@ yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len
     expand_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return expand_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("expand", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("expand", "self", self));
     dev = yg_tensor_device(self);
@@ -317,6 +407,24 @@ out:
     return st;
 }
 
+/* Runs yg_unsqueeze with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status unsqueeze_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_unsqueeze(self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("unsqueeze");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:756] */
 yg_status yg_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
@@ -326,6 +434,8 @@ yg_status yg_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
     unsqueeze_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return unsqueeze_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("unsqueeze", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("unsqueeze", "self", self));
     dev = yg_tensor_device(self);
@@ -381,6 +491,23 @@ out:
     return st;
 }
 
+/* Runs yg_squeeze with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status squeeze_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_squeeze(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("squeeze");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:769] */
 yg_status yg_squeeze(const yg_tensor *self, yg_tensor **out)
 {
@@ -390,6 +517,8 @@ yg_status yg_squeeze(const yg_tensor *self, yg_tensor **out)
     squeeze_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return squeeze_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("squeeze", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("squeeze", "self", self));
     dev = yg_tensor_device(self);
@@ -445,6 +574,24 @@ out:
     return st;
 }
 
+/* Runs yg_squeeze_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status squeeze_dim_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_squeeze_dim(self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("squeeze.dim");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:774] */
 yg_status yg_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
@@ -454,6 +601,8 @@ yg_status yg_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out)
     squeeze_dim_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return squeeze_dim_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("squeeze", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("squeeze", "self", self));
     dev = yg_tensor_device(self);
@@ -517,6 +666,27 @@ out:
     return st;
 }
 
+/* Runs yg_permute with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status permute_traced(const yg_tensor *self,
+                                const int64_t *dims,
+                                int64_t dims_len,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_permute(self, dims, dims_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("permute");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dims", dims, dims_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:779] */
 yg_status yg_permute(const yg_tensor *self,
                      const int64_t *dims,
@@ -529,6 +699,8 @@ yg_status yg_permute(const yg_tensor *self,
     permute_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return permute_traced(self, dims, dims_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("permute", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("permute", "self", self));
     dev = yg_tensor_device(self);
@@ -592,6 +764,25 @@ out:
     return st;
 }
 
+/* Runs yg_select with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status select_traced(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_select(self, dim, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("select");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("index", index);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:788] */
 yg_status yg_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out)
 {
@@ -601,6 +792,8 @@ yg_status yg_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor
     select_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return select_traced(self, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("select", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("select", "self", self));
     dev = yg_tensor_device(self);
@@ -670,6 +863,32 @@ out:
     return st;
 }
 
+/* Runs yg_slice with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status slice_traced(const yg_tensor *self,
+                              int64_t dim,
+                              int64_t start,
+                              int64_t end,
+                              int64_t step,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_slice(self, dim, start, end, step, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("slice");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("start", start);
+    yg__trace_attr_int("end", end);
+    yg__trace_attr_int("step", step);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
  * [specs/native_functions.yaml:795] */
@@ -686,6 +905,8 @@ yg_status yg_slice(const yg_tensor *self,
     slice_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return slice_traced(self, dim, start, end, step, out);
     YG_RETURN_IF_ERROR(yg__check_out("slice", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("slice", "self", self));
     dev = yg_tensor_device(self);
@@ -762,6 +983,29 @@ out:
     return st;
 }
 
+/* Runs yg_split with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status split_traced(const yg_tensor *self,
+                              int64_t split_size,
+                              int64_t dim,
+                              yg_tensor ***out,
+                              int64_t *out_len)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_split(self, split_size, dim, out, out_len);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("split");
+    yg__trace_input(self);
+    yg__trace_attr_int("split_size", split_size);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output_list(out, out_len);
+    return yg__trace_end_node();
+}
+
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
  * [specs/native_functions.yaml:1198] */
 yg_status yg_split(const yg_tensor *self,
@@ -777,6 +1021,8 @@ yg_status yg_split(const yg_tensor *self,
     split_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return split_traced(self, split_size, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("split", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("split", "self", self));
     dev = yg_tensor_device(self);
@@ -857,6 +1103,30 @@ out:
     return st;
 }
 
+/* Runs yg_split_with_sizes with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status split_with_sizes_traced(const yg_tensor *self,
+                                         const int64_t *split_sizes,
+                                         int64_t split_sizes_len,
+                                         int64_t dim,
+                                         yg_tensor ***out,
+                                         int64_t *out_len)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_split_with_sizes(self, split_sizes, split_sizes_len, dim, out, out_len);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("split_with_sizes");
+    yg__trace_input(self);
+    yg__trace_attr_ints("split_sizes", split_sizes, split_sizes_len);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output_list(out, out_len);
+    return yg__trace_end_node();
+}
+
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
  * [specs/native_functions.yaml:1203] */
 yg_status yg_split_with_sizes(const yg_tensor *self,
@@ -873,6 +1143,8 @@ yg_status yg_split_with_sizes(const yg_tensor *self,
     split_with_sizes_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return split_with_sizes_traced(self, split_sizes, split_sizes_len, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("split_with_sizes", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("split_with_sizes", "self", self));
     dev = yg_tensor_device(self);
@@ -952,6 +1224,29 @@ out:
     return st;
 }
 
+/* Runs yg_chunk with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status chunk_traced(const yg_tensor *self,
+                              int64_t chunks,
+                              int64_t dim,
+                              yg_tensor ***out,
+                              int64_t *out_len)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_chunk(self, chunks, dim, out, out_len);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("chunk");
+    yg__trace_input(self);
+    yg__trace_attr_int("chunks", chunks);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output_list(out, out_len);
+    return yg__trace_end_node();
+}
+
 /* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
  * [specs/native_functions.yaml:1209] */
 yg_status yg_chunk(const yg_tensor *self,
@@ -967,6 +1262,8 @@ yg_status yg_chunk(const yg_tensor *self,
     chunk_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return chunk_traced(self, chunks, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("chunk", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("chunk", "self", self));
     dev = yg_tensor_device(self);
@@ -1045,6 +1342,27 @@ out:
     return st;
 }
 
+/* Runs yg_unbind with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status unbind_traced(const yg_tensor *self,
+                               int64_t dim,
+                               yg_tensor ***out,
+                               int64_t *out_len)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_unbind(self, dim, out, out_len);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("unbind");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output_list(out, out_len);
+    return yg__trace_end_node();
+}
+
 /* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1215] */
 yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len)
 {
@@ -1055,6 +1373,8 @@ yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_
     unbind_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return unbind_traced(self, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("unbind", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("unbind", "self", self));
     dev = yg_tensor_device(self);

@@ -7,8 +7,8 @@
  * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
  * stride equals the element size (typed pointers the compiler vectorises)
  * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 loops exist
- * only for expressions without calls and division.
+ * the float or double function from the locals' type.  int64 and int32
+ * loops exist only for expressions without calls and division.
  */
 #include <stdint.h>
 #include <tgmath.h>
@@ -96,6 +96,32 @@ static void tanh_backward_loop_int64(char **p, const int64_t *s, int64_t n, cons
     }
 }
 
+static void tanh_backward_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_output = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t output = src_output[i];
+
+            dst[i] = grad_output * (1 - output * output);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t output = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = grad_output * (1 - output * output);
+    }
+}
+
 static const char *const tanh_backward_input_names[] = {"grad_output", "output"};
 
 static const yg_pointwise_desc tanh_backward_desc = {
@@ -107,6 +133,7 @@ static const yg_pointwise_desc tanh_backward_desc = {
             [YG_FLOAT32] = tanh_backward_loop_float32,
             [YG_FLOAT64] = tanh_backward_loop_float64,
             [YG_INT64] = tanh_backward_loop_int64,
+            [YG_INT32] = tanh_backward_loop_int32,
         },
 };
 
@@ -210,6 +237,35 @@ static void sigmoid_backward_loop_int64(char **p,
     }
 }
 
+static void sigmoid_backward_loop_int32(char **p,
+                                        const int64_t *s,
+                                        int64_t n,
+                                        const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_output = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t output = src_output[i];
+
+            dst[i] = grad_output * output * (1 - output);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t output = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = grad_output * output * (1 - output);
+    }
+}
+
 static const char *const sigmoid_backward_input_names[] = {"grad_output", "output"};
 
 static const yg_pointwise_desc sigmoid_backward_desc = {
@@ -221,6 +277,7 @@ static const yg_pointwise_desc sigmoid_backward_desc = {
             [YG_FLOAT32] = sigmoid_backward_loop_float32,
             [YG_FLOAT64] = sigmoid_backward_loop_float64,
             [YG_INT64] = sigmoid_backward_loop_int64,
+            [YG_INT32] = sigmoid_backward_loop_int32,
         },
 };
 
@@ -315,6 +372,32 @@ static void relu_backward_loop_int64(char **p, const int64_t *s, int64_t n, cons
     }
 }
 
+static void relu_backward_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_output = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t output = src_output[i];
+
+            dst[i] = output > 0 ? grad_output : 0;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t output = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = output > 0 ? grad_output : 0;
+    }
+}
+
 static const char *const relu_backward_input_names[] = {"grad_output", "output"};
 
 static const yg_pointwise_desc relu_backward_desc = {
@@ -326,6 +409,7 @@ static const yg_pointwise_desc relu_backward_desc = {
             [YG_FLOAT32] = relu_backward_loop_float32,
             [YG_FLOAT64] = relu_backward_loop_float64,
             [YG_INT64] = relu_backward_loop_int64,
+            [YG_INT32] = relu_backward_loop_int32,
         },
 };
 
@@ -839,6 +923,35 @@ static void leaky_relu_backward_loop_int64(char **p,
     }
 }
 
+static void leaky_relu_backward_loop_int32(char **p,
+                                           const int64_t *s,
+                                           int64_t n,
+                                           const double *scalars)
+{
+    const int32_t negative_slope = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_self = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t self = src_self[i];
+
+            dst[i] = self > 0 ? grad_output : grad_output * negative_slope;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self > 0 ? grad_output : grad_output * negative_slope;
+    }
+}
+
 static const char *const leaky_relu_backward_input_names[] = {"grad_output", "self"};
 
 static const yg_pointwise_desc leaky_relu_backward_desc = {
@@ -850,6 +963,7 @@ static const yg_pointwise_desc leaky_relu_backward_desc = {
             [YG_FLOAT32] = leaky_relu_backward_loop_float32,
             [YG_FLOAT64] = leaky_relu_backward_loop_float64,
             [YG_INT64] = leaky_relu_backward_loop_int64,
+            [YG_INT32] = leaky_relu_backward_loop_int32,
         },
 };
 
@@ -1049,6 +1163,36 @@ static void hardtanh_backward_loop_int64(char **p,
     }
 }
 
+static void hardtanh_backward_loop_int32(char **p,
+                                         const int64_t *s,
+                                         int64_t n,
+                                         const double *scalars)
+{
+    const int32_t min_val = (int32_t)scalars[0];
+    const int32_t max_val = (int32_t)scalars[1];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_self = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t self = src_self[i];
+
+            dst[i] = self <= min_val || self >= max_val ? 0 : grad_output;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self <= min_val || self >= max_val ? 0 : grad_output;
+    }
+}
+
 static const char *const hardtanh_backward_input_names[] = {"grad_output", "self"};
 
 static const yg_pointwise_desc hardtanh_backward_desc = {
@@ -1060,6 +1204,7 @@ static const yg_pointwise_desc hardtanh_backward_desc = {
             [YG_FLOAT32] = hardtanh_backward_loop_float32,
             [YG_FLOAT64] = hardtanh_backward_loop_float64,
             [YG_INT64] = hardtanh_backward_loop_int64,
+            [YG_INT32] = hardtanh_backward_loop_int32,
         },
 };
 
@@ -1166,6 +1311,33 @@ static void clamp_backward_loop_int64(char **p, const int64_t *s, int64_t n, con
     }
 }
 
+static void clamp_backward_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t min = (int32_t)scalars[0];
+    const int32_t max = (int32_t)scalars[1];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_self = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t self = src_self[i];
+
+            dst[i] = self >= min && self <= max ? grad_output : 0;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self >= min && self <= max ? grad_output : 0;
+    }
+}
+
 static const char *const clamp_backward_input_names[] = {"grad_output", "self"};
 
 static const yg_pointwise_desc clamp_backward_desc = {
@@ -1177,6 +1349,7 @@ static const yg_pointwise_desc clamp_backward_desc = {
             [YG_FLOAT32] = clamp_backward_loop_float32,
             [YG_FLOAT64] = clamp_backward_loop_float64,
             [YG_INT64] = clamp_backward_loop_int64,
+            [YG_INT32] = clamp_backward_loop_int32,
         },
 };
 
@@ -1283,6 +1456,35 @@ static void clamp_min_backward_loop_int64(char **p,
     }
 }
 
+static void clamp_min_backward_loop_int32(char **p,
+                                          const int64_t *s,
+                                          int64_t n,
+                                          const double *scalars)
+{
+    const int32_t min = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_self = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t self = src_self[i];
+
+            dst[i] = self >= min ? grad_output : 0;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self >= min ? grad_output : 0;
+    }
+}
+
 static const char *const clamp_min_backward_input_names[] = {"grad_output", "self"};
 
 static const yg_pointwise_desc clamp_min_backward_desc = {
@@ -1294,6 +1496,7 @@ static const yg_pointwise_desc clamp_min_backward_desc = {
             [YG_FLOAT32] = clamp_min_backward_loop_float32,
             [YG_FLOAT64] = clamp_min_backward_loop_float64,
             [YG_INT64] = clamp_min_backward_loop_int64,
+            [YG_INT32] = clamp_min_backward_loop_int32,
         },
 };
 
@@ -1399,6 +1602,35 @@ static void clamp_max_backward_loop_int64(char **p,
     }
 }
 
+static void clamp_max_backward_loop_int32(char **p,
+                                          const int64_t *s,
+                                          int64_t n,
+                                          const double *scalars)
+{
+    const int32_t max = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_self = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t self = src_self[i];
+
+            dst[i] = self <= max ? grad_output : 0;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self <= max ? grad_output : 0;
+    }
+}
+
 static const char *const clamp_max_backward_input_names[] = {"grad_output", "self"};
 
 static const yg_pointwise_desc clamp_max_backward_desc = {
@@ -1410,6 +1642,7 @@ static const yg_pointwise_desc clamp_max_backward_desc = {
             [YG_FLOAT32] = clamp_max_backward_loop_float32,
             [YG_FLOAT64] = clamp_max_backward_loop_float64,
             [YG_INT64] = clamp_max_backward_loop_int64,
+            [YG_INT32] = clamp_max_backward_loop_int32,
         },
 };
 
@@ -1527,6 +1760,39 @@ static void maximum_backward_loop_int64(char **p,
     }
 }
 
+static void maximum_backward_loop_int32(char **p,
+                                        const int64_t *s,
+                                        int64_t n,
+                                        const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_self = (const int32_t *)p[2];
+        const int32_t *restrict src_other = (const int32_t *)p[3];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
+        const int32_t other = *(const int32_t *)(p[3] + i * s[3]);
+
+        *(int32_t *)(p[0] + i * s[0]) =
+            self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
+    }
+}
+
 static const char *const maximum_backward_input_names[] = {"grad_output", "self", "other"};
 
 static const yg_pointwise_desc maximum_backward_desc = {
@@ -1538,6 +1804,7 @@ static const yg_pointwise_desc maximum_backward_desc = {
             [YG_FLOAT32] = maximum_backward_loop_float32,
             [YG_FLOAT64] = maximum_backward_loop_float64,
             [YG_INT64] = maximum_backward_loop_int64,
+            [YG_INT32] = maximum_backward_loop_int32,
         },
 };
 
@@ -1654,6 +1921,39 @@ static void minimum_backward_loop_int64(char **p,
     }
 }
 
+static void minimum_backward_loop_int32(char **p,
+                                        const int64_t *s,
+                                        int64_t n,
+                                        const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_self = (const int32_t *)p[2];
+        const int32_t *restrict src_other = (const int32_t *)p[3];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
+        const int32_t other = *(const int32_t *)(p[3] + i * s[3]);
+
+        *(int32_t *)(p[0] + i * s[0]) =
+            self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
+    }
+}
+
 static const char *const minimum_backward_input_names[] = {"grad_output", "self", "other"};
 
 static const yg_pointwise_desc minimum_backward_desc = {
@@ -1665,6 +1965,7 @@ static const yg_pointwise_desc minimum_backward_desc = {
             [YG_FLOAT32] = minimum_backward_loop_float32,
             [YG_FLOAT64] = minimum_backward_loop_float64,
             [YG_INT64] = minimum_backward_loop_int64,
+            [YG_INT32] = minimum_backward_loop_int32,
         },
 };
 

@@ -7,8 +7,8 @@
  * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
  * stride equals the element size (typed pointers the compiler vectorises)
  * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 loops exist
- * only for expressions without calls and division.
+ * the float or double function from the locals' type.  int64 and int32
+ * loops exist only for expressions without calls and division.
  */
 #include <stdint.h>
 #include <tgmath.h>
@@ -96,6 +96,32 @@ static void add_loop_int64(char **p, const int64_t *s, int64_t n, const double *
     }
 }
 
+static void add_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t alpha = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self + alpha * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
+    }
+}
+
 static const char *const add_input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc add_desc = {
@@ -107,6 +133,7 @@ static const yg_pointwise_desc add_desc = {
             [YG_FLOAT32] = add_loop_float32,
             [YG_FLOAT64] = add_loop_float64,
             [YG_INT64] = add_loop_int64,
+            [YG_INT32] = add_loop_int32,
         },
 };
 
@@ -203,6 +230,32 @@ static void sub_loop_int64(char **p, const int64_t *s, int64_t n, const double *
     }
 }
 
+static void sub_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t alpha = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self - alpha * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self - alpha * other;
+    }
+}
+
 static const char *const sub_input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc sub_desc = {
@@ -214,6 +267,7 @@ static const yg_pointwise_desc sub_desc = {
             [YG_FLOAT32] = sub_loop_float32,
             [YG_FLOAT64] = sub_loop_float64,
             [YG_INT64] = sub_loop_int64,
+            [YG_INT32] = sub_loop_int32,
         },
 };
 
@@ -310,6 +364,32 @@ static void mul_loop_int64(char **p, const int64_t *s, int64_t n, const double *
     }
 }
 
+static void mul_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self * other;
+    }
+}
+
 static const char *const mul_input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc mul_desc = {
@@ -321,6 +401,7 @@ static const yg_pointwise_desc mul_desc = {
             [YG_FLOAT32] = mul_loop_float32,
             [YG_FLOAT64] = mul_loop_float64,
             [YG_INT64] = mul_loop_int64,
+            [YG_INT32] = mul_loop_int32,
         },
 };
 
@@ -487,6 +568,32 @@ static void add__loop_int64(char **p, const int64_t *s, int64_t n, const double 
     }
 }
 
+static void add__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t alpha = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+        const int32_t *src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self + alpha * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
+    }
+}
+
 static const char *const add__input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc add__desc = {
@@ -498,6 +605,7 @@ static const yg_pointwise_desc add__desc = {
             [YG_FLOAT32] = add__loop_float32,
             [YG_FLOAT64] = add__loop_float64,
             [YG_INT64] = add__loop_int64,
+            [YG_INT32] = add__loop_int32,
         },
 };
 
@@ -593,6 +701,32 @@ static void maximum_loop_int64(char **p, const int64_t *s, int64_t n, const doub
     }
 }
 
+static void maximum_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self != self || self > other ? self : other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self != self || self > other ? self : other;
+    }
+}
+
 static const char *const maximum_input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc maximum_desc = {
@@ -604,6 +738,7 @@ static const yg_pointwise_desc maximum_desc = {
             [YG_FLOAT32] = maximum_loop_float32,
             [YG_FLOAT64] = maximum_loop_float64,
             [YG_INT64] = maximum_loop_int64,
+            [YG_INT32] = maximum_loop_int32,
         },
 };
 
@@ -695,6 +830,32 @@ static void minimum_loop_int64(char **p, const int64_t *s, int64_t n, const doub
     }
 }
 
+static void minimum_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self != self || self < other ? self : other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self != self || self < other ? self : other;
+    }
+}
+
 static const char *const minimum_input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc minimum_desc = {
@@ -706,6 +867,7 @@ static const yg_pointwise_desc minimum_desc = {
             [YG_FLOAT32] = minimum_loop_float32,
             [YG_FLOAT64] = minimum_loop_float64,
             [YG_INT64] = minimum_loop_int64,
+            [YG_INT32] = minimum_loop_int32,
         },
 };
 
@@ -1026,6 +1188,32 @@ static void lerp_loop_int64(char **p, const int64_t *s, int64_t n, const double 
     }
 }
 
+static void lerp_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t weight = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_end = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t end = src_end[i];
+
+            dst[i] = self + weight * (end - self);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t end = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + weight * (end - self);
+    }
+}
+
 static const char *const lerp_input_names[] = {"self", "end"};
 
 static const yg_pointwise_desc lerp_desc = {
@@ -1037,6 +1225,7 @@ static const yg_pointwise_desc lerp_desc = {
             [YG_FLOAT32] = lerp_loop_float32,
             [YG_FLOAT64] = lerp_loop_float64,
             [YG_INT64] = lerp_loop_int64,
+            [YG_INT32] = lerp_loop_int32,
         },
 };
 
@@ -1141,6 +1330,35 @@ static void where_scalarother_loop_int64(char **p,
     }
 }
 
+static void where_scalarother_loop_int32(char **p,
+                                         const int64_t *s,
+                                         int64_t n,
+                                         const double *scalars)
+{
+    const int32_t other = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_condition = (const int32_t *)p[1];
+        const int32_t *restrict src_self = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t condition = src_condition[i];
+            const int32_t self = src_self[i];
+
+            dst[i] = condition ? self : other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t condition = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = condition ? self : other;
+    }
+}
+
 static const char *const where_scalarother_input_names[] = {"condition", "self"};
 
 static const yg_pointwise_desc where_scalarother_desc = {
@@ -1152,6 +1370,7 @@ static const yg_pointwise_desc where_scalarother_desc = {
             [YG_FLOAT32] = where_scalarother_loop_float32,
             [YG_FLOAT64] = where_scalarother_loop_float64,
             [YG_INT64] = where_scalarother_loop_int64,
+            [YG_INT32] = where_scalarother_loop_int32,
         },
 };
 
@@ -1257,6 +1476,35 @@ static void where_scalarself_loop_int64(char **p,
     }
 }
 
+static void where_scalarself_loop_int32(char **p,
+                                        const int64_t *s,
+                                        int64_t n,
+                                        const double *scalars)
+{
+    const int32_t self = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_condition = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t condition = src_condition[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = condition ? self : other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t condition = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = condition ? self : other;
+    }
+}
+
 static const char *const where_scalarself_input_names[] = {"condition", "other"};
 
 static const yg_pointwise_desc where_scalarself_desc = {
@@ -1268,6 +1516,7 @@ static const yg_pointwise_desc where_scalarself_desc = {
             [YG_FLOAT32] = where_scalarself_loop_float32,
             [YG_FLOAT64] = where_scalarself_loop_float64,
             [YG_INT64] = where_scalarself_loop_int64,
+            [YG_INT32] = where_scalarself_loop_int32,
         },
 };
 
@@ -1364,6 +1613,32 @@ static void masked_fill_loop_int64(char **p, const int64_t *s, int64_t n, const 
     }
 }
 
+static void masked_fill_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t value = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_mask = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t mask = src_mask[i];
+
+            dst[i] = mask ? value : self;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t mask = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = mask ? value : self;
+    }
+}
+
 static const char *const masked_fill_input_names[] = {"self", "mask"};
 
 static const yg_pointwise_desc masked_fill_desc = {
@@ -1375,6 +1650,7 @@ static const yg_pointwise_desc masked_fill_desc = {
             [YG_FLOAT32] = masked_fill_loop_float32,
             [YG_FLOAT64] = masked_fill_loop_float64,
             [YG_INT64] = masked_fill_loop_int64,
+            [YG_INT32] = masked_fill_loop_int32,
         },
 };
 
@@ -1471,6 +1747,32 @@ static void sub__loop_int64(char **p, const int64_t *s, int64_t n, const double 
     }
 }
 
+static void sub__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t alpha = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+        const int32_t *src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self - alpha * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self - alpha * other;
+    }
+}
+
 static const char *const sub__input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc sub__desc = {
@@ -1482,6 +1784,7 @@ static const yg_pointwise_desc sub__desc = {
             [YG_FLOAT32] = sub__loop_float32,
             [YG_FLOAT64] = sub__loop_float64,
             [YG_INT64] = sub__loop_int64,
+            [YG_INT32] = sub__loop_int32,
         },
 };
 
@@ -1577,6 +1880,32 @@ static void mul__loop_int64(char **p, const int64_t *s, int64_t n, const double 
     }
 }
 
+static void mul__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+        const int32_t *src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self * other;
+    }
+}
+
 static const char *const mul__input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc mul__desc = {
@@ -1588,6 +1917,7 @@ static const yg_pointwise_desc mul__desc = {
             [YG_FLOAT32] = mul__loop_float32,
             [YG_FLOAT64] = mul__loop_float64,
             [YG_INT64] = mul__loop_int64,
+            [YG_INT32] = mul__loop_int32,
         },
 };
 
@@ -1758,6 +2088,32 @@ static void lerp__loop_int64(char **p, const int64_t *s, int64_t n, const double
     }
 }
 
+static void lerp__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t weight = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+        const int32_t *src_end = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t end = src_end[i];
+
+            dst[i] = self + weight * (end - self);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t end = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + weight * (end - self);
+    }
+}
+
 static const char *const lerp__input_names[] = {"self", "end"};
 
 static const yg_pointwise_desc lerp__desc = {
@@ -1769,6 +2125,7 @@ static const yg_pointwise_desc lerp__desc = {
             [YG_FLOAT32] = lerp__loop_float32,
             [YG_FLOAT64] = lerp__loop_float64,
             [YG_INT64] = lerp__loop_int64,
+            [YG_INT32] = lerp__loop_int32,
         },
 };
 
@@ -1864,6 +2221,32 @@ static void masked_fill__loop_int64(char **p, const int64_t *s, int64_t n, const
     }
 }
 
+static void masked_fill__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t value = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+        const int32_t *src_mask = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t mask = src_mask[i];
+
+            dst[i] = mask ? value : self;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t mask = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = mask ? value : self;
+    }
+}
+
 static const char *const masked_fill__input_names[] = {"self", "mask"};
 
 static const yg_pointwise_desc masked_fill__desc = {
@@ -1875,6 +2258,7 @@ static const yg_pointwise_desc masked_fill__desc = {
             [YG_FLOAT32] = masked_fill__loop_float32,
             [YG_FLOAT64] = masked_fill__loop_float64,
             [YG_INT64] = masked_fill__loop_int64,
+            [YG_INT32] = masked_fill__loop_int32,
         },
 };
 

@@ -7,8 +7,8 @@
  * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
  * stride equals the element size (typed pointers the compiler vectorises)
  * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 loops exist
- * only for expressions without calls and division.
+ * the float or double function from the locals' type.  int64 and int32
+ * loops exist only for expressions without calls and division.
  */
 #include <stdint.h>
 #include <tgmath.h>
@@ -105,6 +105,35 @@ static void lerp_tensor_loop_int64(char **p, const int64_t *s, int64_t n, const 
     }
 }
 
+static void lerp_tensor_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_end = (const int32_t *)p[2];
+        const int32_t *restrict src_weight = (const int32_t *)p[3];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t end = src_end[i];
+            const int32_t weight = src_weight[i];
+
+            dst[i] = self + weight * (end - self);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t end = *(const int32_t *)(p[2] + i * s[2]);
+        const int32_t weight = *(const int32_t *)(p[3] + i * s[3]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + weight * (end - self);
+    }
+}
+
 static const char *const lerp_tensor_input_names[] = {"self", "end", "weight"};
 
 static const yg_pointwise_desc lerp_tensor_desc = {
@@ -116,6 +145,7 @@ static const yg_pointwise_desc lerp_tensor_desc = {
             [YG_FLOAT32] = lerp_tensor_loop_float32,
             [YG_FLOAT64] = lerp_tensor_loop_float64,
             [YG_INT64] = lerp_tensor_loop_int64,
+            [YG_INT32] = lerp_tensor_loop_int32,
         },
 };
 
@@ -220,6 +250,35 @@ static void addcmul_loop_int64(char **p, const int64_t *s, int64_t n, const doub
     }
 }
 
+static void addcmul_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t value = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_tensor1 = (const int32_t *)p[2];
+        const int32_t *restrict src_tensor2 = (const int32_t *)p[3];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t tensor1 = src_tensor1[i];
+            const int32_t tensor2 = src_tensor2[i];
+
+            dst[i] = self + value * tensor1 * tensor2;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t tensor1 = *(const int32_t *)(p[2] + i * s[2]);
+        const int32_t tensor2 = *(const int32_t *)(p[3] + i * s[3]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + value * tensor1 * tensor2;
+    }
+}
+
 static const char *const addcmul_input_names[] = {"self", "tensor1", "tensor2"};
 
 static const yg_pointwise_desc addcmul_desc = {
@@ -231,6 +290,7 @@ static const yg_pointwise_desc addcmul_desc = {
             [YG_FLOAT32] = addcmul_loop_float32,
             [YG_FLOAT64] = addcmul_loop_float64,
             [YG_INT64] = addcmul_loop_int64,
+            [YG_INT32] = addcmul_loop_int32,
         },
 };
 
@@ -424,6 +484,35 @@ static void where_loop_int64(char **p, const int64_t *s, int64_t n, const double
     }
 }
 
+static void where_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_condition = (const int32_t *)p[1];
+        const int32_t *restrict src_self = (const int32_t *)p[2];
+        const int32_t *restrict src_other = (const int32_t *)p[3];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t condition = src_condition[i];
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = condition ? self : other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t condition = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
+        const int32_t other = *(const int32_t *)(p[3] + i * s[3]);
+
+        *(int32_t *)(p[0] + i * s[0]) = condition ? self : other;
+    }
+}
+
 static const char *const where_input_names[] = {"condition", "self", "other"};
 
 static const yg_pointwise_desc where_desc = {
@@ -435,6 +524,7 @@ static const yg_pointwise_desc where_desc = {
             [YG_FLOAT32] = where_loop_float32,
             [YG_FLOAT64] = where_loop_float64,
             [YG_INT64] = where_loop_int64,
+            [YG_INT32] = where_loop_int32,
         },
 };
 
@@ -539,6 +629,35 @@ static void addcmul__loop_int64(char **p, const int64_t *s, int64_t n, const dou
     }
 }
 
+static void addcmul__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t value = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+        const int32_t *src_tensor1 = (const int32_t *)p[2];
+        const int32_t *src_tensor2 = (const int32_t *)p[3];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t tensor1 = src_tensor1[i];
+            const int32_t tensor2 = src_tensor2[i];
+
+            dst[i] = self + value * tensor1 * tensor2;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t tensor1 = *(const int32_t *)(p[2] + i * s[2]);
+        const int32_t tensor2 = *(const int32_t *)(p[3] + i * s[3]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + value * tensor1 * tensor2;
+    }
+}
+
 static const char *const addcmul__input_names[] = {"self", "tensor1", "tensor2"};
 
 static const yg_pointwise_desc addcmul__desc = {
@@ -550,6 +669,7 @@ static const yg_pointwise_desc addcmul__desc = {
             [YG_FLOAT32] = addcmul__loop_float32,
             [YG_FLOAT64] = addcmul__loop_float64,
             [YG_INT64] = addcmul__loop_int64,
+            [YG_INT32] = addcmul__loop_int32,
         },
 };
 

@@ -7,8 +7,8 @@
  * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
  * stride equals the element size (typed pointers the compiler vectorises)
  * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 loops exist
- * only for expressions without calls and division.
+ * the float or double function from the locals' type.  int64 and int32
+ * loops exist only for expressions without calls and division.
  */
 #include <stdint.h>
 #include <tgmath.h>
@@ -87,6 +87,29 @@ static void mul_scalar_loop_int64(char **p, const int64_t *s, int64_t n, const d
     }
 }
 
+static void mul_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t other = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self * other;
+    }
+}
+
 static const char *const mul_scalar_input_names[] = {"self"};
 
 static const yg_pointwise_desc mul_scalar_desc = {
@@ -98,6 +121,7 @@ static const yg_pointwise_desc mul_scalar_desc = {
             [YG_FLOAT32] = mul_scalar_loop_float32,
             [YG_FLOAT64] = mul_scalar_loop_float64,
             [YG_INT64] = mul_scalar_loop_int64,
+            [YG_INT32] = mul_scalar_loop_int32,
         },
 };
 
@@ -254,6 +278,30 @@ static void add_scalar_loop_int64(char **p, const int64_t *s, int64_t n, const d
     }
 }
 
+static void add_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t other = (int32_t)scalars[0];
+    const int32_t alpha = (int32_t)scalars[1];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self + alpha * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
+    }
+}
+
 static const char *const add_scalar_input_names[] = {"self"};
 
 static const yg_pointwise_desc add_scalar_desc = {
@@ -265,6 +313,7 @@ static const yg_pointwise_desc add_scalar_desc = {
             [YG_FLOAT32] = add_scalar_loop_float32,
             [YG_FLOAT64] = add_scalar_loop_float64,
             [YG_INT64] = add_scalar_loop_int64,
+            [YG_INT32] = add_scalar_loop_int32,
         },
 };
 
@@ -352,6 +401,30 @@ static void sub_scalar_loop_int64(char **p, const int64_t *s, int64_t n, const d
     }
 }
 
+static void sub_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t other = (int32_t)scalars[0];
+    const int32_t alpha = (int32_t)scalars[1];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self - alpha * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self - alpha * other;
+    }
+}
+
 static const char *const sub_scalar_input_names[] = {"self"};
 
 static const yg_pointwise_desc sub_scalar_desc = {
@@ -363,6 +436,7 @@ static const yg_pointwise_desc sub_scalar_desc = {
             [YG_FLOAT32] = sub_scalar_loop_float32,
             [YG_FLOAT64] = sub_scalar_loop_float64,
             [YG_INT64] = sub_scalar_loop_int64,
+            [YG_INT32] = sub_scalar_loop_int32,
         },
 };
 
@@ -450,6 +524,30 @@ static void rsub_scalar_loop_int64(char **p, const int64_t *s, int64_t n, const 
     }
 }
 
+static void rsub_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t other = (int32_t)scalars[0];
+    const int32_t alpha = (int32_t)scalars[1];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = other - alpha * self;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = other - alpha * self;
+    }
+}
+
 static const char *const rsub_scalar_input_names[] = {"self"};
 
 static const yg_pointwise_desc rsub_scalar_desc = {
@@ -461,6 +559,7 @@ static const yg_pointwise_desc rsub_scalar_desc = {
             [YG_FLOAT32] = rsub_scalar_loop_float32,
             [YG_FLOAT64] = rsub_scalar_loop_float64,
             [YG_INT64] = rsub_scalar_loop_int64,
+            [YG_INT32] = rsub_scalar_loop_int32,
         },
 };
 
@@ -628,6 +727,30 @@ static void add_scalar__loop_int64(char **p, const int64_t *s, int64_t n, const 
     }
 }
 
+static void add_scalar__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t other = (int32_t)scalars[0];
+    const int32_t alpha = (int32_t)scalars[1];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self + alpha * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
+    }
+}
+
 static const char *const add_scalar__input_names[] = {"self"};
 
 static const yg_pointwise_desc add_scalar__desc = {
@@ -639,6 +762,7 @@ static const yg_pointwise_desc add_scalar__desc = {
             [YG_FLOAT32] = add_scalar__loop_float32,
             [YG_FLOAT64] = add_scalar__loop_float64,
             [YG_INT64] = add_scalar__loop_int64,
+            [YG_INT32] = add_scalar__loop_int32,
         },
 };
 
@@ -725,6 +849,29 @@ static void mul_scalar__loop_int64(char **p, const int64_t *s, int64_t n, const 
     }
 }
 
+static void mul_scalar__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t other = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self * other;
+    }
+}
+
 static const char *const mul_scalar__input_names[] = {"self"};
 
 static const yg_pointwise_desc mul_scalar__desc = {
@@ -736,6 +883,7 @@ static const yg_pointwise_desc mul_scalar__desc = {
             [YG_FLOAT32] = mul_scalar__loop_float32,
             [YG_FLOAT64] = mul_scalar__loop_float64,
             [YG_INT64] = mul_scalar__loop_int64,
+            [YG_INT32] = mul_scalar__loop_int32,
         },
 };
 
@@ -893,6 +1041,29 @@ static void relu__loop_int64(char **p, const int64_t *s, int64_t n, const double
     }
 }
 
+static void relu__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self > 0 ? self : 0;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self > 0 ? self : 0;
+    }
+}
+
 static const char *const relu__input_names[] = {"self"};
 
 static const yg_pointwise_desc relu__desc = {
@@ -904,6 +1075,7 @@ static const yg_pointwise_desc relu__desc = {
             [YG_FLOAT32] = relu__loop_float32,
             [YG_FLOAT64] = relu__loop_float64,
             [YG_INT64] = relu__loop_int64,
+            [YG_INT32] = relu__loop_int32,
         },
 };
 
@@ -991,6 +1163,30 @@ static void clamp__loop_int64(char **p, const int64_t *s, int64_t n, const doubl
     }
 }
 
+static void clamp__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t min = (int32_t)scalars[0];
+    const int32_t max = (int32_t)scalars[1];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self < min ? min : (self > max ? max : self);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self < min ? min : (self > max ? max : self);
+    }
+}
+
 static const char *const clamp__input_names[] = {"self"};
 
 static const yg_pointwise_desc clamp__desc = {
@@ -1002,6 +1198,7 @@ static const yg_pointwise_desc clamp__desc = {
             [YG_FLOAT32] = clamp__loop_float32,
             [YG_FLOAT64] = clamp__loop_float64,
             [YG_INT64] = clamp__loop_int64,
+            [YG_INT32] = clamp__loop_int32,
         },
 };
 
@@ -1088,6 +1285,29 @@ static void clamp_min__loop_int64(char **p, const int64_t *s, int64_t n, const d
     }
 }
 
+static void clamp_min__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t min = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self < min ? min : self;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self < min ? min : self;
+    }
+}
+
 static const char *const clamp_min__input_names[] = {"self"};
 
 static const yg_pointwise_desc clamp_min__desc = {
@@ -1099,6 +1319,7 @@ static const yg_pointwise_desc clamp_min__desc = {
             [YG_FLOAT32] = clamp_min__loop_float32,
             [YG_FLOAT64] = clamp_min__loop_float64,
             [YG_INT64] = clamp_min__loop_int64,
+            [YG_INT32] = clamp_min__loop_int32,
         },
 };
 
@@ -1184,6 +1405,29 @@ static void clamp_max__loop_int64(char **p, const int64_t *s, int64_t n, const d
     }
 }
 
+static void clamp_max__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t max = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self > max ? max : self;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self > max ? max : self;
+    }
+}
+
 static const char *const clamp_max__input_names[] = {"self"};
 
 static const yg_pointwise_desc clamp_max__desc = {
@@ -1195,6 +1439,7 @@ static const yg_pointwise_desc clamp_max__desc = {
             [YG_FLOAT32] = clamp_max__loop_float32,
             [YG_FLOAT64] = clamp_max__loop_float64,
             [YG_INT64] = clamp_max__loop_int64,
+            [YG_INT32] = clamp_max__loop_int32,
         },
 };
 
@@ -1280,6 +1525,29 @@ static void neg_loop_int64(char **p, const int64_t *s, int64_t n, const double *
     }
 }
 
+static void neg_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = -self;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = -self;
+    }
+}
+
 static const char *const neg_input_names[] = {"self"};
 
 static const yg_pointwise_desc neg_desc = {
@@ -1291,6 +1559,7 @@ static const yg_pointwise_desc neg_desc = {
             [YG_FLOAT32] = neg_loop_float32,
             [YG_FLOAT64] = neg_loop_float64,
             [YG_INT64] = neg_loop_int64,
+            [YG_INT32] = neg_loop_int32,
         },
 };
 
@@ -1718,6 +1987,29 @@ static void relu_loop_int64(char **p, const int64_t *s, int64_t n, const double 
     }
 }
 
+static void relu_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self > 0 ? self : 0;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self > 0 ? self : 0;
+    }
+}
+
 static const char *const relu_input_names[] = {"self"};
 
 static const yg_pointwise_desc relu_desc = {
@@ -1729,6 +2021,7 @@ static const yg_pointwise_desc relu_desc = {
             [YG_FLOAT32] = relu_loop_float32,
             [YG_FLOAT64] = relu_loop_float64,
             [YG_INT64] = relu_loop_int64,
+            [YG_INT32] = relu_loop_int32,
         },
 };
 
@@ -1881,6 +2174,29 @@ static void abs_loop_int64(char **p, const int64_t *s, int64_t n, const double *
     }
 }
 
+static void abs_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self < 0 ? -self : self;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self < 0 ? -self : self;
+    }
+}
+
 static const char *const abs_input_names[] = {"self"};
 
 static const yg_pointwise_desc abs_desc = {
@@ -1892,6 +2208,7 @@ static const yg_pointwise_desc abs_desc = {
             [YG_FLOAT32] = abs_loop_float32,
             [YG_FLOAT64] = abs_loop_float64,
             [YG_INT64] = abs_loop_int64,
+            [YG_INT32] = abs_loop_int32,
         },
 };
 
@@ -1974,6 +2291,29 @@ static void sign_loop_int64(char **p, const int64_t *s, int64_t n, const double 
     }
 }
 
+static void sign_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = (self > 0) - (self < 0);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = (self > 0) - (self < 0);
+    }
+}
+
 static const char *const sign_input_names[] = {"self"};
 
 static const yg_pointwise_desc sign_desc = {
@@ -1985,6 +2325,7 @@ static const yg_pointwise_desc sign_desc = {
             [YG_FLOAT32] = sign_loop_float32,
             [YG_FLOAT64] = sign_loop_float64,
             [YG_INT64] = sign_loop_int64,
+            [YG_INT32] = sign_loop_int32,
         },
 };
 
@@ -2969,6 +3310,29 @@ static void leaky_relu_loop_int64(char **p, const int64_t *s, int64_t n, const d
     }
 }
 
+static void leaky_relu_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t negative_slope = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self > 0 ? self : self * negative_slope;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self > 0 ? self : self * negative_slope;
+    }
+}
+
 static const char *const leaky_relu_input_names[] = {"self"};
 
 static const yg_pointwise_desc leaky_relu_desc = {
@@ -2980,6 +3344,7 @@ static const yg_pointwise_desc leaky_relu_desc = {
             [YG_FLOAT32] = leaky_relu_loop_float32,
             [YG_FLOAT64] = leaky_relu_loop_float64,
             [YG_INT64] = leaky_relu_loop_int64,
+            [YG_INT32] = leaky_relu_loop_int32,
         },
 };
 
@@ -3143,6 +3508,31 @@ static void hardtanh_loop_int64(char **p, const int64_t *s, int64_t n, const dou
     }
 }
 
+static void hardtanh_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t min_val = (int32_t)scalars[0];
+    const int32_t max_val = (int32_t)scalars[1];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self < min_val ? min_val : (self > max_val ? max_val : self);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) =
+            self < min_val ? min_val : (self > max_val ? max_val : self);
+    }
+}
+
 static const char *const hardtanh_input_names[] = {"self"};
 
 static const yg_pointwise_desc hardtanh_desc = {
@@ -3154,6 +3544,7 @@ static const yg_pointwise_desc hardtanh_desc = {
             [YG_FLOAT32] = hardtanh_loop_float32,
             [YG_FLOAT64] = hardtanh_loop_float64,
             [YG_INT64] = hardtanh_loop_int64,
+            [YG_INT32] = hardtanh_loop_int32,
         },
 };
 
@@ -3241,6 +3632,30 @@ static void clamp_loop_int64(char **p, const int64_t *s, int64_t n, const double
     }
 }
 
+static void clamp_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t min = (int32_t)scalars[0];
+    const int32_t max = (int32_t)scalars[1];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self < min ? min : (self > max ? max : self);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self < min ? min : (self > max ? max : self);
+    }
+}
+
 static const char *const clamp_input_names[] = {"self"};
 
 static const yg_pointwise_desc clamp_desc = {
@@ -3252,6 +3667,7 @@ static const yg_pointwise_desc clamp_desc = {
             [YG_FLOAT32] = clamp_loop_float32,
             [YG_FLOAT64] = clamp_loop_float64,
             [YG_INT64] = clamp_loop_int64,
+            [YG_INT32] = clamp_loop_int32,
         },
 };
 
@@ -3335,6 +3751,29 @@ static void clamp_min_loop_int64(char **p, const int64_t *s, int64_t n, const do
     }
 }
 
+static void clamp_min_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t min = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self < min ? min : self;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self < min ? min : self;
+    }
+}
+
 static const char *const clamp_min_input_names[] = {"self"};
 
 static const yg_pointwise_desc clamp_min_desc = {
@@ -3346,6 +3785,7 @@ static const yg_pointwise_desc clamp_min_desc = {
             [YG_FLOAT32] = clamp_min_loop_float32,
             [YG_FLOAT64] = clamp_min_loop_float64,
             [YG_INT64] = clamp_min_loop_int64,
+            [YG_INT32] = clamp_min_loop_int32,
         },
 };
 
@@ -3429,6 +3869,29 @@ static void clamp_max_loop_int64(char **p, const int64_t *s, int64_t n, const do
     }
 }
 
+static void clamp_max_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t max = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self > max ? max : self;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self > max ? max : self;
+    }
+}
+
 static const char *const clamp_max_input_names[] = {"self"};
 
 static const yg_pointwise_desc clamp_max_desc = {
@@ -3440,6 +3903,7 @@ static const yg_pointwise_desc clamp_max_desc = {
             [YG_FLOAT32] = clamp_max_loop_float32,
             [YG_FLOAT64] = clamp_max_loop_float64,
             [YG_INT64] = clamp_max_loop_int64,
+            [YG_INT32] = clamp_max_loop_int32,
         },
 };
 

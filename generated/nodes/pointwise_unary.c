@@ -1799,3 +1799,47 @@ const yg_node_vtable yg__zero__backward_vtable = {
     .apply = zero__backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
+
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:631] */
+static yg_status to_copy_backward_apply(yg_node *base,
+                                        yg_tensor *const *grads,
+                                        yg_tensor **grad_inputs)
+{
+    to_copy_backward *node = (to_copy_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: type_as(grad, self) */
+        st = yg_type_as(grad, self, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ToCopyBackward");
+    return YG_OK;
+}
+
+static void to_copy_backward_release_saved(yg_node *base)
+{
+    to_copy_backward *node = (to_copy_backward *)base;
+
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__to_copy_backward_vtable = {
+    .name = "ToCopyBackward",
+    .apply = to_copy_backward_apply,
+    .release_saved = to_copy_backward_release_saved,
+};

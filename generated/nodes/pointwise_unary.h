@@ -314,4 +314,11 @@ typedef struct zero__backward {
 } zero__backward;
 extern const yg_node_vtable yg__zero__backward_vtable;
 
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor */
+typedef struct to_copy_backward {
+    yg_node base;
+    yg_saved_tensor self;
+} to_copy_backward;
+extern const yg_node_vtable yg__to_copy_backward_vtable;
+
 #endif /* YAGRAD_NODES_POINTWISE_UNARY_H */

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "jit/tracer.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops.h"
 
@@ -477,6 +478,8 @@ static yg_status execute(graph_task *g, yg_node *const *roots, const int32_t *sl
     bool prev_mode = yg_set_grad_enabled(create_graph);
     yg_status st = YG_OK;
 
+    /* Gradient formulas are not part of a function being traced. */
+    yg__trace_pause();
     idx = malloc((size_t)(n_roots > 0 ? n_roots : 1) * sizeof *idx);
     if (idx == NULL) {
         st = oom();
@@ -512,6 +515,7 @@ static yg_status execute(graph_task *g, yg_node *const *roots, const int32_t *sl
     }
 out:
     free(idx);
+    yg__trace_resume();
     yg_set_grad_enabled(prev_mode);
     return st;
 }

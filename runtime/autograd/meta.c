@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "autograd/node.h"
+#include "jit/tracer.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops.h"
 
@@ -157,6 +158,11 @@ yg_status yg_tensor_set_requires_grad(yg_tensor *t, bool requires_grad)
                         "requires_grad_: self is not a leaf (it was produced by %s); set "
                         "requires_grad on the leaves it was computed from",
                         t->autograd->grad_fn->vt->name);
+    if (requires_grad && yg__dtype_is_half(t->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "requires_grad_: %s is a storage type on cpu; only float32 and float64 "
+                        "tensors can require gradients",
+                        yg_dtype_name(t->dtype));
     if (requires_grad && !yg__dtype_is_floating(t->dtype))
         return yg__fail(YG_ERR_DTYPE,
                         "requires_grad_: only floating tensors can require gradients, got %s",
@@ -208,7 +214,9 @@ yg_status yg_detach(const yg_tensor *t, yg_tensor **out)
 {
     YG_RETURN_IF_ERROR(yg__check_out("detach", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("detach", "self", t));
-    return yg__tensor_alias(t, out);
+    YG_RETURN_IF_ERROR(yg__tensor_alias(t, out));
+    yg__trace_alias(*out, t);
+    return YG_OK;
 }
 
 yg_status yg_detach_(yg_tensor *t)

@@ -121,6 +121,8 @@ yg_status yg__set_history(yg_tensor *t, yg_node *node, int32_t output_nr)
     yg_output_meta *om;
 
     YG_ASSERT(output_nr >= 0 && output_nr < node->n_outputs);
+    if (!yg__dtype_is_floating(t->dtype))
+        return YG_OK;
     YG_RETURN_IF_ERROR(yg__autograd_meta_get(t, &m));
     yg__node_release(m->grad_fn);
     m->grad_fn = yg__node_retain(node);

@@ -162,7 +162,10 @@ bool yg__any_requires_grad(int n, const yg_tensor *const *tensors);
 yg_status yg__node_set_edge(yg_node *node, int32_t i, const yg_tensor *t);
 
 /* Makes output slot output_nr of node the history of t: t->grad_fn = node
- * (new ref), records t's dtype/sizes in node->outputs[output_nr]. */
+ * (new ref), records t's dtype/sizes in node->outputs[output_nr].  A t
+ * that is not float32/float64 (an integer or bool result, or a float16/
+ * bfloat16 storage tensor, e.g. of to_copy) gets no history and the call
+ * does nothing: such tensors never carry gradients. */
 yg_status yg__set_history(yg_tensor *t, yg_node *node, int32_t output_nr);
 
 /* ---- views and in-place (autograd/views.c) ---- */

@@ -299,5 +299,8 @@ yg_status yg__composite_index_put_self_backward(const yg_tensor *grad,
                                                 int64_t indices_len,
                                                 bool accumulate,
                                                 yg_tensor **out);
+/* convert.c: dtype conversion */
+yg_status yg__composite_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tensor **out);
+yg_status yg__composite_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 #endif /* YAGRAD_COMPOSITE_H */

@@ -80,6 +80,7 @@ struct yg_tensor {
     int64_t sizes[YG_MAX_DIMS];
     int64_t strides[YG_MAX_DIMS]; /* in elements */
     yg_autograd_meta *autograd;   /* NULL until autograd needs one */
+    uint64_t serial;              /* creation order, from yg__tensor_next_serial */
 };
 
 /* A new tensor viewing t's storage with the given geometry (no autograd
@@ -109,6 +110,13 @@ yg_status yg__tensor_alias(const yg_tensor *t, yg_tensor **out);
 /* Frees a tensor's autograd state (autograd/meta.c).  NULL-safe. */
 void yg__autograd_meta_free(yg_autograd_meta *meta);
 
+/* The serial the next tensor header created (by any thread) will get.
+ * Serials count up from 1 in creation order; views and aliases get their
+ * own.  The tracer compares a tensor's serial with the value read when
+ * the trace began to tell tensors that existed before it (parameters)
+ * from ones created during it (constants).  Cannot fail. */
+uint64_t yg__tensor_next_serial(void);
+
 /* Bumps the version counter of t's storage (after an in-place write). */
 void yg__tensor_bump_version(const yg_tensor *t);
 uint32_t yg__tensor_version(const yg_tensor *t);
@@ -119,12 +127,48 @@ static inline char *yg__tensor_ptr(const yg_tensor *t)
     return (char *)t->storage->data + t->offset * (int64_t)yg_dtype_size(t->dtype);
 }
 
+/* Whether CPU kernels compute in d as a floating type: float32 and
+ * float64.  float16 and bfloat16 are storage types (yg__dtype_is_half) and
+ * are not included: they carry no autograd history and compute kernels
+ * refuse them. */
 static inline bool yg__dtype_is_floating(yg_dtype d)
 {
     return d == YG_FLOAT32 || d == YG_FLOAT64;
 }
 
-/* The dtype two operands promote to: bool < int64 < float32 < float64. */
+/* float16 or bfloat16: 16-bit storage types on CPU. */
+static inline bool yg__dtype_is_half(yg_dtype d)
+{
+    return d == YG_FLOAT16 || d == YG_BFLOAT16;
+}
+
+/* Fails with YG_ERR_DTYPE, "<op>: <arg> has dtype float16, a storage type
+ * on cpu: convert it with to() to float32 first", when t is float16 or
+ * bfloat16; for kernels that compute. */
+yg_status yg__check_not_half(const char *op, const char *arg, const yg_tensor *t);
+
+/* ---- element conversions (core/convert.c) ---- */
+
+/* float16/bfloat16 bits nearest to v (ties to even; NaN stays NaN). */
+uint16_t yg__f16_from_f64(double v);
+uint16_t yg__f16_from_i64(int64_t v);
+uint16_t yg__bf16_from_f64(double v);
+uint16_t yg__bf16_from_i64(int64_t v);
+/* The value of float16/bfloat16 bits (exact). */
+float yg__f16_to_f32(uint16_t h);
+float yg__bf16_to_f32(uint16_t h);
+/* Truncation toward zero; NaN gives 0, out-of-range values saturate. */
+int64_t yg__i64_from_f64(double v);
+int32_t yg__i32_from_f64(double v);
+/* Two's complement wrap-around. */
+int32_t yg__i32_from_i64(int64_t v);
+/* One element at p of dtype, as a double (int64 beyond 2^53 rounds). */
+double yg__load_f64(const void *p, yg_dtype dtype);
+/* Stores v converted to dtype at p, by the rules above. */
+void yg__store_f64_as(void *p, yg_dtype dtype, double v);
+
+/* The dtype two operands promote to: bool < int32 < int64 < float16,
+ * bfloat16 < float32 < float64; float16 with bfloat16 gives float32. */
 yg_dtype yg__promote_types(yg_dtype a, yg_dtype b);
 
 /* "cpu", "cuda"; "unknown" otherwise. */

@@ -29,6 +29,12 @@ const char *yg_dtype_name(yg_dtype dtype)
         return "int64";
     case YG_BOOL:
         return "bool";
+    case YG_INT32:
+        return "int32";
+    case YG_FLOAT16:
+        return "float16";
+    case YG_BFLOAT16:
+        return "bfloat16";
     default:
         return "unknown";
     }
@@ -45,6 +51,11 @@ size_t yg_dtype_size(yg_dtype dtype)
         return 8;
     case YG_BOOL:
         return 1;
+    case YG_INT32:
+        return 4;
+    case YG_FLOAT16:
+    case YG_BFLOAT16:
+        return 2;
     default:
         return 0;
     }
@@ -64,9 +75,18 @@ const char *yg__device_name(yg_device device)
 
 yg_dtype yg__promote_types(yg_dtype a, yg_dtype b)
 {
-    /* The enum is not ordered by rank; rank explicitly. */
-    static const int rank[YG_DTYPE_COUNT_] = {
-        [YG_BOOL] = 0, [YG_INT64] = 1, [YG_FLOAT32] = 2, [YG_FLOAT64] = 3};
+    /* The enum is not ordered by rank; rank explicitly.  float16 and
+     * bfloat16 share a rank: neither holds the other, so together they
+     * promote to float32 (as in PyTorch). */
+    static const int rank[YG_DTYPE_COUNT_] = {[YG_BOOL] = 0,
+                                              [YG_INT32] = 1,
+                                              [YG_INT64] = 2,
+                                              [YG_FLOAT16] = 3,
+                                              [YG_BFLOAT16] = 3,
+                                              [YG_FLOAT32] = 4,
+                                              [YG_FLOAT64] = 5};
+    if (a != b && rank[a] == rank[b])
+        return YG_FLOAT32;
     return rank[a] >= rank[b] ? a : b;
 }
 
@@ -99,6 +119,14 @@ static void storage_release(yg_storage *s)
 }
 
 /* ---- creation ---- */
+
+/* Serials of tensor headers (core.h); 64 bits never wrap. */
+static atomic_uint_fast64_t next_serial = 1;
+
+uint64_t yg__tensor_next_serial(void)
+{
+    return atomic_load(&next_serial);
+}
 
 static yg_status check_geometry(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
                                 int64_t *numel)
@@ -144,6 +172,7 @@ static yg_status tensor_new(const char *op, const int64_t *sizes, int64_t ndim, 
         return st;
     }
     atomic_init(&t->refcount, 1);
+    t->serial = atomic_fetch_add(&next_serial, 1);
     t->ndim = (int32_t)ndim;
     t->dtype = dtype;
     for (int64_t i = ndim - 1; i >= 0; i--) {
@@ -184,12 +213,15 @@ static void fill(yg_tensor *t, double value)
         break;
     case YG_INT64:
         for (int64_t i = 0; i < n; i++)
-            ((int64_t *)d)[i] = (int64_t)value;
+            ((int64_t *)d)[i] = yg__i64_from_f64(value);
         break;
     case YG_BOOL:
         memset(d, value != 0, (size_t)n);
         break;
     default:
+        /* int32, float16, bfloat16: convert once, then copy the bits. */
+        for (int64_t i = 0; i < n; i++)
+            yg__store_f64_as((char *)d + i * (int64_t)yg_dtype_size(t->dtype), t->dtype, value);
         break;
     }
 }
@@ -248,6 +280,7 @@ yg_status yg__tensor_view(const yg_tensor *t, const int64_t *sizes, const int64_
     if (v == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "view: out of memory");
     atomic_init(&v->refcount, 1);
+    v->serial = atomic_fetch_add(&next_serial, 1);
     atomic_fetch_add(&t->storage->refcount, 1);
     v->storage = t->storage;
     v->offset = offset;
@@ -486,5 +519,15 @@ yg_status yg__check_list_out(const char *op, const char *name, yg_tensor ***out,
                         out == NULL ? "" : "_len");
     *out = NULL;
     *out_len = 0;
+    return YG_OK;
+}
+
+yg_status yg__check_not_half(const char *op, const char *arg, const yg_tensor *t)
+{
+    if (t != NULL && yg__dtype_is_half(t->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: %s has dtype %s, a storage type on cpu: convert it with to() to "
+                        "float32 first",
+                        op, arg, yg_dtype_name(t->dtype));
     return YG_OK;
 }

@@ -1,6 +1,6 @@
 /*
  * assign.c - the in-place assignments fill_, zero_ and copy_, for every
- * dtype (bool included) and any strided self.
+ * dtype (bool, int32, float16 and bfloat16 included) and any strided self.
  *
  * All three run on the in-place pointwise iterator (pointwise.c), which
  * already refuses an expanded (stride 0) self, checks that the result
@@ -31,6 +31,20 @@ DEFINE_FILL_LOOP(fill_f32, float)
 DEFINE_FILL_LOOP(fill_f64, double)
 DEFINE_FILL_LOOP(fill_i64, int64_t)
 
+/* The value converted once by the rules of core/convert.c (saturating
+ * for int32, rounding for float16/bfloat16), then stored n times. */
+#define DEFINE_FILL_CONVERTED_LOOP(NAME, T, DTYPE)                                                 \
+    static void NAME(char **p, const int64_t *s, int64_t n, const double *scalars) {               \
+        T v;                                                                                       \
+        yg__store_f64_as(&v, DTYPE, scalars[0]);                                                   \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            *(T *)(p[0] + i * s[0]) = v;                                                           \
+    }
+
+DEFINE_FILL_CONVERTED_LOOP(fill_i32, int32_t, YG_INT32)
+DEFINE_FILL_CONVERTED_LOOP(fill_f16, uint16_t, YG_FLOAT16)
+DEFINE_FILL_CONVERTED_LOOP(fill_bf16, uint16_t, YG_BFLOAT16)
+
 /* C's conversion to bool is already "non-zero is true" (NaN too). */
 static void fill_b8(char **p, const int64_t *s, int64_t n, const double *scalars) {
     const bool v = scalars[0] != 0;
@@ -42,6 +56,8 @@ DEFINE_COPY_LOOP(copy_f32, float)
 DEFINE_COPY_LOOP(copy_f64, double)
 DEFINE_COPY_LOOP(copy_i64, int64_t)
 DEFINE_COPY_LOOP(copy_b8, bool)
+DEFINE_COPY_LOOP(copy_i32, int32_t)
+DEFINE_COPY_LOOP(copy_16, uint16_t) /* float16 and bfloat16: the bits */
 
 static const char *const fill_names[] = {"self"};
 static const char *const copy_names[] = {"self", "src"};
@@ -53,7 +69,10 @@ static const yg_pointwise_desc fill_desc = {
     .loops = {[YG_FLOAT32] = fill_f32,
               [YG_FLOAT64] = fill_f64,
               [YG_INT64] = fill_i64,
-              [YG_BOOL] = fill_b8},
+              [YG_BOOL] = fill_b8,
+              [YG_INT32] = fill_i32,
+              [YG_FLOAT16] = fill_f16,
+              [YG_BFLOAT16] = fill_bf16},
 };
 
 static const yg_pointwise_desc zero_desc = {
@@ -63,7 +82,10 @@ static const yg_pointwise_desc zero_desc = {
     .loops = {[YG_FLOAT32] = fill_f32,
               [YG_FLOAT64] = fill_f64,
               [YG_INT64] = fill_i64,
-              [YG_BOOL] = fill_b8},
+              [YG_BOOL] = fill_b8,
+              [YG_INT32] = fill_i32,
+              [YG_FLOAT16] = fill_f16,
+              [YG_BFLOAT16] = fill_bf16},
 };
 
 static const yg_pointwise_desc copy_desc = {
@@ -73,7 +95,10 @@ static const yg_pointwise_desc copy_desc = {
     .loops = {[YG_FLOAT32] = copy_f32,
               [YG_FLOAT64] = copy_f64,
               [YG_INT64] = copy_i64,
-              [YG_BOOL] = copy_b8},
+              [YG_BOOL] = copy_b8,
+              [YG_INT32] = copy_i32,
+              [YG_FLOAT16] = copy_16,
+              [YG_BFLOAT16] = copy_16},
 };
 
 yg_status yg__cpu_fill_(yg_tensor *self, double value, yg_tensor **out) {

@@ -46,13 +46,15 @@
         }                                                                                          \
     }
 
-/* One op: its four loops (float32, float64, int64, bool), its descriptor
- * and its kernel. */
+/* One op: its five loops (float32, float64, int64, bool, int32; float16
+ * and bfloat16 are storage types and get the iterator's dtype error), its
+ * descriptor and its kernel. */
 #define DEFINE_BINARY_OP(OP, EXPR)                                                                 \
     DEFINE_BINARY_LOOP(OP##_f32, float, EXPR)                                                      \
     DEFINE_BINARY_LOOP(OP##_f64, double, EXPR)                                                     \
     DEFINE_BINARY_LOOP(OP##_i64, int64_t, EXPR)                                                    \
     DEFINE_BINARY_LOOP(OP##_b8, bool, EXPR)                                                        \
+    DEFINE_BINARY_LOOP(OP##_i32, int32_t, EXPR)                                                    \
     static const yg_pointwise_desc OP##_desc = {                                                   \
         .op = #OP,                                                                                 \
         .n_inputs = 2,                                                                             \
@@ -60,7 +62,8 @@
         .loops = {[YG_FLOAT32] = OP##_f32,                                                         \
                   [YG_FLOAT64] = OP##_f64,                                                         \
                   [YG_INT64] = OP##_i64,                                                           \
-                  [YG_BOOL] = OP##_b8},                                                            \
+                  [YG_BOOL] = OP##_b8,                                                             \
+                  [YG_INT32] = OP##_i32},                                                          \
     };                                                                                             \
     yg_status yg__cpu_##OP(const yg_tensor *self, const yg_tensor *other, yg_tensor **out) {       \
         const yg_tensor *inputs[2] = {self, other};                                                \
@@ -72,6 +75,7 @@
     DEFINE_SCALAR_LOOP(OP##_scalar_f64, double, EXPR)                                              \
     DEFINE_SCALAR_LOOP(OP##_scalar_i64, int64_t, EXPR)                                             \
     DEFINE_SCALAR_LOOP(OP##_scalar_b8, bool, EXPR)                                                 \
+    DEFINE_SCALAR_LOOP(OP##_scalar_i32, int32_t, EXPR)                                             \
     static const yg_pointwise_desc OP##_scalar_desc = {                                            \
         .op = #OP,                                                                                 \
         .n_inputs = 1,                                                                             \
@@ -79,7 +83,8 @@
         .loops = {[YG_FLOAT32] = OP##_scalar_f32,                                                  \
                   [YG_FLOAT64] = OP##_scalar_f64,                                                  \
                   [YG_INT64] = OP##_scalar_i64,                                                    \
-                  [YG_BOOL] = OP##_scalar_b8},                                                     \
+                  [YG_BOOL] = OP##_scalar_b8,                                                      \
+                  [YG_INT32] = OP##_scalar_i32},                                                   \
     };                                                                                             \
     yg_status yg__cpu_##OP##_scalar(const yg_tensor *self, double other, yg_tensor **out) {        \
         const yg_tensor *inputs[1] = {self};                                                       \
@@ -112,6 +117,7 @@ DEFINE_UNARY_LOOP(logical_not_f32, float, a == 0)
 DEFINE_UNARY_LOOP(logical_not_f64, double, a == 0)
 DEFINE_UNARY_LOOP(logical_not_i64, int64_t, a == 0)
 DEFINE_UNARY_LOOP(logical_not_b8, bool, !a)
+DEFINE_UNARY_LOOP(logical_not_i32, int32_t, a == 0)
 
 static const yg_pointwise_desc logical_not_desc = {
     .op = "logical_not",
@@ -120,7 +126,8 @@ static const yg_pointwise_desc logical_not_desc = {
     .loops = {[YG_FLOAT32] = logical_not_f32,
               [YG_FLOAT64] = logical_not_f64,
               [YG_INT64] = logical_not_i64,
-              [YG_BOOL] = logical_not_b8},
+              [YG_BOOL] = logical_not_b8,
+              [YG_INT32] = logical_not_i32},
 };
 
 yg_status yg__cpu_logical_not(const yg_tensor *self, yg_tensor **out) {

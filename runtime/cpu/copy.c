@@ -1,6 +1,6 @@
 /*
  * copy.c - yg__tensor_contiguous_as: a contiguous copy of any strided
- * tensor, converted to any dtype (float32, float64, int64, bool).
+ * tensor, converted to any dtype (every pair of the seven).
  *
  * Every kernel that wants plain row-major data (BLAS, reductions over odd
  * layouts, pointwise inputs of another dtype, clone) goes through here, so
@@ -10,9 +10,10 @@
  * an odometer over its outer dims and a typed inner loop over the
  * innermost dim; dims of size 1 are skipped and neighbours that are
  * contiguous with each other are merged first, so e.g. a slice of rows
- * becomes a single long run.  Conversions follow C's rules, except that a
- * conversion to bool gives true for any non-zero value (C's own rule for
- * _Bool, stated here because it differs from a plain integer cast).
+ * becomes a single long run.  Conversions follow C's rules where C
+ * defines them (a conversion to bool gives true for any non-zero value,
+ * NaN too); where C does not (NaN or out-of-range floats to integers,
+ * int64 to int32) and for float16/bfloat16 they follow core/convert.c.
  */
 #include "cpu/cpu.h"
 
@@ -22,51 +23,127 @@
  * contiguous dst. */
 typedef void (*copy_fn)(char *dst, const char *src, int64_t sstride, int64_t n);
 
-#define DEFINE_COPY(NAME, DST_T, SRC_T)                                                            \
-    static void NAME(char *dst, const char *src, int64_t sstride, int64_t n) {                     \
+/* Loads: a floating source reads as double (exact for every floating
+ * dtype), an integer or bool source as int64_t (exact).  A bool byte is
+ * read as "non-zero" so that a stray byte value cannot make an invalid
+ * _Bool. */
+static inline double ld_f32(const char *p) {
+    return *(const float *)p;
+}
+static inline double ld_f64(const char *p) {
+    return *(const double *)p;
+}
+static inline double ld_f16(const char *p) {
+    return yg__f16_to_f32(*(const uint16_t *)p);
+}
+static inline double ld_bf16(const char *p) {
+    return yg__bf16_to_f32(*(const uint16_t *)p);
+}
+static inline int64_t ld_i64(const char *p) {
+    return *(const int64_t *)p;
+}
+static inline int64_t ld_i32(const char *p) {
+    return *(const int32_t *)p;
+}
+static inline int64_t ld_b8(const char *p) {
+    return *(const unsigned char *)p != 0;
+}
+
+/* Stores, one from double (_F) and one from int64_t (_I) per dtype, by the
+ * rules in convert.c: one rounding into float16/bfloat16, saturation from
+ * floating to integers, wrap-around from int64 to int32. */
+static inline float st_f32_F(double v) {
+    return (float)v;
+}
+static inline float st_f32_I(int64_t v) {
+    return (float)v;
+}
+static inline double st_f64_F(double v) {
+    return v;
+}
+static inline double st_f64_I(int64_t v) {
+    return (double)v;
+}
+static inline int64_t st_i64_F(double v) {
+    return yg__i64_from_f64(v);
+}
+static inline int64_t st_i64_I(int64_t v) {
+    return v;
+}
+static inline bool st_b8_F(double v) {
+    return v != 0;
+}
+static inline bool st_b8_I(int64_t v) {
+    return v != 0;
+}
+static inline int32_t st_i32_F(double v) {
+    return yg__i32_from_f64(v);
+}
+static inline int32_t st_i32_I(int64_t v) {
+    return yg__i32_from_i64(v);
+}
+static inline uint16_t st_f16_F(double v) {
+    return yg__f16_from_f64(v);
+}
+static inline uint16_t st_f16_I(int64_t v) {
+    return yg__f16_from_i64(v);
+}
+static inline uint16_t st_bf16_F(double v) {
+    return yg__bf16_from_f64(v);
+}
+static inline uint16_t st_bf16_I(int64_t v) {
+    return yg__bf16_from_i64(v);
+}
+
+/* copy_<dst>_<src>; KIND is F for a floating source, I for an integer one. */
+#define DEFINE_COPY(DST, DST_T, SRC, KIND)                                                         \
+    static void copy_##DST##_##SRC(char *dst, const char *src, int64_t sstride, int64_t n) {       \
         DST_T *d = (DST_T *)dst;                                                                   \
         for (int64_t i = 0; i < n; i++)                                                            \
-            d[i] = (DST_T) * (const SRC_T *)(src + i * sstride);                                   \
+            d[i] = st_##DST##_##KIND(ld_##SRC(src + i * sstride));                                 \
     }
 
-DEFINE_COPY(copy_f32_f32, float, float)
-DEFINE_COPY(copy_f32_f64, float, double)
-DEFINE_COPY(copy_f32_i64, float, int64_t)
-DEFINE_COPY(copy_f32_b8, float, bool)
-DEFINE_COPY(copy_f64_f32, double, float)
-DEFINE_COPY(copy_f64_f64, double, double)
-DEFINE_COPY(copy_f64_i64, double, int64_t)
-DEFINE_COPY(copy_f64_b8, double, bool)
-DEFINE_COPY(copy_i64_f32, int64_t, float)
-DEFINE_COPY(copy_i64_f64, int64_t, double)
-DEFINE_COPY(copy_i64_i64, int64_t, int64_t)
-DEFINE_COPY(copy_i64_b8, int64_t, bool)
-DEFINE_COPY(copy_b8_f32, bool, float)
-DEFINE_COPY(copy_b8_f64, bool, double)
-DEFINE_COPY(copy_b8_i64, bool, int64_t)
-DEFINE_COPY(copy_b8_b8, bool, bool)
+/* Every source dtype into one destination dtype. */
+#define DEFINE_COPIES_TO(DST, DST_T)                                                               \
+    DEFINE_COPY(DST, DST_T, f32, F)                                                                \
+    DEFINE_COPY(DST, DST_T, f64, F)                                                                \
+    DEFINE_COPY(DST, DST_T, i64, I)                                                                \
+    DEFINE_COPY(DST, DST_T, b8, I)                                                                 \
+    DEFINE_COPY(DST, DST_T, i32, I)                                                                \
+    DEFINE_COPY(DST, DST_T, f16, F)                                                                \
+    DEFINE_COPY(DST, DST_T, bf16, F)
 
+DEFINE_COPIES_TO(f32, float)
+DEFINE_COPIES_TO(f64, double)
+DEFINE_COPIES_TO(i64, int64_t)
+DEFINE_COPIES_TO(b8, bool)
+DEFINE_COPIES_TO(i32, int32_t)
+DEFINE_COPIES_TO(f16, uint16_t)
+DEFINE_COPIES_TO(bf16, uint16_t)
+
+#undef DEFINE_COPIES_TO
 #undef DEFINE_COPY
 
-/* [dst dtype][src dtype], in yg_dtype order. */
+/* A row of copy_table: every source dtype, in yg_dtype order. */
+#define COPY_ROW(DST)                                                                              \
+    {                                                                                              \
+        [YG_FLOAT32] = copy_##DST##_f32, [YG_FLOAT64] = copy_##DST##_f64,                          \
+        [YG_INT64] = copy_##DST##_i64, [YG_BOOL] = copy_##DST##_b8, [YG_INT32] = copy_##DST##_i32, \
+        [YG_FLOAT16] = copy_##DST##_f16, [YG_BFLOAT16] = copy_##DST##_bf16,                        \
+    }
+
+/* [dst dtype][src dtype]. */
 static const copy_fn copy_table[YG_DTYPE_COUNT_][YG_DTYPE_COUNT_] = {
-    [YG_FLOAT32] = {[YG_FLOAT32] = copy_f32_f32,
-                    [YG_FLOAT64] = copy_f32_f64,
-                    [YG_INT64] = copy_f32_i64,
-                    [YG_BOOL] = copy_f32_b8},
-    [YG_FLOAT64] = {[YG_FLOAT32] = copy_f64_f32,
-                    [YG_FLOAT64] = copy_f64_f64,
-                    [YG_INT64] = copy_f64_i64,
-                    [YG_BOOL] = copy_f64_b8},
-    [YG_INT64] = {[YG_FLOAT32] = copy_i64_f32,
-                  [YG_FLOAT64] = copy_i64_f64,
-                  [YG_INT64] = copy_i64_i64,
-                  [YG_BOOL] = copy_i64_b8},
-    [YG_BOOL] = {[YG_FLOAT32] = copy_b8_f32,
-                 [YG_FLOAT64] = copy_b8_f64,
-                 [YG_INT64] = copy_b8_i64,
-                 [YG_BOOL] = copy_b8_b8},
+    [YG_FLOAT32] = COPY_ROW(f32),
+    [YG_FLOAT64] = COPY_ROW(f64),
+    [YG_INT64] = COPY_ROW(i64),
+    [YG_BOOL] = COPY_ROW(b8),
+    [YG_INT32] = COPY_ROW(i32),
+    [YG_FLOAT16] = COPY_ROW(f16),
+    [YG_BFLOAT16] = COPY_ROW(bf16),
 };
+
+#undef COPY_ROW
 
 /* Source geometry reduced to what the walk needs: dim 0 innermost, size-1
  * dims dropped, contiguous neighbours merged; strides in bytes. */
@@ -148,5 +225,15 @@ yg_status yg__tensor_contiguous_as(const yg_tensor *t,
             strided_copy(yg__tensor_ptr(res), t, dtype);
     }
     *out = res;
+    return YG_OK;
+}
+
+yg_status yg__cpu_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out) {
+    *out = NULL;
+    if ((int)dtype < 0 || dtype >= YG_DTYPE_COUNT_)
+        return yg__fail(YG_ERR_DTYPE, "to_copy: invalid dtype %d", (int)dtype);
+    yg_status st = yg__tensor_contiguous_as(self, dtype, false, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "to_copy");
     return YG_OK;
 }

@@ -501,5 +501,7 @@ yg_status yg__cpu_bernoulli_p(const yg_tensor *self,
                               double p,
                               yg_generator *generator,
                               yg_tensor **out);
+/* copy.c: self converted to dtype, a new contiguous tensor */
+yg_status yg__cpu_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
 
 #endif /* YAGRAD_CPU_H */

@@ -70,7 +70,7 @@ yg_status yg__rows_unpermute(const yg_rows *rows,
                              yg_tensor **out);
 
 /* Writes v to element i of the contiguous tensor t, converted to t's
- * dtype (float32, float64, int64 or bool). */
+ * dtype (any dtype, by the rules of core/convert.c). */
 void yg__store_f64(yg_tensor *t, int64_t i, double v);
 
 /* ---- creation and random ops (creation.c, random.c) ---- */

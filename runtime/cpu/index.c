@@ -39,7 +39,13 @@ static void add_i64(char *dst, const char *src) {
 static void add_b8(char *dst, const char *src) {
     *(bool *)dst = *(bool *)dst || *(const bool *)src;
 }
+static void add_i32(char *dst, const char *src) {
+    /* Unsigned: overflow wraps instead of being undefined. */
+    *(int32_t *)dst = (int32_t)((uint32_t) * (int32_t *)dst + (uint32_t) * (const int32_t *)src);
+}
 
+/* float16 and bfloat16 have no adder of their own: the callers refuse
+ * them first (yg__check_not_half). */
 static add_elem_fn add_for(yg_dtype dtype) {
     switch (dtype) {
     case YG_FLOAT32:
@@ -48,6 +54,8 @@ static add_elem_fn add_for(yg_dtype dtype) {
         return add_f64;
     case YG_INT64:
         return add_i64;
+    case YG_INT32:
+        return add_i32;
     default:
         return add_b8;
     }
@@ -163,6 +171,7 @@ yg_status yg__cpu_index_select_backward(const yg_tensor *grad_output,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(check_index_dtype("index_select_backward", index));
+    YG_RETURN_IF_ERROR(yg__check_not_half("index_select_backward", "grad_output", grad_output));
     st = yg_tensor_zeros(self_sizes, self_sizes_len, grad_output->dtype, &res);
     if (st != YG_OK)
         return yg__fail_prefix(st, "index_select_backward");
@@ -295,7 +304,7 @@ static void scatter_into(yg_tensor *res,
     int64_t n = numel(index);
     size_t esize = yg_dtype_size(res->dtype);
     add_elem_fn add = add_for(res->dtype);
-    char vbuf[8];
+    _Alignas(8) char vbuf[8];
 
     if (mode == SCATTER_VALUE) {
         /* value converted once to res's dtype. */
@@ -313,6 +322,11 @@ static void scatter_into(yg_tensor *res,
             memcpy(vbuf, &k, sizeof k);
             break;
         }
+        case YG_INT32:
+        case YG_FLOAT16:
+        case YG_BFLOAT16:
+            yg__store_f64_as(vbuf, res->dtype, value);
+            break;
         default:
             vbuf[0] = value != 0;
             break;
@@ -344,6 +358,8 @@ static yg_status scatter(const char *op,
     yg_tensor *res = NULL;
 
     *out = NULL;
+    if (mode == SCATTER_ADD)
+        YG_RETURN_IF_ERROR(yg__check_not_half(op, "self", self));
     YG_RETURN_IF_ERROR(check_gather_scatter(op, self, dim, index, src, &d));
     YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, self->dtype, false, &res));
     scatter_into(res, d, index, src, value, mode);
@@ -386,6 +402,7 @@ yg_status yg__cpu_gather_backward(const yg_tensor *grad_output,
     char gbuf[128], ibuf[128];
 
     *out = NULL;
+    YG_RETURN_IF_ERROR(yg__check_not_half("gather_backward", "grad_output", grad_output));
     if (grad_output->ndim != index->ndim ||
         memcmp(grad_output->sizes, index->sizes, sizeof(int64_t) * (size_t)grad_output->ndim) != 0)
         return yg__fail(YG_ERR_SHAPE,
@@ -469,6 +486,7 @@ yg_status yg__cpu_embedding_backward(const yg_tensor *grad_output,
     yg_status st;
 
     *out = NULL;
+    YG_RETURN_IF_ERROR(yg__check_not_half("embedding_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(
         embedding_check("embedding_backward", weight_sizes, weight_sizes_len, indices));
     int64_t dim = weight_sizes[1], n = numel(indices);

@@ -55,6 +55,7 @@ DEFINE_ACCUM(accum_f32, double, float)
 DEFINE_ACCUM(accum_f64, double, double)
 DEFINE_ACCUM(accum_i64, int64_t, int64_t)
 DEFINE_ACCUM(accum_b8, int64_t, bool)
+DEFINE_ACCUM(accum_i32, int64_t, int32_t)
 
 #undef DEFINE_ACCUM
 
@@ -68,6 +69,8 @@ static accum_fn accum_for(yg_dtype dtype) {
         return accum_i64;
     case YG_BOOL:
         return accum_b8;
+    case YG_INT32:
+        return accum_i32;
     default:
         return NULL;
     }
@@ -181,7 +184,7 @@ static yg_status reduce(const char *op,
                         "%s: unsupported dtype %s for self (supported: %s)",
                         op,
                         yg_dtype_name(self->dtype),
-                        mean ? "float32, float64" : "float32, float64, int64, bool");
+                        mean ? "float32, float64" : "float32, float64, int64, int32, bool");
     YG_RETURN_IF_ERROR(reduced_mask(op, self, dim, dim_len, reduced));
 
     /* Output sizes, and the accumulator stride of each input dim: the

@@ -21,8 +21,10 @@
 #include <math.h>
 #include <stdio.h>
 
+/* float16 and bfloat16 are compared as doubles too: the extremum is one
+ * of the elements, so storing it back is exact. */
 static yg_dtype work_dtype(yg_dtype d) {
-    return yg__dtype_is_floating(d) ? YG_FLOAT64 : YG_INT64;
+    return yg__dtype_is_floating(d) || yg__dtype_is_half(d) ? YG_FLOAT64 : YG_INT64;
 }
 
 static yg_status check_nonempty(const char *op, const yg_tensor *self, const yg_rows *rows) {
@@ -74,8 +76,8 @@ static yg_status extremum(const char *op,
                     best = x[i];
             if (res->dtype == YG_INT64)
                 ((int64_t *)yg__tensor_ptr(res))[r] = best;
-            else
-                ((bool *)yg__tensor_ptr(res))[r] = best != 0;
+            else /* int32 or bool: exact as a double */
+                yg__store_f64(res, r, (double)best);
         }
     }
     *out = res;
@@ -207,8 +209,8 @@ static yg_status extremum_dim(const char *op,
                     at = i;
             if (values->dtype == YG_INT64)
                 ((int64_t *)yg__tensor_ptr(values))[r] = x[at];
-            else
-                ((bool *)yg__tensor_ptr(values))[r] = x[at] != 0;
+            else /* int32 or bool: exact as a double */
+                yg__store_f64(values, r, (double)x[at]);
         }
         dst[r] = at;
     }

@@ -85,7 +85,8 @@ yg_status yg__cpu_prod_dim(const yg_tensor *self,
     *out = NULL;
     if (yg__dtype_is_floating(self->dtype))
         return reduce_rows("prod", self, dim, dim_len, keepdim, prod_row, NULL, out);
-    /* int64 and bool: an exact int64 product. */
+    /* int64, int32 and bool: an exact int64 product. */
+    YG_RETURN_IF_ERROR(yg__check_not_half("prod", "self", self));
     YG_RETURN_IF_ERROR(yg__rows_init("prod", self, dim, dim_len, keepdim, YG_INT64, &rows));
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_INT64, &res);
     if (st == YG_OK) {

@@ -178,19 +178,5 @@ yg_status yg__rows_unpermute(const yg_rows *rows,
 }
 
 void yg__store_f64(yg_tensor *t, int64_t i, double v) {
-    char *p = yg__tensor_ptr(t);
-    switch (t->dtype) {
-    case YG_FLOAT32:
-        ((float *)p)[i] = (float)v;
-        break;
-    case YG_FLOAT64:
-        ((double *)p)[i] = v;
-        break;
-    case YG_INT64:
-        ((int64_t *)p)[i] = (int64_t)v;
-        break;
-    default:
-        ((bool *)p)[i] = v != 0;
-        break;
-    }
+    yg__store_f64_as(yg__tensor_ptr(t) + i * (int64_t)yg_dtype_size(t->dtype), t->dtype, v);
 }

@@ -28,6 +28,7 @@ scan(const char *op, const yg_tensor *self, int64_t dim, bool prod, yg_tensor **
     yg_status st;
 
     *out = NULL;
+    YG_RETURN_IF_ERROR(yg__check_not_half(op, "self", self));
     YG_RETURN_IF_ERROR(yg__rows_init_dim(op, self, dim, floating ? YG_FLOAT64 : YG_INT64, &rows));
     /* Scan a private copy: rows.data may share self's storage. */
     st = yg__tensor_contiguous_as(rows.data, rows.data->dtype, false, &block);

@@ -140,7 +140,10 @@ static void dot_graph(dot_state *st, const yg_graph *g, int64_t gid, int depth) 
     for (int32_t i = 0; i < g->param->n_outputs; i++) {
         yg_sb label = {0};
         yg__sb_printf(sb, "  g%lld_in%d [shape=ellipse, label=\"", (long long)gid, i);
-        yg__sb_printf(&label, "input %%%s", g->param->outputs[i]->name);
+        yg__sb_printf(&label,
+                      "%s %%%s",
+                      g->param->outputs[i]->is_param ? "param" : "input",
+                      g->param->outputs[i]->name);
         put_label(st, &label);
         yg__sb_puts(sb, "\"];\n");
     }

@@ -74,6 +74,8 @@ static void json_value(yg_sb *sb, const yg_ir_value *v) {
     yg__sb_json_string(sb, v->name);
     yg__sb_puts(sb, ", \"type\": ");
     json_type(sb, &v->type);
+    if (v->is_param)
+        yg__sb_puts(sb, ", \"param\": true");
     yg__sb_putc(sb, '}');
 }
 
@@ -96,6 +98,13 @@ static void json_tensor(yg_sb *sb, const yg_tensor *t) {
             break;
         case YG_INT64:
             yg__sb_printf(sb, "%lld", (long long)((const int64_t *)p)[i]);
+            break;
+        case YG_INT32:
+            yg__sb_printf(sb, "%lld", (long long)((const int32_t *)p)[i]);
+            break;
+        case YG_FLOAT16:
+        case YG_BFLOAT16:
+            json_double(sb, yg__load_f64(p + 2 * i, t->dtype));
             break;
         default:
             yg__sb_printf(sb, "%d", ((const unsigned char *)p)[i] ? 1 : 0);

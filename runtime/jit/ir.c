@@ -959,10 +959,11 @@ static yg_status clone_graph(const yg_graph *g, yg_graph **out) {
     /* Names are unique per graph and the copy keeps them, so a source
      * value's copy is found by name; the source is never written. */
     for (int32_t i = 0; i < g->param->n_outputs; i++) {
-        yg_ir_value *v = g->param->outputs[i];
-        st = add_input(c, &v->type, v->name, NULL);
+        yg_ir_value *v = g->param->outputs[i], *copy = NULL;
+        st = add_input(c, &v->type, v->name, &copy);
         if (st != YG_OK)
             goto out;
+        copy->is_param = v->is_param;
     }
     for (const yg_ir_node *n = g->first; n != NULL; n = n->next) {
         yg_ir_node *m = NULL;
@@ -1178,6 +1179,21 @@ yg_status yg_ir_value_set_type(yg_ir_value *v, const yg_ir_type *type) {
     if (!yg__ir_type_valid(type))
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "value_set_type: %%%s: invalid type", v->name);
     v->type = normalize_type(type);
+    return YG_OK;
+}
+
+bool yg_ir_value_is_param(const yg_ir_value *v) {
+    return v != NULL && v->is_param;
+}
+
+yg_status yg_ir_value_set_param(yg_ir_value *v, bool is_param) {
+    if (v == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "value_set_param: value is NULL");
+    if (v->node != v->node->owner->param)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "value_set_param: %%%s is not a graph input",
+                        v->name);
+    v->is_param = is_param;
     return YG_OK;
 }
 

@@ -55,6 +55,7 @@ struct yg_ir_value {
     yg_ir_use *uses;
     int32_t n_uses, cap_uses;
     int64_t scratch; /* free for a pass to use; no meaning between passes */
+    bool is_param;   /* a graph input marked as a parameter (never a node output) */
 };
 
 typedef struct yg_ir_attr {
@@ -80,8 +81,8 @@ typedef struct yg_ir_attr {
 /* What a kind's schema says, derived from the op table's schema string. */
 typedef struct yg_ir_kind_info {
     int32_t n_tensor_args; /* Tensor, Tensor? (not Tensor[]) arguments */
-    bool has_tensor_list;  /* a Tensor[] argument: inputs are variadic */
-    int32_t n_returns;
+    bool has_tensor_list;  /* a Tensor[] or Tensor?[] argument: inputs are variadic */
+    int32_t n_returns;     /* -1: a Tensor[] return, any number of outputs */
     bool is_view;    /* returns Tensor(a): the result aliases self */
     bool is_inplace; /* returns Tensor(a!): the op writes self */
 } yg_ir_kind_info;

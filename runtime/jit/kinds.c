@@ -103,7 +103,7 @@ static bool count_tensor_args(const schema_arg *a, void *ctx) {
     yg_ir_kind_info *info = ((count_ctx *)ctx)->info;
     if (!starts_with(a, "Tensor"))
         return true;
-    if (starts_with(a, "Tensor[]"))
+    if (starts_with(a, "Tensor[]") || starts_with(a, "Tensor?[]"))
         info->has_tensor_list = true;
     else
         info->n_tensor_args++;
@@ -138,6 +138,8 @@ yg_ir_kind_info yg__ir_kind_info(const yg_ir_node *n) {
                 count++;
         }
         info.n_returns = arrow[1] == ')' ? 0 : count;
+    } else if (strstr(arrow, "[]") != NULL) {
+        info.n_returns = -1; /* "Tensor(a)[]": as many as the op made */
     }
     info.is_inplace = strstr(arrow, "(a!)") != NULL;
     info.is_view = !info.is_inplace && strstr(arrow, "(a)") != NULL;
@@ -154,7 +156,7 @@ static bool find_tensor_arg(const schema_arg *a, void *vctx) {
     find_ctx *ctx = vctx;
     if (!starts_with(a, "Tensor"))
         return true;
-    bool is_list = starts_with(a, "Tensor[]");
+    bool is_list = starts_with(a, "Tensor[]") || starts_with(a, "Tensor?[]");
     if (ctx->seen == ctx->want || is_list) {
         if (ctx->seen <= ctx->want) {
             ctx->found = *a;
@@ -210,6 +212,14 @@ bool yg__ir_node_has_side_effects(const yg_ir_node *n) {
         const char *dot = strchr(n->kind, '.');
         size_t base = dot != NULL ? (size_t)(dot - n->kind) : strlen(n->kind);
         if (base > 0 && n->kind[base - 1] == '_')
+            return true;
+        /* A state argument (Tensor(a!)?, batch_norm's running stats) is
+         * written; a random op advances its generator, so two equal calls
+         * differ and dropping one changes later draws. */
+        const char *arrow = strstr(n->op->schema, "->");
+        const char *bang = strstr(n->op->schema, "!)");
+        const char *gen = strstr(n->op->schema, "Generator");
+        if ((bang != NULL && bang < arrow) || (gen != NULL && gen < arrow))
             return true;
     }
     for (int32_t i = 0; i < n->n_attrs; i++) {

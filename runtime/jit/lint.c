@@ -117,7 +117,7 @@ static bool check_op(const yg_ir_node *n, bool attrs, char *msg, size_t len) {
                  n->n_inputs);
         return false;
     }
-    if (n->n_outputs != info.n_returns) {
+    if (info.n_returns >= 0 && n->n_outputs != info.n_returns) {
         snprintf(msg, len, "%s has %d outputs, got %d", n->kind, info.n_returns, n->n_outputs);
         return false;
     }
@@ -205,6 +205,14 @@ static yg_status lint_outputs(const yg_graph *g, const yg_ir_node *n, int64_t ma
         }
         if (!yg__ir_type_valid(&v->type)) {
             snprintf(buf, sizeof buf, "output %d %%%.64s has an invalid type", i, v->name);
+            return lint_fail(n, buf, "");
+        }
+        if (v->is_param && n != g->param) {
+            snprintf(buf,
+                     sizeof buf,
+                     "output %d %%%.64s is marked as a parameter (only graph inputs can be)",
+                     i,
+                     v->name);
             return lint_fail(n, buf, "");
         }
         for (int32_t k = 0; k < v->n_uses; k++) {

@@ -337,7 +337,8 @@ static yg_status parse_dtype(parser *ps, int32_t *out) {
     char tb[96];
     if (!lookup_dtype(&ps->tok, out))
         return fail_at(&ps->tok,
-                       "unknown dtype %s (expected float32, float64, int64 or bool)",
+                       "unknown dtype %s (expected float32, float64, int64, bool, int32, "
+                       "float16 or bfloat16)",
                        describe(&ps->tok, tb, sizeof tb));
     return advance(ps);
 }
@@ -530,6 +531,8 @@ static yg_status push_element(vec *values, int32_t dtype, const token *t) {
         float f;
         double d;
         int64_t i;
+        int32_t i32;
+        uint16_t h;
         unsigned char b;
     } e;
     if (dtype == YG_FLOAT32) {
@@ -538,6 +541,17 @@ static yg_status push_element(vec *values, int32_t dtype, const token *t) {
         YG_RETURN_IF_ERROR(read_double(t, &e.d));
     } else if (dtype == YG_INT64) {
         YG_RETURN_IF_ERROR(read_int(t, &e.i));
+    } else if (dtype == YG_INT32) {
+        int64_t v;
+        YG_RETURN_IF_ERROR(read_int(t, &v));
+        if (v < INT32_MIN || v > INT32_MAX)
+            return fail_at(t, "an int32 element must fit in 32 bits, got %lld", (long long)v);
+        e.i32 = (int32_t)v;
+    } else if (dtype == YG_FLOAT16 || dtype == YG_BFLOAT16) {
+        /* Printed as the float32 value, which converts back exactly. */
+        double v;
+        YG_RETURN_IF_ERROR(read_double(t, &v));
+        e.h = dtype == YG_FLOAT16 ? yg__f16_from_f64(v) : yg__bf16_from_f64(v);
     } else {
         int64_t v;
         YG_RETURN_IF_ERROR(read_int(t, &v));
@@ -945,6 +959,12 @@ static yg_status parse_graph(parser *ps, int depth, yg_graph **out) {
     bool first_input = true;
     while (st == YG_OK && (!first_input || !is_punct(&ps->tok, ')'))) {
         first_input = false;
+        bool is_param = is_word(&ps->tok, "param");
+        if (is_param) {
+            st = advance(ps);
+            if (st != YG_OK)
+                break;
+        }
         token name = ps->tok;
         yg_ir_type type = yg_ir_type_tensor();
         if (name.kind != T_VALUE) {
@@ -972,6 +992,8 @@ static yg_status parse_graph(parser *ps, int depth, yg_graph **out) {
             memcpy(nbuf, name.begin, name.len);
             nbuf[name.len] = '\0';
             st = yg_graph_add_input(g, &type, nbuf, &v);
+            if (st == YG_OK)
+                v->is_param = is_param;
         }
         if (st == YG_OK && is_punct(&ps->tok, ')'))
             break;

@@ -73,6 +73,13 @@ static void print_element(yg_sb *sb, const yg_tensor *t, int64_t i) {
     case YG_BOOL:
         yg__sb_putc(sb, ((const unsigned char *)p)[i] ? '1' : '0');
         break;
+    case YG_INT32:
+        yg__sb_printf(sb, "%lld", (long long)((const int32_t *)p)[i]);
+        break;
+    case YG_FLOAT16:
+    case YG_BFLOAT16:
+        yg__sb_float32(sb, (float)yg__load_f64(p + 2 * i, t->dtype));
+        break;
     default:
         yg__sb_putc(sb, '?');
         break;
@@ -168,7 +175,8 @@ static void print_graph(yg_sb *sb, const yg_graph *g, int indent) {
     yg__sb_puts(sb, "graph(");
     for (int32_t i = 0; i < g->param->n_outputs; i++) {
         const yg_ir_value *v = g->param->outputs[i];
-        yg__sb_printf(sb, "%s%%%s : ", i > 0 ? ", " : "", v->name);
+        yg__sb_printf(
+            sb, "%s%s%%%s : ", i > 0 ? ", " : "", v->is_param ? "param " : "", v->name);
         yg__ir_print_type(sb, &v->type);
     }
     yg__sb_puts(sb, "):\n");

@@ -77,6 +77,21 @@ static double *make_values(const input_spec *spec,
     return v;
 }
 
+/* A tensor of dtype from values: yg_test_tensor for the dtypes it writes,
+ * else (float16, bfloat16) float64 values converted by the runtime. */
+static yg_tensor *make_tensor(yg_dtype dtype, const int64_t *sizes, int64_t ndim,
+                              const double *v)
+{
+    yg_tensor *t, *c = NULL;
+
+    if (dtype != YG_FLOAT16 && dtype != YG_BFLOAT16)
+        return yg_test_tensor(dtype, sizes, ndim, v);
+    t = yg_test_tensor(YG_FLOAT64, sizes, ndim, v);
+    YG_CHECK(yg_to_dtype(t, dtype, false, &c));
+    yg_release(t);
+    return c;
+}
+
 yg_tensor *opinfo_make_input(const sample *s,
                              int i,
                              yg_dtype dtype,
@@ -95,7 +110,7 @@ yg_tensor *opinfo_make_input(const sample *s,
     else if (shape_mode == 2)
         sizes[ndim++] = 0;
     v = make_values(spec, dt, sizes, ndim, seed);
-    t = yg_test_tensor(dt, sizes, ndim, v);
+    t = make_tensor(dt, sizes, ndim, v);
     free(v);
     if (!noncontig || ndim == 0)
         return t;
@@ -136,5 +151,8 @@ const opinfo_accepted opinfo_accepts_unclaimed[] = {
     {"l1_loss",
      YG_INT64,
      "with reduction sum a composite of sub, abs and sum (int64 ops); mean would refuse int64"},
+    {"softmax_backward", YG_INT32, "as for int64"},
+    {"mse_loss", YG_INT32, "as for int64"},
+    {"l1_loss", YG_INT32, "as for int64"},
     {NULL, YG_FLOAT64, NULL},
 };

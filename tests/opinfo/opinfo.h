@@ -60,9 +60,9 @@ typedef struct sample {
 /* A pointwise op's sample that needs its own shapes (it transposes an
  * input, say): no 0-dim and empty variants. */
 #define OPINFO_FIXED_SHAPE 8u
-/* The sample's own glue takes no bool (cat joins the outputs of a list
- * op): the dtype runners skip bool for it. */
-#define OPINFO_NO_BOOL 16u
+/* The sample joins the outputs of a list op with cat: the dtype runners
+ * skip the dtypes cat does not claim. */
+#define OPINFO_JOINS_WITH_CAT 16u
 /* A composite op whose result carries no gradient (zeros_like): not
  * gradchecked.  Without it, a composite sample's result must require grad. */
 #define OPINFO_NO_GRAD 32u

@@ -112,6 +112,11 @@ static yg_status f_batch_norm_eval(yg_tensor *const *x, yg_tensor **o)
     return st;
 }
 
+/* ---- dtypes (merged from main): conversions ---- */
+static yg_status f_to_same(yg_tensor *const *x, yg_tensor **o) { return yg_to_dtype(x[0], YG_FLOAT64, false, o); }
+static yg_status f_to_int32(yg_tensor *const *x, yg_tensor **o) { return yg_to_dtype(x[0], YG_INT32, false, o); }
+static yg_status f_type_as(yg_tensor *const *x, yg_tensor **o) { return yg_type_as(x[0], x[1], o); }
+
 const sample opinfo_composite_samples[] = {
     {"prod", "every element", 1, {F64(0.5, 1.5, 2, 2, 3)}, f_prod},
     {"max", "every element", 1, {F64(-1, 1, 2, 3, 4)}, f_max},
@@ -158,5 +163,10 @@ const sample opinfo_composite_samples[] = {
     {"pad", "replicate", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_pad_replicate},
     {"batch_norm", "training, batch statistics, affine", 3, {F64(-1, 1, 2, 4, 3), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3)}, f_batch_norm_train},
     {"batch_norm", "evaluation, running statistics", 5, {F64(-1, 1, 3, 2, 3, 2), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_batch_norm_eval},
+    /* ---- dtypes (merged from main): conversions ---- */
+    {"to.dtype", "to float64 without copy", 1, {F64(-1, 1, 2, 2, 3)}, f_to_same, NULL, OPINFO_ANY_SHAPE},
+    {"to.dtype", "to int32: truncates, no gradient", 1, {F64(-3, 3, 2, 2, 3)}, f_to_int32, NULL, OPINFO_ANY_SHAPE | OPINFO_NO_GRAD},
+    {"type_as", "a floating other", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 1, 1)}, f_type_as},
+    {"type_as", "an int64 other: truncates, no gradient", 2, {F64(-3, 3, 2, 2, 3), I64(0, 2, 1, 1)}, f_type_as, NULL, OPINFO_NO_GRAD},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

@@ -632,6 +632,20 @@ static yg_status f_index_put_acc(yg_tensor *const *x, yg_tensor **o) { return wi
 static yg_status f_index_put__rows(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_pairs, x, 3, o); }
 static yg_status f_index_put__acc(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_acc, x, 4, o); }
 
+/* dtypes branch: conversions.  float64 to float64 keeps finite
+ * differences meaningful (float32 would round them away); the float32
+ * path's gradient dtype is tested in test_dtypes.c. */
+static yg_status f_to_copy(yg_tensor *const *x, yg_tensor **o) { return yg_to_copy(x[0], YG_FLOAT64, o); }
+static yg_status f_to_dtype_copy_t(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *xt = NULL;
+    yg_status st = yg_t(x[0], &xt);
+    if (st == YG_OK)
+        st = yg_to_dtype(xt, YG_FLOAT64, true, o);
+    yg_release(xt);
+    return st;
+}
+
 const sample opinfo_derivative_samples[] = {
     {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add},
     {"add", "0-dim + [2, 2]", 2, {F64(-1, 1, 0, 0), F64(-1, 1, 2, 2, 2)}, f_add},
@@ -828,12 +842,12 @@ const sample opinfo_derivative_samples[] = {
     {"replication_pad", "3-d through pad", 1, {F64(-1, 1, 4, 1, 3, 3, 4)}, f_replicate3d},
     {"replication_pad_backward", "into [2, 3, 4]", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_replicate_bw},
     /* shape-index: ops returning Tensor[] and advanced indexing */
-    {"split", "[5, 3] in pieces of 2, all used", 1, {F64(-1, 1, 2, 5, 3)}, f_split, NULL, OPINFO_NO_BOOL},
-    {"split", "[2, 5] along dim -1, piece 1 unused", 1, {F64(-1, 1, 2, 2, 5)}, f_split_some, NULL, OPINFO_NO_BOOL},
-    {"split_with_sizes", "[2, 5] as 1, 0, 4 along dim 1", 1, {F64(-1, 1, 2, 2, 5)}, f_split_with_sizes, NULL, OPINFO_NO_BOOL},
-    {"chunk", "[5, 2] in 4 chunks (3 pieces), only the last used", 1, {F64(-1, 1, 2, 5, 2)}, f_chunk_last, NULL, OPINFO_NO_BOOL},
-    {"unbind", "[3, 4] along dim 1, outputs 0 and 3 used", 1, {F64(-1, 1, 2, 3, 4)}, f_unbind_some, NULL, OPINFO_NO_BOOL},
-    {"unbind", "[3] into 0-dim outputs", 1, {F64(-1, 1, 1, 3)}, f_unbind_1d, NULL, OPINFO_NO_BOOL},
+    {"split", "[5, 3] in pieces of 2, all used", 1, {F64(-1, 1, 2, 5, 3)}, f_split, NULL, OPINFO_JOINS_WITH_CAT},
+    {"split", "[2, 5] along dim -1, piece 1 unused", 1, {F64(-1, 1, 2, 2, 5)}, f_split_some, NULL, OPINFO_JOINS_WITH_CAT},
+    {"split_with_sizes", "[2, 5] as 1, 0, 4 along dim 1", 1, {F64(-1, 1, 2, 2, 5)}, f_split_with_sizes, NULL, OPINFO_JOINS_WITH_CAT},
+    {"chunk", "[5, 2] in 4 chunks (3 pieces), only the last used", 1, {F64(-1, 1, 2, 5, 2)}, f_chunk_last, NULL, OPINFO_JOINS_WITH_CAT},
+    {"unbind", "[3, 4] along dim 1, outputs 0 and 3 used", 1, {F64(-1, 1, 2, 3, 4)}, f_unbind_some, NULL, OPINFO_JOINS_WITH_CAT},
+    {"unbind", "[3] into 0-dim outputs", 1, {F64(-1, 1, 1, 3)}, f_unbind_1d, NULL, OPINFO_JOINS_WITH_CAT},
     {"index", "[4, 3] by a [2, 2] row index with repeats and -1", 1, {F64(-1, 1, 2, 4, 3)}, f_index_rows},
     {"index", "[3, 4, 5] by dims 0 and 2 around a kept dim", 1, {F64(-1, 1, 3, 3, 4, 5)}, f_index_gap},
     {"index", "[3, 4, 2] by a [3, 4] bool mask", 1, {F64(-1, 1, 3, 3, 4, 2)}, f_index_mask},
@@ -841,5 +855,8 @@ const sample opinfo_derivative_samples[] = {
     {"index_put", "accumulate, row 1 twice, values [3] broadcast", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 1, 3)}, f_index_put_acc},
     {"index_put_", "(row, col) pairs into a copy", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 1, 2)}, f_index_put__rows, f_index_put_pairs},
     {"index_put_", "accumulate into a copy, row 1 twice", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 2, 1, 3)}, f_index_put__acc, f_index_put_acc},
+    /* ---- dtypes branch ---- */
+    {"to_copy", "float64 to float64", 1, {F64(-1, 1, 2, 2, 3)}, f_to_copy},
+    {"to_copy", "transposed self through to.dtype(copy=true)", 1, {F64(-1, 1, 2, 3, 2)}, f_to_dtype_copy_t, NULL, OPINFO_FIXED_SHAPE},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

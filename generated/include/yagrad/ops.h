@@ -1720,6 +1720,22 @@ YG_NODISCARD yg_status yg_index_put_self_backward(
     bool accumulate,
     yg_tensor **out);                 /* out: new ref */
 
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor */
+YG_NODISCARD yg_status yg_to_copy(const yg_tensor *self,  /* borrowed */
+                                  yg_dtype dtype,
+                                  yg_tensor **out);       /* out: new ref */
+
+/* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor */
+YG_NODISCARD yg_status yg_to_dtype(const yg_tensor *self,  /* borrowed */
+                                   yg_dtype dtype,
+                                   bool copy,              /* default false */
+                                   yg_tensor **out);       /* out: new ref */
+
+/* type_as(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_type_as(const yg_tensor *self,   /* borrowed */
+                                  const yg_tensor *other,  /* borrowed */
+                                  yg_tensor **out);        /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,6 @@
 /*
- * yagrad/jit.h - the graph IR: build, print, parse, check and optimise
- * graphs of op calls.
+ * yagrad/jit.h - the graph IR: build (or trace), print, parse, check,
+ * optimise and run graphs of op calls.
  *
  * A yg_graph is a straight-line program: graph inputs (values), a list of
  * nodes in execution order, and graph outputs.  A node (yg_ir_node) calls
@@ -13,6 +13,10 @@
  * with dtype, device, sizes and requires_grad each known or unknown, or
  * None) and a list of uses.  Subgraphs (graph attributes) are closed: they
  * see only their own inputs.
+ *
+ * A graph input may be marked as a parameter ("param %w" in text): a tensor
+ * a traced function read without receiving it.  yg_trace records the op
+ * calls of a C function as a graph (docs/ir.md, "Tracing").
  *
  * Prim kinds: prim::Constant (no inputs, one Tensor output, attribute
  * value: tensor), prim::None (no inputs, one None output: an absent
@@ -231,6 +235,17 @@ int64_t yg_ir_value_num_uses(const yg_ir_value *v);
  *          (dtype/device out of range, ndim > YG_MAX_DIMS, size < -1). */
 YG_NODISCARD yg_status yg_ir_value_set_type(yg_ir_value *v, const yg_ir_type *type);
 
+/* Whether v is a graph input marked as a parameter: a tensor the traced
+ * function read without receiving it as an input (weights, buffers).
+ * Printed as "param %w : Tensor"; the caller binds it when running the
+ * graph like any other input.  Cannot fail; NULL gives false. */
+bool yg_ir_value_is_param(const yg_ir_value *v);
+
+/* Marks or unmarks graph input v as a parameter.  v: in-out
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL v or a value that is not a
+ *          graph input. */
+YG_NODISCARD yg_status yg_ir_value_set_param(yg_ir_value *v, bool is_param);
+
 /* Renames v.  name: [A-Za-z0-9_.]+, not taken by another value of its graph.
  * Returns: YG_ERR_INVALID_ARGUMENT for a malformed or taken name;
  *          YG_ERR_OUT_OF_MEMORY. */
@@ -302,16 +317,139 @@ YG_NODISCARD yg_status yg_graph_propagate_requires_grad(yg_graph *g);
  * broadcasting gives the same result sizes. */
 YG_NODISCARD yg_status yg_graph_remove_unnecessary_expands(yg_graph *g);
 
+/* Evaluates op nodes whose inputs are all constants and replaces them by
+ * prim::Constant nodes, unless the node has side effects, reads or makes
+ * a value something writes, is random (its schema takes a Generator),
+ * fails on those constants (then it stays, with no error), or would make
+ * a constant of more than 65536 elements larger than its inputs. */
+YG_NODISCARD yg_status yg_graph_propagate_constants(yg_graph *g);
+
 /* Runs passes named in a comma-separated list: "dce", "cse",
- * "constant_pooling", "peephole", "shape_propagation",
- * "requires_grad_propagation", "remove_expands".
+ * "constant_pooling", "constant_propagation", "peephole",
+ * "shape_propagation", "requires_grad_propagation", "remove_expands".
  * Returns: YG_ERR_INVALID_ARGUMENT for an unknown name (before running
  *          any); the passes' errors. */
 YG_NODISCARD yg_status yg_graph_run_passes(yg_graph *g, const char *names);
 
 /* Runs the standard pipeline: shape_propagation, requires_grad_propagation,
- * peephole, remove_expands, constant_pooling, cse, dce. */
+ * peephole, remove_expands, constant_propagation, constant_pooling, cse,
+ * dce. */
 YG_NODISCARD yg_status yg_graph_optimize(yg_graph *g);
+
+/* ---- tracing ---- */
+
+/* A function to trace (docs/ir.md, "Tracing").  It computes its outputs
+ * from its inputs with yagrad ops, as it would eagerly.
+ *   ctx:       what yg_trace was given (a model's parameters, ...)
+ *   inputs:    borrowed, n_inputs example tensors; in-out for in-place ops
+ *   outputs:   n_outputs slots, NULL on entry; fn stores a new reference in
+ *              each, typically as an op's out-parameter:
+ *              `return yg_relu(h, &outputs[0]);`
+ * Returns YG_OK, or a failure with its message (yg_trace passes it on,
+ * prefixed "trace: "); fn releases what it made, as any caller of ops. */
+typedef yg_status (*yg_trace_fn)(void *ctx,
+                                 yg_tensor *const *inputs,
+                                 int64_t n_inputs,
+                                 yg_tensor **outputs,
+                                 int64_t n_outputs);
+
+typedef struct yg_trace_options {
+    /* false (the default): a composite op (linear, lstm_cell, ...) is one
+     * node; true: it is not recorded, the ops it calls are. */
+    bool trace_through_composites;
+} yg_trace_options;
+
+/* What yg_trace returns.  The result owns every field; to keep one past
+ * yg_trace_result_release, take it and set the field to NULL (or the
+ * array entry, for tensors). */
+typedef struct yg_trace_result {
+    /* The graph: inputs are the n_inputs example inputs, in order, then
+     * one input per parameter (yg_ir_value_is_param), in order of first
+     * use; outputs are fn's outputs. */
+    yg_graph *graph;
+    /* fn's outputs, computed eagerly while tracing. */
+    yg_tensor **outputs;
+    int64_t n_outputs;
+    /* The tensor behind each parameter input, in graph input order: run
+     * the graph on the example inputs followed by these. */
+    yg_tensor **params;
+    int64_t n_params;
+} yg_trace_result;
+
+/* Runs fn once on inputs and records, as a graph, every op it calls on
+ * this thread (the outermost call only: what an op does inside is not
+ * recorded, nor gradient formulas run by a backward inside fn).  Types
+ * carry each tensor's dtype, device, sizes and requires_grad.  Tensors fn
+ * reads that no recorded op produced become parameter inputs when they
+ * existed before yg_trace began, and prim::Constant nodes (CPU only) when
+ * fn made them by other means (yg_tensor_from_data, ...); scalar arguments
+ * become attributes.  Writes through yg_tensor_data are not seen.
+ *   fn:      the function (non-NULL)
+ *   ctx:     nullable, passed to fn
+ *   inputs:  borrowed (in-out where fn writes them), n_inputs non-NULL
+ *            tensors; a tensor given twice is read as its first input
+ *   n_outputs: the number of outputs fn produces (>= 0)
+ *   options: nullable, borrowed (NULL: every field false)
+ *   out:     out: new result, release with yg_trace_result_release
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL fn, out, inputs or an input,
+ *          a negative count, an output fn left NULL, or a call made while
+ *          this thread is already tracing ("trace: already tracing on this
+ *          thread"); fn's status (message prefixed "trace: ") when fn
+ *          fails; the first failure to record an op fn called, even when
+ *          fn ignored it and went on: YG_ERR_NOT_IMPLEMENTED for an op
+ *          with an argument type the tracer cannot record ("trace: <op>:
+ *          argument '<name>' of type <T> cannot be recorded"),
+ *          YG_ERR_DEVICE for a constant not on the CPU,
+ *          YG_ERR_OUT_OF_MEMORY.  On failure *out is NULL, nothing fn
+ *          produced is kept, and the thread is ready to trace again. */
+YG_NODISCARD yg_status yg_trace(yg_trace_fn fn,
+                                void *ctx,
+                                yg_tensor *const *inputs,
+                                int64_t n_inputs,
+                                int64_t n_outputs,
+                                const yg_trace_options *options,
+                                yg_trace_result **out);
+
+/* Frees r and whatever its fields still hold.  NULL-safe. */
+void yg_trace_result_release(yg_trace_result *r);
+
+/* ---- running ---- */
+
+/* Runs g: calls each node's op (the public yg_<op>, so autograd records
+ * history as for eager calls when grad mode is on and an input requires
+ * grad) in order, and returns the graph outputs.  Each value is released
+ * right after its last use, so a chain holds only the tensors still
+ * needed.  In-place nodes write their input, graph inputs included, as the
+ * eager call would.  prim::Constant gives the constant's tensor (shared
+ * with the graph when no node of g writes memory, else a fresh copy per
+ * run; an output that would share a constant's memory is returned as a
+ * copy, so writing an output never changes g); prim::None gives NULL.
+ * g is not modified, so several threads may run one graph at once.
+ *   g:         borrowed
+ *   inputs:    borrowed, n_inputs tensors, one per graph input in order
+ *              (NULL exactly where the input's type is None); each must
+ *              match its input's type where known: dtype, device, rank,
+ *              each size (requires_grad is not checked)
+ *   n_inputs:  yg_graph_num_inputs(g)
+ *   outputs:   out: n_outputs new refs (NULL for a None output); all NULL
+ *              on failure
+ *   n_outputs: yg_graph_num_outputs(g)
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g/inputs/outputs or counts
+ *          that do not match ("interpreter: graph has 2 inputs, got 1"), a
+ *          NULL input of Tensor type; YG_ERR_DTYPE, YG_ERR_DEVICE,
+ *          YG_ERR_SHAPE for an input that does not match its type
+ *          ("interpreter: input 0 %x: expected sizes [2, ?], got [3, 4]");
+ *          YG_ERR_NOT_IMPLEMENTED for nodes it cannot run yet
+ *          (prim::FusionGroup, prim::DifferentiableGraph, ops with an
+ *          argument type the boxed tables do not support:
+ *          "interpreter: <op>: argument '<name>' of type <T> is not
+ *          supported"); an op's own error, prefixed with the node
+ *          ("interpreter: %y = mm(%a, %b): mm: ..."). */
+YG_NODISCARD yg_status yg_graph_run(const yg_graph *g,
+                                    yg_tensor *const *inputs,
+                                    int64_t n_inputs,
+                                    yg_tensor **outputs,
+                                    int64_t n_outputs);
 
 /* ---- dumps ---- */
 

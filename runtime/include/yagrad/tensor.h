@@ -40,6 +40,9 @@ typedef enum yg_dtype {
     YG_FLOAT64 = 1,
     YG_INT64 = 2,
     YG_BOOL = 3,
+    YG_INT32 = 4,
+    YG_FLOAT16 = 5,  /* IEEE binary16; a storage type on CPU (see below) */
+    YG_BFLOAT16 = 6, /* bfloat16; a storage type on CPU (see below) */
     YG_DTYPE_COUNT_
 } yg_dtype;
 
@@ -50,7 +53,24 @@ typedef enum yg_device {
     YG_DEVICE_COUNT_
 } yg_device;
 
-/* "float32", "float64", "int64", "bool"; "unknown" otherwise.  Cannot fail. */
+/* float16 and bfloat16 elements are held as their 16-bit patterns
+ * (uint16_t) and are storage types on CPU: tensors of them can be
+ * created, viewed, copied, indexed and converted (yg_to_dtype, copy_,
+ * yg_tensor_to_f64), but compute ops refuse them with YG_ERR_DTYPE; convert
+ * to float32 first (a binary op whose other operand is float32 or float64
+ * converts them itself, see promotion below).  They cannot require grad.
+ * Conversions into them round to nearest, ties to even, with subnormals,
+ * overflow to infinity and NaN kept.  A floating value converted to an
+ * integer dtype truncates toward zero; NaN gives 0 and values out of the
+ * integer's range saturate.  An int64 converted to int32 wraps around
+ * (two's complement).  Any non-zero value (NaN too) converts to bool true.
+ *
+ * Binary ops on mixed dtypes compute in the promoted dtype:
+ * bool < int32 < int64 < float16, bfloat16 < float32 < float64, and
+ * float16 with bfloat16 gives float32. */
+
+/* "float32", "float64", "int64", "bool", "int32", "float16", "bfloat16";
+ * "unknown" otherwise.  Cannot fail. */
 const char *yg_dtype_name(yg_dtype dtype);
 
 /* Size in bytes of one element; 0 for an invalid dtype.  Cannot fail. */

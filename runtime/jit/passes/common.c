@@ -210,6 +210,11 @@ bool yg__pass_constant_all(const yg_ir_node *n, double v) {
         case YG_BOOL:
             e = ((const unsigned char *)p)[i];
             break;
+        case YG_INT32:
+        case YG_FLOAT16:
+        case YG_BFLOAT16:
+            e = yg__load_f64(p + i * (int64_t)yg_dtype_size(t->dtype), t->dtype);
+            break;
         default:
             return false;
         }

@@ -4,9 +4,11 @@
  * The order of yg_graph_optimize: shape_propagation first (peephole and
  * remove_expands need sizes; requires_grad needs dtypes), then
  * requires_grad_propagation, then the rewrites (peephole, remove_expands)
- * that leave dead nodes behind, constant_pooling before cse (so equal
- * constants are one value and nodes using them become equal), and dce
- * last to sweep what the others left unused.
+ * that leave dead nodes behind, constant_propagation (after the rewrites,
+ * so an expand they removed is not folded into a large constant, and
+ * before pooling, so the constants it makes are pooled), constant_pooling
+ * before cse (so equal constants are one value and nodes using them
+ * become equal), and dce last to sweep what the others left unused.
  */
 #include "jit/passes/passes.h"
 
@@ -22,6 +24,7 @@ static const named_pass passes[] = {
     {"requires_grad_propagation", yg_graph_propagate_requires_grad},
     {"peephole", yg_graph_peephole},
     {"remove_expands", yg_graph_remove_unnecessary_expands},
+    {"constant_propagation", yg_graph_propagate_constants},
     {"constant_pooling", yg_graph_pool_constants},
     {"cse", yg_graph_eliminate_common_subexpressions},
     {"dce", yg_graph_eliminate_dead_code},
@@ -54,7 +57,7 @@ static yg_status each(yg_graph *g, const char *names, bool run) {
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
                             "run_passes: unknown pass '%.*s' (known: shape_propagation, "
                             "requires_grad_propagation, peephole, remove_expands, "
-                            "constant_pooling, cse, dce)",
+                            "constant_propagation, constant_pooling, cse, dce)",
                             (int)(last - p > 64 ? 64 : last - p),
                             p);
         if (run)

@@ -21,9 +21,12 @@ Tolerances, with scale = max(1, max |reference|) over the sample's output:
   float32: |yagrad - numpy| <= 2e-5 * scale (the reference runs in float64
            on the same float32 inputs; float32 rounding, ~1e-7 per
            operation, accumulates over reductions of up to ~60 terms);
-  bool and int64 outputs: exactly equal (a bool result is the reference != 0).
-Runs in int64 and bool (where the op claims them) are compared, exactly, for
-the ops in EXACT_ON_INTEGERS; the others are listed as not compared.
+  float16, bfloat16: 1e-3 and 8e-3 (about 1 ulp of each);
+  bool, int64 and int32 outputs: exactly equal (a bool result is the
+  reference != 0).
+Runs in the other dtypes (int64, int32, bool, float16, bfloat16, where the
+op claims them) are compared for the ops in EXACT_ON_INTEGERS; the others
+are listed as not compared.
 """
 import math
 import os
@@ -33,7 +36,7 @@ import tempfile
 
 import numpy as np
 
-TOL = {"float64": 1e-10, "float32": 2e-5}
+TOL = {"float64": 1e-10, "float32": 2e-5, "float16": 1e-3, "bfloat16": 8e-3}
 
 # ---- helpers --------------------------------------------------------------
 
@@ -780,11 +783,25 @@ REFS = {
     },
     "index_backward": lambda x: index_put(np.zeros((4, 3)), x[1].astype(int), x[0], True),
     "index_put_self_backward": lambda x: index_put(x[0], x[1].astype(int), 0.0, False),
+    # dtypes: conversions
+    "to.dtype": {
+        "to float64 without copy": lambda x: x[0],
+        "to int32: truncates, no gradient": lambda x: np.trunc(x[0]),
+    },
+    "to_copy": {
+        "float64 to float64": lambda x: x[0],
+        "transposed self through to.dtype(copy=true)": lambda x: x[0].T,
+    },
+    "type_as": {
+        "a floating other": lambda x: x[0],
+        "an int64 other: truncates, no gradient": lambda x: np.trunc(x[0]),
+    },
 }
 
-# Ops whose reference also holds, exactly, on int64 and bool inputs (the
-# reference runs on their values in float64; the output is compared
-# exactly).  Runs of other ops on integer dtypes are listed as not compared.
+# Ops whose reference also holds on int64, int32, bool, float16 and
+# bfloat16 inputs (the reference runs on their values in float64; integer
+# and bool outputs compare exactly).  Runs of other ops in those dtypes are
+# listed as not compared.
 EXACT_ON_INTEGERS = {
     "sum", "sum.dim", "prod", "prod.dim", "amax", "amin", "max", "min", "max.dim", "min.dim",
     "argmax", "argmax.dim", "argmin", "argmin.dim", "all", "all.dim", "any", "any.dim",
@@ -872,7 +889,7 @@ def main():
                 continue
             if out_dtype == "bool":
                 bad = got != (want != 0)  # a bool result saturates: True + True is True
-            elif out_dtype == "int64":
+            elif out_dtype in ("int64", "int32"):
                 bad = got != want
             else:
                 scale = max(1.0, float(np.nanmax(np.abs(want), initial=0.0)))
@@ -883,7 +900,7 @@ def main():
     for f in failures:
         print(f, file=sys.stderr)
     if unchecked:
-        print(f"not compared (no exact integer reference): {', '.join(sorted(unchecked))}")
+        print(f"not compared (the reference holds in float32 and float64 only): {', '.join(sorted(unchecked))}")
     print(f"reference.py: {checked} outputs compared with NumPy, {len(failures)} failures")
     return 1 if failures else 0
 

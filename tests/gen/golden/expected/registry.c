@@ -27,7 +27,8 @@ const yg_op_info yg__ops[] = {
         .schema = "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:8",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "exp",
@@ -41,28 +42,32 @@ const yg_op_info yg__ops[] = {
         .schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:19",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mul",
         .schema = "mul(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:23",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:27",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:32",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "exp_",
@@ -84,7 +89,8 @@ const yg_op_info yg__ops[] = {
         .schema = "sign_backward(Tensor grad_output, Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:43",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sum.dim",
@@ -106,7 +112,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:58",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "expand",
@@ -114,7 +121,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:62",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "linear",
@@ -233,7 +241,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:128",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "unbind",
@@ -241,7 +250,8 @@ const yg_op_info yg__ops[] = {
         .location = "specs/native_functions.yaml:133",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "chunk",
@@ -264,9 +274,16 @@ const yg_op_info yg__ops[] = {
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
+    {
+        .name = "cat_then",
+        .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:149",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
 };
-const int32_t yg__ops_count = 33;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 33, "op table size");
+const int32_t yg__ops_count = 34;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 34, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

@@ -18,7 +18,30 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/composite.h"
+
+/* Runs yg_linear with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status linear_traced(const yg_tensor *input,
+                               const yg_tensor *weight,
+                               const yg_tensor *bias,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_linear(input, weight, bias, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("linear");
+    yg__trace_input(input);
+    yg__trace_input(weight);
+    yg__trace_input(bias);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
  * [specs/native_functions.yaml:67] */
@@ -29,6 +52,8 @@ yg_status yg_linear(const yg_tensor *input,
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return linear_traced(input, weight, bias, out);
     YG_RETURN_IF_ERROR(yg__check_out("linear", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("linear", "input", input));
     YG_RETURN_IF_ERROR(yg__check_defined("linear", "weight", weight));
@@ -38,11 +63,34 @@ yg_status yg_linear(const yg_tensor *input,
     return YG_OK;
 }
 
+/* Runs yg_chunk with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status chunk_traced(const yg_tensor *self,
+                              int64_t chunks,
+                              yg_tensor ***out,
+                              int64_t *out_len)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_chunk(self, chunks, out, out_len);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("chunk");
+    yg__trace_input(self);
+    yg__trace_attr_int("chunks", chunks);
+    yg__trace_output_list(out, out_len);
+    return yg__trace_end_node();
+}
+
 /* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:138] */
 yg_status yg_chunk(const yg_tensor *self, int64_t chunks, yg_tensor ***out, int64_t *out_len)
 {
     yg_status st;
 
+    if (yg__trace_recording(true))
+        return chunk_traced(self, chunks, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("chunk", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("chunk", "self", self));
     st = yg__composite_chunk(self, chunks, out, out_len);

@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/other.h"
 
 typedef yg_status (*clone_fn)(const yg_tensor *self, yg_tensor **out);
@@ -27,6 +28,23 @@ static const clone_fn clone_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_clone with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clone(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clone");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:38] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
@@ -34,6 +52,8 @@ yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
     yg_device dev;
     clone_fn kernel;
 
+    if (yg__trace_recording(false))
+        return clone_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("clone", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clone", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -90,6 +110,24 @@ out:
     return st;
 }
 
+/* Runs yg_mm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mm(self, mat2, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mm");
+    yg__trace_input(self);
+    yg__trace_input(mat2);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:52] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
@@ -99,6 +137,8 @@ yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     mm_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mm_traced(self, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("mm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "mat2", mat2));
@@ -132,6 +172,28 @@ static const cat_fn cat_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_cat with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cat_traced(const yg_tensor *const *tensors,
+                            int64_t tensors_len,
+                            int64_t dim,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cat(tensors, tensors_len, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cat");
+    for (int64_t i = 0; i < tensors_len; i++)
+        yg__trace_input(tensors[i]);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:70] */
 yg_status yg_cat(const yg_tensor *const *tensors,
                  int64_t tensors_len,
@@ -141,6 +203,8 @@ yg_status yg_cat(const yg_tensor *const *tensors,
     yg_device dev;
     cat_fn kernel;
 
+    if (yg__trace_recording(false))
+        return cat_traced(tensors, tensors_len, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cat", "out", out));
     if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
@@ -179,6 +243,50 @@ static const pool_fn pool_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_pool with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pool_traced(const yg_tensor *self,
+                             const int64_t *kernel_size,
+                             int64_t kernel_size_len,
+                             const int64_t *stride,
+                             int64_t stride_len,
+                             const double *eps,
+                             const double *scale,
+                             const char *mode,
+                             const yg_dtype *dtype,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pool(self,
+                 kernel_size,
+                 kernel_size_len,
+                 stride,
+                 stride_len,
+                 eps,
+                 scale,
+                 mode,
+                 dtype,
+                 out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pool");
+    yg__trace_input(self);
+    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__trace_attr_ints("stride", stride, stride_len);
+    if (eps != NULL)
+        yg__trace_attr_float("eps", *eps);
+    if (scale != NULL)
+        yg__trace_attr_float("scale", *scale);
+    yg__trace_attr_str("mode", mode);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor
  * [specs/native_functions.yaml:80] */
@@ -197,6 +305,17 @@ yg_status yg_pool(const yg_tensor *self,
     yg_device dev;
     pool_fn kernel;
 
+    if (yg__trace_recording(false))
+        return pool_traced(self,
+                           kernel_size,
+                           kernel_size_len,
+                           stride,
+                           stride_len,
+                           eps,
+                           scale,
+                           mode,
+                           dtype,
+                           out);
     YG_RETURN_IF_ERROR(yg__check_out("pool", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pool", "self", self));
     if (kernel_size_len != 2)
@@ -239,6 +358,30 @@ static const pool_backward_fn pool_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_pool_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pool_backward_traced(const yg_tensor *grad,
+                                      const yg_tensor *self,
+                                      const bool *output_mask,
+                                      yg_tensor **out_grad_self,
+                                      yg_tensor **out_grad_scale)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pool_backward(grad, self, output_mask, out_grad_self, out_grad_scale);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pool_backward");
+    yg__trace_input(grad);
+    yg__trace_input(self);
+    yg__trace_attr_bools("output_mask", output_mask, 2);
+    yg__trace_output(out_grad_self, NULL);
+    yg__trace_output(out_grad_scale, NULL);
+    return yg__trace_end_node();
+}
+
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
  *   Tensor grad_scale)
  * [specs/native_functions.yaml:84] */
@@ -252,6 +395,8 @@ yg_status yg_pool_backward(const yg_tensor *grad,
     yg_device dev;
     pool_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return pool_backward_traced(grad, self, output_mask, out_grad_self, out_grad_scale);
     YG_RETURN_IF_ERROR(yg__check_out("pool_backward", "out_grad_self", out_grad_self));
     YG_RETURN_IF_ERROR(yg__check_out("pool_backward", "out_grad_scale", out_grad_scale));
     YG_RETURN_IF_ERROR(yg__check_defined("pool_backward", "grad", grad));
@@ -322,6 +467,24 @@ out:
     return st;
 }
 
+/* Runs yg_sincos with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sincos_traced(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sincos(self, out_sin, out_cos);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sincos");
+    yg__trace_input(self);
+    yg__trace_output(out_sin, NULL);
+    yg__trace_output(out_cos, NULL);
+    return yg__trace_end_node();
+}
+
 /* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:97] */
 yg_status yg_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos)
 {
@@ -332,6 +495,8 @@ yg_status yg_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_
     sincos_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sincos_traced(self, out_sin, out_cos);
     YG_RETURN_IF_ERROR(yg__check_out("sincos", "out_sin", out_sin));
     YG_RETURN_IF_ERROR(yg__check_out("sincos", "out_cos", out_cos));
     YG_RETURN_IF_ERROR(yg__check_defined("sincos", "self", self));
@@ -396,6 +561,24 @@ out:
     return st;
 }
 
+/* Runs yg_scaled with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scaled_traced(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scaled(self, scale, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scaled");
+    yg__trace_input(self);
+    yg__trace_input(scale);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:101] */
 yg_status yg_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out)
 {
@@ -405,6 +588,8 @@ yg_status yg_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **o
     scaled_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return scaled_traced(self, scale, out);
     YG_RETURN_IF_ERROR(yg__check_out("scaled", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scaled", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("scaled", "scale", scale));
@@ -440,6 +625,32 @@ static const scaled_backward_fn scaled_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_scaled_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status scaled_backward_traced(const yg_tensor *grad,
+                                        const yg_tensor *self,
+                                        const yg_tensor *scale,
+                                        const bool *grad_input_mask,
+                                        yg_tensor **out_grad_self,
+                                        yg_tensor **out_grad_scale)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_scaled_backward(grad, self, scale, grad_input_mask, out_grad_self, out_grad_scale);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("scaled_backward");
+    yg__trace_input(grad);
+    yg__trace_input(self);
+    yg__trace_input(scale);
+    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 2);
+    yg__trace_output(out_grad_self, NULL);
+    yg__trace_output(out_grad_scale, NULL);
+    return yg__trace_end_node();
+}
+
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)
  * [specs/native_functions.yaml:104] */
@@ -454,6 +665,13 @@ yg_status yg_scaled_backward(const yg_tensor *grad,
     yg_device dev;
     scaled_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return scaled_backward_traced(grad,
+                                      self,
+                                      scale,
+                                      grad_input_mask,
+                                      out_grad_self,
+                                      out_grad_scale);
     YG_RETURN_IF_ERROR(yg__check_out("scaled_backward", "out_grad_self", out_grad_self));
     YG_RETURN_IF_ERROR(yg__check_out("scaled_backward", "out_grad_scale", out_grad_scale));
     YG_RETURN_IF_ERROR(yg__check_defined("scaled_backward", "grad", grad));
@@ -481,6 +699,28 @@ static const mul_out_fn mul_out_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_mul_out with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mul_out_traced(const yg_tensor *self,
+                                const yg_tensor *other,
+                                yg_tensor *dest,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mul_out(self, other, dest, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mul.out");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_input(dest);
+    yg__trace_output(out, dest);
+    return yg__trace_end_node();
+}
+
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
  * [specs/native_functions.yaml:108] */
 yg_status yg_mul_out(const yg_tensor *self,
@@ -492,6 +732,8 @@ yg_status yg_mul_out(const yg_tensor *self,
     yg_device dev;
     mul_out_fn kernel;
 
+    if (yg__trace_recording(false))
+        return mul_out_traced(self, other, dest, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "other", other));
@@ -535,6 +777,23 @@ out:
     return st;
 }
 
+/* Runs yg_sign with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sign(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sign");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:112] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
@@ -544,6 +803,8 @@ yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
     sign_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sign_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sign", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sign", "self", self));
     dev = yg_tensor_device(self);
@@ -578,6 +839,33 @@ static const noise_fn noise_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_noise with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status noise_traced(const int64_t *size,
+                              int64_t size_len,
+                              yg_generator *generator,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_noise(size, size_len, generator, dtype, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("noise");
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_generator("generator", generator);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    if (device != NULL)
+        yg__trace_attr_int("device", (int64_t)*device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  * [specs/native_functions.yaml:117] */
@@ -591,6 +879,8 @@ yg_status yg_noise(const int64_t *size,
     yg_device dev;
     noise_fn kernel;
 
+    if (yg__trace_recording(false))
+        return noise_traced(size, size_len, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("noise", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("noise", device, NULL, &dev));
     kernel = noise_kernels[dev];
@@ -607,6 +897,24 @@ static const noise_like_fn noise_like_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_noise_like with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status noise_like_traced(const yg_tensor *self, yg_device device, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_noise_like(self, device, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("noise_like");
+    yg__trace_input(self);
+    yg__trace_attr_int("device", (int64_t)device);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:121] */
 yg_status yg_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out)
 {
@@ -614,6 +922,8 @@ yg_status yg_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out
     yg_device dev;
     noise_like_fn kernel;
 
+    if (yg__trace_recording(false))
+        return noise_like_traced(self, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("noise_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("noise_like", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -638,6 +948,28 @@ static const running_scale_fn running_scale_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_running_scale with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status running_scale_traced(const yg_tensor *self,
+                                      yg_tensor *running,
+                                      double momentum,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_running_scale(self, running, momentum, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("running_scale");
+    yg__trace_input(self);
+    yg__trace_input(running);
+    yg__trace_attr_float("momentum", momentum);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
  * [specs/native_functions.yaml:125] */
 yg_status yg_running_scale(const yg_tensor *self,
@@ -650,6 +982,8 @@ yg_status yg_running_scale(const yg_tensor *self,
     running_scale_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return running_scale_traced(self, running, momentum, out);
     YG_RETURN_IF_ERROR(yg__check_out("running_scale", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("running_scale", "self", self));
     if (running != NULL && yg_tensor_requires_grad(running))
@@ -712,6 +1046,28 @@ out:
     return st;
 }
 
+/* Runs yg_index with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_traced(const yg_tensor *self,
+                              const yg_tensor *const *indices,
+                              int64_t indices_len,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index(self, indices, indices_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index");
+    yg__trace_input(self);
+    for (int64_t i = 0; i < indices_len; i++)
+        yg__trace_input(indices[i]);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:141] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
@@ -724,6 +1080,8 @@ yg_status yg_index(const yg_tensor *self,
     index_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return index_traced(self, indices, indices_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("index", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index", "self", self));
     if (indices_len < 0 || (indices == NULL && indices_len > 0))
@@ -763,6 +1121,31 @@ static const index_backward_fn index_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_index_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_backward_traced(const yg_tensor *grad_output,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       const yg_tensor *const *indices,
+                                       int64_t indices_len,
+                                       yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index_backward(grad_output, self_sizes, self_sizes_len, indices, indices_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    for (int64_t i = 0; i < indices_len; i++)
+        yg__trace_input(indices[i]);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
  * [specs/native_functions.yaml:144] */
 yg_status yg_index_backward(const yg_tensor *grad_output,
@@ -776,6 +1159,13 @@ yg_status yg_index_backward(const yg_tensor *grad_output,
     yg_device dev;
     index_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return index_backward_traced(grad_output,
+                                     self_sizes,
+                                     self_sizes_len,
+                                     indices,
+                                     indices_len,
+                                     out);
     YG_RETURN_IF_ERROR(yg__check_out("index_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_backward", "grad_output", grad_output));
     if (indices_len < 0 || (indices == NULL && indices_len > 0))
@@ -794,4 +1184,48 @@ yg_status yg_index_backward(const yg_tensor *grad_output,
         return yg__fail(YG_ERR_DEVICE, "index_backward: no kernel for device %s",
                         yg__device_name(dev));
     return kernel(grad_output, self_sizes, self_sizes_len, indices, indices_len, out);
+}
+
+typedef yg_status (*cat_then_fn)(const yg_tensor *const *tensors,
+                                 int64_t tensors_len,
+                                 const yg_tensor *other,
+                                 yg_tensor **out);
+
+static const cat_then_fn cat_then_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_cat_then,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:149] */
+yg_status yg_cat_then(const yg_tensor *const *tensors,
+                      int64_t tensors_len,
+                      const yg_tensor *other,
+                      yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {other};
+    yg_device dev;
+    cat_then_fn kernel;
+
+    if (yg__trace_recording(false))
+        return yg__trace_refuse("cat_then", "other", "Tensor");
+    YG_RETURN_IF_ERROR(yg__check_out("cat_then", "out", out));
+    if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cat_then: tensors is %s with tensors_len %lld",
+                        tensors == NULL ? "NULL" : "given",
+                        (long long)tensors_len);
+    for (int64_t i = 0; i < tensors_len; i++)
+        YG_RETURN_IF_ERROR(yg__check_defined("cat_then", "tensors", tensors[i]));
+    YG_RETURN_IF_ERROR(yg__check_defined("cat_then", "other", other));
+    if (yg__any_requires_grad(1, inputs) ||
+        yg__any_requires_grad((int)tensors_len, tensors))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "cat_then: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(other);
+    kernel = cat_then_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "cat_then: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(tensors, tensors_len, other, out);
 }

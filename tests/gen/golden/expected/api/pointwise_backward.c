@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/pointwise_backward.h"
 
 typedef yg_status (*sign_backward_fn)(const yg_tensor *grad_output,
@@ -29,6 +30,26 @@ static const sign_backward_fn sign_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_sign_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sign_backward_traced(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sign_backward(grad_output, self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sign_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:43] */
 yg_status yg_sign_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
@@ -36,6 +57,8 @@ yg_status yg_sign_backward(const yg_tensor *grad_output, const yg_tensor *self, 
     yg_device dev;
     sign_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return sign_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sign_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sign_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("sign_backward", "self", self));

@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/pointwise_binary.h"
 
 typedef yg_status (*add_fn)(const yg_tensor *self,
@@ -59,6 +60,28 @@ out:
     return st;
 }
 
+/* Runs yg_add with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status add_traced(const yg_tensor *self,
+                            const yg_tensor *other,
+                            double alpha,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_add(self, other, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("add");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
  * [specs/native_functions.yaml:8] */
 yg_status yg_add(const yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
@@ -69,6 +92,8 @@ yg_status yg_add(const yg_tensor *self, const yg_tensor *other, double alpha, yg
     add_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return add_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("add", "other", other));
@@ -134,6 +159,24 @@ out:
     return st;
 }
 
+/* Runs yg_mul with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mul_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mul(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mul");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:23] */
 yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
@@ -143,6 +186,8 @@ yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     mul_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mul_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "other", other));
@@ -176,6 +221,28 @@ static const add__fn add__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_add_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status add__traced(yg_tensor *self,
+                             const yg_tensor *other,
+                             double alpha,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_add_(self, other, alpha, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("add_");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_attr_float("alpha", alpha);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  * [specs/native_functions.yaml:27] */
 yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
@@ -184,6 +251,8 @@ yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
     yg_device dev;
     add__fn kernel;
 
+    if (yg__trace_recording(false))
+        return add__traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "other", other));
@@ -249,6 +318,24 @@ out:
     return st;
 }
 
+/* Runs yg_mul_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mul__traced(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mul_(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mul_");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:32] */
 yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
@@ -259,6 +346,8 @@ yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     mul__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return mul__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "other", other));

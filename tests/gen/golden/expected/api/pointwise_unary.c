@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/pointwise_unary.h"
 
 typedef yg_status (*exp_fn)(const yg_tensor *self, yg_tensor **out);
@@ -52,6 +53,23 @@ out:
     return st;
 }
 
+/* Runs yg_exp with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status exp_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_exp(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("exp");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:14] */
 yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
 {
@@ -61,6 +79,8 @@ yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
     exp_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return exp_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("exp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("exp", "self", self));
     dev = yg_tensor_device(self);
@@ -90,6 +110,24 @@ static const mul_scalar_fn mul_scalar_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_mul_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mul_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mul_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mul.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:19] */
 yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
@@ -97,6 +135,8 @@ yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
     yg_device dev;
     mul_scalar_fn kernel;
 
+    if (yg__trace_recording(false))
+        return mul_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -141,6 +181,23 @@ out:
     return st;
 }
 
+/* Runs yg_exp_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status exp__traced(yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_exp_(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("exp_");
+    yg__trace_input(self);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:35] */
 yg_status yg_exp_(yg_tensor *self, yg_tensor **out)
 {
@@ -151,6 +208,8 @@ yg_status yg_exp_(yg_tensor *self, yg_tensor **out)
     exp__fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return exp__traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("exp_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("exp_", "self", self));
     dev = yg_tensor_device(self);

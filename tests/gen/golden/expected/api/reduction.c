@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/reduction.h"
 
 typedef yg_status (*sum_dim_fn)(const yg_tensor *self,
@@ -54,6 +55,29 @@ out:
     return st;
 }
 
+/* Runs yg_sum_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status sum_dim_traced(const yg_tensor *self,
+                                const int64_t *dim,
+                                int64_t dim_len,
+                                bool keepdim,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_sum_dim(self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("sum.dim");
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:47] */
 yg_status yg_sum_dim(const yg_tensor *self,
@@ -68,6 +92,8 @@ yg_status yg_sum_dim(const yg_tensor *self,
     sum_dim_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return sum_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("sum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sum", "self", self));
     dev = yg_tensor_device(self);
@@ -100,6 +126,29 @@ static const argmax_fn argmax_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_argmax with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status argmax_traced(const yg_tensor *self,
+                               const int64_t *dim,
+                               bool keepdim,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_argmax(self, dim, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("argmax");
+    yg__trace_input(self);
+    if (dim != NULL)
+        yg__trace_attr_int("dim", *dim);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
  * [specs/native_functions.yaml:74] */
 yg_status yg_argmax(const yg_tensor *self, const int64_t *dim, bool keepdim, yg_tensor **out)
@@ -107,6 +156,8 @@ yg_status yg_argmax(const yg_tensor *self, const int64_t *dim, bool keepdim, yg_
     yg_device dev;
     argmax_fn kernel;
 
+    if (yg__trace_recording(false))
+        return argmax_traced(self, dim, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("argmax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("argmax", "self", self));
     dev = yg_tensor_device(self);
@@ -163,6 +214,28 @@ out:
     return st;
 }
 
+/* Runs yg_max_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_dim_traced(const yg_tensor *self,
+                                int64_t dim,
+                                yg_tensor **out0,
+                                yg_tensor **out1)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max_dim(self, dim, out0, out1);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max.dim");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out0, NULL);
+    yg__trace_output(out1, NULL);
+    return yg__trace_end_node();
+}
+
 /* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:88] */
 yg_status yg_max_dim(const yg_tensor *self, int64_t dim, yg_tensor **out0, yg_tensor **out1)
 {
@@ -173,6 +246,8 @@ yg_status yg_max_dim(const yg_tensor *self, int64_t dim, yg_tensor **out0, yg_te
     max_dim_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return max_dim_traced(self, dim, out0, out1);
     YG_RETURN_IF_ERROR(yg__check_out("max", "out0", out0));
     YG_RETURN_IF_ERROR(yg__check_out("max", "out1", out1));
     YG_RETURN_IF_ERROR(yg__check_defined("max", "self", self));
@@ -211,6 +286,31 @@ static const max_dim_backward_fn max_dim_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_max_dim_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_dim_backward_traced(const yg_tensor *grad,
+                                         int64_t dim,
+                                         const yg_tensor *indices,
+                                         const int64_t *sizes,
+                                         int64_t sizes_len,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max_dim_backward(grad, dim, indices, sizes, sizes_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max_dim_backward");
+    yg__trace_input(grad);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_input(indices);
+    yg__trace_attr_ints("sizes", sizes, sizes_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor
  * [specs/native_functions.yaml:92] */
 yg_status yg_max_dim_backward(const yg_tensor *grad,
@@ -224,6 +324,8 @@ yg_status yg_max_dim_backward(const yg_tensor *grad,
     yg_device dev;
     max_dim_backward_fn kernel;
 
+    if (yg__trace_recording(false))
+        return max_dim_backward_traced(grad, dim, indices, sizes, sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("max_dim_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("max_dim_backward", "grad", grad));
     YG_RETURN_IF_ERROR(yg__check_defined("max_dim_backward", "indices", indices));

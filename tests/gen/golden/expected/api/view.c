@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "jit/tracer.h"
 #include "nodes/view.h"
 
 typedef yg_status (*t_fn)(const yg_tensor *self, yg_tensor **out);
@@ -47,6 +48,23 @@ out:
     return st;
 }
 
+/* Runs yg_t with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_t(self, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("t");
+    yg__trace_input(self);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:58] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
@@ -56,6 +74,8 @@ yg_status yg_t(const yg_tensor *self, yg_tensor **out)
     t_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return t_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("t", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("t", "self", self));
     dev = yg_tensor_device(self);
@@ -91,6 +111,27 @@ static const expand_fn expand_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_expand with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status expand_traced(const yg_tensor *self,
+                               const int64_t *size,
+                               int64_t size_len,
+                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_expand(self, size, size_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("expand");
+    yg__trace_input(self);
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:62] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
@@ -99,6 +140,8 @@ yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len
     expand_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return expand_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("expand", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("expand", "self", self));
     if (yg__any_requires_grad(1, inputs))
@@ -172,6 +215,29 @@ out:
     return st;
 }
 
+/* Runs yg_split with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status split_traced(const yg_tensor *self,
+                              int64_t split_size,
+                              int64_t dim,
+                              yg_tensor ***out,
+                              int64_t *out_len)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_split(self, split_size, dim, out, out_len);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("split");
+    yg__trace_input(self);
+    yg__trace_attr_int("split_size", split_size);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output_list(out, out_len);
+    return yg__trace_end_node();
+}
+
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
  * [specs/native_functions.yaml:128] */
 yg_status yg_split(const yg_tensor *self,
@@ -187,6 +253,8 @@ yg_status yg_split(const yg_tensor *self,
     split_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return split_traced(self, split_size, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("split", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("split", "self", self));
     dev = yg_tensor_device(self);
@@ -225,6 +293,27 @@ static const unbind_fn unbind_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Runs yg_unbind with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status unbind_traced(const yg_tensor *self,
+                               int64_t dim,
+                               yg_tensor ***out,
+                               int64_t *out_len)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_unbind(self, dim, out, out_len);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("unbind");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output_list(out, out_len);
+    return yg__trace_end_node();
+}
+
 /* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:133] */
 yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len)
 {
@@ -233,6 +322,8 @@ yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_
     unbind_fn kernel;
     yg_status st;
 
+    if (yg__trace_recording(false))
+        return unbind_traced(self, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("unbind", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("unbind", "self", self));
     if (yg__any_requires_grad(1, inputs))

@@ -7,8 +7,8 @@
  * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
  * stride equals the element size (typed pointers the compiler vectorises)
  * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 loops exist
- * only for expressions without calls and division.
+ * the float or double function from the locals' type.  int64 and int32
+ * loops exist only for expressions without calls and division.
  */
 #include <stdint.h>
 #include <tgmath.h>
@@ -96,6 +96,32 @@ static void sign_backward_loop_int64(char **p, const int64_t *s, int64_t n, cons
     }
 }
 
+static void sign_backward_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
+        const int32_t *restrict src_self = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t grad_output = src_grad_output[i];
+            const int32_t self = src_self[i];
+
+            dst[i] = 0 * grad_output * self;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = 0 * grad_output * self;
+    }
+}
+
 static const char *const sign_backward_input_names[] = {"grad_output", "self"};
 
 static const yg_pointwise_desc sign_backward_desc = {
@@ -107,6 +133,7 @@ static const yg_pointwise_desc sign_backward_desc = {
             [YG_FLOAT32] = sign_backward_loop_float32,
             [YG_FLOAT64] = sign_backward_loop_float64,
             [YG_INT64] = sign_backward_loop_int64,
+            [YG_INT32] = sign_backward_loop_int32,
         },
 };
 

@@ -7,8 +7,8 @@
  * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
  * stride equals the element size (typed pointers the compiler vectorises)
  * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 loops exist
- * only for expressions without calls and division.
+ * the float or double function from the locals' type.  int64 and int32
+ * loops exist only for expressions without calls and division.
  */
 #include <stdint.h>
 #include <tgmath.h>
@@ -96,6 +96,32 @@ static void add_loop_int64(char **p, const int64_t *s, int64_t n, const double *
     }
 }
 
+static void add_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t alpha = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self + alpha * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
+    }
+}
+
 static const char *const add_input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc add_desc = {
@@ -107,6 +133,7 @@ static const yg_pointwise_desc add_desc = {
             [YG_FLOAT32] = add_loop_float32,
             [YG_FLOAT64] = add_loop_float64,
             [YG_INT64] = add_loop_int64,
+            [YG_INT32] = add_loop_int32,
         },
 };
 
@@ -203,6 +230,32 @@ static void mul_loop_int64(char **p, const int64_t *s, int64_t n, const double *
     }
 }
 
+static void mul_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self * other;
+    }
+}
+
 static const char *const mul_input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc mul_desc = {
@@ -214,6 +267,7 @@ static const yg_pointwise_desc mul_desc = {
             [YG_FLOAT32] = mul_loop_float32,
             [YG_FLOAT64] = mul_loop_float64,
             [YG_INT64] = mul_loop_int64,
+            [YG_INT32] = mul_loop_int32,
         },
 };
 
@@ -305,6 +359,32 @@ static void add__loop_int64(char **p, const int64_t *s, int64_t n, const double 
     }
 }
 
+static void add__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t alpha = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+        const int32_t *src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self + alpha * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
+    }
+}
+
 static const char *const add__input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc add__desc = {
@@ -316,6 +396,7 @@ static const yg_pointwise_desc add__desc = {
             [YG_FLOAT32] = add__loop_float32,
             [YG_FLOAT64] = add__loop_float64,
             [YG_INT64] = add__loop_int64,
+            [YG_INT32] = add__loop_int32,
         },
 };
 
@@ -411,6 +492,32 @@ static void mul__loop_int64(char **p, const int64_t *s, int64_t n, const double 
     }
 }
 
+static void mul__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *dst = (int32_t *)p[0];
+        const int32_t *src_self = (const int32_t *)p[1];
+        const int32_t *src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = self * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self * other;
+    }
+}
+
 static const char *const mul__input_names[] = {"self", "other"};
 
 static const yg_pointwise_desc mul__desc = {
@@ -422,6 +529,7 @@ static const yg_pointwise_desc mul__desc = {
             [YG_FLOAT32] = mul__loop_float32,
             [YG_FLOAT64] = mul__loop_float64,
             [YG_INT64] = mul__loop_int64,
+            [YG_INT32] = mul__loop_int32,
         },
 };
 

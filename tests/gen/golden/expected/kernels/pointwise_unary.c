@@ -7,8 +7,8 @@
  * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
  * stride equals the element size (typed pointers the compiler vectorises)
  * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 loops exist
- * only for expressions without calls and division.
+ * the float or double function from the locals' type.  int64 and int32
+ * loops exist only for expressions without calls and division.
  */
 #include <stdint.h>
 #include <tgmath.h>
@@ -156,6 +156,29 @@ static void mul_scalar_loop_int64(char **p, const int64_t *s, int64_t n, const d
     }
 }
 
+static void mul_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    const int32_t other = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = self * other;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = self * other;
+    }
+}
+
 static const char *const mul_scalar_input_names[] = {"self"};
 
 static const yg_pointwise_desc mul_scalar_desc = {
@@ -167,6 +190,7 @@ static const yg_pointwise_desc mul_scalar_desc = {
             [YG_FLOAT32] = mul_scalar_loop_float32,
             [YG_FLOAT64] = mul_scalar_loop_float64,
             [YG_INT64] = mul_scalar_loop_int64,
+            [YG_INT32] = mul_scalar_loop_int32,
         },
 };
 

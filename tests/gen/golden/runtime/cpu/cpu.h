@@ -87,4 +87,10 @@ yg_status yg__golden_index_backward(const yg_tensor *grad_output,
                                     int64_t indices_len,
                                     yg_tensor **out);
 
+/* jit-trace */
+yg_status yg__golden_cat_then(const yg_tensor *const *tensors,
+                              int64_t tensors_len,
+                              const yg_tensor *other,
+                              yg_tensor **out);
+
 #endif /* YAGRAD_GOLDEN_CPU_H */

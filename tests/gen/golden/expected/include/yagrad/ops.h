@@ -252,6 +252,13 @@ YG_NODISCARD yg_status yg_index_backward(
     int64_t indices_len,
     yg_tensor **out);                 /* out: new ref */
 
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_cat_then(
+    const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
+    int64_t tensors_len,
+    const yg_tensor *other,           /* borrowed */
+    yg_tensor **out);                 /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif

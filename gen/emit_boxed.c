@@ -1,0 +1,464 @@
+/*
+ * emit_boxed.c - writes the boxed-op table the graph interpreter and the
+ * constant propagation pass call ops through:
+ *   boxed/<family>.c  yg__boxed_<op>: unpacks a graph node's tensor inputs
+ *                     and attributes into the C arguments of yg_<op>
+ *   boxed/boxed.h     their declarations
+ *   boxed/table.c     yg__boxed_ops[], parallel to yg__ops[] (same index)
+ *
+ * Tensor arguments are the node's inputs in schema order (a Tensor[]
+ * takes the remaining inputs, so a tensor after it cannot be boxed);
+ * every other argument is the node attribute of the same name, read by a
+ * helper of runtime/jit/boxing.h that applies the schema's default when
+ * the attribute is absent and checks its kind.  Nothing depends on an op's
+ * name.  An argument type this file does not know how to box (types other
+ * branches add to gen_type) gives a NULL entry with the reason, which the
+ * interpreter reports; the op itself stays callable from C.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+/* What one argument contributes to a boxed function. */
+typedef struct boxed_arg {
+    gen_sb locals; /* declarations, one per line, indented */
+    gen_sb reads;  /* statements reading attributes */
+    char *call[2]; /* the C call arguments (two for lists) */
+    int n_call;
+} boxed_arg;
+
+/* The list items of a default "[1, 2]" (brackets stripped), or the single
+ * number d repeated n times for "int[2] stride=1".  Caller frees. */
+static char *default_list(const char *d, int n, bool as_bool, int *count)
+{
+    gen_sb sb = {0};
+    *count = 0;
+    if (d[0] != '[') {
+        for (int i = 0; i < n; i++)
+            gen_sb_printf(&sb, "%s%s", i > 0 ? ", " : "", d);
+        *count = n;
+        return gen_sb_take(&sb);
+    }
+    const char *p = d + 1;
+    while (*p != '\0' && *p != ']') {
+        while (*p == ' ')
+            p++;
+        size_t len = strcspn(p, ",]");
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        if (len == 0)
+            break;
+        char *item = gen_xstrndup(p, len);
+        if (as_bool)
+            gen_sb_printf(&sb, "%s%s", *count > 0 ? ", " : "",
+                          strcmp(item, "True") == 0 ? "true" : "false");
+        else
+            gen_sb_printf(&sb, "%s%s", *count > 0 ? ", " : "", item);
+        free(item);
+        (*count)++;
+        p += strcspn(p, ",]");
+        if (*p == ',')
+            p++;
+    }
+    return gen_sb_take(&sb);
+}
+
+/* A C string literal for a quoted YAML default ('mean' -> "mean"). */
+static char *str_literal(const char *d)
+{
+    size_t n = strlen(d);
+    return gen_xprintf("\"%.*s\"", (int)(n - 2), d + 1);
+}
+
+static bool has_default(const gen_arg *a)
+{
+    return a->default_ != NULL && strcmp(a->default_, "None") != 0;
+}
+
+/* A pointer to the default of a scalar argument, for the readers' dflt. */
+static char *scalar_default(const gen_arg *a, const char *ctype)
+{
+    if (!has_default(a))
+        return gen_xstrdup("NULL");
+    const char *d = a->default_;
+    if (strcmp(d, "True") == 0)
+        d = "true";
+    else if (strcmp(d, "False") == 0)
+        d = "false";
+    return gen_xprintf("&(const %s){%s}", ctype, d);
+}
+
+static void add_call(boxed_arg *b, char *expr)
+{
+    b->call[b->n_call++] = expr;
+}
+
+/* Fills b for non-tensor argument a; returns false when a's type cannot
+ * be boxed. */
+static bool box_attr(const gen_arg *a, boxed_arg *b)
+{
+    const char *n = a->name;
+    char *dflt = NULL;
+    int count = 0;
+
+    switch (a->type) {
+    case GEN_T_INT:
+        dflt = scalar_default(a, "int64_t");
+        if (a->nullable) {
+            gen_sb_printf(&b->locals, "    int64_t %s_buf = 0;\n    const int64_t *%s = NULL;\n",
+                          n, n);
+            gen_sb_printf(&b->reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_int_opt(node, \"%s\", %s, &%s_buf, "
+                          "&%s));\n",
+                          n, dflt, n, n);
+        } else {
+            gen_sb_printf(&b->locals, "    int64_t %s = 0;\n", n);
+            gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_int(node, \"%s\", %s, &%s));\n",
+                          n, dflt, n);
+        }
+        add_call(b, gen_xstrdup(n));
+        break;
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        dflt = scalar_default(a, "double");
+        if (a->nullable) {
+            gen_sb_printf(&b->locals, "    double %s_buf = 0;\n    const double *%s = NULL;\n", n,
+                          n);
+            gen_sb_printf(&b->reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_double_opt(node, \"%s\", %s, &%s_buf, "
+                          "&%s));\n",
+                          n, dflt, n, n);
+        } else {
+            gen_sb_printf(&b->locals, "    double %s = 0;\n", n);
+            gen_sb_printf(&b->reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_double(node, \"%s\", %s, &%s));\n", n,
+                          dflt, n);
+        }
+        add_call(b, gen_xstrdup(n));
+        break;
+    case GEN_T_BOOL:
+        dflt = scalar_default(a, "bool");
+        gen_sb_printf(&b->locals, "    bool %s = false;\n", n);
+        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_bool(node, \"%s\", %s, &%s));\n",
+                      n, dflt, n);
+        add_call(b, gen_xstrdup(n));
+        break;
+    case GEN_T_INT_LIST: {
+        char *items = gen_xstrdup("NULL");
+        char *len = gen_xstrdup("YG_BOX_REQUIRED");
+        if (a->default_ != NULL) {
+            char *list = default_list(a->default_, a->fixed_len, false, &count);
+            if (count > 0) {
+                gen_sb_printf(&b->locals, "    static const int64_t %s_default[] = {%s};\n", n,
+                              list);
+                free(items);
+                items = gen_xprintf("%s_default", n);
+            }
+            free(len);
+            len = gen_xprintf("%d", count);
+            free(list);
+        }
+        gen_sb_printf(&b->locals, "    yg_box_ints %s = {0};\n", n);
+        gen_sb_printf(&b->reads,
+                      "    YG_RETURN_IF_ERROR(yg__box_ints(node, \"%s\", %s, %s, %d, &%s));\n", n,
+                      items, len, a->fixed_len, n);
+        free(items);
+        free(len);
+        add_call(b, gen_xprintf("%s.items", n));
+        add_call(b, gen_xprintf("%s.len", n));
+        break;
+    }
+    case GEN_T_BOOL_LIST:
+        if (a->default_ != NULL) {
+            char *list = default_list(a->default_, a->fixed_len, true, &count);
+            gen_sb_printf(&b->locals, "    static const bool %s_default[] = {%s};\n", n, list);
+            free(list);
+        }
+        gen_sb_printf(&b->locals, "    bool %s[%d];\n", n, a->fixed_len);
+        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_bools(node, \"%s\", %s%s, %d, %s));\n",
+                      n, a->default_ != NULL ? n : "NULL", a->default_ != NULL ? "_default" : "",
+                      a->fixed_len, n);
+        add_call(b, gen_xstrdup(n));
+        break;
+    case GEN_T_STR:
+        dflt = a->default_ != NULL ? str_literal(a->default_) : gen_xstrdup("NULL");
+        gen_sb_printf(&b->locals, "    const char *%s = NULL;\n", n);
+        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_str(node, \"%s\", %s, &%s));\n", n,
+                      dflt, n);
+        add_call(b, gen_xstrdup(n));
+        break;
+    case GEN_T_SCALAR_TYPE:
+        if (a->nullable) {
+            gen_sb_printf(&b->locals,
+                          "    yg_dtype %s_buf = YG_FLOAT32;\n    const yg_dtype *%s = NULL;\n", n,
+                          n);
+            gen_sb_printf(&b->reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, \"%s\", &%s_buf, &%s));\n",
+                          n, n, n);
+        } else {
+            gen_sb_printf(&b->locals, "    yg_dtype %s = YG_FLOAT32;\n", n);
+            gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_dtype(node, \"%s\", &%s));\n",
+                          n, n);
+        }
+        add_call(b, gen_xstrdup(n));
+        break;
+    case GEN_T_DEVICE:
+        if (a->nullable) {
+            gen_sb_printf(&b->locals,
+                          "    yg_device %s_buf = YG_CPU;\n    const yg_device *%s = NULL;\n", n,
+                          n);
+            gen_sb_printf(&b->reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_device_opt(node, \"%s\", &%s_buf, "
+                          "&%s));\n",
+                          n, n, n);
+        } else {
+            gen_sb_printf(&b->locals, "    yg_device %s = YG_CPU;\n", n);
+            gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_device(node, \"%s\", &%s));\n",
+                          n, n);
+        }
+        add_call(b, gen_xstrdup(n));
+        break;
+    case GEN_T_GENERATOR:
+        /* The tracer records only the default generator (NULL). */
+        add_call(b, gen_xstrdup("NULL"));
+        break;
+    default:
+        /* A type added to gen_type after this emitter: the op is refused
+         * by the interpreter until a case boxes it. */
+        return false;
+    }
+    free(dflt);
+    return true;
+}
+
+static bool is_tensor(const gen_arg *a)
+{
+    return a->type == GEN_T_TENSOR;
+}
+
+/* Why op's results cannot be boxed (caller frees), or NULL: each must
+ * be one `yg_tensor **` out-parameter, written as &out[i].  A return type
+ * added later (a Tensor[] result, say) maps to other C parameters. */
+static char *unsupported_returns(const gen_op *op)
+{
+    gen_params p;
+    int n_arg_params = 0;
+    char *why = NULL;
+
+    for (int i = 0; i < op->schema.n_args; i++)
+        n_arg_params += gen_arg_has_len(&op->schema.args[i]) ? 2 : 1;
+    if (gen_returns_list(op))
+        return NULL; /* moved into the node's outputs by yg__box_list_out */
+    gen_op_params(op, &p);
+    if (p.n - n_arg_params != op->schema.n_returns)
+        why = gen_xstrdup("its returns are not one tensor each and are not supported");
+    for (int i = n_arg_params; why == NULL && i < p.n; i++)
+        if (strncmp(p.decls[i], "yg_tensor **", 12) != 0 || p.decls[i][12] == '*')
+            why = gen_xprintf("return '%s' is not supported", p.decls[i]);
+    gen_params_free(&p);
+    return why;
+}
+
+/* Why op cannot be boxed (caller frees), or NULL when it can. */
+static char *unsupported_reason(const gen_op *op)
+{
+    bool after_list = false;
+
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        /* A node's Tensor[] takes every remaining input (docs/ir.md), so
+         * a tensor after it has no input of its own. */
+        if (is_tensor(a) && after_list)
+            return gen_xprintf("argument '%s' of type %s after a Tensor[] is not supported",
+                               a->name, gen_type_name(a));
+        after_list |= a->type == GEN_T_TENSOR_LIST;
+        if (is_tensor(a) || a->type == GEN_T_TENSOR_LIST)
+            continue;
+        boxed_arg b = {0};
+        bool ok = box_attr(a, &b);
+        gen_sb_free(&b.locals);
+        gen_sb_free(&b.reads);
+        for (int k = 0; k < b.n_call; k++)
+            free(b.call[k]);
+        if (!ok)
+            return gen_xprintf("argument '%s' of type %s is not supported", a->name,
+                               gen_type_name(a));
+    }
+    return unsupported_returns(op);
+}
+
+static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
+{
+    const gen_schema *s = &op->schema;
+    boxed_arg *args = gen_xcalloc((size_t)s->n_args + 1, sizeof(boxed_arg));
+    int n_tensors = 0, seen = 0;
+    bool any_attr = false, has_list = false;
+    gen_sb locals = {0}, reads = {0};
+
+    for (int i = 0; i < s->n_args; i++)
+        n_tensors += is_tensor(&s->args[i]);
+    for (int i = 0; i < s->n_args; i++) {
+        const gen_arg *a = &s->args[i];
+        boxed_arg *b = &args[i];
+        if (is_tensor(a)) {
+            add_call(b, gen_xprintf("in[%d]", seen));
+            seen++;
+        } else if (a->type == GEN_T_TENSOR_LIST) {
+            has_list = true;
+            add_call(b, seen > 0 ? gen_xprintf("(const yg_tensor *const *)(in + %d)", seen)
+                                 : gen_xstrdup("(const yg_tensor *const *)in"));
+            add_call(b, n_tensors > 0 ? gen_xprintf("n_in - %d", n_tensors) : gen_xstrdup("n_in"));
+        } else {
+            any_attr |= a->type != GEN_T_GENERATOR;
+            (void)box_attr(a, b);
+            gen_sb_puts(&locals, b->locals.buf != NULL ? b->locals.buf : "");
+            gen_sb_puts(&reads, b->reads.buf != NULL ? b->reads.buf : "");
+        }
+    }
+
+    if (gen_returns_list(op))
+        gen_sb_puts(&locals, "    yg_tensor **items = NULL;\n    int64_t len = 0;\n");
+
+    gen_sb_puts(sb, "\n");
+    gen_emit_schema_comment(sb, "", op->func, op->loc);
+    gen_sb_printf(sb,
+                  "yg_status yg__boxed_%s(const yg_ir_node *node,\n"
+                  "%*syg_tensor *const *in,\n"
+                  "%*sint32_t n_in,\n"
+                  "%*syg_tensor **out)\n{\n",
+                  op->cname, (int)strlen(op->cname) + 21, "", (int)strlen(op->cname) + 21, "",
+                  (int)strlen(op->cname) + 21, "");
+    if (locals.len > 0)
+        gen_sb_printf(sb, "%s\n", locals.buf);
+    if (!any_attr)
+        gen_sb_puts(sb, "    (void)node;\n");
+    if (n_tensors == 0 && !has_list)
+        gen_sb_puts(sb, "    (void)in;\n");
+    if (!has_list)
+        gen_sb_puts(sb, "    (void)n_in;\n");
+    if (reads.len > 0)
+        gen_sb_puts(sb, reads.buf);
+
+    char **call = gen_xcalloc((size_t)(2 * s->n_args + s->n_returns + 1), sizeof(char *));
+    int n = 0;
+    for (int i = 0; i < s->n_args; i++)
+        for (int k = 0; k < args[i].n_call; k++)
+            call[n++] = args[i].call[k];
+    bool list = gen_returns_list(op);
+    if (list) {
+        call[n++] = gen_xstrdup("&items");
+        call[n++] = gen_xstrdup("&len");
+    } else {
+        for (int i = 0; i < s->n_returns; i++)
+            call[n++] = gen_xprintf("&out[%d]", i);
+    }
+    char *head = gen_xprintf(list ? "YG_RETURN_IF_ERROR(yg_%s(" : "return yg_%s(", op->cname);
+    gen_emit_wrapped(sb, "    ", head, (const char *const *)call, n, list ? "));" : ");");
+    if (list)
+        gen_sb_puts(sb, "    return yg__box_list_out(node, items, len, out);\n");
+    gen_sb_puts(sb, "}\n");
+
+    free(head);
+    for (int i = 0; i < n; i++)
+        free(call[i]);
+    free(call);
+    for (int i = 0; i < s->n_args; i++) {
+        gen_sb_free(&args[i].locals);
+        gen_sb_free(&args[i].reads);
+    }
+    free(args);
+    gen_sb_free(&locals);
+    gen_sb_free(&reads);
+}
+
+char *gen_emit_boxed_c(const gen_model *model, gen_family family)
+{
+    gen_sb sb = {0};
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_printf(&sb,
+                  "/*\n"
+                  " * boxed/%s.c - the boxed form of every %s op: a function that\n"
+                  " * calls yg_<op> with a graph node's tensor inputs and attributes (see\n"
+                  " * runtime/jit/boxing.h).  An attribute left out of the node takes the\n"
+                  " * schema's default; one of the wrong kind fails naming op and attribute.\n"
+                  " * Outputs are new references.\n"
+                  " */\n"
+                  "#include \"boxed/boxed.h\"\n\n"
+                  "#include \"yagrad/ops.h\"\n",
+                  gen_family_name(family), gen_family_name(family));
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid || gen_op_family(op) != family)
+            continue;
+        char *why = unsupported_reason(op);
+        if (why == NULL)
+            emit_boxed_fn(&sb, op);
+        free(why);
+    }
+    return gen_sb_take(&sb);
+}
+
+char *gen_emit_boxed_h(const gen_model *model)
+{
+    gen_sb sb = {0};
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_puts(&sb,
+                "/*\n"
+                " * boxed/boxed.h - the boxed function of every op that can be boxed\n"
+                " * (defined in boxed/<family>.c, listed in yg__boxed_ops[]).  Not public API.\n"
+                " */\n"
+                "#ifndef YAGRAD_GENERATED_BOXED_H\n#define YAGRAD_GENERATED_BOXED_H\n\n"
+                "#include \"jit/boxing.h\"\n\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        char *why;
+        if (!op->valid || (why = unsupported_reason(op)) != NULL) {
+            if (op->valid)
+                free(why);
+            continue;
+        }
+        gen_sb_printf(&sb, "yg_boxed_impl yg__boxed_%s;\n", op->cname);
+    }
+    gen_sb_puts(&sb, "\n#endif /* YAGRAD_GENERATED_BOXED_H */\n");
+    return gen_sb_take(&sb);
+}
+
+char *gen_emit_boxed_table_c(const gen_model *model)
+{
+    gen_sb sb = {0};
+    int n = 0;
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_puts(&sb,
+                "/*\n"
+                " * boxed/table.c - yg__boxed_ops[]: the boxed function of every op, in the\n"
+                " * order of yg__ops[] (registry.c), so an op's index finds both.  Ops with\n"
+                " * an argument type that cannot be boxed yet have no function and say why.\n"
+                " */\n"
+                "#include \"boxed/boxed.h\"\n\n"
+                "const yg_boxed_op yg__boxed_ops[] = {\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid)
+            continue;
+        char *why = unsupported_reason(op);
+        if (why == NULL)
+            gen_sb_printf(&sb, "    {.name = \"%s\", .fn = yg__boxed_%s},\n", op->full_name,
+                          op->cname);
+        else
+            gen_sb_printf(&sb, "    {.name = \"%s\",\n     .fn = NULL,\n     .unsupported = \"%s\"},\n",
+                          op->full_name, why);
+        free(why);
+        n++;
+    }
+    gen_sb_puts(&sb, "};\n");
+    gen_sb_printf(&sb, "const int32_t yg__boxed_ops_count = %d;\n", n);
+    gen_sb_printf(&sb,
+                  "_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == %d,\n"
+                  "               \"boxed table size\");\n",
+                  n);
+    return gen_sb_take(&sb);
+}

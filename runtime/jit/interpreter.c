@@ -1,0 +1,396 @@
+/*
+ * interpreter.c - yg_graph_run: runs a graph node by node through the
+ * generated boxed-op table (boxing.h), which calls the public ops, so a
+ * graph computes exactly what the eager calls it was traced from compute,
+ * autograd included.
+ *
+ * A run first makes a plan without touching the graph (so threads may
+ * run one graph at once): every value gets a slot in a frame, found
+ * through a pointer hash, and the index of the last node that reads it
+ * (graph outputs count as read after the last node).  The frame holds one
+ * reference per live value; after a node runs, the inputs it was the last
+ * reader of are released, and outputs nobody reads are released at once.
+ * So a chain of n ops on a large tensor holds two or three tensors at a
+ * time, not n (tests/test_jit_interp.c checks both the live-value count
+ * and the allocator's peak).  The plan costs O(values) per run; a cached
+ * plan is for the graph executor to come.
+ *
+ * Constants: the tensor attribute of a prim::Constant is never written,
+ * so when no node of the graph writes memory the frame shares it (one
+ * retain, no copy: a traced graph's weights are constants).  When some
+ * node does, every constant is copied per run, since an in-place op on a
+ * constant or on a view of one would otherwise change the graph.  Outputs
+ * that share a constant's storage are copied at the end, so a caller
+ * writing an output in place cannot change the graph either.
+ */
+#include "jit/interpreter.h"
+
+#include "jit/boxing.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the last run on this thread saw (for tests). */
+static _Thread_local yg_interp_stats last_stats;
+
+void yg__interp_last_stats(yg_interp_stats *out) {
+    *out = last_stats;
+}
+
+/* ---- the plan ---- */
+
+typedef struct plan {
+    const yg_ir_value **keys; /* open addressing: value -> slot */
+    int64_t *slots;
+    uint64_t mask;
+    int64_t n_values;
+    int64_t *last_use; /* per slot: index of the last node reading it, n_nodes
+                          for graph outputs, -1 when nothing reads it */
+    int32_t max_inputs, max_outputs;
+} plan;
+
+static uint64_t hash_ptr(const void *p) {
+    uint64_t h = (uint64_t)(uintptr_t)p;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static void plan_put(plan *p, const yg_ir_value *v, int64_t slot) {
+    uint64_t j = hash_ptr(v) & p->mask;
+    while (p->keys[j] != NULL)
+        j = (j + 1) & p->mask;
+    p->keys[j] = v;
+    p->slots[j] = slot;
+}
+
+static int64_t plan_slot(const plan *p, const yg_ir_value *v) {
+    uint64_t j = hash_ptr(v) & p->mask;
+    while (p->keys[j] != v) {
+        YG_ASSERT(p->keys[j] != NULL);
+        j = (j + 1) & p->mask;
+    }
+    return p->slots[j];
+}
+
+static void plan_free(plan *p) {
+    free(p->keys);
+    free(p->slots);
+    free(p->last_use);
+}
+
+static yg_status plan_make(const yg_graph *g, plan *p) {
+    int64_t n = g->param->n_outputs, k = 0, idx = 0;
+    uint64_t cap = 16;
+    memset(p, 0, sizeof *p);
+    for (const yg_ir_node *node = g->first; node != NULL; node = node->next)
+        n += node->n_outputs;
+    while (cap < (uint64_t)n * 2)
+        cap *= 2;
+    p->mask = cap - 1;
+    p->n_values = n;
+    p->keys = calloc(cap, sizeof *p->keys);
+    p->slots = malloc(cap * sizeof *p->slots);
+    p->last_use = malloc((size_t)(n > 0 ? n : 1) * sizeof *p->last_use);
+    if (p->keys == NULL || p->slots == NULL || p->last_use == NULL) {
+        plan_free(p);
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "interpreter: out of memory");
+    }
+    for (int32_t i = 0; i < g->param->n_outputs; i++)
+        plan_put(p, g->param->outputs[i], k++);
+    for (const yg_ir_node *node = g->first; node != NULL; node = node->next) {
+        for (int32_t i = 0; i < node->n_outputs; i++)
+            plan_put(p, node->outputs[i], k++);
+        if (node->n_inputs > p->max_inputs)
+            p->max_inputs = node->n_inputs;
+        if (node->n_outputs > p->max_outputs)
+            p->max_outputs = node->n_outputs;
+    }
+    for (int64_t i = 0; i < n; i++)
+        p->last_use[i] = -1;
+    for (const yg_ir_node *node = g->first; node != NULL; node = node->next, idx++) {
+        for (int32_t i = 0; i < node->n_inputs; i++)
+            p->last_use[plan_slot(p, node->inputs[i])] = idx;
+    }
+    for (int32_t i = 0; i < g->ret->n_inputs; i++)
+        p->last_use[plan_slot(p, g->ret->inputs[i])] = g->n_nodes;
+    return YG_OK;
+}
+
+/* ---- checks ---- */
+
+/* "[2, ?]" for a type's sizes. */
+static void format_type_sizes(const yg_ir_type *t, char *buf, size_t len) {
+    size_t pos = 0;
+    pos += (size_t)snprintf(buf + pos, len - pos, "[");
+    for (int32_t i = 0; i < t->ndim && pos < len; i++) {
+        if (t->sizes[i] == YG_IR_UNKNOWN)
+            pos += (size_t)snprintf(buf + pos, len - pos, "%s?", i > 0 ? ", " : "");
+        else
+            pos += (size_t)snprintf(
+                buf + pos, len - pos, "%s%" PRId64, i > 0 ? ", " : "", t->sizes[i]);
+    }
+    if (pos < len)
+        snprintf(buf + pos, len - pos, "]");
+}
+
+static yg_status check_input(const yg_ir_value *v, int64_t i, const yg_tensor *t) {
+    const yg_ir_type *ty = &v->type;
+    char want[160], got[160];
+    if (ty->kind == YG_IR_TYPE_NONE) {
+        if (t != NULL)
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "interpreter: input %" PRId64 " %%%s has type None but got a tensor",
+                            i,
+                            v->name);
+        return YG_OK;
+    }
+    if (t == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "interpreter: input %" PRId64 " %%%s is NULL but its type is Tensor",
+                        i,
+                        v->name);
+    if (ty->dtype != YG_IR_UNKNOWN && ty->dtype != (int32_t)yg_tensor_dtype(t))
+        return yg__fail(YG_ERR_DTYPE,
+                        "interpreter: input %" PRId64 " %%%s: expected dtype %s, got %s",
+                        i,
+                        v->name,
+                        yg_dtype_name((yg_dtype)ty->dtype),
+                        yg_dtype_name(yg_tensor_dtype(t)));
+    if (ty->device != YG_IR_UNKNOWN && ty->device != (int32_t)yg_tensor_device(t))
+        return yg__fail(YG_ERR_DEVICE,
+                        "interpreter: input %" PRId64 " %%%s: expected device %s, got %s",
+                        i,
+                        v->name,
+                        yg__device_name((yg_device)ty->device),
+                        yg__device_name(yg_tensor_device(t)));
+    if (ty->ndim == YG_IR_UNKNOWN)
+        return YG_OK;
+    bool ok = ty->ndim == t->ndim;
+    for (int32_t d = 0; ok && d < ty->ndim; d++)
+        ok = ty->sizes[d] == YG_IR_UNKNOWN || ty->sizes[d] == t->sizes[d];
+    if (!ok) {
+        format_type_sizes(ty, want, sizeof want);
+        return yg__fail(YG_ERR_SHAPE,
+                        "interpreter: input %" PRId64 " %%%s: expected sizes %s, got %s",
+                        i,
+                        v->name,
+                        want,
+                        yg__format_sizes(t->sizes, t->ndim, got, sizeof got));
+    }
+    return YG_OK;
+}
+
+/* Prefixes this thread's message with "interpreter: <node as text>". */
+static yg_status fail_at(yg_status st, const yg_ir_node *n) {
+    char what[256];
+    char prefix[300];
+    yg__ir_node_describe(n, what, sizeof what);
+    snprintf(prefix, sizeof prefix, "interpreter: %s", what);
+    return yg__fail_prefix(st, prefix);
+}
+
+/* ---- running ---- */
+
+typedef struct frame {
+    yg_tensor **vals; /* one reference per live slot (NULL: None or freed) */
+    int64_t n;
+    int64_t live, peak;
+    bool copy_constants;
+    const yg_tensor **constants; /* the graph's constant tensors used */
+    int64_t n_constants;
+} frame;
+
+static void frame_set(frame *f, int64_t slot, yg_tensor *t) {
+    f->vals[slot] = t;
+    if (t != NULL && ++f->live > f->peak)
+        f->peak = f->live;
+}
+
+static void frame_drop(frame *f, int64_t slot) {
+    if (f->vals[slot] != NULL) {
+        yg_release(f->vals[slot]);
+        f->vals[slot] = NULL;
+        f->live--;
+        last_stats.released_early++;
+    }
+}
+
+static yg_status run_constant(frame *f, const yg_ir_node *n, yg_tensor **out) {
+    const yg_ir_attr *a = yg__ir_node_attr(n, "value");
+    if (a == NULL)
+        return fail_at(yg__fail(YG_ERR_INVALID_ARGUMENT, "prim::Constant has no value"), n);
+    switch (a->kind) {
+    case YG_IR_ATTR_TENSOR:
+        f->constants[f->n_constants++] = a->u.t;
+        if (f->copy_constants)
+            return yg__tensor_contiguous_as(a->u.t, a->u.t->dtype, false, out);
+        *out = yg_retain(a->u.t);
+        return YG_OK;
+    case YG_IR_ATTR_INT:
+        return yg_tensor_scalar((double)a->u.i, YG_INT64, out);
+    case YG_IR_ATTR_FLOAT:
+        return yg_tensor_scalar(a->u.f, YG_FLOAT64, out);
+    default:
+        return fail_at(yg__fail(YG_ERR_INVALID_ARGUMENT,
+                                "prim::Constant value must be a tensor, int or float"),
+                       n);
+    }
+}
+
+static yg_status run_op(const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
+    const yg_boxed_op *b = yg__boxed_op_of(n);
+    if (b->fn == NULL)
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED, "interpreter: %s: %s", n->kind, b->unsupported);
+    yg_ir_kind_info info = yg__ir_kind_info(n);
+    if (info.n_returns >= 0 && info.n_returns != n->n_outputs)
+        return fail_at(yg__fail(YG_ERR_INVALID_ARGUMENT,
+                                "%s returns %d values but the node has %d outputs",
+                                n->kind,
+                                info.n_returns,
+                                n->n_outputs),
+                       n);
+    yg_status st = b->fn(n, in, n->n_inputs, out);
+    if (st != YG_OK)
+        return fail_at(st, n);
+    return YG_OK;
+}
+
+/* Runs node n, storing its outputs in the frame. */
+static yg_status
+run_node(frame *f, const plan *p, const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
+    yg_status st = YG_OK;
+    for (int32_t i = 0; i < n->n_outputs; i++)
+        out[i] = NULL;
+    if (n->kind == yg__prim_constant) {
+        st = run_constant(f, n, &out[0]);
+    } else if (n->kind == yg__prim_none) {
+        out[0] = NULL;
+    } else if (n->op == NULL) {
+        st = fail_at(yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                              "%s nodes are not run by the interpreter yet",
+                              n->kind),
+                     n);
+    } else {
+        for (int32_t i = 0; i < n->n_inputs; i++)
+            in[i] = f->vals[plan_slot(p, n->inputs[i])];
+        st = run_op(n, in, out);
+    }
+    if (st != YG_OK)
+        return st;
+    for (int32_t i = 0; i < n->n_outputs; i++)
+        frame_set(f, plan_slot(p, n->outputs[i]), out[i]);
+    return YG_OK;
+}
+
+/* Releases what node idx was the last reader of, and its unread outputs. */
+static void release_dead(frame *f, const plan *p, const yg_ir_node *n, int64_t idx) {
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        int64_t s = plan_slot(p, n->inputs[i]);
+        if (p->last_use[s] == idx)
+            frame_drop(f, s);
+    }
+    for (int32_t i = 0; i < n->n_outputs; i++) {
+        int64_t s = plan_slot(p, n->outputs[i]);
+        if (p->last_use[s] < 0)
+            frame_drop(f, s);
+    }
+}
+
+/* The new reference returned for output value t: t itself, or a copy when
+ * it shares memory with one of the graph's constants. */
+static yg_status output_ref(const frame *f, yg_tensor *t, yg_tensor **out) {
+    for (int64_t i = 0; t != NULL && i < f->n_constants; i++) {
+        if (t->storage == f->constants[i]->storage)
+            return yg__tensor_contiguous_as(t, t->dtype, false, out);
+    }
+    *out = yg_retain(t);
+    return YG_OK;
+}
+
+static yg_status check_args(const yg_graph *g,
+                            yg_tensor *const *inputs,
+                            int64_t n_inputs,
+                            yg_tensor **outputs,
+                            int64_t n_outputs) {
+    if (g == NULL || (outputs == NULL && n_outputs > 0) || (inputs == NULL && n_inputs > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "interpreter: graph, inputs or outputs is NULL");
+    if (n_inputs != g->param->n_outputs)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "interpreter: graph has %d inputs, got %" PRId64,
+                        g->param->n_outputs,
+                        n_inputs);
+    if (n_outputs != g->ret->n_inputs)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "interpreter: graph has %d outputs, got room for %" PRId64,
+                        g->ret->n_inputs,
+                        n_outputs);
+    for (int64_t i = 0; i < n_inputs; i++)
+        YG_RETURN_IF_ERROR(check_input(g->param->outputs[i], i, inputs[i]));
+    return YG_OK;
+}
+
+yg_status yg_graph_run(const yg_graph *g,
+                       yg_tensor *const *inputs,
+                       int64_t n_inputs,
+                       yg_tensor **outputs,
+                       int64_t n_outputs) {
+    plan p;
+    frame f = {0};
+    yg_tensor **in = NULL, **out = NULL;
+    yg_status st;
+    int64_t idx = 0;
+
+    for (int64_t i = 0; outputs != NULL && i < n_outputs; i++)
+        outputs[i] = NULL;
+    last_stats = (yg_interp_stats){0};
+    YG_RETURN_IF_ERROR(check_args(g, inputs, n_inputs, outputs, n_outputs));
+    YG_RETURN_IF_ERROR(plan_make(g, &p));
+    f.n = p.n_values;
+    f.vals = calloc((size_t)(f.n > 0 ? f.n : 1), sizeof *f.vals);
+    f.constants = malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof *f.constants);
+    in = malloc((size_t)(p.max_inputs > 0 ? p.max_inputs : 1) * sizeof *in);
+    out = malloc((size_t)(p.max_outputs > 0 ? p.max_outputs : 1) * sizeof *out);
+    if (f.vals == NULL || f.constants == NULL || in == NULL || out == NULL) {
+        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "interpreter: out of memory");
+        goto out;
+    }
+    for (const yg_ir_node *n = g->first; n != NULL && !f.copy_constants; n = n->next)
+        f.copy_constants = yg__ir_node_has_side_effects(n);
+    for (int64_t i = 0; i < n_inputs; i++) {
+        if (p.last_use[i] >= 0)
+            frame_set(&f, i, yg_retain(inputs[i]));
+    }
+    for (const yg_ir_node *n = g->first; n != NULL; n = n->next, idx++) {
+        st = run_node(&f, &p, n, in, out);
+        if (st != YG_OK)
+            goto out;
+        last_stats.nodes_run++;
+        release_dead(&f, &p, n, idx);
+    }
+    for (int32_t i = 0; i < g->ret->n_inputs; i++) {
+        st = output_ref(&f, f.vals[plan_slot(&p, g->ret->inputs[i])], &outputs[i]);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    if (st != YG_OK) {
+        for (int64_t i = 0; i < n_outputs; i++) {
+            yg_release(outputs[i]);
+            outputs[i] = NULL;
+        }
+    }
+    last_stats.peak_live = f.peak;
+    for (int64_t i = 0; f.vals != NULL && i < f.n; i++)
+        yg_release(f.vals[i]);
+    free(f.vals);
+    free(f.constants);
+    free(in);
+    free(out);
+    plan_free(&p);
+    return st;
+}
