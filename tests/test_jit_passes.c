@@ -582,6 +582,32 @@ static void test_constant_propagation_does_not_evaluate_results_known_too_large(
     expect_unchanged("constant_propagation", text);
 }
 
+static void test_constant_propagation_does_not_build_large_results_of_unknown_size(void **state) {
+    (void)state;
+    /* No sizes in the type: repeat is evaluated, but under a per-block
+     * limit, so its 36 MB result is never allocated and the node stays. */
+    const char *text = "graph():\n"
+                       "  %s : Tensor = prim::Constant[value=tensor(float64, [2], [1, 2])]()\n"
+                       "  %r : Tensor = repeat[repeats=[1500, 1500]](%s)\n"
+                       "  return (%r)\n";
+    yg_allocator_stats before, after;
+    yg_graph *g = parse_ok(text);
+    yg_allocator_get_stats(&before);
+    YG_CHECK(yg_graph_run_passes(g, "constant_propagation"));
+    yg_allocator_get_stats(&after);
+    assert_true(after.peak_allocated_bytes < before.allocated_bytes + 1500 * 3000 * 8);
+    yg_graph_release(g);
+    expect_unchanged("constant_propagation", text);
+    /* The limit is lifted afterwards: the same op runs eagerly. */
+    const int64_t two[] = {2}, reps[] = {1500, 1500};
+    yg_tensor *x = NULL, *y = NULL;
+    YG_CHECK(yg_tensor_full(two, 1, 1.0, YG_FLOAT64, &x));
+    YG_CHECK(yg_repeat(x, reps, 2, &y));
+    assert_int_equal(yg_tensor_numel(y), 1500 * 3000);
+    yg_release(x);
+    yg_release(y);
+}
+
 static void test_constant_propagation_reaches_into_subgraphs(void **state) {
     (void)state;
     expect_passes("constant_propagation",
@@ -682,6 +708,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_constant_propagation_folds_every_output_then_dce_sweeps),
         cmocka_unit_test(test_constant_propagation_must_not_fold_writes_inputs_or_failures),
         cmocka_unit_test(test_constant_propagation_does_not_evaluate_results_known_too_large),
+        cmocka_unit_test(test_constant_propagation_does_not_build_large_results_of_unknown_size),
         cmocka_unit_test(test_constant_propagation_reaches_into_subgraphs),
         cmocka_unit_test(test_requires_grad_propagation_follows_differentiable_ops),
         cmocka_unit_test(test_requires_grad_propagation_keeps_unknown_inputs_unknown),

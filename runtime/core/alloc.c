@@ -38,6 +38,18 @@ static int size_class(size_t nbytes)
     return c;
 }
 
+/* This thread's largest allowed block (yg__alloc_set_thread_limit); 0: no
+ * limit beyond the largest class. */
+static _Thread_local size_t thread_limit;
+
+size_t yg__alloc_set_thread_limit(size_t nbytes)
+{
+    size_t old = thread_limit;
+
+    thread_limit = nbytes;
+    return old;
+}
+
 void *yg__alloc(size_t nbytes)
 {
     int c = size_class(nbytes);
@@ -46,6 +58,8 @@ void *yg__alloc(size_t nbytes)
 
     if (((size_t)1 << c) < nbytes)
         return NULL; /* larger than the largest class (2^47 bytes) */
+    if (thread_limit != 0 && nbytes > thread_limit)
+        return NULL;
     pthread_mutex_lock(&alloc_lock);
     stats.num_allocs++;
     if (free_lists[c] != NULL) {

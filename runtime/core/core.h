@@ -60,6 +60,12 @@ yg_status yg__fail_prefix(yg_status code, const char *prefix);
 void *yg__alloc(size_t nbytes);
 /* Returns a block from yg__alloc to the cache.  NULL-safe. */
 void yg__free(void *ptr, size_t nbytes);
+/* Makes yg__alloc on this thread fail (NULL, so the op reports out of
+ * memory) for blocks over nbytes; 0 lifts the limit.  Returns the previous
+ * limit, to restore.  For work that must stay small whatever its input
+ * asks for: constant propagation evaluating an op of a graph it was given.
+ * Cannot fail. */
+size_t yg__alloc_set_thread_limit(size_t nbytes);
 
 /* ---- storage and tensor ---- */
 

@@ -21,7 +21,9 @@
  * than 65536 elements and more elements than all inputs together is not
  * folded either (expand of a scalar to a large shape would copy the whole
  * expansion into the graph); when shape propagation already knows the
- * result's sizes, such a node is not even evaluated.
+ * result's sizes, such a node is not even evaluated, and otherwise the
+ * evaluation runs under a per-block allocation limit of that size, so a
+ * graph asking for a huge result costs nothing.
  *
  * Nodes are visited in order, so a chain on constants folds completely
  * in one pass.  The replaced constants keep their value names; the
@@ -89,9 +91,15 @@ static bool evaluate(const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
         if (numel > FOLD_MAX_GROWTH && numel > (double)in_numel)
             return false;
     }
+    /* Unknown result sizes: no single block of the evaluation may exceed
+     * what a foldable result may hold, so repeat[repeats=[1e9, 1e9]] on a
+     * constant fails fast (out of memory, node left) instead of trying. */
+    double most = (double)(in_numel > FOLD_MAX_GROWTH ? in_numel : FOLD_MAX_GROWTH);
+    size_t old_limit = yg__alloc_set_thread_limit((size_t)(most * (double)sizeof(double)));
     bool prev = yg_set_grad_enabled(false);
     yg_status st = yg__boxed_op_of(n)->fn(n, in, n->n_inputs, out);
     yg_set_grad_enabled(prev);
+    (void)yg__alloc_set_thread_limit(old_limit);
     if (st != YG_OK) {
         (void)yg_set_error(st, "%s", saved);
         return false;
