@@ -12,6 +12,7 @@
 
 static const sample *const tables[] = {
     opinfo_derivative_samples,
+    opinfo_derivative_more_samples,
     opinfo_inplace_samples,
     opinfo_backward_samples,
     opinfo_composite_samples,

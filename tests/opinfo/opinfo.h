@@ -100,6 +100,7 @@ typedef struct sample {
 
 /* The family tables (NULL-op terminated), gathered by opinfo_sample_at. */
 extern const sample opinfo_derivative_samples[]; /* samples_derivatives.c */
+extern const sample opinfo_derivative_more_samples[]; /* samples_derivatives_more.c */
 extern const sample opinfo_inplace_samples[];    /* samples_inplace.c */
 extern const sample opinfo_backward_samples[];   /* samples_backward.c */
 extern const sample opinfo_composite_samples[];  /* samples_composite.c */
