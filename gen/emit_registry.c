@@ -48,7 +48,11 @@ char *gen_emit_generated_int_h(const gen_model *model)
                 "    const char *schema;   /* the func string */\n"
                 "    const char *location; /* \"specs/native_functions.yaml:42\" */\n"
                 "    const char *kind;     /* \"pointwise\", \"kernel\", \"composite\" */\n"
+                "    uint32_t dtypes;      /* the claim: YG_DTYPE_BIT(d) for each yg_dtype d\n"
+                "                             its Tensor inputs may have ('dtypes:') */\n"
                 "} yg_op_info;\n\n"
+                "/* The bit of dtype d in yg_op_info.dtypes. */\n"
+                "#define YG_DTYPE_BIT(d) (UINT32_C(1) << (d))\n\n"
                 "/* One entry of specs/derivatives.yaml. */\n"
                 "typedef struct yg_derivative_info {\n"
                 "    const char *name;          /* \"sum.dim\" */\n"
@@ -122,8 +126,28 @@ char *gen_emit_registry_c(const gen_model *model)
             continue;
         gen_sb_printf(&sb, "    {\n        .name = \"%s\",\n        .schema = ", op->full_name);
         put_literal(&sb, op->func);
-        gen_sb_printf(&sb, ",\n        .location = \"%s:%d\",\n        .kind = \"%s\",\n    },\n",
+        gen_sb_printf(&sb, ",\n        .location = \"%s:%d\",\n        .kind = \"%s\",\n",
                       op->loc.file, op->loc.line, gen_kind_name(op->kind));
+        /* ".dtypes = YG_DTYPE_BIT(YG_FLOAT32) | ...", wrapped at 100 columns */
+        gen_sb_puts(&sb, "        .dtypes = ");
+        size_t col = 18;
+        int k = 0;
+        for (int d = 0; d < gen_n_dtypes; d++) {
+            if (!(op->dtypes & (UINT32_C(1) << d)))
+                continue;
+            char *bit = gen_xprintf("YG_DTYPE_BIT(%s)", gen_dtypes[d].enum_name);
+            if (k++ > 0 && col + 3 + strlen(bit) + 1 > 100) {
+                gen_sb_puts(&sb, " |\n                  ");
+                col = 18;
+            } else if (k > 1) {
+                gen_sb_puts(&sb, " | ");
+                col += 3;
+            }
+            gen_sb_puts(&sb, bit);
+            col += strlen(bit);
+            free(bit);
+        }
+        gen_sb_puts(&sb, ",\n    },\n");
         n_ops++;
     }
     gen_sb_puts(&sb, "};\n");

@@ -1394,6 +1394,7 @@ void gen_analyse(gen_model *model)
     CXIndex index = clang_createIndex(0, 0);
 
     analyse_pointwise(model, index);
+    gen_resolve_dtypes(model);
     analyse_formulas(model, index);
     for (int i = 0; i < model->n_derivs; i++)
         if (model->derivs[i].op != NULL)

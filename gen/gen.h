@@ -175,6 +175,10 @@ typedef struct gen_op {
     int n_tags;
     char *onnx;
     gen_loc onnx_loc;
+    uint32_t dtypes;     /* bit i: gen_dtypes[i] is claimed (gen_resolve_dtypes) */
+    bool dtypes_given;   /* the entry has a 'dtypes:' key */
+    gen_loc dtypes_loc;
+    gen_loc dtype_locs[32]; /* of each claimed dtype's name, by bit */
     bool variant_function; /* variants: function (the default) */
     bool variant_method;   /* variants: method (no C form; validated only) */
     struct gen_deriv *deriv; /* borrowed; NULL without a derivative entry */
@@ -256,6 +260,26 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model);
 void gen_load_derivatives_text(const char *text, size_t len, gen_model *model);
 /* Resolves names, C names, derivative entries and edges (after loading). */
 void gen_model_resolve(gen_model *model);
+
+/* The dtypes an op may claim with 'dtypes:', in the order of their bits in
+ * gen_op.dtypes.  A new runtime dtype is one more row of gen_dtypes in
+ * model.c. */
+typedef struct gen_dtype {
+    const char *name;      /* "float32": the spelling in the YAML */
+    const char *enum_name; /* "YG_FLOAT32": the runtime's yg_dtype */
+} gen_dtype;
+extern const gen_dtype gen_dtypes[];
+extern const int gen_n_dtypes;
+/* The index of name in gen_dtypes, or -1. */
+int gen_dtype_lookup(const char *name);
+/* "float32, float64, int64 or bool", for messages.  Caller frees. */
+char *gen_dtype_choices(void);
+/* The gen_dtypes bits of the loops emit_pointwise.c writes for op. */
+uint32_t gen_pointwise_loop_dtypes(const gen_op *op);
+/* Gives each op without 'dtypes:' its default claim and checks given
+ * claims against what gen can emit; gen_analyse calls it once int_safe is
+ * known. */
+void gen_resolve_dtypes(gen_model *model);
 void gen_model_free(gen_model *model);
 void gen_model_free_op(gen_op *op);
 gen_op *gen_model_find_cname(const gen_model *model, const char *cname);

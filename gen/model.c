@@ -183,6 +183,79 @@ static void check_form(gen_op *op)
     }
 }
 
+/* The runtime's dtypes an op may claim (yg_dtype in tensor.h); bit i of
+ * gen_op.dtypes is row i.  Adding a runtime dtype is one row here. */
+const gen_dtype gen_dtypes[] = {
+    {"float32", "YG_FLOAT32"},
+    {"float64", "YG_FLOAT64"},
+    {"int64", "YG_INT64"},
+    {"bool", "YG_BOOL"},
+    {"int32", "YG_INT32"},
+    {"float16", "YG_FLOAT16"},
+    {"bfloat16", "YG_BFLOAT16"},
+};
+const int gen_n_dtypes = (int)(sizeof(gen_dtypes) / sizeof(gen_dtypes[0]));
+_Static_assert(sizeof(gen_dtypes) / sizeof(gen_dtypes[0]) <= 32, "gen_op.dtypes is 32 bits");
+
+int gen_dtype_lookup(const char *name)
+{
+    for (int i = 0; i < gen_n_dtypes; i++)
+        if (strcmp(gen_dtypes[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+char *gen_dtype_choices(void)
+{
+    gen_sb sb = {0};
+
+    for (int i = 0; i < gen_n_dtypes; i++)
+        gen_sb_printf(&sb, "%s%s", i == 0 ? "" : i == gen_n_dtypes - 1 ? " or " : ", ",
+                      gen_dtypes[i].name);
+    return gen_sb_take(&sb);
+}
+
+static uint32_t dtype_bit(const char *name)
+{
+    return UINT32_C(1) << gen_dtype_lookup(name);
+}
+
+void gen_resolve_dtypes(gen_model *model)
+{
+    for (int i = 0; i < model->n_ops; i++) {
+        gen_op *op = &model->ops[i];
+        if (!op->valid)
+            continue;
+        uint32_t loops = op->kind == GEN_OP_POINTWISE ? gen_pointwise_loop_dtypes(op) : 0;
+        if (!op->dtypes_given) {
+            /* Default: what a pointwise op has loops for; every dtype for a
+             * view (it moves no data); the floating dtypes otherwise. */
+            if (op->kind == GEN_OP_POINTWISE)
+                op->dtypes = loops;
+            else if (op->form == GEN_FORM_VIEW)
+                op->dtypes = (UINT32_C(1) << gen_n_dtypes) - 1;
+            else
+                op->dtypes = dtype_bit("float32") | dtype_bit("float64");
+            continue;
+        }
+        if (op->dtypes == 0) {
+            gen_error_in(op->full_name, op->dtypes_loc,
+                         "'dtypes' is empty; an op claims at least one dtype");
+            continue;
+        }
+        if (op->kind != GEN_OP_POINTWISE)
+            continue;
+        for (int d = 0; d < gen_n_dtypes; d++) {
+            if ((op->dtypes & ~loops) & (UINT32_C(1) << d))
+                gen_error_in(op->full_name, op->dtype_locs[d],
+                             "claims dtype '%s' but gen writes no %s loop for this pointwise "
+                             "expression (int64 loops need an expression without calls and "
+                             "'/'); drop it from 'dtypes'",
+                             gen_dtypes[d].name, gen_dtypes[d].name);
+        }
+    }
+}
+
 static const char *const known_tags[] = {"pointwise", "broadcast", "reduction", "view", "opaque"};
 
 static void check_tags(gen_op *op)

@@ -297,6 +297,22 @@ static void add_variant(loader *l, const char *item, gen_loc loc, gen_op *op)
         gen_error_in(l->entry, loc, "unknown variant '%s' (expected function or method)", item);
 }
 
+static void add_dtype(loader *l, const char *item, gen_loc loc, gen_op *op)
+{
+    int d = gen_dtype_lookup(item);
+
+    if (d < 0) {
+        char *choices = gen_dtype_choices();
+        gen_error_in(l->entry, loc, "unknown dtype '%s' (expected %s)", item, choices);
+        free(choices);
+    } else if (op->dtypes & (UINT32_C(1) << d)) {
+        gen_error_in(l->entry, loc, "dtype '%s' is given twice", item);
+    } else {
+        op->dtypes |= UINT32_C(1) << d;
+        op->dtype_locs[d] = loc;
+    }
+}
+
 static void load_native_entry(loader *l, yaml_node_t *entry, gen_op *op)
 {
     bool has_variants = false;
@@ -334,10 +350,14 @@ static void load_native_entry(loader *l, yaml_node_t *entry, gen_op *op)
                 op->onnx = gen_xstrdup(s);
                 op->onnx_loc = value_loc(l->file, v);
             }
+        } else if (strcmp(key, "dtypes") == 0) {
+            op->dtypes_given = true;
+            op->dtypes_loc = value_loc(l->file, v);
+            for_each_item(l, v, key, add_dtype, op);
         } else {
             gen_error_in(l->entry, node_loc(l->file, kn),
-                         "unknown key '%s' (expected func, variants, dispatch, pointwise, tags or "
-                         "onnx)",
+                         "unknown key '%s' (expected func, variants, dispatch, pointwise, tags, "
+                         "onnx or dtypes)",
                          key);
         }
     }

@@ -388,7 +388,12 @@ typedef struct yg_op_info {
     const char *schema;   /* the func string */
     const char *location; /* "specs/native_functions.yaml:42" */
     const char *kind;     /* "pointwise", "kernel", "composite" */
+    uint32_t dtypes;      /* the claim: YG_DTYPE_BIT(d) for each yg_dtype d
+                             its Tensor inputs may have ('dtypes:') */
 } yg_op_info;
+
+/* The bit of dtype d in yg_op_info.dtypes. */
+#define YG_DTYPE_BIT(d) (UINT32_C(1) << (d))
 
 /* One entry of specs/derivatives.yaml. */
 typedef struct yg_derivative_info {

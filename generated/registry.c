@@ -151,114 +151,145 @@ const yg_op_info yg__ops[] = {
         .schema = "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:16",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sub",
         .schema = "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:20",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mul",
         .schema = "mul(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:24",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "div",
         .schema = "div(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:28",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.Scalar",
         .schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:32",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "div.mode",
         .schema = "div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor",
         .location = "specs/native_functions.yaml:38",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "div.Scalar",
         .schema = "div.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:40",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:44",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "add.Scalar",
         .schema = "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:48",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sub.Scalar",
         .schema = "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:52",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "rsub.Scalar",
         .schema = "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:57",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "maximum",
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:61",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "minimum",
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:65",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "atan2",
         .schema = "atan2(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:69",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "remainder",
         .schema = "remainder(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:75",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "remainder.Scalar",
         .schema = "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:79",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow.Tensor",
         .schema = "pow.Tensor(Tensor self, Tensor exponent) -> Tensor",
         .location = "specs/native_functions.yaml:83",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp",
         .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
         .location = "specs/native_functions.yaml:87",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "lerp.Tensor",
         .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
         .location = "specs/native_functions.yaml:91",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "addcmul",
@@ -266,6 +297,8 @@ const yg_op_info yg__ops[] = {
                   " Scalar value=1) -> Tensor",
         .location = "specs/native_functions.yaml:95",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "addcdiv",
@@ -273,66 +306,85 @@ const yg_op_info yg__ops[] = {
                   " Scalar value=1) -> Tensor",
         .location = "specs/native_functions.yaml:99",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "where",
         .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:105",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "where.ScalarOther",
         .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:109",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "where.ScalarSelf",
         .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:113",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "masked_fill",
         .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
         .location = "specs/native_functions.yaml:117",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:126",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:130",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:134",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "add_.Scalar",
         .schema = "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:138",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:142",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "div_.Scalar",
         .schema = "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:146",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "addcmul_",
@@ -340,6 +392,8 @@ const yg_op_info yg__ops[] = {
                   " *, Scalar value=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:150",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "addcdiv_",
@@ -347,1431 +401,1854 @@ const yg_op_info yg__ops[] = {
                   " *, Scalar value=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:154",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp_",
         .schema = "lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:158",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:162",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_",
         .schema = "clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:166",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_min_",
         .schema = "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:170",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_max_",
         .schema = "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:174",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "masked_fill_",
         .schema = "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:178",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "fill_",
         .schema = "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:184",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:188",
+        .location = "specs/native_functions.yaml:189",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:193",
+        .location = "specs/native_functions.yaml:195",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "eq",
         .schema = "eq(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:200",
+        .location = "specs/native_functions.yaml:203",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "ne",
         .schema = "ne(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:204",
+        .location = "specs/native_functions.yaml:208",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "lt",
         .schema = "lt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:208",
+        .location = "specs/native_functions.yaml:213",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "le",
         .schema = "le(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:212",
+        .location = "specs/native_functions.yaml:218",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "gt",
         .schema = "gt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:216",
+        .location = "specs/native_functions.yaml:223",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "ge",
         .schema = "ge(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:220",
+        .location = "specs/native_functions.yaml:228",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "eq.Scalar",
         .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:225",
+        .location = "specs/native_functions.yaml:234",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "ne.Scalar",
         .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:229",
+        .location = "specs/native_functions.yaml:239",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "lt.Scalar",
         .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:233",
+        .location = "specs/native_functions.yaml:244",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "le.Scalar",
         .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:237",
+        .location = "specs/native_functions.yaml:249",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "gt.Scalar",
         .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:241",
+        .location = "specs/native_functions.yaml:254",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "ge.Scalar",
         .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:245",
+        .location = "specs/native_functions.yaml:259",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "logical_and",
         .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:250",
+        .location = "specs/native_functions.yaml:265",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "logical_or",
         .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:254",
+        .location = "specs/native_functions.yaml:270",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "logical_xor",
         .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:258",
+        .location = "specs/native_functions.yaml:275",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "logical_not",
         .schema = "logical_not(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:262",
+        .location = "specs/native_functions.yaml:280",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:267",
+        .location = "specs/native_functions.yaml:286",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:271",
+        .location = "specs/native_functions.yaml:290",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:275",
+        .location = "specs/native_functions.yaml:294",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:279",
+        .location = "specs/native_functions.yaml:298",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tanh",
         .schema = "tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:283",
+        .location = "specs/native_functions.yaml:302",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sigmoid",
         .schema = "sigmoid(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:287",
+        .location = "specs/native_functions.yaml:306",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "relu",
         .schema = "relu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:291",
+        .location = "specs/native_functions.yaml:310",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "pow",
         .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:295",
+        .location = "specs/native_functions.yaml:314",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "abs",
         .schema = "abs(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:299",
+        .location = "specs/native_functions.yaml:318",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:304",
+        .location = "specs/native_functions.yaml:323",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "expm1",
         .schema = "expm1(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:308",
+        .location = "specs/native_functions.yaml:327",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log1p",
         .schema = "log1p(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:312",
+        .location = "specs/native_functions.yaml:331",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log2",
         .schema = "log2(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:316",
+        .location = "specs/native_functions.yaml:335",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "rsqrt",
         .schema = "rsqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:320",
+        .location = "specs/native_functions.yaml:339",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reciprocal",
         .schema = "reciprocal(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:324",
+        .location = "specs/native_functions.yaml:343",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sin",
         .schema = "sin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:328",
+        .location = "specs/native_functions.yaml:347",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cos",
         .schema = "cos(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:332",
+        .location = "specs/native_functions.yaml:351",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tan",
         .schema = "tan(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:336",
+        .location = "specs/native_functions.yaml:355",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "erf",
         .schema = "erf(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:340",
+        .location = "specs/native_functions.yaml:359",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu",
         .schema = "gelu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:345",
+        .location = "specs/native_functions.yaml:364",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh",
         .schema = "gelu_tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:351",
+        .location = "specs/native_functions.yaml:370",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu",
         .schema = "silu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:355",
+        .location = "specs/native_functions.yaml:374",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu",
         .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:359",
+        .location = "specs/native_functions.yaml:378",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu",
         .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-        .location = "specs/native_functions.yaml:363",
+        .location = "specs/native_functions.yaml:382",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "softplus",
         .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-        .location = "specs/native_functions.yaml:369",
+        .location = "specs/native_functions.yaml:388",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "hardtanh",
         .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-        .location = "specs/native_functions.yaml:373",
+        .location = "specs/native_functions.yaml:392",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:378",
+        .location = "specs/native_functions.yaml:397",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_min",
         .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:382",
+        .location = "specs/native_functions.yaml:401",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_max",
         .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:386",
+        .location = "specs/native_functions.yaml:405",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "floor",
         .schema = "floor(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:392",
+        .location = "specs/native_functions.yaml:411",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ceil",
         .schema = "ceil(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:396",
+        .location = "specs/native_functions.yaml:415",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round",
         .schema = "round(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:400",
+        .location = "specs/native_functions.yaml:419",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "trunc",
         .schema = "trunc(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:404",
+        .location = "specs/native_functions.yaml:423",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:409",
+        .location = "specs/native_functions.yaml:428",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:413",
+        .location = "specs/native_functions.yaml:432",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:417",
+        .location = "specs/native_functions.yaml:436",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:421",
+        .location = "specs/native_functions.yaml:440",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:426",
+        .location = "specs/native_functions.yaml:445",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:432",
+        .location = "specs/native_functions.yaml:451",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:437",
+        .location = "specs/native_functions.yaml:456",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/native_functions.yaml:441",
+        .location = "specs/native_functions.yaml:460",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/native_functions.yaml:445",
+        .location = "specs/native_functions.yaml:464",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/native_functions.yaml:449",
+        .location = "specs/native_functions.yaml:468",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/native_functions.yaml:454",
+        .location = "specs/native_functions.yaml:473",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:459",
+        .location = "specs/native_functions.yaml:478",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:463",
+        .location = "specs/native_functions.yaml:482",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:467",
+        .location = "specs/native_functions.yaml:486",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:474",
+        .location = "specs/native_functions.yaml:493",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:478",
+        .location = "specs/native_functions.yaml:497",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "atan2_backward",
         .schema = "atan2_backward(Tensor grad, Tensor self, Tensor other,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)",
-        .location = "specs/native_functions.yaml:486",
+        .location = "specs/native_functions.yaml:505",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow_backward_self",
         .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:488",
+        .location = "specs/native_functions.yaml:507",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow_backward_exponent",
         .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
                   " Tensor exponent, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:494",
+        .location = "specs/native_functions.yaml:513",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:499",
+        .location = "specs/native_functions.yaml:518",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:503",
+        .location = "specs/native_functions.yaml:523",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:507",
+        .location = "specs/native_functions.yaml:528",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:511",
+        .location = "specs/native_functions.yaml:532",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "prod",
         .schema = "prod(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:519",
+        .location = "specs/native_functions.yaml:540",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "prod.dim",
         .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:521",
+        .location = "specs/native_functions.yaml:543",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "prod_backward",
         .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:526",
+        .location = "specs/native_functions.yaml:549",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:531",
+        .location = "specs/native_functions.yaml:554",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:535",
+        .location = "specs/native_functions.yaml:559",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "max",
         .schema = "max(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:540",
+        .location = "specs/native_functions.yaml:565",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "min",
         .schema = "min(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:542",
+        .location = "specs/native_functions.yaml:568",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:547",
+        .location = "specs/native_functions.yaml:574",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:551",
+        .location = "specs/native_functions.yaml:579",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "value_selecting_reduction_backward",
         .schema = "value_selecting_reduction_backward(Tensor grad, int dim,"
                   " Tensor indices, int[] sizes, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:557",
+        .location = "specs/native_functions.yaml:586",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "minmax_backward",
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:561",
+        .location = "specs/native_functions.yaml:591",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:567",
+        .location = "specs/native_functions.yaml:597",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:571",
+        .location = "specs/native_functions.yaml:602",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:575",
+        .location = "specs/native_functions.yaml:607",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:579",
+        .location = "specs/native_functions.yaml:612",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:584",
+        .location = "specs/native_functions.yaml:618",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:588",
+        .location = "specs/native_functions.yaml:623",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:592",
+        .location = "specs/native_functions.yaml:628",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:596",
+        .location = "specs/native_functions.yaml:633",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:602",
+        .location = "specs/native_functions.yaml:640",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "std",
         .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:606",
+        .location = "specs/native_functions.yaml:644",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "var_mean",
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
-        .location = "specs/native_functions.yaml:611",
+        .location = "specs/native_functions.yaml:649",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "var_backward",
         .schema = "var_backward(Tensor grad, Tensor self, int[] dim, int correction,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:616",
+        .location = "specs/native_functions.yaml:654",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:620",
+        .location = "specs/native_functions.yaml:658",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "norm_backward",
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:624",
+        .location = "specs/native_functions.yaml:662",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:629",
+        .location = "specs/native_functions.yaml:667",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "logsumexp_backward",
         .schema = "logsumexp_backward(Tensor grad, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:635",
+        .location = "specs/native_functions.yaml:673",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:638",
+        .location = "specs/native_functions.yaml:676",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "cumprod",
         .schema = "cumprod(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:642",
+        .location = "specs/native_functions.yaml:681",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "cumsum_backward",
         .schema = "cumsum_backward(Tensor grad, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:647",
+        .location = "specs/native_functions.yaml:687",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "cumprod_backward",
         .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:649",
+        .location = "specs/native_functions.yaml:690",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_backward",
         .schema = "sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:654",
+        .location = "specs/native_functions.yaml:695",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "mean_backward",
         .schema = "mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:657",
+        .location = "specs/native_functions.yaml:699",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_to",
         .schema = "sum_to(Tensor self, int[] size) -> Tensor",
-        .location = "specs/native_functions.yaml:660",
+        .location = "specs/native_functions.yaml:702",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:663",
+        .location = "specs/native_functions.yaml:706",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:668",
+        .location = "specs/native_functions.yaml:711",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "matmul",
         .schema = "matmul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:674",
+        .location = "specs/native_functions.yaml:717",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dot",
         .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
-        .location = "specs/native_functions.yaml:677",
+        .location = "specs/native_functions.yaml:720",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mv",
         .schema = "mv(Tensor self, Tensor vec) -> Tensor",
-        .location = "specs/native_functions.yaml:680",
+        .location = "specs/native_functions.yaml:724",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "outer",
         .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
-        .location = "specs/native_functions.yaml:683",
+        .location = "specs/native_functions.yaml:727",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "addmm",
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,"
                   " Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:687",
+        .location = "specs/native_functions.yaml:732",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "baddbmm",
         .schema = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *,"
                   " Scalar beta=1, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:690",
+        .location = "specs/native_functions.yaml:735",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:692",
+        .location = "specs/native_functions.yaml:737",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:695",
+        .location = "specs/native_functions.yaml:740",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:699",
+        .location = "specs/native_functions.yaml:744",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:703",
+        .location = "specs/native_functions.yaml:748",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:707",
+        .location = "specs/native_functions.yaml:752",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:711",
+        .location = "specs/native_functions.yaml:756",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:715",
+        .location = "specs/native_functions.yaml:760",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "reshape",
         .schema = "reshape(Tensor self, int[] shape) -> Tensor",
-        .location = "specs/native_functions.yaml:719",
+        .location = "specs/native_functions.yaml:765",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:722",
+        .location = "specs/native_functions.yaml:769",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:727",
+        .location = "specs/native_functions.yaml:774",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:732",
+        .location = "specs/native_functions.yaml:779",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "permute_backward",
         .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:737",
+        .location = "specs/native_functions.yaml:784",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:740",
+        .location = "specs/native_functions.yaml:788",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:747",
+        .location = "specs/native_functions.yaml:795",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "narrow",
         .schema = "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:752",
+        .location = "specs/native_functions.yaml:800",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/native_functions.yaml:756",
+        .location = "specs/native_functions.yaml:804",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/native_functions.yaml:760",
+        .location = "specs/native_functions.yaml:809",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "flatten",
         .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:765",
+        .location = "specs/native_functions.yaml:815",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "contiguous",
         .schema = "contiguous(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:768",
+        .location = "specs/native_functions.yaml:819",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "repeat",
         .schema = "repeat(Tensor self, int[] repeats) -> Tensor",
-        .location = "specs/native_functions.yaml:772",
+        .location = "specs/native_functions.yaml:824",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:776",
+        .location = "specs/native_functions.yaml:829",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:779",
+        .location = "specs/native_functions.yaml:833",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:782",
+        .location = "specs/native_functions.yaml:837",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:788",
+        .location = "specs/native_functions.yaml:844",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:794",
+        .location = "specs/native_functions.yaml:851",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:801",
+        .location = "specs/native_functions.yaml:859",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:807",
+        .location = "specs/native_functions.yaml:866",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:813",
+        .location = "specs/native_functions.yaml:873",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:817",
+        .location = "specs/native_functions.yaml:878",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:822",
+        .location = "specs/native_functions.yaml:884",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "scatter_src_backward",
         .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
                   " int[] src_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:828",
+        .location = "specs/native_functions.yaml:891",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:832",
+        .location = "specs/native_functions.yaml:896",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:836",
+        .location = "specs/native_functions.yaml:901",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:842",
+        .location = "specs/native_functions.yaml:908",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:847",
+        .location = "specs/native_functions.yaml:914",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:850",
+        .location = "specs/native_functions.yaml:918",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:854",
+        .location = "specs/native_functions.yaml:922",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, int reduction=1,"
                   " int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:858",
+        .location = "specs/native_functions.yaml:926",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes,"
                   " int reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:862",
+        .location = "specs/native_functions.yaml:930",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:866",
+        .location = "specs/native_functions.yaml:934",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:872",
+        .location = "specs/native_functions.yaml:940",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:877",
+        .location = "specs/native_functions.yaml:945",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:880",
+        .location = "specs/native_functions.yaml:948",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "smooth_l1_loss",
         .schema = "smooth_l1_loss(Tensor self, Tensor target, int reduction=1,"
                   " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:884",
+        .location = "specs/native_functions.yaml:952",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "binary_cross_entropy",
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:888",
+        .location = "specs/native_functions.yaml:956",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "binary_cross_entropy_with_logits",
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:892",
+        .location = "specs/native_functions.yaml:960",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, int reduction=1,"
                   " int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:897",
+        .location = "specs/native_functions.yaml:965",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:901",
+        .location = "specs/native_functions.yaml:969",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:905",
+        .location = "specs/native_functions.yaml:973",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:909",
+        .location = "specs/native_functions.yaml:978",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "lstm_cell",
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:916",
+        .location = "specs/native_functions.yaml:986",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:920",
+        .location = "specs/native_functions.yaml:990",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "scaled_dot_product_attention",
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:926",
+        .location = "specs/native_functions.yaml:996",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:930",
+        .location = "specs/native_functions.yaml:1000",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:936",
+        .location = "specs/native_functions.yaml:1006",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:940",
+        .location = "specs/native_functions.yaml:1010",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "avg_pool2d_backward",
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:944",
+        .location = "specs/native_functions.yaml:1014",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:950",
+        .location = "specs/native_functions.yaml:1020",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:954",
+        .location = "specs/native_functions.yaml:1024",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:959",
+        .location = "specs/native_functions.yaml:1029",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:963",
+        .location = "specs/native_functions.yaml:1033",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:974",
+        .location = "specs/native_functions.yaml:1044",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:978",
+        .location = "specs/native_functions.yaml:1048",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:982",
+        .location = "specs/native_functions.yaml:1052",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:987",
+        .location = "specs/native_functions.yaml:1057",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:993",
+        .location = "specs/native_functions.yaml:1063",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:997",
+        .location = "specs/native_functions.yaml:1067",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1002",
+        .location = "specs/native_functions.yaml:1072",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1007",
+        .location = "specs/native_functions.yaml:1077",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1011",
+        .location = "specs/native_functions.yaml:1081",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1015",
+        .location = "specs/native_functions.yaml:1085",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1017",
+        .location = "specs/native_functions.yaml:1088",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1019",
+        .location = "specs/native_functions.yaml:1091",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1021",
+        .location = "specs/native_functions.yaml:1094",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1027",
+        .location = "specs/native_functions.yaml:1101",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1032",
+        .location = "specs/native_functions.yaml:1106",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1037",
+        .location = "specs/native_functions.yaml:1111",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1042",
+        .location = "specs/native_functions.yaml:1116",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1047",
+        .location = "specs/native_functions.yaml:1121",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1051",
+        .location = "specs/native_functions.yaml:1126",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1053",
+        .location = "specs/native_functions.yaml:1128",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1057",
+        .location = "specs/native_functions.yaml:1132",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "batch_norm",
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1066",
+        .location = "specs/native_functions.yaml:1141",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "max_pool2d_with_indices",
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1071",
+        .location = "specs/native_functions.yaml:1146",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1077",
+        .location = "specs/native_functions.yaml:1152",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "max_pool1d_with_indices",
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1082",
+        .location = "specs/native_functions.yaml:1158",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1085",
+        .location = "specs/native_functions.yaml:1161",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1092",
+        .location = "specs/native_functions.yaml:1168",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1098",
+        .location = "specs/native_functions.yaml:1175",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1103",
+        .location = "specs/native_functions.yaml:1180",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1107",
+        .location = "specs/native_functions.yaml:1185",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1113",
+        .location = "specs/native_functions.yaml:1191",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1119",
+        .location = "specs/native_functions.yaml:1198",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1124",
+        .location = "specs/native_functions.yaml:1203",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1130",
+        .location = "specs/native_functions.yaml:1209",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1136",
+        .location = "specs/native_functions.yaml:1215",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1146",
+        .location = "specs/native_functions.yaml:1225",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1154",
+        .location = "specs/native_functions.yaml:1234",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1158",
+        .location = "specs/native_functions.yaml:1239",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1163",
+        .location = "specs/native_functions.yaml:1245",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1167",
+        .location = "specs/native_functions.yaml:1250",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1172",
+        .location = "specs/native_functions.yaml:1256",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1178",
+        .location = "specs/native_functions.yaml:1263",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1181",
+        .location = "specs/native_functions.yaml:1267",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
 const int32_t yg__ops_count = 260;

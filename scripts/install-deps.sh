@@ -12,6 +12,7 @@ pkgs=(
     libcmocka-dev         # test framework
     graphviz              # jit dump test: `dot -Tsvg` over yg_graph_to_dot output
     python3-jsonschema    # jit dump test: JSON dumps checked against tools/ir_graph.schema.json
+    python3-numpy         # opinfo.forward_values_match_numpy: NumPy references of every op
     chromium              # jit dump test: tools/ir_viewer.html rendered in a real (headless) browser
 )
 

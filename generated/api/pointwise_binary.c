@@ -1862,7 +1862,7 @@ static yg_status copy__traced(yg_tensor *self, const yg_tensor *src, yg_tensor *
     return yg__trace_end_node();
 }
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:193] */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:195] */
 yg_status yg_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, src};
@@ -1931,7 +1931,7 @@ static yg_status eq_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:200] */
+/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:203] */
 yg_status yg_eq(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -1975,7 +1975,7 @@ static yg_status ne_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:204] */
+/* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:208] */
 yg_status yg_ne(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -2019,7 +2019,7 @@ static yg_status lt_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:208] */
+/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:213] */
 yg_status yg_lt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -2063,7 +2063,7 @@ static yg_status le_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:212] */
+/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:218] */
 yg_status yg_le(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -2107,7 +2107,7 @@ static yg_status gt_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:216] */
+/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:223] */
 yg_status yg_gt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -2151,7 +2151,7 @@ static yg_status ge_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:220] */
+/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:228] */
 yg_status yg_ge(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -2199,7 +2199,7 @@ static yg_status logical_and_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:250] */
+/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:265] */
 yg_status yg_logical_and(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -2245,7 +2245,7 @@ static yg_status logical_or_traced(const yg_tensor *self, const yg_tensor *other
     return yg__trace_end_node();
 }
 
-/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:254] */
+/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:270] */
 yg_status yg_logical_or(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -2293,7 +2293,7 @@ static yg_status logical_xor_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:258] */
+/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:275] */
 yg_status yg_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;

@@ -1054,7 +1054,7 @@ static yg_status zero__traced(yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:188] */
+/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:189] */
 yg_status yg_zero_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1122,7 +1122,7 @@ static yg_status eq_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:225] */
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:234] */
 yg_status yg_eq_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -1165,7 +1165,7 @@ static yg_status ne_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:229] */
+/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:239] */
 yg_status yg_ne_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -1208,7 +1208,7 @@ static yg_status lt_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:233] */
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:244] */
 yg_status yg_lt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -1251,7 +1251,7 @@ static yg_status le_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:237] */
+/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:249] */
 yg_status yg_le_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -1294,7 +1294,7 @@ static yg_status gt_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:241] */
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:254] */
 yg_status yg_gt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -1337,7 +1337,7 @@ static yg_status ge_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:245] */
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:259] */
 yg_status yg_ge_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -1379,7 +1379,7 @@ static yg_status logical_not_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:262] */
+/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:280] */
 yg_status yg_logical_not(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -1441,7 +1441,7 @@ static yg_status neg_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:267] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:286] */
 yg_status yg_neg(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1523,7 +1523,7 @@ static yg_status exp_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:271] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:290] */
 yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1605,7 +1605,7 @@ static yg_status log_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:275] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:294] */
 yg_status yg_log(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1687,7 +1687,7 @@ static yg_status sqrt_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:279] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:298] */
 yg_status yg_sqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1769,7 +1769,7 @@ static yg_status tanh_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:283] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:302] */
 yg_status yg_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1851,7 +1851,7 @@ static yg_status sigmoid_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:287] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:306] */
 yg_status yg_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1933,7 +1933,7 @@ static yg_status relu_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:291] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:310] */
 yg_status yg_relu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2017,7 +2017,7 @@ static yg_status pow_traced(const yg_tensor *self, double exponent, yg_tensor **
     return yg__trace_end_node();
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:295] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:314] */
 yg_status yg_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2099,7 +2099,7 @@ static yg_status abs_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:299] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:318] */
 yg_status yg_abs(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2176,7 +2176,7 @@ static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:304] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:323] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2258,7 +2258,7 @@ static yg_status expm1_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:308] */
+/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:327] */
 yg_status yg_expm1(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2340,7 +2340,7 @@ static yg_status log1p_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:312] */
+/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:331] */
 yg_status yg_log1p(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2422,7 +2422,7 @@ static yg_status log2_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:316] */
+/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:335] */
 yg_status yg_log2(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2504,7 +2504,7 @@ static yg_status rsqrt_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:320] */
+/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:339] */
 yg_status yg_rsqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2586,7 +2586,7 @@ static yg_status reciprocal_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:324] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:343] */
 yg_status yg_reciprocal(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2668,7 +2668,7 @@ static yg_status sin_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:328] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:347] */
 yg_status yg_sin(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2750,7 +2750,7 @@ static yg_status cos_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:332] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
 yg_status yg_cos(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2832,7 +2832,7 @@ static yg_status tan_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:336] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
 yg_status yg_tan(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2914,7 +2914,7 @@ static yg_status erf_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:340] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:359] */
 yg_status yg_erf(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2996,7 +2996,7 @@ static yg_status gelu_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:345] */
+/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:364] */
 yg_status yg_gelu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3078,7 +3078,7 @@ static yg_status gelu_tanh_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:370] */
 yg_status yg_gelu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3160,7 +3160,7 @@ static yg_status silu_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
+/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:374] */
 yg_status yg_silu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3244,7 +3244,7 @@ static yg_status elu_traced(const yg_tensor *self, double alpha, yg_tensor **out
     return yg__trace_end_node();
 }
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:359] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:378] */
 yg_status yg_elu(const yg_tensor *self, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3331,7 +3331,7 @@ static yg_status leaky_relu_traced(const yg_tensor *self, double negative_slope,
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:363] */
+ * [specs/native_functions.yaml:382] */
 yg_status yg_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3427,7 +3427,7 @@ static yg_status softplus_traced(const yg_tensor *self,
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:369] */
+ * [specs/native_functions.yaml:388] */
 yg_status yg_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3523,7 +3523,7 @@ static yg_status hardtanh_traced(const yg_tensor *self,
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:373] */
+ * [specs/native_functions.yaml:392] */
 yg_status yg_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3609,7 +3609,7 @@ static yg_status clamp_traced(const yg_tensor *self, double min, double max, yg_
     return yg__trace_end_node();
 }
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:378] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:397] */
 yg_status yg_clamp(const yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3693,7 +3693,7 @@ static yg_status clamp_min_traced(const yg_tensor *self, double min, yg_tensor *
     return yg__trace_end_node();
 }
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:382] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:401] */
 yg_status yg_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3777,7 +3777,7 @@ static yg_status clamp_max_traced(const yg_tensor *self, double max, yg_tensor *
     return yg__trace_end_node();
 }
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:386] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:405] */
 yg_status yg_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3854,7 +3854,7 @@ static yg_status floor_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:392] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:411] */
 yg_status yg_floor(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3931,7 +3931,7 @@ static yg_status ceil_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:396] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:415] */
 yg_status yg_ceil(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4008,7 +4008,7 @@ static yg_status round_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:400] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:419] */
 yg_status yg_round(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4085,7 +4085,7 @@ static yg_status trunc_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:404] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:423] */
 yg_status yg_trunc(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4162,7 +4162,7 @@ static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:715] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:760] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4245,7 +4245,7 @@ static yg_status to_copy_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor
     return yg__trace_end_node();
 }
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1172] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1256] */
 yg_status yg_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -26,7 +26,7 @@ yg_status yg__boxed_div_mode(const yg_ir_node *node,
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
- * [specs/native_functions.yaml:486] */
+ * [specs/native_functions.yaml:505] */
 yg_status yg__boxed_atan2_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -39,7 +39,7 @@ yg_status yg__boxed_atan2_backward(const yg_ir_node *node,
     return yg_atan2_backward(in[0], in[1], in[2], grad_input_mask, &out[0], &out[1]);
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:519] */
+/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:540] */
 yg_status yg__boxed_prod(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -50,7 +50,7 @@ yg_status yg__boxed_prod(const yg_ir_node *node,
     return yg_prod(in[0], &out[0]);
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:540] */
+/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:565] */
 yg_status yg__boxed_max(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -61,7 +61,7 @@ yg_status yg__boxed_max(const yg_ir_node *node,
     return yg_max(in[0], &out[0]);
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:542] */
+/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:568] */
 yg_status yg__boxed_min(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -74,7 +74,7 @@ yg_status yg__boxed_min(const yg_ir_node *node,
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:557] */
+ * [specs/native_functions.yaml:586] */
 yg_status yg__boxed_value_selecting_reduction_backward(const yg_ir_node *node,
                                                        yg_tensor *const *in,
                                                        int32_t n_in,
@@ -98,7 +98,7 @@ yg_status yg__boxed_value_selecting_reduction_backward(const yg_ir_node *node,
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:616] */
+ * [specs/native_functions.yaml:654] */
 yg_status yg__boxed_var_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -116,7 +116,7 @@ yg_status yg__boxed_var_backward(const yg_ir_node *node,
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:635] */
+ * [specs/native_functions.yaml:673] */
 yg_status yg__boxed_logsumexp_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -131,7 +131,7 @@ yg_status yg__boxed_logsumexp_backward(const yg_ir_node *node,
     return yg_logsumexp_backward(in[0], in[1], in[2], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:647] */
+/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:687] */
 yg_status yg__boxed_cumsum_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -145,7 +145,7 @@ yg_status yg__boxed_cumsum_backward(const yg_ir_node *node,
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:654] */
+ * [specs/native_functions.yaml:695] */
 yg_status yg__boxed_sum_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -163,7 +163,7 @@ yg_status yg__boxed_sum_backward(const yg_ir_node *node,
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:657] */
+ * [specs/native_functions.yaml:699] */
 yg_status yg__boxed_mean_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -180,7 +180,7 @@ yg_status yg__boxed_mean_backward(const yg_ir_node *node,
     return yg_mean_backward(in[0], sizes.items, sizes.len, dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:660] */
+/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:702] */
 yg_status yg__boxed_sum_to(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -193,7 +193,7 @@ yg_status yg__boxed_sum_to(const yg_ir_node *node,
     return yg_sum_to(in[0], size.items, size.len, &out[0]);
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:674] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:717] */
 yg_status yg__boxed_matmul(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -204,7 +204,7 @@ yg_status yg__boxed_matmul(const yg_ir_node *node,
     return yg_matmul(in[0], in[1], &out[0]);
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:677] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:720] */
 yg_status yg__boxed_dot(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -215,7 +215,7 @@ yg_status yg__boxed_dot(const yg_ir_node *node,
     return yg_dot(in[0], in[1], &out[0]);
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:680] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:724] */
 yg_status yg__boxed_mv(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -226,7 +226,7 @@ yg_status yg__boxed_mv(const yg_ir_node *node,
     return yg_mv(in[0], in[1], &out[0]);
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:683] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:727] */
 yg_status yg__boxed_outer(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -238,7 +238,7 @@ yg_status yg__boxed_outer(const yg_ir_node *node,
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:687] */
+ * [specs/native_functions.yaml:732] */
 yg_status yg__boxed_addmm(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -254,7 +254,7 @@ yg_status yg__boxed_addmm(const yg_ir_node *node,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:690] */
+ * [specs/native_functions.yaml:735] */
 yg_status yg__boxed_baddbmm(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -270,7 +270,7 @@ yg_status yg__boxed_baddbmm(const yg_ir_node *node,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:692] */
+ * [specs/native_functions.yaml:737] */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -281,7 +281,7 @@ yg_status yg__boxed_linear(const yg_ir_node *node,
     return yg_linear(in[0], in[1], in[2], &out[0]);
 }
 
-/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:719] */
+/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:765] */
 yg_status yg__boxed_reshape(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -294,7 +294,7 @@ yg_status yg__boxed_reshape(const yg_ir_node *node,
     return yg_reshape(in[0], shape.items, shape.len, &out[0]);
 }
 
-/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:737] */
+/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:784] */
 yg_status yg__boxed_permute_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -308,7 +308,7 @@ yg_status yg__boxed_permute_backward(const yg_ir_node *node,
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
- * [specs/native_functions.yaml:752] */
+ * [specs/native_functions.yaml:800] */
 yg_status yg__boxed_narrow(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -326,7 +326,7 @@ yg_status yg__boxed_narrow(const yg_ir_node *node,
 }
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
- * [specs/native_functions.yaml:765] */
+ * [specs/native_functions.yaml:815] */
 yg_status yg__boxed_flatten(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -341,7 +341,7 @@ yg_status yg__boxed_flatten(const yg_ir_node *node,
     return yg_flatten(in[0], start_dim, end_dim, &out[0]);
 }
 
-/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:768] */
+/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:819] */
 yg_status yg__boxed_contiguous(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -352,7 +352,7 @@ yg_status yg__boxed_contiguous(const yg_ir_node *node,
     return yg_contiguous(in[0], &out[0]);
 }
 
-/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:772] */
+/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:824] */
 yg_status yg__boxed_repeat(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -365,7 +365,7 @@ yg_status yg__boxed_repeat(const yg_ir_node *node,
     return yg_repeat(in[0], repeats.items, repeats.len, &out[0]);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:776] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:829] */
 yg_status yg__boxed_cat(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -377,7 +377,7 @@ yg_status yg__boxed_cat(const yg_ir_node *node,
     return yg_cat((const yg_tensor *const *)in, n_in, dim, &out[0]);
 }
 
-/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:779] */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:833] */
 yg_status yg__boxed_stack(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -390,7 +390,7 @@ yg_status yg__boxed_stack(const yg_ir_node *node,
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:828] */
+ * [specs/native_functions.yaml:891] */
 yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -406,7 +406,7 @@ yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:847] */
+ * [specs/native_functions.yaml:914] */
 yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -420,7 +420,7 @@ yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:872] */
+ * [specs/native_functions.yaml:940] */
 yg_status yg__boxed_softmax_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -434,7 +434,7 @@ yg_status yg__boxed_softmax_backward(const yg_ir_node *node,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:877] */
+ * [specs/native_functions.yaml:945] */
 yg_status yg__boxed_mse_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -448,7 +448,7 @@ yg_status yg__boxed_mse_loss(const yg_ir_node *node,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:880] */
+ * [specs/native_functions.yaml:948] */
 yg_status yg__boxed_l1_loss(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -462,7 +462,7 @@ yg_status yg__boxed_l1_loss(const yg_ir_node *node,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:884] */
+ * [specs/native_functions.yaml:952] */
 yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -478,7 +478,7 @@ yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:888] */
+ * [specs/native_functions.yaml:956] */
 yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -493,7 +493,7 @@ yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:892] */
+ * [specs/native_functions.yaml:960] */
 yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -507,7 +507,7 @@ yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
 }
 
 /* cross_entropy(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:897] */
+ * [specs/native_functions.yaml:965] */
 yg_status yg__boxed_cross_entropy(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -524,7 +524,7 @@ yg_status yg__boxed_cross_entropy(const yg_ir_node *node,
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:901] */
+ * [specs/native_functions.yaml:969] */
 yg_status yg__boxed_layer_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -547,7 +547,7 @@ yg_status yg__boxed_layer_norm(const yg_ir_node *node,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:916] */
+ * [specs/native_functions.yaml:986] */
 yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -560,7 +560,7 @@ yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:920] */
+ * [specs/native_functions.yaml:990] */
 yg_status yg__boxed_gru_cell(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -573,7 +573,7 @@ yg_status yg__boxed_gru_cell(const yg_ir_node *node,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:926] */
+ * [specs/native_functions.yaml:996] */
 yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -591,7 +591,7 @@ yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:930] */
+ * [specs/native_functions.yaml:1000] */
 yg_status yg__boxed_group_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -608,7 +608,7 @@ yg_status yg__boxed_group_norm(const yg_ir_node *node,
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:936] */
+ * [specs/native_functions.yaml:1006] */
 yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -642,7 +642,7 @@ yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1015] */
+ * [specs/native_functions.yaml:1085] */
 yg_status yg__boxed_zeros_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -660,7 +660,7 @@ yg_status yg__boxed_zeros_like(const yg_ir_node *node,
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1017] */
+ * [specs/native_functions.yaml:1088] */
 yg_status yg__boxed_ones_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -679,7 +679,7 @@ yg_status yg__boxed_ones_like(const yg_ir_node *node,
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1019] */
+ * [specs/native_functions.yaml:1091] */
 yg_status yg__boxed_full_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -699,7 +699,7 @@ yg_status yg__boxed_full_like(const yg_ir_node *node,
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1021] */
+ * [specs/native_functions.yaml:1094] */
 yg_status yg__boxed_empty_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -718,7 +718,7 @@ yg_status yg__boxed_empty_like(const yg_ir_node *node,
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1051] */
+ * [specs/native_functions.yaml:1126] */
 yg_status yg__boxed_rand_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -737,7 +737,7 @@ yg_status yg__boxed_rand_like(const yg_ir_node *node,
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1053] */
+ * [specs/native_functions.yaml:1128] */
 yg_status yg__boxed_randn_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -755,7 +755,7 @@ yg_status yg__boxed_randn_like(const yg_ir_node *node,
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1057] */
+ * [specs/native_functions.yaml:1132] */
 yg_status yg__boxed_dropout(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -773,7 +773,7 @@ yg_status yg__boxed_dropout(const yg_ir_node *node,
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1066] */
+ * [specs/native_functions.yaml:1141] */
 yg_status yg__boxed_batch_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -791,7 +791,7 @@ yg_status yg__boxed_batch_norm(const yg_ir_node *node,
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1077] */
+ * [specs/native_functions.yaml:1152] */
 yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -810,7 +810,7 @@ yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1082] */
+ * [specs/native_functions.yaml:1158] */
 yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -846,7 +846,7 @@ yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1085] */
+ * [specs/native_functions.yaml:1161] */
 yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -880,7 +880,7 @@ yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
 }
 
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1113] */
+ * [specs/native_functions.yaml:1191] */
 yg_status yg__boxed_pad(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -898,7 +898,7 @@ yg_status yg__boxed_pad(const yg_ir_node *node,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:1163] */
+ * [specs/native_functions.yaml:1245] */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -916,7 +916,7 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
 }
 
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
- * [specs/native_functions.yaml:1167] */
+ * [specs/native_functions.yaml:1250] */
 yg_status yg__boxed_index_put_self_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -933,7 +933,7 @@ yg_status yg__boxed_index_put_self_backward(const yg_ir_node *node,
 }
 
 /* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
- * [specs/native_functions.yaml:1178] */
+ * [specs/native_functions.yaml:1263] */
 yg_status yg__boxed_to_dtype(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -948,7 +948,7 @@ yg_status yg__boxed_to_dtype(const yg_ir_node *node,
     return yg_to_dtype(in[0], dtype, copy, &out[0]);
 }
 
-/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1181] */
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1267] */
 yg_status yg__boxed_type_as(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

@@ -248,7 +248,7 @@ yg_status yg__boxed_masked_fill_(const yg_ir_node *node,
     return yg_masked_fill_(in[0], in[1], value, &out[0]);
 }
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:193] */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:195] */
 yg_status yg__boxed_copy_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -259,7 +259,7 @@ yg_status yg__boxed_copy_(const yg_ir_node *node,
     return yg_copy_(in[0], in[1], &out[0]);
 }
 
-/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:200] */
+/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:203] */
 yg_status yg__boxed_eq(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -270,7 +270,7 @@ yg_status yg__boxed_eq(const yg_ir_node *node,
     return yg_eq(in[0], in[1], &out[0]);
 }
 
-/* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:204] */
+/* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:208] */
 yg_status yg__boxed_ne(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -281,7 +281,7 @@ yg_status yg__boxed_ne(const yg_ir_node *node,
     return yg_ne(in[0], in[1], &out[0]);
 }
 
-/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:208] */
+/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:213] */
 yg_status yg__boxed_lt(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -292,7 +292,7 @@ yg_status yg__boxed_lt(const yg_ir_node *node,
     return yg_lt(in[0], in[1], &out[0]);
 }
 
-/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:212] */
+/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:218] */
 yg_status yg__boxed_le(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -303,7 +303,7 @@ yg_status yg__boxed_le(const yg_ir_node *node,
     return yg_le(in[0], in[1], &out[0]);
 }
 
-/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:216] */
+/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:223] */
 yg_status yg__boxed_gt(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -314,7 +314,7 @@ yg_status yg__boxed_gt(const yg_ir_node *node,
     return yg_gt(in[0], in[1], &out[0]);
 }
 
-/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:220] */
+/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:228] */
 yg_status yg__boxed_ge(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -325,7 +325,7 @@ yg_status yg__boxed_ge(const yg_ir_node *node,
     return yg_ge(in[0], in[1], &out[0]);
 }
 
-/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:250] */
+/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:265] */
 yg_status yg__boxed_logical_and(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -336,7 +336,7 @@ yg_status yg__boxed_logical_and(const yg_ir_node *node,
     return yg_logical_and(in[0], in[1], &out[0]);
 }
 
-/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:254] */
+/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:270] */
 yg_status yg__boxed_logical_or(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -347,7 +347,7 @@ yg_status yg__boxed_logical_or(const yg_ir_node *node,
     return yg_logical_or(in[0], in[1], &out[0]);
 }
 
-/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:258] */
+/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:275] */
 yg_status yg__boxed_logical_xor(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,

@@ -205,7 +205,7 @@ yg_status yg__boxed_fill_(const yg_ir_node *node,
     return yg_fill_(in[0], value, &out[0]);
 }
 
-/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:188] */
+/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:189] */
 yg_status yg__boxed_zero_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -216,7 +216,7 @@ yg_status yg__boxed_zero_(const yg_ir_node *node,
     return yg_zero_(in[0], &out[0]);
 }
 
-/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:225] */
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:234] */
 yg_status yg__boxed_eq_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -229,7 +229,7 @@ yg_status yg__boxed_eq_scalar(const yg_ir_node *node,
     return yg_eq_scalar(in[0], other, &out[0]);
 }
 
-/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:229] */
+/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:239] */
 yg_status yg__boxed_ne_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -242,7 +242,7 @@ yg_status yg__boxed_ne_scalar(const yg_ir_node *node,
     return yg_ne_scalar(in[0], other, &out[0]);
 }
 
-/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:233] */
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:244] */
 yg_status yg__boxed_lt_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -255,7 +255,7 @@ yg_status yg__boxed_lt_scalar(const yg_ir_node *node,
     return yg_lt_scalar(in[0], other, &out[0]);
 }
 
-/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:237] */
+/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:249] */
 yg_status yg__boxed_le_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -268,7 +268,7 @@ yg_status yg__boxed_le_scalar(const yg_ir_node *node,
     return yg_le_scalar(in[0], other, &out[0]);
 }
 
-/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:241] */
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:254] */
 yg_status yg__boxed_gt_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -281,7 +281,7 @@ yg_status yg__boxed_gt_scalar(const yg_ir_node *node,
     return yg_gt_scalar(in[0], other, &out[0]);
 }
 
-/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:245] */
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:259] */
 yg_status yg__boxed_ge_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -294,7 +294,7 @@ yg_status yg__boxed_ge_scalar(const yg_ir_node *node,
     return yg_ge_scalar(in[0], other, &out[0]);
 }
 
-/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:262] */
+/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:280] */
 yg_status yg__boxed_logical_not(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -305,7 +305,7 @@ yg_status yg__boxed_logical_not(const yg_ir_node *node,
     return yg_logical_not(in[0], &out[0]);
 }
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:267] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:286] */
 yg_status yg__boxed_neg(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -316,7 +316,7 @@ yg_status yg__boxed_neg(const yg_ir_node *node,
     return yg_neg(in[0], &out[0]);
 }
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:271] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:290] */
 yg_status yg__boxed_exp(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -327,7 +327,7 @@ yg_status yg__boxed_exp(const yg_ir_node *node,
     return yg_exp(in[0], &out[0]);
 }
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:275] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:294] */
 yg_status yg__boxed_log(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -338,7 +338,7 @@ yg_status yg__boxed_log(const yg_ir_node *node,
     return yg_log(in[0], &out[0]);
 }
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:279] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:298] */
 yg_status yg__boxed_sqrt(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -349,7 +349,7 @@ yg_status yg__boxed_sqrt(const yg_ir_node *node,
     return yg_sqrt(in[0], &out[0]);
 }
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:283] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:302] */
 yg_status yg__boxed_tanh(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -360,7 +360,7 @@ yg_status yg__boxed_tanh(const yg_ir_node *node,
     return yg_tanh(in[0], &out[0]);
 }
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:287] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:306] */
 yg_status yg__boxed_sigmoid(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -371,7 +371,7 @@ yg_status yg__boxed_sigmoid(const yg_ir_node *node,
     return yg_sigmoid(in[0], &out[0]);
 }
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:291] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:310] */
 yg_status yg__boxed_relu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -382,7 +382,7 @@ yg_status yg__boxed_relu(const yg_ir_node *node,
     return yg_relu(in[0], &out[0]);
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:295] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:314] */
 yg_status yg__boxed_pow(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -395,7 +395,7 @@ yg_status yg__boxed_pow(const yg_ir_node *node,
     return yg_pow(in[0], exponent, &out[0]);
 }
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:299] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:318] */
 yg_status yg__boxed_abs(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -406,7 +406,7 @@ yg_status yg__boxed_abs(const yg_ir_node *node,
     return yg_abs(in[0], &out[0]);
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:304] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:323] */
 yg_status yg__boxed_sign(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -417,7 +417,7 @@ yg_status yg__boxed_sign(const yg_ir_node *node,
     return yg_sign(in[0], &out[0]);
 }
 
-/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:308] */
+/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:327] */
 yg_status yg__boxed_expm1(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -428,7 +428,7 @@ yg_status yg__boxed_expm1(const yg_ir_node *node,
     return yg_expm1(in[0], &out[0]);
 }
 
-/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:312] */
+/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:331] */
 yg_status yg__boxed_log1p(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -439,7 +439,7 @@ yg_status yg__boxed_log1p(const yg_ir_node *node,
     return yg_log1p(in[0], &out[0]);
 }
 
-/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:316] */
+/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:335] */
 yg_status yg__boxed_log2(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -450,7 +450,7 @@ yg_status yg__boxed_log2(const yg_ir_node *node,
     return yg_log2(in[0], &out[0]);
 }
 
-/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:320] */
+/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:339] */
 yg_status yg__boxed_rsqrt(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -461,7 +461,7 @@ yg_status yg__boxed_rsqrt(const yg_ir_node *node,
     return yg_rsqrt(in[0], &out[0]);
 }
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:324] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:343] */
 yg_status yg__boxed_reciprocal(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -472,7 +472,7 @@ yg_status yg__boxed_reciprocal(const yg_ir_node *node,
     return yg_reciprocal(in[0], &out[0]);
 }
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:328] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:347] */
 yg_status yg__boxed_sin(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -483,7 +483,7 @@ yg_status yg__boxed_sin(const yg_ir_node *node,
     return yg_sin(in[0], &out[0]);
 }
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:332] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
 yg_status yg__boxed_cos(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -494,7 +494,7 @@ yg_status yg__boxed_cos(const yg_ir_node *node,
     return yg_cos(in[0], &out[0]);
 }
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:336] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
 yg_status yg__boxed_tan(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -505,7 +505,7 @@ yg_status yg__boxed_tan(const yg_ir_node *node,
     return yg_tan(in[0], &out[0]);
 }
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:340] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:359] */
 yg_status yg__boxed_erf(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -516,7 +516,7 @@ yg_status yg__boxed_erf(const yg_ir_node *node,
     return yg_erf(in[0], &out[0]);
 }
 
-/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:345] */
+/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:364] */
 yg_status yg__boxed_gelu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -527,7 +527,7 @@ yg_status yg__boxed_gelu(const yg_ir_node *node,
     return yg_gelu(in[0], &out[0]);
 }
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:370] */
 yg_status yg__boxed_gelu_tanh(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -538,7 +538,7 @@ yg_status yg__boxed_gelu_tanh(const yg_ir_node *node,
     return yg_gelu_tanh(in[0], &out[0]);
 }
 
-/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
+/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:374] */
 yg_status yg__boxed_silu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -549,7 +549,7 @@ yg_status yg__boxed_silu(const yg_ir_node *node,
     return yg_silu(in[0], &out[0]);
 }
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:359] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:378] */
 yg_status yg__boxed_elu(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -563,7 +563,7 @@ yg_status yg__boxed_elu(const yg_ir_node *node,
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:363] */
+ * [specs/native_functions.yaml:382] */
 yg_status yg__boxed_leaky_relu(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -577,7 +577,7 @@ yg_status yg__boxed_leaky_relu(const yg_ir_node *node,
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:369] */
+ * [specs/native_functions.yaml:388] */
 yg_status yg__boxed_softplus(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -593,7 +593,7 @@ yg_status yg__boxed_softplus(const yg_ir_node *node,
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:373] */
+ * [specs/native_functions.yaml:392] */
 yg_status yg__boxed_hardtanh(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -608,7 +608,7 @@ yg_status yg__boxed_hardtanh(const yg_ir_node *node,
     return yg_hardtanh(in[0], min_val, max_val, &out[0]);
 }
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:378] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:397] */
 yg_status yg__boxed_clamp(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -623,7 +623,7 @@ yg_status yg__boxed_clamp(const yg_ir_node *node,
     return yg_clamp(in[0], min, max, &out[0]);
 }
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:382] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:401] */
 yg_status yg__boxed_clamp_min(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -636,7 +636,7 @@ yg_status yg__boxed_clamp_min(const yg_ir_node *node,
     return yg_clamp_min(in[0], min, &out[0]);
 }
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:386] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:405] */
 yg_status yg__boxed_clamp_max(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -649,7 +649,7 @@ yg_status yg__boxed_clamp_max(const yg_ir_node *node,
     return yg_clamp_max(in[0], max, &out[0]);
 }
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:392] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:411] */
 yg_status yg__boxed_floor(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -660,7 +660,7 @@ yg_status yg__boxed_floor(const yg_ir_node *node,
     return yg_floor(in[0], &out[0]);
 }
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:396] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:415] */
 yg_status yg__boxed_ceil(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -671,7 +671,7 @@ yg_status yg__boxed_ceil(const yg_ir_node *node,
     return yg_ceil(in[0], &out[0]);
 }
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:400] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:419] */
 yg_status yg__boxed_round(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -682,7 +682,7 @@ yg_status yg__boxed_round(const yg_ir_node *node,
     return yg_round(in[0], &out[0]);
 }
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:404] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:423] */
 yg_status yg__boxed_trunc(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -693,7 +693,7 @@ yg_status yg__boxed_trunc(const yg_ir_node *node,
     return yg_trunc(in[0], &out[0]);
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:715] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:760] */
 yg_status yg__boxed_clone(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -704,7 +704,7 @@ yg_status yg__boxed_clone(const yg_ir_node *node,
     return yg_clone(in[0], &out[0]);
 }
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1172] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1256] */
 yg_status yg__boxed_to_copy(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

@@ -1563,7 +1563,7 @@ static const yg_pointwise_desc neg_desc = {
         },
 };
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:267] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:286] */
 yg_status yg__cpu_neg(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1632,7 +1632,7 @@ static const yg_pointwise_desc exp_desc = {
         },
 };
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:271] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:290] */
 yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1701,7 +1701,7 @@ static const yg_pointwise_desc log_desc = {
         },
 };
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:275] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:294] */
 yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1770,7 +1770,7 @@ static const yg_pointwise_desc sqrt_desc = {
         },
 };
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:279] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:298] */
 yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1839,7 +1839,7 @@ static const yg_pointwise_desc tanh_desc = {
         },
 };
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:283] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:302] */
 yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1908,7 +1908,7 @@ static const yg_pointwise_desc sigmoid_desc = {
         },
 };
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:287] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:306] */
 yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2025,7 +2025,7 @@ static const yg_pointwise_desc relu_desc = {
         },
 };
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:291] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:310] */
 yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2094,7 +2094,7 @@ static const yg_pointwise_desc pow_desc = {
         },
 };
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:295] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:314] */
 yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2212,7 +2212,7 @@ static const yg_pointwise_desc abs_desc = {
         },
 };
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:299] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:318] */
 yg_status yg__cpu_abs(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2329,7 +2329,7 @@ static const yg_pointwise_desc sign_desc = {
         },
 };
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:304] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:323] */
 yg_status yg__cpu_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2398,7 +2398,7 @@ static const yg_pointwise_desc expm1_desc = {
         },
 };
 
-/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:308] */
+/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:327] */
 yg_status yg__cpu_expm1(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2467,7 +2467,7 @@ static const yg_pointwise_desc log1p_desc = {
         },
 };
 
-/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:312] */
+/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:331] */
 yg_status yg__cpu_log1p(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2536,7 +2536,7 @@ static const yg_pointwise_desc log2_desc = {
         },
 };
 
-/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:316] */
+/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:335] */
 yg_status yg__cpu_log2(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2605,7 +2605,7 @@ static const yg_pointwise_desc rsqrt_desc = {
         },
 };
 
-/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:320] */
+/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:339] */
 yg_status yg__cpu_rsqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2674,7 +2674,7 @@ static const yg_pointwise_desc reciprocal_desc = {
         },
 };
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:324] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:343] */
 yg_status yg__cpu_reciprocal(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2743,7 +2743,7 @@ static const yg_pointwise_desc sin_desc = {
         },
 };
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:328] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:347] */
 yg_status yg__cpu_sin(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2812,7 +2812,7 @@ static const yg_pointwise_desc cos_desc = {
         },
 };
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:332] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
 yg_status yg__cpu_cos(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2881,7 +2881,7 @@ static const yg_pointwise_desc tan_desc = {
         },
 };
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:336] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
 yg_status yg__cpu_tan(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2950,7 +2950,7 @@ static const yg_pointwise_desc erf_desc = {
         },
 };
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:340] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:359] */
 yg_status yg__cpu_erf(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3019,7 +3019,7 @@ static const yg_pointwise_desc gelu_desc = {
         },
 };
 
-/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:345] */
+/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:364] */
 yg_status yg__cpu_gelu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3092,7 +3092,7 @@ static const yg_pointwise_desc gelu_tanh_desc = {
         },
 };
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:370] */
 yg_status yg__cpu_gelu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3161,7 +3161,7 @@ static const yg_pointwise_desc silu_desc = {
         },
 };
 
-/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
+/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:374] */
 yg_status yg__cpu_silu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3230,7 +3230,7 @@ static const yg_pointwise_desc elu_desc = {
         },
 };
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:359] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:378] */
 yg_status yg__cpu_elu(const yg_tensor *self, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3349,7 +3349,7 @@ static const yg_pointwise_desc leaky_relu_desc = {
 };
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:363] */
+ * [specs/native_functions.yaml:382] */
 yg_status yg__cpu_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3424,7 +3424,7 @@ static const yg_pointwise_desc softplus_desc = {
 };
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:369] */
+ * [specs/native_functions.yaml:388] */
 yg_status yg__cpu_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3549,7 +3549,7 @@ static const yg_pointwise_desc hardtanh_desc = {
 };
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:373] */
+ * [specs/native_functions.yaml:392] */
 yg_status yg__cpu_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3671,7 +3671,7 @@ static const yg_pointwise_desc clamp_desc = {
         },
 };
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:378] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:397] */
 yg_status yg__cpu_clamp(const yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3789,7 +3789,7 @@ static const yg_pointwise_desc clamp_min_desc = {
         },
 };
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:382] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:401] */
 yg_status yg__cpu_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3907,7 +3907,7 @@ static const yg_pointwise_desc clamp_max_desc = {
         },
 };
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:386] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:405] */
 yg_status yg__cpu_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3977,7 +3977,7 @@ static const yg_pointwise_desc floor_desc = {
         },
 };
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:392] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:411] */
 yg_status yg__cpu_floor(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4046,7 +4046,7 @@ static const yg_pointwise_desc ceil_desc = {
         },
 };
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:396] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:415] */
 yg_status yg__cpu_ceil(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4117,7 +4117,7 @@ static const yg_pointwise_desc round_desc = {
         },
 };
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:400] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:419] */
 yg_status yg__cpu_round(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4186,7 +4186,7 @@ static const yg_pointwise_desc trunc_desc = {
         },
 };
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:404] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:423] */
 yg_status yg__cpu_trunc(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

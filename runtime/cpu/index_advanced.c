@@ -309,6 +309,17 @@ static void accumulate(char *dst, const char *src, yg_dtype dtype) {
     case YG_INT64:
         *(int64_t *)dst += *(const int64_t *)src;
         break;
+    case YG_INT32:
+        *(int32_t *)dst += *(const int32_t *)src;
+        break;
+    case YG_FLOAT16: /* added in double (exact for two halves), rounded once */
+        *(uint16_t *)dst = yg__f16_from_f64((double)yg__f16_to_f32(*(const uint16_t *)dst) +
+                                            (double)yg__f16_to_f32(*(const uint16_t *)src));
+        break;
+    case YG_BFLOAT16:
+        *(uint16_t *)dst = yg__bf16_from_f64((double)yg__bf16_to_f32(*(const uint16_t *)dst) +
+                                             (double)yg__bf16_to_f32(*(const uint16_t *)src));
+        break;
     default: /* bool adds as logical or */
         *(bool *)dst = *(bool *)dst || *(const bool *)src;
         break;

@@ -27,210 +27,259 @@ const yg_op_info yg__ops[] = {
         .schema = "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:8",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:14",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.Scalar",
         .schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:19",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mul",
         .schema = "mul(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:23",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:27",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:32",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "exp_",
         .schema = "exp_(Tensor(a!) self) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:35",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:38",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL),
     },
     {
         .name = "sign_backward",
         .schema = "sign_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:42",
+        .location = "specs/native_functions.yaml:43",
         .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:46",
+        .location = "specs/native_functions.yaml:47",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:51",
+        .location = "specs/native_functions.yaml:52",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:57",
+        .location = "specs/native_functions.yaml:58",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:61",
+        .location = "specs/native_functions.yaml:62",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:66",
+        .location = "specs/native_functions.yaml:67",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:69",
+        .location = "specs/native_functions.yaml:70",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:73",
+        .location = "specs/native_functions.yaml:74",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pool",
         .schema = "pool(Tensor self, int[2] kernel_size, int[2] stride=1,"
                   " float? eps=None, Scalar? scale=None, str mode='max',"
                   " ScalarType? dtype=None) -> Tensor",
-        .location = "specs/native_functions.yaml:79",
+        .location = "specs/native_functions.yaml:80",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pool_backward",
         .schema = "pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,"
                   " Tensor grad_scale)",
-        .location = "specs/native_functions.yaml:83",
+        .location = "specs/native_functions.yaml:84",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim) -> (Tensor, Tensor)",
-        .location = "specs/native_functions.yaml:87",
+        .location = "specs/native_functions.yaml:88",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "max_dim_backward",
         .schema = "max_dim_backward(Tensor grad, int dim, Tensor indices,"
                   " int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:91",
+        .location = "specs/native_functions.yaml:92",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sincos",
         .schema = "sincos(Tensor self) -> (Tensor sin, Tensor cos)",
-        .location = "specs/native_functions.yaml:96",
+        .location = "specs/native_functions.yaml:97",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "scaled",
         .schema = "scaled(Tensor self, Tensor scale) -> Tensor",
-        .location = "specs/native_functions.yaml:100",
+        .location = "specs/native_functions.yaml:101",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "scaled_backward",
         .schema = "scaled_backward(Tensor grad, Tensor self, Tensor scale,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)",
-        .location = "specs/native_functions.yaml:103",
+        .location = "specs/native_functions.yaml:104",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.out",
         .schema = "mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:107",
+        .location = "specs/native_functions.yaml:108",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:111",
+        .location = "specs/native_functions.yaml:112",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "noise",
         .schema = "noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:116",
+        .location = "specs/native_functions.yaml:117",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "noise_like",
         .schema = "noise_like(Tensor self, Device device) -> Tensor",
-        .location = "specs/native_functions.yaml:120",
+        .location = "specs/native_functions.yaml:121",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "running_scale",
         .schema = "running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor",
-        .location = "specs/native_functions.yaml:124",
+        .location = "specs/native_functions.yaml:125",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:127",
+        .location = "specs/native_functions.yaml:128",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:132",
+        .location = "specs/native_functions.yaml:133",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "chunk",
         .schema = "chunk(Tensor self, int chunks) -> Tensor[]",
-        .location = "specs/native_functions.yaml:137",
+        .location = "specs/native_functions.yaml:138",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:140",
+        .location = "specs/native_functions.yaml:141",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:143",
+        .location = "specs/native_functions.yaml:144",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat_then",
         .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:148",
+        .location = "specs/native_functions.yaml:149",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
 };
 const int32_t yg__ops_count = 34;

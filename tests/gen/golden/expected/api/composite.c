@@ -44,7 +44,7 @@ static yg_status linear_traced(const yg_tensor *input,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:66] */
+ * [specs/native_functions.yaml:67] */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -84,7 +84,7 @@ static yg_status chunk_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:137] */
+/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:138] */
 yg_status yg_chunk(const yg_tensor *self, int64_t chunks, yg_tensor ***out, int64_t *out_len)
 {
     yg_status st;

@@ -128,7 +128,7 @@ static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tens
     return yg__trace_end_node();
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:51] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:52] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -194,7 +194,7 @@ static yg_status cat_traced(const yg_tensor *const *tensors,
     return yg__trace_end_node();
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:69] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:70] */
 yg_status yg_cat(const yg_tensor *const *tensors,
                  int64_t tensors_len,
                  int64_t dim,
@@ -289,7 +289,7 @@ static yg_status pool_traced(const yg_tensor *self,
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor
- * [specs/native_functions.yaml:79] */
+ * [specs/native_functions.yaml:80] */
 yg_status yg_pool(const yg_tensor *self,
                   const int64_t *kernel_size,
                   int64_t kernel_size_len,
@@ -384,7 +384,7 @@ static yg_status pool_backward_traced(const yg_tensor *grad,
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
  *   Tensor grad_scale)
- * [specs/native_functions.yaml:83] */
+ * [specs/native_functions.yaml:84] */
 yg_status yg_pool_backward(const yg_tensor *grad,
                            const yg_tensor *self,
                            const bool *output_mask,
@@ -485,7 +485,7 @@ static yg_status sincos_traced(const yg_tensor *self, yg_tensor **out_sin, yg_te
     return yg__trace_end_node();
 }
 
-/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:96] */
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:97] */
 yg_status yg_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos)
 {
     const yg_tensor *inputs[1] = {self};
@@ -579,7 +579,7 @@ static yg_status scaled_traced(const yg_tensor *self, const yg_tensor *scale, yg
     return yg__trace_end_node();
 }
 
-/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:100] */
+/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:101] */
 yg_status yg_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, scale};
@@ -653,7 +653,7 @@ static yg_status scaled_backward_traced(const yg_tensor *grad,
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)
- * [specs/native_functions.yaml:103] */
+ * [specs/native_functions.yaml:104] */
 yg_status yg_scaled_backward(const yg_tensor *grad,
                              const yg_tensor *self,
                              const yg_tensor *scale,
@@ -722,7 +722,7 @@ static yg_status mul_out_traced(const yg_tensor *self,
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
- * [specs/native_functions.yaml:107] */
+ * [specs/native_functions.yaml:108] */
 yg_status yg_mul_out(const yg_tensor *self,
                      const yg_tensor *other,
                      yg_tensor *dest,
@@ -794,7 +794,7 @@ static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:111] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:112] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -868,7 +868,7 @@ static yg_status noise_traced(const int64_t *size,
 
 /* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:116] */
+ * [specs/native_functions.yaml:117] */
 yg_status yg_noise(const int64_t *size,
                    int64_t size_len,
                    yg_generator *generator,
@@ -915,7 +915,7 @@ static yg_status noise_like_traced(const yg_tensor *self, yg_device device, yg_t
     return yg__trace_end_node();
 }
 
-/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:120] */
+/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:121] */
 yg_status yg_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -971,7 +971,7 @@ static yg_status running_scale_traced(const yg_tensor *self,
 }
 
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
- * [specs/native_functions.yaml:124] */
+ * [specs/native_functions.yaml:125] */
 yg_status yg_running_scale(const yg_tensor *self,
                            yg_tensor *running,
                            double momentum,
@@ -1068,7 +1068,7 @@ static yg_status index_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:140] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:141] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
                    int64_t indices_len,
@@ -1147,7 +1147,7 @@ static yg_status index_backward_traced(const yg_tensor *grad_output,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:143] */
+ * [specs/native_functions.yaml:144] */
 yg_status yg_index_backward(const yg_tensor *grad_output,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,
@@ -1196,7 +1196,7 @@ static const cat_then_fn cat_then_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:148] */
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:149] */
 yg_status yg_cat_then(const yg_tensor *const *tensors,
                       int64_t tensors_len,
                       const yg_tensor *other,

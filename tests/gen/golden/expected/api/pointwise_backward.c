@@ -50,7 +50,7 @@ static yg_status sign_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:42] */
+/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:43] */
 yg_status yg_sign_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};

@@ -79,7 +79,7 @@ static yg_status sum_dim_traced(const yg_tensor *self,
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:46] */
+ * [specs/native_functions.yaml:47] */
 yg_status yg_sum_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -150,7 +150,7 @@ static yg_status argmax_traced(const yg_tensor *self,
 }
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:73] */
+ * [specs/native_functions.yaml:74] */
 yg_status yg_argmax(const yg_tensor *self, const int64_t *dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -236,7 +236,7 @@ static yg_status max_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:87] */
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:88] */
 yg_status yg_max_dim(const yg_tensor *self, int64_t dim, yg_tensor **out0, yg_tensor **out1)
 {
     const yg_tensor *inputs[1] = {self};
@@ -312,7 +312,7 @@ static yg_status max_dim_backward_traced(const yg_tensor *grad,
 }
 
 /* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:91] */
+ * [specs/native_functions.yaml:92] */
 yg_status yg_max_dim_backward(const yg_tensor *grad,
                               int64_t dim,
                               const yg_tensor *indices,

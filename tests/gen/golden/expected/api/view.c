@@ -65,7 +65,7 @@ static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:57] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:58] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -132,7 +132,7 @@ static yg_status expand_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:61] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:62] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -239,7 +239,7 @@ static yg_status split_traced(const yg_tensor *self,
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:127] */
+ * [specs/native_functions.yaml:128] */
 yg_status yg_split(const yg_tensor *self,
                    int64_t split_size,
                    int64_t dim,
@@ -314,7 +314,7 @@ static yg_status unbind_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:132] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:133] */
 yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len)
 {
     const yg_tensor *inputs[1] = {self};

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:66] */
+ * [specs/native_functions.yaml:67] */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -22,7 +22,7 @@ yg_status yg__boxed_linear(const yg_ir_node *node,
     return yg_linear(in[0], in[1], in[2], &out[0]);
 }
 
-/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:137] */
+/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:138] */
 yg_status yg__boxed_chunk(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,

@@ -21,7 +21,7 @@ yg_status yg__boxed_clone(const yg_ir_node *node,
     return yg_clone(in[0], &out[0]);
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:51] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:52] */
 yg_status yg__boxed_mm(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -32,7 +32,7 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
     return yg_mm(in[0], in[1], &out[0]);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:69] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:70] */
 yg_status yg__boxed_cat(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -46,7 +46,7 @@ yg_status yg__boxed_cat(const yg_ir_node *node,
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor
- * [specs/native_functions.yaml:79] */
+ * [specs/native_functions.yaml:80] */
 yg_status yg__boxed_pool(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -84,7 +84,7 @@ yg_status yg__boxed_pool(const yg_ir_node *node,
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
  *   Tensor grad_scale)
- * [specs/native_functions.yaml:83] */
+ * [specs/native_functions.yaml:84] */
 yg_status yg__boxed_pool_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -97,7 +97,7 @@ yg_status yg__boxed_pool_backward(const yg_ir_node *node,
     return yg_pool_backward(in[0], in[1], output_mask, &out[0], &out[1]);
 }
 
-/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:96] */
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:97] */
 yg_status yg__boxed_sincos(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -108,7 +108,7 @@ yg_status yg__boxed_sincos(const yg_ir_node *node,
     return yg_sincos(in[0], &out[0], &out[1]);
 }
 
-/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:100] */
+/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:101] */
 yg_status yg__boxed_scaled(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -121,7 +121,7 @@ yg_status yg__boxed_scaled(const yg_ir_node *node,
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)
- * [specs/native_functions.yaml:103] */
+ * [specs/native_functions.yaml:104] */
 yg_status yg__boxed_scaled_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -135,7 +135,7 @@ yg_status yg__boxed_scaled_backward(const yg_ir_node *node,
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
- * [specs/native_functions.yaml:107] */
+ * [specs/native_functions.yaml:108] */
 yg_status yg__boxed_mul_out(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -146,7 +146,7 @@ yg_status yg__boxed_mul_out(const yg_ir_node *node,
     return yg_mul_out(in[0], in[1], in[2], &out[0]);
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:111] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:112] */
 yg_status yg__boxed_sign(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -159,7 +159,7 @@ yg_status yg__boxed_sign(const yg_ir_node *node,
 
 /* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:116] */
+ * [specs/native_functions.yaml:117] */
 yg_status yg__boxed_noise(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -179,7 +179,7 @@ yg_status yg__boxed_noise(const yg_ir_node *node,
     return yg_noise(size.items, size.len, NULL, dtype, device, &out[0]);
 }
 
-/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:120] */
+/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:121] */
 yg_status yg__boxed_noise_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -193,7 +193,7 @@ yg_status yg__boxed_noise_like(const yg_ir_node *node,
 }
 
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
- * [specs/native_functions.yaml:124] */
+ * [specs/native_functions.yaml:125] */
 yg_status yg__boxed_running_scale(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -206,7 +206,7 @@ yg_status yg__boxed_running_scale(const yg_ir_node *node,
     return yg_running_scale(in[0], in[1], momentum, &out[0]);
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:140] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:141] */
 yg_status yg__boxed_index(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -217,7 +217,7 @@ yg_status yg__boxed_index(const yg_ir_node *node,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:143] */
+ * [specs/native_functions.yaml:144] */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,

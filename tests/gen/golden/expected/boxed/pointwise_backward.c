@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:42] */
+/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:43] */
 yg_status yg__boxed_sign_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,

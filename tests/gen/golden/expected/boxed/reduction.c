@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:46] */
+ * [specs/native_functions.yaml:47] */
 yg_status yg__boxed_sum_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -27,7 +27,7 @@ yg_status yg__boxed_sum_dim(const yg_ir_node *node,
 }
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:73] */
+ * [specs/native_functions.yaml:74] */
 yg_status yg__boxed_argmax(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -43,7 +43,7 @@ yg_status yg__boxed_argmax(const yg_ir_node *node,
     return yg_argmax(in[0], dim, keepdim, &out[0]);
 }
 
-/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:87] */
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:88] */
 yg_status yg__boxed_max_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -57,7 +57,7 @@ yg_status yg__boxed_max_dim(const yg_ir_node *node,
 }
 
 /* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:91] */
+ * [specs/native_functions.yaml:92] */
 yg_status yg__boxed_max_dim_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:57] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:58] */
 yg_status yg__boxed_t(const yg_ir_node *node,
                       yg_tensor *const *in,
                       int32_t n_in,
@@ -21,7 +21,7 @@ yg_status yg__boxed_t(const yg_ir_node *node,
     return yg_t(in[0], &out[0]);
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:61] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:62] */
 yg_status yg__boxed_expand(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -35,7 +35,7 @@ yg_status yg__boxed_expand(const yg_ir_node *node,
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:127] */
+ * [specs/native_functions.yaml:128] */
 yg_status yg__boxed_split(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -53,7 +53,7 @@ yg_status yg__boxed_split(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:132] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:133] */
 yg_status yg__boxed_unbind(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

@@ -137,7 +137,7 @@ static const yg_pointwise_desc sign_backward_desc = {
         },
 };
 
-/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:42] */
+/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:43] */
 yg_status yg__cpu_sign_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)

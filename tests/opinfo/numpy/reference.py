@@ -1,0 +1,909 @@
+#!/usr/bin/python3
+"""NumPy references for the OpInfo table (tests/opinfo/).
+
+Runs opinfo_dump (dump.c), which writes every sample's inputs and yagrad's
+output as .npy files, recomputes each output here with NumPy in float64 and
+compares.  Usage:
+
+    reference.py OPINFO_DUMP REPO_ROOT
+
+Every op of yg__ops[] needs a reference in REFS (below) or an entry in
+NAIVE_LOOPS naming the C test that checks its forward values instead (with
+naive float64 loops, or known answers for the random ops); an op with
+neither fails the run, and so does a NAIVE
+entry whose file does not call the op.  A REFS entry is a function of the
+sample's inputs (a list of float64 arrays) or a dict from the sample's
+description to such a function; it repeats the constants the sample's C
+call passes (alpha 2.5, dim 1, ...), since the .npy files carry tensors only.
+
+Tolerances, with scale = max(1, max |reference|) over the sample's output:
+  float64: |yagrad - numpy| <= 1e-10 * scale (libm and summation order);
+  float32: |yagrad - numpy| <= 2e-5 * scale (the reference runs in float64
+           on the same float32 inputs; float32 rounding, ~1e-7 per
+           operation, accumulates over reductions of up to ~60 terms);
+  float16, bfloat16: 1e-3 and 8e-3 (about 1 ulp of each);
+  bool, int64 and int32 outputs: exactly equal (a bool result is the
+  reference != 0).
+Runs in the other dtypes (int64, int32, bool, float16, bfloat16, where the
+op claims them) are compared for the ops in EXACT_ON_INTEGERS; the others
+are listed as not compared.
+"""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+TOL = {"float64": 1e-10, "float32": 2e-5, "float16": 1e-3, "bfloat16": 8e-3}
+
+# ---- helpers --------------------------------------------------------------
+
+erf = np.vectorize(math.erf, otypes=[float])
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def log_softmax(x, axis):
+    m = x.max(axis=axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+def softmax(x, axis):
+    return np.exp(log_softmax(x, axis))
+
+
+def pool_out(size, k, s, p, d, ceil):
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil else span // s) + 1
+    if ceil and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def max_pool2d(x, k, s, p, d, ceil):
+    h, w = x.shape[-2:]
+    oh, ow = pool_out(h, k[0], s[0], p[0], d[0], ceil), pool_out(w, k[1], s[1], p[1], d[1], ceil)
+    out = np.full(x.shape[:-2] + (oh, ow), -np.inf)
+    for i in range(oh):
+        for j in range(ow):
+            for a in range(k[0]):
+                for b in range(k[1]):
+                    r, c = i * s[0] - p[0] + a * d[0], j * s[1] - p[1] + b * d[1]
+                    if 0 <= r < h and 0 <= c < w:
+                        out[..., i, j] = np.maximum(out[..., i, j], x[..., r, c])
+    return out
+
+
+def avg_pool2d_windows(shape, k, s, p, ceil, count_include_pad):
+    """(i, j, rows, cols, divisor) of every output cell."""
+    h, w = shape
+    oh, ow = pool_out(h, k, s, p, 1, ceil), pool_out(w, k, s, p, 1, ceil)
+    for i in range(oh):
+        for j in range(ow):
+            r0, c0 = i * s - p, j * s - p
+            r1, c1 = min(r0 + k, h + p), min(c0 + k, w + p)
+            padded = (r1 - r0) * (c1 - c0)
+            rows, cols = range(max(r0, 0), min(r1, h)), range(max(c0, 0), min(c1, w))
+            div = padded if count_include_pad else len(rows) * len(cols)
+            yield i, j, rows, cols, div, (oh, ow)
+
+
+def avg_pool2d(x, k, s, p, ceil, cip):
+    cells = list(avg_pool2d_windows(x.shape[-2:], k, s, p, ceil, cip))
+    out = np.zeros(x.shape[:-2] + cells[0][5])
+    for i, j, rows, cols, div, _ in cells:
+        out[..., i, j] = x[..., rows.start:rows.stop, cols.start:cols.stop].sum(axis=(-2, -1)) / div
+    return out
+
+
+def avg_pool2d_backward(g, in_shape, k, s, p, ceil, cip):
+    out = np.zeros(tuple(in_shape))
+    for i, j, rows, cols, div, _ in avg_pool2d_windows(tuple(in_shape[-2:]), k, s, p, ceil, cip):
+        out[..., rows.start:rows.stop, cols.start:cols.stop] += g[..., i, j][..., None, None] / div
+    return out
+
+
+def adaptive_cells(size, out):
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def adaptive_avg_pool2d(x, out_hw):
+    out = np.zeros(x.shape[:-2] + tuple(out_hw))
+    for i, (r0, r1) in enumerate(adaptive_cells(x.shape[-2], out_hw[0])):
+        for j, (c0, c1) in enumerate(adaptive_cells(x.shape[-1], out_hw[1])):
+            out[..., i, j] = x[..., r0:r1, c0:c1].mean(axis=(-2, -1))
+    return out
+
+
+def adaptive_avg_pool2d_backward(g, in_shape):
+    out = np.zeros(tuple(in_shape))
+    for i, (r0, r1) in enumerate(adaptive_cells(in_shape[-2], g.shape[-2])):
+        for j, (c0, c1) in enumerate(adaptive_cells(in_shape[-1], g.shape[-1])):
+            out[..., r0:r1, c0:c1] += g[..., i, j][..., None, None] / ((r1 - r0) * (c1 - c0))
+    return out
+
+
+def nearest_index(out, size):
+    return np.arange(out) * size // out
+
+
+def upsample_nearest2d(x, out_hw):
+    r, c = nearest_index(out_hw[0], x.shape[-2]), nearest_index(out_hw[1], x.shape[-1])
+    return x[..., r, :][..., c]
+
+
+def upsample_nearest2d_backward(g, in_shape):
+    out = np.zeros(tuple(in_shape))
+    r, c = nearest_index(g.shape[-2], in_shape[-2]), nearest_index(g.shape[-1], in_shape[-1])
+    for i, ri in enumerate(r):
+        for j, cj in enumerate(c):
+            out[..., ri, cj] += g[..., i, j]
+    return out
+
+
+def scatter(self, index, src, add=False):
+    out = self.copy()
+    for i in range(index.shape[0]):
+        for j in range(index.shape[1]):
+            v = src[i, j] if np.ndim(src) else src
+            out[index[i, j], j] = out[index[i, j], j] + v if add else v
+    return out
+
+
+def cumprod_backward(g, s, axis):
+    g, s = np.moveaxis(g, axis, -1), np.moveaxis(s, axis, -1)
+    out = np.zeros_like(s)
+    n = s.shape[-1]
+    for i in range(n):
+        for j in range(i, n):
+            others = np.prod(np.delete(s[..., : j + 1], i, axis=-1), axis=-1)
+            out[..., i] += g[..., j] * others
+    return np.moveaxis(out, -1, axis)
+
+
+def var(x, axis, ddof, keepdims=False):
+    return x.var(axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def norm(x, p, axis=None, keepdims=False):
+    a = np.abs(x)
+    if p == math.inf:
+        return a.max(axis=axis, keepdims=keepdims)
+    return (a**p).sum(axis=axis, keepdims=keepdims) ** (1 / p)
+
+
+def lstm_cell(x, h, c, w_ih, w_hh):
+    gates = x @ w_ih.T + h @ w_hh.T
+    i, f, g, o = np.split(gates, 4, axis=1)
+    c2 = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+    return sigmoid(o) * np.tanh(c2), c2
+
+
+def gru_cell(x, h, w_ih, w_hh):
+    gi, gh = x @ w_ih.T, h @ w_hh.T
+    ir, iz, in_ = np.split(gi, 3, axis=1)
+    hr, hz, hn = np.split(gh, 3, axis=1)
+    r, z = sigmoid(ir + hr), sigmoid(iz + hz)
+    n = np.tanh(in_ + r * hn)
+    return (1 - z) * n + z * h
+
+
+def sdpa(q, k, v, causal=False, scale=None):
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        mask = np.triu(np.ones(scores.shape[-2:], dtype=bool), 1)
+        scores = np.where(mask, -np.inf, scores)
+    return softmax(scores, -1) @ v
+
+
+def layer_norm(x, w, b, eps=1e-5):
+    mu = x.mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(x.var(axis=-1, keepdims=True) + eps) * w + b
+
+
+def group_norm(x, groups, w, b, eps=1e-5):
+    n, c = x.shape[:2]
+    g = x.reshape(n, groups, -1)
+    g = (g - g.mean(axis=-1, keepdims=True)) / np.sqrt(g.var(axis=-1, keepdims=True) + eps)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    return g.reshape(x.shape) * w.reshape(shape) + b.reshape(shape)
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3)))
+
+
+def gelu_tanh_grad(x):
+    c = 0.7978845608028654
+    t = np.tanh(c * (x + 0.044715 * x**3))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x)
+
+
+def softplus(x, beta, threshold):
+    return np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta)
+
+
+def bce(x, t, w=1.0):
+    return -w * (t * np.log(x) + (1 - t) * np.log(1 - x))
+
+
+def nll(x, t, ignore=-100):
+    t = t.astype(int)
+    keep = t != ignore
+    picked = -x[np.arange(len(t)), np.where(keep, t, 0)]
+    return np.where(keep, picked, 0.0), keep
+
+
+# Indices built inside the C samples (samples_derivatives.c).
+ROWS = [3, 0, 3]
+COLS = np.array([[1, 3], [0, 0], [2, 1]])
+SCAT = np.array([[2, 0, 1], [0, 1, 2]])
+EMB = np.array([[2, 0, 3], [1, 2, 2]])
+
+
+def index_select_backward(g):
+    out = np.zeros((4, 3))
+    np.add.at(out, ROWS, g)
+    return out
+
+
+def gather_backward(g):
+    out = np.zeros((3, 4))
+    for i in range(3):
+        for j in range(2):
+            out[i, COLS[i, j]] += g[i, j]
+    return out
+
+
+def var_mean(x, use):
+    v, m = var(x, 1, 1), x.mean(axis=1)
+    return {"both": v + m, "var": v, "mean": m}[use]
+
+
+def pad_crop(x):
+    return np.pad(x[..., 1:], [(0, 0)] * (x.ndim - 1) + [(0, 2)])
+
+
+def value_selecting_backward(g, idx):
+    out = np.zeros((3, 4))
+    out[np.arange(3), idx.astype(int)] = g
+    return out
+
+
+def minmax_backward(g, s):
+    mask = s == s.max(axis=1, keepdims=True)
+    return g[:, None] * mask / mask.sum(axis=1, keepdims=True)
+
+
+def embedding_backward(g, idx):
+    out = np.zeros((5, 4))
+    np.add.at(out, idx.astype(int).ravel(), g.reshape(-1, 4))
+    return out
+
+
+def select_backward(g):
+    out = np.zeros((2, 3, 4))
+    out[:, 2] = g
+    return out
+
+
+def slice_backward(g):
+    out = np.zeros((5, 3))
+    out[1:5:2] = g
+    return out
+
+
+def where(c, a, b):
+    return np.where(c != 0, a, b)
+
+
+# ---- merged from main: creation, nn-ops, shape-index ----
+
+
+def max_pool1d(x, k, s, p, d, ceil):
+    return max_pool2d(x[..., None, :], (1, k), (1, s), (0, p), (1, d), ceil)[..., 0, :]
+
+
+def max_pool1d_values_plus_indices(x):
+    """kernel 2, stride 2: values + positions of the (first) maxima."""
+    pairs = x[..., : x.shape[-1] // 2 * 2].reshape(x.shape[:-1] + (-1, 2))
+    arg = pairs.argmax(axis=-1)
+    return pairs.max(axis=-1) + 2 * np.arange(pairs.shape[-2]) + arg
+
+
+def max_pool2d_with_indices_backward(g, idx, in_shape):
+    planes = int(np.prod(in_shape[:-2]))
+    out = np.zeros((planes, in_shape[-2] * in_shape[-1]))
+    g2, i2 = g.reshape(planes, -1), idx.reshape(planes, -1).astype(int)
+    for pl in range(planes):
+        np.add.at(out[pl], i2[pl], g2[pl])
+    return out.reshape(in_shape)
+
+
+def np_pad(pad):
+    """PyTorch's pad list (last dim first) as np.pad widths for the last dims."""
+    return [(pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
+
+
+def pad_nd(x, pad, mode, value=0.0):
+    widths = [(0, 0)] * (x.ndim - len(pad) // 2) + np_pad(pad)
+    if mode == "constant":
+        return np.pad(x, widths, constant_values=value)
+    return np.pad(x, widths, mode={"reflect": "reflect", "replicate": "edge"}[mode])
+
+
+def pad_backward(g, in_shape, pad, mode):
+    """The adjoint of pad_nd: each output position adds into its source."""
+    src = pad_nd(np.arange(int(np.prod(in_shape))).reshape(in_shape), pad, mode)
+    out = np.zeros(int(np.prod(in_shape)))
+    np.add.at(out, src.ravel(), g.ravel())
+    return out.reshape(in_shape)
+
+
+def batch_norm_train(x, w, b, eps=1e-5):
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    mu, var_ = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    return (x - mu) / np.sqrt(var_ + eps) * w.reshape(shape) + b.reshape(shape)
+
+
+def batch_norm_eval(x, w, b, rm, rv, eps=1e-5):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return (x - rm.reshape(shape)) / np.sqrt(rv.reshape(shape) + eps) * w.reshape(shape) + b.reshape(shape)
+
+
+def joined(*parts):
+    """The samples of list ops join the outputs they use, flattened."""
+    return np.concatenate([p.ravel() for p in parts])
+
+
+def index_put(x, idx, v, accumulate):
+    out = x.copy()
+    if accumulate:
+        np.add.at(out, idx, np.broadcast_to(v, out[idx].shape))
+    else:
+        out[idx] = v
+    return out
+
+
+# Indices built inside the C samples of index and index_put (ic_* in
+# samples_derivatives.c).
+IC_ROWS = np.array([[3, 0], [-1, 0]])
+IC_MASK = np.array([1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 1], dtype=bool).reshape(3, 4)
+IC_PAIRS = ([2, 0], [1, 2])
+IC_ACC = [1, 1, 3]
+PAD2D, PAD1D, PAD3D = (1, 2, 2, 1), (3, 4), (1, 1, 2, 0, 1, 2)
+
+
+# ---- references, by op ------------------------------------------------------
+
+REFS = {
+    # pointwise binary and scalar
+    "add": lambda x: x[0] + 2.5 * x[1],
+    "sub": lambda x: x[0] - 0.5 * x[1],
+    "mul": {"same shape": lambda x: x[0] * x[1], "transposed self": lambda x: x[0].T * x[1]},
+    "div": lambda x: x[0] / x[1],
+    "div.mode": {
+        "trunc, divisor away from 0": lambda x: np.trunc(x[0] / x[1]),
+        "floor, negative divisor": lambda x: np.floor(x[0] / x[1]),
+    },
+    "mul.Scalar": lambda x: -1.5 * x[0],
+    "div.Scalar": lambda x: x[0] / 4,
+    "add.Scalar": lambda x: x[0] + 1.5 * 2,
+    "sub.Scalar": lambda x: x[0] - 1.5 * 2,
+    "rsub.Scalar": lambda x: 1 - 3 * x[0],
+    "maximum": lambda x: np.maximum(x[0], x[1]),
+    "minimum": lambda x: np.minimum(x[0], x[1]),
+    "atan2": lambda x: np.arctan2(x[0], x[1]),
+    "remainder": lambda x: np.remainder(x[0], x[1]),
+    "remainder.Scalar": lambda x: np.remainder(x[0], -0.7),
+    "pow.Tensor": lambda x: x[0] ** x[1],
+    "lerp": lambda x: x[0] + 0.3 * (x[1] - x[0]),
+    "lerp.Tensor": lambda x: x[0] + x[2] * (x[1] - x[0]),
+    "addcmul": lambda x: x[0] + 0.5 * x[1] * x[2],
+    "addcdiv": lambda x: x[0] - 2 * x[1] / x[2],
+    "where": lambda x: where(x[0], x[1], x[2]),
+    "where.ScalarOther": lambda x: where(x[0], x[1], 2.0),
+    "where.ScalarSelf": lambda x: where(x[0], -1.0, x[1]),
+    "masked_fill": lambda x: where(x[1], 3.0, x[0]),
+    # in-place (samples write a copy of x[0])
+    "add_": lambda x: x[0] + 2 * x[1],
+    "sub_": lambda x: x[0] - 0.5 * x[1],
+    "mul_": lambda x: x[0] * x[1],
+    "div_": lambda x: x[0] / x[1],
+    "add_.Scalar": lambda x: x[0] + 1.5 * -2,
+    "mul_.Scalar": lambda x: -3 * x[0],
+    "div_.Scalar": lambda x: x[0] / 4,
+    "addcmul_": lambda x: x[0] + 0.5 * x[1] * x[2],
+    "addcdiv_": lambda x: x[0] - 2 * x[1] / x[2],
+    "lerp_": lambda x: x[0] + 0.3 * (x[1] - x[0]),
+    "relu_": lambda x: np.maximum(x[0], 0),
+    "clamp_": lambda x: np.clip(x[0], -0.5, 0.5),
+    "clamp_min_": lambda x: np.maximum(x[0], 0.1),
+    "clamp_max_": lambda x: np.minimum(x[0], 0.1),
+    "masked_fill_": lambda x: where(x[1], 3.0, x[0]),
+    "fill_": lambda x: np.full_like(x[0], -1.25),
+    "zero_": lambda x: np.zeros_like(x[0]),
+    "copy_": lambda x: np.broadcast_to(x[1], x[0].shape),
+    # comparisons and logic
+    "eq": lambda x: x[0] == x[1],
+    "ne": lambda x: x[0] != x[1],
+    "lt": lambda x: x[0] < x[1],
+    "le": lambda x: x[0] <= x[1],
+    "gt": lambda x: x[0] > x[1],
+    "ge": lambda x: x[0] >= x[1],
+    "eq.Scalar": lambda x: x[0] == 0.5,
+    "ne.Scalar": lambda x: x[0] != 0.5,
+    "lt.Scalar": lambda x: x[0] < 0.5,
+    "le.Scalar": lambda x: x[0] <= 0.5,
+    "gt.Scalar": lambda x: x[0] > 0.5,
+    "ge.Scalar": lambda x: x[0] >= 0.5,
+    "logical_and": lambda x: (x[0] != 0) & (x[1] != 0),
+    "logical_or": lambda x: (x[0] != 0) | (x[1] != 0),
+    "logical_xor": lambda x: (x[0] != 0) ^ (x[1] != 0),
+    "logical_not": lambda x: x[0] == 0,
+    # pointwise unary
+    "neg": lambda x: -x[0],
+    "exp": lambda x: np.exp(x[0]),
+    "log": lambda x: np.log(x[0]),
+    "sqrt": lambda x: np.sqrt(x[0]),
+    "tanh": lambda x: np.tanh(x[0]),
+    "sigmoid": lambda x: sigmoid(x[0]),
+    "relu": lambda x: np.maximum(x[0], 0),
+    "pow": {"cube": lambda x: x[0] ** 3, "square root, positive input": lambda x: np.sqrt(x[0])},
+    "abs": lambda x: np.abs(x[0]),
+    "sign": lambda x: np.sign(x[0]),
+    "expm1": lambda x: np.expm1(x[0]),
+    "log1p": lambda x: np.log1p(x[0]),
+    "log2": lambda x: np.log2(x[0]),
+    "rsqrt": lambda x: 1 / np.sqrt(x[0]),
+    "reciprocal": lambda x: 1 / x[0],
+    "sin": lambda x: np.sin(x[0]),
+    "cos": lambda x: np.cos(x[0]),
+    "tan": lambda x: np.tan(x[0]),
+    "erf": lambda x: erf(x[0]),
+    "gelu": lambda x: 0.5 * x[0] * (1 + erf(x[0] / math.sqrt(2))),
+    "gelu_tanh": lambda x: gelu_tanh(x[0]),
+    "silu": lambda x: x[0] * sigmoid(x[0]),
+    "elu": lambda x: np.where(x[0] > 0, x[0], 0.7 * np.expm1(x[0])),
+    "leaky_relu": lambda x: np.where(x[0] > 0, x[0], 0.2 * x[0]),
+    "softplus": {
+        "beta 2": lambda x: softplus(x[0], 2, 20),
+        "threshold 0.5 crossed": lambda x: softplus(x[0], 1, 0.5),
+    },
+    "hardtanh": lambda x: np.clip(x[0], -0.5, 0.8),
+    "clamp": lambda x: np.clip(x[0], -0.5, 0.5),
+    "clamp_min": lambda x: np.maximum(x[0], 0.1),
+    "clamp_max": lambda x: np.minimum(x[0], 0.1),
+    "floor": lambda x: np.floor(x[0]),
+    "ceil": lambda x: np.ceil(x[0]),
+    "round": lambda x: np.round(x[0]),  # half to even, like the op
+    "trunc": lambda x: np.trunc(x[0]),
+    # pointwise gradient helpers
+    "tanh_backward": lambda x: x[0] * (1 - x[1] ** 2),
+    "sigmoid_backward": lambda x: x[0] * x[1] * (1 - x[1]),
+    "relu_backward": lambda x: np.where(x[1] > 0, x[0], 0),
+    "pow_backward": lambda x: x[0] * 2.5 * x[1] ** 1.5,
+    "gelu_backward": lambda x: x[0]
+    * (0.5 * (1 + erf(x[1] / math.sqrt(2))) + x[1] * np.exp(-0.5 * x[1] ** 2) / math.sqrt(2 * math.pi)),
+    "gelu_tanh_backward": lambda x: x[0] * gelu_tanh_grad(x[1]),
+    "silu_backward": lambda x: x[0] * sigmoid(x[1]) * (1 + x[1] * (1 - sigmoid(x[1]))),
+    "elu_backward": lambda x: np.where(x[1] > 0, x[0], x[0] * 0.7 * np.exp(x[1])),
+    "softplus_backward": lambda x: np.where(x[1] * 2 > 20, x[0], x[0] * sigmoid(2 * x[1])),
+    "leaky_relu_backward": lambda x: np.where(x[1] > 0, x[0], 0.1 * x[0]),
+    "hardtanh_backward": lambda x: np.where((x[1] <= -0.5) | (x[1] >= 0.5), 0, x[0]),
+    "clamp_backward": lambda x: np.where((x[1] >= -0.5) & (x[1] <= 0.5), x[0], 0),
+    "clamp_min_backward": lambda x: np.where(x[1] >= 0, x[0], 0),
+    "clamp_max_backward": lambda x: np.where(x[1] <= 0, x[0], 0),
+    "maximum_backward": lambda x: np.where(x[1] < x[2], 0, np.where(x[1] == x[2], 0.5 * x[0], x[0])),
+    "minimum_backward": lambda x: np.where(x[1] > x[2], 0, np.where(x[1] == x[2], 0.5 * x[0], x[0])),
+    "atan2_backward": lambda x: (x[0] * x[2] - x[0] * x[1]) / (x[1] ** 2 + x[2] ** 2),
+    "pow_backward_self": lambda x: np.where(x[2] == 0, 0, x[0] * x[2] * x[1] ** (x[2] - 1)),
+    "pow_backward_exponent": lambda x: x[0] * x[3] * np.log(x[1]),
+    # reductions
+    "sum": lambda x: x[0].sum(),
+    "sum.dim": {
+        "dim 1": lambda x: x[0].sum(axis=1),
+        "dim 1 of empty [2, 0, 3]": lambda x: x[0].sum(axis=1),
+        "dims 0 and -1, keepdim": lambda x: x[0].sum(axis=(0, -1), keepdims=True),
+    },
+    "mean": lambda x: x[0].mean(),
+    "mean.dim": {
+        "dim 0": lambda x: x[0].mean(axis=0),
+        "dims 1, 2 keepdim": lambda x: x[0].mean(axis=(1, 2), keepdims=True),
+    },
+    "prod": lambda x: x[0].prod(),
+    "prod.dim": {
+        "dim 1, keepdim, mixed signs": lambda x: x[0].prod(axis=1, keepdims=True),
+        "every dim (prod)": lambda x: x[0].prod(),
+    },
+    "amax": {
+        "dim 1": lambda x: x[0].max(axis=1),
+        "every dim (max)": lambda x: x[0].max(),
+    },
+    "amin": lambda x: x[0].min(axis=(0, 2), keepdims=True),
+    "max": lambda x: x[0].max(),
+    "min": lambda x: x[0].min(),
+    "max.dim": lambda x: x[0].max(axis=1),
+    "min.dim": lambda x: x[0].min(axis=-1, keepdims=True),
+    "argmax": lambda x: np.argmax(x[0]),
+    "argmax.dim": lambda x: np.argmax(x[0], axis=1),
+    "argmin": lambda x: np.argmin(x[0]),
+    "argmin.dim": lambda x: np.expand_dims(np.argmin(x[0], axis=0), 0),
+    "all": lambda x: np.all(x[0] != 0),
+    "all.dim": lambda x: np.all(x[0] != 0, axis=1),
+    "any": lambda x: np.any(x[0] != 0),
+    "any.dim": lambda x: np.any(x[0] != 0, axis=0, keepdims=True),
+    "var": {
+        "dim 1, correction 1": lambda x: var(x[0], 1, 1),
+        "every dim, correction 0, keepdim": lambda x: var(x[0], None, 0, True),
+    },
+    "var_mean": {
+        "var + mean: both gradients defined": lambda x: var_mean(x[0], "both"),
+        "var only: mean's gradient undefined": lambda x: var_mean(x[0], "var"),
+        "mean only: var's gradient undefined": lambda x: var_mean(x[0], "mean"),
+    },
+    "std": lambda x: x[0].std(axis=0, ddof=1),
+    "norm": {
+        "p 2 over every dim": lambda x: norm(x[0], 2),
+        "p 1, dim 1": lambda x: norm(x[0], 1, 1),
+        "p inf, dim 0": lambda x: norm(x[0], math.inf, 0),
+        "p 3, dim -1 keepdim": lambda x: norm(x[0], 3, -1, True),
+    },
+    "logsumexp": {
+        "dim 1": lambda x: np.log(np.exp(x[0]).sum(axis=1)),
+        "every dim, keepdim": lambda x: np.log(np.exp(x[0]).sum(keepdims=True)),
+    },
+    "cumsum": lambda x: np.cumsum(x[0], axis=1),
+    "cumprod": {
+        "dim 0": lambda x: np.cumprod(x[0], axis=0),
+        "dim -1": lambda x: np.cumprod(x[0], axis=-1),
+    },
+    # reduction gradient helpers
+    "prod_backward": lambda x: x[0][:, None] * x[1].prod(axis=1, keepdims=True) / x[1],
+    "value_selecting_reduction_backward": lambda x: value_selecting_backward(x[0], x[1]),
+    "minmax_backward": lambda x: minmax_backward(x[0], x[1]),
+    "var_backward": lambda x: x[0][:, None] * 2 * (x[1] - x[1].mean(axis=1, keepdims=True)) / 3,
+    "norm_backward": lambda x: x[0][:, None] * x[1] / x[2][:, None],
+    "logsumexp_backward": lambda x: x[0][:, None] * np.exp(x[1] - x[2][:, None]),
+    "cumsum_backward": lambda x: np.flip(np.cumsum(np.flip(x[0], 1), axis=1), 1),
+    "cumprod_backward": lambda x: cumprod_backward(x[0], x[1], 1),
+    "sum_backward": lambda x: np.broadcast_to(x[0][:, None], (3, 4)),
+    "mean_backward": lambda x: np.broadcast_to(x[0] / 4, (3, 4)),
+    "sum_to": lambda x: x[0].sum(axis=0).sum(axis=-1, keepdims=True),
+    # linear algebra
+    "mm": {
+        "[3, 4] @ [4, 2]": lambda x: x[0] @ x[1],
+        "transposed operands": lambda x: x[0].T @ x[1].T,
+        "empty inner dim: [3, 0] @ [0, 2] is zeros": lambda x: x[0] @ x[1],
+    },
+    "bmm": {
+        "[2, 3, 4] @ [2, 4, 2]": lambda x: x[0] @ x[1],
+        "transposed matrices": lambda x: np.swapaxes(x[0], 1, 2) @ np.swapaxes(x[1], 1, 2),
+        "empty rows [2, 0, 4] @ [2, 4, 3]": lambda x: x[0] @ x[1],
+    },
+    "matmul": lambda x: np.matmul(x[0], x[1]),
+    "dot": lambda x: np.dot(x[0], x[1]),
+    "mv": lambda x: x[0] @ x[1],
+    "outer": lambda x: np.outer(x[0], x[1]),
+    "addmm": lambda x: 0.5 * x[0] + 2 * (x[1] @ x[2]),
+    "baddbmm": lambda x: 0.5 * x[0] + 2 * (x[1] @ x[2]),
+    "linear": {
+        "with bias": lambda x: x[0] @ x[1].T + x[2],
+        "without bias, batched input": lambda x: x[0] @ x[1].T,
+        "empty batch": lambda x: x[0] @ x[1].T + x[2],
+    },
+    # shape
+    "transpose": lambda x: np.swapaxes(x[0], 0, -1),
+    "t": lambda x: x[0].T,
+    "view": lambda x: x[0].reshape(3, -1),
+    "reshape": {
+        "[2, 3, 4] -> [4, -1]": lambda x: x[0].reshape(4, -1),
+        "0-dim to [1]": lambda x: x[0].reshape(1),
+    },
+    "expand": lambda x: np.broadcast_to(x[0], (2, 3, 4)),
+    "unsqueeze": {"dim 1": lambda x: np.expand_dims(x[0], 1), "0-dim": lambda x: np.expand_dims(x[0], 0)},
+    "clone": lambda x: x[0],
+    "contiguous": lambda x: x[0],
+    "squeeze": lambda x: np.squeeze(x[0]),
+    "squeeze.dim": lambda x: np.squeeze(x[0], axis=-2),
+    "permute": lambda x: np.transpose(x[0], (2, 0, 1)),
+    "permute_backward": lambda x: np.transpose(x[0], (1, 2, 0)),
+    "select": lambda x: x[0][:, -1],
+    "slice": {
+        "rows 1::2": lambda x: x[0][1::2],
+        "negative bounds": lambda x: x[0][..., -3:-1],
+    },
+    "narrow": lambda x: x[0][1:3],
+    "select_backward": lambda x: select_backward(x[0]),
+    "slice_backward": lambda x: slice_backward(x[0]),
+    "flatten": lambda x: x[0].reshape(x[0].shape[0], -1),
+    "repeat": lambda x: np.tile(x[0], (2, 1, 2)),
+    "cat": lambda x: np.concatenate(x, axis=1),
+    "stack": lambda x: np.stack(x, axis=-1),
+    "flip": {"dims 0, -1": lambda x: np.flip(x[0], (0, -1)), "empty [0, 3]": lambda x: np.flip(x[0], 0)},
+    "tril": lambda x: np.tril(x[0]),
+    "triu": lambda x: np.triu(x[0], -1),
+    "constant_pad_nd": {
+        "two dims": lambda x: np.pad(x[0], ((0, 1), (1, 2)), constant_values=0.5),
+        "crop and pad": lambda x: pad_crop(x[0]),
+    },
+    "constant_pad_nd_backward": lambda x: x[0][0:-1, 1:-2],
+    # indexing (the C samples build these indices; see ROWS, COLS, ...)
+    "index_select": lambda x: x[0][ROWS],
+    "index_select_backward": lambda x: index_select_backward(x[0]),
+    "gather": lambda x: np.take_along_axis(x[0], COLS, axis=1),
+    "gather_backward": lambda x: gather_backward(x[0]),
+    "scatter": lambda x: scatter(x[0], SCAT, x[1]),
+    "scatter.value": lambda x: scatter(x[0], SCAT, 2.5),
+    "scatter_add": lambda x: scatter(x[0], SCAT, x[1], add=True),
+    "scatter_src_backward": lambda x: x[0][x[1].astype(int), np.arange(3)],
+    "embedding": lambda x: x[0][EMB],
+    "embedding_backward": lambda x: embedding_backward(x[0], x[1]),
+    # nn
+    "softmax": {
+        "dim 1": lambda x: softmax(x[0], 1),
+        "dim 0": lambda x: softmax(x[0], 0),
+        "dim 1 of empty [0, 3]": lambda x: softmax(x[0], 1),
+    },
+    "log_softmax": {
+        "dim 1": lambda x: log_softmax(x[0], 1),
+        "dim 0": lambda x: log_softmax(x[0], 0),
+        "dim 1 of empty [0, 3]": lambda x: log_softmax(x[0], 1),
+    },
+    "softmax_backward": lambda x: x[1] * (x[0] - (x[0] * x[1]).sum(axis=1, keepdims=True)),
+    "log_softmax_backward": lambda x: x[0] - np.exp(x[1]) * x[0].sum(axis=1, keepdims=True),
+    "nll_loss": {
+        "mean": lambda x: nll(x[0], x[1])[0].mean(),
+        "sum, ignore_index 1": lambda x: nll(x[0], x[1], 1)[0].sum(),
+        "none": lambda x: nll(x[0], x[1])[0],
+    },
+    "nll_loss_backward": lambda x: np.eye(5)[x[1].astype(int)] * -x[0] / 4,
+    "cross_entropy": lambda x: nll(log_softmax(x[0], 1), x[1])[0].mean(),
+    "mse_loss": {
+        "mean": lambda x: ((x[0] - x[1]) ** 2).mean(),
+        "none": lambda x: (x[0] - x[1]) ** 2,
+        "0-dim": lambda x: (x[0] - x[1]) ** 2,
+    },
+    "l1_loss": lambda x: np.abs(x[0] - x[1]).sum(),
+    "smooth_l1_loss": lambda x: np.where(
+        np.abs(x[0] - x[1]) < 0.5, 0.5 * (x[0] - x[1]) ** 2 / 0.5, np.abs(x[0] - x[1]) - 0.25
+    ).mean(),
+    "binary_cross_entropy": {
+        "mean": lambda x: bce(x[0], x[1]).mean(),
+        "sum, weight": lambda x: bce(x[0], x[1], x[2]).sum(),
+    },
+    "binary_cross_entropy_with_logits": lambda x: (
+        -(x[2] * x[1] * np.log(sigmoid(x[0])) + (1 - x[1]) * np.log(1 - sigmoid(x[0])))
+    ).mean(),
+    "layer_norm": {
+        "last dim, affine": lambda x: layer_norm(x[0], x[1], x[2]),
+        "empty batch [0, 4]": lambda x: layer_norm(x[0], 1.0, 0.0),
+    },
+    "group_norm": lambda x: group_norm(x[0], 2, x[1], x[2]),
+    "lstm_cell": lambda x: sum(lstm_cell(*x)),
+    "gru_cell": lambda x: gru_cell(*x),
+    "scaled_dot_product_attention": {
+        "no mask": lambda x: sdpa(*x),
+        "causal, scale 0.5": lambda x: sdpa(*x, causal=True, scale=0.5),
+    },
+    # pooling
+    "max_pool2d": {
+        "2x2 windows": lambda x: max_pool2d(x[0], (2, 2), (2, 2), (0, 0), (1, 1), False),
+        "padding, stride 2, dilation, ceil_mode": lambda x: max_pool2d(
+            x[0], (3, 3), (2, 2), (1, 1), (1, 2), True
+        ),
+    },
+    "avg_pool2d": {
+        "3x3 stride 2 padding 1": lambda x: avg_pool2d(x[0], 3, 2, 1, False, True),
+        "ceil_mode, padding not counted": lambda x: avg_pool2d(x[0], 2, 2, 1, True, False),
+    },
+    "avg_pool2d_backward": lambda x: avg_pool2d_backward(x[0], (2, 5, 6), 3, 2, 1, False, True),
+    "adaptive_avg_pool2d": lambda x: adaptive_avg_pool2d(x[0], (3, 4)),
+    "adaptive_avg_pool2d_backward": lambda x: adaptive_avg_pool2d_backward(x[0], (2, 5, 7)),
+    "upsample_nearest2d": lambda x: upsample_nearest2d(x[0], (5, 7)),
+    "upsample_nearest2d_backward": lambda x: upsample_nearest2d_backward(x[0], (1, 2, 3, 3)),
+    # creation (empty and empty_like: the sample fills 0.25)
+    "zeros": lambda x: np.zeros((2, 3)),
+    "ones": lambda x: np.ones((2, 3)),
+    "full": lambda x: np.full((2, 3), -1.5),
+    "empty": lambda x: np.full((2, 3), 0.25),
+    "arange": lambda x: np.arange(5),
+    "arange.start": lambda x: np.arange(-1, 1, 0.25),
+    "linspace": lambda x: np.linspace(-2, 3, 6),
+    "eye": lambda x: np.eye(3),
+    "eye.m": lambda x: np.eye(2, 4),
+    "zeros_like": lambda x: np.zeros_like(x[0]),
+    "ones_like": lambda x: np.ones_like(x[0]),
+    "full_like": lambda x: np.full_like(x[0], 2.5),
+    "empty_like": lambda x: np.full_like(x[0], 0.25),
+    # nn-ops
+    "batch_norm": {
+        "training, batch statistics, affine": lambda x: batch_norm_train(*x),
+        "evaluation, running statistics": lambda x: batch_norm_eval(*x),
+    },
+    "max_pool2d_with_indices": {
+        "2x2 windows": lambda x: max_pool2d(x[0], (2, 2), (2, 2), (0, 0), (1, 1), False),
+        "padding, stride 2, dilation, ceil_mode": lambda x: max_pool2d(
+            x[0], (3, 3), (2, 2), (1, 1), (1, 2), True
+        ),
+        "2x3 window, overlapping rows, values only": lambda x: max_pool2d(
+            x[0], (2, 3), (1, 2), (1, 1), (1, 1), False
+        ),
+        "1-d through max_pool1d, dilation, ceil_mode": lambda x: max_pool1d(x[0], 3, 2, 1, 2, True),
+    },
+    "max_pool2d_with_indices_backward": lambda x: max_pool2d_with_indices_backward(x[0], x[1], (1, 2, 4, 6)),
+    "max_pool1d": lambda x: max_pool1d(x[0], 3, 2, 1, 2, True),
+    "max_pool1d_with_indices": lambda x: max_pool1d_values_plus_indices(x[0]),
+    "reflection_pad": {
+        "2-d, [C, H, W]": lambda x: pad_nd(x[0], PAD2D, "reflect"),
+        "1-d, amounts up to size - 1": lambda x: pad_nd(x[0], PAD1D, "reflect"),
+        "3-d through pad": lambda x: pad_nd(x[0], PAD3D, "reflect"),
+    },
+    "reflection_pad_backward": lambda x: pad_backward(x[0], (2, 3, 4), PAD2D, "reflect"),
+    "replication_pad": {
+        "2-d, [C, H, W]": lambda x: pad_nd(x[0], PAD2D, "replicate"),
+        "1-d, amounts above size": lambda x: pad_nd(x[0], PAD1D, "replicate"),
+        "3-d through pad": lambda x: pad_nd(x[0], PAD3D, "replicate"),
+    },
+    "replication_pad_backward": lambda x: pad_backward(x[0], (2, 3, 4), PAD2D, "replicate"),
+    "pad": {
+        "constant 0.5": lambda x: pad_nd(x[0], PAD2D, "constant", 0.5),
+        "reflect": lambda x: pad_nd(x[0], PAD2D, "reflect"),
+        "replicate": lambda x: pad_nd(x[0], PAD2D, "replicate"),
+    },
+    # shape-index
+    "split": {
+        "[5, 3] in pieces of 2, all used": lambda x: x[0].ravel(),
+        "[2, 5] along dim -1, piece 1 unused": lambda x: joined(x[0][:, 0:2], x[0][:, 4:5]),
+    },
+    "split_with_sizes": lambda x: joined(x[0][:, 0:1], x[0][:, 1:5]),
+    "chunk": lambda x: x[0][4:5].ravel(),
+    "unbind": {
+        "[3, 4] along dim 1, outputs 0 and 3 used": lambda x: joined(x[0][:, 0], x[0][:, 3]),
+        "[3] into 0-dim outputs": lambda x: x[0],
+    },
+    "index": {
+        "[4, 3] by a [2, 2] row index with repeats and -1": lambda x: x[0][IC_ROWS],
+        "[3, 4, 5] by dims 0 and 2 around a kept dim": lambda x: x[0][[2, 0], :, [4, -5]],
+        "[3, 4, 2] by a [3, 4] bool mask": lambda x: x[0][IC_MASK],
+    },
+    "index_put": {
+        "(row, col) pairs of [4, 3], values [2]": lambda x: index_put(x[0], IC_PAIRS, x[1], False),
+        "accumulate, row 1 twice, values [3] broadcast": lambda x: index_put(x[0], IC_ACC, x[1], True),
+    },
+    "index_put_": {
+        "(row, col) pairs into a copy": lambda x: index_put(x[0], IC_PAIRS, x[1], False),
+        "accumulate into a copy, row 1 twice": lambda x: index_put(x[0], IC_ACC, x[1], True),
+    },
+    "index_backward": lambda x: index_put(np.zeros((4, 3)), x[1].astype(int), x[0], True),
+    "index_put_self_backward": lambda x: index_put(x[0], x[1].astype(int), 0.0, False),
+    # dtypes: conversions
+    "to.dtype": {
+        "to float64 without copy": lambda x: x[0],
+        "to int32: truncates, no gradient": lambda x: np.trunc(x[0]),
+    },
+    "to_copy": {
+        "float64 to float64": lambda x: x[0],
+        "transposed self through to.dtype(copy=true)": lambda x: x[0].T,
+    },
+    "type_as": {
+        "a floating other": lambda x: x[0],
+        "an int64 other: truncates, no gradient": lambda x: np.trunc(x[0]),
+    },
+}
+
+# Ops whose reference also holds on int64, int32, bool, float16 and
+# bfloat16 inputs (the reference runs on their values in float64; integer
+# and bool outputs compare exactly).  Runs of other ops in those dtypes are
+# listed as not compared.
+EXACT_ON_INTEGERS = {
+    "sum", "sum.dim", "prod", "prod.dim", "amax", "amin", "max", "min", "max.dim", "min.dim",
+    "argmax", "argmax.dim", "argmin", "argmin.dim", "all", "all.dim", "any", "any.dim",
+    "cumsum", "cumprod", "cumsum_backward", "sum_backward", "sum_to", "value_selecting_reduction_backward",
+    "eq", "ne", "lt", "le", "gt", "ge", "eq.Scalar", "ne.Scalar", "lt.Scalar", "le.Scalar",
+    "gt.Scalar", "ge.Scalar", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "mul", "neg", "relu", "abs", "sign", "maximum", "minimum",
+    "transpose", "t", "view", "reshape", "expand", "unsqueeze", "clone", "contiguous", "squeeze",
+    "squeeze.dim", "permute", "permute_backward", "select", "slice", "narrow", "select_backward",
+    "slice_backward", "flatten", "repeat", "cat", "stack", "flip", "tril", "triu",
+    "index_select", "index_select_backward", "gather", "gather_backward", "scatter", "scatter_add",
+    "scatter_src_backward", "embedding", "embedding_backward", "constant_pad_nd_backward",
+    "dot", "outer", "zero_", "copy_", "mul_", "relu_",
+    "zeros_like", "ones_like", "reflection_pad", "replication_pad", "split", "split_with_sizes",
+    "chunk", "unbind", "index", "index_put", "index_put_", "index_backward",
+    "index_put_self_backward", "max_pool2d_with_indices_backward",
+}
+
+# Ops whose forward values are checked in a C test instead of here: "op":
+# ("tests/test_ops_<area>.c", "why no NumPy reference"); the file must call
+# yg_<c name>().  Today the random ops, whose values come from yagrad's
+# Philox generator: test_ops_random.c checks them against known answers
+# and by their distributions.
+_PHILOX = "values from yagrad's Philox generator, which NumPy does not have"
+NAIVE_LOOPS = {
+    op: ("tests/test_ops_random.c", _PHILOX)
+    for op in ("rand", "randn", "randint", "rand_like", "randn_like", "bernoulli", "bernoulli.p", "dropout")
+}
+
+
+# ---- driver -------------------------------------------------------------------
+
+
+def reference_for(op, what):
+    ref = REFS.get(op)
+    if isinstance(ref, dict):
+        ref = ref.get(what)
+    return ref
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: reference.py OPINFO_DUMP REPO_ROOT")
+    dump, root = sys.argv[1], sys.argv[2]
+    failures = []
+    unchecked = set()
+    with tempfile.TemporaryDirectory(prefix="opinfo-") as out:
+        subprocess.run([dump, out], check=True)
+        ops = [line.split("\t") for line in open(os.path.join(out, "ops.txt")).read().splitlines()]
+        for name, cname in ops:
+            if name in REFS:
+                continue
+            if name not in NAIVE_LOOPS:
+                failures.append(f"{name}: no NumPy reference in REFS and no NAIVE_LOOPS entry")
+                continue
+            path = os.path.join(root, NAIVE_LOOPS[name][0])
+            if not os.path.exists(path) or f"yg_{cname}(" not in open(path).read():
+                failures.append(f"{name}: NAIVE_LOOPS names {NAIVE_LOOPS[name][0]}, which does not call yg_{cname}()")
+        names = {name for name, _ in ops}
+        failures += [f"{op}: REFS entry names no op" for op in REFS if op not in names]
+        checked = 0
+        for line in open(os.path.join(out, "manifest.txt")).read().splitlines():
+            index, op, dtype, out_dtype, n_inputs, what = line.split("\t", 5)
+            ref = reference_for(op, what)
+            if dtype not in ("float32", "float64") and op not in EXACT_ON_INTEGERS:
+                unchecked.add(f"{op} on {dtype}")
+                continue
+            if ref is None:
+                if op in REFS:
+                    failures.append(f"{op} ({what}): REFS[{op!r}] has no entry for this sample")
+                continue
+            stem = os.path.join(out, f"{index}_{dtype}")
+            xs = [np.load(f"{stem}_in{k}.npy") for k in range(int(n_inputs))]
+            got = np.load(f"{stem}_out.npy")
+            where = f"{op} ({what}, {dtype})"
+            try:
+                with np.errstate(all="ignore"):
+                    want = np.asarray(ref(xs), dtype=np.float64)
+            except Exception as e:  # a reference that does not fit its sample
+                failures.append(f"{where}: the NumPy reference raised {e!r}")
+                continue
+            checked += 1
+            if got.shape != want.shape:
+                failures.append(f"{where}: shape {got.shape}, NumPy {want.shape}")
+                continue
+            if out_dtype == "bool":
+                bad = got != (want != 0)  # a bool result saturates: True + True is True
+            elif out_dtype in ("int64", "int32"):
+                bad = got != want
+            else:
+                scale = max(1.0, float(np.nanmax(np.abs(want), initial=0.0)))
+                bad = ~((np.abs(got - want) <= TOL[out_dtype] * scale) | (np.isnan(got) & np.isnan(want)))
+            if np.any(bad):
+                k = np.argwhere(bad)[0]
+                failures.append(f"{where}: element {tuple(k)} is {got[tuple(k)]!r}, NumPy {want[tuple(k)]!r}")
+    for f in failures:
+        print(f, file=sys.stderr)
+    if unchecked:
+        print(f"not compared (the reference holds in float32 and float64 only): {', '.join(sorted(unchecked))}")
+    print(f"reference.py: {checked} outputs compared with NumPy, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+/*
+ * samples_backward.c - OpInfo samples of the gradient helpers without an
+ * entry of their own in specs/derivatives.yaml (the ops derivative
+ * formulas call: *_backward, sum_to, ...).  Where a helper reads the
+ * forward's output, the sample computes it from the inputs so that the
+ * helper sees consistent values.  See opinfo.h.
+ */
+#include "opinfo.h"
+
+static const int64_t dim1[] = {1}, sz34[] = {3, 4};
+
+static yg_status f_gelu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_gelu_backward(x[0], x[1], o); }
+static yg_status f_gelu_tanh_bw(yg_tensor *const *x, yg_tensor **o) { return yg_gelu_tanh_backward(x[0], x[1], o); }
+static yg_status f_silu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_silu_backward(x[0], x[1], o); }
+static yg_status f_elu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_elu_backward(x[0], x[1], 0.7, o); }
+static yg_status f_softplus_bw(yg_tensor *const *x, yg_tensor **o) { return yg_softplus_backward(x[0], x[1], 2.0, 20.0, o); }
+static yg_status f_pow_bw_self(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward_self(x[0], x[1], x[2], o); }
+
+static yg_status f_atan2_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const bool mask[] = {true, true};
+    yg_tensor *gs = NULL, *go = NULL;
+    yg_status st = yg_atan2_backward(x[0], x[1], x[2], mask, &gs, &go);
+    if (st == YG_OK)
+        st = yg_add(gs, go, 1.0, o);
+    yg_release(gs);
+    yg_release(go);
+    return st;
+}
+
+static yg_status f_pow_bw_exponent(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward_exponent(x[0], x[1], x[2], x[3], o); }
+
+static yg_status f_prod_bw(yg_tensor *const *x, yg_tensor **o) { return yg_prod_backward(x[0], x[1], dim1, 1, false, o); }
+static yg_status f_value_sel_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    return yg_value_selecting_reduction_backward(x[0], 1, x[1], sz34, 2, false, o);
+}
+
+/* Helpers that read the forward's output take it as an input (any values
+ * are valid for them), except minmax_backward, which compares it with self:
+ * there output = amax(self, 1). */
+static yg_status f_minmax_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *output = NULL;
+    yg_status st = yg_amax(x[1], dim1, 1, false, &output);
+    if (st == YG_OK)
+        st = yg_minmax_backward(x[0], x[1], output, dim1, 1, false, o);
+    yg_release(output);
+    return st;
+}
+static yg_status f_norm_bw(yg_tensor *const *x, yg_tensor **o) { return yg_norm_backward(x[0], x[1], x[2], 2, dim1, 1, false, o); }
+static yg_status f_lse_bw(yg_tensor *const *x, yg_tensor **o) { return yg_logsumexp_backward(x[0], x[1], x[2], dim1, 1, false, o); }
+static yg_status f_log_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_backward(x[0], x[1], 1, o); }
+static yg_status f_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_softmax_backward(x[0], x[1], 1, o); }
+
+static yg_status f_var_bw(yg_tensor *const *x, yg_tensor **o) { return yg_var_backward(x[0], x[1], dim1, 1, 1, false, o); }
+static yg_status f_cumsum_bw(yg_tensor *const *x, yg_tensor **o) { return yg_cumsum_backward(x[0], 1, o); }
+static yg_status f_cumprod_bw(yg_tensor *const *x, yg_tensor **o) { return yg_cumprod_backward(x[0], x[1], 1, o); }
+static yg_status f_sum_bw(yg_tensor *const *x, yg_tensor **o) { return yg_sum_backward(x[0], sz34, 2, dim1, 1, false, o); }
+static yg_status f_mean_bw(yg_tensor *const *x, yg_tensor **o) { return yg_mean_backward(x[0], sz34, 2, dim1, 1, true, o); }
+
+static yg_status f_sum_to(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t size[] = {3, 1};
+    return yg_sum_to(x[0], size, 2, o);
+}
+
+static yg_status f_permute_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t dims[] = {2, 0, 1};
+    return yg_permute_backward(x[0], dims, 3, o);
+}
+
+static yg_status f_scatter_src_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t src[] = {2, 3};
+    return yg_scatter_src_backward(x[0], 0, x[1], src, 2, o);
+}
+
+static yg_status f_pad_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t pad[] = {1, 2, 0, 1};
+    return yg_constant_pad_nd_backward(x[0], pad, 4, o);
+}
+
+static yg_status f_nll_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t self_sizes[] = {4, 5};
+    return yg_nll_loss_backward(x[0], x[1], self_sizes, 2, 1, -100, o);
+}
+
+static yg_status f_embedding_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t weight_sizes[] = {5, 4};
+    return yg_embedding_backward(x[0], x[1], weight_sizes, 2, -1, o);
+}
+
+static yg_status f_adaptive_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t self_sizes[] = {2, 5, 7};
+    return yg_adaptive_avg_pool2d_backward(x[0], self_sizes, 3, o);
+}
+
+static yg_status f_upsample_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t self_sizes[] = {1, 2, 3, 3};
+    return yg_upsample_nearest2d_backward(x[0], self_sizes, 4, o);
+}
+
+static yg_status f_max_pool_idx_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t self_sizes[] = {1, 2, 4, 6};
+    return yg_max_pool2d_with_indices_backward(x[0], x[1], self_sizes, 4, o);
+}
+
+static yg_status f_index_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t self_sizes[] = {4, 3};
+    const yg_tensor *indices[] = {x[1]};
+    return yg_index_backward(x[0], self_sizes, 2, indices, 1, o);
+}
+
+static yg_status f_index_put_self_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const yg_tensor *indices[] = {x[1]};
+    return yg_index_put_self_backward(x[0], indices, 1, false, o);
+}
+
+const sample opinfo_backward_samples[] = {
+    {"gelu_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(-3, 3, 2, 2, 3)}, f_gelu_bw},
+    {"gelu_tanh_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(-3, 3, 2, 2, 3)}, f_gelu_tanh_bw},
+    {"silu_backward", "broadcast grad", 2, {F64(-1, 1, 1, 3), F64(-3, 3, 2, 2, 3)}, f_silu_bw},
+    {"elu_backward", "alpha 0.7", 2, {F64(-1, 1, 2, 2, 3), F64(-2, 2, 2, 2, 3)}, f_elu_bw},
+    {"softplus_backward", "beta 2", 2, {F64(-1, 1, 2, 2, 3), F64(-3, 3, 2, 2, 3)}, f_softplus_bw},
+    {"atan2_backward", "both gradients, summed", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(0.2, 1, 2, 2, 3)}, f_atan2_bw},
+    {"pow_backward_self", "positive self", 3, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3), F64(-2, 2, 2, 2, 3)}, f_pow_bw_self},
+    {"pow_backward_exponent", "positive self, output given", 4, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3), F64(-2, 2, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_pow_bw_exponent},
+    {"prod_backward", "dim 1 of [3, 4]", 2, {F64(-1, 1, 1, 3), F64(0.5, 1.5, 2, 3, 4)}, f_prod_bw},
+    {"value_selecting_reduction_backward", "dim 1 of [3, 4]", 2, {F64(-1, 1, 1, 3), I64(0, 4, 1, 3)}, f_value_sel_bw},
+    {"minmax_backward", "amax over dim 1", 2, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4)}, f_minmax_bw},
+    {"var_backward", "dim 1, correction 1", 2, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4)}, f_var_bw},
+    {"norm_backward", "p 2, dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4), F64(0.5, 2, 1, 3)}, f_norm_bw},
+    {"logsumexp_backward", "dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-2, 2, 2, 3, 4), F64(1, 3, 1, 3)}, f_lse_bw},
+    {"cumsum_backward", "dim 1", 1, {F64(-1, 1, 2, 3, 4)}, f_cumsum_bw},
+    {"cumprod_backward", "dim 1", 2, {F64(-1, 1, 2, 3, 4), F64(0.5, 1.5, 2, 3, 4)}, f_cumprod_bw},
+    {"sum_backward", "into [3, 4] over dim 1", 1, {F64(-1, 1, 1, 3)}, f_sum_bw},
+    {"mean_backward", "into [3, 4] over dim 1, keepdim", 1, {F64(-1, 1, 2, 3, 1)}, f_mean_bw},
+    {"sum_to", "[2, 3, 4] -> [3, 1]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_sum_to},
+    {"permute_backward", "dims [2, 0, 1]", 1, {F64(-1, 1, 3, 4, 2, 3)}, f_permute_bw},
+    {"scatter_src_backward", "dim 0", 2, {F64(-1, 1, 2, 3, 3), I64(0, 3, 2, 2, 3)}, f_scatter_src_bw},
+    {"constant_pad_nd_backward", "two dims", 1, {F64(-1, 1, 2, 3, 6)}, f_pad_bw},
+    {"log_softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(-3, -0.1, 2, 3, 5)}, f_log_softmax_bw},
+    {"softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(0.05, 0.5, 2, 3, 5)}, f_softmax_bw},
+    {"nll_loss_backward", "mean", 2, {F64(-1, 1, 0, 0), I64(0, 5, 1, 4)}, f_nll_bw},
+    {"embedding_backward", "[2, 3] indices into [5, 4]", 2, {F64(-1, 1, 3, 2, 3, 4), I64(0, 5, 2, 2, 3)}, f_embedding_bw},
+    {"adaptive_avg_pool2d_backward", "into [2, 5, 7]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_adaptive_bw},
+    {"upsample_nearest2d_backward", "into [1, 2, 3, 3]", 1, {F64(-1, 1, 4, 1, 2, 5, 7)}, f_upsample_bw},
+    {"max_pool2d_with_indices_backward", "[1, 2, 2, 3] into [1, 2, 4, 6], positions repeat", 2, {F64(-1, 1, 4, 1, 2, 2, 3), I64(0, 24, 4, 1, 2, 2, 3)}, f_max_pool_idx_bw},
+    {"index_backward", "rows of [4, 3], repeats add up", 2, {F64(-1, 1, 2, 5, 3), I64(0, 4, 1, 5)}, f_index_bw},
+    {"index_put_self_backward", "rows of [4, 3] zeroed", 2, {F64(-1, 1, 2, 4, 3), I64(0, 4, 1, 2)}, f_index_put_self_bw},
+    {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
+};

@@ -1,0 +1,172 @@
+/*
+ * samples_composite.c - OpInfo samples of the ops without an entry in
+ * specs/derivatives.yaml that are not gradient helpers: whole reductions,
+ * linear algebra, shape ops, losses and nn layers (mostly composite: they
+ * are gradchecked through their parts).  See opinfo.h.
+ */
+#include "opinfo.h"
+
+static yg_status f_prod(yg_tensor *const *x, yg_tensor **o) { return yg_prod(x[0], o); }
+static yg_status f_max(yg_tensor *const *x, yg_tensor **o) { return yg_max(x[0], o); }
+static yg_status f_min(yg_tensor *const *x, yg_tensor **o) { return yg_min(x[0], o); }
+static yg_status f_matmul(yg_tensor *const *x, yg_tensor **o) { return yg_matmul(x[0], x[1], o); }
+static yg_status f_dot(yg_tensor *const *x, yg_tensor **o) { return yg_dot(x[0], x[1], o); }
+static yg_status f_mv(yg_tensor *const *x, yg_tensor **o) { return yg_mv(x[0], x[1], o); }
+static yg_status f_outer(yg_tensor *const *x, yg_tensor **o) { return yg_outer(x[0], x[1], o); }
+static yg_status f_addmm(yg_tensor *const *x, yg_tensor **o) { return yg_addmm(x[0], x[1], x[2], 0.5, 2.0, o); }
+static yg_status f_baddbmm(yg_tensor *const *x, yg_tensor **o) { return yg_baddbmm(x[0], x[1], x[2], 0.5, 2.0, o); }
+static yg_status f_linear(yg_tensor *const *x, yg_tensor **o) { return yg_linear(x[0], x[1], x[2], o); }
+static yg_status f_linear_nobias(yg_tensor *const *x, yg_tensor **o) { return yg_linear(x[0], x[1], NULL, o); }
+static yg_status f_narrow(yg_tensor *const *x, yg_tensor **o) { return yg_narrow(x[0], 0, 1, 2, o); }
+static yg_status f_flatten(yg_tensor *const *x, yg_tensor **o) { return yg_flatten(x[0], 1, -1, o); }
+static yg_status f_contiguous(yg_tensor *const *x, yg_tensor **o) { return yg_contiguous(x[0], o); }
+static yg_status f_cat(yg_tensor *const *x, yg_tensor **o) { return yg_cat((const yg_tensor *const *)x, 3, 1, o); }
+static yg_status f_stack(yg_tensor *const *x, yg_tensor **o) { return yg_stack((const yg_tensor *const *)x, 2, -1, o); }
+static yg_status f_mse(yg_tensor *const *x, yg_tensor **o) { return yg_mse_loss(x[0], x[1], 1, o); }
+static yg_status f_mse_none(yg_tensor *const *x, yg_tensor **o) { return yg_mse_loss(x[0], x[1], 0, o); }
+static yg_status f_l1(yg_tensor *const *x, yg_tensor **o) { return yg_l1_loss(x[0], x[1], 2, o); }
+static yg_status f_smooth_l1(yg_tensor *const *x, yg_tensor **o) { return yg_smooth_l1_loss(x[0], x[1], 1, 0.5, o); }
+static yg_status f_bce(yg_tensor *const *x, yg_tensor **o) { return yg_binary_cross_entropy(x[0], x[1], NULL, 1, o); }
+static yg_status f_bce_weight(yg_tensor *const *x, yg_tensor **o) { return yg_binary_cross_entropy(x[0], x[1], x[2], 2, o); }
+static yg_status f_bce_logits(yg_tensor *const *x, yg_tensor **o) { return yg_binary_cross_entropy_with_logits(x[0], x[1], NULL, x[2], 1, o); }
+static yg_status f_cross_entropy(yg_tensor *const *x, yg_tensor **o) { return yg_cross_entropy(x[0], x[1], 1, -100, o); }
+static yg_status f_gru(yg_tensor *const *x, yg_tensor **o) { return yg_gru_cell(x[0], x[1], x[2], x[3], NULL, NULL, o); }
+static yg_status f_sdpa(yg_tensor *const *x, yg_tensor **o) { return yg_scaled_dot_product_attention(x[0], x[1], x[2], NULL, false, NULL, o); }
+static yg_status f_sdpa_causal(yg_tensor *const *x, yg_tensor **o)
+{
+    const double scale = 0.5;
+    return yg_scaled_dot_product_attention(x[0], x[1], x[2], NULL, true, &scale, o);
+}
+static yg_status f_group_norm(yg_tensor *const *x, yg_tensor **o) { return yg_group_norm(x[0], 2, x[1], x[2], 1e-5, o); }
+
+static yg_status f_reshape(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t shape[] = {4, -1};
+    return yg_reshape(x[0], shape, 2, o);
+}
+
+static yg_status f_repeat(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t repeats[] = {2, 1, 2};
+    return yg_repeat(x[0], repeats, 3, o);
+}
+
+static yg_status f_layer_norm(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t shape[] = {4};
+    return yg_layer_norm(x[0], shape, 1, x[1], x[2], 1e-5, o);
+}
+
+/* hy + cy, so both outputs are checked. */
+static yg_status f_lstm(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *hy = NULL, *cy = NULL;
+    yg_status st = yg_lstm_cell(x[0], x[1], x[2], x[3], x[4], NULL, NULL, &hy, &cy);
+    if (st == YG_OK)
+        st = yg_add(hy, cy, 1.0, o);
+    yg_release(hy);
+    yg_release(cy);
+    return st;
+}
+
+/* ---- nn-ops and shape-index (merged from main) ---- */
+static const int64_t k2[] = {2}, k3[] = {3}, s2[] = {2}, p0[] = {0}, p1[] = {1}, d1[] = {1}, d2[] = {2};
+static yg_status f_max_pool2d(yg_tensor *const *x, yg_tensor **o) { return yg_max_pool2d(x[0], k2, 1, NULL, 0, p0, 1, d1, 1, false, o); }
+static yg_status f_max_pool2d_pad(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t dil[] = {1, 2};
+    return yg_max_pool2d(x[0], k3, 1, s2, 1, p1, 1, dil, 2, true, o);
+}
+static yg_status f_max_pool1d(yg_tensor *const *x, yg_tensor **o) { return yg_max_pool1d(x[0], k3, 1, s2, 1, p1, 1, d2, 1, true, o); }
+
+/* values + indices (as float64), so both outputs are checked */
+static yg_status f_max_pool1d_idx(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *v = NULL, *i = NULL;
+    yg_status st = yg_max_pool1d_with_indices(x[0], k2, 1, NULL, 0, p0, 1, d1, 1, false, &v, &i);
+    if (st == YG_OK)
+        st = yg_add(v, i, 1.0, o);
+    yg_release(v);
+    yg_release(i);
+    return st;
+}
+
+static const int64_t pad2[] = {1, 2, 2, 1};
+static yg_status f_pad_constant(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, "constant", 0.5, o); }
+static yg_status f_pad_reflect(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, "reflect", 0, o); }
+static yg_status f_pad_replicate(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, "replicate", 0, o); }
+
+static yg_status f_batch_norm_train(yg_tensor *const *x, yg_tensor **o) { return yg_batch_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5, o); }
+
+/* evaluation with running statistics (copies: the op may write them) */
+static yg_status f_batch_norm_eval(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *rm = NULL, *rv = NULL;
+    yg_status st = yg_clone(x[3], &rm);
+    if (st == YG_OK)
+        st = yg_clone(x[4], &rv);
+    if (st == YG_OK)
+        st = yg_batch_norm(x[0], x[1], x[2], rm, rv, false, 0.1, 1e-5, o);
+    yg_release(rm);
+    yg_release(rv);
+    return st;
+}
+
+/* ---- dtypes (merged from main): conversions ---- */
+static yg_status f_to_same(yg_tensor *const *x, yg_tensor **o) { return yg_to_dtype(x[0], YG_FLOAT64, false, o); }
+static yg_status f_to_int32(yg_tensor *const *x, yg_tensor **o) { return yg_to_dtype(x[0], YG_INT32, false, o); }
+static yg_status f_type_as(yg_tensor *const *x, yg_tensor **o) { return yg_type_as(x[0], x[1], o); }
+
+const sample opinfo_composite_samples[] = {
+    {"prod", "every element", 1, {F64(0.5, 1.5, 2, 2, 3)}, f_prod},
+    {"max", "every element", 1, {F64(-1, 1, 2, 3, 4)}, f_max},
+    {"min", "every element", 1, {F64(-1, 1, 2, 3, 4)}, f_min},
+    {"matmul", "[3, 4] @ [4, 2]", 2, {F64(-1, 1, 2, 3, 4), F64(-1, 1, 2, 4, 2)}, f_matmul},
+    {"matmul", "[4] @ [4, 2]", 2, {F64(-1, 1, 1, 4), F64(-1, 1, 2, 4, 2)}, f_matmul},
+    {"matmul", "[2, 3, 4] @ [4]", 2, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 1, 4)}, f_matmul},
+    {"matmul", "batch broadcast [2, 3, 4] @ [4, 2]", 2, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 2, 4, 2)}, f_matmul},
+    {"dot", "[5] . [5]", 2, {F64(-1, 1, 1, 5), F64(-1, 1, 1, 5)}, f_dot},
+    {"mv", "[3, 4] @ [4]", 2, {F64(-1, 1, 2, 3, 4), F64(-1, 1, 1, 4)}, f_mv},
+    {"outer", "[3] x [4]", 2, {F64(-1, 1, 1, 3), F64(-1, 1, 1, 4)}, f_outer},
+    {"addmm", "beta 0.5, alpha 2, broadcast self", 3, {F64(-1, 1, 1, 2), F64(-1, 1, 2, 3, 4), F64(-1, 1, 2, 4, 2)}, f_addmm},
+    {"baddbmm", "beta 0.5, alpha 2", 3, {F64(-1, 1, 3, 2, 3, 2), F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 4, 2)}, f_baddbmm},
+    {"linear", "with bias", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 4, 3), F64(-1, 1, 1, 4)}, f_linear},
+    {"linear", "without bias, batched input", 2, {F64(-1, 1, 3, 2, 2, 3), F64(-1, 1, 2, 4, 3)}, f_linear_nobias},
+    {"reshape", "[2, 3, 4] -> [4, -1]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_reshape},
+    {"narrow", "dim 0, rows 1..2", 1, {F64(-1, 1, 2, 4, 3)}, f_narrow},
+    {"flatten", "dims 1..-1", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_flatten},
+    {"contiguous", "", 1, {F64(-1, 1, 2, 3, 4)}, f_contiguous, NULL, OPINFO_ANY_SHAPE},
+    {"repeat", "[2, 3] x [2, 1, 2]", 1, {F64(-1, 1, 2, 2, 3)}, f_repeat},
+    {"cat", "three along dim 1", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 1), F64(-1, 1, 2, 2, 2)}, f_cat},
+    {"stack", "two along a new last dim", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_stack},
+    {"mse_loss", "mean", 2, {F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 3, 4)}, f_mse},
+    {"mse_loss", "none", 2, {F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 3, 4)}, f_mse_none},
+    {"l1_loss", "sum", 2, {F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 3, 4)}, f_l1},
+    {"smooth_l1_loss", "mean, beta 0.5", 2, {F64(-2, 2, 2, 3, 4), C64(-1, 1, 2, 3, 4)}, f_smooth_l1},
+    {"binary_cross_entropy", "mean", 2, {F64(0.1, 0.9, 2, 3, 4), C64(0, 1, 2, 3, 4)}, f_bce},
+    {"binary_cross_entropy", "sum, weight", 3, {F64(0.1, 0.9, 2, 3, 4), C64(0, 1, 2, 3, 4), C64(0.5, 2, 1, 4)}, f_bce_weight},
+    {"binary_cross_entropy_with_logits", "mean, pos_weight", 3, {F64(-3, 3, 2, 3, 4), C64(0, 1, 2, 3, 4), C64(0.5, 2, 1, 4)}, f_bce_logits},
+    {"cross_entropy", "mean", 2, {F64(-2, 2, 2, 4, 5), I64(0, 5, 1, 4)}, f_cross_entropy},
+    {"layer_norm", "last dim, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 4), F64(-1, 1, 1, 4)}, f_layer_norm},
+    {"lstm_cell", "without biases, hy + cy", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 4), F64(-1, 1, 2, 2, 4), F64(-0.5, 0.5, 2, 16, 3), F64(-0.5, 0.5, 2, 16, 4)}, f_lstm},
+    {"gru_cell", "without biases", 4, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 4), F64(-0.5, 0.5, 2, 12, 3), F64(-0.5, 0.5, 2, 12, 4)}, f_gru},
+    {"scaled_dot_product_attention", "no mask", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 5, 4), F64(-1, 1, 3, 2, 5, 4)}, f_sdpa},
+    {"scaled_dot_product_attention", "causal, scale 0.5", 3, {F64(-1, 1, 3, 2, 4, 4), F64(-1, 1, 3, 2, 4, 4), F64(-1, 1, 3, 2, 4, 4)}, f_sdpa_causal},
+    {"group_norm", "2 groups of [2, 4, 3], affine", 3, {F64(-1, 1, 3, 2, 4, 3), F64(0.5, 1.5, 1, 4), F64(-1, 1, 1, 4)}, f_group_norm},
+    /* ---- nn-ops and shape-index (merged from main) ---- */
+    {"max_pool2d", "2x2 windows", 1, {F64(-1, 1, 4, 1, 2, 4, 6)}, f_max_pool2d},
+    {"max_pool2d", "padding, stride 2, dilation, ceil_mode", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_max_pool2d_pad},
+    {"max_pool1d", "kernel 3, stride 2, padding 1, dilation 2, ceil_mode", 1, {F64(-1, 1, 3, 2, 2, 10)}, f_max_pool1d},
+    {"max_pool1d_with_indices", "kernel 2, values + indices", 1, {F64(-1, 1, 3, 2, 3, 6)}, f_max_pool1d_idx},
+    {"pad", "constant 0.5", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_pad_constant},
+    {"pad", "reflect", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_pad_reflect},
+    {"pad", "replicate", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_pad_replicate},
+    {"batch_norm", "training, batch statistics, affine", 3, {F64(-1, 1, 2, 4, 3), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3)}, f_batch_norm_train},
+    {"batch_norm", "evaluation, running statistics", 5, {F64(-1, 1, 3, 2, 3, 2), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_batch_norm_eval},
+    /* ---- dtypes (merged from main): conversions ---- */
+    {"to.dtype", "to float64 without copy", 1, {F64(-1, 1, 2, 2, 3)}, f_to_same, NULL, OPINFO_ANY_SHAPE},
+    {"to.dtype", "to int32: truncates, no gradient", 1, {F64(-3, 3, 2, 2, 3)}, f_to_int32, NULL, OPINFO_ANY_SHAPE | OPINFO_NO_GRAD},
+    {"type_as", "a floating other", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 1, 1)}, f_type_as},
+    {"type_as", "an int64 other: truncates, no gradient", 2, {F64(-3, 3, 2, 2, 3), I64(0, 2, 1, 1)}, f_type_as, NULL, OPINFO_NO_GRAD},
+    {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
+};

@@ -1,0 +1,231 @@
+/*
+ * samples_derivatives_more.c - more OpInfo samples of ops with an entry in
+ * specs/derivatives.yaml: the blocks the rng-creation, nn-ops, shape-index
+ * and dtypes branches added to the gradcheck table (bernoulli, pooling with
+ * indices, padding modes, list ops, advanced indexing, conversions), kept
+ * apart so that samples_derivatives.c stays short.  New rows of such ops go
+ * at the end of either table, headed by a comment naming the branch.
+ */
+#include "opinfo.h"
+
+/* rng-creation: bernoulli's result carries no gradient; the inputs
+ * require grad and must be accepted (dropout calls bernoulli.p on its). */
+static yg_status f_bernoulli(yg_tensor *const *x, yg_tensor **o) { return yg_bernoulli(x[0], NULL, o); }
+static yg_status f_bernoulli_p(yg_tensor *const *x, yg_tensor **o) { return yg_bernoulli_p(x[0], 0.3, NULL, o); }
+
+/* ---- nn-ops: max pooling with indices, reflect/replicate pad ---- */
+static yg_status f_max_pool_idx(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t k[] = {2, 3}, s[] = {1, 2}, p[] = {1, 1}, d[] = {1, 1};
+    yg_tensor *i = NULL;
+    yg_status st = yg_max_pool2d_with_indices(x[0], k, 2, s, 2, p, 2, d, 2, false, o, &i);
+    yg_release(i);
+    return st;
+}
+static yg_status f_max_pool1d(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t k[] = {3}, s[] = {2}, p[] = {1}, d[] = {2};
+    return yg_max_pool1d(x[0], k, 1, s, 1, p, 1, d, 1, true, o);
+}
+static const int64_t pad2d[] = {1, 2, 2, 1}, pad1d[] = {3, 4}, pad3d[] = {1, 1, 2, 0, 1, 2};
+static const int64_t pad2d_self[] = {2, 3, 4};
+static yg_status f_reflect2d(yg_tensor *const *x, yg_tensor **o) { return yg_reflection_pad(x[0], pad2d, 4, o); }
+static yg_status f_reflect1d(yg_tensor *const *x, yg_tensor **o) { return yg_reflection_pad(x[0], pad1d, 2, o); }
+static yg_status f_reflect3d(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad3d, 6, "reflect", 0, o); }
+static yg_status f_reflect_bw(yg_tensor *const *x, yg_tensor **o) { return yg_reflection_pad_backward(x[0], pad2d_self, 3, pad2d, 4, o); }
+static yg_status f_replicate2d(yg_tensor *const *x, yg_tensor **o) { return yg_replication_pad(x[0], pad2d, 4, o); }
+static yg_status f_replicate1d(yg_tensor *const *x, yg_tensor **o) { return yg_replication_pad(x[0], pad1d, 2, o); }
+static yg_status f_replicate3d(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad3d, 6, "replicate", 0, o); }
+static yg_status f_replicate_bw(yg_tensor *const *x, yg_tensor **o) { return yg_replication_pad_backward(x[0], pad2d_self, 3, pad2d, 4, o); }
+/* ---- shape-index: ops returning Tensor[] and advanced indexing ---- */
+
+/* Samples of ops with several outputs: the outputs picked by use (a
+ * bit mask, bit i for output i) are flattened and joined into one 1-D
+ * result, so the harness checks sum(v * f(x)) with an independent
+ * cotangent for every element of every used output; an output left out
+ * has an undefined gradient, which the op's backward must treat as
+ * zeros.  outs (n new refs) is released here. */
+static yg_status join_outputs(yg_tensor **outs, int64_t n, uint64_t use, yg_tensor **o)
+{
+    const int64_t flat[] = {-1};
+    yg_tensor *parts[16] = {0};
+    int64_t n_parts = 0;
+    yg_status st = n <= 16 ? YG_OK : YG_ERR_INVALID_ARGUMENT;
+
+    for (int64_t i = 0; i < n && st == YG_OK; i++)
+        if (use & ((uint64_t)1 << i))
+            st = yg_reshape(outs[i], flat, 1, &parts[n_parts++]);
+    if (st == YG_OK)
+        st = yg_cat((const yg_tensor *const *)parts, n_parts, 0, o);
+    for (int64_t i = 0; i < n_parts; i++)
+        yg_release(parts[i]);
+    yg_release_list(outs, n);
+    return st;
+}
+
+static yg_status f_split(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_split(x[0], 2, 0, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, 0x7, o) : st;
+}
+static yg_status f_split_some(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_split(x[0], 2, -1, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, 0x5, o) : st;
+}
+static yg_status f_split_with_sizes(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t sizes[] = {1, 0, 4};
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_split_with_sizes(x[0], sizes, 3, 1, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, 0x7, o) : st;
+}
+static yg_status f_chunk_last(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_chunk(x[0], 4, 0, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, (uint64_t)1 << (n - 1), o) : st;
+}
+static yg_status f_unbind_some(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_unbind(x[0], 1, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, 0x9, o) : st;
+}
+static yg_status f_unbind_1d(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor **outs = NULL;
+    int64_t n = 0;
+    yg_status st = yg_unbind(x[0], -1, &outs, &n);
+    return st == YG_OK ? join_outputs(outs, n, 0x7, o) : st;
+}
+
+/* self[indices] and its writing forms with indices built here: rows is
+ * an int64 index (of sizes rs), cols one for a later dim or NULL (kept),
+ * mask a bool mask replacing both when given. */
+typedef struct index_case {
+    int64_t rs_ndim, rs[2], rows[6];
+    int64_t cs_ndim, cs[2], cols[6];
+    bool use_cols, gap; /* gap: a kept dim between rows and cols */
+    int64_t ms[2];
+    bool mask[12], use_mask;
+} index_case;
+
+static yg_status with_indices(const index_case *ic, yg_tensor *const *x, int which,
+                              yg_tensor **o)
+{
+    yg_tensor *r = NULL, *c = NULL, *m = NULL, *self = NULL, *same = NULL;
+    const yg_tensor *list[3] = {NULL, NULL, NULL};
+    int64_t n = 0;
+    yg_status st = YG_OK;
+
+    if (ic->use_mask) {
+        st = yg_tensor_from_data(ic->mask, ic->ms, 2, YG_BOOL, &m);
+        list[n++] = m;
+    } else {
+        st = yg_tensor_from_data(ic->rows, ic->rs, ic->rs_ndim, YG_INT64, &r);
+        list[n++] = r;
+        if (ic->gap)
+            list[n++] = NULL;
+        if (st == YG_OK && ic->use_cols) {
+            st = yg_tensor_from_data(ic->cols, ic->cs, ic->cs_ndim, YG_INT64, &c);
+            list[n++] = c;
+        }
+    }
+    if (st == YG_OK && which == 0)
+        st = yg_index(x[0], list, n, o);
+    else if (st == YG_OK && which == 1)
+        st = yg_index_put(x[0], list, n, x[1], false, o);
+    else if (st == YG_OK && which == 2)
+        st = yg_index_put(x[0], list, n, x[1], true, o);
+    else if (st == YG_OK) {
+        /* in place into a non-leaf copy (a leaf that requires grad may not be written) */
+        st = yg_clone(x[0], &self);
+        if (st == YG_OK)
+            st = yg_index_put_(self, list, n, x[1], which == 4, &same);
+        if (st == YG_OK)
+            *o = yg_retain(self);
+    }
+    yg_release(same);
+    yg_release(self);
+    yg_release(m);
+    yg_release(c);
+    yg_release(r);
+    return st;
+}
+
+/* rows 3, 0, -1, 0 of a [4, 3] self as a [2, 2] index: rows repeat */
+static const index_case ic_rows = {2, {2, 2}, {3, 0, -1, 0}, 0, {0}, {0}, false, false, {0}, {0}, false};
+/* [3, 4, 5] self, dims 0 and 2 indexed with a kept dim between: B first */
+static const index_case ic_gap = {1, {2}, {2, 0}, 1, {2}, {4, -5}, true, true, {0}, {0}, false};
+/* a [3, 4] bool mask over the first two dims */
+static const index_case ic_mask = {0, {0}, {0}, 0, {0}, {0}, false, false, {3, 4},
+                                   {1, 0, 0, 1, 0, 1, 1, 0, 0, 0, 0, 1}, true};
+/* rows 1, 1, 3 (1 twice) of a [4, 3] self, for accumulate */
+static const index_case ic_acc = {1, {3}, {1, 1, 3}, 0, {0}, {0}, false, false, {0}, {0}, false};
+/* rows 2, 0 and columns 1, 2 (pairs, no position twice) */
+static const index_case ic_pairs = {1, {2}, {2, 0}, 1, {2}, {1, 2}, true, false, {0}, {0}, false};
+
+static yg_status f_index_rows(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_rows, x, 0, o); }
+static yg_status f_index_gap(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_gap, x, 0, o); }
+static yg_status f_index_mask(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_mask, x, 0, o); }
+static yg_status f_index_put_pairs(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_pairs, x, 1, o); }
+static yg_status f_index_put_acc(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_acc, x, 2, o); }
+static yg_status f_index_put__rows(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_pairs, x, 3, o); }
+static yg_status f_index_put__acc(yg_tensor *const *x, yg_tensor **o) { return with_indices(&ic_acc, x, 4, o); }
+
+/* dtypes branch: conversions.  float64 to float64 keeps finite
+ * differences meaningful (float32 would round them away); the float32
+ * path's gradient dtype is tested in test_dtypes.c. */
+static yg_status f_to_copy(yg_tensor *const *x, yg_tensor **o) { return yg_to_copy(x[0], YG_FLOAT64, o); }
+static yg_status f_to_dtype_copy_t(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *xt = NULL;
+    yg_status st = yg_t(x[0], &xt);
+    if (st == YG_OK)
+        st = yg_to_dtype(xt, YG_FLOAT64, true, o);
+    yg_release(xt);
+    return st;
+}
+
+const sample opinfo_derivative_more_samples[] = {
+    /* ---- rng-creation ---- */
+    {"bernoulli", "probabilities that require grad", 1, {F64(0, 1, 2, 2, 3)}, f_bernoulli},
+    {"bernoulli.p", "self that requires grad", 1, {F64(-1, 1, 2, 2, 3)}, f_bernoulli_p},
+    /* ---- nn-ops: max pooling with indices, reflect/replicate pad ---- */
+    {"max_pool2d_with_indices", "2x3 window, overlapping rows, values only", 1, {F64(-1, 1, 4, 2, 1, 4, 5)}, f_max_pool_idx},
+    {"max_pool2d_with_indices", "1-d through max_pool1d, dilation, ceil_mode", 1, {F64(-1, 1, 3, 2, 2, 10)}, f_max_pool1d},
+    {"reflection_pad", "2-d, [C, H, W]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_reflect2d},
+    {"reflection_pad", "1-d, amounts up to size - 1", 1, {F64(-1, 1, 3, 1, 2, 5)}, f_reflect1d},
+    {"reflection_pad", "3-d through pad", 1, {F64(-1, 1, 4, 1, 3, 3, 4)}, f_reflect3d},
+    {"reflection_pad_backward", "into [2, 3, 4]", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_reflect_bw},
+    {"replication_pad", "2-d, [C, H, W]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_replicate2d},
+    {"replication_pad", "1-d, amounts above size", 1, {F64(-1, 1, 2, 2, 3)}, f_replicate1d},
+    {"replication_pad", "3-d through pad", 1, {F64(-1, 1, 4, 1, 3, 3, 4)}, f_replicate3d},
+    {"replication_pad_backward", "into [2, 3, 4]", 1, {F64(-1, 1, 3, 2, 6, 7)}, f_replicate_bw},
+    /* shape-index: ops returning Tensor[] and advanced indexing */
+    {"split", "[5, 3] in pieces of 2, all used", 1, {F64(-1, 1, 2, 5, 3)}, f_split, NULL, OPINFO_JOINS_WITH_CAT},
+    {"split", "[2, 5] along dim -1, piece 1 unused", 1, {F64(-1, 1, 2, 2, 5)}, f_split_some, NULL, OPINFO_JOINS_WITH_CAT},
+    {"split_with_sizes", "[2, 5] as 1, 0, 4 along dim 1", 1, {F64(-1, 1, 2, 2, 5)}, f_split_with_sizes, NULL, OPINFO_JOINS_WITH_CAT},
+    {"chunk", "[5, 2] in 4 chunks (3 pieces), only the last used", 1, {F64(-1, 1, 2, 5, 2)}, f_chunk_last, NULL, OPINFO_JOINS_WITH_CAT},
+    {"unbind", "[3, 4] along dim 1, outputs 0 and 3 used", 1, {F64(-1, 1, 2, 3, 4)}, f_unbind_some, NULL, OPINFO_JOINS_WITH_CAT},
+    {"unbind", "[3] into 0-dim outputs", 1, {F64(-1, 1, 1, 3)}, f_unbind_1d, NULL, OPINFO_JOINS_WITH_CAT},
+    {"index", "[4, 3] by a [2, 2] row index with repeats and -1", 1, {F64(-1, 1, 2, 4, 3)}, f_index_rows},
+    {"index", "[3, 4, 5] by dims 0 and 2 around a kept dim", 1, {F64(-1, 1, 3, 3, 4, 5)}, f_index_gap},
+    {"index", "[3, 4, 2] by a [3, 4] bool mask", 1, {F64(-1, 1, 3, 3, 4, 2)}, f_index_mask},
+    {"index_put", "(row, col) pairs of [4, 3], values [2]", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 1, 2)}, f_index_put_pairs},
+    {"index_put", "accumulate, row 1 twice, values [3] broadcast", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 1, 3)}, f_index_put_acc},
+    {"index_put_", "(row, col) pairs into a copy", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 1, 2)}, f_index_put__rows, f_index_put_pairs},
+    {"index_put_", "accumulate into a copy, row 1 twice", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 2, 1, 3)}, f_index_put__acc, f_index_put_acc},
+    /* ---- dtypes branch ---- */
+    {"to_copy", "float64 to float64", 1, {F64(-1, 1, 2, 2, 3)}, f_to_copy},
+    {"to_copy", "transposed self through to.dtype(copy=true)", 1, {F64(-1, 1, 2, 3, 2)}, f_to_dtype_copy_t, NULL, OPINFO_FIXED_SHAPE},
+    {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
+};
