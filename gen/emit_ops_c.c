@@ -204,6 +204,7 @@ static bool emit_trace_arg(gen_sb *sb, const gen_arg *a, bool after_list)
             gen_sb_printf(sb, "    yg__trace_attr_float(\"%s\", %s);\n", n, n);
         return true;
     case GEN_T_SCALAR_TYPE:
+    case GEN_T_DEVICE: /* enums: int attributes */
         if (a->nullable)
             gen_sb_printf(sb,
                           "    if (%s != NULL)\n        yg__trace_attr_int(\"%s\", (int64_t)*%s);\n",
@@ -213,14 +214,6 @@ static bool emit_trace_arg(gen_sb *sb, const gen_arg *a, bool after_list)
         return true;
     case GEN_T_STR:
         gen_sb_printf(sb, "    yg__trace_attr_str(\"%s\", %s);\n", n, n);
-        return true;
-    case GEN_T_DEVICE:
-        if (a->nullable)
-            gen_sb_printf(sb,
-                          "    if (%s != NULL)\n        yg__trace_attr_int(\"%s\", (int64_t)*%s);\n",
-                          n, n, n);
-        else
-            gen_sb_printf(sb, "    yg__trace_attr_int(\"%s\", (int64_t)%s);\n", n, n);
         return true;
     case GEN_T_GENERATOR:
         gen_sb_printf(sb, "    yg__trace_generator(\"%s\", %s);\n", n, n);
