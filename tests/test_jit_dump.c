@@ -178,7 +178,7 @@ static void test_dot_dump_nests_subgraphs_as_clusters(void **state) {
     assert_non_null(strstr(dot, "subgraph cluster_g2 {")); /* df, inside g1 */
     assert_non_null(strstr(dot, "subgraph cluster_g3 {")); /* f */
     assert_non_null(strstr(dot, "g0_n0 -> g1_entry [style=dashed"));
-    assert_non_null(strstr(dot, "g3_in0 -> g3_n0 [label=\"%p : Tensor\"]"));
+    assert_non_null(strstr(dot, "g3_in0 -> g3_n0 [label=\"%p\", tooltip=\"%p : Tensor\"]"));
     /* g2 and g3 are drawn inside g1: they open before g1 closes. */
     assert_true(strstr(dot, "cluster_g3") < strstr(dot, "g0_n0 -> g1_entry"));
     yg_string_release(dot);

@@ -1,7 +1,8 @@
 /*
  * dump_dot.c - a graph as a Graphviz digraph: one box per node (kind and
  * attributes), one ellipse per graph input and output, one edge per use
- * labelled with the value's name and type.  Each subgraph is a cluster
+ * labelled with the value's name and short type (dtype, sizes; the full
+ * type is the edge's tooltip).  Each subgraph is a cluster
  * ("cluster_gN") drawn inside the cluster of the graph holding it, joined
  * to its holder by a dashed edge, so nested subgraphs nest visually.
  * Graphviz ids are prefixed by a per-dump graph number ("g0_n3") because
@@ -115,6 +116,31 @@ static void dot_node(dot_state *st, const yg_ir_node *n, int64_t gid, int64_t id
     }
 }
 
+/* The short type of an edge label: "float32 [2, ?]", with " grad" when
+ * the value requires grad; nothing unknown is spelled. */
+static void short_type(yg_sb *sb, const yg_ir_type *t) {
+    if (t->kind != YG_IR_TYPE_TENSOR) {
+        yg__sb_puts(sb, " None");
+        return;
+    }
+    if (t->dtype != YG_IR_UNKNOWN)
+        yg__sb_printf(sb, " %s", yg_dtype_name((yg_dtype)t->dtype));
+    if (t->ndim != YG_IR_UNKNOWN) {
+        yg__sb_puts(sb, " [");
+        for (int32_t d = 0; d < t->ndim; d++) {
+            if (t->sizes[d] == YG_IR_UNKNOWN)
+                yg__sb_printf(sb, "%s?", d > 0 ? ", " : "");
+            else
+                yg__sb_printf(sb, "%s%lld", d > 0 ? ", " : "", (long long)t->sizes[d]);
+        }
+        yg__sb_puts(sb, "]");
+    }
+    if (t->requires_grad == 1)
+        yg__sb_puts(sb, " grad");
+}
+
+/* An edge labelled with the value's name and short type; the full type
+ * is its tooltip (a title in SVG). */
 static void dot_edge(dot_state *st, const yg_ir_value *v, int64_t gid, const char *to) {
     yg_sb label = {0};
     if (v->node->kind == yg__prim_param)
@@ -125,6 +151,10 @@ static void dot_edge(dot_state *st, const yg_ir_value *v, int64_t gid, const cha
                       (long long)gid,
                       (long long)v->node->scratch,
                       to);
+    yg__sb_printf(&label, "%%%s", v->name);
+    short_type(&label, &v->type);
+    put_label(st, &label);
+    yg__sb_puts(st->sb, "\", tooltip=\"");
     yg__sb_printf(&label, "%%%s : ", v->name);
     yg__ir_print_type(&label, &v->type);
     put_label(st, &label);
