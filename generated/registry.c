@@ -819,37 +819,45 @@ const yg_op_info yg__ops[] = {
                   YG_DTYPE_BIT(YG_INT32),
     },
     {
+        .name = "clamp.opt",
+        .schema = "clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
+        .location = "specs/native_functions.yaml:411",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
+    },
+    {
         .name = "floor",
         .schema = "floor(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:411",
+        .location = "specs/native_functions.yaml:416",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ceil",
         .schema = "ceil(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:415",
+        .location = "specs/native_functions.yaml:420",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round",
         .schema = "round(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:419",
+        .location = "specs/native_functions.yaml:424",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "trunc",
         .schema = "trunc(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:423",
+        .location = "specs/native_functions.yaml:428",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:428",
+        .location = "specs/native_functions.yaml:433",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -857,7 +865,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:432",
+        .location = "specs/native_functions.yaml:437",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -865,7 +873,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:436",
+        .location = "specs/native_functions.yaml:441",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -873,42 +881,42 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:440",
+        .location = "specs/native_functions.yaml:445",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:445",
+        .location = "specs/native_functions.yaml:450",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:451",
+        .location = "specs/native_functions.yaml:456",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:456",
+        .location = "specs/native_functions.yaml:461",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/native_functions.yaml:460",
+        .location = "specs/native_functions.yaml:465",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/native_functions.yaml:464",
+        .location = "specs/native_functions.yaml:469",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -917,7 +925,7 @@ const yg_op_info yg__ops[] = {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/native_functions.yaml:468",
+        .location = "specs/native_functions.yaml:473",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -925,7 +933,7 @@ const yg_op_info yg__ops[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/native_functions.yaml:473",
+        .location = "specs/native_functions.yaml:478",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -934,7 +942,7 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:478",
+        .location = "specs/native_functions.yaml:483",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -942,7 +950,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:482",
+        .location = "specs/native_functions.yaml:487",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -950,7 +958,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:486",
+        .location = "specs/native_functions.yaml:491",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -958,7 +966,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:493",
+        .location = "specs/native_functions.yaml:498",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -966,7 +974,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:497",
+        .location = "specs/native_functions.yaml:502",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -975,14 +983,14 @@ const yg_op_info yg__ops[] = {
         .name = "atan2_backward",
         .schema = "atan2_backward(Tensor grad, Tensor self, Tensor other,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)",
-        .location = "specs/native_functions.yaml:505",
+        .location = "specs/native_functions.yaml:510",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow_backward_self",
         .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:507",
+        .location = "specs/native_functions.yaml:512",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -990,14 +998,14 @@ const yg_op_info yg__ops[] = {
         .name = "pow_backward_exponent",
         .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
                   " Tensor exponent, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:513",
+        .location = "specs/native_functions.yaml:518",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:518",
+        .location = "specs/native_functions.yaml:523",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1005,7 +1013,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:523",
+        .location = "specs/native_functions.yaml:528",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1013,21 +1021,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:528",
+        .location = "specs/native_functions.yaml:533",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:532",
+        .location = "specs/native_functions.yaml:537",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "prod",
         .schema = "prod(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:540",
+        .location = "specs/native_functions.yaml:545",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1035,7 +1043,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "prod.dim",
         .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:543",
+        .location = "specs/native_functions.yaml:548",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1044,14 +1052,14 @@ const yg_op_info yg__ops[] = {
         .name = "prod_backward",
         .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:549",
+        .location = "specs/native_functions.yaml:554",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:554",
+        .location = "specs/native_functions.yaml:559",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1060,7 +1068,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:559",
+        .location = "specs/native_functions.yaml:564",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1069,7 +1077,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "max",
         .schema = "max(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:565",
+        .location = "specs/native_functions.yaml:570",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1078,7 +1086,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "min",
         .schema = "min(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:568",
+        .location = "specs/native_functions.yaml:573",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1088,7 +1096,7 @@ const yg_op_info yg__ops[] = {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:574",
+        .location = "specs/native_functions.yaml:579",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1098,7 +1106,7 @@ const yg_op_info yg__ops[] = {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:579",
+        .location = "specs/native_functions.yaml:584",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1108,7 +1116,7 @@ const yg_op_info yg__ops[] = {
         .name = "value_selecting_reduction_backward",
         .schema = "value_selecting_reduction_backward(Tensor grad, int dim,"
                   " Tensor indices, int[] sizes, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:586",
+        .location = "specs/native_functions.yaml:591",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1117,14 +1125,14 @@ const yg_op_info yg__ops[] = {
         .name = "minmax_backward",
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:591",
+        .location = "specs/native_functions.yaml:596",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:597",
+        .location = "specs/native_functions.yaml:602",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1133,7 +1141,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:602",
+        .location = "specs/native_functions.yaml:607",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1142,7 +1150,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:607",
+        .location = "specs/native_functions.yaml:612",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1151,7 +1159,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:612",
+        .location = "specs/native_functions.yaml:617",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1160,7 +1168,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:618",
+        .location = "specs/native_functions.yaml:623",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1169,7 +1177,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:623",
+        .location = "specs/native_functions.yaml:628",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1178,7 +1186,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:628",
+        .location = "specs/native_functions.yaml:633",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1187,7 +1195,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:633",
+        .location = "specs/native_functions.yaml:638",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1196,14 +1204,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:640",
+        .location = "specs/native_functions.yaml:645",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "std",
         .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:644",
+        .location = "specs/native_functions.yaml:649",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1211,7 +1219,7 @@ const yg_op_info yg__ops[] = {
         .name = "var_mean",
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
-        .location = "specs/native_functions.yaml:649",
+        .location = "specs/native_functions.yaml:654",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1219,14 +1227,14 @@ const yg_op_info yg__ops[] = {
         .name = "var_backward",
         .schema = "var_backward(Tensor grad, Tensor self, int[] dim, int correction,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:654",
+        .location = "specs/native_functions.yaml:659",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:658",
+        .location = "specs/native_functions.yaml:663",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1234,14 +1242,14 @@ const yg_op_info yg__ops[] = {
         .name = "norm_backward",
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:662",
+        .location = "specs/native_functions.yaml:667",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:667",
+        .location = "specs/native_functions.yaml:672",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1249,14 +1257,14 @@ const yg_op_info yg__ops[] = {
         .name = "logsumexp_backward",
         .schema = "logsumexp_backward(Tensor grad, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:673",
+        .location = "specs/native_functions.yaml:678",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:676",
+        .location = "specs/native_functions.yaml:681",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1264,7 +1272,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod",
         .schema = "cumprod(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:681",
+        .location = "specs/native_functions.yaml:686",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1272,7 +1280,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumsum_backward",
         .schema = "cumsum_backward(Tensor grad, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:687",
+        .location = "specs/native_functions.yaml:692",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1280,14 +1288,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod_backward",
         .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:690",
+        .location = "specs/native_functions.yaml:695",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_backward",
         .schema = "sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:695",
+        .location = "specs/native_functions.yaml:700",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1296,14 +1304,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mean_backward",
         .schema = "mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:699",
+        .location = "specs/native_functions.yaml:704",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_to",
         .schema = "sum_to(Tensor self, int[] size) -> Tensor",
-        .location = "specs/native_functions.yaml:702",
+        .location = "specs/native_functions.yaml:707",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1311,28 +1319,28 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:706",
+        .location = "specs/native_functions.yaml:711",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:711",
+        .location = "specs/native_functions.yaml:716",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "matmul",
         .schema = "matmul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:717",
+        .location = "specs/native_functions.yaml:722",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dot",
         .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
-        .location = "specs/native_functions.yaml:720",
+        .location = "specs/native_functions.yaml:725",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1340,14 +1348,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mv",
         .schema = "mv(Tensor self, Tensor vec) -> Tensor",
-        .location = "specs/native_functions.yaml:724",
+        .location = "specs/native_functions.yaml:729",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "outer",
         .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
-        .location = "specs/native_functions.yaml:727",
+        .location = "specs/native_functions.yaml:732",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1356,7 +1364,7 @@ const yg_op_info yg__ops[] = {
         .name = "addmm",
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,"
                   " Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:732",
+        .location = "specs/native_functions.yaml:737",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1364,21 +1372,21 @@ const yg_op_info yg__ops[] = {
         .name = "baddbmm",
         .schema = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *,"
                   " Scalar beta=1, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:735",
+        .location = "specs/native_functions.yaml:740",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:737",
+        .location = "specs/native_functions.yaml:742",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:740",
+        .location = "specs/native_functions.yaml:745",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1387,7 +1395,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:744",
+        .location = "specs/native_functions.yaml:749",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1396,7 +1404,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:748",
+        .location = "specs/native_functions.yaml:753",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1405,7 +1413,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:752",
+        .location = "specs/native_functions.yaml:757",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1414,7 +1422,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:756",
+        .location = "specs/native_functions.yaml:761",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1423,7 +1431,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:760",
+        .location = "specs/native_functions.yaml:765",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1432,7 +1440,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reshape",
         .schema = "reshape(Tensor self, int[] shape) -> Tensor",
-        .location = "specs/native_functions.yaml:765",
+        .location = "specs/native_functions.yaml:770",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1441,7 +1449,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:769",
+        .location = "specs/native_functions.yaml:774",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1450,7 +1458,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:774",
+        .location = "specs/native_functions.yaml:779",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1459,7 +1467,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:779",
+        .location = "specs/native_functions.yaml:784",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1468,7 +1476,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute_backward",
         .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:784",
+        .location = "specs/native_functions.yaml:789",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1477,7 +1485,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:788",
+        .location = "specs/native_functions.yaml:793",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1487,7 +1495,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:795",
+        .location = "specs/native_functions.yaml:800",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1496,7 +1504,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "narrow",
         .schema = "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:800",
+        .location = "specs/native_functions.yaml:805",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1506,7 +1514,7 @@ const yg_op_info yg__ops[] = {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/native_functions.yaml:804",
+        .location = "specs/native_functions.yaml:809",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1516,7 +1524,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/native_functions.yaml:809",
+        .location = "specs/native_functions.yaml:814",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1525,7 +1533,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flatten",
         .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:815",
+        .location = "specs/native_functions.yaml:820",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1534,7 +1542,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "contiguous",
         .schema = "contiguous(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:819",
+        .location = "specs/native_functions.yaml:824",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1543,7 +1551,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "repeat",
         .schema = "repeat(Tensor self, int[] repeats) -> Tensor",
-        .location = "specs/native_functions.yaml:824",
+        .location = "specs/native_functions.yaml:829",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1552,7 +1560,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:829",
+        .location = "specs/native_functions.yaml:834",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1560,7 +1568,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:833",
+        .location = "specs/native_functions.yaml:838",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1568,7 +1576,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:837",
+        .location = "specs/native_functions.yaml:842",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1577,7 +1585,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:844",
+        .location = "specs/native_functions.yaml:849",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1587,7 +1595,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:851",
+        .location = "specs/native_functions.yaml:856",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1595,7 +1603,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:859",
+        .location = "specs/native_functions.yaml:864",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1605,7 +1613,7 @@ const yg_op_info yg__ops[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:866",
+        .location = "specs/native_functions.yaml:871",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1613,7 +1621,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:873",
+        .location = "specs/native_functions.yaml:878",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1622,7 +1630,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:878",
+        .location = "specs/native_functions.yaml:883",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1631,7 +1639,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:884",
+        .location = "specs/native_functions.yaml:889",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1640,7 +1648,7 @@ const yg_op_info yg__ops[] = {
         .name = "scatter_src_backward",
         .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
                   " int[] src_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:891",
+        .location = "specs/native_functions.yaml:896",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1649,7 +1657,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:896",
+        .location = "specs/native_functions.yaml:901",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1658,7 +1666,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:901",
+        .location = "specs/native_functions.yaml:906",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1667,7 +1675,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:908",
+        .location = "specs/native_functions.yaml:913",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1676,7 +1684,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:914",
+        .location = "specs/native_functions.yaml:919",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1685,7 +1693,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:918",
+        .location = "specs/native_functions.yaml:923",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1693,7 +1701,7 @@ const yg_op_info yg__ops[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:922",
+        .location = "specs/native_functions.yaml:927",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1701,7 +1709,7 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, int reduction=1,"
                   " int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:926",
+        .location = "specs/native_functions.yaml:931",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1709,35 +1717,35 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes,"
                   " int reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:930",
+        .location = "specs/native_functions.yaml:935",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:934",
+        .location = "specs/native_functions.yaml:939",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:940",
+        .location = "specs/native_functions.yaml:945",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:945",
+        .location = "specs/native_functions.yaml:950",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:948",
+        .location = "specs/native_functions.yaml:953",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1745,7 +1753,7 @@ const yg_op_info yg__ops[] = {
         .name = "smooth_l1_loss",
         .schema = "smooth_l1_loss(Tensor self, Tensor target, int reduction=1,"
                   " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:952",
+        .location = "specs/native_functions.yaml:957",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1753,7 +1761,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy",
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:956",
+        .location = "specs/native_functions.yaml:961",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1761,7 +1769,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy_with_logits",
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:960",
+        .location = "specs/native_functions.yaml:965",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1769,7 +1777,7 @@ const yg_op_info yg__ops[] = {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, int reduction=1,"
                   " int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:965",
+        .location = "specs/native_functions.yaml:970",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1777,14 +1785,14 @@ const yg_op_info yg__ops[] = {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:969",
+        .location = "specs/native_functions.yaml:974",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:973",
+        .location = "specs/native_functions.yaml:978",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1794,7 +1802,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:978",
+        .location = "specs/native_functions.yaml:983",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1804,7 +1812,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:986",
+        .location = "specs/native_functions.yaml:991",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1812,7 +1820,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:990",
+        .location = "specs/native_functions.yaml:995",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1821,7 +1829,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:996",
+        .location = "specs/native_functions.yaml:1001",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1829,7 +1837,7 @@ const yg_op_info yg__ops[] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1000",
+        .location = "specs/native_functions.yaml:1005",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1837,7 +1845,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1006",
+        .location = "specs/native_functions.yaml:1011",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1845,7 +1853,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1010",
+        .location = "specs/native_functions.yaml:1015",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1854,49 +1862,49 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1014",
+        .location = "specs/native_functions.yaml:1019",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1020",
+        .location = "specs/native_functions.yaml:1025",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1024",
+        .location = "specs/native_functions.yaml:1029",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1029",
+        .location = "specs/native_functions.yaml:1034",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1033",
+        .location = "specs/native_functions.yaml:1038",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1044",
+        .location = "specs/native_functions.yaml:1049",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1048",
+        .location = "specs/native_functions.yaml:1053",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1904,21 +1912,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1052",
+        .location = "specs/native_functions.yaml:1057",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1057",
+        .location = "specs/native_functions.yaml:1062",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1063",
+        .location = "specs/native_functions.yaml:1068",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1926,7 +1934,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1067",
+        .location = "specs/native_functions.yaml:1072",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1934,28 +1942,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1072",
+        .location = "specs/native_functions.yaml:1077",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1077",
+        .location = "specs/native_functions.yaml:1082",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1081",
+        .location = "specs/native_functions.yaml:1086",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1085",
+        .location = "specs/native_functions.yaml:1090",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1964,7 +1972,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1088",
+        .location = "specs/native_functions.yaml:1093",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1974,7 +1982,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1091",
+        .location = "specs/native_functions.yaml:1096",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1983,7 +1991,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1094",
+        .location = "specs/native_functions.yaml:1099",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1993,7 +2001,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1101",
+        .location = "specs/native_functions.yaml:1106",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2001,7 +2009,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1106",
+        .location = "specs/native_functions.yaml:1111",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2009,21 +2017,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1111",
+        .location = "specs/native_functions.yaml:1116",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1116",
+        .location = "specs/native_functions.yaml:1121",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1121",
+        .location = "specs/native_functions.yaml:1126",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2033,7 +2041,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1126",
+        .location = "specs/native_functions.yaml:1131",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2041,14 +2049,14 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1128",
+        .location = "specs/native_functions.yaml:1133",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1132",
+        .location = "specs/native_functions.yaml:1137",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2057,7 +2065,7 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1141",
+        .location = "specs/native_functions.yaml:1146",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2066,7 +2074,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1146",
+        .location = "specs/native_functions.yaml:1151",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2074,7 +2082,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1152",
+        .location = "specs/native_functions.yaml:1157",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2084,7 +2092,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1158",
+        .location = "specs/native_functions.yaml:1163",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2092,14 +2100,14 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1161",
+        .location = "specs/native_functions.yaml:1166",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1168",
+        .location = "specs/native_functions.yaml:1173",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2109,14 +2117,14 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1175",
+        .location = "specs/native_functions.yaml:1180",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1180",
+        .location = "specs/native_functions.yaml:1185",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2126,14 +2134,14 @@ const yg_op_info yg__ops[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1185",
+        .location = "specs/native_functions.yaml:1190",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1191",
+        .location = "specs/native_functions.yaml:1196",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2142,7 +2150,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1198",
+        .location = "specs/native_functions.yaml:1203",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2151,7 +2159,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1203",
+        .location = "specs/native_functions.yaml:1208",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2160,7 +2168,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1209",
+        .location = "specs/native_functions.yaml:1214",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2169,7 +2177,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1215",
+        .location = "specs/native_functions.yaml:1220",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2178,7 +2186,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1225",
+        .location = "specs/native_functions.yaml:1230",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2188,7 +2196,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1234",
+        .location = "specs/native_functions.yaml:1239",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2198,7 +2206,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1239",
+        .location = "specs/native_functions.yaml:1244",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2207,7 +2215,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1245",
+        .location = "specs/native_functions.yaml:1250",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2217,7 +2225,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1250",
+        .location = "specs/native_functions.yaml:1255",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2226,7 +2234,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1256",
+        .location = "specs/native_functions.yaml:1261",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2235,7 +2243,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1263",
+        .location = "specs/native_functions.yaml:1268",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2244,15 +2252,15 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1267",
+        .location = "specs/native_functions.yaml:1272",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 260;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 260, "op table size");
+const int32_t yg__ops_count = 261;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 261, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

@@ -337,8 +337,20 @@ static void test_leaky_relu_is_twice_differentiable(void **state) {
     yg_release(x);
 }
 
+/* clamp.opt without bounds: PyTorch's rule, at least one. */
+static void test_clamp_opt_needs_a_bound(void **state) {
+    (void)state;
+    const int64_t s2[] = {2};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s2, 1, -1, 1, 3), *y = (yg_tensor *)0x1;
+    YG_EXPECT_ERROR(yg_clamp_opt(x, NULL, NULL, &y), YG_ERR_INVALID_ARGUMENT,
+                    "clamp: at least one of min and max must be given");
+    assert_null(y);
+    yg_release(x);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_clamp_opt_needs_a_bound),
         cmocka_unit_test(test_unary_ops_match_reference_on_contiguous_inputs),
         cmocka_unit_test(test_unary_ops_on_transposed_views_match_reference),
         cmocka_unit_test(test_unary_ops_accept_0_dim_and_empty_inputs),

@@ -63,6 +63,49 @@ yg_status yg_div_mode(const yg_tensor *self,
     return YG_OK;
 }
 
+/* Runs yg_clamp_opt with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status clamp_opt_traced(const yg_tensor *self,
+                                  const double *min,
+                                  const double *max,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_clamp_opt(self, min, max, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("clamp.opt");
+    yg__trace_input(self);
+    if (min != NULL)
+        yg__trace_attr_float("min", *min);
+    if (max != NULL)
+        yg__trace_attr_float("max", *max);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+ * [specs/native_functions.yaml:411] */
+yg_status yg_clamp_opt(const yg_tensor *self,
+                       const double *min,
+                       const double *max,
+                       yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return clamp_opt_traced(self, min, max, out);
+    YG_RETURN_IF_ERROR(yg__check_out("clamp", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("clamp", "self", self));
+    st = yg__composite_clamp_opt(self, min, max, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "clamp");
+    return YG_OK;
+}
+
 /* Runs yg_atan2_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status atan2_backward_traced(const yg_tensor *grad,
@@ -91,7 +134,7 @@ static yg_status atan2_backward_traced(const yg_tensor *grad,
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
- * [specs/native_functions.yaml:505] */
+ * [specs/native_functions.yaml:510] */
 yg_status yg_atan2_backward(const yg_tensor *grad,
                             const yg_tensor *self,
                             const yg_tensor *other,
@@ -141,7 +184,7 @@ static yg_status prod_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:540] */
+/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:545] */
 yg_status yg_prod(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -173,7 +216,7 @@ static yg_status max_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:565] */
+/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:570] */
 yg_status yg_max(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -205,7 +248,7 @@ static yg_status min_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:568] */
+/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:573] */
 yg_status yg_min(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -249,7 +292,7 @@ static yg_status value_selecting_reduction_backward_traced(const yg_tensor *grad
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:586] */
+ * [specs/native_functions.yaml:591] */
 yg_status yg_value_selecting_reduction_backward(const yg_tensor *grad,
                                                 int64_t dim,
                                                 const yg_tensor *indices,
@@ -311,7 +354,7 @@ static yg_status var_backward_traced(const yg_tensor *grad,
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:654] */
+ * [specs/native_functions.yaml:659] */
 yg_status yg_var_backward(const yg_tensor *grad,
                           const yg_tensor *self,
                           const int64_t *dim,
@@ -361,7 +404,7 @@ static yg_status logsumexp_backward_traced(const yg_tensor *grad,
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:673] */
+ * [specs/native_functions.yaml:678] */
 yg_status yg_logsumexp_backward(const yg_tensor *grad,
                                 const yg_tensor *self,
                                 const yg_tensor *output,
@@ -402,7 +445,7 @@ static yg_status cumsum_backward_traced(const yg_tensor *grad, int64_t dim, yg_t
     return yg__trace_end_node();
 }
 
-/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:687] */
+/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:692] */
 yg_status yg_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out)
 {
     yg_status st;
@@ -444,7 +487,7 @@ static yg_status sum_backward_traced(const yg_tensor *grad,
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:695] */
+ * [specs/native_functions.yaml:700] */
 yg_status yg_sum_backward(const yg_tensor *grad,
                           const int64_t *sizes,
                           int64_t sizes_len,
@@ -492,7 +535,7 @@ static yg_status mean_backward_traced(const yg_tensor *grad,
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:699] */
+ * [specs/native_functions.yaml:704] */
 yg_status yg_mean_backward(const yg_tensor *grad,
                            const int64_t *sizes,
                            int64_t sizes_len,
@@ -534,7 +577,7 @@ static yg_status sum_to_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:702] */
+/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:707] */
 yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     yg_status st;
@@ -567,7 +610,7 @@ static yg_status matmul_traced(const yg_tensor *self, const yg_tensor *other, yg
     return yg__trace_end_node();
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:717] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:722] */
 yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
@@ -601,7 +644,7 @@ static yg_status dot_traced(const yg_tensor *self, const yg_tensor *tensor, yg_t
     return yg__trace_end_node();
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:720] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:725] */
 yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out)
 {
     yg_status st;
@@ -635,7 +678,7 @@ static yg_status mv_traced(const yg_tensor *self, const yg_tensor *vec, yg_tenso
     return yg__trace_end_node();
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:724] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:729] */
 yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 {
     yg_status st;
@@ -669,7 +712,7 @@ static yg_status outer_traced(const yg_tensor *self, const yg_tensor *vec2, yg_t
     return yg__trace_end_node();
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:727] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:732] */
 yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out)
 {
     yg_status st;
@@ -712,7 +755,7 @@ static yg_status addmm_traced(const yg_tensor *self,
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:732] */
+ * [specs/native_functions.yaml:737] */
 yg_status yg_addmm(const yg_tensor *self,
                    const yg_tensor *mat1,
                    const yg_tensor *mat2,
@@ -761,7 +804,7 @@ static yg_status baddbmm_traced(const yg_tensor *self,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:735] */
+ * [specs/native_functions.yaml:740] */
 yg_status yg_baddbmm(const yg_tensor *self,
                      const yg_tensor *batch1,
                      const yg_tensor *batch2,
@@ -806,7 +849,7 @@ static yg_status linear_traced(const yg_tensor *input,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:737] */
+ * [specs/native_functions.yaml:742] */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -846,7 +889,7 @@ static yg_status reshape_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:765] */
+/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:770] */
 yg_status yg_reshape(const yg_tensor *self,
                      const int64_t *shape,
                      int64_t shape_len,
@@ -885,7 +928,7 @@ static yg_status permute_backward_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:784] */
+/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:789] */
 yg_status yg_permute_backward(const yg_tensor *grad,
                               const int64_t *dims,
                               int64_t dims_len,
@@ -928,7 +971,7 @@ static yg_status narrow_traced(const yg_tensor *self,
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
- * [specs/native_functions.yaml:800] */
+ * [specs/native_functions.yaml:805] */
 yg_status yg_narrow(const yg_tensor *self,
                     int64_t dim,
                     int64_t start,
@@ -970,7 +1013,7 @@ static yg_status flatten_traced(const yg_tensor *self,
 }
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
- * [specs/native_functions.yaml:815] */
+ * [specs/native_functions.yaml:820] */
 yg_status yg_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, yg_tensor **out)
 {
     yg_status st;
@@ -1002,7 +1045,7 @@ static yg_status contiguous_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:819] */
+/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:824] */
 yg_status yg_contiguous(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -1038,7 +1081,7 @@ static yg_status repeat_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:824] */
+/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:829] */
 yg_status yg_repeat(const yg_tensor *self,
                     const int64_t *repeats,
                     int64_t repeats_len,
@@ -1078,7 +1121,7 @@ static yg_status cat_traced(const yg_tensor *const *tensors,
     return yg__trace_end_node();
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:829] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:834] */
 yg_status yg_cat(const yg_tensor *const *tensors,
                  int64_t tensors_len,
                  int64_t dim,
@@ -1124,7 +1167,7 @@ static yg_status stack_traced(const yg_tensor *const *tensors,
     return yg__trace_end_node();
 }
 
-/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:833] */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:838] */
 yg_status yg_stack(const yg_tensor *const *tensors,
                    int64_t tensors_len,
                    int64_t dim,
@@ -1174,7 +1217,7 @@ static yg_status scatter_src_backward_traced(const yg_tensor *grad_output,
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:891] */
+ * [specs/native_functions.yaml:896] */
 yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
                                   int64_t dim,
                                   const yg_tensor *index,
@@ -1217,7 +1260,7 @@ static yg_status constant_pad_nd_backward_traced(const yg_tensor *grad,
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:914] */
+ * [specs/native_functions.yaml:919] */
 yg_status yg_constant_pad_nd_backward(const yg_tensor *grad,
                                       const int64_t *pad,
                                       int64_t pad_len,
@@ -1258,7 +1301,7 @@ static yg_status softmax_backward_traced(const yg_tensor *grad_output,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:940] */
+ * [specs/native_functions.yaml:945] */
 yg_status yg_softmax_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               int64_t dim,
@@ -1300,7 +1343,7 @@ static yg_status mse_loss_traced(const yg_tensor *self,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:945] */
+ * [specs/native_functions.yaml:950] */
 yg_status yg_mse_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -1342,7 +1385,7 @@ static yg_status l1_loss_traced(const yg_tensor *self,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:948] */
+ * [specs/native_functions.yaml:953] */
 yg_status yg_l1_loss(const yg_tensor *self,
                      const yg_tensor *target,
                      int64_t reduction,
@@ -1386,7 +1429,7 @@ static yg_status smooth_l1_loss_traced(const yg_tensor *self,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:952] */
+ * [specs/native_functions.yaml:957] */
 yg_status yg_smooth_l1_loss(const yg_tensor *self,
                             const yg_tensor *target,
                             int64_t reduction,
@@ -1431,7 +1474,7 @@ static yg_status binary_cross_entropy_traced(const yg_tensor *self,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:956] */
+ * [specs/native_functions.yaml:961] */
 yg_status yg_binary_cross_entropy(const yg_tensor *self,
                                   const yg_tensor *target,
                                   const yg_tensor *weight,
@@ -1479,7 +1522,7 @@ static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:960] */
+ * [specs/native_functions.yaml:965] */
 yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
                                               const yg_tensor *target,
                                               const yg_tensor *weight,
@@ -1535,7 +1578,7 @@ static yg_status cross_entropy_traced(const yg_tensor *self,
 }
 
 /* cross_entropy(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:965] */
+ * [specs/native_functions.yaml:970] */
 yg_status yg_cross_entropy(const yg_tensor *self,
                            const yg_tensor *target,
                            int64_t reduction,
@@ -1584,7 +1627,7 @@ static yg_status layer_norm_traced(const yg_tensor *input,
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:969] */
+ * [specs/native_functions.yaml:974] */
 yg_status yg_layer_norm(const yg_tensor *input,
                         const int64_t *normalized_shape,
                         int64_t normalized_shape_len,
@@ -1651,7 +1694,7 @@ static yg_status lstm_cell_traced(const yg_tensor *input,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:986] */
+ * [specs/native_functions.yaml:991] */
 yg_status yg_lstm_cell(const yg_tensor *input,
                        const yg_tensor *hx,
                        const yg_tensor *cx,
@@ -1709,7 +1752,7 @@ static yg_status gru_cell_traced(const yg_tensor *input,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:990] */
+ * [specs/native_functions.yaml:995] */
 yg_status yg_gru_cell(const yg_tensor *input,
                       const yg_tensor *hx,
                       const yg_tensor *w_ih,
@@ -1764,7 +1807,7 @@ static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:996] */
+ * [specs/native_functions.yaml:1001] */
 yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
                                           const yg_tensor *key,
                                           const yg_tensor *value,
@@ -1827,7 +1870,7 @@ static yg_status group_norm_traced(const yg_tensor *input,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1000] */
+ * [specs/native_functions.yaml:1005] */
 yg_status yg_group_norm(const yg_tensor *input,
                         int64_t num_groups,
                         const yg_tensor *weight,
@@ -1891,7 +1934,7 @@ static yg_status max_pool2d_traced(const yg_tensor *self,
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1006] */
+ * [specs/native_functions.yaml:1011] */
 yg_status yg_max_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -1961,7 +2004,7 @@ static yg_status zeros_like_traced(const yg_tensor *self,
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1085] */
+ * [specs/native_functions.yaml:1090] */
 yg_status yg_zeros_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -2004,7 +2047,7 @@ static yg_status ones_like_traced(const yg_tensor *self,
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1088] */
+ * [specs/native_functions.yaml:1093] */
 yg_status yg_ones_like(const yg_tensor *self,
                        const yg_dtype *dtype,
                        const yg_device *device,
@@ -2050,7 +2093,7 @@ static yg_status full_like_traced(const yg_tensor *self,
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1091] */
+ * [specs/native_functions.yaml:1096] */
 yg_status yg_full_like(const yg_tensor *self,
                        double fill_value,
                        const yg_dtype *dtype,
@@ -2094,7 +2137,7 @@ static yg_status empty_like_traced(const yg_tensor *self,
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1094] */
+ * [specs/native_functions.yaml:1099] */
 yg_status yg_empty_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -2140,7 +2183,7 @@ static yg_status rand_like_traced(const yg_tensor *self,
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1126] */
+ * [specs/native_functions.yaml:1131] */
 yg_status yg_rand_like(const yg_tensor *self,
                        yg_generator *generator,
                        const yg_dtype *dtype,
@@ -2187,7 +2230,7 @@ static yg_status randn_like_traced(const yg_tensor *self,
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1128] */
+ * [specs/native_functions.yaml:1133] */
 yg_status yg_randn_like(const yg_tensor *self,
                         yg_generator *generator,
                         const yg_dtype *dtype,
@@ -2231,7 +2274,7 @@ static yg_status dropout_traced(const yg_tensor *input,
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1132] */
+ * [specs/native_functions.yaml:1137] */
 yg_status yg_dropout(const yg_tensor *input,
                      double p,
                      bool train,
@@ -2293,7 +2336,7 @@ static yg_status batch_norm_traced(const yg_tensor *input,
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1141] */
+ * [specs/native_functions.yaml:1146] */
 yg_status yg_batch_norm(const yg_tensor *input,
                         const yg_tensor *weight,
                         const yg_tensor *bias,
@@ -2368,7 +2411,7 @@ static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_o
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1152] */
+ * [specs/native_functions.yaml:1157] */
 yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
                                               const yg_tensor *indices,
                                               const int64_t *self_sizes,
@@ -2443,7 +2486,7 @@ static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1158] */
+ * [specs/native_functions.yaml:1163] */
 yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -2536,7 +2579,7 @@ static yg_status max_pool1d_traced(const yg_tensor *self,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1161] */
+ * [specs/native_functions.yaml:1166] */
 yg_status yg_max_pool1d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2607,7 +2650,7 @@ static yg_status pad_traced(const yg_tensor *self,
 }
 
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1191] */
+ * [specs/native_functions.yaml:1196] */
 yg_status yg_pad(const yg_tensor *self,
                  const int64_t *pad,
                  int64_t pad_len,
@@ -2653,7 +2696,7 @@ static yg_status index_backward_traced(const yg_tensor *grad_output,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:1245] */
+ * [specs/native_functions.yaml:1250] */
 yg_status yg_index_backward(const yg_tensor *grad_output,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,
@@ -2713,7 +2756,7 @@ static yg_status index_put_self_backward_traced(const yg_tensor *grad,
 }
 
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
- * [specs/native_functions.yaml:1250] */
+ * [specs/native_functions.yaml:1255] */
 yg_status yg_index_put_self_backward(const yg_tensor *grad,
                                      const yg_tensor *const *indices,
                                      int64_t indices_len,
@@ -2760,7 +2803,7 @@ static yg_status to_dtype_traced(const yg_tensor *self,
 }
 
 /* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
- * [specs/native_functions.yaml:1263] */
+ * [specs/native_functions.yaml:1268] */
 yg_status yg_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tensor **out)
 {
     yg_status st;
@@ -2793,7 +2836,7 @@ static yg_status type_as_traced(const yg_tensor *self, const yg_tensor *other, y
     return yg__trace_end_node();
 }
 
-/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1267] */
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1272] */
 yg_status yg_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;

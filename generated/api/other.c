@@ -69,7 +69,7 @@ static yg_status cumsum_traced(const yg_tensor *self, int64_t dim, yg_tensor **o
     return yg__trace_end_node();
 }
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:676] */
+/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:681] */
 yg_status yg_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -153,7 +153,7 @@ static yg_status cumprod_traced(const yg_tensor *self, int64_t dim, yg_tensor **
     return yg__trace_end_node();
 }
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:681] */
+/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:686] */
 yg_status yg_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -219,7 +219,7 @@ static yg_status cumprod_backward_traced(const yg_tensor *grad_output,
 }
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:690] */
+ * [specs/native_functions.yaml:695] */
 yg_status yg_cumprod_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               int64_t dim,
@@ -306,7 +306,7 @@ static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tens
     return yg__trace_end_node();
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:706] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:711] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -400,7 +400,7 @@ static yg_status bmm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_ten
     return yg__trace_end_node();
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:711] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:716] */
 yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -503,7 +503,7 @@ static yg_status select_backward_traced(const yg_tensor *grad_output,
 }
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/native_functions.yaml:804] */
+ * [specs/native_functions.yaml:809] */
 yg_status yg_select_backward(const yg_tensor *grad_output,
                              const int64_t *input_sizes,
                              int64_t input_sizes_len,
@@ -621,7 +621,7 @@ static yg_status slice_backward_traced(const yg_tensor *grad_output,
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
- * [specs/native_functions.yaml:809] */
+ * [specs/native_functions.yaml:814] */
 yg_status yg_slice_backward(const yg_tensor *grad_output,
                             const int64_t *input_sizes,
                             int64_t input_sizes_len,
@@ -727,7 +727,7 @@ static yg_status flip_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:837] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:842] */
 yg_status yg_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -827,7 +827,7 @@ static yg_status index_select_traced(const yg_tensor *self,
 }
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:844] */
+ * [specs/native_functions.yaml:849] */
 yg_status yg_index_select(const yg_tensor *self,
                           int64_t dim,
                           const yg_tensor *index,
@@ -935,7 +935,7 @@ static yg_status index_select_backward_traced(const yg_tensor *grad_output,
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:851] */
+ * [specs/native_functions.yaml:856] */
 yg_status yg_index_select_backward(const yg_tensor *grad_output,
                                    const int64_t *self_sizes,
                                    int64_t self_sizes_len,
@@ -1041,7 +1041,7 @@ static yg_status gather_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:859] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:864] */
 yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1146,7 +1146,7 @@ static yg_status gather_backward_traced(const yg_tensor *grad_output,
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:866] */
+ * [specs/native_functions.yaml:871] */
 yg_status yg_gather_backward(const yg_tensor *grad_output,
                              const int64_t *self_sizes,
                              int64_t self_sizes_len,
@@ -1257,7 +1257,7 @@ static yg_status scatter_traced(const yg_tensor *self,
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:873] */
+ * [specs/native_functions.yaml:878] */
 yg_status yg_scatter(const yg_tensor *self,
                      int64_t dim,
                      const yg_tensor *index,
@@ -1365,7 +1365,7 @@ static yg_status scatter_value_traced(const yg_tensor *self,
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/native_functions.yaml:878] */
+ * [specs/native_functions.yaml:883] */
 yg_status yg_scatter_value(const yg_tensor *self,
                            int64_t dim,
                            const yg_tensor *index,
@@ -1477,7 +1477,7 @@ static yg_status scatter_add_traced(const yg_tensor *self,
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:884] */
+ * [specs/native_functions.yaml:889] */
 yg_status yg_scatter_add(const yg_tensor *self,
                          int64_t dim,
                          const yg_tensor *index,
@@ -1564,7 +1564,7 @@ static yg_status tril_traced(const yg_tensor *self, int64_t diagonal, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:896] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:901] */
 yg_status yg_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1645,7 +1645,7 @@ static yg_status triu_traced(const yg_tensor *self, int64_t diagonal, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:901] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:906] */
 yg_status yg_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1745,7 +1745,7 @@ static yg_status constant_pad_nd_traced(const yg_tensor *self,
 }
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/native_functions.yaml:908] */
+ * [specs/native_functions.yaml:913] */
 yg_status yg_constant_pad_nd(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -1830,7 +1830,7 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
  *   int ignore_index) -> Tensor
- * [specs/native_functions.yaml:930] */
+ * [specs/native_functions.yaml:935] */
 yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
                                const yg_tensor *target,
                                const int64_t *self_sizes,
@@ -1929,7 +1929,7 @@ static yg_status embedding_traced(const yg_tensor *weight,
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:973] */
+ * [specs/native_functions.yaml:978] */
 yg_status yg_embedding(const yg_tensor *weight,
                        const yg_tensor *indices,
                        int64_t padding_idx,
@@ -2010,7 +2010,7 @@ static yg_status embedding_backward_traced(const yg_tensor *grad_output,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:978] */
+ * [specs/native_functions.yaml:983] */
 yg_status yg_embedding_backward(const yg_tensor *grad_output,
                                 const yg_tensor *indices,
                                 const int64_t *weight_sizes,
@@ -2155,7 +2155,7 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1014] */
+ * [specs/native_functions.yaml:1019] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -2253,7 +2253,7 @@ static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_outpu
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1024] */
+ * [specs/native_functions.yaml:1029] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -2338,7 +2338,7 @@ static yg_status upsample_nearest2d_traced(const yg_tensor *self,
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1029] */
+ * [specs/native_functions.yaml:1034] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -2406,7 +2406,7 @@ static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1033] */
+ * [specs/native_functions.yaml:1038] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,
@@ -2469,7 +2469,7 @@ static yg_status zeros_traced(const int64_t *size,
 }
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1044] */
+ * [specs/native_functions.yaml:1049] */
 yg_status yg_zeros(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -2527,7 +2527,7 @@ static yg_status ones_traced(const int64_t *size,
 }
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1048] */
+ * [specs/native_functions.yaml:1053] */
 yg_status yg_ones(const int64_t *size,
                   int64_t size_len,
                   const yg_dtype *dtype,
@@ -2588,7 +2588,7 @@ static yg_status full_traced(const int64_t *size,
 }
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1052] */
+ * [specs/native_functions.yaml:1057] */
 yg_status yg_full(const int64_t *size,
                   int64_t size_len,
                   double fill_value,
@@ -2647,7 +2647,7 @@ static yg_status empty_traced(const int64_t *size,
 }
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1057] */
+ * [specs/native_functions.yaml:1062] */
 yg_status yg_empty(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -2703,7 +2703,7 @@ static yg_status arange_traced(double end,
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1063] */
+ * [specs/native_functions.yaml:1068] */
 yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -2762,7 +2762,7 @@ static yg_status arange_start_traced(double start,
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1067] */
+ * [specs/native_functions.yaml:1072] */
 yg_status yg_arange_start(double start,
                           double end,
                           double step,
@@ -2826,7 +2826,7 @@ static yg_status linspace_traced(double start,
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1072] */
+ * [specs/native_functions.yaml:1077] */
 yg_status yg_linspace(double start,
                       double end,
                       int64_t steps,
@@ -2883,7 +2883,7 @@ static yg_status eye_traced(int64_t n,
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1077] */
+ * [specs/native_functions.yaml:1082] */
 yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -2938,7 +2938,7 @@ static yg_status eye_m_traced(int64_t n,
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1081] */
+ * [specs/native_functions.yaml:1086] */
 yg_status yg_eye_m(int64_t n,
                    int64_t m,
                    const yg_dtype *dtype,
@@ -3000,7 +3000,7 @@ static yg_status rand_traced(const int64_t *size,
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1101] */
+ * [specs/native_functions.yaml:1106] */
 yg_status yg_rand(const int64_t *size,
                   int64_t size_len,
                   yg_generator *generator,
@@ -3063,7 +3063,7 @@ static yg_status randn_traced(const int64_t *size,
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1106] */
+ * [specs/native_functions.yaml:1111] */
 yg_status yg_randn(const int64_t *size,
                    int64_t size_len,
                    yg_generator *generator,
@@ -3132,7 +3132,7 @@ static yg_status randint_traced(int64_t low,
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1111] */
+ * [specs/native_functions.yaml:1116] */
 yg_status yg_randint(int64_t low,
                      int64_t high,
                      const int64_t *size,
@@ -3184,7 +3184,7 @@ static yg_status bernoulli_traced(const yg_tensor *self, yg_generator *generator
 }
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1116] */
+ * [specs/native_functions.yaml:1121] */
 yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
     yg_device dev;
@@ -3235,7 +3235,7 @@ static yg_status bernoulli_p_traced(const yg_tensor *self,
 }
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1121] */
+ * [specs/native_functions.yaml:1126] */
 yg_status yg_bernoulli_p(const yg_tensor *self,
                          double p,
                          yg_generator *generator,
@@ -3320,7 +3320,7 @@ static yg_status reflection_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1168] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1173] */
 yg_status yg_reflection_pad(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
@@ -3425,7 +3425,7 @@ static yg_status reflection_pad_backward_traced(const yg_tensor *grad_output,
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1175] */
+ * [specs/native_functions.yaml:1180] */
 yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
                                      const int64_t *self_sizes,
                                      int64_t self_sizes_len,
@@ -3532,7 +3532,7 @@ static yg_status replication_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1180] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1185] */
 yg_status yg_replication_pad(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -3637,7 +3637,7 @@ static yg_status replication_pad_backward_traced(const yg_tensor *grad_output,
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1185] */
+ * [specs/native_functions.yaml:1190] */
 yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
                                       const int64_t *self_sizes,
                                       int64_t self_sizes_len,
@@ -3741,7 +3741,7 @@ static yg_status index_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1225] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1230] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
                    int64_t indices_len,
@@ -3832,7 +3832,7 @@ out:
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/native_functions.yaml:1234] */
+ * [specs/native_functions.yaml:1239] */
 yg_status yg_index_put(const yg_tensor *self,
                        const yg_tensor *const *indices,
                        int64_t indices_len,
@@ -3930,7 +3930,7 @@ out:
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/native_functions.yaml:1239] */
+ * [specs/native_functions.yaml:1244] */
 yg_status yg_index_put_(yg_tensor *self,
                         const yg_tensor *const *indices,
                         int64_t indices_len,

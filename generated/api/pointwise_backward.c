@@ -90,7 +90,7 @@ static yg_status tanh_backward_traced(const yg_tensor *grad_output,
 }
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:428] */
+ * [specs/native_functions.yaml:433] */
 yg_status yg_tanh_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, output};
@@ -193,7 +193,7 @@ static yg_status sigmoid_backward_traced(const yg_tensor *grad_output,
 }
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:432] */
+ * [specs/native_functions.yaml:437] */
 yg_status yg_sigmoid_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               yg_tensor **out)
@@ -290,7 +290,7 @@ static yg_status relu_backward_traced(const yg_tensor *grad_output,
 }
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:436] */
+ * [specs/native_functions.yaml:441] */
 yg_status yg_relu_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {grad_output};
@@ -398,7 +398,7 @@ static yg_status pow_backward_traced(const yg_tensor *grad_output,
 }
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:440] */
+ * [specs/native_functions.yaml:445] */
 yg_status yg_pow_backward(const yg_tensor *grad_output,
                           const yg_tensor *self,
                           double exponent,
@@ -464,7 +464,7 @@ static yg_status gelu_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:450] */
 yg_status yg_gelu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
@@ -518,7 +518,7 @@ static yg_status gelu_tanh_backward_traced(const yg_tensor *grad_output,
 }
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:451] */
+ * [specs/native_functions.yaml:456] */
 yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -573,7 +573,7 @@ static yg_status silu_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:456] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:461] */
 yg_status yg_silu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
@@ -630,7 +630,7 @@ static yg_status elu_backward_traced(const yg_tensor *grad_output,
 }
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:460] */
+ * [specs/native_functions.yaml:465] */
 yg_status yg_elu_backward(const yg_tensor *grad_output,
                           const yg_tensor *self,
                           double alpha,
@@ -723,7 +723,7 @@ static yg_status leaky_relu_backward_traced(const yg_tensor *grad_output,
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:464] */
+ * [specs/native_functions.yaml:469] */
 yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,
                                  const yg_tensor *self,
                                  double negative_slope,
@@ -796,7 +796,7 @@ static yg_status softplus_backward_traced(const yg_tensor *grad_output,
 }
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:468] */
+ * [specs/native_functions.yaml:473] */
 yg_status yg_softplus_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double beta,
@@ -895,7 +895,7 @@ static yg_status hardtanh_backward_traced(const yg_tensor *grad_output,
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:473] */
+ * [specs/native_functions.yaml:478] */
 yg_status yg_hardtanh_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double min_val,
@@ -1004,7 +1004,7 @@ static yg_status clamp_backward_traced(const yg_tensor *grad_output,
 }
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:478] */
+ * [specs/native_functions.yaml:483] */
 yg_status yg_clamp_backward(const yg_tensor *grad_output,
                             const yg_tensor *self,
                             double min,
@@ -1108,7 +1108,7 @@ static yg_status clamp_min_backward_traced(const yg_tensor *grad_output,
 }
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:482] */
+ * [specs/native_functions.yaml:487] */
 yg_status yg_clamp_min_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 double min,
@@ -1211,7 +1211,7 @@ static yg_status clamp_max_backward_traced(const yg_tensor *grad_output,
 }
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:486] */
+ * [specs/native_functions.yaml:491] */
 yg_status yg_clamp_max_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 double max,
@@ -1316,7 +1316,7 @@ static yg_status maximum_backward_traced(const yg_tensor *grad_output,
 }
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:493] */
+ * [specs/native_functions.yaml:498] */
 yg_status yg_maximum_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               const yg_tensor *other,
@@ -1422,7 +1422,7 @@ static yg_status minimum_backward_traced(const yg_tensor *grad_output,
 }
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:497] */
+ * [specs/native_functions.yaml:502] */
 yg_status yg_minimum_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               const yg_tensor *other,

@@ -639,7 +639,7 @@ static yg_status pow_backward_self_traced(const yg_tensor *grad_output,
 }
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:507] */
+ * [specs/native_functions.yaml:512] */
 yg_status yg_pow_backward_self(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                const yg_tensor *exponent,
@@ -703,7 +703,7 @@ static yg_status pow_backward_exponent_traced(const yg_tensor *grad_output,
 }
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:513] */
+ * [specs/native_functions.yaml:518] */
 yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *exponent,

@@ -3854,7 +3854,7 @@ static yg_status floor_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:411] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:416] */
 yg_status yg_floor(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -3931,7 +3931,7 @@ static yg_status ceil_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:415] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:420] */
 yg_status yg_ceil(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4008,7 +4008,7 @@ static yg_status round_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:419] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:424] */
 yg_status yg_round(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4085,7 +4085,7 @@ static yg_status trunc_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:423] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:428] */
 yg_status yg_trunc(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4162,7 +4162,7 @@ static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:760] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:765] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4245,7 +4245,7 @@ static yg_status to_copy_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor
     return yg__trace_end_node();
 }
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1256] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1261] */
 yg_status yg_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

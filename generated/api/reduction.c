@@ -68,7 +68,7 @@ static yg_status sum_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:518] */
+/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:523] */
 yg_status yg_sum(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -167,7 +167,7 @@ static yg_status sum_dim_traced(const yg_tensor *self,
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:523] */
+ * [specs/native_functions.yaml:528] */
 yg_status yg_sum_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -252,7 +252,7 @@ static yg_status mean_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:528] */
+/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:533] */
 yg_status yg_mean(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -351,7 +351,7 @@ static yg_status mean_dim_traced(const yg_tensor *self,
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:532] */
+ * [specs/native_functions.yaml:537] */
 yg_status yg_mean_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -456,7 +456,7 @@ static yg_status prod_dim_traced(const yg_tensor *self,
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:543] */
+ * [specs/native_functions.yaml:548] */
 yg_status yg_prod_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -531,7 +531,7 @@ static yg_status prod_backward_traced(const yg_tensor *grad_output,
 }
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:549] */
+ * [specs/native_functions.yaml:554] */
 yg_status yg_prod_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const int64_t *dim,
@@ -631,7 +631,7 @@ static yg_status amax_traced(const yg_tensor *self,
 }
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:554] */
+ * [specs/native_functions.yaml:559] */
 yg_status yg_amax(const yg_tensor *self,
                   const int64_t *dim,
                   int64_t dim_len,
@@ -739,7 +739,7 @@ static yg_status amin_traced(const yg_tensor *self,
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:559] */
+ * [specs/native_functions.yaml:564] */
 yg_status yg_amin(const yg_tensor *self,
                   const int64_t *dim,
                   int64_t dim_len,
@@ -850,7 +850,7 @@ static yg_status max_dim_traced(const yg_tensor *self,
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:574] */
+ * [specs/native_functions.yaml:579] */
 yg_status yg_max_dim(const yg_tensor *self,
                      int64_t dim,
                      bool keepdim,
@@ -966,7 +966,7 @@ static yg_status min_dim_traced(const yg_tensor *self,
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:579] */
+ * [specs/native_functions.yaml:584] */
 yg_status yg_min_dim(const yg_tensor *self,
                      int64_t dim,
                      bool keepdim,
@@ -1050,7 +1050,7 @@ static yg_status minmax_backward_traced(const yg_tensor *grad_output,
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:591] */
+ * [specs/native_functions.yaml:596] */
 yg_status yg_minmax_backward(const yg_tensor *grad_output,
                              const yg_tensor *self,
                              const yg_tensor *output,
@@ -1105,7 +1105,7 @@ static yg_status argmax_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:597] */
+/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:602] */
 yg_status yg_argmax(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -1156,7 +1156,7 @@ static yg_status argmax_dim_traced(const yg_tensor *self,
 }
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:602] */
+ * [specs/native_functions.yaml:607] */
 yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -1198,7 +1198,7 @@ static yg_status argmin_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:607] */
+/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:612] */
 yg_status yg_argmin(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -1249,7 +1249,7 @@ static yg_status argmin_dim_traced(const yg_tensor *self,
 }
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:612] */
+ * [specs/native_functions.yaml:617] */
 yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -1291,7 +1291,7 @@ static yg_status all_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:618] */
+/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:623] */
 yg_status yg_all(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -1344,7 +1344,7 @@ static yg_status all_dim_traced(const yg_tensor *self,
 }
 
 /* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:623] */
+ * [specs/native_functions.yaml:628] */
 yg_status yg_all_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -1390,7 +1390,7 @@ static yg_status any_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:628] */
+/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:633] */
 yg_status yg_any(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -1443,7 +1443,7 @@ static yg_status any_dim_traced(const yg_tensor *self,
 }
 
 /* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:633] */
+ * [specs/native_functions.yaml:638] */
 yg_status yg_any_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -1538,7 +1538,7 @@ static yg_status var_traced(const yg_tensor *self,
 }
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:640] */
+ * [specs/native_functions.yaml:645] */
 yg_status yg_var(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -1652,7 +1652,7 @@ static yg_status std_traced(const yg_tensor *self,
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:644] */
+ * [specs/native_functions.yaml:649] */
 yg_status yg_std(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -1780,7 +1780,7 @@ static yg_status var_mean_traced(const yg_tensor *self,
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/native_functions.yaml:649] */
+ * [specs/native_functions.yaml:654] */
 yg_status yg_var_mean(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -1900,7 +1900,7 @@ static yg_status norm_traced(const yg_tensor *self,
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:658] */
+ * [specs/native_functions.yaml:663] */
 yg_status yg_norm(const yg_tensor *self,
                   double p,
                   const int64_t *dim,
@@ -1983,7 +1983,7 @@ static yg_status norm_backward_traced(const yg_tensor *grad_output,
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:662] */
+ * [specs/native_functions.yaml:667] */
 yg_status yg_norm_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const yg_tensor *output,
@@ -2086,7 +2086,7 @@ static yg_status logsumexp_traced(const yg_tensor *self,
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:667] */
+ * [specs/native_functions.yaml:672] */
 yg_status yg_logsumexp(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
@@ -2174,7 +2174,7 @@ static yg_status log_softmax_traced(const yg_tensor *self, int64_t dim, yg_tenso
     return yg__trace_end_node();
 }
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:918] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:923] */
 yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2240,7 +2240,7 @@ static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:922] */
+ * [specs/native_functions.yaml:927] */
 yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
                                   const yg_tensor *output,
                                   int64_t dim,
@@ -2335,7 +2335,7 @@ static yg_status nll_loss_traced(const yg_tensor *self,
 }
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:926] */
+ * [specs/native_functions.yaml:931] */
 yg_status yg_nll_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -2424,7 +2424,7 @@ static yg_status softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **
     return yg__trace_end_node();
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:934] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:939] */
 yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2558,7 +2558,7 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1010] */
+ * [specs/native_functions.yaml:1015] */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2677,7 +2677,7 @@ static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1020] */
+ * [specs/native_functions.yaml:1025] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -2816,7 +2816,7 @@ static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1146] */
+ * [specs/native_functions.yaml:1151] */
 yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,

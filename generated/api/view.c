@@ -81,7 +81,7 @@ static yg_status transpose_traced(const yg_tensor *self,
 }
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
- * [specs/native_functions.yaml:740] */
+ * [specs/native_functions.yaml:745] */
 yg_status yg_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -161,7 +161,7 @@ static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:744] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:749] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -251,7 +251,7 @@ static yg_status view_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:748] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:753] */
 yg_status yg_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -341,7 +341,7 @@ static yg_status expand_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:752] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:757] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -425,7 +425,7 @@ static yg_status unsqueeze_traced(const yg_tensor *self, int64_t dim, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:756] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:761] */
 yg_status yg_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -508,7 +508,7 @@ static yg_status squeeze_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:769] */
+/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:774] */
 yg_status yg_squeeze(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -592,7 +592,7 @@ static yg_status squeeze_dim_traced(const yg_tensor *self, int64_t dim, yg_tenso
     return yg__trace_end_node();
 }
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:774] */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:779] */
 yg_status yg_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -687,7 +687,7 @@ static yg_status permute_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:779] */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:784] */
 yg_status yg_permute(const yg_tensor *self,
                      const int64_t *dims,
                      int64_t dims_len,
@@ -783,7 +783,7 @@ static yg_status select_traced(const yg_tensor *self, int64_t dim, int64_t index
     return yg__trace_end_node();
 }
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:788] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:793] */
 yg_status yg_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -891,7 +891,7 @@ static yg_status slice_traced(const yg_tensor *self,
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
- * [specs/native_functions.yaml:795] */
+ * [specs/native_functions.yaml:800] */
 yg_status yg_slice(const yg_tensor *self,
                    int64_t dim,
                    int64_t start,
@@ -1007,7 +1007,7 @@ static yg_status split_traced(const yg_tensor *self,
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1198] */
+ * [specs/native_functions.yaml:1203] */
 yg_status yg_split(const yg_tensor *self,
                    int64_t split_size,
                    int64_t dim,
@@ -1128,7 +1128,7 @@ static yg_status split_with_sizes_traced(const yg_tensor *self,
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1203] */
+ * [specs/native_functions.yaml:1208] */
 yg_status yg_split_with_sizes(const yg_tensor *self,
                               const int64_t *split_sizes,
                               int64_t split_sizes_len,
@@ -1248,7 +1248,7 @@ static yg_status chunk_traced(const yg_tensor *self,
 }
 
 /* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1209] */
+ * [specs/native_functions.yaml:1214] */
 yg_status yg_chunk(const yg_tensor *self,
                    int64_t chunks,
                    int64_t dim,
@@ -1363,7 +1363,7 @@ static yg_status unbind_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1215] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1220] */
 yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len)
 {
     const yg_tensor *inputs[1] = {self};

@@ -95,6 +95,7 @@ yg_boxed_impl yg__boxed_hardtanh;
 yg_boxed_impl yg__boxed_clamp;
 yg_boxed_impl yg__boxed_clamp_min;
 yg_boxed_impl yg__boxed_clamp_max;
+yg_boxed_impl yg__boxed_clamp_opt;
 yg_boxed_impl yg__boxed_floor;
 yg_boxed_impl yg__boxed_ceil;
 yg_boxed_impl yg__boxed_round;

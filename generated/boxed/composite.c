@@ -24,9 +24,27 @@ yg_status yg__boxed_div_mode(const yg_ir_node *node,
     return yg_div_mode(in[0], in[1], rounding_mode, &out[0]);
 }
 
+/* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+ * [specs/native_functions.yaml:411] */
+yg_status yg__boxed_clamp_opt(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    double min_buf = 0;
+    const double *min = NULL;
+    double max_buf = 0;
+    const double *max = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "min", NULL, &min_buf, &min));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "max", NULL, &max_buf, &max));
+    return yg_clamp_opt(in[0], min, max, &out[0]);
+}
+
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
- * [specs/native_functions.yaml:505] */
+ * [specs/native_functions.yaml:510] */
 yg_status yg__boxed_atan2_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -39,7 +57,7 @@ yg_status yg__boxed_atan2_backward(const yg_ir_node *node,
     return yg_atan2_backward(in[0], in[1], in[2], grad_input_mask, &out[0], &out[1]);
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:540] */
+/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:545] */
 yg_status yg__boxed_prod(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -50,7 +68,7 @@ yg_status yg__boxed_prod(const yg_ir_node *node,
     return yg_prod(in[0], &out[0]);
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:565] */
+/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:570] */
 yg_status yg__boxed_max(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -61,7 +79,7 @@ yg_status yg__boxed_max(const yg_ir_node *node,
     return yg_max(in[0], &out[0]);
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:568] */
+/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:573] */
 yg_status yg__boxed_min(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -74,7 +92,7 @@ yg_status yg__boxed_min(const yg_ir_node *node,
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:586] */
+ * [specs/native_functions.yaml:591] */
 yg_status yg__boxed_value_selecting_reduction_backward(const yg_ir_node *node,
                                                        yg_tensor *const *in,
                                                        int32_t n_in,
@@ -98,7 +116,7 @@ yg_status yg__boxed_value_selecting_reduction_backward(const yg_ir_node *node,
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:654] */
+ * [specs/native_functions.yaml:659] */
 yg_status yg__boxed_var_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -116,7 +134,7 @@ yg_status yg__boxed_var_backward(const yg_ir_node *node,
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:673] */
+ * [specs/native_functions.yaml:678] */
 yg_status yg__boxed_logsumexp_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -131,7 +149,7 @@ yg_status yg__boxed_logsumexp_backward(const yg_ir_node *node,
     return yg_logsumexp_backward(in[0], in[1], in[2], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:687] */
+/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:692] */
 yg_status yg__boxed_cumsum_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -145,7 +163,7 @@ yg_status yg__boxed_cumsum_backward(const yg_ir_node *node,
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:695] */
+ * [specs/native_functions.yaml:700] */
 yg_status yg__boxed_sum_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -163,7 +181,7 @@ yg_status yg__boxed_sum_backward(const yg_ir_node *node,
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:699] */
+ * [specs/native_functions.yaml:704] */
 yg_status yg__boxed_mean_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -180,7 +198,7 @@ yg_status yg__boxed_mean_backward(const yg_ir_node *node,
     return yg_mean_backward(in[0], sizes.items, sizes.len, dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:702] */
+/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:707] */
 yg_status yg__boxed_sum_to(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -193,7 +211,7 @@ yg_status yg__boxed_sum_to(const yg_ir_node *node,
     return yg_sum_to(in[0], size.items, size.len, &out[0]);
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:717] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:722] */
 yg_status yg__boxed_matmul(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -204,7 +222,7 @@ yg_status yg__boxed_matmul(const yg_ir_node *node,
     return yg_matmul(in[0], in[1], &out[0]);
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:720] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:725] */
 yg_status yg__boxed_dot(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -215,7 +233,7 @@ yg_status yg__boxed_dot(const yg_ir_node *node,
     return yg_dot(in[0], in[1], &out[0]);
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:724] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:729] */
 yg_status yg__boxed_mv(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -226,7 +244,7 @@ yg_status yg__boxed_mv(const yg_ir_node *node,
     return yg_mv(in[0], in[1], &out[0]);
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:727] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:732] */
 yg_status yg__boxed_outer(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -238,7 +256,7 @@ yg_status yg__boxed_outer(const yg_ir_node *node,
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:732] */
+ * [specs/native_functions.yaml:737] */
 yg_status yg__boxed_addmm(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -254,7 +272,7 @@ yg_status yg__boxed_addmm(const yg_ir_node *node,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:735] */
+ * [specs/native_functions.yaml:740] */
 yg_status yg__boxed_baddbmm(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -270,7 +288,7 @@ yg_status yg__boxed_baddbmm(const yg_ir_node *node,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:737] */
+ * [specs/native_functions.yaml:742] */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -281,7 +299,7 @@ yg_status yg__boxed_linear(const yg_ir_node *node,
     return yg_linear(in[0], in[1], in[2], &out[0]);
 }
 
-/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:765] */
+/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:770] */
 yg_status yg__boxed_reshape(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -294,7 +312,7 @@ yg_status yg__boxed_reshape(const yg_ir_node *node,
     return yg_reshape(in[0], shape.items, shape.len, &out[0]);
 }
 
-/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:784] */
+/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:789] */
 yg_status yg__boxed_permute_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -308,7 +326,7 @@ yg_status yg__boxed_permute_backward(const yg_ir_node *node,
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
- * [specs/native_functions.yaml:800] */
+ * [specs/native_functions.yaml:805] */
 yg_status yg__boxed_narrow(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -326,7 +344,7 @@ yg_status yg__boxed_narrow(const yg_ir_node *node,
 }
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
- * [specs/native_functions.yaml:815] */
+ * [specs/native_functions.yaml:820] */
 yg_status yg__boxed_flatten(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -341,7 +359,7 @@ yg_status yg__boxed_flatten(const yg_ir_node *node,
     return yg_flatten(in[0], start_dim, end_dim, &out[0]);
 }
 
-/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:819] */
+/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:824] */
 yg_status yg__boxed_contiguous(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -352,7 +370,7 @@ yg_status yg__boxed_contiguous(const yg_ir_node *node,
     return yg_contiguous(in[0], &out[0]);
 }
 
-/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:824] */
+/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:829] */
 yg_status yg__boxed_repeat(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -365,7 +383,7 @@ yg_status yg__boxed_repeat(const yg_ir_node *node,
     return yg_repeat(in[0], repeats.items, repeats.len, &out[0]);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:829] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:834] */
 yg_status yg__boxed_cat(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -377,7 +395,7 @@ yg_status yg__boxed_cat(const yg_ir_node *node,
     return yg_cat((const yg_tensor *const *)in, n_in, dim, &out[0]);
 }
 
-/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:833] */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:838] */
 yg_status yg__boxed_stack(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -390,7 +408,7 @@ yg_status yg__boxed_stack(const yg_ir_node *node,
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:891] */
+ * [specs/native_functions.yaml:896] */
 yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -406,7 +424,7 @@ yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:914] */
+ * [specs/native_functions.yaml:919] */
 yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -420,7 +438,7 @@ yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:940] */
+ * [specs/native_functions.yaml:945] */
 yg_status yg__boxed_softmax_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -434,7 +452,7 @@ yg_status yg__boxed_softmax_backward(const yg_ir_node *node,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:945] */
+ * [specs/native_functions.yaml:950] */
 yg_status yg__boxed_mse_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -448,7 +466,7 @@ yg_status yg__boxed_mse_loss(const yg_ir_node *node,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:948] */
+ * [specs/native_functions.yaml:953] */
 yg_status yg__boxed_l1_loss(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -462,7 +480,7 @@ yg_status yg__boxed_l1_loss(const yg_ir_node *node,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:952] */
+ * [specs/native_functions.yaml:957] */
 yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -478,7 +496,7 @@ yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:956] */
+ * [specs/native_functions.yaml:961] */
 yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -493,7 +511,7 @@ yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:960] */
+ * [specs/native_functions.yaml:965] */
 yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -507,7 +525,7 @@ yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
 }
 
 /* cross_entropy(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:965] */
+ * [specs/native_functions.yaml:970] */
 yg_status yg__boxed_cross_entropy(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -524,7 +542,7 @@ yg_status yg__boxed_cross_entropy(const yg_ir_node *node,
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:969] */
+ * [specs/native_functions.yaml:974] */
 yg_status yg__boxed_layer_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -547,7 +565,7 @@ yg_status yg__boxed_layer_norm(const yg_ir_node *node,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:986] */
+ * [specs/native_functions.yaml:991] */
 yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -560,7 +578,7 @@ yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:990] */
+ * [specs/native_functions.yaml:995] */
 yg_status yg__boxed_gru_cell(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -573,7 +591,7 @@ yg_status yg__boxed_gru_cell(const yg_ir_node *node,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:996] */
+ * [specs/native_functions.yaml:1001] */
 yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -591,7 +609,7 @@ yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1000] */
+ * [specs/native_functions.yaml:1005] */
 yg_status yg__boxed_group_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -608,7 +626,7 @@ yg_status yg__boxed_group_norm(const yg_ir_node *node,
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1006] */
+ * [specs/native_functions.yaml:1011] */
 yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -642,7 +660,7 @@ yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1085] */
+ * [specs/native_functions.yaml:1090] */
 yg_status yg__boxed_zeros_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -660,7 +678,7 @@ yg_status yg__boxed_zeros_like(const yg_ir_node *node,
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1088] */
+ * [specs/native_functions.yaml:1093] */
 yg_status yg__boxed_ones_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -679,7 +697,7 @@ yg_status yg__boxed_ones_like(const yg_ir_node *node,
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1091] */
+ * [specs/native_functions.yaml:1096] */
 yg_status yg__boxed_full_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -699,7 +717,7 @@ yg_status yg__boxed_full_like(const yg_ir_node *node,
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1094] */
+ * [specs/native_functions.yaml:1099] */
 yg_status yg__boxed_empty_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -718,7 +736,7 @@ yg_status yg__boxed_empty_like(const yg_ir_node *node,
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1126] */
+ * [specs/native_functions.yaml:1131] */
 yg_status yg__boxed_rand_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -737,7 +755,7 @@ yg_status yg__boxed_rand_like(const yg_ir_node *node,
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1128] */
+ * [specs/native_functions.yaml:1133] */
 yg_status yg__boxed_randn_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -755,7 +773,7 @@ yg_status yg__boxed_randn_like(const yg_ir_node *node,
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1132] */
+ * [specs/native_functions.yaml:1137] */
 yg_status yg__boxed_dropout(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -773,7 +791,7 @@ yg_status yg__boxed_dropout(const yg_ir_node *node,
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1141] */
+ * [specs/native_functions.yaml:1146] */
 yg_status yg__boxed_batch_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -791,7 +809,7 @@ yg_status yg__boxed_batch_norm(const yg_ir_node *node,
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1152] */
+ * [specs/native_functions.yaml:1157] */
 yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -810,7 +828,7 @@ yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1158] */
+ * [specs/native_functions.yaml:1163] */
 yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -846,7 +864,7 @@ yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1161] */
+ * [specs/native_functions.yaml:1166] */
 yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -880,7 +898,7 @@ yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
 }
 
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1191] */
+ * [specs/native_functions.yaml:1196] */
 yg_status yg__boxed_pad(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -898,7 +916,7 @@ yg_status yg__boxed_pad(const yg_ir_node *node,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:1245] */
+ * [specs/native_functions.yaml:1250] */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -916,7 +934,7 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
 }
 
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
- * [specs/native_functions.yaml:1250] */
+ * [specs/native_functions.yaml:1255] */
 yg_status yg__boxed_index_put_self_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -933,7 +951,7 @@ yg_status yg__boxed_index_put_self_backward(const yg_ir_node *node,
 }
 
 /* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
- * [specs/native_functions.yaml:1263] */
+ * [specs/native_functions.yaml:1268] */
 yg_status yg__boxed_to_dtype(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -948,7 +966,7 @@ yg_status yg__boxed_to_dtype(const yg_ir_node *node,
     return yg_to_dtype(in[0], dtype, copy, &out[0]);
 }
 
-/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1267] */
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1272] */
 yg_status yg__boxed_type_as(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

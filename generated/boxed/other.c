@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:676] */
+/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:681] */
 yg_status yg__boxed_cumsum(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -23,7 +23,7 @@ yg_status yg__boxed_cumsum(const yg_ir_node *node,
     return yg_cumsum(in[0], dim, &out[0]);
 }
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:681] */
+/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:686] */
 yg_status yg__boxed_cumprod(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -37,7 +37,7 @@ yg_status yg__boxed_cumprod(const yg_ir_node *node,
 }
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:690] */
+ * [specs/native_functions.yaml:695] */
 yg_status yg__boxed_cumprod_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -50,7 +50,7 @@ yg_status yg__boxed_cumprod_backward(const yg_ir_node *node,
     return yg_cumprod_backward(in[0], in[1], dim, &out[0]);
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:706] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:711] */
 yg_status yg__boxed_mm(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -61,7 +61,7 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
     return yg_mm(in[0], in[1], &out[0]);
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:711] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:716] */
 yg_status yg__boxed_bmm(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -73,7 +73,7 @@ yg_status yg__boxed_bmm(const yg_ir_node *node,
 }
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/native_functions.yaml:804] */
+ * [specs/native_functions.yaml:809] */
 yg_status yg__boxed_select_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -92,7 +92,7 @@ yg_status yg__boxed_select_backward(const yg_ir_node *node,
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
- * [specs/native_functions.yaml:809] */
+ * [specs/native_functions.yaml:814] */
 yg_status yg__boxed_slice_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -120,7 +120,7 @@ yg_status yg__boxed_slice_backward(const yg_ir_node *node,
                              &out[0]);
 }
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:837] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:842] */
 yg_status yg__boxed_flip(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -134,7 +134,7 @@ yg_status yg__boxed_flip(const yg_ir_node *node,
 }
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:844] */
+ * [specs/native_functions.yaml:849] */
 yg_status yg__boxed_index_select(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -148,7 +148,7 @@ yg_status yg__boxed_index_select(const yg_ir_node *node,
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:851] */
+ * [specs/native_functions.yaml:856] */
 yg_status yg__boxed_index_select_backward(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,
@@ -163,7 +163,7 @@ yg_status yg__boxed_index_select_backward(const yg_ir_node *node,
     return yg_index_select_backward(in[0], self_sizes.items, self_sizes.len, dim, in[1], &out[0]);
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:859] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:864] */
 yg_status yg__boxed_gather(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -177,7 +177,7 @@ yg_status yg__boxed_gather(const yg_ir_node *node,
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:866] */
+ * [specs/native_functions.yaml:871] */
 yg_status yg__boxed_gather_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -193,7 +193,7 @@ yg_status yg__boxed_gather_backward(const yg_ir_node *node,
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:873] */
+ * [specs/native_functions.yaml:878] */
 yg_status yg__boxed_scatter(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -207,7 +207,7 @@ yg_status yg__boxed_scatter(const yg_ir_node *node,
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/native_functions.yaml:878] */
+ * [specs/native_functions.yaml:883] */
 yg_status yg__boxed_scatter_value(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -223,7 +223,7 @@ yg_status yg__boxed_scatter_value(const yg_ir_node *node,
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:884] */
+ * [specs/native_functions.yaml:889] */
 yg_status yg__boxed_scatter_add(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -236,7 +236,7 @@ yg_status yg__boxed_scatter_add(const yg_ir_node *node,
     return yg_scatter_add(in[0], dim, in[1], in[2], &out[0]);
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:896] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:901] */
 yg_status yg__boxed_tril(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -249,7 +249,7 @@ yg_status yg__boxed_tril(const yg_ir_node *node,
     return yg_tril(in[0], diagonal, &out[0]);
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:901] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:906] */
 yg_status yg__boxed_triu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -263,7 +263,7 @@ yg_status yg__boxed_triu(const yg_ir_node *node,
 }
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/native_functions.yaml:908] */
+ * [specs/native_functions.yaml:913] */
 yg_status yg__boxed_constant_pad_nd(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -280,7 +280,7 @@ yg_status yg__boxed_constant_pad_nd(const yg_ir_node *node,
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
  *   int ignore_index) -> Tensor
- * [specs/native_functions.yaml:930] */
+ * [specs/native_functions.yaml:935] */
 yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -304,7 +304,7 @@ yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:973] */
+ * [specs/native_functions.yaml:978] */
 yg_status yg__boxed_embedding(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -319,7 +319,7 @@ yg_status yg__boxed_embedding(const yg_ir_node *node,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:978] */
+ * [specs/native_functions.yaml:983] */
 yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -341,7 +341,7 @@ yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1014] */
+ * [specs/native_functions.yaml:1019] */
 yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -376,7 +376,7 @@ yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1024] */
+ * [specs/native_functions.yaml:1029] */
 yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -390,7 +390,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1029] */
+ * [specs/native_functions.yaml:1034] */
 yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -404,7 +404,7 @@ yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1033] */
+ * [specs/native_functions.yaml:1038] */
 yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
                                                 yg_tensor *const *in,
                                                 int32_t n_in,
@@ -418,7 +418,7 @@ yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
 }
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1044] */
+ * [specs/native_functions.yaml:1049] */
 yg_status yg__boxed_zeros(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -439,7 +439,7 @@ yg_status yg__boxed_zeros(const yg_ir_node *node,
 }
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1048] */
+ * [specs/native_functions.yaml:1053] */
 yg_status yg__boxed_ones(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -460,7 +460,7 @@ yg_status yg__boxed_ones(const yg_ir_node *node,
 }
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1052] */
+ * [specs/native_functions.yaml:1057] */
 yg_status yg__boxed_full(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -483,7 +483,7 @@ yg_status yg__boxed_full(const yg_ir_node *node,
 }
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1057] */
+ * [specs/native_functions.yaml:1062] */
 yg_status yg__boxed_empty(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -504,7 +504,7 @@ yg_status yg__boxed_empty(const yg_ir_node *node,
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1063] */
+ * [specs/native_functions.yaml:1068] */
 yg_status yg__boxed_arange(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -526,7 +526,7 @@ yg_status yg__boxed_arange(const yg_ir_node *node,
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1067] */
+ * [specs/native_functions.yaml:1072] */
 yg_status yg__boxed_arange_start(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -552,7 +552,7 @@ yg_status yg__boxed_arange_start(const yg_ir_node *node,
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1072] */
+ * [specs/native_functions.yaml:1077] */
 yg_status yg__boxed_linspace(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -577,7 +577,7 @@ yg_status yg__boxed_linspace(const yg_ir_node *node,
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1077] */
+ * [specs/native_functions.yaml:1082] */
 yg_status yg__boxed_eye(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -598,7 +598,7 @@ yg_status yg__boxed_eye(const yg_ir_node *node,
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1081] */
+ * [specs/native_functions.yaml:1086] */
 yg_status yg__boxed_eye_m(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -622,7 +622,7 @@ yg_status yg__boxed_eye_m(const yg_ir_node *node,
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1101] */
+ * [specs/native_functions.yaml:1106] */
 yg_status yg__boxed_rand(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -644,7 +644,7 @@ yg_status yg__boxed_rand(const yg_ir_node *node,
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1106] */
+ * [specs/native_functions.yaml:1111] */
 yg_status yg__boxed_randn(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -666,7 +666,7 @@ yg_status yg__boxed_randn(const yg_ir_node *node,
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1111] */
+ * [specs/native_functions.yaml:1116] */
 yg_status yg__boxed_randint(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -691,7 +691,7 @@ yg_status yg__boxed_randint(const yg_ir_node *node,
 }
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1116] */
+ * [specs/native_functions.yaml:1121] */
 yg_status yg__boxed_bernoulli(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -703,7 +703,7 @@ yg_status yg__boxed_bernoulli(const yg_ir_node *node,
 }
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1121] */
+ * [specs/native_functions.yaml:1126] */
 yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -716,7 +716,7 @@ yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
     return yg_bernoulli_p(in[0], p, NULL, &out[0]);
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1168] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1173] */
 yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -730,7 +730,7 @@ yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1175] */
+ * [specs/native_functions.yaml:1180] */
 yg_status yg__boxed_reflection_pad_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -750,7 +750,7 @@ yg_status yg__boxed_reflection_pad_backward(const yg_ir_node *node,
                                       &out[0]);
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1180] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1185] */
 yg_status yg__boxed_replication_pad(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -764,7 +764,7 @@ yg_status yg__boxed_replication_pad(const yg_ir_node *node,
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1185] */
+ * [specs/native_functions.yaml:1190] */
 yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -784,7 +784,7 @@ yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
                                        &out[0]);
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1225] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1230] */
 yg_status yg__boxed_index(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:428] */
+ * [specs/native_functions.yaml:433] */
 yg_status yg__boxed_tanh_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -23,7 +23,7 @@ yg_status yg__boxed_tanh_backward(const yg_ir_node *node,
 }
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:432] */
+ * [specs/native_functions.yaml:437] */
 yg_status yg__boxed_sigmoid_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -35,7 +35,7 @@ yg_status yg__boxed_sigmoid_backward(const yg_ir_node *node,
 }
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:436] */
+ * [specs/native_functions.yaml:441] */
 yg_status yg__boxed_relu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -47,7 +47,7 @@ yg_status yg__boxed_relu_backward(const yg_ir_node *node,
 }
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:440] */
+ * [specs/native_functions.yaml:445] */
 yg_status yg__boxed_pow_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -60,7 +60,7 @@ yg_status yg__boxed_pow_backward(const yg_ir_node *node,
     return yg_pow_backward(in[0], in[1], exponent, &out[0]);
 }
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:450] */
 yg_status yg__boxed_gelu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -72,7 +72,7 @@ yg_status yg__boxed_gelu_backward(const yg_ir_node *node,
 }
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:451] */
+ * [specs/native_functions.yaml:456] */
 yg_status yg__boxed_gelu_tanh_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -83,7 +83,7 @@ yg_status yg__boxed_gelu_tanh_backward(const yg_ir_node *node,
     return yg_gelu_tanh_backward(in[0], in[1], &out[0]);
 }
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:456] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:461] */
 yg_status yg__boxed_silu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -95,7 +95,7 @@ yg_status yg__boxed_silu_backward(const yg_ir_node *node,
 }
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:460] */
+ * [specs/native_functions.yaml:465] */
 yg_status yg__boxed_elu_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -109,7 +109,7 @@ yg_status yg__boxed_elu_backward(const yg_ir_node *node,
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:464] */
+ * [specs/native_functions.yaml:469] */
 yg_status yg__boxed_leaky_relu_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -123,7 +123,7 @@ yg_status yg__boxed_leaky_relu_backward(const yg_ir_node *node,
 }
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:468] */
+ * [specs/native_functions.yaml:473] */
 yg_status yg__boxed_softplus_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -139,7 +139,7 @@ yg_status yg__boxed_softplus_backward(const yg_ir_node *node,
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:473] */
+ * [specs/native_functions.yaml:478] */
 yg_status yg__boxed_hardtanh_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -155,7 +155,7 @@ yg_status yg__boxed_hardtanh_backward(const yg_ir_node *node,
 }
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:478] */
+ * [specs/native_functions.yaml:483] */
 yg_status yg__boxed_clamp_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -171,7 +171,7 @@ yg_status yg__boxed_clamp_backward(const yg_ir_node *node,
 }
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:482] */
+ * [specs/native_functions.yaml:487] */
 yg_status yg__boxed_clamp_min_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -185,7 +185,7 @@ yg_status yg__boxed_clamp_min_backward(const yg_ir_node *node,
 }
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:486] */
+ * [specs/native_functions.yaml:491] */
 yg_status yg__boxed_clamp_max_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -199,7 +199,7 @@ yg_status yg__boxed_clamp_max_backward(const yg_ir_node *node,
 }
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:493] */
+ * [specs/native_functions.yaml:498] */
 yg_status yg__boxed_maximum_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -211,7 +211,7 @@ yg_status yg__boxed_maximum_backward(const yg_ir_node *node,
 }
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:497] */
+ * [specs/native_functions.yaml:502] */
 yg_status yg__boxed_minimum_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,

@@ -91,7 +91,7 @@ yg_status yg__boxed_addcdiv_(const yg_ir_node *node,
 }
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:507] */
+ * [specs/native_functions.yaml:512] */
 yg_status yg__boxed_pow_backward_self(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -103,7 +103,7 @@ yg_status yg__boxed_pow_backward_self(const yg_ir_node *node,
 }
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:513] */
+ * [specs/native_functions.yaml:518] */
 yg_status yg__boxed_pow_backward_exponent(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,

@@ -649,7 +649,7 @@ yg_status yg__boxed_clamp_max(const yg_ir_node *node,
     return yg_clamp_max(in[0], max, &out[0]);
 }
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:411] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:416] */
 yg_status yg__boxed_floor(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -660,7 +660,7 @@ yg_status yg__boxed_floor(const yg_ir_node *node,
     return yg_floor(in[0], &out[0]);
 }
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:415] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:420] */
 yg_status yg__boxed_ceil(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -671,7 +671,7 @@ yg_status yg__boxed_ceil(const yg_ir_node *node,
     return yg_ceil(in[0], &out[0]);
 }
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:419] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:424] */
 yg_status yg__boxed_round(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -682,7 +682,7 @@ yg_status yg__boxed_round(const yg_ir_node *node,
     return yg_round(in[0], &out[0]);
 }
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:423] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:428] */
 yg_status yg__boxed_trunc(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -693,7 +693,7 @@ yg_status yg__boxed_trunc(const yg_ir_node *node,
     return yg_trunc(in[0], &out[0]);
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:760] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:765] */
 yg_status yg__boxed_clone(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -704,7 +704,7 @@ yg_status yg__boxed_clone(const yg_ir_node *node,
     return yg_clone(in[0], &out[0]);
 }
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1256] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1261] */
 yg_status yg__boxed_to_copy(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:518] */
+/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:523] */
 yg_status yg__boxed_sum(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -22,7 +22,7 @@ yg_status yg__boxed_sum(const yg_ir_node *node,
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:523] */
+ * [specs/native_functions.yaml:528] */
 yg_status yg__boxed_sum_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -37,7 +37,7 @@ yg_status yg__boxed_sum_dim(const yg_ir_node *node,
     return yg_sum_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:528] */
+/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:533] */
 yg_status yg__boxed_mean(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -49,7 +49,7 @@ yg_status yg__boxed_mean(const yg_ir_node *node,
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:532] */
+ * [specs/native_functions.yaml:537] */
 yg_status yg__boxed_mean_dim(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -65,7 +65,7 @@ yg_status yg__boxed_mean_dim(const yg_ir_node *node,
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:543] */
+ * [specs/native_functions.yaml:548] */
 yg_status yg__boxed_prod_dim(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -81,7 +81,7 @@ yg_status yg__boxed_prod_dim(const yg_ir_node *node,
 }
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:549] */
+ * [specs/native_functions.yaml:554] */
 yg_status yg__boxed_prod_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -97,7 +97,7 @@ yg_status yg__boxed_prod_backward(const yg_ir_node *node,
 }
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:554] */
+ * [specs/native_functions.yaml:559] */
 yg_status yg__boxed_amax(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -113,7 +113,7 @@ yg_status yg__boxed_amax(const yg_ir_node *node,
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:559] */
+ * [specs/native_functions.yaml:564] */
 yg_status yg__boxed_amin(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -129,7 +129,7 @@ yg_status yg__boxed_amin(const yg_ir_node *node,
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:574] */
+ * [specs/native_functions.yaml:579] */
 yg_status yg__boxed_max_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -145,7 +145,7 @@ yg_status yg__boxed_max_dim(const yg_ir_node *node,
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:579] */
+ * [specs/native_functions.yaml:584] */
 yg_status yg__boxed_min_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -162,7 +162,7 @@ yg_status yg__boxed_min_dim(const yg_ir_node *node,
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:591] */
+ * [specs/native_functions.yaml:596] */
 yg_status yg__boxed_minmax_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -177,7 +177,7 @@ yg_status yg__boxed_minmax_backward(const yg_ir_node *node,
     return yg_minmax_backward(in[0], in[1], in[2], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:597] */
+/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:602] */
 yg_status yg__boxed_argmax(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -189,7 +189,7 @@ yg_status yg__boxed_argmax(const yg_ir_node *node,
 }
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:602] */
+ * [specs/native_functions.yaml:607] */
 yg_status yg__boxed_argmax_dim(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -204,7 +204,7 @@ yg_status yg__boxed_argmax_dim(const yg_ir_node *node,
     return yg_argmax_dim(in[0], dim, keepdim, &out[0]);
 }
 
-/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:607] */
+/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:612] */
 yg_status yg__boxed_argmin(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -216,7 +216,7 @@ yg_status yg__boxed_argmin(const yg_ir_node *node,
 }
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:612] */
+ * [specs/native_functions.yaml:617] */
 yg_status yg__boxed_argmin_dim(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -231,7 +231,7 @@ yg_status yg__boxed_argmin_dim(const yg_ir_node *node,
     return yg_argmin_dim(in[0], dim, keepdim, &out[0]);
 }
 
-/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:618] */
+/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:623] */
 yg_status yg__boxed_all(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -243,7 +243,7 @@ yg_status yg__boxed_all(const yg_ir_node *node,
 }
 
 /* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:623] */
+ * [specs/native_functions.yaml:628] */
 yg_status yg__boxed_all_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -258,7 +258,7 @@ yg_status yg__boxed_all_dim(const yg_ir_node *node,
     return yg_all_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:628] */
+/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:633] */
 yg_status yg__boxed_any(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -270,7 +270,7 @@ yg_status yg__boxed_any(const yg_ir_node *node,
 }
 
 /* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:633] */
+ * [specs/native_functions.yaml:638] */
 yg_status yg__boxed_any_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -286,7 +286,7 @@ yg_status yg__boxed_any_dim(const yg_ir_node *node,
 }
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:640] */
+ * [specs/native_functions.yaml:645] */
 yg_status yg__boxed_var(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -304,7 +304,7 @@ yg_status yg__boxed_var(const yg_ir_node *node,
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:644] */
+ * [specs/native_functions.yaml:649] */
 yg_status yg__boxed_std(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -323,7 +323,7 @@ yg_status yg__boxed_std(const yg_ir_node *node,
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/native_functions.yaml:649] */
+ * [specs/native_functions.yaml:654] */
 yg_status yg__boxed_var_mean(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -341,7 +341,7 @@ yg_status yg__boxed_var_mean(const yg_ir_node *node,
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:658] */
+ * [specs/native_functions.yaml:663] */
 yg_status yg__boxed_norm(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -360,7 +360,7 @@ yg_status yg__boxed_norm(const yg_ir_node *node,
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:662] */
+ * [specs/native_functions.yaml:667] */
 yg_status yg__boxed_norm_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -378,7 +378,7 @@ yg_status yg__boxed_norm_backward(const yg_ir_node *node,
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:667] */
+ * [specs/native_functions.yaml:672] */
 yg_status yg__boxed_logsumexp(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -393,7 +393,7 @@ yg_status yg__boxed_logsumexp(const yg_ir_node *node,
     return yg_logsumexp(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:918] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:923] */
 yg_status yg__boxed_log_softmax(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -407,7 +407,7 @@ yg_status yg__boxed_log_softmax(const yg_ir_node *node,
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:922] */
+ * [specs/native_functions.yaml:927] */
 yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -421,7 +421,7 @@ yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
 }
 
 /* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:926] */
+ * [specs/native_functions.yaml:931] */
 yg_status yg__boxed_nll_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -436,7 +436,7 @@ yg_status yg__boxed_nll_loss(const yg_ir_node *node,
     return yg_nll_loss(in[0], in[1], reduction, ignore_index, &out[0]);
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:934] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:939] */
 yg_status yg__boxed_softmax(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -451,7 +451,7 @@ yg_status yg__boxed_softmax(const yg_ir_node *node,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1010] */
+ * [specs/native_functions.yaml:1015] */
 yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -483,7 +483,7 @@ yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1020] */
+ * [specs/native_functions.yaml:1025] */
 yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -498,7 +498,7 @@ yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1146] */
+ * [specs/native_functions.yaml:1151] */
 yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,

@@ -94,6 +94,7 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "clamp", .fn = yg__boxed_clamp},
     {.name = "clamp_min", .fn = yg__boxed_clamp_min},
     {.name = "clamp_max", .fn = yg__boxed_clamp_max},
+    {.name = "clamp.opt", .fn = yg__boxed_clamp_opt},
     {.name = "floor", .fn = yg__boxed_floor},
     {.name = "ceil", .fn = yg__boxed_ceil},
     {.name = "round", .fn = yg__boxed_round},
@@ -272,6 +273,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 260;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 260,
+const int32_t yg__boxed_ops_count = 261;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 261,
                "boxed table size");

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
- * [specs/native_functions.yaml:740] */
+ * [specs/native_functions.yaml:745] */
 yg_status yg__boxed_transpose(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -26,7 +26,7 @@ yg_status yg__boxed_transpose(const yg_ir_node *node,
     return yg_transpose(in[0], dim0, dim1, &out[0]);
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:744] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:749] */
 yg_status yg__boxed_t(const yg_ir_node *node,
                       yg_tensor *const *in,
                       int32_t n_in,
@@ -37,7 +37,7 @@ yg_status yg__boxed_t(const yg_ir_node *node,
     return yg_t(in[0], &out[0]);
 }
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:748] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:753] */
 yg_status yg__boxed_view(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -50,7 +50,7 @@ yg_status yg__boxed_view(const yg_ir_node *node,
     return yg_view(in[0], size.items, size.len, &out[0]);
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:752] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:757] */
 yg_status yg__boxed_expand(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -63,7 +63,7 @@ yg_status yg__boxed_expand(const yg_ir_node *node,
     return yg_expand(in[0], size.items, size.len, &out[0]);
 }
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:756] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:761] */
 yg_status yg__boxed_unsqueeze(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -76,7 +76,7 @@ yg_status yg__boxed_unsqueeze(const yg_ir_node *node,
     return yg_unsqueeze(in[0], dim, &out[0]);
 }
 
-/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:769] */
+/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:774] */
 yg_status yg__boxed_squeeze(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -87,7 +87,7 @@ yg_status yg__boxed_squeeze(const yg_ir_node *node,
     return yg_squeeze(in[0], &out[0]);
 }
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:774] */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:779] */
 yg_status yg__boxed_squeeze_dim(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -100,7 +100,7 @@ yg_status yg__boxed_squeeze_dim(const yg_ir_node *node,
     return yg_squeeze_dim(in[0], dim, &out[0]);
 }
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:779] */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:784] */
 yg_status yg__boxed_permute(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -113,7 +113,7 @@ yg_status yg__boxed_permute(const yg_ir_node *node,
     return yg_permute(in[0], dims.items, dims.len, &out[0]);
 }
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:788] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:793] */
 yg_status yg__boxed_select(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -130,7 +130,7 @@ yg_status yg__boxed_select(const yg_ir_node *node,
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
- * [specs/native_functions.yaml:795] */
+ * [specs/native_functions.yaml:800] */
 yg_status yg__boxed_slice(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -150,7 +150,7 @@ yg_status yg__boxed_slice(const yg_ir_node *node,
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1198] */
+ * [specs/native_functions.yaml:1203] */
 yg_status yg__boxed_split(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -169,7 +169,7 @@ yg_status yg__boxed_split(const yg_ir_node *node,
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1203] */
+ * [specs/native_functions.yaml:1208] */
 yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -193,7 +193,7 @@ yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
 }
 
 /* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1209] */
+ * [specs/native_functions.yaml:1214] */
 yg_status yg__boxed_chunk(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -211,7 +211,7 @@ yg_status yg__boxed_chunk(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1215] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1220] */
 yg_status yg__boxed_unbind(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

@@ -138,7 +138,7 @@ static const yg_pointwise_desc tanh_backward_desc = {
 };
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:428] */
+ * [specs/native_functions.yaml:433] */
 yg_status yg__cpu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -282,7 +282,7 @@ static const yg_pointwise_desc sigmoid_backward_desc = {
 };
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:432] */
+ * [specs/native_functions.yaml:437] */
 yg_status yg__cpu_sigmoid_backward(const yg_tensor *grad_output,
                                    const yg_tensor *output,
                                    yg_tensor **out)
@@ -414,7 +414,7 @@ static const yg_pointwise_desc relu_backward_desc = {
 };
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:436] */
+ * [specs/native_functions.yaml:441] */
 yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -494,7 +494,7 @@ static const yg_pointwise_desc pow_backward_desc = {
 };
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:440] */
+ * [specs/native_functions.yaml:445] */
 yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double exponent,
@@ -577,7 +577,7 @@ static const yg_pointwise_desc gelu_backward_desc = {
         },
 };
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:450] */
 yg_status yg__cpu_gelu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -665,7 +665,7 @@ static const yg_pointwise_desc gelu_tanh_backward_desc = {
 };
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:451] */
+ * [specs/native_functions.yaml:456] */
 yg_status yg__cpu_gelu_tanh_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      yg_tensor **out)
@@ -744,7 +744,7 @@ static const yg_pointwise_desc silu_backward_desc = {
         },
 };
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:456] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:461] */
 yg_status yg__cpu_silu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -822,7 +822,7 @@ static const yg_pointwise_desc elu_backward_desc = {
 };
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:460] */
+ * [specs/native_functions.yaml:465] */
 yg_status yg__cpu_elu_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double alpha,
@@ -968,7 +968,7 @@ static const yg_pointwise_desc leaky_relu_backward_desc = {
 };
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:464] */
+ * [specs/native_functions.yaml:469] */
 yg_status yg__cpu_leaky_relu_backward(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       double negative_slope,
@@ -1058,7 +1058,7 @@ static const yg_pointwise_desc softplus_backward_desc = {
 };
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:468] */
+ * [specs/native_functions.yaml:473] */
 yg_status yg__cpu_softplus_backward(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     double beta,
@@ -1209,7 +1209,7 @@ static const yg_pointwise_desc hardtanh_backward_desc = {
 };
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:473] */
+ * [specs/native_functions.yaml:478] */
 yg_status yg__cpu_hardtanh_backward(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     double min_val,
@@ -1354,7 +1354,7 @@ static const yg_pointwise_desc clamp_backward_desc = {
 };
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:478] */
+ * [specs/native_functions.yaml:483] */
 yg_status yg__cpu_clamp_backward(const yg_tensor *grad_output,
                                  const yg_tensor *self,
                                  double min,
@@ -1501,7 +1501,7 @@ static const yg_pointwise_desc clamp_min_backward_desc = {
 };
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:482] */
+ * [specs/native_functions.yaml:487] */
 yg_status yg__cpu_clamp_min_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double min,
@@ -1647,7 +1647,7 @@ static const yg_pointwise_desc clamp_max_backward_desc = {
 };
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:486] */
+ * [specs/native_functions.yaml:491] */
 yg_status yg__cpu_clamp_max_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double max,
@@ -1809,7 +1809,7 @@ static const yg_pointwise_desc maximum_backward_desc = {
 };
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:493] */
+ * [specs/native_functions.yaml:498] */
 yg_status yg__cpu_maximum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *other,
@@ -1970,7 +1970,7 @@ static const yg_pointwise_desc minimum_backward_desc = {
 };
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:497] */
+ * [specs/native_functions.yaml:502] */
 yg_status yg__cpu_minimum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *other,

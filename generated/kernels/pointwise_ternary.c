@@ -860,7 +860,7 @@ static const yg_pointwise_desc pow_backward_self_desc = {
 };
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:507] */
+ * [specs/native_functions.yaml:512] */
 yg_status yg__cpu_pow_backward_self(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     const yg_tensor *exponent,
@@ -959,7 +959,7 @@ static const yg_pointwise_desc pow_backward_exponent_desc = {
 };
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:513] */
+ * [specs/native_functions.yaml:518] */
 yg_status yg__cpu_pow_backward_exponent(const yg_tensor *grad_output,
                                         const yg_tensor *self,
                                         const yg_tensor *exponent,

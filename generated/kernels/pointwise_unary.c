@@ -3977,7 +3977,7 @@ static const yg_pointwise_desc floor_desc = {
         },
 };
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:411] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:416] */
 yg_status yg__cpu_floor(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4046,7 +4046,7 @@ static const yg_pointwise_desc ceil_desc = {
         },
 };
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:415] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:420] */
 yg_status yg__cpu_ceil(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4117,7 +4117,7 @@ static const yg_pointwise_desc round_desc = {
         },
 };
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:419] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:424] */
 yg_status yg__cpu_round(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -4186,7 +4186,7 @@ static const yg_pointwise_desc trunc_desc = {
         },
 };
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:423] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:428] */
 yg_status yg__cpu_trunc(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

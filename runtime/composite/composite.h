@@ -174,6 +174,11 @@ yg_status yg__composite_stack(const yg_tensor *const *tensors,
                               int64_t tensors_len,
                               int64_t dim,
                               yg_tensor **out);
+/* pointwise.c: clamp.opt, clamp with either bound optional */
+yg_status yg__composite_clamp_opt(const yg_tensor *self,
+                                  const double *min,
+                                  const double *max,
+                                  yg_tensor **out);
 yg_status yg__composite_div_mode(const yg_tensor *self,
                                  const yg_tensor *other,
                                  const char *rounding_mode,

@@ -2,7 +2,8 @@
  * composite/pointwise.c - pointwise ops written with other pointwise ops:
  * div with a rounding mode, and atan2_backward (both gradients of atan2,
  * the shared formula of specs/derivatives.yaml), which is differentiable
- * again because its parts are.
+ * again because its parts are, and clamp.opt, which picks clamp, clamp_min
+ * or clamp_max by the bounds it is given.
  *
  * div.mode divides and then rounds with trunc or floor, whose zero
  * gradients make the result's gradient zero, as in PyTorch.  The quotient
@@ -34,6 +35,20 @@ yg_status yg__composite_div_mode(const yg_tensor *self,
         st = trunc ? yg_trunc(q, out) : yg_floor(q, out);
     yg_release(q);
     return st;
+}
+
+yg_status yg__composite_clamp_opt(const yg_tensor *self,
+                                  const double *min,
+                                  const double *max,
+                                  yg_tensor **out) {
+    *out = NULL;
+    if (min != NULL && max != NULL)
+        return yg_clamp(self, *min, *max, out);
+    if (min != NULL)
+        return yg_clamp_min(self, *min, out);
+    if (max != NULL)
+        return yg_clamp_max(self, *max, out);
+    return yg__fail(YG_ERR_INVALID_ARGUMENT, "at least one of min and max must be given");
 }
 
 /* grad / (self^2 + other^2) is common to both gradients; each is computed

@@ -482,6 +482,12 @@ YG_NODISCARD yg_status yg_clamp_max(const yg_tensor *self,  /* borrowed */
                                     double max,
                                     yg_tensor **out);       /* out: new ref */
 
+/* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
+YG_NODISCARD yg_status yg_clamp_opt(const yg_tensor *self,  /* borrowed */
+                                    const double *min,      /* nullable; default NULL */
+                                    const double *max,      /* nullable; default NULL */
+                                    yg_tensor **out);       /* out: new ref */
+
 /* floor(Tensor self) -> Tensor */
 YG_NODISCARD yg_status yg_floor(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */

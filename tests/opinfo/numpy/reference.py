@@ -593,6 +593,11 @@ REFS = {
     "outer": lambda x: np.outer(x[0], x[1]),
     "addmm": lambda x: 0.5 * x[0] + 2 * (x[1] @ x[2]),
     "baddbmm": lambda x: 0.5 * x[0] + 2 * (x[1] @ x[2]),
+    "clamp.opt": {
+        "min only": lambda x: np.maximum(x[0], -0.25),
+        "max only": lambda x: np.minimum(x[0], 0.5),
+        "both bounds": lambda x: np.clip(x[0], -0.25, 0.5),
+    },
     "linear": {
         "with bias": lambda x: x[0] @ x[1].T + x[2],
         "without bias, batched input": lambda x: x[0] @ x[1].T,
