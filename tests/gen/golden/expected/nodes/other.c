@@ -303,3 +303,35 @@ const yg_node_vtable yg__index_backward_vtable = {
     .apply = index_backward_apply,
     .release_saved = index_backward_release_saved,
 };
+
+/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:76] */
+static yg_status convert_backward_apply(yg_node *base,
+                                        yg_tensor *const *grads,
+                                        yg_tensor **grad_inputs)
+{
+    convert_backward *node = (convert_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: convert(grad, dtype(self)) */
+        st = yg_convert(grad, node->self_dtype, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ConvertBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__convert_backward_vtable = {
+    .name = "ConvertBackward",
+    .apply = convert_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

@@ -51,4 +51,11 @@ typedef struct index_backward {
 } index_backward;
 extern const yg_node_vtable yg__index_backward_vtable;
 
+/* convert(Tensor self, ScalarType dtype) -> Tensor */
+typedef struct convert_backward {
+    yg_node base;
+    yg_dtype self_dtype;
+} convert_backward;
+extern const yg_node_vtable yg__convert_backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */
