@@ -220,9 +220,6 @@ static char *friendly_message(const char *msg, bool pointwise)
                            " has that C name, and the helpers are sizes(), numel() and dtype())",
                            (int)n, p);
     }
-    /* dtype() is the unit's only function-like macro (see formula_prelude). */
-    if (!pointwise && strstr(msg, "arguments provided to function-like macro invocation") != NULL)
-        return gen_xstrdup("dtype() takes one argument: a Tensor argument of the op by name");
     char *tuple = pointwise ? NULL : tuple_message(msg);
     if (tuple != NULL)
         return tuple;
@@ -1200,9 +1197,10 @@ static const char formula_prelude[] =
     "IntArrayRef sizes(Tensor self);\n"
     "long numel(Tensor self);\n"
     /* A macro, so that an op's argument named dtype (to_copy's) does not
-     * hide the helper: `dtype` alone is the argument, `dtype(x)` the helper. */
-    "ScalarType yg__dtype_of(Tensor self);\n"
-    "#define dtype(x) yg__dtype_of(x)\n";
+     * hide the helper: `dtype` alone is the argument, `dtype(x)` the helper.
+     * Variadic, so that clang counts the arguments against the function. */
+    "ScalarType yg__dtype_of(Tensor tensor);\n"
+    "#define dtype(...) yg__dtype_of(__VA_ARGS__)\n";
 
 static void analyse_formulas(gen_model *model, CXIndex index)
 {
