@@ -97,7 +97,7 @@ const yg_node_vtable yg__max_dim_backward_vtable = {
     .release_saved = max_dim_backward_release_saved,
 };
 
-/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/derivatives.yaml:81] */
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/derivatives.yaml:85] */
 static yg_status total_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)

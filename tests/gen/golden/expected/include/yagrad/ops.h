@@ -264,6 +264,11 @@ YG_NODISCARD yg_status yg_convert(const yg_tensor *self,  /* borrowed */
                                   yg_dtype dtype,
                                   yg_tensor **out);       /* out: new ref */
 
+/* round_trip(Tensor self, ScalarType via) -> Tensor */
+YG_NODISCARD yg_status yg_round_trip(const yg_tensor *self,  /* borrowed */
+                                     yg_dtype via,
+                                     yg_tensor **out);       /* out: new ref */
+
 /* total(Tensor self, *, ScalarType? dtype=None) -> Tensor */
 YG_NODISCARD yg_status yg_total(const yg_tensor *self,  /* borrowed */
                                 const yg_dtype *dtype,  /* nullable; default NULL */
