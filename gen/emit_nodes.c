@@ -3,12 +3,12 @@
  * node per entry of specs/derivatives.yaml whose op is in that family.
  *
  * A node struct holds exactly what its formulas read, as inferred from
- * their ASTs (formula.c): saved tensors, only the sizes or numel of a
- * tensor read through sizes()/numel(), and copies of scalar and int[]
- * arguments.  Its apply function unpacks the saved tensors, runs the
- * lowered formula of each input whose edge needs a gradient, and moves the
- * results into grad_inputs only once every formula succeeded, so a failure
- * leaves grad_inputs all NULL as node.h requires.
+ * their ASTs (formula.c): saved tensors, only the sizes, numel or dtype
+ * of a tensor read through sizes()/numel()/dtype(), and copies of scalar,
+ * ScalarType and int[] arguments.  Its apply function unpacks the saved
+ * tensors, runs the lowered formula of each input whose edge needs a
+ * gradient, and moves the results into grad_inputs only once every formula
+ * succeeded, so a failure leaves grad_inputs all NULL as node.h requires.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -36,6 +36,8 @@ static const char *value_type(const gen_arg *a)
         return "int64_t";
     case GEN_T_BOOL:
         return "bool";
+    case GEN_T_SCALAR_TYPE:
+        return "yg_dtype";
     default:
         return "double";
     }
@@ -53,7 +55,13 @@ static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)
     case GEN_SAVE_NUMEL:
         gen_sb_printf(sb, "    int64_t %s;\n", s->field);
         break;
+    case GEN_SAVE_DTYPE:
+        gen_sb_printf(sb, "    yg_dtype %s;\n", s->field);
+        break;
     case GEN_SAVE_VALUE:
+        /* A ScalarType? argument: its value and whether it was given. */
+        if (d->op->schema.args[s->arg_index].nullable)
+            gen_sb_printf(sb, "    bool has_%s;\n", s->field);
         gen_sb_printf(sb, "    %s %s;\n", value_type(&d->op->schema.args[s->arg_index]), s->field);
         break;
     case GEN_SAVE_INT_LIST:

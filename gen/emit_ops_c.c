@@ -613,7 +613,18 @@ static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
         case GEN_SAVE_NUMEL:
             gen_sb_printf(sb, "%snode->%s = yg_tensor_numel(%s);\n", ind, s->field, s->arg);
             break;
+        case GEN_SAVE_DTYPE:
+            gen_sb_printf(sb, "%snode->%s = yg_tensor_dtype(%s);\n", ind, s->field, s->arg);
+            break;
         case GEN_SAVE_VALUE:
+            if (nullable) {
+                /* ScalarType?, the only nullable type formulas read */
+                gen_sb_printf(sb,
+                              "%snode->has_%s = %s != NULL;\n"
+                              "%sif (%s != NULL)\n%s    node->%s = *%s;\n",
+                              ind, s->field, s->arg, ind, s->arg, ind, s->field, s->arg);
+                break;
+            }
             gen_sb_printf(sb, "%snode->%s = %s;\n", ind, s->field, s->arg);
             break;
         case GEN_SAVE_INT_LIST:

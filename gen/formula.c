@@ -6,11 +6,13 @@
  * Why a C compiler rather than a regex: clang already knows how to report an
  * unknown function, a wrong argument count or a type mismatch, and its AST
  * tells us exactly which arguments a formula reads and how (a tensor used
- * only inside sizes()/numel() needs its metadata saved, not the tensor).
+ * only inside sizes()/numel()/dtype() needs its metadata saved, not the
+ * tensor).
  *
  * Formulas go into one synthetic translation unit (parsed from memory) that
  * declares every op by its short C name over opaque types (Tensor is a
- * pointer to an incomplete struct, IntArrayRef a struct, Scalar a double),
+ * pointer to an incomplete struct, IntArrayRef a struct, Scalar a double,
+ * ScalarType a struct so that only dtype() and ScalarType arguments fit it),
  * then one function per formula whose parameters are grad, result and the
  * op's arguments.  Each formula sits alone on a line after
  * `#line N "specs/derivatives.yaml"`, so clang's presumed locations map back
@@ -215,7 +217,7 @@ static char *friendly_message(const char *msg, bool pointwise)
                                "C math functions)",
                                (int)n, p);
         return gen_xprintf("unknown op '%.*s' (no op in " GEN_NATIVE_FILE
-                           " has that C name, and the helpers are sizes() and numel())",
+                           " has that C name, and the helpers are sizes(), numel() and dtype())",
                            (int)n, p);
     }
     char *tuple = pointwise ? NULL : tuple_message(msg);
@@ -479,6 +481,7 @@ static bool formula_readable(const gen_arg *a)
     case GEN_T_TENSOR_LIST:
     case GEN_T_INT_LIST:
     case GEN_T_BOOL:
+    case GEN_T_SCALAR_TYPE:
         return true;
     case GEN_T_INT:
     case GEN_T_FLOAT:
@@ -552,6 +555,7 @@ static void add_save(formula_ctx *fc, CXCursor at, const char *arg, gen_save_kin
     int index = output_nr >= 0 ? -1 : arg_index(d->op, arg);
     char *field = kind == GEN_SAVE_SIZES   ? gen_xprintf("%s_sizes", arg)
                   : kind == GEN_SAVE_NUMEL ? gen_xprintf("%s_numel", arg)
+                  : kind == GEN_SAVE_DTYPE ? gen_xprintf("%s_dtype", arg)
                                            : gen_xstrdup(arg);
 
     for (int i = 0; i < d->n_saves; i++) {
@@ -590,6 +594,9 @@ static void add_save(formula_ctx *fc, CXCursor at, const char *arg, gen_save_kin
                                         .used_by = fc->edges,
                                         .old_value = old_value};
 }
+
+/* What dtype(x) expands to in the unit (formula_prelude). */
+static const char dtype_helper[] = "yg__dtype_of";
 
 static bool is_call_to(CXCursor c, const char *name)
 {
@@ -697,15 +704,23 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
             fc->d->grads_used |= 1;
         } else if (strcmp(name, "result") == 0 ||
                    (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR)) {
-            gen_save_kind sk = is_call_to(parent, "sizes")   ? GEN_SAVE_SIZES
-                               : is_call_to(parent, "numel") ? GEN_SAVE_NUMEL
-                                                             : GEN_SAVE_TENSOR;
-            add_save(fc, c, name, sk, index >= 0 ? -1 : 0);
+            gen_save_kind sk = is_call_to(parent, "sizes")       ? GEN_SAVE_SIZES
+                               : is_call_to(parent, "numel")     ? GEN_SAVE_NUMEL
+                               : is_call_to(parent, dtype_helper) ? GEN_SAVE_DTYPE
+                                                                 : GEN_SAVE_TENSOR;
+            if (sk == GEN_SAVE_DTYPE && index >= 0 && fc->d->op->schema.args[index].nullable)
+                formula_error_at(fc, c,
+                                 "dtype() of '%s', a Tensor? argument that may be NULL (None), "
+                                 "is not supported",
+                                 name);
+            else
+                add_save(fc, c, name, sk, index >= 0 ? -1 : 0);
         } else if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR_LIST) {
             add_save(fc, c, name, GEN_SAVE_TENSOR_LIST, -1);
         } else if (index >= 0 && !formula_readable(&fc->d->op->schema.args[index])) {
             formula_error_at(fc, c, "formulas cannot read '%s' yet: its type is not one of "
-                                    "Tensor, Tensor[], int, int[], float, bool and Scalar",
+                                    "Tensor, Tensor[], int, int[], float, bool, Scalar and "
+                                    "ScalarType",
                              name);
         } else if (index >= 0) {
             add_save(fc, c, name,
@@ -731,6 +746,11 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
                 formula_error_at(fc, c,
                                  "sizes() and numel() take a Tensor argument by name, not "
                                  "grads[i] or results[i]%s",
+                                 "");
+            } else if (is_call_to(parent, dtype_helper)) {
+                formula_error_at(fc, c,
+                                 "dtype() takes a Tensor argument by name, not grads[i] or "
+                                 "results[i]%s",
                                  "");
             } else if (strcmp(which, "grad") == 0) {
                 fc->f->grads_read |= (uint64_t)1 << i;
@@ -928,6 +948,41 @@ static void lower_int_list(formula_ctx *fc, CXCursor c, strv *args)
     strv_push(args, gen_xstrdup("0"));
 }
 
+/* A ScalarType argument: dtype(<tensor>) (the node's saved <tensor>_dtype,
+ * or the dtype of grad itself) or a ScalarType argument of the op (a
+ * ScalarType? one as a pointer to the node's copy, or NULL when it was not
+ * given).  The unit's types keep a value from reaching a parameter of the
+ * other nullability. */
+static char *lower_dtype(formula_ctx *fc, CXCursor c)
+{
+    c = strip(c);
+    if (is_call_to(c, dtype_helper) && clang_Cursor_getNumArguments(c) == 1) {
+        CXCursor a = strip(clang_Cursor_getArgument(c, 0));
+        if (clang_getCursorKind(a) == CXCursor_DeclRefExpr) {
+            char *name = cursor_name(a);
+            char *r = strcmp(name, "grad") == 0 ? gen_xstrdup("yg_tensor_dtype(grad)")
+                                                : gen_xprintf("node->%s_dtype", name);
+            free(name);
+            return r;
+        }
+    } else if (clang_getCursorKind(c) == CXCursor_DeclRefExpr) {
+        char *name = cursor_name(c);
+        int index = arg_index(fc->d->op, name);
+        char *r = NULL;
+        if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_SCALAR_TYPE)
+            r = fc->d->op->schema.args[index].nullable
+                    ? gen_xprintf("node->has_%s ? &node->%s : NULL", name, name)
+                    : gen_xprintf("node->%s", name);
+        free(name);
+        if (r != NULL)
+            return r;
+    }
+    formula_error_at(fc, c, "a ScalarType argument must be dtype(<tensor>) or a ScalarType "
+                            "argument%s of the op",
+                     "");
+    return gen_xstrdup("0");
+}
+
 static void lower_args(formula_ctx *fc, CXCursor c, const gen_op *op, strv *args_out);
 
 /* A Tensor[] argument as two C arguments (items, length): grads of an op
@@ -1045,6 +1100,9 @@ static void lower_args(formula_ctx *fc, CXCursor c, const gen_op *op, strv *args
         case GEN_T_INT_LIST:
             lower_int_list(fc, a, &args);
             break;
+        case GEN_T_SCALAR_TYPE:
+            strv_push(&args, lower_dtype(fc, a));
+            break;
         default:
             strv_push(&args, lower_scalar(fc, a));
             break;
@@ -1135,9 +1193,14 @@ static const char formula_prelude[] =
     "typedef struct IntArrayRef { const long *data; long len; } IntArrayRef;\n"
     "typedef double Scalar;\n"
     "typedef struct TensorList { const Tensor *data; long len; } TensorList;\n"
-    "typedef int ScalarType;\n"
+    "typedef struct ScalarType { int dtype_; } ScalarType;\n"
     "IntArrayRef sizes(Tensor self);\n"
-    "long numel(Tensor self);\n";
+    "long numel(Tensor self);\n"
+    /* A macro, so that an op's argument named dtype (to_copy's) does not
+     * hide the helper: `dtype` alone is the argument, `dtype(x)` the helper.
+     * Variadic, so that clang counts the arguments against the function. */
+    "ScalarType yg__dtype_of(Tensor tensor);\n"
+    "#define dtype(...) yg__dtype_of(__VA_ARGS__)\n";
 
 static void analyse_formulas(gen_model *model, CXIndex index)
 {

@@ -188,13 +188,14 @@ typedef enum gen_save_kind {
     GEN_SAVE_TENSOR,
     GEN_SAVE_SIZES,
     GEN_SAVE_NUMEL,
-    GEN_SAVE_VALUE,    /* int, float, Scalar, bool: copied */
+    GEN_SAVE_DTYPE,    /* a Tensor read only through dtype(): its yg_dtype */
+    GEN_SAVE_VALUE,    /* int, float, Scalar, bool, ScalarType(?): copied */
     GEN_SAVE_INT_LIST, /* int[]: copied into a yg_saved_int_list */
     GEN_SAVE_TENSOR_LIST, /* Tensor[] / Tensor?[]: a yg_saved_tensor_list */
 } gen_save_kind;
 
 typedef struct gen_save {
-    char *field;       /* node field: "self", "self_sizes", "alpha" */
+    char *field;       /* node field: "self", "self_sizes", "self_dtype", "alpha" */
     char *arg;         /* the argument (or "result", "result1"...) it comes from */
     int arg_index;     /* index into schema.args, or -1 for an output */
     int output_nr;     /* for an output (results[i]): i; else -1 */

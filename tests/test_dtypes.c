@@ -976,6 +976,35 @@ static void test_to_gradient_comes_back_in_the_dtype_of_self(void **state)
     yg_release(g);
 }
 
+/* ToCopyBackward saves self's dtype, not self, so an in-place write to
+ * self after the conversion leaves the conversion's gradient intact (it
+ * used to save self and fail with "modified by an in-place operation"). */
+static void test_to_gradient_survives_an_in_place_write_to_self(void **state)
+{
+    const int64_t s3[] = {3};
+    const double v[] = {0.5, -1, 2}, sixes[] = {6, 6, 6};
+    yg_tensor *w = NULL, *a = NULL, *same = NULL, *y = NULL, *z = NULL, *loss = NULL, *g = NULL;
+    (void)state;
+    w = yg_test_tensor(YG_FLOAT64, s3, 1, v);
+    YG_CHECK(yg_tensor_set_requires_grad(w, true));
+    YG_CHECK(yg_mul_scalar(w, 3, &a));
+    YG_CHECK(yg_to_dtype(a, YG_FLOAT32, false, &y));
+    YG_CHECK(yg_add_(a, a, 1.0, &same)); /* a's version moves on */
+    YG_CHECK(yg_mul_scalar(y, 2, &z));
+    YG_CHECK(yg_sum(z, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    YG_CHECK(yg_tensor_grad(w, &g));
+    assert_int_equal(yg_tensor_dtype(g), YG_FLOAT64);
+    YG_EXPECT_CLOSE(g, s3, 1, sixes, 0, 0); /* d(sum(2 * 3w))/dw, through the old a */
+    yg_release(w);
+    yg_release(a);
+    yg_release(same);
+    yg_release(y);
+    yg_release(z);
+    yg_release(loss);
+    yg_release(g);
+}
+
 static void test_to_integer_result_carries_no_gradient_and_half_is_refused(void **state)
 {
     const int64_t s3[] = {3};
@@ -1075,6 +1104,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_type_as_takes_the_dtype_of_other),
         cmocka_unit_test(test_clone_keeps_every_dtype_of_a_strided_view),
         cmocka_unit_test(test_to_gradient_comes_back_in_the_dtype_of_self),
+        cmocka_unit_test(test_to_gradient_survives_an_in_place_write_to_self),
         cmocka_unit_test(test_to_integer_result_carries_no_gradient_and_half_is_refused),
         cmocka_unit_test(test_to_rejects_an_invalid_dtype),
         cmocka_unit_test(test_to_converts_empty_and_zero_dim_tensors),

@@ -4218,9 +4218,7 @@ static yg_status to_copy_record(const yg_tensor *self, yg_tensor *result)
     st = yg__node_set_edge(base, 0, self);
     if (st != YG_OK)
         goto out;
-    st = yg__saved_save(&node->self, self, false, 0, "self");
-    if (st != YG_OK)
-        goto out;
+    node->self_dtype = yg_tensor_dtype(self);
     st = yg__set_history(result, base, 0);
 out:
     yg__node_release(base);

@@ -1807,16 +1807,12 @@ static yg_status to_copy_backward_apply(yg_node *base,
 {
     to_copy_backward *node = (to_copy_backward *)base;
     yg_tensor *grad = grads[0];
-    yg_tensor *self = NULL;
     yg_tensor *grad_self = NULL;
     yg_status st = YG_OK;
 
-    st = yg__saved_unpack(&node->self, base, &self);
-    if (st != YG_OK)
-        goto out;
     if (yg__node_needs_grad(base, 0)) {
-        /* self: type_as(grad, self) */
-        st = yg_type_as(grad, self, &grad_self);
+        /* self: to_copy(grad, dtype(self)) */
+        st = yg_to_copy(grad, node->self_dtype, &grad_self);
         if (st != YG_OK)
             goto out;
     }
@@ -1825,21 +1821,13 @@ static yg_status to_copy_backward_apply(yg_node *base,
     grad_self = NULL;
 out:
     yg_release(grad_self);
-    yg_release(self);
     if (st != YG_OK)
         return yg__fail_prefix(st, "ToCopyBackward");
     return YG_OK;
 }
 
-static void to_copy_backward_release_saved(yg_node *base)
-{
-    to_copy_backward *node = (to_copy_backward *)base;
-
-    yg__saved_release(&node->self);
-}
-
 const yg_node_vtable yg__to_copy_backward_vtable = {
     .name = "ToCopyBackward",
     .apply = to_copy_backward_apply,
-    .release_saved = to_copy_backward_release_saved,
+    .release_saved = NULL, /* nothing to release */
 };

@@ -317,7 +317,7 @@ extern const yg_node_vtable yg__zero__backward_vtable;
 /* to_copy(Tensor self, ScalarType dtype) -> Tensor */
 typedef struct to_copy_backward {
     yg_node base;
-    yg_saved_tensor self;
+    yg_dtype self_dtype;
 } to_copy_backward;
 extern const yg_node_vtable yg__to_copy_backward_vtable;
 

@@ -20,6 +20,9 @@ static const char *const sincos_derivative_inputs[] = {"self"};
 static const char *const scaled_derivative_inputs[] = {"self", "scale"};
 static const char *const split_derivative_inputs[] = {"self"};
 static const char *const index_derivative_inputs[] = {"self"};
+static const char *const convert_derivative_inputs[] = {"self"};
+static const char *const round_trip_derivative_inputs[] = {"self"};
+static const char *const total_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -281,9 +284,38 @@ const yg_op_info yg__ops[] = {
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
+    {
+        .name = "convert",
+        .schema = "convert(Tensor self, ScalarType dtype) -> Tensor",
+        .location = "specs/native_functions.yaml:155",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "round_trip",
+        .schema = "round_trip(Tensor self, ScalarType via) -> Tensor",
+        .location = "specs/native_functions.yaml:159",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "total",
+        .schema = "total(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        .location = "specs/native_functions.yaml:162",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "total_backward",
+        .schema = "total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,"
+                  " ScalarType? dtype) -> Tensor",
+        .location = "specs/native_functions.yaml:166",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
 };
-const int32_t yg__ops_count = 34;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 34, "op table size");
+const int32_t yg__ops_count = 38;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 38, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -391,7 +423,28 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 1,
         .inputs = index_derivative_inputs,
     },
+    {
+        .name = "convert",
+        .schema = "convert(Tensor self, ScalarType dtype) -> Tensor",
+        .location = "specs/derivatives.yaml:76",
+        .n_inputs = 1,
+        .inputs = convert_derivative_inputs,
+    },
+    {
+        .name = "round_trip",
+        .schema = "round_trip(Tensor self, ScalarType via) -> Tensor",
+        .location = "specs/derivatives.yaml:80",
+        .n_inputs = 1,
+        .inputs = round_trip_derivative_inputs,
+    },
+    {
+        .name = "total",
+        .schema = "total(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+        .location = "specs/derivatives.yaml:85",
+        .n_inputs = 1,
+        .inputs = total_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 15;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 15,
+const int32_t yg__derivatives_count = 18;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 18,
                "derivative table size");

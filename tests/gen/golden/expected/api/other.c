@@ -1229,3 +1229,166 @@ yg_status yg_cat_then(const yg_tensor *const *tensors,
                         yg__device_name(dev));
     return kernel(tensors, tensors_len, other, out);
 }
+
+typedef yg_status (*convert_fn)(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
+
+static const convert_fn convert_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_convert,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records ConvertBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status convert_record(const yg_tensor *self, yg_tensor *result)
+{
+    yg_node *base = NULL;
+    convert_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__convert_backward_vtable, sizeof(convert_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (convert_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    node->self_dtype = yg_tensor_dtype(self);
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_convert with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status convert_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_convert(self, dtype, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("convert");
+    yg__trace_input(self);
+    yg__trace_attr_int("dtype", (int64_t)dtype);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:155] */
+yg_status yg_convert(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    convert_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return convert_traced(self, dtype, out);
+    YG_RETURN_IF_ERROR(yg__check_out("convert", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("convert", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = convert_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "convert: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dtype, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = convert_record(self, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*round_trip_fn)(const yg_tensor *self, yg_dtype via, yg_tensor **out);
+
+static const round_trip_fn round_trip_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_round_trip,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records RoundTripBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status round_trip_record(const yg_tensor *self, yg_dtype via, yg_tensor *result)
+{
+    yg_node *base = NULL;
+    round_trip_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__round_trip_backward_vtable, sizeof(round_trip_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (round_trip_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    node->self_dtype = yg_tensor_dtype(self);
+    node->via = via;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_round_trip with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status round_trip_traced(const yg_tensor *self, yg_dtype via, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_round_trip(self, via, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("round_trip");
+    yg__trace_input(self);
+    yg__trace_attr_int("via", (int64_t)via);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:159] */
+yg_status yg_round_trip(const yg_tensor *self, yg_dtype via, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    round_trip_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return round_trip_traced(self, via, out);
+    YG_RETURN_IF_ERROR(yg__check_out("round_trip", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("round_trip", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = round_trip_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "round_trip: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, via, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = round_trip_record(self, via, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}

@@ -340,3 +340,156 @@ yg_status yg_max_dim_backward(const yg_tensor *grad,
                         yg__device_name(dev));
     return kernel(grad, dim, indices, sizes, sizes_len, out);
 }
+
+typedef yg_status (*total_fn)(const yg_tensor *self, const yg_dtype *dtype, yg_tensor **out);
+
+static const total_fn total_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_total,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records TotalBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status total_record(const yg_tensor *self, const yg_dtype *dtype, yg_tensor *result)
+{
+    yg_node *base = NULL;
+    total_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__total_backward_vtable, sizeof(total_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (total_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    node->self_dtype = yg_tensor_dtype(self);
+    node->has_dtype = dtype != NULL;
+    if (dtype != NULL)
+        node->dtype = *dtype;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_total with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status total_traced(const yg_tensor *self, const yg_dtype *dtype, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_total(self, dtype, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("total");
+    yg__trace_input(self);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:162] */
+yg_status yg_total(const yg_tensor *self, const yg_dtype *dtype, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    total_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return total_traced(self, dtype, out);
+    YG_RETURN_IF_ERROR(yg__check_out("total", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("total", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = total_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "total: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dtype, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = total_record(self, dtype, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*total_backward_fn)(const yg_tensor *grad,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       yg_dtype self_dtype,
+                                       const yg_dtype *dtype,
+                                       yg_tensor **out);
+
+static const total_backward_fn total_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_total_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_total_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status total_backward_traced(const yg_tensor *grad,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       yg_dtype self_dtype,
+                                       const yg_dtype *dtype,
+                                       yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_total_backward(grad, self_sizes, self_sizes_len, self_dtype, dtype, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("total_backward");
+    yg__trace_input(grad);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_int("self_dtype", (int64_t)self_dtype);
+    if (dtype != NULL)
+        yg__trace_attr_int("dtype", (int64_t)*dtype);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype, ScalarType? dtype) -> Tensor
+ * [specs/native_functions.yaml:166] */
+yg_status yg_total_backward(const yg_tensor *grad,
+                            const int64_t *self_sizes,
+                            int64_t self_sizes_len,
+                            yg_dtype self_dtype,
+                            const yg_dtype *dtype,
+                            yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {grad};
+    yg_device dev;
+    total_backward_fn kernel;
+
+    if (yg__trace_recording(false))
+        return total_backward_traced(grad, self_sizes, self_sizes_len, self_dtype, dtype, out);
+    YG_RETURN_IF_ERROR(yg__check_out("total_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("total_backward", "grad", grad));
+    if (yg__any_requires_grad(1, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "total_backward: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad);
+    kernel = total_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "total_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad, self_sizes, self_sizes_len, self_dtype, dtype, out);
+}

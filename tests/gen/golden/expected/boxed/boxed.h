@@ -41,5 +41,9 @@ yg_boxed_impl yg__boxed_unbind;
 yg_boxed_impl yg__boxed_chunk;
 yg_boxed_impl yg__boxed_index;
 yg_boxed_impl yg__boxed_index_backward;
+yg_boxed_impl yg__boxed_convert;
+yg_boxed_impl yg__boxed_round_trip;
+yg_boxed_impl yg__boxed_total;
+yg_boxed_impl yg__boxed_total_backward;
 
 #endif /* YAGRAD_GENERATED_BOXED_H */

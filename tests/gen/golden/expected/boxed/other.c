@@ -233,3 +233,29 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
                              n_in - 1,
                              &out[0]);
 }
+
+/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:155] */
+yg_status yg__boxed_convert(const yg_ir_node *node,
+                            yg_tensor *const *in,
+                            int32_t n_in,
+                            yg_tensor **out)
+{
+    yg_dtype dtype = YG_FLOAT32;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_dtype(node, "dtype", &dtype));
+    return yg_convert(in[0], dtype, &out[0]);
+}
+
+/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:159] */
+yg_status yg__boxed_round_trip(const yg_ir_node *node,
+                               yg_tensor *const *in,
+                               int32_t n_in,
+                               yg_tensor **out)
+{
+    yg_dtype via = YG_FLOAT32;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_dtype(node, "via", &via));
+    return yg_round_trip(in[0], via, &out[0]);
+}

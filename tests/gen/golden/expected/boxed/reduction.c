@@ -71,3 +71,36 @@ yg_status yg__boxed_max_dim_backward(const yg_ir_node *node,
     YG_RETURN_IF_ERROR(yg__box_ints(node, "sizes", NULL, YG_BOX_REQUIRED, 0, &sizes));
     return yg_max_dim_backward(in[0], dim, in[1], sizes.items, sizes.len, &out[0]);
 }
+
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:162] */
+yg_status yg__boxed_total(const yg_ir_node *node,
+                          yg_tensor *const *in,
+                          int32_t n_in,
+                          yg_tensor **out)
+{
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    return yg_total(in[0], dtype, &out[0]);
+}
+
+/* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype, ScalarType? dtype) -> Tensor
+ * [specs/native_functions.yaml:166] */
+yg_status yg__boxed_total_backward(const yg_ir_node *node,
+                                   yg_tensor *const *in,
+                                   int32_t n_in,
+                                   yg_tensor **out)
+{
+    yg_box_ints self_sizes = {0};
+    yg_dtype self_dtype = YG_FLOAT32;
+    yg_dtype dtype_buf = YG_FLOAT32;
+    const yg_dtype *dtype = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "self_sizes", NULL, YG_BOX_REQUIRED, 0, &self_sizes));
+    YG_RETURN_IF_ERROR(yg__box_dtype(node, "self_dtype", &self_dtype));
+    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, "dtype", &dtype_buf, &dtype));
+    return yg_total_backward(in[0], self_sizes.items, self_sizes.len, self_dtype, dtype, &out[0]);
+}

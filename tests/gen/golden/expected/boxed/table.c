@@ -43,7 +43,11 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "cat_then",
      .fn = NULL,
      .unsupported = "argument 'other' of type Tensor after a Tensor[] is not supported"},
+    {.name = "convert", .fn = yg__boxed_convert},
+    {.name = "round_trip", .fn = yg__boxed_round_trip},
+    {.name = "total", .fn = yg__boxed_total},
+    {.name = "total_backward", .fn = yg__boxed_total_backward},
 };
-const int32_t yg__boxed_ops_count = 34;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 34,
+const int32_t yg__boxed_ops_count = 38;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 38,
                "boxed table size");

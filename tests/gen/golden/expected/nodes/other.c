@@ -303,3 +303,72 @@ const yg_node_vtable yg__index_backward_vtable = {
     .apply = index_backward_apply,
     .release_saved = index_backward_release_saved,
 };
+
+/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:76] */
+static yg_status convert_backward_apply(yg_node *base,
+                                        yg_tensor *const *grads,
+                                        yg_tensor **grad_inputs)
+{
+    convert_backward *node = (convert_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: convert(grad, dtype(self)) */
+        st = yg_convert(grad, node->self_dtype, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ConvertBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__convert_backward_vtable = {
+    .name = "ConvertBackward",
+    .apply = convert_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/derivatives.yaml:80] */
+static yg_status round_trip_backward_apply(yg_node *base,
+                                           yg_tensor *const *grads,
+                                           yg_tensor **grad_inputs)
+{
+    round_trip_backward *node = (round_trip_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_tensor *convert_tmp0 = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: convert(convert(grad, via), dtype(self)) */
+        st = yg_convert(grad, node->via, &convert_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_convert(convert_tmp0, node->self_dtype, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(convert_tmp0);
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "RoundTripBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__round_trip_backward_vtable = {
+    .name = "RoundTripBackward",
+    .apply = round_trip_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

@@ -51,4 +51,19 @@ typedef struct index_backward {
 } index_backward;
 extern const yg_node_vtable yg__index_backward_vtable;
 
+/* convert(Tensor self, ScalarType dtype) -> Tensor */
+typedef struct convert_backward {
+    yg_node base;
+    yg_dtype self_dtype;
+} convert_backward;
+extern const yg_node_vtable yg__convert_backward_vtable;
+
+/* round_trip(Tensor self, ScalarType via) -> Tensor */
+typedef struct round_trip_backward {
+    yg_node base;
+    yg_dtype self_dtype;
+    yg_dtype via;
+} round_trip_backward;
+extern const yg_node_vtable yg__round_trip_backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */

@@ -96,3 +96,40 @@ const yg_node_vtable yg__max_dim_backward_vtable = {
     .apply = max_dim_backward_apply,
     .release_saved = max_dim_backward_release_saved,
 };
+
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/derivatives.yaml:85] */
+static yg_status total_backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    total_backward *node = (total_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: total_backward(grad, sizes(self), dtype(self), dtype) */
+        st = yg_total_backward(grad,
+                               node->self_sizes.sizes,
+                               node->self_sizes.ndim,
+                               node->self_dtype,
+                               node->has_dtype ? &node->dtype : NULL,
+                               &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "TotalBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__total_backward_vtable = {
+    .name = "TotalBackward",
+    .apply = total_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

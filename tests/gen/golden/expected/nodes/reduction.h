@@ -29,4 +29,14 @@ typedef struct max_dim_backward {
 } max_dim_backward;
 extern const yg_node_vtable yg__max_dim_backward_vtable;
 
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+typedef struct total_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    yg_dtype self_dtype;
+    bool has_dtype;
+    yg_dtype dtype;
+} total_backward;
+extern const yg_node_vtable yg__total_backward_vtable;
+
 #endif /* YAGRAD_NODES_REDUCTION_H */

@@ -93,4 +93,15 @@ yg_status yg__golden_cat_then(const yg_tensor *const *tensors,
                               const yg_tensor *other,
                               yg_tensor **out);
 
+/* dtype(x) and ScalarType arguments in formulas */
+yg_status yg__golden_convert(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
+yg_status yg__golden_round_trip(const yg_tensor *self, yg_dtype via, yg_tensor **out);
+yg_status yg__golden_total(const yg_tensor *self, const yg_dtype *dtype, yg_tensor **out);
+yg_status yg__golden_total_backward(const yg_tensor *grad,
+                                    const int64_t *self_sizes,
+                                    int64_t self_sizes_len,
+                                    yg_dtype self_dtype,
+                                    const yg_dtype *dtype,
+                                    yg_tensor **out);
+
 #endif /* YAGRAD_GOLDEN_CPU_H */

@@ -259,6 +259,31 @@ YG_NODISCARD yg_status yg_cat_then(
     const yg_tensor *other,           /* borrowed */
     yg_tensor **out);                 /* out: new ref */
 
+/* convert(Tensor self, ScalarType dtype) -> Tensor */
+YG_NODISCARD yg_status yg_convert(const yg_tensor *self,  /* borrowed */
+                                  yg_dtype dtype,
+                                  yg_tensor **out);       /* out: new ref */
+
+/* round_trip(Tensor self, ScalarType via) -> Tensor */
+YG_NODISCARD yg_status yg_round_trip(const yg_tensor *self,  /* borrowed */
+                                     yg_dtype via,
+                                     yg_tensor **out);       /* out: new ref */
+
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+YG_NODISCARD yg_status yg_total(const yg_tensor *self,  /* borrowed */
+                                const yg_dtype *dtype,  /* nullable; default NULL */
+                                yg_tensor **out);       /* out: new ref */
+
+/* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,
+ *   ScalarType? dtype) -> Tensor */
+YG_NODISCARD yg_status yg_total_backward(
+    const yg_tensor *grad,      /* borrowed */
+    const int64_t *self_sizes,  /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    yg_dtype self_dtype,
+    const yg_dtype *dtype,      /* nullable */
+    yg_tensor **out);           /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif
