@@ -269,13 +269,13 @@ static void test_binary_cross_entropy_with_logits_is_stable_and_smooth(void **st
 /* ---- cross entropy ---- */
 
 typedef struct ce_ctx {
-    yg_tensor *target;
+    yg_tensor *target, *weight;
     int64_t reduction, ignore_index;
 } ce_ctx;
 
 static yg_status ce_of(yg_tensor *x, void *c, yg_tensor **o) {
     ce_ctx *p = c;
-    return yg_cross_entropy(x, p->target, p->reduction, p->ignore_index, o);
+    return yg_cross_entropy(x, p->target, p->weight, p->reduction, p->ignore_index, o);
 }
 
 /* -log softmax(row)[k] */
@@ -366,10 +366,10 @@ static void test_losses_reject_bad_reduction_and_shapes(void **state) {
                     YG_ERR_INVALID_ARGUMENT,
                     "mse_loss: invalid reduction 3 (expected 0 none, 1 mean or 2 sum)");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_cross_entropy(x, t, 1, -100, &y), YG_ERR_SHAPE, "cross_entropy: nll_loss:");
+    YG_EXPECT_ERROR(yg_cross_entropy(x, t, NULL, 1, -100, &y), YG_ERR_SHAPE, "cross_entropy: nll_loss:");
     assert_null(y);
     YG_EXPECT_ERROR(
-        yg_cross_entropy(k, kt_t, 1, -100, &y),
+        yg_cross_entropy(k, kt_t, NULL, 1, -100, &y),
         YG_ERR_SHAPE,
         "cross_entropy: target [2, 5] does not match self [2, 3, 4] without its class dim 1");
     assert_null(y);

@@ -138,17 +138,37 @@ static yg_status f_log_softmax0(yg_tensor *const *x, yg_tensor **o)
 
 static yg_status f_nll_mean(yg_tensor *const *x, yg_tensor **o)
 {
-    return yg_nll_loss(x[0], x[1], 1, -100, o);
+    return yg_nll_loss(x[0], x[1], NULL, 1, -100, o);
 }
 
 static yg_status f_nll_sum_ignore(yg_tensor *const *x, yg_tensor **o)
 {
-    return yg_nll_loss(x[0], x[1], 2, 1, o);
+    return yg_nll_loss(x[0], x[1], NULL, 2, 1, o);
 }
 
 static yg_status f_nll_none(yg_tensor *const *x, yg_tensor **o)
 {
-    return yg_nll_loss(x[0], x[1], 0, -100, o);
+    return yg_nll_loss(x[0], x[1], NULL, 0, -100, o);
+}
+
+static yg_status f_nll_mean_weight(yg_tensor *const *x, yg_tensor **o)
+{
+    return yg_nll_loss(x[0], x[1], x[2], 1, -100, o);
+}
+
+static yg_status f_nll_mean_weight_ignore(yg_tensor *const *x, yg_tensor **o)
+{
+    return yg_nll_loss(x[0], x[1], x[2], 1, 1, o);
+}
+
+static yg_status f_nll_sum_weight_ignore(yg_tensor *const *x, yg_tensor **o)
+{
+    return yg_nll_loss(x[0], x[1], x[2], 2, 1, o);
+}
+
+static yg_status f_nll_none_weight_ignore(yg_tensor *const *x, yg_tensor **o)
+{
+    return yg_nll_loss(x[0], x[1], x[2], 0, 1, o);
 }
 
 static yg_status f_squeeze(yg_tensor *const *x, yg_tensor **o) { return yg_squeeze(x[0], o); }
@@ -574,6 +594,11 @@ const sample opinfo_derivative_samples[] = {
     {"nll_loss", "mean", 2, {F64(-2, 0, 2, 4, 5), I64(0, 5, 1, 4)}, f_nll_mean},
     {"nll_loss", "sum, ignore_index 1", 2, {F64(-2, 0, 2, 6, 3), I64(0, 3, 1, 6)}, f_nll_sum_ignore},
     {"nll_loss", "none", 2, {F64(-2, 0, 2, 4, 5), I64(0, 5, 1, 4)}, f_nll_none},
+    {"nll_loss", "mean, weight", 3, {F64(-2, 0, 2, 4, 5), I64(0, 5, 1, 4), C64(0.5, 2, 1, 5)}, f_nll_mean_weight},
+    {"nll_loss", "mean, weight, ignore_index 1", 3, {F64(-2, 0, 2, 6, 3), I64(0, 2, 1, 6), C64(0.5, 2, 1, 3)}, f_nll_mean_weight_ignore},
+    {"nll_loss", "sum, weight, ignore_index 1", 3, {F64(-2, 0, 2, 6, 3), I64(0, 2, 1, 6), C64(0.5, 2, 1, 3)}, f_nll_sum_weight_ignore},
+    {"nll_loss", "none, weight, ignore_index 1", 3, {F64(-2, 0, 2, 6, 3), I64(0, 2, 1, 6), C64(0.5, 2, 1, 3)}, f_nll_none_weight_ignore},
+    {"nll_loss", "[C] self, 0-dim target, mean, weight", 3, {F64(-2, 0, 1, 5), I64(0, 5, 0, 0), C64(0.5, 2, 1, 5)}, f_nll_mean_weight},
     {"add.Scalar", "plus 1.5 * 2", 1, {F64(-1, 1, 2, 2, 3)}, f_add_scalar},
     {"sub.Scalar", "minus 1.5 * 2", 1, {F64(-1, 1, 2, 2, 3)}, f_sub_scalar},
     {"rsub.Scalar", "1 - 3 x", 1, {F64(-1, 1, 2, 2, 3)}, f_rsub_scalar},
