@@ -272,6 +272,8 @@ ROWS = [3, 0, 3]
 COLS = np.array([[1, 3], [0, 0], [2, 1]])
 SCAT = np.array([[2, 0, 1], [0, 1, 2]])
 EMB = np.array([[2, 0, 3], [1, 2, 2]])
+# the target of the nll_loss rows with ignore_index 1 (with_nll_target)
+NLL_TARGET = np.array([0, 1, 2, 1, 0, 2])
 
 
 def index_select_backward(g):
@@ -696,28 +698,28 @@ REFS = {
         "sum, ignore_index 1": lambda x: nll(x[0], x[1], 1)[0].sum(),
         "none": lambda x: nll(x[0], x[1])[0],
         "mean, weight": lambda x: nll_weighted(x[0], x[1], x[2], "mean"),
-        "mean, weight, ignore_index 1": lambda x: nll_weighted(x[0], x[1], x[2], "mean", 1),
-        "sum, weight, ignore_index 1": lambda x: nll_weighted(x[0], x[1], x[2], "sum", 1),
-        "none, weight, ignore_index 1": lambda x: nll_weighted(x[0], x[1], x[2], "none", 1),
+        "mean, weight, ignore_index 1": lambda x: nll_weighted(x[0], NLL_TARGET, x[1], "mean", 1),
+        "sum, weight, ignore_index 1": lambda x: nll_weighted(x[0], NLL_TARGET, x[1], "sum", 1),
+        "none, weight, ignore_index 1": lambda x: nll_weighted(x[0], NLL_TARGET, x[1], "none", 1),
         "[C] self, 0-dim target, mean, weight": lambda x: nll_weighted(x[0], x[1], x[2], "mean"),
     },
     "nll_loss_backward": {
         "mean": lambda x: np.eye(5)[x[1].astype(int)] * -x[0] / 4,
         "mean, weight, ignore_index 1": lambda x: nll_backward_weighted(
-            x[0], x[1], x[2], (6, 3), "mean", 1
+            x[0], NLL_TARGET, x[1], (6, 3), "mean", 1
         ),
         "sum, weight, ignore_index 1": lambda x: nll_backward_weighted(
-            x[0], x[1], x[2], (6, 3), "sum", 1
+            x[0], NLL_TARGET, x[1], (6, 3), "sum", 1
         ),
         "none, weight, ignore_index 1": lambda x: nll_backward_weighted(
-            x[0], x[1], x[2], (6, 3), "none", 1
+            x[0], NLL_TARGET, x[1], (6, 3), "none", 1
         ),
         "[C] self, mean, weight": lambda x: nll_backward_weighted(x[0], x[1], x[2], (5,), "mean"),
     },
     "cross_entropy": {
         "mean": lambda x: nll(log_softmax(x[0], 1), x[1])[0].mean(),
         "mean, weight, ignore_index 1": lambda x: nll_weighted(
-            log_softmax(x[0], 1), x[1], x[2], "mean", 1
+            log_softmax(x[0], 1), NLL_TARGET, x[1], "mean", 1
         ),
         "none, weight, [N, C, d]": lambda x: nll_weighted(
             np.moveaxis(log_softmax(x[0], 1), 1, -1).reshape(-1, 3), x[1].reshape(-1), x[2], "none"
