@@ -1778,7 +1778,7 @@ const yg_op_info yg__ops[] = {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:973",
+        .location = "specs/native_functions.yaml:975",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1786,14 +1786,14 @@ const yg_op_info yg__ops[] = {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:977",
+        .location = "specs/native_functions.yaml:979",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:981",
+        .location = "specs/native_functions.yaml:983",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1803,7 +1803,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:986",
+        .location = "specs/native_functions.yaml:988",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1813,7 +1813,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:994",
+        .location = "specs/native_functions.yaml:996",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1821,7 +1821,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:998",
+        .location = "specs/native_functions.yaml:1000",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1830,7 +1830,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1004",
+        .location = "specs/native_functions.yaml:1006",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1838,7 +1838,7 @@ const yg_op_info yg__ops[] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1008",
+        .location = "specs/native_functions.yaml:1010",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1846,7 +1846,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1014",
+        .location = "specs/native_functions.yaml:1016",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1854,7 +1854,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1018",
+        .location = "specs/native_functions.yaml:1020",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1863,49 +1863,49 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1022",
+        .location = "specs/native_functions.yaml:1024",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1028",
+        .location = "specs/native_functions.yaml:1030",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1032",
+        .location = "specs/native_functions.yaml:1034",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1037",
+        .location = "specs/native_functions.yaml:1039",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1041",
+        .location = "specs/native_functions.yaml:1043",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1052",
+        .location = "specs/native_functions.yaml:1054",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1056",
+        .location = "specs/native_functions.yaml:1058",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1913,21 +1913,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1060",
+        .location = "specs/native_functions.yaml:1062",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1065",
+        .location = "specs/native_functions.yaml:1067",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1071",
+        .location = "specs/native_functions.yaml:1073",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1935,7 +1935,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1075",
+        .location = "specs/native_functions.yaml:1077",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1943,28 +1943,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1080",
+        .location = "specs/native_functions.yaml:1082",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1085",
+        .location = "specs/native_functions.yaml:1087",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1089",
+        .location = "specs/native_functions.yaml:1091",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1093",
+        .location = "specs/native_functions.yaml:1095",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1973,7 +1973,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1096",
+        .location = "specs/native_functions.yaml:1098",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1983,7 +1983,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1099",
+        .location = "specs/native_functions.yaml:1101",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1992,7 +1992,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1102",
+        .location = "specs/native_functions.yaml:1104",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2002,7 +2002,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1109",
+        .location = "specs/native_functions.yaml:1111",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2010,7 +2010,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1114",
+        .location = "specs/native_functions.yaml:1116",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2018,21 +2018,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1119",
+        .location = "specs/native_functions.yaml:1121",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1124",
+        .location = "specs/native_functions.yaml:1126",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1129",
+        .location = "specs/native_functions.yaml:1131",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2042,7 +2042,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1134",
+        .location = "specs/native_functions.yaml:1136",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2050,14 +2050,14 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1136",
+        .location = "specs/native_functions.yaml:1138",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1140",
+        .location = "specs/native_functions.yaml:1142",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2066,7 +2066,7 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1149",
+        .location = "specs/native_functions.yaml:1151",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2075,7 +2075,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1154",
+        .location = "specs/native_functions.yaml:1156",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2083,7 +2083,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1160",
+        .location = "specs/native_functions.yaml:1162",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2093,7 +2093,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1166",
+        .location = "specs/native_functions.yaml:1168",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2101,14 +2101,14 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1169",
+        .location = "specs/native_functions.yaml:1171",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1176",
+        .location = "specs/native_functions.yaml:1178",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2118,14 +2118,14 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1183",
+        .location = "specs/native_functions.yaml:1185",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1188",
+        .location = "specs/native_functions.yaml:1190",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2135,14 +2135,14 @@ const yg_op_info yg__ops[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1193",
+        .location = "specs/native_functions.yaml:1195",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1199",
+        .location = "specs/native_functions.yaml:1201",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2151,7 +2151,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1206",
+        .location = "specs/native_functions.yaml:1208",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2160,7 +2160,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1211",
+        .location = "specs/native_functions.yaml:1213",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2169,7 +2169,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1217",
+        .location = "specs/native_functions.yaml:1219",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2178,7 +2178,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1223",
+        .location = "specs/native_functions.yaml:1225",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2187,7 +2187,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1233",
+        .location = "specs/native_functions.yaml:1235",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2197,7 +2197,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1242",
+        .location = "specs/native_functions.yaml:1244",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2207,7 +2207,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1247",
+        .location = "specs/native_functions.yaml:1249",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2216,7 +2216,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1253",
+        .location = "specs/native_functions.yaml:1255",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2226,7 +2226,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1258",
+        .location = "specs/native_functions.yaml:1260",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2235,7 +2235,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1264",
+        .location = "specs/native_functions.yaml:1266",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2244,7 +2244,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1271",
+        .location = "specs/native_functions.yaml:1273",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2253,7 +2253,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1275",
+        .location = "specs/native_functions.yaml:1277",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |

@@ -1991,7 +1991,7 @@ static yg_status embedding_traced(const yg_tensor *weight,
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:981] */
+ * [specs/native_functions.yaml:983] */
 yg_status yg_embedding(const yg_tensor *weight,
                        const yg_tensor *indices,
                        int64_t padding_idx,
@@ -2072,7 +2072,7 @@ static yg_status embedding_backward_traced(const yg_tensor *grad_output,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:986] */
+ * [specs/native_functions.yaml:988] */
 yg_status yg_embedding_backward(const yg_tensor *grad_output,
                                 const yg_tensor *indices,
                                 const int64_t *weight_sizes,
@@ -2217,7 +2217,7 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1022] */
+ * [specs/native_functions.yaml:1024] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -2315,7 +2315,7 @@ static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_outpu
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1032] */
+ * [specs/native_functions.yaml:1034] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -2400,7 +2400,7 @@ static yg_status upsample_nearest2d_traced(const yg_tensor *self,
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1037] */
+ * [specs/native_functions.yaml:1039] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -2468,7 +2468,7 @@ static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1041] */
+ * [specs/native_functions.yaml:1043] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,
@@ -2531,7 +2531,7 @@ static yg_status zeros_traced(const int64_t *size,
 }
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1052] */
+ * [specs/native_functions.yaml:1054] */
 yg_status yg_zeros(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -2589,7 +2589,7 @@ static yg_status ones_traced(const int64_t *size,
 }
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1056] */
+ * [specs/native_functions.yaml:1058] */
 yg_status yg_ones(const int64_t *size,
                   int64_t size_len,
                   const yg_dtype *dtype,
@@ -2650,7 +2650,7 @@ static yg_status full_traced(const int64_t *size,
 }
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1060] */
+ * [specs/native_functions.yaml:1062] */
 yg_status yg_full(const int64_t *size,
                   int64_t size_len,
                   double fill_value,
@@ -2709,7 +2709,7 @@ static yg_status empty_traced(const int64_t *size,
 }
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1065] */
+ * [specs/native_functions.yaml:1067] */
 yg_status yg_empty(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -2765,7 +2765,7 @@ static yg_status arange_traced(double end,
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1071] */
+ * [specs/native_functions.yaml:1073] */
 yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -2824,7 +2824,7 @@ static yg_status arange_start_traced(double start,
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1075] */
+ * [specs/native_functions.yaml:1077] */
 yg_status yg_arange_start(double start,
                           double end,
                           double step,
@@ -2888,7 +2888,7 @@ static yg_status linspace_traced(double start,
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1080] */
+ * [specs/native_functions.yaml:1082] */
 yg_status yg_linspace(double start,
                       double end,
                       int64_t steps,
@@ -2945,7 +2945,7 @@ static yg_status eye_traced(int64_t n,
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1085] */
+ * [specs/native_functions.yaml:1087] */
 yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -3000,7 +3000,7 @@ static yg_status eye_m_traced(int64_t n,
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1089] */
+ * [specs/native_functions.yaml:1091] */
 yg_status yg_eye_m(int64_t n,
                    int64_t m,
                    const yg_dtype *dtype,
@@ -3062,7 +3062,7 @@ static yg_status rand_traced(const int64_t *size,
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1109] */
+ * [specs/native_functions.yaml:1111] */
 yg_status yg_rand(const int64_t *size,
                   int64_t size_len,
                   yg_generator *generator,
@@ -3125,7 +3125,7 @@ static yg_status randn_traced(const int64_t *size,
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1114] */
+ * [specs/native_functions.yaml:1116] */
 yg_status yg_randn(const int64_t *size,
                    int64_t size_len,
                    yg_generator *generator,
@@ -3194,7 +3194,7 @@ static yg_status randint_traced(int64_t low,
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1119] */
+ * [specs/native_functions.yaml:1121] */
 yg_status yg_randint(int64_t low,
                      int64_t high,
                      const int64_t *size,
@@ -3246,7 +3246,7 @@ static yg_status bernoulli_traced(const yg_tensor *self, yg_generator *generator
 }
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1124] */
+ * [specs/native_functions.yaml:1126] */
 yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
     yg_device dev;
@@ -3297,7 +3297,7 @@ static yg_status bernoulli_p_traced(const yg_tensor *self,
 }
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1129] */
+ * [specs/native_functions.yaml:1131] */
 yg_status yg_bernoulli_p(const yg_tensor *self,
                          double p,
                          yg_generator *generator,
@@ -3382,7 +3382,7 @@ static yg_status reflection_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1176] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1178] */
 yg_status yg_reflection_pad(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
@@ -3487,7 +3487,7 @@ static yg_status reflection_pad_backward_traced(const yg_tensor *grad_output,
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1183] */
+ * [specs/native_functions.yaml:1185] */
 yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
                                      const int64_t *self_sizes,
                                      int64_t self_sizes_len,
@@ -3594,7 +3594,7 @@ static yg_status replication_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1188] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1190] */
 yg_status yg_replication_pad(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -3699,7 +3699,7 @@ static yg_status replication_pad_backward_traced(const yg_tensor *grad_output,
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1193] */
+ * [specs/native_functions.yaml:1195] */
 yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
                                       const int64_t *self_sizes,
                                       int64_t self_sizes_len,
@@ -3803,7 +3803,7 @@ static yg_status index_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1233] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1235] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
                    int64_t indices_len,
@@ -3894,7 +3894,7 @@ out:
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/native_functions.yaml:1242] */
+ * [specs/native_functions.yaml:1244] */
 yg_status yg_index_put(const yg_tensor *self,
                        const yg_tensor *const *indices,
                        int64_t indices_len,
@@ -3992,7 +3992,7 @@ out:
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/native_functions.yaml:1247] */
+ * [specs/native_functions.yaml:1249] */
 yg_status yg_index_put_(yg_tensor *self,
                         const yg_tensor *const *indices,
                         int64_t indices_len,

@@ -2567,7 +2567,7 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1018] */
+ * [specs/native_functions.yaml:1020] */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2686,7 +2686,7 @@ static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1028] */
+ * [specs/native_functions.yaml:1030] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -2825,7 +2825,7 @@ static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1154] */
+ * [specs/native_functions.yaml:1156] */
 yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,

@@ -452,7 +452,7 @@ yg_status yg__boxed_softmax(const yg_ir_node *node,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1018] */
+ * [specs/native_functions.yaml:1020] */
 yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -484,7 +484,7 @@ yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1028] */
+ * [specs/native_functions.yaml:1030] */
 yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -499,7 +499,7 @@ yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1154] */
+ * [specs/native_functions.yaml:1156] */
 yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
