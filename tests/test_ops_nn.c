@@ -389,8 +389,14 @@ static void test_losses_reject_bad_reduction_and_shapes(void **state) {
 /* Naive weighted nll over rows of x (n rows, c classes, row-major):
  * losses[i] = -w[t] x[i, t] (0 when ignored); returns the sum of the losses
  * and sets *wsum to the sum of w[t] over the counted rows. */
-static double ref_nll(const double *x, int64_t n, int64_t c, const double *t, const double *w,
-                      int64_t ignore, double *losses, double *wsum) {
+static double ref_nll(const double *x,
+                      int64_t n,
+                      int64_t c,
+                      const double *t,
+                      const double *w,
+                      int64_t ignore,
+                      double *losses,
+                      double *wsum) {
     double total = 0;
     *wsum = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -418,8 +424,13 @@ static yg_status nll_of(yg_tensor *x, void *c, yg_tensor **o) {
 
 /* Checks every reduction of nll_loss(x, t, w) against ref_nll; xv and wv
  * are x's and w's logical values. */
-static void expect_nll_reductions(yg_tensor *x, const double *xv, yg_tensor *t, const double *tv,
-                                  yg_tensor *w, const double *wv, int64_t ignore) {
+static void expect_nll_reductions(yg_tensor *x,
+                                  const double *xv,
+                                  yg_tensor *t,
+                                  const double *tv,
+                                  yg_tensor *w,
+                                  const double *wv,
+                                  int64_t ignore) {
     const int64_t n = yg_tensor_sizes(x)[0], c = yg_tensor_sizes(x)[1], ls[] = {n};
     double losses[16], wsum, total = ref_nll(xv, n, c, tv, wv, ignore, losses, &wsum);
     double mean = total / wsum;
@@ -440,9 +451,10 @@ static void test_nll_loss_with_weights_matches_naive_loops(void **state) {
     const int64_t s[] = {5, 4}, st[] = {4, 5}, ts[] = {5}, ws[] = {4}, w2s[] = {8};
     const double tv[] = {2, -100, 0, 3, 2}, wv[] = {0.5, 2, 1.5, 3};
     const double w2v[] = {0.5, 9, 2, 9, 1.5, 9, 3, 9};
-    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -3, 0, 21), *t = yg_test_tensor(YG_INT64, ts, 1, tv),
-              *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv), *w2 = yg_test_tensor(YG_FLOAT64, w2s, 1, w2v),
-              *ws_view = NULL, *xt_base = yg_test_rand(YG_FLOAT64, st, 2, -3, 0, 22), *xt = NULL;
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -3, 0, 21),
+              *t = yg_test_tensor(YG_INT64, ts, 1, tv), *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv),
+              *w2 = yg_test_tensor(YG_FLOAT64, w2s, 1, w2v), *ws_view = NULL,
+              *xt_base = yg_test_rand(YG_FLOAT64, st, 2, -3, 0, 22), *xt = NULL;
     double *xv = yg_test_values(x), *xtv;
     nll_ctx c = {.target = t, .weight = w, .reduction = 1, .ignore_index = -100};
     (void)state;
@@ -483,10 +495,12 @@ static void test_nll_loss_with_weights_of_a_single_sample_and_float32(void **sta
     const int64_t s[] = {4}, ws[] = {4}, s2[] = {3, 4}, ts2[] = {3};
     const double xv[] = {-0.5, -1.25, -2, -0.75}, wv[] = {0.5, 2, 1.5, 3}, tv0[] = {2};
     const double tv2[] = {3, 1, 0};
-    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 1, xv), *t = yg_test_tensor(YG_INT64, NULL, 0, tv0),
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 1, xv),
+              *t = yg_test_tensor(YG_INT64, NULL, 0, tv0),
               *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv), *y = NULL;
     yg_tensor *x32 = yg_test_rand(YG_FLOAT32, s2, 2, -3, 0, 23),
-              *t2 = yg_test_tensor(YG_INT64, ts2, 1, tv2), *w32 = yg_test_tensor(YG_FLOAT32, ws, 1, wv);
+              *t2 = yg_test_tensor(YG_INT64, ts2, 1, tv2),
+              *w32 = yg_test_tensor(YG_FLOAT32, ws, 1, wv);
     double *x32v = yg_test_values(x32), w32v[4];
     const double none = 1.5 * 2, mean = 2;
     (void)state;
@@ -522,10 +536,11 @@ static void test_nll_loss_with_weights_of_a_single_sample_and_float32(void **sta
 
 static void test_nll_loss_mean_over_no_weight_is_nan(void **state) {
     const int64_t s[] = {3, 2}, ts[] = {3}, ws[] = {2};
-    const double tv[] = {-100, -100, -100}, tv1[] = {1, -100, 1}, wv[] = {1, 0}, zeros[] = {0, 0, 0};
-    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -3, 0, 24), *t = yg_test_tensor(YG_INT64, ts, 1, tv),
-              *t1 = yg_test_tensor(YG_INT64, ts, 1, tv1), *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv),
-              *y = NULL, *g = NULL;
+    const double tv[] = {-100, -100, -100}, tv1[] = {1, -100, 1}, wv[] = {1, 0},
+                 zeros[] = {0, 0, 0};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -3, 0, 24),
+              *t = yg_test_tensor(YG_INT64, ts, 1, tv), *t1 = yg_test_tensor(YG_INT64, ts, 1, tv1),
+              *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv), *y = NULL, *g = NULL;
     double v, zero = 0;
     (void)state;
     /* every target ignored: mean is 0/0 = NaN (as in PyTorch), sum 0, none 0s */
@@ -563,10 +578,11 @@ static void test_cross_entropy_with_weights_matches_naive_loops(void **state) {
     const int64_t s[] = {4, 3}, ts[] = {4}, ws[] = {3}, ks[] = {2, 3, 2}, kts[] = {2, 2};
     const double tv[] = {2, 1, -100, 0}, wv[] = {0.5, 2, 1.5}, ktv[] = {0, 2, 1, 1};
     const double pv[] = {0.2, 0.5, 0.3, 1, 0, 0, 0, 0.5, 0.5, 0.1, 0.1, 0.8};
-    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 25), *t = yg_test_tensor(YG_INT64, ts, 1, tv),
-              *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv), *k = yg_test_rand(YG_FLOAT64, ks, 3, -2, 2, 26),
-              *kt = yg_test_tensor(YG_INT64, kts, 2, ktv), *p = yg_test_tensor(YG_FLOAT64, s, 2, pv),
-              *y = NULL;
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 25),
+              *t = yg_test_tensor(YG_INT64, ts, 1, tv), *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv),
+              *k = yg_test_rand(YG_FLOAT64, ks, 3, -2, 2, 26),
+              *kt = yg_test_tensor(YG_INT64, kts, 2, ktv),
+              *p = yg_test_tensor(YG_FLOAT64, s, 2, pv), *y = NULL;
     double *xv = yg_test_values(x), *kv = yg_test_values(k), total = 0, wsum = 0, e[4], soft = 0;
     ce_ctx c = {.target = t, .weight = w, .reduction = 1, .ignore_index = -100};
     (void)state;
@@ -625,29 +641,39 @@ static void test_nll_loss_and_cross_entropy_reject_bad_weights(void **state) {
     wmat = yg_test_tensor(YG_FLOAT64, w22, 2, ones);
     w32 = yg_test_tensor(YG_FLOAT32, w3, 1, ones);
     g = yg_test_tensor(YG_FLOAT64, gs, 1, ones);
-    YG_EXPECT_ERROR(yg_nll_loss(x, t, wbig, 1, -100, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, wbig, 1, -100, &y),
+                    YG_ERR_SHAPE,
                     "nll_loss: expected weight of shape [3] (one per class), got [4]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_nll_loss(x, t, wmat, 1, -100, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, wmat, 1, -100, &y),
+                    YG_ERR_SHAPE,
                     "nll_loss: expected weight of shape [3] (one per class), got [2, 2]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_nll_loss(x, t, w32, 1, -100, &y), YG_ERR_DTYPE,
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, w32, 1, -100, &y),
+                    YG_ERR_DTYPE,
                     "nll_loss: weight of dtype float32 does not match self of dtype float64");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_nll_loss_backward(g, t, wbig, s, 2, 0, -100, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_nll_loss_backward(g, t, wbig, s, 2, 0, -100, &y),
+                    YG_ERR_SHAPE,
                     "nll_loss_backward: expected weight of shape [3] (one per class), got [4]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_nll_loss_backward(g, t, w32, s, 2, 0, -100, &y), YG_ERR_DTYPE,
-                    "nll_loss_backward: weight of dtype float32 does not match self of dtype float64");
+    YG_EXPECT_ERROR(
+        yg_nll_loss_backward(g, t, w32, s, 2, 0, -100, &y),
+        YG_ERR_DTYPE,
+        "nll_loss_backward: weight of dtype float32 does not match self of dtype float64");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_cross_entropy(x, t, wbig, 1, -100, &y), YG_ERR_SHAPE,
-                    "cross_entropy: expected weight of shape [3] (one per class of self [2, 3]), got [4]");
+    YG_EXPECT_ERROR(
+        yg_cross_entropy(x, t, wbig, 1, -100, &y),
+        YG_ERR_SHAPE,
+        "cross_entropy: expected weight of shape [3] (one per class of self [2, 3]), got [4]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_cross_entropy(x, t, w32, 1, -100, &y), YG_ERR_DTYPE,
+    YG_EXPECT_ERROR(yg_cross_entropy(x, t, w32, 1, -100, &y),
+                    YG_ERR_DTYPE,
                     "cross_entropy: weight of dtype float32 does not match self of dtype float64");
     assert_null(y);
     /* a good weight still leaves the target checks in place */
-    YG_EXPECT_ERROR(yg_nll_loss(x, g, w, 1, -100, &y), YG_ERR_DTYPE,
+    YG_EXPECT_ERROR(yg_nll_loss(x, g, w, 1, -100, &y),
+                    YG_ERR_DTYPE,
                     "nll_loss: expected target of dtype int64, got float64");
     assert_null(y);
     yg_release(x);

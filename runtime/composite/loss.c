@@ -350,8 +350,8 @@ yg_status yg__composite_cross_entropy(const yg_tensor *self,
                         "weight of dtype %s does not match self of dtype %s",
                         yg_dtype_name(yg_tensor_dtype(weight)),
                         yg_dtype_name(yg_tensor_dtype(self)));
-    if (weight != NULL && (yg_tensor_ndim(weight) != 1 ||
-                           yg_tensor_sizes(weight)[0] != yg_tensor_sizes(self)[cdim]))
+    if (weight != NULL &&
+        (yg_tensor_ndim(weight) != 1 || yg_tensor_sizes(weight)[0] != yg_tensor_sizes(self)[cdim]))
         return yg__fail(YG_ERR_SHAPE,
                         "expected weight of shape [%" PRId64 "] (one per class of self %s), got %s",
                         yg_tensor_sizes(self)[cdim],

@@ -280,10 +280,8 @@ static yg_status nll_check(const char *op,
 
 /* Checks nll_loss's optional class weights: NULL, or a [classes] tensor
  * on cpu of the given dtype (self's, or grad_output's in the backward). */
-static yg_status nll_check_weight(const char *op,
-                                  const yg_tensor *weight,
-                                  int64_t classes,
-                                  yg_dtype dtype) {
+static yg_status
+nll_check_weight(const char *op, const yg_tensor *weight, int64_t classes, yg_dtype dtype) {
     char wbuf[128];
 
     if (weight == NULL)
