@@ -203,7 +203,7 @@ int main(int argc, char **argv)
             CHECK(yg_tensor_from_data(by, bys, 1, YG_INT64, &y));
             logits = forward(net, x);
             CHECK(yg_log_softmax(logits, 1, &logp));
-            CHECK(yg_nll_loss(logp, y, 1, -100, &loss));
+            CHECK(yg_nll_loss(logp, y, NULL, 1, -100, &loss));
             CHECK(yg_tensor_item(loss, &loss_value));
             CHECK(yg_backward(loss, NULL, false));
             {

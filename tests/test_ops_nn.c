@@ -1,6 +1,7 @@
 /*
  * test_ops_nn.c - the nn ops: softmax, the losses (mse, l1, smooth_l1,
- * binary_cross_entropy with and without logits, cross_entropy with class
+ * binary_cross_entropy with and without logits, nll_loss and
+ * cross_entropy with class weights, cross_entropy with class
  * indices, K-dim inputs and class probabilities), layer_norm and
  * embedding, against naive float64 loops written here.
  *
@@ -269,13 +270,13 @@ static void test_binary_cross_entropy_with_logits_is_stable_and_smooth(void **st
 /* ---- cross entropy ---- */
 
 typedef struct ce_ctx {
-    yg_tensor *target;
+    yg_tensor *target, *weight;
     int64_t reduction, ignore_index;
 } ce_ctx;
 
 static yg_status ce_of(yg_tensor *x, void *c, yg_tensor **o) {
     ce_ctx *p = c;
-    return yg_cross_entropy(x, p->target, p->reduction, p->ignore_index, o);
+    return yg_cross_entropy(x, p->target, p->weight, p->reduction, p->ignore_index, o);
 }
 
 /* -log softmax(row)[k] */
@@ -366,10 +367,10 @@ static void test_losses_reject_bad_reduction_and_shapes(void **state) {
                     YG_ERR_INVALID_ARGUMENT,
                     "mse_loss: invalid reduction 3 (expected 0 none, 1 mean or 2 sum)");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_cross_entropy(x, t, 1, -100, &y), YG_ERR_SHAPE, "cross_entropy: nll_loss:");
+    YG_EXPECT_ERROR(yg_cross_entropy(x, t, NULL, 1, -100, &y), YG_ERR_SHAPE, "cross_entropy: nll_loss:");
     assert_null(y);
     YG_EXPECT_ERROR(
-        yg_cross_entropy(k, kt_t, 1, -100, &y),
+        yg_cross_entropy(k, kt_t, NULL, 1, -100, &y),
         YG_ERR_SHAPE,
         "cross_entropy: target [2, 5] does not match self [2, 3, 4] without its class dim 1");
     assert_null(y);
@@ -381,6 +382,307 @@ static void test_losses_reject_bad_reduction_and_shapes(void **state) {
     yg_release(t);
     yg_release(k);
     yg_release(kt_t);
+}
+
+/* ---- nll_loss and cross_entropy with class weights ---- */
+
+/* Naive weighted nll over rows of x (n rows, c classes, row-major):
+ * losses[i] = -w[t] x[i, t] (0 when ignored); returns the sum of the losses
+ * and sets *wsum to the sum of w[t] over the counted rows. */
+static double ref_nll(const double *x,
+                      int64_t n,
+                      int64_t c,
+                      const double *t,
+                      const double *w,
+                      int64_t ignore,
+                      double *losses,
+                      double *wsum) {
+    double total = 0;
+    *wsum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        losses[i] = 0;
+        if ((int64_t)t[i] == ignore)
+            continue;
+        int64_t k = (int64_t)t[i];
+        double wk = w != NULL ? w[k] : 1.0;
+        losses[i] = -wk * x[i * c + k];
+        total += losses[i];
+        *wsum += wk;
+    }
+    return total;
+}
+
+typedef struct nll_ctx {
+    yg_tensor *target, *weight;
+    int64_t reduction, ignore_index;
+} nll_ctx;
+
+static yg_status nll_of(yg_tensor *x, void *c, yg_tensor **o) {
+    nll_ctx *p = c;
+    return yg_nll_loss(x, p->target, p->weight, p->reduction, p->ignore_index, o);
+}
+
+/* Checks every reduction of nll_loss(x, t, w) against ref_nll; xv and wv
+ * are x's and w's logical values. */
+static void expect_nll_reductions(yg_tensor *x,
+                                  const double *xv,
+                                  yg_tensor *t,
+                                  const double *tv,
+                                  yg_tensor *w,
+                                  const double *wv,
+                                  int64_t ignore) {
+    const int64_t n = yg_tensor_sizes(x)[0], c = yg_tensor_sizes(x)[1], ls[] = {n};
+    double losses[16], wsum, total = ref_nll(xv, n, c, tv, wv, ignore, losses, &wsum);
+    double mean = total / wsum;
+    yg_tensor *y = NULL;
+
+    YG_CHECK(yg_nll_loss(x, t, w, 0, ignore, &y));
+    YG_EXPECT_CLOSE(y, ls, 1, losses, 1e-14, 1e-14);
+    yg_release(y);
+    YG_CHECK(yg_nll_loss(x, t, w, 1, ignore, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &mean, 1e-14, 1e-14);
+    yg_release(y);
+    YG_CHECK(yg_nll_loss(x, t, w, 2, ignore, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &total, 1e-14, 1e-14);
+    yg_release(y);
+}
+
+static void test_nll_loss_with_weights_matches_naive_loops(void **state) {
+    const int64_t s[] = {5, 4}, st[] = {4, 5}, ts[] = {5}, ws[] = {4}, w2s[] = {8};
+    const double tv[] = {2, -100, 0, 3, 2}, wv[] = {0.5, 2, 1.5, 3};
+    const double w2v[] = {0.5, 9, 2, 9, 1.5, 9, 3, 9};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -3, 0, 21),
+              *t = yg_test_tensor(YG_INT64, ts, 1, tv), *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv),
+              *w2 = yg_test_tensor(YG_FLOAT64, w2s, 1, w2v), *ws_view = NULL,
+              *xt_base = yg_test_rand(YG_FLOAT64, st, 2, -3, 0, 22), *xt = NULL;
+    double *xv = yg_test_values(x), *xtv;
+    nll_ctx c = {.target = t, .weight = w, .reduction = 1, .ignore_index = -100};
+    (void)state;
+    expect_nll_reductions(x, xv, t, tv, w, wv, -100);
+    expect_nll_reductions(x, xv, t, tv, NULL, NULL, -100);
+    /* a transposed self and a strided weight (every other element) */
+    YG_CHECK(yg_transpose(xt_base, 0, 1, &xt));
+    YG_CHECK(yg_slice(w2, 0, 0, 8, 2, &ws_view));
+    xtv = yg_test_values(xt);
+    expect_nll_reductions(xt, xtv, t, tv, ws_view, wv, -100);
+    /* ignore_index that is a class: rows with target 2 are left out */
+    {
+        const double t2v[] = {2, 1, 0, 3, 2};
+        yg_tensor *t2 = yg_test_tensor(YG_INT64, ts, 1, t2v);
+        expect_nll_reductions(x, xv, t2, t2v, w, wv, 2);
+        yg_release(t2);
+    }
+    /* gradients (a fresh leaf each time: gradients accumulate) */
+    expect_gradient_matches_differences("nll_loss weighted mean", x, nll_of, &c);
+    c.reduction = 0;
+    {
+        yg_tensor *x2 = yg_test_tensor(YG_FLOAT64, s, 2, xv);
+        expect_gradient_matches_differences("nll_loss weighted none", x2, nll_of, &c);
+        yg_release(x2);
+    }
+    free(xv);
+    free(xtv);
+    yg_release(x);
+    yg_release(xt);
+    yg_release(xt_base);
+    yg_release(t);
+    yg_release(w);
+    yg_release(w2);
+    yg_release(ws_view);
+}
+
+static void test_nll_loss_with_weights_of_a_single_sample_and_float32(void **state) {
+    const int64_t s[] = {4}, ws[] = {4}, s2[] = {3, 4}, ts2[] = {3};
+    const double xv[] = {-0.5, -1.25, -2, -0.75}, wv[] = {0.5, 2, 1.5, 3}, tv0[] = {2};
+    const double tv2[] = {3, 1, 0};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 1, xv),
+              *t = yg_test_tensor(YG_INT64, NULL, 0, tv0),
+              *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv), *y = NULL;
+    yg_tensor *x32 = yg_test_rand(YG_FLOAT32, s2, 2, -3, 0, 23),
+              *t2 = yg_test_tensor(YG_INT64, ts2, 1, tv2),
+              *w32 = yg_test_tensor(YG_FLOAT32, ws, 1, wv);
+    double *x32v = yg_test_values(x32), w32v[4];
+    const double none = 1.5 * 2, mean = 2;
+    (void)state;
+    /* [C] self with a 0-dim target: -w[2] x[2]; mean divides w[2] out */
+    YG_CHECK(yg_nll_loss(x, t, w, 0, -100, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &none, 1e-15, 1e-15);
+    yg_release(y);
+    YG_CHECK(yg_nll_loss(x, t, w, 2, -100, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &none, 1e-15, 1e-15);
+    yg_release(y);
+    YG_CHECK(yg_nll_loss(x, t, w, 1, -100, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &mean, 1e-15, 1e-15);
+    yg_release(y);
+    /* float32 self and weight (the reference sees the float32 values) */
+    for (int k = 0; k < 4; k++)
+        w32v[k] = (float)wv[k];
+    {
+        double losses[3], wsum, total = ref_nll(x32v, 3, 4, tv2, w32v, -100, losses, &wsum);
+        double m = total / wsum;
+        YG_CHECK(yg_nll_loss(x32, t2, w32, 1, -100, &y));
+        assert_int_equal(yg_tensor_dtype(y), YG_FLOAT32);
+        YG_EXPECT_CLOSE(y, NULL, 0, &m, 1e-6, 1e-6);
+        yg_release(y);
+    }
+    free(x32v);
+    yg_release(x);
+    yg_release(t);
+    yg_release(w);
+    yg_release(x32);
+    yg_release(t2);
+    yg_release(w32);
+}
+
+static void test_nll_loss_mean_over_no_weight_is_nan(void **state) {
+    const int64_t s[] = {3, 2}, ts[] = {3}, ws[] = {2};
+    const double tv[] = {-100, -100, -100}, tv1[] = {1, -100, 1}, wv[] = {1, 0},
+                 zeros[] = {0, 0, 0};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -3, 0, 24),
+              *t = yg_test_tensor(YG_INT64, ts, 1, tv), *t1 = yg_test_tensor(YG_INT64, ts, 1, tv1),
+              *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv), *y = NULL, *g = NULL;
+    double v, zero = 0;
+    (void)state;
+    /* every target ignored: mean is 0/0 = NaN (as in PyTorch), sum 0, none 0s */
+    YG_CHECK(yg_nll_loss(x, t, NULL, 1, -100, &y));
+    YG_CHECK(yg_tensor_item(y, &v));
+    assert_true(isnan(v));
+    yg_release(y);
+    YG_CHECK(yg_nll_loss(x, t, w, 2, -100, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &zero, 0, 0);
+    yg_release(y);
+    YG_CHECK(yg_nll_loss(x, t, w, 0, -100, &y));
+    YG_EXPECT_CLOSE(y, ts, 1, zeros, 0, 0);
+    yg_release(y);
+    /* all ignored: the gradient of mean is 0 (nothing is picked) */
+    {
+        yg_tensor *g0 = NULL;
+        YG_CHECK(yg_tensor_zeros(NULL, 0, YG_FLOAT64, &g0));
+        YG_CHECK(yg_nll_loss_backward(g0, t, NULL, s, 2, 1, -100, &g));
+        YG_EXPECT_CLOSE(g, s, 2, ((const double[]){0, 0, 0, 0, 0, 0}), 0, 0);
+        yg_release(g);
+        yg_release(g0);
+    }
+    /* counted targets whose weights sum to 0: NaN too */
+    YG_CHECK(yg_nll_loss(x, t1, w, 1, -100, &y));
+    YG_CHECK(yg_tensor_item(y, &v));
+    assert_true(isnan(v));
+    yg_release(y);
+    yg_release(x);
+    yg_release(t);
+    yg_release(t1);
+    yg_release(w);
+}
+
+static void test_cross_entropy_with_weights_matches_naive_loops(void **state) {
+    const int64_t s[] = {4, 3}, ts[] = {4}, ws[] = {3}, ks[] = {2, 3, 2}, kts[] = {2, 2};
+    const double tv[] = {2, 1, -100, 0}, wv[] = {0.5, 2, 1.5}, ktv[] = {0, 2, 1, 1};
+    const double pv[] = {0.2, 0.5, 0.3, 1, 0, 0, 0, 0.5, 0.5, 0.1, 0.1, 0.8};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 25),
+              *t = yg_test_tensor(YG_INT64, ts, 1, tv), *w = yg_test_tensor(YG_FLOAT64, ws, 1, wv),
+              *k = yg_test_rand(YG_FLOAT64, ks, 3, -2, 2, 26),
+              *kt = yg_test_tensor(YG_INT64, kts, 2, ktv),
+              *p = yg_test_tensor(YG_FLOAT64, s, 2, pv), *y = NULL;
+    double *xv = yg_test_values(x), *kv = yg_test_values(k), total = 0, wsum = 0, e[4], soft = 0;
+    ce_ctx c = {.target = t, .weight = w, .reduction = 1, .ignore_index = -100};
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        if (tv[i] < 0)
+            continue;
+        total += wv[(int)tv[i]] * ref_ce(xv + i * 3, 3, 1, (int64_t)tv[i]);
+        wsum += wv[(int)tv[i]];
+    }
+    double mean = total / wsum;
+    YG_CHECK(ce_of(x, &c, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &mean, 1e-14, 1e-14);
+    yg_release(y);
+    expect_gradient_matches_differences("cross_entropy weighted", x, ce_of, &c);
+    /* [N, C, d]: class dim 1, none keeps target's shape */
+    for (int n = 0; n < 2; n++)
+        for (int d = 0; d < 2; d++) {
+            int64_t cls = (int64_t)ktv[n * 2 + d];
+            e[n * 2 + d] = wv[cls] * ref_ce(kv + n * 6 + d, 3, 2, cls);
+        }
+    YG_CHECK(yg_cross_entropy(k, kt, w, 0, -100, &y));
+    YG_EXPECT_CLOSE(y, kts, 2, e, 1e-14, 1e-14);
+    yg_release(y);
+    /* class probabilities: -sum_c w[c] p[i, c] log_softmax(x)[i, c], mean over N */
+    for (int n = 0; n < 4; n++)
+        for (int j = 0; j < 3; j++)
+            soft += wv[j] * pv[n * 3 + j] * ref_ce(xv + n * 3, 3, 1, j) / 4;
+    YG_CHECK(yg_cross_entropy(x, p, w, 1, -100, &y));
+    YG_EXPECT_CLOSE(y, NULL, 0, &soft, 1e-14, 1e-14);
+    yg_release(y);
+    c.target = p;
+    {
+        yg_tensor *x2 = yg_test_tensor(YG_FLOAT64, s, 2, xv); /* a fresh leaf */
+        expect_gradient_matches_differences("cross_entropy weighted probabilities", x2, ce_of, &c);
+        yg_release(x2);
+    }
+    free(xv);
+    free(kv);
+    yg_release(x);
+    yg_release(t);
+    yg_release(w);
+    yg_release(k);
+    yg_release(kt);
+    yg_release(p);
+}
+
+static void test_nll_loss_and_cross_entropy_reject_bad_weights(void **state) {
+    const int64_t s[] = {2, 3}, ts[] = {2}, w3[] = {3}, w4[] = {4}, w22[] = {2, 2}, gs[] = {2};
+    const double tv[] = {0, 2}, ones[] = {1, 1, 1, 1};
+    yg_tensor *x = NULL, *t = yg_test_tensor(YG_INT64, ts, 1, tv), *w = NULL, *wbig = NULL,
+              *wmat = NULL, *w32 = NULL, *g = NULL, *y = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT64, &x));
+    w = yg_test_tensor(YG_FLOAT64, w3, 1, ones);
+    wbig = yg_test_tensor(YG_FLOAT64, w4, 1, ones);
+    wmat = yg_test_tensor(YG_FLOAT64, w22, 2, ones);
+    w32 = yg_test_tensor(YG_FLOAT32, w3, 1, ones);
+    g = yg_test_tensor(YG_FLOAT64, gs, 1, ones);
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, wbig, 1, -100, &y),
+                    YG_ERR_SHAPE,
+                    "nll_loss: expected weight of shape [3] (one per class), got [4]");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, wmat, 1, -100, &y),
+                    YG_ERR_SHAPE,
+                    "nll_loss: expected weight of shape [3] (one per class), got [2, 2]");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, w32, 1, -100, &y),
+                    YG_ERR_DTYPE,
+                    "nll_loss: weight of dtype float32 does not match self of dtype float64");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_nll_loss_backward(g, t, wbig, s, 2, 0, -100, &y),
+                    YG_ERR_SHAPE,
+                    "nll_loss_backward: expected weight of shape [3] (one per class), got [4]");
+    assert_null(y);
+    YG_EXPECT_ERROR(
+        yg_nll_loss_backward(g, t, w32, s, 2, 0, -100, &y),
+        YG_ERR_DTYPE,
+        "nll_loss_backward: weight of dtype float32 does not match self of dtype float64");
+    assert_null(y);
+    YG_EXPECT_ERROR(
+        yg_cross_entropy(x, t, wbig, 1, -100, &y),
+        YG_ERR_SHAPE,
+        "cross_entropy: expected weight of shape [3] (one per class of self [2, 3]), got [4]");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_cross_entropy(x, t, w32, 1, -100, &y),
+                    YG_ERR_DTYPE,
+                    "cross_entropy: weight of dtype float32 does not match self of dtype float64");
+    assert_null(y);
+    /* a good weight still leaves the target checks in place */
+    YG_EXPECT_ERROR(yg_nll_loss(x, g, w, 1, -100, &y),
+                    YG_ERR_DTYPE,
+                    "nll_loss: expected target of dtype int64, got float64");
+    assert_null(y);
+    yg_release(x);
+    yg_release(t);
+    yg_release(w);
+    yg_release(wbig);
+    yg_release(wmat);
+    yg_release(w32);
+    yg_release(g);
 }
 
 /* ---- layer_norm ---- */
@@ -618,6 +920,11 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_cross_entropy_over_k_dims_moves_the_class_dim),
         cmocka_unit_test(test_cross_entropy_with_class_probabilities),
         cmocka_unit_test(test_losses_reject_bad_reduction_and_shapes),
+        cmocka_unit_test(test_nll_loss_with_weights_matches_naive_loops),
+        cmocka_unit_test(test_nll_loss_with_weights_of_a_single_sample_and_float32),
+        cmocka_unit_test(test_nll_loss_mean_over_no_weight_is_nan),
+        cmocka_unit_test(test_cross_entropy_with_weights_matches_naive_loops),
+        cmocka_unit_test(test_nll_loss_and_cross_entropy_reject_bad_weights),
         cmocka_unit_test(test_layer_norm_matches_naive_loops),
         cmocka_unit_test(test_embedding_picks_rows_and_skips_the_padding_gradient),
         cmocka_unit_test(test_scaled_dot_product_attention_matches_naive_loops),

@@ -1301,7 +1301,7 @@ static yg_status softmax_backward_traced(const yg_tensor *grad_output,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:945] */
+ * [specs/native_functions.yaml:948] */
 yg_status yg_softmax_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               int64_t dim,
@@ -1343,7 +1343,7 @@ static yg_status mse_loss_traced(const yg_tensor *self,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:950] */
+ * [specs/native_functions.yaml:953] */
 yg_status yg_mse_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -1385,7 +1385,7 @@ static yg_status l1_loss_traced(const yg_tensor *self,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:953] */
+ * [specs/native_functions.yaml:956] */
 yg_status yg_l1_loss(const yg_tensor *self,
                      const yg_tensor *target,
                      int64_t reduction,
@@ -1429,7 +1429,7 @@ static yg_status smooth_l1_loss_traced(const yg_tensor *self,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:957] */
+ * [specs/native_functions.yaml:960] */
 yg_status yg_smooth_l1_loss(const yg_tensor *self,
                             const yg_tensor *target,
                             int64_t reduction,
@@ -1474,7 +1474,7 @@ static yg_status binary_cross_entropy_traced(const yg_tensor *self,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:961] */
+ * [specs/native_functions.yaml:964] */
 yg_status yg_binary_cross_entropy(const yg_tensor *self,
                                   const yg_tensor *target,
                                   const yg_tensor *weight,
@@ -1522,7 +1522,7 @@ static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:965] */
+ * [specs/native_functions.yaml:968] */
 yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
                                               const yg_tensor *target,
                                               const yg_tensor *weight,
@@ -1557,6 +1557,7 @@ yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
  * (jit/tracer.h). */
 static yg_status cross_entropy_traced(const yg_tensor *self,
                                       const yg_tensor *target,
+                                      const yg_tensor *weight,
                                       int64_t reduction,
                                       int64_t ignore_index,
                                       yg_tensor **out)
@@ -1564,23 +1565,26 @@ static yg_status cross_entropy_traced(const yg_tensor *self,
     yg_status st;
 
     yg__trace_pause();
-    st = yg_cross_entropy(self, target, reduction, ignore_index, out);
+    st = yg_cross_entropy(self, target, weight, reduction, ignore_index, out);
     yg__trace_resume();
     if (st != YG_OK)
         return st;
     yg__trace_begin_node("cross_entropy");
     yg__trace_input(self);
     yg__trace_input(target);
+    yg__trace_input(weight);
     yg__trace_attr_int("reduction", reduction);
     yg__trace_attr_int("ignore_index", ignore_index);
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }
 
-/* cross_entropy(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:970] */
+/* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+ *   int ignore_index=-100) -> Tensor
+ * [specs/native_functions.yaml:975] */
 yg_status yg_cross_entropy(const yg_tensor *self,
                            const yg_tensor *target,
+                           const yg_tensor *weight,
                            int64_t reduction,
                            int64_t ignore_index,
                            yg_tensor **out)
@@ -1588,11 +1592,11 @@ yg_status yg_cross_entropy(const yg_tensor *self,
     yg_status st;
 
     if (yg__trace_recording(true))
-        return cross_entropy_traced(self, target, reduction, ignore_index, out);
+        return cross_entropy_traced(self, target, weight, reduction, ignore_index, out);
     YG_RETURN_IF_ERROR(yg__check_out("cross_entropy", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cross_entropy", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("cross_entropy", "target", target));
-    st = yg__composite_cross_entropy(self, target, reduction, ignore_index, out);
+    st = yg__composite_cross_entropy(self, target, weight, reduction, ignore_index, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "cross_entropy");
     return YG_OK;
@@ -1627,7 +1631,7 @@ static yg_status layer_norm_traced(const yg_tensor *input,
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:974] */
+ * [specs/native_functions.yaml:979] */
 yg_status yg_layer_norm(const yg_tensor *input,
                         const int64_t *normalized_shape,
                         int64_t normalized_shape_len,
@@ -1694,7 +1698,7 @@ static yg_status lstm_cell_traced(const yg_tensor *input,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:991] */
+ * [specs/native_functions.yaml:996] */
 yg_status yg_lstm_cell(const yg_tensor *input,
                        const yg_tensor *hx,
                        const yg_tensor *cx,
@@ -1752,7 +1756,7 @@ static yg_status gru_cell_traced(const yg_tensor *input,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:995] */
+ * [specs/native_functions.yaml:1000] */
 yg_status yg_gru_cell(const yg_tensor *input,
                       const yg_tensor *hx,
                       const yg_tensor *w_ih,
@@ -1807,7 +1811,7 @@ static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:1001] */
+ * [specs/native_functions.yaml:1006] */
 yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
                                           const yg_tensor *key,
                                           const yg_tensor *value,
@@ -1870,7 +1874,7 @@ static yg_status group_norm_traced(const yg_tensor *input,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1005] */
+ * [specs/native_functions.yaml:1010] */
 yg_status yg_group_norm(const yg_tensor *input,
                         int64_t num_groups,
                         const yg_tensor *weight,
@@ -1934,7 +1938,7 @@ static yg_status max_pool2d_traced(const yg_tensor *self,
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1011] */
+ * [specs/native_functions.yaml:1016] */
 yg_status yg_max_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2004,7 +2008,7 @@ static yg_status zeros_like_traced(const yg_tensor *self,
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1090] */
+ * [specs/native_functions.yaml:1095] */
 yg_status yg_zeros_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -2047,7 +2051,7 @@ static yg_status ones_like_traced(const yg_tensor *self,
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1093] */
+ * [specs/native_functions.yaml:1098] */
 yg_status yg_ones_like(const yg_tensor *self,
                        const yg_dtype *dtype,
                        const yg_device *device,
@@ -2093,7 +2097,7 @@ static yg_status full_like_traced(const yg_tensor *self,
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1096] */
+ * [specs/native_functions.yaml:1101] */
 yg_status yg_full_like(const yg_tensor *self,
                        double fill_value,
                        const yg_dtype *dtype,
@@ -2137,7 +2141,7 @@ static yg_status empty_like_traced(const yg_tensor *self,
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1099] */
+ * [specs/native_functions.yaml:1104] */
 yg_status yg_empty_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -2183,7 +2187,7 @@ static yg_status rand_like_traced(const yg_tensor *self,
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1131] */
+ * [specs/native_functions.yaml:1136] */
 yg_status yg_rand_like(const yg_tensor *self,
                        yg_generator *generator,
                        const yg_dtype *dtype,
@@ -2230,7 +2234,7 @@ static yg_status randn_like_traced(const yg_tensor *self,
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1133] */
+ * [specs/native_functions.yaml:1138] */
 yg_status yg_randn_like(const yg_tensor *self,
                         yg_generator *generator,
                         const yg_dtype *dtype,
@@ -2274,7 +2278,7 @@ static yg_status dropout_traced(const yg_tensor *input,
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1137] */
+ * [specs/native_functions.yaml:1142] */
 yg_status yg_dropout(const yg_tensor *input,
                      double p,
                      bool train,
@@ -2336,7 +2340,7 @@ static yg_status batch_norm_traced(const yg_tensor *input,
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1146] */
+ * [specs/native_functions.yaml:1151] */
 yg_status yg_batch_norm(const yg_tensor *input,
                         const yg_tensor *weight,
                         const yg_tensor *bias,
@@ -2411,7 +2415,7 @@ static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_o
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1157] */
+ * [specs/native_functions.yaml:1162] */
 yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
                                               const yg_tensor *indices,
                                               const int64_t *self_sizes,
@@ -2486,7 +2490,7 @@ static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1163] */
+ * [specs/native_functions.yaml:1168] */
 yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -2579,7 +2583,7 @@ static yg_status max_pool1d_traced(const yg_tensor *self,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1166] */
+ * [specs/native_functions.yaml:1171] */
 yg_status yg_max_pool1d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2650,7 +2654,7 @@ static yg_status pad_traced(const yg_tensor *self,
 }
 
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1196] */
+ * [specs/native_functions.yaml:1201] */
 yg_status yg_pad(const yg_tensor *self,
                  const int64_t *pad,
                  int64_t pad_len,
@@ -2696,7 +2700,7 @@ static yg_status index_backward_traced(const yg_tensor *grad_output,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:1250] */
+ * [specs/native_functions.yaml:1255] */
 yg_status yg_index_backward(const yg_tensor *grad_output,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,
@@ -2756,7 +2760,7 @@ static yg_status index_put_self_backward_traced(const yg_tensor *grad,
 }
 
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
- * [specs/native_functions.yaml:1255] */
+ * [specs/native_functions.yaml:1260] */
 yg_status yg_index_put_self_backward(const yg_tensor *grad,
                                      const yg_tensor *const *indices,
                                      int64_t indices_len,
@@ -2803,7 +2807,7 @@ static yg_status to_dtype_traced(const yg_tensor *self,
 }
 
 /* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
- * [specs/native_functions.yaml:1268] */
+ * [specs/native_functions.yaml:1273] */
 yg_status yg_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tensor **out)
 {
     yg_status st;
@@ -2836,7 +2840,7 @@ static yg_status type_as_traced(const yg_tensor *self, const yg_tensor *other, y
     return yg__trace_end_node();
 }
 
-/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1272] */
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1277] */
 yg_status yg_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;

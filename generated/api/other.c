@@ -1784,6 +1784,7 @@ out:
 
 typedef yg_status (*nll_loss_backward_fn)(const yg_tensor *grad_output,
                                           const yg_tensor *target,
+                                          const yg_tensor *weight,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
                                           int64_t reduction,
@@ -1795,10 +1796,50 @@ static const nll_loss_backward_fn nll_loss_backward_kernels[YG_DEVICE_COUNT_] = 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records NllLossBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status nll_loss_backward_record(const yg_tensor *grad_output,
+                                          const yg_tensor *target,
+                                          const yg_tensor *weight,
+                                          int64_t reduction,
+                                          int64_t ignore_index,
+                                          yg_tensor *result)
+{
+    yg_node *base = NULL;
+    nll_loss_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__nll_loss_backward_backward_vtable,
+                      sizeof(nll_loss_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (nll_loss_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->target, target, false, 0, "target");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->weight, weight, false, 0, "weight");
+    if (st != YG_OK)
+        goto out;
+    node->reduction = reduction;
+    node->ignore_index = ignore_index;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_nll_loss_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
                                           const yg_tensor *target,
+                                          const yg_tensor *weight,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
                                           int64_t reduction,
@@ -1810,6 +1851,7 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
     yg__trace_pause();
     st = yg_nll_loss_backward(grad_output,
                               target,
+                              weight,
                               self_sizes,
                               self_sizes_len,
                               reduction,
@@ -1821,6 +1863,7 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
     yg__trace_begin_node("nll_loss_backward");
     yg__trace_input(grad_output);
     yg__trace_input(target);
+    yg__trace_input(weight);
     yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
     yg__trace_attr_int("reduction", reduction);
     yg__trace_attr_int("ignore_index", ignore_index);
@@ -1828,24 +1871,28 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
- *   int ignore_index) -> Tensor
- * [specs/native_functions.yaml:935] */
+/* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
+ *   int reduction, int ignore_index) -> Tensor
+ * [specs/native_functions.yaml:938] */
 yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
                                const yg_tensor *target,
+                               const yg_tensor *weight,
                                const int64_t *self_sizes,
                                int64_t self_sizes_len,
                                int64_t reduction,
                                int64_t ignore_index,
                                yg_tensor **out)
 {
-    const yg_tensor *inputs[2] = {grad_output, target};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     nll_loss_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return nll_loss_backward_traced(grad_output,
                                         target,
+                                        weight,
                                         self_sizes,
                                         self_sizes_len,
                                         reduction,
@@ -1854,16 +1901,31 @@ yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_out("nll_loss_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss_backward", "target", target));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "nll_loss_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = nll_loss_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "nll_loss_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, target, self_sizes, self_sizes_len, reduction, ignore_index, out);
+    st = kernel(grad_output,
+                target,
+                weight,
+                self_sizes,
+                self_sizes_len,
+                reduction,
+                ignore_index,
+                &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = nll_loss_backward_record(grad_output, target, weight, reduction, ignore_index, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*embedding_fn)(const yg_tensor *weight,
@@ -1929,7 +1991,7 @@ static yg_status embedding_traced(const yg_tensor *weight,
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:978] */
+ * [specs/native_functions.yaml:983] */
 yg_status yg_embedding(const yg_tensor *weight,
                        const yg_tensor *indices,
                        int64_t padding_idx,
@@ -2010,7 +2072,7 @@ static yg_status embedding_backward_traced(const yg_tensor *grad_output,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:983] */
+ * [specs/native_functions.yaml:988] */
 yg_status yg_embedding_backward(const yg_tensor *grad_output,
                                 const yg_tensor *indices,
                                 const int64_t *weight_sizes,
@@ -2155,7 +2217,7 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1019] */
+ * [specs/native_functions.yaml:1024] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -2253,7 +2315,7 @@ static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_outpu
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1029] */
+ * [specs/native_functions.yaml:1034] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -2338,7 +2400,7 @@ static yg_status upsample_nearest2d_traced(const yg_tensor *self,
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1034] */
+ * [specs/native_functions.yaml:1039] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -2406,7 +2468,7 @@ static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1038] */
+ * [specs/native_functions.yaml:1043] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,
@@ -2469,7 +2531,7 @@ static yg_status zeros_traced(const int64_t *size,
 }
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1049] */
+ * [specs/native_functions.yaml:1054] */
 yg_status yg_zeros(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -2527,7 +2589,7 @@ static yg_status ones_traced(const int64_t *size,
 }
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1053] */
+ * [specs/native_functions.yaml:1058] */
 yg_status yg_ones(const int64_t *size,
                   int64_t size_len,
                   const yg_dtype *dtype,
@@ -2588,7 +2650,7 @@ static yg_status full_traced(const int64_t *size,
 }
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1057] */
+ * [specs/native_functions.yaml:1062] */
 yg_status yg_full(const int64_t *size,
                   int64_t size_len,
                   double fill_value,
@@ -2647,7 +2709,7 @@ static yg_status empty_traced(const int64_t *size,
 }
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1062] */
+ * [specs/native_functions.yaml:1067] */
 yg_status yg_empty(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -2703,7 +2765,7 @@ static yg_status arange_traced(double end,
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1068] */
+ * [specs/native_functions.yaml:1073] */
 yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -2762,7 +2824,7 @@ static yg_status arange_start_traced(double start,
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1072] */
+ * [specs/native_functions.yaml:1077] */
 yg_status yg_arange_start(double start,
                           double end,
                           double step,
@@ -2826,7 +2888,7 @@ static yg_status linspace_traced(double start,
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1077] */
+ * [specs/native_functions.yaml:1082] */
 yg_status yg_linspace(double start,
                       double end,
                       int64_t steps,
@@ -2883,7 +2945,7 @@ static yg_status eye_traced(int64_t n,
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1082] */
+ * [specs/native_functions.yaml:1087] */
 yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -2938,7 +3000,7 @@ static yg_status eye_m_traced(int64_t n,
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1086] */
+ * [specs/native_functions.yaml:1091] */
 yg_status yg_eye_m(int64_t n,
                    int64_t m,
                    const yg_dtype *dtype,
@@ -3000,7 +3062,7 @@ static yg_status rand_traced(const int64_t *size,
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1106] */
+ * [specs/native_functions.yaml:1111] */
 yg_status yg_rand(const int64_t *size,
                   int64_t size_len,
                   yg_generator *generator,
@@ -3063,7 +3125,7 @@ static yg_status randn_traced(const int64_t *size,
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1111] */
+ * [specs/native_functions.yaml:1116] */
 yg_status yg_randn(const int64_t *size,
                    int64_t size_len,
                    yg_generator *generator,
@@ -3132,7 +3194,7 @@ static yg_status randint_traced(int64_t low,
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1116] */
+ * [specs/native_functions.yaml:1121] */
 yg_status yg_randint(int64_t low,
                      int64_t high,
                      const int64_t *size,
@@ -3184,7 +3246,7 @@ static yg_status bernoulli_traced(const yg_tensor *self, yg_generator *generator
 }
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1121] */
+ * [specs/native_functions.yaml:1126] */
 yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
     yg_device dev;
@@ -3235,7 +3297,7 @@ static yg_status bernoulli_p_traced(const yg_tensor *self,
 }
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1126] */
+ * [specs/native_functions.yaml:1131] */
 yg_status yg_bernoulli_p(const yg_tensor *self,
                          double p,
                          yg_generator *generator,
@@ -3320,7 +3382,7 @@ static yg_status reflection_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1173] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1178] */
 yg_status yg_reflection_pad(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
@@ -3425,7 +3487,7 @@ static yg_status reflection_pad_backward_traced(const yg_tensor *grad_output,
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1180] */
+ * [specs/native_functions.yaml:1185] */
 yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
                                      const int64_t *self_sizes,
                                      int64_t self_sizes_len,
@@ -3532,7 +3594,7 @@ static yg_status replication_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1185] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1190] */
 yg_status yg_replication_pad(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -3637,7 +3699,7 @@ static yg_status replication_pad_backward_traced(const yg_tensor *grad_output,
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1190] */
+ * [specs/native_functions.yaml:1195] */
 yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
                                       const int64_t *self_sizes,
                                       int64_t self_sizes_len,
@@ -3741,7 +3803,7 @@ static yg_status index_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1230] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1235] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
                    int64_t indices_len,
@@ -3832,7 +3894,7 @@ out:
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/native_functions.yaml:1239] */
+ * [specs/native_functions.yaml:1244] */
 yg_status yg_index_put(const yg_tensor *self,
                        const yg_tensor *const *indices,
                        int64_t indices_len,
@@ -3930,7 +3992,7 @@ out:
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/native_functions.yaml:1244] */
+ * [specs/native_functions.yaml:1249] */
 yg_status yg_index_put_(yg_tensor *self,
                         const yg_tensor *const *indices,
                         int64_t indices_len,

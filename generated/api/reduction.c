@@ -2269,6 +2269,7 @@ yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
 
 typedef yg_status (*nll_loss_fn)(const yg_tensor *self,
                                  const yg_tensor *target,
+                                 const yg_tensor *weight,
                                  int64_t reduction,
                                  int64_t ignore_index,
                                  yg_tensor **out);
@@ -2283,6 +2284,7 @@ static const nll_loss_fn nll_loss_kernels[YG_DEVICE_COUNT_] = {
  * gradient that reads it is wanted. */
 static yg_status nll_loss_record(const yg_tensor *self,
                                  const yg_tensor *target,
+                                 const yg_tensor *weight,
                                  int64_t reduction,
                                  int64_t ignore_index,
                                  yg_tensor *result)
@@ -2302,6 +2304,9 @@ static yg_status nll_loss_record(const yg_tensor *self,
     st = yg__saved_save(&node->target, target, false, 0, "target");
     if (st != YG_OK)
         goto out;
+    st = yg__saved_save(&node->weight, weight, false, 0, "weight");
+    if (st != YG_OK)
+        goto out;
     node->reduction = reduction;
     node->ignore_index = ignore_index;
     st = yg__set_history(result, base, 0);
@@ -2314,6 +2319,7 @@ out:
  * (jit/tracer.h). */
 static yg_status nll_loss_traced(const yg_tensor *self,
                                  const yg_tensor *target,
+                                 const yg_tensor *weight,
                                  int64_t reduction,
                                  int64_t ignore_index,
                                  yg_tensor **out)
@@ -2321,23 +2327,26 @@ static yg_status nll_loss_traced(const yg_tensor *self,
     yg_status st;
 
     yg__trace_pause();
-    st = yg_nll_loss(self, target, reduction, ignore_index, out);
+    st = yg_nll_loss(self, target, weight, reduction, ignore_index, out);
     yg__trace_resume();
     if (st != YG_OK)
         return st;
     yg__trace_begin_node("nll_loss");
     yg__trace_input(self);
     yg__trace_input(target);
+    yg__trace_input(weight);
     yg__trace_attr_int("reduction", reduction);
     yg__trace_attr_int("ignore_index", ignore_index);
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }
 
-/* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:931] */
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+ *   int ignore_index=-100) -> Tensor
+ * [specs/native_functions.yaml:934] */
 yg_status yg_nll_loss(const yg_tensor *self,
                       const yg_tensor *target,
+                      const yg_tensor *weight,
                       int64_t reduction,
                       int64_t ignore_index,
                       yg_tensor **out)
@@ -2349,7 +2358,7 @@ yg_status yg_nll_loss(const yg_tensor *self,
     yg_status st;
 
     if (yg__trace_recording(false))
-        return nll_loss_traced(self, target, reduction, ignore_index, out);
+        return nll_loss_traced(self, target, weight, reduction, ignore_index, out);
     YG_RETURN_IF_ERROR(yg__check_out("nll_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss", "target", target));
@@ -2358,11 +2367,11 @@ yg_status yg_nll_loss(const yg_tensor *self,
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "nll_loss: no kernel for device %s",
                         yg__device_name(dev));
-    st = kernel(self, target, reduction, ignore_index, &result);
+    st = kernel(self, target, weight, reduction, ignore_index, &result);
     if (st != YG_OK)
         return st;
     if (yg__any_requires_grad(1, inputs)) {
-        st = nll_loss_record(self, target, reduction, ignore_index, result);
+        st = nll_loss_record(self, target, weight, reduction, ignore_index, result);
         if (st != YG_OK)
             goto out;
     }
@@ -2424,7 +2433,7 @@ static yg_status softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **
     return yg__trace_end_node();
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:939] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:942] */
 yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2558,7 +2567,7 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1015] */
+ * [specs/native_functions.yaml:1020] */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2677,7 +2686,7 @@ static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1025] */
+ * [specs/native_functions.yaml:1030] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -2816,7 +2825,7 @@ static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1151] */
+ * [specs/native_functions.yaml:1156] */
 yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,

@@ -420,8 +420,9 @@ yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
     return yg_log_softmax_backward(in[0], in[1], dim, &out[0]);
 }
 
-/* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:931] */
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+ *   int ignore_index=-100) -> Tensor
+ * [specs/native_functions.yaml:934] */
 yg_status yg__boxed_nll_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -433,10 +434,10 @@ yg_status yg__boxed_nll_loss(const yg_ir_node *node,
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
     YG_RETURN_IF_ERROR(yg__box_int(node, "ignore_index", &(const int64_t){-100}, &ignore_index));
-    return yg_nll_loss(in[0], in[1], reduction, ignore_index, &out[0]);
+    return yg_nll_loss(in[0], in[1], in[2], reduction, ignore_index, &out[0]);
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:939] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:942] */
 yg_status yg__boxed_softmax(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -451,7 +452,7 @@ yg_status yg__boxed_softmax(const yg_ir_node *node,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1015] */
+ * [specs/native_functions.yaml:1020] */
 yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -483,7 +484,7 @@ yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1025] */
+ * [specs/native_functions.yaml:1030] */
 yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -498,7 +499,7 @@ yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1151] */
+ * [specs/native_functions.yaml:1156] */
 yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,

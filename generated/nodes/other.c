@@ -843,9 +843,66 @@ const yg_node_vtable yg__embedding_backward_vtable = {
     .release_saved = embedding_backward_release_saved,
 };
 
+/* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
+ *   int reduction, int ignore_index) -> Tensor
+ * [specs/derivatives.yaml:466] */
+static yg_status nll_loss_backward_backward_apply(yg_node *base,
+                                                  yg_tensor *const *grads,
+                                                  yg_tensor **grad_inputs)
+{
+    nll_loss_backward_backward *node = (nll_loss_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *target = NULL;
+    yg_tensor *weight = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->target, base, &target);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->weight, base, &weight);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: nll_loss(grad, target, weight, reduction, ignore_index) */
+        st = yg_nll_loss(grad,
+                         target,
+                         weight,
+                         node->reduction,
+                         node->ignore_index,
+                         &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    yg_release(weight);
+    yg_release(target);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "NllLossBackwardBackward");
+    return YG_OK;
+}
+
+static void nll_loss_backward_backward_release_saved(yg_node *base)
+{
+    nll_loss_backward_backward *node = (nll_loss_backward_backward *)base;
+
+    yg__saved_release(&node->target);
+    yg__saved_release(&node->weight);
+}
+
+const yg_node_vtable yg__nll_loss_backward_backward_vtable = {
+    .name = "NllLossBackwardBackward",
+    .apply = nll_loss_backward_backward_apply,
+    .release_saved = nll_loss_backward_backward_release_saved,
+};
+
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:475] */
+ * [specs/derivatives.yaml:483] */
 static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -896,7 +953,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:482] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:490] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -931,7 +988,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:583] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:591] */
 static yg_status reflection_pad_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -976,7 +1033,7 @@ const yg_node_vtable yg__reflection_pad_backward_vtable = {
 };
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:588] */
+ * [specs/derivatives.yaml:596] */
 static yg_status reflection_pad_backward_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1015,7 +1072,7 @@ const yg_node_vtable yg__reflection_pad_backward_backward_vtable = {
     .release_saved = reflection_pad_backward_backward_release_saved,
 };
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:591] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:599] */
 static yg_status replication_pad_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -1060,7 +1117,7 @@ const yg_node_vtable yg__replication_pad_backward_vtable = {
 };
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:594] */
+ * [specs/derivatives.yaml:602] */
 static yg_status replication_pad_backward_backward_apply(yg_node *base,
                                                          yg_tensor *const *grads,
                                                          yg_tensor **grad_inputs)
@@ -1099,7 +1156,7 @@ const yg_node_vtable yg__replication_pad_backward_backward_vtable = {
     .release_saved = replication_pad_backward_backward_release_saved,
 };
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:615] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:623] */
 static yg_status index_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1149,7 +1206,7 @@ const yg_node_vtable yg__index_backward_vtable = {
 };
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/derivatives.yaml:618] */
+ * [specs/derivatives.yaml:626] */
 static yg_status index_put_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1217,7 +1274,7 @@ const yg_node_vtable yg__index_put_backward_vtable = {
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/derivatives.yaml:622] */
+ * [specs/derivatives.yaml:630] */
 static yg_status index_put__backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)

@@ -160,6 +160,17 @@ typedef struct embedding_backward {
 } embedding_backward;
 extern const yg_node_vtable yg__embedding_backward_vtable;
 
+/* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
+ *   int reduction, int ignore_index) -> Tensor */
+typedef struct nll_loss_backward_backward {
+    yg_node base;
+    yg_saved_tensor target;
+    yg_saved_tensor weight;
+    int64_t reduction;
+    int64_t ignore_index;
+} nll_loss_backward_backward;
+extern const yg_node_vtable yg__nll_loss_backward_backward_vtable;
+
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
 typedef struct avg_pool2d_backward_backward {

@@ -862,8 +862,9 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
     .release_saved = log_softmax_backward_release_saved,
 };
 
-/* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:458] */
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+ *   int ignore_index=-100) -> Tensor
+ * [specs/derivatives.yaml:459] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -871,16 +872,21 @@ static yg_status nll_loss_backward_apply(yg_node *base,
     nll_loss_backward *node = (nll_loss_backward *)base;
     yg_tensor *grad = grads[0];
     yg_tensor *target = NULL;
+    yg_tensor *weight = NULL;
     yg_tensor *grad_self = NULL;
     yg_status st = YG_OK;
 
     st = yg__saved_unpack(&node->target, base, &target);
     if (st != YG_OK)
         goto out;
+    st = yg__saved_unpack(&node->weight, base, &weight);
+    if (st != YG_OK)
+        goto out;
     if (yg__node_needs_grad(base, 0)) {
-        /* self: nll_loss_backward(grad, target, sizes(self), reduction, ignore_index) */
+        /* self: nll_loss_backward(grad, target, weight, sizes(self), reduction, ignore_index) */
         st = yg_nll_loss_backward(grad,
                                   target,
+                                  weight,
                                   node->self_sizes.sizes,
                                   node->self_sizes.ndim,
                                   node->reduction,
@@ -894,6 +900,7 @@ static yg_status nll_loss_backward_apply(yg_node *base,
     grad_self = NULL;
 out:
     yg_release(grad_self);
+    yg_release(weight);
     yg_release(target);
     if (st != YG_OK)
         return yg__fail_prefix(st, "NllLossBackward");
@@ -905,6 +912,7 @@ static void nll_loss_backward_release_saved(yg_node *base)
     nll_loss_backward *node = (nll_loss_backward *)base;
 
     yg__saved_release(&node->target);
+    yg__saved_release(&node->weight);
 }
 
 const yg_node_vtable yg__nll_loss_backward_vtable = {
@@ -915,7 +923,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:471] */
+ * [specs/derivatives.yaml:479] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -969,7 +977,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
     .release_saved = avg_pool2d_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:478] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:486] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -1006,7 +1014,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:579] */
+ * [specs/derivatives.yaml:587] */
 static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)

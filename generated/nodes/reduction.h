@@ -165,11 +165,13 @@ typedef struct log_softmax_backward {
 } log_softmax_backward;
 extern const yg_node_vtable yg__log_softmax_backward_vtable;
 
-/* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor */
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+ *   int ignore_index=-100) -> Tensor */
 typedef struct nll_loss_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
     yg_saved_tensor target;
+    yg_saved_tensor weight;
     int64_t reduction;
     int64_t ignore_index;
 } nll_loss_backward;

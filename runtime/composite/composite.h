@@ -140,6 +140,7 @@ yg_status yg__composite_binary_cross_entropy_with_logits(const yg_tensor *self,
                                                          yg_tensor **out);
 yg_status yg__composite_cross_entropy(const yg_tensor *self,
                                       const yg_tensor *target,
+                                      const yg_tensor *weight,
                                       int64_t reduction,
                                       int64_t ignore_index,
                                       yg_tensor **out);

@@ -246,13 +246,16 @@ yg_status yg__composite_binary_cross_entropy_with_logits(const yg_tensor *self,
     return reduce_loss(loss, reduction, out);
 }
 
-/* Soft targets: -sum over the class dim of target * log_softmax. */
+/* Soft targets: -sum over the class dim of weight * target * log_softmax
+ * (weight [C], if any, laid along the class dim); mean divides by the
+ * number of samples, as in PyTorch. */
 static yg_status cross_entropy_soft(const yg_tensor *lsm,
                                     const yg_tensor *target,
+                                    const yg_tensor *weight,
                                     int64_t cdim,
                                     int64_t reduction,
                                     yg_tensor **out) {
-    yg_tensor *prod = NULL, *summed = NULL, *loss = NULL;
+    yg_tensor *prod = NULL, *wcol = NULL, *wprod = NULL, *summed = NULL, *loss = NULL;
     char sbuf[128], tbuf[128];
     yg_status st;
 
@@ -265,11 +268,23 @@ static yg_status cross_entropy_soft(const yg_tensor *lsm,
                         yg_tensor_format_sizes(target, tbuf, sizeof tbuf),
                         yg_tensor_format_sizes(lsm, sbuf, sizeof sbuf));
     st = yg_mul(target, lsm, &prod);
+    if (st == YG_OK && weight != NULL) {
+        /* weight as [C, 1, ...] so that it broadcasts along the class dim */
+        int64_t ws[YG_MAX_DIMS], wn = yg_tensor_ndim(lsm) - cdim;
+        ws[0] = yg_tensor_sizes(lsm)[cdim];
+        for (int64_t d = 1; d < wn; d++)
+            ws[d] = 1;
+        st = yg_reshape(weight, ws, wn, &wcol);
+        if (st == YG_OK)
+            st = yg_mul(prod, wcol, &wprod);
+    }
     if (st == YG_OK)
-        st = yg_sum_dim(prod, &cdim, 1, false, &summed);
+        st = yg_sum_dim(wprod != NULL ? wprod : prod, &cdim, 1, false, &summed);
     if (st == YG_OK)
         st = yg_neg(summed, &loss);
     yg_release(prod);
+    yg_release(wcol);
+    yg_release(wprod);
     yg_release(summed);
     if (st != YG_OK)
         return st;
@@ -281,6 +296,7 @@ static yg_status cross_entropy_soft(const yg_tensor *lsm,
  * the losses back in target's shape. */
 static yg_status cross_entropy_nd(const yg_tensor *lsm,
                                   const yg_tensor *target,
+                                  const yg_tensor *weight,
                                   int64_t reduction,
                                   int64_t ignore_index,
                                   yg_tensor **out) {
@@ -303,7 +319,8 @@ static yg_status cross_entropy_nd(const yg_tensor *lsm,
     if (st == YG_OK)
         st = yg_reshape(target, ts, 1, &tflat);
     if (st == YG_OK)
-        st = yg_nll_loss(flat, tflat, reduction, ignore_index, reduction == 0 ? &loss : out);
+        st = yg_nll_loss(
+            flat, tflat, weight, reduction, ignore_index, reduction == 0 ? &loss : out);
     if (st == YG_OK && reduction == 0)
         st = yg_reshape(loss, yg_tensor_sizes(target), yg_tensor_ndim(target), out);
     yg_release(moved);
@@ -315,18 +332,31 @@ static yg_status cross_entropy_nd(const yg_tensor *lsm,
 
 yg_status yg__composite_cross_entropy(const yg_tensor *self,
                                       const yg_tensor *target,
+                                      const yg_tensor *weight,
                                       int64_t reduction,
                                       int64_t ignore_index,
                                       yg_tensor **out) {
     int64_t nd = yg_tensor_ndim(self), cdim = nd == 1 ? 0 : 1;
     yg_tensor *lsm = NULL;
-    char sbuf[128], tbuf[128];
+    char sbuf[128], tbuf[128], wbuf[128];
     yg_status st;
 
     *out = NULL;
     YG_RETURN_IF_ERROR(check_reduction(reduction));
     if (nd == 0)
         return yg__fail(YG_ERR_SHAPE, "expected self with a class dim, got a 0-dim self");
+    if (weight != NULL && yg_tensor_dtype(weight) != yg_tensor_dtype(self))
+        return yg__fail(YG_ERR_DTYPE,
+                        "weight of dtype %s does not match self of dtype %s",
+                        yg_dtype_name(yg_tensor_dtype(weight)),
+                        yg_dtype_name(yg_tensor_dtype(self)));
+    if (weight != NULL &&
+        (yg_tensor_ndim(weight) != 1 || yg_tensor_sizes(weight)[0] != yg_tensor_sizes(self)[cdim]))
+        return yg__fail(YG_ERR_SHAPE,
+                        "expected weight of shape [%" PRId64 "] (one per class of self %s), got %s",
+                        yg_tensor_sizes(self)[cdim],
+                        yg_tensor_format_sizes(self, sbuf, sizeof sbuf),
+                        yg_tensor_format_sizes(weight, wbuf, sizeof wbuf));
     bool soft = yg_tensor_dtype(target) == YG_FLOAT32 || yg_tensor_dtype(target) == YG_FLOAT64;
     if (!soft && nd > 2) {
         bool fits = yg_tensor_ndim(target) == nd - 1 &&
@@ -343,11 +373,11 @@ yg_status yg__composite_cross_entropy(const yg_tensor *self,
     if (st != YG_OK)
         return st;
     if (soft)
-        st = cross_entropy_soft(lsm, target, cdim, reduction, out);
+        st = cross_entropy_soft(lsm, target, weight, cdim, reduction, out);
     else if (nd <= 2)
-        st = yg_nll_loss(lsm, target, reduction, ignore_index, out);
+        st = yg_nll_loss(lsm, target, weight, reduction, ignore_index, out);
     else
-        st = cross_entropy_nd(lsm, target, reduction, ignore_index, out);
+        st = cross_entropy_nd(lsm, target, weight, reduction, ignore_index, out);
     yg_release(lsm);
     return st;
 }

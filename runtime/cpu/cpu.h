@@ -421,11 +421,13 @@ yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
                                        yg_tensor **out);
 yg_status yg__cpu_nll_loss(const yg_tensor *self,
                            const yg_tensor *target,
+                           const yg_tensor *weight,
                            int64_t reduction,
                            int64_t ignore_index,
                            yg_tensor **out);
 yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
                                     const yg_tensor *target,
+                                    const yg_tensor *weight,
                                     const int64_t *self_sizes,
                                     int64_t self_sizes_len,
                                     int64_t reduction,

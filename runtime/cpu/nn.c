@@ -12,8 +12,11 @@
  * without transposing anything.
  *
  * nll_loss takes log-probabilities self [N, C] (or [C] with a 0-dim
- * target) and int64 class indices; targets equal to ignore_index add
- * nothing and, for reduction "mean", are not counted.  Every target is
+ * target), int64 class indices and optional class weights [C] (of self's
+ * dtype; all ones when NULL): sample i adds -weight[t] self[i, t] with
+ * t = target[i].  Targets equal to ignore_index add nothing and, for
+ * reduction "mean", which divides by the sum of weight[t] over the other
+ * samples, are not counted.  Every target is
  * checked against the class count before anything is computed, so a bad
  * label fails with YG_ERR_INDEX instead of reading out of bounds.
  */
@@ -275,6 +278,45 @@ static yg_status nll_check(const char *op,
     return YG_OK;
 }
 
+/* Checks nll_loss's optional class weights: NULL, or a [classes] tensor
+ * on cpu of the given dtype (self's, or grad_output's in the backward). */
+static yg_status
+nll_check_weight(const char *op, const yg_tensor *weight, int64_t classes, yg_dtype dtype) {
+    char wbuf[128];
+
+    if (weight == NULL)
+        return YG_OK;
+    if (weight->storage->device != YG_CPU)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: expected weight on cpu, got %s",
+                        op,
+                        yg__device_name(weight->storage->device));
+    if (weight->dtype != dtype)
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: weight of dtype %s does not match self of dtype %s",
+                        op,
+                        yg_dtype_name(weight->dtype),
+                        yg_dtype_name(dtype));
+    if (weight->ndim != 1 || weight->sizes[0] != classes)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected weight of shape [%" PRId64 "] (one per class), got %s",
+                        op,
+                        classes,
+                        yg__format_sizes(weight->sizes, weight->ndim, wbuf, sizeof wbuf));
+    return YG_OK;
+}
+
+/* weight[c] of a (possibly strided) [C] weight, 1 when there is none. */
+static double weight_at(const yg_tensor *weight, int64_t c) {
+    if (weight == NULL)
+        return 1.0;
+    const char *p = yg__tensor_ptr(weight);
+    int64_t off = c * weight->strides[0];
+    if (weight->dtype == YG_FLOAT32)
+        return ((const float *)p)[off];
+    return ((const double *)p)[off];
+}
+
 static int64_t target_at(const yg_tensor *target, int64_t i) {
     int64_t stride = target->ndim == 1 ? target->strides[0] : 0;
     return ((const int64_t *)yg__tensor_ptr(target))[i * stride];
@@ -298,6 +340,7 @@ static void store(yg_tensor *t, int64_t i, double v) {
 
 yg_status yg__cpu_nll_loss(const yg_tensor *self,
                            const yg_tensor *target,
+                           const yg_tensor *weight,
                            int64_t reduction,
                            int64_t ignore_index,
                            yg_tensor **out) {
@@ -309,28 +352,30 @@ yg_status yg__cpu_nll_loss(const yg_tensor *self,
     YG_RETURN_IF_ERROR(check_floating("nll_loss", "self", self));
     YG_RETURN_IF_ERROR(nll_check(
         "nll_loss", target, self->sizes, self->ndim, reduction, ignore_index, &batch, &classes));
+    YG_RETURN_IF_ERROR(nll_check_weight("nll_loss", weight, classes, self->dtype));
     if (reduction == REDUCTION_NONE) {
         st = yg_tensor_empty(self->sizes, self->ndim - 1, self->dtype, &res);
         if (st != YG_OK)
             return st;
         for (int64_t i = 0; i < batch; i++) {
             int64_t t = target_at(target, i);
-            store(res, i, t == ignore_index ? 0.0 : -load2(self, i, t));
+            store(res, i, t == ignore_index ? 0.0 : -weight_at(weight, t) * load2(self, i, t));
         }
         *out = res;
         return YG_OK;
     }
-    double total = 0;
-    int64_t count = 0;
+    double total = 0, total_weight = 0;
     for (int64_t i = 0; i < batch; i++) {
         int64_t t = target_at(target, i);
         if (t == ignore_index)
             continue;
-        total -= load2(self, i, t);
-        count++;
+        double w = weight_at(weight, t);
+        total -= w * load2(self, i, t);
+        total_weight += w;
     }
-    /* A mean over no counted target is 0/0 = NaN, as in PyTorch. */
-    double value = reduction == REDUCTION_MEAN ? total / (double)count : total;
+    /* A mean over no counted target (or weights summing to 0) is 0/0 =
+     * NaN, as in PyTorch. */
+    double value = reduction == REDUCTION_MEAN ? total / total_weight : total;
     st = yg_tensor_empty(NULL, 0, self->dtype, &res);
     if (st != YG_OK)
         return st;
@@ -341,13 +386,15 @@ yg_status yg__cpu_nll_loss(const yg_tensor *self,
 
 yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
                                     const yg_tensor *target,
+                                    const yg_tensor *weight,
                                     const int64_t *self_sizes,
                                     int64_t self_sizes_len,
                                     int64_t reduction,
                                     int64_t ignore_index,
                                     yg_tensor **out) {
     yg_tensor *res = NULL;
-    int64_t batch, classes, count = 0;
+    int64_t batch, classes;
+    double total_weight = 0;
     char gbuf[128];
     yg_status st;
 
@@ -363,6 +410,7 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
                                  ignore_index,
                                  &batch,
                                  &classes));
+    YG_RETURN_IF_ERROR(nll_check_weight("nll_loss_backward", weight, classes, grad_output->dtype));
     int64_t go_numel = 1;
     for (int32_t d = 0; d < grad_output->ndim; d++)
         go_numel *= grad_output->sizes[d];
@@ -378,8 +426,11 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
     st = yg_tensor_zeros(self_sizes, self_sizes_len, grad_output->dtype, &res);
     if (st != YG_OK)
         return st;
-    for (int64_t i = 0; i < batch; i++)
-        count += target_at(target, i) != ignore_index;
+    for (int64_t i = 0; i < batch; i++) {
+        int64_t t = target_at(target, i);
+        if (t != ignore_index)
+            total_weight += weight_at(weight, t);
+    }
     const char *gp = yg__tensor_ptr(grad_output);
     int64_t gstride = grad_output->ndim == 1 ? grad_output->strides[0] : 0;
     for (int64_t i = 0; i < batch; i++) {
@@ -389,9 +440,11 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
         int64_t gi = reduction == REDUCTION_NONE ? i * gstride : 0;
         double g =
             grad_output->dtype == YG_FLOAT32 ? ((const float *)gp)[gi] : ((const double *)gp)[gi];
+        /* Mean divides by the total weight, as the forward does (NaN in
+         * every counted slot when that is 0). */
         if (reduction == REDUCTION_MEAN)
-            g /= (double)count;
-        store(res, i * classes + t, -g);
+            g /= total_weight;
+        store(res, i * classes + t, -weight_at(weight, t) * g);
     }
     *out = res;
     return YG_OK;

@@ -86,7 +86,37 @@ static yg_status f_pad_bw(yg_tensor *const *x, yg_tensor **o)
 static yg_status f_nll_bw(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t self_sizes[] = {4, 5};
-    return yg_nll_loss_backward(x[0], x[1], self_sizes, 2, 1, -100, o);
+    return yg_nll_loss_backward(x[0], x[1], NULL, self_sizes, 2, 1, -100, o);
+}
+
+/* nll_loss rows with ignore_index 1 use this fixed target of 6 samples
+ * (two ignored, whatever the seed; NLL_TARGET in reference.py). */
+static const int64_t nll_target_s[] = {6}, nll_target_v[] = {0, 1, 2, 1, 0, 2};
+
+static yg_status with_nll_target(yg_tensor *const *x,
+                                 yg_status (*op)(yg_tensor *const *x, const yg_tensor *target, yg_tensor **o),
+                                 yg_tensor **o)
+{
+    yg_tensor *target = NULL;
+    yg_status st = yg_tensor_from_data(nll_target_v, nll_target_s, 1, YG_INT64, &target);
+    if (st == YG_OK)
+        st = op(x, target, o);
+    yg_release(target);
+    return st;
+}
+
+static const int64_t nll_self_sizes[] = {6, 3};
+static yg_status op_nll_bw_weight_mean(yg_tensor *const *x, const yg_tensor *t, yg_tensor **o) { return yg_nll_loss_backward(x[0], t, x[1], nll_self_sizes, 2, 1, 1, o); }
+static yg_status op_nll_bw_weight_sum(yg_tensor *const *x, const yg_tensor *t, yg_tensor **o) { return yg_nll_loss_backward(x[0], t, x[1], nll_self_sizes, 2, 2, 1, o); }
+static yg_status op_nll_bw_weight_none(yg_tensor *const *x, const yg_tensor *t, yg_tensor **o) { return yg_nll_loss_backward(x[0], t, x[1], nll_self_sizes, 2, 0, 1, o); }
+static yg_status f_nll_bw_weight_mean(yg_tensor *const *x, yg_tensor **o) { return with_nll_target(x, op_nll_bw_weight_mean, o); }
+static yg_status f_nll_bw_weight_sum(yg_tensor *const *x, yg_tensor **o) { return with_nll_target(x, op_nll_bw_weight_sum, o); }
+static yg_status f_nll_bw_weight_none(yg_tensor *const *x, yg_tensor **o) { return with_nll_target(x, op_nll_bw_weight_none, o); }
+
+static yg_status f_nll_bw_weight_1d(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t self_sizes[] = {5};
+    return yg_nll_loss_backward(x[0], x[1], x[2], self_sizes, 1, 1, -100, o);
 }
 
 static yg_status f_embedding_bw(yg_tensor *const *x, yg_tensor **o)
@@ -152,6 +182,10 @@ const sample opinfo_backward_samples[] = {
     {"log_softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(-3, -0.1, 2, 3, 5)}, f_log_softmax_bw},
     {"softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(0.05, 0.5, 2, 3, 5)}, f_softmax_bw},
     {"nll_loss_backward", "mean", 2, {F64(-1, 1, 0, 0), I64(0, 5, 1, 4)}, f_nll_bw},
+    {"nll_loss_backward", "mean, weight, ignore_index 1", 2, {F64(-1, 1, 0, 0), C64(0.5, 2, 1, 3)}, f_nll_bw_weight_mean},
+    {"nll_loss_backward", "sum, weight, ignore_index 1", 2, {F64(-1, 1, 0, 0), C64(0.5, 2, 1, 3)}, f_nll_bw_weight_sum},
+    {"nll_loss_backward", "none, weight, ignore_index 1", 2, {F64(-1, 1, 1, 6), C64(0.5, 2, 1, 3)}, f_nll_bw_weight_none},
+    {"nll_loss_backward", "[C] self, mean, weight", 3, {F64(-1, 1, 0, 0), I64(0, 5, 0, 0), C64(0.5, 2, 1, 5)}, f_nll_bw_weight_1d},
     {"embedding_backward", "[2, 3] indices into [5, 4]", 2, {F64(-1, 1, 3, 2, 3, 4), I64(0, 5, 2, 2, 3)}, f_embedding_bw},
     {"adaptive_avg_pool2d_backward", "into [2, 5, 7]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_adaptive_bw},
     {"upsample_nearest2d_backward", "into [1, 2, 3, 3]", 1, {F64(-1, 1, 4, 1, 2, 5, 7)}, f_upsample_bw},

@@ -32,7 +32,27 @@ static yg_status f_smooth_l1(yg_tensor *const *x, yg_tensor **o) { return yg_smo
 static yg_status f_bce(yg_tensor *const *x, yg_tensor **o) { return yg_binary_cross_entropy(x[0], x[1], NULL, 1, o); }
 static yg_status f_bce_weight(yg_tensor *const *x, yg_tensor **o) { return yg_binary_cross_entropy(x[0], x[1], x[2], 2, o); }
 static yg_status f_bce_logits(yg_tensor *const *x, yg_tensor **o) { return yg_binary_cross_entropy_with_logits(x[0], x[1], NULL, x[2], 1, o); }
-static yg_status f_cross_entropy(yg_tensor *const *x, yg_tensor **o) { return yg_cross_entropy(x[0], x[1], 1, -100, o); }
+static yg_status f_cross_entropy(yg_tensor *const *x, yg_tensor **o) { return yg_cross_entropy(x[0], x[1], NULL, 1, -100, o); }
+/* nll_loss rows with ignore_index 1 use this fixed target of 6 samples
+ * (two ignored, whatever the seed; NLL_TARGET in reference.py). */
+static const int64_t nll_target_s[] = {6}, nll_target_v[] = {0, 1, 2, 1, 0, 2};
+
+static yg_status with_nll_target(yg_tensor *const *x,
+                                 yg_status (*op)(yg_tensor *const *x, const yg_tensor *target, yg_tensor **o),
+                                 yg_tensor **o)
+{
+    yg_tensor *target = NULL;
+    yg_status st = yg_tensor_from_data(nll_target_v, nll_target_s, 1, YG_INT64, &target);
+    if (st == YG_OK)
+        st = op(x, target, o);
+    yg_release(target);
+    return st;
+}
+
+static yg_status op_cross_entropy_weight(yg_tensor *const *x, const yg_tensor *t, yg_tensor **o) { return yg_cross_entropy(x[0], t, x[1], 1, 1, o); }
+static yg_status f_cross_entropy_weight(yg_tensor *const *x, yg_tensor **o) { return with_nll_target(x, op_cross_entropy_weight, o); }
+static yg_status f_cross_entropy_weight_kdim(yg_tensor *const *x, yg_tensor **o) { return yg_cross_entropy(x[0], x[1], x[2], 0, -100, o); }
+static yg_status f_cross_entropy_weight_soft(yg_tensor *const *x, yg_tensor **o) { return yg_cross_entropy(x[0], x[1], x[2], 2, -100, o); }
 static yg_status f_gru(yg_tensor *const *x, yg_tensor **o) { return yg_gru_cell(x[0], x[1], x[2], x[3], NULL, NULL, o); }
 static yg_status f_sdpa(yg_tensor *const *x, yg_tensor **o) { return yg_scaled_dot_product_attention(x[0], x[1], x[2], NULL, false, NULL, o); }
 static yg_status f_sdpa_causal(yg_tensor *const *x, yg_tensor **o)
@@ -153,6 +173,9 @@ const sample opinfo_composite_samples[] = {
     {"binary_cross_entropy", "sum, weight", 3, {F64(0.1, 0.9, 2, 3, 4), C64(0, 1, 2, 3, 4), C64(0.5, 2, 1, 4)}, f_bce_weight},
     {"binary_cross_entropy_with_logits", "mean, pos_weight", 3, {F64(-3, 3, 2, 3, 4), C64(0, 1, 2, 3, 4), C64(0.5, 2, 1, 4)}, f_bce_logits},
     {"cross_entropy", "mean", 2, {F64(-2, 2, 2, 4, 5), I64(0, 5, 1, 4)}, f_cross_entropy},
+    {"cross_entropy", "mean, weight, ignore_index 1", 2, {F64(-2, 2, 2, 6, 3), C64(0.5, 2, 1, 3)}, f_cross_entropy_weight},
+    {"cross_entropy", "none, weight, [N, C, d]", 3, {F64(-2, 2, 3, 2, 3, 4), I64(0, 3, 2, 2, 4), C64(0.5, 2, 1, 3)}, f_cross_entropy_weight_kdim},
+    {"cross_entropy", "sum, weight, class probabilities", 3, {F64(-2, 2, 2, 2, 3), C64(0, 1, 2, 2, 3), C64(0.5, 2, 1, 3)}, f_cross_entropy_weight_soft},
     {"layer_norm", "last dim, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 4), F64(-1, 1, 1, 4)}, f_layer_norm},
     {"lstm_cell", "without biases, hy + cy", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 4), F64(-1, 1, 2, 2, 4), F64(-0.5, 0.5, 2, 16, 3), F64(-0.5, 0.5, 2, 16, 4)}, f_lstm},
     {"gru_cell", "without biases", 4, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 4), F64(-0.5, 0.5, 2, 12, 3), F64(-0.5, 0.5, 2, 12, 4)}, f_gru},

@@ -138,18 +138,46 @@ static yg_status f_log_softmax0(yg_tensor *const *x, yg_tensor **o)
 
 static yg_status f_nll_mean(yg_tensor *const *x, yg_tensor **o)
 {
-    return yg_nll_loss(x[0], x[1], 1, -100, o);
+    return yg_nll_loss(x[0], x[1], NULL, 1, -100, o);
 }
 
 static yg_status f_nll_sum_ignore(yg_tensor *const *x, yg_tensor **o)
 {
-    return yg_nll_loss(x[0], x[1], 2, 1, o);
+    return yg_nll_loss(x[0], x[1], NULL, 2, 1, o);
 }
 
 static yg_status f_nll_none(yg_tensor *const *x, yg_tensor **o)
 {
-    return yg_nll_loss(x[0], x[1], 0, -100, o);
+    return yg_nll_loss(x[0], x[1], NULL, 0, -100, o);
 }
+
+static yg_status f_nll_mean_weight(yg_tensor *const *x, yg_tensor **o)
+{
+    return yg_nll_loss(x[0], x[1], x[2], 1, -100, o);
+}
+
+/* nll_loss rows with ignore_index 1 use this fixed target of 6 samples
+ * (two ignored, whatever the seed; NLL_TARGET in reference.py). */
+static const int64_t nll_target_s[] = {6}, nll_target_v[] = {0, 1, 2, 1, 0, 2};
+
+static yg_status with_nll_target(yg_tensor *const *x,
+                                 yg_status (*op)(yg_tensor *const *x, const yg_tensor *target, yg_tensor **o),
+                                 yg_tensor **o)
+{
+    yg_tensor *target = NULL;
+    yg_status st = yg_tensor_from_data(nll_target_v, nll_target_s, 1, YG_INT64, &target);
+    if (st == YG_OK)
+        st = op(x, target, o);
+    yg_release(target);
+    return st;
+}
+
+static yg_status op_nll_mean_weight_ignore(yg_tensor *const *x, const yg_tensor *t, yg_tensor **o) { return yg_nll_loss(x[0], t, x[1], 1, 1, o); }
+static yg_status op_nll_sum_weight_ignore(yg_tensor *const *x, const yg_tensor *t, yg_tensor **o) { return yg_nll_loss(x[0], t, x[1], 2, 1, o); }
+static yg_status op_nll_none_weight_ignore(yg_tensor *const *x, const yg_tensor *t, yg_tensor **o) { return yg_nll_loss(x[0], t, x[1], 0, 1, o); }
+static yg_status f_nll_mean_weight_ignore(yg_tensor *const *x, yg_tensor **o) { return with_nll_target(x, op_nll_mean_weight_ignore, o); }
+static yg_status f_nll_sum_weight_ignore(yg_tensor *const *x, yg_tensor **o) { return with_nll_target(x, op_nll_sum_weight_ignore, o); }
+static yg_status f_nll_none_weight_ignore(yg_tensor *const *x, yg_tensor **o) { return with_nll_target(x, op_nll_none_weight_ignore, o); }
 
 static yg_status f_squeeze(yg_tensor *const *x, yg_tensor **o) { return yg_squeeze(x[0], o); }
 static yg_status f_squeeze_dim(yg_tensor *const *x, yg_tensor **o) { return yg_squeeze_dim(x[0], -2, o); }
@@ -574,6 +602,11 @@ const sample opinfo_derivative_samples[] = {
     {"nll_loss", "mean", 2, {F64(-2, 0, 2, 4, 5), I64(0, 5, 1, 4)}, f_nll_mean},
     {"nll_loss", "sum, ignore_index 1", 2, {F64(-2, 0, 2, 6, 3), I64(0, 3, 1, 6)}, f_nll_sum_ignore},
     {"nll_loss", "none", 2, {F64(-2, 0, 2, 4, 5), I64(0, 5, 1, 4)}, f_nll_none},
+    {"nll_loss", "mean, weight", 3, {F64(-2, 0, 2, 4, 5), I64(0, 5, 1, 4), C64(0.5, 2, 1, 5)}, f_nll_mean_weight},
+    {"nll_loss", "mean, weight, ignore_index 1", 2, {F64(-2, 0, 2, 6, 3), C64(0.5, 2, 1, 3)}, f_nll_mean_weight_ignore},
+    {"nll_loss", "sum, weight, ignore_index 1", 2, {F64(-2, 0, 2, 6, 3), C64(0.5, 2, 1, 3)}, f_nll_sum_weight_ignore},
+    {"nll_loss", "none, weight, ignore_index 1", 2, {F64(-2, 0, 2, 6, 3), C64(0.5, 2, 1, 3)}, f_nll_none_weight_ignore},
+    {"nll_loss", "[C] self, 0-dim target, mean, weight", 3, {F64(-2, 0, 1, 5), I64(0, 5, 0, 0), C64(0.5, 2, 1, 5)}, f_nll_mean_weight},
     {"add.Scalar", "plus 1.5 * 2", 1, {F64(-1, 1, 2, 2, 3)}, f_add_scalar},
     {"sub.Scalar", "minus 1.5 * 2", 1, {F64(-1, 1, 2, 2, 3)}, f_sub_scalar},
     {"rsub.Scalar", "1 - 3 x", 1, {F64(-1, 1, 2, 2, 3)}, f_rsub_scalar},

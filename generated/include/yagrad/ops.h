@@ -1163,18 +1163,21 @@ YG_NODISCARD yg_status yg_log_softmax_backward(const yg_tensor *grad_output,  /*
                                                int64_t dim,
                                                yg_tensor **out);              /* out: new ref */
 
-/* nll_loss(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor */
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+ *   int ignore_index=-100) -> Tensor */
 YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
                                    const yg_tensor *target,  /* borrowed */
+                                   const yg_tensor *weight,  /* nullable, borrowed; default NULL */
                                    int64_t reduction,        /* default 1 */
                                    int64_t ignore_index,     /* default -100 */
                                    yg_tensor **out);         /* out: new ref */
 
-/* nll_loss_backward(Tensor grad_output, Tensor target, int[] self_sizes, int reduction,
- *   int ignore_index) -> Tensor */
+/* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
+ *   int reduction, int ignore_index) -> Tensor */
 YG_NODISCARD yg_status yg_nll_loss_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *target,       /* borrowed */
+    const yg_tensor *weight,       /* nullable, borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
     int64_t reduction,
@@ -1230,12 +1233,15 @@ YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits(
     int64_t reduction,            /* default 1 */
     yg_tensor **out);             /* out: new ref */
 
-/* cross_entropy(Tensor self, Tensor target, int reduction=1, int ignore_index=-100) -> Tensor */
-YG_NODISCARD yg_status yg_cross_entropy(const yg_tensor *self,    /* borrowed */
-                                        const yg_tensor *target,  /* borrowed */
-                                        int64_t reduction,        /* default 1 */
-                                        int64_t ignore_index,     /* default -100 */
-                                        yg_tensor **out);         /* out: new ref */
+/* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+ *   int ignore_index=-100) -> Tensor */
+YG_NODISCARD yg_status yg_cross_entropy(
+    const yg_tensor *self,    /* borrowed */
+    const yg_tensor *target,  /* borrowed */
+    const yg_tensor *weight,  /* nullable, borrowed; default NULL */
+    int64_t reduction,        /* default 1 */
+    int64_t ignore_index,     /* default -100 */
+    yg_tensor **out);         /* out: new ref */
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor */

@@ -232,6 +232,34 @@ def bce(x, t, w=1.0):
     return -w * (t * np.log(x) + (1 - t) * np.log(1 - x))
 
 
+def nll_weighted(x, t, w, reduction, ignore=-100):
+    """nll_loss with class weights w; x [N, C] or [C] (then t is 0-dim)."""
+    x2, t2 = np.atleast_2d(x), np.atleast_1d(t).astype(int)
+    keep = t2 != ignore
+    safe = np.where(keep, t2, 0)
+    wt = np.where(keep, w[safe], 0.0)
+    loss = -wt * x2[np.arange(len(t2)), safe]
+    if reduction == "none":
+        return loss.reshape(np.shape(t))
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / wt.sum()
+
+
+def nll_backward_weighted(g, t, w, sizes, reduction, ignore=-100):
+    """The gradient of nll_weighted with respect to x, for grad_output g."""
+    t2 = np.atleast_1d(t).astype(int)
+    keep = t2 != ignore
+    safe = np.where(keep, t2, 0)
+    wt = np.where(keep, w[safe], 0.0)
+    gi = np.atleast_1d(g) if reduction == "none" else np.full(len(t2), float(g))
+    if reduction == "mean":
+        gi = gi / wt.sum()
+    out = np.zeros((len(t2), sizes[-1]))
+    out[np.arange(len(t2)), safe] = -wt * gi
+    return out.reshape(sizes)
+
+
 def nll(x, t, ignore=-100):
     t = t.astype(int)
     keep = t != ignore
@@ -244,6 +272,8 @@ ROWS = [3, 0, 3]
 COLS = np.array([[1, 3], [0, 0], [2, 1]])
 SCAT = np.array([[2, 0, 1], [0, 1, 2]])
 EMB = np.array([[2, 0, 3], [1, 2, 2]])
+# the target of the nll_loss rows with ignore_index 1 (with_nll_target)
+NLL_TARGET = np.array([0, 1, 2, 1, 0, 2])
 
 
 def index_select_backward(g):
@@ -667,9 +697,37 @@ REFS = {
         "mean": lambda x: nll(x[0], x[1])[0].mean(),
         "sum, ignore_index 1": lambda x: nll(x[0], x[1], 1)[0].sum(),
         "none": lambda x: nll(x[0], x[1])[0],
+        "mean, weight": lambda x: nll_weighted(x[0], x[1], x[2], "mean"),
+        "mean, weight, ignore_index 1": lambda x: nll_weighted(x[0], NLL_TARGET, x[1], "mean", 1),
+        "sum, weight, ignore_index 1": lambda x: nll_weighted(x[0], NLL_TARGET, x[1], "sum", 1),
+        "none, weight, ignore_index 1": lambda x: nll_weighted(x[0], NLL_TARGET, x[1], "none", 1),
+        "[C] self, 0-dim target, mean, weight": lambda x: nll_weighted(x[0], x[1], x[2], "mean"),
     },
-    "nll_loss_backward": lambda x: np.eye(5)[x[1].astype(int)] * -x[0] / 4,
-    "cross_entropy": lambda x: nll(log_softmax(x[0], 1), x[1])[0].mean(),
+    "nll_loss_backward": {
+        "mean": lambda x: np.eye(5)[x[1].astype(int)] * -x[0] / 4,
+        "mean, weight, ignore_index 1": lambda x: nll_backward_weighted(
+            x[0], NLL_TARGET, x[1], (6, 3), "mean", 1
+        ),
+        "sum, weight, ignore_index 1": lambda x: nll_backward_weighted(
+            x[0], NLL_TARGET, x[1], (6, 3), "sum", 1
+        ),
+        "none, weight, ignore_index 1": lambda x: nll_backward_weighted(
+            x[0], NLL_TARGET, x[1], (6, 3), "none", 1
+        ),
+        "[C] self, mean, weight": lambda x: nll_backward_weighted(x[0], x[1], x[2], (5,), "mean"),
+    },
+    "cross_entropy": {
+        "mean": lambda x: nll(log_softmax(x[0], 1), x[1])[0].mean(),
+        "mean, weight, ignore_index 1": lambda x: nll_weighted(
+            log_softmax(x[0], 1), NLL_TARGET, x[1], "mean", 1
+        ),
+        "none, weight, [N, C, d]": lambda x: nll_weighted(
+            np.moveaxis(log_softmax(x[0], 1), 1, -1).reshape(-1, 3), x[1].reshape(-1), x[2], "none"
+        ).reshape(x[1].shape),
+        "sum, weight, class probabilities": lambda x: -(
+            x[2] * x[1] * log_softmax(x[0], 1)
+        ).sum(),
+    },
     "mse_loss": {
         "mean": lambda x: ((x[0] - x[1]) ** 2).mean(),
         "none": lambda x: (x[0] - x[1]) ** 2,
