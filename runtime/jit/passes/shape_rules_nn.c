@@ -1,0 +1,515 @@
+/*
+ * shape_rules_nn.c - the second half of the shape propagation pass: rules
+ * for creation ops (sizes and dtype from attributes), *_like and random
+ * ops, list-returning ops (one output per piece), batch_norm, max pooling
+ * with indices, padding, dtype conversion and advanced indexing.  The
+ * driver (shape_propagation.c) looks these up after its own table; the
+ * same principles hold: a rule is exact or leaves a field unknown, and
+ * known sizes that cannot go together fail.
+ *
+ * Most rules here are DT_RULE: they set each output's dtype and device,
+ * since a creation op has no input to take them from and a conversion
+ * takes its dtype from an attribute.
+ */
+#include "jit/passes/shape_rules.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- attribute readers ---- */
+
+/* A ScalarType attribute: absent gives dflt; an int naming a dtype or a
+ * str naming one gives it; anything else unknown. */
+static int32_t dtype_attr(const shape_ctx *c, const char *name, int32_t dflt) {
+    const yg_ir_attr *a = yg__ir_node_attr(c->n, name);
+    if (a == NULL)
+        return dflt;
+    if (a->kind == YG_IR_ATTR_INT)
+        return a->u.i >= 0 && a->u.i < YG_DTYPE_COUNT_ ? (int32_t)a->u.i : YG_IR_UNKNOWN;
+    if (a->kind == YG_IR_ATTR_STR) {
+        for (int32_t d = 0; d < YG_DTYPE_COUNT_; d++) {
+            if (strcmp(a->u.s, yg_dtype_name((yg_dtype)d)) == 0)
+                return d;
+        }
+    }
+    return YG_IR_UNKNOWN;
+}
+
+/* The Device attribute "device": absent gives dflt. */
+static int32_t device_attr(const shape_ctx *c, int32_t dflt) {
+    const yg_ir_attr *a = yg__ir_node_attr(c->n, "device");
+    if (a == NULL)
+        return dflt;
+    if (a->kind == YG_IR_ATTR_INT && a->u.i >= 0 && a->u.i < YG_DEVICE_COUNT_)
+        return (int32_t)a->u.i;
+    return YG_IR_UNKNOWN;
+}
+
+/* A Scalar attribute as a double: false when absent or not a number. */
+static bool scalar_attr(const shape_ctx *c, const char *name, double *v) {
+    const yg_ir_attr *a = yg__ir_node_attr(c->n, name);
+    if (a != NULL && a->kind == YG_IR_ATTR_INT) {
+        *v = (double)a->u.i;
+        return true;
+    }
+    if (a != NULL && a->kind == YG_IR_ATTR_FLOAT) {
+        *v = a->u.f;
+        return true;
+    }
+    return false;
+}
+
+/* Every output gets dtype and device. */
+static void set_all(shape_ctx *c, int32_t dtype, int32_t device) {
+    for (int32_t i = 0; i < c->n->n_outputs; i++) {
+        c->out[i].dtype = dtype;
+        c->out[i].device = device;
+    }
+}
+
+/* ---- creation ---- */
+
+/* zeros, ones, full, empty, rand, randn, randint: sizes from "size". */
+static bool sized_creation(shape_ctx *c, int32_t default_dtype) {
+    int64_t size[YG_MAX_DIMS + 1];
+    int32_t nd = 0;
+    set_all(c, dtype_attr(c, "dtype", default_dtype), device_attr(c, YG_CPU));
+    if (!yg__pass_ints_attr(c->n, "size", size, YG_MAX_DIMS + 1, &nd))
+        return true;
+    if (nd > YG_MAX_DIMS)
+        return fail(c, "size has more than %d dims", YG_MAX_DIMS);
+    for (int32_t i = 0; i < nd; i++) {
+        if (size[i] < 0)
+            return fail(c, "invalid size %lld", (long long)size[i]);
+    }
+    set_sizes(&c->out[0], nd, size);
+    return true;
+}
+
+static bool rule_float_creation(shape_ctx *c) {
+    return sized_creation(c, YG_FLOAT32);
+}
+
+static bool rule_randint(shape_ctx *c) {
+    return sized_creation(c, YG_INT64);
+}
+
+static bool is_integral(double v) {
+    return isfinite(v) && floor(v) == v;
+}
+
+/* arange, arange.start: int64 when start, end and step are integral (as
+ * the kernel decides), float32 otherwise; length ceil((end - start) /
+ * step), computed as the kernel does.  Bounds the kernel refuses leave
+ * the length unknown. */
+static bool rule_arange(shape_ctx *c) {
+    double start = 0, end = 0, step = 1;
+    bool known = scalar_attr(c, "end", &end);
+    if (yg__ir_node_attr(c->n, "start") != NULL)
+        known = scalar_attr(c, "start", &start) && known;
+    if (yg__ir_node_attr(c->n, "step") != NULL)
+        known = scalar_attr(c, "step", &step) && known;
+    int32_t dflt = !known                                                        ? YG_IR_UNKNOWN
+                   : is_integral(start) && is_integral(end) && is_integral(step) ? YG_INT64
+                                                                                 : YG_FLOAT32;
+    set_all(c, dtype_attr(c, "dtype", dflt), device_attr(c, YG_CPU));
+    int64_t len = YG_IR_UNKNOWN;
+    if (known && isfinite(start) && isfinite(end) && isfinite(step) && step != 0 &&
+        !(step > 0 && end < start) && !(step < 0 && end > start)) {
+        double n = ceil((end - start) / step);
+        if (n < 4611686018427387904.0)
+            len = (int64_t)n;
+    }
+    set_sizes(&c->out[0], 1, &len);
+    return true;
+}
+
+static bool rule_linspace(shape_ctx *c) {
+    int64_t steps = yg__pass_int_attr(c->n, "steps", -1);
+    set_all(c, dtype_attr(c, "dtype", YG_FLOAT32), device_attr(c, YG_CPU));
+    if (steps >= 0)
+        set_sizes(&c->out[0], 1, &steps);
+    return true;
+}
+
+/* eye [n, n], eye.m [n, m]; a negative count leaves that size unknown. */
+static bool rule_eye(shape_ctx *c) {
+    int64_t n = yg__pass_int_attr(c->n, "n", -1);
+    int64_t sizes[2] = {n,
+                        yg__ir_node_attr(c->n, "m") != NULL ? yg__pass_int_attr(c->n, "m", -1) : n};
+    set_all(c, dtype_attr(c, "dtype", YG_FLOAT32), device_attr(c, YG_CPU));
+    for (int32_t i = 0; i < 2; i++)
+        sizes[i] = sizes[i] >= 0 ? sizes[i] : YG_IR_UNKNOWN;
+    set_sizes(&c->out[0], 2, sizes);
+    return true;
+}
+
+/* zeros_like and the rest: self's sizes; dtype and device from the
+ * attributes, else self's. */
+static bool rule_like(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    copy_sizes(&c->out[0], t);
+    set_all(c, dtype_attr(c, "dtype", t->dtype), device_attr(c, t->device));
+    return true;
+}
+
+/* ---- conversion ---- */
+
+/* to_copy, to.dtype: self's sizes and device, dtype from "dtype". */
+static bool rule_to_dtype(shape_ctx *c) {
+    copy_sizes(&c->out[0], in(c, 0));
+    set_all(c, dtype_attr(c, "dtype", YG_IR_UNKNOWN), in(c, 0)->device);
+    return true;
+}
+
+/* type_as: self's sizes and device, other's dtype. */
+static bool rule_type_as(shape_ctx *c) {
+    copy_sizes(&c->out[0], in(c, 0));
+    set_all(c, in(c, 1)->dtype, in(c, 0)->device);
+    return true;
+}
+
+/* ---- list returns: one output per piece ---- */
+
+/* split, split_with_sizes, chunk, unbind: every piece is self with the
+ * size of dim replaced (unbind: removed).  The number of pieces the sizes
+ * give must be the node's output count. */
+static bool rule_pieces(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    int32_t n_out = c->n->n_outputs;
+    int64_t dim = yg__pass_int_attr(c->n, "dim", 0);
+    bool unbind = yg__pass_is(c->n, "unbind");
+    set_all(c, t->dtype, t->device);
+    if (t->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (t->ndim == 0)
+        return fail(c, "cannot split a 0-dim tensor");
+    if (!wrap_dim(c, &dim, t->ndim))
+        return false;
+    int64_t size = t->sizes[dim];
+    int64_t piece[YG_SHAPE_MAX_OUTPUTS];
+    int32_t count = -1; /* pieces the sizes give, -1 when unknown */
+    for (int32_t i = 0; i < n_out; i++)
+        piece[i] = YG_IR_UNKNOWN;
+    if (unbind) {
+        count = size == YG_IR_UNKNOWN ? -1 : (size > n_out ? n_out + 1 : (int32_t)size);
+    } else if (yg__pass_is(c->n, "split_with_sizes")) {
+        int64_t sizes[YG_SHAPE_MAX_OUTPUTS + 1];
+        int32_t len = 0;
+        if (!yg__pass_ints_attr(c->n, "split_sizes", sizes, YG_SHAPE_MAX_OUTPUTS + 1, &len))
+            return true;
+        int64_t total = 0;
+        for (int32_t i = 0; i < len; i++) {
+            if (sizes[i] < 0)
+                return fail(c, "invalid split size %lld", (long long)sizes[i]);
+            if (__builtin_add_overflow(total, sizes[i], &total))
+                return fail(c, "split sizes overflow");
+            if (i < n_out)
+                piece[i] = sizes[i];
+        }
+        if (size != YG_IR_UNKNOWN && total != size)
+            return fail(c,
+                        "split sizes sum to %lld, but dim %lld has size %lld",
+                        (long long)total,
+                        (long long)dim,
+                        (long long)size);
+        count = len;
+    } else {
+        bool chunk = yg__pass_is(c->n, "chunk");
+        int64_t k = yg__pass_int_attr(c->n, chunk ? "chunks" : "split_size", 0);
+        if (k <= 0 || (chunk && size == 0))
+            return true; /* refused or an edge case: left to the op */
+        int64_t each = chunk && size != YG_IR_UNKNOWN ? (size + k - 1) / k : k;
+        if (size != YG_IR_UNKNOWN) {
+            int64_t pieces = (size + each - 1) / each;
+            if (pieces == 0)
+                pieces = 1; /* a dim of size 0: one empty piece */
+            count = pieces > n_out ? n_out + 1 : (int32_t)pieces;
+            for (int32_t i = 0; i < n_out; i++) {
+                int64_t left = size - (int64_t)i * each;
+                piece[i] = left < each ? (left > 0 ? left : 0) : each;
+            }
+        } else if (!chunk) {
+            /* every piece but the last has split_size elements */
+            for (int32_t i = 0; i + 1 < n_out; i++)
+                piece[i] = each;
+        }
+    }
+    if (count >= 0 && count != n_out)
+        return fail(c,
+                    "gives %s%d pieces, the node has %d outputs",
+                    count > n_out ? "more than " : "",
+                    count > n_out ? n_out : count,
+                    n_out);
+    for (int32_t i = 0; i < n_out; i++) {
+        copy_sizes(&c->out[i], t);
+        if (!unbind) {
+            c->out[i].sizes[dim] = piece[i];
+            continue;
+        }
+        for (int32_t j = (int32_t)dim; j + 1 < t->ndim; j++)
+            c->out[i].sizes[j] = t->sizes[j + 1];
+        c->out[i].sizes[t->ndim - 1] = YG_IR_UNKNOWN;
+        c->out[i].ndim = t->ndim - 1;
+    }
+    return true;
+}
+
+/* ---- nn ---- */
+
+/* batch_norm: input's type; input [N, C, *] and every given per-channel
+ * tensor [C]. */
+static bool rule_batch_norm(shape_ctx *c) {
+    const yg_ir_type *x = in(c, 0);
+    copy_sizes(&c->out[0], x);
+    set_all(c, x->dtype, x->device);
+    if (x->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (x->ndim < 2)
+        return fail(c, "batch_norm expects input [N, C, *], got %d dims", x->ndim);
+    for (int32_t i = 1; i < c->n->n_inputs; i++) {
+        const yg_ir_type *t = in(c, i);
+        if (t->kind != YG_IR_TYPE_TENSOR || t->ndim == YG_IR_UNKNOWN)
+            continue;
+        if (t->ndim != 1 || (t->sizes[0] != YG_IR_UNKNOWN && x->sizes[1] != YG_IR_UNKNOWN &&
+                             t->sizes[0] != x->sizes[1])) {
+            char a[96], b[96];
+            fmt_sizes(x, a, sizeof a);
+            fmt_sizes(t, b, sizeof b);
+            return fail(c, "input %d is %s, expected [C] for input %s", i, b, a);
+        }
+    }
+    return true;
+}
+
+/* One or two window parameters (len 0 takes dflt). */
+static bool
+window_pair(const shape_ctx *c, const char *name, int32_t n, const int64_t *dflt, int64_t *v) {
+    int64_t buf[3];
+    int32_t len = 0;
+    if (yg__ir_node_attr(c->n, name) == NULL || !yg__pass_ints_attr(c->n, name, buf, 3, &len))
+        len = 0;
+    if (len == 0 && dflt != NULL) {
+        for (int32_t i = 0; i < n; i++)
+            v[i] = dflt[i];
+        return true;
+    }
+    if (len < 1 || len > n)
+        return false;
+    for (int32_t i = 0; i < n; i++)
+        v[i] = buf[len == n ? i : 0];
+    return true;
+}
+
+/* The pooled size, as runtime/cpu/pool.c computes it; -1 when the
+ * arithmetic would overflow (hostile attributes). */
+static int64_t pooled(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+    int64_t span, reach, pad2, inp;
+    if (__builtin_mul_overflow(d, k - 1, &reach) || __builtin_mul_overflow(p, 2, &pad2) ||
+        __builtin_add_overflow(in, pad2, &span) || __builtin_sub_overflow(span, reach, &span) ||
+        __builtin_sub_overflow(span, 1, &span) || __builtin_add_overflow(in, p, &inp))
+        return -1;
+    if (span < 0)
+        return 0;
+    if (ceil_mode && __builtin_add_overflow(span, s - 1, &span))
+        return -1;
+    int64_t n = span / s + 1;
+    if (ceil_mode && (n - 1) * s >= inp)
+        n--;
+    return n;
+}
+
+/* max_pool1d/2d (and *_with_indices: int64 indices of the same sizes):
+ * the last 1 or 2 dims pooled.  Window arguments the kernel refuses, or
+ * an input too small, leave those sizes unknown (the kernel's message
+ * says why at run time). */
+static bool rule_max_pool(shape_ctx *c) {
+    const yg_ir_type *x = in(c, 0);
+    int32_t n = strstr(c->n->kind, "pool1d") != NULL ? 1 : 2;
+    set_all(c, x->dtype, x->device);
+    if (c->n->n_outputs == 2)
+        c->out[1].dtype = YG_INT64;
+    if (x->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (x->ndim != n + 1 && x->ndim != n + 2)
+        return fail(c, "expected input with %d or %d dims, got %d", n + 1, n + 2, x->ndim);
+    int64_t k[2], s[2], p[2], d[2];
+    static const int64_t zero[2] = {0, 0}, one[2] = {1, 1};
+    bool ok = window_pair(c, "kernel_size", n, NULL, k) && window_pair(c, "stride", n, k, s) &&
+              window_pair(c, "padding", n, zero, p) && window_pair(c, "dilation", n, one, d);
+    bool ceil_mode = yg__pass_int_attr(c->n, "ceil_mode", 0) != 0;
+    for (int32_t i = 0; ok && i < n; i++)
+        ok = k[i] >= 1 && s[i] >= 1 && p[i] >= 0 && d[i] >= 1 && 2 * p[i] <= k[i];
+    for (int32_t o = 0; o < c->n->n_outputs; o++) {
+        copy_sizes(&c->out[o], x);
+        for (int32_t i = 0; i < n; i++) {
+            int32_t dim = x->ndim - n + i;
+            int64_t size = x->sizes[dim];
+            int64_t r = ok && size != YG_IR_UNKNOWN
+                            ? pooled(size, k[i], s[i], p[i], d[i], ceil_mode)
+                            : YG_IR_UNKNOWN;
+            c->out[o].sizes[dim] = r >= 1 ? r : YG_IR_UNKNOWN;
+        }
+    }
+    return true;
+}
+
+/* reflection_pad, replication_pad, pad: the last len(pad) / 2 dims grow
+ * by their (before, after) pair, the last dim first.  Amounts the op
+ * refuses or that would shrink a dim leave that size unknown. */
+static bool rule_pad(shape_ctx *c) {
+    const yg_ir_type *x = in(c, 0);
+    int64_t pad[2 * YG_MAX_DIMS + 1];
+    int32_t len = 0;
+    copy_sizes(&c->out[0], x);
+    set_all(c, x->dtype, x->device);
+    if (x->ndim == YG_IR_UNKNOWN ||
+        !yg__pass_ints_attr(c->n, "pad", pad, 2 * YG_MAX_DIMS + 1, &len))
+        return true;
+    if (len % 2 != 0 || len / 2 > x->ndim)
+        return fail(c, "pad of %d entries for %d dims", len, x->ndim);
+    for (int32_t j = 0; j < len / 2; j++) {
+        int32_t dim = x->ndim - 1 - j;
+        int64_t size = x->sizes[dim], grown = 0;
+        bool ok = size != YG_IR_UNKNOWN && pad[2 * j] >= 0 && pad[2 * j + 1] >= 0 &&
+                  !__builtin_add_overflow(size, pad[2 * j], &grown) &&
+                  !__builtin_add_overflow(grown, pad[2 * j + 1], &grown);
+        c->out[0].sizes[dim] = ok ? grown : YG_IR_UNKNOWN;
+    }
+    return true;
+}
+
+/* ---- advanced indexing ---- */
+
+/* index(self, indices...): inputs after self are the indices (None keeps
+ * a dim).  int64 indices broadcast together to B; a bool mask of k dims
+ * stands for k 1-D index tensors of its (unknown) true count.  B replaces
+ * the indexed dims when they are adjacent and comes first otherwise.
+ * Unknown ranks or index dtypes leave the result unknown. */
+static bool rule_index(shape_ctx *c) {
+    const yg_ir_type *t = in(c, 0);
+    bool indexed[YG_MAX_DIMS] = {false};
+    yg_ir_type b = yg_ir_type_tensor();
+    int32_t d = 0, first = -1, last = -1;
+    bool any = false;
+    set_all(c, t->dtype, t->device);
+    if (t->ndim == YG_IR_UNKNOWN)
+        return true;
+    b.ndim = 0;
+    for (int32_t i = 1; i < c->n->n_inputs; i++) {
+        const yg_ir_type *x = in(c, i);
+        if (x->kind != YG_IR_TYPE_TENSOR) {
+            if (d + 1 > t->ndim)
+                return fail(c, "too many indices for %d dims", t->ndim);
+            d++;
+            continue;
+        }
+        if (x->ndim == YG_IR_UNKNOWN || (x->dtype != YG_INT64 && x->dtype != YG_BOOL))
+            return true; /* the dims it indexes, or whether it is valid, are unknown */
+        int32_t k = x->dtype == YG_BOOL ? x->ndim : 1;
+        if (x->dtype == YG_BOOL && k == 0)
+            return fail(c, "indices[%d] is a 0-dim bool mask", i - 1);
+        if (d + k > t->ndim)
+            return fail(c, "too many indices for %d dims", t->ndim);
+        yg_ir_type piece = *x;
+        if (x->dtype == YG_BOOL) {
+            for (int32_t j = 0; j < k; j++) {
+                if (x->sizes[j] != YG_IR_UNKNOWN && t->sizes[d + j] != YG_IR_UNKNOWN &&
+                    x->sizes[j] != t->sizes[d + j])
+                    return fail(c, "mask indices[%d] does not match self at dim %d", i - 1, d + j);
+            }
+            piece.ndim = 1;
+            piece.sizes[0] = YG_IR_UNKNOWN;
+        }
+        for (int32_t j = 0; j < k; j++) {
+            indexed[d] = true;
+            if (first < 0)
+                first = d;
+            last = d++;
+        }
+        /* A k-dim mask is k index tensors of one shape: broadcasting one
+         * of them is the same. */
+        if (!yg__pass_broadcast(&b, &piece))
+            return fail(c, "the indices cannot be broadcast together");
+        any = true;
+    }
+    if (!any) {
+        copy_sizes(&c->out[0], t);
+        return true;
+    }
+    bool adjacent = true;
+    for (int32_t e = first; e <= last; e++)
+        adjacent = adjacent && indexed[e];
+    int32_t bpos = adjacent ? first : 0;
+    int32_t kept = 0;
+    for (int32_t e = 0; e < t->ndim; e++)
+        kept += !indexed[e];
+    if (b.ndim == YG_IR_UNKNOWN)
+        return true;
+    if (kept + b.ndim > YG_MAX_DIMS)
+        return fail(c, "the result would have %d dims, more than %d", kept + b.ndim, YG_MAX_DIMS);
+    int64_t sizes[YG_MAX_DIMS];
+    int32_t o = 0, seen = 0;
+    for (int32_t e = 0; e <= t->ndim; e++) {
+        if (seen == bpos && o == seen)
+            for (int32_t j = 0; j < b.ndim; j++)
+                sizes[o++] = b.sizes[j];
+        if (e < t->ndim && !indexed[e]) {
+            sizes[o++] = t->sizes[e];
+            seen++;
+        }
+    }
+    set_sizes(&c->out[0], o, sizes);
+    return true;
+}
+
+/* index_put: a copy of self (values are written into it). */
+static bool rule_self_type(shape_ctx *c) {
+    copy_sizes(&c->out[0], in(c, 0));
+    set_all(c, in(c, 0)->dtype, in(c, 0)->device);
+    return true;
+}
+
+const shape_rule yg__shape_rules_nn[] = {
+    {"zeros", rule_float_creation, DT_RULE},
+    {"ones", rule_float_creation, DT_RULE},
+    {"full", rule_float_creation, DT_RULE},
+    {"empty", rule_float_creation, DT_RULE},
+    {"rand", rule_float_creation, DT_RULE},
+    {"randn", rule_float_creation, DT_RULE},
+    {"randint", rule_randint, DT_RULE},
+    {"arange", rule_arange, DT_RULE},
+    {"arange.start", rule_arange, DT_RULE},
+    {"linspace", rule_linspace, DT_RULE},
+    {"eye", rule_eye, DT_RULE},
+    {"eye.m", rule_eye, DT_RULE},
+    {"zeros_like", rule_like, DT_RULE},
+    {"ones_like", rule_like, DT_RULE},
+    {"full_like", rule_like, DT_RULE},
+    {"empty_like", rule_like, DT_RULE},
+    {"rand_like", rule_like, DT_RULE},
+    {"randn_like", rule_like, DT_RULE},
+    {"bernoulli", rule_self_type, DT_RULE},
+    {"bernoulli.p", rule_self_type, DT_RULE},
+    {"dropout", rule_self_type, DT_RULE},
+    {"clamp.opt", rule_self_type, DT_RULE},
+    {"to_copy", rule_to_dtype, DT_RULE},
+    {"to.dtype", rule_to_dtype, DT_RULE},
+    {"type_as", rule_type_as, DT_RULE},
+    {"split", rule_pieces, DT_RULE},
+    {"split_with_sizes", rule_pieces, DT_RULE},
+    {"chunk", rule_pieces, DT_RULE},
+    {"unbind", rule_pieces, DT_RULE},
+    {"batch_norm", rule_batch_norm, DT_RULE},
+    {"max_pool1d", rule_max_pool, DT_RULE},
+    {"max_pool2d", rule_max_pool, DT_RULE},
+    {"max_pool1d_with_indices", rule_max_pool, DT_RULE},
+    {"max_pool2d_with_indices", rule_max_pool, DT_RULE},
+    {"reflection_pad", rule_pad, DT_RULE},
+    {"replication_pad", rule_pad, DT_RULE},
+    {"pad", rule_pad, DT_RULE},
+    {"index", rule_index, DT_RULE},
+    {"index_put", rule_self_type, DT_RULE},
+};
+
+const size_t yg__shape_rules_nn_len = sizeof yg__shape_rules_nn / sizeof yg__shape_rules_nn[0];
