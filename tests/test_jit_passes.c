@@ -631,8 +631,14 @@ static void test_shape_propagation_new_rules_reject_sizes_that_cannot_go_togethe
          "  %y, %i = max_pool2d_with_indices[kernel_size=[2]](%x)\n  return (%y, %i)\n",
          "max_pool2d_with_indices: expected input with 3 or 4 dims, got 1"},
         {"graph(%x : Tensor(sizes=[4])):\n"
-         "  %y = reflection_pad[pad=[1, 1, 1]](%x)\n  return (%y)\n",
-         "reflection_pad: pad of 3 entries for 1 dims"},
+         "  %y = reflection_pad[pad=[1, 1, 1, 1]](%x)\n  return (%y)\n",
+         "reflection_pad: 2-d reflect padding needs self of 3 or 4 dims, got 1"},
+        {"graph(%x : Tensor(sizes=[2, 4])):\n"
+         "  %y = pad[mode=\"reflect\", pad=[4, 0]](%x)\n  return (%y)\n",
+         "pad: reflect pad (4, 0) of dim 1 must be less than its size 4"},
+        {"graph(%x : Tensor(sizes=[2, 4])):\n"
+         "  %y = pad[pad=[-3, -2]](%x)\n  return (%y)\n",
+         "pad: pad crops dim 1 of size 4 below 0"},
         {"graph(%x : Tensor(sizes=[4]), %i : Tensor(dtype=int64, sizes=[2])):\n"
          "  %y = index(%x, %i, %i)\n  return (%y)\n",
          "index: too many indices for 1 dims"},

@@ -102,7 +102,9 @@ typedef struct mlp {
 
 static mlp mlp_create(void) {
     const int64_t w1s[] = {4, 3}, b1s[] = {4}, w2s[] = {2, 4}, b2s[] = {2};
-    mlp m = {rand_tensor(w1s, 2, 11), rand_tensor(b1s, 1, 12), rand_tensor(w2s, 2, 13),
+    mlp m = {rand_tensor(w1s, 2, 11),
+             rand_tensor(b1s, 1, 12),
+             rand_tensor(w2s, 2, 13),
              rand_tensor(b2s, 1, 14)};
     YG_CHECK(yg_tensor_set_requires_grad(m.w1, true));
     YG_CHECK(yg_tensor_set_requires_grad(m.b1, true));
@@ -194,7 +196,9 @@ typedef struct lstm {
 
 static lstm lstm_create(void) {
     const int64_t wis[] = {8, 3}, whs[] = {8, 2}, bs[] = {8};
-    lstm l = {rand_tensor(wis, 2, 21), rand_tensor(whs, 2, 22), rand_tensor(bs, 1, 23),
+    lstm l = {rand_tensor(wis, 2, 21),
+              rand_tensor(whs, 2, 22),
+              rand_tensor(bs, 1, 23),
               rand_tensor(bs, 1, 24)};
     return l;
 }
@@ -214,8 +218,15 @@ static yg_status lstm_step(void *ctx,
     const lstm *l = ctx;
     (void)n_inputs;
     (void)n_outputs;
-    return yg_lstm_cell(
-        inputs[0], inputs[1], inputs[2], l->w_ih, l->w_hh, l->b_ih, l->b_hh, &outputs[0], &outputs[1]);
+    return yg_lstm_cell(inputs[0],
+                        inputs[1],
+                        inputs[2],
+                        l->w_ih,
+                        l->w_hh,
+                        l->b_ih,
+                        l->b_hh,
+                        &outputs[0],
+                        &outputs[1]);
 }
 
 static void test_trace_records_a_composite_op_as_one_node(void **state) {
@@ -504,8 +515,8 @@ static void test_lint_rejects_a_parameter_mark_on_a_node_output(void **state) {
     YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
     assert_true(yg_ir_value_is_param(yg_graph_input(g, 0)));
     ((yg_ir_value *)yg_graph_output(g, 0))->is_param = true;
-    YG_EXPECT_ERROR(yg_graph_lint(g), YG_ERR_INVALID_ARGUMENT, "graph_lint", "neg",
-                    "is marked as a parameter");
+    YG_EXPECT_ERROR(
+        yg_graph_lint(g), YG_ERR_INVALID_ARGUMENT, "graph_lint", "neg", "is marked as a parameter");
     yg_graph_release(g);
 }
 
@@ -540,17 +551,18 @@ static void test_trace_records_scalars_as_attributes(void **state) {
     yg_tensor *x = rand_tensor(xs, 2, 5);
     yg_trace_result *r = NULL;
     YG_CHECK(yg_trace(scalars_forward, NULL, &x, 1, 2, NULL, &r));
-    expect_text(r->graph,
-                "graph(%0 : Tensor(dtype=float32, device=cpu, sizes=[2, 3], requires_grad=false)):\n"
-                "  %1 : Tensor(dtype=float32, device=cpu, sizes=[2, 3], requires_grad=false) = "
-                "leaky_relu[negative_slope=0.25](%0)\n"
-                "  %2 : Tensor(dtype=float32, device=cpu, sizes=[2, 3], requires_grad=false) = "
-                "add.Scalar[alpha=-2.0, other=3.0](%1)\n"
-                "  %3 : Tensor(dtype=float32, device=cpu, sizes=[2, 1], requires_grad=false) = "
-                "sum.dim[dim=[1], keepdim=1](%2)\n"
-                "  %4 : Tensor(dtype=float32, device=cpu, sizes=[2, 3], requires_grad=false) = "
-                "div.mode[rounding_mode=\"floor\"](%2, %0)\n"
-                "  return (%3, %4)\n");
+    expect_text(
+        r->graph,
+        "graph(%0 : Tensor(dtype=float32, device=cpu, sizes=[2, 3], requires_grad=false)):\n"
+        "  %1 : Tensor(dtype=float32, device=cpu, sizes=[2, 3], requires_grad=false) = "
+        "leaky_relu[negative_slope=0.25](%0)\n"
+        "  %2 : Tensor(dtype=float32, device=cpu, sizes=[2, 3], requires_grad=false) = "
+        "add.Scalar[alpha=-2.0, other=3.0](%1)\n"
+        "  %3 : Tensor(dtype=float32, device=cpu, sizes=[2, 1], requires_grad=false) = "
+        "sum.dim[dim=[1], keepdim=1](%2)\n"
+        "  %4 : Tensor(dtype=float32, device=cpu, sizes=[2, 3], requires_grad=false) = "
+        "div.mode[rounding_mode=\"floor\"](%2, %0)\n"
+        "  return (%3, %4)\n");
     expect_round_trip(r->graph);
     yg_trace_result_release(r);
     yg_release(x);
@@ -779,17 +791,21 @@ static void test_trace_rejects_null_arguments(void **state) {
     const int64_t sizes[] = {2};
     yg_tensor *x = rand_tensor(sizes, 1, 3), *in[2] = {x, NULL};
     yg_trace_result *r = (yg_trace_result *)&r;
-    YG_EXPECT_ERROR(yg_trace(NULL, NULL, &x, 1, 1, NULL, &r), YG_ERR_INVALID_ARGUMENT,
-                    "trace: fn is NULL");
+    YG_EXPECT_ERROR(
+        yg_trace(NULL, NULL, &x, 1, 1, NULL, &r), YG_ERR_INVALID_ARGUMENT, "trace: fn is NULL");
     assert_null(r);
     YG_EXPECT_ERROR(yg_trace(same_tensor_twice, NULL, &x, 1, 1, NULL, NULL),
-                    YG_ERR_INVALID_ARGUMENT, "trace: out is NULL");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "trace: out is NULL");
     YG_EXPECT_ERROR(yg_trace(same_tensor_twice, NULL, in, 2, 1, NULL, &r),
-                    YG_ERR_INVALID_ARGUMENT, "trace: input 1 is NULL");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "trace: input 1 is NULL");
     YG_EXPECT_ERROR(yg_trace(same_tensor_twice, NULL, NULL, 1, 1, NULL, &r),
-                    YG_ERR_INVALID_ARGUMENT, "trace: invalid input list (1 entries)");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "trace: invalid input list (1 entries)");
     YG_EXPECT_ERROR(yg_trace(same_tensor_twice, NULL, &x, 1, -1, NULL, &r),
-                    YG_ERR_INVALID_ARGUMENT, "trace: invalid output count -1");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "trace: invalid output count -1");
     assert_null(r);
     yg_release(x);
     expect_next_trace_works();
@@ -820,7 +836,8 @@ static void test_trace_passes_on_the_failure_of_the_function(void **state) {
     const int64_t a[] = {2, 3}, b[] = {4};
     yg_tensor *in[2] = {rand_tensor(a, 2, 1), rand_tensor(b, 1, 2)};
     yg_trace_result *r = NULL;
-    YG_EXPECT_ERROR(yg_trace(fails_with_a_shape_error, NULL, in, 2, 2, NULL, &r), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_trace(fails_with_a_shape_error, NULL, in, 2, 2, NULL, &r),
+                    YG_ERR_SHAPE,
                     "trace: mul: cannot broadcast self [2, 3] with other [4]");
     assert_null(r);
     yg_release(in[0]);
@@ -845,7 +862,8 @@ static void test_trace_rejects_an_output_the_function_left_unset(void **state) {
     yg_tensor *x = rand_tensor(sizes, 1, 1);
     yg_trace_result *r = NULL;
     YG_EXPECT_ERROR(yg_trace(leaves_an_output_unset, NULL, &x, 1, 2, NULL, &r),
-                    YG_ERR_INVALID_ARGUMENT, "trace: fn returned YG_OK but left output 1 NULL");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "trace: fn returned YG_OK but left output 1 NULL");
     assert_null(r);
     yg_release(x);
     expect_next_trace_works();
@@ -871,7 +889,8 @@ static void test_trace_refuses_to_nest(void **state) {
     yg_tensor *x = rand_tensor(sizes, 1, 1);
     yg_trace_result *r = NULL;
     yg_status inner = YG_OK;
-    YG_EXPECT_ERROR(yg_trace(nests_a_trace, &inner, &x, 1, 1, NULL, &r), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_trace(nests_a_trace, &inner, &x, 1, 1, NULL, &r),
+                    YG_ERR_INVALID_ARGUMENT,
                     "trace: already tracing on this thread (yg_trace cannot nest)");
     assert_int_equal(inner, YG_ERR_INVALID_ARGUMENT);
     assert_null(r);
@@ -955,8 +974,7 @@ static yg_status chunks_noise_and_norm(void *ctx,
     if (st == YG_OK)
         st = yg_add(z, sum, 1, &outputs[1]);
     if (st == YG_OK)
-        st = yg_batch_norm(inputs[0], NULL, NULL, stats[0], stats[1], true, 0.1, 1e-5,
-                           &outputs[2]);
+        st = yg_batch_norm(inputs[0], NULL, NULL, stats[0], stats[1], true, 0.1, 1e-5, &outputs[2]);
     yg_release_list(pieces, n_pieces);
     yg_release(sum);
     yg_release(r1);
@@ -1013,6 +1031,270 @@ static void test_trace_records_list_returns_random_ops_and_state(void **state) {
     expect_next_trace_works();
 }
 
+/* ---- shape propagation recomputes what the tracer recorded ---- */
+
+/* Recomputes every node output type of g from its inputs alone: a copy
+ * of g with each node output's type wiped (requires_grad kept) goes
+ * through shape propagation, and each field it computes must equal what
+ * the trace recorded from real tensors.  Exactly n_unknown fields may be
+ * left unknown (a size that depends on values, like a bool mask's count
+ * of true positions); then the usual round trip. */
+static void expect_types_recomputed(const yg_graph *g, int n_unknown) {
+    yg_graph *wiped = NULL;
+    YG_CHECK(yg_graph_clone(g, &wiped));
+    for (yg_ir_node *n = yg_graph_first_node(wiped); n != NULL; n = yg_ir_node_next(n)) {
+        for (int32_t i = 0; i < n->n_outputs; i++) {
+            yg_ir_type *t = &n->outputs[i]->type;
+            if (t->kind != YG_IR_TYPE_TENSOR)
+                continue;
+            int32_t rg = t->requires_grad;
+            *t = yg_ir_type_tensor();
+            t->requires_grad = rg;
+        }
+    }
+    YG_CHECK(yg_graph_propagate_shapes(wiped));
+    int unknown = 0;
+    bool same = true;
+    for (yg_ir_node *a = yg_graph_first_node(g), *b = yg_graph_first_node(wiped); a != NULL;
+         a = yg_ir_node_next(a), b = yg_ir_node_next(b)) {
+        for (int32_t i = 0; i < a->n_outputs; i++) {
+            const yg_ir_type *want = &a->outputs[i]->type, *got = &b->outputs[i]->type;
+            if (want->kind != YG_IR_TYPE_TENSOR)
+                continue;
+            unknown += (got->dtype == YG_IR_UNKNOWN) + (got->device == YG_IR_UNKNOWN) +
+                       (got->ndim == YG_IR_UNKNOWN);
+            same = same && (got->dtype == YG_IR_UNKNOWN || got->dtype == want->dtype) &&
+                   (got->device == YG_IR_UNKNOWN || got->device == want->device) &&
+                   (got->ndim == YG_IR_UNKNOWN || got->ndim == want->ndim);
+            for (int32_t d = 0; got->ndim != YG_IR_UNKNOWN && d < got->ndim; d++) {
+                unknown += got->sizes[d] == YG_IR_UNKNOWN;
+                same = same && (got->sizes[d] == YG_IR_UNKNOWN || got->sizes[d] == want->sizes[d]);
+            }
+        }
+    }
+    if (!same || unknown != n_unknown) {
+        char *text = NULL, *again = NULL;
+        YG_CHECK(yg_graph_print(g, &text));
+        YG_CHECK(yg_graph_print(wiped, &again));
+        print_error("traced:\n%s\nrecomputed (%d unknown fields, expected %d):\n%s\n",
+                    text,
+                    unknown,
+                    n_unknown,
+                    again);
+        yg_string_release(text);
+        yg_string_release(again);
+    }
+    assert_true(same);
+    assert_int_equal(unknown, n_unknown);
+    yg_graph_release(wiped);
+    expect_round_trip(g);
+}
+
+/* Releases the first n of ts. */
+static void release_all(yg_tensor **ts, int n) {
+    for (int i = 0; i < n; i++)
+        yg_release(ts[i]);
+}
+
+/* Creation ops with and without dtype and device, *_like ops, random
+ * ops and conversions, on inputs[0] ([2, 3] float32). */
+static yg_status creates_converts_and_draws(void *ctx,
+                                            yg_tensor *const *inputs,
+                                            int64_t n_inputs,
+                                            yg_tensor **outputs,
+                                            int64_t n_outputs) {
+    const int64_t size[] = {2, 3}, four[] = {4};
+    const yg_dtype f64 = YG_FLOAT64, i32 = YG_INT32, f16 = YG_FLOAT16;
+    const yg_device cpu = YG_CPU;
+    const double lo = 0.0;
+    yg_tensor *x = inputs[0], *t[20] = {NULL};
+    yg_status st;
+    (void)ctx;
+    (void)n_inputs;
+    (void)n_outputs;
+    st = yg_zeros(size, 2, &f64, &cpu, &t[0]);
+    if (st == YG_OK)
+        st = yg_full(four, 1, 2.5, NULL, NULL, &t[1]);
+    if (st == YG_OK)
+        st = yg_arange(5, NULL, NULL, &t[2]);
+    if (st == YG_OK)
+        st = yg_arange_start(0, 1, 0.3, NULL, &cpu, &t[3]);
+    if (st == YG_OK)
+        st = yg_linspace(0, 1, 7, &f64, NULL, &t[4]);
+    if (st == YG_OK)
+        st = yg_eye_m(2, 3, &i32, NULL, &t[5]);
+    if (st == YG_OK)
+        st = yg_ones_like(x, &i32, NULL, &t[6]);
+    if (st == YG_OK)
+        st = yg_full_like(x, 1.5, NULL, &cpu, &t[7]);
+    if (st == YG_OK)
+        st = yg_empty_like(x, &f16, NULL, &t[8]);
+    if (st == YG_OK)
+        st = yg_rand(size, 2, NULL, NULL, NULL, &t[9]);
+    if (st == YG_OK)
+        st = yg_randn_like(x, NULL, &f64, NULL, &t[10]);
+    if (st == YG_OK)
+        st = yg_randint(0, 5, four, 1, NULL, NULL, NULL, &t[11]);
+    if (st == YG_OK)
+        st = yg_bernoulli(t[9], NULL, &t[12]);
+    if (st == YG_OK)
+        st = yg_dropout(x, 0.5, true, NULL, &t[13]);
+    if (st == YG_OK)
+        st = yg_to_dtype(x, YG_FLOAT64, false, &t[14]);
+    if (st == YG_OK)
+        st = yg_to_copy(x, YG_BFLOAT16, &t[15]);
+    if (st == YG_OK)
+        st = yg_type_as(t[6], t[0], &t[16]);
+    if (st == YG_OK)
+        st = yg_clamp_opt(x, &lo, NULL, &t[17]);
+    if (st == YG_OK)
+        st = yg_add(t[13], t[17], 1, &outputs[0]);
+    if (st == YG_OK)
+        st = yg_add(t[0], t[16], 1, &outputs[1]);
+    release_all(t, 20);
+    return st;
+}
+
+static void test_shape_propagation_recomputes_traced_creation_random_and_conversion(void **state) {
+    (void)state;
+    const int64_t xs[] = {2, 3};
+    yg_tensor *x = rand_tensor(xs, 2, 31);
+    yg_trace_result *r = NULL;
+    YG_CHECK(yg_trace(creates_converts_and_draws, NULL, &x, 1, 2, NULL, &r));
+    char *kinds = kinds_of(r->graph);
+    assert_non_null(strstr(kinds, "zeros,full,arange,arange.start,linspace,eye.m,ones_like"));
+    free(kinds);
+    expect_types_recomputed(r->graph, 0);
+    yg_trace_result_release(r);
+    yg_release(x);
+}
+
+/* List returns, batch_norm, max pooling and padding on inputs[0] ([2, 3,
+ * 5, 6] float32); ctx holds weight, bias and the running stats. */
+static yg_status splits_norms_pools_and_pads(void *ctx,
+                                             yg_tensor *const *inputs,
+                                             int64_t n_inputs,
+                                             yg_tensor **outputs,
+                                             int64_t n_outputs) {
+    yg_tensor *const *p = ctx;
+    const int64_t two[] = {2}, three[] = {3}, one[] = {1}, sizes[] = {2, 3};
+    const int64_t pad4[] = {1, 2, 2, 1}, pad2[] = {1, 1}, pad10[] = {1, 0};
+    yg_tensor *x = inputs[0], *t[12] = {NULL};
+    yg_tensor **chunks = NULL, **rows = NULL, **parts = NULL;
+    int64_t n_chunks = 0, n_rows = 0, n_parts = 0;
+    yg_status st;
+    (void)n_inputs;
+    (void)n_outputs;
+    st = yg_chunk(x, 2, 3, &chunks, &n_chunks);
+    if (st == YG_OK)
+        st = yg_unbind(x, 1, &rows, &n_rows);
+    if (st == YG_OK)
+        st = yg_split_with_sizes(x, sizes, 2, 2, &parts, &n_parts);
+    if (st == YG_OK)
+        st = yg_batch_norm(x, p[0], p[1], p[2], p[3], true, 0.1, 1e-5, &t[0]);
+    if (st == YG_OK)
+        st = yg_max_pool2d_with_indices(x, three, 1, NULL, 0, one, 1, one, 1, true, &t[1], &t[2]);
+    if (st == YG_OK)
+        st = yg_max_pool1d(rows[0], three, 1, two, 1, one, 1, one, 1, false, &t[3]);
+    if (st == YG_OK)
+        st = yg_reflection_pad(x, pad4, 4, &t[4]);
+    if (st == YG_OK)
+        st = yg_replication_pad(chunks[1], pad4, 4, &t[5]);
+    if (st == YG_OK)
+        st = yg_pad(parts[1], pad10, 2, "constant", 0.5, &t[6]);
+    if (st == YG_OK)
+        st = yg_pad(rows[2], pad2, 2, "reflect", 0, &t[7]);
+    if (st == YG_OK) {
+        outputs[0] = yg_retain(t[0]);
+        outputs[1] = yg_retain(t[2]);
+    }
+    release_all(t, 12);
+    yg_release_list(chunks, n_chunks);
+    yg_release_list(rows, n_rows);
+    yg_release_list(parts, n_parts);
+    return st;
+}
+
+static void test_shape_propagation_recomputes_traced_pieces_norms_pools_and_pads(void **state) {
+    (void)state;
+    const int64_t xs[] = {2, 3, 5, 6}, cs[] = {3};
+    yg_tensor *x = rand_tensor(xs, 4, 41);
+    yg_tensor *p[4] = {
+        rand_tensor(cs, 1, 42), rand_tensor(cs, 1, 43), rand_tensor(cs, 1, 44), NULL};
+    yg_trace_result *r = NULL;
+    const double ones[] = {1, 1, 1};
+    p[3] = yg_test_tensor(YG_FLOAT32, cs, 1, ones);
+    YG_CHECK(yg_trace(splits_norms_pools_and_pads, p, &x, 1, 2, NULL, &r));
+    yg_ir_node *chunk = yg_graph_first_node(r->graph);
+    assert_string_equal(yg_ir_node_kind(chunk), "chunk");
+    assert_int_equal(yg_ir_node_num_outputs(yg_ir_node_next(chunk)), 3); /* unbind */
+    expect_types_recomputed(r->graph, 0);
+    yg_trace_result_release(r);
+    yg_release(x);
+    release_all(p, 4);
+}
+
+/* Advanced indexing of inputs[0] ([4, 5, 6] float32) with int64 index
+ * tensors (adjacent and separated), None entries and bool masks. */
+static yg_status indexes_with_ints_and_masks(void *ctx,
+                                             yg_tensor *const *inputs,
+                                             int64_t n_inputs,
+                                             yg_tensor **outputs,
+                                             int64_t n_outputs) {
+    const int64_t is[] = {2, 1}, js[] = {3}, ms[] = {4, 5}, m1s[] = {5};
+    const int64_t iv[] = {0, 3}, jv[] = {1, -1, 2};
+    const bool mv[20] = {[1] = true, [7] = true, [19] = true}, m1v[5] = {[0] = true, [4] = true};
+    yg_tensor *x = inputs[0], *i = NULL, *j = NULL, *m = NULL, *m1 = NULL, *t[5] = {NULL};
+    yg_status st;
+    (void)ctx;
+    (void)n_inputs;
+    (void)n_outputs;
+    st = yg_tensor_from_data(iv, is, 2, YG_INT64, &i);
+    if (st == YG_OK)
+        st = yg_tensor_from_data(jv, js, 1, YG_INT64, &j);
+    if (st == YG_OK)
+        st = yg_tensor_from_data(mv, ms, 2, YG_BOOL, &m);
+    if (st == YG_OK)
+        st = yg_tensor_from_data(m1v, m1s, 1, YG_BOOL, &m1);
+    if (st == YG_OK)
+        st = yg_index(x, (const yg_tensor *const[]){NULL, i, j}, 3, &t[0]);
+    if (st == YG_OK)
+        st = yg_index(x, (const yg_tensor *const[]){i, NULL, j}, 3, &t[1]);
+    if (st == YG_OK)
+        st = yg_index(x, (const yg_tensor *const[]){m}, 1, &t[2]);
+    if (st == YG_OK)
+        st = yg_index(x, (const yg_tensor *const[]){m, j}, 2, &t[3]);
+    if (st == YG_OK)
+        st = yg_index(x, (const yg_tensor *const[]){NULL, m1}, 2, &t[4]);
+    if (st == YG_OK) {
+        outputs[0] = yg_retain(t[1]);
+        outputs[1] = yg_retain(t[4]);
+    }
+    release_all(t, 5);
+    yg_release(i);
+    yg_release(j);
+    yg_release(m);
+    yg_release(m1);
+    return st;
+}
+
+static void test_shape_propagation_recomputes_traced_advanced_indexing(void **state) {
+    (void)state;
+    const int64_t xs[] = {4, 5, 6};
+    yg_tensor *x = rand_tensor(xs, 3, 51);
+    yg_trace_result *r = NULL;
+    YG_CHECK(yg_trace(indexes_with_ints_and_masks, NULL, &x, 1, 2, NULL, &r));
+    char *text = NULL;
+    YG_CHECK(yg_graph_print(r->graph, &text));
+    assert_non_null(strstr(text, "sizes=[4, 2, 3]"));
+    assert_non_null(strstr(text, "sizes=[2, 3, 5]"));
+    yg_string_release(text);
+    /* Two sizes depend on values: the true count of a mask alone. */
+    expect_types_recomputed(r->graph, 2);
+    yg_trace_result_release(r);
+    yg_release(x);
+}
+
 static void test_trace_refuses_an_op_it_cannot_record(void **state) {
     (void)state;
     const int64_t sizes[] = {2}, one[] = {1};
@@ -1067,7 +1349,8 @@ static void test_trace_fails_and_releases_results_when_a_node_cannot_be_built(vo
     yg_tensor *x = rand_tensor(sizes, 1, 1);
     yg_trace_result *r = NULL;
     bool released = false;
-    YG_EXPECT_ERROR(yg_trace(records_a_bad_node, &released, &x, 1, 1, NULL, &r), YG_ERR_INTERNAL,
+    YG_EXPECT_ERROR(yg_trace(records_a_bad_node, &released, &x, 1, 1, NULL, &r),
+                    YG_ERR_INTERNAL,
                     "trace: not_an_op is not a kind of the IR");
     assert_true(released);
     assert_null(r);
@@ -1108,6 +1391,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_trace_rejects_an_output_the_function_left_unset),
         cmocka_unit_test(test_trace_refuses_to_nest),
         cmocka_unit_test(test_trace_records_list_returns_random_ops_and_state),
+        cmocka_unit_test(test_shape_propagation_recomputes_traced_creation_random_and_conversion),
+        cmocka_unit_test(test_shape_propagation_recomputes_traced_pieces_norms_pools_and_pads),
+        cmocka_unit_test(test_shape_propagation_recomputes_traced_advanced_indexing),
         cmocka_unit_test(test_trace_refuses_an_op_it_cannot_record),
         cmocka_unit_test(test_trace_fails_and_releases_results_when_a_node_cannot_be_built),
         cmocka_unit_test(test_tracing_is_off_outside_yg_trace),

@@ -355,25 +355,60 @@ static bool rule_max_pool(shape_ctx *c) {
 }
 
 /* reflection_pad, replication_pad, pad: the last len(pad) / 2 dims grow
- * by their (before, after) pair, the last dim first.  Amounts the op
- * refuses or that would shrink a dim leave that size unknown. */
+ * by their (before, after) pair, the last dim first, as
+ * runtime/cpu/pad.c checks them: mode constant takes any even length up
+ * to twice the rank and negative amounts (which crop); reflect and
+ * replicate pad 1 to 3 dims of a tensor with one or two more dims.
+ * Amounts the op refuses as arguments (not as shapes) leave the size
+ * unknown. */
 static bool rule_pad(shape_ctx *c) {
     const yg_ir_type *x = in(c, 0);
     int64_t pad[2 * YG_MAX_DIMS + 1];
     int32_t len = 0;
-    copy_sizes(&c->out[0], x);
+    const char *mode = "constant";
+    const yg_ir_attr *m = yg__ir_node_attr(c->n, "mode");
     set_all(c, x->dtype, x->device);
-    if (x->ndim == YG_IR_UNKNOWN ||
+    if (yg__pass_is(c->n, "reflection_pad"))
+        mode = "reflect";
+    else if (yg__pass_is(c->n, "replication_pad"))
+        mode = "replicate";
+    else if (m != NULL)
+        mode = m->kind == YG_IR_ATTR_STR ? m->u.s : "";
+    bool constant = strcmp(mode, "constant") == 0, reflect = strcmp(mode, "reflect") == 0;
+    if (x->ndim == YG_IR_UNKNOWN || (!constant && !reflect && strcmp(mode, "replicate") != 0) ||
         !yg__pass_ints_attr(c->n, "pad", pad, 2 * YG_MAX_DIMS + 1, &len))
         return true;
-    if (len % 2 != 0 || len / 2 > x->ndim)
+    int32_t k = len / 2;
+    if (constant && (len % 2 != 0 || k > x->ndim))
         return fail(c, "pad of %d entries for %d dims", len, x->ndim);
-    for (int32_t j = 0; j < len / 2; j++) {
+    if (!constant && len != 2 && len != 4 && len != 6)
+        return true;
+    if (!constant && x->ndim != k + 1 && x->ndim != k + 2)
+        return fail(c,
+                    "%d-d %s padding needs self of %d or %d dims, got %d",
+                    k,
+                    mode,
+                    k + 1,
+                    k + 2,
+                    x->ndim);
+    copy_sizes(&c->out[0], x);
+    for (int32_t j = 0; j < k; j++) {
         int32_t dim = x->ndim - 1 - j;
-        int64_t size = x->sizes[dim], grown = 0;
-        bool ok = size != YG_IR_UNKNOWN && pad[2 * j] >= 0 && pad[2 * j + 1] >= 0 &&
-                  !__builtin_add_overflow(size, pad[2 * j], &grown) &&
-                  !__builtin_add_overflow(grown, pad[2 * j + 1], &grown);
+        int64_t size = x->sizes[dim], lo = pad[2 * j], hi = pad[2 * j + 1], grown = 0;
+        bool ok = size != YG_IR_UNKNOWN && (constant || (lo >= 0 && hi >= 0)) &&
+                  !__builtin_add_overflow(size, lo, &grown) &&
+                  !__builtin_add_overflow(grown, hi, &grown);
+        if (ok && constant && grown < 0)
+            return fail(c, "pad crops dim %d of size %lld below 0", dim, (long long)size);
+        if (ok && reflect && (lo >= size || hi >= size) && (lo > 0 || hi > 0))
+            return fail(c,
+                        "reflect pad (%lld, %lld) of dim %d must be less than its size %lld",
+                        (long long)lo,
+                        (long long)hi,
+                        dim,
+                        (long long)size);
+        if (ok && !constant && !reflect && size == 0 && (lo > 0 || hi > 0))
+            return fail(c, "replicate pad of dim %d needs a non-empty dim", dim);
         c->out[0].sizes[dim] = ok ? grown : YG_IR_UNKNOWN;
     }
     return true;
