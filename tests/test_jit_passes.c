@@ -577,6 +577,48 @@ static void test_shape_propagation_places_advanced_index_dims_as_numpy_does(void
                   "  return (%a, %b, %c, %d, %e, %f, %g)\n");
 }
 
+static void test_shape_propagation_types_backward_ops_and_whole_tensor_shape_ops(void **state) {
+    (void)state;
+    /* Gradients take their sizes from an attribute (the forward input's
+     * sizes) or from the forward input, and the gradient's dtype;
+     * repeat adds leading dims; var_mean gives two reduced results. */
+    expect_passes(
+        "shape_propagation",
+        "graph(%g : Tensor(dtype=float64, device=cpu, sizes=[2]), "
+        "%x : Tensor(dtype=float64, device=cpu, sizes=[2, 3]), "
+        "%i : Tensor(dtype=int64, device=cpu, sizes=[2, 2])):\n"
+        "  %a = sum_backward[dim=[1], keepdim=0, sizes=[2, 3]](%g)\n"
+        "  %b = select_backward[dim=0, index=1, input_sizes=[4, 2]](%g)\n"
+        "  %c = nll_loss_backward[ignore_index=-100, reduction=0, self_sizes=[2, 5]](%g, %i)\n"
+        "  %d = var_backward[correction=1, dim=[1], keepdim=0](%g, %x)\n"
+        "  %e = cumsum_backward[dim=0](%x)\n"
+        "  %f = repeat[repeats=[2, 1, 3]](%x)\n"
+        "  %h = gather[dim=1](%x, %i)\n"
+        "  %k = index_select[dim=1](%x, %g)\n"
+        "  %v, %m = var_mean[dim=[0], keepdim=1](%x)\n"
+        "  return (%a, %b, %c, %d, %e, %f, %h, %k, %v, %m)\n",
+        "graph(%g : Tensor(dtype=float64, device=cpu, sizes=[2]), "
+        "%x : Tensor(dtype=float64, device=cpu, sizes=[2, 3]), "
+        "%i : Tensor(dtype=int64, device=cpu, sizes=[2, 2])):\n"
+        "  %a : Tensor(dtype=float64, device=cpu, sizes=[2, 3]) = "
+        "sum_backward[dim=[1], keepdim=0, sizes=[2, 3]](%g)\n"
+        "  %b : Tensor(dtype=float64, device=cpu, sizes=[4, 2]) = "
+        "select_backward[dim=0, index=1, input_sizes=[4, 2]](%g)\n"
+        "  %c : Tensor(dtype=float64, device=cpu, sizes=[2, 5]) = "
+        "nll_loss_backward[ignore_index=-100, reduction=0, self_sizes=[2, 5]](%g, %i)\n"
+        "  %d : Tensor(dtype=float64, device=cpu, sizes=[2, 3]) = "
+        "var_backward[correction=1, dim=[1], keepdim=0](%g, %x)\n"
+        "  %e : Tensor(dtype=float64, device=cpu, sizes=[2, 3]) = cumsum_backward[dim=0](%x)\n"
+        "  %f : Tensor(dtype=float64, device=cpu, sizes=[2, 2, 9]) = "
+        "repeat[repeats=[2, 1, 3]](%x)\n"
+        "  %h : Tensor(dtype=float64, device=cpu, sizes=[2, 2]) = gather[dim=1](%x, %i)\n"
+        "  %k : Tensor(dtype=float64, device=cpu, sizes=[2, 2]) = index_select[dim=1](%x, %g)\n"
+        "  %v : Tensor(dtype=float64, device=cpu, sizes=[1, 3]), "
+        "%m : Tensor(dtype=float64, device=cpu, sizes=[1, 3]) = "
+        "var_mean[dim=[0], keepdim=1](%x)\n"
+        "  return (%a, %b, %c, %d, %e, %f, %h, %k, %v, %m)\n");
+}
+
 static void test_shape_propagation_new_rules_keep_unknown_where_inputs_say_nothing(void **state) {
     (void)state;
     /* Unknown ranks, index dtypes and attributes leave the fields they
@@ -650,6 +692,15 @@ static void test_shape_propagation_new_rules_reject_sizes_that_cannot_go_togethe
          "  %y = index(%x, %i, %j)\n  return (%y)\n",
          "index: the indices cannot be broadcast together"},
         {"graph():\n  %y = zeros[size=[2, -1]]()\n  return (%y)\n", "zeros: invalid size -1"},
+        {"graph(%x : Tensor(sizes=[2, 3])):\n"
+         "  %y = repeat[repeats=[2]](%x)\n  return (%y)\n",
+         "repeat: repeats of 1 entries for 2 dims"},
+        {"graph(%x : Tensor(sizes=[2, 3]), %i : Tensor(sizes=[2])):\n"
+         "  %y = gather[dim=0](%x, %i)\n  return (%y)\n",
+         "gather: index has 1 dims, self has 2"},
+        {"graph(%x : Tensor(sizes=[2, 3])):\n"
+         "  %y = upsample_nearest2d[output_size=[4]](%x)\n  return (%y)\n",
+         "upsample_nearest2d: expected input with 3 or 4 dims, got 2"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         yg_graph *g = parse_ok(cases[i][0]);
@@ -954,6 +1005,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_propagation_gives_each_piece_of_a_list_return_its_type),
         cmocka_unit_test(test_shape_propagation_types_norm_pool_and_pad_ops),
         cmocka_unit_test(test_shape_propagation_places_advanced_index_dims_as_numpy_does),
+        cmocka_unit_test(test_shape_propagation_types_backward_ops_and_whole_tensor_shape_ops),
         cmocka_unit_test(test_shape_propagation_new_rules_keep_unknown_where_inputs_say_nothing),
         cmocka_unit_test(test_shape_propagation_new_rules_reject_sizes_that_cannot_go_together),
         cmocka_unit_test(test_constant_propagation_folds_ops_on_constants),

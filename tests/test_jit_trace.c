@@ -1295,6 +1295,76 @@ static void test_shape_propagation_recomputes_traced_advanced_indexing(void **st
     yg_release(x);
 }
 
+/* Reductions with two results, repeat, index_select, gather, scatter,
+ * constant padding and 2-d pooling on inputs[0] ([2, 3, 5, 6] float32). */
+static yg_status gathers_scatters_and_pools(void *ctx,
+                                            yg_tensor *const *inputs,
+                                            int64_t n_inputs,
+                                            yg_tensor **outputs,
+                                            int64_t n_outputs) {
+    const int64_t dims[] = {1, -1}, reps[] = {2, 1, 1, 2}, four[] = {4}, gs[] = {2, 3, 5, 2};
+    const int64_t sel[] = {0, 4, 1, 1}, pad[] = {-1, 2, 0, 1}, three[] = {3}, one[] = {1};
+    const int64_t out24[] = {2, 4}, seven[] = {7}, zero = 2;
+    yg_tensor *x = inputs[0], *idx = NULL, *idx0 = NULL, *g = NULL, *t[14] = {NULL};
+    yg_status st;
+    (void)ctx;
+    (void)n_inputs;
+    (void)n_outputs;
+    st = yg_tensor_from_data(sel, four, 1, YG_INT64, &idx);
+    if (st == YG_OK)
+        st = yg_tensor_from_data(&zero, NULL, 0, YG_INT64, &idx0);
+    if (st == YG_OK)
+        st = yg_tensor_zeros(gs, 4, YG_INT64, &g);
+    if (st == YG_OK)
+        st = yg_var_mean(x, dims, 2, 1, true, &t[0], &t[1]);
+    if (st == YG_OK)
+        st = yg_repeat(x, reps, 4, &t[2]);
+    if (st == YG_OK)
+        st = yg_index_select(x, 2, idx, &t[3]);
+    if (st == YG_OK)
+        st = yg_index_select(x, -1, idx0, &t[4]);
+    if (st == YG_OK)
+        st = yg_gather(x, 3, g, &t[5]);
+    if (st == YG_OK)
+        st = yg_scatter(x, 3, g, x, &t[6]);
+    if (st == YG_OK)
+        st = yg_scatter_value(x, 3, g, 2.0, &t[7]);
+    if (st == YG_OK)
+        st = yg_scatter_add(x, 3, g, x, &t[8]);
+    if (st == YG_OK)
+        st = yg_constant_pad_nd(x, pad, 4, 0.0, &t[9]);
+    if (st == YG_OK)
+        st = yg_avg_pool2d(x, three, 1, NULL, 0, one, 1, true, true, &t[10]);
+    if (st == YG_OK)
+        st = yg_adaptive_avg_pool2d(x, out24, 2, &t[11]);
+    if (st == YG_OK)
+        st = yg_upsample_nearest2d(x, seven, 1, &t[12]);
+    if (st == YG_OK) {
+        outputs[0] = yg_retain(t[1]);
+        outputs[1] = yg_retain(t[12]);
+    }
+    release_all(t, 14);
+    yg_release(idx);
+    yg_release(idx0);
+    yg_release(g);
+    return st;
+}
+
+static void test_shape_propagation_recomputes_traced_gathers_scatters_and_pools(void **state) {
+    (void)state;
+    const int64_t xs[] = {2, 3, 5, 6};
+    yg_tensor *x = rand_tensor(xs, 4, 61);
+    yg_trace_result *r = NULL;
+    YG_CHECK(yg_trace(gathers_scatters_and_pools, NULL, &x, 1, 2, NULL, &r));
+    char *kinds = kinds_of(r->graph);
+    assert_non_null(strstr(kinds, "var_mean,repeat,prim::Constant,index_select"));
+    assert_non_null(strstr(kinds, "avg_pool2d,adaptive_avg_pool2d,upsample_nearest2d"));
+    free(kinds);
+    expect_types_recomputed(r->graph, 0);
+    yg_trace_result_release(r);
+    yg_release(x);
+}
+
 static void test_trace_refuses_an_op_it_cannot_record(void **state) {
     (void)state;
     const int64_t sizes[] = {2}, one[] = {1};
@@ -1394,6 +1464,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_propagation_recomputes_traced_creation_random_and_conversion),
         cmocka_unit_test(test_shape_propagation_recomputes_traced_pieces_norms_pools_and_pads),
         cmocka_unit_test(test_shape_propagation_recomputes_traced_advanced_indexing),
+        cmocka_unit_test(test_shape_propagation_recomputes_traced_gathers_scatters_and_pools),
         cmocka_unit_test(test_trace_refuses_an_op_it_cannot_record),
         cmocka_unit_test(test_trace_fails_and_releases_results_when_a_node_cannot_be_built),
         cmocka_unit_test(test_tracing_is_off_outside_yg_trace),

@@ -97,6 +97,15 @@ static bool rule_reduce(shape_ctx *c) {
     return true;
 }
 
+/* var_mean: var and mean reduce the same dims, both in self's dtype. */
+static bool rule_var_mean(shape_ctx *c) {
+    for (int32_t i = 0; i < 2; i++) {
+        c->out[i].dtype = in(c, 0)->dtype;
+        c->out[i].device = in(c, 0)->device;
+    }
+    return rule_reduce(c);
+}
+
 /* Checks that inner dims k1 (of a) and k2 (of b) agree where known. */
 static bool check_inner(shape_ctx *c, int64_t k1, int64_t k2) {
     if (k1 != YG_IR_UNKNOWN && k2 != YG_IR_UNKNOWN && k1 != k2) {
@@ -635,6 +644,7 @@ static const shape_rule rules[] = {
     {"argmin.dim", rule_reduce, DT_INT64},
     {"max.dim", rule_reduce, DT_SAME}, /* indices: int64, set by the driver */
     {"min.dim", rule_reduce, DT_SAME},
+    {"var_mean", rule_var_mean, DT_RULE},
     {"mm", rule_mm, DT_SAME},
     {"addmm", rule_addmm, DT_SAME},
     {"bmm", rule_bmm, DT_SAME},

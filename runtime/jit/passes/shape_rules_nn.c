@@ -414,6 +414,113 @@ static bool rule_pad(shape_ctx *c) {
     return true;
 }
 
+/* adaptive_avg_pool2d, upsample_nearest2d: [C, H, W] or [N, C, H, W]
+ * with H, W replaced by output_size (1 or 2 entries, each at least 1). */
+static bool rule_output_size(shape_ctx *c) {
+    const yg_ir_type *x = in(c, 0);
+    int64_t o[2];
+    set_all(c, x->dtype, x->device);
+    if (x->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (x->ndim != 3 && x->ndim != 4)
+        return fail(c, "expected input with 3 or 4 dims, got %d", x->ndim);
+    copy_sizes(&c->out[0], x);
+    bool ok = window_pair(c, "output_size", 2, NULL, o) && o[0] >= 1 && o[1] >= 1;
+    c->out[0].sizes[x->ndim - 2] = ok ? o[0] : YG_IR_UNKNOWN;
+    c->out[0].sizes[x->ndim - 1] = ok ? o[1] : YG_IR_UNKNOWN;
+    return true;
+}
+
+/* ---- shape ops on one dim or the whole tensor ---- */
+
+/* repeat: self treated as having len(repeats) dims (leading dims of size
+ * 1), each multiplied by its repeat count.  Negative counts (refused by
+ * the op) or products past int64 leave that size unknown. */
+static bool rule_repeat(shape_ctx *c) {
+    const yg_ir_type *x = in(c, 0);
+    int64_t rep[YG_MAX_DIMS + 1];
+    int32_t len = 0;
+    set_all(c, x->dtype, x->device);
+    if (x->ndim == YG_IR_UNKNOWN ||
+        !yg__pass_ints_attr(c->n, "repeats", rep, YG_MAX_DIMS + 1, &len))
+        return true;
+    if (len < x->ndim || len > YG_MAX_DIMS)
+        return fail(c, "repeats of %d entries for %d dims", len, x->ndim);
+    int64_t sizes[YG_MAX_DIMS];
+    for (int32_t i = 0; i < len; i++) {
+        int32_t xi = i - (len - x->ndim);
+        int64_t have = xi >= 0 ? x->sizes[xi] : 1;
+        if (have == YG_IR_UNKNOWN || rep[i] < 0 || __builtin_mul_overflow(have, rep[i], &sizes[i]))
+            sizes[i] = YG_IR_UNKNOWN;
+    }
+    set_sizes(&c->out[0], len, sizes);
+    return true;
+}
+
+/* index_select: self with dim's size replaced by the number of indices
+ * (index 0-D or 1-D). */
+static bool rule_index_select(shape_ctx *c) {
+    const yg_ir_type *x = in(c, 0), *idx = in(c, 1);
+    int64_t dim = yg__pass_int_attr(c->n, "dim", 0);
+    set_all(c, x->dtype, x->device);
+    if (x->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (x->ndim == 0)
+        return fail(c, "self must have at least 1 dim");
+    if (idx->ndim != YG_IR_UNKNOWN && idx->ndim > 1)
+        return fail(c, "expected index of 0 or 1 dims, got %d", idx->ndim);
+    if (!wrap_dim(c, &dim, x->ndim))
+        return false;
+    copy_sizes(&c->out[0], x);
+    c->out[0].sizes[dim] = idx->ndim == 0 ? 1 : idx->ndim == 1 ? idx->sizes[0] : YG_IR_UNKNOWN;
+    return true;
+}
+
+/* gather: index's sizes in self's dtype; index has self's rank. */
+static bool rule_gather(shape_ctx *c) {
+    const yg_ir_type *x = in(c, 0), *idx = in(c, 1);
+    set_all(c, x->dtype, x->device);
+    if (x->ndim != YG_IR_UNKNOWN && idx->ndim != YG_IR_UNKNOWN && x->ndim != idx->ndim)
+        return fail(c, "index has %d dims, self has %d", idx->ndim, x->ndim);
+    copy_sizes(&c->out[0], idx);
+    return true;
+}
+
+/* ---- backward ops ---- */
+
+/* Gradients whose sizes an attribute gives (the forward input's sizes),
+ * in the incoming gradient's dtype. */
+static bool rule_sizes_attr(shape_ctx *c) {
+    static const char *const names[] = {
+        "sizes", "input_sizes", "self_sizes", "weight_sizes", "src_sizes"};
+    int64_t sizes[YG_MAX_DIMS + 1];
+    int32_t nd = 0;
+    set_all(c, in(c, 0)->dtype, in(c, 0)->device);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (yg__ir_node_attr(c->n, names[i]) == NULL)
+            continue;
+        if (!yg__pass_ints_attr(c->n, names[i], sizes, YG_MAX_DIMS + 1, &nd))
+            return true;
+        if (nd > YG_MAX_DIMS)
+            return fail(c, "%s has more than %d dims", names[i], YG_MAX_DIMS);
+        for (int32_t d = 0; d < nd; d++) {
+            if (sizes[d] < 0)
+                return fail(c, "invalid size %lld in %s", (long long)sizes[d], names[i]);
+        }
+        set_sizes(&c->out[0], nd, sizes);
+        return true;
+    }
+    return true;
+}
+
+/* Gradients shaped like the forward input (input 1), in the incoming
+ * gradient's dtype. */
+static bool rule_like_input1(shape_ctx *c) {
+    copy_sizes(&c->out[0], in(c, 1));
+    set_all(c, in(c, 0)->dtype, in(c, 0)->device);
+    return true;
+}
+
 /* ---- advanced indexing ---- */
 
 /* index(self, indices...): inputs after self are the indices (None keeps
@@ -545,6 +652,40 @@ const shape_rule yg__shape_rules_nn[] = {
     {"pad", rule_pad, DT_RULE},
     {"index", rule_index, DT_RULE},
     {"index_put", rule_self_type, DT_RULE},
+    {"avg_pool2d", rule_max_pool, DT_RULE},
+    {"adaptive_avg_pool2d", rule_output_size, DT_RULE},
+    {"upsample_nearest2d", rule_output_size, DT_RULE},
+    {"constant_pad_nd", rule_pad, DT_RULE},
+    {"repeat", rule_repeat, DT_RULE},
+    {"index_select", rule_index_select, DT_RULE},
+    {"gather", rule_gather, DT_RULE},
+    {"scatter", rule_self_type, DT_RULE},
+    {"scatter.value", rule_self_type, DT_RULE},
+    {"scatter_add", rule_self_type, DT_RULE},
+    {"sum_backward", rule_sizes_attr, DT_RULE},
+    {"mean_backward", rule_sizes_attr, DT_RULE},
+    {"value_selecting_reduction_backward", rule_sizes_attr, DT_RULE},
+    {"select_backward", rule_sizes_attr, DT_RULE},
+    {"slice_backward", rule_sizes_attr, DT_RULE},
+    {"index_select_backward", rule_sizes_attr, DT_RULE},
+    {"gather_backward", rule_sizes_attr, DT_RULE},
+    {"scatter_src_backward", rule_sizes_attr, DT_RULE},
+    {"index_backward", rule_sizes_attr, DT_RULE},
+    {"nll_loss_backward", rule_sizes_attr, DT_RULE},
+    {"embedding_backward", rule_sizes_attr, DT_RULE},
+    {"max_pool2d_with_indices_backward", rule_sizes_attr, DT_RULE},
+    {"avg_pool2d_backward", rule_sizes_attr, DT_RULE},
+    {"adaptive_avg_pool2d_backward", rule_sizes_attr, DT_RULE},
+    {"upsample_nearest2d_backward", rule_sizes_attr, DT_RULE},
+    {"reflection_pad_backward", rule_sizes_attr, DT_RULE},
+    {"replication_pad_backward", rule_sizes_attr, DT_RULE},
+    {"prod_backward", rule_like_input1, DT_RULE},
+    {"minmax_backward", rule_like_input1, DT_RULE},
+    {"var_backward", rule_like_input1, DT_RULE},
+    {"norm_backward", rule_like_input1, DT_RULE},
+    {"logsumexp_backward", rule_like_input1, DT_RULE},
+    {"cumsum_backward", rule_self_type, DT_RULE},
+    {"cumprod_backward", rule_self_type, DT_RULE},
 };
 
 const size_t yg__shape_rules_nn_len = sizeof yg__shape_rules_nn / sizeof yg__shape_rules_nn[0];
