@@ -24,6 +24,12 @@
  *
  * Subgraph holders pass their input types into the subgraph (an owned
  * copy), propagate there and take the subgraph's output types.
+ *
+ * The pass has two files: this one (the driver and the core rules) and
+ * shape_rules_nn.c (creation, random, list-returning, nn, conversion,
+ * indexing and gradient ops), sharing shape_rules.h.  A rule marked
+ * DT_RULE sets every output's dtype and device itself, which list
+ * returns (any number of outputs) and creation ops (no input) need.
  */
 #include "jit/passes/shape_rules.h"
 
