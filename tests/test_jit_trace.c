@@ -1192,6 +1192,8 @@ static yg_status splits_norms_pools_and_pads(void *ctx,
         st = yg_split_with_sizes(x, sizes, 2, 2, &parts, &n_parts);
     if (st == YG_OK)
         st = yg_batch_norm(x, p[0], p[1], p[2], p[3], true, 0.1, 1e-5, &t[0]);
+    if (st == YG_OK) /* no running stats: None inputs */
+        st = yg_batch_norm(chunks[0], NULL, NULL, NULL, NULL, true, 0.1, 1e-5, &t[11]);
     if (st == YG_OK)
         st = yg_max_pool2d_with_indices(x, three, 1, NULL, 0, one, 1, one, 1, true, &t[1], &t[2]);
     if (st == YG_OK)
