@@ -1367,6 +1367,87 @@ static void test_shape_propagation_recomputes_traced_gathers_scatters_and_pools(
     yg_release(x);
 }
 
+/* Pointwise ops over inputs of two dtypes: every op the eager call
+ * accepts is recorded (a refused dtype records nothing). */
+typedef yg_status (*unary_fn)(const yg_tensor *, yg_tensor **);
+typedef yg_status (*binary_fn)(const yg_tensor *, const yg_tensor *, yg_tensor **);
+
+static yg_status pointwise_over_dtypes(void *ctx,
+                                       yg_tensor *const *inputs,
+                                       int64_t n_inputs,
+                                       yg_tensor **outputs,
+                                       int64_t n_outputs) {
+    static const unary_fn unary[] = {yg_neg,
+                                     yg_exp,
+                                     yg_sqrt,
+                                     yg_abs,
+                                     yg_sign,
+                                     yg_relu,
+                                     yg_sigmoid,
+                                     yg_floor,
+                                     yg_round,
+                                     yg_reciprocal,
+                                     yg_erf,
+                                     yg_logical_not};
+    static const binary_fn binary[] = {yg_mul,
+                                       yg_div,
+                                       yg_maximum,
+                                       yg_minimum,
+                                       yg_atan2,
+                                       yg_remainder,
+                                       yg_pow_tensor,
+                                       yg_logical_and,
+                                       yg_eq,
+                                       yg_lt};
+    int *recorded = ctx;
+    yg_tensor *y = NULL;
+    (void)n_inputs;
+    (void)n_outputs;
+    for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
+        if (unary[i](inputs[0], &y) == YG_OK)
+            ++*recorded;
+        yg_release(y);
+        y = NULL;
+    }
+    for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++) {
+        if (binary[i](inputs[0], inputs[1], &y) == YG_OK)
+            ++*recorded;
+        yg_release(y);
+        y = NULL;
+    }
+    if (yg_where(inputs[2], inputs[0], inputs[1], &y) == YG_OK)
+        ++*recorded;
+    yg_release(y);
+    y = NULL;
+    if (yg_add(inputs[0], inputs[1], 1, &y) == YG_OK)
+        ++*recorded;
+    yg_release(y);
+    return yg_neg(inputs[1], &outputs[0]) == YG_OK ? YG_OK : yg_clone(inputs[1], &outputs[0]);
+}
+
+static void test_shape_propagation_recomputes_pointwise_dtypes_of_every_pair(void **state) {
+    (void)state;
+    static const yg_dtype dtypes[] = {
+        YG_FLOAT32, YG_FLOAT64, YG_INT64, YG_INT32, YG_BOOL, YG_FLOAT16, YG_BFLOAT16};
+    const int64_t as[] = {2, 3}, bs[] = {3}, cs[] = {2, 1};
+    int total = 0;
+    for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
+        for (size_t j = 0; j < sizeof dtypes / sizeof dtypes[0]; j++) {
+            yg_tensor *in[3] = {yg_test_rand(dtypes[i], as, 2, 0, 3, 71 + i),
+                                yg_test_rand(dtypes[j], bs, 1, 0, 3, 91 + j),
+                                yg_test_rand(YG_BOOL, cs, 2, 0, 2, 5)};
+            yg_trace_result *r = NULL;
+            int recorded = 0;
+            YG_CHECK(yg_trace(pointwise_over_dtypes, &recorded, in, 3, 1, NULL, &r));
+            total += recorded;
+            expect_types_recomputed(r->graph, 0);
+            yg_trace_result_release(r);
+            release_all(in, 3);
+        }
+    }
+    assert_true(total > 500); /* 624 when written: the compute dtypes' pairs */
+}
+
 static void test_trace_refuses_an_op_it_cannot_record(void **state) {
     (void)state;
     const int64_t sizes[] = {2}, one[] = {1};
@@ -1467,6 +1548,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_propagation_recomputes_traced_pieces_norms_pools_and_pads),
         cmocka_unit_test(test_shape_propagation_recomputes_traced_advanced_indexing),
         cmocka_unit_test(test_shape_propagation_recomputes_traced_gathers_scatters_and_pools),
+        cmocka_unit_test(test_shape_propagation_recomputes_pointwise_dtypes_of_every_pair),
         cmocka_unit_test(test_trace_refuses_an_op_it_cannot_record),
         cmocka_unit_test(test_trace_fails_and_releases_results_when_a_node_cannot_be_built),
         cmocka_unit_test(test_tracing_is_off_outside_yg_trace),
