@@ -596,7 +596,10 @@ static void test_shape_propagation_types_backward_ops_and_whole_tensor_shape_ops
         "  %h = gather[dim=1](%x, %i)\n"
         "  %k = index_select[dim=1](%x, %g)\n"
         "  %v, %m = var_mean[dim=[0], keepdim=1](%x)\n"
-        "  return (%a, %b, %c, %d, %e, %f, %h, %k, %v, %m)\n",
+        "  %p = permute_backward[dims=[1, 0]](%x)\n"
+        "  %q = constant_pad_nd_backward[pad=[1, -2, 0, 1]](%x)\n"
+        "  %r = div.mode[rounding_mode=\"floor\"](%i, %g)\n"
+        "  return (%a, %b, %c, %d, %e, %f, %h, %k, %v, %m, %p, %q, %r)\n",
         "graph(%g : Tensor(dtype=float64, device=cpu, sizes=[2]), "
         "%x : Tensor(dtype=float64, device=cpu, sizes=[2, 3]), "
         "%i : Tensor(dtype=int64, device=cpu, sizes=[2, 2])):\n"
@@ -616,7 +619,13 @@ static void test_shape_propagation_types_backward_ops_and_whole_tensor_shape_ops
         "  %v : Tensor(dtype=float64, device=cpu, sizes=[1, 3]), "
         "%m : Tensor(dtype=float64, device=cpu, sizes=[1, 3]) = "
         "var_mean[dim=[0], keepdim=1](%x)\n"
-        "  return (%a, %b, %c, %d, %e, %f, %h, %k, %v, %m)\n");
+        "  %p : Tensor(dtype=float64, device=cpu, sizes=[3, 2]) = "
+        "permute_backward[dims=[1, 0]](%x)\n"
+        "  %q : Tensor(dtype=float64, device=cpu, sizes=[1, 4]) = "
+        "constant_pad_nd_backward[pad=[1, -2, 0, 1]](%x)\n"
+        "  %r : Tensor(dtype=float64, device=cpu, sizes=[2, 2]) = "
+        "div.mode[rounding_mode=\"floor\"](%i, %g)\n"
+        "  return (%a, %b, %c, %d, %e, %f, %h, %k, %v, %m, %p, %q, %r)\n");
 }
 
 static void test_shape_propagation_new_rules_keep_unknown_where_inputs_say_nothing(void **state) {

@@ -1422,6 +1422,10 @@ static yg_status pointwise_over_dtypes(void *ctx,
     if (yg_add(inputs[0], inputs[1], 1, &y) == YG_OK)
         ++*recorded;
     yg_release(y);
+    y = NULL;
+    if (yg_div_mode(inputs[0], inputs[1], "floor", &y) == YG_OK)
+        ++*recorded;
+    yg_release(y);
     return yg_neg(inputs[1], &outputs[0]) == YG_OK ? YG_OK : yg_clone(inputs[1], &outputs[0]);
 }
 

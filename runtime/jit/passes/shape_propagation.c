@@ -651,6 +651,7 @@ static const shape_rule rules[] = {
     {"max.dim", rule_reduce, DT_SAME}, /* indices: int64, set by the driver */
     {"min.dim", rule_reduce, DT_SAME},
     {"var_mean", rule_var_mean, DT_RULE},
+    {"div.mode", rule_broadcast, DT_PROMOTE}, /* div, then trunc or floor */
     {"mm", rule_mm, DT_SAME},
     {"addmm", rule_addmm, DT_SAME},
     {"bmm", rule_bmm, DT_SAME},
@@ -829,7 +830,7 @@ static yg_status propagate_node(yg_ir_node *n, int depth) {
         ok = r->fn(&c); /* a DT_RULE rule sets dtypes: dtype is unused */
         dtype = r->dtype == DT_BOOL    ? YG_BOOL
                 : r->dtype == DT_INT64 ? YG_INT64
-                                       : input_dtype(n, false);
+                                       : input_dtype(n, r->dtype == DT_PROMOTE);
     } else if (strcmp(n->op->kind, "pointwise") == 0) {
         ok = rule_broadcast(&c);
         dtype = input_dtype(n, true);

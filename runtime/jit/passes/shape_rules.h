@@ -29,7 +29,8 @@ typedef enum out_dtype {
     DT_SAME, /* dtype of the first tensor input (or promotion, for pointwise) */
     DT_BOOL,
     DT_INT64,
-    DT_RULE, /* the rule sets dtype and device of every output itself */
+    DT_PROMOTE, /* the promotion of every tensor input's dtype */
+    DT_RULE,    /* the rule sets dtype and device of every output itself */
 } out_dtype;
 
 typedef bool (*rule_fn)(shape_ctx *c);

@@ -513,6 +513,51 @@ static bool rule_sizes_attr(shape_ctx *c) {
     return true;
 }
 
+/* permute_backward: grad permuted back (grad's dim i is dim dims[i]). */
+static bool rule_permute_backward(shape_ctx *c) {
+    const yg_ir_type *g = in(c, 0);
+    int64_t dims[YG_MAX_DIMS];
+    int32_t nd = 0;
+    bool seen[YG_MAX_DIMS] = {false};
+    set_all(c, g->dtype, g->device);
+    if (g->ndim == YG_IR_UNKNOWN || !yg__pass_ints_attr(c->n, "dims", dims, YG_MAX_DIMS, &nd))
+        return true;
+    if (nd != g->ndim)
+        return fail(c, "permute of %d dims given %d dims", g->ndim, nd);
+    for (int32_t i = 0; i < nd; i++) {
+        if (!wrap_dim(c, &dims[i], g->ndim))
+            return false;
+        if (seen[dims[i]])
+            return fail(c, "permute repeats dim %lld", (long long)dims[i]);
+        seen[dims[i]] = true;
+        c->out[0].sizes[dims[i]] = g->sizes[i];
+    }
+    c->out[0].ndim = nd;
+    return true;
+}
+
+/* constant_pad_nd_backward: grad with the padding taken off again. */
+static bool rule_constant_pad_nd_backward(shape_ctx *c) {
+    const yg_ir_type *g = in(c, 0);
+    int64_t pad[2 * YG_MAX_DIMS + 1];
+    int32_t len = 0;
+    set_all(c, g->dtype, g->device);
+    if (g->ndim == YG_IR_UNKNOWN ||
+        !yg__pass_ints_attr(c->n, "pad", pad, 2 * YG_MAX_DIMS + 1, &len))
+        return true;
+    if (len % 2 != 0 || len / 2 > g->ndim)
+        return fail(c, "pad of %d entries for %d dims", len, g->ndim);
+    copy_sizes(&c->out[0], g);
+    for (int32_t j = 0; j < len / 2; j++) {
+        int32_t dim = g->ndim - 1 - j;
+        int64_t size = g->sizes[dim], shrunk = 0;
+        bool ok = size != YG_IR_UNKNOWN && !__builtin_sub_overflow(size, pad[2 * j], &shrunk) &&
+                  !__builtin_sub_overflow(shrunk, pad[2 * j + 1], &shrunk) && shrunk >= 0;
+        c->out[0].sizes[dim] = ok ? shrunk : YG_IR_UNKNOWN;
+    }
+    return true;
+}
+
 /* Gradients shaped like the forward input (input 1), in the incoming
  * gradient's dtype. */
 static bool rule_like_input1(shape_ctx *c) {
@@ -686,6 +731,9 @@ const shape_rule yg__shape_rules_nn[] = {
     {"logsumexp_backward", rule_like_input1, DT_RULE},
     {"cumsum_backward", rule_self_type, DT_RULE},
     {"cumprod_backward", rule_self_type, DT_RULE},
+    {"permute_backward", rule_permute_backward, DT_RULE},
+    {"constant_pad_nd_backward", rule_constant_pad_nd_backward, DT_RULE},
+    {"index_put_self_backward", rule_self_type, DT_RULE},
 };
 
 const size_t yg__shape_rules_nn_len = sizeof yg__shape_rules_nn / sizeof yg__shape_rules_nn[0];
