@@ -710,6 +710,16 @@ static void test_shape_propagation_new_rules_reject_sizes_that_cannot_go_togethe
         {"graph(%x : Tensor(sizes=[2, 3])):\n"
          "  %y = upsample_nearest2d[output_size=[4]](%x)\n  return (%y)\n",
          "upsample_nearest2d: expected input with 3 or 4 dims, got 2"},
+        {"graph(%x : Tensor(sizes=[2, 3]), %h : Tensor(sizes=[2, 2]), "
+         "%wi : Tensor(sizes=[6, 3]), %wh : Tensor(sizes=[6, 2])):\n"
+         "  %n = prim::None()\n"
+         "  %hy, %cy = lstm_cell(%x, %h, %h, %wi, %wh, %n, %n)\n  return (%hy, %cy)\n",
+         "lstm_cell: gate projections of size 6 are not 4 stacked gates"},
+        {"graph(%x : Tensor(sizes=[2, 3]), %h : Tensor(sizes=[2, 2]), "
+         "%wi : Tensor(sizes=[6, 4]), %wh : Tensor(sizes=[6, 2])):\n"
+         "  %n = prim::None()\n"
+         "  %hy = gru_cell(%x, %h, %wi, %wh, %n, %n)\n  return (%hy)\n",
+         "gru_cell: input 0 has 3 features, weight 2 expects 4"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         yg_graph *g = parse_ok(cases[i][0]);

@@ -566,6 +566,100 @@ static bool rule_like_input1(shape_ctx *c) {
     return true;
 }
 
+/* ---- recurrent cells ---- */
+
+/* The type of linear(x, w, b) (inputs ix, iw, ib; ib may be None), as
+ * the cells use it: x's sizes with the last replaced by w's rows, then
+ * broadcast with the bias.  False (with a message) when known sizes
+ * cannot go together. */
+static bool cell_linear(shape_ctx *c, int32_t ix, int32_t iw, int32_t ib, yg_ir_type *out) {
+    const yg_ir_type *x = in(c, ix), *w = in(c, iw);
+    *out = yg_ir_type_tensor();
+    if (!want_rank(c, iw, 2))
+        return false;
+    if (x->ndim == 0)
+        return fail(c, "input %d is 0-dim; linear needs at least 1 dim", ix);
+    if (x->ndim != YG_IR_UNKNOWN) {
+        int64_t k = x->sizes[x->ndim - 1];
+        if (w->ndim == 2 && k != YG_IR_UNKNOWN && w->sizes[1] != YG_IR_UNKNOWN && k != w->sizes[1])
+            return fail(c,
+                        "input %d has %lld features, weight %d expects %lld",
+                        ix,
+                        (long long)k,
+                        iw,
+                        (long long)w->sizes[1]);
+        copy_sizes(out, x);
+        out->sizes[x->ndim - 1] = w->ndim == 2 ? w->sizes[0] : YG_IR_UNKNOWN;
+    }
+    if (ib < c->n->n_inputs && in(c, ib)->kind == YG_IR_TYPE_TENSOR &&
+        !yg__pass_broadcast(out, in(c, ib)))
+        return fail(c, "bias %d does not broadcast with the projection", ib);
+    return true;
+}
+
+/* One of n gates stacked along the last dim of t. */
+static bool cell_gate(shape_ctx *c, yg_ir_type *t, int64_t n) {
+    if (t->ndim == YG_IR_UNKNOWN || t->sizes[t->ndim - 1] == YG_IR_UNKNOWN)
+        return true;
+    if (t->sizes[t->ndim - 1] % n != 0)
+        return fail(c,
+                    "gate projections of size %lld are not %lld stacked gates",
+                    (long long)t->sizes[t->ndim - 1],
+                    (long long)n);
+    t->sizes[t->ndim - 1] /= n;
+    return true;
+}
+
+/* The inputs' common dtype, or unknown when they differ. */
+static int32_t cell_dtype(const shape_ctx *c) {
+    int32_t d = YG_IR_UNKNOWN;
+    for (int32_t i = 0; i < c->n->n_inputs; i++) {
+        const yg_ir_type *t = in(c, i);
+        if (t->kind != YG_IR_TYPE_TENSOR)
+            continue;
+        if (t->dtype == YG_IR_UNKNOWN || (d != YG_IR_UNKNOWN && t->dtype != d))
+            return YG_IR_UNKNOWN;
+        d = t->dtype;
+    }
+    return d;
+}
+
+/* lstm_cell (input, hx, cx, w_ih, w_hh, b_ih?, b_hh?), as
+ * runtime/composite/rnn.c computes it: gates = linear(input) +
+ * linear(hx), a quarter of the last dim each; cy = f cx + i g and hy =
+ * o tanh(cy) broadcast the gates with cx. */
+static bool rule_lstm_cell(shape_ctx *c) {
+    yg_ir_type g, h;
+    set_all(c, cell_dtype(c), in(c, 0)->device);
+    if (!cell_linear(c, 0, 3, 5, &g) || !cell_linear(c, 1, 4, 6, &h))
+        return false;
+    if (!yg__pass_broadcast(&g, &h))
+        return fail(c, "the input and hidden projections do not broadcast");
+    if (!cell_gate(c, &g, 4))
+        return false;
+    if (!yg__pass_broadcast(&g, in(c, 2)))
+        return fail(c, "the gates do not broadcast with cx");
+    copy_sizes(&c->out[0], &g);
+    copy_sizes(&c->out[1], &g);
+    return true;
+}
+
+/* gru_cell (input, hx, w_ih, w_hh, b_ih?, b_hh?): each projection split
+ * in three gates, the gates broadcast together and hy with hx. */
+static bool rule_gru_cell(shape_ctx *c) {
+    yg_ir_type g, h;
+    set_all(c, cell_dtype(c), in(c, 0)->device);
+    if (!cell_linear(c, 0, 2, 4, &g) || !cell_linear(c, 1, 3, 5, &h) || !cell_gate(c, &g, 3) ||
+        !cell_gate(c, &h, 3))
+        return false;
+    if (!yg__pass_broadcast(&g, &h))
+        return fail(c, "the input and hidden gates do not broadcast");
+    if (!yg__pass_broadcast(&g, in(c, 1)))
+        return fail(c, "the gates do not broadcast with hx");
+    copy_sizes(&c->out[0], &g);
+    return true;
+}
+
 /* ---- advanced indexing ---- */
 
 /* index(self, indices...): inputs after self are the indices (None keeps
@@ -734,6 +828,8 @@ const shape_rule yg__shape_rules_nn[] = {
     {"permute_backward", rule_permute_backward, DT_RULE},
     {"constant_pad_nd_backward", rule_constant_pad_nd_backward, DT_RULE},
     {"index_put_self_backward", rule_self_type, DT_RULE},
+    {"lstm_cell", rule_lstm_cell, DT_RULE},
+    {"gru_cell", rule_gru_cell, DT_RULE},
 };
 
 const size_t yg__shape_rules_nn_len = sizeof yg__shape_rules_nn / sizeof yg__shape_rules_nn[0];
