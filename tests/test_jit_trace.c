@@ -1494,6 +1494,64 @@ static void test_shape_propagation_recomputes_traced_recurrent_cells(void **stat
     release_all(w, 5);
 }
 
+/* Attention with broadcast batch dims, bool and floating masks, and a
+ * causal mask; inputs: query [2, 1, 4, 3], key [3, 5, 3], value [5, 6],
+ * bool mask [4, 5], float mask [2, 1, 1, 5]. */
+static yg_status attends(void *ctx,
+                         yg_tensor *const *inputs,
+                         int64_t n_inputs,
+                         yg_tensor **outputs,
+                         int64_t n_outputs) {
+    yg_tensor *a = NULL, *b = NULL, *q2 = NULL, *k2 = NULL;
+    const double scale = 0.5;
+    yg_status st;
+    (void)ctx;
+    (void)n_inputs;
+    (void)n_outputs;
+    st = yg_scaled_dot_product_attention(inputs[0], inputs[1], inputs[2], NULL, false, NULL, &a);
+    if (st == YG_OK)
+        st = yg_scaled_dot_product_attention(
+            inputs[0], inputs[1], inputs[2], inputs[3], false, &scale, &b);
+    if (st == YG_OK)
+        st = yg_scaled_dot_product_attention(
+            inputs[0], inputs[1], inputs[2], inputs[4], false, NULL, &outputs[0]);
+    if (st == YG_OK)
+        st = yg_select(inputs[0], 0, 0, &q2); /* [1, 4, 3] */
+    if (st == YG_OK)
+        st = yg_select(inputs[1], 0, 1, &k2); /* [5, 3] */
+    if (st == YG_OK)
+        st = yg_scaled_dot_product_attention(q2, k2, inputs[2], NULL, true, NULL, &outputs[1]);
+    yg_release(a);
+    yg_release(b);
+    yg_release(q2);
+    yg_release(k2);
+    return st;
+}
+
+static void test_shape_propagation_recomputes_traced_attention(void **state) {
+    (void)state;
+    const int64_t qs[] = {2, 1, 4, 3}, ks[] = {3, 5, 3}, vs[] = {5, 6}, ms[] = {4, 5},
+                  fs[] = {2, 1, 1, 5};
+    yg_tensor *in[5] = {rand_tensor(qs, 4, 1),
+                        rand_tensor(ks, 3, 2),
+                        rand_tensor(vs, 2, 3),
+                        yg_test_rand(YG_BOOL, ms, 2, 0, 2, 4),
+                        rand_tensor(fs, 4, 5)};
+    yg_trace_result *r = NULL;
+    YG_CHECK(yg_trace(attends, NULL, in, 5, 2, NULL, &r));
+    char *text = NULL;
+    YG_CHECK(yg_graph_print(r->graph, &text));
+    assert_non_null(strstr(text, "sizes=[2, 3, 4, 6]"));
+    yg_string_release(text);
+    expect_kinds(r->graph,
+                 "prim::None,scaled_dot_product_attention,scaled_dot_product_attention,"
+                 "scaled_dot_product_attention,select,select,prim::None,"
+                 "scaled_dot_product_attention");
+    expect_types_recomputed(r->graph, 0);
+    yg_trace_result_release(r);
+    release_all(in, 5);
+}
+
 static void test_trace_refuses_an_op_it_cannot_record(void **state) {
     (void)state;
     const int64_t sizes[] = {2}, one[] = {1};
@@ -1596,6 +1654,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_propagation_recomputes_traced_gathers_scatters_and_pools),
         cmocka_unit_test(test_shape_propagation_recomputes_pointwise_dtypes_of_every_pair),
         cmocka_unit_test(test_shape_propagation_recomputes_traced_recurrent_cells),
+        cmocka_unit_test(test_shape_propagation_recomputes_traced_attention),
         cmocka_unit_test(test_trace_refuses_an_op_it_cannot_record),
         cmocka_unit_test(test_trace_fails_and_releases_results_when_a_node_cannot_be_built),
         cmocka_unit_test(test_tracing_is_off_outside_yg_trace),

@@ -660,6 +660,71 @@ static bool rule_gru_cell(shape_ctx *c) {
     return true;
 }
 
+/* ---- attention ---- */
+
+/* The sizes of a @ b for a, b of known rank >= 2 (batch dims broadcast);
+ * transpose_b uses b's last two dims swapped.  False (with a message)
+ * when known sizes cannot go together. */
+static bool batched_mm(shape_ctx *c,
+                       const yg_ir_type *a,
+                       const yg_ir_type *b,
+                       bool transpose_b,
+                       yg_ir_type *out) {
+    yg_ir_type ba = yg_ir_type_tensor(), bb = yg_ir_type_tensor();
+    int64_t bk = b->sizes[b->ndim - (transpose_b ? 1 : 2)];
+    int64_t bn = b->sizes[b->ndim - (transpose_b ? 2 : 1)];
+    int64_t ak = a->sizes[a->ndim - 1];
+    if (ak != YG_IR_UNKNOWN && bk != YG_IR_UNKNOWN && ak != bk)
+        return fail(c, "inner sizes %lld and %lld differ", (long long)ak, (long long)bk);
+    ba.ndim = a->ndim - 2;
+    bb.ndim = b->ndim - 2;
+    for (int32_t i = 0; i < ba.ndim; i++)
+        ba.sizes[i] = a->sizes[i];
+    for (int32_t i = 0; i < bb.ndim; i++)
+        bb.sizes[i] = b->sizes[i];
+    if (!yg__pass_broadcast(&ba, &bb))
+        return fail(c, "batch dims do not broadcast");
+    if (ba.ndim + 2 > YG_MAX_DIMS)
+        return fail(c, "the result would have more than %d dims", YG_MAX_DIMS);
+    copy_sizes(out, &ba);
+    out->sizes[ba.ndim] = a->sizes[a->ndim - 2];
+    out->sizes[ba.ndim + 1] = bn;
+    out->ndim = ba.ndim + 2;
+    return true;
+}
+
+/* scaled_dot_product_attention (query, key, value, attn_mask?), as
+ * runtime/composite/nn.c computes it: scores = query key^T [..., L, S],
+ * broadcast with the mask (a floating mask is added, promoting), then
+ * softmax(scores) value [..., L, Ev].  The dtype is known when the
+ * inputs agree. */
+static bool rule_sdpa(shape_ctx *c) {
+    const yg_ir_type *q = in(c, 0), *k = in(c, 1), *v = in(c, 2);
+    const yg_ir_type *mask =
+        c->n->n_inputs > 3 && in(c, 3)->kind == YG_IR_TYPE_TENSOR ? in(c, 3) : NULL;
+    int32_t dtype = q->dtype == k->dtype ? q->dtype : YG_IR_UNKNOWN;
+    if (mask != NULL && mask->dtype != YG_BOOL)
+        dtype = dtype == YG_IR_UNKNOWN || mask->dtype == YG_IR_UNKNOWN
+                    ? YG_IR_UNKNOWN
+                    : (int32_t)yg__promote_types((yg_dtype)dtype, (yg_dtype)mask->dtype);
+    set_all(c, dtype == v->dtype ? dtype : YG_IR_UNKNOWN, q->device);
+    for (int32_t i = 0; i < 3; i++) {
+        if (in(c, i)->ndim != YG_IR_UNKNOWN && in(c, i)->ndim < 2)
+            return fail(c, "input %d has %d dims, expected at least 2", i, in(c, i)->ndim);
+    }
+    if (q->ndim == YG_IR_UNKNOWN || k->ndim == YG_IR_UNKNOWN || v->ndim == YG_IR_UNKNOWN ||
+        (mask != NULL && mask->ndim == YG_IR_UNKNOWN))
+        return true;
+    yg_ir_type scores = yg_ir_type_tensor();
+    if (!batched_mm(c, q, k, true, &scores))
+        return false;
+    if (mask != NULL && !yg__pass_broadcast(&scores, mask))
+        return fail(c, "attn_mask does not broadcast with the scores");
+    if (scores.ndim > YG_MAX_DIMS)
+        return fail(c, "the scores would have more than %d dims", YG_MAX_DIMS);
+    return batched_mm(c, &scores, v, false, &c->out[0]);
+}
+
 /* ---- advanced indexing ---- */
 
 /* index(self, indices...): inputs after self are the indices (None keeps
@@ -830,6 +895,7 @@ const shape_rule yg__shape_rules_nn[] = {
     {"index_put_self_backward", rule_self_type, DT_RULE},
     {"lstm_cell", rule_lstm_cell, DT_RULE},
     {"gru_cell", rule_gru_cell, DT_RULE},
+    {"scaled_dot_product_attention", rule_sdpa, DT_RULE},
 };
 
 const size_t yg__shape_rules_nn_len = sizeof yg__shape_rules_nn / sizeof yg__shape_rules_nn[0];
