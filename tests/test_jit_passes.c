@@ -662,6 +662,36 @@ static void test_shape_propagation_new_rules_keep_unknown_where_inputs_say_nothi
         "  return (%a, %b, %c, %d, %e, %f, %g, %h, %p, %q, %r)\n");
 }
 
+static void test_shape_propagation_new_rules_survive_hostile_attributes_and_sizes(void **state) {
+    (void)state;
+    /* Sizes and attributes near INT64_MAX give exact sizes or unknown
+     * ones, never an overflow (UBSan checks). */
+    expect_passes("shape_propagation",
+                  "graph(%h : Tensor(sizes=[9223372036854775807, 4, 5])):\n"
+                  "  %a, %b = chunk[chunks=2](%h)\n"
+                  "  %c, %d = split[split_size=9223372036854775806](%h)\n"
+                  "  %e = max_pool1d[kernel_size=[9223372036854775807], "
+                  "padding=[4611686018427387904]](%h)\n"
+                  "  %f = reflection_pad[pad=[9223372036854775807, 1]](%h)\n"
+                  "  %g = repeat[repeats=[2, 1, 1]](%h)\n"
+                  "  %i = arange.start[end=1e308, start=-1e308, step=1]()\n"
+                  "  return (%a, %b, %c, %d, %e, %f, %g, %i)\n",
+                  "graph(%h : Tensor(sizes=[9223372036854775807, 4, 5])):\n"
+                  "  %a : Tensor(sizes=[4611686018427387904, 4, 5]), "
+                  "%b : Tensor(sizes=[4611686018427387903, 4, 5]) = chunk[chunks=2](%h)\n"
+                  "  %c : Tensor(sizes=[9223372036854775806, 4, 5]), "
+                  "%d : Tensor(sizes=[1, 4, 5]) = split[split_size=9223372036854775806](%h)\n"
+                  "  %e : Tensor(sizes=[9223372036854775807, 4, ?]) = "
+                  "max_pool1d[kernel_size=[9223372036854775807], "
+                  "padding=[4611686018427387904]](%h)\n"
+                  "  %f : Tensor(sizes=[9223372036854775807, 4, ?]) = "
+                  "reflection_pad[pad=[9223372036854775807, 1]](%h)\n"
+                  "  %g : Tensor(sizes=[?, 4, 5]) = repeat[repeats=[2, 1, 1]](%h)\n"
+                  "  %i : Tensor(dtype=int64, device=cpu, sizes=[?]) = "
+                  "arange.start[end=1e308, start=-1e308, step=1]()\n"
+                  "  return (%a, %b, %c, %d, %e, %f, %g, %i)\n");
+}
+
 static void test_shape_propagation_new_rules_reject_sizes_that_cannot_go_together(void **state) {
     (void)state;
     const char *cases[][2] = {
@@ -1026,6 +1056,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_propagation_places_advanced_index_dims_as_numpy_does),
         cmocka_unit_test(test_shape_propagation_types_backward_ops_and_whole_tensor_shape_ops),
         cmocka_unit_test(test_shape_propagation_new_rules_keep_unknown_where_inputs_say_nothing),
+        cmocka_unit_test(test_shape_propagation_new_rules_survive_hostile_attributes_and_sizes),
         cmocka_unit_test(test_shape_propagation_new_rules_reject_sizes_that_cannot_go_together),
         cmocka_unit_test(test_constant_propagation_folds_ops_on_constants),
         cmocka_unit_test(test_constant_propagation_folds_every_output_then_dce_sweeps),

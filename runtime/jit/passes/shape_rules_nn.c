@@ -219,15 +219,16 @@ static bool rule_pieces(shape_ctx *c) {
         int64_t k = yg__pass_int_attr(c->n, chunk ? "chunks" : "split_size", 0);
         if (k <= 0 || (chunk && size == 0))
             return true; /* refused or an edge case: left to the op */
-        int64_t each = chunk && size != YG_IR_UNKNOWN ? (size + k - 1) / k : k;
+        /* ceil(size / k) without overflow (sizes may be near INT64_MAX) */
+        int64_t each = chunk && size != YG_IR_UNKNOWN ? size / k + (size % k != 0) : k;
         if (size != YG_IR_UNKNOWN) {
-            int64_t pieces = (size + each - 1) / each;
+            int64_t pieces = size / each + (size % each != 0);
             if (pieces == 0)
                 pieces = 1; /* a dim of size 0: one empty piece */
             count = pieces > n_out ? n_out + 1 : (int32_t)pieces;
-            for (int32_t i = 0; i < n_out; i++) {
-                int64_t left = size - (int64_t)i * each;
-                piece[i] = left < each ? (left > 0 ? left : 0) : each;
+            for (int32_t i = 0; count == n_out && i < n_out; i++) {
+                int64_t left = size - (int64_t)i * each; /* i < pieces: no overflow */
+                piece[i] = left < each ? left : each;
             }
         } else if (!chunk) {
             /* every piece but the last has split_size elements */
@@ -339,7 +340,7 @@ static bool rule_max_pool(shape_ctx *c) {
               window_pair(c, "padding", n, zero, p) && window_pair(c, "dilation", n, one, d);
     bool ceil_mode = yg__pass_int_attr(c->n, "ceil_mode", 0) != 0;
     for (int32_t i = 0; ok && i < n; i++)
-        ok = k[i] >= 1 && s[i] >= 1 && p[i] >= 0 && d[i] >= 1 && 2 * p[i] <= k[i];
+        ok = k[i] >= 1 && s[i] >= 1 && p[i] >= 0 && d[i] >= 1 && p[i] <= k[i] / 2;
     for (int32_t o = 0; o < c->n->n_outputs; o++) {
         copy_sizes(&c->out[o], x);
         for (int32_t i = 0; i < n; i++) {
