@@ -204,7 +204,14 @@ bool yg__ir_tensor_arg_optional(const yg_op_info *op, int32_t idx) {
     find_ctx ctx;
     if (!lookup_tensor_arg(op, idx, &ctx))
         return false;
-    return starts_with(&ctx.found, "Tensor?");
+    /* "Tensor?", or "Tensor(a!)?" with an alias annotation between */
+    const char *p = ctx.found.begin + strlen("Tensor");
+    if (p < ctx.found.end && *p == '(') {
+        while (p < ctx.found.end && *p != ')')
+            p++;
+        p++;
+    }
+    return p < ctx.found.end && *p == '?';
 }
 
 bool yg__ir_node_has_side_effects(const yg_ir_node *n) {

@@ -24,98 +24,17 @@
  *
  * Subgraph holders pass their input types into the subgraph (an owned
  * copy), propagate there and take the subgraph's output types.
+ *
+ * The pass has two files: this one (the driver and the core rules) and
+ * shape_rules_nn.c (creation, random, list-returning, nn, conversion,
+ * indexing and gradient ops), sharing shape_rules.h.  A rule marked
+ * DT_RULE sets every output's dtype and device itself, which list
+ * returns (any number of outputs) and creation ops (no input) need.
  */
-#include "jit/passes/passes.h"
+#include "jit/passes/shape_rules.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* What a rule writes: one type per output (at most two here). */
-typedef struct shape_ctx {
-    const yg_ir_node *n;
-    yg_ir_type out[2];
-    char msg[256];
-} shape_ctx;
-
-typedef enum out_dtype {
-    DT_SAME, /* dtype of the first tensor input (or promotion, for pointwise) */
-    DT_BOOL,
-    DT_INT64,
-} out_dtype;
-
-typedef bool (*rule_fn)(shape_ctx *c);
-
-typedef struct shape_rule {
-    const char *op;
-    rule_fn fn;
-    out_dtype dtype;
-} shape_rule;
-
-static const yg_ir_type *in(const shape_ctx *c, int32_t i) {
-    return &c->n->inputs[i]->type;
-}
-
-static bool fail(shape_ctx *c, const char *fmt, ...) YG__PRINTF(2, 3);
-static bool fail(shape_ctx *c, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
-    va_end(ap);
-    return false;
-}
-
-static void fmt_sizes(const yg_ir_type *t, char *buf, size_t len) {
-    size_t pos = 0;
-    if (t->ndim == YG_IR_UNKNOWN) {
-        snprintf(buf, len, "[*]");
-        return;
-    }
-    pos += (size_t)snprintf(buf + pos, len - pos, "[");
-    for (int32_t i = 0; i < t->ndim && pos < len; i++) {
-        if (t->sizes[i] == YG_IR_UNKNOWN)
-            pos += (size_t)snprintf(buf + pos, len - pos, "%s?", i ? ", " : "");
-        else
-            pos += (size_t)snprintf(
-                buf + pos, len - pos, "%s%lld", i ? ", " : "", (long long)t->sizes[i]);
-    }
-    if (pos < len)
-        snprintf(buf + pos, len - pos, "]");
-}
-
-/* The element count of a type whose sizes are all known, or -1 when it
- * does not fit in int64 (sizes come from text and may be anything). */
-static int64_t known_numel(const yg_ir_type *t) {
-    int64_t n = 1;
-    for (int32_t i = 0; i < t->ndim; i++) {
-        if (__builtin_mul_overflow(n, t->sizes[i], &n))
-            return -1;
-    }
-    return n;
-}
-
-/* Sets out's rank and sizes. */
-static void set_sizes(yg_ir_type *out, int32_t ndim, const int64_t *sizes) {
-    out->ndim = ndim;
-    for (int32_t i = 0; i < ndim; i++)
-        out->sizes[i] = sizes[i];
-}
-
-static void copy_sizes(yg_ir_type *out, const yg_ir_type *from) {
-    out->ndim = from->ndim;
-    for (int32_t i = 0; i < YG_MAX_DIMS; i++)
-        out->sizes[i] = i < from->ndim ? from->sizes[i] : YG_IR_UNKNOWN;
-}
-
-/* Wraps dim for a tensor of rank ndim (known); false when out of range. */
-static bool wrap_dim(shape_ctx *c, int64_t *dim, int32_t ndim) {
-    int32_t n = ndim > 0 ? ndim : 1;
-    if (*dim < -n || *dim >= n)
-        return fail(c, "dim %lld out of range for %d dims", (long long)*dim, ndim);
-    if (*dim < 0)
-        *dim += n;
-    return true;
-}
 
 /* ---- rules ---- */
 
@@ -184,6 +103,15 @@ static bool rule_reduce(shape_ctx *c) {
     return true;
 }
 
+/* var_mean: var and mean reduce the same dims, both in self's dtype. */
+static bool rule_var_mean(shape_ctx *c) {
+    for (int32_t i = 0; i < 2; i++) {
+        c->out[i].dtype = in(c, 0)->dtype;
+        c->out[i].device = in(c, 0)->device;
+    }
+    return rule_reduce(c);
+}
+
 /* Checks that inner dims k1 (of a) and k2 (of b) agree where known. */
 static bool check_inner(shape_ctx *c, int64_t k1, int64_t k2) {
     if (k1 != YG_IR_UNKNOWN && k2 != YG_IR_UNKNOWN && k1 != k2) {
@@ -191,16 +119,6 @@ static bool check_inner(shape_ctx *c, int64_t k1, int64_t k2) {
         fmt_sizes(in(c, 0), a, sizeof a);
         fmt_sizes(in(c, 1), b, sizeof b);
         return fail(c, "cannot multiply %s by %s", a, b);
-    }
-    return true;
-}
-
-static bool want_rank(shape_ctx *c, int32_t i, int32_t rank) {
-    const yg_ir_type *t = in(c, i);
-    if (t->ndim != YG_IR_UNKNOWN && t->ndim != rank) {
-        char a[96];
-        fmt_sizes(t, a, sizeof a);
-        return fail(c, "expected input %d with %d dims, got %s", i, rank, a);
     }
     return true;
 }
@@ -732,6 +650,8 @@ static const shape_rule rules[] = {
     {"argmin.dim", rule_reduce, DT_INT64},
     {"max.dim", rule_reduce, DT_SAME}, /* indices: int64, set by the driver */
     {"min.dim", rule_reduce, DT_SAME},
+    {"var_mean", rule_var_mean, DT_RULE},
+    {"div.mode", rule_broadcast, DT_PROMOTE}, /* div, then trunc or floor */
     {"mm", rule_mm, DT_SAME},
     {"addmm", rule_addmm, DT_SAME},
     {"bmm", rule_bmm, DT_SAME},
@@ -784,6 +704,10 @@ static const shape_rule *find_rule(const yg_ir_node *n) {
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         if (strcmp(rules[i].op, n->kind) == 0)
             return &rules[i];
+    }
+    for (size_t i = 0; i < yg__shape_rules_nn_len; i++) {
+        if (strcmp(yg__shape_rules_nn[i].op, n->kind) == 0)
+            return &yg__shape_rules_nn[i];
     }
     return NULL;
 }
@@ -887,23 +811,26 @@ static yg_status propagate_node(yg_ir_node *n, int depth) {
     }
     if (n->kind == yg__prim_fusion_group || n->kind == yg__prim_diff_graph)
         return depth < 256 ? propagate_holder(n, depth) : YG_OK;
-    if (n->op == NULL || n->n_outputs == 0 || n->n_outputs > 2)
+    if (n->op == NULL || n->n_outputs == 0 || n->n_outputs > YG_SHAPE_MAX_OUTPUTS)
+        return YG_OK;
+    const shape_rule *r = find_rule(n);
+    if (n->n_outputs > 2 && (r == NULL || r->dtype != DT_RULE))
         return YG_OK;
     shape_ctx c;
     c.n = n;
     c.msg[0] = '\0';
-    c.out[0] = c.out[1] = yg_ir_type_tensor();
-    const shape_rule *r = find_rule(n);
+    for (int32_t i = 0; i < n->n_outputs; i++)
+        c.out[i] = yg_ir_type_tensor();
     bool ok = true;
     int32_t dtype;
     if (is_inplace(n) && n->n_inputs > 0) {
         ok = rule_same(&c);
         dtype = input_dtype(n, false);
     } else if (r != NULL) {
-        ok = r->fn(&c);
+        ok = r->fn(&c); /* a DT_RULE rule sets dtypes: dtype is unused */
         dtype = r->dtype == DT_BOOL    ? YG_BOOL
                 : r->dtype == DT_INT64 ? YG_INT64
-                                       : input_dtype(n, false);
+                                       : input_dtype(n, r->dtype == DT_PROMOTE);
     } else if (strcmp(n->op->kind, "pointwise") == 0) {
         ok = rule_broadcast(&c);
         dtype = input_dtype(n, true);
@@ -912,9 +839,13 @@ static yg_status propagate_node(yg_ir_node *n, int depth) {
     }
     if (!ok)
         return node_fail(n, YG_ERR_SHAPE, c.msg);
-    c.out[0].dtype = dtype;
-    c.out[0].device = input_device(n);
-    if (n->n_outputs == 2) {
+    /* A DT_RULE rule has set every output's dtype and device itself. */
+    bool own_dtypes = r != NULL && r->dtype == DT_RULE && !is_inplace(n);
+    if (!own_dtypes) {
+        c.out[0].dtype = dtype;
+        c.out[0].device = input_device(n);
+    }
+    if (n->n_outputs == 2 && !own_dtypes) {
         c.out[1].dtype = YG_INT64; /* max.dim / min.dim indices */
         c.out[1].device = c.out[0].device;
     }
