@@ -149,12 +149,40 @@ yg_status yg__composite_contiguous(const yg_tensor *self, yg_tensor **out) {
 
 /* self [a, b] repeated [r0, r1]: viewed as [1, a, 1, b], expanded to
  * [r0, a, r1, b] (no copy) and reshaped (one copy) to [r0 a, r1 b]. */
+/* Repeats dim `dim` of x r times, through x viewed as [A, 1, s, B] (A the
+ * dims before, s = size(x, dim), B the dims after) expanded to
+ * [A, r, s, B]: at most four dims whatever x's rank, for the calls whose
+ * pairs would not fit in YG_MAX_DIMS. */
+static yg_status repeat_dim(const yg_tensor *x, int64_t dim, int64_t r, yg_tensor **out) {
+    const int64_t *sizes = yg_tensor_sizes(x);
+    int64_t ndim = yg_tensor_ndim(x), a = 1, b = 1, result[YG_MAX_DIMS];
+    yg_tensor *v = NULL, *e = NULL;
+    yg_status st;
+
+    for (int64_t i = 0; i < ndim; i++) {
+        if (i < dim)
+            a *= sizes[i];
+        else if (i > dim)
+            b *= sizes[i];
+        result[i] = i == dim ? r * sizes[i] : sizes[i];
+    }
+    st = yg_reshape(x, (const int64_t[]){a, 1, sizes[dim], b}, 4, &v);
+    if (st == YG_OK)
+        st = yg_expand(v, (const int64_t[]){a, r, sizes[dim], b}, 4, &e);
+    if (st == YG_OK)
+        st = yg_reshape(e, result, ndim, out);
+    yg_release(v);
+    yg_release(e);
+    return st;
+}
+
 yg_status yg__composite_repeat(const yg_tensor *self,
                                const int64_t *repeats,
                                int64_t repeats_len,
                                yg_tensor **out) {
     int64_t ndim = yg_tensor_ndim(self), lead = repeats_len - ndim;
-    int64_t split[YG_MAX_DIMS * 2], expanded[YG_MAX_DIMS * 2], result[YG_MAX_DIMS];
+    int64_t split[YG_MAX_DIMS], expanded[YG_MAX_DIMS], result[YG_MAX_DIMS];
+    int64_t n_split = 0;
     const int64_t *sizes = yg_tensor_sizes(self);
     yg_tensor *v = NULL, *e = NULL;
     char buf[160];
@@ -171,24 +199,54 @@ yg_status yg__composite_repeat(const yg_tensor *self,
                         yg__format_sizes(repeats, repeats_len, buf, sizeof buf),
                         ndim,
                         YG_MAX_DIMS);
+    bool fits = true;
     for (int64_t i = 0; i < repeats_len; i++) {
         int64_t size = i < lead ? 1 : sizes[i - lead];
         if (repeats[i] < 0)
             return yg__fail(YG_ERR_SHAPE,
                             "repeats %s has a negative entry",
                             yg__format_sizes(repeats, repeats_len, buf, sizeof buf));
-        split[2 * i] = 1;
-        split[2 * i + 1] = size;
-        expanded[2 * i] = repeats[i];
-        expanded[2 * i + 1] = size;
+        /* Dim i becomes the pair (repeats[i], size), expanded from
+         * (1, size); a dim repeated once needs no pair. */
+        if (repeats[i] != 1) {
+            if (n_split + 2 > YG_MAX_DIMS) {
+                fits = false;
+            } else {
+                split[n_split] = 1;
+                expanded[n_split++] = repeats[i];
+            }
+        }
+        if (n_split + 1 > YG_MAX_DIMS) {
+            fits = false;
+        } else {
+            split[n_split] = size;
+            expanded[n_split++] = size;
+        }
         result[i] = repeats[i] * size;
+    }
+    if (!fits) {
+        /* More dims than a tensor may have: one dim at a time. */
+        for (int64_t i = 0; i < repeats_len; i++)
+            split[i] = i < lead ? 1 : sizes[i - lead];
+        st = yg_reshape(self, split, repeats_len, &v);
+        for (int64_t i = 0; i < repeats_len && st == YG_OK; i++) {
+            if (repeats[i] == 1)
+                continue;
+            st = repeat_dim(v, i, repeats[i], &e);
+            yg_release(v);
+            v = e;
+            e = NULL;
+        }
+        if (st == YG_OK)
+            *out = yg_retain(v);
+        goto out;
     }
     /* A view needs the pairs to be splits of self's dims, which reshape
      * gives for any layout (copying only when it must). */
-    st = yg_reshape(self, split, 2 * repeats_len, &v);
+    st = yg_reshape(self, split, n_split, &v);
     if (st != YG_OK)
         goto out;
-    st = yg_expand(v, expanded, 2 * repeats_len, &e);
+    st = yg_expand(v, expanded, n_split, &e);
     if (st != YG_OK)
         goto out;
     st = yg_reshape(e, result, repeats_len, out);

@@ -74,6 +74,14 @@ static yg_status f_repeat(yg_tensor *const *x, yg_tensor **o)
     return yg_repeat(x[0], repeats, 3, o);
 }
 
+/* Six repeated dims: the (repeat, size) pairs would need 12 dims, more
+ * than a tensor may have, so repeat goes one dim at a time. */
+static yg_status f_repeat_many(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t repeats[] = {2, 2, 3, 2, 1, 2};
+    return yg_repeat(x[0], repeats, 6, o);
+}
+
 static yg_status f_layer_norm(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t shape[] = {4};
@@ -163,6 +171,7 @@ const sample opinfo_composite_samples[] = {
     {"flatten", "dims 1..-1", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_flatten},
     {"contiguous", "", 1, {F64(-1, 1, 2, 3, 4)}, f_contiguous, NULL, OPINFO_ANY_SHAPE},
     {"repeat", "[2, 3] x [2, 1, 2]", 1, {F64(-1, 1, 2, 2, 3)}, f_repeat},
+    {"repeat", "[2, 1, 2, 3] x [2, 2, 3, 2, 1, 2]", 1, {F64(-1, 1, 4, 2, 1, 2, 3)}, f_repeat_many},
     {"cat", "three along dim 1", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 1), F64(-1, 1, 2, 2, 2)}, f_cat},
     {"stack", "two along a new last dim", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_stack},
     {"mse_loss", "mean", 2, {F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 3, 4)}, f_mse},

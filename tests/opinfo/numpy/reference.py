@@ -658,7 +658,10 @@ REFS = {
     "select_backward": lambda x: select_backward(x[0]),
     "slice_backward": lambda x: slice_backward(x[0]),
     "flatten": lambda x: x[0].reshape(x[0].shape[0], -1),
-    "repeat": lambda x: np.tile(x[0], (2, 1, 2)),
+    "repeat": {
+        "[2, 3] x [2, 1, 2]": lambda x: np.tile(x[0], (2, 1, 2)),
+        "[2, 1, 2, 3] x [2, 2, 3, 2, 1, 2]": lambda x: np.tile(x[0], (2, 2, 3, 2, 1, 2)),
+    },
     "cat": lambda x: np.concatenate(x, axis=1),
     "stack": lambda x: np.stack(x, axis=-1),
     "flip": {"dims 0, -1": lambda x: np.flip(x[0], (0, -1)), "empty [0, 3]": lambda x: np.flip(x[0], 0)},
