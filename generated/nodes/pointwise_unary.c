@@ -1143,7 +1143,7 @@ const yg_node_vtable yg__gelu_backward_vtable = {
     .release_saved = gelu_backward_release_saved,
 };
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:230] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:229] */
 static yg_status gelu_tanh_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1187,7 +1187,7 @@ const yg_node_vtable yg__gelu_tanh_backward_vtable = {
     .release_saved = gelu_tanh_backward_release_saved,
 };
 
-/* silu(Tensor self) -> Tensor  [specs/derivatives.yaml:234] */
+/* silu(Tensor self) -> Tensor  [specs/derivatives.yaml:232] */
 static yg_status silu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -1231,7 +1231,7 @@ const yg_node_vtable yg__silu_backward_vtable = {
     .release_saved = silu_backward_release_saved,
 };
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:238] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:235] */
 static yg_status elu_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -1275,7 +1275,7 @@ const yg_node_vtable yg__elu_backward_vtable = {
     .release_saved = elu_backward_release_saved,
 };
 
-/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor  [specs/derivatives.yaml:242] */
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor  [specs/derivatives.yaml:238] */
 static yg_status leaky_relu_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -1320,7 +1320,7 @@ const yg_node_vtable yg__leaky_relu_backward_vtable = {
 };
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/derivatives.yaml:245] */
+ * [specs/derivatives.yaml:241] */
 static yg_status softplus_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -1365,7 +1365,7 @@ const yg_node_vtable yg__softplus_backward_vtable = {
 };
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/derivatives.yaml:249] */
+ * [specs/derivatives.yaml:244] */
 static yg_status hardtanh_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -1409,7 +1409,7 @@ const yg_node_vtable yg__hardtanh_backward_vtable = {
     .release_saved = hardtanh_backward_release_saved,
 };
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/derivatives.yaml:252] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/derivatives.yaml:247] */
 static yg_status clamp_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1453,7 +1453,7 @@ const yg_node_vtable yg__clamp_backward_vtable = {
     .release_saved = clamp_backward_release_saved,
 };
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/derivatives.yaml:255] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/derivatives.yaml:250] */
 static yg_status clamp_min_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1497,7 +1497,7 @@ const yg_node_vtable yg__clamp_min_backward_vtable = {
     .release_saved = clamp_min_backward_release_saved,
 };
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/derivatives.yaml:258] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/derivatives.yaml:253] */
 static yg_status clamp_max_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1541,7 +1541,7 @@ const yg_node_vtable yg__clamp_max_backward_vtable = {
     .release_saved = clamp_max_backward_release_saved,
 };
 
-/* floor(Tensor self) -> Tensor  [specs/derivatives.yaml:261] */
+/* floor(Tensor self) -> Tensor  [specs/derivatives.yaml:256] */
 static yg_status floor_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1572,7 +1572,7 @@ const yg_node_vtable yg__floor_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* ceil(Tensor self) -> Tensor  [specs/derivatives.yaml:264] */
+/* ceil(Tensor self) -> Tensor  [specs/derivatives.yaml:259] */
 static yg_status ceil_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -1603,7 +1603,7 @@ const yg_node_vtable yg__ceil_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* round(Tensor self) -> Tensor  [specs/derivatives.yaml:267] */
+/* round(Tensor self) -> Tensor  [specs/derivatives.yaml:262] */
 static yg_status round_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1634,7 +1634,7 @@ const yg_node_vtable yg__round_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* trunc(Tensor self) -> Tensor  [specs/derivatives.yaml:270] */
+/* trunc(Tensor self) -> Tensor  [specs/derivatives.yaml:265] */
 static yg_status trunc_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1665,7 +1665,7 @@ const yg_node_vtable yg__trunc_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:380] */
+/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:375] */
 static yg_status clone_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1693,7 +1693,7 @@ const yg_node_vtable yg__clone_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/derivatives.yaml:548] */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/derivatives.yaml:543] */
 static yg_status mul_scalar__backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -1725,7 +1725,7 @@ const yg_node_vtable yg__mul_scalar__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:551] */
+/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:546] */
 static yg_status relu__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1769,7 +1769,7 @@ const yg_node_vtable yg__relu__backward_vtable = {
     .release_saved = relu__backward_release_saved,
 };
 
-/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:558] */
+/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:553] */
 static yg_status zero__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1800,7 +1800,7 @@ const yg_node_vtable yg__zero__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:639] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:634] */
 static yg_status to_copy_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
