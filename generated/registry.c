@@ -150,6 +150,7 @@ static const char *const gelu_tanh_backward_derivative_inputs[] = {"grad_output"
 static const char *const silu_backward_derivative_inputs[] = {"grad_output", "self"};
 static const char *const elu_backward_derivative_inputs[] = {"grad_output", "self"};
 static const char *const softplus_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const log_softmax_backward_derivative_inputs[] = {"grad_output", "output"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -2264,9 +2265,16 @@ const yg_op_info yg__ops[] = {
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
+    {
+        .name = "log_softmax_jvp",
+        .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:1284",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
 };
-const int32_t yg__ops_count = 261;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 261, "op table size");
+const int32_t yg__ops_count = 262;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 262, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -3160,13 +3168,12 @@ const yg_derivative_info yg__derivatives[] = {
         .location = "specs/derivatives.yaml:449",
         .n_inputs = 1,
         .inputs = log_softmax_derivative_inputs,
-        .no_double_backward = "log_softmax_backward has no derivative entry",
     },
     {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/derivatives.yaml:454",
+        .location = "specs/derivatives.yaml:453",
         .n_inputs = 1,
         .inputs = nll_loss_derivative_inputs,
     },
@@ -3174,21 +3181,21 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
-        .location = "specs/derivatives.yaml:461",
+        .location = "specs/derivatives.yaml:460",
         .n_inputs = 1,
         .inputs = nll_loss_backward_derivative_inputs,
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:466",
+        .location = "specs/derivatives.yaml:465",
         .n_inputs = 2,
         .inputs = tanh_backward_derivative_inputs,
     },
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:470",
+        .location = "specs/derivatives.yaml:469",
         .n_inputs = 2,
         .inputs = sigmoid_backward_derivative_inputs,
     },
@@ -3196,7 +3203,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:474",
+        .location = "specs/derivatives.yaml:473",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -3205,14 +3212,14 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:478",
+        .location = "specs/derivatives.yaml:477",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:481",
+        .location = "specs/derivatives.yaml:480",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
         .no_double_backward = "adaptive_avg_pool2d_backward has no derivative entry",
@@ -3220,7 +3227,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:485",
+        .location = "specs/derivatives.yaml:484",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
         .no_double_backward = "upsample_nearest2d_backward has no derivative entry",
@@ -3228,7 +3235,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/derivatives.yaml:492",
+        .location = "specs/derivatives.yaml:491",
         .n_inputs = 1,
         .inputs = leaky_relu_backward_derivative_inputs,
     },
@@ -3236,7 +3243,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/derivatives.yaml:496",
+        .location = "specs/derivatives.yaml:495",
         .n_inputs = 1,
         .inputs = hardtanh_backward_derivative_inputs,
     },
@@ -3244,119 +3251,119 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:500",
+        .location = "specs/derivatives.yaml:499",
         .n_inputs = 1,
         .inputs = clamp_backward_derivative_inputs,
     },
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:504",
+        .location = "specs/derivatives.yaml:503",
         .n_inputs = 1,
         .inputs = clamp_min_backward_derivative_inputs,
     },
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:508",
+        .location = "specs/derivatives.yaml:507",
         .n_inputs = 1,
         .inputs = clamp_max_backward_derivative_inputs,
     },
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:512",
+        .location = "specs/derivatives.yaml:511",
         .n_inputs = 1,
         .inputs = maximum_backward_derivative_inputs,
     },
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:517",
+        .location = "specs/derivatives.yaml:516",
         .n_inputs = 1,
         .inputs = minimum_backward_derivative_inputs,
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:527",
+        .location = "specs/derivatives.yaml:526",
         .n_inputs = 2,
         .inputs = add__derivative_inputs,
     },
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:531",
+        .location = "specs/derivatives.yaml:530",
         .n_inputs = 2,
         .inputs = sub__derivative_inputs,
     },
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:535",
+        .location = "specs/derivatives.yaml:534",
         .n_inputs = 2,
         .inputs = mul__derivative_inputs,
     },
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:539",
+        .location = "specs/derivatives.yaml:538",
         .n_inputs = 2,
         .inputs = div__derivative_inputs,
     },
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:543",
+        .location = "specs/derivatives.yaml:542",
         .n_inputs = 1,
         .inputs = mul_scalar__derivative_inputs,
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:546",
+        .location = "specs/derivatives.yaml:545",
         .n_inputs = 1,
         .inputs = relu__derivative_inputs,
     },
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:549",
+        .location = "specs/derivatives.yaml:548",
         .n_inputs = 2,
         .inputs = copy__derivative_inputs,
     },
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:553",
+        .location = "specs/derivatives.yaml:552",
         .n_inputs = 1,
         .inputs = zero__derivative_inputs,
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:558",
+        .location = "specs/derivatives.yaml:557",
         .n_inputs = 1,
         .inputs = relu_backward_derivative_inputs,
     },
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:562",
+        .location = "specs/derivatives.yaml:561",
         .n_inputs = 2,
         .inputs = pow_backward_derivative_inputs,
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:570",
+        .location = "specs/derivatives.yaml:569",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:574",
+        .location = "specs/derivatives.yaml:573",
         .n_inputs = 0,
         .inputs = NULL,
     },
@@ -3365,14 +3372,14 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:582",
+        .location = "specs/derivatives.yaml:581",
         .n_inputs = 1,
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:586",
+        .location = "specs/derivatives.yaml:585",
         .n_inputs = 1,
         .inputs = reflection_pad_derivative_inputs,
     },
@@ -3380,14 +3387,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:591",
+        .location = "specs/derivatives.yaml:590",
         .n_inputs = 1,
         .inputs = reflection_pad_backward_derivative_inputs,
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:594",
+        .location = "specs/derivatives.yaml:593",
         .n_inputs = 1,
         .inputs = replication_pad_derivative_inputs,
     },
@@ -3395,42 +3402,42 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:597",
+        .location = "specs/derivatives.yaml:596",
         .n_inputs = 1,
         .inputs = replication_pad_backward_derivative_inputs,
     },
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:603",
+        .location = "specs/derivatives.yaml:602",
         .n_inputs = 1,
         .inputs = split_derivative_inputs,
     },
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:606",
+        .location = "specs/derivatives.yaml:605",
         .n_inputs = 1,
         .inputs = split_with_sizes_derivative_inputs,
     },
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:609",
+        .location = "specs/derivatives.yaml:608",
         .n_inputs = 1,
         .inputs = chunk_derivative_inputs,
     },
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:612",
+        .location = "specs/derivatives.yaml:611",
         .n_inputs = 1,
         .inputs = unbind_derivative_inputs,
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/derivatives.yaml:618",
+        .location = "specs/derivatives.yaml:617",
         .n_inputs = 1,
         .inputs = index_derivative_inputs,
     },
@@ -3438,7 +3445,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/derivatives.yaml:621",
+        .location = "specs/derivatives.yaml:620",
         .n_inputs = 2,
         .inputs = index_put_derivative_inputs,
     },
@@ -3446,42 +3453,42 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:625",
+        .location = "specs/derivatives.yaml:624",
         .n_inputs = 2,
         .inputs = index_put__derivative_inputs,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:634",
+        .location = "specs/derivatives.yaml:633",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
     {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:644",
+        .location = "specs/derivatives.yaml:643",
         .n_inputs = 2,
         .inputs = gelu_backward_derivative_inputs,
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:651",
+        .location = "specs/derivatives.yaml:650",
         .n_inputs = 2,
         .inputs = gelu_tanh_backward_derivative_inputs,
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:656",
+        .location = "specs/derivatives.yaml:655",
         .n_inputs = 2,
         .inputs = silu_backward_derivative_inputs,
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/derivatives.yaml:661",
+        .location = "specs/derivatives.yaml:660",
         .n_inputs = 2,
         .inputs = elu_backward_derivative_inputs,
     },
@@ -3489,11 +3496,19 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/derivatives.yaml:667",
+        .location = "specs/derivatives.yaml:666",
         .n_inputs = 2,
         .inputs = softplus_backward_derivative_inputs,
     },
+    {
+        .name = "log_softmax_backward",
+        .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
+                  " int dim) -> Tensor",
+        .location = "specs/derivatives.yaml:673",
+        .n_inputs = 2,
+        .inputs = log_softmax_backward_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 170;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 170,
+const int32_t yg__derivatives_count = 171;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 171,
                "derivative table size");

@@ -2217,6 +2217,47 @@ static const log_softmax_backward_fn log_softmax_backward_kernels[YG_DEVICE_COUN
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records LogSoftmaxBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status log_softmax_backward_record(const yg_tensor *grad_output,
+                                             const yg_tensor *output,
+                                             int64_t dim,
+                                             yg_tensor *result)
+{
+    yg_node *base = NULL;
+    log_softmax_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__log_softmax_backward_backward_vtable,
+                      sizeof(log_softmax_backward_backward),
+                      2,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (log_softmax_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, output);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_save(&node->output, output, false, 0, "output");
+    if (st != YG_OK)
+        goto out;
+    node->dim = dim;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_log_softmax_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
@@ -2247,24 +2288,34 @@ yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
                                   yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, output};
+    yg_tensor *result = NULL;
     yg_device dev;
     log_softmax_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return log_softmax_backward_traced(grad_output, output, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("log_softmax_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_backward", "output", output));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "log_softmax_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = log_softmax_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "log_softmax_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, output, dim, out);
+    st = kernel(grad_output, output, dim, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = log_softmax_backward_record(grad_output, output, dim, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*nll_loss_fn)(const yg_tensor *self,

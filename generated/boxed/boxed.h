@@ -267,5 +267,6 @@ yg_boxed_impl yg__boxed_index_put_self_backward;
 yg_boxed_impl yg__boxed_to_copy;
 yg_boxed_impl yg__boxed_to_dtype;
 yg_boxed_impl yg__boxed_type_as;
+yg_boxed_impl yg__boxed_log_softmax_jvp;
 
 #endif /* YAGRAD_GENERATED_BOXED_H */

@@ -272,7 +272,8 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to_copy", .fn = yg__boxed_to_copy},
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
     {.name = "type_as", .fn = yg__boxed_type_as},
+    {.name = "log_softmax_jvp", .fn = yg__boxed_log_softmax_jvp},
 };
-const int32_t yg__boxed_ops_count = 261;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 261,
+const int32_t yg__boxed_ops_count = 262;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 262,
                "boxed table size");

@@ -864,7 +864,7 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:454] */
+ * [specs/derivatives.yaml:453] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -923,7 +923,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:474] */
+ * [specs/derivatives.yaml:473] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -977,7 +977,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
     .release_saved = avg_pool2d_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:481] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:480] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -1014,7 +1014,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:582] */
+ * [specs/derivatives.yaml:581] */
 static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1060,4 +1060,75 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
     .name = "MaxPool2dWithIndicesBackward",
     .apply = max_pool2d_with_indices_backward_apply,
     .release_saved = max_pool2d_with_indices_backward_release_saved,
+};
+
+/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
+ * [specs/derivatives.yaml:673] */
+static yg_status log_softmax_backward_backward_apply(yg_node *base,
+                                                     yg_tensor *const *grads,
+                                                     yg_tensor **grad_inputs)
+{
+    log_softmax_backward_backward *node = (log_softmax_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *output = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_in_output = NULL;
+    yg_tensor *log_softmax_backward_tmp0 = NULL;
+    yg_tensor *sub_tmp1 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->output, base, &output);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: log_softmax_jvp(grad, output, dim) */
+        st = yg_log_softmax_jvp(grad, output, node->dim, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* output: mul(grad, sub(log_softmax_backward(grad_output, output, dim), grad_output, 1)) */
+        st = yg_log_softmax_backward(grad_output, output, node->dim, &log_softmax_backward_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sub(log_softmax_backward_tmp0, grad_output, 1, &sub_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, sub_tmp1, &grad_in_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_in_output;
+    grad_in_output = NULL;
+out:
+    yg_release(sub_tmp1);
+    yg_release(log_softmax_backward_tmp0);
+    yg_release(grad_in_output);
+    yg_release(grad_grad_output);
+    yg_release(output);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "LogSoftmaxBackwardBackward");
+    return YG_OK;
+}
+
+static void log_softmax_backward_backward_release_saved(yg_node *base)
+{
+    log_softmax_backward_backward *node = (log_softmax_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->output);
+}
+
+const yg_node_vtable yg__log_softmax_backward_backward_vtable = {
+    .name = "LogSoftmaxBackwardBackward",
+    .apply = log_softmax_backward_backward_apply,
+    .release_saved = log_softmax_backward_backward_release_saved,
 };

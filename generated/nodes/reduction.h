@@ -206,4 +206,13 @@ typedef struct max_pool2d_with_indices_backward {
 } max_pool2d_with_indices_backward;
 extern const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable;
 
+/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
+typedef struct log_softmax_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor output;
+    int64_t dim;
+} log_softmax_backward_backward;
+extern const yg_node_vtable yg__log_softmax_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_REDUCTION_H */

@@ -114,6 +114,10 @@ yg_status yg__composite_softmax_backward(const yg_tensor *grad_output,
                                          const yg_tensor *output,
                                          int64_t dim,
                                          yg_tensor **out);
+yg_status yg__composite_log_softmax_jvp(const yg_tensor *grad,
+                                        const yg_tensor *output,
+                                        int64_t dim,
+                                        yg_tensor **out);
 yg_status yg__composite_mse_loss(const yg_tensor *self,
                                  const yg_tensor *target,
                                  int64_t reduction,

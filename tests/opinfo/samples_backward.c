@@ -51,6 +51,7 @@ static yg_status f_minmax_bw(yg_tensor *const *x, yg_tensor **o)
 static yg_status f_norm_bw(yg_tensor *const *x, yg_tensor **o) { return yg_norm_backward(x[0], x[1], x[2], 2, dim1, 1, false, o); }
 static yg_status f_lse_bw(yg_tensor *const *x, yg_tensor **o) { return yg_logsumexp_backward(x[0], x[1], x[2], dim1, 1, false, o); }
 static yg_status f_log_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_backward(x[0], x[1], 1, o); }
+static yg_status f_log_softmax_jvp(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_jvp(x[0], x[1], 1, o); }
 static yg_status f_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_softmax_backward(x[0], x[1], 1, o); }
 
 static yg_status f_var_bw(yg_tensor *const *x, yg_tensor **o) { return yg_var_backward(x[0], x[1], dim1, 1, 1, false, o); }
@@ -180,6 +181,7 @@ const sample opinfo_backward_samples[] = {
     {"scatter_src_backward", "dim 0", 2, {F64(-1, 1, 2, 3, 3), I64(0, 3, 2, 2, 3)}, f_scatter_src_bw},
     {"constant_pad_nd_backward", "two dims", 1, {F64(-1, 1, 2, 3, 6)}, f_pad_bw},
     {"log_softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(-3, -0.1, 2, 3, 5)}, f_log_softmax_bw},
+    {"log_softmax_jvp", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(-3, -0.1, 2, 3, 5)}, f_log_softmax_jvp},
     {"softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(0.05, 0.5, 2, 3, 5)}, f_softmax_bw},
     {"nll_loss_backward", "mean", 2, {F64(-1, 1, 0, 0), I64(0, 5, 1, 4)}, f_nll_bw},
     {"nll_loss_backward", "mean, weight, ignore_index 1", 2, {F64(-1, 1, 0, 0), C64(0.5, 2, 1, 3)}, f_nll_bw_weight_mean},

@@ -1748,6 +1748,12 @@ YG_NODISCARD yg_status yg_type_as(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */
                                   yg_tensor **out);        /* out: new ref */
 
+/* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_log_softmax_jvp(const yg_tensor *grad,    /* borrowed */
+                                          const yg_tensor *output,  /* borrowed */
+                                          int64_t dim,
+                                          yg_tensor **out);         /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif

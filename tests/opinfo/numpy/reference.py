@@ -693,6 +693,7 @@ REFS = {
     },
     "softmax_backward": lambda x: x[1] * (x[0] - (x[0] * x[1]).sum(axis=1, keepdims=True)),
     "log_softmax_backward": lambda x: x[0] - np.exp(x[1]) * x[0].sum(axis=1, keepdims=True),
+    "log_softmax_jvp": lambda x: x[0] - (x[0] * np.exp(x[1])).sum(axis=1, keepdims=True),
     "nll_loss": {
         "mean": lambda x: nll(x[0], x[1])[0].mean(),
         "sum, ignore_index 1": lambda x: nll(x[0], x[1], 1)[0].sum(),
