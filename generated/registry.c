@@ -151,6 +151,8 @@ static const char *const silu_backward_derivative_inputs[] = {"grad_output", "se
 static const char *const elu_backward_derivative_inputs[] = {"grad_output", "self"};
 static const char *const softplus_backward_derivative_inputs[] = {"grad_output", "self"};
 static const char *const log_softmax_backward_derivative_inputs[] = {"grad_output", "output"};
+static const char *const adaptive_avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const upsample_nearest2d_backward_derivative_inputs[] = {"grad_output"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -2272,9 +2274,23 @@ const yg_op_info yg__ops[] = {
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
+    {
+        .name = "adaptive_avg_pool2d_to",
+        .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1290",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "upsample_nearest2d_to",
+        .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1292",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
 };
-const int32_t yg__ops_count = 262;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 262, "op table size");
+const int32_t yg__ops_count = 264;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 264, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -3222,20 +3238,18 @@ const yg_derivative_info yg__derivatives[] = {
         .location = "specs/derivatives.yaml:480",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
-        .no_double_backward = "adaptive_avg_pool2d_backward has no derivative entry",
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:484",
+        .location = "specs/derivatives.yaml:483",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
-        .no_double_backward = "upsample_nearest2d_backward has no derivative entry",
     },
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/derivatives.yaml:491",
+        .location = "specs/derivatives.yaml:489",
         .n_inputs = 1,
         .inputs = leaky_relu_backward_derivative_inputs,
     },
@@ -3243,7 +3257,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/derivatives.yaml:495",
+        .location = "specs/derivatives.yaml:493",
         .n_inputs = 1,
         .inputs = hardtanh_backward_derivative_inputs,
     },
@@ -3251,119 +3265,119 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:499",
+        .location = "specs/derivatives.yaml:497",
         .n_inputs = 1,
         .inputs = clamp_backward_derivative_inputs,
     },
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:503",
+        .location = "specs/derivatives.yaml:501",
         .n_inputs = 1,
         .inputs = clamp_min_backward_derivative_inputs,
     },
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:507",
+        .location = "specs/derivatives.yaml:505",
         .n_inputs = 1,
         .inputs = clamp_max_backward_derivative_inputs,
     },
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:511",
+        .location = "specs/derivatives.yaml:509",
         .n_inputs = 1,
         .inputs = maximum_backward_derivative_inputs,
     },
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:516",
+        .location = "specs/derivatives.yaml:514",
         .n_inputs = 1,
         .inputs = minimum_backward_derivative_inputs,
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:526",
+        .location = "specs/derivatives.yaml:524",
         .n_inputs = 2,
         .inputs = add__derivative_inputs,
     },
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:530",
+        .location = "specs/derivatives.yaml:528",
         .n_inputs = 2,
         .inputs = sub__derivative_inputs,
     },
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:534",
+        .location = "specs/derivatives.yaml:532",
         .n_inputs = 2,
         .inputs = mul__derivative_inputs,
     },
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:538",
+        .location = "specs/derivatives.yaml:536",
         .n_inputs = 2,
         .inputs = div__derivative_inputs,
     },
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:542",
+        .location = "specs/derivatives.yaml:540",
         .n_inputs = 1,
         .inputs = mul_scalar__derivative_inputs,
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:545",
+        .location = "specs/derivatives.yaml:543",
         .n_inputs = 1,
         .inputs = relu__derivative_inputs,
     },
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:548",
+        .location = "specs/derivatives.yaml:546",
         .n_inputs = 2,
         .inputs = copy__derivative_inputs,
     },
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:552",
+        .location = "specs/derivatives.yaml:550",
         .n_inputs = 1,
         .inputs = zero__derivative_inputs,
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:557",
+        .location = "specs/derivatives.yaml:555",
         .n_inputs = 1,
         .inputs = relu_backward_derivative_inputs,
     },
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:561",
+        .location = "specs/derivatives.yaml:559",
         .n_inputs = 2,
         .inputs = pow_backward_derivative_inputs,
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:569",
+        .location = "specs/derivatives.yaml:567",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:573",
+        .location = "specs/derivatives.yaml:571",
         .n_inputs = 0,
         .inputs = NULL,
     },
@@ -3372,14 +3386,14 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:581",
+        .location = "specs/derivatives.yaml:579",
         .n_inputs = 1,
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:585",
+        .location = "specs/derivatives.yaml:583",
         .n_inputs = 1,
         .inputs = reflection_pad_derivative_inputs,
     },
@@ -3387,14 +3401,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:590",
+        .location = "specs/derivatives.yaml:588",
         .n_inputs = 1,
         .inputs = reflection_pad_backward_derivative_inputs,
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:593",
+        .location = "specs/derivatives.yaml:591",
         .n_inputs = 1,
         .inputs = replication_pad_derivative_inputs,
     },
@@ -3402,42 +3416,42 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:596",
+        .location = "specs/derivatives.yaml:594",
         .n_inputs = 1,
         .inputs = replication_pad_backward_derivative_inputs,
     },
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:602",
+        .location = "specs/derivatives.yaml:600",
         .n_inputs = 1,
         .inputs = split_derivative_inputs,
     },
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:605",
+        .location = "specs/derivatives.yaml:603",
         .n_inputs = 1,
         .inputs = split_with_sizes_derivative_inputs,
     },
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:608",
+        .location = "specs/derivatives.yaml:606",
         .n_inputs = 1,
         .inputs = chunk_derivative_inputs,
     },
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:611",
+        .location = "specs/derivatives.yaml:609",
         .n_inputs = 1,
         .inputs = unbind_derivative_inputs,
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/derivatives.yaml:617",
+        .location = "specs/derivatives.yaml:615",
         .n_inputs = 1,
         .inputs = index_derivative_inputs,
     },
@@ -3445,7 +3459,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/derivatives.yaml:620",
+        .location = "specs/derivatives.yaml:618",
         .n_inputs = 2,
         .inputs = index_put_derivative_inputs,
     },
@@ -3453,42 +3467,42 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:624",
+        .location = "specs/derivatives.yaml:622",
         .n_inputs = 2,
         .inputs = index_put__derivative_inputs,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:633",
+        .location = "specs/derivatives.yaml:631",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
     {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:643",
+        .location = "specs/derivatives.yaml:641",
         .n_inputs = 2,
         .inputs = gelu_backward_derivative_inputs,
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:650",
+        .location = "specs/derivatives.yaml:648",
         .n_inputs = 2,
         .inputs = gelu_tanh_backward_derivative_inputs,
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:655",
+        .location = "specs/derivatives.yaml:653",
         .n_inputs = 2,
         .inputs = silu_backward_derivative_inputs,
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/derivatives.yaml:660",
+        .location = "specs/derivatives.yaml:658",
         .n_inputs = 2,
         .inputs = elu_backward_derivative_inputs,
     },
@@ -3496,7 +3510,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/derivatives.yaml:666",
+        .location = "specs/derivatives.yaml:664",
         .n_inputs = 2,
         .inputs = softplus_backward_derivative_inputs,
     },
@@ -3504,11 +3518,25 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:673",
+        .location = "specs/derivatives.yaml:671",
         .n_inputs = 2,
         .inputs = log_softmax_backward_derivative_inputs,
     },
+    {
+        .name = "adaptive_avg_pool2d_backward",
+        .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/derivatives.yaml:679",
+        .n_inputs = 1,
+        .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
+    },
+    {
+        .name = "upsample_nearest2d_backward",
+        .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/derivatives.yaml:682",
+        .n_inputs = 1,
+        .inputs = upsample_nearest2d_backward_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 171;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 171,
+const int32_t yg__derivatives_count = 173;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 173,
                "derivative table size");

@@ -2293,6 +2293,34 @@ static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernel
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records AdaptiveAvgPool2dBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status adaptive_avg_pool2d_backward_record(const yg_tensor *grad_output,
+                                                     yg_tensor *result)
+{
+    yg_node *base = NULL;
+    adaptive_avg_pool2d_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__adaptive_avg_pool2d_backward_backward_vtable,
+                      sizeof(adaptive_avg_pool2d_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (adaptive_avg_pool2d_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->grad_output_sizes, grad_output);
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_adaptive_avg_pool2d_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_output,
@@ -2322,23 +2350,33 @@ yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     adaptive_avg_pool2d_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return adaptive_avg_pool2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_backward", "grad_output", grad_output));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "adaptive_avg_pool2d_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = adaptive_avg_pool2d_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "adaptive_avg_pool2d_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self_sizes, self_sizes_len, out);
+    st = kernel(grad_output, self_sizes, self_sizes_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = adaptive_avg_pool2d_backward_record(grad_output, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*upsample_nearest2d_fn)(const yg_tensor *self,
@@ -2446,6 +2484,34 @@ static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records UpsampleNearest2dBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status upsample_nearest2d_backward_record(const yg_tensor *grad_output,
+                                                    yg_tensor *result)
+{
+    yg_node *base = NULL;
+    upsample_nearest2d_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__upsample_nearest2d_backward_backward_vtable,
+                      sizeof(upsample_nearest2d_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (upsample_nearest2d_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->grad_output_sizes, grad_output);
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_upsample_nearest2d_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output,
@@ -2475,23 +2541,33 @@ yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     upsample_nearest2d_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return upsample_nearest2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("upsample_nearest2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("upsample_nearest2d_backward", "grad_output", grad_output));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "upsample_nearest2d_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = upsample_nearest2d_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "upsample_nearest2d_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self_sizes, self_sizes_len, out);
+    st = kernel(grad_output, self_sizes, self_sizes_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = upsample_nearest2d_backward_record(grad_output, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*zeros_fn)(const int64_t *size,

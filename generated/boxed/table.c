@@ -273,7 +273,9 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
     {.name = "type_as", .fn = yg__boxed_type_as},
     {.name = "log_softmax_jvp", .fn = yg__boxed_log_softmax_jvp},
+    {.name = "adaptive_avg_pool2d_to", .fn = yg__boxed_adaptive_avg_pool2d_to},
+    {.name = "upsample_nearest2d_to", .fn = yg__boxed_upsample_nearest2d_to},
 };
-const int32_t yg__boxed_ops_count = 262;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 262,
+const int32_t yg__boxed_ops_count = 264;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 264,
                "boxed table size");

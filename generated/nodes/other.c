@@ -953,7 +953,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:484] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:483] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -988,7 +988,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:585] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:583] */
 static yg_status reflection_pad_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -1033,7 +1033,7 @@ const yg_node_vtable yg__reflection_pad_backward_vtable = {
 };
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:590] */
+ * [specs/derivatives.yaml:588] */
 static yg_status reflection_pad_backward_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1072,7 +1072,7 @@ const yg_node_vtable yg__reflection_pad_backward_backward_vtable = {
     .release_saved = reflection_pad_backward_backward_release_saved,
 };
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:593] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:591] */
 static yg_status replication_pad_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -1117,7 +1117,7 @@ const yg_node_vtable yg__replication_pad_backward_vtable = {
 };
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:596] */
+ * [specs/derivatives.yaml:594] */
 static yg_status replication_pad_backward_backward_apply(yg_node *base,
                                                          yg_tensor *const *grads,
                                                          yg_tensor **grad_inputs)
@@ -1156,7 +1156,7 @@ const yg_node_vtable yg__replication_pad_backward_backward_vtable = {
     .release_saved = replication_pad_backward_backward_release_saved,
 };
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:617] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:615] */
 static yg_status index_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1206,7 +1206,7 @@ const yg_node_vtable yg__index_backward_vtable = {
 };
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/derivatives.yaml:620] */
+ * [specs/derivatives.yaml:618] */
 static yg_status index_put_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1274,7 +1274,7 @@ const yg_node_vtable yg__index_put_backward_vtable = {
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/derivatives.yaml:624] */
+ * [specs/derivatives.yaml:622] */
 static yg_status index_put__backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -1338,4 +1338,76 @@ const yg_node_vtable yg__index_put__backward_vtable = {
     .name = "IndexPutBackward",
     .apply = index_put__backward_apply,
     .release_saved = index_put__backward_release_saved,
+};
+
+/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
+ * [specs/derivatives.yaml:679] */
+static yg_status adaptive_avg_pool2d_backward_backward_apply(yg_node *base,
+                                                             yg_tensor *const *grads,
+                                                             yg_tensor **grad_inputs)
+{
+    adaptive_avg_pool2d_backward_backward *node = (adaptive_avg_pool2d_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: adaptive_avg_pool2d_to(grad, sizes(grad_output)) */
+        st = yg_adaptive_avg_pool2d_to(grad,
+                                       node->grad_output_sizes.sizes,
+                                       node->grad_output_sizes.ndim,
+                                       &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "AdaptiveAvgPool2dBackwardBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable = {
+    .name = "AdaptiveAvgPool2dBackwardBackward",
+    .apply = adaptive_avg_pool2d_backward_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
+ * [specs/derivatives.yaml:682] */
+static yg_status upsample_nearest2d_backward_backward_apply(yg_node *base,
+                                                            yg_tensor *const *grads,
+                                                            yg_tensor **grad_inputs)
+{
+    upsample_nearest2d_backward_backward *node = (upsample_nearest2d_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: upsample_nearest2d_to(grad, sizes(grad_output)) */
+        st = yg_upsample_nearest2d_to(grad,
+                                      node->grad_output_sizes.sizes,
+                                      node->grad_output_sizes.ndim,
+                                      &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "UpsampleNearest2dBackwardBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable = {
+    .name = "UpsampleNearest2dBackwardBackward",
+    .apply = upsample_nearest2d_backward_backward_apply,
+    .release_saved = NULL, /* nothing to release */
 };

@@ -138,6 +138,18 @@ static yg_status f_upsample_bw(yg_tensor *const *x, yg_tensor **o)
     return yg_upsample_nearest2d_backward(x[0], self_sizes, 4, o);
 }
 
+static yg_status f_adaptive_to(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t sizes[] = {2, 3, 4};
+    return yg_adaptive_avg_pool2d_to(x[0], sizes, 3, o);
+}
+
+static yg_status f_upsample_to(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t sizes[] = {1, 2, 5, 7};
+    return yg_upsample_nearest2d_to(x[0], sizes, 4, o);
+}
+
 static yg_status f_max_pool_idx_bw(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t self_sizes[] = {1, 2, 4, 6};
@@ -191,6 +203,8 @@ const sample opinfo_backward_samples[] = {
     {"embedding_backward", "[2, 3] indices into [5, 4]", 2, {F64(-1, 1, 3, 2, 3, 4), I64(0, 5, 2, 2, 3)}, f_embedding_bw},
     {"adaptive_avg_pool2d_backward", "into [2, 5, 7]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_adaptive_bw},
     {"upsample_nearest2d_backward", "into [1, 2, 3, 3]", 1, {F64(-1, 1, 4, 1, 2, 5, 7)}, f_upsample_bw},
+    {"adaptive_avg_pool2d_to", "[2, 5, 7] to [2, 3, 4]", 1, {F64(-1, 1, 3, 2, 5, 7)}, f_adaptive_to},
+    {"upsample_nearest2d_to", "[1, 2, 3, 3] to [1, 2, 5, 7]", 1, {F64(-1, 1, 4, 1, 2, 3, 3)}, f_upsample_to},
     {"max_pool2d_with_indices_backward", "[1, 2, 2, 3] into [1, 2, 4, 6], positions repeat", 2, {F64(-1, 1, 4, 1, 2, 2, 3), I64(0, 24, 4, 1, 2, 2, 3)}, f_max_pool_idx_bw},
     {"index_backward", "rows of [4, 3], repeats add up", 2, {F64(-1, 1, 2, 5, 3), I64(0, 4, 1, 5)}, f_index_bw},
     {"index_put_self_backward", "rows of [4, 3] zeroed", 2, {F64(-1, 1, 2, 4, 3), I64(0, 4, 1, 2)}, f_index_put_self_bw},

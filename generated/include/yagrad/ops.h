@@ -1754,6 +1754,20 @@ YG_NODISCARD yg_status yg_log_softmax_jvp(const yg_tensor *grad,    /* borrowed 
                                           int64_t dim,
                                           yg_tensor **out);         /* out: new ref */
 
+/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor */
+YG_NODISCARD yg_status yg_adaptive_avg_pool2d_to(
+    const yg_tensor *self,  /* borrowed */
+    const int64_t *sizes,   /* borrowed, sizes_len entries */
+    int64_t sizes_len,
+    yg_tensor **out);       /* out: new ref */
+
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor */
+YG_NODISCARD yg_status yg_upsample_nearest2d_to(
+    const yg_tensor *self,  /* borrowed */
+    const int64_t *sizes,   /* borrowed, sizes_len entries */
+    int64_t sizes_len,
+    yg_tensor **out);       /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif

@@ -772,6 +772,8 @@ REFS = {
     "adaptive_avg_pool2d_backward": lambda x: adaptive_avg_pool2d_backward(x[0], (2, 5, 7)),
     "upsample_nearest2d": lambda x: upsample_nearest2d(x[0], (5, 7)),
     "upsample_nearest2d_backward": lambda x: upsample_nearest2d_backward(x[0], (1, 2, 3, 3)),
+    "adaptive_avg_pool2d_to": lambda x: adaptive_avg_pool2d(x[0], (3, 4)),
+    "upsample_nearest2d_to": lambda x: upsample_nearest2d(x[0], (5, 7)),
     # creation (empty and empty_like: the sample fills 0.25)
     "zeros": lambda x: np.zeros((2, 3)),
     "ones": lambda x: np.ones((2, 3)),
