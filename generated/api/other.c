@@ -2040,6 +2040,39 @@ static const embedding_backward_fn embedding_backward_kernels[YG_DEVICE_COUNT_] 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records EmbeddingBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status embedding_backward_record(const yg_tensor *grad_output,
+                                           const yg_tensor *indices,
+                                           int64_t padding_idx,
+                                           yg_tensor *result)
+{
+    yg_node *base = NULL;
+    embedding_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__embedding_backward_backward_vtable,
+                      sizeof(embedding_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (embedding_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->indices, indices, false, 0, "indices");
+    if (st != YG_OK)
+        goto out;
+    node->padding_idx = padding_idx;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_embedding_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status embedding_backward_traced(const yg_tensor *grad_output,
@@ -2080,9 +2113,11 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
                                 int64_t padding_idx,
                                 yg_tensor **out)
 {
-    const yg_tensor *inputs[2] = {grad_output, indices};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     embedding_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return embedding_backward_traced(grad_output,
@@ -2094,16 +2129,24 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_out("embedding_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding_backward", "indices", indices));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "embedding_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = embedding_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "embedding_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, indices, weight_sizes, weight_sizes_len, padding_idx, out);
+    st = kernel(grad_output, indices, weight_sizes, weight_sizes_len, padding_idx, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = embedding_backward_record(grad_output, indices, padding_idx, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,

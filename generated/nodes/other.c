@@ -845,7 +845,7 @@ const yg_node_vtable yg__embedding_backward_vtable = {
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
  *   int reduction, int ignore_index) -> Tensor
- * [specs/derivatives.yaml:460] */
+ * [specs/derivatives.yaml:459] */
 static yg_status nll_loss_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -902,7 +902,7 @@ const yg_node_vtable yg__nll_loss_backward_backward_vtable = {
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:477] */
+ * [specs/derivatives.yaml:476] */
 static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -953,7 +953,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:483] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:482] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -988,7 +988,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:583] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:582] */
 static yg_status reflection_pad_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -1033,7 +1033,7 @@ const yg_node_vtable yg__reflection_pad_backward_vtable = {
 };
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:588] */
+ * [specs/derivatives.yaml:587] */
 static yg_status reflection_pad_backward_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1072,7 +1072,7 @@ const yg_node_vtable yg__reflection_pad_backward_backward_vtable = {
     .release_saved = reflection_pad_backward_backward_release_saved,
 };
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:591] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:590] */
 static yg_status replication_pad_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -1117,7 +1117,7 @@ const yg_node_vtable yg__replication_pad_backward_vtable = {
 };
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:594] */
+ * [specs/derivatives.yaml:593] */
 static yg_status replication_pad_backward_backward_apply(yg_node *base,
                                                          yg_tensor *const *grads,
                                                          yg_tensor **grad_inputs)
@@ -1156,7 +1156,7 @@ const yg_node_vtable yg__replication_pad_backward_backward_vtable = {
     .release_saved = replication_pad_backward_backward_release_saved,
 };
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:615] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:614] */
 static yg_status index_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1206,7 +1206,7 @@ const yg_node_vtable yg__index_backward_vtable = {
 };
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/derivatives.yaml:618] */
+ * [specs/derivatives.yaml:617] */
 static yg_status index_put_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1274,7 +1274,7 @@ const yg_node_vtable yg__index_put_backward_vtable = {
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/derivatives.yaml:622] */
+ * [specs/derivatives.yaml:621] */
 static yg_status index_put__backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -1341,7 +1341,7 @@ const yg_node_vtable yg__index_put__backward_vtable = {
 };
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:679] */
+ * [specs/derivatives.yaml:678] */
 static yg_status adaptive_avg_pool2d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)
@@ -1377,7 +1377,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable = {
 };
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:682] */
+ * [specs/derivatives.yaml:681] */
 static yg_status upsample_nearest2d_backward_backward_apply(yg_node *base,
                                                             yg_tensor *const *grads,
                                                             yg_tensor **grad_inputs)
@@ -1410,4 +1410,67 @@ const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable = {
     .name = "UpsampleNearest2dBackwardBackward",
     .apply = upsample_nearest2d_backward_backward_apply,
     .release_saved = NULL, /* nothing to release */
+};
+
+/* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
+ *   int padding_idx) -> Tensor
+ * [specs/derivatives.yaml:687] */
+static yg_status embedding_backward_backward_apply(yg_node *base,
+                                                   yg_tensor *const *grads,
+                                                   yg_tensor **grad_inputs)
+{
+    embedding_backward_backward *node = (embedding_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *indices = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *embedding_tmp0 = NULL;
+    yg_tensor *eq_scalar_tmp1 = NULL;
+    yg_tensor *unsqueeze_tmp2 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->indices, base, &indices);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output:
+         * masked_fill(embedding(grad, indices, padding_idx), unsqueeze(eq_scalar(indices,
+         * padding_idx), -1), 0) */
+        st = yg_embedding(grad, indices, node->padding_idx, &embedding_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_eq_scalar(indices, node->padding_idx, &eq_scalar_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_unsqueeze(eq_scalar_tmp1, -1, &unsqueeze_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_masked_fill(embedding_tmp0, unsqueeze_tmp2, 0, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(unsqueeze_tmp2);
+    yg_release(eq_scalar_tmp1);
+    yg_release(embedding_tmp0);
+    yg_release(grad_grad_output);
+    yg_release(indices);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "EmbeddingBackwardBackward");
+    return YG_OK;
+}
+
+static void embedding_backward_backward_release_saved(yg_node *base)
+{
+    embedding_backward_backward *node = (embedding_backward_backward *)base;
+
+    yg__saved_release(&node->indices);
+}
+
+const yg_node_vtable yg__embedding_backward_backward_vtable = {
+    .name = "EmbeddingBackwardBackward",
+    .apply = embedding_backward_backward_apply,
+    .release_saved = embedding_backward_backward_release_saved,
 };

@@ -261,4 +261,13 @@ typedef struct upsample_nearest2d_backward_backward {
 } upsample_nearest2d_backward_backward;
 extern const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable;
 
+/* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
+ *   int padding_idx) -> Tensor */
+typedef struct embedding_backward_backward {
+    yg_node base;
+    yg_saved_tensor indices;
+    int64_t padding_idx;
+} embedding_backward_backward;
+extern const yg_node_vtable yg__embedding_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */

@@ -126,6 +126,11 @@ static yg_status f_embedding_bw(yg_tensor *const *x, yg_tensor **o)
     return yg_embedding_backward(x[0], x[1], weight_sizes, 2, -1, o);
 }
 
+/* the fixed indices nll_target_v (rows 0, 1, 2 of [5, 4]), row 1 padding */
+static const int64_t emb_pad_weight_sizes[] = {5, 4};
+static yg_status op_embedding_bw_pad(yg_tensor *const *x, const yg_tensor *t, yg_tensor **o) { return yg_embedding_backward(x[0], t, emb_pad_weight_sizes, 2, 1, o); }
+static yg_status f_embedding_bw_pad(yg_tensor *const *x, yg_tensor **o) { return with_nll_target(x, op_embedding_bw_pad, o); }
+
 static yg_status f_adaptive_bw(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t self_sizes[] = {2, 5, 7};
@@ -201,6 +206,7 @@ const sample opinfo_backward_samples[] = {
     {"nll_loss_backward", "none, weight, ignore_index 1", 2, {F64(-1, 1, 1, 6), C64(0.5, 2, 1, 3)}, f_nll_bw_weight_none},
     {"nll_loss_backward", "[C] self, mean, weight", 3, {F64(-1, 1, 0, 0), I64(0, 5, 0, 0), C64(0.5, 2, 1, 5)}, f_nll_bw_weight_1d},
     {"embedding_backward", "[2, 3] indices into [5, 4]", 2, {F64(-1, 1, 3, 2, 3, 4), I64(0, 5, 2, 2, 3)}, f_embedding_bw},
+    {"embedding_backward", "padding_idx 1, fixed indices", 1, {F64(-1, 1, 2, 6, 4)}, f_embedding_bw_pad},
     {"adaptive_avg_pool2d_backward", "into [2, 5, 7]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_adaptive_bw},
     {"upsample_nearest2d_backward", "into [1, 2, 3, 3]", 1, {F64(-1, 1, 4, 1, 2, 5, 7)}, f_upsample_bw},
     {"adaptive_avg_pool2d_to", "[2, 5, 7] to [2, 3, 4]", 1, {F64(-1, 1, 3, 2, 5, 7)}, f_adaptive_to},

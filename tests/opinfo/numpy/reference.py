@@ -310,9 +310,11 @@ def minmax_backward(g, s):
     return g[:, None] * mask / mask.sum(axis=1, keepdims=True)
 
 
-def embedding_backward(g, idx):
+def embedding_backward(g, idx, padding_idx=-1):
     out = np.zeros((5, 4))
     np.add.at(out, idx.astype(int).ravel(), g.reshape(-1, 4))
+    if padding_idx >= 0:
+        out[padding_idx] = 0
     return out
 
 
@@ -679,7 +681,10 @@ REFS = {
     "scatter_add": lambda x: scatter(x[0], SCAT, x[1], add=True),
     "scatter_src_backward": lambda x: x[0][x[1].astype(int), np.arange(3)],
     "embedding": lambda x: x[0][EMB],
-    "embedding_backward": lambda x: embedding_backward(x[0], x[1]),
+    "embedding_backward": {
+        "[2, 3] indices into [5, 4]": lambda x: embedding_backward(x[0], x[1]),
+        "padding_idx 1, fixed indices": lambda x: embedding_backward(x[0], NLL_TARGET, 1),
+    },
     # nn
     "softmax": {
         "dim 1": lambda x: softmax(x[0], 1),
