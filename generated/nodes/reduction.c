@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:268] */
+/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:267] */
 static yg_status sum_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__sum_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:271] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:270] */
 static yg_status sum_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -93,7 +93,7 @@ const yg_node_vtable yg__sum_dim_backward_vtable = {
     .release_saved = sum_dim_backward_release_saved,
 };
 
-/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:274] */
+/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:273] */
 static yg_status mean_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -130,7 +130,7 @@ const yg_node_vtable yg__mean_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:277] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:276] */
 static yg_status mean_dim_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -175,7 +175,7 @@ const yg_node_vtable yg__mean_dim_backward_vtable = {
     .release_saved = mean_dim_backward_release_saved,
 };
 
-/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:280] */
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:279] */
 static yg_status prod_dim_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -225,7 +225,7 @@ const yg_node_vtable yg__prod_dim_backward_vtable = {
     .release_saved = prod_dim_backward_release_saved,
 };
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:284] */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:283] */
 static yg_status amax_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -282,7 +282,7 @@ const yg_node_vtable yg__amax_backward_vtable = {
     .release_saved = amax_backward_release_saved,
 };
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:288] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:287] */
 static yg_status amin_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -340,7 +340,7 @@ const yg_node_vtable yg__amin_backward_vtable = {
 };
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:294] */
+ * [specs/derivatives.yaml:293] */
 static yg_status max_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -392,7 +392,7 @@ const yg_node_vtable yg__max_dim_backward_vtable = {
 };
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:298] */
+ * [specs/derivatives.yaml:297] */
 static yg_status min_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -444,7 +444,7 @@ const yg_node_vtable yg__min_dim_backward_vtable = {
 };
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:326] */
+ * [specs/derivatives.yaml:325] */
 static yg_status var_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -497,7 +497,7 @@ const yg_node_vtable yg__var_backward_vtable = {
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/derivatives.yaml:331] */
+ * [specs/derivatives.yaml:330] */
 static yg_status var_mean_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -590,7 +590,7 @@ const yg_node_vtable yg__var_mean_backward_vtable = {
 };
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:335] */
+ * [specs/derivatives.yaml:334] */
 static yg_status std_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -658,7 +658,7 @@ const yg_node_vtable yg__std_backward_vtable = {
 };
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:338] */
+ * [specs/derivatives.yaml:337] */
 static yg_status norm_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -717,7 +717,7 @@ const yg_node_vtable yg__norm_backward_vtable = {
 };
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:342] */
+ * [specs/derivatives.yaml:341] */
 static yg_status logsumexp_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -774,7 +774,7 @@ const yg_node_vtable yg__logsumexp_backward_vtable = {
     .release_saved = logsumexp_backward_release_saved,
 };
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:441] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:440] */
 static yg_status softmax_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -818,7 +818,7 @@ const yg_node_vtable yg__softmax_backward_vtable = {
     .release_saved = softmax_backward_release_saved,
 };
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:448] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:447] */
 static yg_status log_softmax_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -864,7 +864,7 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:452] */
+ * [specs/derivatives.yaml:451] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -923,7 +923,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:472] */
+ * [specs/derivatives.yaml:471] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -977,7 +977,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
     .release_saved = avg_pool2d_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:479] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:478] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -1014,7 +1014,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:578] */
+ * [specs/derivatives.yaml:577] */
 static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1063,7 +1063,7 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
 };
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/derivatives.yaml:670] */
+ * [specs/derivatives.yaml:669] */
 static yg_status log_softmax_backward_backward_apply(yg_node *base,
                                                      yg_tensor *const *grads,
                                                      yg_tensor **grad_inputs)
