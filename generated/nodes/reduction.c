@@ -282,7 +282,7 @@ const yg_node_vtable yg__amax_backward_vtable = {
     .release_saved = amax_backward_release_saved,
 };
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:287] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:286] */
 static yg_status amin_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -340,7 +340,7 @@ const yg_node_vtable yg__amin_backward_vtable = {
 };
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:293] */
+ * [specs/derivatives.yaml:291] */
 static yg_status max_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -392,7 +392,7 @@ const yg_node_vtable yg__max_dim_backward_vtable = {
 };
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:297] */
+ * [specs/derivatives.yaml:295] */
 static yg_status min_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -444,7 +444,7 @@ const yg_node_vtable yg__min_dim_backward_vtable = {
 };
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:325] */
+ * [specs/derivatives.yaml:323] */
 static yg_status var_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -497,7 +497,7 @@ const yg_node_vtable yg__var_backward_vtable = {
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/derivatives.yaml:330] */
+ * [specs/derivatives.yaml:328] */
 static yg_status var_mean_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -590,7 +590,7 @@ const yg_node_vtable yg__var_mean_backward_vtable = {
 };
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:334] */
+ * [specs/derivatives.yaml:332] */
 static yg_status std_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -658,7 +658,7 @@ const yg_node_vtable yg__std_backward_vtable = {
 };
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:337] */
+ * [specs/derivatives.yaml:335] */
 static yg_status norm_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -717,7 +717,7 @@ const yg_node_vtable yg__norm_backward_vtable = {
 };
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:341] */
+ * [specs/derivatives.yaml:339] */
 static yg_status logsumexp_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -774,7 +774,7 @@ const yg_node_vtable yg__logsumexp_backward_vtable = {
     .release_saved = logsumexp_backward_release_saved,
 };
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:440] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:438] */
 static yg_status softmax_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -818,7 +818,7 @@ const yg_node_vtable yg__softmax_backward_vtable = {
     .release_saved = softmax_backward_release_saved,
 };
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:447] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:445] */
 static yg_status log_softmax_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -864,7 +864,7 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:451] */
+ * [specs/derivatives.yaml:449] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -923,7 +923,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:471] */
+ * [specs/derivatives.yaml:469] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -977,7 +977,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
     .release_saved = avg_pool2d_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:478] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:476] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -1014,7 +1014,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:577] */
+ * [specs/derivatives.yaml:575] */
 static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1063,7 +1063,7 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
 };
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/derivatives.yaml:669] */
+ * [specs/derivatives.yaml:667] */
 static yg_status log_softmax_backward_backward_apply(yg_node *base,
                                                      yg_tensor *const *grads,
                                                      yg_tensor **grad_inputs)
@@ -1131,4 +1131,84 @@ const yg_node_vtable yg__log_softmax_backward_backward_vtable = {
     .name = "LogSoftmaxBackwardBackward",
     .apply = log_softmax_backward_backward_apply,
     .release_saved = log_softmax_backward_backward_release_saved,
+};
+
+/* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
+ *   bool keepdim) -> Tensor
+ * [specs/derivatives.yaml:709] */
+static yg_status minmax_backward_backward_apply(yg_node *base,
+                                                yg_tensor *const *grads,
+                                                yg_tensor **grad_inputs)
+{
+    minmax_backward_backward *node = (minmax_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *output = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *pow_tmp0 = NULL;
+    yg_tensor *minmax_backward_tmp1 = NULL;
+    yg_tensor *mul_tmp2 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->output, base, &output);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output:
+         * sum_dim(mul(grad, minmax_backward(pow(output, 0), self, output, dim, keepdim)), dim,
+         * keepdim) */
+        st = yg_pow(output, 0, &pow_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_minmax_backward(pow_tmp0,
+                                self,
+                                output,
+                                node->dim.items,
+                                node->dim.len,
+                                node->keepdim,
+                                &minmax_backward_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, minmax_backward_tmp1, &mul_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sum_dim(mul_tmp2,
+                        node->dim.items,
+                        node->dim.len,
+                        node->keepdim,
+                        &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(mul_tmp2);
+    yg_release(minmax_backward_tmp1);
+    yg_release(pow_tmp0);
+    yg_release(grad_grad_output);
+    yg_release(output);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MinmaxBackwardBackward");
+    return YG_OK;
+}
+
+static void minmax_backward_backward_release_saved(yg_node *base)
+{
+    minmax_backward_backward *node = (minmax_backward_backward *)base;
+
+    yg__saved_release(&node->self);
+    yg__saved_release(&node->output);
+    yg__saved_int_list_release(&node->dim);
+}
+
+const yg_node_vtable yg__minmax_backward_backward_vtable = {
+    .name = "MinmaxBackwardBackward",
+    .apply = minmax_backward_backward_apply,
+    .release_saved = minmax_backward_backward_release_saved,
 };

@@ -215,4 +215,15 @@ typedef struct log_softmax_backward_backward {
 } log_softmax_backward_backward;
 extern const yg_node_vtable yg__log_softmax_backward_backward_vtable;
 
+/* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
+ *   bool keepdim) -> Tensor */
+typedef struct minmax_backward_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    yg_saved_tensor output;
+    yg_saved_int_list dim;
+    bool keepdim;
+} minmax_backward_backward;
+extern const yg_node_vtable yg__minmax_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_REDUCTION_H */

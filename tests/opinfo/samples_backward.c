@@ -185,7 +185,7 @@ const sample opinfo_backward_samples[] = {
     {"pow_backward_exponent", "positive self, output given", 4, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3), F64(-2, 2, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_pow_bw_exponent},
     {"prod_backward", "dim 1 of [3, 4]", 2, {F64(-1, 1, 1, 3), F64(0.5, 1.5, 2, 3, 4)}, f_prod_bw},
     {"value_selecting_reduction_backward", "dim 1 of [3, 4]", 2, {F64(-1, 1, 1, 3), I64(0, 4, 1, 3)}, f_value_sel_bw},
-    {"minmax_backward", "amax over dim 1", 2, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4)}, f_minmax_bw},
+    {"minmax_backward", "amax over dim 1 (self flat: constant)", 2, {F64(-1, 1, 1, 3), C64(-1, 1, 2, 3, 4)}, f_minmax_bw},
     {"var_backward", "dim 1, correction 1", 2, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4)}, f_var_bw},
     {"norm_backward", "p 2, dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4), F64(0.5, 2, 1, 3)}, f_norm_bw},
     {"logsumexp_backward", "dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-2, 2, 2, 3, 4), F64(1, 3, 1, 3)}, f_lse_bw},
