@@ -2004,6 +2004,59 @@ static const norm_backward_fn norm_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records NormBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status norm_backward_record(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      const yg_tensor *output,
+                                      double p,
+                                      const int64_t *dim,
+                                      int64_t dim_len,
+                                      bool keepdim,
+                                      yg_tensor *result)
+{
+    yg_node *base = NULL;
+    norm_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__norm_backward_backward_vtable,
+                      sizeof(norm_backward_backward),
+                      3,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (norm_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 2, output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->output, output, false, 0, "output");
+    if (st != YG_OK)
+        goto out;
+    node->p = p;
+    st = yg__saved_int_list_save(&node->dim, dim, dim_len);
+    if (st != YG_OK)
+        goto out;
+    node->keepdim = keepdim;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_norm_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status norm_backward_traced(const yg_tensor *grad_output,
@@ -2046,8 +2099,10 @@ yg_status yg_norm_backward(const yg_tensor *grad_output,
                            yg_tensor **out)
 {
     const yg_tensor *inputs[3] = {grad_output, self, output};
+    yg_tensor *result = NULL;
     yg_device dev;
     norm_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return norm_backward_traced(grad_output, self, output, p, dim, dim_len, keepdim, out);
@@ -2055,16 +2110,24 @@ yg_status yg_norm_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "output", output));
-    if (yg__any_requires_grad(3, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "norm_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = norm_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "norm_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, output, p, dim, dim_len, keepdim, out);
+    st = kernel(grad_output, self, output, p, dim, dim_len, keepdim, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(3, inputs)) {
+        st = norm_backward_record(grad_output, self, output, p, dim, dim_len, keepdim, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*logsumexp_fn)(const yg_tensor *self,

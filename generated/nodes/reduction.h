@@ -226,4 +226,17 @@ typedef struct minmax_backward_backward {
 } minmax_backward_backward;
 extern const yg_node_vtable yg__minmax_backward_backward_vtable;
 
+/* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
+ *   bool keepdim) -> Tensor */
+typedef struct norm_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    yg_saved_tensor output;
+    double p;
+    yg_saved_int_list dim;
+    bool keepdim;
+} norm_backward_backward;
+extern const yg_node_vtable yg__norm_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_REDUCTION_H */

@@ -49,6 +49,7 @@ static yg_status f_minmax_bw(yg_tensor *const *x, yg_tensor **o)
     return st;
 }
 static yg_status f_norm_bw(yg_tensor *const *x, yg_tensor **o) { return yg_norm_backward(x[0], x[1], x[2], 2, dim1, 1, false, o); }
+static yg_status f_norm3_bw(yg_tensor *const *x, yg_tensor **o) { return yg_norm_backward(x[0], x[1], x[2], 3, dim1, 1, false, o); }
 static yg_status f_lse_bw(yg_tensor *const *x, yg_tensor **o) { return yg_logsumexp_backward(x[0], x[1], x[2], dim1, 1, false, o); }
 static yg_status f_log_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_backward(x[0], x[1], 1, o); }
 static yg_status f_log_softmax_jvp(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_jvp(x[0], x[1], 1, o); }
@@ -188,6 +189,7 @@ const sample opinfo_backward_samples[] = {
     {"minmax_backward", "amax over dim 1 (self flat: constant)", 2, {F64(-1, 1, 1, 3), C64(-1, 1, 2, 3, 4)}, f_minmax_bw},
     {"var_backward", "dim 1, correction 1", 2, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4)}, f_var_bw},
     {"norm_backward", "p 2, dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4), F64(0.5, 2, 1, 3)}, f_norm_bw},
+    {"norm_backward", "p 3, dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4), F64(0.5, 2, 1, 3)}, f_norm3_bw},
     {"logsumexp_backward", "dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-2, 2, 2, 3, 4), F64(1, 3, 1, 3)}, f_lse_bw},
     {"cumsum_backward", "dim 1", 1, {F64(-1, 1, 2, 3, 4)}, f_cumsum_bw},
     {"cumprod_backward", "dim 1", 2, {F64(-1, 1, 2, 3, 4), F64(0.5, 1.5, 2, 3, 4)}, f_cumprod_bw},

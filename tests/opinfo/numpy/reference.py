@@ -601,7 +601,11 @@ REFS = {
     "value_selecting_reduction_backward": lambda x: value_selecting_backward(x[0], x[1]),
     "minmax_backward": lambda x: minmax_backward(x[0], x[1]),
     "var_backward": lambda x: x[0][:, None] * 2 * (x[1] - x[1].mean(axis=1, keepdims=True)) / 3,
-    "norm_backward": lambda x: x[0][:, None] * x[1] / x[2][:, None],
+    "norm_backward": {
+        "p 2, dim 1, output given": lambda x: x[0][:, None] * x[1] / x[2][:, None],
+        "p 3, dim 1, output given": lambda x: x[0][:, None] * np.sign(x[1]) * np.abs(x[1]) ** 2
+        / x[2][:, None] ** 2,
+    },
     "logsumexp_backward": lambda x: x[0][:, None] * np.exp(x[1] - x[2][:, None]),
     "cumsum_backward": lambda x: np.flip(np.cumsum(np.flip(x[0], 1), axis=1), 1),
     "cumprod_backward": lambda x: cumprod_backward(x[0], x[1], 1),
