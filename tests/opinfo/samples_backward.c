@@ -1,7 +1,8 @@
 /*
- * samples_backward.c - OpInfo samples of the gradient helpers without an
- * entry of their own in specs/derivatives.yaml (the ops derivative
- * formulas call: *_backward, sum_to, ...).  Where a helper reads the
+ * samples_backward.c - OpInfo samples of the gradient helpers (the ops
+ * derivative formulas call: *_backward, sum_to, ...); those with an entry
+ * of their own in specs/derivatives.yaml are gradchecked and
+ * gradgradchecked on these rows too.  Where a helper reads the
  * forward's output, the sample computes it from the inputs so that the
  * helper sees consistent values.  See opinfo.h.
  */
