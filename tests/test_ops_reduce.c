@@ -450,6 +450,44 @@ static void test_prod_backward_is_exact_at_zeros(void **state) {
     yg_release(x);
 }
 
+static void test_prod_double_backward_is_exact_at_zeros(void **state) {
+    /* go_r sum_{i != k} g_ri prod_{j != i, k} x_rj, by naive loops; rows
+     * with one, two and three zeros and none, reduced over dim 1 */
+    const int64_t s[] = {4, 3}, d1[] = {1}, r[] = {4}, bad[] = {3, 4};
+    const double xv[] = {2, 0, 3, 0, 5, 0, 0, 0, 0, 1.5, -2, 4};
+    const double gv[] = {1, -2, 0.5, 3, 1, -1, 2, 2, 2, -1, 0.25, 2};
+    const double gov[] = {1, 2, -1, 0.5};
+    double expected[12];
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 2, xv), *g = yg_test_tensor(YG_FLOAT64, s, 2, gv),
+              *go = yg_test_tensor(YG_FLOAT64, r, 1, gov), *gb = NULL, *y = NULL;
+    (void)state;
+    for (int row = 0; row < 4; row++)
+        for (int k = 0; k < 3; k++) {
+            double acc = 0;
+            for (int i = 0; i < 3; i++) {
+                double p = gv[row * 3 + i];
+                if (i == k)
+                    continue;
+                for (int j = 0; j < 3; j++)
+                    if (j != i && j != k)
+                        p *= xv[row * 3 + j];
+                acc += p;
+            }
+            expected[row * 3 + k] = gov[row] * acc;
+        }
+    YG_CHECK(yg_prod_double_backward(g, go, x, d1, 1, false, &y));
+    YG_EXPECT_CLOSE(y, s, 2, expected, 1e-15, 1e-15);
+    yg_release(y);
+    YG_CHECK(yg_tensor_zeros(bad, 2, YG_FLOAT64, &gb));
+    YG_EXPECT_ERROR(yg_prod_double_backward(gb, go, x, d1, 1, false, &y), YG_ERR_SHAPE,
+                    "prod_double_backward: grad [3, 4] does not have self's sizes [4, 3]");
+    assert_null(y);
+    yg_release(gb);
+    yg_release(go);
+    yg_release(g);
+    yg_release(x);
+}
+
 static void test_minmax_backward_splits_the_gradient_between_ties(void **state) {
     const int64_t s[] = {2, 3}, d1[] = {1}, r[] = {2};
     const double xv[] = {4, 1, 4, 2, 7, 3}, mv[] = {4, 7}, gv[] = {1, 3};
@@ -558,6 +596,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_integer_cumsum_gives_int64),
         cmocka_unit_test(test_cumprod_backward_is_exact_at_zeros),
         cmocka_unit_test(test_prod_backward_is_exact_at_zeros),
+        cmocka_unit_test(test_prod_double_backward_is_exact_at_zeros),
         cmocka_unit_test(test_minmax_backward_splits_the_gradient_between_ties),
         cmocka_unit_test(test_logsumexp_does_not_overflow),
         cmocka_unit_test(test_float_reductions_reject_integer_input_and_bad_dims),

@@ -270,5 +270,6 @@ yg_boxed_impl yg__boxed_type_as;
 yg_boxed_impl yg__boxed_log_softmax_jvp;
 yg_boxed_impl yg__boxed_adaptive_avg_pool2d_to;
 yg_boxed_impl yg__boxed_upsample_nearest2d_to;
+yg_boxed_impl yg__boxed_prod_double_backward;
 
 #endif /* YAGRAD_GENERATED_BOXED_H */

@@ -275,7 +275,8 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "log_softmax_jvp", .fn = yg__boxed_log_softmax_jvp},
     {.name = "adaptive_avg_pool2d_to", .fn = yg__boxed_adaptive_avg_pool2d_to},
     {.name = "upsample_nearest2d_to", .fn = yg__boxed_upsample_nearest2d_to},
+    {.name = "prod_double_backward", .fn = yg__boxed_prod_double_backward},
 };
-const int32_t yg__boxed_ops_count = 264;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 264,
+const int32_t yg__boxed_ops_count = 265;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 265,
                "boxed table size");

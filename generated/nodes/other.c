@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:341] */
+/* cumsum(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:340] */
 static yg_status cumsum_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__cumsum_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:344] */
+/* cumprod(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:343] */
 static yg_status cumprod_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -92,7 +92,7 @@ const yg_node_vtable yg__cumprod_backward_vtable = {
     .release_saved = cumprod_backward_release_saved,
 };
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:348] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:347] */
 static yg_status mm_backward_apply(yg_node *base,
                                    yg_tensor *const *grads,
                                    yg_tensor **grad_inputs)
@@ -162,7 +162,7 @@ const yg_node_vtable yg__mm_backward_vtable = {
     .release_saved = mm_backward_release_saved,
 };
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:352] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:351] */
 static yg_status bmm_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -233,7 +233,7 @@ const yg_node_vtable yg__bmm_backward_vtable = {
 };
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/derivatives.yaml:389] */
+ * [specs/derivatives.yaml:388] */
 static yg_status select_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -267,7 +267,7 @@ const yg_node_vtable yg__select_backward_backward_vtable = {
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
- * [specs/derivatives.yaml:392] */
+ * [specs/derivatives.yaml:391] */
 static yg_status slice_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -299,7 +299,7 @@ const yg_node_vtable yg__slice_backward_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:395] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:394] */
 static yg_status flip_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -338,7 +338,7 @@ const yg_node_vtable yg__flip_backward_vtable = {
     .release_saved = flip_backward_release_saved,
 };
 
-/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:398] */
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:397] */
 static yg_status index_select_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -388,7 +388,7 @@ const yg_node_vtable yg__index_select_backward_vtable = {
 };
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:402] */
+ * [specs/derivatives.yaml:401] */
 static yg_status index_select_backward_backward_apply(yg_node *base,
                                                       yg_tensor *const *grads,
                                                       yg_tensor **grad_inputs)
@@ -432,7 +432,7 @@ const yg_node_vtable yg__index_select_backward_backward_vtable = {
     .release_saved = index_select_backward_backward_release_saved,
 };
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:406] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:405] */
 static yg_status gather_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -482,7 +482,7 @@ const yg_node_vtable yg__gather_backward_vtable = {
 };
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:410] */
+ * [specs/derivatives.yaml:409] */
 static yg_status gather_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -527,7 +527,7 @@ const yg_node_vtable yg__gather_backward_backward_vtable = {
 };
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:414] */
+ * [specs/derivatives.yaml:413] */
 static yg_status scatter_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -587,7 +587,7 @@ const yg_node_vtable yg__scatter_backward_vtable = {
 };
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/derivatives.yaml:419] */
+ * [specs/derivatives.yaml:418] */
 static yg_status scatter_value_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -632,7 +632,7 @@ const yg_node_vtable yg__scatter_value_backward_vtable = {
 };
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:423] */
+ * [specs/derivatives.yaml:422] */
 static yg_status scatter_add_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -689,7 +689,7 @@ const yg_node_vtable yg__scatter_add_backward_vtable = {
     .release_saved = scatter_add_backward_release_saved,
 };
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:428] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:427] */
 static yg_status tril_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -721,7 +721,7 @@ const yg_node_vtable yg__tril_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:431] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:430] */
 static yg_status triu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -754,7 +754,7 @@ const yg_node_vtable yg__triu_backward_vtable = {
 };
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/derivatives.yaml:434] */
+ * [specs/derivatives.yaml:433] */
 static yg_status constant_pad_nd_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -794,7 +794,7 @@ const yg_node_vtable yg__constant_pad_nd_backward_vtable = {
 };
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/derivatives.yaml:440] */
+ * [specs/derivatives.yaml:439] */
 static yg_status embedding_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -845,7 +845,7 @@ const yg_node_vtable yg__embedding_backward_vtable = {
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
  *   int reduction, int ignore_index) -> Tensor
- * [specs/derivatives.yaml:455] */
+ * [specs/derivatives.yaml:454] */
 static yg_status nll_loss_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -902,7 +902,7 @@ const yg_node_vtable yg__nll_loss_backward_backward_vtable = {
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:472] */
+ * [specs/derivatives.yaml:471] */
 static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -953,7 +953,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:478] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:477] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -988,7 +988,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:578] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:577] */
 static yg_status reflection_pad_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -1033,7 +1033,7 @@ const yg_node_vtable yg__reflection_pad_backward_vtable = {
 };
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:583] */
+ * [specs/derivatives.yaml:582] */
 static yg_status reflection_pad_backward_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1072,7 +1072,7 @@ const yg_node_vtable yg__reflection_pad_backward_backward_vtable = {
     .release_saved = reflection_pad_backward_backward_release_saved,
 };
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:586] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:585] */
 static yg_status replication_pad_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -1117,7 +1117,7 @@ const yg_node_vtable yg__replication_pad_backward_vtable = {
 };
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:589] */
+ * [specs/derivatives.yaml:588] */
 static yg_status replication_pad_backward_backward_apply(yg_node *base,
                                                          yg_tensor *const *grads,
                                                          yg_tensor **grad_inputs)
@@ -1156,7 +1156,7 @@ const yg_node_vtable yg__replication_pad_backward_backward_vtable = {
     .release_saved = replication_pad_backward_backward_release_saved,
 };
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:610] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:609] */
 static yg_status index_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1206,7 +1206,7 @@ const yg_node_vtable yg__index_backward_vtable = {
 };
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/derivatives.yaml:613] */
+ * [specs/derivatives.yaml:612] */
 static yg_status index_put_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1274,7 +1274,7 @@ const yg_node_vtable yg__index_put_backward_vtable = {
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/derivatives.yaml:617] */
+ * [specs/derivatives.yaml:616] */
 static yg_status index_put__backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -1341,7 +1341,7 @@ const yg_node_vtable yg__index_put__backward_vtable = {
 };
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:674] */
+ * [specs/derivatives.yaml:673] */
 static yg_status adaptive_avg_pool2d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)
@@ -1377,7 +1377,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable = {
 };
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:677] */
+ * [specs/derivatives.yaml:676] */
 static yg_status upsample_nearest2d_backward_backward_apply(yg_node *base,
                                                             yg_tensor *const *grads,
                                                             yg_tensor **grad_inputs)
@@ -1414,7 +1414,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable = {
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/derivatives.yaml:683] */
+ * [specs/derivatives.yaml:682] */
 static yg_status embedding_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)

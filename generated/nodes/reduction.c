@@ -225,7 +225,7 @@ const yg_node_vtable yg__prod_dim_backward_vtable = {
     .release_saved = prod_dim_backward_release_saved,
 };
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:283] */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:282] */
 static yg_status amax_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -282,7 +282,7 @@ const yg_node_vtable yg__amax_backward_vtable = {
     .release_saved = amax_backward_release_saved,
 };
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:286] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:285] */
 static yg_status amin_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -340,7 +340,7 @@ const yg_node_vtable yg__amin_backward_vtable = {
 };
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:291] */
+ * [specs/derivatives.yaml:290] */
 static yg_status max_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -392,7 +392,7 @@ const yg_node_vtable yg__max_dim_backward_vtable = {
 };
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:295] */
+ * [specs/derivatives.yaml:294] */
 static yg_status min_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -444,7 +444,7 @@ const yg_node_vtable yg__min_dim_backward_vtable = {
 };
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:323] */
+ * [specs/derivatives.yaml:322] */
 static yg_status var_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -497,7 +497,7 @@ const yg_node_vtable yg__var_backward_vtable = {
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/derivatives.yaml:328] */
+ * [specs/derivatives.yaml:327] */
 static yg_status var_mean_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -590,7 +590,7 @@ const yg_node_vtable yg__var_mean_backward_vtable = {
 };
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:332] */
+ * [specs/derivatives.yaml:331] */
 static yg_status std_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -658,7 +658,7 @@ const yg_node_vtable yg__std_backward_vtable = {
 };
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:335] */
+ * [specs/derivatives.yaml:334] */
 static yg_status norm_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -717,7 +717,7 @@ const yg_node_vtable yg__norm_backward_vtable = {
 };
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:338] */
+ * [specs/derivatives.yaml:337] */
 static yg_status logsumexp_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -774,7 +774,7 @@ const yg_node_vtable yg__logsumexp_backward_vtable = {
     .release_saved = logsumexp_backward_release_saved,
 };
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:437] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:436] */
 static yg_status softmax_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -818,7 +818,7 @@ const yg_node_vtable yg__softmax_backward_vtable = {
     .release_saved = softmax_backward_release_saved,
 };
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:444] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:443] */
 static yg_status log_softmax_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -864,7 +864,7 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:448] */
+ * [specs/derivatives.yaml:447] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -923,7 +923,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:468] */
+ * [specs/derivatives.yaml:467] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -977,7 +977,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
     .release_saved = avg_pool2d_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:475] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:474] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -1014,7 +1014,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:574] */
+ * [specs/derivatives.yaml:573] */
 static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1063,7 +1063,7 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
 };
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/derivatives.yaml:666] */
+ * [specs/derivatives.yaml:665] */
 static yg_status log_softmax_backward_backward_apply(yg_node *base,
                                                      yg_tensor *const *grads,
                                                      yg_tensor **grad_inputs)
@@ -1135,7 +1135,7 @@ const yg_node_vtable yg__log_softmax_backward_backward_vtable = {
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:708] */
+ * [specs/derivatives.yaml:707] */
 static yg_status minmax_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -1215,7 +1215,7 @@ const yg_node_vtable yg__minmax_backward_backward_vtable = {
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:719] */
+ * [specs/derivatives.yaml:718] */
 static yg_status norm_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -1388,4 +1388,98 @@ const yg_node_vtable yg__norm_backward_backward_vtable = {
     .name = "NormBackwardBackward",
     .apply = norm_backward_backward_apply,
     .release_saved = norm_backward_backward_release_saved,
+};
+
+/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
+ * [specs/derivatives.yaml:727] */
+static yg_status prod_backward_backward_apply(yg_node *base,
+                                              yg_tensor *const *grads,
+                                              yg_tensor **grad_inputs)
+{
+    prod_backward_backward *node = (prod_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *pow_tmp0 = NULL;
+    yg_tensor *prod_backward_tmp1 = NULL;
+    yg_tensor *mul_tmp2 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output:
+         * sum_dim(mul(grad, prod_backward(pow(grad_output, 0), self, dim, keepdim)), dim,
+         * keepdim) */
+        st = yg_pow(grad_output, 0, &pow_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_prod_backward(pow_tmp0,
+                              self,
+                              node->dim.items,
+                              node->dim.len,
+                              node->keepdim,
+                              &prod_backward_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, prod_backward_tmp1, &mul_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sum_dim(mul_tmp2,
+                        node->dim.items,
+                        node->dim.len,
+                        node->keepdim,
+                        &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self: prod_double_backward(grad, grad_output, self, dim, keepdim) */
+        st = yg_prod_double_backward(grad,
+                                     grad_output,
+                                     self,
+                                     node->dim.items,
+                                     node->dim.len,
+                                     node->keepdim,
+                                     &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(mul_tmp2);
+    yg_release(prod_backward_tmp1);
+    yg_release(pow_tmp0);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ProdBackwardBackward");
+    return YG_OK;
+}
+
+static void prod_backward_backward_release_saved(yg_node *base)
+{
+    prod_backward_backward *node = (prod_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+    yg__saved_int_list_release(&node->dim);
+}
+
+const yg_node_vtable yg__prod_backward_backward_vtable = {
+    .name = "ProdBackwardBackward",
+    .apply = prod_backward_backward_apply,
+    .release_saved = prod_backward_backward_release_saved,
 };

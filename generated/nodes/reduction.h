@@ -239,4 +239,14 @@ typedef struct norm_backward_backward {
 } norm_backward_backward;
 extern const yg_node_vtable yg__norm_backward_backward_vtable;
 
+/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor */
+typedef struct prod_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    yg_saved_int_list dim;
+    bool keepdim;
+} prod_backward_backward;
+extern const yg_node_vtable yg__prod_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_REDUCTION_H */

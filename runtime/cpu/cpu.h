@@ -211,6 +211,13 @@ yg_status yg__cpu_prod_backward(const yg_tensor *grad_output,
                                 int64_t dim_len,
                                 bool keepdim,
                                 yg_tensor **out);
+yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
+                                       const yg_tensor *grad_output,
+                                       const yg_tensor *self,
+                                       const int64_t *dim,
+                                       int64_t dim_len,
+                                       bool keepdim,
+                                       yg_tensor **out);
 yg_status yg__cpu_var(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,

@@ -32,6 +32,7 @@ static yg_status f_atan2_bw(yg_tensor *const *x, yg_tensor **o)
 static yg_status f_pow_bw_exponent(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward_exponent(x[0], x[1], x[2], x[3], o); }
 
 static yg_status f_prod_bw(yg_tensor *const *x, yg_tensor **o) { return yg_prod_backward(x[0], x[1], dim1, 1, false, o); }
+static yg_status f_prod_dbw(yg_tensor *const *x, yg_tensor **o) { return yg_prod_double_backward(x[0], x[1], x[2], dim1, 1, false, o); }
 static yg_status f_value_sel_bw(yg_tensor *const *x, yg_tensor **o)
 {
     return yg_value_selecting_reduction_backward(x[0], 1, x[1], sz34, 2, false, o);
@@ -186,6 +187,7 @@ const sample opinfo_backward_samples[] = {
     {"pow_backward_self", "positive self", 3, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3), F64(-2, 2, 2, 2, 3)}, f_pow_bw_self},
     {"pow_backward_exponent", "positive self, output given", 4, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3), F64(-2, 2, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_pow_bw_exponent},
     {"prod_backward", "dim 1 of [3, 4]", 2, {F64(-1, 1, 1, 3), F64(0.5, 1.5, 2, 3, 4)}, f_prod_bw},
+    {"prod_double_backward", "dim 1 of [3, 4]", 3, {F64(-1, 1, 2, 3, 4), F64(-1, 1, 1, 3), F64(-1.5, 1.5, 2, 3, 4)}, f_prod_dbw},
     {"value_selecting_reduction_backward", "dim 1 of [3, 4]", 2, {F64(-1, 1, 1, 3), I64(0, 4, 1, 3)}, f_value_sel_bw},
     {"minmax_backward", "amax over dim 1 (self flat: constant)", 2, {F64(-1, 1, 1, 3), C64(-1, 1, 2, 3, 4)}, f_minmax_bw},
     {"var_backward", "dim 1, correction 1", 2, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4)}, f_var_bw},

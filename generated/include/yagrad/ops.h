@@ -1768,6 +1768,17 @@ YG_NODISCARD yg_status yg_upsample_nearest2d_to(
     int64_t sizes_len,
     yg_tensor **out);       /* out: new ref */
 
+/* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
+ *   bool keepdim) -> Tensor */
+YG_NODISCARD yg_status yg_prod_double_backward(
+    const yg_tensor *grad,         /* borrowed */
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *self,         /* borrowed */
+    const int64_t *dim,            /* borrowed, dim_len entries */
+    int64_t dim_len,
+    bool keepdim,
+    yg_tensor **out);              /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif

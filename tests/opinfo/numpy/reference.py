@@ -154,6 +154,17 @@ def scatter(self, index, src, add=False):
     return out
 
 
+def prod_double_backward(g, go, s):
+    # dim 1 of [3, 4]: go_r sum_{i != k} g_ri prod_{j != i, k} s_rj
+    out = np.zeros_like(s)
+    for r in range(s.shape[0]):
+        for k in range(s.shape[1]):
+            out[r, k] = go[r] * sum(
+                g[r, i] * np.prod(np.delete(s[r], [i, k])) for i in range(s.shape[1]) if i != k
+            )
+    return out
+
+
 def cumprod_backward(g, s, axis):
     g, s = np.moveaxis(g, axis, -1), np.moveaxis(s, axis, -1)
     out = np.zeros_like(s)
@@ -609,6 +620,7 @@ REFS = {
     "logsumexp_backward": lambda x: x[0][:, None] * np.exp(x[1] - x[2][:, None]),
     "cumsum_backward": lambda x: np.flip(np.cumsum(np.flip(x[0], 1), axis=1), 1),
     "cumprod_backward": lambda x: cumprod_backward(x[0], x[1], 1),
+    "prod_double_backward": lambda x: prod_double_backward(x[0], x[1], x[2]),
     "sum_backward": lambda x: np.broadcast_to(x[0][:, None], (3, 4)),
     "mean_backward": lambda x: np.broadcast_to(x[0] / 4, (3, 4)),
     "sum_to": lambda x: x[0].sum(axis=0).sum(axis=-1, keepdims=True),
