@@ -270,4 +270,13 @@ typedef struct embedding_backward_backward {
 } embedding_backward_backward;
 extern const yg_node_vtable yg__embedding_backward_backward_vtable;
 
+/* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+typedef struct cumprod_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    int64_t dim;
+} cumprod_backward_backward;
+extern const yg_node_vtable yg__cumprod_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:459] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:458] */
 static yg_status tanh_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -86,7 +86,7 @@ const yg_node_vtable yg__tanh_backward_backward_vtable = {
     .release_saved = tanh_backward_backward_release_saved,
 };
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:463] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:462] */
 static yg_status sigmoid_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -168,7 +168,7 @@ const yg_node_vtable yg__sigmoid_backward_backward_vtable = {
 };
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/derivatives.yaml:483] */
+ * [specs/derivatives.yaml:482] */
 static yg_status leaky_relu_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -213,7 +213,7 @@ const yg_node_vtable yg__leaky_relu_backward_backward_vtable = {
 };
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/derivatives.yaml:487] */
+ * [specs/derivatives.yaml:486] */
 static yg_status hardtanh_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -258,7 +258,7 @@ const yg_node_vtable yg__hardtanh_backward_backward_vtable = {
 };
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/derivatives.yaml:491] */
+ * [specs/derivatives.yaml:490] */
 static yg_status clamp_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -303,7 +303,7 @@ const yg_node_vtable yg__clamp_backward_backward_vtable = {
 };
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/derivatives.yaml:495] */
+ * [specs/derivatives.yaml:494] */
 static yg_status clamp_min_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -348,7 +348,7 @@ const yg_node_vtable yg__clamp_min_backward_backward_vtable = {
 };
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/derivatives.yaml:499] */
+ * [specs/derivatives.yaml:498] */
 static yg_status clamp_max_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -393,7 +393,7 @@ const yg_node_vtable yg__clamp_max_backward_backward_vtable = {
 };
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:503] */
+ * [specs/derivatives.yaml:502] */
 static yg_status maximum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -444,7 +444,7 @@ const yg_node_vtable yg__maximum_backward_backward_vtable = {
 };
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:508] */
+ * [specs/derivatives.yaml:507] */
 static yg_status minimum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -494,7 +494,7 @@ const yg_node_vtable yg__minimum_backward_backward_vtable = {
     .release_saved = minimum_backward_backward_release_saved,
 };
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:549] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:548] */
 static yg_status relu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -539,7 +539,7 @@ const yg_node_vtable yg__relu_backward_backward_vtable = {
 };
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/derivatives.yaml:553] */
+ * [specs/derivatives.yaml:552] */
 static yg_status pow_backward_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -616,7 +616,7 @@ const yg_node_vtable yg__pow_backward_backward_vtable = {
     .release_saved = pow_backward_backward_release_saved,
 };
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:635] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:634] */
 static yg_status gelu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -718,7 +718,7 @@ const yg_node_vtable yg__gelu_backward_backward_vtable = {
     .release_saved = gelu_backward_backward_release_saved,
 };
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:642] */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:641] */
 static yg_status gelu_tanh_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -920,7 +920,7 @@ const yg_node_vtable yg__gelu_tanh_backward_backward_vtable = {
     .release_saved = gelu_tanh_backward_backward_release_saved,
 };
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:647] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:646] */
 static yg_status silu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -1018,7 +1018,7 @@ const yg_node_vtable yg__silu_backward_backward_vtable = {
 };
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/derivatives.yaml:652] */
+ * [specs/derivatives.yaml:651] */
 static yg_status elu_backward_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -1101,7 +1101,7 @@ const yg_node_vtable yg__elu_backward_backward_vtable = {
 };
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/derivatives.yaml:658] */
+ * [specs/derivatives.yaml:657] */
 static yg_status softplus_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)

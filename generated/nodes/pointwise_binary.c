@@ -717,7 +717,7 @@ const yg_node_vtable yg__masked_fill_backward_vtable = {
 };
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/derivatives.yaml:518] */
+ * [specs/derivatives.yaml:517] */
 static yg_status add__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -758,7 +758,7 @@ const yg_node_vtable yg__add__backward_vtable = {
 };
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/derivatives.yaml:522] */
+ * [specs/derivatives.yaml:521] */
 static yg_status sub__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -798,7 +798,7 @@ const yg_node_vtable yg__sub__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:526] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:525] */
 static yg_status mul__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -858,7 +858,7 @@ const yg_node_vtable yg__mul__backward_vtable = {
     .release_saved = mul__backward_release_saved,
 };
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:530] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:529] */
 static yg_status div__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -928,7 +928,7 @@ const yg_node_vtable yg__div__backward_vtable = {
     .release_saved = div__backward_release_saved,
 };
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:540] */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:539] */
 static yg_status copy__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)

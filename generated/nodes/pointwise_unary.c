@@ -1665,7 +1665,7 @@ const yg_node_vtable yg__trunc_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:370] */
+/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:369] */
 static yg_status clone_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1693,7 +1693,7 @@ const yg_node_vtable yg__clone_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/derivatives.yaml:534] */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/derivatives.yaml:533] */
 static yg_status mul_scalar__backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -1725,7 +1725,7 @@ const yg_node_vtable yg__mul_scalar__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:537] */
+/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:536] */
 static yg_status relu__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1769,7 +1769,7 @@ const yg_node_vtable yg__relu__backward_vtable = {
     .release_saved = relu__backward_release_saved,
 };
 
-/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:544] */
+/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:543] */
 static yg_status zero__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1800,7 +1800,7 @@ const yg_node_vtable yg__zero__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:625] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:624] */
 static yg_status to_copy_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)

@@ -774,7 +774,7 @@ const yg_node_vtable yg__logsumexp_backward_vtable = {
     .release_saved = logsumexp_backward_release_saved,
 };
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:436] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:435] */
 static yg_status softmax_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -818,7 +818,7 @@ const yg_node_vtable yg__softmax_backward_vtable = {
     .release_saved = softmax_backward_release_saved,
 };
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:443] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:442] */
 static yg_status log_softmax_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -864,7 +864,7 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:447] */
+ * [specs/derivatives.yaml:446] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -923,7 +923,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:467] */
+ * [specs/derivatives.yaml:466] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -977,7 +977,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
     .release_saved = avg_pool2d_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:474] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:473] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -1014,7 +1014,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:573] */
+ * [specs/derivatives.yaml:572] */
 static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1063,7 +1063,7 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
 };
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/derivatives.yaml:665] */
+ * [specs/derivatives.yaml:664] */
 static yg_status log_softmax_backward_backward_apply(yg_node *base,
                                                      yg_tensor *const *grads,
                                                      yg_tensor **grad_inputs)
@@ -1135,7 +1135,7 @@ const yg_node_vtable yg__log_softmax_backward_backward_vtable = {
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:707] */
+ * [specs/derivatives.yaml:706] */
 static yg_status minmax_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -1215,7 +1215,7 @@ const yg_node_vtable yg__minmax_backward_backward_vtable = {
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:718] */
+ * [specs/derivatives.yaml:717] */
 static yg_status norm_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -1391,7 +1391,7 @@ const yg_node_vtable yg__norm_backward_backward_vtable = {
 };
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/derivatives.yaml:727] */
+ * [specs/derivatives.yaml:726] */
 static yg_status prod_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)

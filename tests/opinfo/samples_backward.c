@@ -60,6 +60,8 @@ static yg_status f_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_so
 static yg_status f_var_bw(yg_tensor *const *x, yg_tensor **o) { return yg_var_backward(x[0], x[1], dim1, 1, 1, false, o); }
 static yg_status f_cumsum_bw(yg_tensor *const *x, yg_tensor **o) { return yg_cumsum_backward(x[0], 1, o); }
 static yg_status f_cumprod_bw(yg_tensor *const *x, yg_tensor **o) { return yg_cumprod_backward(x[0], x[1], 1, o); }
+static yg_status f_cumprod_jvp(yg_tensor *const *x, yg_tensor **o) { return yg_cumprod_jvp(x[0], x[1], 1, o); }
+static yg_status f_cumprod_dbw(yg_tensor *const *x, yg_tensor **o) { return yg_cumprod_double_backward(x[0], x[1], x[2], 1, o); }
 static yg_status f_sum_bw(yg_tensor *const *x, yg_tensor **o) { return yg_sum_backward(x[0], sz34, 2, dim1, 1, false, o); }
 static yg_status f_mean_bw(yg_tensor *const *x, yg_tensor **o) { return yg_mean_backward(x[0], sz34, 2, dim1, 1, true, o); }
 
@@ -196,6 +198,8 @@ const sample opinfo_backward_samples[] = {
     {"logsumexp_backward", "dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-2, 2, 2, 3, 4), F64(1, 3, 1, 3)}, f_lse_bw},
     {"cumsum_backward", "dim 1", 1, {F64(-1, 1, 2, 3, 4)}, f_cumsum_bw},
     {"cumprod_backward", "dim 1", 2, {F64(-1, 1, 2, 3, 4), F64(0.5, 1.5, 2, 3, 4)}, f_cumprod_bw},
+    {"cumprod_jvp", "dim 1", 2, {F64(-1, 1, 2, 3, 4), F64(-1.5, 1.5, 2, 3, 4)}, f_cumprod_jvp},
+    {"cumprod_double_backward", "dim 1", 3, {F64(-1, 1, 2, 3, 4), F64(-1, 1, 2, 3, 4), F64(-1.5, 1.5, 2, 3, 4)}, f_cumprod_dbw},
     {"sum_backward", "into [3, 4] over dim 1", 1, {F64(-1, 1, 1, 3)}, f_sum_bw},
     {"mean_backward", "into [3, 4] over dim 1, keepdim", 1, {F64(-1, 1, 2, 3, 1)}, f_mean_bw},
     {"sum_to", "[2, 3, 4] -> [3, 1]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_sum_to},

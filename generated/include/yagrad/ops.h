@@ -1779,6 +1779,19 @@ YG_NODISCARD yg_status yg_prod_double_backward(
     bool keepdim,
     yg_tensor **out);              /* out: new ref */
 
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_cumprod_jvp(const yg_tensor *grad,  /* borrowed */
+                                      const yg_tensor *self,  /* borrowed */
+                                      int64_t dim,
+                                      yg_tensor **out);       /* out: new ref */
+
+/* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_cumprod_double_backward(const yg_tensor *grad,         /* borrowed */
+                                                  const yg_tensor *grad_output,  /* borrowed */
+                                                  const yg_tensor *self,         /* borrowed */
+                                                  int64_t dim,
+                                                  yg_tensor **out);              /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif

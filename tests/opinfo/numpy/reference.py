@@ -165,6 +165,30 @@ def prod_double_backward(g, go, s):
     return out
 
 
+def cumprod_jvp(g, s):
+    # dim 1 of [3, 4]: out_i = sum_{k <= i} g_k prod_{j <= i, j != k} s_j
+    out = np.zeros_like(s)
+    for r in range(s.shape[0]):
+        for i in range(s.shape[1]):
+            out[r, i] = sum(g[r, k] * np.prod(np.delete(s[r, : i + 1], k)) for k in range(i + 1))
+    return out
+
+
+def cumprod_double_backward(g, go, s):
+    # dim 1 of [3, 4]: d/ds_m of sum_k g_k cumprod_backward(go, s)_k
+    n = s.shape[1]
+    out = np.zeros_like(s)
+    for r in range(s.shape[0]):
+        for m in range(n):
+            acc = 0.0
+            for i in range(m, n):
+                for k in range(i + 1):
+                    if k != m:
+                        acc += go[r, i] * g[r, k] * np.prod(np.delete(s[r, : i + 1], [k, m]))
+            out[r, m] = acc
+    return out
+
+
 def cumprod_backward(g, s, axis):
     g, s = np.moveaxis(g, axis, -1), np.moveaxis(s, axis, -1)
     out = np.zeros_like(s)
@@ -620,6 +644,8 @@ REFS = {
     "logsumexp_backward": lambda x: x[0][:, None] * np.exp(x[1] - x[2][:, None]),
     "cumsum_backward": lambda x: np.flip(np.cumsum(np.flip(x[0], 1), axis=1), 1),
     "cumprod_backward": lambda x: cumprod_backward(x[0], x[1], 1),
+    "cumprod_jvp": lambda x: cumprod_jvp(x[0], x[1]),
+    "cumprod_double_backward": lambda x: cumprod_double_backward(x[0], x[1], x[2]),
     "prod_double_backward": lambda x: prod_double_backward(x[0], x[1], x[2]),
     "sum_backward": lambda x: np.broadcast_to(x[0][:, None], (3, 4)),
     "mean_backward": lambda x: np.broadcast_to(x[0] / 4, (3, 4)),
