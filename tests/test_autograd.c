@@ -266,8 +266,10 @@ static void test_op_without_formula_refuses_inputs_that_require_grad(void **stat
     const double gv[] = {1, 2}, ov[] = {-0.5, -1.0};
     yg_tensor *g = leaf(s, 1, gv), *o = yg_test_tensor(YG_FLOAT64, s, 1, ov), *y = NULL;
     (void)state;
-    YG_EXPECT_ERROR(yg_cumprod_jvp(g, o, 0, &y), YG_ERR_NOT_IMPLEMENTED,
-                    "cumprod_jvp:", "no derivative formula");
+    YG_EXPECT_ERROR(yg_cumprod_jvp(g, o, 0, &y),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "cumprod_jvp:",
+                    "no derivative formula");
     assert_null(y);
     yg_release(g);
     yg_release(o);

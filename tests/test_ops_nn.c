@@ -320,9 +320,10 @@ static void test_cross_entropy_second_derivative_matches_naive_hessian(void **st
      * backward (log_softmax_backward's entry). */
     const int64_t s[] = {3, 4}, ts[] = {3};
     const double tv[] = {2, 0, 3};
-    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 21), *v = yg_test_rand(YG_FLOAT64, s, 2, -1, 1, 22),
-              *t = yg_test_tensor(YG_INT64, ts, 1, tv), *y = NULL, *g = NULL, *gv = NULL, *dot = NULL,
-              *hv = NULL;
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 21),
+              *v = yg_test_rand(YG_FLOAT64, s, 2, -1, 1, 22),
+              *t = yg_test_tensor(YG_INT64, ts, 1, tv), *y = NULL, *g = NULL, *gv = NULL,
+              *dot = NULL, *hv = NULL;
     double *xv = yg_test_values(x), *vv = yg_test_values(v), expected[12];
     (void)state;
     for (int i = 0; i < 3; i++) {
@@ -340,12 +341,26 @@ static void test_cross_entropy_second_derivative_matches_naive_hessian(void **st
     }
     YG_CHECK(yg_tensor_set_requires_grad(x, true));
     YG_CHECK(yg_cross_entropy(x, t, NULL, 1, -100, &y));
-    YG_CHECK(yg_grad((const yg_tensor *const[]){y}, 1, NULL, (const yg_tensor *const[]){x}, 1, false,
-                     true, false, &g));
+    YG_CHECK(yg_grad((const yg_tensor *const[]){y},
+                     1,
+                     NULL,
+                     (const yg_tensor *const[]){x},
+                     1,
+                     false,
+                     true,
+                     false,
+                     &g));
     YG_CHECK(yg_mul(g, v, &gv));
     YG_CHECK(yg_sum(gv, &dot));
-    YG_CHECK(yg_grad((const yg_tensor *const[]){dot}, 1, NULL, (const yg_tensor *const[]){x}, 1, false,
-                     false, false, &hv));
+    YG_CHECK(yg_grad((const yg_tensor *const[]){dot},
+                     1,
+                     NULL,
+                     (const yg_tensor *const[]){x},
+                     1,
+                     false,
+                     false,
+                     false,
+                     &hv));
     YG_EXPECT_CLOSE(hv, s, 2, expected, 1e-14, 1e-12);
     free(xv);
     free(vv);
@@ -502,10 +517,12 @@ static void test_log_softmax_jvp_rejects_bad_dims_and_shapes(void **state) {
     YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT64, &g));
     YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT64, &o));
     YG_CHECK(yg_tensor_zeros(st, 2, YG_FLOAT64, &ot));
-    YG_EXPECT_ERROR(yg_log_softmax_jvp(g, o, 2, &y), YG_ERR_INDEX,
+    YG_EXPECT_ERROR(yg_log_softmax_jvp(g, o, 2, &y),
+                    YG_ERR_INDEX,
                     "log_softmax_jvp: sum: dim 2 out of range for self with 2 dims");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_log_softmax_jvp(g, ot, 1, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_log_softmax_jvp(g, ot, 1, &y),
+                    YG_ERR_SHAPE,
                     "log_softmax_jvp: mul: cannot broadcast self [2, 3] with other [3, 2]");
     assert_null(y);
     yg_release(g);

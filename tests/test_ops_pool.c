@@ -441,11 +441,13 @@ static void test_pool_to_ops_reject_sizes_of_another_input(void **state) {
     const double v[8] = {0};
     yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 4, v), *y = NULL;
     (void)state;
-    YG_EXPECT_ERROR(yg_adaptive_avg_pool2d_to(x, other, 4, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_adaptive_avg_pool2d_to(x, other, 4, &y),
+                    YG_ERR_SHAPE,
                     "adaptive_avg_pool2d_to: expected sizes [..., oh, ow] whose leading dims are "
                     "those of self [1, 2, 2, 2], got [1, 3, 4, 4]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_upsample_nearest2d_to(x, short_sizes, 2, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_upsample_nearest2d_to(x, short_sizes, 2, &y),
+                    YG_ERR_SHAPE,
                     "upsample_nearest2d_to: expected sizes [..., oh, ow] whose leading dims are "
                     "those of self [1, 2, 2, 2], got [4, 4]");
     assert_null(y);

@@ -448,7 +448,8 @@ static void test_cumprod_jvp_and_double_backward_are_exact_at_zeros(void **state
      * dbw_m = sum_{i >= m} go_i sum_{k <= i, k != m} g_k prod_{j <= i, j != k, m} x_j */
     const int64_t s[] = {3, 5}, bad[] = {5, 3};
     const double xv[] = {2, 0, 3, -1, 0.5, 0, 0, 4, 2, 1, 1.5, -2, 0.5, 3, 2};
-    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 2, xv), *g = yg_test_rand(YG_FLOAT64, s, 2, -1, 1, 4),
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 2, xv),
+              *g = yg_test_rand(YG_FLOAT64, s, 2, -1, 1, 4),
               *go = yg_test_rand(YG_FLOAT64, s, 2, -1, 1, 5), *b = NULL, *y = NULL;
     double *gv = yg_test_values(g), *gov = yg_test_values(go), jvp[15], dbw[15];
     (void)state;
@@ -474,10 +475,12 @@ static void test_cumprod_jvp_and_double_backward_are_exact_at_zeros(void **state
     YG_EXPECT_CLOSE(y, s, 2, dbw, 1e-14, 1e-14);
     yg_release(y);
     YG_CHECK(yg_tensor_zeros(bad, 2, YG_FLOAT64, &b));
-    YG_EXPECT_ERROR(yg_cumprod_jvp(b, x, 1, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_cumprod_jvp(b, x, 1, &y),
+                    YG_ERR_SHAPE,
                     "cumprod_jvp: grad [5, 3] does not match self [3, 5]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_cumprod_double_backward(g, b, x, 1, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_cumprod_double_backward(g, b, x, 1, &y),
+                    YG_ERR_SHAPE,
                     "cumprod_double_backward: grad_output [5, 3] does not match self [3, 5]");
     assert_null(y);
     free(gv);
@@ -533,7 +536,8 @@ static void test_prod_double_backward_is_exact_at_zeros(void **state) {
     YG_EXPECT_CLOSE(y, s, 2, expected, 1e-15, 1e-15);
     yg_release(y);
     YG_CHECK(yg_tensor_zeros(bad, 2, YG_FLOAT64, &gb));
-    YG_EXPECT_ERROR(yg_prod_double_backward(gb, go, x, d1, 1, false, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_prod_double_backward(gb, go, x, d1, 1, false, &y),
+                    YG_ERR_SHAPE,
                     "prod_double_backward: grad [3, 4] does not have self's sizes [4, 3]");
     assert_null(y);
     yg_release(gb);

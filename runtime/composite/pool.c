@@ -204,10 +204,11 @@ static yg_status check_to_sizes(const yg_tensor *self, const int64_t *sizes, int
 
     if (sizes == NULL || sizes_len != nd || nd < 2 ||
         memcmp(sizes, yg_tensor_sizes(self), sizeof(int64_t) * (size_t)(nd - 2)) != 0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "expected sizes [..., oh, ow] whose leading dims are those of self %s, got %s",
-                        yg_tensor_format_sizes(self, xbuf, sizeof xbuf),
-                        yg__format_sizes(sizes, sizes == NULL ? 0 : sizes_len, sbuf, sizeof sbuf));
+        return yg__fail(
+            YG_ERR_SHAPE,
+            "expected sizes [..., oh, ow] whose leading dims are those of self %s, got %s",
+            yg_tensor_format_sizes(self, xbuf, sizeof xbuf),
+            yg__format_sizes(sizes, sizes == NULL ? 0 : sizes_len, sbuf, sizeof sbuf));
     return YG_OK;
 }
 

@@ -260,10 +260,8 @@ yg_status yg__cpu_logsumexp(const yg_tensor *self,
 /* scan.c */
 yg_status yg__cpu_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__cpu_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out);
-yg_status yg__cpu_cumprod_jvp(const yg_tensor *grad,
-                              const yg_tensor *self,
-                              int64_t dim,
-                              yg_tensor **out);
+yg_status
+yg__cpu_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,
                                           const yg_tensor *grad_output,
                                           const yg_tensor *self,

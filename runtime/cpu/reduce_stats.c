@@ -190,7 +190,8 @@ yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
         yg__rows_free(&rows);
         return st;
     }
-    st = yg__rows_per_row("prod_double_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
+    st =
+        yg__rows_per_row("prod_double_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
     if (st == YG_OK) {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, self->dtype, &block);
@@ -216,7 +217,8 @@ yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
         }
         double pre = 1, dpre = 0;
         for (int64_t i = 0; i < rows.inner; i++) {
-            yg__store_f64(block, r * rows.inner + i, gov[r] * (dpre * suffix[i] + pre * dsuffix[i]));
+            yg__store_f64(
+                block, r * rows.inner + i, gov[r] * (dpre * suffix[i] + pre * dsuffix[i]));
             dpre = dpre * x[i] + pre * gr[i];
             pre *= x[i];
         }

@@ -208,7 +208,11 @@ static const double *line_of(const yg_rows *rows, int64_t r) {
 }
 
 /* block (float64 [outer, inner]) back to self's sizes and dtype */
-static yg_status dual_finish(const yg_rows *rows, yg_tensor *block, yg_dtype dtype, const int64_t *sizes, yg_tensor **out) {
+static yg_status dual_finish(const yg_rows *rows,
+                             yg_tensor *block,
+                             yg_dtype dtype,
+                             const int64_t *sizes,
+                             yg_tensor **out) {
     yg_tensor *narrow = NULL;
     yg_status st;
 
@@ -223,10 +227,8 @@ static yg_status dual_finish(const yg_rows *rows, yg_tensor *block, yg_dtype dty
     return st;
 }
 
-yg_status yg__cpu_cumprod_jvp(const yg_tensor *grad,
-                              const yg_tensor *self,
-                              int64_t dim,
-                              yg_tensor **out) {
+yg_status
+yg__cpu_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out) {
     const yg_tensor *others[] = {grad};
     const char *const names[] = {"grad"};
     yg_rows rows, grows;
@@ -282,7 +284,8 @@ yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,
         goto out;
     }
     for (int64_t r = 0; r < rows.outer; r++) {
-        const double *x = line_of(&rows, r), *g = line_of(&orows[0], r), *go = line_of(&orows[1], r);
+        const double *x = line_of(&rows, r), *g = line_of(&orows[0], r),
+                     *go = line_of(&orows[1], r);
         double *o = (double *)yg__tensor_ptr(block) + r * rows.inner;
         /* backward sweep: suffix[m] = s_m and o[m] = s'_m */
         double sm = 0, dsm = 0;
