@@ -313,6 +313,67 @@ static void test_cross_entropy_with_class_indices_matches_naive_loops(void **sta
     yg_release(t);
 }
 
+static void test_cross_entropy_second_derivative_matches_naive_hessian(void **state) {
+    /* Mean cross_entropy over N rows: the Hessian of row i is
+     * (diag(p) - p p^T) / N, p = softmax(x_i) (the target drops out), so
+     * H v is (p v - p (p . v)) / N per row.  Through log_softmax's double
+     * backward (log_softmax_backward's entry). */
+    const int64_t s[] = {3, 4}, ts[] = {3};
+    const double tv[] = {2, 0, 3};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 21),
+              *v = yg_test_rand(YG_FLOAT64, s, 2, -1, 1, 22),
+              *t = yg_test_tensor(YG_INT64, ts, 1, tv), *y = NULL, *g = NULL, *gv = NULL,
+              *dot = NULL, *hv = NULL;
+    double *xv = yg_test_values(x), *vv = yg_test_values(v), expected[12];
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        double mx = xv[i * 4], z = 0, p[4], pv = 0;
+        for (int j = 1; j < 4; j++)
+            mx = xv[i * 4 + j] > mx ? xv[i * 4 + j] : mx;
+        for (int j = 0; j < 4; j++)
+            z += exp(xv[i * 4 + j] - mx);
+        for (int j = 0; j < 4; j++) {
+            p[j] = exp(xv[i * 4 + j] - mx) / z;
+            pv += p[j] * vv[i * 4 + j];
+        }
+        for (int j = 0; j < 4; j++)
+            expected[i * 4 + j] = (p[j] * vv[i * 4 + j] - p[j] * pv) / 3;
+    }
+    YG_CHECK(yg_tensor_set_requires_grad(x, true));
+    YG_CHECK(yg_cross_entropy(x, t, NULL, 1, -100, &y));
+    YG_CHECK(yg_grad((const yg_tensor *const[]){y},
+                     1,
+                     NULL,
+                     (const yg_tensor *const[]){x},
+                     1,
+                     false,
+                     true,
+                     false,
+                     &g));
+    YG_CHECK(yg_mul(g, v, &gv));
+    YG_CHECK(yg_sum(gv, &dot));
+    YG_CHECK(yg_grad((const yg_tensor *const[]){dot},
+                     1,
+                     NULL,
+                     (const yg_tensor *const[]){x},
+                     1,
+                     false,
+                     false,
+                     false,
+                     &hv));
+    YG_EXPECT_CLOSE(hv, s, 2, expected, 1e-14, 1e-12);
+    free(xv);
+    free(vv);
+    yg_release(hv);
+    yg_release(dot);
+    yg_release(gv);
+    yg_release(g);
+    yg_release(y);
+    yg_release(t);
+    yg_release(v);
+    yg_release(x);
+}
+
 static void test_cross_entropy_over_k_dims_moves_the_class_dim(void **state) {
     const int64_t s[] = {2, 3, 4}, ts[] = {2, 4};
     const double tv[] = {0, 2, 1, 1, 2, 2, 0, 1};
@@ -445,6 +506,28 @@ static void expect_nll_reductions(yg_tensor *x,
     YG_CHECK(yg_nll_loss(x, t, w, 2, ignore, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, &total, 1e-14, 1e-14);
     yg_release(y);
+}
+
+static void test_log_softmax_jvp_rejects_bad_dims_and_shapes(void **state) {
+    /* the adjoint of log_softmax_backward (double-backward): errors of its
+     * inner ops, prefixed with its name */
+    const int64_t s[] = {2, 3}, st[] = {3, 2};
+    yg_tensor *g = NULL, *o = NULL, *ot = NULL, *y = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT64, &g));
+    YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT64, &o));
+    YG_CHECK(yg_tensor_zeros(st, 2, YG_FLOAT64, &ot));
+    YG_EXPECT_ERROR(yg_log_softmax_jvp(g, o, 2, &y),
+                    YG_ERR_INDEX,
+                    "log_softmax_jvp: sum: dim 2 out of range for self with 2 dims");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_log_softmax_jvp(g, ot, 1, &y),
+                    YG_ERR_SHAPE,
+                    "log_softmax_jvp: mul: cannot broadcast self [2, 3] with other [3, 2]");
+    assert_null(y);
+    yg_release(g);
+    yg_release(o);
+    yg_release(ot);
 }
 
 static void test_nll_loss_with_weights_matches_naive_loops(void **state) {
@@ -917,9 +1000,11 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_binary_cross_entropy_clamps_its_logs),
         cmocka_unit_test(test_binary_cross_entropy_with_logits_is_stable_and_smooth),
         cmocka_unit_test(test_cross_entropy_with_class_indices_matches_naive_loops),
+        cmocka_unit_test(test_cross_entropy_second_derivative_matches_naive_hessian),
         cmocka_unit_test(test_cross_entropy_over_k_dims_moves_the_class_dim),
         cmocka_unit_test(test_cross_entropy_with_class_probabilities),
         cmocka_unit_test(test_losses_reject_bad_reduction_and_shapes),
+        cmocka_unit_test(test_log_softmax_jvp_rejects_bad_dims_and_shapes),
         cmocka_unit_test(test_nll_loss_with_weights_matches_naive_loops),
         cmocka_unit_test(test_nll_loss_with_weights_of_a_single_sample_and_float32),
         cmocka_unit_test(test_nll_loss_mean_over_no_weight_is_nan),

@@ -434,6 +434,26 @@ static void test_max_pool_with_indices_rejects_bad_arguments(void **state) {
     yg_release(iv);
 }
 
+static void test_pool_to_ops_reject_sizes_of_another_input(void **state) {
+    /* adaptive_avg_pool2d_to / upsample_nearest2d_to take the result's full
+     * sizes: the leading dims must be self's */
+    const int64_t s[] = {1, 2, 2, 2}, other[] = {1, 3, 4, 4}, short_sizes[] = {4, 4};
+    const double v[8] = {0};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 4, v), *y = NULL;
+    (void)state;
+    YG_EXPECT_ERROR(yg_adaptive_avg_pool2d_to(x, other, 4, &y),
+                    YG_ERR_SHAPE,
+                    "adaptive_avg_pool2d_to: expected sizes [..., oh, ow] whose leading dims are "
+                    "those of self [1, 2, 2, 2], got [1, 3, 4, 4]");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_upsample_nearest2d_to(x, short_sizes, 2, &y),
+                    YG_ERR_SHAPE,
+                    "upsample_nearest2d_to: expected sizes [..., oh, ow] whose leading dims are "
+                    "those of self [1, 2, 2, 2], got [4, 4]");
+    assert_null(y);
+    yg_release(x);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_max_pool2d_matches_naive_windows),
@@ -448,6 +468,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_max_pool1d_with_indices_matches_naive_loops),
         cmocka_unit_test(test_max_pool_indices_route_the_gradient),
         cmocka_unit_test(test_max_pool_with_indices_rejects_bad_arguments),
+        cmocka_unit_test(test_pool_to_ops_reject_sizes_of_another_input),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

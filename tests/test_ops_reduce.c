@@ -434,6 +434,63 @@ static void test_cumprod_backward_is_exact_at_zeros(void **state) {
     yg_release(x);
 }
 
+/* prod of x[0..n) without the positions a and b (-1: none) */
+static double prod_without(const double *x, int n, int a, int b) {
+    double p = 1;
+    for (int j = 0; j < n; j++)
+        if (j != a && j != b)
+            p *= x[j];
+    return p;
+}
+
+static void test_cumprod_jvp_and_double_backward_are_exact_at_zeros(void **state) {
+    /* jvp_i = sum_{k <= i} g_k prod_{j <= i, j != k} x_j;
+     * dbw_m = sum_{i >= m} go_i sum_{k <= i, k != m} g_k prod_{j <= i, j != k, m} x_j */
+    const int64_t s[] = {3, 5}, bad[] = {5, 3};
+    const double xv[] = {2, 0, 3, -1, 0.5, 0, 0, 4, 2, 1, 1.5, -2, 0.5, 3, 2};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 2, xv),
+              *g = yg_test_rand(YG_FLOAT64, s, 2, -1, 1, 4),
+              *go = yg_test_rand(YG_FLOAT64, s, 2, -1, 1, 5), *b = NULL, *y = NULL;
+    double *gv = yg_test_values(g), *gov = yg_test_values(go), jvp[15], dbw[15];
+    (void)state;
+    for (int r = 0; r < 3; r++) {
+        const double *xr = xv + r * 5, *gr = gv + r * 5, *gor = gov + r * 5;
+        for (int i = 0; i < 5; i++) {
+            jvp[r * 5 + i] = 0;
+            for (int k = 0; k <= i; k++)
+                jvp[r * 5 + i] += gr[k] * prod_without(xr, i + 1, k, -1);
+        }
+        for (int m = 0; m < 5; m++) {
+            dbw[r * 5 + m] = 0;
+            for (int i = m; i < 5; i++)
+                for (int k = 0; k <= i; k++)
+                    if (k != m)
+                        dbw[r * 5 + m] += gor[i] * gr[k] * prod_without(xr, i + 1, k, m);
+        }
+    }
+    YG_CHECK(yg_cumprod_jvp(g, x, 1, &y));
+    YG_EXPECT_CLOSE(y, s, 2, jvp, 1e-14, 1e-14);
+    yg_release(y);
+    YG_CHECK(yg_cumprod_double_backward(g, go, x, 1, &y));
+    YG_EXPECT_CLOSE(y, s, 2, dbw, 1e-14, 1e-14);
+    yg_release(y);
+    YG_CHECK(yg_tensor_zeros(bad, 2, YG_FLOAT64, &b));
+    YG_EXPECT_ERROR(yg_cumprod_jvp(b, x, 1, &y),
+                    YG_ERR_SHAPE,
+                    "cumprod_jvp: grad [5, 3] does not match self [3, 5]");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_cumprod_double_backward(g, b, x, 1, &y),
+                    YG_ERR_SHAPE,
+                    "cumprod_double_backward: grad_output [5, 3] does not match self [3, 5]");
+    assert_null(y);
+    free(gv);
+    free(gov);
+    yg_release(b);
+    yg_release(go);
+    yg_release(g);
+    yg_release(x);
+}
+
 static void test_prod_backward_is_exact_at_zeros(void **state) {
     const int64_t s[] = {3, 3}, d1[] = {1}, r[] = {3};
     const double xv[] = {2, 0, 3, 0, 5, 0, 1.5, -2, 4};
@@ -446,6 +503,45 @@ static void test_prod_backward_is_exact_at_zeros(void **state) {
     YG_CHECK(yg_prod_backward(g, x, d1, 1, false, &y));
     YG_EXPECT_CLOSE(y, s, 2, expected, 1e-15, 1e-15);
     yg_release(y);
+    yg_release(g);
+    yg_release(x);
+}
+
+static void test_prod_double_backward_is_exact_at_zeros(void **state) {
+    /* go_r sum_{i != k} g_ri prod_{j != i, k} x_rj, by naive loops; rows
+     * with one, two and three zeros and none, reduced over dim 1 */
+    const int64_t s[] = {4, 3}, d1[] = {1}, r[] = {4}, bad[] = {3, 4};
+    const double xv[] = {2, 0, 3, 0, 5, 0, 0, 0, 0, 1.5, -2, 4};
+    const double gv[] = {1, -2, 0.5, 3, 1, -1, 2, 2, 2, -1, 0.25, 2};
+    const double gov[] = {1, 2, -1, 0.5};
+    double expected[12];
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 2, xv), *g = yg_test_tensor(YG_FLOAT64, s, 2, gv),
+              *go = yg_test_tensor(YG_FLOAT64, r, 1, gov), *gb = NULL, *y = NULL;
+    (void)state;
+    for (int row = 0; row < 4; row++)
+        for (int k = 0; k < 3; k++) {
+            double acc = 0;
+            for (int i = 0; i < 3; i++) {
+                double p = gv[row * 3 + i];
+                if (i == k)
+                    continue;
+                for (int j = 0; j < 3; j++)
+                    if (j != i && j != k)
+                        p *= xv[row * 3 + j];
+                acc += p;
+            }
+            expected[row * 3 + k] = gov[row] * acc;
+        }
+    YG_CHECK(yg_prod_double_backward(g, go, x, d1, 1, false, &y));
+    YG_EXPECT_CLOSE(y, s, 2, expected, 1e-15, 1e-15);
+    yg_release(y);
+    YG_CHECK(yg_tensor_zeros(bad, 2, YG_FLOAT64, &gb));
+    YG_EXPECT_ERROR(yg_prod_double_backward(gb, go, x, d1, 1, false, &y),
+                    YG_ERR_SHAPE,
+                    "prod_double_backward: grad [3, 4] does not have self's sizes [4, 3]");
+    assert_null(y);
+    yg_release(gb);
+    yg_release(go);
     yg_release(g);
     yg_release(x);
 }
@@ -557,7 +653,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_scans_match_running_sums_and_products),
         cmocka_unit_test(test_integer_cumsum_gives_int64),
         cmocka_unit_test(test_cumprod_backward_is_exact_at_zeros),
+        cmocka_unit_test(test_cumprod_jvp_and_double_backward_are_exact_at_zeros),
         cmocka_unit_test(test_prod_backward_is_exact_at_zeros),
+        cmocka_unit_test(test_prod_double_backward_is_exact_at_zeros),
         cmocka_unit_test(test_minmax_backward_splits_the_gradient_between_ties),
         cmocka_unit_test(test_logsumexp_does_not_overflow),
         cmocka_unit_test(test_float_reductions_reject_integer_input_and_bad_dims),

@@ -2855,3 +2855,124 @@ yg_status yg_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **
         return yg__fail_prefix(st, "type_as");
     return YG_OK;
 }
+
+/* Runs yg_log_softmax_jvp with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status log_softmax_jvp_traced(const yg_tensor *grad,
+                                        const yg_tensor *output,
+                                        int64_t dim,
+                                        yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_log_softmax_jvp(grad, output, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("log_softmax_jvp");
+    yg__trace_input(grad);
+    yg__trace_input(output);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor
+ * [specs/native_functions.yaml:1284] */
+yg_status yg_log_softmax_jvp(const yg_tensor *grad,
+                             const yg_tensor *output,
+                             int64_t dim,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return log_softmax_jvp_traced(grad, output, dim, out);
+    YG_RETURN_IF_ERROR(yg__check_out("log_softmax_jvp", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_jvp", "grad", grad));
+    YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_jvp", "output", output));
+    st = yg__composite_log_softmax_jvp(grad, output, dim, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "log_softmax_jvp");
+    return YG_OK;
+}
+
+/* Runs yg_adaptive_avg_pool2d_to with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status adaptive_avg_pool2d_to_traced(const yg_tensor *self,
+                                               const int64_t *sizes,
+                                               int64_t sizes_len,
+                                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_adaptive_avg_pool2d_to(self, sizes, sizes_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("adaptive_avg_pool2d_to");
+    yg__trace_input(self);
+    yg__trace_attr_ints("sizes", sizes, sizes_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
+ * [specs/native_functions.yaml:1290] */
+yg_status yg_adaptive_avg_pool2d_to(const yg_tensor *self,
+                                    const int64_t *sizes,
+                                    int64_t sizes_len,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return adaptive_avg_pool2d_to_traced(self, sizes, sizes_len, out);
+    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_to", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_to", "self", self));
+    st = yg__composite_adaptive_avg_pool2d_to(self, sizes, sizes_len, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "adaptive_avg_pool2d_to");
+    return YG_OK;
+}
+
+/* Runs yg_upsample_nearest2d_to with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status upsample_nearest2d_to_traced(const yg_tensor *self,
+                                              const int64_t *sizes,
+                                              int64_t sizes_len,
+                                              yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_upsample_nearest2d_to(self, sizes, sizes_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("upsample_nearest2d_to");
+    yg__trace_input(self);
+    yg__trace_attr_ints("sizes", sizes, sizes_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1292] */
+yg_status yg_upsample_nearest2d_to(const yg_tensor *self,
+                                   const int64_t *sizes,
+                                   int64_t sizes_len,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return upsample_nearest2d_to_traced(self, sizes, sizes_len, out);
+    YG_RETURN_IF_ERROR(yg__check_out("upsample_nearest2d_to", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("upsample_nearest2d_to", "self", self));
+    st = yg__composite_upsample_nearest2d_to(self, sizes, sizes_len, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "upsample_nearest2d_to");
+    return YG_OK;
+}

@@ -196,6 +196,47 @@ static const cumprod_backward_fn cumprod_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records CumprodBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status cumprod_backward_record(const yg_tensor *grad_output,
+                                         const yg_tensor *self,
+                                         int64_t dim,
+                                         yg_tensor *result)
+{
+    yg_node *base = NULL;
+    cumprod_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__cumprod_backward_backward_vtable,
+                      sizeof(cumprod_backward_backward),
+                      2,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (cumprod_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->dim = dim;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_cumprod_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status cumprod_backward_traced(const yg_tensor *grad_output,
@@ -226,24 +267,34 @@ yg_status yg_cumprod_backward(const yg_tensor *grad_output,
                               yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
+    yg_tensor *result = NULL;
     yg_device dev;
     cumprod_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return cumprod_backward_traced(grad_output, self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumprod_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "cumprod_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = cumprod_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "cumprod_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, dim, out);
+    st = kernel(grad_output, self, dim, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = cumprod_backward_record(grad_output, self, dim, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*mm_fn)(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
@@ -2040,6 +2091,39 @@ static const embedding_backward_fn embedding_backward_kernels[YG_DEVICE_COUNT_] 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records EmbeddingBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status embedding_backward_record(const yg_tensor *grad_output,
+                                           const yg_tensor *indices,
+                                           int64_t padding_idx,
+                                           yg_tensor *result)
+{
+    yg_node *base = NULL;
+    embedding_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__embedding_backward_backward_vtable,
+                      sizeof(embedding_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (embedding_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->indices, indices, false, 0, "indices");
+    if (st != YG_OK)
+        goto out;
+    node->padding_idx = padding_idx;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_embedding_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status embedding_backward_traced(const yg_tensor *grad_output,
@@ -2080,9 +2164,11 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
                                 int64_t padding_idx,
                                 yg_tensor **out)
 {
-    const yg_tensor *inputs[2] = {grad_output, indices};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     embedding_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return embedding_backward_traced(grad_output,
@@ -2094,16 +2180,24 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_out("embedding_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding_backward", "indices", indices));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "embedding_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = embedding_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "embedding_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, indices, weight_sizes, weight_sizes_len, padding_idx, out);
+    st = kernel(grad_output, indices, weight_sizes, weight_sizes_len, padding_idx, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = embedding_backward_record(grad_output, indices, padding_idx, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,
@@ -2293,6 +2387,34 @@ static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernel
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records AdaptiveAvgPool2dBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status adaptive_avg_pool2d_backward_record(const yg_tensor *grad_output,
+                                                     yg_tensor *result)
+{
+    yg_node *base = NULL;
+    adaptive_avg_pool2d_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__adaptive_avg_pool2d_backward_backward_vtable,
+                      sizeof(adaptive_avg_pool2d_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (adaptive_avg_pool2d_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->grad_output_sizes, grad_output);
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_adaptive_avg_pool2d_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_output,
@@ -2322,23 +2444,33 @@ yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     adaptive_avg_pool2d_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return adaptive_avg_pool2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_backward", "grad_output", grad_output));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "adaptive_avg_pool2d_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = adaptive_avg_pool2d_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "adaptive_avg_pool2d_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self_sizes, self_sizes_len, out);
+    st = kernel(grad_output, self_sizes, self_sizes_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = adaptive_avg_pool2d_backward_record(grad_output, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*upsample_nearest2d_fn)(const yg_tensor *self,
@@ -2446,6 +2578,34 @@ static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records UpsampleNearest2dBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status upsample_nearest2d_backward_record(const yg_tensor *grad_output,
+                                                    yg_tensor *result)
+{
+    yg_node *base = NULL;
+    upsample_nearest2d_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__upsample_nearest2d_backward_backward_vtable,
+                      sizeof(upsample_nearest2d_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (upsample_nearest2d_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->grad_output_sizes, grad_output);
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_upsample_nearest2d_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output,
@@ -2475,23 +2635,33 @@ yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     upsample_nearest2d_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return upsample_nearest2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("upsample_nearest2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("upsample_nearest2d_backward", "grad_output", grad_output));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "upsample_nearest2d_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = upsample_nearest2d_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "upsample_nearest2d_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self_sizes, self_sizes_len, out);
+    st = kernel(grad_output, self_sizes, self_sizes_len, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = upsample_nearest2d_backward_record(grad_output, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*zeros_fn)(const int64_t *size,
@@ -4044,4 +4214,128 @@ out:
     yg__node_release(base);
     yg_release(result);
     return st;
+}
+
+typedef yg_status (*cumprod_jvp_fn)(const yg_tensor *grad,
+                                    const yg_tensor *self,
+                                    int64_t dim,
+                                    yg_tensor **out);
+
+static const cumprod_jvp_fn cumprod_jvp_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_cumprod_jvp,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_cumprod_jvp with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cumprod_jvp_traced(const yg_tensor *grad,
+                                    const yg_tensor *self,
+                                    int64_t dim,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cumprod_jvp(grad, self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cumprod_jvp");
+    yg__trace_input(grad);
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1305] */
+yg_status yg_cumprod_jvp(const yg_tensor *grad,
+                         const yg_tensor *self,
+                         int64_t dim,
+                         yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {grad, self};
+    yg_device dev;
+    cumprod_jvp_fn kernel;
+
+    if (yg__trace_recording(false))
+        return cumprod_jvp_traced(grad, self, dim, out);
+    YG_RETURN_IF_ERROR(yg__check_out("cumprod_jvp", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("cumprod_jvp", "grad", grad));
+    YG_RETURN_IF_ERROR(yg__check_defined("cumprod_jvp", "self", self));
+    if (yg__any_requires_grad(2, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "cumprod_jvp: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad);
+    kernel = cumprod_jvp_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "cumprod_jvp: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad, self, dim, out);
+}
+
+typedef yg_status (*cumprod_double_backward_fn)(const yg_tensor *grad,
+                                                const yg_tensor *grad_output,
+                                                const yg_tensor *self,
+                                                int64_t dim,
+                                                yg_tensor **out);
+
+static const cumprod_double_backward_fn cumprod_double_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_cumprod_double_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_cumprod_double_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cumprod_double_backward_traced(const yg_tensor *grad,
+                                                const yg_tensor *grad_output,
+                                                const yg_tensor *self,
+                                                int64_t dim,
+                                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cumprod_double_backward(grad, grad_output, self, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cumprod_double_backward");
+    yg__trace_input(grad);
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor
+ * [specs/native_functions.yaml:1309] */
+yg_status yg_cumprod_double_backward(const yg_tensor *grad,
+                                     const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     int64_t dim,
+                                     yg_tensor **out)
+{
+    const yg_tensor *inputs[3] = {grad, grad_output, self};
+    yg_device dev;
+    cumprod_double_backward_fn kernel;
+
+    if (yg__trace_recording(false))
+        return cumprod_double_backward_traced(grad, grad_output, self, dim, out);
+    YG_RETURN_IF_ERROR(yg__check_out("cumprod_double_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("cumprod_double_backward", "grad", grad));
+    YG_RETURN_IF_ERROR(yg__check_defined("cumprod_double_backward", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_defined("cumprod_double_backward", "self", self));
+    if (yg__any_requires_grad(3, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "cumprod_double_backward: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad);
+    kernel = cumprod_double_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "cumprod_double_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad, grad_output, self, dim, out);
 }

@@ -444,6 +444,45 @@ static const gelu_backward_fn gelu_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records GeluBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status gelu_backward_record(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      yg_tensor *result)
+{
+    yg_node *base = NULL;
+    gelu_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__gelu_backward_backward_vtable,
+                      sizeof(gelu_backward_backward),
+                      2,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (gelu_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_gelu_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status gelu_backward_traced(const yg_tensor *grad_output,
@@ -468,24 +507,34 @@ static yg_status gelu_backward_traced(const yg_tensor *grad_output,
 yg_status yg_gelu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
+    yg_tensor *result = NULL;
     yg_device dev;
     gelu_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return gelu_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("gelu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "gelu_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = gelu_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "gelu_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, out);
+    st = kernel(grad_output, self, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = gelu_backward_record(grad_output, self, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*gelu_tanh_backward_fn)(const yg_tensor *grad_output,
@@ -496,6 +545,45 @@ static const gelu_tanh_backward_fn gelu_tanh_backward_kernels[YG_DEVICE_COUNT_] 
     [YG_CPU] = yg__cpu_gelu_tanh_backward,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Records GeluTanhBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status gelu_tanh_backward_record(const yg_tensor *grad_output,
+                                           const yg_tensor *self,
+                                           yg_tensor *result)
+{
+    yg_node *base = NULL;
+    gelu_tanh_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__gelu_tanh_backward_backward_vtable,
+                      sizeof(gelu_tanh_backward_backward),
+                      2,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (gelu_tanh_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_gelu_tanh_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -524,24 +612,34 @@ yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,
                                 yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
+    yg_tensor *result = NULL;
     yg_device dev;
     gelu_tanh_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return gelu_tanh_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("gelu_tanh_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_tanh_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_tanh_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "gelu_tanh_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = gelu_tanh_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "gelu_tanh_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, out);
+    st = kernel(grad_output, self, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = gelu_tanh_backward_record(grad_output, self, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*silu_backward_fn)(const yg_tensor *grad_output,
@@ -552,6 +650,45 @@ static const silu_backward_fn silu_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = yg__cpu_silu_backward,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Records SiluBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status silu_backward_record(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      yg_tensor *result)
+{
+    yg_node *base = NULL;
+    silu_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__silu_backward_backward_vtable,
+                      sizeof(silu_backward_backward),
+                      2,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (silu_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_silu_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -577,24 +714,34 @@ static yg_status silu_backward_traced(const yg_tensor *grad_output,
 yg_status yg_silu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
+    yg_tensor *result = NULL;
     yg_device dev;
     silu_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return silu_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("silu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("silu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("silu_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "silu_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = silu_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "silu_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, out);
+    st = kernel(grad_output, self, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = silu_backward_record(grad_output, self, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*elu_backward_fn)(const yg_tensor *grad_output,
@@ -606,6 +753,47 @@ static const elu_backward_fn elu_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = yg__cpu_elu_backward,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Records EluBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status elu_backward_record(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     double alpha,
+                                     yg_tensor *result)
+{
+    yg_node *base = NULL;
+    elu_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__elu_backward_backward_vtable,
+                      sizeof(elu_backward_backward),
+                      2,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (elu_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->alpha = alpha;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_elu_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -637,24 +825,34 @@ yg_status yg_elu_backward(const yg_tensor *grad_output,
                           yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
+    yg_tensor *result = NULL;
     yg_device dev;
     elu_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return elu_backward_traced(grad_output, self, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("elu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("elu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("elu_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "elu_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = elu_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "elu_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, alpha, out);
+    st = kernel(grad_output, self, alpha, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = elu_backward_record(grad_output, self, alpha, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*leaky_relu_backward_fn)(const yg_tensor *grad_output,
@@ -771,6 +969,49 @@ static const softplus_backward_fn softplus_backward_kernels[YG_DEVICE_COUNT_] = 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records SoftplusBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status softplus_backward_record(const yg_tensor *grad_output,
+                                          const yg_tensor *self,
+                                          double beta,
+                                          double threshold,
+                                          yg_tensor *result)
+{
+    yg_node *base = NULL;
+    softplus_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__softplus_backward_backward_vtable,
+                      sizeof(softplus_backward_backward),
+                      2,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (softplus_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->beta = beta;
+    node->threshold = threshold;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_softplus_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status softplus_backward_traced(const yg_tensor *grad_output,
@@ -804,24 +1045,34 @@ yg_status yg_softplus_backward(const yg_tensor *grad_output,
                                yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
+    yg_tensor *result = NULL;
     yg_device dev;
     softplus_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return softplus_backward_traced(grad_output, self, beta, threshold, out);
     YG_RETURN_IF_ERROR(yg__check_out("softplus_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("softplus_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("softplus_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "softplus_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = softplus_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "softplus_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, beta, threshold, out);
+    st = kernel(grad_output, self, beta, threshold, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = softplus_backward_record(grad_output, self, beta, threshold, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*hardtanh_backward_fn)(const yg_tensor *grad_output,

@@ -616,6 +616,52 @@ static const pow_backward_self_fn pow_backward_self_kernels[YG_DEVICE_COUNT_] = 
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records PowBackwardSelfBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status pow_backward_self_record(const yg_tensor *grad_output,
+                                          const yg_tensor *self,
+                                          const yg_tensor *exponent,
+                                          yg_tensor *result)
+{
+    yg_node *base = NULL;
+    pow_backward_self_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__pow_backward_self_backward_vtable,
+                      sizeof(pow_backward_self_backward),
+                      3,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (pow_backward_self_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 2, exponent);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1) || yg__node_needs_grad(base, 2)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->exponent, exponent, false, 0, "exponent");
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_pow_backward_self with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status pow_backward_self_traced(const yg_tensor *grad_output,
@@ -646,8 +692,10 @@ yg_status yg_pow_backward_self(const yg_tensor *grad_output,
                                yg_tensor **out)
 {
     const yg_tensor *inputs[3] = {grad_output, self, exponent};
+    yg_tensor *result = NULL;
     yg_device dev;
     pow_backward_self_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return pow_backward_self_traced(grad_output, self, exponent, out);
@@ -655,16 +703,24 @@ yg_status yg_pow_backward_self(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_self", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_self", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_self", "exponent", exponent));
-    if (yg__any_requires_grad(3, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "pow_backward_self: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = pow_backward_self_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "pow_backward_self: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, exponent, out);
+    st = kernel(grad_output, self, exponent, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(3, inputs)) {
+        st = pow_backward_self_record(grad_output, self, exponent, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*pow_backward_exponent_fn)(const yg_tensor *grad_output,
@@ -677,6 +733,65 @@ static const pow_backward_exponent_fn pow_backward_exponent_kernels[YG_DEVICE_CO
     [YG_CPU] = yg__cpu_pow_backward_exponent,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Records PowBackwardExponentBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status pow_backward_exponent_record(const yg_tensor *grad_output,
+                                              const yg_tensor *self,
+                                              const yg_tensor *exponent,
+                                              const yg_tensor *output,
+                                              yg_tensor *result)
+{
+    yg_node *base = NULL;
+    pow_backward_exponent_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__pow_backward_exponent_backward_vtable,
+                      sizeof(pow_backward_exponent_backward),
+                      4,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (pow_backward_exponent_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 2, exponent);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 3, output);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1) || yg__node_needs_grad(base, 3)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 0) || yg__node_needs_grad(base, 1) || yg__node_needs_grad(base, 3)) {
+        st = yg__saved_save(&node->self, self, false, 0, "self");
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 0) || yg__node_needs_grad(base, 1) || yg__node_needs_grad(base, 3)) {
+        st = yg__saved_save(&node->exponent, exponent, false, 0, "exponent");
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 0) || yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->output, output, false, 0, "output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_pow_backward_exponent with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -711,8 +826,10 @@ yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,
                                    yg_tensor **out)
 {
     const yg_tensor *inputs[4] = {grad_output, self, exponent, output};
+    yg_tensor *result = NULL;
     yg_device dev;
     pow_backward_exponent_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return pow_backward_exponent_traced(grad_output, self, exponent, output, out);
@@ -721,14 +838,22 @@ yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_exponent", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_exponent", "exponent", exponent));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_exponent", "output", output));
-    if (yg__any_requires_grad(4, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "pow_backward_exponent: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = pow_backward_exponent_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "pow_backward_exponent: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, exponent, output, out);
+    st = kernel(grad_output, self, exponent, output, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(4, inputs)) {
+        st = pow_backward_exponent_record(grad_output, self, exponent, output, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }

@@ -505,6 +505,50 @@ static const prod_backward_fn prod_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records ProdBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status prod_backward_record(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      const int64_t *dim,
+                                      int64_t dim_len,
+                                      bool keepdim,
+                                      yg_tensor *result)
+{
+    yg_node *base = NULL;
+    prod_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__prod_backward_backward_vtable,
+                      sizeof(prod_backward_backward),
+                      2,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (prod_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_int_list_save(&node->dim, dim, dim_len);
+    if (st != YG_OK)
+        goto out;
+    node->keepdim = keepdim;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_prod_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status prod_backward_traced(const yg_tensor *grad_output,
@@ -540,24 +584,34 @@ yg_status yg_prod_backward(const yg_tensor *grad_output,
                            yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
+    yg_tensor *result = NULL;
     yg_device dev;
     prod_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return prod_backward_traced(grad_output, self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("prod_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("prod_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("prod_backward", "self", self));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "prod_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = prod_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "prod_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, dim, dim_len, keepdim, out);
+    st = kernel(grad_output, self, dim, dim_len, keepdim, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = prod_backward_record(grad_output, self, dim, dim_len, keepdim, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*amax_fn)(const yg_tensor *self,
@@ -1021,6 +1075,48 @@ static const minmax_backward_fn minmax_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records MinmaxBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status minmax_backward_record(const yg_tensor *grad_output,
+                                        const yg_tensor *self,
+                                        const yg_tensor *output,
+                                        const int64_t *dim,
+                                        int64_t dim_len,
+                                        bool keepdim,
+                                        yg_tensor *result)
+{
+    yg_node *base = NULL;
+    minmax_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__minmax_backward_backward_vtable,
+                      sizeof(minmax_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (minmax_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->output, output, false, 0, "output");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_int_list_save(&node->dim, dim, dim_len);
+    if (st != YG_OK)
+        goto out;
+    node->keepdim = keepdim;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_minmax_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status minmax_backward_traced(const yg_tensor *grad_output,
@@ -1059,9 +1155,11 @@ yg_status yg_minmax_backward(const yg_tensor *grad_output,
                              bool keepdim,
                              yg_tensor **out)
 {
-    const yg_tensor *inputs[3] = {grad_output, self, output};
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
     yg_device dev;
     minmax_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return minmax_backward_traced(grad_output, self, output, dim, dim_len, keepdim, out);
@@ -1069,16 +1167,24 @@ yg_status yg_minmax_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("minmax_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("minmax_backward", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("minmax_backward", "output", output));
-    if (yg__any_requires_grad(3, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "minmax_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = minmax_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "minmax_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, output, dim, dim_len, keepdim, out);
+    st = kernel(grad_output, self, output, dim, dim_len, keepdim, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = minmax_backward_record(grad_output, self, output, dim, dim_len, keepdim, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*argmax_fn)(const yg_tensor *self, yg_tensor **out);
@@ -1952,6 +2058,59 @@ static const norm_backward_fn norm_backward_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records NormBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status norm_backward_record(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      const yg_tensor *output,
+                                      double p,
+                                      const int64_t *dim,
+                                      int64_t dim_len,
+                                      bool keepdim,
+                                      yg_tensor *result)
+{
+    yg_node *base = NULL;
+    norm_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__norm_backward_backward_vtable,
+                      sizeof(norm_backward_backward),
+                      3,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (norm_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 2, output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->output, output, false, 0, "output");
+    if (st != YG_OK)
+        goto out;
+    node->p = p;
+    st = yg__saved_int_list_save(&node->dim, dim, dim_len);
+    if (st != YG_OK)
+        goto out;
+    node->keepdim = keepdim;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_norm_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status norm_backward_traced(const yg_tensor *grad_output,
@@ -1994,8 +2153,10 @@ yg_status yg_norm_backward(const yg_tensor *grad_output,
                            yg_tensor **out)
 {
     const yg_tensor *inputs[3] = {grad_output, self, output};
+    yg_tensor *result = NULL;
     yg_device dev;
     norm_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return norm_backward_traced(grad_output, self, output, p, dim, dim_len, keepdim, out);
@@ -2003,16 +2164,24 @@ yg_status yg_norm_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "output", output));
-    if (yg__any_requires_grad(3, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "norm_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = norm_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "norm_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, self, output, p, dim, dim_len, keepdim, out);
+    st = kernel(grad_output, self, output, p, dim, dim_len, keepdim, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(3, inputs)) {
+        st = norm_backward_record(grad_output, self, output, p, dim, dim_len, keepdim, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*logsumexp_fn)(const yg_tensor *self,
@@ -2217,6 +2386,47 @@ static const log_softmax_backward_fn log_softmax_backward_kernels[YG_DEVICE_COUN
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records LogSoftmaxBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status log_softmax_backward_record(const yg_tensor *grad_output,
+                                             const yg_tensor *output,
+                                             int64_t dim,
+                                             yg_tensor *result)
+{
+    yg_node *base = NULL;
+    log_softmax_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__log_softmax_backward_backward_vtable,
+                      sizeof(log_softmax_backward_backward),
+                      2,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (log_softmax_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, output);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->grad_output, grad_output, false, 0, "grad_output");
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_save(&node->output, output, false, 0, "output");
+    if (st != YG_OK)
+        goto out;
+    node->dim = dim;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_log_softmax_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
@@ -2247,24 +2457,34 @@ yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
                                   yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, output};
+    yg_tensor *result = NULL;
     yg_device dev;
     log_softmax_backward_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return log_softmax_backward_traced(grad_output, output, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("log_softmax_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_backward", "output", output));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "log_softmax_backward: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = log_softmax_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "log_softmax_backward: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(grad_output, output, dim, out);
+    st = kernel(grad_output, output, dim, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = log_softmax_backward_record(grad_output, output, dim, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*nll_loss_fn)(const yg_tensor *self,
@@ -2894,4 +3114,77 @@ out:
     yg_release(result1);
     yg_release(result);
     return st;
+}
+
+typedef yg_status (*prod_double_backward_fn)(const yg_tensor *grad,
+                                             const yg_tensor *grad_output,
+                                             const yg_tensor *self,
+                                             const int64_t *dim,
+                                             int64_t dim_len,
+                                             bool keepdim,
+                                             yg_tensor **out);
+
+static const prod_double_backward_fn prod_double_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_prod_double_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_prod_double_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status prod_double_backward_traced(const yg_tensor *grad,
+                                             const yg_tensor *grad_output,
+                                             const yg_tensor *self,
+                                             const int64_t *dim,
+                                             int64_t dim_len,
+                                             bool keepdim,
+                                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_prod_double_backward(grad, grad_output, self, dim, dim_len, keepdim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("prod_double_backward");
+    yg__trace_input(grad);
+    yg__trace_input(grad_output);
+    yg__trace_input(self);
+    yg__trace_attr_ints("dim", dim, dim_len);
+    yg__trace_attr_int("keepdim", keepdim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
+ *   bool keepdim) -> Tensor
+ * [specs/native_functions.yaml:1297] */
+yg_status yg_prod_double_backward(const yg_tensor *grad,
+                                  const yg_tensor *grad_output,
+                                  const yg_tensor *self,
+                                  const int64_t *dim,
+                                  int64_t dim_len,
+                                  bool keepdim,
+                                  yg_tensor **out)
+{
+    const yg_tensor *inputs[3] = {grad, grad_output, self};
+    yg_device dev;
+    prod_double_backward_fn kernel;
+
+    if (yg__trace_recording(false))
+        return prod_double_backward_traced(grad, grad_output, self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__check_out("prod_double_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("prod_double_backward", "grad", grad));
+    YG_RETURN_IF_ERROR(yg__check_defined("prod_double_backward", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_defined("prod_double_backward", "self", self));
+    if (yg__any_requires_grad(3, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "prod_double_backward: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad);
+    kernel = prod_double_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "prod_double_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad, grad_output, self, dim, dim_len, keepdim, out);
 }

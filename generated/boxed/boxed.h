@@ -267,5 +267,11 @@ yg_boxed_impl yg__boxed_index_put_self_backward;
 yg_boxed_impl yg__boxed_to_copy;
 yg_boxed_impl yg__boxed_to_dtype;
 yg_boxed_impl yg__boxed_type_as;
+yg_boxed_impl yg__boxed_log_softmax_jvp;
+yg_boxed_impl yg__boxed_adaptive_avg_pool2d_to;
+yg_boxed_impl yg__boxed_upsample_nearest2d_to;
+yg_boxed_impl yg__boxed_prod_double_backward;
+yg_boxed_impl yg__boxed_cumprod_jvp;
+yg_boxed_impl yg__boxed_cumprod_double_backward;
 
 #endif /* YAGRAD_GENERATED_BOXED_H */

@@ -977,3 +977,44 @@ yg_status yg__boxed_type_as(const yg_ir_node *node,
     (void)n_in;
     return yg_type_as(in[0], in[1], &out[0]);
 }
+
+/* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor
+ * [specs/native_functions.yaml:1284] */
+yg_status yg__boxed_log_softmax_jvp(const yg_ir_node *node,
+                                    yg_tensor *const *in,
+                                    int32_t n_in,
+                                    yg_tensor **out)
+{
+    int64_t dim = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
+    return yg_log_softmax_jvp(in[0], in[1], dim, &out[0]);
+}
+
+/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
+ * [specs/native_functions.yaml:1290] */
+yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
+                                           yg_tensor *const *in,
+                                           int32_t n_in,
+                                           yg_tensor **out)
+{
+    yg_box_ints sizes = {0};
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "sizes", NULL, YG_BOX_REQUIRED, 0, &sizes));
+    return yg_adaptive_avg_pool2d_to(in[0], sizes.items, sizes.len, &out[0]);
+}
+
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1292] */
+yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
+                                          yg_tensor *const *in,
+                                          int32_t n_in,
+                                          yg_tensor **out)
+{
+    yg_box_ints sizes = {0};
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "sizes", NULL, YG_BOX_REQUIRED, 0, &sizes));
+    return yg_upsample_nearest2d_to(in[0], sizes.items, sizes.len, &out[0]);
+}

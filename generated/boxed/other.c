@@ -794,3 +794,30 @@ yg_status yg__boxed_index(const yg_ir_node *node,
     (void)node;
     return yg_index(in[0], (const yg_tensor *const *)(in + 1), n_in - 1, &out[0]);
 }
+
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1305] */
+yg_status yg__boxed_cumprod_jvp(const yg_ir_node *node,
+                                yg_tensor *const *in,
+                                int32_t n_in,
+                                yg_tensor **out)
+{
+    int64_t dim = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
+    return yg_cumprod_jvp(in[0], in[1], dim, &out[0]);
+}
+
+/* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor
+ * [specs/native_functions.yaml:1309] */
+yg_status yg__boxed_cumprod_double_backward(const yg_ir_node *node,
+                                            yg_tensor *const *in,
+                                            int32_t n_in,
+                                            yg_tensor **out)
+{
+    int64_t dim = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
+    return yg_cumprod_double_backward(in[0], in[1], in[2], dim, &out[0]);
+}

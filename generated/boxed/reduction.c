@@ -532,3 +532,20 @@ yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
                                       &out[0],
                                       &out[1]);
 }
+
+/* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
+ *   bool keepdim) -> Tensor
+ * [specs/native_functions.yaml:1297] */
+yg_status yg__boxed_prod_double_backward(const yg_ir_node *node,
+                                         yg_tensor *const *in,
+                                         int32_t n_in,
+                                         yg_tensor **out)
+{
+    yg_box_ints dim = {0};
+    bool keepdim = false;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "dim", NULL, YG_BOX_REQUIRED, 0, &dim));
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "keepdim", NULL, &keepdim));
+    return yg_prod_double_backward(in[0], in[1], in[2], dim.items, dim.len, keepdim, &out[0]);
+}

@@ -272,7 +272,13 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to_copy", .fn = yg__boxed_to_copy},
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
     {.name = "type_as", .fn = yg__boxed_type_as},
+    {.name = "log_softmax_jvp", .fn = yg__boxed_log_softmax_jvp},
+    {.name = "adaptive_avg_pool2d_to", .fn = yg__boxed_adaptive_avg_pool2d_to},
+    {.name = "upsample_nearest2d_to", .fn = yg__boxed_upsample_nearest2d_to},
+    {.name = "prod_double_backward", .fn = yg__boxed_prod_double_backward},
+    {.name = "cumprod_jvp", .fn = yg__boxed_cumprod_jvp},
+    {.name = "cumprod_double_backward", .fn = yg__boxed_cumprod_double_backward},
 };
-const int32_t yg__boxed_ops_count = 261;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 261,
+const int32_t yg__boxed_ops_count = 267;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 267,
                "boxed table size");

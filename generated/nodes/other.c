@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:350] */
+/* cumsum(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:340] */
 static yg_status cumsum_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__cumsum_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:353] */
+/* cumprod(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:343] */
 static yg_status cumprod_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -92,7 +92,7 @@ const yg_node_vtable yg__cumprod_backward_vtable = {
     .release_saved = cumprod_backward_release_saved,
 };
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:357] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:346] */
 static yg_status mm_backward_apply(yg_node *base,
                                    yg_tensor *const *grads,
                                    yg_tensor **grad_inputs)
@@ -162,7 +162,7 @@ const yg_node_vtable yg__mm_backward_vtable = {
     .release_saved = mm_backward_release_saved,
 };
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:361] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:350] */
 static yg_status bmm_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -233,7 +233,7 @@ const yg_node_vtable yg__bmm_backward_vtable = {
 };
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/derivatives.yaml:398] */
+ * [specs/derivatives.yaml:387] */
 static yg_status select_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -267,7 +267,7 @@ const yg_node_vtable yg__select_backward_backward_vtable = {
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
- * [specs/derivatives.yaml:401] */
+ * [specs/derivatives.yaml:390] */
 static yg_status slice_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -299,7 +299,7 @@ const yg_node_vtable yg__slice_backward_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:404] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:393] */
 static yg_status flip_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -338,7 +338,7 @@ const yg_node_vtable yg__flip_backward_vtable = {
     .release_saved = flip_backward_release_saved,
 };
 
-/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:407] */
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:396] */
 static yg_status index_select_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -388,7 +388,7 @@ const yg_node_vtable yg__index_select_backward_vtable = {
 };
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:411] */
+ * [specs/derivatives.yaml:400] */
 static yg_status index_select_backward_backward_apply(yg_node *base,
                                                       yg_tensor *const *grads,
                                                       yg_tensor **grad_inputs)
@@ -432,7 +432,7 @@ const yg_node_vtable yg__index_select_backward_backward_vtable = {
     .release_saved = index_select_backward_backward_release_saved,
 };
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:415] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:404] */
 static yg_status gather_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -482,7 +482,7 @@ const yg_node_vtable yg__gather_backward_vtable = {
 };
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:419] */
+ * [specs/derivatives.yaml:408] */
 static yg_status gather_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -527,7 +527,7 @@ const yg_node_vtable yg__gather_backward_backward_vtable = {
 };
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:423] */
+ * [specs/derivatives.yaml:412] */
 static yg_status scatter_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -587,7 +587,7 @@ const yg_node_vtable yg__scatter_backward_vtable = {
 };
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/derivatives.yaml:428] */
+ * [specs/derivatives.yaml:417] */
 static yg_status scatter_value_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -632,7 +632,7 @@ const yg_node_vtable yg__scatter_value_backward_vtable = {
 };
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:432] */
+ * [specs/derivatives.yaml:421] */
 static yg_status scatter_add_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -689,7 +689,7 @@ const yg_node_vtable yg__scatter_add_backward_vtable = {
     .release_saved = scatter_add_backward_release_saved,
 };
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:437] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:426] */
 static yg_status tril_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -721,7 +721,7 @@ const yg_node_vtable yg__tril_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:440] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:429] */
 static yg_status triu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -754,7 +754,7 @@ const yg_node_vtable yg__triu_backward_vtable = {
 };
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/derivatives.yaml:443] */
+ * [specs/derivatives.yaml:432] */
 static yg_status constant_pad_nd_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -794,7 +794,7 @@ const yg_node_vtable yg__constant_pad_nd_backward_vtable = {
 };
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/derivatives.yaml:449] */
+ * [specs/derivatives.yaml:438] */
 static yg_status embedding_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -845,7 +845,7 @@ const yg_node_vtable yg__embedding_backward_vtable = {
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
  *   int reduction, int ignore_index) -> Tensor
- * [specs/derivatives.yaml:466] */
+ * [specs/derivatives.yaml:453] */
 static yg_status nll_loss_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -902,7 +902,7 @@ const yg_node_vtable yg__nll_loss_backward_backward_vtable = {
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:483] */
+ * [specs/derivatives.yaml:470] */
 static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -953,7 +953,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:490] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:476] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -988,7 +988,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:591] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:576] */
 static yg_status reflection_pad_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -1033,7 +1033,7 @@ const yg_node_vtable yg__reflection_pad_backward_vtable = {
 };
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:596] */
+ * [specs/derivatives.yaml:581] */
 static yg_status reflection_pad_backward_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1072,7 +1072,7 @@ const yg_node_vtable yg__reflection_pad_backward_backward_vtable = {
     .release_saved = reflection_pad_backward_backward_release_saved,
 };
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:599] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:584] */
 static yg_status replication_pad_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -1117,7 +1117,7 @@ const yg_node_vtable yg__replication_pad_backward_vtable = {
 };
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:602] */
+ * [specs/derivatives.yaml:587] */
 static yg_status replication_pad_backward_backward_apply(yg_node *base,
                                                          yg_tensor *const *grads,
                                                          yg_tensor **grad_inputs)
@@ -1156,7 +1156,7 @@ const yg_node_vtable yg__replication_pad_backward_backward_vtable = {
     .release_saved = replication_pad_backward_backward_release_saved,
 };
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:623] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:608] */
 static yg_status index_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1206,7 +1206,7 @@ const yg_node_vtable yg__index_backward_vtable = {
 };
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/derivatives.yaml:626] */
+ * [specs/derivatives.yaml:611] */
 static yg_status index_put_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1274,7 +1274,7 @@ const yg_node_vtable yg__index_put_backward_vtable = {
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/derivatives.yaml:630] */
+ * [specs/derivatives.yaml:615] */
 static yg_status index_put__backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -1338,4 +1338,200 @@ const yg_node_vtable yg__index_put__backward_vtable = {
     .name = "IndexPutBackward",
     .apply = index_put__backward_apply,
     .release_saved = index_put__backward_release_saved,
+};
+
+/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
+ * [specs/derivatives.yaml:672] */
+static yg_status adaptive_avg_pool2d_backward_backward_apply(yg_node *base,
+                                                             yg_tensor *const *grads,
+                                                             yg_tensor **grad_inputs)
+{
+    adaptive_avg_pool2d_backward_backward *node = (adaptive_avg_pool2d_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: adaptive_avg_pool2d_to(grad, sizes(grad_output)) */
+        st = yg_adaptive_avg_pool2d_to(grad,
+                                       node->grad_output_sizes.sizes,
+                                       node->grad_output_sizes.ndim,
+                                       &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "AdaptiveAvgPool2dBackwardBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable = {
+    .name = "AdaptiveAvgPool2dBackwardBackward",
+    .apply = adaptive_avg_pool2d_backward_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
+ * [specs/derivatives.yaml:675] */
+static yg_status upsample_nearest2d_backward_backward_apply(yg_node *base,
+                                                            yg_tensor *const *grads,
+                                                            yg_tensor **grad_inputs)
+{
+    upsample_nearest2d_backward_backward *node = (upsample_nearest2d_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: upsample_nearest2d_to(grad, sizes(grad_output)) */
+        st = yg_upsample_nearest2d_to(grad,
+                                      node->grad_output_sizes.sizes,
+                                      node->grad_output_sizes.ndim,
+                                      &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "UpsampleNearest2dBackwardBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable = {
+    .name = "UpsampleNearest2dBackwardBackward",
+    .apply = upsample_nearest2d_backward_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
+ *   int padding_idx) -> Tensor
+ * [specs/derivatives.yaml:681] */
+static yg_status embedding_backward_backward_apply(yg_node *base,
+                                                   yg_tensor *const *grads,
+                                                   yg_tensor **grad_inputs)
+{
+    embedding_backward_backward *node = (embedding_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *indices = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *embedding_tmp0 = NULL;
+    yg_tensor *eq_scalar_tmp1 = NULL;
+    yg_tensor *unsqueeze_tmp2 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->indices, base, &indices);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output:
+         * masked_fill(embedding(grad, indices, padding_idx), unsqueeze(eq_scalar(indices,
+         * padding_idx), -1), 0) */
+        st = yg_embedding(grad, indices, node->padding_idx, &embedding_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_eq_scalar(indices, node->padding_idx, &eq_scalar_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_unsqueeze(eq_scalar_tmp1, -1, &unsqueeze_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_masked_fill(embedding_tmp0, unsqueeze_tmp2, 0, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(unsqueeze_tmp2);
+    yg_release(eq_scalar_tmp1);
+    yg_release(embedding_tmp0);
+    yg_release(grad_grad_output);
+    yg_release(indices);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "EmbeddingBackwardBackward");
+    return YG_OK;
+}
+
+static void embedding_backward_backward_release_saved(yg_node *base)
+{
+    embedding_backward_backward *node = (embedding_backward_backward *)base;
+
+    yg__saved_release(&node->indices);
+}
+
+const yg_node_vtable yg__embedding_backward_backward_vtable = {
+    .name = "EmbeddingBackwardBackward",
+    .apply = embedding_backward_backward_apply,
+    .release_saved = embedding_backward_backward_release_saved,
+};
+
+/* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
+ * [specs/derivatives.yaml:734] */
+static yg_status cumprod_backward_backward_apply(yg_node *base,
+                                                 yg_tensor *const *grads,
+                                                 yg_tensor **grad_inputs)
+{
+    cumprod_backward_backward *node = (cumprod_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: cumprod_jvp(grad, self, dim) */
+        st = yg_cumprod_jvp(grad, self, node->dim, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self: cumprod_double_backward(grad, grad_output, self, dim) */
+        st = yg_cumprod_double_backward(grad, grad_output, self, node->dim, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "CumprodBackwardBackward");
+    return YG_OK;
+}
+
+static void cumprod_backward_backward_release_saved(yg_node *base)
+{
+    cumprod_backward_backward *node = (cumprod_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__cumprod_backward_backward_vtable = {
+    .name = "CumprodBackwardBackward",
+    .apply = cumprod_backward_backward_apply,
+    .release_saved = cumprod_backward_backward_release_saved,
 };

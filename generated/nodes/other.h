@@ -247,4 +247,36 @@ typedef struct index_put__backward {
 } index_put__backward;
 extern const yg_node_vtable yg__index_put__backward_vtable;
 
+/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+typedef struct adaptive_avg_pool2d_backward_backward {
+    yg_node base;
+    yg_saved_sizes grad_output_sizes;
+} adaptive_avg_pool2d_backward_backward;
+extern const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable;
+
+/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+typedef struct upsample_nearest2d_backward_backward {
+    yg_node base;
+    yg_saved_sizes grad_output_sizes;
+} upsample_nearest2d_backward_backward;
+extern const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable;
+
+/* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
+ *   int padding_idx) -> Tensor */
+typedef struct embedding_backward_backward {
+    yg_node base;
+    yg_saved_tensor indices;
+    int64_t padding_idx;
+} embedding_backward_backward;
+extern const yg_node_vtable yg__embedding_backward_backward_vtable;
+
+/* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+typedef struct cumprod_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    int64_t dim;
+} cumprod_backward_backward;
+extern const yg_node_vtable yg__cumprod_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */

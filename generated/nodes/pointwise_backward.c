@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:471] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:458] */
 static yg_status tanh_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -86,7 +86,7 @@ const yg_node_vtable yg__tanh_backward_backward_vtable = {
     .release_saved = tanh_backward_backward_release_saved,
 };
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:475] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:462] */
 static yg_status sigmoid_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -168,7 +168,7 @@ const yg_node_vtable yg__sigmoid_backward_backward_vtable = {
 };
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/derivatives.yaml:497] */
+ * [specs/derivatives.yaml:482] */
 static yg_status leaky_relu_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -213,7 +213,7 @@ const yg_node_vtable yg__leaky_relu_backward_backward_vtable = {
 };
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/derivatives.yaml:501] */
+ * [specs/derivatives.yaml:486] */
 static yg_status hardtanh_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -258,7 +258,7 @@ const yg_node_vtable yg__hardtanh_backward_backward_vtable = {
 };
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/derivatives.yaml:505] */
+ * [specs/derivatives.yaml:490] */
 static yg_status clamp_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -303,7 +303,7 @@ const yg_node_vtable yg__clamp_backward_backward_vtable = {
 };
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/derivatives.yaml:509] */
+ * [specs/derivatives.yaml:494] */
 static yg_status clamp_min_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -348,7 +348,7 @@ const yg_node_vtable yg__clamp_min_backward_backward_vtable = {
 };
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/derivatives.yaml:513] */
+ * [specs/derivatives.yaml:498] */
 static yg_status clamp_max_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -393,7 +393,7 @@ const yg_node_vtable yg__clamp_max_backward_backward_vtable = {
 };
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:517] */
+ * [specs/derivatives.yaml:502] */
 static yg_status maximum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -444,7 +444,7 @@ const yg_node_vtable yg__maximum_backward_backward_vtable = {
 };
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:522] */
+ * [specs/derivatives.yaml:507] */
 static yg_status minimum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -494,7 +494,7 @@ const yg_node_vtable yg__minimum_backward_backward_vtable = {
     .release_saved = minimum_backward_backward_release_saved,
 };
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:563] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:548] */
 static yg_status relu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -539,7 +539,7 @@ const yg_node_vtable yg__relu_backward_backward_vtable = {
 };
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/derivatives.yaml:567] */
+ * [specs/derivatives.yaml:552] */
 static yg_status pow_backward_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -614,4 +614,587 @@ const yg_node_vtable yg__pow_backward_backward_vtable = {
     .name = "PowBackwardBackward",
     .apply = pow_backward_backward_apply,
     .release_saved = pow_backward_backward_release_saved,
+};
+
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:634] */
+static yg_status gelu_backward_backward_apply(yg_node *base,
+                                              yg_tensor *const *grads,
+                                              yg_tensor **grad_inputs)
+{
+    gelu_backward_backward *node = (gelu_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *mul_tmp0 = NULL;
+    yg_tensor *mul_tmp1 = NULL;
+    yg_tensor *mul_scalar_tmp2 = NULL;
+    yg_tensor *exp_tmp3 = NULL;
+    yg_tensor *mul_scalar_tmp4 = NULL;
+    yg_tensor *mul_tmp5 = NULL;
+    yg_tensor *rsub_scalar_tmp6 = NULL;
+    yg_tensor *mul_tmp7 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: gelu_backward(grad, self) */
+        st = yg_gelu_backward(grad, self, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self:
+         * mul(mul(grad, grad_output), mul(mul_scalar(exp(mul_scalar(mul(self, self), -0.5)),
+         * 0.3989422804014327), rsub_scalar(mul(self, self), 2, 1))) */
+        st = yg_mul(grad, grad_output, &mul_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, self, &mul_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(mul_tmp1, -0.5, &mul_scalar_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_exp(mul_scalar_tmp2, &exp_tmp3);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(exp_tmp3, 0.3989422804014327, &mul_scalar_tmp4);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, self, &mul_tmp5);
+        if (st != YG_OK)
+            goto out;
+        st = yg_rsub_scalar(mul_tmp5, 2, 1, &rsub_scalar_tmp6);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(mul_scalar_tmp4, rsub_scalar_tmp6, &mul_tmp7);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(mul_tmp0, mul_tmp7, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(mul_tmp7);
+    yg_release(rsub_scalar_tmp6);
+    yg_release(mul_tmp5);
+    yg_release(mul_scalar_tmp4);
+    yg_release(exp_tmp3);
+    yg_release(mul_scalar_tmp2);
+    yg_release(mul_tmp1);
+    yg_release(mul_tmp0);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "GeluBackwardBackward");
+    return YG_OK;
+}
+
+static void gelu_backward_backward_release_saved(yg_node *base)
+{
+    gelu_backward_backward *node = (gelu_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__gelu_backward_backward_vtable = {
+    .name = "GeluBackwardBackward",
+    .apply = gelu_backward_backward_apply,
+    .release_saved = gelu_backward_backward_release_saved,
+};
+
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:641] */
+static yg_status gelu_tanh_backward_backward_apply(yg_node *base,
+                                                   yg_tensor *const *grads,
+                                                   yg_tensor **grad_inputs)
+{
+    gelu_tanh_backward_backward *node = (gelu_tanh_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *mul_tmp0 = NULL;
+    yg_tensor *mul_tmp1 = NULL;
+    yg_tensor *mul_tmp2 = NULL;
+    yg_tensor *mul_scalar_tmp3 = NULL;
+    yg_tensor *add_tmp4 = NULL;
+    yg_tensor *mul_scalar_tmp5 = NULL;
+    yg_tensor *tanh_tmp6 = NULL;
+    yg_tensor *tanh_backward_tmp7 = NULL;
+    yg_tensor *mul_tmp8 = NULL;
+    yg_tensor *mul_scalar_tmp9 = NULL;
+    yg_tensor *add_scalar_tmp10 = NULL;
+    yg_tensor *mul_tmp11 = NULL;
+    yg_tensor *mul_tmp12 = NULL;
+    yg_tensor *mul_scalar_tmp13 = NULL;
+    yg_tensor *add_tmp14 = NULL;
+    yg_tensor *mul_scalar_tmp15 = NULL;
+    yg_tensor *tanh_tmp16 = NULL;
+    yg_tensor *mul_tmp17 = NULL;
+    yg_tensor *mul_tmp18 = NULL;
+    yg_tensor *mul_scalar_tmp19 = NULL;
+    yg_tensor *add_scalar_tmp20 = NULL;
+    yg_tensor *mul_tmp21 = NULL;
+    yg_tensor *mul_scalar_tmp22 = NULL;
+    yg_tensor *add_scalar_tmp23 = NULL;
+    yg_tensor *mul_tmp24 = NULL;
+    yg_tensor *mul_tmp25 = NULL;
+    yg_tensor *sub_tmp26 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: gelu_tanh_backward(grad, self) */
+        st = yg_gelu_tanh_backward(grad, self, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self:
+         * mul(tanh_backward(mul(grad, grad_output), tanh(mul_scalar(add(self, mul_scalar(mul(self,
+         * mul(self, self)), 0.044715), 1), 0.7978845608028654))),
+         * sub(add_scalar(mul_scalar(mul(self, self), 0.21406444881780076), 0.7978845608028654, 1),
+         * mul(mul(self, tanh(mul_scalar(add(self, mul_scalar(mul(self, mul(self, self)),
+         * 0.044715), 1), 0.7978845608028654))), mul(add_scalar(mul_scalar(mul(self, self),
+         * 0.10703222440890038), 0.7978845608028654, 1), add_scalar(mul_scalar(mul(self, self),
+         * 0.10703222440890038), 0.7978845608028654, 1))), 1)) */
+        st = yg_mul(grad, grad_output, &mul_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, self, &mul_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, mul_tmp1, &mul_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(mul_tmp2, 0.044715, &mul_scalar_tmp3);
+        if (st != YG_OK)
+            goto out;
+        st = yg_add(self, mul_scalar_tmp3, 1, &add_tmp4);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(add_tmp4, 0.7978845608028654, &mul_scalar_tmp5);
+        if (st != YG_OK)
+            goto out;
+        st = yg_tanh(mul_scalar_tmp5, &tanh_tmp6);
+        if (st != YG_OK)
+            goto out;
+        st = yg_tanh_backward(mul_tmp0, tanh_tmp6, &tanh_backward_tmp7);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, self, &mul_tmp8);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(mul_tmp8, 0.21406444881780076, &mul_scalar_tmp9);
+        if (st != YG_OK)
+            goto out;
+        st = yg_add_scalar(mul_scalar_tmp9, 0.7978845608028654, 1, &add_scalar_tmp10);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, self, &mul_tmp11);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, mul_tmp11, &mul_tmp12);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(mul_tmp12, 0.044715, &mul_scalar_tmp13);
+        if (st != YG_OK)
+            goto out;
+        st = yg_add(self, mul_scalar_tmp13, 1, &add_tmp14);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(add_tmp14, 0.7978845608028654, &mul_scalar_tmp15);
+        if (st != YG_OK)
+            goto out;
+        st = yg_tanh(mul_scalar_tmp15, &tanh_tmp16);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, tanh_tmp16, &mul_tmp17);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, self, &mul_tmp18);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(mul_tmp18, 0.10703222440890038, &mul_scalar_tmp19);
+        if (st != YG_OK)
+            goto out;
+        st = yg_add_scalar(mul_scalar_tmp19, 0.7978845608028654, 1, &add_scalar_tmp20);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, self, &mul_tmp21);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(mul_tmp21, 0.10703222440890038, &mul_scalar_tmp22);
+        if (st != YG_OK)
+            goto out;
+        st = yg_add_scalar(mul_scalar_tmp22, 0.7978845608028654, 1, &add_scalar_tmp23);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(add_scalar_tmp20, add_scalar_tmp23, &mul_tmp24);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(mul_tmp17, mul_tmp24, &mul_tmp25);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sub(add_scalar_tmp10, mul_tmp25, 1, &sub_tmp26);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(tanh_backward_tmp7, sub_tmp26, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(sub_tmp26);
+    yg_release(mul_tmp25);
+    yg_release(mul_tmp24);
+    yg_release(add_scalar_tmp23);
+    yg_release(mul_scalar_tmp22);
+    yg_release(mul_tmp21);
+    yg_release(add_scalar_tmp20);
+    yg_release(mul_scalar_tmp19);
+    yg_release(mul_tmp18);
+    yg_release(mul_tmp17);
+    yg_release(tanh_tmp16);
+    yg_release(mul_scalar_tmp15);
+    yg_release(add_tmp14);
+    yg_release(mul_scalar_tmp13);
+    yg_release(mul_tmp12);
+    yg_release(mul_tmp11);
+    yg_release(add_scalar_tmp10);
+    yg_release(mul_scalar_tmp9);
+    yg_release(mul_tmp8);
+    yg_release(tanh_backward_tmp7);
+    yg_release(tanh_tmp6);
+    yg_release(mul_scalar_tmp5);
+    yg_release(add_tmp4);
+    yg_release(mul_scalar_tmp3);
+    yg_release(mul_tmp2);
+    yg_release(mul_tmp1);
+    yg_release(mul_tmp0);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "GeluTanhBackwardBackward");
+    return YG_OK;
+}
+
+static void gelu_tanh_backward_backward_release_saved(yg_node *base)
+{
+    gelu_tanh_backward_backward *node = (gelu_tanh_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__gelu_tanh_backward_backward_vtable = {
+    .name = "GeluTanhBackwardBackward",
+    .apply = gelu_tanh_backward_backward_apply,
+    .release_saved = gelu_tanh_backward_backward_release_saved,
+};
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:646] */
+static yg_status silu_backward_backward_apply(yg_node *base,
+                                              yg_tensor *const *grads,
+                                              yg_tensor **grad_inputs)
+{
+    silu_backward_backward *node = (silu_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *mul_tmp0 = NULL;
+    yg_tensor *sigmoid_tmp1 = NULL;
+    yg_tensor *sigmoid_backward_tmp2 = NULL;
+    yg_tensor *sigmoid_tmp3 = NULL;
+    yg_tensor *rsub_scalar_tmp4 = NULL;
+    yg_tensor *mul_tmp5 = NULL;
+    yg_tensor *add_scalar_tmp6 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: silu_backward(grad, self) */
+        st = yg_silu_backward(grad, self, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self:
+         * mul(sigmoid_backward(mul(grad, grad_output), sigmoid(self)), add_scalar(mul(self,
+         * rsub_scalar(sigmoid(self), 1, 2)), 2, 1)) */
+        st = yg_mul(grad, grad_output, &mul_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sigmoid(self, &sigmoid_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sigmoid_backward(mul_tmp0, sigmoid_tmp1, &sigmoid_backward_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sigmoid(self, &sigmoid_tmp3);
+        if (st != YG_OK)
+            goto out;
+        st = yg_rsub_scalar(sigmoid_tmp3, 1, 2, &rsub_scalar_tmp4);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(self, rsub_scalar_tmp4, &mul_tmp5);
+        if (st != YG_OK)
+            goto out;
+        st = yg_add_scalar(mul_tmp5, 2, 1, &add_scalar_tmp6);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(sigmoid_backward_tmp2, add_scalar_tmp6, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(add_scalar_tmp6);
+    yg_release(mul_tmp5);
+    yg_release(rsub_scalar_tmp4);
+    yg_release(sigmoid_tmp3);
+    yg_release(sigmoid_backward_tmp2);
+    yg_release(sigmoid_tmp1);
+    yg_release(mul_tmp0);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "SiluBackwardBackward");
+    return YG_OK;
+}
+
+static void silu_backward_backward_release_saved(yg_node *base)
+{
+    silu_backward_backward *node = (silu_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__silu_backward_backward_vtable = {
+    .name = "SiluBackwardBackward",
+    .apply = silu_backward_backward_apply,
+    .release_saved = silu_backward_backward_release_saved,
+};
+
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
+ * [specs/derivatives.yaml:651] */
+static yg_status elu_backward_backward_apply(yg_node *base,
+                                             yg_tensor *const *grads,
+                                             yg_tensor **grad_inputs)
+{
+    elu_backward_backward *node = (elu_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *mul_tmp0 = NULL;
+    yg_tensor *elu_backward_tmp1 = NULL;
+    yg_tensor *mul_tmp2 = NULL;
+    yg_tensor *relu_backward_tmp3 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: elu_backward(grad, self, alpha) */
+        st = yg_elu_backward(grad, self, node->alpha, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self:
+         * sub(elu_backward(mul(grad, grad_output), self, alpha), relu_backward(mul(grad,
+         * grad_output), self), 1) */
+        st = yg_mul(grad, grad_output, &mul_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_elu_backward(mul_tmp0, self, node->alpha, &elu_backward_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, grad_output, &mul_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_relu_backward(mul_tmp2, self, &relu_backward_tmp3);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sub(elu_backward_tmp1, relu_backward_tmp3, 1, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(relu_backward_tmp3);
+    yg_release(mul_tmp2);
+    yg_release(elu_backward_tmp1);
+    yg_release(mul_tmp0);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "EluBackwardBackward");
+    return YG_OK;
+}
+
+static void elu_backward_backward_release_saved(yg_node *base)
+{
+    elu_backward_backward *node = (elu_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__elu_backward_backward_vtable = {
+    .name = "EluBackwardBackward",
+    .apply = elu_backward_backward_apply,
+    .release_saved = elu_backward_backward_release_saved,
+};
+
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
+ * [specs/derivatives.yaml:657] */
+static yg_status softplus_backward_backward_apply(yg_node *base,
+                                                  yg_tensor *const *grads,
+                                                  yg_tensor **grad_inputs)
+{
+    softplus_backward_backward *node = (softplus_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *mul_scalar_tmp0 = NULL;
+    yg_tensor *gt_scalar_tmp1 = NULL;
+    yg_tensor *mul_tmp2 = NULL;
+    yg_tensor *mul_scalar_tmp3 = NULL;
+    yg_tensor *sigmoid_tmp4 = NULL;
+    yg_tensor *sigmoid_backward_tmp5 = NULL;
+    yg_tensor *mul_scalar_tmp6 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: softplus_backward(grad, self, beta, threshold) */
+        st = yg_softplus_backward(grad, self, node->beta, node->threshold, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self:
+         * where_scalarself(gt_scalar(mul_scalar(self, beta), threshold), 0,
+         * mul_scalar(sigmoid_backward(mul(grad, grad_output), sigmoid(mul_scalar(self, beta))),
+         * beta)) */
+        st = yg_mul_scalar(self, node->beta, &mul_scalar_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_gt_scalar(mul_scalar_tmp0, node->threshold, &gt_scalar_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, grad_output, &mul_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(self, node->beta, &mul_scalar_tmp3);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sigmoid(mul_scalar_tmp3, &sigmoid_tmp4);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sigmoid_backward(mul_tmp2, sigmoid_tmp4, &sigmoid_backward_tmp5);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(sigmoid_backward_tmp5, node->beta, &mul_scalar_tmp6);
+        if (st != YG_OK)
+            goto out;
+        st = yg_where_scalarself(gt_scalar_tmp1, 0, mul_scalar_tmp6, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(mul_scalar_tmp6);
+    yg_release(sigmoid_backward_tmp5);
+    yg_release(sigmoid_tmp4);
+    yg_release(mul_scalar_tmp3);
+    yg_release(mul_tmp2);
+    yg_release(gt_scalar_tmp1);
+    yg_release(mul_scalar_tmp0);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "SoftplusBackwardBackward");
+    return YG_OK;
+}
+
+static void softplus_backward_backward_release_saved(yg_node *base)
+{
+    softplus_backward_backward *node = (softplus_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__softplus_backward_backward_vtable = {
+    .name = "SoftplusBackwardBackward",
+    .apply = softplus_backward_backward_apply,
+    .release_saved = softplus_backward_backward_release_saved,
 };

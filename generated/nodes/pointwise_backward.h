@@ -103,4 +103,47 @@ typedef struct pow_backward_backward {
 } pow_backward_backward;
 extern const yg_node_vtable yg__pow_backward_backward_vtable;
 
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
+typedef struct gelu_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+} gelu_backward_backward;
+extern const yg_node_vtable yg__gelu_backward_backward_vtable;
+
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
+typedef struct gelu_tanh_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+} gelu_tanh_backward_backward;
+extern const yg_node_vtable yg__gelu_tanh_backward_backward_vtable;
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+typedef struct silu_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+} silu_backward_backward;
+extern const yg_node_vtable yg__silu_backward_backward_vtable;
+
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
+typedef struct elu_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    double alpha;
+} elu_backward_backward;
+extern const yg_node_vtable yg__elu_backward_backward_vtable;
+
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+typedef struct softplus_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    double beta;
+    double threshold;
+} softplus_backward_backward;
+extern const yg_node_vtable yg__softplus_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_POINTWISE_BACKWARD_H */

@@ -540,7 +540,7 @@ const yg_node_vtable yg__pow_tensor_backward_vtable = {
     .release_saved = pow_tensor_backward_release_saved,
 };
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/derivatives.yaml:70] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/derivatives.yaml:69] */
 static yg_status lerp_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -583,7 +583,7 @@ const yg_node_vtable yg__lerp_backward_vtable = {
 };
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/derivatives.yaml:94] */
+ * [specs/derivatives.yaml:93] */
 static yg_status where_scalarother_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -628,7 +628,7 @@ const yg_node_vtable yg__where_scalarother_backward_vtable = {
 };
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:98] */
+ * [specs/derivatives.yaml:97] */
 static yg_status where_scalarself_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -672,7 +672,7 @@ const yg_node_vtable yg__where_scalarself_backward_vtable = {
     .release_saved = where_scalarself_backward_release_saved,
 };
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor  [specs/derivatives.yaml:102] */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor  [specs/derivatives.yaml:101] */
 static yg_status masked_fill_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -717,7 +717,7 @@ const yg_node_vtable yg__masked_fill_backward_vtable = {
 };
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/derivatives.yaml:532] */
+ * [specs/derivatives.yaml:517] */
 static yg_status add__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -758,7 +758,7 @@ const yg_node_vtable yg__add__backward_vtable = {
 };
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/derivatives.yaml:536] */
+ * [specs/derivatives.yaml:521] */
 static yg_status sub__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -798,7 +798,7 @@ const yg_node_vtable yg__sub__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:540] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:525] */
 static yg_status mul__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -858,7 +858,7 @@ const yg_node_vtable yg__mul__backward_vtable = {
     .release_saved = mul__backward_release_saved,
 };
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:544] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:529] */
 static yg_status div__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -928,7 +928,7 @@ const yg_node_vtable yg__div__backward_vtable = {
     .release_saved = div__backward_release_saved,
 };
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:554] */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:539] */
 static yg_status copy__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor  [specs/derivatives.yaml:74] */
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor  [specs/derivatives.yaml:73] */
 static yg_status lerp_tensor_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -103,7 +103,7 @@ const yg_node_vtable yg__lerp_tensor_backward_vtable = {
 };
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:79] */
+ * [specs/derivatives.yaml:78] */
 static yg_status addcmul_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -182,7 +182,7 @@ const yg_node_vtable yg__addcmul_backward_vtable = {
 };
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:84] */
+ * [specs/derivatives.yaml:83] */
 static yg_status addcdiv_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -270,7 +270,7 @@ const yg_node_vtable yg__addcdiv_backward_vtable = {
     .release_saved = addcdiv_backward_release_saved,
 };
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:89] */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:88] */
 static yg_status where_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -322,4 +322,260 @@ const yg_node_vtable yg__where_backward_vtable = {
     .name = "WhereBackward",
     .apply = where_backward_apply,
     .release_saved = where_backward_release_saved,
+};
+
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
+ * [specs/derivatives.yaml:688] */
+static yg_status pow_backward_self_backward_apply(yg_node *base,
+                                                  yg_tensor *const *grads,
+                                                  yg_tensor **grad_inputs)
+{
+    pow_backward_self_backward *node = (pow_backward_self_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *exponent = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_exponent = NULL;
+    yg_tensor *mul_tmp0 = NULL;
+    yg_tensor *mul_tmp1 = NULL;
+    yg_tensor *sub_scalar_tmp2 = NULL;
+    yg_tensor *mul_tmp3 = NULL;
+    yg_tensor *sub_scalar_tmp4 = NULL;
+    yg_tensor *pow_tensor_tmp5 = NULL;
+    yg_tensor *log_tmp6 = NULL;
+    yg_tensor *mul_tmp7 = NULL;
+    yg_tensor *add_scalar_tmp8 = NULL;
+    yg_tensor *mul_tmp9 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->exponent, base, &exponent);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: pow_backward_self(grad, self, exponent) */
+        st = yg_pow_backward_self(grad, self, exponent, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self:
+         * pow_backward_self(mul(mul(grad, grad_output), exponent), self, sub_scalar(exponent, 1,
+         * 1)) */
+        st = yg_mul(grad, grad_output, &mul_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(mul_tmp0, exponent, &mul_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sub_scalar(exponent, 1, 1, &sub_scalar_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_pow_backward_self(mul_tmp1, self, sub_scalar_tmp2, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 2)) {
+        /* exponent:
+         * mul(mul(grad, grad_output), mul(pow_tensor(self, sub_scalar(exponent, 1, 1)),
+         * add_scalar(mul(exponent, log(self)), 1, 1))) */
+        st = yg_mul(grad, grad_output, &mul_tmp3);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sub_scalar(exponent, 1, 1, &sub_scalar_tmp4);
+        if (st != YG_OK)
+            goto out;
+        st = yg_pow_tensor(self, sub_scalar_tmp4, &pow_tensor_tmp5);
+        if (st != YG_OK)
+            goto out;
+        st = yg_log(self, &log_tmp6);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(exponent, log_tmp6, &mul_tmp7);
+        if (st != YG_OK)
+            goto out;
+        st = yg_add_scalar(mul_tmp7, 1, 1, &add_scalar_tmp8);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(pow_tensor_tmp5, add_scalar_tmp8, &mul_tmp9);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(mul_tmp3, mul_tmp9, &grad_exponent);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+    grad_inputs[2] = grad_exponent;
+    grad_exponent = NULL;
+out:
+    yg_release(mul_tmp9);
+    yg_release(add_scalar_tmp8);
+    yg_release(mul_tmp7);
+    yg_release(log_tmp6);
+    yg_release(pow_tensor_tmp5);
+    yg_release(sub_scalar_tmp4);
+    yg_release(mul_tmp3);
+    yg_release(sub_scalar_tmp2);
+    yg_release(mul_tmp1);
+    yg_release(mul_tmp0);
+    yg_release(grad_exponent);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(exponent);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "PowBackwardSelfBackward");
+    return YG_OK;
+}
+
+static void pow_backward_self_backward_release_saved(yg_node *base)
+{
+    pow_backward_self_backward *node = (pow_backward_self_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+    yg__saved_release(&node->exponent);
+}
+
+const yg_node_vtable yg__pow_backward_self_backward_vtable = {
+    .name = "PowBackwardSelfBackward",
+    .apply = pow_backward_self_backward_apply,
+    .release_saved = pow_backward_self_backward_release_saved,
+};
+
+/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
+ * [specs/derivatives.yaml:696] */
+static yg_status pow_backward_exponent_backward_apply(yg_node *base,
+                                                      yg_tensor *const *grads,
+                                                      yg_tensor **grad_inputs)
+{
+    pow_backward_exponent_backward *node = (pow_backward_exponent_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *exponent = NULL;
+    yg_tensor *output = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_exponent = NULL;
+    yg_tensor *grad_in_output = NULL;
+    yg_tensor *eq_scalar_tmp0 = NULL;
+    yg_tensor *ge_scalar_tmp1 = NULL;
+    yg_tensor *logical_and_tmp2 = NULL;
+    yg_tensor *mul_tmp3 = NULL;
+    yg_tensor *mul_tmp4 = NULL;
+    yg_tensor *div_tmp5 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->exponent, base, &exponent);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->output, base, &output);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: pow_backward_exponent(grad, self, exponent, output) */
+        st = yg_pow_backward_exponent(grad, self, exponent, output, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self:
+         * where_scalarself(logical_and(eq_scalar(self, 0), ge_scalar(exponent, 0)), 0,
+         * div(mul(mul(grad, grad_output), output), self)) */
+        st = yg_eq_scalar(self, 0, &eq_scalar_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_ge_scalar(exponent, 0, &ge_scalar_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_logical_and(eq_scalar_tmp0, ge_scalar_tmp1, &logical_and_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, grad_output, &mul_tmp3);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(mul_tmp3, output, &mul_tmp4);
+        if (st != YG_OK)
+            goto out;
+        st = yg_div(mul_tmp4, self, &div_tmp5);
+        if (st != YG_OK)
+            goto out;
+        st = yg_where_scalarself(logical_and_tmp2, 0, div_tmp5, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 2)) {
+        /* exponent: mul_scalar(grad, 0) */
+        st = yg_mul_scalar(grad, 0, &grad_exponent);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 3)) {
+        /* output: pow_backward_exponent(grad, self, exponent, grad_output) */
+        st = yg_pow_backward_exponent(grad, self, exponent, grad_output, &grad_in_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+    grad_inputs[2] = grad_exponent;
+    grad_exponent = NULL;
+    grad_inputs[3] = grad_in_output;
+    grad_in_output = NULL;
+out:
+    yg_release(div_tmp5);
+    yg_release(mul_tmp4);
+    yg_release(mul_tmp3);
+    yg_release(logical_and_tmp2);
+    yg_release(ge_scalar_tmp1);
+    yg_release(eq_scalar_tmp0);
+    yg_release(grad_in_output);
+    yg_release(grad_exponent);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(output);
+    yg_release(exponent);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "PowBackwardExponentBackward");
+    return YG_OK;
+}
+
+static void pow_backward_exponent_backward_release_saved(yg_node *base)
+{
+    pow_backward_exponent_backward *node = (pow_backward_exponent_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+    yg__saved_release(&node->exponent);
+    yg__saved_release(&node->output);
+}
+
+const yg_node_vtable yg__pow_backward_exponent_backward_vtable = {
+    .name = "PowBackwardExponentBackward",
+    .apply = pow_backward_exponent_backward_apply,
+    .release_saved = pow_backward_exponent_backward_release_saved,
 };

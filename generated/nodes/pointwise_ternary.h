@@ -47,4 +47,24 @@ typedef struct where_backward {
 } where_backward;
 extern const yg_node_vtable yg__where_backward_vtable;
 
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
+typedef struct pow_backward_self_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    yg_saved_tensor exponent;
+} pow_backward_self_backward;
+extern const yg_node_vtable yg__pow_backward_self_backward_vtable;
+
+/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
+ *   Tensor output) -> Tensor */
+typedef struct pow_backward_exponent_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    yg_saved_tensor exponent;
+    yg_saved_tensor output;
+} pow_backward_exponent_backward;
+extern const yg_node_vtable yg__pow_backward_exponent_backward_vtable;
+
 #endif /* YAGRAD_NODES_POINTWISE_TERNARY_H */

@@ -199,7 +199,7 @@ const yg_node_vtable yg__remainder_scalar_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* neg(Tensor self) -> Tensor  [specs/derivatives.yaml:165] */
+/* neg(Tensor self) -> Tensor  [specs/derivatives.yaml:164] */
 static yg_status neg_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -230,7 +230,7 @@ const yg_node_vtable yg__neg_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* exp(Tensor self) -> Tensor  [specs/derivatives.yaml:168] */
+/* exp(Tensor self) -> Tensor  [specs/derivatives.yaml:167] */
 static yg_status exp_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -274,7 +274,7 @@ const yg_node_vtable yg__exp_backward_vtable = {
     .release_saved = exp_backward_release_saved,
 };
 
-/* log(Tensor self) -> Tensor  [specs/derivatives.yaml:171] */
+/* log(Tensor self) -> Tensor  [specs/derivatives.yaml:170] */
 static yg_status log_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -318,7 +318,7 @@ const yg_node_vtable yg__log_backward_vtable = {
     .release_saved = log_backward_release_saved,
 };
 
-/* sqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:174] */
+/* sqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:173] */
 static yg_status sqrt_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -367,7 +367,7 @@ const yg_node_vtable yg__sqrt_backward_vtable = {
     .release_saved = sqrt_backward_release_saved,
 };
 
-/* tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:177] */
+/* tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:176] */
 static yg_status tanh_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -411,7 +411,7 @@ const yg_node_vtable yg__tanh_backward_vtable = {
     .release_saved = tanh_backward_release_saved,
 };
 
-/* sigmoid(Tensor self) -> Tensor  [specs/derivatives.yaml:180] */
+/* sigmoid(Tensor self) -> Tensor  [specs/derivatives.yaml:179] */
 static yg_status sigmoid_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -455,7 +455,7 @@ const yg_node_vtable yg__sigmoid_backward_vtable = {
     .release_saved = sigmoid_backward_release_saved,
 };
 
-/* relu(Tensor self) -> Tensor  [specs/derivatives.yaml:183] */
+/* relu(Tensor self) -> Tensor  [specs/derivatives.yaml:182] */
 static yg_status relu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -499,7 +499,7 @@ const yg_node_vtable yg__relu_backward_vtable = {
     .release_saved = relu_backward_release_saved,
 };
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/derivatives.yaml:186] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/derivatives.yaml:185] */
 static yg_status pow_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -543,7 +543,7 @@ const yg_node_vtable yg__pow_backward_vtable = {
     .release_saved = pow_backward_release_saved,
 };
 
-/* abs(Tensor self) -> Tensor  [specs/derivatives.yaml:189] */
+/* abs(Tensor self) -> Tensor  [specs/derivatives.yaml:188] */
 static yg_status abs_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -592,7 +592,7 @@ const yg_node_vtable yg__abs_backward_vtable = {
     .release_saved = abs_backward_release_saved,
 };
 
-/* sign(Tensor self) -> Tensor  [specs/derivatives.yaml:194] */
+/* sign(Tensor self) -> Tensor  [specs/derivatives.yaml:193] */
 static yg_status sign_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -623,7 +623,7 @@ const yg_node_vtable yg__sign_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* expm1(Tensor self) -> Tensor  [specs/derivatives.yaml:197] */
+/* expm1(Tensor self) -> Tensor  [specs/derivatives.yaml:196] */
 static yg_status expm1_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -672,7 +672,7 @@ const yg_node_vtable yg__expm1_backward_vtable = {
     .release_saved = expm1_backward_release_saved,
 };
 
-/* log1p(Tensor self) -> Tensor  [specs/derivatives.yaml:200] */
+/* log1p(Tensor self) -> Tensor  [specs/derivatives.yaml:199] */
 static yg_status log1p_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -721,7 +721,7 @@ const yg_node_vtable yg__log1p_backward_vtable = {
     .release_saved = log1p_backward_release_saved,
 };
 
-/* log2(Tensor self) -> Tensor  [specs/derivatives.yaml:204] */
+/* log2(Tensor self) -> Tensor  [specs/derivatives.yaml:203] */
 static yg_status log2_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -770,7 +770,7 @@ const yg_node_vtable yg__log2_backward_vtable = {
     .release_saved = log2_backward_release_saved,
 };
 
-/* rsqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:207] */
+/* rsqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:206] */
 static yg_status rsqrt_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -824,7 +824,7 @@ const yg_node_vtable yg__rsqrt_backward_vtable = {
     .release_saved = rsqrt_backward_release_saved,
 };
 
-/* reciprocal(Tensor self) -> Tensor  [specs/derivatives.yaml:210] */
+/* reciprocal(Tensor self) -> Tensor  [specs/derivatives.yaml:209] */
 static yg_status reciprocal_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -878,7 +878,7 @@ const yg_node_vtable yg__reciprocal_backward_vtable = {
     .release_saved = reciprocal_backward_release_saved,
 };
 
-/* sin(Tensor self) -> Tensor  [specs/derivatives.yaml:213] */
+/* sin(Tensor self) -> Tensor  [specs/derivatives.yaml:212] */
 static yg_status sin_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -927,7 +927,7 @@ const yg_node_vtable yg__sin_backward_vtable = {
     .release_saved = sin_backward_release_saved,
 };
 
-/* cos(Tensor self) -> Tensor  [specs/derivatives.yaml:216] */
+/* cos(Tensor self) -> Tensor  [specs/derivatives.yaml:215] */
 static yg_status cos_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -981,7 +981,7 @@ const yg_node_vtable yg__cos_backward_vtable = {
     .release_saved = cos_backward_release_saved,
 };
 
-/* tan(Tensor self) -> Tensor  [specs/derivatives.yaml:219] */
+/* tan(Tensor self) -> Tensor  [specs/derivatives.yaml:218] */
 static yg_status tan_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -1035,7 +1035,7 @@ const yg_node_vtable yg__tan_backward_vtable = {
     .release_saved = tan_backward_release_saved,
 };
 
-/* erf(Tensor self) -> Tensor  [specs/derivatives.yaml:223] */
+/* erf(Tensor self) -> Tensor  [specs/derivatives.yaml:222] */
 static yg_status erf_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -1099,7 +1099,7 @@ const yg_node_vtable yg__erf_backward_vtable = {
     .release_saved = erf_backward_release_saved,
 };
 
-/* gelu(Tensor self) -> Tensor  [specs/derivatives.yaml:226] */
+/* gelu(Tensor self) -> Tensor  [specs/derivatives.yaml:225] */
 static yg_status gelu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -1143,7 +1143,7 @@ const yg_node_vtable yg__gelu_backward_vtable = {
     .release_saved = gelu_backward_release_saved,
 };
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:230] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:228] */
 static yg_status gelu_tanh_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1187,7 +1187,7 @@ const yg_node_vtable yg__gelu_tanh_backward_vtable = {
     .release_saved = gelu_tanh_backward_release_saved,
 };
 
-/* silu(Tensor self) -> Tensor  [specs/derivatives.yaml:234] */
+/* silu(Tensor self) -> Tensor  [specs/derivatives.yaml:231] */
 static yg_status silu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -1231,7 +1231,7 @@ const yg_node_vtable yg__silu_backward_vtable = {
     .release_saved = silu_backward_release_saved,
 };
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:238] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:234] */
 static yg_status elu_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -1275,7 +1275,7 @@ const yg_node_vtable yg__elu_backward_vtable = {
     .release_saved = elu_backward_release_saved,
 };
 
-/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor  [specs/derivatives.yaml:242] */
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor  [specs/derivatives.yaml:237] */
 static yg_status leaky_relu_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -1320,7 +1320,7 @@ const yg_node_vtable yg__leaky_relu_backward_vtable = {
 };
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/derivatives.yaml:245] */
+ * [specs/derivatives.yaml:240] */
 static yg_status softplus_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -1365,7 +1365,7 @@ const yg_node_vtable yg__softplus_backward_vtable = {
 };
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/derivatives.yaml:249] */
+ * [specs/derivatives.yaml:243] */
 static yg_status hardtanh_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -1409,7 +1409,7 @@ const yg_node_vtable yg__hardtanh_backward_vtable = {
     .release_saved = hardtanh_backward_release_saved,
 };
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/derivatives.yaml:252] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/derivatives.yaml:246] */
 static yg_status clamp_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1453,7 +1453,7 @@ const yg_node_vtable yg__clamp_backward_vtable = {
     .release_saved = clamp_backward_release_saved,
 };
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/derivatives.yaml:255] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/derivatives.yaml:249] */
 static yg_status clamp_min_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1497,7 +1497,7 @@ const yg_node_vtable yg__clamp_min_backward_vtable = {
     .release_saved = clamp_min_backward_release_saved,
 };
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/derivatives.yaml:258] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/derivatives.yaml:252] */
 static yg_status clamp_max_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1541,7 +1541,7 @@ const yg_node_vtable yg__clamp_max_backward_vtable = {
     .release_saved = clamp_max_backward_release_saved,
 };
 
-/* floor(Tensor self) -> Tensor  [specs/derivatives.yaml:261] */
+/* floor(Tensor self) -> Tensor  [specs/derivatives.yaml:255] */
 static yg_status floor_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1572,7 +1572,7 @@ const yg_node_vtable yg__floor_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* ceil(Tensor self) -> Tensor  [specs/derivatives.yaml:264] */
+/* ceil(Tensor self) -> Tensor  [specs/derivatives.yaml:258] */
 static yg_status ceil_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -1603,7 +1603,7 @@ const yg_node_vtable yg__ceil_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* round(Tensor self) -> Tensor  [specs/derivatives.yaml:267] */
+/* round(Tensor self) -> Tensor  [specs/derivatives.yaml:261] */
 static yg_status round_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1634,7 +1634,7 @@ const yg_node_vtable yg__round_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* trunc(Tensor self) -> Tensor  [specs/derivatives.yaml:270] */
+/* trunc(Tensor self) -> Tensor  [specs/derivatives.yaml:264] */
 static yg_status trunc_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1665,7 +1665,7 @@ const yg_node_vtable yg__trunc_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:380] */
+/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:369] */
 static yg_status clone_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1693,7 +1693,7 @@ const yg_node_vtable yg__clone_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/derivatives.yaml:548] */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/derivatives.yaml:533] */
 static yg_status mul_scalar__backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -1725,7 +1725,7 @@ const yg_node_vtable yg__mul_scalar__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:551] */
+/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:536] */
 static yg_status relu__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1769,7 +1769,7 @@ const yg_node_vtable yg__relu__backward_vtable = {
     .release_saved = relu__backward_release_saved,
 };
 
-/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:558] */
+/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:543] */
 static yg_status zero__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1800,7 +1800,7 @@ const yg_node_vtable yg__zero__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:639] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:624] */
 static yg_status to_copy_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:273] */
+/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:267] */
 static yg_status sum_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__sum_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:276] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:270] */
 static yg_status sum_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -93,7 +93,7 @@ const yg_node_vtable yg__sum_dim_backward_vtable = {
     .release_saved = sum_dim_backward_release_saved,
 };
 
-/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:279] */
+/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:273] */
 static yg_status mean_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -130,7 +130,7 @@ const yg_node_vtable yg__mean_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:282] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:276] */
 static yg_status mean_dim_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -175,7 +175,7 @@ const yg_node_vtable yg__mean_dim_backward_vtable = {
     .release_saved = mean_dim_backward_release_saved,
 };
 
-/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:285] */
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:279] */
 static yg_status prod_dim_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -225,7 +225,7 @@ const yg_node_vtable yg__prod_dim_backward_vtable = {
     .release_saved = prod_dim_backward_release_saved,
 };
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:289] */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:282] */
 static yg_status amax_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -282,7 +282,7 @@ const yg_node_vtable yg__amax_backward_vtable = {
     .release_saved = amax_backward_release_saved,
 };
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:293] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:285] */
 static yg_status amin_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -340,7 +340,7 @@ const yg_node_vtable yg__amin_backward_vtable = {
 };
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:299] */
+ * [specs/derivatives.yaml:290] */
 static yg_status max_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -392,7 +392,7 @@ const yg_node_vtable yg__max_dim_backward_vtable = {
 };
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:303] */
+ * [specs/derivatives.yaml:294] */
 static yg_status min_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -444,7 +444,7 @@ const yg_node_vtable yg__min_dim_backward_vtable = {
 };
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:331] */
+ * [specs/derivatives.yaml:322] */
 static yg_status var_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -497,7 +497,7 @@ const yg_node_vtable yg__var_backward_vtable = {
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/derivatives.yaml:336] */
+ * [specs/derivatives.yaml:327] */
 static yg_status var_mean_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -590,7 +590,7 @@ const yg_node_vtable yg__var_mean_backward_vtable = {
 };
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:340] */
+ * [specs/derivatives.yaml:331] */
 static yg_status std_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -658,7 +658,7 @@ const yg_node_vtable yg__std_backward_vtable = {
 };
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:343] */
+ * [specs/derivatives.yaml:334] */
 static yg_status norm_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -717,7 +717,7 @@ const yg_node_vtable yg__norm_backward_vtable = {
 };
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:347] */
+ * [specs/derivatives.yaml:337] */
 static yg_status logsumexp_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -774,7 +774,7 @@ const yg_node_vtable yg__logsumexp_backward_vtable = {
     .release_saved = logsumexp_backward_release_saved,
 };
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:446] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:435] */
 static yg_status softmax_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -818,7 +818,7 @@ const yg_node_vtable yg__softmax_backward_vtable = {
     .release_saved = softmax_backward_release_saved,
 };
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:454] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:442] */
 static yg_status log_softmax_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -864,7 +864,7 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:459] */
+ * [specs/derivatives.yaml:446] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -923,7 +923,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:479] */
+ * [specs/derivatives.yaml:466] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -977,7 +977,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
     .release_saved = avg_pool2d_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:486] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:473] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -1014,7 +1014,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:587] */
+ * [specs/derivatives.yaml:572] */
 static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -1060,4 +1060,426 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
     .name = "MaxPool2dWithIndicesBackward",
     .apply = max_pool2d_with_indices_backward_apply,
     .release_saved = max_pool2d_with_indices_backward_release_saved,
+};
+
+/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
+ * [specs/derivatives.yaml:664] */
+static yg_status log_softmax_backward_backward_apply(yg_node *base,
+                                                     yg_tensor *const *grads,
+                                                     yg_tensor **grad_inputs)
+{
+    log_softmax_backward_backward *node = (log_softmax_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *output = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_in_output = NULL;
+    yg_tensor *log_softmax_backward_tmp0 = NULL;
+    yg_tensor *sub_tmp1 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->output, base, &output);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output: log_softmax_jvp(grad, output, dim) */
+        st = yg_log_softmax_jvp(grad, output, node->dim, &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* output: mul(grad, sub(log_softmax_backward(grad_output, output, dim), grad_output, 1)) */
+        st = yg_log_softmax_backward(grad_output, output, node->dim, &log_softmax_backward_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sub(log_softmax_backward_tmp0, grad_output, 1, &sub_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, sub_tmp1, &grad_in_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_in_output;
+    grad_in_output = NULL;
+out:
+    yg_release(sub_tmp1);
+    yg_release(log_softmax_backward_tmp0);
+    yg_release(grad_in_output);
+    yg_release(grad_grad_output);
+    yg_release(output);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "LogSoftmaxBackwardBackward");
+    return YG_OK;
+}
+
+static void log_softmax_backward_backward_release_saved(yg_node *base)
+{
+    log_softmax_backward_backward *node = (log_softmax_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->output);
+}
+
+const yg_node_vtable yg__log_softmax_backward_backward_vtable = {
+    .name = "LogSoftmaxBackwardBackward",
+    .apply = log_softmax_backward_backward_apply,
+    .release_saved = log_softmax_backward_backward_release_saved,
+};
+
+/* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
+ *   bool keepdim) -> Tensor
+ * [specs/derivatives.yaml:706] */
+static yg_status minmax_backward_backward_apply(yg_node *base,
+                                                yg_tensor *const *grads,
+                                                yg_tensor **grad_inputs)
+{
+    minmax_backward_backward *node = (minmax_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *output = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *pow_tmp0 = NULL;
+    yg_tensor *minmax_backward_tmp1 = NULL;
+    yg_tensor *mul_tmp2 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->output, base, &output);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output:
+         * sum_dim(mul(grad, minmax_backward(pow(output, 0), self, output, dim, keepdim)), dim,
+         * keepdim) */
+        st = yg_pow(output, 0, &pow_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_minmax_backward(pow_tmp0,
+                                self,
+                                output,
+                                node->dim.items,
+                                node->dim.len,
+                                node->keepdim,
+                                &minmax_backward_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, minmax_backward_tmp1, &mul_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sum_dim(mul_tmp2,
+                        node->dim.items,
+                        node->dim.len,
+                        node->keepdim,
+                        &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(mul_tmp2);
+    yg_release(minmax_backward_tmp1);
+    yg_release(pow_tmp0);
+    yg_release(grad_grad_output);
+    yg_release(output);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MinmaxBackwardBackward");
+    return YG_OK;
+}
+
+static void minmax_backward_backward_release_saved(yg_node *base)
+{
+    minmax_backward_backward *node = (minmax_backward_backward *)base;
+
+    yg__saved_release(&node->self);
+    yg__saved_release(&node->output);
+    yg__saved_int_list_release(&node->dim);
+}
+
+const yg_node_vtable yg__minmax_backward_backward_vtable = {
+    .name = "MinmaxBackwardBackward",
+    .apply = minmax_backward_backward_apply,
+    .release_saved = minmax_backward_backward_release_saved,
+};
+
+/* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
+ *   bool keepdim) -> Tensor
+ * [specs/derivatives.yaml:717] */
+static yg_status norm_backward_backward_apply(yg_node *base,
+                                              yg_tensor *const *grads,
+                                              yg_tensor **grad_inputs)
+{
+    norm_backward_backward *node = (norm_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *output = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_in_output = NULL;
+    yg_tensor *pow_tmp0 = NULL;
+    yg_tensor *norm_backward_tmp1 = NULL;
+    yg_tensor *mul_tmp2 = NULL;
+    yg_tensor *sign_tmp3 = NULL;
+    yg_tensor *mul_tmp4 = NULL;
+    yg_tensor *div_tmp5 = NULL;
+    yg_tensor *mul_scalar_tmp6 = NULL;
+    yg_tensor *norm_backward_tmp7 = NULL;
+    yg_tensor *norm_backward_tmp8 = NULL;
+    yg_tensor *mul_tmp9 = NULL;
+    yg_tensor *sum_dim_tmp10 = NULL;
+    yg_tensor *div_tmp11 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->output, base, &output);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output:
+         * sum_dim(mul(grad, norm_backward(pow(grad_output, 0), self, output, p, dim, keepdim)),
+         * dim, keepdim) */
+        st = yg_pow(grad_output, 0, &pow_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_norm_backward(pow_tmp0,
+                              self,
+                              output,
+                              node->p,
+                              node->dim.items,
+                              node->dim.len,
+                              node->keepdim,
+                              &norm_backward_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, norm_backward_tmp1, &mul_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sum_dim(mul_tmp2,
+                        node->dim.items,
+                        node->dim.len,
+                        node->keepdim,
+                        &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self:
+         * mul(mul(grad, sign(self)), norm_backward(mul_scalar(div(grad_output, output),
+         * p == 0 || p > 1.7976931348623157e308 || p < -1.7976931348623157e308 ? 0 : p - 1), self,
+         * output, p == 0 || p > 1.7976931348623157e308 || p < -1.7976931348623157e308 ? 2 : p - 1,
+         * dim, keepdim)) */
+        st = yg_sign(self, &sign_tmp3);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, sign_tmp3, &mul_tmp4);
+        if (st != YG_OK)
+            goto out;
+        st = yg_div(grad_output, output, &div_tmp5);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(div_tmp5,
+                           node->p == 0 || node->p > 1.7976931348623157e308 || node->p < -1.7976931348623157e308 ? 0 : node->p - 1,
+                           &mul_scalar_tmp6);
+        if (st != YG_OK)
+            goto out;
+        st = yg_norm_backward(mul_scalar_tmp6,
+                              self,
+                              output,
+                              node->p == 0 || node->p > 1.7976931348623157e308 || node->p < -1.7976931348623157e308 ? 2 : node->p - 1,
+                              node->dim.items,
+                              node->dim.len,
+                              node->keepdim,
+                              &norm_backward_tmp7);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(mul_tmp4, norm_backward_tmp7, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 2)) {
+        /* output:
+         * mul_scalar(div(sum_dim(mul(grad, norm_backward(grad_output, self, output, p, dim,
+         * keepdim)), dim, keepdim), output),
+         * p == 0 || p > 1.7976931348623157e308 || p < -1.7976931348623157e308 ? 0 : 1 - p) */
+        st = yg_norm_backward(grad_output,
+                              self,
+                              output,
+                              node->p,
+                              node->dim.items,
+                              node->dim.len,
+                              node->keepdim,
+                              &norm_backward_tmp8);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, norm_backward_tmp8, &mul_tmp9);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sum_dim(mul_tmp9, node->dim.items, node->dim.len, node->keepdim, &sum_dim_tmp10);
+        if (st != YG_OK)
+            goto out;
+        st = yg_div(sum_dim_tmp10, output, &div_tmp11);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(div_tmp11,
+                           node->p == 0 || node->p > 1.7976931348623157e308 || node->p < -1.7976931348623157e308 ? 0 : 1 - node->p,
+                           &grad_in_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+    grad_inputs[2] = grad_in_output;
+    grad_in_output = NULL;
+out:
+    yg_release(div_tmp11);
+    yg_release(sum_dim_tmp10);
+    yg_release(mul_tmp9);
+    yg_release(norm_backward_tmp8);
+    yg_release(norm_backward_tmp7);
+    yg_release(mul_scalar_tmp6);
+    yg_release(div_tmp5);
+    yg_release(mul_tmp4);
+    yg_release(sign_tmp3);
+    yg_release(mul_tmp2);
+    yg_release(norm_backward_tmp1);
+    yg_release(pow_tmp0);
+    yg_release(grad_in_output);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(output);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "NormBackwardBackward");
+    return YG_OK;
+}
+
+static void norm_backward_backward_release_saved(yg_node *base)
+{
+    norm_backward_backward *node = (norm_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+    yg__saved_release(&node->output);
+    yg__saved_int_list_release(&node->dim);
+}
+
+const yg_node_vtable yg__norm_backward_backward_vtable = {
+    .name = "NormBackwardBackward",
+    .apply = norm_backward_backward_apply,
+    .release_saved = norm_backward_backward_release_saved,
+};
+
+/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
+ * [specs/derivatives.yaml:726] */
+static yg_status prod_backward_backward_apply(yg_node *base,
+                                              yg_tensor *const *grads,
+                                              yg_tensor **grad_inputs)
+{
+    prod_backward_backward *node = (prod_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_output = NULL;
+    yg_tensor *self = NULL;
+    yg_tensor *grad_grad_output = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *pow_tmp0 = NULL;
+    yg_tensor *prod_backward_tmp1 = NULL;
+    yg_tensor *mul_tmp2 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->grad_output, base, &grad_output);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output:
+         * sum_dim(mul(grad, prod_backward(pow(grad_output, 0), self, dim, keepdim)), dim,
+         * keepdim) */
+        st = yg_pow(grad_output, 0, &pow_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_prod_backward(pow_tmp0,
+                              self,
+                              node->dim.items,
+                              node->dim.len,
+                              node->keepdim,
+                              &prod_backward_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(grad, prod_backward_tmp1, &mul_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_sum_dim(mul_tmp2,
+                        node->dim.items,
+                        node->dim.len,
+                        node->keepdim,
+                        &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* self: prod_double_backward(grad, grad_output, self, dim, keepdim) */
+        st = yg_prod_double_backward(grad,
+                                     grad_output,
+                                     self,
+                                     node->dim.items,
+                                     node->dim.len,
+                                     node->keepdim,
+                                     &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+    grad_inputs[1] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(mul_tmp2);
+    yg_release(prod_backward_tmp1);
+    yg_release(pow_tmp0);
+    yg_release(grad_self);
+    yg_release(grad_grad_output);
+    yg_release(self);
+    yg_release(grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ProdBackwardBackward");
+    return YG_OK;
+}
+
+static void prod_backward_backward_release_saved(yg_node *base)
+{
+    prod_backward_backward *node = (prod_backward_backward *)base;
+
+    yg__saved_release(&node->grad_output);
+    yg__saved_release(&node->self);
+    yg__saved_int_list_release(&node->dim);
+}
+
+const yg_node_vtable yg__prod_backward_backward_vtable = {
+    .name = "ProdBackwardBackward",
+    .apply = prod_backward_backward_apply,
+    .release_saved = prod_backward_backward_release_saved,
 };

@@ -206,4 +206,47 @@ typedef struct max_pool2d_with_indices_backward {
 } max_pool2d_with_indices_backward;
 extern const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable;
 
+/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
+typedef struct log_softmax_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor output;
+    int64_t dim;
+} log_softmax_backward_backward;
+extern const yg_node_vtable yg__log_softmax_backward_backward_vtable;
+
+/* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
+ *   bool keepdim) -> Tensor */
+typedef struct minmax_backward_backward {
+    yg_node base;
+    yg_saved_tensor self;
+    yg_saved_tensor output;
+    yg_saved_int_list dim;
+    bool keepdim;
+} minmax_backward_backward;
+extern const yg_node_vtable yg__minmax_backward_backward_vtable;
+
+/* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
+ *   bool keepdim) -> Tensor */
+typedef struct norm_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    yg_saved_tensor output;
+    double p;
+    yg_saved_int_list dim;
+    bool keepdim;
+} norm_backward_backward;
+extern const yg_node_vtable yg__norm_backward_backward_vtable;
+
+/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor */
+typedef struct prod_backward_backward {
+    yg_node base;
+    yg_saved_tensor grad_output;
+    yg_saved_tensor self;
+    yg_saved_int_list dim;
+    bool keepdim;
+} prod_backward_backward;
+extern const yg_node_vtable yg__prod_backward_backward_vtable;
+
 #endif /* YAGRAD_NODES_REDUCTION_H */

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:365] */
+/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:354] */
 static yg_status transpose_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__transpose_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:368] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:357] */
 static yg_status t_backward_apply(yg_node *base,
                                   yg_tensor *const *grads,
                                   yg_tensor **grad_inputs)
@@ -79,7 +79,7 @@ const yg_node_vtable yg__t_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:371] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:360] */
 static yg_status view_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -111,7 +111,7 @@ const yg_node_vtable yg__view_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:374] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:363] */
 static yg_status expand_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -143,7 +143,7 @@ const yg_node_vtable yg__expand_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:377] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:366] */
 static yg_status unsqueeze_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -175,7 +175,7 @@ const yg_node_vtable yg__unsqueeze_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:383] */
+/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:372] */
 static yg_status squeeze_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -207,7 +207,7 @@ const yg_node_vtable yg__squeeze_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:386] */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:375] */
 static yg_status squeeze_dim_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -239,7 +239,7 @@ const yg_node_vtable yg__squeeze_dim_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/derivatives.yaml:389] */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/derivatives.yaml:378] */
 static yg_status permute_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -278,7 +278,7 @@ const yg_node_vtable yg__permute_backward_vtable = {
     .release_saved = permute_backward_release_saved,
 };
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/derivatives.yaml:392] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/derivatives.yaml:381] */
 static yg_status select_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -317,7 +317,7 @@ const yg_node_vtable yg__select_backward_vtable = {
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
- * [specs/derivatives.yaml:395] */
+ * [specs/derivatives.yaml:384] */
 static yg_status slice_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -357,7 +357,7 @@ const yg_node_vtable yg__slice_backward_vtable = {
 };
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:608] */
+ * [specs/derivatives.yaml:593] */
 static yg_status split_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -397,7 +397,7 @@ const yg_node_vtable yg__split_backward_vtable = {
 };
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:611] */
+ * [specs/derivatives.yaml:596] */
 static yg_status split_with_sizes_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -436,7 +436,7 @@ const yg_node_vtable yg__split_with_sizes_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:614] */
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:599] */
 static yg_status chunk_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -475,7 +475,7 @@ const yg_node_vtable yg__chunk_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:617] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:602] */
 static yg_status unbind_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)

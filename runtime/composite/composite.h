@@ -114,6 +114,10 @@ yg_status yg__composite_softmax_backward(const yg_tensor *grad_output,
                                          const yg_tensor *output,
                                          int64_t dim,
                                          yg_tensor **out);
+yg_status yg__composite_log_softmax_jvp(const yg_tensor *grad,
+                                        const yg_tensor *output,
+                                        int64_t dim,
+                                        yg_tensor **out);
 yg_status yg__composite_mse_loss(const yg_tensor *self,
                                  const yg_tensor *target,
                                  int64_t reduction,
@@ -308,5 +312,16 @@ yg_status yg__composite_index_put_self_backward(const yg_tensor *grad,
 /* convert.c: dtype conversion */
 yg_status yg__composite_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tensor **out);
 yg_status yg__composite_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+/* pool.c: the adjoints of adaptive_avg_pool2d_backward and
+ * upsample_nearest2d_backward (double-backward) */
+yg_status yg__composite_adaptive_avg_pool2d_to(const yg_tensor *self,
+                                               const int64_t *sizes,
+                                               int64_t sizes_len,
+                                               yg_tensor **out);
+yg_status yg__composite_upsample_nearest2d_to(const yg_tensor *self,
+                                              const int64_t *sizes,
+                                              int64_t sizes_len,
+                                              yg_tensor **out);
 
 #endif /* YAGRAD_COMPOSITE_H */

@@ -44,6 +44,28 @@ yg_status yg__composite_softmax_backward(const yg_tensor *grad_output,
     return st;
 }
 
+yg_status yg__composite_log_softmax_jvp(const yg_tensor *grad,
+                                        const yg_tensor *output,
+                                        int64_t dim,
+                                        yg_tensor **out) {
+    yg_tensor *e = NULL, *ge = NULL, *s = NULL;
+    yg_status st;
+
+    *out = NULL;
+    /* g - sum(g * exp(y), dim) */
+    st = yg_exp(output, &e);
+    if (st == YG_OK)
+        st = yg_mul(grad, e, &ge);
+    if (st == YG_OK)
+        st = yg_sum_dim(ge, &dim, 1, true, &s);
+    if (st == YG_OK)
+        st = yg_sub(grad, s, 1, out);
+    yg_release(e);
+    yg_release(ge);
+    yg_release(s);
+    return st;
+}
+
 /* Fails unless t (weight or bias) is NULL or has exactly shape. */
 static yg_status
 check_affine(const char *name, const yg_tensor *t, const int64_t *shape, int64_t len) {

@@ -193,3 +193,39 @@ yg_status yg__composite_max_pool1d(const yg_tensor *self,
     yg_release(indices);
     return st;
 }
+
+/* ---- double-backward: adaptive_avg_pool2d_to, upsample_nearest2d_to ----
+ * The forward op with output_size the last two entries of sizes, the
+ * result's full sizes: what a derivative formula has of grad_output
+ * (sizes(grad_output)).  The leading dims of sizes must be self's. */
+static yg_status check_to_sizes(const yg_tensor *self, const int64_t *sizes, int64_t sizes_len) {
+    int64_t nd = yg_tensor_ndim(self);
+    char sbuf[128], xbuf[128];
+
+    if (sizes == NULL || sizes_len != nd || nd < 2 ||
+        memcmp(sizes, yg_tensor_sizes(self), sizeof(int64_t) * (size_t)(nd - 2)) != 0)
+        return yg__fail(
+            YG_ERR_SHAPE,
+            "expected sizes [..., oh, ow] whose leading dims are those of self %s, got %s",
+            yg_tensor_format_sizes(self, xbuf, sizeof xbuf),
+            yg__format_sizes(sizes, sizes == NULL ? 0 : sizes_len, sbuf, sizeof sbuf));
+    return YG_OK;
+}
+
+yg_status yg__composite_adaptive_avg_pool2d_to(const yg_tensor *self,
+                                               const int64_t *sizes,
+                                               int64_t sizes_len,
+                                               yg_tensor **out) {
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_to_sizes(self, sizes, sizes_len));
+    return yg_adaptive_avg_pool2d(self, sizes + sizes_len - 2, 2, out);
+}
+
+yg_status yg__composite_upsample_nearest2d_to(const yg_tensor *self,
+                                              const int64_t *sizes,
+                                              int64_t sizes_len,
+                                              yg_tensor **out) {
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_to_sizes(self, sizes, sizes_len));
+    return yg_upsample_nearest2d(self, sizes + sizes_len - 2, 2, out);
+}

@@ -211,6 +211,13 @@ yg_status yg__cpu_prod_backward(const yg_tensor *grad_output,
                                 int64_t dim_len,
                                 bool keepdim,
                                 yg_tensor **out);
+yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
+                                       const yg_tensor *grad_output,
+                                       const yg_tensor *self,
+                                       const int64_t *dim,
+                                       int64_t dim_len,
+                                       bool keepdim,
+                                       yg_tensor **out);
 yg_status yg__cpu_var(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -253,6 +260,13 @@ yg_status yg__cpu_logsumexp(const yg_tensor *self,
 /* scan.c */
 yg_status yg__cpu_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__cpu_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status
+yg__cpu_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,
+                                          const yg_tensor *grad_output,
+                                          const yg_tensor *self,
+                                          int64_t dim,
+                                          yg_tensor **out);
 yg_status yg__cpu_cumprod_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    int64_t dim,

@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static yg_status check_floating(const char *op, const yg_tensor *self) {
     if (!yg__dtype_is_floating(self->dtype))
@@ -152,6 +153,82 @@ out:
     free(suffix);
     yg_release(g);
     yg_release(block);
+    yg__rows_free(&rows);
+    return st;
+}
+
+/* The self gradient of prod_backward (double-backward): for each x_k,
+ * grad_output sum_{i != k} grad_i prod_{j != i, k} x_j.  Exact where self
+ * holds zeros: prefix and suffix products carry, beside the product, its
+ * derivative along grad (dual numbers: (a, a') (x, g) = (a x, a' x + a g)),
+ * and element k takes pre' suf + pre suf'. */
+yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
+                                       const yg_tensor *grad_output,
+                                       const yg_tensor *self,
+                                       const int64_t *dim,
+                                       int64_t dim_len,
+                                       bool keepdim,
+                                       yg_tensor **out) {
+    yg_rows rows, grows;
+    yg_tensor *g = NULL, *block = NULL;
+    double *suffix = NULL;
+    char gbuf[128], sbuf[128];
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(check_floating("prod_double_backward", self));
+    if (grad->ndim != self->ndim ||
+        memcmp(grad->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "prod_double_backward: grad %s does not have self's sizes %s",
+                        yg__format_sizes(grad->sizes, grad->ndim, gbuf, sizeof gbuf),
+                        yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
+    YG_RETURN_IF_ERROR(
+        yg__rows_init("prod_double_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
+    st = yg__rows_init("prod_double_backward", grad, dim, dim_len, keepdim, YG_FLOAT64, &grows);
+    if (st != YG_OK) {
+        yg__rows_free(&rows);
+        return st;
+    }
+    st =
+        yg__rows_per_row("prod_double_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
+    if (st == YG_OK) {
+        const int64_t bs[2] = {rows.outer, rows.inner};
+        st = yg_tensor_empty(bs, 2, self->dtype, &block);
+    }
+    if (st != YG_OK)
+        goto out;
+    suffix = malloc((size_t)(rows.inner > 0 ? 2 * rows.inner : 1) * sizeof(double));
+    if (suffix == NULL) {
+        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "prod_double_backward: out of memory");
+        goto out;
+    }
+    double *dsuffix = suffix + rows.inner;
+    const double *gov = (const double *)yg__tensor_ptr(g);
+    for (int64_t r = 0; r < rows.outer; r++) {
+        const double *x = (const double *)yg__tensor_ptr(rows.data) + r * rows.inner;
+        const double *gr = (const double *)yg__tensor_ptr(grows.data) + r * rows.inner;
+        double acc = 1, dacc = 0;
+        for (int64_t i = rows.inner - 1; i >= 0; i--) {
+            suffix[i] = acc;
+            dsuffix[i] = dacc;
+            dacc = dacc * x[i] + acc * gr[i];
+            acc *= x[i];
+        }
+        double pre = 1, dpre = 0;
+        for (int64_t i = 0; i < rows.inner; i++) {
+            yg__store_f64(
+                block, r * rows.inner + i, gov[r] * (dpre * suffix[i] + pre * dsuffix[i]));
+            dpre = dpre * x[i] + pre * gr[i];
+            pre *= x[i];
+        }
+    }
+    st = yg__rows_unpermute(&rows, block, self->sizes, out);
+out:
+    free(suffix);
+    yg_release(g);
+    yg_release(block);
+    yg__rows_free(&grows);
     yg__rows_free(&rows);
     return st;
 }

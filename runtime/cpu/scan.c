@@ -18,6 +18,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static yg_status
@@ -150,5 +151,167 @@ out:
     yg_release(block);
     yg__rows_free(&rows);
     yg__rows_free(&grows);
+    return st;
+}
+
+/* ---- double-backward: cumprod_jvp, cumprod_double_backward ----
+ * Both run cumprod's products on dual numbers x + e g (e^2 = 0):
+ * (a, a') (x, g) = (a x, a' x + a g), never dividing, so they are exact
+ * where self holds zeros.  cumprod_jvp is the e part of cumprod(x + e g);
+ * cumprod_double_backward the e part of cumprod_backward(go, x + e g):
+ * element m is A_m S_m, A_m the product of x_j + e g_j over j < m and
+ * S_m = go_m + (x_{m+1} + e g_{m+1}) S_{m+1} (the real part of A_m S_m is
+ * cumprod_backward itself). */
+
+/* lines of self along dim, and of the named tensors (each with self's
+ * sizes) in the same layout */
+static yg_status dual_lines(const char *op,
+                            const yg_tensor *self,
+                            const yg_tensor *const *others,
+                            const char *const *names,
+                            int n_others,
+                            int64_t dim,
+                            yg_rows *rows,
+                            yg_rows *orows) {
+    char gbuf[128], sbuf[128];
+    yg_status st;
+
+    if (!yg__dtype_is_floating(self->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: unsupported dtype %s for self (supported: float32, float64)",
+                        op,
+                        yg_dtype_name(self->dtype));
+    for (int i = 0; i < n_others; i++)
+        if (others[i]->ndim != self->ndim ||
+            memcmp(others[i]->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0)
+            return yg__fail(YG_ERR_SHAPE,
+                            "%s: %s %s does not match self %s",
+                            op,
+                            names[i],
+                            yg__format_sizes(others[i]->sizes, others[i]->ndim, gbuf, sizeof gbuf),
+                            yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
+    YG_RETURN_IF_ERROR(yg__rows_init_dim(op, self, dim, YG_FLOAT64, rows));
+    for (int i = 0; i < n_others; i++) {
+        st = yg__rows_init_dim(op, others[i], dim, YG_FLOAT64, &orows[i]);
+        if (st != YG_OK) {
+            while (--i >= 0)
+                yg__rows_free(&orows[i]);
+            yg__rows_free(rows);
+            return st;
+        }
+    }
+    return YG_OK;
+}
+
+static const double *line_of(const yg_rows *rows, int64_t r) {
+    return (const double *)yg__tensor_ptr(rows->data) + r * rows->inner;
+}
+
+/* block (float64 [outer, inner]) back to self's sizes and dtype */
+static yg_status dual_finish(const yg_rows *rows,
+                             yg_tensor *block,
+                             yg_dtype dtype,
+                             const int64_t *sizes,
+                             yg_tensor **out) {
+    yg_tensor *narrow = NULL;
+    yg_status st;
+
+    if (dtype != YG_FLOAT64) {
+        st = yg__tensor_contiguous_as(block, dtype, false, &narrow);
+        if (st != YG_OK)
+            return st;
+        block = narrow;
+    }
+    st = yg__rows_unpermute(rows, block, sizes, out);
+    yg_release(narrow);
+    return st;
+}
+
+yg_status
+yg__cpu_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out) {
+    const yg_tensor *others[] = {grad};
+    const char *const names[] = {"grad"};
+    yg_rows rows, grows;
+    yg_tensor *block = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(dual_lines("cumprod_jvp", self, others, names, 1, dim, &rows, &grows));
+    const int64_t bs[2] = {rows.outer, rows.inner};
+    st = yg_tensor_empty(bs, 2, YG_FLOAT64, &block);
+    if (st != YG_OK)
+        goto out;
+    for (int64_t r = 0; r < rows.outer; r++) {
+        const double *x = line_of(&rows, r), *g = line_of(&grows, r);
+        double *o = (double *)yg__tensor_ptr(block) + r * rows.inner;
+        double a = 1, da = 0;
+        for (int64_t i = 0; i < rows.inner; i++) {
+            da = da * x[i] + a * g[i];
+            a *= x[i];
+            o[i] = da;
+        }
+    }
+    st = dual_finish(&rows, block, self->dtype, self->sizes, out);
+out:
+    yg_release(block);
+    yg__rows_free(&rows);
+    yg__rows_free(&grows);
+    return st;
+}
+
+yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,
+                                          const yg_tensor *grad_output,
+                                          const yg_tensor *self,
+                                          int64_t dim,
+                                          yg_tensor **out) {
+    const yg_tensor *others[] = {grad, grad_output};
+    const char *const names[] = {"grad", "grad_output"};
+    yg_rows rows, orows[2];
+    yg_tensor *block = NULL;
+    double *suffix = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(
+        dual_lines("cumprod_double_backward", self, others, names, 2, dim, &rows, orows));
+    const int64_t bs[2] = {rows.outer, rows.inner};
+    st = yg_tensor_empty(bs, 2, YG_FLOAT64, &block);
+    if (st != YG_OK)
+        goto out;
+    suffix = malloc((size_t)(rows.inner > 0 ? rows.inner : 1) * sizeof(double));
+    if (suffix == NULL) {
+        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "cumprod_double_backward: out of memory");
+        goto out;
+    }
+    for (int64_t r = 0; r < rows.outer; r++) {
+        const double *x = line_of(&rows, r), *g = line_of(&orows[0], r),
+                     *go = line_of(&orows[1], r);
+        double *o = (double *)yg__tensor_ptr(block) + r * rows.inner;
+        /* backward sweep: suffix[m] = s_m and o[m] = s'_m */
+        double sm = 0, dsm = 0;
+        for (int64_t m = rows.inner - 1; m >= 0; m--) {
+            if (m + 1 < rows.inner) {
+                dsm = dsm * x[m + 1] + sm * g[m + 1];
+                sm *= x[m + 1];
+            }
+            sm += go[m];
+            suffix[m] = sm;
+            o[m] = dsm;
+        }
+        /* forward sweep: (a, a') = A_m, the e part of A_m S_m */
+        double a = 1, da = 0;
+        for (int64_t m = 0; m < rows.inner; m++) {
+            o[m] = da * suffix[m] + a * o[m];
+            da = da * x[m] + a * g[m];
+            a *= x[m];
+        }
+    }
+    st = dual_finish(&rows, block, self->dtype, self->sizes, out);
+out:
+    free(suffix);
+    yg_release(block);
+    yg__rows_free(&rows);
+    yg__rows_free(&orows[0]);
+    yg__rows_free(&orows[1]);
     return st;
 }

@@ -1,7 +1,8 @@
 /*
- * samples_backward.c - OpInfo samples of the gradient helpers without an
- * entry of their own in specs/derivatives.yaml (the ops derivative
- * formulas call: *_backward, sum_to, ...).  Where a helper reads the
+ * samples_backward.c - OpInfo samples of the gradient helpers (the ops
+ * derivative formulas call: *_backward, sum_to, ...); those with an entry
+ * of their own in specs/derivatives.yaml are gradchecked and
+ * gradgradchecked on these rows too.  Where a helper reads the
  * forward's output, the sample computes it from the inputs so that the
  * helper sees consistent values.  See opinfo.h.
  */
@@ -31,6 +32,7 @@ static yg_status f_atan2_bw(yg_tensor *const *x, yg_tensor **o)
 static yg_status f_pow_bw_exponent(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward_exponent(x[0], x[1], x[2], x[3], o); }
 
 static yg_status f_prod_bw(yg_tensor *const *x, yg_tensor **o) { return yg_prod_backward(x[0], x[1], dim1, 1, false, o); }
+static yg_status f_prod_dbw(yg_tensor *const *x, yg_tensor **o) { return yg_prod_double_backward(x[0], x[1], x[2], dim1, 1, false, o); }
 static yg_status f_value_sel_bw(yg_tensor *const *x, yg_tensor **o)
 {
     return yg_value_selecting_reduction_backward(x[0], 1, x[1], sz34, 2, false, o);
@@ -49,13 +51,17 @@ static yg_status f_minmax_bw(yg_tensor *const *x, yg_tensor **o)
     return st;
 }
 static yg_status f_norm_bw(yg_tensor *const *x, yg_tensor **o) { return yg_norm_backward(x[0], x[1], x[2], 2, dim1, 1, false, o); }
+static yg_status f_norm3_bw(yg_tensor *const *x, yg_tensor **o) { return yg_norm_backward(x[0], x[1], x[2], 3, dim1, 1, false, o); }
 static yg_status f_lse_bw(yg_tensor *const *x, yg_tensor **o) { return yg_logsumexp_backward(x[0], x[1], x[2], dim1, 1, false, o); }
 static yg_status f_log_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_backward(x[0], x[1], 1, o); }
+static yg_status f_log_softmax_jvp(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_jvp(x[0], x[1], 1, o); }
 static yg_status f_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_softmax_backward(x[0], x[1], 1, o); }
 
 static yg_status f_var_bw(yg_tensor *const *x, yg_tensor **o) { return yg_var_backward(x[0], x[1], dim1, 1, 1, false, o); }
 static yg_status f_cumsum_bw(yg_tensor *const *x, yg_tensor **o) { return yg_cumsum_backward(x[0], 1, o); }
 static yg_status f_cumprod_bw(yg_tensor *const *x, yg_tensor **o) { return yg_cumprod_backward(x[0], x[1], 1, o); }
+static yg_status f_cumprod_jvp(yg_tensor *const *x, yg_tensor **o) { return yg_cumprod_jvp(x[0], x[1], 1, o); }
+static yg_status f_cumprod_dbw(yg_tensor *const *x, yg_tensor **o) { return yg_cumprod_double_backward(x[0], x[1], x[2], 1, o); }
 static yg_status f_sum_bw(yg_tensor *const *x, yg_tensor **o) { return yg_sum_backward(x[0], sz34, 2, dim1, 1, false, o); }
 static yg_status f_mean_bw(yg_tensor *const *x, yg_tensor **o) { return yg_mean_backward(x[0], sz34, 2, dim1, 1, true, o); }
 
@@ -125,6 +131,11 @@ static yg_status f_embedding_bw(yg_tensor *const *x, yg_tensor **o)
     return yg_embedding_backward(x[0], x[1], weight_sizes, 2, -1, o);
 }
 
+/* the fixed indices nll_target_v (rows 0, 1, 2 of [5, 4]), row 1 padding */
+static const int64_t emb_pad_weight_sizes[] = {5, 4};
+static yg_status op_embedding_bw_pad(yg_tensor *const *x, const yg_tensor *t, yg_tensor **o) { return yg_embedding_backward(x[0], t, emb_pad_weight_sizes, 2, 1, o); }
+static yg_status f_embedding_bw_pad(yg_tensor *const *x, yg_tensor **o) { return with_nll_target(x, op_embedding_bw_pad, o); }
+
 static yg_status f_adaptive_bw(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t self_sizes[] = {2, 5, 7};
@@ -135,6 +146,18 @@ static yg_status f_upsample_bw(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t self_sizes[] = {1, 2, 3, 3};
     return yg_upsample_nearest2d_backward(x[0], self_sizes, 4, o);
+}
+
+static yg_status f_adaptive_to(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t sizes[] = {2, 3, 4};
+    return yg_adaptive_avg_pool2d_to(x[0], sizes, 3, o);
+}
+
+static yg_status f_upsample_to(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t sizes[] = {1, 2, 5, 7};
+    return yg_upsample_nearest2d_to(x[0], sizes, 4, o);
 }
 
 static yg_status f_max_pool_idx_bw(yg_tensor *const *x, yg_tensor **o)
@@ -166,13 +189,17 @@ const sample opinfo_backward_samples[] = {
     {"pow_backward_self", "positive self", 3, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3), F64(-2, 2, 2, 2, 3)}, f_pow_bw_self},
     {"pow_backward_exponent", "positive self, output given", 4, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3), F64(-2, 2, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_pow_bw_exponent},
     {"prod_backward", "dim 1 of [3, 4]", 2, {F64(-1, 1, 1, 3), F64(0.5, 1.5, 2, 3, 4)}, f_prod_bw},
+    {"prod_double_backward", "dim 1 of [3, 4]", 3, {F64(-1, 1, 2, 3, 4), F64(-1, 1, 1, 3), F64(-1.5, 1.5, 2, 3, 4)}, f_prod_dbw},
     {"value_selecting_reduction_backward", "dim 1 of [3, 4]", 2, {F64(-1, 1, 1, 3), I64(0, 4, 1, 3)}, f_value_sel_bw},
-    {"minmax_backward", "amax over dim 1", 2, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4)}, f_minmax_bw},
+    {"minmax_backward", "amax over dim 1 (self flat: constant)", 2, {F64(-1, 1, 1, 3), C64(-1, 1, 2, 3, 4)}, f_minmax_bw},
     {"var_backward", "dim 1, correction 1", 2, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4)}, f_var_bw},
     {"norm_backward", "p 2, dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4), F64(0.5, 2, 1, 3)}, f_norm_bw},
+    {"norm_backward", "p 3, dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 3, 4), F64(0.5, 2, 1, 3)}, f_norm3_bw},
     {"logsumexp_backward", "dim 1, output given", 3, {F64(-1, 1, 1, 3), F64(-2, 2, 2, 3, 4), F64(1, 3, 1, 3)}, f_lse_bw},
     {"cumsum_backward", "dim 1", 1, {F64(-1, 1, 2, 3, 4)}, f_cumsum_bw},
     {"cumprod_backward", "dim 1", 2, {F64(-1, 1, 2, 3, 4), F64(0.5, 1.5, 2, 3, 4)}, f_cumprod_bw},
+    {"cumprod_jvp", "dim 1", 2, {F64(-1, 1, 2, 3, 4), F64(-1.5, 1.5, 2, 3, 4)}, f_cumprod_jvp},
+    {"cumprod_double_backward", "dim 1", 3, {F64(-1, 1, 2, 3, 4), F64(-1, 1, 2, 3, 4), F64(-1.5, 1.5, 2, 3, 4)}, f_cumprod_dbw},
     {"sum_backward", "into [3, 4] over dim 1", 1, {F64(-1, 1, 1, 3)}, f_sum_bw},
     {"mean_backward", "into [3, 4] over dim 1, keepdim", 1, {F64(-1, 1, 2, 3, 1)}, f_mean_bw},
     {"sum_to", "[2, 3, 4] -> [3, 1]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_sum_to},
@@ -180,6 +207,7 @@ const sample opinfo_backward_samples[] = {
     {"scatter_src_backward", "dim 0", 2, {F64(-1, 1, 2, 3, 3), I64(0, 3, 2, 2, 3)}, f_scatter_src_bw},
     {"constant_pad_nd_backward", "two dims", 1, {F64(-1, 1, 2, 3, 6)}, f_pad_bw},
     {"log_softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(-3, -0.1, 2, 3, 5)}, f_log_softmax_bw},
+    {"log_softmax_jvp", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(-3, -0.1, 2, 3, 5)}, f_log_softmax_jvp},
     {"softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(0.05, 0.5, 2, 3, 5)}, f_softmax_bw},
     {"nll_loss_backward", "mean", 2, {F64(-1, 1, 0, 0), I64(0, 5, 1, 4)}, f_nll_bw},
     {"nll_loss_backward", "mean, weight, ignore_index 1", 2, {F64(-1, 1, 0, 0), C64(0.5, 2, 1, 3)}, f_nll_bw_weight_mean},
@@ -187,8 +215,11 @@ const sample opinfo_backward_samples[] = {
     {"nll_loss_backward", "none, weight, ignore_index 1", 2, {F64(-1, 1, 1, 6), C64(0.5, 2, 1, 3)}, f_nll_bw_weight_none},
     {"nll_loss_backward", "[C] self, mean, weight", 3, {F64(-1, 1, 0, 0), I64(0, 5, 0, 0), C64(0.5, 2, 1, 5)}, f_nll_bw_weight_1d},
     {"embedding_backward", "[2, 3] indices into [5, 4]", 2, {F64(-1, 1, 3, 2, 3, 4), I64(0, 5, 2, 2, 3)}, f_embedding_bw},
+    {"embedding_backward", "padding_idx 1, fixed indices", 1, {F64(-1, 1, 2, 6, 4)}, f_embedding_bw_pad},
     {"adaptive_avg_pool2d_backward", "into [2, 5, 7]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_adaptive_bw},
     {"upsample_nearest2d_backward", "into [1, 2, 3, 3]", 1, {F64(-1, 1, 4, 1, 2, 5, 7)}, f_upsample_bw},
+    {"adaptive_avg_pool2d_to", "[2, 5, 7] to [2, 3, 4]", 1, {F64(-1, 1, 3, 2, 5, 7)}, f_adaptive_to},
+    {"upsample_nearest2d_to", "[1, 2, 3, 3] to [1, 2, 5, 7]", 1, {F64(-1, 1, 4, 1, 2, 3, 3)}, f_upsample_to},
     {"max_pool2d_with_indices_backward", "[1, 2, 2, 3] into [1, 2, 4, 6], positions repeat", 2, {F64(-1, 1, 4, 1, 2, 2, 3), I64(0, 24, 4, 1, 2, 2, 3)}, f_max_pool_idx_bw},
     {"index_backward", "rows of [4, 3], repeats add up", 2, {F64(-1, 1, 2, 5, 3), I64(0, 4, 1, 5)}, f_index_bw},
     {"index_put_self_backward", "rows of [4, 3] zeroed", 2, {F64(-1, 1, 2, 4, 3), I64(0, 4, 1, 2)}, f_index_put_self_bw},

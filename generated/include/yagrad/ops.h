@@ -1748,6 +1748,50 @@ YG_NODISCARD yg_status yg_type_as(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */
                                   yg_tensor **out);        /* out: new ref */
 
+/* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_log_softmax_jvp(const yg_tensor *grad,    /* borrowed */
+                                          const yg_tensor *output,  /* borrowed */
+                                          int64_t dim,
+                                          yg_tensor **out);         /* out: new ref */
+
+/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor */
+YG_NODISCARD yg_status yg_adaptive_avg_pool2d_to(
+    const yg_tensor *self,  /* borrowed */
+    const int64_t *sizes,   /* borrowed, sizes_len entries */
+    int64_t sizes_len,
+    yg_tensor **out);       /* out: new ref */
+
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor */
+YG_NODISCARD yg_status yg_upsample_nearest2d_to(
+    const yg_tensor *self,  /* borrowed */
+    const int64_t *sizes,   /* borrowed, sizes_len entries */
+    int64_t sizes_len,
+    yg_tensor **out);       /* out: new ref */
+
+/* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
+ *   bool keepdim) -> Tensor */
+YG_NODISCARD yg_status yg_prod_double_backward(
+    const yg_tensor *grad,         /* borrowed */
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *self,         /* borrowed */
+    const int64_t *dim,            /* borrowed, dim_len entries */
+    int64_t dim_len,
+    bool keepdim,
+    yg_tensor **out);              /* out: new ref */
+
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_cumprod_jvp(const yg_tensor *grad,  /* borrowed */
+                                      const yg_tensor *self,  /* borrowed */
+                                      int64_t dim,
+                                      yg_tensor **out);       /* out: new ref */
+
+/* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor */
+YG_NODISCARD yg_status yg_cumprod_double_backward(const yg_tensor *grad,         /* borrowed */
+                                                  const yg_tensor *grad_output,  /* borrowed */
+                                                  const yg_tensor *self,         /* borrowed */
+                                                  int64_t dim,
+                                                  yg_tensor **out);              /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif

@@ -154,6 +154,41 @@ def scatter(self, index, src, add=False):
     return out
 
 
+def prod_double_backward(g, go, s):
+    # dim 1 of [3, 4]: go_r sum_{i != k} g_ri prod_{j != i, k} s_rj
+    out = np.zeros_like(s)
+    for r in range(s.shape[0]):
+        for k in range(s.shape[1]):
+            out[r, k] = go[r] * sum(
+                g[r, i] * np.prod(np.delete(s[r], [i, k])) for i in range(s.shape[1]) if i != k
+            )
+    return out
+
+
+def cumprod_jvp(g, s):
+    # dim 1 of [3, 4]: out_i = sum_{k <= i} g_k prod_{j <= i, j != k} s_j
+    out = np.zeros_like(s)
+    for r in range(s.shape[0]):
+        for i in range(s.shape[1]):
+            out[r, i] = sum(g[r, k] * np.prod(np.delete(s[r, : i + 1], k)) for k in range(i + 1))
+    return out
+
+
+def cumprod_double_backward(g, go, s):
+    # dim 1 of [3, 4]: d/ds_m of sum_k g_k cumprod_backward(go, s)_k
+    n = s.shape[1]
+    out = np.zeros_like(s)
+    for r in range(s.shape[0]):
+        for m in range(n):
+            acc = 0.0
+            for i in range(m, n):
+                for k in range(i + 1):
+                    if k != m:
+                        acc += go[r, i] * g[r, k] * np.prod(np.delete(s[r, : i + 1], [k, m]))
+            out[r, m] = acc
+    return out
+
+
 def cumprod_backward(g, s, axis):
     g, s = np.moveaxis(g, axis, -1), np.moveaxis(s, axis, -1)
     out = np.zeros_like(s)
@@ -310,9 +345,11 @@ def minmax_backward(g, s):
     return g[:, None] * mask / mask.sum(axis=1, keepdims=True)
 
 
-def embedding_backward(g, idx):
+def embedding_backward(g, idx, padding_idx=-1):
     out = np.zeros((5, 4))
     np.add.at(out, idx.astype(int).ravel(), g.reshape(-1, 4))
+    if padding_idx >= 0:
+        out[padding_idx] = 0
     return out
 
 
@@ -599,10 +636,17 @@ REFS = {
     "value_selecting_reduction_backward": lambda x: value_selecting_backward(x[0], x[1]),
     "minmax_backward": lambda x: minmax_backward(x[0], x[1]),
     "var_backward": lambda x: x[0][:, None] * 2 * (x[1] - x[1].mean(axis=1, keepdims=True)) / 3,
-    "norm_backward": lambda x: x[0][:, None] * x[1] / x[2][:, None],
+    "norm_backward": {
+        "p 2, dim 1, output given": lambda x: x[0][:, None] * x[1] / x[2][:, None],
+        "p 3, dim 1, output given": lambda x: x[0][:, None] * np.sign(x[1]) * np.abs(x[1]) ** 2
+        / x[2][:, None] ** 2,
+    },
     "logsumexp_backward": lambda x: x[0][:, None] * np.exp(x[1] - x[2][:, None]),
     "cumsum_backward": lambda x: np.flip(np.cumsum(np.flip(x[0], 1), axis=1), 1),
     "cumprod_backward": lambda x: cumprod_backward(x[0], x[1], 1),
+    "cumprod_jvp": lambda x: cumprod_jvp(x[0], x[1]),
+    "cumprod_double_backward": lambda x: cumprod_double_backward(x[0], x[1], x[2]),
+    "prod_double_backward": lambda x: prod_double_backward(x[0], x[1], x[2]),
     "sum_backward": lambda x: np.broadcast_to(x[0][:, None], (3, 4)),
     "mean_backward": lambda x: np.broadcast_to(x[0] / 4, (3, 4)),
     "sum_to": lambda x: x[0].sum(axis=0).sum(axis=-1, keepdims=True),
@@ -682,7 +726,10 @@ REFS = {
     "scatter_add": lambda x: scatter(x[0], SCAT, x[1], add=True),
     "scatter_src_backward": lambda x: x[0][x[1].astype(int), np.arange(3)],
     "embedding": lambda x: x[0][EMB],
-    "embedding_backward": lambda x: embedding_backward(x[0], x[1]),
+    "embedding_backward": {
+        "[2, 3] indices into [5, 4]": lambda x: embedding_backward(x[0], x[1]),
+        "padding_idx 1, fixed indices": lambda x: embedding_backward(x[0], NLL_TARGET, 1),
+    },
     # nn
     "softmax": {
         "dim 1": lambda x: softmax(x[0], 1),
@@ -696,6 +743,7 @@ REFS = {
     },
     "softmax_backward": lambda x: x[1] * (x[0] - (x[0] * x[1]).sum(axis=1, keepdims=True)),
     "log_softmax_backward": lambda x: x[0] - np.exp(x[1]) * x[0].sum(axis=1, keepdims=True),
+    "log_softmax_jvp": lambda x: x[0] - (x[0] * np.exp(x[1])).sum(axis=1, keepdims=True),
     "nll_loss": {
         "mean": lambda x: nll(x[0], x[1])[0].mean(),
         "sum, ignore_index 1": lambda x: nll(x[0], x[1], 1)[0].sum(),
@@ -774,6 +822,8 @@ REFS = {
     "adaptive_avg_pool2d_backward": lambda x: adaptive_avg_pool2d_backward(x[0], (2, 5, 7)),
     "upsample_nearest2d": lambda x: upsample_nearest2d(x[0], (5, 7)),
     "upsample_nearest2d_backward": lambda x: upsample_nearest2d_backward(x[0], (1, 2, 3, 3)),
+    "adaptive_avg_pool2d_to": lambda x: adaptive_avg_pool2d(x[0], (3, 4)),
+    "upsample_nearest2d_to": lambda x: upsample_nearest2d(x[0], (5, 7)),
     # creation (empty and empty_like: the sample fills 0.25)
     "zeros": lambda x: np.zeros((2, 3)),
     "ones": lambda x: np.ones((2, 3)),
