@@ -137,6 +137,7 @@ static const char *const reflection_pad_derivative_inputs[] = {"self"};
 static const char *const reflection_pad_backward_derivative_inputs[] = {"grad_output"};
 static const char *const replication_pad_derivative_inputs[] = {"self"};
 static const char *const replication_pad_backward_derivative_inputs[] = {"grad_output"};
+static const char *const cat_derivative_inputs[] = {"tensors"};
 static const char *const split_derivative_inputs[] = {"self"};
 static const char *const split_with_sizes_derivative_inputs[] = {"self"};
 static const char *const chunk_derivative_inputs[] = {"self"};
@@ -1561,23 +1562,25 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:834",
-        .kind = "composite",
+        .location = "specs/native_functions.yaml:835",
+        .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:838",
+        .location = "specs/native_functions.yaml:840",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:842",
+        .location = "specs/native_functions.yaml:844",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1586,7 +1589,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:849",
+        .location = "specs/native_functions.yaml:851",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1596,7 +1599,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:856",
+        .location = "specs/native_functions.yaml:858",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1604,7 +1607,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:864",
+        .location = "specs/native_functions.yaml:866",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1614,7 +1617,7 @@ const yg_op_info yg__ops[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:871",
+        .location = "specs/native_functions.yaml:873",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1622,7 +1625,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:878",
+        .location = "specs/native_functions.yaml:880",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1631,7 +1634,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:883",
+        .location = "specs/native_functions.yaml:885",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1640,7 +1643,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:889",
+        .location = "specs/native_functions.yaml:891",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1649,7 +1652,7 @@ const yg_op_info yg__ops[] = {
         .name = "scatter_src_backward",
         .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
                   " int[] src_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:896",
+        .location = "specs/native_functions.yaml:898",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1658,7 +1661,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:901",
+        .location = "specs/native_functions.yaml:903",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1667,7 +1670,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:906",
+        .location = "specs/native_functions.yaml:908",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1676,7 +1679,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:913",
+        .location = "specs/native_functions.yaml:915",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1685,7 +1688,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:919",
+        .location = "specs/native_functions.yaml:921",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1694,7 +1697,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:923",
+        .location = "specs/native_functions.yaml:925",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1702,7 +1705,7 @@ const yg_op_info yg__ops[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:927",
+        .location = "specs/native_functions.yaml:929",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1710,7 +1713,7 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:934",
+        .location = "specs/native_functions.yaml:936",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1718,35 +1721,35 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:938",
+        .location = "specs/native_functions.yaml:940",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:942",
+        .location = "specs/native_functions.yaml:944",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:948",
+        .location = "specs/native_functions.yaml:950",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:953",
+        .location = "specs/native_functions.yaml:955",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:956",
+        .location = "specs/native_functions.yaml:958",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1754,7 +1757,7 @@ const yg_op_info yg__ops[] = {
         .name = "smooth_l1_loss",
         .schema = "smooth_l1_loss(Tensor self, Tensor target, int reduction=1,"
                   " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:960",
+        .location = "specs/native_functions.yaml:962",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1762,7 +1765,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy",
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:964",
+        .location = "specs/native_functions.yaml:966",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1770,7 +1773,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy_with_logits",
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:968",
+        .location = "specs/native_functions.yaml:970",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1778,7 +1781,7 @@ const yg_op_info yg__ops[] = {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:975",
+        .location = "specs/native_functions.yaml:977",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1786,14 +1789,14 @@ const yg_op_info yg__ops[] = {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:979",
+        .location = "specs/native_functions.yaml:981",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:983",
+        .location = "specs/native_functions.yaml:985",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1803,7 +1806,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:988",
+        .location = "specs/native_functions.yaml:990",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1813,7 +1816,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:996",
+        .location = "specs/native_functions.yaml:998",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1821,7 +1824,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1000",
+        .location = "specs/native_functions.yaml:1002",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1830,7 +1833,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1006",
+        .location = "specs/native_functions.yaml:1008",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1838,7 +1841,7 @@ const yg_op_info yg__ops[] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1010",
+        .location = "specs/native_functions.yaml:1012",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1846,7 +1849,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1016",
+        .location = "specs/native_functions.yaml:1018",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1854,7 +1857,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1020",
+        .location = "specs/native_functions.yaml:1022",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1863,49 +1866,49 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1024",
+        .location = "specs/native_functions.yaml:1026",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1030",
+        .location = "specs/native_functions.yaml:1032",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1034",
+        .location = "specs/native_functions.yaml:1036",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1039",
+        .location = "specs/native_functions.yaml:1041",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1043",
+        .location = "specs/native_functions.yaml:1045",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1054",
+        .location = "specs/native_functions.yaml:1056",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1058",
+        .location = "specs/native_functions.yaml:1060",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1913,21 +1916,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1062",
+        .location = "specs/native_functions.yaml:1064",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1067",
+        .location = "specs/native_functions.yaml:1069",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1073",
+        .location = "specs/native_functions.yaml:1075",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1935,7 +1938,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1077",
+        .location = "specs/native_functions.yaml:1079",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1943,28 +1946,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1082",
+        .location = "specs/native_functions.yaml:1084",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1087",
+        .location = "specs/native_functions.yaml:1089",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1091",
+        .location = "specs/native_functions.yaml:1093",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1095",
+        .location = "specs/native_functions.yaml:1097",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1973,7 +1976,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1098",
+        .location = "specs/native_functions.yaml:1100",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1983,7 +1986,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1101",
+        .location = "specs/native_functions.yaml:1103",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1992,7 +1995,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1104",
+        .location = "specs/native_functions.yaml:1106",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2002,7 +2005,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1111",
+        .location = "specs/native_functions.yaml:1113",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2010,7 +2013,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1116",
+        .location = "specs/native_functions.yaml:1118",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2018,21 +2021,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1121",
+        .location = "specs/native_functions.yaml:1123",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1126",
+        .location = "specs/native_functions.yaml:1128",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1131",
+        .location = "specs/native_functions.yaml:1133",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2042,7 +2045,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1136",
+        .location = "specs/native_functions.yaml:1138",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2050,14 +2053,14 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1138",
+        .location = "specs/native_functions.yaml:1140",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1142",
+        .location = "specs/native_functions.yaml:1144",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2066,7 +2069,7 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1151",
+        .location = "specs/native_functions.yaml:1153",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2075,7 +2078,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1156",
+        .location = "specs/native_functions.yaml:1158",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2083,7 +2086,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1162",
+        .location = "specs/native_functions.yaml:1164",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2093,7 +2096,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1168",
+        .location = "specs/native_functions.yaml:1170",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2101,14 +2104,14 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1171",
+        .location = "specs/native_functions.yaml:1173",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1178",
+        .location = "specs/native_functions.yaml:1180",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2118,14 +2121,14 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1185",
+        .location = "specs/native_functions.yaml:1187",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1190",
+        .location = "specs/native_functions.yaml:1192",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2135,14 +2138,14 @@ const yg_op_info yg__ops[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1195",
+        .location = "specs/native_functions.yaml:1197",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1201",
+        .location = "specs/native_functions.yaml:1203",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2151,7 +2154,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1208",
+        .location = "specs/native_functions.yaml:1210",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2160,7 +2163,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1213",
+        .location = "specs/native_functions.yaml:1215",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2169,7 +2172,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1219",
+        .location = "specs/native_functions.yaml:1221",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2178,7 +2181,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1225",
+        .location = "specs/native_functions.yaml:1227",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2187,7 +2190,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1235",
+        .location = "specs/native_functions.yaml:1237",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2197,7 +2200,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1244",
+        .location = "specs/native_functions.yaml:1246",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2207,7 +2210,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1249",
+        .location = "specs/native_functions.yaml:1251",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2216,7 +2219,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1255",
+        .location = "specs/native_functions.yaml:1257",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2226,7 +2229,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1260",
+        .location = "specs/native_functions.yaml:1262",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2235,7 +2238,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1266",
+        .location = "specs/native_functions.yaml:1268",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2244,7 +2247,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1273",
+        .location = "specs/native_functions.yaml:1275",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2253,7 +2256,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1277",
+        .location = "specs/native_functions.yaml:1279",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -3400,37 +3403,44 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = replication_pad_backward_derivative_inputs,
     },
     {
+        .name = "cat",
+        .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
+        .location = "specs/derivatives.yaml:608",
+        .n_inputs = 1,
+        .inputs = cat_derivative_inputs,
+    },
+    {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:608",
+        .location = "specs/derivatives.yaml:615",
         .n_inputs = 1,
         .inputs = split_derivative_inputs,
     },
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:611",
+        .location = "specs/derivatives.yaml:618",
         .n_inputs = 1,
         .inputs = split_with_sizes_derivative_inputs,
     },
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:614",
+        .location = "specs/derivatives.yaml:621",
         .n_inputs = 1,
         .inputs = chunk_derivative_inputs,
     },
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:617",
+        .location = "specs/derivatives.yaml:624",
         .n_inputs = 1,
         .inputs = unbind_derivative_inputs,
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/derivatives.yaml:623",
+        .location = "specs/derivatives.yaml:630",
         .n_inputs = 1,
         .inputs = index_derivative_inputs,
     },
@@ -3438,7 +3448,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/derivatives.yaml:626",
+        .location = "specs/derivatives.yaml:633",
         .n_inputs = 2,
         .inputs = index_put_derivative_inputs,
     },
@@ -3446,18 +3456,18 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:630",
+        .location = "specs/derivatives.yaml:637",
         .n_inputs = 2,
         .inputs = index_put__derivative_inputs,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:639",
+        .location = "specs/derivatives.yaml:646",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
 };
-const int32_t yg__derivatives_count = 165;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 165,
+const int32_t yg__derivatives_count = 166;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 166,
                "derivative table size");

@@ -357,7 +357,7 @@ const yg_node_vtable yg__slice_backward_vtable = {
 };
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:608] */
+ * [specs/derivatives.yaml:615] */
 static yg_status split_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -397,7 +397,7 @@ const yg_node_vtable yg__split_backward_vtable = {
 };
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:611] */
+ * [specs/derivatives.yaml:618] */
 static yg_status split_with_sizes_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -436,7 +436,7 @@ const yg_node_vtable yg__split_with_sizes_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:614] */
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:621] */
 static yg_status chunk_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -475,7 +475,7 @@ const yg_node_vtable yg__chunk_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:617] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:624] */
 static yg_status unbind_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)

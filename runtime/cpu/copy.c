@@ -16,6 +16,7 @@
  * int64 to int32) and for float16/bfloat16 they follow core/convert.c.
  */
 #include "cpu/cpu.h"
+#include "cpu/cpu_int.h"
 
 #include <string.h>
 
@@ -170,13 +171,13 @@ static int collapse(const yg_tensor *t, int64_t *sizes, int64_t *strides) {
     return nd;
 }
 
-/* Copies the numel > 0 elements of src into the contiguous dst. */
-static void strided_copy(char *dst, const yg_tensor *src, yg_dtype dtype) {
+/* Copies the numel > 0 elements of src's geometry starting at sp (not
+ * necessarily src's own data pointer) into the contiguous dst. */
+static void strided_copy_from(char *dst, const yg_tensor *src, const char *sp, yg_dtype dtype) {
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS], idx[YG_MAX_DIMS] = {0};
     int nd = collapse(src, sizes, strides);
     copy_fn fn = copy_table[dtype][src->dtype];
     int64_t row_bytes = sizes[0] * (int64_t)yg_dtype_size(dtype);
-    const char *sp = yg__tensor_ptr(src);
 
     for (;;) {
         fn(dst, sp, strides[0], sizes[0]);
@@ -191,6 +192,43 @@ static void strided_copy(char *dst, const yg_tensor *src, yg_dtype dtype) {
             sp -= (sizes[d] - 1) * strides[d];
         }
         if (d == nd)
+            return;
+    }
+}
+
+/* Copies the numel > 0 elements of src into the contiguous dst. */
+static void strided_copy(char *dst, const yg_tensor *src, yg_dtype dtype) {
+    strided_copy_from(dst, src, yg__tensor_ptr(src), dtype);
+}
+
+void yg__cpu_copy_rows(char *dst, int64_t dst_row_bytes, const yg_tensor *src, int32_t dim,
+                       yg_dtype dtype) {
+    int64_t idx[YG_MAX_DIMS] = {0};
+    int64_t esize = (int64_t)yg_dtype_size(src->dtype);
+    const char *sp = yg__tensor_ptr(src);
+    /* A header describing one row (the dims from dim on) for collapse and
+     * the walk only: it is never retained, released or given out. */
+    yg_tensor row = *src;
+
+    for (int32_t d = 0; d < src->ndim; d++)
+        if (src->sizes[d] == 0)
+            return;
+    row.ndim = src->ndim - dim;
+    memmove(row.sizes, src->sizes + dim, sizeof(int64_t) * (size_t)row.ndim);
+    memmove(row.strides, src->strides + dim, sizeof(int64_t) * (size_t)row.ndim);
+    for (;;) {
+        strided_copy_from(dst, &row, sp, dtype);
+        dst += dst_row_bytes;
+        int32_t d = dim - 1;
+        for (; d >= 0; d--) {
+            if (++idx[d] < src->sizes[d]) {
+                sp += src->strides[d] * esize;
+                break;
+            }
+            idx[d] = 0;
+            sp -= (src->sizes[d] - 1) * src->strides[d] * esize;
+        }
+        if (d < 0)
             return;
     }
 }
