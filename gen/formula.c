@@ -613,7 +613,7 @@ static void save_list_sizes(formula_ctx *fc, CXCursor at, CXCursor call, const c
     }
     if (index < 0 || fc->d->op->schema.args[index].type != GEN_T_INT ||
         fc->d->op->schema.args[index].nullable) {
-        formula_error_at(fc, at,
+        formula_error_at(fc, clang_Cursor_isNull(dim) ? at : dim,
                          "list_sizes(%s, dim) takes the name of an int argument of the op as "
                          "dim",
                          arg);
