@@ -22,8 +22,12 @@ static double now_s(void) {
 }
 
 /* Best-of-repeats seconds of yg_cat, and of yg_clone of its result. */
-static int time_cat(yg_tensor *const *pieces, int64_t n, int64_t dim, int repeats,
-                    double *cat_s, double *clone_s) {
+static int time_cat(yg_tensor *const *pieces,
+                    int64_t n,
+                    int64_t dim,
+                    int repeats,
+                    double *cat_s,
+                    double *clone_s) {
     yg_tensor *y = NULL;
     *cat_s = 1e30;
     *clone_s = 1e30;
@@ -74,8 +78,13 @@ int main(int argc, char **argv) {
             }
             printf("{\"bench\":\"cat\",\"n\":%lld,\"dim\":%lld,\"rows\":%lld,\"cols\":%lld,"
                    "\"cat_us\":%.2f,\"clone_us\":%.2f,\"ratio\":%.3f}\n",
-                   (long long)n, (long long)dim, (long long)sizes[0], (long long)sizes[1],
-                   cat_s * 1e6, clone_s * 1e6, cat_s / clone_s);
+                   (long long)n,
+                   (long long)dim,
+                   (long long)sizes[0],
+                   (long long)sizes[1],
+                   cat_s * 1e6,
+                   clone_s * 1e6,
+                   cat_s / clone_s);
         }
         for (int64_t i = 0; i < n; i++)
             yg_release(pieces[i]);

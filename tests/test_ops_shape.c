@@ -325,8 +325,8 @@ static void test_cat_allocates_the_result_once(void **state) {
 }
 
 /* A tensor of dtype dt holding values (converted from float64). */
-static yg_tensor *typed_tensor(yg_dtype dt, const int64_t *sizes, int64_t ndim,
-                               const double *values) {
+static yg_tensor *
+typed_tensor(yg_dtype dt, const int64_t *sizes, int64_t ndim, const double *values) {
     yg_tensor *t = yg_test_tensor(YG_FLOAT64, sizes, ndim, values), *out = NULL;
     YG_CHECK(yg_to_copy(t, dt, &out));
     yg_release(t);
@@ -394,15 +394,52 @@ static void test_cat_promotes_mixed_dtypes(void **state) {
     }
     {
         const yg_tensor *ts[] = {b};
-        YG_EXPECT_ERROR(yg_cat(ts, 1, 1, &y),
-                        YG_ERR_INDEX,
-                        "cat: dim 1 out of range for tensors of 1 dims");
+        YG_EXPECT_ERROR(
+            yg_cat(ts, 1, 1, &y), YG_ERR_INDEX, "cat: dim 1 out of range for tensors of 1 dims");
         assert_null(y);
     }
     yg_release(b);
     yg_release(i32);
     yg_release(i64);
     yg_release(h);
+}
+
+/* Pieces that need no gradient (an int64 one, a float one without
+ * requires_grad) get none; the one that does gets its slot of grad. */
+static void test_cat_gives_gradients_only_to_pieces_that_require_grad(void **state) {
+    const int64_t s1[] = {1, 2}, s2[] = {2, 2}, ws[] = {4, 2};
+    const double v1[] = {1, 2}, v2[] = {3, 4, 5, 6}, w[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    yg_tensor *a = yg_test_tensor(YG_FLOAT64, s1, 2, v1), *b = yg_test_tensor(YG_INT64, s1, 2, v1),
+              *c = yg_test_tensor(YG_FLOAT64, s2, 2, v2),
+              *wt = yg_test_tensor(YG_FLOAT64, ws, 2, w), *y = NULL, *p = NULL, *sum = NULL,
+              *g = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_set_requires_grad(c, true));
+    {
+        const yg_tensor *ts[] = {a, b, c};
+        YG_CHECK(yg_cat(ts, 3, 0, &y));
+    }
+    assert_int_equal(yg_tensor_dtype(y), YG_FLOAT64);
+    assert_true(yg_tensor_requires_grad(y));
+    YG_CHECK(yg_mul(y, wt, &p));
+    YG_CHECK(yg_sum(p, &sum));
+    YG_CHECK(yg_backward(sum, NULL, false));
+    YG_CHECK(yg_tensor_grad(c, &g));
+    {
+        const double e[] = {5, 6, 7, 8};
+        YG_EXPECT_CLOSE(g, s2, 2, e, 0, 0);
+    }
+    yg_release(g);
+    g = NULL;
+    YG_CHECK(yg_tensor_grad(a, &g));
+    assert_null(g);
+    yg_release(sum);
+    yg_release(p);
+    yg_release(y);
+    yg_release(wt);
+    yg_release(c);
+    yg_release(b);
+    yg_release(a);
 }
 
 static void test_cat_and_stack_pass_gradients_back_to_each_input(void **state) {
@@ -475,6 +512,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_cat_allocates_the_result_once),
         cmocka_unit_test(test_cat_every_dtype_with_noncontiguous_and_empty_pieces),
         cmocka_unit_test(test_cat_promotes_mixed_dtypes),
+        cmocka_unit_test(test_cat_gives_gradients_only_to_pieces_that_require_grad),
         cmocka_unit_test(test_cat_and_stack_pass_gradients_back_to_each_input),
     };
     return YG_TEST_RUN(tests, argc, argv);

@@ -221,7 +221,10 @@ static void strided_copy(char *dst, const yg_tensor *src, yg_dtype dtype) {
     walk_copy(&w, dst, yg__tensor_ptr(src));
 }
 
-void yg__cpu_copy_rows(char *dst, int64_t dst_row_bytes, const yg_tensor *src, int32_t dim,
+void yg__cpu_copy_rows(char *dst,
+                       int64_t dst_row_bytes,
+                       const yg_tensor *src,
+                       int32_t dim,
                        yg_dtype dtype) {
     int64_t idx[YG_MAX_DIMS] = {0};
     int64_t esize = (int64_t)yg_dtype_size(src->dtype);

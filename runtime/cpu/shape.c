@@ -549,10 +549,8 @@ yg__cpu_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_te
  * slot along dim: viewed as [outer, sizes[dim] * inner], piece i fills
  * columns [offset_i * inner, (offset_i + len_i) * inner) of every row, so
  * each row of a piece is one contiguous run of the result. */
-yg_status yg__cpu_cat(const yg_tensor *const *tensors,
-                      int64_t tensors_len,
-                      int64_t dim,
-                      yg_tensor **out) {
+yg_status
+yg__cpu_cat(const yg_tensor *const *tensors, int64_t tensors_len, int64_t dim, yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], d, inner = 1, offset = 0;
     yg_tensor *res = NULL;
     char abuf[128], bbuf[128];
@@ -609,11 +607,8 @@ yg_status yg__cpu_cat(const yg_tensor *const *tensors,
     char *base = yg__tensor_ptr(res);
     for (int64_t i = 0; i < tensors_len; i++) {
         int64_t len = tensors[i]->sizes[d];
-        yg__cpu_copy_rows(base + offset * inner * esize,
-                          sizes[d] * inner * esize,
-                          tensors[i],
-                          (int32_t)d,
-                          dtype);
+        yg__cpu_copy_rows(
+            base + offset * inner * esize, sizes[d] * inner * esize, tensors[i], (int32_t)d, dtype);
         offset += len;
     }
     *out = res;
