@@ -321,6 +321,14 @@ bool gen_returns_list(const gen_op *op)
     return op->schema.n_returns == 1 && op->schema.returns[0].is_list;
 }
 
+char *gen_needs_grad(const gen_deriv *d, int edge)
+{
+    for (int j = 0; j < d->n_formulas; j++)
+        if (d->formulas[j].list && d->formulas[j].edge == edge)
+            return gen_xprintf("yg__node_needs_grad_from(base, %d)", edge);
+    return gen_xprintf("yg__node_needs_grad(base, %d)", edge);
+}
+
 void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, const gen_op *op,
                            const char *out_name, const char *tail)
 {

@@ -65,6 +65,7 @@ static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)
         gen_sb_printf(sb, "    %s %s;\n", value_type(&d->op->schema.args[s->arg_index]), s->field);
         break;
     case GEN_SAVE_INT_LIST:
+    case GEN_SAVE_LIST_SIZES:
         gen_sb_printf(sb, "    yg_saved_int_list %s;\n", s->field);
         break;
     case GEN_SAVE_TENSOR_LIST:
@@ -111,7 +112,7 @@ static bool has_releasable(const gen_deriv *d)
 {
     for (int j = 0; j < d->n_saves; j++)
         if (d->saves[j].kind == GEN_SAVE_TENSOR || d->saves[j].kind == GEN_SAVE_INT_LIST ||
-            d->saves[j].kind == GEN_SAVE_TENSOR_LIST)
+            d->saves[j].kind == GEN_SAVE_TENSOR_LIST || d->saves[j].kind == GEN_SAVE_LIST_SIZES)
             return true;
     return false;
 }
@@ -298,7 +299,10 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         else if (d->saves[j].kind == GEN_SAVE_TENSOR_LIST)
             gen_sb_printf(sb, "    yg_tensor **%s = NULL;\n", d->saves[j].field);
     for (int j = 0; j < d->n_formulas; j++)
-        if (d->formulas[j].edge >= 0)
+        if (d->formulas[j].edge >= 0 && d->formulas[j].list)
+            gen_sb_printf(sb, "    yg_tensor **%s = NULL;\n    int64_t %s_len = 0;\n",
+                          d->formulas[j].grad_name, d->formulas[j].grad_name);
+        else if (d->formulas[j].edge >= 0)
             gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->formulas[j].grad_name);
     for (int j = 0; j < d->n_temps; j++)
         gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->temps[j]);
@@ -326,18 +330,21 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
                 emit_shared(sb, d, f);
             continue;
         }
+        char *needs = gen_needs_grad(d, f->edge);
         if (f->not_implemented) {
             gen_sb_printf(sb,
-                          "    if (yg__node_needs_grad(base, %d)) {\n"
+                          "    if (%s) {\n"
                           "        /* %s: not_implemented */\n"
                           "        st = yg__fail(YG_ERR_NOT_IMPLEMENTED,\n"
                           "                      \"the gradient of %s is not implemented: %s\");\n"
                           "        goto out;\n    }\n",
-                          f->edge, f->input, f->input, f->reason);
+                          needs, f->input, f->input, f->reason);
+            free(needs);
             continue;
         }
         char *ct = comment_text(f->expr);
-        gen_sb_printf(sb, "    if (yg__node_needs_grad(base, %d)", f->edge);
+        gen_sb_printf(sb, "    if (%s", needs);
+        free(needs);
         if (n_returns > 1)
             emit_defined_check(sb, f->grads_read, n_returns);
         gen_sb_puts(sb, ") {\n");
@@ -345,6 +352,21 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         if (n_returns > 1 && popcount64(f->grads_read) > 1)
             emit_zero_fill(sb, f->grads_read, n_returns);
         gen_sb_puts(sb, f->lowered != NULL ? f->lowered : "");
+        if (f->list) {
+            /* the items' edges: from f->edge to the last */
+            char *n_items = f->edge == 0 ? gen_xstrdup("base->n_edges")
+                                         : gen_xprintf("(base->n_edges - %d)", f->edge);
+            gen_sb_printf(sb,
+                          "        if (%s_len != %s) {\n"
+                          "            st = yg__fail(YG_ERR_INTERNAL,\n"
+                          "                          \"the gradient of %s has %%lld items \"\n"
+                          "                          \"for %%lld tensors\",\n"
+                          "                          (long long)%s_len,\n"
+                          "                          (long long)%s);\n"
+                          "            goto out;\n        }\n",
+                          f->grad_name, n_items, f->input, f->grad_name, n_items);
+            free(n_items);
+        }
         gen_sb_puts(sb, "    }\n");
         free(ct);
     }
@@ -353,6 +375,17 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         const gen_formula *f = &d->formulas[j];
         if (f->edge < 0)
             continue;
+        if (f->list) {
+            /* one per item (a NULL item: no gradient) */
+            char *at = f->edge == 0 ? gen_xstrdup("i") : gen_xprintf("%d + i", f->edge);
+            gen_sb_printf(sb,
+                          "    for (int64_t i = 0; i < %s_len; i++) {\n"
+                          "        grad_inputs[%s] = %s[i];\n"
+                          "        %s[i] = NULL;\n    }\n",
+                          f->grad_name, at, f->grad_name, f->grad_name);
+            free(at);
+            continue;
+        }
         gen_sb_printf(sb, "    grad_inputs[%d] = %s;\n    %s = NULL;\n", f->edge, f->grad_name,
                       f->grad_name);
     }
@@ -373,7 +406,10 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         if (zero_filled & ((uint64_t)1 << i))
             gen_sb_printf(sb, "    yg_release(zeros_grad%s);\n", suffix(i));
     for (int j = d->n_formulas - 1; j >= 0; j--)
-        if (d->formulas[j].edge >= 0)
+        if (d->formulas[j].edge >= 0 && d->formulas[j].list)
+            gen_sb_printf(sb, "    yg_release_list(%s, %s_len);\n", d->formulas[j].grad_name,
+                          d->formulas[j].grad_name);
+        else if (d->formulas[j].edge >= 0)
             gen_sb_printf(sb, "    yg_release(%s);\n", d->formulas[j].grad_name);
     for (int j = d->n_saves - 1; j >= 0; j--)
         if (d->saves[j].kind == GEN_SAVE_TENSOR)
@@ -399,7 +435,8 @@ static void emit_release_saved(gen_sb *sb, const gen_deriv *d)
     for (int j = 0; j < d->n_saves; j++) {
         if (d->saves[j].kind == GEN_SAVE_TENSOR)
             gen_sb_printf(sb, "    yg__saved_release(&node->%s);\n", d->saves[j].field);
-        else if (d->saves[j].kind == GEN_SAVE_INT_LIST)
+        else if (d->saves[j].kind == GEN_SAVE_INT_LIST ||
+                 d->saves[j].kind == GEN_SAVE_LIST_SIZES)
             gen_sb_printf(sb, "    yg__saved_int_list_release(&node->%s);\n", d->saves[j].field);
         else if (d->saves[j].kind == GEN_SAVE_TENSOR_LIST)
             gen_sb_printf(sb, "    yg__saved_list_release(&node->%s);\n", d->saves[j].field);

@@ -22,6 +22,15 @@
 
 #include "gen.h"
 
+/* The formula of the differentiable Tensor[] input, or NULL. */
+static const gen_formula *list_formula(const gen_deriv *d)
+{
+    for (int j = 0; j < d->n_formulas; j++)
+        if (d->formulas[j].list && d->formulas[j].edge >= 0)
+            return &d->formulas[j];
+    return NULL;
+}
+
 static bool is_differentiable_arg(const gen_deriv *d, int arg)
 {
     for (int j = 0; j < d->n_formulas; j++)
@@ -487,9 +496,25 @@ static void emit_record(gen_sb *sb, const gen_op *op)
                       "record\",\n"
                       "                        (long long)result_len);\n",
                       op->display);
+    const gen_formula *lf = list_formula(d);
+    if (lf != NULL) {
+        char *limit = lf->edge == 0 ? gen_xstrdup("INT32_MAX")
+                                    : gen_xprintf("INT32_MAX - %d", lf->edge);
+        gen_sb_printf(sb,
+                      "    if (%s_len > %s)\n"
+                      "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
+                      "                        \"%s: %%lld tensors are more than autograd can "
+                      "record\",\n"
+                      "                        (long long)%s_len);\n",
+                      lf->input, limit, op->display, lf->input);
+        free(limit);
+    }
     char *a0 = gen_xprintf("&yg__%s_backward_vtable", op->cname);
     char *a1 = gen_xprintf("sizeof(%s_backward)", op->cname);
-    char *a2 = gen_xprintf("%d", d->n_edges);
+    /* A Tensor[] input has one edge per item, after the others. */
+    char *a2 = lf == NULL       ? gen_xprintf("%d", d->n_edges)
+               : lf->edge == 0 ? gen_xprintf("(int32_t)%s_len", lf->input)
+                               : gen_xprintf("(int32_t)(%d + %s_len)", lf->edge, lf->input);
     char *a3 = gen_returns_list(op) ? gen_xstrdup("(int32_t)result_len")
                                     : gen_xprintf("%d", op->schema.n_returns);
     const char *nargs[] = {a0, a1, a2, a3, "&base"};
@@ -504,6 +529,19 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     for (int j = 0; j < d->n_formulas; j++) {
         if (d->formulas[j].edge < 0)
             continue;
+        if (d->formulas[j].list) {
+            /* one edge per item, after the others */
+            char *at = d->formulas[j].edge == 0 ? gen_xstrdup("(int32_t)i")
+                                                : gen_xprintf("(int32_t)(%d + i)",
+                                                              d->formulas[j].edge);
+            gen_sb_printf(sb,
+                          "    for (int64_t i = 0; i < %s_len; i++) {\n"
+                          "        st = yg__node_set_edge(base, %s, %s[i]);\n"
+                          "        if (st != YG_OK)\n            goto out;\n    }\n",
+                          d->formulas[j].input, at, d->formulas[j].input);
+            free(at);
+            continue;
+        }
         gen_sb_printf(sb,
                       "    st = yg__node_set_edge(base, %d, %s);\n"
                       "    if (st != YG_OK)\n        goto out;\n",
@@ -563,7 +601,9 @@ static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
             for (int e = 0; e < d->n_edges; e++) {
                 if (!(s->used_by & ((uint64_t)1 << e)))
                     continue;
-                gen_sb_printf(sb, "%syg__node_needs_grad(base, %d)", first ? "" : " || ", e);
+                char *needs = gen_needs_grad(d, e);
+                gen_sb_printf(sb, "%s%s", first ? "" : " || ", needs);
+                free(needs);
                 first = false;
             }
             gen_sb_puts(sb, ") {\n");
@@ -632,6 +672,12 @@ static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
                           "%sst = yg__saved_int_list_save(&node->%s, %s, %s_len);\n"
                           "%sif (st != YG_OK)\n%s    goto out;\n",
                           ind, s->field, s->arg, s->arg, ind, ind);
+            break;
+        case GEN_SAVE_LIST_SIZES:
+            gen_sb_printf(sb,
+                          "%sst = yg__saved_list_sizes_save(&node->%s, %s, %s_len, %s);\n"
+                          "%sif (st != YG_OK)\n%s    goto out;\n",
+                          ind, s->field, s->arg, s->arg, s->at, ind, ind);
             break;
         case GEN_SAVE_TENSOR_LIST:
             gen_sb_printf(sb,
@@ -829,6 +875,7 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     gen_sb cond = {0};
     if (n_inputs > 0)
         gen_sb_printf(&cond, "yg__any_requires_grad(%d, inputs)", n_inputs);
+
     for (int i = 0; d == NULL && i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
         if (a->type == GEN_T_TENSOR_LIST)
@@ -853,7 +900,8 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
         /* Only Tensor[] arguments: the device is that of the first. */
         gen_sb_printf(sb,
                       "    if (%s_len == 0)\n"
-                      "        return yg__fail(YG_ERR_INVALID_ARGUMENT, \"%s: %s is empty\");\n",
+                      "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
+                      "                        \"%s: expected at least one tensor in %s\");\n",
                       a->name, op->display, a->name);
         list_first = gen_xprintf("%s[0]", a->name);
         device_of = list_first;
@@ -898,8 +946,19 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     if (views)
         emit_make_views(sb, op, true);
     /* An op returning Tensor[] records a node only when it has outputs. */
-    gen_sb_printf(sb, "    if (%syg__any_requires_grad(%d, inputs)) {\n        st = %s_record(",
-                  gen_returns_list(op) ? "result_len > 0 && " : "", n_inputs, op->cname);
+    /* The record condition: the fixed inputs, then a Tensor[] input's items. */
+    gen_sb record_cond = {0};
+    if (n_inputs > 0)
+        gen_sb_printf(&record_cond, "yg__any_requires_grad(%d, inputs)", n_inputs);
+    if (list_formula(d) != NULL)
+        gen_sb_printf(&record_cond, "%syg__any_requires_grad((int)%s_len, %s)",
+                      n_inputs > 0 ? " ||\n        " : "", list_formula(d)->input,
+                      list_formula(d)->input);
+    bool paren = gen_returns_list(op) && list_formula(d) != NULL && n_inputs > 0;
+    gen_sb_printf(sb, "    if (%s%s%s%s) {\n        st = %s_record(",
+                  gen_returns_list(op) ? "result_len > 0 && " : "", paren ? "(" : "",
+                  record_cond.buf, paren ? ")" : "", op->cname);
+    gen_sb_free(&record_cond);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
         if (!record_needs_arg(d, i))

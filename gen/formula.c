@@ -553,7 +553,8 @@ static void add_save(formula_ctx *fc, CXCursor at, const char *arg, gen_save_kin
 {
     gen_deriv *d = fc->d;
     int index = output_nr >= 0 ? -1 : arg_index(d->op, arg);
-    char *field = kind == GEN_SAVE_SIZES   ? gen_xprintf("%s_sizes", arg)
+    char *field = kind == GEN_SAVE_SIZES || kind == GEN_SAVE_LIST_SIZES
+                      ? gen_xprintf("%s_sizes", arg)
                   : kind == GEN_SAVE_NUMEL ? gen_xprintf("%s_numel", arg)
                   : kind == GEN_SAVE_DTYPE ? gen_xprintf("%s_dtype", arg)
                                            : gen_xstrdup(arg);
@@ -593,6 +594,38 @@ static void add_save(formula_ctx *fc, CXCursor at, const char *arg, gen_save_kin
                                         .kind = kind,
                                         .used_by = fc->edges,
                                         .old_value = old_value};
+}
+
+/* list_sizes(tensors, dim) (call) in a formula: the node keeps each
+ * item's size along dim, taken at record time, not the items.  dim must
+ * name an int argument of the op. */
+static void save_list_sizes(formula_ctx *fc, CXCursor at, CXCursor call, const char *arg)
+{
+    CXCursor dim = clang_getNullCursor();
+    char *dname = NULL;
+    int index = -1;
+
+    if (clang_Cursor_getNumArguments(call) == 2)
+        dim = strip(clang_Cursor_getArgument(call, 1));
+    if (!clang_Cursor_isNull(dim) && clang_getCursorKind(dim) == CXCursor_DeclRefExpr) {
+        dname = cursor_name(dim);
+        index = arg_index(fc->d->op, dname);
+    }
+    if (index < 0 || fc->d->op->schema.args[index].type != GEN_T_INT ||
+        fc->d->op->schema.args[index].nullable) {
+        formula_error_at(fc, clang_Cursor_isNull(dim) ? at : dim,
+                         "list_sizes(%s, dim) takes the name of an int argument of the op as "
+                         "dim",
+                         arg);
+        free(dname);
+        return;
+    }
+    add_save(fc, at, arg, GEN_SAVE_LIST_SIZES, -1);
+    for (int i = 0; i < fc->d->n_saves; i++)
+        if (fc->d->saves[i].kind == GEN_SAVE_LIST_SIZES && strcmp(fc->d->saves[i].arg, arg) == 0 &&
+            fc->d->saves[i].at == NULL)
+            fc->d->saves[i].at = gen_xstrdup(dname);
+    free(dname);
 }
 
 /* What dtype(x) expands to in the unit (formula_prelude). */
@@ -716,7 +749,10 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
             else
                 add_save(fc, c, name, sk, index >= 0 ? -1 : 0);
         } else if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR_LIST) {
-            add_save(fc, c, name, GEN_SAVE_TENSOR_LIST, -1);
+            if (is_call_to(parent, "list_sizes"))
+                save_list_sizes(fc, c, parent, name);
+            else
+                add_save(fc, c, name, GEN_SAVE_TENSOR_LIST, -1);
         } else if (index >= 0 && !formula_readable(&fc->d->op->schema.args[index])) {
             formula_error_at(fc, c, "formulas cannot read '%s' yet: its type is not one of "
                                     "Tensor, Tensor[], int, int[], float, bool, Scalar and "
@@ -926,6 +962,16 @@ static char *lower_scalar(formula_ctx *fc, CXCursor c)
 static void lower_int_list(formula_ctx *fc, CXCursor c, strv *args)
 {
     c = strip(c);
+    if (is_call_to(c, "list_sizes") && clang_Cursor_getNumArguments(c) == 2) {
+        CXCursor a = strip(clang_Cursor_getArgument(c, 0));
+        if (clang_getCursorKind(a) == CXCursor_DeclRefExpr) {
+            char *name = cursor_name(a);
+            strv_push(args, gen_xprintf("node->%s_sizes.items", name));
+            strv_push(args, gen_xprintf("node->%s_sizes.len", name));
+            free(name);
+            return;
+        }
+    }
     if (is_call_to(c, "sizes") && clang_Cursor_getNumArguments(c) == 1) {
         CXCursor a = strip(clang_Cursor_getArgument(c, 0));
         if (clang_getCursorKind(a) == CXCursor_DeclRefExpr) {
@@ -942,7 +988,9 @@ static void lower_int_list(formula_ctx *fc, CXCursor c, strv *args)
         free(name);
         return;
     }
-    formula_error_at(fc, c, "an int[] argument must be sizes(<tensor>) or an int[] argument%s",
+    formula_error_at(fc, c,
+                     "an int[] argument must be sizes(<tensor>), list_sizes(<Tensor[]>, dim) "
+                     "or an int[] argument%s",
                      " of the op");
     strv_push(args, gen_xstrdup("NULL"));
     strv_push(args, gen_xstrdup("0"));
@@ -1152,6 +1200,34 @@ static void lower_shared(formula_ctx *fc, CXCursor c)
     free(cname);
 }
 
+/* The formula of a Tensor[] input: one call to an op returning Tensor[],
+ * whose items become the items' gradients (emit_nodes.c checks the
+ * length). */
+static void lower_list_gradient(formula_ctx *fc, CXCursor c)
+{
+    c = strip(c);
+    char *cname = clang_getCursorKind(c) == CXCursor_CallExpr ? cursor_name(c) : NULL;
+    const gen_op *op = cname != NULL ? gen_model_find_cname(fc->model, cname) : NULL;
+
+    if (op == NULL || !gen_returns_list(op) ||
+        clang_Cursor_getNumArguments(c) != op->schema.n_args) {
+        formula_errorf(fc, c,
+                       "the gradient of the Tensor[] argument '%s' must be one call to an op "
+                       "returning Tensor[] (one gradient per item)",
+                       fc->f->input);
+        free(cname);
+        return;
+    }
+    char *len = gen_xprintf("%s_len", fc->f->grad_name);
+    const char *targets[] = {fc->f->grad_name, len};
+    strv args = {0};
+    lower_args(fc, c, op, &args);
+    emit_call_to(&fc->code, cname, &args, targets, 2);
+    strv_free(&args);
+    free(len);
+    free(cname);
+}
+
 static void analyse_formula(formula_ctx *fc, CXCursor fn)
 {
     CXCursor expr;
@@ -1166,6 +1242,8 @@ static void analyse_formula(formula_ctx *fc, CXCursor fn)
         return;
     if (fc->n_members > 1)
         lower_shared(fc, expr);
+    else if (fc->f->list)
+        lower_list_gradient(fc, expr);
     else
         free(lower_tensor(fc, expr, fc->f->grad_name));
     if (!fc->f->has_error)
@@ -1195,6 +1273,7 @@ static const char formula_prelude[] =
     "typedef struct TensorList { const Tensor *data; long len; } TensorList;\n"
     "typedef struct ScalarType { int dtype_; } ScalarType;\n"
     "IntArrayRef sizes(Tensor self);\n"
+    "IntArrayRef list_sizes(TensorList tensors, long dim);\n"
     "long numel(Tensor self);\n"
     /* A macro, so that an op's argument named dtype (to_copy's) does not
      * hide the helper: `dtype` alone is the argument, `dtype(x)` the helper.
@@ -1292,10 +1371,13 @@ static void analyse_formulas(gen_model *model, CXIndex index)
                               d->op->schema.args[a].name);
             if (f->group_size > 1)
                 gen_sb_printf(&u.text, ") {\nTensor%d r_ =\n", f->group_size);
+            else if (f->list)
+                gen_sb_puts(&u.text, ") {\nTensorList r_ =\n");
             else
                 gen_sb_puts(&u.text, ") {\nTensor r_ =\n");
             /* After an error, a placeholder of the right type keeps clang quiet. */
             char *placeholder = f->group_size > 1 ? gen_xprintf("(Tensor%d){{0}}", f->group_size)
+                                : f->list         ? gen_xstrdup("(TensorList){0}")
                                                   : gen_xstrdup("0");
             fc->expr_offset = yaml_line(&u, f->has_error ? placeholder : f->expr, f->loc,
                                         &f->has_error, d->op->full_name);

@@ -192,6 +192,8 @@ typedef enum gen_save_kind {
     GEN_SAVE_VALUE,    /* int, float, Scalar, bool, ScalarType(?): copied */
     GEN_SAVE_INT_LIST, /* int[]: copied into a yg_saved_int_list */
     GEN_SAVE_TENSOR_LIST, /* Tensor[] / Tensor?[]: a yg_saved_tensor_list */
+    GEN_SAVE_LIST_SIZES,  /* list_sizes(<Tensor[]>, <int arg>): each item's size
+                             along that dim, in a yg_saved_int_list */
 } gen_save_kind;
 
 typedef struct gen_save {
@@ -203,12 +205,18 @@ typedef struct gen_save {
     uint64_t used_by;  /* bit e: formula of edge e reads it */
     bool old_value;    /* in-place self read by a formula: a copy taken
                           before the kernel writes it */
+    char *at;          /* GEN_SAVE_LIST_SIZES: the int argument naming the dim */
 } gen_save;
 
 typedef struct gen_formula {
     char *input;       /* argument name */
     int arg_index;     /* into op->schema.args */
-    int edge;          /* edge index, or -1 for non_differentiable */
+    int edge;          /* edge index, or -1 for non_differentiable; for a
+                          Tensor[] input the first of its items' edges,
+                          which come last (one per item, counted at
+                          record time) */
+    bool list;         /* the input is a Tensor[]: the formula returns a
+                          Tensor[], one gradient per item */
     char *expr;        /* NULL for non_differentiable and not_implemented */
     bool not_implemented; /* not_implemented("reason") */
     char *reason;      /* its reason */
@@ -355,6 +363,9 @@ char *gen_return_cname(const gen_op *op, int i);
 bool gen_arg_has_len(const gen_arg *a);
 /* Whether op returns Tensor[]: C out-parameters (yg_tensor ***out, int64_t *out_len). */
 bool gen_returns_list(const gen_op *op);
+/* "yg__node_needs_grad(base, e)", or for the edges of a Tensor[] input
+ * (which start at e) "yg__node_needs_grad_from(base, e)".  Caller frees. */
+char *gen_needs_grad(const gen_deriv *d, int edge);
 /* Emits indent + head + the argument names of op in C order + tail, with
  * out_name (or the op's own out-parameters when NULL, or &result,
  * &result1... for GEN_OUT_LOCALS) last; wrapped one argument per line past

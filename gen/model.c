@@ -42,7 +42,7 @@ static bool op_is_inplace(const gen_op *op)
     return n > 1 && op->schema.name[n - 1] == '_';
 }
 
-static const char *const reserved_cnames[] = {"sizes", "numel", "size", "dim"};
+static const char *const reserved_cnames[] = {"sizes", "numel", "size", "dim", "list_sizes"};
 
 /* The YAML location of byte offset pos of op's func string. */
 static gen_loc func_at(const gen_op *op, int pos)
@@ -406,7 +406,22 @@ static bool resolve_formulas(gen_deriv *d)
                          "'output_differentiability' and Tensor argument names)",
                          f->input);
             ok = false;
-        } else if (op->schema.args[f->arg_index].type != GEN_T_TENSOR) {
+        } else if (op->schema.args[f->arg_index].type == GEN_T_TENSOR_LIST &&
+                   op->schema.args[f->arg_index].nullable) {
+            gen_error_in(op->full_name, f->key_loc,
+                         "argument '%s' is a Tensor?[]; only a Tensor[] (without '?') has "
+                         "gradients, one per item",
+                         f->input);
+            ok = false;
+        } else if (op->schema.args[f->arg_index].type == GEN_T_TENSOR_LIST &&
+                   f->group_size > 1) {
+            gen_error_in(op->full_name, f->key_loc,
+                         "the Tensor[] argument '%s' cannot share a formula with other "
+                         "inputs; give it its own key",
+                         f->input);
+            ok = false;
+        } else if (op->schema.args[f->arg_index].type != GEN_T_TENSOR &&
+                   op->schema.args[f->arg_index].type != GEN_T_TENSOR_LIST) {
             gen_error_in(op->full_name, f->key_loc,
                          "argument '%s' is a %s, not a Tensor; only Tensor arguments have "
                          "gradients",
@@ -459,22 +474,41 @@ static bool resolve_formulas(gen_deriv *d)
     }
     if (!ok)
         return false;
-    /* Signature order, so edge numbers follow the arguments. */
+    /* Signature order, so edge numbers follow the arguments, except that
+     * the edges of a Tensor[] input (as many as it has items, known only
+     * at record time) come after all others. */
     gen_formula *sorted = gen_xcalloc((size_t)d->n_formulas, sizeof(gen_formula));
     int n = 0;
+    const gen_formula *list = NULL;
     d->n_edges = 0;
     for (int j = 0; j < op->schema.n_args; j++) {
         for (int i = 0; i < d->n_formulas; i++) {
             if (d->formulas[i].arg_index != j)
                 continue;
             sorted[n] = d->formulas[i];
+            sorted[n].list = op->schema.args[j].type == GEN_T_TENSOR_LIST;
             bool has_edge = sorted[n].expr != NULL || sorted[n].not_implemented;
-            sorted[n].edge = has_edge ? d->n_edges++ : -1;
+            sorted[n].edge = has_edge && !sorted[n].list ? d->n_edges++ : -1;
             n++;
         }
     }
+    for (int i = 0; i < n; i++) {
+        if (!sorted[i].list || (sorted[i].expr == NULL && !sorted[i].not_implemented))
+            continue;
+        if (list != NULL) {
+            gen_error_in(op->full_name, sorted[i].key_loc,
+                         "a second differentiable Tensor[] argument ('%s' after '%s'); at "
+                         "most one Tensor[] input may have gradients",
+                         sorted[i].input, list->input);
+            ok = false;
+        }
+        list = &sorted[i];
+        sorted[i].edge = d->n_edges++;
+    }
     free(d->formulas);
     d->formulas = sorted;
+    if (!ok)
+        return false;
     if (d->n_edges > 64) {
         gen_error_in(op->full_name, d->name_loc, "more than 64 differentiable inputs");
         return false;
@@ -586,6 +620,7 @@ static void free_deriv(gen_deriv *d)
     for (int i = 0; i < d->n_saves; i++) {
         free(d->saves[i].field);
         free(d->saves[i].arg);
+        free(d->saves[i].at);
     }
     free(d->saves);
     for (int i = 0; i < d->n_temps; i++)

@@ -137,6 +137,7 @@ static const char *const reflection_pad_derivative_inputs[] = {"self"};
 static const char *const reflection_pad_backward_derivative_inputs[] = {"grad_output"};
 static const char *const replication_pad_derivative_inputs[] = {"self"};
 static const char *const replication_pad_backward_derivative_inputs[] = {"grad_output"};
+static const char *const cat_derivative_inputs[] = {"tensors"};
 static const char *const split_derivative_inputs[] = {"self"};
 static const char *const split_with_sizes_derivative_inputs[] = {"self"};
 static const char *const chunk_derivative_inputs[] = {"self"};
@@ -1576,23 +1577,25 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:834",
-        .kind = "composite",
+        .location = "specs/native_functions.yaml:835",
+        .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:838",
+        .location = "specs/native_functions.yaml:840",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:842",
+        .location = "specs/native_functions.yaml:844",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1601,7 +1604,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:849",
+        .location = "specs/native_functions.yaml:851",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1611,7 +1614,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:856",
+        .location = "specs/native_functions.yaml:858",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1619,7 +1622,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:864",
+        .location = "specs/native_functions.yaml:866",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1629,7 +1632,7 @@ const yg_op_info yg__ops[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:871",
+        .location = "specs/native_functions.yaml:873",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1637,7 +1640,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:878",
+        .location = "specs/native_functions.yaml:880",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1646,7 +1649,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:883",
+        .location = "specs/native_functions.yaml:885",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1655,7 +1658,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:889",
+        .location = "specs/native_functions.yaml:891",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1664,7 +1667,7 @@ const yg_op_info yg__ops[] = {
         .name = "scatter_src_backward",
         .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
                   " int[] src_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:896",
+        .location = "specs/native_functions.yaml:898",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1673,7 +1676,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:901",
+        .location = "specs/native_functions.yaml:903",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1682,7 +1685,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:906",
+        .location = "specs/native_functions.yaml:908",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1691,7 +1694,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:913",
+        .location = "specs/native_functions.yaml:915",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1700,7 +1703,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:919",
+        .location = "specs/native_functions.yaml:921",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1709,7 +1712,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:923",
+        .location = "specs/native_functions.yaml:925",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1717,7 +1720,7 @@ const yg_op_info yg__ops[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:927",
+        .location = "specs/native_functions.yaml:929",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1725,7 +1728,7 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:934",
+        .location = "specs/native_functions.yaml:936",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1733,35 +1736,35 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:938",
+        .location = "specs/native_functions.yaml:940",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:942",
+        .location = "specs/native_functions.yaml:944",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:948",
+        .location = "specs/native_functions.yaml:950",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:953",
+        .location = "specs/native_functions.yaml:955",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:956",
+        .location = "specs/native_functions.yaml:958",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1769,7 +1772,7 @@ const yg_op_info yg__ops[] = {
         .name = "smooth_l1_loss",
         .schema = "smooth_l1_loss(Tensor self, Tensor target, int reduction=1,"
                   " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:960",
+        .location = "specs/native_functions.yaml:962",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1777,7 +1780,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy",
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:964",
+        .location = "specs/native_functions.yaml:966",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1785,7 +1788,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy_with_logits",
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:968",
+        .location = "specs/native_functions.yaml:970",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1793,7 +1796,7 @@ const yg_op_info yg__ops[] = {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:975",
+        .location = "specs/native_functions.yaml:977",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1801,14 +1804,14 @@ const yg_op_info yg__ops[] = {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:979",
+        .location = "specs/native_functions.yaml:981",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:983",
+        .location = "specs/native_functions.yaml:985",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1818,7 +1821,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:988",
+        .location = "specs/native_functions.yaml:990",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1828,7 +1831,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:996",
+        .location = "specs/native_functions.yaml:998",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1836,7 +1839,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1000",
+        .location = "specs/native_functions.yaml:1002",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1845,7 +1848,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1006",
+        .location = "specs/native_functions.yaml:1008",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1853,7 +1856,7 @@ const yg_op_info yg__ops[] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1010",
+        .location = "specs/native_functions.yaml:1012",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1861,7 +1864,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1016",
+        .location = "specs/native_functions.yaml:1018",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1869,7 +1872,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1020",
+        .location = "specs/native_functions.yaml:1022",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1878,49 +1881,49 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1024",
+        .location = "specs/native_functions.yaml:1026",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1030",
+        .location = "specs/native_functions.yaml:1032",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1034",
+        .location = "specs/native_functions.yaml:1036",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1039",
+        .location = "specs/native_functions.yaml:1041",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1043",
+        .location = "specs/native_functions.yaml:1045",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1054",
+        .location = "specs/native_functions.yaml:1056",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1058",
+        .location = "specs/native_functions.yaml:1060",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1928,21 +1931,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1062",
+        .location = "specs/native_functions.yaml:1064",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1067",
+        .location = "specs/native_functions.yaml:1069",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1073",
+        .location = "specs/native_functions.yaml:1075",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1950,7 +1953,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1077",
+        .location = "specs/native_functions.yaml:1079",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1958,28 +1961,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1082",
+        .location = "specs/native_functions.yaml:1084",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1087",
+        .location = "specs/native_functions.yaml:1089",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1091",
+        .location = "specs/native_functions.yaml:1093",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1095",
+        .location = "specs/native_functions.yaml:1097",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1988,7 +1991,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1098",
+        .location = "specs/native_functions.yaml:1100",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1998,7 +2001,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1101",
+        .location = "specs/native_functions.yaml:1103",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2007,7 +2010,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1104",
+        .location = "specs/native_functions.yaml:1106",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2017,7 +2020,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1111",
+        .location = "specs/native_functions.yaml:1113",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2025,7 +2028,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1116",
+        .location = "specs/native_functions.yaml:1118",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2033,21 +2036,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1121",
+        .location = "specs/native_functions.yaml:1123",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1126",
+        .location = "specs/native_functions.yaml:1128",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1131",
+        .location = "specs/native_functions.yaml:1133",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2057,7 +2060,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1136",
+        .location = "specs/native_functions.yaml:1138",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2065,14 +2068,14 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1138",
+        .location = "specs/native_functions.yaml:1140",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1142",
+        .location = "specs/native_functions.yaml:1144",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2081,7 +2084,7 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1151",
+        .location = "specs/native_functions.yaml:1153",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2090,7 +2093,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1156",
+        .location = "specs/native_functions.yaml:1158",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2098,7 +2101,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1162",
+        .location = "specs/native_functions.yaml:1164",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2108,7 +2111,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1168",
+        .location = "specs/native_functions.yaml:1170",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2116,14 +2119,14 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1171",
+        .location = "specs/native_functions.yaml:1173",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1178",
+        .location = "specs/native_functions.yaml:1180",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2133,14 +2136,14 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1185",
+        .location = "specs/native_functions.yaml:1187",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1190",
+        .location = "specs/native_functions.yaml:1192",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2150,14 +2153,14 @@ const yg_op_info yg__ops[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1195",
+        .location = "specs/native_functions.yaml:1197",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1201",
+        .location = "specs/native_functions.yaml:1203",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2166,7 +2169,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1208",
+        .location = "specs/native_functions.yaml:1210",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2175,7 +2178,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1213",
+        .location = "specs/native_functions.yaml:1215",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2184,7 +2187,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1219",
+        .location = "specs/native_functions.yaml:1221",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2193,7 +2196,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1225",
+        .location = "specs/native_functions.yaml:1227",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2202,7 +2205,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1235",
+        .location = "specs/native_functions.yaml:1237",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2212,7 +2215,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1244",
+        .location = "specs/native_functions.yaml:1246",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2222,7 +2225,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1249",
+        .location = "specs/native_functions.yaml:1251",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2231,7 +2234,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1255",
+        .location = "specs/native_functions.yaml:1257",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2241,7 +2244,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1260",
+        .location = "specs/native_functions.yaml:1262",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2250,7 +2253,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1266",
+        .location = "specs/native_functions.yaml:1268",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2259,7 +2262,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1273",
+        .location = "specs/native_functions.yaml:1275",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2268,7 +2271,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1277",
+        .location = "specs/native_functions.yaml:1279",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2277,21 +2280,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax_jvp",
         .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1284",
+        .location = "specs/native_functions.yaml:1286",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1290",
+        .location = "specs/native_functions.yaml:1292",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1292",
+        .location = "specs/native_functions.yaml:1294",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2299,14 +2302,14 @@ const yg_op_info yg__ops[] = {
         .name = "prod_double_backward",
         .schema = "prod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:1297",
+        .location = "specs/native_functions.yaml:1299",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cumprod_jvp",
         .schema = "cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1305",
+        .location = "specs/native_functions.yaml:1307",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2314,7 +2317,7 @@ const yg_op_info yg__ops[] = {
         .name = "cumprod_double_backward",
         .schema = "cumprod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1309",
+        .location = "specs/native_functions.yaml:1311",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -3444,37 +3447,44 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = replication_pad_backward_derivative_inputs,
     },
     {
+        .name = "cat",
+        .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
+        .location = "specs/derivatives.yaml:593",
+        .n_inputs = 1,
+        .inputs = cat_derivative_inputs,
+    },
+    {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:593",
+        .location = "specs/derivatives.yaml:600",
         .n_inputs = 1,
         .inputs = split_derivative_inputs,
     },
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:596",
+        .location = "specs/derivatives.yaml:603",
         .n_inputs = 1,
         .inputs = split_with_sizes_derivative_inputs,
     },
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:599",
+        .location = "specs/derivatives.yaml:606",
         .n_inputs = 1,
         .inputs = chunk_derivative_inputs,
     },
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:602",
+        .location = "specs/derivatives.yaml:609",
         .n_inputs = 1,
         .inputs = unbind_derivative_inputs,
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/derivatives.yaml:608",
+        .location = "specs/derivatives.yaml:615",
         .n_inputs = 1,
         .inputs = index_derivative_inputs,
     },
@@ -3482,7 +3492,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/derivatives.yaml:611",
+        .location = "specs/derivatives.yaml:618",
         .n_inputs = 2,
         .inputs = index_put_derivative_inputs,
     },
@@ -3490,42 +3500,42 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:615",
+        .location = "specs/derivatives.yaml:622",
         .n_inputs = 2,
         .inputs = index_put__derivative_inputs,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:624",
+        .location = "specs/derivatives.yaml:631",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
     {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:634",
+        .location = "specs/derivatives.yaml:641",
         .n_inputs = 2,
         .inputs = gelu_backward_derivative_inputs,
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:641",
+        .location = "specs/derivatives.yaml:648",
         .n_inputs = 2,
         .inputs = gelu_tanh_backward_derivative_inputs,
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:646",
+        .location = "specs/derivatives.yaml:653",
         .n_inputs = 2,
         .inputs = silu_backward_derivative_inputs,
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/derivatives.yaml:651",
+        .location = "specs/derivatives.yaml:658",
         .n_inputs = 2,
         .inputs = elu_backward_derivative_inputs,
     },
@@ -3533,7 +3543,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/derivatives.yaml:657",
+        .location = "specs/derivatives.yaml:664",
         .n_inputs = 2,
         .inputs = softplus_backward_derivative_inputs,
     },
@@ -3541,21 +3551,21 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:664",
+        .location = "specs/derivatives.yaml:671",
         .n_inputs = 2,
         .inputs = log_softmax_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:672",
+        .location = "specs/derivatives.yaml:679",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:675",
+        .location = "specs/derivatives.yaml:682",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_backward_derivative_inputs,
     },
@@ -3563,14 +3573,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/derivatives.yaml:681",
+        .location = "specs/derivatives.yaml:688",
         .n_inputs = 1,
         .inputs = embedding_backward_derivative_inputs,
     },
     {
         .name = "pow_backward_self",
         .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:688",
+        .location = "specs/derivatives.yaml:695",
         .n_inputs = 3,
         .inputs = pow_backward_self_derivative_inputs,
     },
@@ -3578,7 +3588,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "pow_backward_exponent",
         .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
                   " Tensor exponent, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:696",
+        .location = "specs/derivatives.yaml:703",
         .n_inputs = 4,
         .inputs = pow_backward_exponent_derivative_inputs,
     },
@@ -3586,7 +3596,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "minmax_backward",
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:706",
+        .location = "specs/derivatives.yaml:713",
         .n_inputs = 1,
         .inputs = minmax_backward_derivative_inputs,
     },
@@ -3594,7 +3604,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "norm_backward",
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:717",
+        .location = "specs/derivatives.yaml:724",
         .n_inputs = 3,
         .inputs = norm_backward_derivative_inputs,
     },
@@ -3602,7 +3612,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "prod_backward",
         .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:726",
+        .location = "specs/derivatives.yaml:733",
         .n_inputs = 2,
         .inputs = prod_backward_derivative_inputs,
         .no_double_backward = "prod_double_backward has no derivative entry",
@@ -3610,12 +3620,12 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "cumprod_backward",
         .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:734",
+        .location = "specs/derivatives.yaml:741",
         .n_inputs = 2,
         .inputs = cumprod_backward_derivative_inputs,
         .no_double_backward = "cumprod_jvp and cumprod_double_backward have no derivative entries",
     },
 };
-const int32_t yg__derivatives_count = 180;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 180,
+const int32_t yg__derivatives_count = 181;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 181,
                "derivative table size");

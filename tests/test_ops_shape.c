@@ -293,6 +293,155 @@ static void test_cat_joins_along_dim_and_promotes(void **state) {
     yg_release(b);
 }
 
+/* cat of n pieces allocates the result's storage once (the former
+ * composite summed n zero-padded copies: about 2n allocations). */
+static void test_cat_allocates_the_result_once(void **state) {
+    enum { N = 50 };
+    const int64_t ps[] = {2, 1};
+    yg_tensor *pieces[N], *y = NULL;
+    yg_allocator_stats before, after;
+    (void)state;
+    for (int i = 0; i < N; i++) {
+        const double v[] = {i, -i};
+        pieces[i] = yg_test_tensor(YG_FLOAT64, ps, 2, v);
+        YG_CHECK(yg_tensor_set_requires_grad(pieces[i], true));
+    }
+    yg_allocator_get_stats(&before);
+    YG_CHECK(yg_cat((const yg_tensor *const *)pieces, N, 1, &y));
+    yg_allocator_get_stats(&after);
+    assert_int_equal(after.num_allocs - before.num_allocs, 1);
+    {
+        const int64_t ys[] = {2, N};
+        double e[2 * N];
+        for (int i = 0; i < N; i++) {
+            e[i] = i;
+            e[N + i] = -i;
+        }
+        YG_EXPECT_CLOSE(y, ys, 2, e, 0, 0);
+    }
+    yg_release(y);
+    for (int i = 0; i < N; i++)
+        yg_release(pieces[i]);
+}
+
+/* A tensor of dtype dt holding values (converted from float64). */
+static yg_tensor *
+typed_tensor(yg_dtype dt, const int64_t *sizes, int64_t ndim, const double *values) {
+    yg_tensor *t = yg_test_tensor(YG_FLOAT64, sizes, ndim, values), *out = NULL;
+    YG_CHECK(yg_to_copy(t, dt, &out));
+    yg_release(t);
+    return out;
+}
+
+/* Every dtype, a transposed and an empty piece, checked against values
+ * placed by hand (a naive loop over the expected layout). */
+static void test_cat_every_dtype_with_noncontiguous_and_empty_pieces(void **state) {
+    const yg_dtype dtypes[] = {
+        YG_FLOAT32, YG_FLOAT64, YG_INT64, YG_BOOL, YG_INT32, YG_FLOAT16, YG_BFLOAT16};
+    const int64_t as[] = {3, 2}, bs[] = {2, 0}, cs[] = {2, 1}, ys[] = {2, 4};
+    const double av[] = {1, 0, 2, 3, 0, 4}; /* [3, 2], transposed to [2, 3] */
+    const double cv[] = {5, 0};
+    (void)state;
+    for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++) {
+        yg_dtype dt = dtypes[k];
+        yg_tensor *a = typed_tensor(dt, as, 2, av), *b = typed_tensor(dt, bs, 2, NULL),
+                  *c = typed_tensor(dt, cs, 2, cv), *at = NULL, *y = NULL;
+        double e[8];
+        YG_CHECK(yg_transpose(a, 0, 1, &at));
+        const yg_tensor *ts[] = {at, b, c};
+        YG_CHECK(yg_cat(ts, 3, 1, &y));
+        assert_int_equal(yg_tensor_dtype(y), dt);
+        for (int r = 0; r < 2; r++) {
+            for (int j = 0; j < 3; j++)
+                e[r * 4 + j] = av[j * 2 + r];
+            e[r * 4 + 3] = cv[r];
+        }
+        if (dt == YG_BOOL)
+            for (int i = 0; i < 8; i++)
+                e[i] = e[i] != 0;
+        YG_EXPECT_CLOSE(y, ys, 2, e, 0, 0);
+        yg_release(y);
+        yg_release(at);
+        yg_release(a);
+        yg_release(b);
+        yg_release(c);
+    }
+}
+
+/* Mixed dtypes promote as in PyTorch: bool and int32 give int32, int64
+ * and float16 give float16. */
+static void test_cat_promotes_mixed_dtypes(void **state) {
+    const int64_t s[] = {2};
+    const double v[] = {1, 0};
+    yg_tensor *b = typed_tensor(YG_BOOL, s, 1, v), *i32 = typed_tensor(YG_INT32, s, 1, v),
+              *i64 = typed_tensor(YG_INT64, s, 1, v), *h = typed_tensor(YG_FLOAT16, s, 1, v),
+              *y = NULL;
+    (void)state;
+    {
+        const yg_tensor *ts[] = {b, i32};
+        const int64_t ys[] = {4};
+        const double e[] = {1, 0, 1, 0};
+        YG_CHECK(yg_cat(ts, 2, 0, &y));
+        assert_int_equal(yg_tensor_dtype(y), YG_INT32);
+        YG_EXPECT_CLOSE(y, ys, 1, e, 0, 0);
+        yg_release(y);
+    }
+    {
+        const yg_tensor *ts[] = {i64, h};
+        YG_CHECK(yg_cat(ts, 2, 0, &y));
+        assert_int_equal(yg_tensor_dtype(y), YG_FLOAT16);
+        yg_release(y);
+    }
+    {
+        const yg_tensor *ts[] = {b};
+        YG_EXPECT_ERROR(
+            yg_cat(ts, 1, 1, &y), YG_ERR_INDEX, "cat: dim 1 out of range for tensors of 1 dims");
+        assert_null(y);
+    }
+    yg_release(b);
+    yg_release(i32);
+    yg_release(i64);
+    yg_release(h);
+}
+
+/* Pieces that need no gradient (an int64 one, a float one without
+ * requires_grad) get none; the one that does gets its slot of grad. */
+static void test_cat_gives_gradients_only_to_pieces_that_require_grad(void **state) {
+    const int64_t s1[] = {1, 2}, s2[] = {2, 2}, ws[] = {4, 2};
+    const double v1[] = {1, 2}, v2[] = {3, 4, 5, 6}, w[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    yg_tensor *a = yg_test_tensor(YG_FLOAT64, s1, 2, v1), *b = yg_test_tensor(YG_INT64, s1, 2, v1),
+              *c = yg_test_tensor(YG_FLOAT64, s2, 2, v2),
+              *wt = yg_test_tensor(YG_FLOAT64, ws, 2, w), *y = NULL, *p = NULL, *sum = NULL,
+              *g = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_set_requires_grad(c, true));
+    {
+        const yg_tensor *ts[] = {a, b, c};
+        YG_CHECK(yg_cat(ts, 3, 0, &y));
+    }
+    assert_int_equal(yg_tensor_dtype(y), YG_FLOAT64);
+    assert_true(yg_tensor_requires_grad(y));
+    YG_CHECK(yg_mul(y, wt, &p));
+    YG_CHECK(yg_sum(p, &sum));
+    YG_CHECK(yg_backward(sum, NULL, false));
+    YG_CHECK(yg_tensor_grad(c, &g));
+    {
+        const double e[] = {5, 6, 7, 8};
+        YG_EXPECT_CLOSE(g, s2, 2, e, 0, 0);
+    }
+    yg_release(g);
+    g = NULL;
+    YG_CHECK(yg_tensor_grad(a, &g));
+    assert_null(g);
+    yg_release(sum);
+    yg_release(p);
+    yg_release(y);
+    yg_release(wt);
+    yg_release(c);
+    yg_release(b);
+    yg_release(a);
+}
+
 static void test_cat_and_stack_pass_gradients_back_to_each_input(void **state) {
     const int64_t as[] = {2}, bs[] = {3};
     const double av[] = {1, 2}, bv[] = {3, 4, 5}, w[] = {1, 2, 3, 4, 5};
@@ -360,6 +509,10 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_flip_reverses_the_given_dims),
         cmocka_unit_test(test_constant_pad_nd_pads_and_crops),
         cmocka_unit_test(test_cat_joins_along_dim_and_promotes),
+        cmocka_unit_test(test_cat_allocates_the_result_once),
+        cmocka_unit_test(test_cat_every_dtype_with_noncontiguous_and_empty_pieces),
+        cmocka_unit_test(test_cat_promotes_mixed_dtypes),
+        cmocka_unit_test(test_cat_gives_gradients_only_to_pieces_that_require_grad),
         cmocka_unit_test(test_cat_and_stack_pass_gradients_back_to_each_input),
     };
     return YG_TEST_RUN(tests, argc, argv);

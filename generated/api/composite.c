@@ -1099,52 +1099,6 @@ yg_status yg_repeat(const yg_tensor *self,
     return YG_OK;
 }
 
-/* Runs yg_cat with tracing paused and records it as one node
- * (jit/tracer.h). */
-static yg_status cat_traced(const yg_tensor *const *tensors,
-                            int64_t tensors_len,
-                            int64_t dim,
-                            yg_tensor **out)
-{
-    yg_status st;
-
-    yg__trace_pause();
-    st = yg_cat(tensors, tensors_len, dim, out);
-    yg__trace_resume();
-    if (st != YG_OK)
-        return st;
-    yg__trace_begin_node("cat");
-    for (int64_t i = 0; i < tensors_len; i++)
-        yg__trace_input(tensors[i]);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
-}
-
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:834] */
-yg_status yg_cat(const yg_tensor *const *tensors,
-                 int64_t tensors_len,
-                 int64_t dim,
-                 yg_tensor **out)
-{
-    yg_status st;
-
-    if (yg__trace_recording(true))
-        return cat_traced(tensors, tensors_len, dim, out);
-    YG_RETURN_IF_ERROR(yg__check_out("cat", "out", out));
-    if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "cat: tensors is %s with tensors_len %lld",
-                        tensors == NULL ? "NULL" : "given",
-                        (long long)tensors_len);
-    for (int64_t i = 0; i < tensors_len; i++)
-        YG_RETURN_IF_ERROR(yg__check_defined("cat", "tensors", tensors[i]));
-    st = yg__composite_cat(tensors, tensors_len, dim, out);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "cat");
-    return YG_OK;
-}
-
 /* Runs yg_stack with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status stack_traced(const yg_tensor *const *tensors,
@@ -1167,7 +1121,7 @@ static yg_status stack_traced(const yg_tensor *const *tensors,
     return yg__trace_end_node();
 }
 
-/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:838] */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:840] */
 yg_status yg_stack(const yg_tensor *const *tensors,
                    int64_t tensors_len,
                    int64_t dim,
@@ -1217,7 +1171,7 @@ static yg_status scatter_src_backward_traced(const yg_tensor *grad_output,
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:896] */
+ * [specs/native_functions.yaml:898] */
 yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
                                   int64_t dim,
                                   const yg_tensor *index,
@@ -1260,7 +1214,7 @@ static yg_status constant_pad_nd_backward_traced(const yg_tensor *grad,
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:919] */
+ * [specs/native_functions.yaml:921] */
 yg_status yg_constant_pad_nd_backward(const yg_tensor *grad,
                                       const int64_t *pad,
                                       int64_t pad_len,
@@ -1301,7 +1255,7 @@ static yg_status softmax_backward_traced(const yg_tensor *grad_output,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:948] */
+ * [specs/native_functions.yaml:950] */
 yg_status yg_softmax_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               int64_t dim,
@@ -1343,7 +1297,7 @@ static yg_status mse_loss_traced(const yg_tensor *self,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:953] */
+ * [specs/native_functions.yaml:955] */
 yg_status yg_mse_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -1385,7 +1339,7 @@ static yg_status l1_loss_traced(const yg_tensor *self,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:956] */
+ * [specs/native_functions.yaml:958] */
 yg_status yg_l1_loss(const yg_tensor *self,
                      const yg_tensor *target,
                      int64_t reduction,
@@ -1429,7 +1383,7 @@ static yg_status smooth_l1_loss_traced(const yg_tensor *self,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:960] */
+ * [specs/native_functions.yaml:962] */
 yg_status yg_smooth_l1_loss(const yg_tensor *self,
                             const yg_tensor *target,
                             int64_t reduction,
@@ -1474,7 +1428,7 @@ static yg_status binary_cross_entropy_traced(const yg_tensor *self,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:964] */
+ * [specs/native_functions.yaml:966] */
 yg_status yg_binary_cross_entropy(const yg_tensor *self,
                                   const yg_tensor *target,
                                   const yg_tensor *weight,
@@ -1522,7 +1476,7 @@ static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:968] */
+ * [specs/native_functions.yaml:970] */
 yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
                                               const yg_tensor *target,
                                               const yg_tensor *weight,
@@ -1581,7 +1535,7 @@ static yg_status cross_entropy_traced(const yg_tensor *self,
 
 /* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:975] */
+ * [specs/native_functions.yaml:977] */
 yg_status yg_cross_entropy(const yg_tensor *self,
                            const yg_tensor *target,
                            const yg_tensor *weight,
@@ -1631,7 +1585,7 @@ static yg_status layer_norm_traced(const yg_tensor *input,
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:979] */
+ * [specs/native_functions.yaml:981] */
 yg_status yg_layer_norm(const yg_tensor *input,
                         const int64_t *normalized_shape,
                         int64_t normalized_shape_len,
@@ -1698,7 +1652,7 @@ static yg_status lstm_cell_traced(const yg_tensor *input,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:996] */
+ * [specs/native_functions.yaml:998] */
 yg_status yg_lstm_cell(const yg_tensor *input,
                        const yg_tensor *hx,
                        const yg_tensor *cx,
@@ -1756,7 +1710,7 @@ static yg_status gru_cell_traced(const yg_tensor *input,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:1000] */
+ * [specs/native_functions.yaml:1002] */
 yg_status yg_gru_cell(const yg_tensor *input,
                       const yg_tensor *hx,
                       const yg_tensor *w_ih,
@@ -1811,7 +1765,7 @@ static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:1006] */
+ * [specs/native_functions.yaml:1008] */
 yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
                                           const yg_tensor *key,
                                           const yg_tensor *value,
@@ -1874,7 +1828,7 @@ static yg_status group_norm_traced(const yg_tensor *input,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1010] */
+ * [specs/native_functions.yaml:1012] */
 yg_status yg_group_norm(const yg_tensor *input,
                         int64_t num_groups,
                         const yg_tensor *weight,
@@ -1938,7 +1892,7 @@ static yg_status max_pool2d_traced(const yg_tensor *self,
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1016] */
+ * [specs/native_functions.yaml:1018] */
 yg_status yg_max_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2008,7 +1962,7 @@ static yg_status zeros_like_traced(const yg_tensor *self,
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1095] */
+ * [specs/native_functions.yaml:1097] */
 yg_status yg_zeros_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -2051,7 +2005,7 @@ static yg_status ones_like_traced(const yg_tensor *self,
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1098] */
+ * [specs/native_functions.yaml:1100] */
 yg_status yg_ones_like(const yg_tensor *self,
                        const yg_dtype *dtype,
                        const yg_device *device,
@@ -2097,7 +2051,7 @@ static yg_status full_like_traced(const yg_tensor *self,
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1101] */
+ * [specs/native_functions.yaml:1103] */
 yg_status yg_full_like(const yg_tensor *self,
                        double fill_value,
                        const yg_dtype *dtype,
@@ -2141,7 +2095,7 @@ static yg_status empty_like_traced(const yg_tensor *self,
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1104] */
+ * [specs/native_functions.yaml:1106] */
 yg_status yg_empty_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -2187,7 +2141,7 @@ static yg_status rand_like_traced(const yg_tensor *self,
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1136] */
+ * [specs/native_functions.yaml:1138] */
 yg_status yg_rand_like(const yg_tensor *self,
                        yg_generator *generator,
                        const yg_dtype *dtype,
@@ -2234,7 +2188,7 @@ static yg_status randn_like_traced(const yg_tensor *self,
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1138] */
+ * [specs/native_functions.yaml:1140] */
 yg_status yg_randn_like(const yg_tensor *self,
                         yg_generator *generator,
                         const yg_dtype *dtype,
@@ -2278,7 +2232,7 @@ static yg_status dropout_traced(const yg_tensor *input,
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1142] */
+ * [specs/native_functions.yaml:1144] */
 yg_status yg_dropout(const yg_tensor *input,
                      double p,
                      bool train,
@@ -2340,7 +2294,7 @@ static yg_status batch_norm_traced(const yg_tensor *input,
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1151] */
+ * [specs/native_functions.yaml:1153] */
 yg_status yg_batch_norm(const yg_tensor *input,
                         const yg_tensor *weight,
                         const yg_tensor *bias,
@@ -2415,7 +2369,7 @@ static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_o
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1162] */
+ * [specs/native_functions.yaml:1164] */
 yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
                                               const yg_tensor *indices,
                                               const int64_t *self_sizes,
@@ -2490,7 +2444,7 @@ static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1168] */
+ * [specs/native_functions.yaml:1170] */
 yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -2583,7 +2537,7 @@ static yg_status max_pool1d_traced(const yg_tensor *self,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1171] */
+ * [specs/native_functions.yaml:1173] */
 yg_status yg_max_pool1d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2654,7 +2608,7 @@ static yg_status pad_traced(const yg_tensor *self,
 }
 
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1201] */
+ * [specs/native_functions.yaml:1203] */
 yg_status yg_pad(const yg_tensor *self,
                  const int64_t *pad,
                  int64_t pad_len,
@@ -2700,7 +2654,7 @@ static yg_status index_backward_traced(const yg_tensor *grad_output,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:1255] */
+ * [specs/native_functions.yaml:1257] */
 yg_status yg_index_backward(const yg_tensor *grad_output,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,
@@ -2760,7 +2714,7 @@ static yg_status index_put_self_backward_traced(const yg_tensor *grad,
 }
 
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
- * [specs/native_functions.yaml:1260] */
+ * [specs/native_functions.yaml:1262] */
 yg_status yg_index_put_self_backward(const yg_tensor *grad,
                                      const yg_tensor *const *indices,
                                      int64_t indices_len,
@@ -2807,7 +2761,7 @@ static yg_status to_dtype_traced(const yg_tensor *self,
 }
 
 /* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
- * [specs/native_functions.yaml:1273] */
+ * [specs/native_functions.yaml:1275] */
 yg_status yg_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tensor **out)
 {
     yg_status st;
@@ -2840,7 +2794,7 @@ static yg_status type_as_traced(const yg_tensor *self, const yg_tensor *other, y
     return yg__trace_end_node();
 }
 
-/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1277] */
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1279] */
 yg_status yg_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
@@ -2879,7 +2833,7 @@ static yg_status log_softmax_jvp_traced(const yg_tensor *grad,
 }
 
 /* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1284] */
+ * [specs/native_functions.yaml:1286] */
 yg_status yg_log_softmax_jvp(const yg_tensor *grad,
                              const yg_tensor *output,
                              int64_t dim,
@@ -2920,7 +2874,7 @@ static yg_status adaptive_avg_pool2d_to_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1290] */
+ * [specs/native_functions.yaml:1292] */
 yg_status yg_adaptive_avg_pool2d_to(const yg_tensor *self,
                                     const int64_t *sizes,
                                     int64_t sizes_len,
@@ -2959,7 +2913,7 @@ static yg_status upsample_nearest2d_to_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1292] */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1294] */
 yg_status yg_upsample_nearest2d_to(const yg_tensor *self,
                                    const int64_t *sizes,
                                    int64_t sizes_len,

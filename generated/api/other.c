@@ -719,6 +719,121 @@ out:
     return st;
 }
 
+typedef yg_status (*cat_fn)(const yg_tensor *const *tensors,
+                            int64_t tensors_len,
+                            int64_t dim,
+                            yg_tensor **out);
+
+static const cat_fn cat_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_cat,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records CatBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status cat_record(const yg_tensor *const *tensors,
+                            int64_t tensors_len,
+                            int64_t dim,
+                            yg_tensor *result)
+{
+    yg_node *base = NULL;
+    cat_backward *node;
+    yg_status st;
+
+    if (tensors_len > INT32_MAX)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cat: %lld tensors are more than autograd can record",
+                        (long long)tensors_len);
+    st = yg__node_new(&yg__cat_backward_vtable,
+                      sizeof(cat_backward),
+                      (int32_t)tensors_len,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (cat_backward *)base;
+    for (int64_t i = 0; i < tensors_len; i++) {
+        st = yg__node_set_edge(base, (int32_t)i, tensors[i]);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_list_sizes_save(&node->tensors_sizes, tensors, tensors_len, dim);
+    if (st != YG_OK)
+        goto out;
+    node->dim = dim;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_cat with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cat_traced(const yg_tensor *const *tensors,
+                            int64_t tensors_len,
+                            int64_t dim,
+                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cat(tensors, tensors_len, dim, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cat");
+    for (int64_t i = 0; i < tensors_len; i++)
+        yg__trace_input(tensors[i]);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:835] */
+yg_status yg_cat(const yg_tensor *const *tensors,
+                 int64_t tensors_len,
+                 int64_t dim,
+                 yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_device dev;
+    cat_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return cat_traced(tensors, tensors_len, dim, out);
+    YG_RETURN_IF_ERROR(yg__check_out("cat", "out", out));
+    if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cat: tensors is %s with tensors_len %lld",
+                        tensors == NULL ? "NULL" : "given",
+                        (long long)tensors_len);
+    for (int64_t i = 0; i < tensors_len; i++)
+        YG_RETURN_IF_ERROR(yg__check_defined("cat", "tensors", tensors[i]));
+    if (tensors_len == 0)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cat: expected at least one tensor in tensors");
+    dev = yg_tensor_device(tensors[0]);
+    kernel = cat_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "cat: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(tensors, tensors_len, dim, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad((int)tensors_len, tensors)) {
+        st = cat_record(tensors, tensors_len, dim, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
 typedef yg_status (*flip_fn)(const yg_tensor *self,
                              const int64_t *dims,
                              int64_t dims_len,
@@ -778,7 +893,7 @@ static yg_status flip_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:842] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:844] */
 yg_status yg_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -878,7 +993,7 @@ static yg_status index_select_traced(const yg_tensor *self,
 }
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:849] */
+ * [specs/native_functions.yaml:851] */
 yg_status yg_index_select(const yg_tensor *self,
                           int64_t dim,
                           const yg_tensor *index,
@@ -986,7 +1101,7 @@ static yg_status index_select_backward_traced(const yg_tensor *grad_output,
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:856] */
+ * [specs/native_functions.yaml:858] */
 yg_status yg_index_select_backward(const yg_tensor *grad_output,
                                    const int64_t *self_sizes,
                                    int64_t self_sizes_len,
@@ -1092,7 +1207,7 @@ static yg_status gather_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:864] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:866] */
 yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1197,7 +1312,7 @@ static yg_status gather_backward_traced(const yg_tensor *grad_output,
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:871] */
+ * [specs/native_functions.yaml:873] */
 yg_status yg_gather_backward(const yg_tensor *grad_output,
                              const int64_t *self_sizes,
                              int64_t self_sizes_len,
@@ -1308,7 +1423,7 @@ static yg_status scatter_traced(const yg_tensor *self,
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:878] */
+ * [specs/native_functions.yaml:880] */
 yg_status yg_scatter(const yg_tensor *self,
                      int64_t dim,
                      const yg_tensor *index,
@@ -1416,7 +1531,7 @@ static yg_status scatter_value_traced(const yg_tensor *self,
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/native_functions.yaml:883] */
+ * [specs/native_functions.yaml:885] */
 yg_status yg_scatter_value(const yg_tensor *self,
                            int64_t dim,
                            const yg_tensor *index,
@@ -1528,7 +1643,7 @@ static yg_status scatter_add_traced(const yg_tensor *self,
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:889] */
+ * [specs/native_functions.yaml:891] */
 yg_status yg_scatter_add(const yg_tensor *self,
                          int64_t dim,
                          const yg_tensor *index,
@@ -1615,7 +1730,7 @@ static yg_status tril_traced(const yg_tensor *self, int64_t diagonal, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:901] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:903] */
 yg_status yg_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1696,7 +1811,7 @@ static yg_status triu_traced(const yg_tensor *self, int64_t diagonal, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:906] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:908] */
 yg_status yg_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1796,7 +1911,7 @@ static yg_status constant_pad_nd_traced(const yg_tensor *self,
 }
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/native_functions.yaml:913] */
+ * [specs/native_functions.yaml:915] */
 yg_status yg_constant_pad_nd(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -1924,7 +2039,7 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
  *   int reduction, int ignore_index) -> Tensor
- * [specs/native_functions.yaml:938] */
+ * [specs/native_functions.yaml:940] */
 yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
                                const yg_tensor *target,
                                const yg_tensor *weight,
@@ -2042,7 +2157,7 @@ static yg_status embedding_traced(const yg_tensor *weight,
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:983] */
+ * [specs/native_functions.yaml:985] */
 yg_status yg_embedding(const yg_tensor *weight,
                        const yg_tensor *indices,
                        int64_t padding_idx,
@@ -2156,7 +2271,7 @@ static yg_status embedding_backward_traced(const yg_tensor *grad_output,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:988] */
+ * [specs/native_functions.yaml:990] */
 yg_status yg_embedding_backward(const yg_tensor *grad_output,
                                 const yg_tensor *indices,
                                 const int64_t *weight_sizes,
@@ -2311,7 +2426,7 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1024] */
+ * [specs/native_functions.yaml:1026] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -2437,7 +2552,7 @@ static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_outpu
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1034] */
+ * [specs/native_functions.yaml:1036] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -2532,7 +2647,7 @@ static yg_status upsample_nearest2d_traced(const yg_tensor *self,
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1039] */
+ * [specs/native_functions.yaml:1041] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -2628,7 +2743,7 @@ static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1043] */
+ * [specs/native_functions.yaml:1045] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,
@@ -2701,7 +2816,7 @@ static yg_status zeros_traced(const int64_t *size,
 }
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1054] */
+ * [specs/native_functions.yaml:1056] */
 yg_status yg_zeros(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -2759,7 +2874,7 @@ static yg_status ones_traced(const int64_t *size,
 }
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1058] */
+ * [specs/native_functions.yaml:1060] */
 yg_status yg_ones(const int64_t *size,
                   int64_t size_len,
                   const yg_dtype *dtype,
@@ -2820,7 +2935,7 @@ static yg_status full_traced(const int64_t *size,
 }
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1062] */
+ * [specs/native_functions.yaml:1064] */
 yg_status yg_full(const int64_t *size,
                   int64_t size_len,
                   double fill_value,
@@ -2879,7 +2994,7 @@ static yg_status empty_traced(const int64_t *size,
 }
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1067] */
+ * [specs/native_functions.yaml:1069] */
 yg_status yg_empty(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -2935,7 +3050,7 @@ static yg_status arange_traced(double end,
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1073] */
+ * [specs/native_functions.yaml:1075] */
 yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -2994,7 +3109,7 @@ static yg_status arange_start_traced(double start,
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1077] */
+ * [specs/native_functions.yaml:1079] */
 yg_status yg_arange_start(double start,
                           double end,
                           double step,
@@ -3058,7 +3173,7 @@ static yg_status linspace_traced(double start,
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1082] */
+ * [specs/native_functions.yaml:1084] */
 yg_status yg_linspace(double start,
                       double end,
                       int64_t steps,
@@ -3115,7 +3230,7 @@ static yg_status eye_traced(int64_t n,
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1087] */
+ * [specs/native_functions.yaml:1089] */
 yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -3170,7 +3285,7 @@ static yg_status eye_m_traced(int64_t n,
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1091] */
+ * [specs/native_functions.yaml:1093] */
 yg_status yg_eye_m(int64_t n,
                    int64_t m,
                    const yg_dtype *dtype,
@@ -3232,7 +3347,7 @@ static yg_status rand_traced(const int64_t *size,
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1111] */
+ * [specs/native_functions.yaml:1113] */
 yg_status yg_rand(const int64_t *size,
                   int64_t size_len,
                   yg_generator *generator,
@@ -3295,7 +3410,7 @@ static yg_status randn_traced(const int64_t *size,
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1116] */
+ * [specs/native_functions.yaml:1118] */
 yg_status yg_randn(const int64_t *size,
                    int64_t size_len,
                    yg_generator *generator,
@@ -3364,7 +3479,7 @@ static yg_status randint_traced(int64_t low,
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1121] */
+ * [specs/native_functions.yaml:1123] */
 yg_status yg_randint(int64_t low,
                      int64_t high,
                      const int64_t *size,
@@ -3416,7 +3531,7 @@ static yg_status bernoulli_traced(const yg_tensor *self, yg_generator *generator
 }
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1126] */
+ * [specs/native_functions.yaml:1128] */
 yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
     yg_device dev;
@@ -3467,7 +3582,7 @@ static yg_status bernoulli_p_traced(const yg_tensor *self,
 }
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1131] */
+ * [specs/native_functions.yaml:1133] */
 yg_status yg_bernoulli_p(const yg_tensor *self,
                          double p,
                          yg_generator *generator,
@@ -3552,7 +3667,7 @@ static yg_status reflection_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1178] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1180] */
 yg_status yg_reflection_pad(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
@@ -3657,7 +3772,7 @@ static yg_status reflection_pad_backward_traced(const yg_tensor *grad_output,
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1185] */
+ * [specs/native_functions.yaml:1187] */
 yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
                                      const int64_t *self_sizes,
                                      int64_t self_sizes_len,
@@ -3764,7 +3879,7 @@ static yg_status replication_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1190] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1192] */
 yg_status yg_replication_pad(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -3869,7 +3984,7 @@ static yg_status replication_pad_backward_traced(const yg_tensor *grad_output,
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1195] */
+ * [specs/native_functions.yaml:1197] */
 yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
                                       const int64_t *self_sizes,
                                       int64_t self_sizes_len,
@@ -3973,7 +4088,7 @@ static yg_status index_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1235] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1237] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
                    int64_t indices_len,
@@ -4064,7 +4179,7 @@ out:
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/native_functions.yaml:1244] */
+ * [specs/native_functions.yaml:1246] */
 yg_status yg_index_put(const yg_tensor *self,
                        const yg_tensor *const *indices,
                        int64_t indices_len,
@@ -4162,7 +4277,7 @@ out:
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/native_functions.yaml:1249] */
+ * [specs/native_functions.yaml:1251] */
 yg_status yg_index_put_(yg_tensor *self,
                         const yg_tensor *const *indices,
                         int64_t indices_len,
@@ -4248,7 +4363,7 @@ static yg_status cumprod_jvp_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1305] */
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1307] */
 yg_status yg_cumprod_jvp(const yg_tensor *grad,
                          const yg_tensor *self,
                          int64_t dim,
@@ -4311,7 +4426,7 @@ static yg_status cumprod_double_backward_traced(const yg_tensor *grad,
 }
 
 /* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:1309] */
+ * [specs/native_functions.yaml:1311] */
 yg_status yg_cumprod_double_backward(const yg_tensor *grad,
                                      const yg_tensor *grad_output,
                                      const yg_tensor *self,

@@ -4243,7 +4243,7 @@ static yg_status to_copy_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor
     return yg__trace_end_node();
 }
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1266] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1268] */
 yg_status yg_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -2343,7 +2343,7 @@ static yg_status log_softmax_traced(const yg_tensor *self, int64_t dim, yg_tenso
     return yg__trace_end_node();
 }
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:923] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:925] */
 yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2450,7 +2450,7 @@ static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:927] */
+ * [specs/native_functions.yaml:929] */
 yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
                                   const yg_tensor *output,
                                   int64_t dim,
@@ -2563,7 +2563,7 @@ static yg_status nll_loss_traced(const yg_tensor *self,
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:934] */
+ * [specs/native_functions.yaml:936] */
 yg_status yg_nll_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       const yg_tensor *weight,
@@ -2653,7 +2653,7 @@ static yg_status softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **
     return yg__trace_end_node();
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:942] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:944] */
 yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -2787,7 +2787,7 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1020] */
+ * [specs/native_functions.yaml:1022] */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -2906,7 +2906,7 @@ static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1030] */
+ * [specs/native_functions.yaml:1032] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -3045,7 +3045,7 @@ static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1156] */
+ * [specs/native_functions.yaml:1158] */
 yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -3158,7 +3158,7 @@ static yg_status prod_double_backward_traced(const yg_tensor *grad,
 
 /* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:1297] */
+ * [specs/native_functions.yaml:1299] */
 yg_status yg_prod_double_backward(const yg_tensor *grad,
                                   const yg_tensor *grad_output,
                                   const yg_tensor *self,

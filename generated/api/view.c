@@ -1007,7 +1007,7 @@ static yg_status split_traced(const yg_tensor *self,
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1208] */
+ * [specs/native_functions.yaml:1210] */
 yg_status yg_split(const yg_tensor *self,
                    int64_t split_size,
                    int64_t dim,
@@ -1128,7 +1128,7 @@ static yg_status split_with_sizes_traced(const yg_tensor *self,
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1213] */
+ * [specs/native_functions.yaml:1215] */
 yg_status yg_split_with_sizes(const yg_tensor *self,
                               const int64_t *split_sizes,
                               int64_t split_sizes_len,
@@ -1248,7 +1248,7 @@ static yg_status chunk_traced(const yg_tensor *self,
 }
 
 /* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1219] */
+ * [specs/native_functions.yaml:1221] */
 yg_status yg_chunk(const yg_tensor *self,
                    int64_t chunks,
                    int64_t dim,
@@ -1363,7 +1363,7 @@ static yg_status unbind_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1225] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1227] */
 yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len)
 {
     const yg_tensor *inputs[1] = {self};

@@ -383,19 +383,7 @@ yg_status yg__boxed_repeat(const yg_ir_node *node,
     return yg_repeat(in[0], repeats.items, repeats.len, &out[0]);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:834] */
-yg_status yg__boxed_cat(const yg_ir_node *node,
-                        yg_tensor *const *in,
-                        int32_t n_in,
-                        yg_tensor **out)
-{
-    int64_t dim = 0;
-
-    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", &(const int64_t){0}, &dim));
-    return yg_cat((const yg_tensor *const *)in, n_in, dim, &out[0]);
-}
-
-/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:838] */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:840] */
 yg_status yg__boxed_stack(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -408,7 +396,7 @@ yg_status yg__boxed_stack(const yg_ir_node *node,
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:896] */
+ * [specs/native_functions.yaml:898] */
 yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -424,7 +412,7 @@ yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:919] */
+ * [specs/native_functions.yaml:921] */
 yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -438,7 +426,7 @@ yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:948] */
+ * [specs/native_functions.yaml:950] */
 yg_status yg__boxed_softmax_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -452,7 +440,7 @@ yg_status yg__boxed_softmax_backward(const yg_ir_node *node,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:953] */
+ * [specs/native_functions.yaml:955] */
 yg_status yg__boxed_mse_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -466,7 +454,7 @@ yg_status yg__boxed_mse_loss(const yg_ir_node *node,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:956] */
+ * [specs/native_functions.yaml:958] */
 yg_status yg__boxed_l1_loss(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -480,7 +468,7 @@ yg_status yg__boxed_l1_loss(const yg_ir_node *node,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:960] */
+ * [specs/native_functions.yaml:962] */
 yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -496,7 +484,7 @@ yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:964] */
+ * [specs/native_functions.yaml:966] */
 yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -511,7 +499,7 @@ yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:968] */
+ * [specs/native_functions.yaml:970] */
 yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -526,7 +514,7 @@ yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
 
 /* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:975] */
+ * [specs/native_functions.yaml:977] */
 yg_status yg__boxed_cross_entropy(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -543,7 +531,7 @@ yg_status yg__boxed_cross_entropy(const yg_ir_node *node,
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:979] */
+ * [specs/native_functions.yaml:981] */
 yg_status yg__boxed_layer_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -566,7 +554,7 @@ yg_status yg__boxed_layer_norm(const yg_ir_node *node,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:996] */
+ * [specs/native_functions.yaml:998] */
 yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -579,7 +567,7 @@ yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:1000] */
+ * [specs/native_functions.yaml:1002] */
 yg_status yg__boxed_gru_cell(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -592,7 +580,7 @@ yg_status yg__boxed_gru_cell(const yg_ir_node *node,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:1006] */
+ * [specs/native_functions.yaml:1008] */
 yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -610,7 +598,7 @@ yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1010] */
+ * [specs/native_functions.yaml:1012] */
 yg_status yg__boxed_group_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -627,7 +615,7 @@ yg_status yg__boxed_group_norm(const yg_ir_node *node,
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1016] */
+ * [specs/native_functions.yaml:1018] */
 yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -661,7 +649,7 @@ yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1095] */
+ * [specs/native_functions.yaml:1097] */
 yg_status yg__boxed_zeros_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -679,7 +667,7 @@ yg_status yg__boxed_zeros_like(const yg_ir_node *node,
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1098] */
+ * [specs/native_functions.yaml:1100] */
 yg_status yg__boxed_ones_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -698,7 +686,7 @@ yg_status yg__boxed_ones_like(const yg_ir_node *node,
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1101] */
+ * [specs/native_functions.yaml:1103] */
 yg_status yg__boxed_full_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -718,7 +706,7 @@ yg_status yg__boxed_full_like(const yg_ir_node *node,
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1104] */
+ * [specs/native_functions.yaml:1106] */
 yg_status yg__boxed_empty_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -737,7 +725,7 @@ yg_status yg__boxed_empty_like(const yg_ir_node *node,
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1136] */
+ * [specs/native_functions.yaml:1138] */
 yg_status yg__boxed_rand_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -756,7 +744,7 @@ yg_status yg__boxed_rand_like(const yg_ir_node *node,
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1138] */
+ * [specs/native_functions.yaml:1140] */
 yg_status yg__boxed_randn_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -774,7 +762,7 @@ yg_status yg__boxed_randn_like(const yg_ir_node *node,
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1142] */
+ * [specs/native_functions.yaml:1144] */
 yg_status yg__boxed_dropout(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -792,7 +780,7 @@ yg_status yg__boxed_dropout(const yg_ir_node *node,
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1151] */
+ * [specs/native_functions.yaml:1153] */
 yg_status yg__boxed_batch_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -810,7 +798,7 @@ yg_status yg__boxed_batch_norm(const yg_ir_node *node,
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1162] */
+ * [specs/native_functions.yaml:1164] */
 yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -829,7 +817,7 @@ yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1168] */
+ * [specs/native_functions.yaml:1170] */
 yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -865,7 +853,7 @@ yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1171] */
+ * [specs/native_functions.yaml:1173] */
 yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -899,7 +887,7 @@ yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
 }
 
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1201] */
+ * [specs/native_functions.yaml:1203] */
 yg_status yg__boxed_pad(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -917,7 +905,7 @@ yg_status yg__boxed_pad(const yg_ir_node *node,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:1255] */
+ * [specs/native_functions.yaml:1257] */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -935,7 +923,7 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
 }
 
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
- * [specs/native_functions.yaml:1260] */
+ * [specs/native_functions.yaml:1262] */
 yg_status yg__boxed_index_put_self_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -952,7 +940,7 @@ yg_status yg__boxed_index_put_self_backward(const yg_ir_node *node,
 }
 
 /* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
- * [specs/native_functions.yaml:1273] */
+ * [specs/native_functions.yaml:1275] */
 yg_status yg__boxed_to_dtype(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -967,7 +955,7 @@ yg_status yg__boxed_to_dtype(const yg_ir_node *node,
     return yg_to_dtype(in[0], dtype, copy, &out[0]);
 }
 
-/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1277] */
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1279] */
 yg_status yg__boxed_type_as(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -979,7 +967,7 @@ yg_status yg__boxed_type_as(const yg_ir_node *node,
 }
 
 /* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1284] */
+ * [specs/native_functions.yaml:1286] */
 yg_status yg__boxed_log_softmax_jvp(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -993,7 +981,7 @@ yg_status yg__boxed_log_softmax_jvp(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1290] */
+ * [specs/native_functions.yaml:1292] */
 yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,
@@ -1006,7 +994,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
     return yg_adaptive_avg_pool2d_to(in[0], sizes.items, sizes.len, &out[0]);
 }
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1292] */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1294] */
 yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,

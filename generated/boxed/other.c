@@ -120,7 +120,19 @@ yg_status yg__boxed_slice_backward(const yg_ir_node *node,
                              &out[0]);
 }
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:842] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:835] */
+yg_status yg__boxed_cat(const yg_ir_node *node,
+                        yg_tensor *const *in,
+                        int32_t n_in,
+                        yg_tensor **out)
+{
+    int64_t dim = 0;
+
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", &(const int64_t){0}, &dim));
+    return yg_cat((const yg_tensor *const *)in, n_in, dim, &out[0]);
+}
+
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:844] */
 yg_status yg__boxed_flip(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -134,7 +146,7 @@ yg_status yg__boxed_flip(const yg_ir_node *node,
 }
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:849] */
+ * [specs/native_functions.yaml:851] */
 yg_status yg__boxed_index_select(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -148,7 +160,7 @@ yg_status yg__boxed_index_select(const yg_ir_node *node,
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:856] */
+ * [specs/native_functions.yaml:858] */
 yg_status yg__boxed_index_select_backward(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,
@@ -163,7 +175,7 @@ yg_status yg__boxed_index_select_backward(const yg_ir_node *node,
     return yg_index_select_backward(in[0], self_sizes.items, self_sizes.len, dim, in[1], &out[0]);
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:864] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:866] */
 yg_status yg__boxed_gather(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -177,7 +189,7 @@ yg_status yg__boxed_gather(const yg_ir_node *node,
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:871] */
+ * [specs/native_functions.yaml:873] */
 yg_status yg__boxed_gather_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -193,7 +205,7 @@ yg_status yg__boxed_gather_backward(const yg_ir_node *node,
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:878] */
+ * [specs/native_functions.yaml:880] */
 yg_status yg__boxed_scatter(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -207,7 +219,7 @@ yg_status yg__boxed_scatter(const yg_ir_node *node,
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/native_functions.yaml:883] */
+ * [specs/native_functions.yaml:885] */
 yg_status yg__boxed_scatter_value(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -223,7 +235,7 @@ yg_status yg__boxed_scatter_value(const yg_ir_node *node,
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:889] */
+ * [specs/native_functions.yaml:891] */
 yg_status yg__boxed_scatter_add(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -236,7 +248,7 @@ yg_status yg__boxed_scatter_add(const yg_ir_node *node,
     return yg_scatter_add(in[0], dim, in[1], in[2], &out[0]);
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:901] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:903] */
 yg_status yg__boxed_tril(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -249,7 +261,7 @@ yg_status yg__boxed_tril(const yg_ir_node *node,
     return yg_tril(in[0], diagonal, &out[0]);
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:906] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:908] */
 yg_status yg__boxed_triu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -263,7 +275,7 @@ yg_status yg__boxed_triu(const yg_ir_node *node,
 }
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/native_functions.yaml:913] */
+ * [specs/native_functions.yaml:915] */
 yg_status yg__boxed_constant_pad_nd(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -280,7 +292,7 @@ yg_status yg__boxed_constant_pad_nd(const yg_ir_node *node,
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
  *   int reduction, int ignore_index) -> Tensor
- * [specs/native_functions.yaml:938] */
+ * [specs/native_functions.yaml:940] */
 yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -305,7 +317,7 @@ yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:983] */
+ * [specs/native_functions.yaml:985] */
 yg_status yg__boxed_embedding(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -320,7 +332,7 @@ yg_status yg__boxed_embedding(const yg_ir_node *node,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:988] */
+ * [specs/native_functions.yaml:990] */
 yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -342,7 +354,7 @@ yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1024] */
+ * [specs/native_functions.yaml:1026] */
 yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -377,7 +389,7 @@ yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1034] */
+ * [specs/native_functions.yaml:1036] */
 yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -391,7 +403,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1039] */
+ * [specs/native_functions.yaml:1041] */
 yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -405,7 +417,7 @@ yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1043] */
+ * [specs/native_functions.yaml:1045] */
 yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
                                                 yg_tensor *const *in,
                                                 int32_t n_in,
@@ -419,7 +431,7 @@ yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
 }
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1054] */
+ * [specs/native_functions.yaml:1056] */
 yg_status yg__boxed_zeros(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -440,7 +452,7 @@ yg_status yg__boxed_zeros(const yg_ir_node *node,
 }
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1058] */
+ * [specs/native_functions.yaml:1060] */
 yg_status yg__boxed_ones(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -461,7 +473,7 @@ yg_status yg__boxed_ones(const yg_ir_node *node,
 }
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1062] */
+ * [specs/native_functions.yaml:1064] */
 yg_status yg__boxed_full(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -484,7 +496,7 @@ yg_status yg__boxed_full(const yg_ir_node *node,
 }
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1067] */
+ * [specs/native_functions.yaml:1069] */
 yg_status yg__boxed_empty(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -505,7 +517,7 @@ yg_status yg__boxed_empty(const yg_ir_node *node,
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1073] */
+ * [specs/native_functions.yaml:1075] */
 yg_status yg__boxed_arange(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -527,7 +539,7 @@ yg_status yg__boxed_arange(const yg_ir_node *node,
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1077] */
+ * [specs/native_functions.yaml:1079] */
 yg_status yg__boxed_arange_start(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -553,7 +565,7 @@ yg_status yg__boxed_arange_start(const yg_ir_node *node,
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1082] */
+ * [specs/native_functions.yaml:1084] */
 yg_status yg__boxed_linspace(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -578,7 +590,7 @@ yg_status yg__boxed_linspace(const yg_ir_node *node,
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1087] */
+ * [specs/native_functions.yaml:1089] */
 yg_status yg__boxed_eye(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -599,7 +611,7 @@ yg_status yg__boxed_eye(const yg_ir_node *node,
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1091] */
+ * [specs/native_functions.yaml:1093] */
 yg_status yg__boxed_eye_m(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -623,7 +635,7 @@ yg_status yg__boxed_eye_m(const yg_ir_node *node,
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1111] */
+ * [specs/native_functions.yaml:1113] */
 yg_status yg__boxed_rand(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -645,7 +657,7 @@ yg_status yg__boxed_rand(const yg_ir_node *node,
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1116] */
+ * [specs/native_functions.yaml:1118] */
 yg_status yg__boxed_randn(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -667,7 +679,7 @@ yg_status yg__boxed_randn(const yg_ir_node *node,
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1121] */
+ * [specs/native_functions.yaml:1123] */
 yg_status yg__boxed_randint(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -692,7 +704,7 @@ yg_status yg__boxed_randint(const yg_ir_node *node,
 }
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1126] */
+ * [specs/native_functions.yaml:1128] */
 yg_status yg__boxed_bernoulli(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -704,7 +716,7 @@ yg_status yg__boxed_bernoulli(const yg_ir_node *node,
 }
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1131] */
+ * [specs/native_functions.yaml:1133] */
 yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -717,7 +729,7 @@ yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
     return yg_bernoulli_p(in[0], p, NULL, &out[0]);
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1178] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1180] */
 yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -731,7 +743,7 @@ yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1185] */
+ * [specs/native_functions.yaml:1187] */
 yg_status yg__boxed_reflection_pad_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -751,7 +763,7 @@ yg_status yg__boxed_reflection_pad_backward(const yg_ir_node *node,
                                       &out[0]);
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1190] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1192] */
 yg_status yg__boxed_replication_pad(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -765,7 +777,7 @@ yg_status yg__boxed_replication_pad(const yg_ir_node *node,
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1195] */
+ * [specs/native_functions.yaml:1197] */
 yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -785,7 +797,7 @@ yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
                                        &out[0]);
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1235] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1237] */
 yg_status yg__boxed_index(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -795,7 +807,7 @@ yg_status yg__boxed_index(const yg_ir_node *node,
     return yg_index(in[0], (const yg_tensor *const *)(in + 1), n_in - 1, &out[0]);
 }
 
-/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1305] */
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1307] */
 yg_status yg__boxed_cumprod_jvp(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -809,7 +821,7 @@ yg_status yg__boxed_cumprod_jvp(const yg_ir_node *node,
 }
 
 /* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:1309] */
+ * [specs/native_functions.yaml:1311] */
 yg_status yg__boxed_cumprod_double_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,

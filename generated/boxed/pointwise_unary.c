@@ -704,7 +704,7 @@ yg_status yg__boxed_clone(const yg_ir_node *node,
     return yg_clone(in[0], &out[0]);
 }
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1266] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1268] */
 yg_status yg__boxed_to_copy(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

@@ -393,7 +393,7 @@ yg_status yg__boxed_logsumexp(const yg_ir_node *node,
     return yg_logsumexp(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:923] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:925] */
 yg_status yg__boxed_log_softmax(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -407,7 +407,7 @@ yg_status yg__boxed_log_softmax(const yg_ir_node *node,
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:927] */
+ * [specs/native_functions.yaml:929] */
 yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -422,7 +422,7 @@ yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:934] */
+ * [specs/native_functions.yaml:936] */
 yg_status yg__boxed_nll_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -437,7 +437,7 @@ yg_status yg__boxed_nll_loss(const yg_ir_node *node,
     return yg_nll_loss(in[0], in[1], in[2], reduction, ignore_index, &out[0]);
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:942] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:944] */
 yg_status yg__boxed_softmax(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -452,7 +452,7 @@ yg_status yg__boxed_softmax(const yg_ir_node *node,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1020] */
+ * [specs/native_functions.yaml:1022] */
 yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -484,7 +484,7 @@ yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1030] */
+ * [specs/native_functions.yaml:1032] */
 yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -499,7 +499,7 @@ yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1156] */
+ * [specs/native_functions.yaml:1158] */
 yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -535,7 +535,7 @@ yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
 
 /* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:1297] */
+ * [specs/native_functions.yaml:1299] */
 yg_status yg__boxed_prod_double_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,

@@ -150,7 +150,7 @@ yg_status yg__boxed_slice(const yg_ir_node *node,
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1208] */
+ * [specs/native_functions.yaml:1210] */
 yg_status yg__boxed_split(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -169,7 +169,7 @@ yg_status yg__boxed_split(const yg_ir_node *node,
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1213] */
+ * [specs/native_functions.yaml:1215] */
 yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -193,7 +193,7 @@ yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
 }
 
 /* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1219] */
+ * [specs/native_functions.yaml:1221] */
 yg_status yg__boxed_chunk(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -211,7 +211,7 @@ yg_status yg__boxed_chunk(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1225] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1227] */
 yg_status yg__boxed_unbind(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

@@ -1156,7 +1156,62 @@ const yg_node_vtable yg__replication_pad_backward_backward_vtable = {
     .release_saved = replication_pad_backward_backward_release_saved,
 };
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:608] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/derivatives.yaml:593] */
+static yg_status cat_backward_apply(yg_node *base,
+                                    yg_tensor *const *grads,
+                                    yg_tensor **grad_inputs)
+{
+    cat_backward *node = (cat_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor **grad_tensors = NULL;
+    int64_t grad_tensors_len = 0;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad_from(base, 0)) {
+        /* tensors: split_with_sizes(grad, list_sizes(tensors, dim), dim) */
+        st = yg_split_with_sizes(grad,
+                                 node->tensors_sizes.items,
+                                 node->tensors_sizes.len,
+                                 node->dim,
+                                 &grad_tensors,
+                                 &grad_tensors_len);
+        if (st != YG_OK)
+            goto out;
+        if (grad_tensors_len != base->n_edges) {
+            st = yg__fail(YG_ERR_INTERNAL,
+                          "the gradient of tensors has %lld items "
+                          "for %lld tensors",
+                          (long long)grad_tensors_len,
+                          (long long)base->n_edges);
+            goto out;
+        }
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    for (int64_t i = 0; i < grad_tensors_len; i++) {
+        grad_inputs[i] = grad_tensors[i];
+        grad_tensors[i] = NULL;
+    }
+out:
+    yg_release_list(grad_tensors, grad_tensors_len);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "CatBackward");
+    return YG_OK;
+}
+
+static void cat_backward_release_saved(yg_node *base)
+{
+    cat_backward *node = (cat_backward *)base;
+
+    yg__saved_int_list_release(&node->tensors_sizes);
+}
+
+const yg_node_vtable yg__cat_backward_vtable = {
+    .name = "CatBackward",
+    .apply = cat_backward_apply,
+    .release_saved = cat_backward_release_saved,
+};
+
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:615] */
 static yg_status index_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -1206,7 +1261,7 @@ const yg_node_vtable yg__index_backward_vtable = {
 };
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/derivatives.yaml:611] */
+ * [specs/derivatives.yaml:618] */
 static yg_status index_put_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -1274,7 +1329,7 @@ const yg_node_vtable yg__index_put_backward_vtable = {
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/derivatives.yaml:615] */
+ * [specs/derivatives.yaml:622] */
 static yg_status index_put__backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -1341,7 +1396,7 @@ const yg_node_vtable yg__index_put__backward_vtable = {
 };
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:672] */
+ * [specs/derivatives.yaml:679] */
 static yg_status adaptive_avg_pool2d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)
@@ -1377,7 +1432,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable = {
 };
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:675] */
+ * [specs/derivatives.yaml:682] */
 static yg_status upsample_nearest2d_backward_backward_apply(yg_node *base,
                                                             yg_tensor *const *grads,
                                                             yg_tensor **grad_inputs)
@@ -1414,7 +1469,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable = {
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/derivatives.yaml:681] */
+ * [specs/derivatives.yaml:688] */
 static yg_status embedding_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -1476,7 +1531,7 @@ const yg_node_vtable yg__embedding_backward_backward_vtable = {
 };
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/derivatives.yaml:734] */
+ * [specs/derivatives.yaml:741] */
 static yg_status cumprod_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)

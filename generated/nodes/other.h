@@ -220,6 +220,14 @@ typedef struct replication_pad_backward_backward {
 } replication_pad_backward_backward;
 extern const yg_node_vtable yg__replication_pad_backward_backward_vtable;
 
+/* cat(Tensor[] tensors, int dim=0) -> Tensor */
+typedef struct cat_backward {
+    yg_node base;
+    yg_saved_int_list tensors_sizes;
+    int64_t dim;
+} cat_backward;
+extern const yg_node_vtable yg__cat_backward_vtable;
+
 /* index(Tensor self, Tensor?[] indices) -> Tensor */
 typedef struct index_backward {
     yg_node base;

@@ -616,7 +616,7 @@ const yg_node_vtable yg__pow_backward_backward_vtable = {
     .release_saved = pow_backward_backward_release_saved,
 };
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:634] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:641] */
 static yg_status gelu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -718,7 +718,7 @@ const yg_node_vtable yg__gelu_backward_backward_vtable = {
     .release_saved = gelu_backward_backward_release_saved,
 };
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:641] */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:648] */
 static yg_status gelu_tanh_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -920,7 +920,7 @@ const yg_node_vtable yg__gelu_tanh_backward_backward_vtable = {
     .release_saved = gelu_tanh_backward_backward_release_saved,
 };
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:646] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:653] */
 static yg_status silu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -1018,7 +1018,7 @@ const yg_node_vtable yg__silu_backward_backward_vtable = {
 };
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/derivatives.yaml:651] */
+ * [specs/derivatives.yaml:658] */
 static yg_status elu_backward_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -1101,7 +1101,7 @@ const yg_node_vtable yg__elu_backward_backward_vtable = {
 };
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/derivatives.yaml:657] */
+ * [specs/derivatives.yaml:664] */
 static yg_status softplus_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)

@@ -325,7 +325,7 @@ const yg_node_vtable yg__where_backward_vtable = {
 };
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/derivatives.yaml:688] */
+ * [specs/derivatives.yaml:695] */
 static yg_status pow_backward_self_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -456,7 +456,7 @@ const yg_node_vtable yg__pow_backward_self_backward_vtable = {
 };
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/derivatives.yaml:696] */
+ * [specs/derivatives.yaml:703] */
 static yg_status pow_backward_exponent_backward_apply(yg_node *base,
                                                       yg_tensor *const *grads,
                                                       yg_tensor **grad_inputs)

@@ -1800,7 +1800,7 @@ const yg_node_vtable yg__zero__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:624] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:631] */
 static yg_status to_copy_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)

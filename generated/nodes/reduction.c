@@ -1063,7 +1063,7 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
 };
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/derivatives.yaml:664] */
+ * [specs/derivatives.yaml:671] */
 static yg_status log_softmax_backward_backward_apply(yg_node *base,
                                                      yg_tensor *const *grads,
                                                      yg_tensor **grad_inputs)
@@ -1135,7 +1135,7 @@ const yg_node_vtable yg__log_softmax_backward_backward_vtable = {
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:706] */
+ * [specs/derivatives.yaml:713] */
 static yg_status minmax_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -1215,7 +1215,7 @@ const yg_node_vtable yg__minmax_backward_backward_vtable = {
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:717] */
+ * [specs/derivatives.yaml:724] */
 static yg_status norm_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -1391,7 +1391,7 @@ const yg_node_vtable yg__norm_backward_backward_vtable = {
 };
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/derivatives.yaml:726] */
+ * [specs/derivatives.yaml:733] */
 static yg_status prod_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)

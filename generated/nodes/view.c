@@ -357,7 +357,7 @@ const yg_node_vtable yg__slice_backward_vtable = {
 };
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:593] */
+ * [specs/derivatives.yaml:600] */
 static yg_status split_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -397,7 +397,7 @@ const yg_node_vtable yg__split_backward_vtable = {
 };
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:596] */
+ * [specs/derivatives.yaml:603] */
 static yg_status split_with_sizes_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -436,7 +436,7 @@ const yg_node_vtable yg__split_with_sizes_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:599] */
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:606] */
 static yg_status chunk_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -475,7 +475,7 @@ const yg_node_vtable yg__chunk_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:602] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:609] */
 static yg_status unbind_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)

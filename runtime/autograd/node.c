@@ -220,6 +220,34 @@ yg_status yg__saved_int_list_save(yg_saved_int_list *s, const int64_t *items, in
     return YG_OK;
 }
 
+yg_status yg__saved_list_sizes_save(yg_saved_int_list *s,
+                                    const yg_tensor *const *items,
+                                    int64_t len,
+                                    int64_t dim)
+{
+    s->len = 0;
+    s->items = NULL;
+    if (len <= 0)
+        return YG_OK;
+    s->items = malloc((size_t)len * sizeof *s->items);
+    if (s->items == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory saving the sizes of a list");
+    for (int64_t i = 0; i < len; i++) {
+        int64_t ndim = yg_tensor_ndim(items[i]);
+        int64_t d = dim < 0 ? dim + ndim : dim;
+        if (d < 0 || d >= ndim) {
+            free(s->items);
+            s->items = NULL;
+            return yg__fail(YG_ERR_INTERNAL,
+                            "dim %lld out of range for item %lld of %lld dims",
+                            (long long)dim, (long long)i, (long long)ndim);
+        }
+        s->items[i] = yg_tensor_sizes(items[i])[d];
+    }
+    s->len = len;
+    return YG_OK;
+}
+
 void yg__saved_int_list_release(yg_saved_int_list *s)
 {
     free(s->items);

@@ -129,6 +129,16 @@ static inline bool yg__node_needs_grad(const yg_node *n, int32_t i)
     return n->next_edges[i].node != NULL;
 }
 
+/* Whether any gradient from i on is wanted: the edges of a differentiable
+ * Tensor[] input, one per item, come after the node's other edges. */
+static inline bool yg__node_needs_grad_from(const yg_node *n, int32_t i)
+{
+    for (; i < n->n_edges; i++)
+        if (n->next_edges[i].node != NULL)
+            return true;
+    return false;
+}
+
 /* The autograd state of t, created on first use (autograd/meta.c). */
 yg_status yg__autograd_meta_get(yg_tensor *t, yg_autograd_meta **out);
 
@@ -233,6 +243,13 @@ typedef struct yg_saved_int_list {
 
 yg_status yg__saved_int_list_save(yg_saved_int_list *s, const int64_t *items, int64_t len);
 void yg__saved_int_list_release(yg_saved_int_list *s);
+/* Each item's size along dim (wrapped against its ndim) of a Tensor[]
+ * (list_sizes(tensors, dim) in a formula): metadata only, the items
+ * themselves are not kept. */
+yg_status yg__saved_list_sizes_save(yg_saved_int_list *s,
+                                    const yg_tensor *const *items, /* borrowed, len entries */
+                                    int64_t len,
+                                    int64_t dim);
 
 /* A saved Tensor[] / Tensor?[] argument: one saved tensor per item (a
  * NULL item saves nothing and unpacks as NULL), each version-checked. */

@@ -171,10 +171,6 @@ yg_status yg__composite_gru_cell(const yg_tensor *input,
                                  const yg_tensor *b_ih,
                                  const yg_tensor *b_hh,
                                  yg_tensor **out);
-yg_status yg__composite_cat(const yg_tensor *const *tensors,
-                            int64_t tensors_len,
-                            int64_t dim,
-                            yg_tensor **out);
 yg_status yg__composite_stack(const yg_tensor *const *tensors,
                               int64_t tensors_len,
                               int64_t dim,

@@ -1,6 +1,6 @@
 /*
  * composite/shape.c - shape ops written with other ops: reshape, flatten,
- * contiguous, narrow, repeat, cat, stack, and the gradients of permute
+ * contiguous, narrow, repeat, stack, and the gradients of permute
  * and constant_pad_nd.
  *
  * reshape: a view when the input's strides allow one, otherwise a
@@ -273,79 +273,6 @@ yg_status yg__composite_constant_pad_nd_backward(const yg_tensor *grad,
     for (int64_t i = 0; i < pad_len; i++)
         negated[i] = -pad[i];
     return yg_constant_pad_nd(grad, negated, pad_len, 0, out);
-}
-
-/* cat places each input into a zero tensor of the result's size
- * (slice_backward, whose gradient is a slice) and adds them up: every
- * step is differentiable, so cat needs no derivative entry while gen has
- * no formulas for Tensor[] arguments.  The cost is one full-size
- * temporary per input. */
-yg_status yg__composite_cat(const yg_tensor *const *tensors,
-                            int64_t tensors_len,
-                            int64_t dim,
-                            yg_tensor **out) {
-    int64_t sizes[YG_MAX_DIMS], d, offset = 0;
-    yg_tensor *acc = NULL, *piece = NULL, *next = NULL;
-    char abuf[128], bbuf[128];
-    yg_status st = YG_OK;
-
-    *out = NULL;
-    if (tensors_len < 1 || tensors == NULL)
-        return yg__fail(
-            YG_ERR_INVALID_ARGUMENT, "expected at least one tensor, got %" PRId64, tensors_len);
-    const yg_tensor *first = tensors[0];
-    int64_t ndim = yg_tensor_ndim(first);
-    if (ndim == 0)
-        return yg__fail(YG_ERR_SHAPE, "cannot join 0-dim tensors (tensor 0 is 0-dim)");
-    d = dim < 0 ? dim + ndim : dim;
-    if (d < 0 || d >= ndim)
-        return yg__fail(YG_ERR_INDEX,
-                        "dim %" PRId64 " out of range for tensors of %" PRId64 " dims",
-                        dim,
-                        ndim);
-    memcpy(sizes, yg_tensor_sizes(first), sizeof(int64_t) * (size_t)ndim);
-    sizes[d] = 0;
-    for (int64_t i = 0; i < tensors_len; i++) {
-        const yg_tensor *t = tensors[i];
-        bool fits = t != NULL && yg_tensor_ndim(t) == ndim;
-        for (int64_t k = 0; fits && k < ndim; k++)
-            fits = k == d || yg_tensor_sizes(t)[k] == yg_tensor_sizes(first)[k];
-        if (t == NULL)
-            return yg__fail(YG_ERR_INVALID_ARGUMENT, "tensor %" PRId64 " is NULL", i);
-        if (!fits)
-            return yg__fail(YG_ERR_SHAPE,
-                            "tensor %" PRId64 " %s does not match tensor 0 %s outside dim %" PRId64,
-                            i,
-                            yg_tensor_format_sizes(t, abuf, sizeof abuf),
-                            yg_tensor_format_sizes(first, bbuf, sizeof bbuf),
-                            d);
-        sizes[d] += yg_tensor_sizes(t)[d];
-    }
-    if (tensors_len == 1)
-        return yg_clone(first, out);
-    for (int64_t i = 0; i < tensors_len && st == YG_OK; i++) {
-        int64_t len = yg_tensor_sizes(tensors[i])[d];
-        st = yg_slice_backward(tensors[i], sizes, ndim, d, offset, offset + len, 1, &piece);
-        offset += len;
-        if (st != YG_OK)
-            break;
-        if (acc == NULL) {
-            acc = piece;
-        } else {
-            st = yg_add(acc, piece, 1, &next);
-            yg_release(acc);
-            yg_release(piece);
-            acc = next;
-            next = NULL;
-        }
-        piece = NULL;
-    }
-    if (st == YG_OK) {
-        *out = acc;
-        acc = NULL;
-    }
-    yg_release(acc);
-    return st;
 }
 
 yg_status yg__composite_stack(const yg_tensor *const *tensors,

@@ -16,6 +16,7 @@
  * int64 to int32) and for float16/bfloat16 they follow core/convert.c.
  */
 #include "cpu/cpu.h"
+#include "cpu/cpu_int.h"
 
 #include <string.h>
 
@@ -170,27 +171,89 @@ static int collapse(const yg_tensor *t, int64_t *sizes, int64_t *strides) {
     return nd;
 }
 
-/* Copies the numel > 0 elements of src into the contiguous dst. */
-static void strided_copy(char *dst, const yg_tensor *src, yg_dtype dtype) {
-    int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS], idx[YG_MAX_DIMS] = {0};
-    int nd = collapse(src, sizes, strides);
-    copy_fn fn = copy_table[dtype][src->dtype];
-    int64_t row_bytes = sizes[0] * (int64_t)yg_dtype_size(dtype);
-    const char *sp = yg__tensor_ptr(src);
+/* A walk over the numel > 0 elements of a geometry (collapsed once, used
+ * for any number of copies from different starting points). */
+typedef struct copy_walk {
+    int nd;
+    int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
+    copy_fn fn;
+    bool same; /* a dense row of the same dtype: a plain byte copy */
+    int64_t row_bytes;
+} copy_walk;
+
+static void walk_init(copy_walk *w, const yg_tensor *src, yg_dtype dtype) {
+    w->nd = collapse(src, w->sizes, w->strides);
+    w->fn = copy_table[dtype][src->dtype];
+    w->row_bytes = w->sizes[0] * (int64_t)yg_dtype_size(dtype);
+    w->same = src->dtype == dtype && w->strides[0] == (int64_t)yg_dtype_size(dtype);
+}
+
+/* Copies the elements of w's geometry starting at sp into the contiguous
+ * dst. */
+static void walk_copy(const copy_walk *w, char *dst, const char *sp) {
+    int64_t idx[YG_MAX_DIMS] = {0};
 
     for (;;) {
-        fn(dst, sp, strides[0], sizes[0]);
-        dst += row_bytes;
+        if (w->same)
+            memcpy(dst, sp, (size_t)w->row_bytes);
+        else
+            w->fn(dst, sp, w->strides[0], w->sizes[0]);
+        dst += w->row_bytes;
         int d = 1;
-        for (; d < nd; d++) {
-            if (++idx[d] < sizes[d]) {
-                sp += strides[d];
+        for (; d < w->nd; d++) {
+            if (++idx[d] < w->sizes[d]) {
+                sp += w->strides[d];
                 break;
             }
             idx[d] = 0;
-            sp -= (sizes[d] - 1) * strides[d];
+            sp -= (w->sizes[d] - 1) * w->strides[d];
         }
-        if (d == nd)
+        if (d == w->nd)
+            return;
+    }
+}
+
+/* Copies the numel > 0 elements of src into the contiguous dst. */
+static void strided_copy(char *dst, const yg_tensor *src, yg_dtype dtype) {
+    copy_walk w;
+
+    walk_init(&w, src, dtype);
+    walk_copy(&w, dst, yg__tensor_ptr(src));
+}
+
+void yg__cpu_copy_rows(char *dst,
+                       int64_t dst_row_bytes,
+                       const yg_tensor *src,
+                       int32_t dim,
+                       yg_dtype dtype) {
+    int64_t idx[YG_MAX_DIMS] = {0};
+    int64_t esize = (int64_t)yg_dtype_size(src->dtype);
+    const char *sp = yg__tensor_ptr(src);
+    /* A header describing one row (the dims from dim on) for walk_init
+     * only: it is never retained, released or given out. */
+    yg_tensor row = *src;
+    copy_walk w;
+
+    for (int32_t d = 0; d < src->ndim; d++)
+        if (src->sizes[d] == 0)
+            return;
+    row.ndim = src->ndim - dim;
+    memmove(row.sizes, src->sizes + dim, sizeof(int64_t) * (size_t)row.ndim);
+    memmove(row.strides, src->strides + dim, sizeof(int64_t) * (size_t)row.ndim);
+    walk_init(&w, &row, dtype);
+    for (;;) {
+        walk_copy(&w, dst, sp);
+        dst += dst_row_bytes;
+        int32_t d = dim - 1;
+        for (; d >= 0; d--) {
+            if (++idx[d] < src->sizes[d]) {
+                sp += src->strides[d] * esize;
+                break;
+            }
+            idx[d] = 0;
+            sp -= (src->sizes[d] - 1) * src->strides[d] * esize;
+        }
+        if (d < 0)
             return;
     }
 }

@@ -283,6 +283,12 @@ yg_status yg__cpu_view(const yg_tensor *self, const int64_t *size, int64_t size_
 yg_status yg__cpu_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);
 yg_status yg__cpu_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__cpu_clone(const yg_tensor *self, yg_tensor **out);
+/* tensors joined along dim in one result allocated once; mixed dtypes
+ * promote as in PyTorch (yg__promote_types). */
+yg_status yg__cpu_cat(const yg_tensor *const *tensors, /* borrowed, tensors_len entries */
+                      int64_t tensors_len,
+                      int64_t dim,
+                      yg_tensor **out);
 yg_status yg__cpu_squeeze(const yg_tensor *self, yg_tensor **out);
 yg_status yg__cpu_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__cpu_permute(const yg_tensor *self,

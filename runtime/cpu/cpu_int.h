@@ -83,6 +83,16 @@ yg_status yg__creation_dtype(const char *op, const yg_dtype *dtype, yg_dtype dfl
 /* A new contiguous uninitialised tensor of sizes size (size_len entries),
  * after checking them with messages naming op: at most YG_MAX_DIMS dims,
  * no negative size, no element count overflow. */
+/* Copies src converted to dtype into rows of dst (copy.c): src seen as
+ * [outer, rest] with outer the product of its sizes before dim, row o of
+ * it written contiguously at dst + o * dst_row_bytes.  Nothing for an
+ * empty src.  cat writes each piece into its slot of the result so. */
+void yg__cpu_copy_rows(char *dst,
+                       int64_t dst_row_bytes,
+                       const yg_tensor *src, /* borrowed, CPU */
+                       int32_t dim,
+                       yg_dtype dtype);
+
 yg_status yg__creation_empty(const char *op,
                              const int64_t *size,
                              int64_t size_len,

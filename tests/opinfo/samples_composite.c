@@ -25,6 +25,31 @@ static yg_status f_flatten(yg_tensor *const *x, yg_tensor **o) { return yg_flatt
 static yg_status f_contiguous(yg_tensor *const *x, yg_tensor **o) { return yg_contiguous(x[0], o); }
 static yg_status f_cat(yg_tensor *const *x, yg_tensor **o) { return yg_cat((const yg_tensor *const *)x, 3, 1, o); }
 static yg_status f_stack(yg_tensor *const *x, yg_tensor **o) { return yg_stack((const yg_tensor *const *)x, 2, -1, o); }
+/* Five pieces along dim 0: an empty one and x[2] transposed (a
+ * non-contiguous piece), so each piece's gradient goes to its own slot. */
+static yg_status f_cat_five(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *t = NULL;
+    yg_status st = yg_transpose(x[2], 0, 1, &t);
+    if (st == YG_OK) {
+        const yg_tensor *parts[5] = {x[0], x[1], t, x[3], x[4]};
+        st = yg_cat(parts, 5, 0, o);
+    }
+    yg_release(t);
+    return st;
+}
+/* Three along dim 1 (of the result), the middle one transposed. */
+static yg_status f_stack_transposed(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *t = NULL;
+    yg_status st = yg_transpose(x[1], 0, 1, &t);
+    if (st == YG_OK) {
+        const yg_tensor *parts[3] = {x[0], t, x[2]};
+        st = yg_stack(parts, 3, 1, o);
+    }
+    yg_release(t);
+    return st;
+}
 static yg_status f_mse(yg_tensor *const *x, yg_tensor **o) { return yg_mse_loss(x[0], x[1], 1, o); }
 static yg_status f_mse_none(yg_tensor *const *x, yg_tensor **o) { return yg_mse_loss(x[0], x[1], 0, o); }
 static yg_status f_l1(yg_tensor *const *x, yg_tensor **o) { return yg_l1_loss(x[0], x[1], 2, o); }
@@ -174,6 +199,8 @@ const sample opinfo_composite_samples[] = {
     {"repeat", "[2, 1, 2, 3] x [2, 2, 3, 2, 1, 2]", 1, {F64(-1, 1, 4, 2, 1, 2, 3)}, f_repeat_many},
     {"cat", "three along dim 1", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 1), F64(-1, 1, 2, 2, 2)}, f_cat},
     {"stack", "two along a new last dim", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_stack},
+    {"cat", "five along dim 0, an empty and a transposed piece", 5, {F64(-1, 1, 2, 1, 3), F64(-1, 1, 2, 0, 3), F64(-1, 1, 2, 3, 2), F64(-1, 1, 2, 4, 3), F64(-1, 1, 2, 2, 3)}, f_cat_five},
+    {"stack", "three along dim 1, the middle one transposed", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 3, 2), F64(-1, 1, 2, 2, 3)}, f_stack_transposed},
     {"mse_loss", "mean", 2, {F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 3, 4)}, f_mse},
     {"mse_loss", "none", 2, {F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 3, 4)}, f_mse_none},
     {"l1_loss", "sum", 2, {F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 3, 4)}, f_l1},

@@ -706,8 +706,17 @@ REFS = {
         "[2, 3] x [2, 1, 2]": lambda x: np.tile(x[0], (2, 1, 2)),
         "[2, 1, 2, 3] x [2, 2, 3, 2, 1, 2]": lambda x: np.tile(x[0], (2, 2, 3, 2, 1, 2)),
     },
-    "cat": lambda x: np.concatenate(x, axis=1),
-    "stack": lambda x: np.stack(x, axis=-1),
+    "cat": {
+        "three along dim 1": lambda x: np.concatenate(x, axis=1),
+        "with an empty piece": lambda x: np.concatenate(x, axis=1),
+        "five along dim 0, an empty and a transposed piece": lambda x: np.concatenate(
+            [x[0], x[1], x[2].T, x[3], x[4]], axis=0),
+    },
+    "stack": {
+        "two along a new last dim": lambda x: np.stack(x, axis=-1),
+        "three along dim 1, the middle one transposed": lambda x: np.stack(
+            [x[0], x[1].T, x[2]], axis=1),
+    },
     "flip": {"dims 0, -1": lambda x: np.flip(x[0], (0, -1)), "empty [0, 3]": lambda x: np.flip(x[0], 0)},
     "tril": lambda x: np.tril(x[0]),
     "triu": lambda x: np.triu(x[0], -1),

@@ -23,6 +23,8 @@ static const char *const index_derivative_inputs[] = {"self"};
 static const char *const convert_derivative_inputs[] = {"self"};
 static const char *const round_trip_derivative_inputs[] = {"self"};
 static const char *const total_derivative_inputs[] = {"self"};
+static const char *const cat_derivative_inputs[] = {"tensors"};
+static const char *const cat_then_derivative_inputs[] = {"tensors", "other"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -248,9 +250,18 @@ const yg_op_info yg__ops[] = {
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
+        .name = "split_with_sizes",
+        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:133",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:133",
+        .location = "specs/native_functions.yaml:138",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -259,49 +270,49 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor self, int chunks) -> Tensor[]",
-        .location = "specs/native_functions.yaml:138",
+        .location = "specs/native_functions.yaml:143",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:141",
+        .location = "specs/native_functions.yaml:146",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:144",
+        .location = "specs/native_functions.yaml:149",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat_then",
         .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:149",
+        .location = "specs/native_functions.yaml:154",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "convert",
         .schema = "convert(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:155",
+        .location = "specs/native_functions.yaml:160",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round_trip",
         .schema = "round_trip(Tensor self, ScalarType via) -> Tensor",
-        .location = "specs/native_functions.yaml:159",
+        .location = "specs/native_functions.yaml:164",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "total",
         .schema = "total(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-        .location = "specs/native_functions.yaml:162",
+        .location = "specs/native_functions.yaml:167",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -309,13 +320,13 @@ const yg_op_info yg__ops[] = {
         .name = "total_backward",
         .schema = "total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,"
                   " ScalarType? dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:166",
+        .location = "specs/native_functions.yaml:171",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
 };
-const int32_t yg__ops_count = 38;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 38, "op table size");
+const int32_t yg__ops_count = 39;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 39, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -444,7 +455,21 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 1,
         .inputs = total_derivative_inputs,
     },
+    {
+        .name = "cat",
+        .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
+        .location = "specs/derivatives.yaml:91",
+        .n_inputs = 1,
+        .inputs = cat_derivative_inputs,
+    },
+    {
+        .name = "cat_then",
+        .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:95",
+        .n_inputs = 2,
+        .inputs = cat_then_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 18;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 18,
+const int32_t yg__derivatives_count = 20;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 20,
                "derivative table size");

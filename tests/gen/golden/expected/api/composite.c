@@ -84,7 +84,7 @@ static yg_status chunk_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:138] */
+/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:143] */
 yg_status yg_chunk(const yg_tensor *self, int64_t chunks, yg_tensor ***out, int64_t *out_len)
 {
     yg_status st;

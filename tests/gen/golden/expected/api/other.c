@@ -172,6 +172,45 @@ static const cat_fn cat_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Records CatBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status cat_record(const yg_tensor *const *tensors,
+                            int64_t tensors_len,
+                            int64_t dim,
+                            yg_tensor *result)
+{
+    yg_node *base = NULL;
+    cat_backward *node;
+    yg_status st;
+
+    if (tensors_len > INT32_MAX)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cat: %lld tensors are more than autograd can record",
+                        (long long)tensors_len);
+    st = yg__node_new(&yg__cat_backward_vtable,
+                      sizeof(cat_backward),
+                      (int32_t)tensors_len,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (cat_backward *)base;
+    for (int64_t i = 0; i < tensors_len; i++) {
+        st = yg__node_set_edge(base, (int32_t)i, tensors[i]);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__saved_list_sizes_save(&node->tensors_sizes, tensors, tensors_len, dim);
+    if (st != YG_OK)
+        goto out;
+    node->dim = dim;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_cat with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status cat_traced(const yg_tensor *const *tensors,
@@ -200,8 +239,10 @@ yg_status yg_cat(const yg_tensor *const *tensors,
                  int64_t dim,
                  yg_tensor **out)
 {
+    yg_tensor *result = NULL;
     yg_device dev;
     cat_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return cat_traced(tensors, tensors_len, dim, out);
@@ -213,18 +254,27 @@ yg_status yg_cat(const yg_tensor *const *tensors,
                         (long long)tensors_len);
     for (int64_t i = 0; i < tensors_len; i++)
         YG_RETURN_IF_ERROR(yg__check_defined("cat", "tensors", tensors[i]));
-    if (yg__any_requires_grad((int)tensors_len, tensors))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "cat: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     if (tensors_len == 0)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "cat: tensors is empty");
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cat: expected at least one tensor in tensors");
     dev = yg_tensor_device(tensors[0]);
     kernel = cat_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "cat: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(tensors, tensors_len, dim, out);
+    st = kernel(tensors, tensors_len, dim, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad((int)tensors_len, tensors)) {
+        st = cat_record(tensors, tensors_len, dim, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*pool_fn)(const yg_tensor *self,
@@ -1068,7 +1118,7 @@ static yg_status index_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:141] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:146] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
                    int64_t indices_len,
@@ -1147,7 +1197,7 @@ static yg_status index_backward_traced(const yg_tensor *grad_output,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:144] */
+ * [specs/native_functions.yaml:149] */
 yg_status yg_index_backward(const yg_tensor *grad_output,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,
@@ -1196,15 +1246,53 @@ static const cat_then_fn cat_then_kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:149] */
+/* Records CatThenBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status cat_then_record(const yg_tensor *const *tensors,
+                                 int64_t tensors_len,
+                                 const yg_tensor *other,
+                                 yg_tensor *result)
+{
+    yg_node *base = NULL;
+    yg_status st;
+
+    if (tensors_len > INT32_MAX - 1)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cat_then: %lld tensors are more than autograd can record",
+                        (long long)tensors_len);
+    st = yg__node_new(&yg__cat_then_backward_vtable,
+                      sizeof(cat_then_backward),
+                      (int32_t)(1 + tensors_len),
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    for (int64_t i = 0; i < tensors_len; i++) {
+        st = yg__node_set_edge(base, (int32_t)(1 + i), tensors[i]);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = yg__node_set_edge(base, 0, other);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:154] */
 yg_status yg_cat_then(const yg_tensor *const *tensors,
                       int64_t tensors_len,
                       const yg_tensor *other,
                       yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {other};
+    yg_tensor *result = NULL;
     yg_device dev;
     cat_then_fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return yg__trace_refuse("cat_then", "other", "Tensor");
@@ -1217,17 +1305,25 @@ yg_status yg_cat_then(const yg_tensor *const *tensors,
     for (int64_t i = 0; i < tensors_len; i++)
         YG_RETURN_IF_ERROR(yg__check_defined("cat_then", "tensors", tensors[i]));
     YG_RETURN_IF_ERROR(yg__check_defined("cat_then", "other", other));
-    if (yg__any_requires_grad(1, inputs) ||
-        yg__any_requires_grad((int)tensors_len, tensors))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "cat_then: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(other);
     kernel = cat_then_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "cat_then: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(tensors, tensors_len, other, out);
+    st = kernel(tensors, tensors_len, other, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs) ||
+        yg__any_requires_grad((int)tensors_len, tensors)) {
+        st = cat_then_record(tensors, tensors_len, other, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*convert_fn)(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
@@ -1278,7 +1374,7 @@ static yg_status convert_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor
     return yg__trace_end_node();
 }
 
-/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:155] */
+/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:160] */
 yg_status yg_convert(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1360,7 +1456,7 @@ static yg_status round_trip_traced(const yg_tensor *self, yg_dtype via, yg_tenso
     return yg__trace_end_node();
 }
 
-/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:159] */
+/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:164] */
 yg_status yg_round_trip(const yg_tensor *self, yg_dtype via, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -394,7 +394,7 @@ static yg_status total_traced(const yg_tensor *self, const yg_dtype *dtype, yg_t
     return yg__trace_end_node();
 }
 
-/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:162] */
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:167] */
 yg_status yg_total(const yg_tensor *self, const yg_dtype *dtype, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -466,7 +466,7 @@ static yg_status total_backward_traced(const yg_tensor *grad,
 }
 
 /* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype, ScalarType? dtype) -> Tensor
- * [specs/native_functions.yaml:166] */
+ * [specs/native_functions.yaml:171] */
 yg_status yg_total_backward(const yg_tensor *grad,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,

@@ -283,6 +283,82 @@ out:
     return st;
 }
 
+typedef yg_status (*split_with_sizes_fn)(const yg_tensor *self,
+                                         const int64_t *split_sizes,
+                                         int64_t split_sizes_len,
+                                         int64_t dim,
+                                         yg_tensor ***out,
+                                         int64_t *out_len);
+
+static const split_with_sizes_fn split_with_sizes_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_split_with_sizes,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_split_with_sizes with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status split_with_sizes_traced(const yg_tensor *self,
+                                         const int64_t *split_sizes,
+                                         int64_t split_sizes_len,
+                                         int64_t dim,
+                                         yg_tensor ***out,
+                                         int64_t *out_len)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_split_with_sizes(self, split_sizes, split_sizes_len, dim, out, out_len);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("split_with_sizes");
+    yg__trace_input(self);
+    yg__trace_attr_ints("split_sizes", split_sizes, split_sizes_len);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_output_list(out, out_len);
+    return yg__trace_end_node();
+}
+
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
+ * [specs/native_functions.yaml:133] */
+yg_status yg_split_with_sizes(const yg_tensor *self,
+                              const int64_t *split_sizes,
+                              int64_t split_sizes_len,
+                              int64_t dim,
+                              yg_tensor ***out,
+                              int64_t *out_len)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_device dev;
+    split_with_sizes_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return split_with_sizes_traced(self, split_sizes, split_sizes_len, dim, out, out_len);
+    YG_RETURN_IF_ERROR(yg__check_list_out("split_with_sizes", "out", out, out_len));
+    YG_RETURN_IF_ERROR(yg__check_defined("split_with_sizes", "self", self));
+    if (yg__any_requires_grad(1, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "split_with_sizes: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(self);
+    kernel = split_with_sizes_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "split_with_sizes: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, split_sizes, split_sizes_len, dim, out, out_len);
+    if (st != YG_OK)
+        return st;
+    for (int64_t i = 0; i < *out_len && st == YG_OK; i++)
+        st = yg__make_view((*out)[i], self, "split_with_sizes");
+    if (st != YG_OK) {
+        yg_release_list(*out, *out_len);
+        *out = NULL;
+        *out_len = 0;
+    }
+    return st;
+}
+
 typedef yg_status (*unbind_fn)(const yg_tensor *self,
                                int64_t dim,
                                yg_tensor ***out,
@@ -314,7 +390,7 @@ static yg_status unbind_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:133] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:138] */
 yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len)
 {
     const yg_tensor *inputs[1] = {self};

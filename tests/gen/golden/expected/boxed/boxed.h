@@ -37,6 +37,7 @@ yg_boxed_impl yg__boxed_noise;
 yg_boxed_impl yg__boxed_noise_like;
 yg_boxed_impl yg__boxed_running_scale;
 yg_boxed_impl yg__boxed_split;
+yg_boxed_impl yg__boxed_split_with_sizes;
 yg_boxed_impl yg__boxed_unbind;
 yg_boxed_impl yg__boxed_chunk;
 yg_boxed_impl yg__boxed_index;

@@ -22,7 +22,7 @@ yg_status yg__boxed_linear(const yg_ir_node *node,
     return yg_linear(in[0], in[1], in[2], &out[0]);
 }
 
-/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:138] */
+/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:143] */
 yg_status yg__boxed_chunk(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,

@@ -206,7 +206,7 @@ yg_status yg__boxed_running_scale(const yg_ir_node *node,
     return yg_running_scale(in[0], in[1], momentum, &out[0]);
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:141] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:146] */
 yg_status yg__boxed_index(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -217,7 +217,7 @@ yg_status yg__boxed_index(const yg_ir_node *node,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:144] */
+ * [specs/native_functions.yaml:149] */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -234,7 +234,7 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
                              &out[0]);
 }
 
-/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:155] */
+/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:160] */
 yg_status yg__boxed_convert(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -247,7 +247,7 @@ yg_status yg__boxed_convert(const yg_ir_node *node,
     return yg_convert(in[0], dtype, &out[0]);
 }
 
-/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:159] */
+/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:164] */
 yg_status yg__boxed_round_trip(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,

@@ -72,7 +72,7 @@ yg_status yg__boxed_max_dim_backward(const yg_ir_node *node,
     return yg_max_dim_backward(in[0], dim, in[1], sizes.items, sizes.len, &out[0]);
 }
 
-/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:162] */
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:167] */
 yg_status yg__boxed_total(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -87,7 +87,7 @@ yg_status yg__boxed_total(const yg_ir_node *node,
 }
 
 /* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype, ScalarType? dtype) -> Tensor
- * [specs/native_functions.yaml:166] */
+ * [specs/native_functions.yaml:171] */
 yg_status yg__boxed_total_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,

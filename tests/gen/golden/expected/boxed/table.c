@@ -36,6 +36,7 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "noise_like", .fn = yg__boxed_noise_like},
     {.name = "running_scale", .fn = yg__boxed_running_scale},
     {.name = "split", .fn = yg__boxed_split},
+    {.name = "split_with_sizes", .fn = yg__boxed_split_with_sizes},
     {.name = "unbind", .fn = yg__boxed_unbind},
     {.name = "chunk", .fn = yg__boxed_chunk},
     {.name = "index", .fn = yg__boxed_index},
@@ -48,6 +49,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "total", .fn = yg__boxed_total},
     {.name = "total_backward", .fn = yg__boxed_total_backward},
 };
-const int32_t yg__boxed_ops_count = 38;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 38,
+const int32_t yg__boxed_ops_count = 39;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 39,
                "boxed table size");

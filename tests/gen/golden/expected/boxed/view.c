@@ -53,7 +53,31 @@ yg_status yg__boxed_split(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:133] */
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
+ * [specs/native_functions.yaml:133] */
+yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
+                                     yg_tensor *const *in,
+                                     int32_t n_in,
+                                     yg_tensor **out)
+{
+    yg_box_ints split_sizes = {0};
+    int64_t dim = 0;
+    yg_tensor **items = NULL;
+    int64_t len = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "split_sizes", NULL, YG_BOX_REQUIRED, 0, &split_sizes));
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", &(const int64_t){0}, &dim));
+    YG_RETURN_IF_ERROR(yg_split_with_sizes(in[0],
+                                           split_sizes.items,
+                                           split_sizes.len,
+                                           dim,
+                                           &items,
+                                           &len));
+    return yg__box_list_out(node, items, len, out);
+}
+
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:138] */
 yg_status yg__boxed_unbind(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

@@ -372,3 +372,108 @@ const yg_node_vtable yg__round_trip_backward_vtable = {
     .apply = round_trip_backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
+
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/derivatives.yaml:91] */
+static yg_status cat_backward_apply(yg_node *base,
+                                    yg_tensor *const *grads,
+                                    yg_tensor **grad_inputs)
+{
+    cat_backward *node = (cat_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor **grad_tensors = NULL;
+    int64_t grad_tensors_len = 0;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad_from(base, 0)) {
+        /* tensors: split_with_sizes(grad, list_sizes(tensors, dim), dim) */
+        st = yg_split_with_sizes(grad,
+                                 node->tensors_sizes.items,
+                                 node->tensors_sizes.len,
+                                 node->dim,
+                                 &grad_tensors,
+                                 &grad_tensors_len);
+        if (st != YG_OK)
+            goto out;
+        if (grad_tensors_len != base->n_edges) {
+            st = yg__fail(YG_ERR_INTERNAL,
+                          "the gradient of tensors has %lld items "
+                          "for %lld tensors",
+                          (long long)grad_tensors_len,
+                          (long long)base->n_edges);
+            goto out;
+        }
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    for (int64_t i = 0; i < grad_tensors_len; i++) {
+        grad_inputs[i] = grad_tensors[i];
+        grad_tensors[i] = NULL;
+    }
+out:
+    yg_release_list(grad_tensors, grad_tensors_len);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "CatBackward");
+    return YG_OK;
+}
+
+static void cat_backward_release_saved(yg_node *base)
+{
+    cat_backward *node = (cat_backward *)base;
+
+    yg__saved_int_list_release(&node->tensors_sizes);
+}
+
+const yg_node_vtable yg__cat_backward_vtable = {
+    .name = "CatBackward",
+    .apply = cat_backward_apply,
+    .release_saved = cat_backward_release_saved,
+};
+
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/derivatives.yaml:95] */
+static yg_status cat_then_backward_apply(yg_node *base,
+                                         yg_tensor *const *grads,
+                                         yg_tensor **grad_inputs)
+{
+    yg_tensor *grad = grads[0];
+    yg_tensor **grad_tensors = NULL;
+    int64_t grad_tensors_len = 0;
+    yg_tensor *grad_other = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad_from(base, 1)) {
+        /* tensors: split(grad, 1, 0) */
+        st = yg_split(grad, 1, 0, &grad_tensors, &grad_tensors_len);
+        if (st != YG_OK)
+            goto out;
+        if (grad_tensors_len != (base->n_edges - 1)) {
+            st = yg__fail(YG_ERR_INTERNAL,
+                          "the gradient of tensors has %lld items "
+                          "for %lld tensors",
+                          (long long)grad_tensors_len,
+                          (long long)(base->n_edges - 1));
+            goto out;
+        }
+    }
+    if (yg__node_needs_grad(base, 0)) {
+        /* other: grad */
+        grad_other = yg_retain(grad);
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    for (int64_t i = 0; i < grad_tensors_len; i++) {
+        grad_inputs[1 + i] = grad_tensors[i];
+        grad_tensors[i] = NULL;
+    }
+    grad_inputs[0] = grad_other;
+    grad_other = NULL;
+out:
+    yg_release(grad_other);
+    yg_release_list(grad_tensors, grad_tensors_len);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "CatThenBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__cat_then_backward_vtable = {
+    .name = "CatThenBackward",
+    .apply = cat_then_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

@@ -66,4 +66,18 @@ typedef struct round_trip_backward {
 } round_trip_backward;
 extern const yg_node_vtable yg__round_trip_backward_vtable;
 
+/* cat(Tensor[] tensors, int dim=0) -> Tensor */
+typedef struct cat_backward {
+    yg_node base;
+    yg_saved_int_list tensors_sizes;
+    int64_t dim;
+} cat_backward;
+extern const yg_node_vtable yg__cat_backward_vtable;
+
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
+typedef struct cat_then_backward {
+    yg_node base;
+} cat_then_backward;
+extern const yg_node_vtable yg__cat_then_backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */

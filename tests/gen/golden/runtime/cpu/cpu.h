@@ -75,6 +75,12 @@ yg_status yg__golden_running_scale(const yg_tensor *self,
                                    yg_tensor **out);
 yg_status yg__golden_split(
     const yg_tensor *self, int64_t split_size, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__golden_split_with_sizes(const yg_tensor *self,
+                                      const int64_t *split_sizes,
+                                      int64_t split_sizes_len,
+                                      int64_t dim,
+                                      yg_tensor ***out,
+                                      int64_t *out_len);
 yg_status yg__golden_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len);
 yg_status yg__golden_index(const yg_tensor *self,
                            const yg_tensor *const *indices,

@@ -222,6 +222,15 @@ YG_NODISCARD yg_status yg_split(
     yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
     int64_t *out_len);      /* out: its length */
 
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
+YG_NODISCARD yg_status yg_split_with_sizes(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *split_sizes,  /* borrowed, split_sizes_len entries */
+    int64_t split_sizes_len,
+    int64_t dim,                 /* default 0 */
+    yg_tensor ***out,            /* out: new array of new refs, views of self; release with yg_release_list */
+    int64_t *out_len);           /* out: its length */
+
 /* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
 YG_NODISCARD yg_status yg_unbind(
     const yg_tensor *self,  /* borrowed */
