@@ -253,17 +253,6 @@ static yg_status run_op(const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
                                 info.n_returns,
                                 n->n_outputs),
                        n);
-    /* The boxed function reads in[] by the schema (a tensor after a
-     * Tensor[] from the end), so an unlinted node must not be short. */
-    if (info.has_tensor_list ? n->n_inputs < info.n_tensor_args
-                             : n->n_inputs != info.n_tensor_args)
-        return fail_at(yg__fail(YG_ERR_INVALID_ARGUMENT,
-                                "%s takes %s%d tensor inputs but the node has %d",
-                                n->kind,
-                                info.has_tensor_list ? "at least " : "",
-                                info.n_tensor_args,
-                                n->n_inputs),
-                       n);
     yg_status st = b->fn(n, in, n->n_inputs, out);
     if (st != YG_OK)
         return fail_at(st, n);
