@@ -725,8 +725,11 @@ static void expect_run_error(const char *text,
 /* x[idx] = v twice on a clone of in[0] ([4, 3]): an int64 index, then a
  * None entry and a bool mask accumulating in[2] ([2]); and the
  * out-of-place index_put of in[0], which leaves in[0] as it was. */
-static yg_status
-writes_through_indices(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+static yg_status writes_through_indices(void *ctx,
+                                        yg_tensor *const *in,
+                                        int64_t n_in,
+                                        yg_tensor **out,
+                                        int64_t n_out) {
     const int64_t at[] = {2, 0}, two[] = {2}, three[] = {3};
     const bool mask[] = {true, false, true};
     yg_tensor *idx = NULL, *m = NULL, *y = NULL, *z = NULL, *tmp = NULL;

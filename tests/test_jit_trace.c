@@ -1559,7 +1559,8 @@ static yg_status writes_through_an_index(void *ctx,
         st = yg_index_put_(y, (const yg_tensor *const[]){NULL, m}, 2, inputs[2], true, &tmp);
     yg_release(tmp);
     if (st == YG_OK)
-        st = yg_index_put(inputs[0], (const yg_tensor *const[]){idx}, 1, inputs[1], true, &outputs[1]);
+        st = yg_index_put(
+            inputs[0], (const yg_tensor *const[]){idx}, 1, inputs[1], true, &outputs[1]);
     if (st == YG_OK)
         outputs[0] = yg_retain(y);
     yg_release(idx);

@@ -131,8 +131,11 @@ yg_ir_kind_info yg__ir_kind_info(const yg_ir_node *n);
  * stands for, written into buf; false when there is none.  The inputs of a
  * Tensor[] argument (anywhere in the schema: it takes what the other tensor
  * arguments leave) all map to the list's name. */
-bool yg__ir_tensor_arg_name(
-    const yg_op_info *op, int32_t idx, int32_t n_inputs, char *buf, size_t buf_len);
+bool yg__ir_tensor_arg_name(const yg_op_info *op,
+                            int32_t idx,
+                            int32_t n_inputs,
+                            char *buf,
+                            size_t buf_len);
 
 /* Whether input idx (of n_inputs) may be None: its argument is `Tensor?`
  * or `Tensor?[]`. */

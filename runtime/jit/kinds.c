@@ -194,8 +194,11 @@ static bool lookup_tensor_arg(const yg_op_info *op, int32_t idx, int32_t n_input
     return ctx->ok;
 }
 
-bool yg__ir_tensor_arg_name(
-    const yg_op_info *op, int32_t idx, int32_t n_inputs, char *buf, size_t buf_len) {
+bool yg__ir_tensor_arg_name(const yg_op_info *op,
+                            int32_t idx,
+                            int32_t n_inputs,
+                            char *buf,
+                            size_t buf_len) {
     find_ctx ctx;
     if (buf_len == 0)
         return false;
