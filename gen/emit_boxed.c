@@ -7,7 +7,8 @@
  *   boxed/table.c     yg__boxed_ops[], parallel to yg__ops[] (same index)
  *
  * Tensor arguments are the node's inputs in schema order (a Tensor[]
- * takes the remaining inputs, so a tensor after it cannot be boxed);
+ * takes what the other tensor arguments leave: it is `in + k` with length
+ * n_in - n_other, and a tensor after it is read from the end of in);
  * every other argument is the node attribute of the same name, read by a
  * helper of runtime/jit/boxing.h that applies the schema's default when
  * the attribute is absent and checks its kind.  Nothing depends on an op's
@@ -263,16 +264,8 @@ static char *unsupported_returns(const gen_op *op)
 /* Why op cannot be boxed (caller frees), or NULL when it can. */
 static char *unsupported_reason(const gen_op *op)
 {
-    bool after_list = false;
-
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        /* A node's Tensor[] takes every remaining input (docs/ir.md), so
-         * a tensor after it has no input of its own. */
-        if (is_tensor(a) && after_list)
-            return gen_xprintf("argument '%s' of type %s after a Tensor[] is not supported",
-                               a->name, gen_type_name(a));
-        after_list |= a->type == GEN_T_TENSOR_LIST;
         if (is_tensor(a) || a->type == GEN_T_TENSOR_LIST)
             continue;
         boxed_arg b = {0};
@@ -301,7 +294,11 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
     for (int i = 0; i < s->n_args; i++) {
         const gen_arg *a = &s->args[i];
         boxed_arg *b = &args[i];
-        if (is_tensor(a)) {
+        if (is_tensor(a) && has_list) {
+            /* After the list (docs/ir.md): counted from the end. */
+            add_call(b, gen_xprintf("in[n_in - %d]", n_tensors - seen));
+            seen++;
+        } else if (is_tensor(a)) {
             add_call(b, gen_xprintf("in[%d]", seen));
             seen++;
         } else if (a->type == GEN_T_TENSOR_LIST) {

@@ -171,20 +171,17 @@ static const gen_arg *written_arg(const gen_op *op, int i)
 
 /* Emits the tracer call recording argument a, or returns false when the
  * tracer has no way to record its type. */
-static bool emit_trace_arg(gen_sb *sb, const gen_arg *a, bool after_list)
+static bool emit_trace_arg(gen_sb *sb, const gen_arg *a)
 {
     const char *n = a->name;
 
     switch (a->type) {
     case GEN_T_TENSOR:
-        /* The IR's variadic Tensor[] inputs must come last. */
-        if (after_list)
-            return false;
         gen_sb_printf(sb, "    yg__trace_input(%s);\n", n);
         return true;
     case GEN_T_TENSOR_LIST:
-        if (after_list)
-            return false;
+        /* The node's inputs in schema order: the list's length is what
+         * the other tensor arguments leave (gen allows one list). */
         gen_sb_printf(sb,
                       "    for (int64_t i = 0; i < %s_len; i++)\n"
                       "        yg__trace_input(%s[i]);\n",
@@ -239,15 +236,13 @@ static bool emit_trace_arg(gen_sb *sb, const gen_arg *a, bool after_list)
 static const gen_arg *emit_trace_args(gen_sb *record, const gen_op *op)
 {
     gen_sb scratch = {0};
-    bool after_list = false;
 
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (!emit_trace_arg(record != NULL ? record : &scratch, a, after_list)) {
+        if (!emit_trace_arg(record != NULL ? record : &scratch, a)) {
             gen_sb_free(&scratch);
             return a;
         }
-        after_list |= a->type == GEN_T_TENSOR_LIST;
     }
     gen_sb_free(&scratch);
     return NULL;

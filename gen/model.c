@@ -479,7 +479,6 @@ static bool resolve_formulas(gen_deriv *d)
      * at record time) come after all others. */
     gen_formula *sorted = gen_xcalloc((size_t)d->n_formulas, sizeof(gen_formula));
     int n = 0;
-    const gen_formula *list = NULL;
     d->n_edges = 0;
     for (int j = 0; j < op->schema.n_args; j++) {
         for (int i = 0; i < d->n_formulas; i++) {
@@ -492,23 +491,14 @@ static bool resolve_formulas(gen_deriv *d)
             n++;
         }
     }
+    /* A schema has at most one list argument (schema.c), so at most one
+     * formula takes the list edges. */
     for (int i = 0; i < n; i++) {
-        if (!sorted[i].list || (sorted[i].expr == NULL && !sorted[i].not_implemented))
-            continue;
-        if (list != NULL) {
-            gen_error_in(op->full_name, sorted[i].key_loc,
-                         "a second differentiable Tensor[] argument ('%s' after '%s'); at "
-                         "most one Tensor[] input may have gradients",
-                         sorted[i].input, list->input);
-            ok = false;
-        }
-        list = &sorted[i];
-        sorted[i].edge = d->n_edges++;
+        if (sorted[i].list && (sorted[i].expr != NULL || sorted[i].not_implemented))
+            sorted[i].edge = d->n_edges++;
     }
     free(d->formulas);
     d->formulas = sorted;
-    if (!ok)
-        return false;
     if (d->n_edges > 64) {
         gen_error_in(op->full_name, d->name_loc, "more than 64 differentiable inputs");
         return false;

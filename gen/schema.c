@@ -434,6 +434,17 @@ static bool parse_args(parser *p, gen_schema *s)
                     return false;
                 }
             }
+            if (a->type == GEN_T_TENSOR_LIST) {
+                for (int i = 0; i + 1 < s->n_args; i++) {
+                    if (s->args[i].type == GEN_T_TENSOR_LIST) {
+                        perror_at(p, item_start,
+                                  "argument '%s': a second Tensor[] argument is not supported%s",
+                                  a->name,
+                                  " (a traced node's inputs give the length of one list only)");
+                        return false;
+                    }
+                }
+            }
             if (accept(p, '=') && !parse_default(p, a))
                 return false;
         }

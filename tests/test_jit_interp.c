@@ -720,6 +720,98 @@ static void expect_run_error(const char *text,
     yg_graph_release(g);
 }
 
+/* ---- index_put: Tensor values after the Tensor?[] indices ---- */
+
+/* x[idx] = v twice on a clone of in[0] ([4, 3]): an int64 index, then a
+ * None entry and a bool mask accumulating in[2] ([2]); and the
+ * out-of-place index_put of in[0], which leaves in[0] as it was. */
+static yg_status writes_through_indices(void *ctx,
+                                        yg_tensor *const *in,
+                                        int64_t n_in,
+                                        yg_tensor **out,
+                                        int64_t n_out) {
+    const int64_t at[] = {2, 0}, two[] = {2}, three[] = {3};
+    const bool mask[] = {true, false, true};
+    yg_tensor *idx = NULL, *m = NULL, *y = NULL, *z = NULL, *tmp = NULL;
+    yg_status st;
+    (void)ctx;
+    (void)n_in;
+    (void)n_out;
+    st = yg_tensor_from_data(at, two, 1, YG_INT64, &idx);
+    if (st == YG_OK)
+        st = yg_tensor_from_data(mask, three, 1, YG_BOOL, &m);
+    if (st == YG_OK)
+        st = yg_clone(in[0], &y);
+    if (st == YG_OK)
+        st = yg_index_put_(y, (const yg_tensor *const[]){idx}, 1, in[1], false, &tmp);
+    yg_release(tmp);
+    tmp = NULL;
+    if (st == YG_OK)
+        st = yg_index_put_(y, (const yg_tensor *const[]){NULL, m}, 2, in[2], true, &tmp);
+    yg_release(tmp);
+    if (st == YG_OK)
+        st = yg_index_put(in[0], (const yg_tensor *const[]){idx}, 1, in[1], true, &z);
+    if (st == YG_OK)
+        st = yg_mul(y, z, &out[0]);
+    if (st == YG_OK)
+        out[1] = yg_retain(z);
+    yg_release(idx);
+    yg_release(m);
+    yg_release(y);
+    yg_release(z);
+    return st;
+}
+
+static void test_traced_index_put_matches_eager_through_every_pass(void **state) {
+    (void)state;
+    int64_t xs[] = {4, 3}, vs[] = {2, 3}, ws[] = {2};
+    yg_tensor *in[3] = {rand_f64(xs, 2, 71), rand_f64(vs, 2, 72), rand_f64(ws, 1, 73)};
+    double *x0 = yg_test_values(in[0]);
+    yg_graph *opt = expect_trace_preserved(writes_through_indices, NULL, in, 3, 2, NULL);
+    /* Both writes survive and the caller's x is untouched. */
+    int writes = 0;
+    for (yg_ir_node *n = yg_graph_first_node(opt); n != NULL; n = yg_ir_node_next(n))
+        writes += strcmp(yg_ir_node_kind(n), "index_put_") == 0;
+    assert_int_equal(writes, 2);
+    YG_EXPECT_CLOSE(in[0], xs, 2, x0, 0, 0);
+    free(x0);
+    yg_graph_release(opt);
+    release_all(in, 3);
+}
+
+/* Two equal accumulating writes of %y, and results nobody reads: CSE
+ * must not merge them nor DCE drop them, since %y is read afterwards. */
+static void test_index_put_writes_are_neither_merged_nor_dropped(void **state) {
+    (void)state;
+    int64_t xs[] = {4}, vs[] = {2};
+    yg_tensor *in[2] = {yg_test_tensor(YG_FLOAT64, xs, 1, (const double[]){1, 2, 3, 4}),
+                        yg_test_tensor(YG_FLOAT64, vs, 1, (const double[]){10, 20})};
+    /* y = x; y[[0, 2]] += v twice; y[mask] = 5; 2y. */
+    yg_tensor *want = yg_test_tensor(YG_FLOAT64, xs, 1, (const double[]){42, 10, 86, 8});
+    yg_graph *opt =
+        expect_preserved("graph(%x, %v):\n"
+                         "  %y = clone(%x)\n"
+                         "  %i = prim::Constant[value=tensor(int64, [2], [0, 2])]()\n"
+                         "  %a = index_put_[accumulate=1](%y, %i, %v)\n"
+                         "  %b = index_put_[accumulate=1](%y, %i, %v)\n"
+                         "  %m = prim::Constant[value=tensor(bool, [4], [0, 1, 0, 0])]()\n"
+                         "  %f = prim::Constant[value=tensor(float64, [], [5])]()\n"
+                         "  %c = index_put_(%y, %m, %f)\n"
+                         "  %z = mul.Scalar[other=2](%y)\n"
+                         "  return (%z)\n",
+                         in,
+                         2,
+                         &want,
+                         1);
+    int writes = 0;
+    for (yg_ir_node *n = yg_graph_first_node(opt); n != NULL; n = yg_ir_node_next(n))
+        writes += strcmp(yg_ir_node_kind(n), "index_put_") == 0;
+    assert_int_equal(writes, 3);
+    yg_graph_release(opt);
+    yg_release(want);
+    release_all(in, 2);
+}
+
 /* ---- list returns, creation, random and state ops ---- */
 
 /* chunk (a list return), zeros with a device, and batch_norm updating
@@ -980,6 +1072,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_bad_attributes_are_refused_naming_op_and_attribute),
         cmocka_unit_test(test_subgraph_nodes_are_refused_clearly),
         cmocka_unit_test(test_every_op_has_a_boxed_entry_in_table_order),
+        cmocka_unit_test(test_traced_index_put_matches_eager_through_every_pass),
+        cmocka_unit_test(test_index_put_writes_are_neither_merged_nor_dropped),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -885,6 +885,39 @@ static void test_constant_propagation_folds_every_output_then_dce_sweeps(void **
                   "  return (%v, %i)\n");
 }
 
+static void test_constant_propagation_folds_index_put_but_not_index_put_(void **state) {
+    (void)state;
+    /* The values follow the indices (Tensor?[] with a None item): the
+     * fold reads them from the end of the inputs. */
+    expect_passes("constant_propagation",
+                  "graph():\n"
+                  "  %x : Tensor = prim::Constant[value=tensor(float64, [2, 2], [1, 2, 3, 4])]()\n"
+                  "  %n : None = prim::None()\n"
+                  "  %i : Tensor = prim::Constant[value=tensor(int64, [1], [1])]()\n"
+                  "  %v : Tensor = prim::Constant[value=tensor(float64, [2, 1], [10, 20])]()\n"
+                  "  %a : Tensor = index_put[accumulate=1](%x, %n, %i, %v)\n"
+                  "  return (%a)\n",
+                  "graph():\n"
+                  "  %x : Tensor = prim::Constant[value=tensor(float64, [2, 2], [1, 2, 3, 4])]()\n"
+                  "  %n : None = prim::None()\n"
+                  "  %i : Tensor = prim::Constant[value=tensor(int64, [1], [1])]()\n"
+                  "  %v : Tensor = prim::Constant[value=tensor(float64, [2, 1], [10, 20])]()\n"
+                  "  %a : Tensor(dtype=float64, device=cpu, sizes=[2, 2], requires_grad=false) = "
+                  "prim::Constant[value=tensor(float64, [2, 2], [1, 12, 3, 24])]()\n"
+                  "  return (%a)\n");
+    /* index_put_ writes %x, so neither it nor a read of %x is folded. */
+    expect_unchanged(
+        "constant_propagation",
+        "graph():\n"
+        "  %x : Tensor = prim::Constant[value=tensor(float64, [2, 2], [1, 2, 3, 4])]()\n"
+        "  %n : None = prim::None()\n"
+        "  %i : Tensor = prim::Constant[value=tensor(int64, [1], [1])]()\n"
+        "  %v : Tensor = prim::Constant[value=tensor(float64, [2, 1], [10, 20])]()\n"
+        "  %a : Tensor = index_put[accumulate=1](%x, %n, %i, %v)\n"
+        "  %b : Tensor = index_put_(%x, %n, %i, %v)\n"
+        "  return (%a, %b)\n");
+}
+
 static void test_constant_propagation_must_not_fold_writes_inputs_or_failures(void **state) {
     (void)state;
     /* add_ writes its constant (and so neg, which reads the written
@@ -1060,6 +1093,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_propagation_new_rules_reject_sizes_that_cannot_go_together),
         cmocka_unit_test(test_constant_propagation_folds_ops_on_constants),
         cmocka_unit_test(test_constant_propagation_folds_every_output_then_dce_sweeps),
+        cmocka_unit_test(test_constant_propagation_folds_index_put_but_not_index_put_),
         cmocka_unit_test(test_constant_propagation_must_not_fold_writes_inputs_or_failures),
         cmocka_unit_test(test_constant_propagation_does_not_evaluate_results_known_too_large),
         cmocka_unit_test(test_constant_propagation_does_not_build_large_results_of_unknown_size),

@@ -55,6 +55,13 @@ static const char *const canonical_graphs[] = {
     "  %l : Tensor = linear(%v, %w, %none)\n"
     "  %c : Tensor = cat[dim=0](%l, %l, %v)\n"
     "  return (%l, %i, %l)\n",
+    /* a Tensor?[] list before the Tensor values: None items, any length */
+    "graph(%x : Tensor, %i : Tensor(dtype=int64), %v : Tensor):\n"
+    "  %n : None = prim::None()\n"
+    "  %a : Tensor = index_put_[accumulate=1](%x, %i, %v)\n"
+    "  %b : Tensor = index_put(%a, %n, %i, %n, %v)\n"
+    "  %c : Tensor = index_put(%b, %v)\n"
+    "  return (%b, %c)\n",
     /* nested subgraphs, two levels, and a zero-output node */
     "graph(%x : Tensor):\n"
     "  %y : Tensor = prim::FusionGroup[subgraph=graph(%a : Tensor):\n"
@@ -228,6 +235,17 @@ static const bad_text bad_texts[] = {
     {"graph(%x):\n  %n = prim::None()\n  %y = neg(%n)\n  return (%y)",
      "3:8:",
      "input 0 (self) is None but is not optional"},
+    {"graph(%x):\n  %y = index_put(%x)\n  return (%y)",
+     "2:8:",
+     "index_put takes at least 2 tensor inputs, got 1"},
+    /* values follows the Tensor?[] indices: the last input, not optional */
+    {"graph(%x, %i):\n  %n = prim::None()\n  %y = index_put(%x, %i, %i, %n)\n  return (%y)",
+     "3:8:",
+     "index_put: input 3 (values) is None but is not optional"},
+    {"graph(%x, %i, %v):\n  %n = prim::None()\n  %y = index_put_(%n, %i, %n, %v)\n"
+     "  return (%y)",
+     "3:8:",
+     "index_put_: input 0 (self) is None but is not optional"},
     {"graph():\n  %c = prim::Constant()\n  return (%c)",
      "2:8:",
      "prim::Constant needs a tensor attribute value"},

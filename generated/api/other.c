@@ -4178,6 +4178,32 @@ out:
     return st;
 }
 
+/* Runs yg_index_put with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_put_traced(const yg_tensor *self,
+                                  const yg_tensor *const *indices,
+                                  int64_t indices_len,
+                                  const yg_tensor *values,
+                                  bool accumulate,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index_put(self, indices, indices_len, values, accumulate, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index_put");
+    yg__trace_input(self);
+    for (int64_t i = 0; i < indices_len; i++)
+        yg__trace_input(indices[i]);
+    yg__trace_input(values);
+    yg__trace_attr_int("accumulate", accumulate);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
  * [specs/native_functions.yaml:1246] */
 yg_status yg_index_put(const yg_tensor *self,
@@ -4194,7 +4220,7 @@ yg_status yg_index_put(const yg_tensor *self,
     yg_status st;
 
     if (yg__trace_recording(false))
-        return yg__trace_refuse("index_put", "values", "Tensor");
+        return index_put_traced(self, indices, indices_len, values, accumulate, out);
     YG_RETURN_IF_ERROR(yg__check_out("index_put", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_put", "self", self));
     if (indices_len < 0 || (indices == NULL && indices_len > 0))
@@ -4275,6 +4301,32 @@ out:
     return st;
 }
 
+/* Runs yg_index_put_ with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status index_put__traced(yg_tensor *self,
+                                   const yg_tensor *const *indices,
+                                   int64_t indices_len,
+                                   const yg_tensor *values,
+                                   bool accumulate,
+                                   yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_index_put_(self, indices, indices_len, values, accumulate, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("index_put_");
+    yg__trace_input(self);
+    for (int64_t i = 0; i < indices_len; i++)
+        yg__trace_input(indices[i]);
+    yg__trace_input(values);
+    yg__trace_attr_int("accumulate", accumulate);
+    yg__trace_output(out, self);
+    return yg__trace_end_node();
+}
+
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
  * [specs/native_functions.yaml:1251] */
@@ -4293,7 +4345,7 @@ yg_status yg_index_put_(yg_tensor *self,
     yg_status st;
 
     if (yg__trace_recording(false))
-        return yg__trace_refuse("index_put_", "values", "Tensor");
+        return index_put__traced(self, indices, indices_len, values, accumulate, out);
     YG_RETURN_IF_ERROR(yg__check_out("index_put_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_put_", "self", self));
     if (indices_len < 0 || (indices == NULL && indices_len > 0))

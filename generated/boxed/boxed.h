@@ -262,6 +262,8 @@ yg_boxed_impl yg__boxed_split_with_sizes;
 yg_boxed_impl yg__boxed_chunk;
 yg_boxed_impl yg__boxed_unbind;
 yg_boxed_impl yg__boxed_index;
+yg_boxed_impl yg__boxed_index_put;
+yg_boxed_impl yg__boxed_index_put_;
 yg_boxed_impl yg__boxed_index_backward;
 yg_boxed_impl yg__boxed_index_put_self_backward;
 yg_boxed_impl yg__boxed_to_copy;

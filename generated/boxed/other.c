@@ -807,6 +807,43 @@ yg_status yg__boxed_index(const yg_ir_node *node,
     return yg_index(in[0], (const yg_tensor *const *)(in + 1), n_in - 1, &out[0]);
 }
 
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+ * [specs/native_functions.yaml:1246] */
+yg_status yg__boxed_index_put(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    bool accumulate = false;
+
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "accumulate", &(const bool){false}, &accumulate));
+    return yg_index_put(in[0],
+                        (const yg_tensor *const *)(in + 1),
+                        n_in - 2,
+                        in[n_in - 1],
+                        accumulate,
+                        &out[0]);
+}
+
+/* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
+ *   bool accumulate=False) -> Tensor(a!)
+ * [specs/native_functions.yaml:1251] */
+yg_status yg__boxed_index_put_(const yg_ir_node *node,
+                               yg_tensor *const *in,
+                               int32_t n_in,
+                               yg_tensor **out)
+{
+    bool accumulate = false;
+
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "accumulate", &(const bool){false}, &accumulate));
+    return yg_index_put_(in[0],
+                         (const yg_tensor *const *)(in + 1),
+                         n_in - 2,
+                         in[n_in - 1],
+                         accumulate,
+                         &out[0]);
+}
+
 /* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1307] */
 yg_status yg__boxed_cumprod_jvp(const yg_ir_node *node,
                                 yg_tensor *const *in,

@@ -85,6 +85,8 @@ typedef struct yg_ir_kind_info {
     int32_t n_returns;     /* -1: a Tensor[] return, any number of outputs */
     bool is_view;    /* returns Tensor(a): the result aliases self */
     bool is_inplace; /* returns Tensor(a!): the op writes self */
+    int32_t list_pos; /* tensor arguments before the list (-1: no list); the
+                         n_tensor_args - list_pos after it are the last inputs */
 } yg_ir_kind_info;
 
 struct yg_ir_node {
@@ -125,13 +127,19 @@ const char *yg__ir_kind_lookup(const char *name, size_t len, const yg_op_info **
 /* What the schema of an op says (zeros for prims).  Cannot fail. */
 yg_ir_kind_info yg__ir_kind_info(const yg_ir_node *n);
 
-/* The name of the idx-th Tensor/Tensor?/Tensor[] argument of op, written
- * into buf; false when op has no such argument.  For Tensor[] every later
- * index maps to the list's name. */
-bool yg__ir_tensor_arg_name(const yg_op_info *op, int32_t idx, char *buf, size_t buf_len);
+/* The name of the argument input idx of a node of op with n_inputs inputs
+ * stands for, written into buf; false when there is none.  The inputs of a
+ * Tensor[] argument (anywhere in the schema: it takes what the other tensor
+ * arguments leave) all map to the list's name. */
+bool yg__ir_tensor_arg_name(const yg_op_info *op,
+                            int32_t idx,
+                            int32_t n_inputs,
+                            char *buf,
+                            size_t buf_len);
 
-/* Whether the idx-th tensor argument is `Tensor?`. */
-bool yg__ir_tensor_arg_optional(const yg_op_info *op, int32_t idx);
+/* Whether input idx (of n_inputs) may be None: its argument is `Tensor?`
+ * or `Tensor?[]`. */
+bool yg__ir_tensor_arg_optional(const yg_op_info *op, int32_t idx, int32_t n_inputs);
 
 /* Whether op has a non-tensor argument called name. */
 bool yg__ir_op_has_attr_arg(const yg_op_info *op, const char *name);

@@ -103,21 +103,28 @@ static bool count_tensor_args(const schema_arg *a, void *ctx) {
     yg_ir_kind_info *info = ((count_ctx *)ctx)->info;
     if (!starts_with(a, "Tensor"))
         return true;
-    if (starts_with(a, "Tensor[]") || starts_with(a, "Tensor?[]"))
+    if (starts_with(a, "Tensor[]") || starts_with(a, "Tensor?[]")) {
         info->has_tensor_list = true;
-    else
+        info->list_pos = info->n_tensor_args;
+    } else {
         info->n_tensor_args++;
+    }
     return true;
 }
 
+/* The tensor part of info for a schema: the counts and the list's place. */
+static const char *count_schema(const char *schema, yg_ir_kind_info *info) {
+    count_ctx ctx = {info};
+    return for_each_arg(schema, count_tensor_args, &ctx);
+}
+
 yg_ir_kind_info yg__ir_kind_info(const yg_ir_node *n) {
-    yg_ir_kind_info info = {0, false, 1, false, false};
+    yg_ir_kind_info info = {0, false, 1, false, false, -1};
     if (n->op == NULL) {
         info.n_returns = 0;
         return info;
     }
-    count_ctx ctx = {&info};
-    const char *rest = for_each_arg(n->op->schema, count_tensor_args, &ctx);
+    const char *rest = count_schema(n->op->schema, &info);
     if (rest == NULL)
         return info;
     const char *arrow = strstr(rest, "->");
@@ -147,43 +154,56 @@ yg_ir_kind_info yg__ir_kind_info(const yg_ir_node *n) {
 }
 
 typedef struct find_ctx {
-    int32_t want, seen;
+    int32_t want, seen; /* tensor arguments, a list counting as one */
     schema_arg found;
-    bool ok, is_list;
+    bool ok;
 } find_ctx;
 
 static bool find_tensor_arg(const schema_arg *a, void *vctx) {
     find_ctx *ctx = vctx;
     if (!starts_with(a, "Tensor"))
         return true;
-    bool is_list = starts_with(a, "Tensor[]") || starts_with(a, "Tensor?[]");
-    if (ctx->seen == ctx->want || is_list) {
-        if (ctx->seen <= ctx->want) {
-            ctx->found = *a;
-            ctx->ok = true;
-            ctx->is_list = is_list;
-        }
-        if (ctx->seen == ctx->want)
-            return false;
+    if (ctx->seen++ == ctx->want) {
+        ctx->found = *a;
+        ctx->ok = true;
+        return false;
     }
-    ctx->seen++;
     return true;
 }
 
-static bool lookup_tensor_arg(const yg_op_info *op, int32_t idx, find_ctx *ctx) {
-    *ctx = (find_ctx){idx, 0, {NULL, NULL}, false, false};
-    if (op == NULL || idx < 0)
+/* Finds the argument input idx of a node with n_inputs inputs stands for.
+ * Inputs follow the tensor arguments in schema order; the one Tensor[] (gen
+ * allows no second) takes what the others leave, wherever it sits, so the
+ * arguments after it are counted from the end. */
+static bool lookup_tensor_arg(const yg_op_info *op, int32_t idx, int32_t n_inputs, find_ctx *ctx) {
+    *ctx = (find_ctx){-1, 0, {NULL, NULL}, false};
+    if (op == NULL || idx < 0 || idx >= n_inputs)
         return false;
+    yg_ir_kind_info info = {0, false, 1, false, false, -1};
+    (void)count_schema(op->schema, &info);
+    int32_t n_after = info.n_tensor_args - info.list_pos;
+    if (!info.has_tensor_list)
+        ctx->want = idx;
+    else if (idx < info.list_pos)
+        ctx->want = idx;
+    else if (idx < n_inputs - n_after)
+        ctx->want = info.list_pos;
+    else
+        ctx->want = info.list_pos + 1 + (idx - (n_inputs - n_after));
     (void)for_each_arg(op->schema, find_tensor_arg, ctx);
     return ctx->ok;
 }
 
-bool yg__ir_tensor_arg_name(const yg_op_info *op, int32_t idx, char *buf, size_t buf_len) {
+bool yg__ir_tensor_arg_name(const yg_op_info *op,
+                            int32_t idx,
+                            int32_t n_inputs,
+                            char *buf,
+                            size_t buf_len) {
     find_ctx ctx;
     if (buf_len == 0)
         return false;
     buf[0] = '\0';
-    if (!lookup_tensor_arg(op, idx, &ctx))
+    if (!lookup_tensor_arg(op, idx, n_inputs, &ctx))
         return false;
     /* "Tensor? bias=None": the name is the word after the last space
      * before any '='. */
@@ -200,9 +220,9 @@ bool yg__ir_tensor_arg_name(const yg_op_info *op, int32_t idx, char *buf, size_t
     return true;
 }
 
-bool yg__ir_tensor_arg_optional(const yg_op_info *op, int32_t idx) {
+bool yg__ir_tensor_arg_optional(const yg_op_info *op, int32_t idx, int32_t n_inputs) {
     find_ctx ctx;
-    if (!lookup_tensor_arg(op, idx, &ctx))
+    if (!lookup_tensor_arg(op, idx, n_inputs, &ctx))
         return false;
     /* "Tensor?", or "Tensor(a!)?" with an alias annotation between */
     const char *p = ctx.found.begin + strlen("Tensor");

@@ -122,9 +122,10 @@ static bool check_op(const yg_ir_node *n, bool attrs, char *msg, size_t len) {
         return false;
     }
     for (int32_t i = 0; i < n->n_inputs; i++) {
-        if (n->inputs[i]->type.kind == YG_IR_TYPE_NONE && !yg__ir_tensor_arg_optional(n->op, i)) {
+        if (n->inputs[i]->type.kind == YG_IR_TYPE_NONE &&
+            !yg__ir_tensor_arg_optional(n->op, i, n->n_inputs)) {
             char arg[64];
-            (void)yg__ir_tensor_arg_name(n->op, i, arg, sizeof arg);
+            (void)yg__ir_tensor_arg_name(n->op, i, n->n_inputs, arg, sizeof arg);
             snprintf(msg, len, "%s: input %d (%s) is None but is not optional", n->kind, i, arg);
             return false;
         }

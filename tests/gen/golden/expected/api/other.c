@@ -1282,6 +1282,28 @@ out:
     return st;
 }
 
+/* Runs yg_cat_then with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status cat_then_traced(const yg_tensor *const *tensors,
+                                 int64_t tensors_len,
+                                 const yg_tensor *other,
+                                 yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_cat_then(tensors, tensors_len, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("cat_then");
+    for (int64_t i = 0; i < tensors_len; i++)
+        yg__trace_input(tensors[i]);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
 /* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:154] */
 yg_status yg_cat_then(const yg_tensor *const *tensors,
                       int64_t tensors_len,
@@ -1295,7 +1317,7 @@ yg_status yg_cat_then(const yg_tensor *const *tensors,
     yg_status st;
 
     if (yg__trace_recording(false))
-        return yg__trace_refuse("cat_then", "other", "Tensor");
+        return cat_then_traced(tensors, tensors_len, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("cat_then", "out", out));
     if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,

@@ -42,6 +42,7 @@ yg_boxed_impl yg__boxed_unbind;
 yg_boxed_impl yg__boxed_chunk;
 yg_boxed_impl yg__boxed_index;
 yg_boxed_impl yg__boxed_index_backward;
+yg_boxed_impl yg__boxed_cat_then;
 yg_boxed_impl yg__boxed_convert;
 yg_boxed_impl yg__boxed_round_trip;
 yg_boxed_impl yg__boxed_total;

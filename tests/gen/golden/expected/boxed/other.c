@@ -234,6 +234,16 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
                              &out[0]);
 }
 
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:154] */
+yg_status yg__boxed_cat_then(const yg_ir_node *node,
+                             yg_tensor *const *in,
+                             int32_t n_in,
+                             yg_tensor **out)
+{
+    (void)node;
+    return yg_cat_then((const yg_tensor *const *)in, n_in - 1, in[n_in - 1], &out[0]);
+}
+
 /* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:160] */
 yg_status yg__boxed_convert(const yg_ir_node *node,
                             yg_tensor *const *in,
