@@ -794,6 +794,51 @@ static yg_status loss_reads_the_view_after_the_write(yg_tensor *const *in, bool 
     return st;
 }
 
+/* (d) b = x * x; slice(b, 0, 0, 1) <- sin(y) (copy_, y broadcast from
+ * [3] to [1, 3]); loss = sum(exp(b * x)).  The twin keeps row 1 of b and
+ * places sin(y) in row 0. */
+static yg_status loss_copy_into_a_slice_view(yg_tensor *const *in, bool inplace, yg_tensor **loss)
+{
+    const int64_t bs[] = {2, 3};
+    const double keep_v[] = {0, 0, 0, 1, 1, 1};
+    yg_tensor *b = NULL, *src = NULL, *top = NULL, *same = NULL, *keep = NULL, *kept = NULL;
+    yg_tensor *placed = NULL, *b2 = NULL, *bx = NULL, *e = NULL;
+    yg_status st = yg_mul(in[0], in[0], &b);
+    if (st == YG_OK)
+        st = yg_sin(in[1], &src);
+    if (st == YG_OK && inplace) {
+        st = yg_slice(b, 0, 0, 1, 1, &top);
+        if (st == YG_OK)
+            st = yg_copy_(top, src, &same);
+        if (st == YG_OK)
+            b2 = yg_retain(b);
+    } else if (st == YG_OK) {
+        keep = yg_test_tensor(YG_FLOAT64, bs, 2, keep_v);
+        st = yg_mul(b, keep, &kept);
+        if (st == YG_OK)
+            st = yg_select_backward(src, bs, 2, 0, 0, &placed);
+        if (st == YG_OK)
+            st = yg_add(kept, placed, 1.0, &b2);
+    }
+    if (st == YG_OK)
+        st = yg_mul(b2, in[0], &bx);
+    if (st == YG_OK)
+        st = yg_exp(bx, &e);
+    if (st == YG_OK)
+        st = yg_sum(e, loss);
+    yg_release(e);
+    yg_release(bx);
+    yg_release(b2);
+    yg_release(placed);
+    yg_release(kept);
+    yg_release(keep);
+    yg_release(same);
+    yg_release(top);
+    yg_release(src);
+    yg_release(b);
+    return st;
+}
+
 /* First-order gradients of fn at in (leaves), with create_graph. */
 static void grads_of(two_input_loss fn, yg_tensor *const *in, bool inplace, bool create_graph,
                      yg_tensor **g)
@@ -926,6 +971,14 @@ static void test_double_backward_through_a_view_read_after_its_write(void **stat
                                                   ndims);
 }
 
+static void test_double_backward_through_copy_into_a_slice_view(void **state)
+{
+    const int64_t xs[] = {2, 3}, ys[] = {3};
+    const int64_t *sizes[] = {xs, ys}, ndims[] = {2, 1};
+    (void)state;
+    expect_hvp_matches_twin_and_finite_difference(loss_copy_into_a_slice_view, sizes, ndims);
+}
+
 static void test_create_graph_records_dtype_conversions_of_gradients(void **state)
 {
     /* loss = sum(a * y * y), a float32, y float64: the gradient for a is
@@ -1019,6 +1072,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_double_backward_through_mul_on_a_select_view),
         cmocka_unit_test(test_double_backward_through_mul_on_a_strided_slice_view),
         cmocka_unit_test(test_double_backward_through_a_view_read_after_its_write),
+        cmocka_unit_test(test_double_backward_through_copy_into_a_slice_view),
         cmocka_unit_test(test_create_graph_records_dtype_conversions_of_gradients),
     };
     return YG_TEST_RUN(tests, argc, argv);
