@@ -284,27 +284,17 @@ static yg_status copy_slices_apply_recorded(copy_slices *node, yg_tensor *const 
     return st;
 }
 
-static yg_status copy_slices_apply(yg_node *base, yg_tensor *const *grads,
-                                   yg_tensor **grad_inputs)
+/* CopySlices with grad mode off: raw copies into a clone of grad. */
+static yg_status copy_slices_apply_raw(copy_slices *node, yg_tensor *const *grads,
+                                       yg_tensor **fn_grads, yg_tensor **result)
 {
-    copy_slices *node = (copy_slices *)base;
     yg_node *fn = node->fn;
-    yg_tensor *result = NULL, *region = NULL, *grad_view = NULL, *same = NULL;
-    yg_tensor **fn_grads = NULL;
+    yg_tensor *region = NULL, *grad_view = NULL, *same = NULL;
     yg_status st;
 
-    fn_grads = calloc((size_t)fn->n_edges, sizeof *fn_grads);
-    if (fn_grads == NULL)
-        return yg__fail(YG_ERR_OUT_OF_MEMORY, "CopySlices: out of memory");
-    /* result = grads[0] with the view's region replaced by the gradient
-     * of the region's old values. */
-    if (yg_is_grad_enabled()) {
-        st = copy_slices_apply_recorded(node, grads, fn_grads, &result);
-        goto done;
-    }
-    st = yg_clone(grads[0], &result);
+    st = yg_clone(grads[0], result);
     if (st == YG_OK)
-        st = slice_of(result, &node->view, &region);
+        st = slice_of(*result, &node->view, &region);
     if (st == YG_OK)
         st = yg_clone(region, &grad_view);
     if (st == YG_OK)
@@ -313,11 +303,37 @@ static yg_status copy_slices_apply(yg_node *base, yg_tensor *const *grads,
         st = yg__cpu_copy_(region, fn_grads[0], &same);
     else if (st == YG_OK)
         st = yg__cpu_zero_(region, &same);
-done:
+    if (st != YG_OK) {
+        yg_release(*result);
+        *result = NULL;
+    }
+    yg_release(same);
+    yg_release(grad_view);
+    yg_release(region);
+    return st;
+}
+
+static yg_status copy_slices_apply(yg_node *base, yg_tensor *const *grads,
+                                   yg_tensor **grad_inputs)
+{
+    copy_slices *node = (copy_slices *)base;
+    yg_node *fn = node->fn;
+    yg_tensor *result = NULL;
+    yg_tensor **fn_grads = NULL;
+    yg_status st;
+
+    fn_grads = calloc((size_t)fn->n_edges, sizeof *fn_grads);
+    if (fn_grads == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "CopySlices: out of memory");
+    /* result = grads[0] with the view's region replaced by the gradient
+     * of the region's old values. */
+    if (yg_is_grad_enabled())
+        st = copy_slices_apply_recorded(node, grads, fn_grads, &result);
+    else
+        st = copy_slices_apply_raw(node, grads, fn_grads, &result);
     if (st != YG_OK)
         goto out;
     grad_inputs[0] = result;
-    result = NULL;
     for (int32_t i = 1; i < fn->n_edges; i++) {
         grad_inputs[i] = fn_grads[i];
         fn_grads[i] = NULL;
@@ -326,10 +342,6 @@ out:
     for (int32_t i = 0; i < fn->n_edges; i++)
         yg_release(fn_grads[i]);
     free(fn_grads);
-    yg_release(same);
-    yg_release(grad_view);
-    yg_release(region);
-    yg_release(result);
     return st;
 }
 
