@@ -659,6 +659,382 @@ static void test_inplace_on_a_view_from_a_multi_output_op_is_refused(void **stat
     yg_release(x);
 }
 
+/* ---- double backward through in-place writes to views ---- */
+
+/* A loss of two inputs, computed with an in-place write to a view of a
+ * non-leaf base (inplace) or as its out-of-place twin. */
+typedef yg_status (*two_input_loss)(yg_tensor *const *in, bool inplace, yg_tensor **loss);
+
+/* w = 1 + (y - 1) placed at row 1 of a [2, 3] tensor: b * w multiplies
+ * row 1 of b by y, the out-of-place twin of select(b, 0, 1).mul_(y). */
+static yg_status row_scale(const yg_tensor *y, int64_t row, yg_tensor **w)
+{
+    const int64_t bs[] = {2, 3};
+    yg_tensor *ym1 = NULL, *placed = NULL;
+    yg_status st = yg_add_scalar(y, -1.0, 1.0, &ym1);
+    if (st == YG_OK)
+        st = yg_select_backward(ym1, bs, 2, 0, row, &placed);
+    if (st == YG_OK)
+        st = yg_add_scalar(placed, 1.0, 1.0, w);
+    yg_release(placed);
+    yg_release(ym1);
+    return st;
+}
+
+/* (a) b = x * x; select(b, 0, 1) *= y; loss = sum(b * b) */
+static yg_status loss_mul_on_select(yg_tensor *const *in, bool inplace, yg_tensor **loss)
+{
+    yg_tensor *b = NULL, *row = NULL, *same = NULL, *w = NULL, *b2 = NULL, *sq = NULL;
+    yg_status st = yg_mul(in[0], in[0], &b);
+    if (st == YG_OK && inplace) {
+        st = yg_select(b, 0, 1, &row);
+        if (st == YG_OK)
+            st = yg_mul_(row, in[1], &same);
+        if (st == YG_OK)
+            b2 = yg_retain(b);
+    } else if (st == YG_OK) {
+        st = row_scale(in[1], 1, &w);
+        if (st == YG_OK)
+            st = yg_mul(b, w, &b2);
+    }
+    if (st == YG_OK)
+        st = yg_mul(b2, b2, &sq);
+    if (st == YG_OK)
+        st = yg_sum(sq, loss);
+    yg_release(sq);
+    yg_release(b2);
+    yg_release(w);
+    yg_release(same);
+    yg_release(row);
+    yg_release(b);
+    return st;
+}
+
+/* (b) b = sin(x); slice(b, 1, 0, 3, 2) *= z (columns 0 and 2);
+ * loss = sum(exp(b)) */
+static yg_status loss_mul_on_strided_slice(yg_tensor *const *in, bool inplace, yg_tensor **loss)
+{
+    const int64_t bs[] = {2, 3};
+    yg_tensor *b = NULL, *cols = NULL, *same = NULL, *zm1 = NULL, *placed = NULL, *w = NULL;
+    yg_tensor *b2 = NULL, *e = NULL;
+    yg_status st = yg_sin(in[0], &b);
+    if (st == YG_OK && inplace) {
+        st = yg_slice(b, 1, 0, 3, 2, &cols);
+        if (st == YG_OK)
+            st = yg_mul_(cols, in[1], &same);
+        if (st == YG_OK)
+            b2 = yg_retain(b);
+    } else if (st == YG_OK) {
+        st = yg_add_scalar(in[1], -1.0, 1.0, &zm1);
+        if (st == YG_OK)
+            st = yg_slice_backward(zm1, bs, 2, 1, 0, 3, 2, &placed);
+        if (st == YG_OK)
+            st = yg_add_scalar(placed, 1.0, 1.0, &w);
+        if (st == YG_OK)
+            st = yg_mul(b, w, &b2);
+    }
+    if (st == YG_OK)
+        st = yg_exp(b2, &e);
+    if (st == YG_OK)
+        st = yg_sum(e, loss);
+    yg_release(e);
+    yg_release(b2);
+    yg_release(w);
+    yg_release(placed);
+    yg_release(zm1);
+    yg_release(same);
+    yg_release(cols);
+    yg_release(b);
+    return st;
+}
+
+/* (c) b = 2 x; row = select(b, 0, 0); row *= y; then the view is read:
+ * loss = sum(exp(row) * row) + sum(b * b) */
+static yg_status loss_reads_the_view_after_the_write(yg_tensor *const *in, bool inplace,
+                                                     yg_tensor **loss)
+{
+    yg_tensor *b = NULL, *row = NULL, *same = NULL, *w = NULL, *b2 = NULL, *e = NULL;
+    yg_tensor *er = NULL, *s1 = NULL, *sq = NULL, *s2 = NULL;
+    yg_status st = yg_mul_scalar(in[0], 2.0, &b);
+    if (st == YG_OK && inplace) {
+        st = yg_select(b, 0, 0, &row);
+        if (st == YG_OK)
+            st = yg_mul_(row, in[1], &same);
+        if (st == YG_OK)
+            b2 = yg_retain(b);
+    } else if (st == YG_OK) {
+        st = row_scale(in[1], 0, &w);
+        if (st == YG_OK)
+            st = yg_mul(b, w, &b2);
+        if (st == YG_OK)
+            st = yg_select(b2, 0, 0, &row);
+    }
+    if (st == YG_OK)
+        st = yg_exp(row, &e);
+    if (st == YG_OK)
+        st = yg_mul(e, row, &er);
+    if (st == YG_OK)
+        st = yg_sum(er, &s1);
+    if (st == YG_OK)
+        st = yg_mul(b2, b2, &sq);
+    if (st == YG_OK)
+        st = yg_sum(sq, &s2);
+    if (st == YG_OK)
+        st = yg_add(s1, s2, 1.0, loss);
+    yg_release(s2);
+    yg_release(sq);
+    yg_release(s1);
+    yg_release(er);
+    yg_release(e);
+    yg_release(b2);
+    yg_release(w);
+    yg_release(same);
+    yg_release(row);
+    yg_release(b);
+    return st;
+}
+
+/* (d) b = x * x; slice(b, 0, 0, 1) <- sin(y) (copy_, y broadcast from
+ * [3] to [1, 3]); loss = sum(exp(b * x)).  The twin keeps row 1 of b and
+ * places sin(y) in row 0. */
+static yg_status loss_copy_into_a_slice_view(yg_tensor *const *in, bool inplace, yg_tensor **loss)
+{
+    const int64_t bs[] = {2, 3};
+    const double keep_v[] = {0, 0, 0, 1, 1, 1};
+    yg_tensor *b = NULL, *src = NULL, *top = NULL, *same = NULL, *keep = NULL, *kept = NULL;
+    yg_tensor *placed = NULL, *b2 = NULL, *bx = NULL, *e = NULL;
+    yg_status st = yg_mul(in[0], in[0], &b);
+    if (st == YG_OK)
+        st = yg_sin(in[1], &src);
+    if (st == YG_OK && inplace) {
+        st = yg_slice(b, 0, 0, 1, 1, &top);
+        if (st == YG_OK)
+            st = yg_copy_(top, src, &same);
+        if (st == YG_OK)
+            b2 = yg_retain(b);
+    } else if (st == YG_OK) {
+        keep = yg_test_tensor(YG_FLOAT64, bs, 2, keep_v);
+        st = yg_mul(b, keep, &kept);
+        if (st == YG_OK)
+            st = yg_select_backward(src, bs, 2, 0, 0, &placed);
+        if (st == YG_OK)
+            st = yg_add(kept, placed, 1.0, &b2);
+    }
+    if (st == YG_OK)
+        st = yg_mul(b2, in[0], &bx);
+    if (st == YG_OK)
+        st = yg_exp(bx, &e);
+    if (st == YG_OK)
+        st = yg_sum(e, loss);
+    yg_release(e);
+    yg_release(bx);
+    yg_release(b2);
+    yg_release(placed);
+    yg_release(kept);
+    yg_release(keep);
+    yg_release(same);
+    yg_release(top);
+    yg_release(src);
+    yg_release(b);
+    return st;
+}
+
+/* First-order gradients of fn at in (leaves), with create_graph. */
+static void grads_of(two_input_loss fn, yg_tensor *const *in, bool inplace, bool create_graph,
+                     yg_tensor **g)
+{
+    yg_tensor *loss = NULL;
+    YG_CHECK(fn(in, inplace, &loss));
+    YG_CHECK(yg_grad((const yg_tensor *const *)&loss, 1, NULL, (const yg_tensor *const *)in, 2,
+                     false, create_graph, false, g));
+    yg_release(loss);
+}
+
+/* Hessian-vector product of fn at in along v, by double backward. */
+static void hvp_of(two_input_loss fn, yg_tensor *const *in, yg_tensor *const *v, bool inplace,
+                   yg_tensor **hv)
+{
+    yg_tensor *g[2] = {NULL, NULL}, *p0 = NULL, *p1 = NULL, *s0 = NULL, *s1 = NULL, *dot = NULL;
+    grads_of(fn, in, inplace, true, g);
+    assert_true(yg_tensor_requires_grad(g[0]));
+    assert_true(yg_tensor_requires_grad(g[1]));
+    YG_CHECK(yg_mul(g[0], v[0], &p0));
+    YG_CHECK(yg_mul(g[1], v[1], &p1));
+    YG_CHECK(yg_sum(p0, &s0));
+    YG_CHECK(yg_sum(p1, &s1));
+    YG_CHECK(yg_add(s0, s1, 1.0, &dot));
+    YG_CHECK(yg_grad((const yg_tensor *const *)&dot, 1, NULL, (const yg_tensor *const *)in, 2,
+                     false, false, false, hv));
+    yg_release(dot);
+    yg_release(s1);
+    yg_release(s0);
+    yg_release(p1);
+    yg_release(p0);
+    yg_release(g[1]);
+    yg_release(g[0]);
+}
+
+/* The HVP through the in-place write must equal the out-of-place twin's
+ * and a central finite difference of the first-order gradient. */
+static void expect_hvp_matches_twin_and_finite_difference(two_input_loss fn,
+                                                          const int64_t *const *sizes,
+                                                          const int64_t *ndims)
+{
+    const double eps = 1e-5;
+    yg_tensor *in[2], *v[2], *hv[2] = {NULL, NULL}, *hv_twin[2] = {NULL, NULL};
+    yg_tensor *g_in[2] = {NULL, NULL}, *g_twin[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        in[i] = yg_test_rand(YG_FLOAT64, sizes[i], ndims[i], -1.0, 1.0, 11 + (uint64_t)i);
+        YG_CHECK(yg_tensor_set_requires_grad(in[i], true));
+        v[i] = yg_test_rand(YG_FLOAT64, sizes[i], ndims[i], -1.0, 1.0, 21 + (uint64_t)i);
+    }
+    /* first order: in-place and twin agree (sanity of the twin) */
+    grads_of(fn, in, true, false, g_in);
+    grads_of(fn, in, false, false, g_twin);
+    hvp_of(fn, in, v, true, hv);
+    hvp_of(fn, in, v, false, hv_twin);
+    for (int i = 0; i < 2; i++) {
+        double *want = yg_test_values(g_twin[i]), *want_hv = yg_test_values(hv_twin[i]);
+        YG_EXPECT_CLOSE(g_in[i], sizes[i], ndims[i], want, 1e-12, 1e-12);
+        YG_EXPECT_CLOSE(hv[i], sizes[i], ndims[i], want_hv, 1e-12, 1e-12);
+        free(want_hv);
+        free(want);
+    }
+    /* finite difference: (grad(in + eps v) - grad(in - eps v)) / (2 eps) */
+    {
+        yg_tensor *plus[2], *minus[2], *gp[2] = {NULL, NULL}, *gm[2] = {NULL, NULL};
+        for (int i = 0; i < 2; i++) {
+            double *x = yg_test_values(in[i]), *d = yg_test_values(v[i]);
+            int64_t n = yg_tensor_numel(in[i]);
+            double *xp = malloc((size_t)n * sizeof *xp), *xm = malloc((size_t)n * sizeof *xm);
+            assert_non_null(xp);
+            assert_non_null(xm);
+            for (int64_t k = 0; k < n; k++) {
+                xp[k] = x[k] + eps * d[k];
+                xm[k] = x[k] - eps * d[k];
+            }
+            plus[i] = leaf(sizes[i], ndims[i], xp);
+            minus[i] = leaf(sizes[i], ndims[i], xm);
+            free(xm);
+            free(xp);
+            free(d);
+            free(x);
+        }
+        grads_of(fn, plus, true, false, gp);
+        grads_of(fn, minus, true, false, gm);
+        for (int i = 0; i < 2; i++) {
+            double *a = yg_test_values(gp[i]), *b = yg_test_values(gm[i]);
+            int64_t n = yg_tensor_numel(in[i]);
+            for (int64_t k = 0; k < n; k++)
+                a[k] = (a[k] - b[k]) / (2 * eps);
+            YG_EXPECT_CLOSE(hv[i], sizes[i], ndims[i], a, 1e-6, 1e-6);
+            free(b);
+            free(a);
+            yg_release(gm[i]);
+            yg_release(gp[i]);
+            yg_release(minus[i]);
+            yg_release(plus[i]);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        yg_release(g_twin[i]);
+        yg_release(g_in[i]);
+        yg_release(hv_twin[i]);
+        yg_release(hv[i]);
+        yg_release(v[i]);
+        yg_release(in[i]);
+    }
+}
+
+static void test_double_backward_through_mul_on_a_select_view(void **state)
+{
+    const int64_t xs[] = {2, 3}, ys[] = {3};
+    const int64_t *sizes[] = {xs, ys}, ndims[] = {2, 1};
+    (void)state;
+    expect_hvp_matches_twin_and_finite_difference(loss_mul_on_select, sizes, ndims);
+}
+
+static void test_double_backward_through_mul_on_a_strided_slice_view(void **state)
+{
+    const int64_t xs[] = {2, 3}, zs[] = {2, 2};
+    const int64_t *sizes[] = {xs, zs}, ndims[] = {2, 2};
+    (void)state;
+    expect_hvp_matches_twin_and_finite_difference(loss_mul_on_strided_slice, sizes, ndims);
+}
+
+static void test_double_backward_through_a_view_read_after_its_write(void **state)
+{
+    const int64_t xs[] = {2, 3}, ys[] = {3};
+    const int64_t *sizes[] = {xs, ys}, ndims[] = {2, 1};
+    (void)state;
+    expect_hvp_matches_twin_and_finite_difference(loss_reads_the_view_after_the_write, sizes,
+                                                  ndims);
+}
+
+static void test_double_backward_through_copy_into_a_slice_view(void **state)
+{
+    const int64_t xs[] = {2, 3}, ys[] = {3};
+    const int64_t *sizes[] = {xs, ys}, ndims[] = {2, 1};
+    (void)state;
+    expect_hvp_matches_twin_and_finite_difference(loss_copy_into_a_slice_view, sizes, ndims);
+}
+
+static void test_create_graph_records_dtype_conversions_of_gradients(void **state)
+{
+    /* loss = sum(a * y * y), a float32, y float64: the gradient for a is
+     * y * y converted to float32 by the engine, so d/dy sum(grad_a) = 2y.
+     * A float32 grad_output for a float64 output is converted too:
+     * grad(out = y * y, grad_outputs = w) = 2 y w, whose derivative in w
+     * is 2y. */
+    const int64_t s[] = {3};
+    const double av[] = {1, 2, 3}, yv[] = {0.5, -1, 2}, wv[] = {1, -2, 3};
+    const double twice_y[] = {1, -2, 4};
+    yg_tensor *a = yg_test_tensor(YG_FLOAT32, s, 1, av), *y = leaf(s, 1, yv);
+    yg_tensor *w = yg_test_tensor(YG_FLOAT32, s, 1, wv);
+    yg_tensor *ay = NULL, *yy = NULL, *prod = NULL, *loss = NULL, *inputs[2], *g[2] = {NULL, NULL};
+    yg_tensor *sg = NULL, *gy = NULL, *gw = NULL, *sgy = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_set_requires_grad(a, true));
+    YG_CHECK(yg_tensor_set_requires_grad(w, true));
+    YG_CHECK(yg_mul(a, y, &ay));
+    YG_CHECK(yg_mul(ay, y, &prod));
+    YG_CHECK(yg_sum(prod, &loss));
+    inputs[0] = a;
+    inputs[1] = y;
+    YG_CHECK(yg_grad((const yg_tensor *const *)&loss, 1, NULL, (const yg_tensor *const *)inputs,
+                     2, false, true, false, g));
+    assert_int_equal(yg_tensor_dtype(g[0]), YG_FLOAT32);
+    assert_true(yg_tensor_requires_grad(g[0]));
+    YG_CHECK(yg_sum(g[0], &sg));
+    YG_CHECK(yg_grad((const yg_tensor *const *)&sg, 1, NULL, (const yg_tensor *const *)&y, 1,
+                     false, false, false, &gy));
+    YG_EXPECT_CLOSE(gy, s, 1, twice_y, 1e-6, 1e-6);
+
+    YG_CHECK(yg_mul(y, y, &yy));
+    YG_CHECK(yg_grad((const yg_tensor *const *)&yy, 1, (const yg_tensor *const *)&w,
+                     (const yg_tensor *const *)&y, 1, false, true, false, &gw));
+    assert_true(yg_tensor_requires_grad(gw));
+    YG_CHECK(yg_sum(gw, &sgy));
+    yg_release(gw);
+    gw = NULL;
+    YG_CHECK(yg_grad((const yg_tensor *const *)&sgy, 1, NULL, (const yg_tensor *const *)&w, 1,
+                     false, false, false, &gw));
+    YG_EXPECT_CLOSE(gw, s, 1, twice_y, 1e-6, 1e-6);
+    yg_release(sgy);
+    yg_release(gw);
+    yg_release(yy);
+    yg_release(gy);
+    yg_release(sg);
+    yg_release(g[1]);
+    yg_release(g[0]);
+    yg_release(loss);
+    yg_release(prod);
+    yg_release(ay);
+    yg_release(w);
+    yg_release(y);
+    yg_release(a);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -693,6 +1069,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_inplace_on_a_view_rewrites_the_base_history),
         cmocka_unit_test(test_copy_into_a_view_sends_gradient_to_the_source),
         cmocka_unit_test(test_inplace_on_a_view_from_a_multi_output_op_is_refused),
+        cmocka_unit_test(test_double_backward_through_mul_on_a_select_view),
+        cmocka_unit_test(test_double_backward_through_mul_on_a_strided_slice_view),
+        cmocka_unit_test(test_double_backward_through_a_view_read_after_its_write),
+        cmocka_unit_test(test_double_backward_through_copy_into_a_slice_view),
+        cmocka_unit_test(test_create_graph_records_dtype_conversions_of_gradients),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -319,7 +319,11 @@ static yg_status conform(const yg_node *producer, int32_t edge, const yg_output_
         fixed = NULL;
     }
     if ((*grad)->dtype != m->dtype) {
-        YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(*grad, m->dtype, true, &fixed));
+        /* Under create_graph the conversion is recorded (to_copy). */
+        if (yg_is_grad_enabled())
+            YG_RETURN_IF_ERROR(yg_to_copy(*grad, m->dtype, &fixed));
+        else
+            YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(*grad, m->dtype, true, &fixed));
         yg_release(*grad);
         *grad = fixed;
     }
@@ -431,7 +435,9 @@ static void graph_task_free(graph_task *g)
     free(g->heap);
 }
 
-static yg_status root_gradient(const yg_tensor *root, const yg_tensor *grad, yg_tensor **out)
+/* record: create_graph, so a dtype conversion of grad is recorded. */
+static yg_status root_gradient(const yg_tensor *root, const yg_tensor *grad, bool record,
+                               yg_tensor **out)
 {
     char a[128], b[128];
 
@@ -452,6 +458,12 @@ static yg_status root_gradient(const yg_tensor *root, const yg_tensor *grad, yg_
     if (grad->dtype == root->dtype) {
         *out = yg_retain((yg_tensor *)grad); /* keeps its history under create_graph */
         return YG_OK;
+    }
+    if (record) {
+        bool prev = yg_set_grad_enabled(true);
+        yg_status st = yg_to_copy(grad, root->dtype, out);
+        yg_set_grad_enabled(prev);
+        return st;
     }
     return yg__tensor_contiguous_as(grad, root->dtype, true, out);
 }
@@ -533,7 +545,7 @@ yg_status yg_backward(yg_tensor *root, const yg_tensor *grad, bool retain_graph)
         return yg__fail(YG_ERR_AUTOGRAD,
                         "backward: root does not require grad and has no grad_fn (no input of "
                         "its computation requires grad, or it ran with grad mode off)");
-    YG_RETURN_IF_ERROR(root_gradient(root, grad, &seed));
+    YG_RETURN_IF_ERROR(root_gradient(root, grad, false, &seed));
     st = gradient_edge(root, &root_node, &root_slot);
     g.retain_graph = retain_graph;
     if (st == YG_OK)
@@ -583,7 +595,8 @@ yg_status yg_grad(const yg_tensor *const *outputs, int64_t n_outputs,
         g.n_captures = i + 1;
     }
     for (int64_t i = 0; i < n_outputs && st == YG_OK; i++) {
-        st = root_gradient(outputs[i], grad_outputs ? grad_outputs[i] : NULL, &seeds[i]);
+        st = root_gradient(outputs[i], grad_outputs ? grad_outputs[i] : NULL, create_graph,
+                               &seeds[i]);
         if (st == YG_OK)
             st = gradient_edge((yg_tensor *)outputs[i], &roots[i], &slots[i]);
     }

@@ -15,10 +15,14 @@
  * from data), so a view's place inside the base's gradient is its own
  * strides with offset (view offset - base offset).
  *
- * Limits (recorded in docs/architecture.md): CopySlices and
- * AsStridedBackward are first-order nodes (their own backward is not
- * recorded under create_graph); other views of the same base keep their
- * old history after the base is rewritten.
+ * Double backward: with grad mode on inside apply (create_graph), both
+ * nodes build their gradients from a region gather (AsStridedBackward is
+ * its backward) and a region scatter into zeros (AsStridedScatterBackward,
+ * whose backward is the gather) plus masked_fill, so the gradients carry
+ * history to any order.  With grad mode off they keep the raw copies.
+ *
+ * Limit (recorded in docs/architecture.md): other views of the same base
+ * keep their old history after the base is rewritten.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +95,153 @@ yg_status yg__check_inplace(const char *op, const yg_tensor *self)
     return YG_OK;
 }
 
+/* ---- region gather and scatter, recorded under grad mode ---- */
+
+typedef struct as_strided_backward {
+    yg_node base;
+    view_geometry view;
+    int32_t base_ndim;
+    int64_t base_sizes[YG_MAX_DIMS];
+} as_strided_backward;
+
+typedef struct as_strided_scatter_backward {
+    yg_node base;
+    view_geometry view;
+} as_strided_scatter_backward;
+
+static const yg_node_vtable as_strided_vtable;
+static const yg_node_vtable as_strided_scatter_vtable;
+
+/* out = a contiguous copy of the region g of t (base-shaped).  With grad
+ * mode on and t requiring grad, out's history is an AsStridedBackward
+ * (a scatter) into t. */
+static yg_status region_gather(const yg_tensor *t, const view_geometry *g, yg_tensor **out)
+{
+    const yg_tensor *in[1] = {t};
+    yg_tensor *dense = NULL, *region = NULL, *result = NULL;
+    yg_node *node = NULL;
+    bool record = yg__any_requires_grad(1, in);
+    bool prev = yg_set_grad_enabled(false);
+    yg_status st = YG_OK;
+
+    *out = NULL;
+    if (!yg_tensor_is_contiguous(t))
+        st = yg_clone(t, &dense);
+    if (st == YG_OK)
+        st = slice_of(dense != NULL ? dense : t, g, &region);
+    if (st == YG_OK)
+        st = yg_clone(region, &result);
+    yg_set_grad_enabled(prev);
+    if (st == YG_OK && record)
+        st = yg__node_new(&as_strided_vtable, sizeof(as_strided_backward), 1, 1, &node);
+    if (st == YG_OK && record) {
+        as_strided_backward *asb = (as_strided_backward *)node;
+        asb->view = *g;
+        asb->base_ndim = t->ndim;
+        memcpy(asb->base_sizes, t->sizes, sizeof t->sizes);
+        st = yg__node_set_edge(node, 0, t);
+        if (st == YG_OK)
+            st = yg__set_history(result, node, 0);
+    }
+    if (st == YG_OK) {
+        *out = result;
+        result = NULL;
+    }
+    yg__node_release(node);
+    yg_release(result);
+    yg_release(region);
+    yg_release(dense);
+    return st;
+}
+
+/* out = zeros of the base's sizes (grad's dtype) with region g set to
+ * grad.  With grad mode on and grad requiring grad, out's history is an
+ * AsStridedScatterBackward (a gather) into grad. */
+static yg_status region_scatter(const yg_tensor *grad, const view_geometry *g, int32_t base_ndim,
+                                const int64_t *base_sizes, yg_tensor **out)
+{
+    const yg_tensor *in[1] = {grad};
+    yg_tensor *result = NULL, *region = NULL, *same = NULL;
+    yg_node *node = NULL;
+    bool record = yg__any_requires_grad(1, in);
+    yg_status st;
+
+    *out = NULL;
+    st = yg_tensor_zeros(base_sizes, base_ndim, grad->dtype, &result);
+    if (st == YG_OK)
+        st = slice_of(result, g, &region);
+    if (st == YG_OK)
+        st = yg__cpu_copy_(region, grad, &same);
+    if (st == YG_OK && record)
+        st = yg__node_new(&as_strided_scatter_vtable, sizeof(as_strided_scatter_backward), 1, 1,
+                          &node);
+    if (st == YG_OK && record) {
+        ((as_strided_scatter_backward *)node)->view = *g;
+        st = yg__node_set_edge(node, 0, grad);
+        if (st == YG_OK)
+            st = yg__set_history(result, node, 0);
+    }
+    if (st == YG_OK) {
+        *out = result;
+        result = NULL;
+    }
+    yg__node_release(node);
+    yg_release(same);
+    yg_release(region);
+    yg_release(result);
+    return st;
+}
+
+/* AsStridedBackward: a view's history after its base was rewritten (and
+ * the history of a region gather).  Its gradient is the scatter. */
+static yg_status as_strided_apply(yg_node *base, yg_tensor *const *grads, yg_tensor **grad_inputs)
+{
+    as_strided_backward *node = (as_strided_backward *)base;
+    return region_scatter(grads[0], &node->view, node->base_ndim, node->base_sizes,
+                          &grad_inputs[0]);
+}
+
+static const yg_node_vtable as_strided_vtable = {
+    .name = "AsStridedBackward",
+    .apply = as_strided_apply,
+};
+
+/* AsStridedScatterBackward: the history of a region scatter; its gradient
+ * is the gather of the same region. */
+static yg_status as_strided_scatter_apply(yg_node *base, yg_tensor *const *grads,
+                                          yg_tensor **grad_inputs)
+{
+    as_strided_scatter_backward *node = (as_strided_scatter_backward *)base;
+    return region_gather(grads[0], &node->view, &grad_inputs[0]);
+}
+
+static const yg_node_vtable as_strided_scatter_vtable = {
+    .name = "AsStridedScatterBackward",
+    .apply = as_strided_scatter_apply,
+};
+
+/* Bool mask of the base's sizes, true on region g. */
+static yg_status region_mask(const yg_tensor *like, const view_geometry *g, yg_tensor **out)
+{
+    yg_tensor *mask = NULL, *region = NULL, *same = NULL;
+    yg_status st;
+
+    *out = NULL;
+    st = yg_tensor_zeros(like->sizes, like->ndim, YG_BOOL, &mask);
+    if (st == YG_OK)
+        st = slice_of(mask, g, &region);
+    if (st == YG_OK)
+        st = yg__cpu_fill_(region, 1.0, &same);
+    if (st == YG_OK) {
+        *out = mask;
+        mask = NULL;
+    }
+    yg_release(same);
+    yg_release(region);
+    yg_release(mask);
+    return st;
+}
+
 /* ---- CopySlices ---- */
 
 typedef struct copy_slices {
@@ -99,23 +250,51 @@ typedef struct copy_slices {
     view_geometry view;  /* the written region of the base */
 } copy_slices;
 
-static yg_status copy_slices_apply(yg_node *base, yg_tensor *const *grads,
-                                   yg_tensor **grad_inputs)
+/* CopySlices under grad mode (create_graph): the same result built from
+ * recorded ops, result = masked_fill(grad, region, 0) + scatter(fn's
+ * gradient for the old region), fn applied to gather(grad). */
+static yg_status copy_slices_apply_recorded(copy_slices *node, yg_tensor *const *grads,
+                                            yg_tensor **fn_grads, yg_tensor **result)
 {
-    copy_slices *node = (copy_slices *)base;
     yg_node *fn = node->fn;
-    yg_tensor *result = NULL, *region = NULL, *grad_view = NULL, *same = NULL;
-    yg_tensor **fn_grads = NULL;
+    const yg_tensor *g = grads[0];
+    yg_tensor *grad_view = NULL, *mask = NULL, *kept = NULL, *placed = NULL;
     yg_status st;
 
-    fn_grads = calloc((size_t)fn->n_edges, sizeof *fn_grads);
-    if (fn_grads == NULL)
-        return yg__fail(YG_ERR_OUT_OF_MEMORY, "CopySlices: out of memory");
-    /* result = grads[0] with the view's region replaced by the gradient
-     * of the region's old values. */
-    st = yg_clone(grads[0], &result);
+    *result = NULL;
+    st = region_gather(g, &node->view, &grad_view);
     if (st == YG_OK)
-        st = slice_of(result, &node->view, &region);
+        st = fn->vt->apply(fn, &grad_view, fn_grads);
+    if (st == YG_OK)
+        st = region_mask(g, &node->view, &mask);
+    if (st == YG_OK)
+        st = yg_masked_fill(g, mask, 0.0, &kept);
+    if (st == YG_OK && fn_grads[0] != NULL)
+        st = region_scatter(fn_grads[0], &node->view, g->ndim, g->sizes, &placed);
+    if (st == YG_OK && placed != NULL)
+        st = yg_add(kept, placed, 1.0, result);
+    else if (st == YG_OK) {
+        *result = kept;
+        kept = NULL;
+    }
+    yg_release(placed);
+    yg_release(kept);
+    yg_release(mask);
+    yg_release(grad_view);
+    return st;
+}
+
+/* CopySlices with grad mode off: raw copies into a clone of grad. */
+static yg_status copy_slices_apply_raw(copy_slices *node, yg_tensor *const *grads,
+                                       yg_tensor **fn_grads, yg_tensor **result)
+{
+    yg_node *fn = node->fn;
+    yg_tensor *region = NULL, *grad_view = NULL, *same = NULL;
+    yg_status st;
+
+    st = yg_clone(grads[0], result);
+    if (st == YG_OK)
+        st = slice_of(*result, &node->view, &region);
     if (st == YG_OK)
         st = yg_clone(region, &grad_view);
     if (st == YG_OK)
@@ -124,10 +303,37 @@ static yg_status copy_slices_apply(yg_node *base, yg_tensor *const *grads,
         st = yg__cpu_copy_(region, fn_grads[0], &same);
     else if (st == YG_OK)
         st = yg__cpu_zero_(region, &same);
+    if (st != YG_OK) {
+        yg_release(*result);
+        *result = NULL;
+    }
+    yg_release(same);
+    yg_release(grad_view);
+    yg_release(region);
+    return st;
+}
+
+static yg_status copy_slices_apply(yg_node *base, yg_tensor *const *grads,
+                                   yg_tensor **grad_inputs)
+{
+    copy_slices *node = (copy_slices *)base;
+    yg_node *fn = node->fn;
+    yg_tensor *result = NULL;
+    yg_tensor **fn_grads = NULL;
+    yg_status st;
+
+    fn_grads = calloc((size_t)fn->n_edges, sizeof *fn_grads);
+    if (fn_grads == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "CopySlices: out of memory");
+    /* result = grads[0] with the view's region replaced by the gradient
+     * of the region's old values. */
+    if (yg_is_grad_enabled())
+        st = copy_slices_apply_recorded(node, grads, fn_grads, &result);
+    else
+        st = copy_slices_apply_raw(node, grads, fn_grads, &result);
     if (st != YG_OK)
         goto out;
     grad_inputs[0] = result;
-    result = NULL;
     for (int32_t i = 1; i < fn->n_edges; i++) {
         grad_inputs[i] = fn_grads[i];
         fn_grads[i] = NULL;
@@ -136,10 +342,6 @@ out:
     for (int32_t i = 0; i < fn->n_edges; i++)
         yg_release(fn_grads[i]);
     free(fn_grads);
-    yg_release(same);
-    yg_release(grad_view);
-    yg_release(region);
-    yg_release(result);
     return st;
 }
 
@@ -161,41 +363,6 @@ static const yg_node_vtable copy_slices_vtable = {
     .apply = copy_slices_apply,
     .release_saved = copy_slices_release_saved,
     .destroy = copy_slices_destroy,
-};
-
-/* ---- AsStridedBackward: a view's history after its base was rewritten ---- */
-
-typedef struct as_strided_backward {
-    yg_node base;
-    view_geometry view;
-    int32_t base_ndim;
-    int64_t base_sizes[YG_MAX_DIMS];
-} as_strided_backward;
-
-static yg_status as_strided_apply(yg_node *base, yg_tensor *const *grads, yg_tensor **grad_inputs)
-{
-    as_strided_backward *node = (as_strided_backward *)base;
-    yg_tensor *result = NULL, *region = NULL, *same = NULL;
-    yg_status st;
-
-    st = yg_tensor_zeros(node->base_sizes, node->base_ndim, grads[0]->dtype, &result);
-    if (st == YG_OK)
-        st = slice_of(result, &node->view, &region);
-    if (st == YG_OK)
-        st = yg__cpu_copy_(region, grads[0], &same);
-    if (st == YG_OK) {
-        grad_inputs[0] = result;
-        result = NULL;
-    }
-    yg_release(same);
-    yg_release(region);
-    yg_release(result);
-    return st;
-}
-
-static const yg_node_vtable as_strided_vtable = {
-    .name = "AsStridedBackward",
-    .apply = as_strided_apply,
 };
 
 /* ---- rebase ---- */
