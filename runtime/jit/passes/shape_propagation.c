@@ -566,18 +566,7 @@ static bool rule_cat_stack(shape_ctx *c) {
 }
 
 static bool rule_sum_to(shape_ctx *c) {
-    int64_t size[YG_MAX_DIMS + 1];
-    int32_t nd = 0;
-    if (!yg__pass_ints_attr(c->n, "size", size, YG_MAX_DIMS + 1, &nd))
-        return true;
-    if (nd > YG_MAX_DIMS)
-        return fail(c, "size has more than %d dims", YG_MAX_DIMS);
-    for (int32_t i = 0; i < nd; i++) {
-        if (size[i] < 0)
-            return fail(c, "invalid size %lld", (long long)size[i]);
-    }
-    set_sizes(&c->out[0], nd, size);
-    return true;
+    return sizes_from_attr(c, "size");
 }
 
 static bool rule_embedding(shape_ctx *c) {

@@ -101,6 +101,24 @@ static inline void copy_sizes(yg_ir_type *out, const yg_ir_type *from) {
 }
 
 /* Wraps dim for a tensor of rank ndim (known); false when out of range. */
+/* Output 0's sizes from int-list attribute `name` (zeros' "size",
+ * sum_to's "size"); left unknown when the attribute is absent, fails for
+ * too many dims or a negative size. */
+static inline bool sizes_from_attr(shape_ctx *c, const char *name) {
+    int64_t size[YG_MAX_DIMS + 1];
+    int32_t nd = 0;
+    if (!yg__pass_ints_attr(c->n, name, size, YG_MAX_DIMS + 1, &nd))
+        return true;
+    if (nd > YG_MAX_DIMS)
+        return fail(c, "%s has more than %d dims", name, YG_MAX_DIMS);
+    for (int32_t i = 0; i < nd; i++) {
+        if (size[i] < 0)
+            return fail(c, "invalid size %lld", (long long)size[i]);
+    }
+    set_sizes(&c->out[0], nd, size);
+    return true;
+}
+
 static inline bool wrap_dim(shape_ctx *c, int64_t *dim, int32_t ndim) {
     int32_t n = ndim > 0 ? ndim : 1;
     if (*dim < -n || *dim >= n)

@@ -71,19 +71,8 @@ static void set_all(shape_ctx *c, int32_t dtype, int32_t device) {
 
 /* zeros, ones, full, empty, rand, randn, randint: sizes from "size". */
 static bool sized_creation(shape_ctx *c, int32_t default_dtype) {
-    int64_t size[YG_MAX_DIMS + 1];
-    int32_t nd = 0;
     set_all(c, dtype_attr(c, "dtype", default_dtype), device_attr(c, YG_CPU));
-    if (!yg__pass_ints_attr(c->n, "size", size, YG_MAX_DIMS + 1, &nd))
-        return true;
-    if (nd > YG_MAX_DIMS)
-        return fail(c, "size has more than %d dims", YG_MAX_DIMS);
-    for (int32_t i = 0; i < nd; i++) {
-        if (size[i] < 0)
-            return fail(c, "invalid size %lld", (long long)size[i]);
-    }
-    set_sizes(&c->out[0], nd, size);
-    return true;
+    return sizes_from_attr(c, "size");
 }
 
 static bool rule_float_creation(shape_ctx *c) {
