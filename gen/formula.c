@@ -520,6 +520,7 @@ typedef struct formula_ctx {
     uint64_t edges;     /* the edges of members: whose gradients read a save */
     bool reads_mask;    /* the formula reads grad_input_mask */
     int n_size_locals;  /* size(x, d) calls lowered so far */
+    char **size_reads;  /* per call: "x|d" as lowered, then its local */
     CXCursor cursor;    /* the scalar expression being lowered */
 } formula_ctx;
 
@@ -992,11 +993,25 @@ static char *lower_size_call(formula_ctx *fc, CXToken *toks, unsigned i, unsigne
         return NULL;
     }
     char *dim = lower_tokens(fc, toks, comma + 1, j);
+    /* The same size read twice in one formula reuses its local. */
+    char *key = gen_xprintf("%s|%s", x, dim);
+    for (int k = 0; k < fc->n_size_locals; k++) {
+        if (strcmp(fc->size_reads[2 * k], key) == 0) {
+            free(key);
+            free(dim);
+            free(x);
+            return gen_xstrdup(fc->size_reads[2 * k + 1]);
+        }
+    }
     char *local = gen_xprintf("%s_size", x);
     if (fc->n_size_locals > 0) {
         free(local);
         local = gen_xprintf("%s_size%d", x, fc->n_size_locals);
     }
+    fc->size_reads = gen_xrealloc(fc->size_reads,
+                                  (size_t)(fc->n_size_locals + 1) * 2 * sizeof(char *));
+    fc->size_reads[2 * fc->n_size_locals] = key;
+    fc->size_reads[2 * fc->n_size_locals + 1] = gen_xstrdup(local);
     fc->n_size_locals++;
     gen_sb_printf(&fc->code, "%sint64_t %s = 0;\n", indent8, local);
     char *head = gen_xstrdup("st = yg__saved_sizes_at(");
@@ -1557,6 +1572,9 @@ out:
     for (k = 0; k < n_formulas; k++) {
         gen_sb_free(&ctxs[k].code);
         free(ctxs[k].members);
+        for (int i = 0; i < 2 * ctxs[k].n_size_locals; i++)
+            free(ctxs[k].size_reads[i]);
+        free(ctxs[k].size_reads);
     }
     free(ctxs);
     unit_free(&u);

@@ -495,7 +495,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "pad_dim",
         .schema = "pad_dim(Tensor self, int dim, int before, int after) -> Tensor",
-        .location = "specs/derivatives.yaml:105",
+        .location = "specs/derivatives.yaml:106",
         .n_inputs = 1,
         .inputs = pad_dim_derivative_inputs,
     },

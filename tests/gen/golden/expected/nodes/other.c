@@ -519,7 +519,7 @@ const yg_node_vtable yg__narrow_copy_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor  [specs/derivatives.yaml:105] */
+/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor  [specs/derivatives.yaml:106] */
 static yg_status pad_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -530,7 +530,9 @@ static yg_status pad_dim_backward_apply(yg_node *base,
     yg_status st = YG_OK;
 
     if (yg__node_needs_grad(base, 0)) {
-        /* self: narrow_copy(grad, dim, before, size(result, dim) - before - after) */
+        /* self:
+         * narrow_copy(grad, dim, before, size(result, dim) > before + after ? size(result,
+         * dim) - before - after : 0) */
         int64_t result_size = 0;
         st = yg__saved_sizes_at(&node->result_sizes, "result", node->dim, &result_size);
         if (st != YG_OK)
@@ -538,7 +540,7 @@ static yg_status pad_dim_backward_apply(yg_node *base,
         st = yg_narrow_copy(grad,
                             node->dim,
                             node->before,
-                            result_size - node->before - node->after,
+                            result_size > node->before + node->after ? result_size - node->before - node->after : 0,
                             &grad_self);
         if (st != YG_OK)
             goto out;
