@@ -1003,11 +1003,13 @@ static char *lower_size_call(formula_ctx *fc, CXToken *toks, unsigned i, unsigne
             return gen_xstrdup(fc->size_reads[2 * k + 1]);
         }
     }
-    char *local = gen_xprintf("%s_size", x);
-    if (fc->n_size_locals > 0) {
-        free(local);
-        local = gen_xprintf("%s_size%d", x, fc->n_size_locals);
-    }
+    /* self_size, then self_size1... for other dims of self */
+    int same_x = 0;
+    size_t xlen = strlen(x);
+    for (int k = 0; k < fc->n_size_locals; k++)
+        same_x += strncmp(fc->size_reads[2 * k], x, xlen) == 0 &&
+                  fc->size_reads[2 * k][xlen] == '|';
+    char *local = same_x == 0 ? gen_xprintf("%s_size", x) : gen_xprintf("%s_size%d", x, same_x);
     fc->size_reads = gen_xrealloc(fc->size_reads,
                                   (size_t)(fc->n_size_locals + 1) * 2 * sizeof(char *));
     fc->size_reads[2 * fc->n_size_locals] = key;
