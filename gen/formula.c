@@ -755,11 +755,17 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
                              "'%s' is ambiguous for an op with several outputs: write grads[i] "
                              "or results[i] for output i",
                              name);
-        } else if (strcmp(name, "grad") == 0 && is_call_to(parent, size_helper)) {
-            formula_error_at(fc, c,
-                             "size() takes a Tensor argument of the op or result, not '%s' "
-                             "(it has the sizes of result: write size(result, d))",
-                             name);
+        } else if (strcmp(name, "grad") == 0 &&
+                   (is_call_to(parent, size_helper) || is_call_to(parent, "sizes") ||
+                    is_call_to(parent, "numel"))) {
+            /* The node saves no metadata of grad (it runs with grad). */
+            const char *helper = is_call_to(parent, "sizes")   ? "sizes"
+                                 : is_call_to(parent, "numel") ? "numel"
+                                                               : "size";
+            formula_errorf(fc, c,
+                           "%s() takes a Tensor argument of the op or result, not 'grad' (it "
+                           "has the sizes of result: write %s(result%s))",
+                           helper, helper, strcmp(helper, "size") == 0 ? ", d" : "");
         } else if (strcmp(name, "grad") == 0) {
             /* the incoming gradient: nothing to save */
             fc->f->grads_read |= 1;
