@@ -217,7 +217,8 @@ static char *friendly_message(const char *msg, bool pointwise)
                                "C math functions)",
                                (int)n, p);
         return gen_xprintf("unknown op '%.*s' (no op in " GEN_NATIVE_FILE
-                           " has that C name, and the helpers are sizes(), numel() and dtype())",
+                           " has that C name, and the helpers are sizes(), size(), numel() and "
+                           "dtype())",
                            (int)n, p);
     }
     char *tuple = pointwise ? NULL : tuple_message(msg);
@@ -342,12 +343,14 @@ static CXCursor strip(CXCursor c)
     return c;
 }
 
-/* Byte offset of a location in the unit. */
+/* Byte offset of a location in the unit: where the formula's text holds
+ * it, also inside the helper macros (the `x` of dtype(x) is at x, their
+ * expansion at the helper's name). */
 static unsigned loc_offset(CXSourceLocation loc)
 {
     unsigned offset = 0;
 
-    clang_getExpansionLocation(loc, NULL, NULL, NULL, &offset);
+    clang_getFileLocation(loc, NULL, NULL, NULL, &offset);
     return offset;
 }
 
@@ -516,6 +519,9 @@ typedef struct formula_ctx {
     int n_members;
     uint64_t edges;     /* the edges of members: whose gradients read a save */
     bool reads_mask;    /* the formula reads grad_input_mask */
+    int n_size_locals;  /* size(x, d) calls lowered so far */
+    char **size_reads;  /* per call: "x|d" as lowered, then its local */
+    CXCursor cursor;    /* the scalar expression being lowered */
 } formula_ctx;
 
 static void formula_error_at(formula_ctx *fc, CXCursor c, const char *msg, const char *name)
@@ -628,8 +634,9 @@ static void save_list_sizes(formula_ctx *fc, CXCursor at, CXCursor call, const c
     free(dname);
 }
 
-/* What dtype(x) expands to in the unit (formula_prelude). */
+/* What dtype(x) and size(x, d) expand to in the unit (formula_prelude). */
 static const char dtype_helper[] = "yg__dtype_of";
+static const char size_helper[] = "yg__size_of";
 
 static bool is_call_to(CXCursor c, const char *name)
 {
@@ -694,6 +701,23 @@ static bool indexed_output(formula_ctx *fc, CXCursor c, const char **which, int 
     return ok;
 }
 
+/* The d of size(x, d) is an integer expression (int arguments, integer
+ * literals): clang would quietly truncate a float or Scalar to long. */
+static bool check_size_dim(formula_ctx *fc, CXCursor dim)
+{
+    CXType t = clang_getCanonicalType(clang_getCursorType(dim));
+
+    /* the integer types, _Bool (3) excluded */
+    if (t.kind >= CXType_Char_U && t.kind <= CXType_Int128)
+        return true;
+    CXString sp = clang_getTypeSpelling(clang_getCursorType(dim));
+    formula_errorf(fc, dim,
+                   "size(x, d) takes an integer d (an int argument or literal), not '%s'",
+                   clang_getCString(sp));
+    clang_disposeString(sp);
+    return false;
+}
+
 /* Walks the formula: records saves, rejects arithmetic on tensors and
  * constructs the lowering does not know. */
 static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
@@ -731,21 +755,35 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
                              "'%s' is ambiguous for an op with several outputs: write grads[i] "
                              "or results[i] for output i",
                              name);
+        } else if (strcmp(name, "grad") == 0 &&
+                   (is_call_to(parent, size_helper) || is_call_to(parent, "sizes") ||
+                    is_call_to(parent, "numel"))) {
+            /* The node saves no metadata of grad (it runs with grad). */
+            const char *helper = is_call_to(parent, "sizes")   ? "sizes"
+                                 : is_call_to(parent, "numel") ? "numel"
+                                                               : "size";
+            formula_errorf(fc, c,
+                           "%s() takes a Tensor argument of the op or result, not 'grad' (it "
+                           "has the sizes of result: write %s(result%s))",
+                           helper, helper, strcmp(helper, "size") == 0 ? ", d" : "");
         } else if (strcmp(name, "grad") == 0) {
             /* the incoming gradient: nothing to save */
             fc->f->grads_read |= 1;
             fc->d->grads_used |= 1;
         } else if (strcmp(name, "result") == 0 ||
                    (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR)) {
-            gen_save_kind sk = is_call_to(parent, "sizes")       ? GEN_SAVE_SIZES
-                               : is_call_to(parent, "numel")     ? GEN_SAVE_NUMEL
-                               : is_call_to(parent, dtype_helper) ? GEN_SAVE_DTYPE
-                                                                 : GEN_SAVE_TENSOR;
-            if (sk == GEN_SAVE_DTYPE && index >= 0 && fc->d->op->schema.args[index].nullable)
-                formula_error_at(fc, c,
-                                 "dtype() of '%s', a Tensor? argument that may be NULL (None), "
-                                 "is not supported",
-                                 name);
+            /* size(x, d) keeps x's sizes and reads one at backward time. */
+            bool size_of = is_call_to(parent, size_helper);
+            gen_save_kind sk = is_call_to(parent, "sizes") || size_of ? GEN_SAVE_SIZES
+                               : is_call_to(parent, "numel")          ? GEN_SAVE_NUMEL
+                               : is_call_to(parent, dtype_helper)     ? GEN_SAVE_DTYPE
+                                                                      : GEN_SAVE_TENSOR;
+            if ((sk == GEN_SAVE_DTYPE || size_of) && index >= 0 &&
+                fc->d->op->schema.args[index].nullable)
+                formula_errorf(fc, c,
+                               "%s() of '%s', a Tensor? argument that may be NULL (None), is "
+                               "not supported",
+                               size_of ? "size" : "dtype", name);
             else
                 add_save(fc, c, name, sk, index >= 0 ? -1 : 0);
         } else if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR_LIST) {
@@ -781,6 +819,11 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
             if (is_call_to(parent, "sizes") || is_call_to(parent, "numel")) {
                 formula_error_at(fc, c,
                                  "sizes() and numel() take a Tensor argument by name, not "
+                                 "grads[i] or results[i]%s",
+                                 "");
+            } else if (is_call_to(parent, size_helper)) {
+                formula_error_at(fc, c,
+                                 "size() takes a Tensor argument by name or result, not "
                                  "grads[i] or results[i]%s",
                                  "");
             } else if (is_call_to(parent, dtype_helper)) {
@@ -821,6 +864,10 @@ static void infer(formula_ctx *fc, CXCursor c, CXCursor parent)
         break;
     }
     case CXCursor_CallExpr:
+        if (is_call_to(c, size_helper) && clang_Cursor_getNumArguments(c) == 2 &&
+            !check_size_dim(fc, strip(clang_Cursor_getArgument(c, 1))))
+            return;
+        break;
     case CXCursor_UnexposedExpr:
     case CXCursor_ParenExpr:
     case CXCursor_IntegerLiteral:
@@ -910,35 +957,106 @@ static char *new_temp(formula_ctx *fc, const char *cname)
     return name;
 }
 
-/* The text of a scalar subexpression with argument names turned into node
- * fields (alpha -> node->alpha, numel(self) -> node->self_numel). */
-static char *lower_scalar(formula_ctx *fc, CXCursor c)
+static bool token_is(CXTranslationUnit tu, CXToken tok, const char *text)
 {
-    CXSourceRange range = clang_getCursorExtent(c);
-    size_t start = loc_offset(clang_getRangeStart(range));
-    size_t end = loc_offset(clang_getRangeEnd(range));
-    size_t len = strlen(fc->f->expr);
-    CXToken *toks = NULL;
-    unsigned n = 0;
+    CXString sp = clang_getTokenSpelling(tu, tok);
+    bool r = strcmp(clang_getCString(sp), text) == 0;
+
+    clang_disposeString(sp);
+    return r;
+}
+
+static char *lower_tokens(formula_ctx *fc, CXToken *toks, unsigned from, unsigned to);
+
+/* size(x, d) at toks[i] (the `size` token) becomes a local read from x's
+ * saved sizes with a range check before the call that uses it:
+ *     int64_t self_size = 0;
+ *     st = yg__saved_sizes_at(&node->self_sizes, "self", node->dim, &self_size);
+ * Returns the local; *close is the index of the call's ')'. */
+static char *lower_size_call(formula_ctx *fc, CXToken *toks, unsigned i, unsigned to,
+                             unsigned *close)
+{
+    unsigned comma = 0, depth = 0, j = i + 1;
+    char *x = NULL;
+
+    for (; j < to; j++) {
+        if (token_is(fc->tu, toks[j], "("))
+            depth++;
+        else if (token_is(fc->tu, toks[j], ")") && --depth == 0)
+            break;
+        else if (depth == 1 && comma == 0 && token_is(fc->tu, toks[j], ","))
+            comma = j;
+        else if (depth >= 1 && comma == 0 && x == NULL &&
+                 clang_getTokenKind(toks[j]) == CXToken_Identifier) {
+            CXString sp = clang_getTokenSpelling(fc->tu, toks[j]);
+            x = gen_xstrdup(clang_getCString(sp));
+            clang_disposeString(sp);
+        }
+    }
+    *close = j;
+    if (j >= to || comma == 0 || x == NULL) {
+        free(x);
+        return NULL;
+    }
+    char *dim = lower_tokens(fc, toks, comma + 1, j);
+    /* The same size read twice in one formula reuses its local. */
+    char *key = gen_xprintf("%s|%s", x, dim);
+    for (int k = 0; k < fc->n_size_locals; k++) {
+        if (strcmp(fc->size_reads[2 * k], key) == 0) {
+            free(key);
+            free(dim);
+            free(x);
+            return gen_xstrdup(fc->size_reads[2 * k + 1]);
+        }
+    }
+    /* self_size, then self_size1... for other dims of self */
+    int same_x = 0;
+    size_t xlen = strlen(x);
+    for (int k = 0; k < fc->n_size_locals; k++)
+        same_x += strncmp(fc->size_reads[2 * k], x, xlen) == 0 &&
+                  fc->size_reads[2 * k][xlen] == '|';
+    char *local = same_x == 0 ? gen_xprintf("%s_size", x) : gen_xprintf("%s_size%d", x, same_x);
+    fc->size_reads = gen_xrealloc(fc->size_reads,
+                                  (size_t)(fc->n_size_locals + 1) * 2 * sizeof(char *));
+    fc->size_reads[2 * fc->n_size_locals] = key;
+    fc->size_reads[2 * fc->n_size_locals + 1] = gen_xstrdup(local);
+    fc->n_size_locals++;
+    gen_sb_printf(&fc->code, "%sint64_t %s = 0;\n", indent8, local);
+    char *head = gen_xstrdup("st = yg__saved_sizes_at(");
+    char *a0 = gen_xprintf("&node->%s_sizes", x);
+    char *a1 = gen_xprintf("\"%s\"", x);
+    char *a3 = gen_xprintf("&%s", local);
+    const char *args[] = {a0, a1, dim, a3};
+    gen_emit_wrapped(&fc->code, indent8, head, args, 4, ");");
+    gen_sb_printf(&fc->code, "%sif (st != YG_OK)\n%s    goto out;\n", indent8, indent8);
+    free(head);
+    free(a0);
+    free(a1);
+    free(a3);
+    free(dim);
+    free(x);
+    return local;
+}
+
+/* The text of toks[from, to) (a scalar expression in the formula) with
+ * argument names turned into node fields (alpha -> node->alpha,
+ * numel(self) -> node->self_numel, size(self, d) -> a checked local). */
+static char *lower_tokens(formula_ctx *fc, CXToken *toks, unsigned from, unsigned to)
+{
     gen_sb sb = {0};
 
-    if (start < fc->expr_offset || end > fc->expr_offset + len || start > end) {
-        formula_error_at(fc, c, "cannot lower this scalar expression%s", "");
-        return gen_xstrdup("0");
-    }
-    clang_tokenize(fc->tu, range, &toks, &n);
-    size_t pos = start;
-    for (unsigned i = 0; i < n; i++) {
+    if (from >= to)
+        return gen_xstrdup("");
+    size_t pos = loc_offset(clang_getTokenLocation(fc->tu, toks[from]));
+    for (unsigned i = from; i < to; i++) {
         size_t off = loc_offset(clang_getTokenLocation(fc->tu, toks[i]));
-        if (off >= end || off < pos)
-            break;
         CXString sp = clang_getTokenSpelling(fc->tu, toks[i]);
         const char *tok = clang_getCString(sp);
         gen_sb_putn(&sb, fc->f->expr + (pos - fc->expr_offset), off - pos);
         pos = off + strlen(tok);
         int index = arg_index(fc->d->op, tok);
-        if (clang_getTokenKind(toks[i]) == CXToken_Identifier && strcmp(tok, "numel") == 0 &&
-            i + 3 < n) {
+        bool ident = clang_getTokenKind(toks[i]) == CXToken_Identifier;
+        if (ident && strcmp(tok, "numel") == 0 && i + 3 < to) {
             CXString a = clang_getTokenSpelling(fc->tu, toks[i + 2]);
             CXString b = clang_getTokenSpelling(fc->tu, toks[i + 3]);
             gen_sb_printf(&sb, "node->%s_numel", clang_getCString(a));
@@ -947,15 +1065,60 @@ static char *lower_scalar(formula_ctx *fc, CXCursor c)
             clang_disposeString(a);
             clang_disposeString(b);
             i += 3;
-        } else if (clang_getTokenKind(toks[i]) == CXToken_Identifier && index >= 0) {
+        } else if (ident && strcmp(tok, "size") == 0 && i + 1 < to &&
+                   token_is(fc->tu, toks[i + 1], "(")) {
+            unsigned close = i;
+            char *local = lower_size_call(fc, toks, i, to, &close);
+            if (local == NULL) {
+                formula_error_at(fc, fc->cursor, "cannot lower this size() call%s", "");
+                local = gen_xstrdup("0");
+            } else {
+                pos = loc_offset(clang_getTokenLocation(fc->tu, toks[close])) + 1;
+            }
+            gen_sb_puts(&sb, local);
+            free(local);
+            i = close;
+        } else if (ident && index >= 0) {
             gen_sb_printf(&sb, "node->%s", tok);
         } else {
             gen_sb_puts(&sb, tok);
         }
         clang_disposeString(sp);
     }
-    clang_disposeTokens(fc->tu, toks, n);
     return gen_sb_take(&sb);
+}
+
+/* The text of a scalar subexpression with argument names turned into node
+ * fields (lower_tokens). */
+static char *lower_scalar(formula_ctx *fc, CXCursor c)
+{
+    CXSourceRange range = clang_getCursorExtent(c);
+    size_t start = loc_offset(clang_getRangeStart(range));
+    size_t end = loc_offset(clang_getRangeEnd(range));
+    size_t len = strlen(fc->f->expr);
+    CXToken *toks = NULL;
+    unsigned n = 0;
+
+    if (start < fc->expr_offset || end > fc->expr_offset + len || start > end) {
+        formula_error_at(fc, c, "cannot lower this scalar expression%s", "");
+        return gen_xstrdup("0");
+    }
+    /* The range from the text's offsets: its start may lie in the
+     * expansion of a helper macro (size(...)), which clang_tokenize would
+     * read in the macro's definition. */
+    CXFile file = NULL;
+    clang_getFileLocation(clang_getRangeStart(range), &file, NULL, NULL, NULL);
+    range = clang_getRange(clang_getLocationForOffset(fc->tu, file, (unsigned)start),
+                           clang_getLocationForOffset(fc->tu, file, (unsigned)end));
+    clang_tokenize(fc->tu, range, &toks, &n);
+    /* clang_tokenize may return a token past the range's end. */
+    unsigned to = 0;
+    while (to < n && loc_offset(clang_getTokenLocation(fc->tu, toks[to])) < end)
+        to++;
+    fc->cursor = c;
+    char *r = lower_tokens(fc, toks, 0, to);
+    clang_disposeTokens(fc->tu, toks, n);
+    return r;
 }
 
 /* An IntArrayRef argument as two C arguments (items, length). */
@@ -1279,7 +1442,10 @@ static const char formula_prelude[] =
      * hide the helper: `dtype` alone is the argument, `dtype(x)` the helper.
      * Variadic, so that clang counts the arguments against the function. */
     "ScalarType yg__dtype_of(Tensor tensor);\n"
-    "#define dtype(...) yg__dtype_of(__VA_ARGS__)\n";
+    "#define dtype(...) yg__dtype_of(__VA_ARGS__)\n"
+    /* The same for size(x, d): view's and expand's argument is named size. */
+    "long yg__size_of(Tensor tensor, long dim);\n"
+    "#define size(...) yg__size_of(__VA_ARGS__)\n";
 
 static void analyse_formulas(gen_model *model, CXIndex index)
 {
@@ -1414,6 +1580,9 @@ out:
     for (k = 0; k < n_formulas; k++) {
         gen_sb_free(&ctxs[k].code);
         free(ctxs[k].members);
+        for (int i = 0; i < 2 * ctxs[k].n_size_locals; i++)
+            free(ctxs[k].size_reads[i]);
+        free(ctxs[k].size_reads);
     }
     free(ctxs);
     unit_free(&u);

@@ -1035,6 +1035,34 @@ static void test_create_graph_records_dtype_conversions_of_gradients(void **stat
     yg_release(a);
 }
 
+/* size(x, d) in a formula reads saved sizes through yg__saved_sizes_at: a
+ * dim out of range (a formula computing d wrongly) is an error naming x and
+ * d, prefixed by the node's name in its apply, never a read past ndim. */
+static void test_size_of_saved_sizes_checks_the_dim(void **state)
+{
+    yg_saved_sizes s = {.ndim = 2, .sizes = {4, 3}};
+    yg_saved_sizes scalar = {.ndim = 0};
+    int64_t v = -1;
+    (void)state;
+
+    YG_CHECK(yg__saved_sizes_at(&s, "self", 0, &v));
+    assert_int_equal(v, 4);
+    YG_CHECK(yg__saved_sizes_at(&s, "self", -1, &v));
+    assert_int_equal(v, 3);
+    YG_CHECK(yg__saved_sizes_at(&s, "self", -2, &v));
+    assert_int_equal(v, 4);
+    YG_EXPECT_ERROR(yg__fail_prefix(yg__saved_sizes_at(&s, "self", 2, &v), "NarrowCopyBackward"),
+                    YG_ERR_INDEX,
+                    "NarrowCopyBackward: size(self, 2): dim 2 out of range for self [4, 3] "
+                    "(expected -2 to 1)");
+    assert_int_equal(v, 0);
+    YG_EXPECT_ERROR(yg__saved_sizes_at(&s, "result", -3, &v), YG_ERR_INDEX,
+                    "size(result, -3): dim -3 out of range for result [4, 3]");
+    YG_EXPECT_ERROR(yg__saved_sizes_at(&scalar, "self", 0, &v), YG_ERR_INDEX,
+                    "size(self, 0): dim 0 out of range for self [] (a 0-dim tensor has no dims)");
+    YG_EXPECT_ERROR(yg__saved_sizes_at(&scalar, "self", -1, &v), YG_ERR_INDEX, "size(self, -1)");
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -1074,6 +1102,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_double_backward_through_a_view_read_after_its_write),
         cmocka_unit_test(test_double_backward_through_copy_into_a_slice_view),
         cmocka_unit_test(test_create_graph_records_dtype_conversions_of_gradients),
+        cmocka_unit_test(test_size_of_saved_sizes_checks_the_dim),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

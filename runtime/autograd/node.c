@@ -220,6 +220,27 @@ yg_status yg__saved_int_list_save(yg_saved_int_list *s, const int64_t *items, in
     return YG_OK;
 }
 
+yg_status yg__saved_sizes_at(const yg_saved_sizes *s, const char *name, int64_t dim, int64_t *out)
+{
+    char buf[256];
+
+    *out = 0;
+    if (dim < -(int64_t)s->ndim || dim >= (int64_t)s->ndim) {
+        yg__format_sizes(s->sizes, s->ndim, buf, sizeof buf);
+        if (s->ndim == 0)
+            return yg__fail(YG_ERR_INDEX,
+                            "size(%s, %lld): dim %lld out of range for %s %s (a 0-dim tensor "
+                            "has no dims)",
+                            name, (long long)dim, (long long)dim, name, buf);
+        return yg__fail(YG_ERR_INDEX,
+                        "size(%s, %lld): dim %lld out of range for %s %s (expected %d to %d)",
+                        name, (long long)dim, (long long)dim, name, buf, -(int)s->ndim,
+                        (int)s->ndim - 1);
+    }
+    *out = s->sizes[dim < 0 ? dim + s->ndim : dim];
+    return YG_OK;
+}
+
 yg_status yg__saved_list_sizes_save(yg_saved_int_list *s,
                                     const yg_tensor *const *items,
                                     int64_t len,

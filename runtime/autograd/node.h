@@ -235,6 +235,13 @@ static inline void yg__saved_sizes_save(yg_saved_sizes *s, const yg_tensor *t)
         s->sizes[i] = t->sizes[i];
 }
 
+/* Size of dim `dim` of saved sizes (size(x, d) in a formula; a negative
+ * dim counts from the end) into *out.  name is x's name for the message.
+ * Fails with YG_ERR_INDEX, "size(<name>, <dim>): dim <dim> out of range
+ * for <name> [sizes] ...", when there is no such dim (a 0-dim x has
+ * none); the node's apply prefixes its own name. */
+yg_status yg__saved_sizes_at(const yg_saved_sizes *s, const char *name, int64_t dim, int64_t *out);
+
 /* A saved int[] argument (copied: the caller's array is borrowed). */
 typedef struct yg_saved_int_list {
     int64_t len;

@@ -25,6 +25,8 @@ static const char *const round_trip_derivative_inputs[] = {"self"};
 static const char *const total_derivative_inputs[] = {"self"};
 static const char *const cat_derivative_inputs[] = {"tensors"};
 static const char *const cat_then_derivative_inputs[] = {"tensors", "other"};
+static const char *const narrow_copy_derivative_inputs[] = {"self"};
+static const char *const pad_dim_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -324,9 +326,23 @@ const yg_op_info yg__ops[] = {
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
+    {
+        .name = "narrow_copy",
+        .schema = "narrow_copy(Tensor self, int dim, int start, int length) -> Tensor",
+        .location = "specs/native_functions.yaml:177",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "pad_dim",
+        .schema = "pad_dim(Tensor self, int dim, int before, int after) -> Tensor",
+        .location = "specs/native_functions.yaml:180",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
 };
-const int32_t yg__ops_count = 39;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 39, "op table size");
+const int32_t yg__ops_count = 41;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 41, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -469,7 +485,21 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 2,
         .inputs = cat_then_derivative_inputs,
     },
+    {
+        .name = "narrow_copy",
+        .schema = "narrow_copy(Tensor self, int dim, int start, int length) -> Tensor",
+        .location = "specs/derivatives.yaml:101",
+        .n_inputs = 1,
+        .inputs = narrow_copy_derivative_inputs,
+    },
+    {
+        .name = "pad_dim",
+        .schema = "pad_dim(Tensor self, int dim, int before, int after) -> Tensor",
+        .location = "specs/derivatives.yaml:106",
+        .n_inputs = 1,
+        .inputs = pad_dim_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 20;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 20,
+const int32_t yg__derivatives_count = 22;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 22,
                "derivative table size");

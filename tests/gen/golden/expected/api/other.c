@@ -1510,3 +1510,209 @@ out:
     yg_release(result);
     return st;
 }
+
+typedef yg_status (*narrow_copy_fn)(const yg_tensor *self,
+                                    int64_t dim,
+                                    int64_t start,
+                                    int64_t length,
+                                    yg_tensor **out);
+
+static const narrow_copy_fn narrow_copy_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_narrow_copy,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records NarrowCopyBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status narrow_copy_record(const yg_tensor *self,
+                                    int64_t dim,
+                                    int64_t start,
+                                    int64_t length,
+                                    yg_tensor *result)
+{
+    yg_node *base = NULL;
+    narrow_copy_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__narrow_copy_backward_vtable, sizeof(narrow_copy_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (narrow_copy_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    node->dim = dim;
+    node->start = start;
+    node->length = length;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_narrow_copy with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status narrow_copy_traced(const yg_tensor *self,
+                                    int64_t dim,
+                                    int64_t start,
+                                    int64_t length,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_narrow_copy(self, dim, start, length, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("narrow_copy");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("start", start);
+    yg__trace_attr_int("length", length);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
+ * [specs/native_functions.yaml:177] */
+yg_status yg_narrow_copy(const yg_tensor *self,
+                         int64_t dim,
+                         int64_t start,
+                         int64_t length,
+                         yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    narrow_copy_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return narrow_copy_traced(self, dim, start, length, out);
+    YG_RETURN_IF_ERROR(yg__check_out("narrow_copy", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("narrow_copy", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = narrow_copy_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "narrow_copy: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dim, start, length, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = narrow_copy_record(self, dim, start, length, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*pad_dim_fn)(const yg_tensor *self,
+                                int64_t dim,
+                                int64_t before,
+                                int64_t after,
+                                yg_tensor **out);
+
+static const pad_dim_fn pad_dim_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_pad_dim,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records PadDimBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status pad_dim_record(const yg_tensor *self,
+                                int64_t dim,
+                                int64_t before,
+                                int64_t after,
+                                yg_tensor *result)
+{
+    yg_node *base = NULL;
+    pad_dim_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__pad_dim_backward_vtable, sizeof(pad_dim_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (pad_dim_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    node->dim = dim;
+    node->before = before;
+    node->after = after;
+    yg__saved_sizes_save(&node->result_sizes, result);
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_pad_dim with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pad_dim_traced(const yg_tensor *self,
+                                int64_t dim,
+                                int64_t before,
+                                int64_t after,
+                                yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pad_dim(self, dim, before, after, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pad_dim");
+    yg__trace_input(self);
+    yg__trace_attr_int("dim", dim);
+    yg__trace_attr_int("before", before);
+    yg__trace_attr_int("after", after);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor
+ * [specs/native_functions.yaml:180] */
+yg_status yg_pad_dim(const yg_tensor *self,
+                     int64_t dim,
+                     int64_t before,
+                     int64_t after,
+                     yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    pad_dim_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return pad_dim_traced(self, dim, before, after, out);
+    YG_RETURN_IF_ERROR(yg__check_out("pad_dim", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("pad_dim", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = pad_dim_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "pad_dim: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, dim, before, after, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = pad_dim_record(self, dim, before, after, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}

@@ -47,5 +47,7 @@ yg_boxed_impl yg__boxed_convert;
 yg_boxed_impl yg__boxed_round_trip;
 yg_boxed_impl yg__boxed_total;
 yg_boxed_impl yg__boxed_total_backward;
+yg_boxed_impl yg__boxed_narrow_copy;
+yg_boxed_impl yg__boxed_pad_dim;
 
 #endif /* YAGRAD_GENERATED_BOXED_H */

@@ -269,3 +269,39 @@ yg_status yg__boxed_round_trip(const yg_ir_node *node,
     YG_RETURN_IF_ERROR(yg__box_dtype(node, "via", &via));
     return yg_round_trip(in[0], via, &out[0]);
 }
+
+/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
+ * [specs/native_functions.yaml:177] */
+yg_status yg__boxed_narrow_copy(const yg_ir_node *node,
+                                yg_tensor *const *in,
+                                int32_t n_in,
+                                yg_tensor **out)
+{
+    int64_t dim = 0;
+    int64_t start = 0;
+    int64_t length = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
+    YG_RETURN_IF_ERROR(yg__box_int(node, "start", NULL, &start));
+    YG_RETURN_IF_ERROR(yg__box_int(node, "length", NULL, &length));
+    return yg_narrow_copy(in[0], dim, start, length, &out[0]);
+}
+
+/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor
+ * [specs/native_functions.yaml:180] */
+yg_status yg__boxed_pad_dim(const yg_ir_node *node,
+                            yg_tensor *const *in,
+                            int32_t n_in,
+                            yg_tensor **out)
+{
+    int64_t dim = 0;
+    int64_t before = 0;
+    int64_t after = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
+    YG_RETURN_IF_ERROR(yg__box_int(node, "before", NULL, &before));
+    YG_RETURN_IF_ERROR(yg__box_int(node, "after", NULL, &after));
+    return yg_pad_dim(in[0], dim, before, after, &out[0]);
+}

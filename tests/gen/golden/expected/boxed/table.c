@@ -46,7 +46,9 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "round_trip", .fn = yg__boxed_round_trip},
     {.name = "total", .fn = yg__boxed_total},
     {.name = "total_backward", .fn = yg__boxed_total_backward},
+    {.name = "narrow_copy", .fn = yg__boxed_narrow_copy},
+    {.name = "pad_dim", .fn = yg__boxed_pad_dim},
 };
-const int32_t yg__boxed_ops_count = 39;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 39,
+const int32_t yg__boxed_ops_count = 41;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 41,
                "boxed table size");

@@ -477,3 +477,86 @@ const yg_node_vtable yg__cat_then_backward_vtable = {
     .apply = cat_then_backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
+
+/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
+ * [specs/derivatives.yaml:101] */
+static yg_status narrow_copy_backward_apply(yg_node *base,
+                                            yg_tensor *const *grads,
+                                            yg_tensor **grad_inputs)
+{
+    narrow_copy_backward *node = (narrow_copy_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: pad_dim(grad, dim, start, size(self, dim) - start - length) */
+        int64_t self_size = 0;
+        st = yg__saved_sizes_at(&node->self_sizes, "self", node->dim, &self_size);
+        if (st != YG_OK)
+            goto out;
+        st = yg_pad_dim(grad,
+                        node->dim,
+                        node->start,
+                        self_size - node->start - node->length,
+                        &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "NarrowCopyBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__narrow_copy_backward_vtable = {
+    .name = "NarrowCopyBackward",
+    .apply = narrow_copy_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor  [specs/derivatives.yaml:106] */
+static yg_status pad_dim_backward_apply(yg_node *base,
+                                        yg_tensor *const *grads,
+                                        yg_tensor **grad_inputs)
+{
+    pad_dim_backward *node = (pad_dim_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self:
+         * narrow_copy(grad, dim, before, size(result, dim) > before + after ? size(result,
+         * dim) - before - after : 0) */
+        int64_t result_size = 0;
+        st = yg__saved_sizes_at(&node->result_sizes, "result", node->dim, &result_size);
+        if (st != YG_OK)
+            goto out;
+        st = yg_narrow_copy(grad,
+                            node->dim,
+                            node->before,
+                            result_size > node->before + node->after ? result_size - node->before - node->after : 0,
+                            &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "PadDimBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__pad_dim_backward_vtable = {
+    .name = "PadDimBackward",
+    .apply = pad_dim_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

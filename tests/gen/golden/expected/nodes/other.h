@@ -80,4 +80,24 @@ typedef struct cat_then_backward {
 } cat_then_backward;
 extern const yg_node_vtable yg__cat_then_backward_vtable;
 
+/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor */
+typedef struct narrow_copy_backward {
+    yg_node base;
+    yg_saved_sizes self_sizes;
+    int64_t dim;
+    int64_t start;
+    int64_t length;
+} narrow_copy_backward;
+extern const yg_node_vtable yg__narrow_copy_backward_vtable;
+
+/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor */
+typedef struct pad_dim_backward {
+    yg_node base;
+    int64_t dim;
+    int64_t before;
+    int64_t after;
+    yg_saved_sizes result_sizes;
+} pad_dim_backward;
+extern const yg_node_vtable yg__pad_dim_backward_vtable;
+
 #endif /* YAGRAD_NODES_OTHER_H */

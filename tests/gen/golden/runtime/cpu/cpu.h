@@ -109,5 +109,15 @@ yg_status yg__golden_total_backward(const yg_tensor *grad,
                                     yg_dtype self_dtype,
                                     const yg_dtype *dtype,
                                     yg_tensor **out);
+yg_status yg__golden_narrow_copy(const yg_tensor *self,
+                                 int64_t dim,
+                                 int64_t start,
+                                 int64_t length,
+                                 yg_tensor **out);
+yg_status yg__golden_pad_dim(const yg_tensor *self,
+                             int64_t dim,
+                             int64_t before,
+                             int64_t after,
+                             yg_tensor **out);
 
 #endif /* YAGRAD_GOLDEN_CPU_H */

@@ -293,6 +293,20 @@ YG_NODISCARD yg_status yg_total_backward(
     const yg_dtype *dtype,      /* nullable */
     yg_tensor **out);           /* out: new ref */
 
+/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor */
+YG_NODISCARD yg_status yg_narrow_copy(const yg_tensor *self,  /* borrowed */
+                                      int64_t dim,
+                                      int64_t start,
+                                      int64_t length,
+                                      yg_tensor **out);       /* out: new ref */
+
+/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor */
+YG_NODISCARD yg_status yg_pad_dim(const yg_tensor *self,  /* borrowed */
+                                  int64_t dim,
+                                  int64_t before,
+                                  int64_t after,
+                                  yg_tensor **out);       /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif
