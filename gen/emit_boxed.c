@@ -376,11 +376,11 @@ char *gen_emit_boxed_c(const gen_model *model, int section)
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_printf(&sb,
                   "/*\n"
-                  " * boxed/%s.c - the boxed form of every op of the section %s: a function that\n"
-                  " * calls yg_<op> with a graph node's tensor inputs and attributes (see\n"
-                  " * runtime/jit/boxing.h).  An attribute left out of the node takes the\n"
-                  " * schema's default; one of the wrong kind fails naming op and attribute.\n"
-                  " * Outputs are new references.\n"
+                  " * boxed/%s.c - the boxed form of every op of section %s:\n"
+                  " * a function that calls yg_<op> with a graph node's tensor inputs and\n"
+                  " * attributes (see runtime/jit/boxing.h).  An attribute left out of the\n"
+                  " * node takes the schema's default; one of the wrong kind fails naming op\n"
+                  " * and attribute.  Outputs are new references.\n"
                   " */\n"
                   "#include \"boxed/boxed.h\"\n\n"
                   "#include \"yagrad/ops.h\"\n",

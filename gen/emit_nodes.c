@@ -82,10 +82,10 @@ char *gen_emit_nodes_h(const gen_model *model, int section)
     gen_emit_marker(&sb, GEN_DERIV_FILE);
     gen_sb_printf(&sb,
                   "/*\n"
-                  " * nodes/%s.h - the backward node of every op of the section %s with an\n"
-                  " * entry in specs/derivatives.yaml: its struct (the saved values its\n"
-                  " * formulas read) and its vtable.  The op wrappers of api/%s.c fill\n"
-                  " * them in.  Not public API.\n"
+                  " * nodes/%s.h - the backward nodes of section %s: for every op\n"
+                  " * with an entry in specs/derivatives.yaml, its struct (the saved values\n"
+                  " * its formulas read) and its vtable.  The op wrappers of api/%s.c\n"
+                  " * fill them in.  Not public API.\n"
                   " */\n"
                   "#ifndef YAGRAD_NODES_%s_H\n#define YAGRAD_NODES_%s_H\n\n"
                   "#include <stdbool.h>\n#include <stdint.h>\n\n"
@@ -452,9 +452,9 @@ char *gen_emit_nodes_c(const gen_model *model, int section)
     gen_emit_marker(&sb, GEN_DERIV_FILE);
     gen_sb_printf(&sb,
                 "/*\n"
-                " * nodes/%s.c - apply and release_saved of the backward node of\n"
-                " * every op of the section %s, from the formulas of specs/derivatives.yaml\n"
-                " * lowered to straight-line C.\n"
+                " * nodes/%s.c - apply and release_saved of the backward nodes of\n"
+                " * section %s, from the formulas of specs/derivatives.yaml lowered\n"
+                " * to straight-line C.\n"
                 " *\n"
                 " * Each apply computes only the gradients whose edges are wanted, keeps\n"
                 " * every intermediate in a named temporary released at out:, and moves its\n"

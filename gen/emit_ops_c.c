@@ -1005,7 +1005,7 @@ char *gen_emit_api_c(const gen_model *model, int section)
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_printf(&sb,
                 "/*\n"
-                " * api/%s.c - the public entry point of every op of the section %s\n"
+                " * api/%s.c - the public entry point of every op of section %s\n"
                 " * of specs/native_functions.yaml (declared in yagrad/ops_%s.h).  One\n"
                 " * file per section, so editing one op recompiles its section only.\n"
                 " *\n"

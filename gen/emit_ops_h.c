@@ -70,7 +70,7 @@ char *gen_emit_ops_section_h(const gen_model *model, int section)
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_printf(&sb,
                   "/*\n"
-                  " * yagrad/ops_%s.h - the ops of the section %s of\n"
+                  " * yagrad/ops_%s.h - the ops of section %s of\n"
                   " * specs/native_functions.yaml.  Include yagrad/ops.h, whose contract\n"
                   " * (ownership, failure, autograd, thread safety) every op here keeps.\n"
                   " */\n"

@@ -200,8 +200,8 @@ char *gen_emit_pointwise_c(const gen_model *model, int section)
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_printf(&sb,
                 "/*\n"
-                " * kernels/%s.c - CPU kernels of the ops of the section %s with a\n"
-                " * `pointwise:` expression in specs/native_functions.yaml.\n"
+                " * kernels/%s.c - CPU kernels of the ops of section %s\n"
+                " * that have a `pointwise:` expression in specs/native_functions.yaml.\n"
                 " *\n"
                 " * Each op has one inner loop per supported dtype, run by the broadcasting\n"
                 " * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every\n"
