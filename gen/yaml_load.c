@@ -450,6 +450,7 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model)
     if (!load_document(text, len, file, &doc))
         return;
     yaml_node_t *root = root_list(file, &doc);
+    bool seen_section = false;
     if (root != NULL) {
         size_t n = (size_t)(root->data.sequence.items.top - root->data.sequence.items.start);
         model->ops = gen_xcalloc(n, sizeof(gen_op));
@@ -464,13 +465,15 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model)
             loader l = {.file = file, .doc = &doc};
             if (is_section_item(&l, entry)) {
                 load_section(&l, entry, model);
+                seen_section = true;
                 continue;
             }
             l.entry = entry_name(&l, entry, "func");
             gen_op *op = &model->ops[model->n_ops++];
             load_native_entry(&l, entry, op);
             op->section = model->n_sections - 1;
-            if (op->func != NULL && op->section < 0)
+            /* After a rejected section item, its ops are not reported again. */
+            if (op->func != NULL && !seen_section)
                 gen_error_in(l.entry, op->loc,
                              "op before the first section item (start the file with "
                              "'- section: <name>')");
