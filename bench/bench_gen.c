@@ -73,12 +73,13 @@ static double run_stage(stage s, const char *native, const char *derivs, const c
         free(gen_emit_ops_h(&model));
         free(gen_emit_generated_int_h(&model));
         free(gen_emit_registry_c(&model));
-        for (int f = 0; f < GEN_FAM_COUNT_; f++) {
-            free(gen_emit_api_c(&model, (gen_family)f));
-            free(gen_emit_nodes_h(&model, (gen_family)f));
-            free(gen_emit_nodes_c(&model, (gen_family)f));
-            if (f <= GEN_FAM_POINTWISE_BACKWARD)
-                free(gen_emit_pointwise_c(&model, (gen_family)f));
+        for (int sec = 0; sec < model.n_sections; sec++) {
+            free(gen_emit_ops_section_h(&model, sec));
+            free(gen_emit_api_c(&model, sec));
+            free(gen_emit_nodes_h(&model, sec));
+            free(gen_emit_nodes_c(&model, sec));
+            if (model.sections[sec].has_pointwise)
+                free(gen_emit_pointwise_c(&model, sec));
         }
     }
     double t = now_ms() - t0;

@@ -24,12 +24,13 @@ static void run_emitters(const gen_model *model)
     free(gen_emit_ops_h(model));
     free(gen_emit_generated_int_h(model));
     free(gen_emit_registry_c(model));
-    for (int f = 0; f < GEN_FAM_COUNT_; f++) {
-        free(gen_emit_api_c(model, (gen_family)f));
-        free(gen_emit_nodes_h(model, (gen_family)f));
-        free(gen_emit_nodes_c(model, (gen_family)f));
-        if (f <= GEN_FAM_POINTWISE_BACKWARD)
-            free(gen_emit_pointwise_c(model, (gen_family)f));
+    for (int s = 0; s < model->n_sections; s++) {
+        free(gen_emit_ops_section_h(model, s));
+        free(gen_emit_api_c(model, s));
+        free(gen_emit_nodes_h(model, s));
+        free(gen_emit_nodes_c(model, s));
+        if (model->sections[s].has_pointwise)
+            free(gen_emit_pointwise_c(model, s));
     }
 }
 

@@ -1,7 +1,7 @@
 /*
  * emit_boxed.c - writes the boxed-op table the graph interpreter and the
  * constant propagation pass call ops through:
- *   boxed/<family>.c  yg__boxed_<op>: unpacks a graph node's tensor inputs
+ *   boxed/<section>.c  yg__boxed_<op>: unpacks a graph node's tensor inputs
  *                     and attributes into the C arguments of yg_<op>
  *   boxed/boxed.h     their declarations
  *   boxed/table.c     yg__boxed_ops[], parallel to yg__ops[] (same index)
@@ -369,25 +369,25 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
     gen_sb_free(&reads);
 }
 
-char *gen_emit_boxed_c(const gen_model *model, gen_family family)
+char *gen_emit_boxed_c(const gen_model *model, int section)
 {
     gen_sb sb = {0};
 
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_printf(&sb,
                   "/*\n"
-                  " * boxed/%s.c - the boxed form of every %s op: a function that\n"
-                  " * calls yg_<op> with a graph node's tensor inputs and attributes (see\n"
-                  " * runtime/jit/boxing.h).  An attribute left out of the node takes the\n"
-                  " * schema's default; one of the wrong kind fails naming op and attribute.\n"
-                  " * Outputs are new references.\n"
+                  " * boxed/%s.c - the boxed form of every op of section %s:\n"
+                  " * a function that calls yg_<op> with a graph node's tensor inputs and\n"
+                  " * attributes (see runtime/jit/boxing.h).  An attribute left out of the\n"
+                  " * node takes the schema's default; one of the wrong kind fails naming op\n"
+                  " * and attribute.  Outputs are new references.\n"
                   " */\n"
                   "#include \"boxed/boxed.h\"\n\n"
                   "#include \"yagrad/ops.h\"\n",
-                  gen_family_name(family), gen_family_name(family));
+                  model->sections[section].name, model->sections[section].name);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
-        if (!op->valid || gen_op_family(op) != family)
+        if (!op->valid || op->section != section)
             continue;
         char *why = unsupported_reason(op);
         if (why == NULL)
@@ -405,7 +405,7 @@ char *gen_emit_boxed_h(const gen_model *model)
     gen_sb_puts(&sb,
                 "/*\n"
                 " * boxed/boxed.h - the boxed function of every op that can be boxed\n"
-                " * (defined in boxed/<family>.c, listed in yg__boxed_ops[]).  Not public API.\n"
+                " * (defined in boxed/<section>.c, listed in yg__boxed_ops[]).  Not public API.\n"
                 " */\n"
                 "#ifndef YAGRAD_GENERATED_BOXED_H\n#define YAGRAD_GENERATED_BOXED_H\n\n"
                 "#include \"jit/boxing.h\"\n\n");

@@ -1,6 +1,6 @@
 /*
- * emit_nodes.c - writes nodes/<family>.h and nodes/<family>.c: one backward
- * node per entry of specs/derivatives.yaml whose op is in that family.
+ * emit_nodes.c - writes nodes/<section>.h and nodes/<section>.c: one backward
+ * node per entry of specs/derivatives.yaml whose op is in that section.
  *
  * A node struct holds exactly what its formulas read, as inferred from
  * their ASTs (formula.c): saved tensors, only the sizes, numel or dtype
@@ -74,18 +74,18 @@ static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)
     }
 }
 
-char *gen_emit_nodes_h(const gen_model *model, gen_family family)
+char *gen_emit_nodes_h(const gen_model *model, int section)
 {
     gen_sb sb = {0};
-    const char *fam = gen_family_name(family);
+    const char *fam = model->sections[section].name;
 
     gen_emit_marker(&sb, GEN_DERIV_FILE);
     gen_sb_printf(&sb,
                   "/*\n"
-                  " * nodes/%s.h - the backward node of every %s op with an\n"
-                  " * entry in specs/derivatives.yaml: its struct (the saved values its\n"
-                  " * formulas read) and its vtable.  The op wrappers of api/%s.c fill\n"
-                  " * them in.  Not public API.\n"
+                  " * nodes/%s.h - the backward nodes of section %s: for every op\n"
+                  " * with an entry in specs/derivatives.yaml, its struct (the saved values\n"
+                  " * its formulas read) and its vtable.  The op wrappers of api/%s.c\n"
+                  " * fill them in.  Not public API.\n"
                   " */\n"
                   "#ifndef YAGRAD_NODES_%s_H\n#define YAGRAD_NODES_%s_H\n\n"
                   "#include <stdbool.h>\n#include <stdint.h>\n\n"
@@ -94,7 +94,7 @@ char *gen_emit_nodes_h(const gen_model *model, gen_family family)
     for (int i = 0; i < model->n_derivs; i++) {
         const gen_deriv *d = &model->derivs[i];
         /* Without edges (output not differentiable) nothing is recorded. */
-        if (d->op == NULL || d->n_edges == 0 || gen_op_family(d->op) != family)
+        if (d->op == NULL || d->n_edges == 0 || d->op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
         gen_emit_schema_only(&sb, "", d->name_text);
@@ -444,17 +444,17 @@ static void emit_release_saved(gen_sb *sb, const gen_deriv *d)
     gen_sb_puts(sb, "}\n\n");
 }
 
-char *gen_emit_nodes_c(const gen_model *model, gen_family family)
+char *gen_emit_nodes_c(const gen_model *model, int section)
 {
     gen_sb sb = {0};
-    const char *fam = gen_family_name(family);
+    const char *fam = model->sections[section].name;
 
     gen_emit_marker(&sb, GEN_DERIV_FILE);
     gen_sb_printf(&sb,
                 "/*\n"
-                " * nodes/%s.c - apply and release_saved of the backward node of\n"
-                " * every %s op, from the formulas of specs/derivatives.yaml\n"
-                " * lowered to straight-line C.\n"
+                " * nodes/%s.c - apply and release_saved of the backward nodes of\n"
+                " * section %s, from the formulas of specs/derivatives.yaml lowered\n"
+                " * to straight-line C.\n"
                 " *\n"
                 " * Each apply computes only the gradients whose edges are wanted, keeps\n"
                 " * every intermediate in a named temporary released at out:, and moves its\n"
@@ -470,7 +470,7 @@ char *gen_emit_nodes_c(const gen_model *model, gen_family family)
     for (int i = 0; i < model->n_derivs; i++) {
         const gen_deriv *d = &model->derivs[i];
         /* Without edges (output not differentiable) nothing is recorded. */
-        if (d->op == NULL || d->n_edges == 0 || gen_op_family(d->op) != family)
+        if (d->op == NULL || d->n_edges == 0 || d->op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
         emit_apply(&sb, d);

@@ -1,6 +1,6 @@
 /*
- * emit_ops_c.c - writes api/<family>.c: the public yg_<op> of every op of
- * one family (gen_family in gen.h).
+ * emit_ops_c.c - writes api/<section>.c: the public yg_<op> of every op of
+ * one section of native_functions.yaml.
  *
  * Each wrapper checks its out-parameters and non-nullable tensors, then
  *   - composite ops call yg__composite_<op> and prefix its errors: their
@@ -997,17 +997,17 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     gen_sb_puts(sb, "    return st;\n}\n");
 }
 
-char *gen_emit_api_c(const gen_model *model, gen_family family)
+char *gen_emit_api_c(const gen_model *model, int section)
 {
     gen_sb sb = {0};
-    const char *fam = gen_family_name(family);
+    const char *sec = model->sections[section].name;
 
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_printf(&sb,
                 "/*\n"
-                " * api/%s.c - the public entry point of every %s op (declared\n"
-                " * in yagrad/ops.h).  One file per op family, so editing one op\n"
-                " * recompiles its family only.\n"
+                " * api/%s.c - the public entry point of every op of section %s\n"
+                " * of specs/native_functions.yaml (declared in yagrad/ops_%s.h).  One\n"
+                " * file per section, so editing one op recompiles its section only.\n"
                 " *\n"
                 " * Each checks its arguments, then either calls its composite\n"
                 " * implementation (whose parts record autograd history themselves) or picks\n"
@@ -1024,10 +1024,10 @@ char *gen_emit_api_c(const gen_model *model, gen_family family)
                 "#include \"generated_int.h\"\n"
                 "#include \"jit/tracer.h\"\n"
                 "#include \"nodes/%s.h\"\n",
-                fam, fam, fam);
+                sec, sec, sec, sec);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
-        if (!op->valid || gen_op_family(op) != family)
+        if (!op->valid || op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
         if (op->kind != GEN_OP_COMPOSITE) {

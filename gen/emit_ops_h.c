@@ -1,6 +1,7 @@
 /*
- * emit_ops_h.c - writes include/yagrad/ops.h, the public declaration of
- * every op in specs/native_functions.yaml, in YAML order.
+ * emit_ops_h.c - writes the public declaration of every op in
+ * specs/native_functions.yaml, in YAML order: include/yagrad/ops_<section>.h
+ * per section, gathered by include/yagrad/ops.h.
  *
  * The header is the manual: its top comment states the contract every op
  * shares (borrowed inputs, new-reference outputs, the failure guarantee of
@@ -17,7 +18,9 @@ static const char ops_h_contract[] =
     " *\n"
     " * Names: yg_<name>[_<overload>]; in-place ops end in \"_\" (yg_add_).  Each\n"
     " * declaration shows the op's schema; its definition in api/ gives the\n"
-    " * YAML line it comes from.\n"
+    " * YAML line it comes from.  The declarations live in one header per\n"
+    " * section of the YAML (yagrad/ops_<section>.h), all included below;\n"
+    " * include this header, not those.\n"
     " *\n"
     " * Ownership: tensor inputs are borrowed (the caller keeps its reference; an\n"
     " * op that needs a tensor later takes its own).  \"in-out\" tensors are\n"
@@ -49,6 +52,30 @@ char *gen_emit_ops_h(const gen_model *model)
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_puts(&sb, ops_h_contract);
     gen_sb_puts(&sb, "#ifndef YAGRAD_OPS_H\n#define YAGRAD_OPS_H\n\n");
+    for (int i = 0; i < model->n_sections; i++)
+        gen_sb_printf(&sb, "#include \"yagrad/ops_%s.h\"\n", model->sections[i].name);
+    gen_sb_puts(&sb, "\n#endif /* YAGRAD_OPS_H */\n");
+    return gen_sb_take(&sb);
+}
+
+char *gen_emit_ops_section_h(const gen_model *model, int section)
+{
+    gen_sb sb = {0};
+    const char *sec = model->sections[section].name;
+    char *guard = gen_xstrdup(sec);
+
+    for (char *p = guard; *p != '\0'; p++)
+        if (*p >= 'a' && *p <= 'z')
+            *p = (char)(*p - 'a' + 'A');
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_printf(&sb,
+                  "/*\n"
+                  " * yagrad/ops_%s.h - the ops of section %s of\n"
+                  " * specs/native_functions.yaml.  Include yagrad/ops.h, whose contract\n"
+                  " * (ownership, failure, autograd, thread safety) every op here keeps.\n"
+                  " */\n"
+                  "#ifndef YAGRAD_OPS_%s_H\n#define YAGRAD_OPS_%s_H\n\n",
+                  sec, sec, guard, guard);
     gen_sb_puts(&sb, "#include <stdbool.h>\n#include <stdint.h>\n\n");
     gen_sb_puts(&sb, "#include \"yagrad/random.h\"\n#include \"yagrad/status.h\"\n"
                      "#include \"yagrad/tensor.h\"\n\n");
@@ -56,7 +83,7 @@ char *gen_emit_ops_h(const gen_model *model)
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         gen_params params;
-        if (!op->valid)
+        if (!op->valid || op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
         gen_emit_schema_only(&sb, "", op->func);
@@ -66,6 +93,7 @@ char *gen_emit_ops_h(const gen_model *model)
         free(prefix);
         gen_params_free(&params);
     }
-    gen_sb_puts(&sb, "\n#ifdef __cplusplus\n}\n#endif\n#endif /* YAGRAD_OPS_H */\n");
+    gen_sb_printf(&sb, "\n#ifdef __cplusplus\n}\n#endif\n#endif /* YAGRAD_OPS_%s_H */\n", guard);
+    free(guard);
     return gen_sb_take(&sb);
 }

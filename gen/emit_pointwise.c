@@ -1,6 +1,6 @@
 /*
- * emit_pointwise.c - writes kernels/<family>.c: the CPU kernel of every op
- * with a `pointwise:` expression, by pointwise family (gen_pointwise_family).
+ * emit_pointwise.c - writes kernels/<section>.c: the CPU kernel of every op
+ * with a `pointwise:` expression, by section of native_functions.yaml.
  *
  * Each op gets one inner loop per supported dtype behind the iterator of
  * cpu/cpu.h.  A loop has a contiguous fast path (every stride equals the
@@ -193,15 +193,15 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     }
 }
 
-char *gen_emit_pointwise_c(const gen_model *model, gen_family family)
+char *gen_emit_pointwise_c(const gen_model *model, int section)
 {
     gen_sb sb = {0};
 
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_printf(&sb,
                 "/*\n"
-                " * kernels/%s.c - CPU kernels of the %s ops: those with a\n"
-                " * `pointwise:` expression in specs/native_functions.yaml and %s.\n"
+                " * kernels/%s.c - CPU kernels of the ops of section %s\n"
+                " * that have a `pointwise:` expression in specs/native_functions.yaml.\n"
                 " *\n"
                 " * Each op has one inner loop per supported dtype, run by the broadcasting\n"
                 " * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every\n"
@@ -212,15 +212,10 @@ char *gen_emit_pointwise_c(const gen_model *model, gen_family family)
                 " */\n"
                 "#include <stdint.h>\n#include <tgmath.h>\n\n"
                 "#include \"cpu/cpu.h\"\n#include \"generated_int.h\"\n",
-                gen_family_name(family), gen_family_name(family),
-                family == GEN_FAM_POINTWISE_UNARY    ? "one Tensor input"
-                : family == GEN_FAM_POINTWISE_BINARY ? "two Tensor inputs"
-                : family == GEN_FAM_POINTWISE_TERNARY
-                    ? "three or four Tensor inputs"
-                    : "a name ending in _backward (gradient helpers)");
+                model->sections[section].name, model->sections[section].name);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
-        if (!op->valid || op->kind != GEN_OP_POINTWISE || gen_pointwise_family(op) != family)
+        if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
         emit_op(&sb, op);

@@ -182,6 +182,7 @@ typedef struct gen_op {
     bool variant_function; /* variants: function (the default) */
     bool variant_method;   /* variants: method (no C form; validated only) */
     struct gen_deriv *deriv; /* borrowed; NULL without a derivative entry */
+    int section;         /* index into gen_model.sections; -1 before the first */
 } gen_op;
 
 typedef enum gen_save_kind {
@@ -254,7 +255,18 @@ typedef struct gen_deriv {
     int n_temps;
 } gen_deriv;
 
+/* A `- section: <name>` item of native_functions.yaml: every following op
+ * belongs to it until the next one.  The name is the stem of the section's
+ * output files (see "Output is split by section" below). */
+typedef struct gen_section {
+    char *name;          /* a slug: [a-z][a-z0-9_]* */
+    gen_loc loc;         /* of the name */
+    bool has_pointwise;  /* some op of it has a `pointwise:` expression */
+} gen_section;
+
 typedef struct gen_model {
+    gen_section *sections; /* in YAML order */
+    int n_sections;
     gen_op *ops;
     int n_ops;
     gen_deriv *derivs;
@@ -302,40 +314,28 @@ void gen_analyse(gen_model *model);
 void gen_check_kernels(const gen_model *model, const char *runtime_dir,
                        const char *const *include_dirs, int n_include_dirs);
 
-/* Output is split by op family so that editing one op recompiles one or
- * two files, not the library: api/<family>.c (the yg_<op> wrappers),
- * nodes/<family>.{h,c} (backward nodes) and kernels/<family>.c (generated
- * CPU loops, pointwise families only).  The set is fixed so that the build
- * knows every output before gen runs; a family without ops still gets its
- * (nearly empty) files. */
-typedef enum gen_family {
-    GEN_FAM_POINTWISE_UNARY,   /* pointwise, one Tensor input */
-    GEN_FAM_POINTWISE_BINARY,  /* pointwise, two Tensor inputs */
-    GEN_FAM_POINTWISE_TERNARY, /* pointwise, three or four Tensor inputs */
-    GEN_FAM_POINTWISE_BACKWARD, /* pointwise gradient helpers (name ends in _backward) */
-    GEN_FAM_REDUCTION,         /* tagged reduction */
-    GEN_FAM_VIEW,              /* tagged view */
-    GEN_FAM_COMPOSITE,         /* no dispatch, no pointwise */
-    GEN_FAM_OTHER,             /* every other kernel op */
-    GEN_FAM_COUNT_
-} gen_family;
-
-gen_family gen_op_family(const gen_op *op);
-/* The kernels/ file of a pointwise op: gradient helpers, else by its
- * number of Tensor inputs. */
-gen_family gen_pointwise_family(const gen_op *op);
-const char *gen_family_name(gen_family family); /* "pointwise_unary" */
+/* Output is split by section (the `- section:` items of
+ * native_functions.yaml, grouped by meaning) so that editing one op
+ * recompiles one or two files, not the library, and each file stays short
+ * enough to read: include/yagrad/ops_<section>.h (the declarations),
+ * api/<section>.c (the yg_<op> wrappers), nodes/<section>.{h,c} (the
+ * backward nodes of its ops' derivatives.yaml entries), boxed/<section>.c
+ * and, for a section with a pointwise op, kernels/<section>.c (generated
+ * CPU loops).  The build reads the same set from the YAML at configure time
+ * (cmake/GenFiles.cmake). */
 
 /* emit_*.c: each returns the full text of one generated file. */
+/* A section argument is an index into model->sections. */
 char *gen_emit_ops_h(const gen_model *model);
-char *gen_emit_api_c(const gen_model *model, gen_family family);
-char *gen_emit_nodes_h(const gen_model *model, gen_family family);
-char *gen_emit_nodes_c(const gen_model *model, gen_family family);
-char *gen_emit_pointwise_c(const gen_model *model, gen_family family);
+char *gen_emit_ops_section_h(const gen_model *model, int section);
+char *gen_emit_api_c(const gen_model *model, int section);
+char *gen_emit_nodes_h(const gen_model *model, int section);
+char *gen_emit_nodes_c(const gen_model *model, int section);
+char *gen_emit_pointwise_c(const gen_model *model, int section);
 char *gen_emit_generated_int_h(const gen_model *model);
 char *gen_emit_registry_c(const gen_model *model);
-/* emit_boxed.c: boxed/<family>.c, boxed/boxed.h, boxed/table.c. */
-char *gen_emit_boxed_c(const gen_model *model, gen_family family);
+/* emit_boxed.c: boxed/<section>.c, boxed/boxed.h, boxed/table.c. */
+char *gen_emit_boxed_c(const gen_model *model, int section);
 char *gen_emit_boxed_h(const gen_model *model);
 char *gen_emit_boxed_table_c(const gen_model *model);
 

@@ -64,8 +64,8 @@ static void remove_stale_outputs(const outputs *o, const char *out_dir)
     nftw(out_dir, remove_stale, 16, FTW_PHYS);
 }
 
-/* Writes every output file into out_dir (see gen_family in gen.h for the
- * split).  The list must match YG_GEN_FILES in the top-level CMakeLists.txt. */
+/* Writes every output file into out_dir (see "Output is split by section"
+ * in gen.h).  cmake/GenFiles.cmake derives the same list from the YAML. */
 static void write_outputs(const gen_model *model, const char *out_dir)
 {
     outputs o = {0};
@@ -75,24 +75,27 @@ static void write_outputs(const gen_model *model, const char *out_dir)
     emit(&o, out_dir, "registry.c", gen_emit_registry_c(model));
     emit(&o, out_dir, "boxed/boxed.h", gen_emit_boxed_h(model));
     emit(&o, out_dir, "boxed/table.c", gen_emit_boxed_table_c(model));
-    for (int f = 0; f < GEN_FAM_COUNT_; f++) {
-        const char *name = gen_family_name((gen_family)f);
-        char *path = gen_xprintf("api/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_api_c(model, (gen_family)f));
+    for (int s = 0; s < model->n_sections; s++) {
+        const char *name = model->sections[s].name;
+        char *path = gen_xprintf("include/yagrad/ops_%s.h", name);
+        emit(&o, out_dir, path, gen_emit_ops_section_h(model, s));
+        free(path);
+        path = gen_xprintf("api/%s.c", name);
+        emit(&o, out_dir, path, gen_emit_api_c(model, s));
         free(path);
         path = gen_xprintf("nodes/%s.h", name);
-        emit(&o, out_dir, path, gen_emit_nodes_h(model, (gen_family)f));
+        emit(&o, out_dir, path, gen_emit_nodes_h(model, s));
         free(path);
         path = gen_xprintf("nodes/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_nodes_c(model, (gen_family)f));
+        emit(&o, out_dir, path, gen_emit_nodes_c(model, s));
         free(path);
         path = gen_xprintf("boxed/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_boxed_c(model, (gen_family)f));
+        emit(&o, out_dir, path, gen_emit_boxed_c(model, s));
         free(path);
-        if (f > GEN_FAM_POINTWISE_BACKWARD)
+        if (!model->sections[s].has_pointwise)
             continue;
         path = gen_xprintf("kernels/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_pointwise_c(model, (gen_family)f));
+        emit(&o, out_dir, path, gen_emit_pointwise_c(model, s));
         free(path);
     }
     if (gen_error_count() == 0)

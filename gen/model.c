@@ -626,5 +626,8 @@ void gen_model_free(gen_model *model)
     for (int i = 0; i < model->n_derivs; i++)
         free_deriv(&model->derivs[i]);
     free(model->derivs);
+    for (int i = 0; i < model->n_sections; i++)
+        free(model->sections[i].name);
+    free(model->sections);
     memset(model, 0, sizeof(*model));
 }

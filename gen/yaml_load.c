@@ -369,6 +369,79 @@ static void load_native_entry(loader *l, yaml_node_t *entry, gen_op *op)
         gen_error(op->loc, "empty entry: expected 'func: <signature>'");
 }
 
+/* Whether entry is a section item: a mapping with a 'section' key. */
+static bool is_section_item(loader *l, const yaml_node_t *entry)
+{
+    for (yaml_node_pair_t *pair = entry->data.mapping.pairs.start;
+         pair < entry->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = get(l, pair->key);
+        if (k != NULL && k->type == YAML_SCALAR_NODE &&
+            strcmp((const char *)k->data.scalar.value, "section") == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A slug: a lowercase letter, then lowercase letters, digits and '_'. */
+static bool is_slug(const char *s)
+{
+    if (!(s[0] >= 'a' && s[0] <= 'z'))
+        return false;
+    for (; *s != '\0'; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+/* `- section: <name>`: starts a section that every following op joins.
+ * Reports other keys, names that are not slugs, the name of a fixed output
+ * file (boxed/table.c) and a name given twice. */
+static void load_section(loader *l, yaml_node_t *entry, gen_model *model)
+{
+    const char *name = NULL;
+    gen_loc loc = {0};
+
+    for (yaml_node_pair_t *pair = entry->data.mapping.pairs.start;
+         pair < entry->data.mapping.pairs.top; pair++) {
+        if (skip_pair(l, entry, pair))
+            continue;
+        const char *key = pair_key(l, pair);
+        yaml_node_t *v = get(l, pair->value);
+        if (strcmp(key, "section") != 0) {
+            gen_error(node_loc(l->file, get(l, pair->key)),
+                      "unknown key '%s' in a section item (it holds only 'section: <name>')",
+                      key);
+            continue;
+        }
+        if (v == NULL || (name = scalar_value(l, v, key)) == NULL)
+            continue;
+        loc = value_loc(l->file, v);
+    }
+    if (name == NULL)
+        return;
+    if (!is_slug(name)) {
+        gen_error(loc,
+                  "section name '%s' must be lowercase letters, digits and '_', starting with a "
+                  "letter (it names the output files)",
+                  name);
+        return;
+    }
+    if (strcmp(name, "table") == 0) {
+        gen_error(loc, "section name 'table' is taken by boxed/table.c");
+        return;
+    }
+    for (int i = 0; i < model->n_sections; i++) {
+        if (strcmp(model->sections[i].name, name) == 0) {
+            gen_error(loc, "section '%s' is given twice (first on line %d)", name,
+                      model->sections[i].loc.line);
+            return;
+        }
+    }
+    model->sections = gen_xrealloc(model->sections,
+                                   (size_t)(model->n_sections + 1) * sizeof(gen_section));
+    model->sections[model->n_sections++] = (gen_section){.name = gen_xstrdup(name), .loc = loc};
+}
+
 void gen_load_native_text(const char *text, size_t len, gen_model *model)
 {
     const char *file = GEN_NATIVE_FILE;
@@ -377,6 +450,7 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model)
     if (!load_document(text, len, file, &doc))
         return;
     yaml_node_t *root = root_list(file, &doc);
+    bool seen_section = false;
     if (root != NULL) {
         size_t n = (size_t)(root->data.sequence.items.top - root->data.sequence.items.start);
         model->ops = gen_xcalloc(n, sizeof(gen_op));
@@ -389,13 +463,26 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model)
                 continue;
             }
             loader l = {.file = file, .doc = &doc};
+            if (is_section_item(&l, entry)) {
+                load_section(&l, entry, model);
+                seen_section = true;
+                continue;
+            }
             l.entry = entry_name(&l, entry, "func");
             gen_op *op = &model->ops[model->n_ops++];
             load_native_entry(&l, entry, op);
+            op->section = model->n_sections - 1;
+            /* After a rejected section item, its ops are not reported again. */
+            if (op->func != NULL && !seen_section)
+                gen_error_in(l.entry, op->loc,
+                             "op before the first section item (start the file with "
+                             "'- section: <name>')");
             free(l.entry);
             if (op->func == NULL) {
                 gen_model_free_op(op);
                 model->n_ops--;
+            } else if (op->pointwise != NULL && op->section >= 0) {
+                model->sections[op->section].has_pointwise = true;
             }
         }
     }

@@ -183,15 +183,6 @@ yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out);
 /* sqrt(Tensor self) -> Tensor */
 yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out);
 
-/* tanh(Tensor self) -> Tensor */
-yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out);
-
-/* sigmoid(Tensor self) -> Tensor */
-yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out);
-
-/* relu(Tensor self) -> Tensor */
-yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out);
-
 /* pow(Tensor self, Scalar exponent) -> Tensor */
 yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out);
 
@@ -216,6 +207,9 @@ yg_status yg__cpu_rsqrt(const yg_tensor *self, yg_tensor **out);
 /* reciprocal(Tensor self) -> Tensor */
 yg_status yg__cpu_reciprocal(const yg_tensor *self, yg_tensor **out);
 
+/* tanh(Tensor self) -> Tensor */
+yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out);
+
 /* sin(Tensor self) -> Tensor */
 yg_status yg__cpu_sin(const yg_tensor *self, yg_tensor **out);
 
@@ -227,6 +221,12 @@ yg_status yg__cpu_tan(const yg_tensor *self, yg_tensor **out);
 
 /* erf(Tensor self) -> Tensor */
 yg_status yg__cpu_erf(const yg_tensor *self, yg_tensor **out);
+
+/* sigmoid(Tensor self) -> Tensor */
+yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out);
+
+/* relu(Tensor self) -> Tensor */
+yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out);
 
 /* gelu(Tensor self) -> Tensor */
 yg_status yg__cpu_gelu(const yg_tensor *self, yg_tensor **out);
@@ -288,12 +288,6 @@ yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out);
 
-/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
-yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
-                               const yg_tensor *self,
-                               double exponent,
-                               yg_tensor **out);
-
 /* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__cpu_gelu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
@@ -334,6 +328,12 @@ yg_status yg__cpu_hardtanh_backward(const yg_tensor *grad_output,
                                     double min_val,
                                     double max_val,
                                     yg_tensor **out);
+
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
+yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
+                               const yg_tensor *self,
+                               double exponent,
+                               yg_tensor **out);
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
 yg_status yg__cpu_clamp_backward(const yg_tensor *grad_output,

@@ -12,6 +12,7 @@ static const char *const mul_derivative_inputs[] = {"self", "other"};
 static const char *const div_derivative_inputs[] = {"self", "other"};
 static const char *const mul_scalar_derivative_inputs[] = {"self"};
 static const char *const div_scalar_derivative_inputs[] = {"self"};
+static const char *const add__derivative_inputs[] = {"self", "other"};
 static const char *const add_scalar_derivative_inputs[] = {"self"};
 static const char *const sub_scalar_derivative_inputs[] = {"self"};
 static const char *const rsub_scalar_derivative_inputs[] = {"self"};
@@ -29,13 +30,17 @@ static const char *const where_derivative_inputs[] = {"self", "other"};
 static const char *const where_scalarother_derivative_inputs[] = {"self"};
 static const char *const where_scalarself_derivative_inputs[] = {"other"};
 static const char *const masked_fill_derivative_inputs[] = {"self"};
+static const char *const sub__derivative_inputs[] = {"self", "other"};
+static const char *const mul__derivative_inputs[] = {"self", "other"};
+static const char *const div__derivative_inputs[] = {"self", "other"};
+static const char *const mul_scalar__derivative_inputs[] = {"self"};
+static const char *const relu__derivative_inputs[] = {"self"};
+static const char *const zero__derivative_inputs[] = {"self"};
+static const char *const copy__derivative_inputs[] = {"self", "src"};
 static const char *const neg_derivative_inputs[] = {"self"};
 static const char *const exp_derivative_inputs[] = {"self"};
 static const char *const log_derivative_inputs[] = {"self"};
 static const char *const sqrt_derivative_inputs[] = {"self"};
-static const char *const tanh_derivative_inputs[] = {"self"};
-static const char *const sigmoid_derivative_inputs[] = {"self"};
-static const char *const relu_derivative_inputs[] = {"self"};
 static const char *const pow_derivative_inputs[] = {"self"};
 static const char *const abs_derivative_inputs[] = {"self"};
 static const char *const sign_derivative_inputs[] = {"self"};
@@ -44,10 +49,13 @@ static const char *const log1p_derivative_inputs[] = {"self"};
 static const char *const log2_derivative_inputs[] = {"self"};
 static const char *const rsqrt_derivative_inputs[] = {"self"};
 static const char *const reciprocal_derivative_inputs[] = {"self"};
+static const char *const tanh_derivative_inputs[] = {"self"};
 static const char *const sin_derivative_inputs[] = {"self"};
 static const char *const cos_derivative_inputs[] = {"self"};
 static const char *const tan_derivative_inputs[] = {"self"};
 static const char *const erf_derivative_inputs[] = {"self"};
+static const char *const sigmoid_derivative_inputs[] = {"self"};
+static const char *const relu_derivative_inputs[] = {"self"};
 static const char *const gelu_derivative_inputs[] = {"self"};
 static const char *const gelu_tanh_derivative_inputs[] = {"self"};
 static const char *const silu_derivative_inputs[] = {"self"};
@@ -62,22 +70,44 @@ static const char *const floor_derivative_inputs[] = {"self"};
 static const char *const ceil_derivative_inputs[] = {"self"};
 static const char *const round_derivative_inputs[] = {"self"};
 static const char *const trunc_derivative_inputs[] = {"self"};
+static const char *const tanh_backward_derivative_inputs[] = {"grad_output", "output"};
+static const char *const sigmoid_backward_derivative_inputs[] = {"grad_output", "output"};
+static const char *const relu_backward_derivative_inputs[] = {"grad_output"};
+static const char *const gelu_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const gelu_tanh_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const silu_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const elu_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const leaky_relu_backward_derivative_inputs[] = {"grad_output"};
+static const char *const softplus_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const hardtanh_backward_derivative_inputs[] = {"grad_output"};
+static const char *const pow_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const clamp_backward_derivative_inputs[] = {"grad_output"};
+static const char *const clamp_min_backward_derivative_inputs[] = {"grad_output"};
+static const char *const clamp_max_backward_derivative_inputs[] = {"grad_output"};
+static const char *const maximum_backward_derivative_inputs[] = {"grad_output"};
+static const char *const minimum_backward_derivative_inputs[] = {"grad_output"};
+static const char *const pow_backward_self_derivative_inputs[] = {"grad_output", "self", "exponent"};
+static const char *const pow_backward_exponent_derivative_inputs[] = {"grad_output", "self", "exponent", "output"};
 static const char *const sum_derivative_inputs[] = {"self"};
 static const char *const sum_dim_derivative_inputs[] = {"self"};
 static const char *const mean_derivative_inputs[] = {"self"};
 static const char *const mean_dim_derivative_inputs[] = {"self"};
 static const char *const prod_dim_derivative_inputs[] = {"self"};
+static const char *const prod_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const cumsum_derivative_inputs[] = {"self"};
+static const char *const cumprod_derivative_inputs[] = {"self"};
+static const char *const cumprod_backward_derivative_inputs[] = {"grad_output", "self"};
 static const char *const amax_derivative_inputs[] = {"self"};
 static const char *const amin_derivative_inputs[] = {"self"};
 static const char *const max_dim_derivative_inputs[] = {"self"};
 static const char *const min_dim_derivative_inputs[] = {"self"};
+static const char *const minmax_backward_derivative_inputs[] = {"grad_output"};
 static const char *const var_derivative_inputs[] = {"self"};
-static const char *const var_mean_derivative_inputs[] = {"self"};
 static const char *const std_derivative_inputs[] = {"self"};
+static const char *const var_mean_derivative_inputs[] = {"self"};
 static const char *const norm_derivative_inputs[] = {"self"};
+static const char *const norm_backward_derivative_inputs[] = {"grad_output", "self", "output"};
 static const char *const logsumexp_derivative_inputs[] = {"self"};
-static const char *const cumsum_derivative_inputs[] = {"self"};
-static const char *const cumprod_derivative_inputs[] = {"self"};
 static const char *const mm_derivative_inputs[] = {"self", "mat2"};
 static const char *const bmm_derivative_inputs[] = {"self", "mat2"};
 static const char *const transpose_derivative_inputs[] = {"self"};
@@ -93,7 +123,17 @@ static const char *const select_derivative_inputs[] = {"self"};
 static const char *const slice_derivative_inputs[] = {"self"};
 static const char *const select_backward_derivative_inputs[] = {"grad_output"};
 static const char *const slice_backward_derivative_inputs[] = {"grad_output"};
+static const char *const cat_derivative_inputs[] = {"tensors"};
 static const char *const flip_derivative_inputs[] = {"self"};
+static const char *const split_derivative_inputs[] = {"self"};
+static const char *const split_with_sizes_derivative_inputs[] = {"self"};
+static const char *const chunk_derivative_inputs[] = {"self"};
+static const char *const unbind_derivative_inputs[] = {"self"};
+static const char *const constant_pad_nd_derivative_inputs[] = {"self"};
+static const char *const reflection_pad_derivative_inputs[] = {"self"};
+static const char *const reflection_pad_backward_derivative_inputs[] = {"grad_output"};
+static const char *const replication_pad_derivative_inputs[] = {"self"};
+static const char *const replication_pad_backward_derivative_inputs[] = {"grad_output"};
 static const char *const index_select_derivative_inputs[] = {"self"};
 static const char *const index_select_backward_derivative_inputs[] = {"grad_output"};
 static const char *const gather_derivative_inputs[] = {"self"};
@@ -103,70 +143,30 @@ static const char *const scatter_value_derivative_inputs[] = {"self"};
 static const char *const scatter_add_derivative_inputs[] = {"self", "src"};
 static const char *const tril_derivative_inputs[] = {"self"};
 static const char *const triu_derivative_inputs[] = {"self"};
-static const char *const constant_pad_nd_derivative_inputs[] = {"self"};
-static const char *const softmax_derivative_inputs[] = {"self"};
-static const char *const embedding_derivative_inputs[] = {"weight"};
-static const char *const log_softmax_derivative_inputs[] = {"self"};
-static const char *const nll_loss_derivative_inputs[] = {"self"};
-static const char *const nll_loss_backward_derivative_inputs[] = {"grad_output"};
-static const char *const tanh_backward_derivative_inputs[] = {"grad_output", "output"};
-static const char *const sigmoid_backward_derivative_inputs[] = {"grad_output", "output"};
-static const char *const avg_pool2d_derivative_inputs[] = {"self"};
-static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
-static const char *const adaptive_avg_pool2d_derivative_inputs[] = {"self"};
-static const char *const upsample_nearest2d_derivative_inputs[] = {"self"};
-static const char *const leaky_relu_backward_derivative_inputs[] = {"grad_output"};
-static const char *const hardtanh_backward_derivative_inputs[] = {"grad_output"};
-static const char *const clamp_backward_derivative_inputs[] = {"grad_output"};
-static const char *const clamp_min_backward_derivative_inputs[] = {"grad_output"};
-static const char *const clamp_max_backward_derivative_inputs[] = {"grad_output"};
-static const char *const maximum_backward_derivative_inputs[] = {"grad_output"};
-static const char *const minimum_backward_derivative_inputs[] = {"grad_output"};
-static const char *const add__derivative_inputs[] = {"self", "other"};
-static const char *const sub__derivative_inputs[] = {"self", "other"};
-static const char *const mul__derivative_inputs[] = {"self", "other"};
-static const char *const div__derivative_inputs[] = {"self", "other"};
-static const char *const mul_scalar__derivative_inputs[] = {"self"};
-static const char *const relu__derivative_inputs[] = {"self"};
-static const char *const copy__derivative_inputs[] = {"self", "src"};
-static const char *const zero__derivative_inputs[] = {"self"};
-static const char *const relu_backward_derivative_inputs[] = {"grad_output"};
-static const char *const pow_backward_derivative_inputs[] = {"grad_output", "self"};
-static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
-static const char *const reflection_pad_derivative_inputs[] = {"self"};
-static const char *const reflection_pad_backward_derivative_inputs[] = {"grad_output"};
-static const char *const replication_pad_derivative_inputs[] = {"self"};
-static const char *const replication_pad_backward_derivative_inputs[] = {"grad_output"};
-static const char *const cat_derivative_inputs[] = {"tensors"};
-static const char *const split_derivative_inputs[] = {"self"};
-static const char *const split_with_sizes_derivative_inputs[] = {"self"};
-static const char *const chunk_derivative_inputs[] = {"self"};
-static const char *const unbind_derivative_inputs[] = {"self"};
 static const char *const index_derivative_inputs[] = {"self"};
 static const char *const index_put_derivative_inputs[] = {"self", "values"};
 static const char *const index_put__derivative_inputs[] = {"self", "values"};
-static const char *const to_copy_derivative_inputs[] = {"self"};
-static const char *const gelu_backward_derivative_inputs[] = {"grad_output", "self"};
-static const char *const gelu_tanh_backward_derivative_inputs[] = {"grad_output", "self"};
-static const char *const silu_backward_derivative_inputs[] = {"grad_output", "self"};
-static const char *const elu_backward_derivative_inputs[] = {"grad_output", "self"};
-static const char *const softplus_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const log_softmax_derivative_inputs[] = {"self"};
 static const char *const log_softmax_backward_derivative_inputs[] = {"grad_output", "output"};
-static const char *const adaptive_avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
-static const char *const upsample_nearest2d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const softmax_derivative_inputs[] = {"self"};
+static const char *const nll_loss_derivative_inputs[] = {"self"};
+static const char *const nll_loss_backward_derivative_inputs[] = {"grad_output"};
+static const char *const embedding_derivative_inputs[] = {"weight"};
 static const char *const embedding_backward_derivative_inputs[] = {"grad_output"};
-static const char *const pow_backward_self_derivative_inputs[] = {"grad_output", "self", "exponent"};
-static const char *const pow_backward_exponent_derivative_inputs[] = {"grad_output", "self", "exponent", "output"};
-static const char *const minmax_backward_derivative_inputs[] = {"grad_output"};
-static const char *const norm_backward_derivative_inputs[] = {"grad_output", "self", "output"};
-static const char *const prod_backward_derivative_inputs[] = {"grad_output", "self"};
-static const char *const cumprod_backward_derivative_inputs[] = {"grad_output", "self"};
+static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
+static const char *const avg_pool2d_derivative_inputs[] = {"self"};
+static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const adaptive_avg_pool2d_derivative_inputs[] = {"self"};
+static const char *const adaptive_avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const upsample_nearest2d_derivative_inputs[] = {"self"};
+static const char *const upsample_nearest2d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const to_copy_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
         .name = "add",
         .schema = "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:16",
+        .location = "specs/native_functions.yaml:25",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -174,7 +174,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sub",
         .schema = "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:20",
+        .location = "specs/native_functions.yaml:29",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -182,7 +182,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul",
         .schema = "mul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:24",
+        .location = "specs/native_functions.yaml:33",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -190,14 +190,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div",
         .schema = "div(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:28",
+        .location = "specs/native_functions.yaml:37",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.Scalar",
         .schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:32",
+        .location = "specs/native_functions.yaml:41",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -205,21 +205,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div.mode",
         .schema = "div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor",
-        .location = "specs/native_functions.yaml:38",
+        .location = "specs/native_functions.yaml:47",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "div.Scalar",
         .schema = "div.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:40",
+        .location = "specs/native_functions.yaml:49",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:44",
+        .location = "specs/native_functions.yaml:53",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -227,7 +227,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "add.Scalar",
         .schema = "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:48",
+        .location = "specs/native_functions.yaml:57",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -235,7 +235,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sub.Scalar",
         .schema = "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:52",
+        .location = "specs/native_functions.yaml:61",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -243,7 +243,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "rsub.Scalar",
         .schema = "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:57",
+        .location = "specs/native_functions.yaml:66",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -251,7 +251,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "maximum",
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:61",
+        .location = "specs/native_functions.yaml:73",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -259,7 +259,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "minimum",
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:65",
+        .location = "specs/native_functions.yaml:77",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -267,35 +267,35 @@ const yg_op_info yg__ops[] = {
     {
         .name = "atan2",
         .schema = "atan2(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:69",
+        .location = "specs/native_functions.yaml:81",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "remainder",
         .schema = "remainder(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:75",
+        .location = "specs/native_functions.yaml:87",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "remainder.Scalar",
         .schema = "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:79",
+        .location = "specs/native_functions.yaml:91",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow.Tensor",
         .schema = "pow.Tensor(Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:83",
+        .location = "specs/native_functions.yaml:95",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp",
         .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        .location = "specs/native_functions.yaml:87",
+        .location = "specs/native_functions.yaml:102",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -303,7 +303,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lerp.Tensor",
         .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-        .location = "specs/native_functions.yaml:91",
+        .location = "specs/native_functions.yaml:106",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -312,7 +312,7 @@ const yg_op_info yg__ops[] = {
         .name = "addcmul",
         .schema = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/native_functions.yaml:95",
+        .location = "specs/native_functions.yaml:110",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -321,14 +321,14 @@ const yg_op_info yg__ops[] = {
         .name = "addcdiv",
         .schema = "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/native_functions.yaml:99",
+        .location = "specs/native_functions.yaml:114",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "where",
         .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:105",
+        .location = "specs/native_functions.yaml:120",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -336,7 +336,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "where.ScalarOther",
         .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:109",
+        .location = "specs/native_functions.yaml:124",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -344,7 +344,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "where.ScalarSelf",
         .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:113",
+        .location = "specs/native_functions.yaml:128",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -352,7 +352,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "masked_fill",
         .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:117",
+        .location = "specs/native_functions.yaml:132",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -360,7 +360,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:126",
+        .location = "specs/native_functions.yaml:143",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -368,7 +368,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:130",
+        .location = "specs/native_functions.yaml:147",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -376,14 +376,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:134",
+        .location = "specs/native_functions.yaml:151",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "add_.Scalar",
         .schema = "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:138",
+        .location = "specs/native_functions.yaml:155",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -391,7 +391,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:142",
+        .location = "specs/native_functions.yaml:159",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -399,7 +399,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div_.Scalar",
         .schema = "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:146",
+        .location = "specs/native_functions.yaml:163",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -407,7 +407,7 @@ const yg_op_info yg__ops[] = {
         .name = "addcmul_",
         .schema = "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
                   " *, Scalar value=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:150",
+        .location = "specs/native_functions.yaml:167",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -416,14 +416,14 @@ const yg_op_info yg__ops[] = {
         .name = "addcdiv_",
         .schema = "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
                   " *, Scalar value=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:154",
+        .location = "specs/native_functions.yaml:171",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp_",
         .schema = "lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:158",
+        .location = "specs/native_functions.yaml:175",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -431,7 +431,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:162",
+        .location = "specs/native_functions.yaml:182",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -439,7 +439,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_",
         .schema = "clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:166",
+        .location = "specs/native_functions.yaml:186",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -447,7 +447,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min_",
         .schema = "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:170",
+        .location = "specs/native_functions.yaml:190",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -455,7 +455,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max_",
         .schema = "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:174",
+        .location = "specs/native_functions.yaml:194",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -463,7 +463,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "masked_fill_",
         .schema = "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:178",
+        .location = "specs/native_functions.yaml:198",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -471,7 +471,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "fill_",
         .schema = "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:184",
+        .location = "specs/native_functions.yaml:204",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -480,7 +480,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:189",
+        .location = "specs/native_functions.yaml:209",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -489,7 +489,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:195",
+        .location = "specs/native_functions.yaml:215",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -498,7 +498,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eq",
         .schema = "eq(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:203",
+        .location = "specs/native_functions.yaml:225",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -506,7 +506,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ne",
         .schema = "ne(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:208",
+        .location = "specs/native_functions.yaml:230",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -514,7 +514,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lt",
         .schema = "lt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:213",
+        .location = "specs/native_functions.yaml:235",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -522,7 +522,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "le",
         .schema = "le(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:218",
+        .location = "specs/native_functions.yaml:240",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -530,7 +530,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gt",
         .schema = "gt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:223",
+        .location = "specs/native_functions.yaml:245",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -538,7 +538,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ge",
         .schema = "ge(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:228",
+        .location = "specs/native_functions.yaml:250",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -546,7 +546,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eq.Scalar",
         .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:234",
+        .location = "specs/native_functions.yaml:256",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -554,7 +554,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ne.Scalar",
         .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:239",
+        .location = "specs/native_functions.yaml:261",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -562,7 +562,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lt.Scalar",
         .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:244",
+        .location = "specs/native_functions.yaml:266",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -570,7 +570,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "le.Scalar",
         .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:249",
+        .location = "specs/native_functions.yaml:271",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -578,7 +578,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gt.Scalar",
         .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:254",
+        .location = "specs/native_functions.yaml:276",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -586,7 +586,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ge.Scalar",
         .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:259",
+        .location = "specs/native_functions.yaml:281",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -594,7 +594,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_and",
         .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:265",
+        .location = "specs/native_functions.yaml:287",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -602,7 +602,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_or",
         .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:270",
+        .location = "specs/native_functions.yaml:292",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -610,7 +610,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_xor",
         .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:275",
+        .location = "specs/native_functions.yaml:297",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -618,7 +618,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_not",
         .schema = "logical_not(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:280",
+        .location = "specs/native_functions.yaml:302",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -626,7 +626,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:286",
+        .location = "specs/native_functions.yaml:310",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -634,57 +634,35 @@ const yg_op_info yg__ops[] = {
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:290",
+        .location = "specs/native_functions.yaml:314",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:294",
+        .location = "specs/native_functions.yaml:318",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:298",
+        .location = "specs/native_functions.yaml:322",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "tanh",
-        .schema = "tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:302",
-        .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "sigmoid",
-        .schema = "sigmoid(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:306",
-        .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "relu",
-        .schema = "relu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:310",
-        .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "pow",
         .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:314",
+        .location = "specs/native_functions.yaml:326",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "abs",
         .schema = "abs(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:318",
+        .location = "specs/native_functions.yaml:330",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -692,7 +670,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:323",
+        .location = "specs/native_functions.yaml:335",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -700,98 +678,120 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expm1",
         .schema = "expm1(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:327",
+        .location = "specs/native_functions.yaml:339",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log1p",
         .schema = "log1p(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:331",
+        .location = "specs/native_functions.yaml:343",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log2",
         .schema = "log2(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:335",
+        .location = "specs/native_functions.yaml:347",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "rsqrt",
         .schema = "rsqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:339",
+        .location = "specs/native_functions.yaml:351",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reciprocal",
         .schema = "reciprocal(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:343",
+        .location = "specs/native_functions.yaml:355",
+        .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "tanh",
+        .schema = "tanh(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:362",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sin",
         .schema = "sin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:347",
+        .location = "specs/native_functions.yaml:366",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cos",
         .schema = "cos(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:351",
+        .location = "specs/native_functions.yaml:370",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tan",
         .schema = "tan(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:355",
+        .location = "specs/native_functions.yaml:374",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "erf",
         .schema = "erf(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:359",
+        .location = "specs/native_functions.yaml:378",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "sigmoid",
+        .schema = "sigmoid(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:385",
+        .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "relu",
+        .schema = "relu(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:389",
+        .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
+    },
+    {
         .name = "gelu",
         .schema = "gelu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:364",
+        .location = "specs/native_functions.yaml:394",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh",
         .schema = "gelu_tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:370",
+        .location = "specs/native_functions.yaml:400",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu",
         .schema = "silu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:374",
+        .location = "specs/native_functions.yaml:404",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu",
         .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:378",
+        .location = "specs/native_functions.yaml:408",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu",
         .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-        .location = "specs/native_functions.yaml:382",
+        .location = "specs/native_functions.yaml:412",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -799,14 +799,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "softplus",
         .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-        .location = "specs/native_functions.yaml:388",
+        .location = "specs/native_functions.yaml:418",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "hardtanh",
         .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-        .location = "specs/native_functions.yaml:392",
+        .location = "specs/native_functions.yaml:422",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -814,7 +814,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:397",
+        .location = "specs/native_functions.yaml:430",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -822,7 +822,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min",
         .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:401",
+        .location = "specs/native_functions.yaml:434",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -830,7 +830,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max",
         .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:405",
+        .location = "specs/native_functions.yaml:438",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -838,7 +838,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp.opt",
         .schema = "clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-        .location = "specs/native_functions.yaml:411",
+        .location = "specs/native_functions.yaml:444",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -846,35 +846,35 @@ const yg_op_info yg__ops[] = {
     {
         .name = "floor",
         .schema = "floor(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:416",
+        .location = "specs/native_functions.yaml:449",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ceil",
         .schema = "ceil(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:420",
+        .location = "specs/native_functions.yaml:453",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round",
         .schema = "round(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:424",
+        .location = "specs/native_functions.yaml:457",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "trunc",
         .schema = "trunc(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:428",
+        .location = "specs/native_functions.yaml:461",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:433",
+        .location = "specs/native_functions.yaml:468",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -882,7 +882,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:437",
+        .location = "specs/native_functions.yaml:472",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -890,50 +890,43 @@ const yg_op_info yg__ops[] = {
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:441",
+        .location = "specs/native_functions.yaml:476",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
     {
-        .name = "pow_backward",
-        .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:445",
-        .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:450",
+        .location = "specs/native_functions.yaml:481",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:456",
+        .location = "specs/native_functions.yaml:487",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:461",
+        .location = "specs/native_functions.yaml:492",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/native_functions.yaml:465",
+        .location = "specs/native_functions.yaml:496",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/native_functions.yaml:469",
+        .location = "specs/native_functions.yaml:500",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -942,7 +935,7 @@ const yg_op_info yg__ops[] = {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/native_functions.yaml:473",
+        .location = "specs/native_functions.yaml:504",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -950,16 +943,23 @@ const yg_op_info yg__ops[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/native_functions.yaml:478",
+        .location = "specs/native_functions.yaml:509",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
     {
+        .name = "pow_backward",
+        .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
+        .location = "specs/native_functions.yaml:516",
+        .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:483",
+        .location = "specs/native_functions.yaml:521",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -967,7 +967,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:487",
+        .location = "specs/native_functions.yaml:525",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -975,7 +975,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:491",
+        .location = "specs/native_functions.yaml:529",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -983,7 +983,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:498",
+        .location = "specs/native_functions.yaml:536",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -991,7 +991,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:502",
+        .location = "specs/native_functions.yaml:540",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1000,14 +1000,14 @@ const yg_op_info yg__ops[] = {
         .name = "atan2_backward",
         .schema = "atan2_backward(Tensor grad, Tensor self, Tensor other,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)",
-        .location = "specs/native_functions.yaml:510",
+        .location = "specs/native_functions.yaml:548",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow_backward_self",
         .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:512",
+        .location = "specs/native_functions.yaml:550",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1015,14 +1015,14 @@ const yg_op_info yg__ops[] = {
         .name = "pow_backward_exponent",
         .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
                   " Tensor exponent, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:518",
+        .location = "specs/native_functions.yaml:556",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:523",
+        .location = "specs/native_functions.yaml:563",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1030,7 +1030,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:528",
+        .location = "specs/native_functions.yaml:568",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1038,21 +1038,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:533",
+        .location = "specs/native_functions.yaml:573",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:537",
+        .location = "specs/native_functions.yaml:577",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "prod",
         .schema = "prod(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:545",
+        .location = "specs/native_functions.yaml:585",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1060,7 +1060,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "prod.dim",
         .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:548",
+        .location = "specs/native_functions.yaml:588",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1069,14 +1069,92 @@ const yg_op_info yg__ops[] = {
         .name = "prod_backward",
         .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:554",
+        .location = "specs/native_functions.yaml:594",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "prod_double_backward",
+        .schema = "prod_double_backward(Tensor grad, Tensor grad_output,"
+                  " Tensor self, int[] dim, bool keepdim) -> Tensor",
+        .location = "specs/native_functions.yaml:601",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "sum_backward",
+        .schema = "sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
+        .location = "specs/native_functions.yaml:606",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "mean_backward",
+        .schema = "mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
+        .location = "specs/native_functions.yaml:610",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "sum_to",
+        .schema = "sum_to(Tensor self, int[] size) -> Tensor",
+        .location = "specs/native_functions.yaml:613",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "cumsum",
+        .schema = "cumsum(Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:620",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "cumprod",
+        .schema = "cumprod(Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:625",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "cumsum_backward",
+        .schema = "cumsum_backward(Tensor grad, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:631",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "cumprod_backward",
+        .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:634",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "cumprod_jvp",
+        .schema = "cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:642",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "cumprod_double_backward",
+        .schema = "cumprod_double_backward(Tensor grad, Tensor grad_output,"
+                  " Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:646",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:559",
+        .location = "specs/native_functions.yaml:654",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1085,7 +1163,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:564",
+        .location = "specs/native_functions.yaml:659",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1094,7 +1172,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "max",
         .schema = "max(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:570",
+        .location = "specs/native_functions.yaml:665",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1103,7 +1181,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "min",
         .schema = "min(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:573",
+        .location = "specs/native_functions.yaml:668",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1113,7 +1191,7 @@ const yg_op_info yg__ops[] = {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:579",
+        .location = "specs/native_functions.yaml:674",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1123,7 +1201,7 @@ const yg_op_info yg__ops[] = {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:584",
+        .location = "specs/native_functions.yaml:679",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1133,7 +1211,7 @@ const yg_op_info yg__ops[] = {
         .name = "value_selecting_reduction_backward",
         .schema = "value_selecting_reduction_backward(Tensor grad, int dim,"
                   " Tensor indices, int[] sizes, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:591",
+        .location = "specs/native_functions.yaml:686",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1142,14 +1220,14 @@ const yg_op_info yg__ops[] = {
         .name = "minmax_backward",
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:596",
+        .location = "specs/native_functions.yaml:691",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:602",
+        .location = "specs/native_functions.yaml:697",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1158,7 +1236,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:607",
+        .location = "specs/native_functions.yaml:702",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1167,7 +1245,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:612",
+        .location = "specs/native_functions.yaml:707",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1176,7 +1254,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:617",
+        .location = "specs/native_functions.yaml:712",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1185,7 +1263,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:623",
+        .location = "specs/native_functions.yaml:718",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1194,7 +1272,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:628",
+        .location = "specs/native_functions.yaml:723",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1203,7 +1281,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:633",
+        .location = "specs/native_functions.yaml:728",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1212,7 +1290,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:638",
+        .location = "specs/native_functions.yaml:733",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1221,14 +1299,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:645",
+        .location = "specs/native_functions.yaml:743",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "std",
         .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:649",
+        .location = "specs/native_functions.yaml:747",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1236,7 +1314,7 @@ const yg_op_info yg__ops[] = {
         .name = "var_mean",
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
-        .location = "specs/native_functions.yaml:654",
+        .location = "specs/native_functions.yaml:752",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1244,14 +1322,14 @@ const yg_op_info yg__ops[] = {
         .name = "var_backward",
         .schema = "var_backward(Tensor grad, Tensor self, int[] dim, int correction,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:659",
+        .location = "specs/native_functions.yaml:757",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:663",
+        .location = "specs/native_functions.yaml:761",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1259,14 +1337,14 @@ const yg_op_info yg__ops[] = {
         .name = "norm_backward",
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:667",
+        .location = "specs/native_functions.yaml:765",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:672",
+        .location = "specs/native_functions.yaml:770",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1274,90 +1352,35 @@ const yg_op_info yg__ops[] = {
         .name = "logsumexp_backward",
         .schema = "logsumexp_backward(Tensor grad, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:678",
+        .location = "specs/native_functions.yaml:776",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "cumsum",
-        .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:681",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
-    },
-    {
-        .name = "cumprod",
-        .schema = "cumprod(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:686",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
-    },
-    {
-        .name = "cumsum_backward",
-        .schema = "cumsum_backward(Tensor grad, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:692",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
-    },
-    {
-        .name = "cumprod_backward",
-        .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:695",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "sum_backward",
-        .schema = "sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:700",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "mean_backward",
-        .schema = "mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:704",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "sum_to",
-        .schema = "sum_to(Tensor self, int[] size) -> Tensor",
-        .location = "specs/native_functions.yaml:707",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:711",
+        .location = "specs/native_functions.yaml:781",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:716",
+        .location = "specs/native_functions.yaml:786",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "matmul",
         .schema = "matmul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:722",
+        .location = "specs/native_functions.yaml:792",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dot",
         .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
-        .location = "specs/native_functions.yaml:725",
+        .location = "specs/native_functions.yaml:795",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1365,14 +1388,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mv",
         .schema = "mv(Tensor self, Tensor vec) -> Tensor",
-        .location = "specs/native_functions.yaml:729",
+        .location = "specs/native_functions.yaml:799",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "outer",
         .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
-        .location = "specs/native_functions.yaml:732",
+        .location = "specs/native_functions.yaml:802",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1381,7 +1404,7 @@ const yg_op_info yg__ops[] = {
         .name = "addmm",
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,"
                   " Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:737",
+        .location = "specs/native_functions.yaml:807",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1389,21 +1412,21 @@ const yg_op_info yg__ops[] = {
         .name = "baddbmm",
         .schema = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *,"
                   " Scalar beta=1, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:740",
+        .location = "specs/native_functions.yaml:810",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:742",
+        .location = "specs/native_functions.yaml:812",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:745",
+        .location = "specs/native_functions.yaml:817",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1412,7 +1435,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:749",
+        .location = "specs/native_functions.yaml:821",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1421,7 +1444,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:753",
+        .location = "specs/native_functions.yaml:825",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1430,7 +1453,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:757",
+        .location = "specs/native_functions.yaml:829",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1439,7 +1462,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:761",
+        .location = "specs/native_functions.yaml:833",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1448,7 +1471,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:765",
+        .location = "specs/native_functions.yaml:837",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1457,7 +1480,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reshape",
         .schema = "reshape(Tensor self, int[] shape) -> Tensor",
-        .location = "specs/native_functions.yaml:770",
+        .location = "specs/native_functions.yaml:842",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1466,7 +1489,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:774",
+        .location = "specs/native_functions.yaml:846",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1475,7 +1498,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:779",
+        .location = "specs/native_functions.yaml:851",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1484,7 +1507,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:784",
+        .location = "specs/native_functions.yaml:856",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1493,7 +1516,25 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute_backward",
         .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:789",
+        .location = "specs/native_functions.yaml:861",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "flatten",
+        .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
+        .location = "specs/native_functions.yaml:865",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "contiguous",
+        .schema = "contiguous(Tensor self) -> Tensor",
+        .location = "specs/native_functions.yaml:869",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1502,7 +1543,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:793",
+        .location = "specs/native_functions.yaml:876",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1512,7 +1553,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:800",
+        .location = "specs/native_functions.yaml:883",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1521,7 +1562,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "narrow",
         .schema = "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:805",
+        .location = "specs/native_functions.yaml:888",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1531,7 +1572,7 @@ const yg_op_info yg__ops[] = {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/native_functions.yaml:809",
+        .location = "specs/native_functions.yaml:892",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1541,26 +1582,8 @@ const yg_op_info yg__ops[] = {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/native_functions.yaml:814",
+        .location = "specs/native_functions.yaml:897",
         .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "flatten",
-        .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:820",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "contiguous",
-        .schema = "contiguous(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:824",
-        .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1568,7 +1591,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "repeat",
         .schema = "repeat(Tensor self, int[] repeats) -> Tensor",
-        .location = "specs/native_functions.yaml:829",
+        .location = "specs/native_functions.yaml:907",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1577,7 +1600,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:835",
+        .location = "specs/native_functions.yaml:913",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1586,7 +1609,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:840",
+        .location = "specs/native_functions.yaml:918",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1595,97 +1618,43 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:844",
+        .location = "specs/native_functions.yaml:922",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
-        .name = "index_select",
-        .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:851",
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:931",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
-        .name = "index_select_backward",
-        .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
-                  " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:858",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
-    },
-    {
-        .name = "gather",
-        .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:866",
+        .name = "split_with_sizes",
+        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:936",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
-        .name = "gather_backward",
-        .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
-                  " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:873",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
-    },
-    {
-        .name = "scatter",
-        .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:880",
+        .name = "chunk",
+        .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:942",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
-        .name = "scatter.value",
-        .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:885",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "scatter_add",
-        .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:891",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
-    },
-    {
-        .name = "scatter_src_backward",
-        .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
-                  " int[] src_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:898",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "tril",
-        .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:903",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "triu",
-        .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:908",
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/native_functions.yaml:948",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1694,7 +1663,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:915",
+        .location = "specs/native_functions.yaml:957",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1703,430 +1672,16 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:921",
+        .location = "specs/native_functions.yaml:963",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "log_softmax",
-        .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:925",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "log_softmax_backward",
-        .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
-                  " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:929",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "nll_loss",
-        .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
-                  " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:936",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "nll_loss_backward",
-        .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
-                  " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:940",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "softmax",
-        .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:944",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "softmax_backward",
-        .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:950",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "mse_loss",
-        .schema = "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:955",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "l1_loss",
-        .schema = "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:958",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "smooth_l1_loss",
-        .schema = "smooth_l1_loss(Tensor self, Tensor target, int reduction=1,"
-                  " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:962",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "binary_cross_entropy",
-        .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
-                  " int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:966",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "binary_cross_entropy_with_logits",
-        .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
-                  " Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:970",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "cross_entropy",
-        .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
-                  " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:977",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "layer_norm",
-        .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
-                  " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:981",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "embedding",
-        .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:985",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "embedding_backward",
-        .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
-                  " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:990",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
-    },
-    {
-        .name = "lstm_cell",
-        .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
-                  " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
-                  " Tensor cy)",
-        .location = "specs/native_functions.yaml:998",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "gru_cell",
-        .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
-                  " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1002",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "scaled_dot_product_attention",
-        .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
-                  " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
-                  " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1008",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "group_norm",
-        .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
-                  " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1012",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "max_pool2d",
-        .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
-                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1018",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "avg_pool2d",
-        .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
-                  " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1022",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "avg_pool2d_backward",
-        .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
-                  " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
-                  " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1026",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "adaptive_avg_pool2d",
-        .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1032",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "adaptive_avg_pool2d_backward",
-        .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1036",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "upsample_nearest2d",
-        .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1041",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "upsample_nearest2d_backward",
-        .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1045",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "zeros",
-        .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1056",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "ones",
-        .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1060",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "full",
-        .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
-                  " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1064",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "empty",
-        .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1069",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "arange",
-        .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1075",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "arange.start",
-        .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
-                  " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1079",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "linspace",
-        .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
-                  " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1084",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "eye",
-        .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1089",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "eye.m",
-        .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1093",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "zeros_like",
-        .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1097",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "ones_like",
-        .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1100",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "full_like",
-        .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
-                  " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1103",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "empty_like",
-        .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1106",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "rand",
-        .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
-                  " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1113",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "randn",
-        .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
-                  " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1118",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "randint",
-        .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
-                  " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1123",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "bernoulli",
-        .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1128",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "bernoulli.p",
-        .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1133",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
-                  YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "rand_like",
-        .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
-                  " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1138",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "randn_like",
-        .schema = "randn_like(Tensor self, *, Generator? generator=None,"
-                  " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1140",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "dropout",
-        .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1144",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "batch_norm",
-        .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
-                  " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
-                  " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1153",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "max_pool2d_with_indices",
-        .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
-                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
-                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1158",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "max_pool2d_with_indices_backward",
-        .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
-                  " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1164",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
-    },
-    {
-        .name = "max_pool1d_with_indices",
-        .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
-                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
-                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1170",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "max_pool1d",
-        .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
-                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1173",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1180",
+        .location = "specs/native_functions.yaml:970",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2136,14 +1691,14 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1187",
+        .location = "specs/native_functions.yaml:977",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1192",
+        .location = "specs/native_functions.yaml:982",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2153,50 +1708,104 @@ const yg_op_info yg__ops[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1197",
+        .location = "specs/native_functions.yaml:987",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1203",
+        .location = "specs/native_functions.yaml:993",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
-        .name = "split",
-        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1210",
+        .name = "index_select",
+        .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
+        .location = "specs/native_functions.yaml:1000",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
-        .name = "split_with_sizes",
-        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1215",
+        .name = "index_select_backward",
+        .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
+                  " int dim, Tensor index) -> Tensor",
+        .location = "specs/native_functions.yaml:1007",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "gather",
+        .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
+        .location = "specs/native_functions.yaml:1015",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
-        .name = "chunk",
-        .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1221",
+        .name = "gather_backward",
+        .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
+                  " int dim, Tensor index) -> Tensor",
+        .location = "specs/native_functions.yaml:1022",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "scatter",
+        .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        .location = "specs/native_functions.yaml:1029",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
-        .name = "unbind",
-        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1227",
+        .name = "scatter.value",
+        .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+        .location = "specs/native_functions.yaml:1034",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "scatter_add",
+        .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+        .location = "specs/native_functions.yaml:1040",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "scatter_src_backward",
+        .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
+                  " int[] src_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1047",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "tril",
+        .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
+        .location = "specs/native_functions.yaml:1052",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "triu",
+        .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
+        .location = "specs/native_functions.yaml:1057",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2205,7 +1814,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1237",
+        .location = "specs/native_functions.yaml:1070",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2215,7 +1824,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1246",
+        .location = "specs/native_functions.yaml:1079",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2225,7 +1834,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1251",
+        .location = "specs/native_functions.yaml:1084",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2234,7 +1843,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1257",
+        .location = "specs/native_functions.yaml:1090",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2244,16 +1853,451 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1262",
+        .location = "specs/native_functions.yaml:1095",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
+        .name = "log_softmax",
+        .schema = "log_softmax(Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:1101",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "log_softmax_backward",
+        .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
+                  " int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:1105",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "log_softmax_jvp",
+        .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:1112",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "softmax",
+        .schema = "softmax(Tensor self, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:1114",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "softmax_backward",
+        .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:1120",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "nll_loss",
+        .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
+                  " int reduction=1, int ignore_index=-100) -> Tensor",
+        .location = "specs/native_functions.yaml:1128",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "nll_loss_backward",
+        .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
+                  " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
+        .location = "specs/native_functions.yaml:1132",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "mse_loss",
+        .schema = "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1139",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "l1_loss",
+        .schema = "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1142",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "smooth_l1_loss",
+        .schema = "smooth_l1_loss(Tensor self, Tensor target, int reduction=1,"
+                  " float beta=1.0) -> Tensor",
+        .location = "specs/native_functions.yaml:1146",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "binary_cross_entropy",
+        .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
+                  " int reduction=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1150",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "binary_cross_entropy_with_logits",
+        .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
+                  " Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1154",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "cross_entropy",
+        .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
+                  " int reduction=1, int ignore_index=-100) -> Tensor",
+        .location = "specs/native_functions.yaml:1161",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "layer_norm",
+        .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
+                  " Tensor? bias=None, float eps=1e-05) -> Tensor",
+        .location = "specs/native_functions.yaml:1168",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "group_norm",
+        .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
+                  " Tensor? bias=None, float eps=1e-05) -> Tensor",
+        .location = "specs/native_functions.yaml:1172",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "batch_norm",
+        .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
+                  " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
+                  " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
+        .location = "specs/native_functions.yaml:1179",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "embedding",
+        .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
+        .location = "specs/native_functions.yaml:1186",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "embedding_backward",
+        .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
+                  " int[] weight_sizes, int padding_idx) -> Tensor",
+        .location = "specs/native_functions.yaml:1191",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "lstm_cell",
+        .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
+                  " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
+                  " Tensor cy)",
+        .location = "specs/native_functions.yaml:1199",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "gru_cell",
+        .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
+                  " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1203",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "scaled_dot_product_attention",
+        .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
+                  " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
+                  " float? scale=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1209",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool2d",
+        .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1217",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool2d_with_indices",
+        .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/native_functions.yaml:1223",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool2d_with_indices_backward",
+        .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
+                  " int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1229",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "max_pool1d_with_indices",
+        .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/native_functions.yaml:1235",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool1d",
+        .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1238",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "avg_pool2d",
+        .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+        .location = "specs/native_functions.yaml:1242",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "avg_pool2d_backward",
+        .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
+                  " bool count_include_pad) -> Tensor",
+        .location = "specs/native_functions.yaml:1246",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool2d",
+        .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/native_functions.yaml:1252",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool2d_backward",
+        .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1256",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool2d_to",
+        .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1264",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "upsample_nearest2d",
+        .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/native_functions.yaml:1270",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "upsample_nearest2d_backward",
+        .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1274",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "upsample_nearest2d_to",
+        .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1278",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "zeros",
+        .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1289",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "ones",
+        .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1293",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "full",
+        .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1297",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "empty",
+        .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1302",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "arange",
+        .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1308",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "arange.start",
+        .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
+                  " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1312",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "linspace",
+        .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1317",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "eye",
+        .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1322",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "eye.m",
+        .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1326",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "zeros_like",
+        .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1330",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "ones_like",
+        .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1333",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "full_like",
+        .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1336",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "empty_like",
+        .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1339",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "rand",
+        .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1349",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "randn",
+        .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1354",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "randint",
+        .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
+                  " ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1359",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "bernoulli",
+        .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1364",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "bernoulli.p",
+        .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1369",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "rand_like",
+        .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
+                  " Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1374",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "randn_like",
+        .schema = "randn_like(Tensor self, *, Generator? generator=None,"
+                  " ScalarType? dtype=None, Device? device=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1376",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "dropout",
+        .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
+        .location = "specs/native_functions.yaml:1380",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1268",
+        .location = "specs/native_functions.yaml:1387",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2262,7 +2306,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1275",
+        .location = "specs/native_functions.yaml:1394",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2271,55 +2315,11 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1279",
+        .location = "specs/native_functions.yaml:1398",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
-    },
-    {
-        .name = "log_softmax_jvp",
-        .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1286",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "adaptive_avg_pool2d_to",
-        .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1292",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "upsample_nearest2d_to",
-        .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1294",
-        .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "prod_double_backward",
-        .schema = "prod_double_backward(Tensor grad, Tensor grad_output,"
-                  " Tensor self, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:1299",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "cumprod_jvp",
-        .schema = "cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1307",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "cumprod_double_backward",
-        .schema = "cumprod_double_backward(Tensor grad, Tensor grad_output,"
-                  " Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1311",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
 };
 const int32_t yg__ops_count = 267;
@@ -2329,119 +2329,126 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "add",
         .schema = "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:14",
+        .location = "specs/derivatives.yaml:20",
         .n_inputs = 2,
         .inputs = add_derivative_inputs,
     },
     {
         .name = "sub",
         .schema = "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:18",
+        .location = "specs/derivatives.yaml:24",
         .n_inputs = 2,
         .inputs = sub_derivative_inputs,
     },
     {
         .name = "mul",
         .schema = "mul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:22",
+        .location = "specs/derivatives.yaml:28",
         .n_inputs = 2,
         .inputs = mul_derivative_inputs,
     },
     {
         .name = "div",
         .schema = "div(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:26",
+        .location = "specs/derivatives.yaml:32",
         .n_inputs = 2,
         .inputs = div_derivative_inputs,
     },
     {
         .name = "mul.Scalar",
         .schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:30",
+        .location = "specs/derivatives.yaml:36",
         .n_inputs = 1,
         .inputs = mul_scalar_derivative_inputs,
     },
     {
         .name = "div.Scalar",
         .schema = "div.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:33",
+        .location = "specs/derivatives.yaml:39",
         .n_inputs = 1,
         .inputs = div_scalar_derivative_inputs,
     },
     {
+        .name = "add_",
+        .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:43",
+        .n_inputs = 2,
+        .inputs = add__derivative_inputs,
+    },
+    {
         .name = "add.Scalar",
         .schema = "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:36",
+        .location = "specs/derivatives.yaml:47",
         .n_inputs = 1,
         .inputs = add_scalar_derivative_inputs,
     },
     {
         .name = "sub.Scalar",
         .schema = "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:39",
+        .location = "specs/derivatives.yaml:50",
         .n_inputs = 1,
         .inputs = sub_scalar_derivative_inputs,
     },
     {
         .name = "rsub.Scalar",
         .schema = "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:42",
+        .location = "specs/derivatives.yaml:53",
         .n_inputs = 1,
         .inputs = rsub_scalar_derivative_inputs,
     },
     {
         .name = "maximum",
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:45",
+        .location = "specs/derivatives.yaml:58",
         .n_inputs = 2,
         .inputs = maximum_derivative_inputs,
     },
     {
         .name = "minimum",
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:49",
+        .location = "specs/derivatives.yaml:62",
         .n_inputs = 2,
         .inputs = minimum_derivative_inputs,
     },
     {
         .name = "atan2",
         .schema = "atan2(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:55",
+        .location = "specs/derivatives.yaml:68",
         .n_inputs = 2,
         .inputs = atan2_derivative_inputs,
     },
     {
         .name = "remainder",
         .schema = "remainder(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:58",
+        .location = "specs/derivatives.yaml:71",
         .n_inputs = 2,
         .inputs = remainder_derivative_inputs,
     },
     {
         .name = "remainder.Scalar",
         .schema = "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:62",
+        .location = "specs/derivatives.yaml:75",
         .n_inputs = 1,
         .inputs = remainder_scalar_derivative_inputs,
     },
     {
         .name = "pow.Tensor",
         .schema = "pow.Tensor(Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:65",
+        .location = "specs/derivatives.yaml:78",
         .n_inputs = 2,
         .inputs = pow_tensor_derivative_inputs,
     },
     {
         .name = "lerp",
         .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        .location = "specs/derivatives.yaml:69",
+        .location = "specs/derivatives.yaml:84",
         .n_inputs = 2,
         .inputs = lerp_derivative_inputs,
     },
     {
         .name = "lerp.Tensor",
         .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-        .location = "specs/derivatives.yaml:73",
+        .location = "specs/derivatives.yaml:88",
         .n_inputs = 3,
         .inputs = lerp_tensor_derivative_inputs,
     },
@@ -2449,7 +2456,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "addcmul",
         .schema = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/derivatives.yaml:78",
+        .location = "specs/derivatives.yaml:93",
         .n_inputs = 3,
         .inputs = addcmul_derivative_inputs,
     },
@@ -2457,427 +2464,637 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "addcdiv",
         .schema = "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/derivatives.yaml:83",
+        .location = "specs/derivatives.yaml:98",
         .n_inputs = 3,
         .inputs = addcdiv_derivative_inputs,
     },
     {
         .name = "where",
         .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:88",
+        .location = "specs/derivatives.yaml:103",
         .n_inputs = 2,
         .inputs = where_derivative_inputs,
     },
     {
         .name = "where.ScalarOther",
         .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:93",
+        .location = "specs/derivatives.yaml:108",
         .n_inputs = 1,
         .inputs = where_scalarother_derivative_inputs,
     },
     {
         .name = "where.ScalarSelf",
         .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:97",
+        .location = "specs/derivatives.yaml:112",
         .n_inputs = 1,
         .inputs = where_scalarself_derivative_inputs,
     },
     {
         .name = "masked_fill",
         .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
-        .location = "specs/derivatives.yaml:101",
+        .location = "specs/derivatives.yaml:116",
         .n_inputs = 1,
         .inputs = masked_fill_derivative_inputs,
     },
     {
+        .name = "sub_",
+        .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:125",
+        .n_inputs = 2,
+        .inputs = sub__derivative_inputs,
+    },
+    {
+        .name = "mul_",
+        .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:129",
+        .n_inputs = 2,
+        .inputs = mul__derivative_inputs,
+    },
+    {
+        .name = "div_",
+        .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:133",
+        .n_inputs = 2,
+        .inputs = div__derivative_inputs,
+    },
+    {
+        .name = "mul_.Scalar",
+        .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:137",
+        .n_inputs = 1,
+        .inputs = mul_scalar__derivative_inputs,
+    },
+    {
+        .name = "relu_",
+        .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:142",
+        .n_inputs = 1,
+        .inputs = relu__derivative_inputs,
+    },
+    {
+        .name = "zero_",
+        .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:145",
+        .n_inputs = 1,
+        .inputs = zero__derivative_inputs,
+    },
+    {
+        .name = "copy_",
+        .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:148",
+        .n_inputs = 2,
+        .inputs = copy__derivative_inputs,
+    },
+    {
         .name = "eq",
         .schema = "eq(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:107",
+        .location = "specs/derivatives.yaml:156",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ne",
         .schema = "ne(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:111",
+        .location = "specs/derivatives.yaml:160",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "lt",
         .schema = "lt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:115",
+        .location = "specs/derivatives.yaml:164",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "le",
         .schema = "le(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:119",
+        .location = "specs/derivatives.yaml:168",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "gt",
         .schema = "gt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:123",
+        .location = "specs/derivatives.yaml:172",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ge",
         .schema = "ge(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:127",
+        .location = "specs/derivatives.yaml:176",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "eq.Scalar",
         .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:131",
+        .location = "specs/derivatives.yaml:180",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ne.Scalar",
         .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:134",
+        .location = "specs/derivatives.yaml:183",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "lt.Scalar",
         .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:137",
+        .location = "specs/derivatives.yaml:186",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "le.Scalar",
         .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:140",
+        .location = "specs/derivatives.yaml:189",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "gt.Scalar",
         .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:143",
+        .location = "specs/derivatives.yaml:192",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ge.Scalar",
         .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:146",
+        .location = "specs/derivatives.yaml:195",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_and",
         .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:149",
+        .location = "specs/derivatives.yaml:198",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_or",
         .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:153",
+        .location = "specs/derivatives.yaml:202",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_xor",
         .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:157",
+        .location = "specs/derivatives.yaml:206",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_not",
         .schema = "logical_not(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:161",
+        .location = "specs/derivatives.yaml:210",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:164",
+        .location = "specs/derivatives.yaml:215",
         .n_inputs = 1,
         .inputs = neg_derivative_inputs,
     },
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:167",
+        .location = "specs/derivatives.yaml:218",
         .n_inputs = 1,
         .inputs = exp_derivative_inputs,
     },
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:170",
+        .location = "specs/derivatives.yaml:221",
         .n_inputs = 1,
         .inputs = log_derivative_inputs,
     },
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:173",
+        .location = "specs/derivatives.yaml:224",
         .n_inputs = 1,
         .inputs = sqrt_derivative_inputs,
     },
     {
-        .name = "tanh",
-        .schema = "tanh(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:176",
-        .n_inputs = 1,
-        .inputs = tanh_derivative_inputs,
-    },
-    {
-        .name = "sigmoid",
-        .schema = "sigmoid(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:179",
-        .n_inputs = 1,
-        .inputs = sigmoid_derivative_inputs,
-    },
-    {
-        .name = "relu",
-        .schema = "relu(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:182",
-        .n_inputs = 1,
-        .inputs = relu_derivative_inputs,
-    },
-    {
         .name = "pow",
         .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:185",
+        .location = "specs/derivatives.yaml:227",
         .n_inputs = 1,
         .inputs = pow_derivative_inputs,
     },
     {
         .name = "abs",
         .schema = "abs(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:188",
+        .location = "specs/derivatives.yaml:230",
         .n_inputs = 1,
         .inputs = abs_derivative_inputs,
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:193",
+        .location = "specs/derivatives.yaml:235",
         .n_inputs = 1,
         .inputs = sign_derivative_inputs,
     },
     {
         .name = "expm1",
         .schema = "expm1(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:196",
+        .location = "specs/derivatives.yaml:238",
         .n_inputs = 1,
         .inputs = expm1_derivative_inputs,
     },
     {
         .name = "log1p",
         .schema = "log1p(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:199",
+        .location = "specs/derivatives.yaml:241",
         .n_inputs = 1,
         .inputs = log1p_derivative_inputs,
     },
     {
         .name = "log2",
         .schema = "log2(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:203",
+        .location = "specs/derivatives.yaml:245",
         .n_inputs = 1,
         .inputs = log2_derivative_inputs,
     },
     {
         .name = "rsqrt",
         .schema = "rsqrt(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:206",
+        .location = "specs/derivatives.yaml:248",
         .n_inputs = 1,
         .inputs = rsqrt_derivative_inputs,
     },
     {
         .name = "reciprocal",
         .schema = "reciprocal(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:209",
+        .location = "specs/derivatives.yaml:251",
         .n_inputs = 1,
         .inputs = reciprocal_derivative_inputs,
     },
     {
+        .name = "tanh",
+        .schema = "tanh(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:256",
+        .n_inputs = 1,
+        .inputs = tanh_derivative_inputs,
+    },
+    {
         .name = "sin",
         .schema = "sin(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:212",
+        .location = "specs/derivatives.yaml:259",
         .n_inputs = 1,
         .inputs = sin_derivative_inputs,
     },
     {
         .name = "cos",
         .schema = "cos(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:215",
+        .location = "specs/derivatives.yaml:262",
         .n_inputs = 1,
         .inputs = cos_derivative_inputs,
     },
     {
         .name = "tan",
         .schema = "tan(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:218",
+        .location = "specs/derivatives.yaml:265",
         .n_inputs = 1,
         .inputs = tan_derivative_inputs,
     },
     {
         .name = "erf",
         .schema = "erf(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:222",
+        .location = "specs/derivatives.yaml:269",
         .n_inputs = 1,
         .inputs = erf_derivative_inputs,
     },
     {
+        .name = "sigmoid",
+        .schema = "sigmoid(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:274",
+        .n_inputs = 1,
+        .inputs = sigmoid_derivative_inputs,
+    },
+    {
+        .name = "relu",
+        .schema = "relu(Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:277",
+        .n_inputs = 1,
+        .inputs = relu_derivative_inputs,
+    },
+    {
         .name = "gelu",
         .schema = "gelu(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:225",
+        .location = "specs/derivatives.yaml:280",
         .n_inputs = 1,
         .inputs = gelu_derivative_inputs,
     },
     {
         .name = "gelu_tanh",
         .schema = "gelu_tanh(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:228",
+        .location = "specs/derivatives.yaml:283",
         .n_inputs = 1,
         .inputs = gelu_tanh_derivative_inputs,
     },
     {
         .name = "silu",
         .schema = "silu(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:231",
+        .location = "specs/derivatives.yaml:286",
         .n_inputs = 1,
         .inputs = silu_derivative_inputs,
     },
     {
         .name = "elu",
         .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:234",
+        .location = "specs/derivatives.yaml:289",
         .n_inputs = 1,
         .inputs = elu_derivative_inputs,
     },
     {
         .name = "leaky_relu",
         .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-        .location = "specs/derivatives.yaml:237",
+        .location = "specs/derivatives.yaml:292",
         .n_inputs = 1,
         .inputs = leaky_relu_derivative_inputs,
     },
     {
         .name = "softplus",
         .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-        .location = "specs/derivatives.yaml:240",
+        .location = "specs/derivatives.yaml:295",
         .n_inputs = 1,
         .inputs = softplus_derivative_inputs,
     },
     {
         .name = "hardtanh",
         .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-        .location = "specs/derivatives.yaml:243",
+        .location = "specs/derivatives.yaml:298",
         .n_inputs = 1,
         .inputs = hardtanh_derivative_inputs,
     },
     {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:246",
+        .location = "specs/derivatives.yaml:303",
         .n_inputs = 1,
         .inputs = clamp_derivative_inputs,
     },
     {
         .name = "clamp_min",
         .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:249",
+        .location = "specs/derivatives.yaml:306",
         .n_inputs = 1,
         .inputs = clamp_min_derivative_inputs,
     },
     {
         .name = "clamp_max",
         .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:252",
+        .location = "specs/derivatives.yaml:309",
         .n_inputs = 1,
         .inputs = clamp_max_derivative_inputs,
     },
     {
         .name = "floor",
         .schema = "floor(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:255",
+        .location = "specs/derivatives.yaml:312",
         .n_inputs = 1,
         .inputs = floor_derivative_inputs,
     },
     {
         .name = "ceil",
         .schema = "ceil(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:258",
+        .location = "specs/derivatives.yaml:315",
         .n_inputs = 1,
         .inputs = ceil_derivative_inputs,
     },
     {
         .name = "round",
         .schema = "round(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:261",
+        .location = "specs/derivatives.yaml:318",
         .n_inputs = 1,
         .inputs = round_derivative_inputs,
     },
     {
         .name = "trunc",
         .schema = "trunc(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:264",
+        .location = "specs/derivatives.yaml:321",
         .n_inputs = 1,
         .inputs = trunc_derivative_inputs,
     },
     {
+        .name = "tanh_backward",
+        .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
+        .location = "specs/derivatives.yaml:326",
+        .n_inputs = 2,
+        .inputs = tanh_backward_derivative_inputs,
+    },
+    {
+        .name = "sigmoid_backward",
+        .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
+        .location = "specs/derivatives.yaml:330",
+        .n_inputs = 2,
+        .inputs = sigmoid_backward_derivative_inputs,
+    },
+    {
+        .name = "relu_backward",
+        .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
+        .location = "specs/derivatives.yaml:334",
+        .n_inputs = 1,
+        .inputs = relu_backward_derivative_inputs,
+    },
+    {
+        .name = "gelu_backward",
+        .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:344",
+        .n_inputs = 2,
+        .inputs = gelu_backward_derivative_inputs,
+    },
+    {
+        .name = "gelu_tanh_backward",
+        .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:351",
+        .n_inputs = 2,
+        .inputs = gelu_tanh_backward_derivative_inputs,
+    },
+    {
+        .name = "silu_backward",
+        .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
+        .location = "specs/derivatives.yaml:356",
+        .n_inputs = 2,
+        .inputs = silu_backward_derivative_inputs,
+    },
+    {
+        .name = "elu_backward",
+        .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
+        .location = "specs/derivatives.yaml:361",
+        .n_inputs = 2,
+        .inputs = elu_backward_derivative_inputs,
+    },
+    {
+        .name = "leaky_relu_backward",
+        .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
+        .location = "specs/derivatives.yaml:367",
+        .n_inputs = 1,
+        .inputs = leaky_relu_backward_derivative_inputs,
+    },
+    {
+        .name = "softplus_backward",
+        .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
+                  " Scalar threshold) -> Tensor",
+        .location = "specs/derivatives.yaml:373",
+        .n_inputs = 2,
+        .inputs = softplus_backward_derivative_inputs,
+    },
+    {
+        .name = "hardtanh_backward",
+        .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
+                  " Scalar max_val) -> Tensor",
+        .location = "specs/derivatives.yaml:379",
+        .n_inputs = 1,
+        .inputs = hardtanh_backward_derivative_inputs,
+    },
+    {
+        .name = "pow_backward",
+        .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
+        .location = "specs/derivatives.yaml:385",
+        .n_inputs = 2,
+        .inputs = pow_backward_derivative_inputs,
+    },
+    {
+        .name = "clamp_backward",
+        .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
+                  " Scalar max) -> Tensor",
+        .location = "specs/derivatives.yaml:391",
+        .n_inputs = 1,
+        .inputs = clamp_backward_derivative_inputs,
+    },
+    {
+        .name = "clamp_min_backward",
+        .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
+        .location = "specs/derivatives.yaml:397",
+        .n_inputs = 1,
+        .inputs = clamp_min_backward_derivative_inputs,
+    },
+    {
+        .name = "clamp_max_backward",
+        .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
+        .location = "specs/derivatives.yaml:403",
+        .n_inputs = 1,
+        .inputs = clamp_max_backward_derivative_inputs,
+    },
+    {
+        .name = "maximum_backward",
+        .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:409",
+        .n_inputs = 1,
+        .inputs = maximum_backward_derivative_inputs,
+    },
+    {
+        .name = "minimum_backward",
+        .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:416",
+        .n_inputs = 1,
+        .inputs = minimum_backward_derivative_inputs,
+    },
+    {
+        .name = "pow_backward_self",
+        .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
+        .location = "specs/derivatives.yaml:424",
+        .n_inputs = 3,
+        .inputs = pow_backward_self_derivative_inputs,
+    },
+    {
+        .name = "pow_backward_exponent",
+        .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
+                  " Tensor exponent, Tensor output) -> Tensor",
+        .location = "specs/derivatives.yaml:432",
+        .n_inputs = 4,
+        .inputs = pow_backward_exponent_derivative_inputs,
+    },
+    {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:267",
+        .location = "specs/derivatives.yaml:440",
         .n_inputs = 1,
         .inputs = sum_derivative_inputs,
     },
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:270",
+        .location = "specs/derivatives.yaml:443",
         .n_inputs = 1,
         .inputs = sum_dim_derivative_inputs,
     },
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:273",
+        .location = "specs/derivatives.yaml:446",
         .n_inputs = 1,
         .inputs = mean_derivative_inputs,
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:276",
+        .location = "specs/derivatives.yaml:449",
         .n_inputs = 1,
         .inputs = mean_dim_derivative_inputs,
     },
     {
         .name = "prod.dim",
         .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:279",
+        .location = "specs/derivatives.yaml:452",
         .n_inputs = 1,
         .inputs = prod_dim_derivative_inputs,
     },
     {
+        .name = "prod_backward",
+        .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
+                  " bool keepdim) -> Tensor",
+        .location = "specs/derivatives.yaml:459",
+        .n_inputs = 2,
+        .inputs = prod_backward_derivative_inputs,
+        .no_double_backward = "prod_double_backward has no derivative entry",
+    },
+    {
+        .name = "cumsum",
+        .schema = "cumsum(Tensor self, int dim) -> Tensor",
+        .location = "specs/derivatives.yaml:466",
+        .n_inputs = 1,
+        .inputs = cumsum_derivative_inputs,
+    },
+    {
+        .name = "cumprod",
+        .schema = "cumprod(Tensor self, int dim) -> Tensor",
+        .location = "specs/derivatives.yaml:469",
+        .n_inputs = 1,
+        .inputs = cumprod_derivative_inputs,
+    },
+    {
+        .name = "cumprod_backward",
+        .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
+        .location = "specs/derivatives.yaml:475",
+        .n_inputs = 2,
+        .inputs = cumprod_backward_derivative_inputs,
+        .no_double_backward = "cumprod_jvp and cumprod_double_backward have no derivative entries",
+    },
+    {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:282",
+        .location = "specs/derivatives.yaml:482",
         .n_inputs = 1,
         .inputs = amax_derivative_inputs,
     },
     {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:285",
+        .location = "specs/derivatives.yaml:485",
         .n_inputs = 1,
         .inputs = amin_derivative_inputs,
     },
@@ -2885,7 +3102,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/derivatives.yaml:290",
+        .location = "specs/derivatives.yaml:490",
         .n_inputs = 1,
         .inputs = max_dim_derivative_inputs,
     },
@@ -2893,197 +3110,199 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/derivatives.yaml:294",
+        .location = "specs/derivatives.yaml:494",
         .n_inputs = 1,
         .inputs = min_dim_derivative_inputs,
     },
     {
+        .name = "minmax_backward",
+        .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
+                  " int[] dim, bool keepdim) -> Tensor",
+        .location = "specs/derivatives.yaml:502",
+        .n_inputs = 1,
+        .inputs = minmax_backward_derivative_inputs,
+    },
+    {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:298",
+        .location = "specs/derivatives.yaml:507",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:301",
+        .location = "specs/derivatives.yaml:510",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:304",
+        .location = "specs/derivatives.yaml:513",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:307",
+        .location = "specs/derivatives.yaml:516",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:310",
+        .location = "specs/derivatives.yaml:519",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:313",
+        .location = "specs/derivatives.yaml:522",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:316",
+        .location = "specs/derivatives.yaml:525",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:319",
+        .location = "specs/derivatives.yaml:528",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:322",
+        .location = "specs/derivatives.yaml:533",
         .n_inputs = 1,
         .inputs = var_derivative_inputs,
+    },
+    {
+        .name = "std",
+        .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
+        .location = "specs/derivatives.yaml:537",
+        .n_inputs = 1,
+        .inputs = std_derivative_inputs,
     },
     {
         .name = "var_mean",
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
-        .location = "specs/derivatives.yaml:327",
+        .location = "specs/derivatives.yaml:542",
         .n_inputs = 1,
         .inputs = var_mean_derivative_inputs,
     },
     {
-        .name = "std",
-        .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:331",
-        .n_inputs = 1,
-        .inputs = std_derivative_inputs,
-    },
-    {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:334",
+        .location = "specs/derivatives.yaml:545",
         .n_inputs = 1,
         .inputs = norm_derivative_inputs,
     },
     {
+        .name = "norm_backward",
+        .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
+                  " Scalar p, int[] dim, bool keepdim) -> Tensor",
+        .location = "specs/derivatives.yaml:554",
+        .n_inputs = 3,
+        .inputs = norm_backward_derivative_inputs,
+    },
+    {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:337",
+        .location = "specs/derivatives.yaml:559",
         .n_inputs = 1,
         .inputs = logsumexp_derivative_inputs,
     },
     {
-        .name = "cumsum",
-        .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:340",
-        .n_inputs = 1,
-        .inputs = cumsum_derivative_inputs,
-    },
-    {
-        .name = "cumprod",
-        .schema = "cumprod(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:343",
-        .n_inputs = 1,
-        .inputs = cumprod_derivative_inputs,
-    },
-    {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/derivatives.yaml:346",
+        .location = "specs/derivatives.yaml:564",
         .n_inputs = 2,
         .inputs = mm_derivative_inputs,
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/derivatives.yaml:350",
+        .location = "specs/derivatives.yaml:568",
         .n_inputs = 2,
         .inputs = bmm_derivative_inputs,
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:354",
+        .location = "specs/derivatives.yaml:574",
         .n_inputs = 1,
         .inputs = transpose_derivative_inputs,
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:357",
+        .location = "specs/derivatives.yaml:577",
         .n_inputs = 1,
         .inputs = t_derivative_inputs,
     },
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:360",
+        .location = "specs/derivatives.yaml:580",
         .n_inputs = 1,
         .inputs = view_derivative_inputs,
     },
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:363",
+        .location = "specs/derivatives.yaml:583",
         .n_inputs = 1,
         .inputs = expand_derivative_inputs,
     },
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:366",
+        .location = "specs/derivatives.yaml:586",
         .n_inputs = 1,
         .inputs = unsqueeze_derivative_inputs,
     },
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:369",
+        .location = "specs/derivatives.yaml:589",
         .n_inputs = 1,
         .inputs = clone_derivative_inputs,
     },
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:372",
+        .location = "specs/derivatives.yaml:592",
         .n_inputs = 1,
         .inputs = squeeze_derivative_inputs,
     },
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:375",
+        .location = "specs/derivatives.yaml:595",
         .n_inputs = 1,
         .inputs = squeeze_dim_derivative_inputs,
     },
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:378",
+        .location = "specs/derivatives.yaml:598",
         .n_inputs = 1,
         .inputs = permute_derivative_inputs,
     },
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:381",
+        .location = "specs/derivatives.yaml:603",
         .n_inputs = 1,
         .inputs = select_derivative_inputs,
     },
@@ -3091,7 +3310,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:384",
+        .location = "specs/derivatives.yaml:606",
         .n_inputs = 1,
         .inputs = slice_derivative_inputs,
     },
@@ -3099,7 +3318,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/derivatives.yaml:387",
+        .location = "specs/derivatives.yaml:609",
         .n_inputs = 1,
         .inputs = select_backward_derivative_inputs,
     },
@@ -3107,21 +3326,93 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/derivatives.yaml:390",
+        .location = "specs/derivatives.yaml:612",
         .n_inputs = 1,
         .inputs = slice_backward_derivative_inputs,
     },
     {
+        .name = "cat",
+        .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
+        .location = "specs/derivatives.yaml:620",
+        .n_inputs = 1,
+        .inputs = cat_derivative_inputs,
+    },
+    {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/derivatives.yaml:393",
+        .location = "specs/derivatives.yaml:623",
         .n_inputs = 1,
         .inputs = flip_derivative_inputs,
     },
     {
+        .name = "split",
+        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:629",
+        .n_inputs = 1,
+        .inputs = split_derivative_inputs,
+    },
+    {
+        .name = "split_with_sizes",
+        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:632",
+        .n_inputs = 1,
+        .inputs = split_with_sizes_derivative_inputs,
+    },
+    {
+        .name = "chunk",
+        .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:635",
+        .n_inputs = 1,
+        .inputs = chunk_derivative_inputs,
+    },
+    {
+        .name = "unbind",
+        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
+        .location = "specs/derivatives.yaml:638",
+        .n_inputs = 1,
+        .inputs = unbind_derivative_inputs,
+    },
+    {
+        .name = "constant_pad_nd",
+        .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
+        .location = "specs/derivatives.yaml:643",
+        .n_inputs = 1,
+        .inputs = constant_pad_nd_derivative_inputs,
+    },
+    {
+        .name = "reflection_pad",
+        .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:646",
+        .n_inputs = 1,
+        .inputs = reflection_pad_derivative_inputs,
+    },
+    {
+        .name = "reflection_pad_backward",
+        .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:651",
+        .n_inputs = 1,
+        .inputs = reflection_pad_backward_derivative_inputs,
+    },
+    {
+        .name = "replication_pad",
+        .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:654",
+        .n_inputs = 1,
+        .inputs = replication_pad_derivative_inputs,
+    },
+    {
+        .name = "replication_pad_backward",
+        .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] pad) -> Tensor",
+        .location = "specs/derivatives.yaml:657",
+        .n_inputs = 1,
+        .inputs = replication_pad_backward_derivative_inputs,
+    },
+    {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:396",
+        .location = "specs/derivatives.yaml:662",
         .n_inputs = 1,
         .inputs = index_select_derivative_inputs,
     },
@@ -3129,14 +3420,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:400",
+        .location = "specs/derivatives.yaml:666",
         .n_inputs = 1,
         .inputs = index_select_backward_derivative_inputs,
     },
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:404",
+        .location = "specs/derivatives.yaml:670",
         .n_inputs = 1,
         .inputs = gather_derivative_inputs,
     },
@@ -3144,78 +3435,95 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:408",
+        .location = "specs/derivatives.yaml:674",
         .n_inputs = 1,
         .inputs = gather_backward_derivative_inputs,
     },
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/derivatives.yaml:412",
+        .location = "specs/derivatives.yaml:678",
         .n_inputs = 2,
         .inputs = scatter_derivative_inputs,
     },
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/derivatives.yaml:417",
+        .location = "specs/derivatives.yaml:683",
         .n_inputs = 1,
         .inputs = scatter_value_derivative_inputs,
     },
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/derivatives.yaml:421",
+        .location = "specs/derivatives.yaml:687",
         .n_inputs = 2,
         .inputs = scatter_add_derivative_inputs,
     },
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/derivatives.yaml:426",
+        .location = "specs/derivatives.yaml:692",
         .n_inputs = 1,
         .inputs = tril_derivative_inputs,
     },
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/derivatives.yaml:429",
+        .location = "specs/derivatives.yaml:695",
         .n_inputs = 1,
         .inputs = triu_derivative_inputs,
     },
     {
-        .name = "constant_pad_nd",
-        .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/derivatives.yaml:432",
+        .name = "index",
+        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
+        .location = "specs/derivatives.yaml:702",
         .n_inputs = 1,
-        .inputs = constant_pad_nd_derivative_inputs,
+        .inputs = index_derivative_inputs,
     },
     {
-        .name = "softmax",
-        .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:435",
-        .n_inputs = 1,
-        .inputs = softmax_derivative_inputs,
+        .name = "index_put",
+        .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor",
+        .location = "specs/derivatives.yaml:705",
+        .n_inputs = 2,
+        .inputs = index_put_derivative_inputs,
     },
     {
-        .name = "embedding",
-        .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/derivatives.yaml:438",
-        .n_inputs = 1,
-        .inputs = embedding_derivative_inputs,
+        .name = "index_put_",
+        .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
+                  " bool accumulate=False) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:709",
+        .n_inputs = 2,
+        .inputs = index_put__derivative_inputs,
     },
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:442",
+        .location = "specs/derivatives.yaml:715",
         .n_inputs = 1,
         .inputs = log_softmax_derivative_inputs,
+    },
+    {
+        .name = "log_softmax_backward",
+        .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
+                  " int dim) -> Tensor",
+        .location = "specs/derivatives.yaml:721",
+        .n_inputs = 2,
+        .inputs = log_softmax_backward_derivative_inputs,
+    },
+    {
+        .name = "softmax",
+        .schema = "softmax(Tensor self, int dim) -> Tensor",
+        .location = "specs/derivatives.yaml:725",
+        .n_inputs = 1,
+        .inputs = softmax_derivative_inputs,
     },
     {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/derivatives.yaml:446",
+        .location = "specs/derivatives.yaml:731",
         .n_inputs = 1,
         .inputs = nll_loss_derivative_inputs,
     },
@@ -3223,29 +3531,39 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
-        .location = "specs/derivatives.yaml:453",
+        .location = "specs/derivatives.yaml:738",
         .n_inputs = 1,
         .inputs = nll_loss_backward_derivative_inputs,
     },
     {
-        .name = "tanh_backward",
-        .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:458",
-        .n_inputs = 2,
-        .inputs = tanh_backward_derivative_inputs,
+        .name = "embedding",
+        .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
+        .location = "specs/derivatives.yaml:745",
+        .n_inputs = 1,
+        .inputs = embedding_derivative_inputs,
     },
     {
-        .name = "sigmoid_backward",
-        .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:462",
-        .n_inputs = 2,
-        .inputs = sigmoid_backward_derivative_inputs,
+        .name = "embedding_backward",
+        .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
+                  " int[] weight_sizes, int padding_idx) -> Tensor",
+        .location = "specs/derivatives.yaml:752",
+        .n_inputs = 1,
+        .inputs = embedding_backward_derivative_inputs,
+    },
+    {
+        .name = "max_pool2d_with_indices",
+        .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/derivatives.yaml:760",
+        .n_inputs = 1,
+        .inputs = max_pool2d_with_indices_derivative_inputs,
     },
     {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:466",
+        .location = "specs/derivatives.yaml:764",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -3254,376 +3572,58 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:470",
+        .location = "specs/derivatives.yaml:768",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:473",
+        .location = "specs/derivatives.yaml:771",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
     },
     {
+        .name = "adaptive_avg_pool2d_backward",
+        .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/derivatives.yaml:778",
+        .n_inputs = 1,
+        .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
+    },
+    {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:476",
+        .location = "specs/derivatives.yaml:783",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
     },
     {
-        .name = "leaky_relu_backward",
-        .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/derivatives.yaml:482",
+        .name = "upsample_nearest2d_backward",
+        .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/derivatives.yaml:786",
         .n_inputs = 1,
-        .inputs = leaky_relu_backward_derivative_inputs,
-    },
-    {
-        .name = "hardtanh_backward",
-        .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
-                  " Scalar max_val) -> Tensor",
-        .location = "specs/derivatives.yaml:486",
-        .n_inputs = 1,
-        .inputs = hardtanh_backward_derivative_inputs,
-    },
-    {
-        .name = "clamp_backward",
-        .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
-                  " Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:490",
-        .n_inputs = 1,
-        .inputs = clamp_backward_derivative_inputs,
-    },
-    {
-        .name = "clamp_min_backward",
-        .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:494",
-        .n_inputs = 1,
-        .inputs = clamp_min_backward_derivative_inputs,
-    },
-    {
-        .name = "clamp_max_backward",
-        .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:498",
-        .n_inputs = 1,
-        .inputs = clamp_max_backward_derivative_inputs,
-    },
-    {
-        .name = "maximum_backward",
-        .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:502",
-        .n_inputs = 1,
-        .inputs = maximum_backward_derivative_inputs,
-    },
-    {
-        .name = "minimum_backward",
-        .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:507",
-        .n_inputs = 1,
-        .inputs = minimum_backward_derivative_inputs,
-    },
-    {
-        .name = "add_",
-        .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:517",
-        .n_inputs = 2,
-        .inputs = add__derivative_inputs,
-    },
-    {
-        .name = "sub_",
-        .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:521",
-        .n_inputs = 2,
-        .inputs = sub__derivative_inputs,
-    },
-    {
-        .name = "mul_",
-        .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:525",
-        .n_inputs = 2,
-        .inputs = mul__derivative_inputs,
-    },
-    {
-        .name = "div_",
-        .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:529",
-        .n_inputs = 2,
-        .inputs = div__derivative_inputs,
-    },
-    {
-        .name = "mul_.Scalar",
-        .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:533",
-        .n_inputs = 1,
-        .inputs = mul_scalar__derivative_inputs,
-    },
-    {
-        .name = "relu_",
-        .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:536",
-        .n_inputs = 1,
-        .inputs = relu__derivative_inputs,
-    },
-    {
-        .name = "copy_",
-        .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:539",
-        .n_inputs = 2,
-        .inputs = copy__derivative_inputs,
-    },
-    {
-        .name = "zero_",
-        .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:543",
-        .n_inputs = 1,
-        .inputs = zero__derivative_inputs,
-    },
-    {
-        .name = "relu_backward",
-        .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:548",
-        .n_inputs = 1,
-        .inputs = relu_backward_derivative_inputs,
-    },
-    {
-        .name = "pow_backward",
-        .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:552",
-        .n_inputs = 2,
-        .inputs = pow_backward_derivative_inputs,
+        .inputs = upsample_nearest2d_backward_derivative_inputs,
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:560",
+        .location = "specs/derivatives.yaml:794",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:564",
+        .location = "specs/derivatives.yaml:798",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
-        .name = "max_pool2d_with_indices",
-        .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
-                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
-                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:572",
-        .n_inputs = 1,
-        .inputs = max_pool2d_with_indices_derivative_inputs,
-    },
-    {
-        .name = "reflection_pad",
-        .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:576",
-        .n_inputs = 1,
-        .inputs = reflection_pad_derivative_inputs,
-    },
-    {
-        .name = "reflection_pad_backward",
-        .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
-                  " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:581",
-        .n_inputs = 1,
-        .inputs = reflection_pad_backward_derivative_inputs,
-    },
-    {
-        .name = "replication_pad",
-        .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:584",
-        .n_inputs = 1,
-        .inputs = replication_pad_derivative_inputs,
-    },
-    {
-        .name = "replication_pad_backward",
-        .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
-                  " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:587",
-        .n_inputs = 1,
-        .inputs = replication_pad_backward_derivative_inputs,
-    },
-    {
-        .name = "cat",
-        .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/derivatives.yaml:593",
-        .n_inputs = 1,
-        .inputs = cat_derivative_inputs,
-    },
-    {
-        .name = "split",
-        .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:600",
-        .n_inputs = 1,
-        .inputs = split_derivative_inputs,
-    },
-    {
-        .name = "split_with_sizes",
-        .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:603",
-        .n_inputs = 1,
-        .inputs = split_with_sizes_derivative_inputs,
-    },
-    {
-        .name = "chunk",
-        .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:606",
-        .n_inputs = 1,
-        .inputs = chunk_derivative_inputs,
-    },
-    {
-        .name = "unbind",
-        .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:609",
-        .n_inputs = 1,
-        .inputs = unbind_derivative_inputs,
-    },
-    {
-        .name = "index",
-        .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/derivatives.yaml:615",
-        .n_inputs = 1,
-        .inputs = index_derivative_inputs,
-    },
-    {
-        .name = "index_put",
-        .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
-                  " bool accumulate=False) -> Tensor",
-        .location = "specs/derivatives.yaml:618",
-        .n_inputs = 2,
-        .inputs = index_put_derivative_inputs,
-    },
-    {
-        .name = "index_put_",
-        .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
-                  " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:622",
-        .n_inputs = 2,
-        .inputs = index_put__derivative_inputs,
-    },
-    {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:631",
+        .location = "specs/derivatives.yaml:808",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
-    },
-    {
-        .name = "gelu_backward",
-        .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:641",
-        .n_inputs = 2,
-        .inputs = gelu_backward_derivative_inputs,
-    },
-    {
-        .name = "gelu_tanh_backward",
-        .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:648",
-        .n_inputs = 2,
-        .inputs = gelu_tanh_backward_derivative_inputs,
-    },
-    {
-        .name = "silu_backward",
-        .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:653",
-        .n_inputs = 2,
-        .inputs = silu_backward_derivative_inputs,
-    },
-    {
-        .name = "elu_backward",
-        .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/derivatives.yaml:658",
-        .n_inputs = 2,
-        .inputs = elu_backward_derivative_inputs,
-    },
-    {
-        .name = "softplus_backward",
-        .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
-                  " Scalar threshold) -> Tensor",
-        .location = "specs/derivatives.yaml:664",
-        .n_inputs = 2,
-        .inputs = softplus_backward_derivative_inputs,
-    },
-    {
-        .name = "log_softmax_backward",
-        .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
-                  " int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:671",
-        .n_inputs = 2,
-        .inputs = log_softmax_backward_derivative_inputs,
-    },
-    {
-        .name = "adaptive_avg_pool2d_backward",
-        .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:679",
-        .n_inputs = 1,
-        .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
-    },
-    {
-        .name = "upsample_nearest2d_backward",
-        .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:682",
-        .n_inputs = 1,
-        .inputs = upsample_nearest2d_backward_derivative_inputs,
-    },
-    {
-        .name = "embedding_backward",
-        .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
-                  " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/derivatives.yaml:688",
-        .n_inputs = 1,
-        .inputs = embedding_backward_derivative_inputs,
-    },
-    {
-        .name = "pow_backward_self",
-        .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:695",
-        .n_inputs = 3,
-        .inputs = pow_backward_self_derivative_inputs,
-    },
-    {
-        .name = "pow_backward_exponent",
-        .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
-                  " Tensor exponent, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:703",
-        .n_inputs = 4,
-        .inputs = pow_backward_exponent_derivative_inputs,
-    },
-    {
-        .name = "minmax_backward",
-        .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
-                  " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:713",
-        .n_inputs = 1,
-        .inputs = minmax_backward_derivative_inputs,
-    },
-    {
-        .name = "norm_backward",
-        .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
-                  " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:724",
-        .n_inputs = 3,
-        .inputs = norm_backward_derivative_inputs,
-    },
-    {
-        .name = "prod_backward",
-        .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
-                  " bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:733",
-        .n_inputs = 2,
-        .inputs = prod_backward_derivative_inputs,
-        .no_double_backward = "prod_double_backward has no derivative entry",
-    },
-    {
-        .name = "cumprod_backward",
-        .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:741",
-        .n_inputs = 2,
-        .inputs = cumprod_backward_derivative_inputs,
-        .no_double_backward = "cumprod_jvp and cumprod_double_backward have no derivative entries",
     },
 };
 const int32_t yg__derivatives_count = 181;

@@ -1,6 +1,6 @@
 /*
  * tracer.h - the hook the generated op wrappers call to record a trace
- * (yg_trace in yagrad/jit.h).  Not public API; the generated api/<family>.c
+ * (yg_trace in yagrad/jit.h).  Not public API; the generated api/<section>.c
  * files and the autograd engine include it.
  *
  * Every generated yg_<op> starts with

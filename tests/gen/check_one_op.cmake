@@ -1,0 +1,77 @@
+# gen.adding_an_op_changes_only_its_section: runs gen on the golden spec
+# and on a copy with one more op (and its derivative) at the top of the
+# section 'pointwise', and checks which files differ.  Only that section's
+# files may change, and the op tables every op is listed in (registry.c,
+# generated_int.h, boxed/boxed.h, boxed/table.c).  The YAML line numbers in
+# the comments of later ops shift (reviewers hide them with
+# git diff -I'specs/[a-z_]+\.yaml:[0-9]+'), so they are masked here too.
+#
+# Inputs: GEN (yagrad-gen), SRC (the source tree), WORK (a scratch dir).
+cmake_minimum_required(VERSION 3.20)
+set(golden ${SRC}/tests/gen/golden)
+set(new_op "- func: square(Tensor self) -> Tensor\n  pointwise: \"self * self\"\n\n")
+set(new_deriv "\n- name: square(Tensor self) -> Tensor\n  self: mul_scalar(mul(grad, self), 2)\n")
+
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK}/specs_plus)
+file(READ ${golden}/specs/native_functions.yaml native)
+string(FIND "${native}" "- section: pointwise\n\n" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "the golden spec has no '- section: pointwise' item followed by a blank line")
+endif()
+string(REPLACE "- section: pointwise\n\n" "- section: pointwise\n\n${new_op}" native "${native}")
+file(WRITE ${WORK}/specs_plus/native_functions.yaml "${native}")
+file(READ ${golden}/specs/derivatives.yaml derivs)
+file(WRITE ${WORK}/specs_plus/derivatives.yaml "${derivs}${new_deriv}")
+
+foreach(run base plus)
+  if(run STREQUAL base)
+    set(specs ${golden}/specs)
+  else()
+    set(specs ${WORK}/specs_plus)
+  endif()
+  execute_process(
+    COMMAND ${GEN} --runtime tests/gen/golden/runtime --include runtime --include runtime/include
+            ${specs} ${WORK}/${run}
+    WORKING_DIRECTORY ${SRC}
+    RESULT_VARIABLE rc
+    ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "yagrad-gen failed on the ${run} spec:\n${err}")
+  endif()
+  file(GLOB_RECURSE files_${run} RELATIVE ${WORK}/${run} ${WORK}/${run}/*.c ${WORK}/${run}/*.h)
+endforeach()
+
+set(section_files api/pointwise.c nodes/pointwise.h nodes/pointwise.c boxed/pointwise.c
+    kernels/pointwise.c include/yagrad/ops_pointwise.h)
+set(tables registry.c generated_int.h boxed/boxed.h boxed/table.c)
+set(changed "")
+set(failures "")
+list(APPEND files_base ${files_plus})
+list(REMOVE_DUPLICATES files_base)
+list(SORT files_base)
+foreach(f ${files_base})
+  if(NOT EXISTS ${WORK}/base/${f} OR NOT EXISTS ${WORK}/plus/${f})
+    string(APPEND failures "${f} exists in only one of the two outputs\n")
+    continue()
+  endif()
+  file(READ ${WORK}/base/${f} a)
+  file(READ ${WORK}/plus/${f} b)
+  string(REGEX REPLACE "specs/([a-z_]+)\\.yaml:[0-9]+" "specs/\\1.yaml:N" a "${a}")
+  string(REGEX REPLACE "specs/([a-z_]+)\\.yaml:[0-9]+" "specs/\\1.yaml:N" b "${b}")
+  if(NOT a STREQUAL b)
+    list(APPEND changed ${f})
+    if(NOT f IN_LIST section_files AND NOT f IN_LIST tables)
+      string(APPEND failures "${f} changed, but it belongs to another section\n")
+    endif()
+  endif()
+endforeach()
+foreach(f ${section_files})
+  if(NOT f IN_LIST changed)
+    string(APPEND failures "${f} did not change, but the new op belongs to its section\n")
+  endif()
+endforeach()
+if(NOT failures STREQUAL "")
+  message(FATAL_ERROR "adding one op to section 'pointwise':\n${failures}")
+endif()
+message(STATUS "adding one op to section 'pointwise' changed: ${changed}")
