@@ -212,7 +212,7 @@ static yg_status check_scalars(const yg_pointwise_desc *desc,
                             yg_dtype_name(dtype));
         if (v < lo || v >= hi)
             return yg__fail(YG_ERR_DTYPE,
-                            "%s: %s %.17g is out of range for %s, the dtype of %s",
+                            "%s: %s %.0f is out of range for %s, the dtype of %s",
                             desc->op,
                             desc->scalar_names[k],
                             v,
