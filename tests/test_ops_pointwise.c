@@ -305,7 +305,7 @@ static void test_unary_ops_reject_bool_input(void **state) {
 static void test_fractional_scalars_are_refused_on_integers(void **state) {
     const int64_t s[] = {2};
     const double xv[] = {5, -7};
-    yg_tensor *x64 = NULL, *x32 = NULL, *f = NULL, *y = NULL, *same = NULL;
+    yg_tensor *x64 = NULL, *x32 = NULL, *f = NULL, *m = NULL, *y = NULL, *same = NULL;
     (void)state;
     x64 = yg_test_tensor(YG_INT64, s, 1, xv);
     x32 = yg_test_tensor(YG_INT32, s, 1, xv);
@@ -335,6 +335,11 @@ static void test_fractional_scalars_are_refused_on_integers(void **state) {
     YG_EXPECT_ERROR(yg_addcmul(x64, x64, x64, 0.5, &y),
                     YG_ERR_DTYPE,
                     "addcmul: value 0.5 is not an integer, self is int64");
+    YG_CHECK(yg_ne(x64, x64, &m));
+    YG_EXPECT_ERROR(yg_masked_fill(x64, m, 0.5, &y),
+                    YG_ERR_DTYPE,
+                    "masked_fill: value 0.5 is not an integer, self is int64");
+    yg_release(m);
     /* the promoted dtype decides, and the message names its input */
     YG_EXPECT_ERROR(
         yg_sub(x32, x64, 0.5, &y), YG_ERR_DTYPE, "sub: alpha 0.5 is not an integer, other is int64");
