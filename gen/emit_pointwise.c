@@ -9,7 +9,9 @@
  * expression is evaluated with locals named like the op's arguments, of the
  * compute type, and <tgmath.h> makes exp/tanh/pow pick the float or double
  * function.  int64 and int32 loops exist only when formula.c found the
- * expression integer-safe (no calls, no division).  In-place loops drop
+ * expression integer-safe (no calls, no division) and the op claims them;
+ * the descriptor names the Scalar arguments, which the iterator requires to
+ * be integers on those dtypes.  In-place loops drop
  * `restrict`: there the output and self are the same memory.
  */
 #include <stdlib.h>
@@ -33,6 +35,16 @@ static const dtype_info dtypes[] = {
 static int n_loop_dtypes(const gen_op *op)
 {
     return op->int_safe ? 4 : 2;
+}
+
+/* Whether op gets a loop for dtypes[d]: gen can write one and the op
+ * claims it (a claim narrower than the loops, say float32 and float64 for
+ * an activation whose expression would run on integers, leaves the other
+ * loops out, so the iterator refuses those dtypes). */
+static bool emits_loop(const gen_op *op, int d)
+{
+    int k = gen_dtype_lookup(dtypes[d].suffix);
+    return d < n_loop_dtypes(op) && k >= 0 && (op->dtypes & (UINT32_C(1) << k)) != 0;
 }
 
 uint32_t gen_pointwise_loop_dtypes(const gen_op *op)
@@ -139,22 +151,39 @@ static void emit_op(gen_sb *sb, const gen_op *op)
 
     gen_sb_printf(sb, "/* ---- %s: %s ---- */\n\n", op->full_name, op->pointwise);
     for (int d = 0; d < n_dtypes; d++)
-        emit_loop(sb, op, &dtypes[d]);
+        if (emits_loop(op, d))
+            emit_loop(sb, op, &dtypes[d]);
     gen_sb_printf(sb, "static const char *const %s_input_names[] = {", op->cname);
     int k = 0;
     for (int i = 0; i < op->schema.n_args; i++)
         if (op->schema.args[i].type == GEN_T_TENSOR)
             gen_sb_printf(sb, "%s\"%s\"", k++ > 0 ? ", " : "", op->schema.args[i].name);
     gen_sb_puts(sb, "};\n\n");
+    int n_scalar_args = op->schema.n_args - n_in;
+    if (n_scalar_args > 0) {
+        gen_sb_printf(sb, "static const char *const %s_scalar_names[] = {", op->cname);
+        k = 0;
+        for (int i = 0; i < op->schema.n_args; i++)
+            if (op->schema.args[i].type != GEN_T_TENSOR)
+                gen_sb_printf(sb, "%s\"%s\"", k++ > 0 ? ", " : "", op->schema.args[i].name);
+        gen_sb_puts(sb, "};\n\n");
+    }
     gen_sb_printf(sb,
                   "static const yg_pointwise_desc %s_desc = {\n"
                   "    .op = \"%s\",\n    .n_inputs = %d,\n    .input_names = %s_input_names,\n"
                   "    .loops =\n        {\n",
                   op->cname, op->display, n_in, op->cname);
     for (int d = 0; d < n_dtypes; d++)
-        gen_sb_printf(sb, "            [%s] = %s_loop_%s,\n", dtypes[d].enum_name, op->cname,
-                      dtypes[d].suffix);
-    gen_sb_puts(sb, "        },\n};\n\n");
+        if (emits_loop(op, d))
+            gen_sb_printf(sb, "            [%s] = %s_loop_%s,\n", dtypes[d].enum_name, op->cname,
+                          dtypes[d].suffix);
+    if (n_scalar_args > 0)
+        gen_sb_printf(sb,
+                      "        },\n    .n_scalars = %d,\n    .scalar_names = %s_scalar_names,\n"
+                      "};\n\n",
+                      n_scalar_args, op->cname);
+    else
+        gen_sb_puts(sb, "        },\n};\n\n");
 
     gen_emit_schema_comment(sb, "", op->func, op->loc);
     gen_params params;

@@ -297,22 +297,20 @@ const yg_op_info yg__ops[] = {
         .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
         .location = "specs/native_functions.yaml:102",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp.Tensor",
         .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-        .location = "specs/native_functions.yaml:106",
+        .location = "specs/native_functions.yaml:107",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "addcmul",
         .schema = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/native_functions.yaml:110",
+        .location = "specs/native_functions.yaml:112",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -321,14 +319,14 @@ const yg_op_info yg__ops[] = {
         .name = "addcdiv",
         .schema = "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/native_functions.yaml:114",
+        .location = "specs/native_functions.yaml:116",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "where",
         .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:120",
+        .location = "specs/native_functions.yaml:122",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -336,7 +334,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "where.ScalarOther",
         .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:124",
+        .location = "specs/native_functions.yaml:126",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -344,7 +342,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "where.ScalarSelf",
         .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:128",
+        .location = "specs/native_functions.yaml:130",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -352,7 +350,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "masked_fill",
         .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:132",
+        .location = "specs/native_functions.yaml:134",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -360,7 +358,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:143",
+        .location = "specs/native_functions.yaml:145",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -368,7 +366,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:147",
+        .location = "specs/native_functions.yaml:149",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -376,14 +374,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:151",
+        .location = "specs/native_functions.yaml:153",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "add_.Scalar",
         .schema = "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:155",
+        .location = "specs/native_functions.yaml:157",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -391,7 +389,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:159",
+        .location = "specs/native_functions.yaml:161",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -399,7 +397,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div_.Scalar",
         .schema = "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:163",
+        .location = "specs/native_functions.yaml:165",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -407,7 +405,7 @@ const yg_op_info yg__ops[] = {
         .name = "addcmul_",
         .schema = "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
                   " *, Scalar value=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:167",
+        .location = "specs/native_functions.yaml:169",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -416,22 +414,21 @@ const yg_op_info yg__ops[] = {
         .name = "addcdiv_",
         .schema = "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
                   " *, Scalar value=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:171",
+        .location = "specs/native_functions.yaml:173",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp_",
         .schema = "lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:175",
+        .location = "specs/native_functions.yaml:177",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:182",
+        .location = "specs/native_functions.yaml:185",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -439,7 +436,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_",
         .schema = "clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:186",
+        .location = "specs/native_functions.yaml:189",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -447,7 +444,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min_",
         .schema = "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:190",
+        .location = "specs/native_functions.yaml:193",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -455,7 +452,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max_",
         .schema = "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:194",
+        .location = "specs/native_functions.yaml:197",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -463,7 +460,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "masked_fill_",
         .schema = "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:198",
+        .location = "specs/native_functions.yaml:201",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -471,7 +468,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "fill_",
         .schema = "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:204",
+        .location = "specs/native_functions.yaml:207",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -480,7 +477,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:209",
+        .location = "specs/native_functions.yaml:212",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -489,7 +486,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:215",
+        .location = "specs/native_functions.yaml:218",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -498,7 +495,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eq",
         .schema = "eq(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:225",
+        .location = "specs/native_functions.yaml:228",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -506,7 +503,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ne",
         .schema = "ne(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:230",
+        .location = "specs/native_functions.yaml:233",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -514,7 +511,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lt",
         .schema = "lt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:235",
+        .location = "specs/native_functions.yaml:238",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -522,7 +519,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "le",
         .schema = "le(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:240",
+        .location = "specs/native_functions.yaml:243",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -530,7 +527,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gt",
         .schema = "gt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:245",
+        .location = "specs/native_functions.yaml:248",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -538,7 +535,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ge",
         .schema = "ge(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:250",
+        .location = "specs/native_functions.yaml:253",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -546,7 +543,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eq.Scalar",
         .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:256",
+        .location = "specs/native_functions.yaml:259",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -554,7 +551,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ne.Scalar",
         .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:261",
+        .location = "specs/native_functions.yaml:264",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -562,7 +559,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lt.Scalar",
         .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:266",
+        .location = "specs/native_functions.yaml:269",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -570,7 +567,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "le.Scalar",
         .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:271",
+        .location = "specs/native_functions.yaml:274",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -578,7 +575,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gt.Scalar",
         .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:276",
+        .location = "specs/native_functions.yaml:279",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -586,7 +583,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ge.Scalar",
         .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:281",
+        .location = "specs/native_functions.yaml:284",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -594,7 +591,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_and",
         .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:287",
+        .location = "specs/native_functions.yaml:290",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -602,7 +599,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_or",
         .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:292",
+        .location = "specs/native_functions.yaml:295",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -610,7 +607,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_xor",
         .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:297",
+        .location = "specs/native_functions.yaml:300",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -618,7 +615,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_not",
         .schema = "logical_not(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:302",
+        .location = "specs/native_functions.yaml:305",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -626,7 +623,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:310",
+        .location = "specs/native_functions.yaml:313",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -634,35 +631,35 @@ const yg_op_info yg__ops[] = {
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:314",
+        .location = "specs/native_functions.yaml:317",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:318",
+        .location = "specs/native_functions.yaml:321",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:322",
+        .location = "specs/native_functions.yaml:325",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow",
         .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:326",
+        .location = "specs/native_functions.yaml:329",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "abs",
         .schema = "abs(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:330",
+        .location = "specs/native_functions.yaml:333",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -670,7 +667,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:335",
+        .location = "specs/native_functions.yaml:338",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -678,84 +675,84 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expm1",
         .schema = "expm1(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:339",
+        .location = "specs/native_functions.yaml:342",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log1p",
         .schema = "log1p(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:343",
+        .location = "specs/native_functions.yaml:346",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log2",
         .schema = "log2(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:347",
+        .location = "specs/native_functions.yaml:350",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "rsqrt",
         .schema = "rsqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:351",
+        .location = "specs/native_functions.yaml:354",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reciprocal",
         .schema = "reciprocal(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:355",
+        .location = "specs/native_functions.yaml:358",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tanh",
         .schema = "tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:362",
+        .location = "specs/native_functions.yaml:365",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sin",
         .schema = "sin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:366",
+        .location = "specs/native_functions.yaml:369",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cos",
         .schema = "cos(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:370",
+        .location = "specs/native_functions.yaml:373",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tan",
         .schema = "tan(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:374",
+        .location = "specs/native_functions.yaml:377",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "erf",
         .schema = "erf(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:378",
+        .location = "specs/native_functions.yaml:381",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sigmoid",
         .schema = "sigmoid(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:385",
+        .location = "specs/native_functions.yaml:388",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "relu",
         .schema = "relu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:389",
+        .location = "specs/native_functions.yaml:392",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -763,50 +760,49 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gelu",
         .schema = "gelu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:394",
+        .location = "specs/native_functions.yaml:397",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh",
         .schema = "gelu_tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:400",
+        .location = "specs/native_functions.yaml:403",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu",
         .schema = "silu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:404",
+        .location = "specs/native_functions.yaml:407",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu",
         .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:408",
+        .location = "specs/native_functions.yaml:411",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu",
         .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-        .location = "specs/native_functions.yaml:412",
+        .location = "specs/native_functions.yaml:415",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softplus",
         .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-        .location = "specs/native_functions.yaml:418",
+        .location = "specs/native_functions.yaml:422",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "hardtanh",
         .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-        .location = "specs/native_functions.yaml:422",
+        .location = "specs/native_functions.yaml:426",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -814,7 +810,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:430",
+        .location = "specs/native_functions.yaml:434",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -822,7 +818,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min",
         .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:434",
+        .location = "specs/native_functions.yaml:438",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -830,7 +826,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max",
         .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:438",
+        .location = "specs/native_functions.yaml:442",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -838,7 +834,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp.opt",
         .schema = "clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-        .location = "specs/native_functions.yaml:444",
+        .location = "specs/native_functions.yaml:448",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -846,51 +842,49 @@ const yg_op_info yg__ops[] = {
     {
         .name = "floor",
         .schema = "floor(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:449",
+        .location = "specs/native_functions.yaml:453",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ceil",
         .schema = "ceil(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:453",
+        .location = "specs/native_functions.yaml:457",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round",
         .schema = "round(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:457",
+        .location = "specs/native_functions.yaml:461",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "trunc",
         .schema = "trunc(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:461",
+        .location = "specs/native_functions.yaml:465",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:468",
+        .location = "specs/native_functions.yaml:472",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:472",
+        .location = "specs/native_functions.yaml:477",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:476",
+        .location = "specs/native_functions.yaml:482",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -898,35 +892,35 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:481",
+        .location = "specs/native_functions.yaml:487",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:487",
+        .location = "specs/native_functions.yaml:493",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:492",
+        .location = "specs/native_functions.yaml:498",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/native_functions.yaml:496",
+        .location = "specs/native_functions.yaml:502",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/native_functions.yaml:500",
+        .location = "specs/native_functions.yaml:506",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -935,7 +929,7 @@ const yg_op_info yg__ops[] = {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/native_functions.yaml:504",
+        .location = "specs/native_functions.yaml:510",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -943,7 +937,7 @@ const yg_op_info yg__ops[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/native_functions.yaml:509",
+        .location = "specs/native_functions.yaml:515",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -951,7 +945,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:516",
+        .location = "specs/native_functions.yaml:522",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -959,7 +953,7 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:521",
+        .location = "specs/native_functions.yaml:527",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -967,7 +961,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:525",
+        .location = "specs/native_functions.yaml:531",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -975,7 +969,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:529",
+        .location = "specs/native_functions.yaml:535",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -983,7 +977,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:536",
+        .location = "specs/native_functions.yaml:542",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -991,7 +985,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:540",
+        .location = "specs/native_functions.yaml:546",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1000,14 +994,14 @@ const yg_op_info yg__ops[] = {
         .name = "atan2_backward",
         .schema = "atan2_backward(Tensor grad, Tensor self, Tensor other,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)",
-        .location = "specs/native_functions.yaml:548",
+        .location = "specs/native_functions.yaml:554",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow_backward_self",
         .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:550",
+        .location = "specs/native_functions.yaml:556",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1015,14 +1009,14 @@ const yg_op_info yg__ops[] = {
         .name = "pow_backward_exponent",
         .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
                   " Tensor exponent, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:556",
+        .location = "specs/native_functions.yaml:562",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:563",
+        .location = "specs/native_functions.yaml:569",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1030,7 +1024,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:568",
+        .location = "specs/native_functions.yaml:574",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1038,21 +1032,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:573",
+        .location = "specs/native_functions.yaml:579",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:577",
+        .location = "specs/native_functions.yaml:583",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "prod",
         .schema = "prod(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:585",
+        .location = "specs/native_functions.yaml:591",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1060,7 +1054,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "prod.dim",
         .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:588",
+        .location = "specs/native_functions.yaml:594",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1069,7 +1063,7 @@ const yg_op_info yg__ops[] = {
         .name = "prod_backward",
         .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:594",
+        .location = "specs/native_functions.yaml:600",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1077,14 +1071,14 @@ const yg_op_info yg__ops[] = {
         .name = "prod_double_backward",
         .schema = "prod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:601",
+        .location = "specs/native_functions.yaml:607",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_backward",
         .schema = "sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:606",
+        .location = "specs/native_functions.yaml:612",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1093,14 +1087,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mean_backward",
         .schema = "mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:610",
+        .location = "specs/native_functions.yaml:616",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_to",
         .schema = "sum_to(Tensor self, int[] size) -> Tensor",
-        .location = "specs/native_functions.yaml:613",
+        .location = "specs/native_functions.yaml:619",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1108,7 +1102,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:620",
+        .location = "specs/native_functions.yaml:626",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1116,7 +1110,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod",
         .schema = "cumprod(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:625",
+        .location = "specs/native_functions.yaml:631",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1124,7 +1118,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumsum_backward",
         .schema = "cumsum_backward(Tensor grad, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:631",
+        .location = "specs/native_functions.yaml:637",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1132,14 +1126,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod_backward",
         .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:634",
+        .location = "specs/native_functions.yaml:640",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cumprod_jvp",
         .schema = "cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:642",
+        .location = "specs/native_functions.yaml:648",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1147,14 +1141,14 @@ const yg_op_info yg__ops[] = {
         .name = "cumprod_double_backward",
         .schema = "cumprod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:646",
+        .location = "specs/native_functions.yaml:652",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:654",
+        .location = "specs/native_functions.yaml:660",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1163,7 +1157,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:659",
+        .location = "specs/native_functions.yaml:665",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1172,7 +1166,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "max",
         .schema = "max(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:665",
+        .location = "specs/native_functions.yaml:671",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1181,7 +1175,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "min",
         .schema = "min(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:668",
+        .location = "specs/native_functions.yaml:674",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1191,7 +1185,7 @@ const yg_op_info yg__ops[] = {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:674",
+        .location = "specs/native_functions.yaml:680",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1201,7 +1195,7 @@ const yg_op_info yg__ops[] = {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:679",
+        .location = "specs/native_functions.yaml:685",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1211,7 +1205,7 @@ const yg_op_info yg__ops[] = {
         .name = "value_selecting_reduction_backward",
         .schema = "value_selecting_reduction_backward(Tensor grad, int dim,"
                   " Tensor indices, int[] sizes, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:686",
+        .location = "specs/native_functions.yaml:692",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1220,14 +1214,14 @@ const yg_op_info yg__ops[] = {
         .name = "minmax_backward",
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:691",
+        .location = "specs/native_functions.yaml:697",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:697",
+        .location = "specs/native_functions.yaml:703",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1236,7 +1230,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:702",
+        .location = "specs/native_functions.yaml:708",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1245,7 +1239,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:707",
+        .location = "specs/native_functions.yaml:713",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1254,7 +1248,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:712",
+        .location = "specs/native_functions.yaml:718",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1263,7 +1257,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:718",
+        .location = "specs/native_functions.yaml:724",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1272,7 +1266,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:723",
+        .location = "specs/native_functions.yaml:729",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1281,7 +1275,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:728",
+        .location = "specs/native_functions.yaml:734",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1290,7 +1284,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:733",
+        .location = "specs/native_functions.yaml:739",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1299,14 +1293,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:743",
+        .location = "specs/native_functions.yaml:749",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "std",
         .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:747",
+        .location = "specs/native_functions.yaml:753",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1314,7 +1308,7 @@ const yg_op_info yg__ops[] = {
         .name = "var_mean",
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
-        .location = "specs/native_functions.yaml:752",
+        .location = "specs/native_functions.yaml:758",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1322,14 +1316,14 @@ const yg_op_info yg__ops[] = {
         .name = "var_backward",
         .schema = "var_backward(Tensor grad, Tensor self, int[] dim, int correction,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:757",
+        .location = "specs/native_functions.yaml:763",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:761",
+        .location = "specs/native_functions.yaml:767",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1337,14 +1331,14 @@ const yg_op_info yg__ops[] = {
         .name = "norm_backward",
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:765",
+        .location = "specs/native_functions.yaml:771",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:770",
+        .location = "specs/native_functions.yaml:776",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1352,35 +1346,35 @@ const yg_op_info yg__ops[] = {
         .name = "logsumexp_backward",
         .schema = "logsumexp_backward(Tensor grad, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:776",
+        .location = "specs/native_functions.yaml:782",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:781",
+        .location = "specs/native_functions.yaml:787",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:786",
+        .location = "specs/native_functions.yaml:792",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "matmul",
         .schema = "matmul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:792",
+        .location = "specs/native_functions.yaml:798",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dot",
         .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
-        .location = "specs/native_functions.yaml:795",
+        .location = "specs/native_functions.yaml:801",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1388,14 +1382,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mv",
         .schema = "mv(Tensor self, Tensor vec) -> Tensor",
-        .location = "specs/native_functions.yaml:799",
+        .location = "specs/native_functions.yaml:805",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "outer",
         .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
-        .location = "specs/native_functions.yaml:802",
+        .location = "specs/native_functions.yaml:808",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1404,7 +1398,7 @@ const yg_op_info yg__ops[] = {
         .name = "addmm",
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,"
                   " Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:807",
+        .location = "specs/native_functions.yaml:813",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1412,21 +1406,21 @@ const yg_op_info yg__ops[] = {
         .name = "baddbmm",
         .schema = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *,"
                   " Scalar beta=1, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:810",
+        .location = "specs/native_functions.yaml:816",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:812",
+        .location = "specs/native_functions.yaml:818",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:817",
+        .location = "specs/native_functions.yaml:823",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1435,7 +1429,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:821",
+        .location = "specs/native_functions.yaml:827",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1444,7 +1438,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:825",
+        .location = "specs/native_functions.yaml:831",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1453,7 +1447,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:829",
+        .location = "specs/native_functions.yaml:835",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1462,7 +1456,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:833",
+        .location = "specs/native_functions.yaml:839",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1471,7 +1465,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:837",
+        .location = "specs/native_functions.yaml:843",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1480,7 +1474,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reshape",
         .schema = "reshape(Tensor self, int[] shape) -> Tensor",
-        .location = "specs/native_functions.yaml:842",
+        .location = "specs/native_functions.yaml:848",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1489,7 +1483,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:846",
+        .location = "specs/native_functions.yaml:852",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1498,7 +1492,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:851",
+        .location = "specs/native_functions.yaml:857",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1507,7 +1501,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:856",
+        .location = "specs/native_functions.yaml:862",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1516,7 +1510,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute_backward",
         .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:861",
+        .location = "specs/native_functions.yaml:867",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1525,7 +1519,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flatten",
         .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:865",
+        .location = "specs/native_functions.yaml:871",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1534,7 +1528,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "contiguous",
         .schema = "contiguous(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:869",
+        .location = "specs/native_functions.yaml:875",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1543,7 +1537,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:876",
+        .location = "specs/native_functions.yaml:882",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1553,7 +1547,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:883",
+        .location = "specs/native_functions.yaml:889",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1562,7 +1556,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "narrow",
         .schema = "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:888",
+        .location = "specs/native_functions.yaml:894",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1572,7 +1566,7 @@ const yg_op_info yg__ops[] = {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/native_functions.yaml:892",
+        .location = "specs/native_functions.yaml:898",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1582,7 +1576,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/native_functions.yaml:897",
+        .location = "specs/native_functions.yaml:903",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1591,7 +1585,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "repeat",
         .schema = "repeat(Tensor self, int[] repeats) -> Tensor",
-        .location = "specs/native_functions.yaml:907",
+        .location = "specs/native_functions.yaml:913",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1600,7 +1594,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:913",
+        .location = "specs/native_functions.yaml:919",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1609,7 +1603,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:918",
+        .location = "specs/native_functions.yaml:924",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1618,7 +1612,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:922",
+        .location = "specs/native_functions.yaml:928",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1627,7 +1621,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:931",
+        .location = "specs/native_functions.yaml:937",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1636,7 +1630,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:936",
+        .location = "specs/native_functions.yaml:942",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1645,7 +1639,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:942",
+        .location = "specs/native_functions.yaml:948",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1654,7 +1648,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:948",
+        .location = "specs/native_functions.yaml:954",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1663,7 +1657,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:957",
+        .location = "specs/native_functions.yaml:963",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1672,7 +1666,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:963",
+        .location = "specs/native_functions.yaml:969",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1681,7 +1675,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:970",
+        .location = "specs/native_functions.yaml:976",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1691,14 +1685,14 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:977",
+        .location = "specs/native_functions.yaml:983",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:982",
+        .location = "specs/native_functions.yaml:988",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1708,14 +1702,14 @@ const yg_op_info yg__ops[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:987",
+        .location = "specs/native_functions.yaml:993",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:993",
+        .location = "specs/native_functions.yaml:999",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1724,7 +1718,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1000",
+        .location = "specs/native_functions.yaml:1006",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1734,7 +1728,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1007",
+        .location = "specs/native_functions.yaml:1013",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1742,7 +1736,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1015",
+        .location = "specs/native_functions.yaml:1021",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1752,7 +1746,7 @@ const yg_op_info yg__ops[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1022",
+        .location = "specs/native_functions.yaml:1028",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1760,7 +1754,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:1029",
+        .location = "specs/native_functions.yaml:1035",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1769,7 +1763,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:1034",
+        .location = "specs/native_functions.yaml:1040",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1778,7 +1772,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:1040",
+        .location = "specs/native_functions.yaml:1046",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1787,7 +1781,7 @@ const yg_op_info yg__ops[] = {
         .name = "scatter_src_backward",
         .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
                   " int[] src_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1047",
+        .location = "specs/native_functions.yaml:1053",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1796,7 +1790,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1052",
+        .location = "specs/native_functions.yaml:1058",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1805,7 +1799,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1057",
+        .location = "specs/native_functions.yaml:1063",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1814,7 +1808,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1070",
+        .location = "specs/native_functions.yaml:1076",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1824,7 +1818,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1079",
+        .location = "specs/native_functions.yaml:1085",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1834,7 +1828,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1084",
+        .location = "specs/native_functions.yaml:1090",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1843,7 +1837,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1090",
+        .location = "specs/native_functions.yaml:1096",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1853,7 +1847,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1095",
+        .location = "specs/native_functions.yaml:1101",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1862,7 +1856,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1101",
+        .location = "specs/native_functions.yaml:1107",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1870,28 +1864,28 @@ const yg_op_info yg__ops[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1105",
+        .location = "specs/native_functions.yaml:1111",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log_softmax_jvp",
         .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1112",
+        .location = "specs/native_functions.yaml:1118",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1114",
+        .location = "specs/native_functions.yaml:1120",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1120",
+        .location = "specs/native_functions.yaml:1126",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1899,7 +1893,7 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1128",
+        .location = "specs/native_functions.yaml:1134",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1907,21 +1901,21 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:1132",
+        .location = "specs/native_functions.yaml:1138",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1139",
+        .location = "specs/native_functions.yaml:1145",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1142",
+        .location = "specs/native_functions.yaml:1148",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1929,7 +1923,7 @@ const yg_op_info yg__ops[] = {
         .name = "smooth_l1_loss",
         .schema = "smooth_l1_loss(Tensor self, Tensor target, int reduction=1,"
                   " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1146",
+        .location = "specs/native_functions.yaml:1152",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1937,7 +1931,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy",
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1150",
+        .location = "specs/native_functions.yaml:1156",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1945,7 +1939,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy_with_logits",
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1154",
+        .location = "specs/native_functions.yaml:1160",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1953,7 +1947,7 @@ const yg_op_info yg__ops[] = {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1161",
+        .location = "specs/native_functions.yaml:1167",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1961,7 +1955,7 @@ const yg_op_info yg__ops[] = {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1168",
+        .location = "specs/native_functions.yaml:1174",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1969,7 +1963,7 @@ const yg_op_info yg__ops[] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1172",
+        .location = "specs/native_functions.yaml:1178",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1978,14 +1972,14 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1179",
+        .location = "specs/native_functions.yaml:1185",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1186",
+        .location = "specs/native_functions.yaml:1192",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1995,7 +1989,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:1191",
+        .location = "specs/native_functions.yaml:1197",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2005,7 +1999,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:1199",
+        .location = "specs/native_functions.yaml:1205",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2013,7 +2007,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1203",
+        .location = "specs/native_functions.yaml:1209",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2022,7 +2016,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1209",
+        .location = "specs/native_functions.yaml:1215",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2030,7 +2024,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1217",
+        .location = "specs/native_functions.yaml:1223",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2039,7 +2033,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1223",
+        .location = "specs/native_functions.yaml:1229",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2047,7 +2041,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1229",
+        .location = "specs/native_functions.yaml:1235",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2057,7 +2051,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1235",
+        .location = "specs/native_functions.yaml:1241",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2065,7 +2059,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1238",
+        .location = "specs/native_functions.yaml:1244",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2073,7 +2067,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1242",
+        .location = "specs/native_functions.yaml:1248",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2082,63 +2076,63 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1246",
+        .location = "specs/native_functions.yaml:1252",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1252",
+        .location = "specs/native_functions.yaml:1258",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1256",
+        .location = "specs/native_functions.yaml:1262",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1264",
+        .location = "specs/native_functions.yaml:1270",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1270",
+        .location = "specs/native_functions.yaml:1276",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1274",
+        .location = "specs/native_functions.yaml:1280",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1278",
+        .location = "specs/native_functions.yaml:1284",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1289",
+        .location = "specs/native_functions.yaml:1295",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1293",
+        .location = "specs/native_functions.yaml:1299",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2146,21 +2140,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1297",
+        .location = "specs/native_functions.yaml:1303",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1302",
+        .location = "specs/native_functions.yaml:1308",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1308",
+        .location = "specs/native_functions.yaml:1314",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2168,7 +2162,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1312",
+        .location = "specs/native_functions.yaml:1318",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2176,28 +2170,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1317",
+        .location = "specs/native_functions.yaml:1323",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1322",
+        .location = "specs/native_functions.yaml:1328",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1326",
+        .location = "specs/native_functions.yaml:1332",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1330",
+        .location = "specs/native_functions.yaml:1336",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2206,7 +2200,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1333",
+        .location = "specs/native_functions.yaml:1339",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2216,7 +2210,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1336",
+        .location = "specs/native_functions.yaml:1342",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2225,7 +2219,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1339",
+        .location = "specs/native_functions.yaml:1345",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2235,7 +2229,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1349",
+        .location = "specs/native_functions.yaml:1355",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2243,7 +2237,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1354",
+        .location = "specs/native_functions.yaml:1360",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2251,21 +2245,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1359",
+        .location = "specs/native_functions.yaml:1365",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1364",
+        .location = "specs/native_functions.yaml:1370",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1369",
+        .location = "specs/native_functions.yaml:1375",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2275,7 +2269,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1374",
+        .location = "specs/native_functions.yaml:1380",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2283,21 +2277,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1376",
+        .location = "specs/native_functions.yaml:1382",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1380",
+        .location = "specs/native_functions.yaml:1386",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1387",
+        .location = "specs/native_functions.yaml:1393",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2306,7 +2300,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1394",
+        .location = "specs/native_functions.yaml:1400",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2315,7 +2309,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1398",
+        .location = "specs/native_functions.yaml:1404",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |

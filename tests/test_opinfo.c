@@ -153,6 +153,12 @@ static bool skips(const sample *s, yg_dtype d)
     return (s->flags & OPINFO_JOINS_WITH_CAT) && !claims(opinfo_op("cat"), d);
 }
 
+/* The op's name as messages spell it: "sum" for "sum.dim". */
+static void display_name(const char *op, char *buf, size_t len) {
+    snprintf(buf, len, "%s", op);
+    buf[strcspn(buf, ".")] = '\0';
+}
+
 static void test_claimed_dtypes_run(void **state) {
     int failures = 0;
     (void)state;
@@ -165,6 +171,26 @@ static void test_claimed_dtypes_run(void **state) {
             yg_tensor *y = NULL;
             if (!claims(op, (yg_dtype)d) || skips(s, (yg_dtype)d))
                 continue;
+            if (opinfo_refused_on(s, (yg_dtype)d)) {
+                char name[64];
+                display_name(s->op, name, sizeof name);
+                if (run(s, 300 + (uint64_t)i, (yg_dtype)d, false, 0, &y) == YG_OK ||
+                    strstr(yg_last_error(), name) == NULL ||
+                    strstr(yg_last_error(), "is not an integer") == NULL ||
+                    strstr(yg_last_error(), yg_dtype_name((yg_dtype)d)) == NULL) {
+                    print_error("%s (%s) passes a fractional Scalar: %s should refuse it with "
+                                "\"<op>: <arg> <value> is not an integer, <input> is %s\", got: "
+                                "%s\n",
+                                s->op,
+                                s->what,
+                                yg_dtype_name((yg_dtype)d),
+                                yg_dtype_name((yg_dtype)d),
+                                y != NULL ? "a result" : yg_last_error());
+                    failures++;
+                }
+                yg_release(y);
+                continue;
+            }
             if (run(s, 300 + (uint64_t)i, (yg_dtype)d, false, 0, &y) != YG_OK) {
                 print_error("%s (%s) claims %s but fails on it: %s\n",
                             s->op,
@@ -177,12 +203,6 @@ static void test_claimed_dtypes_run(void **state) {
         }
     }
     assert_int_equal(failures, 0);
-}
-
-/* The op's name as messages spell it: "sum" for "sum.dim". */
-static void display_name(const char *op, char *buf, size_t len) {
-    snprintf(buf, len, "%s", op);
-    buf[strcspn(buf, ".")] = '\0';
 }
 
 static const opinfo_accepted *accepted(const char *op, yg_dtype d) {

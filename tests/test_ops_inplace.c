@@ -258,6 +258,29 @@ static void test_fill_and_zero_set_every_dtype(void **state) {
     }
 }
 
+/* A fill value is stored as the dtype converts it: toward zero, NaN as 0,
+ * saturating beyond the range (no undefined float-to-int conversion). */
+static void test_fill_converts_the_value_on_integers(void **state) {
+    const int64_t s[] = {2};
+    const double vals[] = {-2.75, NAN, 1e300, -1e300};
+    const double e64[] = {-2, 0, 0x1p63, -0x1p63}, e32[] = {-2, 0, 2147483647, -2147483648.0};
+    (void)state;
+    for (int k = 0; k < 4; k++) {
+        yg_tensor *a = NULL, *b = NULL, *out = NULL;
+        YG_CHECK(yg_tensor_zeros(s, 1, YG_INT64, &a));
+        YG_CHECK(yg_tensor_zeros(s, 1, YG_INT32, &b));
+        YG_CHECK(yg_fill_(a, vals[k], &out));
+        yg_release(out);
+        YG_CHECK(yg_fill_(b, vals[k], &out));
+        yg_release(out);
+        const double ea[] = {e64[k], e64[k]}, eb[] = {e32[k], e32[k]};
+        YG_EXPECT_CLOSE(a, s, 1, ea, 0, 0);
+        YG_EXPECT_CLOSE(b, s, 1, eb, 0, 0);
+        yg_release(a);
+        yg_release(b);
+    }
+}
+
 static void test_fill_writes_only_the_view(void **state) {
     const int64_t s[] = {3, 3};
     const double expected[] = {0, 5, 0, 0, 5, 0, 0, 5, 0};
@@ -384,6 +407,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_inplace_ops_write_through_transposed_views),
         cmocka_unit_test(test_masked_fill_inplace_matches_twin),
         cmocka_unit_test(test_fill_and_zero_set_every_dtype),
+        cmocka_unit_test(test_fill_converts_the_value_on_integers),
         cmocka_unit_test(test_fill_writes_only_the_view),
         cmocka_unit_test(test_copy_broadcasts_and_converts_src),
         cmocka_unit_test(test_copy_from_an_overlapping_view_reads_the_old_values),

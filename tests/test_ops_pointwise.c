@@ -300,6 +300,127 @@ static void test_unary_ops_reject_bool_input(void **state) {
     yg_release(x);
 }
 
+/* A Scalar operand of a pointwise op on an integer tensor must be an
+ * integer that dtype holds; 2.5 is not silently truncated to 2. */
+static void test_fractional_scalars_are_refused_on_integers(void **state) {
+    const int64_t s[] = {2};
+    const double xv[] = {5, -7};
+    yg_tensor *x64 = NULL, *x32 = NULL, *f = NULL, *m = NULL, *y = NULL, *same = NULL;
+    (void)state;
+    x64 = yg_test_tensor(YG_INT64, s, 1, xv);
+    x32 = yg_test_tensor(YG_INT32, s, 1, xv);
+    f = yg_test_tensor(YG_FLOAT64, s, 1, xv);
+
+    YG_EXPECT_ERROR(
+        yg_add(x64, x64, 2.5, &y), YG_ERR_DTYPE, "add: alpha 2.5 is not an integer, self is int64");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_add_scalar(x32, 1.5, 2.0, &y),
+                    YG_ERR_DTYPE,
+                    "add: other 1.5 is not an integer, self is int32");
+    YG_EXPECT_ERROR(yg_add_scalar(x32, 1.0, -0.5, &y),
+                    YG_ERR_DTYPE,
+                    "add: alpha -0.5 is not an integer, self is int32");
+    YG_EXPECT_ERROR(yg_clamp(x64, -0.5, 3.0, &y),
+                    YG_ERR_DTYPE,
+                    "clamp: min -0.5 is not an integer, self is int64");
+    YG_EXPECT_ERROR(yg_hardtanh(x32, -1.0, 0.8, &y),
+                    YG_ERR_DTYPE,
+                    "hardtanh: max_val 0.8 is not an integer, self is int32");
+    YG_EXPECT_ERROR(yg_clamp_min(x64, NAN, &y), YG_ERR_DTYPE, "clamp_min: min nan is not an integer");
+    YG_EXPECT_ERROR(
+        yg_clamp_max(x64, INFINITY, &y), YG_ERR_DTYPE, "clamp_max: max inf is not an integer");
+    YG_EXPECT_ERROR(yg_clamp_opt(x32, NULL, &(const double){0.25}, &y),
+                    YG_ERR_DTYPE,
+                    "clamp_max: max 0.25 is not an integer, self is int32");
+    YG_EXPECT_ERROR(yg_addcmul(x64, x64, x64, 0.5, &y),
+                    YG_ERR_DTYPE,
+                    "addcmul: value 0.5 is not an integer, self is int64");
+    YG_CHECK(yg_ne(x64, x64, &m));
+    YG_EXPECT_ERROR(yg_masked_fill(x64, m, 0.5, &y),
+                    YG_ERR_DTYPE,
+                    "masked_fill: value 0.5 is not an integer, self is int64");
+    yg_release(m);
+    /* the promoted dtype decides, and the message names its input */
+    YG_EXPECT_ERROR(
+        yg_sub(x32, x64, 0.5, &y), YG_ERR_DTYPE, "sub: alpha 0.5 is not an integer, other is int64");
+    /* an integer outside the dtype's range */
+    YG_EXPECT_ERROR(yg_mul_scalar(x32, 3e9, &y),
+                    YG_ERR_DTYPE,
+                    "mul: other 3000000000 is out of range for int32, the dtype of self");
+    YG_EXPECT_ERROR(yg_mul_scalar(x64, 0x1p63, &y),
+                    YG_ERR_DTYPE,
+                    "mul: other 9223372036854775808 is out of range for int64");
+    assert_null(y);
+
+    /* in place: refused before anything is written */
+    YG_EXPECT_ERROR(
+        yg_add_(x64, x64, 0.5, &same), YG_ERR_DTYPE, "add_: alpha 0.5 is not an integer, self is int64");
+    assert_null(same);
+    YG_EXPECT_ERROR(yg_clamp_min_(x32, 0.1, &same),
+                    YG_ERR_DTYPE,
+                    "clamp_min_: min 0.1 is not an integer, self is int32");
+    YG_EXPECT_CLOSE(x64, s, 1, xv, 0, 0);
+    YG_EXPECT_CLOSE(x32, s, 1, xv, 0, 0);
+
+    /* a floating operand promotes: the alpha is then a float64 operand */
+    YG_CHECK(yg_add(x64, f, 2.5, &y));
+    const double fe[] = {5 + 2.5 * 5, -7 + 2.5 * -7};
+    YG_EXPECT_CLOSE(y, s, 1, fe, 0, 0);
+    yg_release(y);
+    yg_release(f);
+    yg_release(x32);
+    yg_release(x64);
+}
+
+/* Integer Scalars run on integer tensors, exactly, up to the dtype's ends. */
+static void test_integer_scalars_run_on_integers(void **state) {
+    const int64_t s[] = {4};
+    const double xv[] = {5, -7, 0, 1};
+    double want[4];
+    yg_tensor *x = NULL, *y = NULL;
+    (void)state;
+    x = yg_test_tensor(YG_INT64, s, 1, xv);
+
+    YG_CHECK(yg_add(x, x, -3.0, &y));
+    for (int i = 0; i < 4; i++)
+        want[i] = xv[i] - 3 * xv[i];
+    assert_int_equal(yg_tensor_dtype(y), YG_INT64);
+    YG_EXPECT_CLOSE(y, s, 1, want, 0, 0);
+    yg_release(y);
+
+    YG_CHECK(yg_clamp(x, -1.0, 2.0, &y));
+    for (int i = 0; i < 4; i++)
+        want[i] = xv[i] < -1 ? -1 : xv[i] > 2 ? 2 : xv[i];
+    YG_EXPECT_CLOSE(y, s, 1, want, 0, 0);
+    yg_release(y);
+
+    /* -2^63, the least int64, is an integer int64 holds */
+    YG_CHECK(yg_clamp_min(x, -0x1p63, &y));
+    YG_EXPECT_CLOSE(y, s, 1, xv, 0, 0);
+    yg_release(y);
+    yg_release(x);
+}
+
+/* Floating by nature: these ops claim float32 and float64 only. */
+static void test_floating_only_ops_refuse_integers(void **state) {
+    const int64_t s[] = {2};
+    yg_tensor *x = NULL, *y = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(s, 1, YG_INT64, &x));
+    YG_EXPECT_ERROR(yg_leaky_relu(x, 0.0, &y),
+                    YG_ERR_DTYPE,
+                    "leaky_relu: unsupported dtype int64 for self (supported: float32, float64)");
+    YG_EXPECT_ERROR(yg_lerp(x, x, 0.0, &y), YG_ERR_DTYPE, "lerp: unsupported dtype int64 for self");
+    YG_EXPECT_ERROR(yg_sigmoid_backward(x, x, &y),
+                    YG_ERR_DTYPE,
+                    "sigmoid_backward: unsupported dtype int64 for grad_output");
+    YG_EXPECT_ERROR(yg_tanh_backward(x, x, &y),
+                    YG_ERR_DTYPE,
+                    "tanh_backward: unsupported dtype int64 for grad_output");
+    assert_null(y);
+    yg_release(x);
+}
+
 static void test_leaky_relu_is_twice_differentiable(void **state) {
     /* y = sum(leaky_relu(x)^2): dy/dx = 2 f(x) f'(x), and the derivative
      * of sum(dy/dx) is 2 f'(x)^2 (f'' = 0 away from 0). */
@@ -361,6 +482,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_scalar_overloads_match_reference),
         cmocka_unit_test(test_math_functions_reject_integer_input),
         cmocka_unit_test(test_unary_ops_reject_bool_input),
+        cmocka_unit_test(test_fractional_scalars_are_refused_on_integers),
+        cmocka_unit_test(test_integer_scalars_run_on_integers),
+        cmocka_unit_test(test_floating_only_ops_refuse_integers),
         cmocka_unit_test(test_leaky_relu_is_twice_differentiable),
     };
     return YG_TEST_RUN(tests, argc, argv);

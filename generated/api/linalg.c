@@ -81,7 +81,7 @@ static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tens
     return yg__trace_end_node();
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:781] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:787] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -175,7 +175,7 @@ static yg_status bmm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_ten
     return yg__trace_end_node();
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:786] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:792] */
 yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -227,7 +227,7 @@ static yg_status matmul_traced(const yg_tensor *self, const yg_tensor *other, yg
     return yg__trace_end_node();
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:792] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:798] */
 yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
@@ -261,7 +261,7 @@ static yg_status dot_traced(const yg_tensor *self, const yg_tensor *tensor, yg_t
     return yg__trace_end_node();
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:795] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:801] */
 yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out)
 {
     yg_status st;
@@ -295,7 +295,7 @@ static yg_status mv_traced(const yg_tensor *self, const yg_tensor *vec, yg_tenso
     return yg__trace_end_node();
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:799] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:805] */
 yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 {
     yg_status st;
@@ -329,7 +329,7 @@ static yg_status outer_traced(const yg_tensor *self, const yg_tensor *vec2, yg_t
     return yg__trace_end_node();
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:802] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:808] */
 yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out)
 {
     yg_status st;
@@ -372,7 +372,7 @@ static yg_status addmm_traced(const yg_tensor *self,
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:807] */
+ * [specs/native_functions.yaml:813] */
 yg_status yg_addmm(const yg_tensor *self,
                    const yg_tensor *mat1,
                    const yg_tensor *mat2,
@@ -421,7 +421,7 @@ static yg_status baddbmm_traced(const yg_tensor *self,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:810] */
+ * [specs/native_functions.yaml:816] */
 yg_status yg_baddbmm(const yg_tensor *self,
                      const yg_tensor *batch1,
                      const yg_tensor *batch2,
@@ -466,7 +466,7 @@ static yg_status linear_traced(const yg_tensor *input,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:812] */
+ * [specs/native_functions.yaml:818] */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:781] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:787] */
 yg_status yg__boxed_mm(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -21,7 +21,7 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
     return yg_mm(in[0], in[1], &out[0]);
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:786] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:792] */
 yg_status yg__boxed_bmm(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -32,7 +32,7 @@ yg_status yg__boxed_bmm(const yg_ir_node *node,
     return yg_bmm(in[0], in[1], &out[0]);
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:792] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:798] */
 yg_status yg__boxed_matmul(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -43,7 +43,7 @@ yg_status yg__boxed_matmul(const yg_ir_node *node,
     return yg_matmul(in[0], in[1], &out[0]);
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:795] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:801] */
 yg_status yg__boxed_dot(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -54,7 +54,7 @@ yg_status yg__boxed_dot(const yg_ir_node *node,
     return yg_dot(in[0], in[1], &out[0]);
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:799] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:805] */
 yg_status yg__boxed_mv(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -65,7 +65,7 @@ yg_status yg__boxed_mv(const yg_ir_node *node,
     return yg_mv(in[0], in[1], &out[0]);
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:802] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:808] */
 yg_status yg__boxed_outer(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -77,7 +77,7 @@ yg_status yg__boxed_outer(const yg_ir_node *node,
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:807] */
+ * [specs/native_functions.yaml:813] */
 yg_status yg__boxed_addmm(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -93,7 +93,7 @@ yg_status yg__boxed_addmm(const yg_ir_node *node,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:810] */
+ * [specs/native_functions.yaml:816] */
 yg_status yg__boxed_baddbmm(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -109,7 +109,7 @@ yg_status yg__boxed_baddbmm(const yg_ir_node *node,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:812] */
+ * [specs/native_functions.yaml:818] */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

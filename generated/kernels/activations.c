@@ -77,7 +77,7 @@ static const yg_pointwise_desc sigmoid_desc = {
         },
 };
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:385] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:388] */
 yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -194,7 +194,7 @@ static const yg_pointwise_desc relu_desc = {
         },
 };
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:389] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:392] */
 yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -263,7 +263,7 @@ static const yg_pointwise_desc gelu_desc = {
         },
 };
 
-/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:394] */
+/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:397] */
 yg_status yg__cpu_gelu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -336,7 +336,7 @@ static const yg_pointwise_desc gelu_tanh_desc = {
         },
 };
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:400] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:403] */
 yg_status yg__cpu_gelu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -405,7 +405,7 @@ static const yg_pointwise_desc silu_desc = {
         },
 };
 
-/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:404] */
+/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:407] */
 yg_status yg__cpu_silu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -463,6 +463,8 @@ static void elu_loop_float64(char **p, const int64_t *s, int64_t n, const double
 
 static const char *const elu_input_names[] = {"self"};
 
+static const char *const elu_scalar_names[] = {"alpha"};
+
 static const yg_pointwise_desc elu_desc = {
     .op = "elu",
     .n_inputs = 1,
@@ -472,9 +474,11 @@ static const yg_pointwise_desc elu_desc = {
             [YG_FLOAT32] = elu_loop_float32,
             [YG_FLOAT64] = elu_loop_float64,
         },
+    .n_scalars = 1,
+    .scalar_names = elu_scalar_names,
 };
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:408] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:411] */
 yg_status yg__cpu_elu(const yg_tensor *self, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -531,53 +535,9 @@ static void leaky_relu_loop_float64(char **p, const int64_t *s, int64_t n, const
     }
 }
 
-static void leaky_relu_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t negative_slope = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self > 0 ? self : self * negative_slope;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self > 0 ? self : self * negative_slope;
-    }
-}
-
-static void leaky_relu_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t negative_slope = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self > 0 ? self : self * negative_slope;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self > 0 ? self : self * negative_slope;
-    }
-}
-
 static const char *const leaky_relu_input_names[] = {"self"};
+
+static const char *const leaky_relu_scalar_names[] = {"negative_slope"};
 
 static const yg_pointwise_desc leaky_relu_desc = {
     .op = "leaky_relu",
@@ -587,13 +547,13 @@ static const yg_pointwise_desc leaky_relu_desc = {
         {
             [YG_FLOAT32] = leaky_relu_loop_float32,
             [YG_FLOAT64] = leaky_relu_loop_float64,
-            [YG_INT64] = leaky_relu_loop_int64,
-            [YG_INT32] = leaky_relu_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = leaky_relu_scalar_names,
 };
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:412] */
+ * [specs/native_functions.yaml:415] */
 yg_status yg__cpu_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -656,6 +616,8 @@ static void softplus_loop_float64(char **p, const int64_t *s, int64_t n, const d
 
 static const char *const softplus_input_names[] = {"self"};
 
+static const char *const softplus_scalar_names[] = {"beta", "threshold"};
+
 static const yg_pointwise_desc softplus_desc = {
     .op = "softplus",
     .n_inputs = 1,
@@ -665,10 +627,12 @@ static const yg_pointwise_desc softplus_desc = {
             [YG_FLOAT32] = softplus_loop_float32,
             [YG_FLOAT64] = softplus_loop_float64,
         },
+    .n_scalars = 2,
+    .scalar_names = softplus_scalar_names,
 };
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:418] */
+ * [specs/native_functions.yaml:422] */
 yg_status yg__cpu_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -779,6 +743,8 @@ static void hardtanh_loop_int32(char **p, const int64_t *s, int64_t n, const dou
 
 static const char *const hardtanh_input_names[] = {"self"};
 
+static const char *const hardtanh_scalar_names[] = {"min_val", "max_val"};
+
 static const yg_pointwise_desc hardtanh_desc = {
     .op = "hardtanh",
     .n_inputs = 1,
@@ -790,10 +756,12 @@ static const yg_pointwise_desc hardtanh_desc = {
             [YG_INT64] = hardtanh_loop_int64,
             [YG_INT32] = hardtanh_loop_int32,
         },
+    .n_scalars = 2,
+    .scalar_names = hardtanh_scalar_names,
 };
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:422] */
+ * [specs/native_functions.yaml:426] */
 yg_status yg__cpu_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -70,58 +70,6 @@ static void tanh_backward_loop_float64(char **p, const int64_t *s, int64_t n, co
     }
 }
 
-static void tanh_backward_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_output = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t output = src_output[i];
-
-            dst[i] = grad_output * (1 - output * output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t output = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = grad_output * (1 - output * output);
-    }
-}
-
-static void tanh_backward_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_output = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t output = src_output[i];
-
-            dst[i] = grad_output * (1 - output * output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t output = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = grad_output * (1 - output * output);
-    }
-}
-
 static const char *const tanh_backward_input_names[] = {"grad_output", "output"};
 
 static const yg_pointwise_desc tanh_backward_desc = {
@@ -132,13 +80,11 @@ static const yg_pointwise_desc tanh_backward_desc = {
         {
             [YG_FLOAT32] = tanh_backward_loop_float32,
             [YG_FLOAT64] = tanh_backward_loop_float64,
-            [YG_INT64] = tanh_backward_loop_int64,
-            [YG_INT32] = tanh_backward_loop_int32,
         },
 };
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:468] */
+ * [specs/native_functions.yaml:472] */
 yg_status yg__cpu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -208,64 +154,6 @@ static void sigmoid_backward_loop_float64(char **p,
     }
 }
 
-static void sigmoid_backward_loop_int64(char **p,
-                                        const int64_t *s,
-                                        int64_t n,
-                                        const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_output = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t output = src_output[i];
-
-            dst[i] = grad_output * output * (1 - output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t output = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = grad_output * output * (1 - output);
-    }
-}
-
-static void sigmoid_backward_loop_int32(char **p,
-                                        const int64_t *s,
-                                        int64_t n,
-                                        const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_output = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t output = src_output[i];
-
-            dst[i] = grad_output * output * (1 - output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t output = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = grad_output * output * (1 - output);
-    }
-}
-
 static const char *const sigmoid_backward_input_names[] = {"grad_output", "output"};
 
 static const yg_pointwise_desc sigmoid_backward_desc = {
@@ -276,13 +164,11 @@ static const yg_pointwise_desc sigmoid_backward_desc = {
         {
             [YG_FLOAT32] = sigmoid_backward_loop_float32,
             [YG_FLOAT64] = sigmoid_backward_loop_float64,
-            [YG_INT64] = sigmoid_backward_loop_int64,
-            [YG_INT32] = sigmoid_backward_loop_int32,
         },
 };
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:472] */
+ * [specs/native_functions.yaml:477] */
 yg_status yg__cpu_sigmoid_backward(const yg_tensor *grad_output,
                                    const yg_tensor *output,
                                    yg_tensor **out)
@@ -414,7 +300,7 @@ static const yg_pointwise_desc relu_backward_desc = {
 };
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:476] */
+ * [specs/native_functions.yaml:482] */
 yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -495,7 +381,7 @@ static const yg_pointwise_desc gelu_backward_desc = {
         },
 };
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:481] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:487] */
 yg_status yg__cpu_gelu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -583,7 +469,7 @@ static const yg_pointwise_desc gelu_tanh_backward_desc = {
 };
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:487] */
+ * [specs/native_functions.yaml:493] */
 yg_status yg__cpu_gelu_tanh_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      yg_tensor **out)
@@ -662,7 +548,7 @@ static const yg_pointwise_desc silu_backward_desc = {
         },
 };
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:492] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:498] */
 yg_status yg__cpu_silu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -728,6 +614,8 @@ static void elu_backward_loop_float64(char **p, const int64_t *s, int64_t n, con
 
 static const char *const elu_backward_input_names[] = {"grad_output", "self"};
 
+static const char *const elu_backward_scalar_names[] = {"alpha"};
+
 static const yg_pointwise_desc elu_backward_desc = {
     .op = "elu_backward",
     .n_inputs = 2,
@@ -737,10 +625,12 @@ static const yg_pointwise_desc elu_backward_desc = {
             [YG_FLOAT32] = elu_backward_loop_float32,
             [YG_FLOAT64] = elu_backward_loop_float64,
         },
+    .n_scalars = 1,
+    .scalar_names = elu_backward_scalar_names,
 };
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:496] */
+ * [specs/native_functions.yaml:502] */
 yg_status yg__cpu_elu_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double alpha,
@@ -872,6 +762,8 @@ static void leaky_relu_backward_loop_int32(char **p,
 
 static const char *const leaky_relu_backward_input_names[] = {"grad_output", "self"};
 
+static const char *const leaky_relu_backward_scalar_names[] = {"negative_slope"};
+
 static const yg_pointwise_desc leaky_relu_backward_desc = {
     .op = "leaky_relu_backward",
     .n_inputs = 2,
@@ -883,10 +775,12 @@ static const yg_pointwise_desc leaky_relu_backward_desc = {
             [YG_INT64] = leaky_relu_backward_loop_int64,
             [YG_INT32] = leaky_relu_backward_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = leaky_relu_backward_scalar_names,
 };
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:500] */
+ * [specs/native_functions.yaml:506] */
 yg_status yg__cpu_leaky_relu_backward(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       double negative_slope,
@@ -964,6 +858,8 @@ static void softplus_backward_loop_float64(char **p,
 
 static const char *const softplus_backward_input_names[] = {"grad_output", "self"};
 
+static const char *const softplus_backward_scalar_names[] = {"beta", "threshold"};
+
 static const yg_pointwise_desc softplus_backward_desc = {
     .op = "softplus_backward",
     .n_inputs = 2,
@@ -973,10 +869,12 @@ static const yg_pointwise_desc softplus_backward_desc = {
             [YG_FLOAT32] = softplus_backward_loop_float32,
             [YG_FLOAT64] = softplus_backward_loop_float64,
         },
+    .n_scalars = 2,
+    .scalar_names = softplus_backward_scalar_names,
 };
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:504] */
+ * [specs/native_functions.yaml:510] */
 yg_status yg__cpu_softplus_backward(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     double beta,
@@ -1113,6 +1011,8 @@ static void hardtanh_backward_loop_int32(char **p,
 
 static const char *const hardtanh_backward_input_names[] = {"grad_output", "self"};
 
+static const char *const hardtanh_backward_scalar_names[] = {"min_val", "max_val"};
+
 static const yg_pointwise_desc hardtanh_backward_desc = {
     .op = "hardtanh_backward",
     .n_inputs = 2,
@@ -1124,10 +1024,12 @@ static const yg_pointwise_desc hardtanh_backward_desc = {
             [YG_INT64] = hardtanh_backward_loop_int64,
             [YG_INT32] = hardtanh_backward_loop_int32,
         },
+    .n_scalars = 2,
+    .scalar_names = hardtanh_backward_scalar_names,
 };
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:509] */
+ * [specs/native_functions.yaml:515] */
 yg_status yg__cpu_hardtanh_backward(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     double min_val,

@@ -124,6 +124,8 @@ static void add_loop_int32(char **p, const int64_t *s, int64_t n, const double *
 
 static const char *const add_input_names[] = {"self", "other"};
 
+static const char *const add_scalar_names[] = {"alpha"};
+
 static const yg_pointwise_desc add_desc = {
     .op = "add",
     .n_inputs = 2,
@@ -135,6 +137,8 @@ static const yg_pointwise_desc add_desc = {
             [YG_INT64] = add_loop_int64,
             [YG_INT32] = add_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = add_scalar_names,
 };
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -258,6 +262,8 @@ static void sub_loop_int32(char **p, const int64_t *s, int64_t n, const double *
 
 static const char *const sub_input_names[] = {"self", "other"};
 
+static const char *const sub_scalar_names[] = {"alpha"};
+
 static const yg_pointwise_desc sub_desc = {
     .op = "sub",
     .n_inputs = 2,
@@ -269,6 +275,8 @@ static const yg_pointwise_desc sub_desc = {
             [YG_INT64] = sub_loop_int64,
             [YG_INT32] = sub_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = sub_scalar_names,
 };
 
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -584,6 +592,8 @@ static void mul_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const d
 
 static const char *const mul_scalar_input_names[] = {"self"};
 
+static const char *const mul_scalar_scalar_names[] = {"other"};
+
 static const yg_pointwise_desc mul_scalar_desc = {
     .op = "mul",
     .n_inputs = 1,
@@ -595,6 +605,8 @@ static const yg_pointwise_desc mul_scalar_desc = {
             [YG_INT64] = mul_scalar_loop_int64,
             [YG_INT32] = mul_scalar_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = mul_scalar_scalar_names,
 };
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:41] */
@@ -656,6 +668,8 @@ static void div_scalar_loop_float64(char **p, const int64_t *s, int64_t n, const
 
 static const char *const div_scalar_input_names[] = {"self"};
 
+static const char *const div_scalar_scalar_names[] = {"other"};
+
 static const yg_pointwise_desc div_scalar_desc = {
     .op = "div",
     .n_inputs = 1,
@@ -665,6 +679,8 @@ static const yg_pointwise_desc div_scalar_desc = {
             [YG_FLOAT32] = div_scalar_loop_float32,
             [YG_FLOAT64] = div_scalar_loop_float64,
         },
+    .n_scalars = 1,
+    .scalar_names = div_scalar_scalar_names,
 };
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:49] */
@@ -784,6 +800,8 @@ static void add__loop_int32(char **p, const int64_t *s, int64_t n, const double 
 
 static const char *const add__input_names[] = {"self", "other"};
 
+static const char *const add__scalar_names[] = {"alpha"};
+
 static const yg_pointwise_desc add__desc = {
     .op = "add_",
     .n_inputs = 2,
@@ -795,6 +813,8 @@ static const yg_pointwise_desc add__desc = {
             [YG_INT64] = add__loop_int64,
             [YG_INT32] = add__loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = add__scalar_names,
 };
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
@@ -909,6 +929,8 @@ static void add_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const d
 
 static const char *const add_scalar_input_names[] = {"self"};
 
+static const char *const add_scalar_scalar_names[] = {"other", "alpha"};
+
 static const yg_pointwise_desc add_scalar_desc = {
     .op = "add",
     .n_inputs = 1,
@@ -920,6 +942,8 @@ static const yg_pointwise_desc add_scalar_desc = {
             [YG_INT64] = add_scalar_loop_int64,
             [YG_INT32] = add_scalar_loop_int32,
         },
+    .n_scalars = 2,
+    .scalar_names = add_scalar_scalar_names,
 };
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -1032,6 +1056,8 @@ static void sub_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const d
 
 static const char *const sub_scalar_input_names[] = {"self"};
 
+static const char *const sub_scalar_scalar_names[] = {"other", "alpha"};
+
 static const yg_pointwise_desc sub_scalar_desc = {
     .op = "sub",
     .n_inputs = 1,
@@ -1043,6 +1069,8 @@ static const yg_pointwise_desc sub_scalar_desc = {
             [YG_INT64] = sub_scalar_loop_int64,
             [YG_INT32] = sub_scalar_loop_int32,
         },
+    .n_scalars = 2,
+    .scalar_names = sub_scalar_scalar_names,
 };
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -1155,6 +1183,8 @@ static void rsub_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const 
 
 static const char *const rsub_scalar_input_names[] = {"self"};
 
+static const char *const rsub_scalar_scalar_names[] = {"other", "alpha"};
+
 static const yg_pointwise_desc rsub_scalar_desc = {
     .op = "rsub",
     .n_inputs = 1,
@@ -1166,6 +1196,8 @@ static const yg_pointwise_desc rsub_scalar_desc = {
             [YG_INT64] = rsub_scalar_loop_int64,
             [YG_INT32] = rsub_scalar_loop_int32,
         },
+    .n_scalars = 2,
+    .scalar_names = rsub_scalar_scalar_names,
 };
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor

@@ -488,6 +488,8 @@ static void remainder_scalar_loop_float64(char **p,
 
 static const char *const remainder_scalar_input_names[] = {"self"};
 
+static const char *const remainder_scalar_scalar_names[] = {"other"};
+
 static const yg_pointwise_desc remainder_scalar_desc = {
     .op = "remainder",
     .n_inputs = 1,
@@ -497,6 +499,8 @@ static const yg_pointwise_desc remainder_scalar_desc = {
             [YG_FLOAT32] = remainder_scalar_loop_float32,
             [YG_FLOAT64] = remainder_scalar_loop_float64,
         },
+    .n_scalars = 1,
+    .scalar_names = remainder_scalar_scalar_names,
 };
 
 /* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:91] */

@@ -70,59 +70,9 @@ static void lerp_loop_float64(char **p, const int64_t *s, int64_t n, const doubl
     }
 }
 
-static void lerp_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t weight = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_end = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t end = src_end[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t end = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
-
-static void lerp_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t weight = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_end = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t end = src_end[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t end = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
-
 static const char *const lerp_input_names[] = {"self", "end"};
+
+static const char *const lerp_scalar_names[] = {"weight"};
 
 static const yg_pointwise_desc lerp_desc = {
     .op = "lerp",
@@ -132,9 +82,9 @@ static const yg_pointwise_desc lerp_desc = {
         {
             [YG_FLOAT32] = lerp_loop_float32,
             [YG_FLOAT64] = lerp_loop_float64,
-            [YG_INT64] = lerp_loop_int64,
-            [YG_INT32] = lerp_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = lerp_scalar_names,
 };
 
 /* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:102] */
@@ -209,64 +159,6 @@ static void lerp_tensor_loop_float64(char **p, const int64_t *s, int64_t n, cons
     }
 }
 
-static void lerp_tensor_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_end = (const int64_t *)p[2];
-        const int64_t *restrict src_weight = (const int64_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t end = src_end[i];
-            const int64_t weight = src_weight[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t end = *(const int64_t *)(p[2] + i * s[2]);
-        const int64_t weight = *(const int64_t *)(p[3] + i * s[3]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
-
-static void lerp_tensor_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_end = (const int32_t *)p[2];
-        const int32_t *restrict src_weight = (const int32_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t end = src_end[i];
-            const int32_t weight = src_weight[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t end = *(const int32_t *)(p[2] + i * s[2]);
-        const int32_t weight = *(const int32_t *)(p[3] + i * s[3]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
-
 static const char *const lerp_tensor_input_names[] = {"self", "end", "weight"};
 
 static const yg_pointwise_desc lerp_tensor_desc = {
@@ -277,13 +169,11 @@ static const yg_pointwise_desc lerp_tensor_desc = {
         {
             [YG_FLOAT32] = lerp_tensor_loop_float32,
             [YG_FLOAT64] = lerp_tensor_loop_float64,
-            [YG_INT64] = lerp_tensor_loop_int64,
-            [YG_INT32] = lerp_tensor_loop_int32,
         },
 };
 
 /* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
- * [specs/native_functions.yaml:106] */
+ * [specs/native_functions.yaml:107] */
 yg_status yg__cpu_lerp_tensor(const yg_tensor *self,
                               const yg_tensor *end,
                               const yg_tensor *weight,
@@ -414,6 +304,8 @@ static void addcmul_loop_int32(char **p, const int64_t *s, int64_t n, const doub
 
 static const char *const addcmul_input_names[] = {"self", "tensor1", "tensor2"};
 
+static const char *const addcmul_scalar_names[] = {"value"};
+
 static const yg_pointwise_desc addcmul_desc = {
     .op = "addcmul",
     .n_inputs = 3,
@@ -425,10 +317,12 @@ static const yg_pointwise_desc addcmul_desc = {
             [YG_INT64] = addcmul_loop_int64,
             [YG_INT32] = addcmul_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = addcmul_scalar_names,
 };
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:110] */
+ * [specs/native_functions.yaml:112] */
 yg_status yg__cpu_addcmul(const yg_tensor *self,
                           const yg_tensor *tensor1,
                           const yg_tensor *tensor2,
@@ -503,6 +397,8 @@ static void addcdiv_loop_float64(char **p, const int64_t *s, int64_t n, const do
 
 static const char *const addcdiv_input_names[] = {"self", "tensor1", "tensor2"};
 
+static const char *const addcdiv_scalar_names[] = {"value"};
+
 static const yg_pointwise_desc addcdiv_desc = {
     .op = "addcdiv",
     .n_inputs = 3,
@@ -512,10 +408,12 @@ static const yg_pointwise_desc addcdiv_desc = {
             [YG_FLOAT32] = addcdiv_loop_float32,
             [YG_FLOAT64] = addcdiv_loop_float64,
         },
+    .n_scalars = 1,
+    .scalar_names = addcdiv_scalar_names,
 };
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:114] */
+ * [specs/native_functions.yaml:116] */
 yg_status yg__cpu_addcdiv(const yg_tensor *self,
                           const yg_tensor *tensor1,
                           const yg_tensor *tensor2,
@@ -662,7 +560,7 @@ static const yg_pointwise_desc where_desc = {
 };
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:120] */
+ * [specs/native_functions.yaml:122] */
 yg_status yg__cpu_where(const yg_tensor *condition,
                         const yg_tensor *self,
                         const yg_tensor *other,
@@ -793,6 +691,8 @@ static void where_scalarother_loop_int32(char **p,
 
 static const char *const where_scalarother_input_names[] = {"condition", "self"};
 
+static const char *const where_scalarother_scalar_names[] = {"other"};
+
 static const yg_pointwise_desc where_scalarother_desc = {
     .op = "where",
     .n_inputs = 2,
@@ -804,10 +704,12 @@ static const yg_pointwise_desc where_scalarother_desc = {
             [YG_INT64] = where_scalarother_loop_int64,
             [YG_INT32] = where_scalarother_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = where_scalarother_scalar_names,
 };
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/native_functions.yaml:124] */
+ * [specs/native_functions.yaml:126] */
 yg_status yg__cpu_where_scalarother(const yg_tensor *condition,
                                     const yg_tensor *self,
                                     double other,
@@ -939,6 +841,8 @@ static void where_scalarself_loop_int32(char **p,
 
 static const char *const where_scalarself_input_names[] = {"condition", "other"};
 
+static const char *const where_scalarself_scalar_names[] = {"self"};
+
 static const yg_pointwise_desc where_scalarself_desc = {
     .op = "where",
     .n_inputs = 2,
@@ -950,10 +854,12 @@ static const yg_pointwise_desc where_scalarself_desc = {
             [YG_INT64] = where_scalarself_loop_int64,
             [YG_INT32] = where_scalarself_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = where_scalarself_scalar_names,
 };
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:128] */
+ * [specs/native_functions.yaml:130] */
 yg_status yg__cpu_where_scalarself(const yg_tensor *condition,
                                    double self,
                                    const yg_tensor *other,
@@ -1073,6 +979,8 @@ static void masked_fill_loop_int32(char **p, const int64_t *s, int64_t n, const 
 
 static const char *const masked_fill_input_names[] = {"self", "mask"};
 
+static const char *const masked_fill_scalar_names[] = {"value"};
+
 static const yg_pointwise_desc masked_fill_desc = {
     .op = "masked_fill",
     .n_inputs = 2,
@@ -1084,10 +992,12 @@ static const yg_pointwise_desc masked_fill_desc = {
             [YG_INT64] = masked_fill_loop_int64,
             [YG_INT32] = masked_fill_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = masked_fill_scalar_names,
 };
 
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
- * [specs/native_functions.yaml:132] */
+ * [specs/native_functions.yaml:134] */
 yg_status yg__cpu_masked_fill(const yg_tensor *self,
                               const yg_tensor *mask,
                               double value,

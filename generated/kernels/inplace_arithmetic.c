@@ -124,6 +124,8 @@ static void sub__loop_int32(char **p, const int64_t *s, int64_t n, const double 
 
 static const char *const sub__input_names[] = {"self", "other"};
 
+static const char *const sub__scalar_names[] = {"alpha"};
+
 static const yg_pointwise_desc sub__desc = {
     .op = "sub_",
     .n_inputs = 2,
@@ -135,10 +137,12 @@ static const yg_pointwise_desc sub__desc = {
             [YG_INT64] = sub__loop_int64,
             [YG_INT32] = sub__loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = sub__scalar_names,
 };
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:143] */
+ * [specs/native_functions.yaml:145] */
 yg_status yg__cpu_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -270,7 +274,7 @@ static const yg_pointwise_desc mul__desc = {
         },
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:147] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:149] */
 yg_status yg__cpu_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -347,7 +351,7 @@ static const yg_pointwise_desc div__desc = {
         },
 };
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:151] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:153] */
 yg_status yg__cpu_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -457,6 +461,8 @@ static void add_scalar__loop_int32(char **p, const int64_t *s, int64_t n, const 
 
 static const char *const add_scalar__input_names[] = {"self"};
 
+static const char *const add_scalar__scalar_names[] = {"other", "alpha"};
+
 static const yg_pointwise_desc add_scalar__desc = {
     .op = "add_",
     .n_inputs = 1,
@@ -468,10 +474,12 @@ static const yg_pointwise_desc add_scalar__desc = {
             [YG_INT64] = add_scalar__loop_int64,
             [YG_INT32] = add_scalar__loop_int32,
         },
+    .n_scalars = 2,
+    .scalar_names = add_scalar__scalar_names,
 };
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:155] */
+ * [specs/native_functions.yaml:157] */
 yg_status yg__cpu_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -578,6 +586,8 @@ static void mul_scalar__loop_int32(char **p, const int64_t *s, int64_t n, const 
 
 static const char *const mul_scalar__input_names[] = {"self"};
 
+static const char *const mul_scalar__scalar_names[] = {"other"};
+
 static const yg_pointwise_desc mul_scalar__desc = {
     .op = "mul_",
     .n_inputs = 1,
@@ -589,9 +599,11 @@ static const yg_pointwise_desc mul_scalar__desc = {
             [YG_INT64] = mul_scalar__loop_int64,
             [YG_INT32] = mul_scalar__loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = mul_scalar__scalar_names,
 };
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:159] */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:161] */
 yg_status yg__cpu_mul_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -652,6 +664,8 @@ static void div_scalar__loop_float64(char **p, const int64_t *s, int64_t n, cons
 
 static const char *const div_scalar__input_names[] = {"self"};
 
+static const char *const div_scalar__scalar_names[] = {"other"};
+
 static const yg_pointwise_desc div_scalar__desc = {
     .op = "div_",
     .n_inputs = 1,
@@ -661,9 +675,11 @@ static const yg_pointwise_desc div_scalar__desc = {
             [YG_FLOAT32] = div_scalar__loop_float32,
             [YG_FLOAT64] = div_scalar__loop_float64,
         },
+    .n_scalars = 1,
+    .scalar_names = div_scalar__scalar_names,
 };
 
-/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:163] */
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:165] */
 yg_status yg__cpu_div_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -794,6 +810,8 @@ static void addcmul__loop_int32(char **p, const int64_t *s, int64_t n, const dou
 
 static const char *const addcmul__input_names[] = {"self", "tensor1", "tensor2"};
 
+static const char *const addcmul__scalar_names[] = {"value"};
+
 static const yg_pointwise_desc addcmul__desc = {
     .op = "addcmul_",
     .n_inputs = 3,
@@ -805,10 +823,12 @@ static const yg_pointwise_desc addcmul__desc = {
             [YG_INT64] = addcmul__loop_int64,
             [YG_INT32] = addcmul__loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = addcmul__scalar_names,
 };
 
 /* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:167] */
+ * [specs/native_functions.yaml:169] */
 yg_status yg__cpu_addcmul_(yg_tensor *self,
                            const yg_tensor *tensor1,
                            const yg_tensor *tensor2,
@@ -885,6 +905,8 @@ static void addcdiv__loop_float64(char **p, const int64_t *s, int64_t n, const d
 
 static const char *const addcdiv__input_names[] = {"self", "tensor1", "tensor2"};
 
+static const char *const addcdiv__scalar_names[] = {"value"};
+
 static const yg_pointwise_desc addcdiv__desc = {
     .op = "addcdiv_",
     .n_inputs = 3,
@@ -894,10 +916,12 @@ static const yg_pointwise_desc addcdiv__desc = {
             [YG_FLOAT32] = addcdiv__loop_float32,
             [YG_FLOAT64] = addcdiv__loop_float64,
         },
+    .n_scalars = 1,
+    .scalar_names = addcdiv__scalar_names,
 };
 
 /* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:171] */
+ * [specs/native_functions.yaml:173] */
 yg_status yg__cpu_addcdiv_(yg_tensor *self,
                            const yg_tensor *tensor1,
                            const yg_tensor *tensor2,
@@ -966,59 +990,9 @@ static void lerp__loop_float64(char **p, const int64_t *s, int64_t n, const doub
     }
 }
 
-static void lerp__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t weight = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-        const int64_t *src_end = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t end = src_end[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t end = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
-
-static void lerp__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t weight = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-        const int32_t *src_end = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t end = src_end[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t end = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
-
 static const char *const lerp__input_names[] = {"self", "end"};
+
+static const char *const lerp__scalar_names[] = {"weight"};
 
 static const yg_pointwise_desc lerp__desc = {
     .op = "lerp_",
@@ -1028,13 +1002,13 @@ static const yg_pointwise_desc lerp__desc = {
         {
             [YG_FLOAT32] = lerp__loop_float32,
             [YG_FLOAT64] = lerp__loop_float64,
-            [YG_INT64] = lerp__loop_int64,
-            [YG_INT32] = lerp__loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = lerp__scalar_names,
 };
 
 /* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
- * [specs/native_functions.yaml:175] */
+ * [specs/native_functions.yaml:177] */
 yg_status yg__cpu_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, end};

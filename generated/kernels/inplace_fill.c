@@ -125,7 +125,7 @@ static const yg_pointwise_desc relu__desc = {
         },
 };
 
-/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:182] */
+/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:185] */
 yg_status yg__cpu_relu_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -235,6 +235,8 @@ static void clamp__loop_int32(char **p, const int64_t *s, int64_t n, const doubl
 
 static const char *const clamp__input_names[] = {"self"};
 
+static const char *const clamp__scalar_names[] = {"min", "max"};
+
 static const yg_pointwise_desc clamp__desc = {
     .op = "clamp_",
     .n_inputs = 1,
@@ -246,10 +248,12 @@ static const yg_pointwise_desc clamp__desc = {
             [YG_INT64] = clamp__loop_int64,
             [YG_INT32] = clamp__loop_int32,
         },
+    .n_scalars = 2,
+    .scalar_names = clamp__scalar_names,
 };
 
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)
- * [specs/native_functions.yaml:186] */
+ * [specs/native_functions.yaml:189] */
 yg_status yg__cpu_clamp_(yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -356,6 +360,8 @@ static void clamp_min__loop_int32(char **p, const int64_t *s, int64_t n, const d
 
 static const char *const clamp_min__input_names[] = {"self"};
 
+static const char *const clamp_min__scalar_names[] = {"min"};
+
 static const yg_pointwise_desc clamp_min__desc = {
     .op = "clamp_min_",
     .n_inputs = 1,
@@ -367,9 +373,11 @@ static const yg_pointwise_desc clamp_min__desc = {
             [YG_INT64] = clamp_min__loop_int64,
             [YG_INT32] = clamp_min__loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = clamp_min__scalar_names,
 };
 
-/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)  [specs/native_functions.yaml:190] */
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)  [specs/native_functions.yaml:193] */
 yg_status yg__cpu_clamp_min_(yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -476,6 +484,8 @@ static void clamp_max__loop_int32(char **p, const int64_t *s, int64_t n, const d
 
 static const char *const clamp_max__input_names[] = {"self"};
 
+static const char *const clamp_max__scalar_names[] = {"max"};
+
 static const yg_pointwise_desc clamp_max__desc = {
     .op = "clamp_max_",
     .n_inputs = 1,
@@ -487,9 +497,11 @@ static const yg_pointwise_desc clamp_max__desc = {
             [YG_INT64] = clamp_max__loop_int64,
             [YG_INT32] = clamp_max__loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = clamp_max__scalar_names,
 };
 
-/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)  [specs/native_functions.yaml:194] */
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)  [specs/native_functions.yaml:197] */
 yg_status yg__cpu_clamp_max_(yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -608,6 +620,8 @@ static void masked_fill__loop_int32(char **p, const int64_t *s, int64_t n, const
 
 static const char *const masked_fill__input_names[] = {"self", "mask"};
 
+static const char *const masked_fill__scalar_names[] = {"value"};
+
 static const yg_pointwise_desc masked_fill__desc = {
     .op = "masked_fill_",
     .n_inputs = 2,
@@ -619,10 +633,12 @@ static const yg_pointwise_desc masked_fill__desc = {
             [YG_INT64] = masked_fill__loop_int64,
             [YG_INT32] = masked_fill__loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = masked_fill__scalar_names,
 };
 
 /* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
- * [specs/native_functions.yaml:198] */
+ * [specs/native_functions.yaml:201] */
 yg_status yg__cpu_masked_fill_(yg_tensor *self,
                                const yg_tensor *mask,
                                double value,

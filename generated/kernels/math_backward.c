@@ -74,6 +74,8 @@ static void pow_backward_loop_float64(char **p, const int64_t *s, int64_t n, con
 
 static const char *const pow_backward_input_names[] = {"grad_output", "self"};
 
+static const char *const pow_backward_scalar_names[] = {"exponent"};
+
 static const yg_pointwise_desc pow_backward_desc = {
     .op = "pow_backward",
     .n_inputs = 2,
@@ -83,10 +85,12 @@ static const yg_pointwise_desc pow_backward_desc = {
             [YG_FLOAT32] = pow_backward_loop_float32,
             [YG_FLOAT64] = pow_backward_loop_float64,
         },
+    .n_scalars = 1,
+    .scalar_names = pow_backward_scalar_names,
 };
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:516] */
+ * [specs/native_functions.yaml:522] */
 yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double exponent,
@@ -216,6 +220,8 @@ static void clamp_backward_loop_int32(char **p, const int64_t *s, int64_t n, con
 
 static const char *const clamp_backward_input_names[] = {"grad_output", "self"};
 
+static const char *const clamp_backward_scalar_names[] = {"min", "max"};
+
 static const yg_pointwise_desc clamp_backward_desc = {
     .op = "clamp_backward",
     .n_inputs = 2,
@@ -227,10 +233,12 @@ static const yg_pointwise_desc clamp_backward_desc = {
             [YG_INT64] = clamp_backward_loop_int64,
             [YG_INT32] = clamp_backward_loop_int32,
         },
+    .n_scalars = 2,
+    .scalar_names = clamp_backward_scalar_names,
 };
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:521] */
+ * [specs/native_functions.yaml:527] */
 yg_status yg__cpu_clamp_backward(const yg_tensor *grad_output,
                                  const yg_tensor *self,
                                  double min,
@@ -363,6 +371,8 @@ static void clamp_min_backward_loop_int32(char **p,
 
 static const char *const clamp_min_backward_input_names[] = {"grad_output", "self"};
 
+static const char *const clamp_min_backward_scalar_names[] = {"min"};
+
 static const yg_pointwise_desc clamp_min_backward_desc = {
     .op = "clamp_min_backward",
     .n_inputs = 2,
@@ -374,10 +384,12 @@ static const yg_pointwise_desc clamp_min_backward_desc = {
             [YG_INT64] = clamp_min_backward_loop_int64,
             [YG_INT32] = clamp_min_backward_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = clamp_min_backward_scalar_names,
 };
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:525] */
+ * [specs/native_functions.yaml:531] */
 yg_status yg__cpu_clamp_min_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double min,
@@ -509,6 +521,8 @@ static void clamp_max_backward_loop_int32(char **p,
 
 static const char *const clamp_max_backward_input_names[] = {"grad_output", "self"};
 
+static const char *const clamp_max_backward_scalar_names[] = {"max"};
+
 static const yg_pointwise_desc clamp_max_backward_desc = {
     .op = "clamp_max_backward",
     .n_inputs = 2,
@@ -520,10 +534,12 @@ static const yg_pointwise_desc clamp_max_backward_desc = {
             [YG_INT64] = clamp_max_backward_loop_int64,
             [YG_INT32] = clamp_max_backward_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = clamp_max_backward_scalar_names,
 };
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:529] */
+ * [specs/native_functions.yaml:535] */
 yg_status yg__cpu_clamp_max_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double max,
@@ -685,7 +701,7 @@ static const yg_pointwise_desc maximum_backward_desc = {
 };
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:536] */
+ * [specs/native_functions.yaml:542] */
 yg_status yg__cpu_maximum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *other,
@@ -846,7 +862,7 @@ static const yg_pointwise_desc minimum_backward_desc = {
 };
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:540] */
+ * [specs/native_functions.yaml:546] */
 yg_status yg__cpu_minimum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *other,
@@ -939,7 +955,7 @@ static const yg_pointwise_desc pow_backward_self_desc = {
 };
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:550] */
+ * [specs/native_functions.yaml:556] */
 yg_status yg__cpu_pow_backward_self(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     const yg_tensor *exponent,
@@ -1038,7 +1054,7 @@ static const yg_pointwise_desc pow_backward_exponent_desc = {
 };
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:556] */
+ * [specs/native_functions.yaml:562] */
 yg_status yg__cpu_pow_backward_exponent(const yg_tensor *grad_output,
                                         const yg_tensor *self,
                                         const yg_tensor *exponent,

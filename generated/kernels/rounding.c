@@ -116,6 +116,8 @@ static void clamp_loop_int32(char **p, const int64_t *s, int64_t n, const double
 
 static const char *const clamp_input_names[] = {"self"};
 
+static const char *const clamp_scalar_names[] = {"min", "max"};
+
 static const yg_pointwise_desc clamp_desc = {
     .op = "clamp",
     .n_inputs = 1,
@@ -127,9 +129,11 @@ static const yg_pointwise_desc clamp_desc = {
             [YG_INT64] = clamp_loop_int64,
             [YG_INT32] = clamp_loop_int32,
         },
+    .n_scalars = 2,
+    .scalar_names = clamp_scalar_names,
 };
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:430] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:434] */
 yg_status yg__cpu_clamp(const yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -234,6 +238,8 @@ static void clamp_min_loop_int32(char **p, const int64_t *s, int64_t n, const do
 
 static const char *const clamp_min_input_names[] = {"self"};
 
+static const char *const clamp_min_scalar_names[] = {"min"};
+
 static const yg_pointwise_desc clamp_min_desc = {
     .op = "clamp_min",
     .n_inputs = 1,
@@ -245,9 +251,11 @@ static const yg_pointwise_desc clamp_min_desc = {
             [YG_INT64] = clamp_min_loop_int64,
             [YG_INT32] = clamp_min_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = clamp_min_scalar_names,
 };
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:434] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:438] */
 yg_status yg__cpu_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -352,6 +360,8 @@ static void clamp_max_loop_int32(char **p, const int64_t *s, int64_t n, const do
 
 static const char *const clamp_max_input_names[] = {"self"};
 
+static const char *const clamp_max_scalar_names[] = {"max"};
+
 static const yg_pointwise_desc clamp_max_desc = {
     .op = "clamp_max",
     .n_inputs = 1,
@@ -363,9 +373,11 @@ static const yg_pointwise_desc clamp_max_desc = {
             [YG_INT64] = clamp_max_loop_int64,
             [YG_INT32] = clamp_max_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = clamp_max_scalar_names,
 };
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:438] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:442] */
 yg_status yg__cpu_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -435,7 +447,7 @@ static const yg_pointwise_desc floor_desc = {
         },
 };
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:449] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:453] */
 yg_status yg__cpu_floor(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -504,7 +516,7 @@ static const yg_pointwise_desc ceil_desc = {
         },
 };
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:453] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:457] */
 yg_status yg__cpu_ceil(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -575,7 +587,7 @@ static const yg_pointwise_desc round_desc = {
         },
 };
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:457] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:461] */
 yg_status yg__cpu_round(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -644,7 +656,7 @@ static const yg_pointwise_desc trunc_desc = {
         },
 };
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:461] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:465] */
 yg_status yg__cpu_trunc(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -77,7 +77,7 @@ static const yg_pointwise_desc tanh_desc = {
         },
 };
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:362] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:365] */
 yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -146,7 +146,7 @@ static const yg_pointwise_desc sin_desc = {
         },
 };
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:366] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:369] */
 yg_status yg__cpu_sin(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -215,7 +215,7 @@ static const yg_pointwise_desc cos_desc = {
         },
 };
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:370] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:373] */
 yg_status yg__cpu_cos(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -284,7 +284,7 @@ static const yg_pointwise_desc tan_desc = {
         },
 };
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:374] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:377] */
 yg_status yg__cpu_tan(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -353,7 +353,7 @@ static const yg_pointwise_desc erf_desc = {
         },
 };
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:378] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:381] */
 yg_status yg__cpu_erf(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -125,7 +125,7 @@ static const yg_pointwise_desc neg_desc = {
         },
 };
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:310] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:313] */
 yg_status yg__cpu_neg(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -194,7 +194,7 @@ static const yg_pointwise_desc exp_desc = {
         },
 };
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:314] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:317] */
 yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -263,7 +263,7 @@ static const yg_pointwise_desc log_desc = {
         },
 };
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:318] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:321] */
 yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -332,7 +332,7 @@ static const yg_pointwise_desc sqrt_desc = {
         },
 };
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:322] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:325] */
 yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -390,6 +390,8 @@ static void pow_loop_float64(char **p, const int64_t *s, int64_t n, const double
 
 static const char *const pow_input_names[] = {"self"};
 
+static const char *const pow_scalar_names[] = {"exponent"};
+
 static const yg_pointwise_desc pow_desc = {
     .op = "pow",
     .n_inputs = 1,
@@ -399,9 +401,11 @@ static const yg_pointwise_desc pow_desc = {
             [YG_FLOAT32] = pow_loop_float32,
             [YG_FLOAT64] = pow_loop_float64,
         },
+    .n_scalars = 1,
+    .scalar_names = pow_scalar_names,
 };
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:326] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:329] */
 yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -519,7 +523,7 @@ static const yg_pointwise_desc abs_desc = {
         },
 };
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:330] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:333] */
 yg_status yg__cpu_abs(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -636,7 +640,7 @@ static const yg_pointwise_desc sign_desc = {
         },
 };
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:335] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:338] */
 yg_status yg__cpu_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -705,7 +709,7 @@ static const yg_pointwise_desc expm1_desc = {
         },
 };
 
-/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:339] */
+/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:342] */
 yg_status yg__cpu_expm1(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -774,7 +778,7 @@ static const yg_pointwise_desc log1p_desc = {
         },
 };
 
-/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:343] */
+/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:346] */
 yg_status yg__cpu_log1p(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -843,7 +847,7 @@ static const yg_pointwise_desc log2_desc = {
         },
 };
 
-/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:347] */
+/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:350] */
 yg_status yg__cpu_log2(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -912,7 +916,7 @@ static const yg_pointwise_desc rsqrt_desc = {
         },
 };
 
-/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:351] */
+/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:354] */
 yg_status yg__cpu_rsqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -981,7 +985,7 @@ static const yg_pointwise_desc reciprocal_desc = {
         },
 };
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:355] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:358] */
 yg_status yg__cpu_reciprocal(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -29,10 +29,12 @@
 
 DEFINE_FILL_LOOP(fill_f32, float)
 DEFINE_FILL_LOOP(fill_f64, double)
-DEFINE_FILL_LOOP(fill_i64, int64_t)
 
-/* The value converted once by the rules of core/convert.c (saturating
- * for int32, rounding for float16/bfloat16), then stored n times. */
+/* The value converted once by the rules of core/convert.c (truncating
+ * toward zero and saturating for int64 and int32, NaN giving 0; rounding
+ * for float16/bfloat16), then stored n times.  A fill value is data, not
+ * an operand: unlike the Scalars of pointwise expressions it is converted,
+ * as PyTorch's fill_ converts it, never refused. */
 #define DEFINE_FILL_CONVERTED_LOOP(NAME, T, DTYPE)                                                 \
     static void NAME(char **p, const int64_t *s, int64_t n, const double *scalars) {               \
         T v;                                                                                       \
@@ -41,6 +43,7 @@ DEFINE_FILL_LOOP(fill_i64, int64_t)
             *(T *)(p[0] + i * s[0]) = v;                                                           \
     }
 
+DEFINE_FILL_CONVERTED_LOOP(fill_i64, int64_t, YG_INT64)
 DEFINE_FILL_CONVERTED_LOOP(fill_i32, int32_t, YG_INT32)
 DEFINE_FILL_CONVERTED_LOOP(fill_f16, uint16_t, YG_FLOAT16)
 DEFINE_FILL_CONVERTED_LOOP(fill_bf16, uint16_t, YG_BFLOAT16)

@@ -32,12 +32,17 @@ typedef struct yg_pointwise_desc {
     int n_inputs;                         /* tensor inputs, <= 4 */
     const char *const *input_names;       /* {"self", "other"} */
     yg_loop_fn loops[YG_DTYPE_COUNT_];    /* by compute dtype; NULL: unsupported */
+    int n_scalars;                        /* operand Scalars checked on integer dtypes */
+    const char *const *scalar_names;      /* {"alpha"}; NULL when n_scalars is 0 */
 } yg_pointwise_desc;
 
 /* out = f(inputs...) elementwise with NumPy broadcasting.  The compute
  * dtype is the promotion of the inputs' dtypes; inputs of another dtype are
  * converted first.  A dtype with no loop fails with YG_ERR_DTYPE:
  * "exp: unsupported dtype int64 for self (supported: float32, float64)".
+ * On an integer compute dtype the first desc->n_scalars scalars are
+ * operands of the expression and must be integers the dtype holds, else
+ * YG_ERR_DTYPE: "add: alpha 2.5 is not an integer, self is int64".
  * Shapes that do not broadcast fail with YG_ERR_SHAPE.  The output is a
  * new contiguous tensor of the compute dtype. */
 yg_status yg__cpu_pointwise(const yg_pointwise_desc *desc,

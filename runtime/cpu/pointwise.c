@@ -24,6 +24,7 @@
 #include "cpu/cpu.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -180,11 +181,53 @@ run_loop(yg_tensor *const *ops, int nops, yg_loop_fn fn, const double *scalars, 
     }
 }
 
-/* Checks the descriptor and inputs, and finds the compute dtype and its
- * loop.  Fails with YG_ERR_DTYPE naming the supported dtypes when the
- * generated kernel has no loop for the promoted dtype. */
+/* On an integer compute dtype, every operand scalar must be an integer
+ * that dtype holds: the loop converts it to the element type, which would
+ * truncate 2.5 to 2 silently (and be undefined for NaN or 1e300).  PyTorch
+ * refuses a floating alpha for integral tensors the same way. */
+static yg_status check_scalars(const yg_pointwise_desc *desc,
+                               const double *scalars,
+                               yg_dtype dtype,
+                               const char *arg) {
+    double lo, hi; /* the dtype's range, [lo, hi) */
+
+    if (dtype == YG_INT64) {
+        lo = -9223372036854775808.0;
+        hi = 9223372036854775808.0;
+    } else if (dtype == YG_INT32) {
+        lo = -2147483648.0;
+        hi = 2147483648.0;
+    } else {
+        return YG_OK;
+    }
+    for (int k = 0; k < desc->n_scalars; k++) {
+        double v = scalars[k];
+        if (!isfinite(v) || v != trunc(v))
+            return yg__fail(YG_ERR_DTYPE,
+                            "%s: %s %g is not an integer, %s is %s",
+                            desc->op,
+                            desc->scalar_names[k],
+                            v,
+                            arg,
+                            yg_dtype_name(dtype));
+        if (v < lo || v >= hi)
+            return yg__fail(YG_ERR_DTYPE,
+                            "%s: %s %.0f is out of range for %s, the dtype of %s",
+                            desc->op,
+                            desc->scalar_names[k],
+                            v,
+                            yg_dtype_name(dtype),
+                            arg);
+    }
+    return YG_OK;
+}
+
+/* Checks the descriptor, inputs and operand scalars, and finds the compute
+ * dtype and its loop.  Fails with YG_ERR_DTYPE naming the supported dtypes
+ * when the generated kernel has no loop for the promoted dtype. */
 static yg_status check_inputs(const yg_pointwise_desc *desc,
                               const yg_tensor *const *inputs,
+                              const double *scalars,
                               yg_dtype *out_dtype,
                               yg_loop_fn *out_fn) {
     if (desc->n_inputs < 1 || desc->n_inputs > MAX_OPERANDS - 1)
@@ -205,14 +248,14 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
     yg_dtype dtype = inputs[0]->dtype;
     for (int i = 1; i < desc->n_inputs; i++)
         dtype = yg__promote_types(dtype, inputs[i]->dtype);
+    const char *arg = desc->input_names[0];
+    for (int i = desc->n_inputs - 1; i >= 0; i--) {
+        if (inputs[i]->dtype == dtype)
+            arg = desc->input_names[i];
+    }
     if (desc->loops[dtype] == NULL) {
         char supported[128] = "";
         size_t pos = 0;
-        const char *arg = desc->input_names[0];
-        for (int i = desc->n_inputs - 1; i >= 0; i--) {
-            if (inputs[i]->dtype == dtype)
-                arg = desc->input_names[i];
-        }
         for (int d = 0; d < YG_DTYPE_COUNT_ && pos < sizeof supported; d++) {
             if (desc->loops[d] != NULL)
                 pos += (size_t)snprintf(supported + pos,
@@ -228,6 +271,7 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
                         arg,
                         pos ? supported : "none");
     }
+    YG_RETURN_IF_ERROR(check_scalars(desc, scalars, dtype, arg));
     *out_dtype = dtype;
     *out_fn = desc->loops[dtype];
     return YG_OK;
@@ -304,7 +348,7 @@ static yg_status pointwise(const yg_pointwise_desc *desc,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_inputs(desc, inputs, &dtype, &fn));
+    YG_RETURN_IF_ERROR(check_inputs(desc, inputs, scalars, &dtype, &fn));
     YG_RETURN_IF_ERROR(broadcast_all(desc, inputs, sizes, &ndim));
     st = convert_inputs(desc, inputs, dtype, ops + 1);
     if (st != YG_OK)
@@ -357,7 +401,7 @@ yg_status yg__cpu_pointwise_inplace(const yg_pointwise_desc *desc,
     if (inputs[0] != self)
         return yg__fail(
             YG_ERR_INTERNAL, "%s: in-place pointwise call whose first input is not self", desc->op);
-    YG_RETURN_IF_ERROR(check_inputs(desc, inputs, &dtype, &fn));
+    YG_RETURN_IF_ERROR(check_inputs(desc, inputs, scalars, &dtype, &fn));
     YG_RETURN_IF_ERROR(broadcast_all(desc, inputs, sizes, &ndim));
     if (ndim != self->ndim || memcmp(sizes, self->sizes, sizeof(int64_t) * (size_t)ndim) != 0)
         return yg__fail(YG_ERR_SHAPE,

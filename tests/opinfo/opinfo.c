@@ -93,6 +93,10 @@ static yg_tensor *make_tensor(yg_dtype dtype, const int64_t *sizes, int64_t ndim
     return c;
 }
 
+bool opinfo_refused_on(const sample *s, yg_dtype dtype) {
+    return (s->flags & OPINFO_FRACTIONAL_SCALAR) && (dtype == YG_INT64 || dtype == YG_INT32);
+}
+
 yg_tensor *opinfo_make_input(const sample *s,
                              int i,
                              yg_dtype dtype,

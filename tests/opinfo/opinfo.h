@@ -66,6 +66,11 @@ typedef struct sample {
 /* A composite op whose result carries no gradient (zeros_like): not
  * gradchecked.  Without it, a composite sample's result must require grad. */
 #define OPINFO_NO_GRAD 32u
+/* The sample passes a Scalar that is not an integer (alpha 2.5): on int64
+ * and int32, which the op claims, it is refused ("add: alpha 2.5 is not an
+ * integer, self is int64"); test_opinfo checks that message instead of a
+ * result, and a twin sample with integer Scalars covers those dtypes. */
+#define OPINFO_FRACTIONAL_SCALAR 64u
 
 #define F64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_FLOAT64, false}
 #define I64(lo_, hi_, nd, ...) {nd, {__VA_ARGS__}, lo_, hi_, YG_INT64, false}
@@ -132,6 +137,9 @@ const sample *opinfo_sample_at(int i);
 
 /* The op named name in yg__ops[], or NULL. */
 const yg_op_info *opinfo_op(const char *name);
+/* Whether s is refused on dtype by design (OPINFO_FRACTIONAL_SCALAR on an
+ * integer dtype), though its op claims dtype. */
+bool opinfo_refused_on(const sample *s, yg_dtype dtype);
 /* The derivative entry named name, or NULL. */
 const yg_derivative_info *opinfo_derivative(const char *name);
 

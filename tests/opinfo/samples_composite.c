@@ -18,6 +18,8 @@ static yg_status f_baddbmm(yg_tensor *const *x, yg_tensor **o) { return yg_baddb
 static yg_status f_clamp_opt_min(yg_tensor *const *x, yg_tensor **o) { return yg_clamp_opt(x[0], &(const double){-0.25}, NULL, o); }
 static yg_status f_clamp_opt_max(yg_tensor *const *x, yg_tensor **o) { return yg_clamp_opt(x[0], NULL, &(const double){0.5}, o); }
 static yg_status f_clamp_opt_both(yg_tensor *const *x, yg_tensor **o) { return yg_clamp_opt(x[0], &(const double){-0.25}, &(const double){0.5}, o); }
+static yg_status f_clamp_opt_int(yg_tensor *const *x, yg_tensor **o) { return yg_clamp_opt(x[0], &(const double){-1.0}, &(const double){1.0}, o); }
+static yg_status f_clamp_opt_int_min(yg_tensor *const *x, yg_tensor **o) { return yg_clamp_opt(x[0], &(const double){-1.0}, NULL, o); }
 static yg_status f_linear(yg_tensor *const *x, yg_tensor **o) { return yg_linear(x[0], x[1], x[2], o); }
 static yg_status f_linear_nobias(yg_tensor *const *x, yg_tensor **o) { return yg_linear(x[0], x[1], NULL, o); }
 static yg_status f_narrow(yg_tensor *const *x, yg_tensor **o) { return yg_narrow(x[0], 0, 1, 2, o); }
@@ -186,9 +188,11 @@ const sample opinfo_composite_samples[] = {
     {"outer", "[3] x [4]", 2, {F64(-1, 1, 1, 3), F64(-1, 1, 1, 4)}, f_outer},
     {"addmm", "beta 0.5, alpha 2, broadcast self", 3, {F64(-1, 1, 1, 2), F64(-1, 1, 2, 3, 4), F64(-1, 1, 2, 4, 2)}, f_addmm},
     {"baddbmm", "beta 0.5, alpha 2", 3, {F64(-1, 1, 3, 2, 3, 2), F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 4, 2)}, f_baddbmm},
-    {"clamp.opt", "min only", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_opt_min},
-    {"clamp.opt", "max only", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_opt_max},
-    {"clamp.opt", "both bounds", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_opt_both},
+    {"clamp.opt", "min only", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_opt_min, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"clamp.opt", "max only", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_opt_max, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"clamp.opt", "both bounds", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_opt_both, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"clamp.opt", "integer bounds [-1, 1]", 1, {F64(-3, 3, 2, 3, 4)}, f_clamp_opt_int},
+    {"clamp.opt", "integer min -1 only", 1, {F64(-3, 3, 2, 3, 4)}, f_clamp_opt_int_min},
     {"linear", "with bias", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 4, 3), F64(-1, 1, 1, 4)}, f_linear},
     {"linear", "without bias, batched input", 2, {F64(-1, 1, 3, 2, 2, 3), F64(-1, 1, 2, 4, 3)}, f_linear_nobias},
     {"reshape", "[2, 3, 4] -> [4, -1]", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_reshape},

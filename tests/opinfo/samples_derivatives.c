@@ -16,6 +16,18 @@
 /* ---- sample functions ---- */
 static yg_status f_add(yg_tensor *const *x, yg_tensor **o) { return yg_add(x[0], x[1], 2.5, o); }
 static yg_status f_sub(yg_tensor *const *x, yg_tensor **o) { return yg_sub(x[0], x[1], 0.5, o); }
+/* Integer Scalars: these samples also run on int64 and int32, where a
+ * fractional Scalar is refused (OPINFO_FRACTIONAL_SCALAR). */
+static yg_status f_add_int(yg_tensor *const *x, yg_tensor **o) { return yg_add(x[0], x[1], 3.0, o); }
+static yg_status f_sub_int(yg_tensor *const *x, yg_tensor **o) { return yg_sub(x[0], x[1], -2.0, o); }
+static yg_status f_mul_scalar_int(yg_tensor *const *x, yg_tensor **o) { return yg_mul_scalar(x[0], -3.0, o); }
+static yg_status f_add_scalar_int(yg_tensor *const *x, yg_tensor **o) { return yg_add_scalar(x[0], 3.0, 2.0, o); }
+static yg_status f_sub_scalar_int(yg_tensor *const *x, yg_tensor **o) { return yg_sub_scalar(x[0], 3.0, 2.0, o); }
+static yg_status f_hardtanh_int(yg_tensor *const *x, yg_tensor **o) { return yg_hardtanh(x[0], -1.0, 1.0, o); }
+static yg_status f_clamp_int(yg_tensor *const *x, yg_tensor **o) { return yg_clamp(x[0], -1.0, 1.0, o); }
+static yg_status f_clamp_min_int(yg_tensor *const *x, yg_tensor **o) { return yg_clamp_min(x[0], -1.0, o); }
+static yg_status f_clamp_max_int(yg_tensor *const *x, yg_tensor **o) { return yg_clamp_max(x[0], 1.0, o); }
+static yg_status f_addcmul_int(yg_tensor *const *x, yg_tensor **o) { return yg_addcmul(x[0], x[1], x[2], -2.0, o); }
 static yg_status f_mul(yg_tensor *const *x, yg_tensor **o) { return yg_mul(x[0], x[1], o); }
 static yg_status f_div(yg_tensor *const *x, yg_tensor **o) { return yg_div(x[0], x[1], o); }
 static yg_status f_mul_scalar(yg_tensor *const *x, yg_tensor **o) { return yg_mul_scalar(x[0], -1.5, o); }
@@ -473,6 +485,8 @@ INPLACE_TWIN_SAMPLE(f_add_, yg_add_(self, x[1], 2.0, &same),
                     yg_add(self, x[1], 2.0, o))
 INPLACE_TWIN_SAMPLE(f_sub_, yg_sub_(self, x[1], 0.5, &same),
                     yg_sub(self, x[1], 0.5, o))
+INPLACE_TWIN_SAMPLE(f_sub_int_, yg_sub_(self, x[1], 2.0, &same),
+                    yg_sub(self, x[1], 2.0, o))
 INPLACE_TWIN_SAMPLE(f_mul_, yg_mul_(self, x[1], &same),
                     yg_mul(self, x[1], o))
 INPLACE_TWIN_SAMPLE(f_div_, yg_div_(self, x[1], &same),
@@ -488,13 +502,16 @@ static yg_status f_relu_bw(yg_tensor *const *x, yg_tensor **o) { return yg_relu_
 static yg_status f_pow_bw(yg_tensor *const *x, yg_tensor **o) { return yg_pow_backward(x[0], x[1], 2.5, o); }
 
 const sample opinfo_derivative_samples[] = {
-    {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add},
-    {"add", "0-dim + [2, 2]", 2, {F64(-1, 1, 0, 0), F64(-1, 1, 2, 2, 2)}, f_add},
-    {"sub", "broadcast [2, 1] - [1, 3], alpha 0.5", 2, {F64(-1, 1, 2, 2, 1), F64(-1, 1, 2, 1, 3)}, f_sub},
+    {"add", "broadcast [2, 3] + [3], alpha 2.5", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"add", "broadcast [2, 3] + [3], integer alpha 3", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add_int},
+    {"add", "0-dim + [2, 2]", 2, {F64(-1, 1, 0, 0), F64(-1, 1, 2, 2, 2)}, f_add, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"sub", "broadcast [2, 1] - [1, 3], alpha 0.5", 2, {F64(-1, 1, 2, 2, 1), F64(-1, 1, 2, 1, 3)}, f_sub, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"sub", "broadcast [2, 1] - [1, 3], integer alpha -2", 2, {F64(-1, 1, 2, 2, 1), F64(-1, 1, 2, 1, 3)}, f_sub_int},
     {"mul", "same shape", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_mul},
     {"mul", "transposed self", 2, {F64(-1, 1, 2, 3, 2), F64(-1, 1, 2, 2, 3)}, f_mul_transposed, NULL, OPINFO_FIXED_SHAPE},
     {"div", "broadcast, other away from 0", 2, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 1, 3)}, f_div},
-    {"mul.Scalar", "times -1.5", 1, {F64(-1, 1, 2, 2, 3)}, f_mul_scalar},
+    {"mul.Scalar", "times -1.5", 1, {F64(-1, 1, 2, 2, 3)}, f_mul_scalar, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"mul.Scalar", "times -3", 1, {F64(-1, 1, 2, 2, 3)}, f_mul_scalar_int},
     {"div.Scalar", "over 4", 1, {F64(-1, 1, 2, 2, 3)}, f_div_scalar},
     {"neg", "", 1, {F64(-1, 1, 1, 5)}, f_neg},
     {"exp", "", 1, {F64(-2, 2, 2, 2, 3)}, f_exp},
@@ -607,8 +624,10 @@ const sample opinfo_derivative_samples[] = {
     {"nll_loss", "sum, weight, ignore_index 1", 2, {F64(-2, 0, 2, 6, 3), C64(0.5, 2, 1, 3)}, f_nll_sum_weight_ignore},
     {"nll_loss", "none, weight, ignore_index 1", 2, {F64(-2, 0, 2, 6, 3), C64(0.5, 2, 1, 3)}, f_nll_none_weight_ignore},
     {"nll_loss", "[C] self, 0-dim target, mean, weight", 3, {F64(-2, 0, 1, 5), I64(0, 5, 0, 0), C64(0.5, 2, 1, 5)}, f_nll_mean_weight},
-    {"add.Scalar", "plus 1.5 * 2", 1, {F64(-1, 1, 2, 2, 3)}, f_add_scalar},
-    {"sub.Scalar", "minus 1.5 * 2", 1, {F64(-1, 1, 2, 2, 3)}, f_sub_scalar},
+    {"add.Scalar", "plus 1.5 * 2", 1, {F64(-1, 1, 2, 2, 3)}, f_add_scalar, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"add.Scalar", "plus 3 * 2", 1, {F64(-1, 1, 2, 2, 3)}, f_add_scalar_int},
+    {"sub.Scalar", "minus 1.5 * 2", 1, {F64(-1, 1, 2, 2, 3)}, f_sub_scalar, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"sub.Scalar", "minus 3 * 2", 1, {F64(-1, 1, 2, 2, 3)}, f_sub_scalar_int},
     {"rsub.Scalar", "1 - 3 x", 1, {F64(-1, 1, 2, 2, 3)}, f_rsub_scalar},
     {"abs", "mixed signs", 1, {F64(-1, 1, 2, 3, 4)}, f_abs},
     {"sign", "zero gradient", 1, {F64(-1, 1, 1, 6)}, f_sign},
@@ -628,10 +647,14 @@ const sample opinfo_derivative_samples[] = {
     {"leaky_relu", "slope 0.2", 1, {F64(-2, 2, 2, 3, 4)}, f_leaky_relu},
     {"softplus", "beta 2", 1, {F64(-3, 3, 2, 3, 4)}, f_softplus},
     {"softplus", "threshold 0.5 crossed", 1, {F64(-2, 2, 2, 3, 4)}, f_softplus_thr},
-    {"hardtanh", "[-0.5, 0.8]", 1, {F64(-1.5, 1.5, 2, 3, 4)}, f_hardtanh},
-    {"clamp", "[-0.5, 0.5]", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp},
-    {"clamp_min", "min 0.1", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_min},
-    {"clamp_max", "max 0.1", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_max},
+    {"hardtanh", "[-0.5, 0.8]", 1, {F64(-1.5, 1.5, 2, 3, 4)}, f_hardtanh, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"hardtanh", "integer bounds [-1, 1]", 1, {F64(-3, 3, 2, 3, 4)}, f_hardtanh_int},
+    {"clamp", "[-0.5, 0.5]", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"clamp", "integer bounds [-1, 1]", 1, {F64(-3, 3, 2, 3, 4)}, f_clamp_int},
+    {"clamp_min", "min 0.1", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_min, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"clamp_min", "integer min -1", 1, {F64(-3, 3, 2, 3, 4)}, f_clamp_min_int},
+    {"clamp_max", "max 0.1", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_max, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"clamp_max", "integer max 1", 1, {F64(-3, 3, 2, 3, 4)}, f_clamp_max_int},
     {"floor", "zero gradient", 1, {F64(-3, 3, 2, 2, 3)}, f_floor},
     {"ceil", "zero gradient", 1, {F64(-3, 3, 2, 2, 3)}, f_ceil},
     {"round", "zero gradient", 1, {F64(-3, 3, 2, 2, 3)}, f_round},
@@ -648,7 +671,8 @@ const sample opinfo_derivative_samples[] = {
     {"pow.Tensor", "broadcast exponent", 2, {F64(0.5, 2, 2, 2, 3), F64(-1, 3, 0, 0)}, f_pow_tensor},
     {"lerp", "weight 0.3", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_lerp},
     {"lerp.Tensor", "tensor weight", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(0, 1, 1, 3)}, f_lerp_tensor},
-    {"addcmul", "value 0.5, broadcast", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 1)}, f_addcmul},
+    {"addcmul", "value 0.5, broadcast", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 1)}, f_addcmul, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"addcmul", "integer value -2, broadcast", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 1)}, f_addcmul_int},
     {"addcdiv", "value -2", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_addcdiv},
     {"where", "int64 condition, broadcast", 3, {I64(0, 2, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_where, NULL, OPINFO_NO_DTYPE_SWEEP},
     {"where.ScalarOther", "", 2, {I64(0, 2, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_where_so, NULL, OPINFO_NO_DTYPE_SWEEP},
@@ -664,7 +688,8 @@ const sample opinfo_derivative_samples[] = {
     {"tanh_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(-0.9, 0.9, 2, 2, 3)}, f_tanh_bw},
     {"sigmoid_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(0.1, 0.9, 2, 2, 3)}, f_sigmoid_bw},
     {"add_", "into a copy, broadcast other", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_add_, f_add__twin},
-    {"sub_", "into a copy", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_sub_, f_sub__twin},
+    {"sub_", "into a copy", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_sub_, f_sub__twin, OPINFO_FRACTIONAL_SCALAR},
+    {"sub_", "into a copy, integer alpha 2", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_sub_int_, f_sub_int__twin},
     {"mul_", "into a copy: other's grad reads old self", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_mul_, f_mul__twin},
     {"div_", "into a copy", 2, {F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_div_, f_div__twin},
     {"mul_.Scalar", "into a copy", 1, {F64(-1, 1, 2, 2, 3)}, f_mul_scalar_, f_mul_scalar__twin},

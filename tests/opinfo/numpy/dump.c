@@ -150,6 +150,7 @@ int main(int argc, char **argv) {
         failures += !dump_sample(argv[1], manifest, i, YG_FLOAT64);
         for (int d = 0; d < YG_DTYPE_COUNT_ && op != NULL && sweeps; d++)
             if (d != YG_FLOAT64 && (op->dtypes & YG_DTYPE_BIT(d)) &&
+                !opinfo_refused_on(s, (yg_dtype)d) &&
                 !((s->flags & OPINFO_JOINS_WITH_CAT) &&
                   !(opinfo_op("cat")->dtypes & YG_DTYPE_BIT(d))))
                 failures += !dump_sample(argv[1], manifest, i, (yg_dtype)d);

@@ -124,6 +124,8 @@ static void add_loop_int32(char **p, const int64_t *s, int64_t n, const double *
 
 static const char *const add_input_names[] = {"self", "other"};
 
+static const char *const add_scalar_names[] = {"alpha"};
+
 static const yg_pointwise_desc add_desc = {
     .op = "add",
     .n_inputs = 2,
@@ -135,6 +137,8 @@ static const yg_pointwise_desc add_desc = {
             [YG_INT64] = add_loop_int64,
             [YG_INT32] = add_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = add_scalar_names,
 };
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -315,6 +319,8 @@ static void mul_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const d
 
 static const char *const mul_scalar_input_names[] = {"self"};
 
+static const char *const mul_scalar_scalar_names[] = {"other"};
+
 static const yg_pointwise_desc mul_scalar_desc = {
     .op = "mul",
     .n_inputs = 1,
@@ -326,6 +332,8 @@ static const yg_pointwise_desc mul_scalar_desc = {
             [YG_INT64] = mul_scalar_loop_int64,
             [YG_INT32] = mul_scalar_loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = mul_scalar_scalar_names,
 };
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:24] */
@@ -574,6 +582,8 @@ static void add__loop_int32(char **p, const int64_t *s, int64_t n, const double 
 
 static const char *const add__input_names[] = {"self", "other"};
 
+static const char *const add__scalar_names[] = {"alpha"};
+
 static const yg_pointwise_desc add__desc = {
     .op = "add_",
     .n_inputs = 2,
@@ -585,6 +595,8 @@ static const yg_pointwise_desc add__desc = {
             [YG_INT64] = add__loop_int64,
             [YG_INT32] = add__loop_int32,
         },
+    .n_scalars = 1,
+    .scalar_names = add__scalar_names,
 };
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
