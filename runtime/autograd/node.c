@@ -101,6 +101,7 @@ yg_status yg__node_set_edge(yg_node *node, int32_t i, const yg_tensor *t)
     yg_node *acc = NULL;
 
     YG_ASSERT(i >= 0 && i < node->n_edges);
+    YG_RETURN_IF_ERROR(yg__refresh_history(t));
     if (!yg_tensor_requires_grad(t))
         return YG_OK;
     if (t->autograd->grad_fn != NULL) {
@@ -138,6 +139,8 @@ yg_status yg__set_history(yg_tensor *t, yg_node *node, int32_t output_nr)
     om->dtype = t->dtype;
     om->ndim = t->ndim;
     memcpy(om->sizes, t->sizes, sizeof om->sizes);
+    if (m->view_base != NULL)
+        atomic_store_explicit(&m->view_version, yg__tensor_version(t), memory_order_release);
     return YG_OK;
 }
 

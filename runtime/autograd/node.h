@@ -107,6 +107,9 @@ struct yg_autograd_meta {
                                    NULL when not a view */
     const char *view_op;        /* the multi-output view op that made it
                                    ("split"), NULL otherwise */
+    atomic_uint view_version;   /* views: the storage version when grad_fn
+                                   was last set; a read that finds another
+                                   version regenerates it (views.c) */
 };
 
 /* ---- nodes ---- */
@@ -155,6 +158,10 @@ yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g);
 void yg__leaf_lock(const yg_tensor *leaf);
 void yg__leaf_unlock(const yg_tensor *leaf);
 
+/* A RETAIN_GRAD hook for t on output_nr, not yet in any list
+ * (autograd/hooks.c).  out: owned by the caller until appended. */
+yg_status yg__retain_hook_new(yg_tensor *t, int32_t output_nr, yg_hook **out);
+
 /* Runs hooks (autograd/hooks.c). */
 yg_status yg__run_tensor_hooks(yg_hook *hooks, int32_t output_nr, yg_tensor **grad);
 yg_status yg__run_pre_hooks(yg_node *node, yg_tensor **grads);
@@ -190,6 +197,29 @@ yg_status yg__make_view(yg_tensor *view, const yg_tensor *self, const char *mult
  * write is allowed: not a leaf that requires grad, not a view of one, not
  * a view from a multi-output op that requires grad.  Messages name op. */
 yg_status yg__check_inplace(const char *op, const yg_tensor *self);
+
+/* Brings view t's history up to date before it is read (t->autograd and
+ * its view_base non-NULL): when t's storage was written in place since
+ * t's grad_fn was set (through another view, or on the base), grad_fn
+ * becomes an AsStridedBackward of the base's current history (none when
+ * the base needs no gradient; a leaf view that requires grad is left
+ * alone), and t's retain_grad hook moves to it.  Thread-safe against
+ * other readers of t (t's leaf lock).  One version comparison when
+ * nothing changed. */
+yg_status yg__view_refresh(const yg_tensor *t);
+
+/* Whether view t (as above) has history, as it will after a refresh.
+ * Cannot fail. */
+bool yg__view_has_history(const yg_tensor *t);
+
+/* Calls yg__view_refresh when t is a view: call it before reading
+ * t->autograd->grad_fn / output_nr to record an edge or a hook. */
+static inline yg_status yg__refresh_history(const yg_tensor *t)
+{
+    if (t == NULL || t->autograd == NULL || t->autograd->view_base == NULL)
+        return YG_OK;
+    return yg__view_refresh(t);
+}
 
 /* After the kernel wrote self in place: makes node (whose edge 0 already
  * holds self's old gradient edge) self's history.  When self is a view,
