@@ -175,11 +175,11 @@ yg_status yg_tensor_set_requires_grad(yg_tensor *t, bool requires_grad)
     return YG_OK;
 }
 
-/* Whether t has history; a view's is read as it will be after a refresh
- * (its grad_fn may be stale, views.c). */
+/* Whether t has history; a stale view's is read as it will be after a
+ * refresh (views.c). */
 static bool has_history(const yg_tensor *t)
 {
-    if (t->autograd->view_base != NULL)
+    if (t->autograd->view_base != NULL && !yg__view_is_current(t))
         return yg__view_has_history(t);
     return t->autograd->grad_fn != NULL;
 }

@@ -99,6 +99,10 @@ struct yg_autograd_meta {
     yg_tensor *grad;            /* accumulated grad (leaf), strong ref */
     yg_node *grad_fn;           /* strong ref; NULL for leaves */
     int32_t output_nr;          /* which output of grad_fn this tensor is */
+    atomic_uint view_version;   /* views: the storage version when grad_fn
+                                   was last set; a read that finds another
+                                   version regenerates it (views.c).  Here
+                                   it fills output_nr's padding. */
     yg_node *grad_accumulator;  /* weak: AccumulateGrad of this leaf */
     yg_hook *hooks;             /* leaf tensor hooks (owned) */
     yg_hook *retain_hook;       /* weak: this tensor's RETAIN_GRAD hook in
@@ -107,9 +111,6 @@ struct yg_autograd_meta {
                                    NULL when not a view */
     const char *view_op;        /* the multi-output view op that made it
                                    ("split"), NULL otherwise */
-    atomic_uint view_version;   /* views: the storage version when grad_fn
-                                   was last set; a read that finds another
-                                   version regenerates it (views.c) */
 };
 
 /* ---- nodes ---- */
@@ -198,25 +199,34 @@ yg_status yg__make_view(yg_tensor *view, const yg_tensor *self, const char *mult
  * a view from a multi-output op that requires grad.  Messages name op. */
 yg_status yg__check_inplace(const char *op, const yg_tensor *self);
 
-/* Brings view t's history up to date before it is read (t->autograd and
- * its view_base non-NULL): when t's storage was written in place since
- * t's grad_fn was set (through another view, or on the base), grad_fn
- * becomes an AsStridedBackward of the base's current history (none when
- * the base needs no gradient; a leaf view that requires grad is left
- * alone), and t's retain_grad hook moves to it.  Thread-safe against
- * other readers of t (t's leaf lock).  One version comparison when
- * nothing changed. */
+/* Whether view t's history was set at its storage's current version
+ * (acquire: a grad_fn published by a regeneration is visible after it). */
+static inline bool yg__view_is_current(const yg_tensor *t)
+{
+    return atomic_load_explicit(&t->autograd->view_version, memory_order_acquire) ==
+           atomic_load(&t->storage->version);
+}
+
+/* Brings a stale view's history up to date (t->autograd and its
+ * view_base non-NULL): since t's grad_fn was set, t's storage was written
+ * in place (through another view, or on the base), so grad_fn becomes an
+ * AsStridedBackward of the base's current history (none when the base
+ * needs no gradient; a leaf view that requires grad is left alone), and
+ * t's retain_grad hook moves to it.  Thread-safe against other readers
+ * of t (t's leaf lock). */
 yg_status yg__view_refresh(const yg_tensor *t);
 
-/* Whether view t (as above) has history, as it will after a refresh.
- * Cannot fail. */
+/* Whether stale view t (as above) has history, as it will after a
+ * refresh.  Cannot fail. */
 bool yg__view_has_history(const yg_tensor *t);
 
-/* Calls yg__view_refresh when t is a view: call it before reading
- * t->autograd->grad_fn / output_nr to record an edge or a hook. */
+/* Call before reading t->autograd->grad_fn / output_nr to record an edge
+ * or a hook: regenerates t's history when t is a stale view.  One
+ * version comparison when nothing changed. */
 static inline yg_status yg__refresh_history(const yg_tensor *t)
 {
-    if (t == NULL || t->autograd == NULL || t->autograd->view_base == NULL)
+    if (t == NULL || t->autograd == NULL || t->autograd->view_base == NULL ||
+        yg__view_is_current(t))
         return YG_OK;
     return yg__view_refresh(t);
 }

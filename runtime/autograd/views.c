@@ -403,11 +403,6 @@ static yg_status as_strided_node(const yg_tensor *view, const yg_tensor *root, y
     return YG_OK;
 }
 
-static bool view_is_current(const yg_autograd_meta *m, uint32_t version)
-{
-    return atomic_load_explicit(&m->view_version, memory_order_acquire) == version;
-}
-
 /* A leaf view that requires grad (requires_grad_ on a view of a base
  * without history) keeps its AccumulateGrad: it never gets history. */
 static bool is_leaf_view(const yg_autograd_meta *m)
@@ -424,8 +419,6 @@ yg_status yg__view_refresh(const yg_tensor *t)
     yg_hook *retain = NULL;
     yg_status st = YG_OK;
 
-    if (view_is_current(m, version))
-        return YG_OK;
     /* Built before taking t's lock: the edge may take root's leaf lock,
      * which can be the same stripe. */
     if (yg_tensor_requires_grad(root)) {
@@ -436,7 +429,7 @@ yg_status yg__view_refresh(const yg_tensor *t)
         YG_RETURN_IF_ERROR(as_strided_node(t, root, &fn));
     }
     yg__leaf_lock(t);
-    if (!view_is_current(m, version) && !is_leaf_view(m)) {
+    if (!yg__view_is_current(t) && !is_leaf_view(m)) {
         /* retain_grad follows the tensor to its new node; the old node
          * keeps serving graphs recorded before, without writing t's grad. */
         if (fn != NULL && m->retain_hook != NULL)
@@ -468,10 +461,8 @@ bool yg__view_has_history(const yg_tensor *t)
     uint32_t version = yg__tensor_version(t);
     bool has;
 
-    if (view_is_current(m, version))
-        return m->grad_fn != NULL;
     yg__leaf_lock(t);
-    if (view_is_current(m, version) || is_leaf_view(m)) {
+    if (yg__view_is_current(t) || is_leaf_view(m)) {
         has = m->grad_fn != NULL;
     } else {
         has = yg_tensor_requires_grad(m->view_base);
