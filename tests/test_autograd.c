@@ -1309,6 +1309,35 @@ static void test_view_of_a_base_that_gains_history_reads_it(void **state)
     yg_release(b);
 }
 
+static void test_stale_view_of_a_non_contiguous_base_is_refused(void **state)
+{
+    /* d = detach(t(zeros [2, 3])) is a root with transposed strides; v =
+     * select(d, 0, 0); d <- src gives d history, v goes stale.  Regions
+     * of a non-contiguous base are not supported: recording on v fails
+     * (as writing through v would), it does not go on with no history. */
+    const int64_t s[] = {2, 3}, ts[] = {3, 2};
+    const double srcv[] = {1, 2, 3, 4, 5, 6};
+    yg_tensor *a = NULL, *at = NULL, *d = NULL, *v = NULL, *src = leaf(ts, 2, srcv);
+    yg_tensor *same = NULL, *out = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT64, &a));
+    YG_CHECK(yg_t(a, &at));
+    YG_CHECK(yg_detach(at, &d));
+    YG_CHECK(yg_select(d, 0, 0, &v));
+    YG_CHECK(yg_copy_(d, src, &same));
+    assert_true(yg_tensor_requires_grad(v));
+    YG_EXPECT_ERROR(yg_mul(v, v, &out), YG_ERR_NOT_IMPLEMENTED,
+                    "AsStridedBackward: a view of a non-contiguous base read after an in-place "
+                    "write to the base is not supported");
+    assert_null(out);
+    yg_release(same);
+    yg_release(v);
+    yg_release(d);
+    yg_release(at);
+    yg_release(a);
+    yg_release(src);
+}
+
 static void test_create_graph_records_dtype_conversions_of_gradients(void **state)
 {
     /* loss = sum(a * y * y), a float32, y float64: the gradient for a is
@@ -1438,6 +1467,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_stale_view_history_is_regenerated_once_and_keeps_retain_grad),
         cmocka_unit_test(test_views_of_a_leaf_follow_a_no_grad_write),
         cmocka_unit_test(test_view_of_a_base_that_gains_history_reads_it),
+        cmocka_unit_test(test_stale_view_of_a_non_contiguous_base_is_refused),
         cmocka_unit_test(test_create_graph_records_dtype_conversions_of_gradients),
         cmocka_unit_test(test_size_of_saved_sizes_checks_the_dim),
     };
