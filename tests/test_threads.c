@@ -6,6 +6,7 @@
  * threads read it at once.  Run it under the tsan preset to check for data
  * races.
  */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers */
 #include <pthread.h>
 #include <stdio.h>
 
@@ -85,6 +86,7 @@ static void test_threads_share_a_leaf_and_accumulate_every_gradient(void **state
 
 typedef struct view_reader {
     yg_tensor *view; /* a view of a non-leaf base, stale when the thread starts */
+    pthread_barrier_t *start; /* all readers start reading together */
     yg_status status;
     char message[256];
 } view_reader;
@@ -95,6 +97,7 @@ static void *read_stale_view(void *arg)
 {
     view_reader *r = arg;
     yg_tensor *sq = NULL, *loss = NULL;
+    pthread_barrier_wait(r->start);
     r->status = yg_mul(r->view, r->view, &sq);
     if (r->status == YG_OK)
         r->status = yg_sum(sq, &loss);
@@ -114,15 +117,17 @@ static void test_threads_read_a_stale_view_at_once(void **state)
      * threads read v2 at once.  After round r row 0 of v2 is c x with
      * c = 2^(r+1), so each thread adds 2 c^2 on row 0 of columns 0-1 and
      * 2 on row 1. */
-    enum { ROUNDS = 4 };
+    enum { ROUNDS = 8 };
     const int64_t s[] = {2, 3};
     const double ones[] = {1, 1, 1, 1, 1, 1};
     double expected[6] = {0};
     yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 2, ones), *b = NULL, *v1 = NULL, *v2 = NULL;
     yg_tensor *g = NULL;
     pthread_t tid[THREADS];
+    pthread_barrier_t start;
     view_reader r[THREADS];
     (void)state;
+    assert_int_equal(pthread_barrier_init(&start, NULL, THREADS), 0);
     YG_CHECK(yg_tensor_set_requires_grad(x, true));
     YG_CHECK(yg_mul_scalar(x, 1.0, &b));
     YG_CHECK(yg_select(b, 0, 0, &v1));
@@ -133,7 +138,7 @@ static void test_threads_read_a_stale_view_at_once(void **state)
         YG_CHECK(yg_mul_scalar_(v1, 2.0, &same));
         yg_release(same);
         for (int i = 0; i < THREADS; i++) {
-            r[i] = (view_reader){.view = v2, .status = YG_OK};
+            r[i] = (view_reader){.view = v2, .start = &start, .status = YG_OK};
             assert_int_equal(pthread_create(&tid[i], NULL, read_stale_view, &r[i]), 0);
         }
         for (int i = 0; i < THREADS; i++) {
@@ -149,6 +154,7 @@ static void test_threads_read_a_stale_view_at_once(void **state)
     }
     YG_CHECK(yg_tensor_grad(x, &g));
     YG_EXPECT_CLOSE(g, s, 2, expected, 1e-9, 0);
+    pthread_barrier_destroy(&start);
     yg_release(g);
     yg_release(v2);
     yg_release(v1);
