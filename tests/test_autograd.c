@@ -1309,6 +1309,51 @@ static void test_view_of_a_base_that_gains_history_reads_it(void **state)
     yg_release(b);
 }
 
+static void test_view_made_under_no_grad_stays_a_constant(void **state)
+{
+    /* b = x * 1 ([2, 3]); v = select(b, 0, 0) made with grad mode off,
+     * u = select(b, 0, 1) detach_'d; then b *= 2 with grad mode on.  v and
+     * u keep no history (as they had none before the write):
+     * loss = sum(b) + sum(v * w) sends only 2 to x. */
+    const int64_t s[] = {2, 3}, rs[] = {3};
+    const double xv[] = {1, 2, 3, 4, 5, 6}, wv[] = {1, 1, 1};
+    const double expected[] = {2, 2, 2, 2, 2, 2};
+    yg_tensor *x = leaf(s, 2, xv), *w = yg_test_tensor(YG_FLOAT64, rs, 1, wv), *b = NULL;
+    yg_tensor *v = NULL, *u = NULL, *same = NULL, *vw = NULL, *s1 = NULL, *s2 = NULL;
+    yg_tensor *loss = NULL;
+    (void)state;
+    YG_CHECK(yg_mul_scalar(x, 1.0, &b));
+    {
+        bool prev = yg_set_grad_enabled(false);
+        YG_CHECK(yg_select(b, 0, 0, &v));
+        yg_set_grad_enabled(prev);
+    }
+    YG_CHECK(yg_select(b, 0, 1, &u));
+    YG_CHECK(yg_detach_(u));
+    YG_CHECK(yg_mul_scalar_(b, 2.0, &same));
+    assert_false(yg_tensor_requires_grad(v));
+    assert_null(yg_tensor_grad_fn(v));
+    assert_false(yg_tensor_requires_grad(u));
+    assert_null(yg_tensor_grad_fn(u));
+    YG_CHECK(yg_mul(v, w, &vw));
+    assert_false(yg_tensor_requires_grad(vw));
+    YG_CHECK(yg_sum(b, &s1));
+    YG_CHECK(yg_sum(vw, &s2));
+    YG_CHECK(yg_add(s1, s2, 1.0, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    expect_grad(x, s, 2, expected);
+    yg_release(loss);
+    yg_release(s2);
+    yg_release(s1);
+    yg_release(vw);
+    yg_release(same);
+    yg_release(u);
+    yg_release(v);
+    yg_release(b);
+    yg_release(w);
+    yg_release(x);
+}
+
 static void test_stale_view_of_a_non_contiguous_base_is_refused(void **state)
 {
     /* d = detach(t(zeros [2, 3])) is a root with transposed strides; v =
@@ -1467,6 +1512,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_stale_view_history_is_regenerated_once_and_keeps_retain_grad),
         cmocka_unit_test(test_views_of_a_leaf_follow_a_no_grad_write),
         cmocka_unit_test(test_view_of_a_base_that_gains_history_reads_it),
+        cmocka_unit_test(test_view_made_under_no_grad_stays_a_constant),
         cmocka_unit_test(test_stale_view_of_a_non_contiguous_base_is_refused),
         cmocka_unit_test(test_create_graph_records_dtype_conversions_of_gradients),
         cmocka_unit_test(test_size_of_saved_sizes_checks_the_dim),

@@ -245,10 +245,9 @@ yg_status yg_detach_(yg_tensor *t)
     m->grad_fn = NULL;
     m->output_nr = 0;
     m->requires_grad = false;
-    /* A view stays detached until its base is written again (a refresh
-     * then gives it the base's history). */
-    if (m->view_base != NULL)
-        atomic_store_explicit(&m->view_version, yg__tensor_version(t), memory_order_release);
+    /* A view stays detached when its base is written later: no refresh
+     * gives it the base's history (views.c). */
+    m->view_no_grad = true;
     yg__node_release(old);
     return YG_OK;
 }

@@ -96,6 +96,8 @@ struct yg_node {
 /* Per-tensor autograd state (tensor->autograd), created on demand. */
 struct yg_autograd_meta {
     bool requires_grad;         /* leaf: user asked for grads */
+    bool view_no_grad;          /* a view made with grad mode off, or
+                                   detach_'d: no history regenerated */
     yg_tensor *grad;            /* accumulated grad (leaf), strong ref */
     yg_node *grad_fn;           /* strong ref; NULL for leaves */
     int32_t output_nr;          /* which output of grad_fn this tensor is */
@@ -211,8 +213,9 @@ static inline bool yg__view_is_current(const yg_tensor *t)
  * view_base non-NULL): since t's grad_fn was set, t's storage was written
  * in place (through another view, or on the base), so grad_fn becomes an
  * AsStridedBackward of the base's current history (none when the base
- * needs no gradient; a leaf view that requires grad is left alone), and
- * t's retain_grad hook moves to it.  Thread-safe against other readers
+ * needs no gradient), and t's retain_grad hook moves to it.  A view
+ * without history that is a leaf that requires grad, or was made with
+ * grad mode off or detach_'d, stays without.  Thread-safe against other readers
  * of t (t's leaf lock). */
 yg_status yg__view_refresh(const yg_tensor *t);
 

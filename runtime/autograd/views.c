@@ -72,6 +72,7 @@ yg_status yg__make_view(yg_tensor *view, const yg_tensor *self, const char *mult
     yg_release(m->view_base);
     m->view_base = yg_retain((yg_tensor *)root);
     m->view_op = multi_output_op;
+    m->view_no_grad = !yg_is_grad_enabled();
     atomic_store_explicit(&m->view_version, yg__tensor_version(view), memory_order_release);
     return YG_OK;
 }
@@ -403,11 +404,14 @@ static yg_status as_strided_node(const yg_tensor *view, const yg_tensor *root, y
     return YG_OK;
 }
 
-/* A leaf view that requires grad (requires_grad_ on a view of a base
- * without history) keeps its AccumulateGrad: it never gets history. */
-static bool is_leaf_view(const yg_autograd_meta *m)
+/* A view without history stays so when it is a leaf that requires grad
+ * (requires_grad_ on a view of a base without history: it keeps its
+ * AccumulateGrad) or was made with grad mode off or detach_'d (a
+ * constant, as before the base was written; its own in-place write under
+ * grad mode would give it history). */
+static bool stays_without_history(const yg_autograd_meta *m)
 {
-    return m->requires_grad && m->grad_fn == NULL;
+    return m->grad_fn == NULL && (m->requires_grad || m->view_no_grad);
 }
 
 yg_status yg__view_refresh(const yg_tensor *t)
@@ -429,7 +433,7 @@ yg_status yg__view_refresh(const yg_tensor *t)
         YG_RETURN_IF_ERROR(as_strided_node(t, root, &fn));
     }
     yg__leaf_lock(t);
-    if (!yg__view_is_current(t) && !is_leaf_view(m)) {
+    if (!yg__view_is_current(t) && !stays_without_history(m)) {
         /* retain_grad follows the tensor to its new node; the old node
          * keeps serving graphs recorded before, without writing t's grad. */
         if (fn != NULL && m->retain_hook != NULL)
@@ -462,7 +466,7 @@ bool yg__view_has_history(const yg_tensor *t)
     bool has;
 
     yg__leaf_lock(t);
-    if (yg__view_is_current(t) || is_leaf_view(m)) {
+    if (yg__view_is_current(t) || stays_without_history(m)) {
         has = m->grad_fn != NULL;
     } else {
         has = yg_tensor_requires_grad(m->view_base);
