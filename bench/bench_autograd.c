@@ -8,7 +8,13 @@
  *   - backward over the recorded chain.
  * Record overhead per node = (recording - reference) / N; backward per
  * node = backward / N.  Several N show whether cost stays O(N).
- * Prints one JSON line per N.  Usage: bench_autograd [repeats]
+ * Prints one JSON line per N.
+ *
+ * Then views of b = x * 1 ([2, 3]): recording y = v2 * 1 on a view whose
+ * history is current (the version check per edge), and writing row 0
+ * through another view v1 in place before each such record, so v2's
+ * history is regenerated every time.  One more JSON line.
+ * Usage: bench_autograd [repeats]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -43,6 +49,52 @@ static yg_tensor *chain(yg_tensor *x, int64_t n, double *seconds)
     }
     *seconds = now() - t0;
     return cur;
+}
+
+/* Records y = v * 1 n times (released at once), writing w *= 1 in place
+ * before each when w is not NULL.  Returns seconds. */
+static double record_on_view(yg_tensor *v, yg_tensor *w, int64_t n)
+{
+    double t0 = now();
+    for (int64_t i = 0; i < n; i++) {
+        yg_tensor *y = NULL, *same = NULL;
+        if (w != NULL && yg_mul_scalar_(w, 1.0, &same) != YG_OK)
+            die("mul_scalar_");
+        yg_release(same);
+        if (yg_mul_scalar(v, 1.0, &y) != YG_OK)
+            die("mul_scalar on a view");
+        yg_release(y);
+    }
+    return now() - t0;
+}
+
+static void bench_views(int repeats)
+{
+    const int64_t s[] = {2, 3};
+    const int64_t n = 10000;
+    double best_cur = 1e9, best_stale = 1e9;
+    yg_tensor *x = NULL, *b = NULL, *v1 = NULL, *v2 = NULL;
+
+    if (yg_tensor_full(s, 2, 1.0, YG_FLOAT32, &x) != YG_OK ||
+        yg_tensor_set_requires_grad(x, true) != YG_OK)
+        die("setup");
+    for (int r = 0; r < repeats; r++) {
+        double t;
+        if (yg_mul_scalar(x, 1.0, &b) != YG_OK || yg_select(b, 0, 0, &v1) != YG_OK ||
+            yg_slice(b, 1, 0, 2, 1, &v2) != YG_OK)
+            die("views");
+        t = record_on_view(v2, NULL, n);
+        best_cur = t < best_cur ? t : best_cur;
+        t = record_on_view(v2, v1, n);
+        best_stale = t < best_stale ? t : best_stale;
+        yg_release(v2);
+        yg_release(v1);
+        yg_release(b);
+    }
+    printf("{\"bench\":\"autograd_view\",\"n\":%lld,\"record_on_current_view_ns\":%.1f,"
+           "\"write_then_record_on_stale_view_ns\":%.1f}\n",
+           (long long)n, 1e9 * best_cur / (double)n, 1e9 * best_stale / (double)n);
+    yg_release(x);
 }
 
 int main(int argc, char **argv)
@@ -81,5 +133,6 @@ int main(int argc, char **argv)
                (long long)n, 1e9 * best_ref / (double)n, 1e9 * best_rec / (double)n,
                1e9 * (best_rec - best_ref) / (double)n, 1e9 * best_bwd / (double)n);
     }
+    bench_views(repeats);
     return 0;
 }

@@ -979,6 +979,410 @@ static void test_double_backward_through_copy_into_a_slice_view(void **state)
     expect_hvp_matches_twin_and_finite_difference(loss_copy_into_a_slice_view, sizes, ndims);
 }
 
+/* ---- views read after their base was written ----
+ *
+ * A view made before its base is written in place (through another view,
+ * or directly) reads the written values, so its history must be the
+ * base's new one: the first read regenerates it (views.c).  Each loss has
+ * an out-of-place twin; gradients must match it and finite differences. */
+
+/* (e) b = x * x; v1 = select(b, 0, 0) and v2 = slice(b, 1, 0, 2) (columns
+ * 0 and 1: two elements shared with v1), both made before v1 *= y;
+ * loss = sum(v2 * v2) + sum(b). */
+static yg_status loss_sibling_view_after_a_write(yg_tensor *const *in, bool inplace,
+                                                 yg_tensor **loss)
+{
+    yg_tensor *b = NULL, *v1 = NULL, *v2 = NULL, *same = NULL, *w = NULL, *b2 = NULL;
+    yg_tensor *sq = NULL, *s1 = NULL, *s2 = NULL;
+    yg_status st = yg_mul(in[0], in[0], &b);
+    if (st == YG_OK && inplace) {
+        st = yg_select(b, 0, 0, &v1);
+        if (st == YG_OK)
+            st = yg_slice(b, 1, 0, 2, 1, &v2);
+        if (st == YG_OK)
+            st = yg_mul_(v1, in[1], &same);
+        if (st == YG_OK)
+            b2 = yg_retain(b);
+    } else if (st == YG_OK) {
+        st = row_scale(in[1], 0, &w);
+        if (st == YG_OK)
+            st = yg_mul(b, w, &b2);
+        if (st == YG_OK)
+            st = yg_slice(b2, 1, 0, 2, 1, &v2);
+    }
+    if (st == YG_OK)
+        st = yg_mul(v2, v2, &sq);
+    if (st == YG_OK)
+        st = yg_sum(sq, &s1);
+    if (st == YG_OK)
+        st = yg_sum(b2, &s2);
+    if (st == YG_OK)
+        st = yg_add(s1, s2, 1.0, loss);
+    yg_release(s2);
+    yg_release(s1);
+    yg_release(sq);
+    yg_release(b2);
+    yg_release(w);
+    yg_release(same);
+    yg_release(v2);
+    yg_release(v1);
+    yg_release(b);
+    return st;
+}
+
+/* (f) b = x * x; v = select(b, 0, 1) made before b *= y (on the base
+ * itself, y broadcast over the rows); loss = sum(exp(v)) + sum(b). */
+static yg_status loss_old_view_after_a_base_write(yg_tensor *const *in, bool inplace,
+                                                  yg_tensor **loss)
+{
+    yg_tensor *b = NULL, *v = NULL, *same = NULL, *b2 = NULL, *e = NULL, *s1 = NULL;
+    yg_tensor *s2 = NULL;
+    yg_status st = yg_mul(in[0], in[0], &b);
+    if (st == YG_OK && inplace) {
+        st = yg_select(b, 0, 1, &v);
+        if (st == YG_OK)
+            st = yg_mul_(b, in[1], &same);
+        if (st == YG_OK)
+            b2 = yg_retain(b);
+    } else if (st == YG_OK) {
+        st = yg_mul(b, in[1], &b2);
+        if (st == YG_OK)
+            st = yg_select(b2, 0, 1, &v);
+    }
+    if (st == YG_OK)
+        st = yg_exp(v, &e);
+    if (st == YG_OK)
+        st = yg_sum(e, &s1);
+    if (st == YG_OK)
+        st = yg_sum(b2, &s2);
+    if (st == YG_OK)
+        st = yg_add(s1, s2, 1.0, loss);
+    yg_release(s2);
+    yg_release(s1);
+    yg_release(e);
+    yg_release(b2);
+    yg_release(same);
+    yg_release(v);
+    yg_release(b);
+    return st;
+}
+
+/* (g) b = x * x; u = slice(b, 1, 1, 3) (columns 1 and 2), a view of a
+ * view w = select(u, 0, 1) (= b[1, 1:3]), then w *= y; u is stale, w was
+ * rewritten; loss = sum(exp(u)) + sum(u * w). */
+static yg_status loss_view_of_a_view(yg_tensor *const *in, bool inplace, yg_tensor **loss)
+{
+    const int64_t bs[] = {2, 3}, rs[] = {3};
+    yg_tensor *b = NULL, *u = NULL, *w = NULL, *same = NULL, *ym1 = NULL, *in_row = NULL;
+    yg_tensor *placed = NULL, *scale = NULL, *b2 = NULL, *e = NULL, *s1 = NULL, *uw = NULL;
+    yg_tensor *s2 = NULL;
+    yg_status st = yg_mul(in[0], in[0], &b);
+    if (st == YG_OK && inplace) {
+        st = yg_slice(b, 1, 1, 3, 1, &u);
+        if (st == YG_OK)
+            st = yg_select(u, 0, 1, &w);
+        if (st == YG_OK)
+            st = yg_mul_(w, in[1], &same);
+    } else if (st == YG_OK) {
+        st = yg_add_scalar(in[1], -1.0, 1.0, &ym1);
+        if (st == YG_OK)
+            st = yg_slice_backward(ym1, rs, 1, 0, 1, 3, 1, &in_row);
+        if (st == YG_OK)
+            st = yg_select_backward(in_row, bs, 2, 0, 1, &placed);
+        if (st == YG_OK)
+            st = yg_add_scalar(placed, 1.0, 1.0, &scale);
+        if (st == YG_OK)
+            st = yg_mul(b, scale, &b2);
+        if (st == YG_OK)
+            st = yg_slice(b2, 1, 1, 3, 1, &u);
+        if (st == YG_OK)
+            st = yg_select(u, 0, 1, &w);
+    }
+    if (st == YG_OK)
+        st = yg_exp(u, &e);
+    if (st == YG_OK)
+        st = yg_sum(e, &s1);
+    if (st == YG_OK)
+        st = yg_mul(u, w, &uw);
+    if (st == YG_OK)
+        st = yg_sum(uw, &s2);
+    if (st == YG_OK)
+        st = yg_add(s1, s2, 1.0, loss);
+    yg_release(s2);
+    yg_release(uw);
+    yg_release(s1);
+    yg_release(e);
+    yg_release(b2);
+    yg_release(scale);
+    yg_release(placed);
+    yg_release(in_row);
+    yg_release(ym1);
+    yg_release(same);
+    yg_release(w);
+    yg_release(u);
+    yg_release(b);
+    return st;
+}
+
+/* The value of fn's loss at inputs holding values x (no grad). */
+static double loss_value(two_input_loss fn, double *const *x, const int64_t *const *sizes,
+                         const int64_t *ndims)
+{
+    yg_tensor *in[2], *loss = NULL;
+    double *v, value;
+    for (int i = 0; i < 2; i++)
+        in[i] = yg_test_tensor(YG_FLOAT64, sizes[i], ndims[i], x[i]);
+    YG_CHECK(fn(in, true, &loss));
+    v = yg_test_values(loss);
+    value = v[0];
+    free(v);
+    yg_release(loss);
+    yg_release(in[1]);
+    yg_release(in[0]);
+    return value;
+}
+
+/* First-order gradients through the in-place writes must equal the
+ * out-of-place twin's and central finite differences of the loss. */
+static void expect_grads_match_twin_and_finite_difference(two_input_loss fn,
+                                                          const int64_t *const *sizes,
+                                                          const int64_t *ndims)
+{
+    const double eps = 1e-6;
+    yg_tensor *in[2], *g[2] = {NULL, NULL}, *g_twin[2] = {NULL, NULL};
+    double *x[2];
+    for (int i = 0; i < 2; i++) {
+        in[i] = yg_test_rand(YG_FLOAT64, sizes[i], ndims[i], -1.0, 1.0, 31 + (uint64_t)i);
+        YG_CHECK(yg_tensor_set_requires_grad(in[i], true));
+        x[i] = yg_test_values(in[i]);
+    }
+    grads_of(fn, in, true, false, g);
+    grads_of(fn, in, false, false, g_twin);
+    for (int i = 0; i < 2; i++) {
+        double *want = yg_test_values(g_twin[i]);
+        int64_t n = yg_tensor_numel(in[i]);
+        YG_EXPECT_CLOSE(g[i], sizes[i], ndims[i], want, 1e-12, 1e-12);
+        for (int64_t k = 0; k < n; k++) {
+            double keep = x[i][k], up, down;
+            x[i][k] = keep + eps;
+            up = loss_value(fn, x, sizes, ndims);
+            x[i][k] = keep - eps;
+            down = loss_value(fn, x, sizes, ndims);
+            x[i][k] = keep;
+            want[k] = (up - down) / (2 * eps);
+        }
+        YG_EXPECT_CLOSE(g[i], sizes[i], ndims[i], want, 1e-6, 1e-6);
+        free(want);
+    }
+    for (int i = 0; i < 2; i++) {
+        free(x[i]);
+        yg_release(g_twin[i]);
+        yg_release(g[i]);
+        yg_release(in[i]);
+    }
+}
+
+static void test_overlapping_sibling_view_reads_the_write_through_another(void **state)
+{
+    const int64_t xs[] = {2, 3}, ys[] = {3};
+    const int64_t *sizes[] = {xs, ys}, ndims[] = {2, 1};
+    (void)state;
+    expect_grads_match_twin_and_finite_difference(loss_sibling_view_after_a_write, sizes, ndims);
+}
+
+static void test_older_view_reads_an_inplace_write_on_the_base(void **state)
+{
+    const int64_t xs[] = {2, 3}, ys[] = {3};
+    const int64_t *sizes[] = {xs, ys}, ndims[] = {2, 1};
+    (void)state;
+    expect_grads_match_twin_and_finite_difference(loss_old_view_after_a_base_write, sizes,
+                                                  ndims);
+}
+
+static void test_view_of_a_view_reads_a_write_through_its_own_view(void **state)
+{
+    const int64_t xs[] = {2, 3}, ys[] = {2};
+    const int64_t *sizes[] = {xs, ys}, ndims[] = {2, 1};
+    (void)state;
+    expect_grads_match_twin_and_finite_difference(loss_view_of_a_view, sizes, ndims);
+}
+
+static void test_double_backward_through_regenerated_views(void **state)
+{
+    const int64_t xs[] = {2, 3}, ys[] = {3}, ws[] = {2};
+    const int64_t *sizes[] = {xs, ys}, *sizes_w[] = {xs, ws}, ndims[] = {2, 1};
+    (void)state;
+    expect_hvp_matches_twin_and_finite_difference(loss_sibling_view_after_a_write, sizes, ndims);
+    expect_hvp_matches_twin_and_finite_difference(loss_old_view_after_a_base_write, sizes, ndims);
+    expect_hvp_matches_twin_and_finite_difference(loss_view_of_a_view, sizes_w, ndims);
+}
+
+static void test_stale_view_history_is_regenerated_once_and_keeps_retain_grad(void **state)
+{
+    /* b = x * 1 ([2, 3]); v2 = columns 0-1 retains its grad; row 0 *= 3
+     * through v1; loss = sum(v2): d/dx = 3 on row 0 of columns 0-1, 1 on
+     * row 1, 0 in column 2; v2's grad is ones. */
+    const int64_t s[] = {2, 3}, vs[] = {2, 2};
+    const double xv[] = {1, 2, 3, 4, 5, 6}, gx[] = {3, 3, 0, 1, 1, 0}, gv[] = {1, 1, 1, 1};
+    yg_tensor *x = leaf(s, 2, xv), *b = NULL, *v1 = NULL, *v2 = NULL, *same = NULL;
+    yg_tensor *loss = NULL;
+    yg_node *fn;
+    (void)state;
+    YG_CHECK(yg_mul_scalar(x, 1.0, &b));
+    YG_CHECK(yg_select(b, 0, 0, &v1));
+    YG_CHECK(yg_slice(b, 1, 0, 2, 1, &v2));
+    YG_CHECK(yg_tensor_retain_grad(v2));
+    assert_string_equal(yg_tensor_grad_fn_name(v2), "SliceBackward");
+    YG_CHECK(yg_mul_scalar_(v1, 3.0, &same));
+    assert_string_equal(yg_tensor_grad_fn_name(v2), "AsStridedBackward");
+    fn = yg_tensor_grad_fn(v2);
+    assert_ptr_equal(yg_tensor_grad_fn(v2), fn); /* nothing changed: same node */
+    assert_false(yg_tensor_is_leaf(v2));
+    YG_CHECK(yg_sum(v2, &loss));
+    assert_ptr_equal(yg_tensor_grad_fn(v2), fn);
+    YG_CHECK(yg_backward(loss, NULL, false));
+    expect_grad(x, s, 2, gx);
+    expect_grad(v2, vs, 2, gv);
+    yg_release(loss);
+    yg_release(same);
+    yg_release(v2);
+    yg_release(v1);
+    yg_release(b);
+    yg_release(x);
+}
+
+static void test_views_of_a_leaf_follow_a_no_grad_write(void **state)
+{
+    /* x leaf [2, 3]; v1 = row 0, v2 = columns 0-1.  Writing v1 in place
+     * is refused; an optimizer-like x *= 2 under no-grad is not.  Then
+     * loss = sum(v2 * v2): d/dx = 2 v2 = 4 x (old values) on columns 0-1. */
+    const int64_t s[] = {2, 3};
+    const double xv[] = {1, 2, 3, 4, 5, 6}, gx[] = {4, 8, 0, 16, 20, 0};
+    yg_tensor *x = leaf(s, 2, xv), *v1 = NULL, *v2 = NULL, *out = NULL, *sq = NULL;
+    yg_tensor *loss = NULL;
+    (void)state;
+    YG_CHECK(yg_select(x, 0, 0, &v1));
+    YG_CHECK(yg_slice(x, 1, 0, 2, 1, &v2));
+    YG_EXPECT_ERROR(yg_mul_scalar_(v1, 3.0, &out), YG_ERR_AUTOGRAD, "mul_",
+                    "view of a leaf tensor that requires grad");
+    assert_null(out);
+    {
+        bool prev = yg_set_grad_enabled(false);
+        YG_CHECK(yg_mul_scalar_(x, 2.0, &out));
+        yg_set_grad_enabled(prev);
+    }
+    YG_CHECK(yg_mul(v2, v2, &sq));
+    YG_CHECK(yg_sum(sq, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    expect_grad(x, s, 2, gx);
+    yg_release(loss);
+    yg_release(sq);
+    yg_release(out);
+    yg_release(v2);
+    yg_release(v1);
+    yg_release(x);
+}
+
+static void test_view_of_a_base_that_gains_history_reads_it(void **state)
+{
+    /* b = zeros [2, 3] (no history); v = select(b, 0, 1); b <- src (copy_
+     * on the base itself); loss = sum(v * v): d/dsrc = 2 src on row 1. */
+    const int64_t s[] = {2, 3};
+    const double srcv[] = {1, 2, 3, 4, 5, 6}, expected[] = {0, 0, 0, 8, 10, 12};
+    yg_tensor *b = NULL, *src = leaf(s, 2, srcv), *v = NULL, *same = NULL, *sq = NULL;
+    yg_tensor *loss = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT64, &b));
+    YG_CHECK(yg_select(b, 0, 1, &v));
+    assert_false(yg_tensor_requires_grad(v));
+    YG_CHECK(yg_copy_(b, src, &same));
+    assert_true(yg_tensor_requires_grad(v));
+    YG_CHECK(yg_mul(v, v, &sq));
+    YG_CHECK(yg_sum(sq, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    expect_grad(src, s, 2, expected);
+    yg_release(loss);
+    yg_release(sq);
+    yg_release(same);
+    yg_release(v);
+    yg_release(src);
+    yg_release(b);
+}
+
+static void test_view_made_under_no_grad_stays_a_constant(void **state)
+{
+    /* b = x * 1 ([2, 3]); v = select(b, 0, 0) made with grad mode off,
+     * u = select(b, 0, 1) detach_'d; then b *= 2 with grad mode on.  v and
+     * u keep no history (as they had none before the write):
+     * loss = sum(b) + sum(v * w) sends only 2 to x. */
+    const int64_t s[] = {2, 3}, rs[] = {3};
+    const double xv[] = {1, 2, 3, 4, 5, 6}, wv[] = {1, 1, 1};
+    const double expected[] = {2, 2, 2, 2, 2, 2};
+    yg_tensor *x = leaf(s, 2, xv), *w = yg_test_tensor(YG_FLOAT64, rs, 1, wv), *b = NULL;
+    yg_tensor *v = NULL, *u = NULL, *same = NULL, *vw = NULL, *s1 = NULL, *s2 = NULL;
+    yg_tensor *loss = NULL;
+    (void)state;
+    YG_CHECK(yg_mul_scalar(x, 1.0, &b));
+    {
+        bool prev = yg_set_grad_enabled(false);
+        YG_CHECK(yg_select(b, 0, 0, &v));
+        yg_set_grad_enabled(prev);
+    }
+    YG_CHECK(yg_select(b, 0, 1, &u));
+    YG_CHECK(yg_detach_(u));
+    YG_CHECK(yg_mul_scalar_(b, 2.0, &same));
+    assert_false(yg_tensor_requires_grad(v));
+    assert_null(yg_tensor_grad_fn(v));
+    assert_false(yg_tensor_requires_grad(u));
+    assert_null(yg_tensor_grad_fn(u));
+    YG_CHECK(yg_mul(v, w, &vw));
+    assert_false(yg_tensor_requires_grad(vw));
+    YG_CHECK(yg_sum(b, &s1));
+    YG_CHECK(yg_sum(vw, &s2));
+    YG_CHECK(yg_add(s1, s2, 1.0, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    expect_grad(x, s, 2, expected);
+    yg_release(loss);
+    yg_release(s2);
+    yg_release(s1);
+    yg_release(vw);
+    yg_release(same);
+    yg_release(u);
+    yg_release(v);
+    yg_release(b);
+    yg_release(w);
+    yg_release(x);
+}
+
+static void test_stale_view_of_a_non_contiguous_base_is_refused(void **state)
+{
+    /* d = detach(t(zeros [2, 3])) is a root with transposed strides; v =
+     * select(d, 0, 0); d <- src gives d history, v goes stale.  Regions
+     * of a non-contiguous base are not supported: recording on v fails
+     * (as writing through v would), it does not go on with no history. */
+    const int64_t s[] = {2, 3}, ts[] = {3, 2};
+    const double srcv[] = {1, 2, 3, 4, 5, 6};
+    yg_tensor *a = NULL, *at = NULL, *d = NULL, *v = NULL, *src = leaf(ts, 2, srcv);
+    yg_tensor *same = NULL, *out = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT64, &a));
+    YG_CHECK(yg_t(a, &at));
+    YG_CHECK(yg_detach(at, &d));
+    YG_CHECK(yg_select(d, 0, 0, &v));
+    YG_CHECK(yg_copy_(d, src, &same));
+    assert_true(yg_tensor_requires_grad(v));
+    YG_EXPECT_ERROR(yg_mul(v, v, &out), YG_ERR_NOT_IMPLEMENTED,
+                    "AsStridedBackward: a view of a non-contiguous base read after an in-place "
+                    "write to the base is not supported");
+    assert_null(out);
+    yg_release(same);
+    yg_release(v);
+    yg_release(d);
+    yg_release(at);
+    yg_release(a);
+    yg_release(src);
+}
+
 static void test_create_graph_records_dtype_conversions_of_gradients(void **state)
 {
     /* loss = sum(a * y * y), a float32, y float64: the gradient for a is
@@ -1101,6 +1505,15 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_double_backward_through_mul_on_a_strided_slice_view),
         cmocka_unit_test(test_double_backward_through_a_view_read_after_its_write),
         cmocka_unit_test(test_double_backward_through_copy_into_a_slice_view),
+        cmocka_unit_test(test_overlapping_sibling_view_reads_the_write_through_another),
+        cmocka_unit_test(test_older_view_reads_an_inplace_write_on_the_base),
+        cmocka_unit_test(test_view_of_a_view_reads_a_write_through_its_own_view),
+        cmocka_unit_test(test_double_backward_through_regenerated_views),
+        cmocka_unit_test(test_stale_view_history_is_regenerated_once_and_keeps_retain_grad),
+        cmocka_unit_test(test_views_of_a_leaf_follow_a_no_grad_write),
+        cmocka_unit_test(test_view_of_a_base_that_gains_history_reads_it),
+        cmocka_unit_test(test_view_made_under_no_grad_stays_a_constant),
+        cmocka_unit_test(test_stale_view_of_a_non_contiguous_base_is_refused),
         cmocka_unit_test(test_create_graph_records_dtype_conversions_of_gradients),
         cmocka_unit_test(test_size_of_saved_sizes_checks_the_dim),
     };

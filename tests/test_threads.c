@@ -1,9 +1,12 @@
 /*
  * test_threads.c - autograd under concurrency: grad mode is per thread,
- * threads run forward and backward over independent graphs at once, and a
- * leaf shared by all of them accumulates every thread's gradient.  Run it
- * under the tsan preset to check for data races.
+ * threads run forward and backward over independent graphs at once, a
+ * leaf shared by all of them accumulates every thread's gradient, and a
+ * view made stale by an in-place write is regenerated safely when several
+ * threads read it at once.  Run it under the tsan preset to check for data
+ * races.
  */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers */
 #include <pthread.h>
 #include <stdio.h>
 
@@ -81,6 +84,84 @@ static void test_threads_share_a_leaf_and_accumulate_every_gradient(void **state
     yg_release(shared);
 }
 
+typedef struct view_reader {
+    yg_tensor *view; /* a view of a non-leaf base, stale when the thread starts */
+    pthread_barrier_t *start; /* all readers start reading together */
+    yg_status status;
+    char message[256];
+} view_reader;
+
+/* loss = sum(view * view); backward.  The first read of the view in any
+ * thread regenerates its history; the others must see the new one. */
+static void *read_stale_view(void *arg)
+{
+    view_reader *r = arg;
+    yg_tensor *sq = NULL, *loss = NULL;
+    pthread_barrier_wait(r->start);
+    r->status = yg_mul(r->view, r->view, &sq);
+    if (r->status == YG_OK)
+        r->status = yg_sum(sq, &loss);
+    if (r->status == YG_OK)
+        r->status = yg_backward(loss, NULL, true);
+    if (r->status != YG_OK)
+        snprintf(r->message, sizeof r->message, "%s", yg_last_error());
+    yg_release(loss);
+    yg_release(sq);
+    return NULL;
+}
+
+static void test_threads_read_a_stale_view_at_once(void **state)
+{
+    /* x = ones [2, 3]; b = x * 1; v2 = columns 0-1 of b.  Each round
+     * doubles row 0 through another view (v2 goes stale), then THREADS
+     * threads read v2 at once.  After round r row 0 of v2 is c x with
+     * c = 2^(r+1), so each thread adds 2 c^2 on row 0 of columns 0-1 and
+     * 2 on row 1. */
+    enum { ROUNDS = 8 };
+    const int64_t s[] = {2, 3};
+    const double ones[] = {1, 1, 1, 1, 1, 1};
+    double expected[6] = {0};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 2, ones), *b = NULL, *v1 = NULL, *v2 = NULL;
+    yg_tensor *g = NULL;
+    pthread_t tid[THREADS];
+    pthread_barrier_t start;
+    view_reader r[THREADS];
+    (void)state;
+    assert_int_equal(pthread_barrier_init(&start, NULL, THREADS), 0);
+    YG_CHECK(yg_tensor_set_requires_grad(x, true));
+    YG_CHECK(yg_mul_scalar(x, 1.0, &b));
+    YG_CHECK(yg_select(b, 0, 0, &v1));
+    YG_CHECK(yg_slice(b, 1, 0, 2, 1, &v2));
+    for (int round = 0; round < ROUNDS; round++) {
+        yg_tensor *same = NULL;
+        double c = (double)(2 << round);
+        YG_CHECK(yg_mul_scalar_(v1, 2.0, &same));
+        yg_release(same);
+        for (int i = 0; i < THREADS; i++) {
+            r[i] = (view_reader){.view = v2, .start = &start, .status = YG_OK};
+            assert_int_equal(pthread_create(&tid[i], NULL, read_stale_view, &r[i]), 0);
+        }
+        for (int i = 0; i < THREADS; i++) {
+            pthread_join(tid[i], NULL);
+            if (r[i].status != YG_OK)
+                print_error("thread %d failed: %s\n", i, r[i].message);
+            assert_int_equal(r[i].status, YG_OK);
+        }
+        expected[0] += THREADS * 2 * c * c;
+        expected[1] += THREADS * 2 * c * c;
+        expected[3] += THREADS * 2.0;
+        expected[4] += THREADS * 2.0;
+    }
+    YG_CHECK(yg_tensor_grad(x, &g));
+    YG_EXPECT_CLOSE(g, s, 2, expected, 1e-9, 0);
+    pthread_barrier_destroy(&start);
+    yg_release(g);
+    yg_release(v2);
+    yg_release(v1);
+    yg_release(b);
+    yg_release(x);
+}
+
 static void *turn_grad_off(void *arg)
 {
     bool *seen_on_after = arg;
@@ -104,6 +185,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_share_a_leaf_and_accumulate_every_gradient),
+        cmocka_unit_test(test_threads_read_a_stale_view_at_once),
         cmocka_unit_test(test_grad_mode_is_per_thread),
     };
     return YG_TEST_RUN(tests, argc, argv);

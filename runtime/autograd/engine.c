@@ -472,6 +472,7 @@ static yg_status root_gradient(const yg_tensor *root, const yg_tensor *grad, boo
  * its leaf's AccumulateGrad.  out: new ref. */
 static yg_status gradient_edge(yg_tensor *t, yg_node **node, int32_t *input_nr)
 {
+    YG_RETURN_IF_ERROR(yg__refresh_history(t));
     if (t->autograd->grad_fn != NULL) {
         *node = yg__node_retain(t->autograd->grad_fn);
         *input_nr = t->autograd->output_nr;

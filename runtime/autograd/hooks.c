@@ -84,6 +84,7 @@ yg_status yg_tensor_register_hook(yg_tensor *t, yg_tensor_hook_fn fn, void *ctx)
         return yg__fail(YG_ERR_AUTOGRAD,
                         "register_hook: cannot register a hook on a tensor that does not "
                         "require grad");
+    YG_RETURN_IF_ERROR(yg__refresh_history(t));
     YG_RETURN_IF_ERROR(hook_new(YG_HOOK_TENSOR, 0, ctx, &h));
     h->fn.tensor = fn;
     if (t->autograd->grad_fn != NULL) {
@@ -106,18 +107,30 @@ yg_status yg_tensor_retain_grad(yg_tensor *t)
         return yg__fail(YG_ERR_AUTOGRAD,
                         "retain_grad: cannot retain the grad of a tensor that does not "
                         "require grad");
+    YG_RETURN_IF_ERROR(yg__refresh_history(t));
     if (t->autograd->grad_fn == NULL || t->autograd->retain_hook != NULL)
         return YG_OK; /* leaves always keep their grad */
-    YG_RETURN_IF_ERROR(hook_new(YG_HOOK_RETAIN_GRAD, t->autograd->output_nr, NULL, &h));
-    h->target = t;
+    YG_RETURN_IF_ERROR(yg__retain_hook_new(t, t->autograd->output_nr, &h));
     append(&t->autograd->grad_fn->pre_hooks, h);
     t->autograd->retain_hook = h;
     return YG_OK;
 }
 
+yg_status yg__retain_hook_new(yg_tensor *t, int32_t output_nr, yg_hook **out)
+{
+    YG_RETURN_IF_ERROR(hook_new(YG_HOOK_RETAIN_GRAD, output_nr, NULL, out));
+    (*out)->target = t;
+    return YG_OK;
+}
+
 yg_node *yg_tensor_grad_fn(const yg_tensor *t)
 {
-    return t != NULL && t->autograd != NULL ? t->autograd->grad_fn : NULL;
+    if (t == NULL || t->autograd == NULL)
+        return NULL;
+    /* Out of memory regenerating a stale view's history leaves the old
+     * node, which is what this can still report. */
+    (void)yg__refresh_history(t);
+    return t->autograd->grad_fn;
 }
 
 const char *yg_node_name(const yg_node *node)

@@ -153,6 +153,7 @@ yg_status yg_tensor_set_requires_grad(yg_tensor *t, bool requires_grad)
     yg_autograd_meta *m;
 
     YG_RETURN_IF_ERROR(yg__check_defined("requires_grad_", "self", t));
+    YG_RETURN_IF_ERROR(yg__refresh_history(t));
     if (t->autograd != NULL && t->autograd->grad_fn != NULL)
         return yg__fail(YG_ERR_AUTOGRAD,
                         "requires_grad_: self is not a leaf (it was produced by %s); set "
@@ -174,15 +175,23 @@ yg_status yg_tensor_set_requires_grad(yg_tensor *t, bool requires_grad)
     return YG_OK;
 }
 
+/* Whether t has history; a stale view's is read as it will be after a
+ * refresh (views.c). */
+static bool has_history(const yg_tensor *t)
+{
+    if (t->autograd->view_base != NULL && !yg__view_is_current(t))
+        return yg__view_has_history(t);
+    return t->autograd->grad_fn != NULL;
+}
+
 bool yg_tensor_requires_grad(const yg_tensor *t)
 {
-    return t != NULL && t->autograd != NULL &&
-           (t->autograd->requires_grad || t->autograd->grad_fn != NULL);
+    return t != NULL && t->autograd != NULL && (t->autograd->requires_grad || has_history(t));
 }
 
 bool yg_tensor_is_leaf(const yg_tensor *t)
 {
-    return t == NULL || t->autograd == NULL || t->autograd->grad_fn == NULL;
+    return t == NULL || t->autograd == NULL || !has_history(t);
 }
 
 yg_status yg_tensor_grad(const yg_tensor *t, yg_tensor **out)
@@ -236,13 +245,15 @@ yg_status yg_detach_(yg_tensor *t)
     m->grad_fn = NULL;
     m->output_nr = 0;
     m->requires_grad = false;
+    /* A view stays detached when its base is written later: no refresh
+     * gives it the base's history (views.c). */
+    m->view_no_grad = true;
     yg__node_release(old);
     return YG_OK;
 }
 
 const char *yg_tensor_grad_fn_name(const yg_tensor *t)
 {
-    if (t == NULL || t->autograd == NULL || t->autograd->grad_fn == NULL)
-        return NULL;
-    return t->autograd->grad_fn->vt->name;
+    yg_node *fn = yg_tensor_grad_fn(t);
+    return fn != NULL ? fn->vt->name : NULL;
 }

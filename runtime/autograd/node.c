@@ -101,13 +101,16 @@ yg_status yg__node_set_edge(yg_node *node, int32_t i, const yg_tensor *t)
     yg_node *acc = NULL;
 
     YG_ASSERT(i >= 0 && i < node->n_edges);
-    if (!yg_tensor_requires_grad(t))
+    if (t == NULL || t->autograd == NULL)
         return YG_OK;
+    YG_RETURN_IF_ERROR(yg__refresh_history(t));
     if (t->autograd->grad_fn != NULL) {
         node->next_edges[i].node = yg__node_retain(t->autograd->grad_fn);
         node->next_edges[i].input_nr = t->autograd->output_nr;
         return YG_OK;
     }
+    if (!t->autograd->requires_grad)
+        return YG_OK;
     /* The refcount is the only part of t that changes; t is a leaf. */
     YG_RETURN_IF_ERROR(yg__grad_accumulator((yg_tensor *)t, &acc));
     node->next_edges[i].node = acc;
@@ -138,6 +141,8 @@ yg_status yg__set_history(yg_tensor *t, yg_node *node, int32_t output_nr)
     om->dtype = t->dtype;
     om->ndim = t->ndim;
     memcpy(om->sizes, t->sizes, sizeof om->sizes);
+    if (m->view_base != NULL)
+        atomic_store_explicit(&m->view_version, yg__tensor_version(t), memory_order_release);
     return YG_OK;
 }
 

@@ -96,9 +96,15 @@ struct yg_node {
 /* Per-tensor autograd state (tensor->autograd), created on demand. */
 struct yg_autograd_meta {
     bool requires_grad;         /* leaf: user asked for grads */
+    bool view_no_grad;          /* a view made with grad mode off, or
+                                   detach_'d: no history regenerated */
     yg_tensor *grad;            /* accumulated grad (leaf), strong ref */
     yg_node *grad_fn;           /* strong ref; NULL for leaves */
     int32_t output_nr;          /* which output of grad_fn this tensor is */
+    atomic_uint view_version;   /* views: the storage version when grad_fn
+                                   was last set; a read that finds another
+                                   version regenerates it (views.c).  Here
+                                   it fills output_nr's padding. */
     yg_node *grad_accumulator;  /* weak: AccumulateGrad of this leaf */
     yg_hook *hooks;             /* leaf tensor hooks (owned) */
     yg_hook *retain_hook;       /* weak: this tensor's RETAIN_GRAD hook in
@@ -155,6 +161,10 @@ yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g);
 void yg__leaf_lock(const yg_tensor *leaf);
 void yg__leaf_unlock(const yg_tensor *leaf);
 
+/* A RETAIN_GRAD hook for t on output_nr, not yet in any list
+ * (autograd/hooks.c).  out: owned by the caller until appended. */
+yg_status yg__retain_hook_new(yg_tensor *t, int32_t output_nr, yg_hook **out);
+
 /* Runs hooks (autograd/hooks.c). */
 yg_status yg__run_tensor_hooks(yg_hook *hooks, int32_t output_nr, yg_tensor **grad);
 yg_status yg__run_pre_hooks(yg_node *node, yg_tensor **grads);
@@ -190,6 +200,39 @@ yg_status yg__make_view(yg_tensor *view, const yg_tensor *self, const char *mult
  * write is allowed: not a leaf that requires grad, not a view of one, not
  * a view from a multi-output op that requires grad.  Messages name op. */
 yg_status yg__check_inplace(const char *op, const yg_tensor *self);
+
+/* Whether view t's history was set at its storage's current version
+ * (acquire: a grad_fn published by a regeneration is visible after it). */
+static inline bool yg__view_is_current(const yg_tensor *t)
+{
+    return atomic_load_explicit(&t->autograd->view_version, memory_order_acquire) ==
+           atomic_load(&t->storage->version);
+}
+
+/* Brings a stale view's history up to date (t->autograd and its
+ * view_base non-NULL): since t's grad_fn was set, t's storage was written
+ * in place (through another view, or on the base), so grad_fn becomes an
+ * AsStridedBackward of the base's current history (none when the base
+ * needs no gradient), and t's retain_grad hook moves to it.  A view
+ * without history that is a leaf that requires grad, or was made with
+ * grad mode off or detach_'d, stays without.  Thread-safe against other readers
+ * of t (t's leaf lock). */
+yg_status yg__view_refresh(const yg_tensor *t);
+
+/* Whether stale view t (as above) has history, as it will after a
+ * refresh.  Cannot fail. */
+bool yg__view_has_history(const yg_tensor *t);
+
+/* Call before reading t->autograd->grad_fn / output_nr to record an edge
+ * or a hook: regenerates t's history when t is a stale view.  One
+ * version comparison when nothing changed. */
+static inline yg_status yg__refresh_history(const yg_tensor *t)
+{
+    if (t == NULL || t->autograd == NULL || t->autograd->view_base == NULL ||
+        yg__view_is_current(t))
+        return YG_OK;
+    return yg__view_refresh(t);
+}
 
 /* After the kernel wrote self in place: makes node (whose edge 0 already
  * holds self's old gradient edge) self's history.  When self is a view,

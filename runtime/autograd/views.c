@@ -21,8 +21,17 @@
  * whose backward is the gather) plus masked_fill, so the gradients carry
  * history to any order.  With grad mode off they keep the raw copies.
  *
- * Limit (recorded in docs/architecture.md): other views of the same base
- * keep their old history after the base is rewritten.
+ * Other views of the base (made before the write, or the base itself
+ * when it is a view of another) read the new values too, yet their
+ * grad_fn still points at the history before it.  As in PyTorch, a view
+ * records the storage version at which its history was set; a read of its
+ * history (to record an edge or a hook, or yg_tensor_grad_fn) that finds
+ * the storage at another version first regenerates it as an
+ * AsStridedBackward of the base's current history.  The version check is
+ * lock-free (an acquire load matched by the release store that publishes
+ * a new grad_fn); a regeneration builds the node outside any lock (its
+ * edge may take the base's leaf lock) and swaps it in under the view's
+ * leaf lock, so concurrent readers of one view regenerate it once.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +72,8 @@ yg_status yg__make_view(yg_tensor *view, const yg_tensor *self, const char *mult
     yg_release(m->view_base);
     m->view_base = yg_retain((yg_tensor *)root);
     m->view_op = multi_output_op;
+    m->view_no_grad = !yg_is_grad_enabled();
+    atomic_store_explicit(&m->view_version, yg__tensor_version(view), memory_order_release);
     return YG_OK;
 }
 
@@ -365,6 +376,109 @@ static const yg_node_vtable copy_slices_vtable = {
     .destroy = copy_slices_destroy,
 };
 
+/* ---- a view's history from its base ---- */
+
+/* A new AsStridedBackward node for view of root (contiguous), its edge
+ * the root's current gradient edge and its output view's metadata. */
+static yg_status as_strided_node(const yg_tensor *view, const yg_tensor *root, yg_node **out)
+{
+    as_strided_backward *asb;
+    yg_node *node = NULL;
+    yg_status st;
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__node_new(&as_strided_vtable, sizeof(as_strided_backward), 1, 1, &node));
+    st = yg__node_set_edge(node, 0, root);
+    if (st != YG_OK) {
+        yg__node_release(node);
+        return st;
+    }
+    asb = (as_strided_backward *)node;
+    geometry_of(view, root, &asb->view);
+    asb->base_ndim = root->ndim;
+    memcpy(asb->base_sizes, root->sizes, sizeof root->sizes);
+    node->outputs[0].dtype = view->dtype;
+    node->outputs[0].ndim = view->ndim;
+    memcpy(node->outputs[0].sizes, view->sizes, sizeof view->sizes);
+    *out = node;
+    return YG_OK;
+}
+
+/* A view without history stays so when it is a leaf that requires grad
+ * (requires_grad_ on a view of a base without history: it keeps its
+ * AccumulateGrad) or was made with grad mode off or detach_'d (a
+ * constant, as before the base was written; its own in-place write under
+ * grad mode would give it history). */
+static bool stays_without_history(const yg_autograd_meta *m)
+{
+    return m->grad_fn == NULL && (m->requires_grad || m->view_no_grad);
+}
+
+yg_status yg__view_refresh(const yg_tensor *t)
+{
+    yg_autograd_meta *m = t->autograd;
+    const yg_tensor *root = m->view_base;
+    uint32_t version = yg__tensor_version(t);
+    yg_node *fn = NULL, *old = NULL;
+    yg_hook *retain = NULL;
+    yg_status st = YG_OK;
+
+    /* Built before taking t's lock: the edge may take root's leaf lock,
+     * which can be the same stripe. */
+    if (yg_tensor_requires_grad(root)) {
+        if (!yg_tensor_is_contiguous(root))
+            return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                            "AsStridedBackward: a view of a non-contiguous base read after an "
+                            "in-place write to the base is not supported");
+        YG_RETURN_IF_ERROR(as_strided_node(t, root, &fn));
+    }
+    yg__leaf_lock(t);
+    if (!yg__view_is_current(t) && !stays_without_history(m)) {
+        /* retain_grad follows the tensor to its new node; the old node
+         * keeps serving graphs recorded before, without writing t's grad. */
+        if (fn != NULL && m->retain_hook != NULL)
+            st = yg__retain_hook_new((yg_tensor *)t, 0, &retain);
+        if (st == YG_OK) {
+            old = m->grad_fn;
+            m->grad_fn = fn;
+            m->output_nr = 0;
+            fn = NULL;
+            if (m->retain_hook != NULL) {
+                m->retain_hook->target = NULL;
+                m->retain_hook = retain;
+            }
+            if (retain != NULL)
+                m->grad_fn->pre_hooks = retain; /* a new node: no hooks yet */
+        }
+    }
+    if (st == YG_OK)
+        atomic_store_explicit(&m->view_version, version, memory_order_release);
+    yg__leaf_unlock(t);
+    yg__node_release(fn); /* unused: another thread regenerated first */
+    yg__node_release(old);
+    return st;
+}
+
+bool yg__view_has_history(const yg_tensor *t)
+{
+    yg_autograd_meta *m = t->autograd;
+    uint32_t version = yg__tensor_version(t);
+    bool has;
+
+    yg__leaf_lock(t);
+    if (yg__view_is_current(t) || stays_without_history(m)) {
+        has = m->grad_fn != NULL;
+    } else {
+        has = yg_tensor_requires_grad(m->view_base);
+        /* Nothing to regenerate: mark it current, so later reads stay on
+         * the lock-free path. */
+        if (!has && m->grad_fn == NULL)
+            atomic_store_explicit(&m->view_version, version, memory_order_release);
+    }
+    yg__leaf_unlock(t);
+    return has;
+}
+
 /* ---- rebase ---- */
 
 yg_status yg__rebase_history(yg_tensor *self, yg_node *node)
@@ -402,15 +516,9 @@ yg_status yg__rebase_history(yg_tensor *self, yg_node *node)
     if (st != YG_OK)
         goto out;
     /* The view now reads the rewritten base. */
-    st = yg__node_new(&as_strided_vtable, sizeof(as_strided_backward), 1, 1, &asb);
+    st = as_strided_node(self, root, &asb);
     if (st != YG_OK)
         goto out;
-    st = yg__node_set_edge(asb, 0, root);
-    if (st != YG_OK)
-        goto out;
-    geometry_of(self, root, &((as_strided_backward *)asb)->view);
-    ((as_strided_backward *)asb)->base_ndim = root->ndim;
-    memcpy(((as_strided_backward *)asb)->base_sizes, root->sizes, sizeof root->sizes);
     st = yg__set_history(self, asb, 0);
 out:
     yg__node_release(asb);
