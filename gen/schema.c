@@ -480,6 +480,11 @@ static bool parse_return(parser *p, gen_schema *s)
         if (!expect(p, ']', "']' (a list of Tensors is returned as Tensor[])"))
             return false;
         r->is_list = true;
+        if (r->mutable_) {
+            perror_at(p, start, "a list return cannot be written in place (%s): %s",
+                      "Tensor(a!)[]", "return Tensor(a)[] views, or one Tensor(a!)");
+            return false;
+        }
     }
     skip_ws(p);
     if (!(isalpha((unsigned char)p->text[p->pos]) || p->text[p->pos] == '_'))

@@ -385,8 +385,26 @@ static void test_bad_index_lists_fail_before_autograd_records(void **state) {
     yg_release(x);
 }
 
+/* self used as its own index: the writes must not change the positions
+ * read after them (found by review: an out-of-bounds write before). */
+static void test_index_put_reads_indices_that_alias_self_before_writing(void **state) {
+    (void)state;
+    const int64_t s2[] = {2};
+    const double pos[] = {1, 0}, hundred[] = {100};
+    yg_tensor *self = yg_test_tensor(YG_INT64, s2, 1, pos);
+    yg_tensor *v = yg_test_tensor(YG_INT64, NULL, 0, hundred), *out = NULL;
+    const yg_tensor *idx[1] = {self};
+    YG_CHECK(yg_index_put_(self, idx, 1, v, false, &out));
+    const double want[] = {100, 100};
+    YG_EXPECT_CLOSE(self, s2, 1, want, 0, 0);
+    yg_release(out);
+    yg_release(v);
+    yg_release(self);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_index_put_reads_indices_that_alias_self_before_writing),
         cmocka_unit_test(test_index_picks_rows_with_repeats_and_negative_indices),
         cmocka_unit_test(test_adjacent_indexed_dims_are_replaced_in_place),
         cmocka_unit_test(test_separated_indexed_dims_put_the_broadcast_shape_first),

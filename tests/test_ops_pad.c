@@ -243,8 +243,22 @@ static void test_mode_pad_rejects_bad_arguments_with_messages(void **state) {
     yg_release(gi);
 }
 
+/* Pads whose sum overflows int64 (found by review: a [1, 1] result
+ * before). */
+static void test_replicate_pads_that_overflow_are_refused(void **state) {
+    (void)state;
+    const int64_t s[] = {1, 3}, pad[] = {INT64_MAX, INT64_MAX};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 6), *y = NULL;
+    YG_EXPECT_ERROR(yg_replication_pad(x, pad, 2, &y), YG_ERR_SHAPE,
+                    "replication_pad: pad (9223372036854775807, 9223372036854775807) of dim 1"
+                    " is too large");
+    assert_null(y);
+    yg_release(x);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replicate_pads_that_overflow_are_refused),
         cmocka_unit_test(test_reflection_pad_matches_naive_loops_for_1d_2d_3d),
         cmocka_unit_test(test_replication_pad_matches_naive_loops_for_1d_2d_3d),
         cmocka_unit_test(test_mode_pad_of_a_non_contiguous_input),

@@ -494,8 +494,21 @@ static void test_cat_and_stack_pass_gradients_back_to_each_input(void **state) {
     yg_release(b);
 }
 
+/* repeats x size past int64 (found by review: signed overflow before). */
+static void test_repeat_refuses_sizes_that_overflow(void **state) {
+    (void)state;
+    const int64_t s[] = {4}, reps[] = {((int64_t)1 << 62) + 1};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, s, 1, -1, 1, 7), *y = NULL;
+    YG_EXPECT_ERROR(yg_repeat(x, reps, 1, &y), YG_ERR_SHAPE,
+                    "repeat: repeats [4611686018427387905]: 4611686018427387905 x 4 elements"
+                    " along dim 0 do not fit in int64");
+    assert_null(y);
+    yg_release(x);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_repeat_refuses_sizes_that_overflow),
         cmocka_unit_test(test_squeeze_removes_size_1_dims_as_a_view),
         cmocka_unit_test(test_permute_moves_dims_without_copying),
         cmocka_unit_test(test_permute_rejects_a_non_permutation),

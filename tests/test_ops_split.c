@@ -300,8 +300,27 @@ static void test_release_list_accepts_null(void **state) {
     yg_release_list(NULL, 0);
 }
 
+/* Sizes whose sum wraps around int64 must not pass as summing to the dim
+ * (found by review: views far past the storage before). */
+static void test_split_sizes_that_overflow_are_refused(void **state) {
+    (void)state;
+    const int64_t s4[] = {4}, sizes[] = {INT64_MAX, INT64_MAX, 6};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, s4, 1, -1, 1, 5), **pieces = NULL;
+    int64_t n = -1;
+    YG_EXPECT_ERROR(yg_split_with_sizes(x, sizes, 3, 0, &pieces, &n), YG_ERR_SHAPE,
+                    "split_with_sizes: split_sizes [9223372036854775807, 9223372036854775807, 6]"
+                    " sum past int64, not to dim 0 of self [4] (size 4)");
+    assert_null(pieces);
+    YG_CHECK(yg_split(x, INT64_MAX, 0, &pieces, &n));
+    assert_int_equal(n, 1);
+    assert_int_equal(yg_tensor_sizes(pieces[0])[0], 4);
+    yg_release_list(pieces, n);
+    yg_release(x);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_sizes_that_overflow_are_refused),
         cmocka_unit_test(test_split_cuts_views_with_a_shorter_last_piece),
         cmocka_unit_test(test_split_reads_a_transposed_self),
         cmocka_unit_test(test_chunk_gives_pieces_of_ceil_size_divided_by_chunks),

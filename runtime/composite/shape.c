@@ -222,6 +222,14 @@ yg_status yg__composite_repeat(const yg_tensor *self,
             split[n_split] = size;
             expanded[n_split++] = size;
         }
+        if (size != 0 && repeats[i] > INT64_MAX / size)
+            return yg__fail(YG_ERR_SHAPE,
+                            "repeats %s: %" PRId64 " x %" PRId64 " elements along dim %" PRId64
+                            " do not fit in int64",
+                            yg__format_sizes(repeats, repeats_len, buf, sizeof buf),
+                            repeats[i],
+                            size,
+                            i);
         result[i] = repeats[i] * size;
     }
     if (!fits) {

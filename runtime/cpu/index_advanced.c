@@ -141,7 +141,12 @@ static yg_status plan_init(const char *op,
                           yg__device_name(t->storage->device));
         } else if (t->dtype == YG_INT64) {
             st = check_positions(op, t, d, self->sizes[d]);
-            if (st == YG_OK)
+            /* An index sharing self's storage could be overwritten by
+             * index_put_ before it is read: keep a copy of the checked
+             * positions instead. */
+            if (st == YG_OK && t->storage == self->storage)
+                st = yg__tensor_contiguous_as(t, YG_INT64, false, &p->idx[d++]);
+            else if (st == YG_OK)
                 p->idx[d++] = yg_retain((yg_tensor *)t);
         } else if (t->dtype != YG_BOOL) {
             st = yg__fail(YG_ERR_DTYPE,

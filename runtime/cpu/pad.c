@@ -164,6 +164,18 @@ static yg_status pad_geometry(const char *op,
                             d,
                             yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf),
                             yg__format_sizes(sizes, ndim, sbuf, sizeof sbuf));
+        /* Replicate pads may exceed the dim; their sum must still fit
+         * (the whole result's size is checked when it is allocated). */
+        if (lo > INT64_MAX / 4 - n || hi > INT64_MAX / 4 - n - lo)
+            return yg__fail(YG_ERR_SHAPE,
+                            "%s: pad (%" PRId64 ", %" PRId64 ") of dim %" PRId64
+                            " is too large (pad %s, self %s)",
+                            op,
+                            lo,
+                            hi,
+                            d,
+                            yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf),
+                            yg__format_sizes(sizes, ndim, sbuf, sizeof sbuf));
         osizes[d] = n + lo + hi;
     }
     return YG_OK;

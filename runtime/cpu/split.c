@@ -83,7 +83,7 @@ static yg_status split_by_size(const char *op,
                         split_size,
                         d,
                         size);
-    n = split_size == 0 ? 1 : (size + split_size - 1) / split_size;
+    n = split_size == 0 ? 1 : size / split_size + (size % split_size != 0);
     if (n == 0)
         n = 1; /* a dim of size 0 splits into one empty piece */
     sizes = malloc((size_t)n * sizeof *sizes);
@@ -139,6 +139,14 @@ yg_status yg__cpu_split_with_sizes(const yg_tensor *self,
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
                             "split_with_sizes: split_sizes %s has a negative entry",
                             yg__format_sizes(split_sizes, split_sizes_len, buf, sizeof buf));
+        if (split_sizes[i] > INT64_MAX - total)
+            return yg__fail(YG_ERR_SHAPE,
+                            "split_with_sizes: split_sizes %s sum past int64, not to dim %" PRId64
+                            " of self %s (size %" PRId64 ")",
+                            yg__format_sizes(split_sizes, split_sizes_len, buf, sizeof buf),
+                            d,
+                            yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf),
+                            self->sizes[d]);
         total += split_sizes[i];
     }
     if (total != self->sizes[d])
