@@ -3,7 +3,10 @@
  * ones, accumulation, grad mode, broadcasting reduction, retain_graph and
  * the misuse messages.
  */
+#define _POSIX_C_SOURCE 200809L /* alarm */
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "autograd/node.h"
 #include "testutil.h"
@@ -1467,9 +1470,69 @@ static void test_size_of_saved_sizes_checks_the_dim(void **state)
     YG_EXPECT_ERROR(yg__saved_sizes_at(&scalar, "self", -1, &v), YG_ERR_INDEX, "size(self, -1)");
 }
 
+/* A retained .grad that is a stale view, accumulated into under
+ * create_graph: the sum must not run under the leaf's lock, since
+ * rebuilding the view's history takes the view's own leaf lock, which can
+ * be the same mutex (found by review: a self-deadlock when h and h.grad
+ * shared a stripe).  All tensors share one mutex here, so any nesting
+ * deadlocks; an alarm turns a hang into a failure. */
+static void on_hang(int sig)
+{
+    static const char msg[] = "accumulating into a stale retained .grad hung (deadlock)\n";
+    (void)sig;
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+
+static void test_accumulating_a_stale_view_grad_does_not_deadlock(void **state)
+{
+    const double d[4] = {1, 2, 3, 4}, one[] = {1}, two_v[] = {2};
+    const int64_t s4[] = {4};
+    yg_tensor *y = yg_test_tensor(YG_FLOAT64, s4, 1, d), *h = NULL, *s = NULL, *r = NULL;
+    yg_tensor *go = yg_test_tensor(YG_FLOAT64, NULL, 0, one), *gy = NULL, *hg = NULL;
+    yg_tensor *two = yg_test_tensor(YG_FLOAT64, NULL, 0, two_v);
+    (void)state;
+    yg__leaf_locks_share_one(true);
+    YG_CHECK(yg_tensor_set_requires_grad(y, true));
+    YG_CHECK(yg_tensor_set_requires_grad(go, true));
+    YG_CHECK(yg_mul_scalar(y, 1, &h));
+    YG_CHECK(yg_tensor_retain_grad(h));
+    YG_CHECK(yg_sum(h, &s));
+    const yg_tensor *outs[1] = {s}, *gos[1] = {go}, *ins[1] = {y};
+    YG_CHECK(yg_grad(outs, 1, gos, ins, 1, true, true, false, &gy));
+    yg_release(gy);
+    gy = NULL;
+    /* h.grad is expand(go): writing go makes it a stale view. */
+    YG_CHECK(yg_tensor_grad(h, &hg));
+    assert_string_equal(yg_tensor_grad_fn_name(hg), "ExpandBackward");
+    bool prev = yg_set_grad_enabled(false);
+    YG_CHECK(yg_mul_(go, two, &r));
+    yg_set_grad_enabled(prev);
+    signal(SIGALRM, on_hang);
+    alarm(20);
+    YG_CHECK(yg_grad(outs, 1, gos, ins, 1, true, true, false, &gy));
+    alarm(0);
+    yg__leaf_locks_share_one(false);
+    /* The first .grad is a view of go, so it reads 2 after the write;
+     * plus the second run's 2. */
+    yg_release(hg);
+    YG_CHECK(yg_tensor_grad(h, &hg));
+    const double want[] = {4, 4, 4, 4};
+    YG_EXPECT_CLOSE(hg, s4, 1, want, 1e-12, 0);
+    yg_release(hg);
+    yg_release(gy);
+    yg_release(r);
+    yg_release(two);
+    yg_release(go);
+    yg_release(s);
+    yg_release(h);
+    yg_release(y);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_accumulating_a_stale_view_grad_does_not_deadlock),
         cmocka_unit_test(test_grad_of_sum_of_squares_is_twice_x),
         cmocka_unit_test(test_grad_flows_through_both_arms_of_a_diamond),
         cmocka_unit_test(test_leaf_grad_accumulates_until_zeroed),

@@ -12,6 +12,7 @@
  * Order, as in PyTorch: tensor hooks, then retain_grad, then node pre-hooks.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "autograd/node.h"
@@ -27,10 +28,24 @@ static pthread_mutex_t leaf_locks[YG__LEAF_LOCKS] = {
 #undef YG__M8
 };
 
+/* yg__leaf_locks_share_one: every tensor on stripe 0, for tests. */
+static atomic_bool one_stripe;
+
+void yg__leaf_locks_share_one(bool on)
+{
+    atomic_store(&one_stripe, on);
+}
+
+int yg__leaf_lock_stripe(const yg_tensor *t)
+{
+    if (atomic_load_explicit(&one_stripe, memory_order_relaxed))
+        return 0;
+    return (int)(((uintptr_t)t >> 6) % YG__LEAF_LOCKS);
+}
+
 static pthread_mutex_t *leaf_mutex(const yg_tensor *leaf)
 {
-    uintptr_t p = (uintptr_t)leaf;
-    return &leaf_locks[(p >> 6) % YG__LEAF_LOCKS];
+    return &leaf_locks[yg__leaf_lock_stripe(leaf)];
 }
 
 void yg__leaf_lock(const yg_tensor *leaf)

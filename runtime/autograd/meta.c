@@ -48,27 +48,48 @@ void yg__autograd_meta_free(yg_autograd_meta *meta)
 yg_status yg__accumulate_grad(yg_tensor *t, const yg_tensor *g)
 {
     yg_autograd_meta *m = t->autograd;
-    yg_tensor *fresh = NULL, *old;
     /* Under create_graph the gradient keeps its history, so .grad can be
      * differentiated again; otherwise .grad is stored contiguous in t's
      * dtype (never a stride-0 broadcast view optimizers would trip on). */
     bool keep_history = yg_is_grad_enabled() && yg_tensor_requires_grad(g);
-    yg_status st = YG_OK;
 
-    yg__leaf_lock(t);
-    old = m->grad;
-    if (old == NULL && keep_history)
-        fresh = yg_retain((yg_tensor *)g);
-    else if (old == NULL)
-        st = yg__tensor_contiguous_as(g, t->dtype, true, &fresh);
-    else
-        st = yg_add(old, g, 1.0, &fresh);
-    if (st == YG_OK) {
-        m->grad = fresh;
+    /* The sum runs without t's leaf lock: an op may take leaf locks of its
+     * own (a stale view's history is rebuilt under its lock, which can be
+     * t's stripe), and the striped mutexes do not nest.  The result is
+     * installed only if .grad did not change meanwhile; else it is redone
+     * on the new .grad. */
+    for (;;) {
+        yg_tensor *old, *fresh = NULL;
+        yg_status st = YG_OK;
+        bool installed = false;
+
+        yg__leaf_lock(t);
+        old = yg_retain(m->grad);
+        yg__leaf_unlock(t);
+        if (old == NULL && keep_history)
+            fresh = yg_retain((yg_tensor *)g);
+        else if (old == NULL)
+            st = yg__tensor_contiguous_as(g, t->dtype, true, &fresh);
+        else
+            st = yg_add(old, g, 1.0, &fresh);
+        if (st != YG_OK) {
+            yg_release(old);
+            return st;
+        }
+        yg__leaf_lock(t);
+        if (m->grad == old) {
+            m->grad = fresh;
+            installed = true;
+        }
+        yg__leaf_unlock(t);
+        if (installed) {
+            yg_release(old); /* the reference .grad held */
+            yg_release(old); /* ours */
+            return YG_OK;
+        }
+        yg_release(fresh);
         yg_release(old);
     }
-    yg__leaf_unlock(t);
-    return st;
 }
 
 static yg_status accumulate_grad_apply(yg_node *base, yg_tensor *const *grads,

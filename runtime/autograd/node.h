@@ -160,6 +160,13 @@ yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g);
  * correctly (striped: a small array of mutexes picked by address). */
 void yg__leaf_lock(const yg_tensor *leaf);
 void yg__leaf_unlock(const yg_tensor *leaf);
+/* Which of the striped mutexes guards t.  Cannot fail. */
+int yg__leaf_lock_stripe(const yg_tensor *t);
+/* For tests: with on, every tensor maps to one mutex, so code that takes
+ * a leaf lock while holding another (they do not nest) deadlocks at once
+ * instead of when two addresses happen to share a stripe.  Only while no
+ * other thread holds a leaf lock.  Cannot fail. */
+void yg__leaf_locks_share_one(bool on);
 
 /* A RETAIN_GRAD hook for t on output_nr, not yet in any list
  * (autograd/hooks.c).  out: owned by the caller until appended. */
@@ -182,10 +189,11 @@ bool yg__any_requires_grad(int n, const yg_tensor *const *tensors);
 yg_status yg__node_set_edge(yg_node *node, int32_t i, const yg_tensor *t);
 
 /* Makes output slot output_nr of node the history of t: t->grad_fn = node
- * (new ref), records t's dtype/sizes in node->outputs[output_nr].  A t
- * that is not float32/float64 (an integer or bool result, or a float16/
- * bfloat16 storage tensor, e.g. of to_copy) gets no history and the call
- * does nothing: such tensors never carry gradients. */
+ * (new ref), records t's dtype/sizes in node->outputs[output_nr].  An
+ * integer or bool t gets no history and the call does nothing (such
+ * tensors never carry gradients); a float16/bfloat16 t (a storage type)
+ * fails with YG_ERR_DTYPE naming the node, rather than silently cutting
+ * the gradient. */
 yg_status yg__set_history(yg_tensor *t, yg_node *node, int32_t output_nr);
 
 /* ---- views and in-place (autograd/views.c) ---- */

@@ -49,6 +49,10 @@ typedef struct yg_autograd_meta yg_autograd_meta;
 /* Sets this thread's message from fmt and returns code. */
 yg_status yg__fail(yg_status code, const char *fmt, ...) YG__PRINTF(2, 3);
 
+/* Bytes of a thread's error message, terminator included (longer messages
+ * are cut); a buffer this size holds a copy of yg_last_error(). */
+#define YG__MESSAGE_CAP 1024
+
 /* Prepends "prefix: " to this thread's message (composite ops and backward
  * nodes name themselves).  Returns code. */
 yg_status yg__fail_prefix(yg_status code, const char *prefix);

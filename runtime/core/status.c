@@ -13,7 +13,6 @@
 
 #include "core/core.h"
 
-#define YG__MESSAGE_CAP 1024
 
 static _Thread_local char last_error[YG__MESSAGE_CAP];
 

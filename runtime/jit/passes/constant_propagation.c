@@ -71,7 +71,7 @@ static bool foldable(const yg_ir_node *n) {
 /* Runs n on its constant inputs; false (error message restored) when
  * the op fails or a result is too large to fold. */
 static bool evaluate(const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
-    char saved[512];
+    char saved[YG__MESSAGE_CAP];
     int64_t in_numel = 0;
     snprintf(saved, sizeof saved, "%s", yg_last_error());
     for (int32_t i = 0; i < n->n_inputs; i++) {
