@@ -3,7 +3,7 @@
  * node per entry of specs/derivatives.yaml whose op is in that section.
  *
  * A node struct holds exactly what its formulas read, as inferred from
- * their ASTs (formula.c): saved tensors, only the sizes, numel or dtype
+ * their ASTs (formula_saves.c): saved tensors, only the sizes, numel or dtype
  * of a tensor read through sizes()/numel()/dtype(), and copies of scalar,
  * ScalarType and int[] arguments.  Its apply function unpacks the saved
  * tensors, runs the lowered formula of each input whose edge needs a

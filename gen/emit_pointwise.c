@@ -8,7 +8,7 @@
  * vectorises) and a strided path for broadcast or transposed operands.  The
  * expression is evaluated with locals named like the op's arguments, of the
  * compute type, and <tgmath.h> makes exp/tanh/pow pick the float or double
- * function.  int64 and int32 loops exist only when formula.c found the
+ * function.  int64 and int32 loops exist only when formula_unit.c found the
  * expression integer-safe (no calls, no division) and the op claims them;
  * the descriptor names the Scalar arguments, which the iterator requires to
  * be integers on those dtypes.  In-place loops drop

@@ -1,7 +1,7 @@
 /*
  * gen.h - the model yagrad-gen builds from the specs and the interfaces of
  * its stages: load (yaml_load.c), parse signatures (schema.c), analyse
- * formulas with libclang (formula.c), check kernel headers (kernels.c) and
+ * formulas with libclang (formula_*.c), check kernel headers (kernels.c) and
  * emit (emit_*.c) through a string builder that writes files only when their
  * text changed (out.c).  Errors are collected by diag.c.  The spec language
  * and the error catalogue are documented in docs/spec-reference.md.
@@ -305,7 +305,7 @@ void gen_model_free(gen_model *model);
 void gen_model_free_op(gen_op *op);
 gen_op *gen_model_find_cname(const gen_model *model, const char *cname);
 
-/* formula.c: parses pointwise expressions and formulas with libclang,
+/* formula_unit.c: parses pointwise expressions and formulas with libclang,
  * reports located errors, infers saves and lowers formulas. */
 void gen_analyse(gen_model *model);
 

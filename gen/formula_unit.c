@@ -1,0 +1,784 @@
+/*
+ * formula_unit.c - builds, parses and reads the synthetic translation units
+ * through which gen analyses the C expressions of the specs with libclang:
+ * the gradient formulas of derivatives.yaml and the pointwise expressions
+ * of native_functions.yaml.  It holds the units' location map and the
+ * rewriting of clang's diagnostics into the specs' terms, the cursor
+ * helpers the other formula_*.c files share, and gen_analyse, which drives
+ * the analysis: save inference is in formula_saves.c, lowering to C in
+ * formula_lower.c.
+ *
+ * Why a C compiler rather than a regex: clang already knows how to report an
+ * unknown function, a wrong argument count or a type mismatch, and its AST
+ * tells us exactly which arguments a formula reads and how (a tensor used
+ * only inside sizes()/numel()/dtype() needs its metadata saved, not the
+ * tensor).
+ *
+ * Formulas go into one synthetic translation unit (parsed from memory) that
+ * declares every op by its short C name over opaque types (Tensor is a
+ * pointer to an incomplete struct, IntArrayRef a struct, Scalar a double,
+ * ScalarType a struct so that only dtype() and ScalarType arguments fit it),
+ * then one function per formula whose parameters are grad, result and the
+ * op's arguments.  Each formula sits alone on a line after
+ * `#line N "specs/derivatives.yaml"`, so clang's presumed locations map back
+ * to the YAML: line N, column = the formula's column + clang's column - 1.
+ * Text gen adds around a formula gets its own `#line 1 "yagrad-gen:..."`
+ * marker so diagnostics there (a formula missing its closing parenthesis)
+ * can be attributed to the formula they follow.  Pointwise expressions get a
+ * second unit of the same shape over doubles with the C math functions
+ * declared: an op named `exp` and the math function `exp` cannot share one.
+ *
+ * An op with N > 1 returns is declared returning a struct TensorN, and the
+ * formula of a key naming N inputs ("self, other: f(...)") initializes a
+ * TensorN, so clang itself rejects a tuple where a Tensor is expected and
+ * the reverse (tuple_message words that in the specs' terms).  Such a
+ * shared formula is analysed once, for the key's first name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <clang-c/Index.h>
+
+#include "formula_int.h"
+#include "gen.h"
+
+/* ---- the synthetic translation unit and its location map ---- */
+
+typedef struct region {
+    char *file;         /* presumed file name of the region */
+    int line;           /* its presumed line (1 for synthetic regions) */
+    gen_loc base;       /* YAML location of the region's column 1 */
+    bool exact;         /* columns map 1:1 (the region is YAML text) */
+    const char *entry;  /* the op it belongs to, for messages; may be NULL */
+    bool *err_flag;     /* set when a diagnostic lands here; may be NULL */
+} region;
+
+typedef struct unit {
+    gen_sb text;
+    region *regions;
+    int n_regions;
+    int cap_regions;
+} unit;
+
+static void add_region(unit *u, const char *file, int line, gen_loc base, bool exact,
+                       bool *err_flag, const char *entry)
+{
+    if (u->n_regions == u->cap_regions) {
+        u->cap_regions = u->cap_regions == 0 ? 64 : u->cap_regions * 2;
+        u->regions = gen_xrealloc(u->regions, (size_t)u->cap_regions * sizeof(region));
+    }
+    u->regions[u->n_regions++] = (region){
+        .file = gen_xstrdup(file),
+        .line = line,
+        .base = base,
+        .exact = exact,
+        .err_flag = err_flag,
+        .entry = entry};
+}
+
+static void unit_free(unit *u)
+{
+    for (int i = 0; i < u->n_regions; i++)
+        free(u->regions[i].file);
+    free(u->regions);
+    gen_sb_free(&u->text);
+}
+
+/* Appends `#line 1 "name"` and a region for it. */
+static void synthetic_line(unit *u, const char *name, gen_loc base, bool *err_flag,
+                           const char *entry)
+{
+    gen_sb_printf(&u->text, "#line 1 \"%s\"\n", name);
+    add_region(u, name, 1, base, false, err_flag, entry);
+}
+
+/* Appends expr on its own line after a #line directive for loc; returns the
+ * byte offset of its first character in the unit. */
+static size_t yaml_line(unit *u, const char *expr, gen_loc loc, bool *err_flag,
+                        const char *entry)
+{
+    gen_sb_printf(&u->text, "#line %d \"%s\"\n", loc.line, loc.file);
+    add_region(u, loc.file, loc.line, (gen_loc){loc.file, loc.line, loc.col}, true, err_flag,
+               entry);
+    size_t offset = u->text.len;
+    /* A block scalar may hold newlines; spaces keep the offsets. */
+    for (const char *c = expr; *c != '\0'; c++) {
+        char ch = *c == '\n' || *c == '\r' ? ' ' : *c;
+        gen_sb_putn(&u->text, &ch, 1);
+    }
+    gen_sb_puts(&u->text, "\n");
+    return offset;
+}
+
+static const char *const unit_args[] = {
+    "-std=c11",
+    "-fno-builtin",
+    "-ferror-limit=0",
+    "-Werror=implicit-function-declaration",
+    "-Werror=int-conversion",
+    "-Werror=incompatible-pointer-types",
+    "-Werror=int-to-pointer-cast",
+    "-Werror=pointer-to-int-cast",
+    "-Wno-unused",
+};
+
+static CXTranslationUnit parse_unit(CXIndex index, unit *u, const char *name)
+{
+    struct CXUnsavedFile file = {
+        .Filename = name, .Contents = u->text.buf, .Length = (unsigned long)u->text.len};
+    CXTranslationUnit tu = NULL;
+    enum CXErrorCode rc = clang_parseTranslationUnit2(
+        index, name, unit_args, (int)(sizeof(unit_args) / sizeof(unit_args[0])), &file, 1,
+        CXTranslationUnit_KeepGoing, &tu);
+
+    if (rc != CXError_Success || tu == NULL) {
+        gen_error((gen_loc){0}, "libclang could not parse the synthetic unit %s (error %d)", name,
+                  (int)rc);
+        return NULL;
+    }
+    return tu;
+}
+
+/* Removes clang's " (aka '...')" notes: the spec author knows Tensor, not
+ * the synthetic unit's struct yg_tensor_. */
+static char *strip_aka(const char *msg)
+{
+    gen_sb sb = {0};
+
+    for (const char *p = msg; *p != '\0';) {
+        const char *aka = strstr(p, " (aka '");
+        if (aka == NULL) {
+            gen_sb_puts(&sb, p);
+            break;
+        }
+        gen_sb_putn(&sb, p, (size_t)(aka - p));
+        const char *end = strstr(aka + 7, "')");
+        p = end != NULL ? end + 2 : aka + strlen(aka);
+    }
+    return gen_sb_take(&sb);
+}
+
+/* N of "'TensorN'" at p (1 for "'Tensor'"), or 0 when p holds neither. */
+static int tuple_size(const char *p)
+{
+    if (p == NULL || strncmp(p, "'Tensor", 7) != 0)
+        return 0;
+    p += 7;
+    if (*p == '\'')
+        return 1;
+    int n = 0;
+    while (*p >= '0' && *p <= '9')
+        n = n * 10 + (*p++ - '0');
+    return *p == '\'' ? n : 0;
+}
+
+/* clang's view of a tuple mismatch (an op with N returns is declared to
+ * return a TensorN, and a key naming N inputs expects one), in the specs'
+ * terms; NULL when msg is something else. */
+static char *tuple_message(const char *msg)
+{
+    const char *init = "initializing ";
+    const char *pass = "passing ";
+    const char *with = strstr(msg, "incompatible type ");
+    int want = 0, got = 0;
+
+    if (with == NULL)
+        return NULL;
+    if (strncmp(msg, init, strlen(init)) == 0) {
+        want = tuple_size(msg + strlen(init));
+        got = tuple_size(with + strlen("incompatible type "));
+    } else if (strncmp(msg, pass, strlen(pass)) == 0) {
+        got = tuple_size(msg + strlen(pass));
+        want = got > 1 ? 1 : 0;
+    }
+    if (want == 0 || got == 0 || (want == 1 && got == 1))
+        return NULL;
+    if (want > 1)
+        return gen_xprintf("a formula shared by %d inputs must be one call to an op returning %d "
+                           "Tensors (one gradient per input, in key order), but it returns %d",
+                           want, want, got);
+    return gen_xprintf("this op returns %d Tensors: it can only be the whole formula of a key "
+                       "naming %d inputs ('a, b: op(...)')",
+                       got, got);
+}
+
+/* Rewrites clang's messages into the specs' terms. */
+static char *friendly_message(const char *msg, bool pointwise)
+{
+    const char *prefix = "implicit declaration of function '";
+    const char *p = strstr(msg, prefix);
+
+    if (p != NULL) {
+        p += strlen(prefix);
+        size_t n = strcspn(p, "'");
+        if (pointwise)
+            return gen_xprintf("unknown function '%.*s' (pointwise expressions may call only "
+                               "C math functions)",
+                               (int)n, p);
+        return gen_xprintf("unknown op '%.*s' (no op in " GEN_NATIVE_FILE
+                           " has that C name, and the helpers are sizes(), size(), numel() and "
+                           "dtype())",
+                           (int)n, p);
+    }
+    char *tuple = pointwise ? NULL : tuple_message(msg);
+    if (tuple != NULL)
+        return tuple;
+    if (!pointwise && strstr(msg, "to parameter of incompatible type 'TensorList'") != NULL)
+        return gen_xstrdup("a Tensor[] parameter takes grads (of an op returning Tensor[]) or a "
+                           "Tensor[] argument of the op");
+    if (!pointwise && strstr(msg, "subscripted value is not an array") != NULL)
+        return gen_xstrdup("subscripts apply only to grads[i] and results[i] (an op returning "
+                           "Tensor[] passes grads whole to a Tensor[] argument)");
+    if (!pointwise && strstr(msg, "invalid operands to binary expression") != NULL &&
+        strstr(msg, "'Tensor'") != NULL)
+        return gen_xstrdup("operators do not apply to Tensor values in formulas; call an op "
+                           "such as add, sub, mul, div or neg");
+    return strip_aka(msg);
+}
+
+static void report_diagnostics(CXTranslationUnit tu, unit *u, bool pointwise)
+{
+    unsigned n = clang_getNumDiagnostics(tu);
+
+    for (unsigned i = 0; i < n; i++) {
+        CXDiagnostic diag = clang_getDiagnostic(tu, i);
+        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(diag);
+        if (sev < CXDiagnostic_Warning) {
+            clang_disposeDiagnostic(diag);
+            continue;
+        }
+        CXString fname;
+        unsigned line = 0, col = 0;
+        clang_getPresumedLocation(clang_getDiagnosticLocation(diag), &fname, &line, &col);
+        const char *file = clang_getCString(fname);
+        CXString spelling = clang_getDiagnosticSpelling(diag);
+        char *msg = friendly_message(clang_getCString(spelling), pointwise);
+        const region *hit = NULL;
+        for (int r = 0; r < u->n_regions && file != NULL; r++) {
+            const region *reg = &u->regions[r];
+            if (strcmp(reg->file, file) == 0 && (!reg->exact || reg->line == (int)line)) {
+                hit = reg;
+                break;
+            }
+        }
+        if (hit != NULL && !hit->exact && hit->err_flag != NULL && *hit->err_flag) {
+            /* A follow-on of an error already reported for this expression
+             * (an unknown op returns int in C, which then fails to convert
+             * to Tensor): one message per mistake is enough. */
+        } else if (hit != NULL) {
+            gen_loc loc = hit->base;
+            if (hit->exact && col > 0)
+                loc.col = hit->base.col + (int)col - 1;
+            gen_error_in(hit->entry, loc, "%s", msg);
+            if (hit->err_flag != NULL)
+                *hit->err_flag = true;
+        } else {
+            gen_error((gen_loc){0}, "internal: in gen's synthetic unit %s:%u:%u: %s",
+                      file != NULL ? file : "?", line, col, msg);
+        }
+        free(msg);
+        clang_disposeString(spelling);
+        clang_disposeString(fname);
+        clang_disposeDiagnostic(diag);
+    }
+}
+
+/* ---- cursor helpers (declared in formula_int.h) ---- */
+
+static enum CXChildVisitResult collect_child(CXCursor c, CXCursor parent, CXClientData data)
+{
+    gen_kids *k = data;
+
+    (void)parent;
+    if (k->n == k->cap) {
+        k->cap = k->cap == 0 ? 4 : k->cap * 2;
+        k->c = gen_xrealloc(k->c, k->cap * sizeof(CXCursor));
+    }
+    k->c[k->n++] = c;
+    return CXChildVisit_Continue;
+}
+
+gen_kids gen__cursor_children(CXCursor c)
+{
+    gen_kids k = {0};
+
+    clang_visitChildren(c, collect_child, &k);
+    return k;
+}
+
+char *gen__cursor_name(CXCursor c)
+{
+    CXString s = clang_getCursorSpelling(c);
+    char *r = gen_xstrdup(clang_getCString(s));
+
+    clang_disposeString(s);
+    return r;
+}
+
+bool gen__cursor_is_transparent(CXCursor c)
+{
+    enum CXCursorKind k = clang_getCursorKind(c);
+    return k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr;
+}
+
+/* Skips implicit casts and parentheses. */
+CXCursor gen__cursor_strip(CXCursor c)
+{
+    while (gen__cursor_is_transparent(c)) {
+        gen_kids k = gen__cursor_children(c);
+        bool one = k.n == 1;
+        if (one)
+            c = k.c[0];
+        free(k.c);
+        if (!one)
+            break;
+    }
+    return c;
+}
+
+/* Byte offset of a location in the unit: where the formula's text holds
+ * it, also inside the helper macros (the `x` of dtype(x) is at x, their
+ * expansion at the helper's name). */
+unsigned gen__loc_offset(CXSourceLocation loc)
+{
+    unsigned offset = 0;
+
+    clang_getFileLocation(loc, NULL, NULL, NULL, &offset);
+    return offset;
+}
+
+/* The YAML location of a cursor inside a formula starting at expr_offset. */
+gen_loc gen__cursor_loc(CXCursor c, gen_loc expr_loc, size_t expr_offset)
+{
+    unsigned off = gen__loc_offset(clang_getCursorLocation(c));
+    gen_loc loc = expr_loc;
+
+    if (off >= expr_offset)
+        loc.col += (int)(off - expr_offset);
+    return loc;
+}
+
+/* Tensor is a pointer to the incomplete struct yg_tensor_ in the unit. */
+bool gen__is_tensor_type(CXType t)
+{
+    CXType c = clang_getCanonicalType(t);
+
+    if (c.kind != CXType_Pointer)
+        return false;
+    CXString sp = clang_getTypeSpelling(clang_getPointeeType(c));
+    bool r = strstr(clang_getCString(sp), "yg_tensor_") != NULL;
+    clang_disposeString(sp);
+    return r;
+}
+
+/* The body expression of a synthetic function: the initializer of `r_` or
+ * the operand of `return`. */
+static bool body_expr(CXCursor fn, CXCursor *out)
+{
+    gen_kids k = gen__cursor_children(fn);
+    bool found = false;
+
+    for (unsigned i = 0; i < k.n && !found; i++) {
+        if (clang_getCursorKind(k.c[i]) != CXCursor_CompoundStmt)
+            continue;
+        gen_kids stmts = gen__cursor_children(k.c[i]);
+        if (stmts.n >= 1) {
+            CXCursor s = stmts.c[0];
+            gen_kids inner = gen__cursor_children(s);
+            if (clang_getCursorKind(s) == CXCursor_DeclStmt && inner.n == 1) {
+                gen_kids var = gen__cursor_children(inner.c[0]);
+                if (var.n > 0) {
+                    *out = var.c[var.n - 1];
+                    found = true;
+                }
+                free(var.c);
+            } else if (clang_getCursorKind(s) == CXCursor_ReturnStmt && inner.n == 1) {
+                *out = inner.c[0];
+                found = true;
+            }
+            free(inner.c);
+        }
+        free(stmts.c);
+    }
+    free(k.c);
+    return found;
+}
+
+typedef struct fn_slot {
+    CXCursor cursor;
+    bool found;
+} fn_slot;
+
+typedef struct find_ctx {
+    const char *prefix;
+    fn_slot *slots;
+    int n;
+} find_ctx;
+
+static enum CXChildVisitResult find_fn(CXCursor c, CXCursor parent, CXClientData data)
+{
+    find_ctx *fc = data;
+
+    (void)parent;
+    if (clang_getCursorKind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c))
+        return CXChildVisit_Continue;
+    char *name = gen__cursor_name(c);
+    size_t n = strlen(fc->prefix);
+    if (strncmp(name, fc->prefix, n) == 0) {
+        int k = atoi(name + n);
+        if (k >= 0 && k < fc->n) {
+            fc->slots[k].cursor = c;
+            fc->slots[k].found = true;
+        }
+    }
+    free(name);
+    return CXChildVisit_Continue;
+}
+
+/* ---- C spellings in the synthetic unit ---- */
+
+static const char *unit_type(const gen_arg *a, bool pointwise)
+{
+    if (pointwise)
+        return a->type == GEN_T_INT ? "long" : a->type == GEN_T_BOOL ? "_Bool" : "double";
+    switch (a->type) {
+    case GEN_T_TENSOR:
+        return "Tensor";
+    case GEN_T_TENSOR_LIST:
+        return "TensorList";
+    case GEN_T_INT:
+        return a->nullable ? "const long *" : "long";
+    case GEN_T_INT_LIST:
+        return "IntArrayRef";
+    case GEN_T_BOOL_LIST:
+        return "const _Bool *";
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        return a->nullable ? "const double *" : a->type == GEN_T_FLOAT ? "double" : "Scalar";
+    case GEN_T_BOOL:
+        return "_Bool";
+    case GEN_T_SCALAR_TYPE:
+        return a->nullable ? "const ScalarType *" : "ScalarType";
+    case GEN_T_STR:
+        return "const char *";
+    case GEN_T_DEVICE:
+        return a->nullable ? "const int *" : "int";
+    case GEN_T_GENERATOR:
+        return "void *";
+    }
+    return "void";
+}
+
+static void unit_params(gen_sb *sb, const gen_op *op, bool pointwise)
+{
+    for (int i = 0; i < op->schema.n_args; i++)
+        gen_sb_printf(sb, "%s%s %s", i > 0 ? ", " : "", unit_type(&op->schema.args[i], pointwise),
+                      op->schema.args[i].name);
+    if (op->schema.n_args == 0)
+        gen_sb_puts(sb, "void");
+}
+
+/* ---- the analysis of one formula ---- */
+
+/* Infers the saves of the formula whose synthetic function is fn, then
+ * lowers it; fc->f->lowered is set only when both succeed. */
+static void analyse_formula(gen_formula_ctx *fc, CXCursor fn)
+{
+    CXCursor expr;
+
+    if (!body_expr(fn, &expr)) {
+        gen_error(fc->f->loc, "internal: cannot find the formula's expression in the AST");
+        fc->f->has_error = true;
+        return;
+    }
+    gen__formula_infer(fc, expr, clang_getNullCursor());
+    if (fc->f->has_error)
+        return;
+    gen__formula_lower(fc, expr);
+    if (!fc->f->has_error)
+        fc->f->lowered = gen_sb_take(&fc->code);
+}
+
+/* ---- the formula unit ---- */
+
+/* grad_<input>, unless an argument already has that name (tanh_backward
+ * has grad_output and output): then grad_in_<input>. */
+static char *gradient_local_name(const gen_deriv *d, const gen_formula *f)
+{
+    char *name = gen_xprintf("grad_%s", f->input);
+
+    while (gen__arg_index(d->op, name) >= 0) {
+        char *longer = gen_xprintf("grad_in_%s", name + 5);
+        free(name);
+        name = longer;
+    }
+    return name;
+}
+
+static const char formula_prelude[] =
+    "typedef struct yg_tensor_ *Tensor;\n"
+    "typedef struct IntArrayRef { const long *data; long len; } IntArrayRef;\n"
+    "typedef double Scalar;\n"
+    "typedef struct TensorList { const Tensor *data; long len; } TensorList;\n"
+    "typedef struct ScalarType { int dtype_; } ScalarType;\n"
+    "IntArrayRef sizes(Tensor self);\n"
+    "IntArrayRef list_sizes(TensorList tensors, long dim);\n"
+    "long numel(Tensor self);\n"
+    /* A macro, so that an op's argument named dtype (to_copy's) does not
+     * hide the helper: `dtype` alone is the argument, `dtype(x)` the helper.
+     * Variadic, so that clang counts the arguments against the function. */
+    "ScalarType yg__dtype_of(Tensor tensor);\n"
+    "#define dtype(...) yg__dtype_of(__VA_ARGS__)\n"
+    /* The same for size(x, d): view's and expand's argument is named size. */
+    "long yg__size_of(Tensor tensor, long dim);\n"
+    "#define size(...) yg__size_of(__VA_ARGS__)\n";
+
+static void analyse_formulas(gen_model *model, CXIndex index)
+{
+    unit u = {0};
+    int n_formulas = 0;
+    gen_formula_ctx *ctxs = NULL;
+
+    synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL, NULL);
+    gen_sb_puts(&u.text, formula_prelude);
+    /* An op with N Tensor returns returns a TensorN, which only a key
+     * naming N inputs accepts ("Tensor2 r_ = f(...)"), so clang types
+     * the tuple as a whole. */
+    int max_tuple = 1;
+    for (int i = 0; i < model->n_ops; i++)
+        if (model->ops[i].valid && model->ops[i].schema.n_returns > max_tuple)
+            max_tuple = model->ops[i].schema.n_returns;
+    for (int i = 0; i < model->n_derivs; i++)
+        for (int j = 0; model->derivs[i].op != NULL && j < model->derivs[i].n_formulas; j++)
+            if (model->derivs[i].formulas[j].group_size > max_tuple)
+                max_tuple = model->derivs[i].formulas[j].group_size;
+    for (int n = 2; n <= max_tuple; n++)
+        gen_sb_printf(&u.text, "typedef struct Tensor%d { Tensor t_[%d]; } Tensor%d;\n", n, n, n);
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid)
+            continue;
+        gen_sb_printf(&u.text, "#line %d \"%s\"\n", op->func_loc.line, GEN_NATIVE_FILE);
+        add_region(&u, GEN_NATIVE_FILE, op->func_loc.line, op->func_loc, false, NULL,
+                   op->full_name);
+        if (gen_returns_list(op))
+            gen_sb_puts(&u.text, "TensorList ");
+        else if (op->schema.n_returns == 1)
+            gen_sb_puts(&u.text, "Tensor ");
+        else
+            gen_sb_printf(&u.text, "Tensor%d ", op->schema.n_returns);
+        gen_sb_printf(&u.text, "%s(", op->cname);
+        unit_params(&u.text, op, false);
+        gen_sb_puts(&u.text, ");\n");
+    }
+    for (int i = 0; i < model->n_derivs; i++)
+        for (int j = 0; model->derivs[i].op != NULL && j < model->derivs[i].n_formulas; j++)
+            n_formulas += model->derivs[i].formulas[j].expr != NULL &&
+                          model->derivs[i].formulas[j].group_index == 0;
+    ctxs = gen_xcalloc((size_t)n_formulas, sizeof(gen_formula_ctx));
+    int k = 0;
+    for (int i = 0; i < model->n_derivs; i++) {
+        gen_deriv *d = &model->derivs[i];
+        for (int j = 0; d->op != NULL && j < d->n_formulas; j++) {
+            gen_formula *f = &d->formulas[j];
+            if (f->not_implemented)
+                f->grad_name = gradient_local_name(d, f);
+            if (f->expr == NULL)
+                continue;
+            f->grad_name = gradient_local_name(d, f);
+            /* A shared formula is analysed once, for the key's first name. */
+            if (f->group_index != 0)
+                continue;
+            if (strpbrk(f->expr, ";{}#") != NULL) {
+                gen_error_in(d->op->full_name, f->loc,
+                             "a formula must be a single C expression (no ';', '{', '}' or "
+                             "'#')");
+                f->has_error = true;
+            }
+            gen_formula_ctx *fc = &ctxs[k];
+            fc->model = model;
+            fc->d = d;
+            fc->f = f;
+            fc->members = gen_xcalloc((size_t)f->group_size, sizeof(gen_formula *));
+            for (int m = 0; m < d->n_formulas; m++) {
+                gen_formula *g = &d->formulas[m];
+                if (g->group == f->group && g->group_index < f->group_size) {
+                    fc->members[g->group_index] = g;
+                    fc->edges |= g->edge >= 0 ? (uint64_t)1 << g->edge : 0;
+                }
+            }
+            fc->n_members = f->group_size;
+            /* What clang reports in the function around the formula (a
+             * tuple that does not fit the key) is about the formula. */
+            char *name = gen_xprintf("yagrad-gen:formula:%d", k);
+            synthetic_line(&u, name, f->loc, &f->has_error, d->op->full_name);
+            free(name);
+            /* An op returning Tensor[] has its gradients as one list. */
+            gen_sb_printf(&u.text,
+                          "void yg__formula_%d(Tensor grad, Tensor result, %s grads, "
+                          "Tensor *results, const _Bool *grad_input_mask",
+                          k, gen_returns_list(d->op) ? "TensorList" : "Tensor *");
+            for (int a = 0; a < d->op->schema.n_args; a++)
+                gen_sb_printf(&u.text, ", %s %s", unit_type(&d->op->schema.args[a], false),
+                              d->op->schema.args[a].name);
+            if (f->group_size > 1)
+                gen_sb_printf(&u.text, ") {\nTensor%d r_ =\n", f->group_size);
+            else if (f->list)
+                gen_sb_puts(&u.text, ") {\nTensorList r_ =\n");
+            else
+                gen_sb_puts(&u.text, ") {\nTensor r_ =\n");
+            /* After an error, a placeholder of the right type keeps clang quiet. */
+            char *placeholder = f->group_size > 1 ? gen_xprintf("(Tensor%d){{0}}", f->group_size)
+                                : f->list         ? gen_xstrdup("(TensorList){0}")
+                                                  : gen_xstrdup("0");
+            fc->expr_offset = yaml_line(&u, f->has_error ? placeholder : f->expr, f->loc,
+                                        &f->has_error, d->op->full_name);
+            free(placeholder);
+            gen_loc end = f->loc;
+            end.col += (int)strlen(f->expr);
+            name = gen_xprintf("yagrad-gen:formula-end:%d", k);
+            synthetic_line(&u, name, end, &f->has_error, d->op->full_name);
+            free(name);
+            gen_sb_puts(&u.text, ";}\n");
+            k++;
+        }
+    }
+    CXTranslationUnit tu = parse_unit(index, &u, "yagrad-gen-formulas.c");
+    if (tu == NULL)
+        goto out;
+    report_diagnostics(tu, &u, false);
+    fn_slot *slots = gen_xcalloc((size_t)n_formulas, sizeof(fn_slot));
+    find_ctx fctx = {.prefix = "yg__formula_", .slots = slots, .n = n_formulas};
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &fctx);
+    for (k = 0; k < n_formulas; k++) {
+        if (ctxs[k].f->has_error)
+            continue;
+        if (!slots[k].found) {
+            gen_error(ctxs[k].f->loc, "internal: formula function %d not found", k);
+            continue;
+        }
+        ctxs[k].tu = tu;
+        analyse_formula(&ctxs[k], slots[k].cursor);
+    }
+    free(slots);
+    clang_disposeTranslationUnit(tu);
+out:
+    for (k = 0; k < n_formulas; k++) {
+        gen_sb_free(&ctxs[k].code);
+        free(ctxs[k].members);
+        for (int i = 0; i < 2 * ctxs[k].n_size_locals; i++)
+            free(ctxs[k].size_reads[i]);
+        free(ctxs[k].size_reads);
+    }
+    free(ctxs);
+    unit_free(&u);
+}
+
+/* ---- the pointwise unit ---- */
+
+static const char pointwise_prelude[] =
+    "double exp(double); double exp2(double); double expm1(double); double log(double);\n"
+    "double log2(double); double log10(double); double log1p(double); double sqrt(double);\n"
+    "double cbrt(double); double sin(double); double cos(double); double tan(double);\n"
+    "double asin(double); double acos(double); double atan(double); double atan2(double, "
+    "double);\n"
+    "double sinh(double); double cosh(double); double tanh(double); double asinh(double);\n"
+    "double acosh(double); double atanh(double); double pow(double, double);\n"
+    "double fabs(double); double floor(double); double ceil(double); double round(double);\n"
+    "double trunc(double); double fmin(double, double); double fmax(double, double);\n"
+    "double fmod(double, double); double erf(double); double erfc(double);\n"
+    "double tgamma(double); double lgamma(double); double hypot(double, double);\n"
+    "double copysign(double, double);\n";
+
+typedef struct calls_ctx {
+    bool has_call;
+} calls_ctx;
+
+static enum CXChildVisitResult find_call(CXCursor c, CXCursor parent, CXClientData data)
+{
+    calls_ctx *cc = data;
+
+    (void)parent;
+    if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+        cc->has_call = true;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+static void analyse_pointwise(gen_model *model, CXIndex index)
+{
+    unit u = {0};
+    bool *errors = gen_xcalloc((size_t)model->n_ops, sizeof(bool));
+
+    synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL, NULL);
+    gen_sb_puts(&u.text, pointwise_prelude);
+    for (int i = 0; i < model->n_ops; i++) {
+        gen_op *op = &model->ops[i];
+        if (!op->valid || op->kind != GEN_OP_POINTWISE)
+            continue;
+        if (strpbrk(op->pointwise, ";{}#") != NULL) {
+            gen_error_in(op->full_name, op->pointwise_loc,
+                         "a pointwise expression must be a single C expression (no ';', '{', "
+                         "'}' or '#')");
+            errors[i] = true;
+        }
+        char *name = gen_xprintf("yagrad-gen:pointwise:%d", i);
+        synthetic_line(&u, name, op->func_loc, &errors[i], op->full_name);
+        free(name);
+        gen_sb_printf(&u.text, "double yg__pointwise_%d(", i);
+        unit_params(&u.text, op, true);
+        gen_sb_puts(&u.text, ") { return\n");
+        yaml_line(&u, errors[i] ? "0" : op->pointwise, op->pointwise_loc, &errors[i],
+                  op->full_name);
+        gen_loc end = op->pointwise_loc;
+        end.col += (int)strlen(op->pointwise);
+        name = gen_xprintf("yagrad-gen:pointwise-end:%d", i);
+        synthetic_line(&u, name, end, &errors[i], op->full_name);
+        free(name);
+        gen_sb_puts(&u.text, ";}\n");
+    }
+    CXTranslationUnit tu = parse_unit(index, &u, "yagrad-gen-pointwise.c");
+    if (tu == NULL)
+        goto out;
+    report_diagnostics(tu, &u, true);
+    fn_slot *slots = gen_xcalloc((size_t)model->n_ops, sizeof(fn_slot));
+    find_ctx fctx = {.prefix = "yg__pointwise_", .slots = slots, .n = model->n_ops};
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &fctx);
+    for (int i = 0; i < model->n_ops; i++) {
+        gen_op *op = &model->ops[i];
+        CXCursor expr;
+        if (!op->valid || op->kind != GEN_OP_POINTWISE || errors[i])
+            continue;
+        if (!slots[i].found || !body_expr(slots[i].cursor, &expr)) {
+            gen_error(op->pointwise_loc, "internal: pointwise function %d not found", i);
+            continue;
+        }
+        /* Integer loops only for expressions without calls (math
+         * functions) and division (integer division truncates). */
+        calls_ctx cc = {false};
+        find_call(expr, clang_getNullCursor(), &cc);
+        if (!cc.has_call)
+            clang_visitChildren(expr, find_call, &cc);
+        op->int_safe = !cc.has_call && strchr(op->pointwise, '/') == NULL;
+    }
+    free(slots);
+    clang_disposeTranslationUnit(tu);
+out:
+    free(errors);
+    unit_free(&u);
+}
+
+void gen_analyse(gen_model *model)
+{
+    CXIndex index = clang_createIndex(0, 0);
+
+    analyse_pointwise(model, index);
+    gen_resolve_dtypes(model);
+    analyse_formulas(model, index);
+    for (int i = 0; i < model->n_derivs; i++)
+        if (model->derivs[i].op != NULL)
+            gen__sort_saves(&model->derivs[i]);
+    clang_disposeIndex(index);
+}
