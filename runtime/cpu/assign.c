@@ -65,30 +65,26 @@ DEFINE_COPY_LOOP(copy_16, uint16_t) /* float16 and bfloat16: the bits */
 static const char *const fill_names[] = {"self"};
 static const char *const copy_names[] = {"self", "src"};
 
+/* fill_ and zero_ run the same loops; only the name in messages differs. */
+#define FILL_LOOPS                                                                                 \
+    {                                                                                              \
+        [YG_FLOAT32] = fill_f32, [YG_FLOAT64] = fill_f64, [YG_INT64] = fill_i64,                   \
+        [YG_BOOL] = fill_b8, [YG_INT32] = fill_i32, [YG_FLOAT16] = fill_f16,                       \
+        [YG_BFLOAT16] = fill_bf16                                                                  \
+    }
+
 static const yg_pointwise_desc fill_desc = {
     .op = "fill_",
     .n_inputs = 1,
     .input_names = fill_names,
-    .loops = {[YG_FLOAT32] = fill_f32,
-              [YG_FLOAT64] = fill_f64,
-              [YG_INT64] = fill_i64,
-              [YG_BOOL] = fill_b8,
-              [YG_INT32] = fill_i32,
-              [YG_FLOAT16] = fill_f16,
-              [YG_BFLOAT16] = fill_bf16},
+    .loops = FILL_LOOPS,
 };
 
 static const yg_pointwise_desc zero_desc = {
     .op = "zero_",
     .n_inputs = 1,
     .input_names = fill_names,
-    .loops = {[YG_FLOAT32] = fill_f32,
-              [YG_FLOAT64] = fill_f64,
-              [YG_INT64] = fill_i64,
-              [YG_BOOL] = fill_b8,
-              [YG_INT32] = fill_i32,
-              [YG_FLOAT16] = fill_f16,
-              [YG_BFLOAT16] = fill_bf16},
+    .loops = FILL_LOOPS,
 };
 
 static const yg_pointwise_desc copy_desc = {
