@@ -38,6 +38,16 @@ target_link_libraries(yg::openblas INTERFACE ${OPENBLAS_LIBRARY})
 
 find_package(OpenMP REQUIRED COMPONENTS C)
 
+# SLEEF: vectorised transcendental math for the kernels (runtime/cpu/vec/)
+find_path(SLEEF_INCLUDE_DIR sleef.h)
+find_library(SLEEF_LIBRARY sleef)
+if(NOT SLEEF_INCLUDE_DIR OR NOT SLEEF_LIBRARY)
+  message(FATAL_ERROR "SLEEF not found: install libsleef-dev (${YG_INSTALL_HINT})")
+endif()
+add_library(yg::sleef INTERFACE IMPORTED)
+target_include_directories(yg::sleef INTERFACE ${SLEEF_INCLUDE_DIR})
+target_link_libraries(yg::sleef INTERFACE ${SLEEF_LIBRARY})
+
 # cmocka
 find_path(CMOCKA_INCLUDE_DIR cmocka.h)
 find_library(CMOCKA_LIBRARY cmocka)

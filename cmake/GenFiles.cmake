@@ -5,7 +5,7 @@
 # gen splits its output by the `- section: <name>` items of the YAML
 # (gen/gen.h, docs/spec-reference.md "Output"): per section api/, nodes/,
 # boxed/, include/yagrad/ops_<section>.h and, when the section has an op with
-# a `pointwise:` key, kernels/.  This reads the same facts from the lines
+# a `pointwise:` key, kernels/ and loops/ (compiled once per CPU capability).  This reads the same facts from the lines
 # that start a section item or a pointwise key (the block layout the specs
 # use), and makes the YAML a configure dependency so that adding a section
 # reconfigures.  Should the two ever disagree, the build fails (a listed
@@ -28,7 +28,7 @@ function(yg_gen_files yaml out_var)
   endforeach()
   list(REMOVE_DUPLICATES with_kernels)
   foreach(section ${with_kernels})
-    list(APPEND files kernels/${section}.c)
+    list(APPEND files kernels/${section}.c loops/${section}.c)
   endforeach()
   set(${out_var} ${files} PARENT_SCOPE)
 endfunction()

@@ -1,18 +1,23 @@
 /*
- * emit_pointwise.c - writes kernels/<section>.c: the CPU kernel of every op
- * with a `pointwise:` expression, by section of native_functions.yaml.
+ * emit_pointwise.c - writes loops/<section>.c and kernels/<section>.c: the
+ * CPU kernel of every op with a `pointwise:` expression, by section of
+ * native_functions.yaml.  loops/ holds the inner loops and is compiled
+ * once per CPU capability; kernels/ the descriptors and entry points.
  *
  * Each op gets one inner loop per supported dtype behind the iterator of
  * cpu/cpu.h.  A loop has a contiguous fast path (every stride equals the
  * element size: typed pointers and a plain indexed loop the compiler
  * vectorises) and a strided path for broadcast or transposed operands.  The
  * expression is evaluated with locals named like the op's arguments, of the
- * compute type, and <tgmath.h> makes exp/tanh/pow pick the float or double
- * function.  int64 and int32 loops exist only when formula_unit.c found the
- * expression integer-safe (no calls, no division) and the op claims them;
- * the descriptor names the Scalar arguments, which the iterator requires to
- * be integers on those dtypes.  In-place loops drop
- * `restrict`: there the output and self are the same memory.
+ * compute type, and cpu/vec/vecmath.h makes exp/tanh/pow pick the float or
+ * double function, SLEEF's vector math once vectorised.  The text comes
+ * from gen_op.body (float constants as float in float32 loops; both arms
+ * of a top-level select computed first).  int64 and int32 loops exist only
+ * when formula_unit.c found the expression integer-safe (no calls, no
+ * division) and the op claims them; the descriptor names the Scalar
+ * arguments, which the iterator requires to be integers on those dtypes.
+ * In-place loops drop `restrict`: there the output and self are the same
+ * memory.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +72,26 @@ static bool op_inplace(const gen_op *op)
     return n > 0 && op->cname[n - 1] == '_';
 }
 
+/* Writes the statements that compute one element into target (an lvalue
+ * text such as "dst[i]") at indent, from op->body for dtype dt. */
+static void emit_body(gen_sb *sb, const gen_op *op, const dtype_info *dt, const char *indent,
+                      const char *target)
+{
+    char *const *body = op->body[strcmp(dt->ctype, "float") == 0];
+    const char *ct = dt->ctype;
+
+    if (body[1] != NULL) {
+        gen_sb_printf(sb, "\n%sconst %s yg_then = (%s)(%s);\n", indent, ct, ct, body[1]);
+        gen_sb_printf(sb, "%sconst %s yg_else = (%s)(%s);\n\n", indent, ct, ct, body[2]);
+        gen_sb_printf(sb, "%s%s = %s ? yg_then : yg_else;\n", indent, target, body[0]);
+        return;
+    }
+    if (strlen(indent) + strlen(target) + strlen(body[0]) + 4 > 100)
+        gen_sb_printf(sb, "\n%s%s =\n%s    %s;\n", indent, target, indent, body[0]);
+    else
+        gen_sb_printf(sb, "\n%s%s = %s;\n", indent, target, body[0]);
+}
+
 static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
 {
     const char *ct = dt->ctype;
@@ -112,10 +137,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
         if (a->type == GEN_T_TENSOR)
             gen_sb_printf(sb, "            const %s %s = src_%s[i];\n", ct, a->name, a->name);
     }
-    if (strlen(op->pointwise) + 22 > 100)
-        gen_sb_printf(sb, "\n            dst[i] =\n                %s;\n", op->pointwise);
-    else
-        gen_sb_printf(sb, "\n            dst[i] = %s;\n", op->pointwise);
+    emit_body(sb, op, dt, "            ", "dst[i]");
     gen_sb_puts(sb, "        }\n        return;\n    }\n");
     gen_sb_puts(sb, "    for (int64_t i = 0; i < n; i++) {\n");
     k = 0;
@@ -127,11 +149,9 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
         gen_sb_printf(sb, "        const %s %s = *(const %s *)(p[%d] + i * s[%d]);\n", ct,
                       a->name, ct, k, k);
     }
-    if (strlen(op->pointwise) + strlen(ct) + 34 > 100)
-        gen_sb_printf(sb, "\n        *(%s *)(p[0] + i * s[0]) =\n            %s;\n", ct,
-                      op->pointwise);
-    else
-        gen_sb_printf(sb, "\n        *(%s *)(p[0] + i * s[0]) = %s;\n", ct, op->pointwise);
+    char *target = gen_xprintf("*(%s *)(p[0] + i * s[0])", ct);
+    emit_body(sb, op, dt, "        ", target);
+    free(target);
     gen_sb_puts(sb, "    }\n}\n\n");
 }
 
@@ -144,15 +164,37 @@ static int n_tensor_args(const gen_op *op)
     return n;
 }
 
-static void emit_op(gen_sb *sb, const gen_op *op)
+/* The loops of op and its table for the ISA the file is compiled for. */
+static void emit_op_loops(gen_sb *sb, const gen_op *op)
 {
     int n_dtypes = n_loop_dtypes(op);
-    int n_in = n_tensor_args(op);
 
     gen_sb_printf(sb, "/* ---- %s: %s ---- */\n\n", op->full_name, op->pointwise);
     for (int d = 0; d < n_dtypes; d++)
         if (emits_loop(op, d))
             emit_loop(sb, op, &dtypes[d]);
+    gen_sb_printf(sb, "const yg_loop_table YG_ISA_NAME(yg__loops_%s) = {{\n", op->cname);
+    for (int d = 0; d < n_dtypes; d++)
+        if (emits_loop(op, d))
+            gen_sb_printf(sb, "    [%s] = %s_loop_%s,\n", dtypes[d].enum_name, op->cname,
+                          dtypes[d].suffix);
+    gen_sb_puts(sb, "}};\n");
+}
+
+/* The ISA builds of the loops (cpu/vec/vec.h), by yagrad/cpu.h level. */
+static const char *const isa_names[] = {"baseline", "avx2", "avx512"};
+static const char *const isa_enums[] = {"YG_CPU_BASELINE", "YG_CPU_AVX2", "YG_CPU_AVX512"};
+
+/* The descriptor and kernel of op, over the loop tables of every ISA. */
+static void emit_op(gen_sb *sb, const gen_op *op)
+{
+    int n_in = n_tensor_args(op);
+
+    gen_sb_printf(sb, "/* ---- %s: %s ---- */\n\n", op->full_name, op->pointwise);
+    for (int isa = 0; isa < 3; isa++)
+        gen_sb_printf(sb, "extern const yg_loop_table yg__loops_%s_%s;\n", op->cname,
+                      isa_names[isa]);
+    gen_sb_puts(sb, "\n");
     gen_sb_printf(sb, "static const char *const %s_input_names[] = {", op->cname);
     int k = 0;
     for (int i = 0; i < op->schema.n_args; i++)
@@ -173,10 +215,9 @@ static void emit_op(gen_sb *sb, const gen_op *op)
                   "    .op = \"%s\",\n    .n_inputs = %d,\n    .input_names = %s_input_names,\n"
                   "    .loops =\n        {\n",
                   op->cname, op->display, n_in, op->cname);
-    for (int d = 0; d < n_dtypes; d++)
-        if (emits_loop(op, d))
-            gen_sb_printf(sb, "            [%s] = %s_loop_%s,\n", dtypes[d].enum_name, op->cname,
-                          dtypes[d].suffix);
+    for (int isa = 0; isa < 3; isa++)
+        gen_sb_printf(sb, "            [%s] = &yg__loops_%s_%s,\n", isa_enums[isa], op->cname,
+                      isa_names[isa]);
     if (n_scalar_args > 0)
         gen_sb_printf(sb,
                       "        },\n    .n_scalars = %d,\n    .scalar_names = %s_scalar_names,\n"
@@ -232,22 +273,54 @@ char *gen_emit_pointwise_c(const gen_model *model, int section)
                 " * kernels/%s.c - CPU kernels of the ops of section %s\n"
                 " * that have a `pointwise:` expression in specs/native_functions.yaml.\n"
                 " *\n"
-                " * Each op has one inner loop per supported dtype, run by the broadcasting\n"
-                " * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every\n"
-                " * stride equals the element size (typed pointers the compiler vectorises)\n"
-                " * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick\n"
-                " * the float or double function from the locals' type.  int64 and int32\n"
-                " * loops exist only for expressions without calls and division.\n"
+                " * Each op has a descriptor naming its inputs and its loops, one table per\n"
+                " * CPU capability (loops/%s.c compiled for each, cpu/vec/vec.h), and a\n"
+                " * kernel that runs the broadcasting iterator of cpu/cpu.h over it.\n"
                 " */\n"
-                "#include <stdint.h>\n#include <tgmath.h>\n\n"
+                "#include <stdint.h>\n\n"
                 "#include \"cpu/cpu.h\"\n#include \"generated_int.h\"\n",
-                model->sections[section].name, model->sections[section].name);
+                model->sections[section].name, model->sections[section].name,
+                model->sections[section].name);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
         emit_op(&sb, op);
+    }
+    return gen_sb_take(&sb);
+}
+
+char *gen_emit_loops_c(const gen_model *model, int section)
+{
+    gen_sb sb = {0};
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_printf(&sb,
+                "/*\n"
+                " * loops/%s.c - the inner loops of the ops of section %s\n"
+                " * that have a `pointwise:` expression in specs/native_functions.yaml,\n"
+                " * compiled once per CPU capability (cpu/vec/vec.h) and chosen at load.\n"
+                " *\n"
+                " * Each op has one loop per supported dtype.  A loop takes a contiguous\n"
+                " * fast path when every stride equals the element size (typed pointers the\n"
+                " * compiler vectorises) and a strided path otherwise.  cpu/vec/vecmath.h\n"
+                " * makes exp, tanh, pow, ... type-generic calls of SLEEF's vector math, so\n"
+                " * the vectorised loops stay vectorised through them; float32 loops write\n"
+                " * the expression's floating constants as float.  A top-level `c ? a : b`\n"
+                " * whose arms call functions computes both arms first (yg_then, yg_else):\n"
+                " * GCC vectorises that, not a call under a condition.  int64 and int32\n"
+                " * loops exist only for expressions without calls and division.\n"
+                " */\n"
+                "#include <stdint.h>\n\n"
+                "#include \"cpu/vec/vec.h\"\n#include \"cpu/vec/vecmath.h\"\n",
+                model->sections[section].name, model->sections[section].name);
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
+            continue;
+        gen_sb_puts(&sb, "\n");
+        emit_op_loops(&sb, op);
     }
     return gen_sb_take(&sb);
 }

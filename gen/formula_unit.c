@@ -707,10 +707,116 @@ static enum CXChildVisitResult find_call(CXCursor c, CXCursor parent, CXClientDa
     return CXChildVisit_Recurse;
 }
 
+/* The ends (unit offsets) of the floating literals under a cursor. */
+typedef struct floats_ctx {
+    unsigned *ends;
+    int n, cap;
+} floats_ctx;
+
+static enum CXChildVisitResult find_floats(CXCursor c, CXCursor parent, CXClientData data)
+{
+    floats_ctx *fc = data;
+
+    (void)parent;
+    if (clang_getCursorKind(c) == CXCursor_FloatingLiteral) {
+        if (fc->n == fc->cap) {
+            fc->cap = fc->cap ? 2 * fc->cap : 8;
+            fc->ends = gen_xrealloc(fc->ends, (size_t)fc->cap * sizeof(unsigned));
+        }
+        fc->ends[fc->n++] = gen__loc_offset(clang_getRangeEnd(clang_getCursorExtent(c)));
+    }
+    return CXChildVisit_Recurse;
+}
+
+static bool has_call(CXCursor c)
+{
+    calls_ctx cc = {false};
+
+    find_call(c, clang_getNullCursor(), &cc);
+    if (!cc.has_call)
+        clang_visitChildren(c, find_call, &cc);
+    return cc.has_call;
+}
+
+/* The text of the expression (which starts at unit offset base) between
+ * unit offsets from and to, with an f after each floating literal ending
+ * in that range when f32 (not after one that has a suffix already). */
+static char *
+body_text(const char *expr, size_t base, size_t from, size_t to, const floats_ctx *fl, bool f32)
+{
+    gen_sb sb = {0};
+
+    for (size_t off = from; off < to; off++) {
+        gen_sb_putn(&sb, &expr[off - base], 1);
+        for (int i = 0; f32 && i < fl->n; i++) {
+            char last = expr[off - base];
+            if (fl->ends[i] == off + 1 && strchr("fFlL", last) == NULL)
+                gen_sb_puts(&sb, "f");
+        }
+    }
+    return gen_sb_take(&sb);
+}
+
+static void cursor_span(CXCursor c, size_t *from, size_t *to)
+{
+    CXSourceRange r = clang_getCursorExtent(c);
+
+    *from = gen__loc_offset(clang_getRangeStart(r));
+    *to = gen__loc_offset(clang_getRangeEnd(r));
+}
+
+/* Fills op->body from the expression's AST (expr, starting at unit offset
+ * base): see gen_op.body. */
+static void pointwise_bodies(gen_op *op, CXCursor expr, size_t base)
+{
+    floats_ctx fl = {0};
+    size_t len = strlen(op->pointwise);
+    CXCursor c = expr;
+
+    find_floats(expr, clang_getNullCursor(), &fl);
+    clang_visitChildren(expr, find_floats, &fl);
+    /* Look through parentheses and implicit conversions to the top
+     * operator. */
+    for (;;) {
+        enum CXCursorKind kind = clang_getCursorKind(c);
+        gen_kids k = gen__cursor_children(c);
+        bool through = (kind == CXCursor_ParenExpr || kind == CXCursor_UnexposedExpr) && k.n == 1;
+        if (through)
+            c = k.c[0];
+        free(k.c);
+        if (!through)
+            break;
+    }
+    gen_kids parts = {0};
+    bool select = false;
+    if (clang_getCursorKind(c) == CXCursor_ConditionalOperator) {
+        parts = gen__cursor_children(c);
+        select = parts.n == 3 && (has_call(parts.c[1]) || has_call(parts.c[2]));
+    }
+    for (int k = 0; k < 2; k++) {
+        if (!select) {
+            op->body[k][0] = body_text(op->pointwise, base, base, base + len, &fl, k == 1);
+            continue;
+        }
+        for (int j = 0; j < 3; j++) {
+            size_t from, to;
+            cursor_span(parts.c[j], &from, &to);
+            if (from < base || to > base + len || from > to) {
+                gen_error(op->pointwise_loc, "internal: pointwise subexpression out of range");
+                from = to = base;
+            }
+            op->body[k][j] = body_text(op->pointwise, base, from, to, &fl, k == 1);
+        }
+    }
+    free(parts.c);
+    free(fl.ends);
+}
+
 static void analyse_pointwise(gen_model *model, CXIndex index)
 {
     unit u = {0};
     bool *errors = gen_xcalloc((size_t)model->n_ops, sizeof(bool));
+    size_t *bases = gen_xcalloc((size_t)model->n_ops, sizeof(size_t));
 
     synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL, NULL);
     gen_sb_puts(&u.text, pointwise_prelude);
@@ -730,8 +836,8 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
         gen_sb_printf(&u.text, "double yg__pointwise_%d(", i);
         unit_params(&u.text, op, true);
         gen_sb_puts(&u.text, ") { return\n");
-        yaml_line(&u, errors[i] ? "0" : op->pointwise, op->pointwise_loc, &errors[i],
-                  op->full_name);
+        bases[i] = yaml_line(&u, errors[i] ? "0" : op->pointwise, op->pointwise_loc, &errors[i],
+                             op->full_name);
         gen_loc end = op->pointwise_loc;
         end.col += (int)strlen(op->pointwise);
         name = gen_xprintf("yagrad-gen:pointwise-end:%d", i);
@@ -757,15 +863,13 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
         }
         /* Integer loops only for expressions without calls (math
          * functions) and division (integer division truncates). */
-        calls_ctx cc = {false};
-        find_call(expr, clang_getNullCursor(), &cc);
-        if (!cc.has_call)
-            clang_visitChildren(expr, find_call, &cc);
-        op->int_safe = !cc.has_call && strchr(op->pointwise, '/') == NULL;
+        op->int_safe = !has_call(expr) && strchr(op->pointwise, '/') == NULL;
+        pointwise_bodies(op, expr, bases[i]);
     }
     free(slots);
     clang_disposeTranslationUnit(tu);
 out:
+    free(bases);
     free(errors);
     unit_free(&u);
 }

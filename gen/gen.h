@@ -167,6 +167,14 @@ typedef struct gen_op {
     char *pointwise;
     gen_loc pointwise_loc;
     bool int_safe;     /* the pointwise expression may run on int64 */
+    /* The loop bodies gen writes from the expression, [0] for float64 and
+     * integer loops, [1] for float32 loops (whose floating literals get an
+     * f suffix, so float math stays float): body[k][0] alone is the value;
+     * when the expression is a top-level `c ? a : b` whose arms call math
+     * functions, body[k] is {c, a, b} and loops evaluate both arms before
+     * the choice (GCC 12 does not vectorise a call under a condition, and
+     * the arms are pure).  Set by gen_analyse. */
+    char *body[2][3];
     char *cpu_kernel;
     gen_loc cpu_kernel_loc;
     char *cuda_kernel;
@@ -321,7 +329,8 @@ void gen_check_kernels(const gen_model *model, const char *runtime_dir,
  * api/<section>.c (the yg_<op> wrappers), nodes/<section>.{h,c} (the
  * backward nodes of its ops' derivatives.yaml entries), boxed/<section>.c
  * and, for a section with a pointwise op, kernels/<section>.c (generated
- * CPU loops).  The build reads the same set from the YAML at configure time
+ * CPU kernels) and loops/<section>.c (their loops, compiled per CPU
+ * capability).  The build reads the same set from the YAML at configure time
  * (cmake/GenFiles.cmake). */
 
 /* emit_*.c: each returns the full text of one generated file. */
@@ -332,6 +341,7 @@ char *gen_emit_api_c(const gen_model *model, int section);
 char *gen_emit_nodes_h(const gen_model *model, int section);
 char *gen_emit_nodes_c(const gen_model *model, int section);
 char *gen_emit_pointwise_c(const gen_model *model, int section);
+char *gen_emit_loops_c(const gen_model *model, int section);
 char *gen_emit_generated_int_h(const gen_model *model);
 char *gen_emit_registry_c(const gen_model *model);
 /* emit_boxed.c: boxed/<section>.c, boxed/boxed.h, boxed/table.c. */

@@ -97,6 +97,9 @@ static void write_outputs(const gen_model *model, const char *out_dir)
         path = gen_xprintf("kernels/%s.c", name);
         emit(&o, out_dir, path, gen_emit_pointwise_c(model, s));
         free(path);
+        path = gen_xprintf("loops/%s.c", name);
+        emit(&o, out_dir, path, gen_emit_loops_c(model, s));
+        free(path);
     }
     if (gen_error_count() == 0)
         remove_stale_outputs(&o, out_dir);

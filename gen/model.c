@@ -584,6 +584,9 @@ void gen_model_free_op(gen_op *op)
     free(op->cname);
     free(op->display);
     free(op->pointwise);
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 3; j++)
+            free(op->body[k][j]);
     free(op->cpu_kernel);
     free(op->cuda_kernel);
     for (int i = 0; i < op->n_tags; i++)

@@ -9,6 +9,7 @@ pkgs=(
     libclang-14-dev       # gen: derivative formulas parsed as C
     clang-14              # sanitizer preset (ASan/UBSan/LSan runtimes)
     libopenblas-openmp-dev  # mm; OpenMP build shares the library's thread pool
+    libsleef-dev          # vectorised exp/tanh/erf/... in the CPU kernels
     libcmocka-dev         # test framework
     graphviz              # jit dump test: `dot -Tsvg` over yg_graph_to_dot output
     python3-jsonschema    # jit dump test: JSON dumps checked against tools/ir_graph.schema.json

@@ -3,66 +3,20 @@
  * kernels/activations.c - CPU kernels of the ops of section activations
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/activations.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- sigmoid: 1 / (1 + exp(-self)) ---- */
 
-static void sigmoid_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = 1 / (1 + exp(-self));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = 1 / (1 + exp(-self));
-    }
-}
-
-static void sigmoid_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = 1 / (1 + exp(-self));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = 1 / (1 + exp(-self));
-    }
-}
+extern const yg_loop_table yg__loops_sigmoid_baseline;
+extern const yg_loop_table yg__loops_sigmoid_avx2;
+extern const yg_loop_table yg__loops_sigmoid_avx512;
 
 static const char *const sigmoid_input_names[] = {"self"};
 
@@ -72,8 +26,9 @@ static const yg_pointwise_desc sigmoid_desc = {
     .input_names = sigmoid_input_names,
     .loops =
         {
-            [YG_FLOAT32] = sigmoid_loop_float32,
-            [YG_FLOAT64] = sigmoid_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_sigmoid_baseline,
+            [YG_CPU_AVX2] = &yg__loops_sigmoid_avx2,
+            [YG_CPU_AVX512] = &yg__loops_sigmoid_avx512,
         },
 };
 
@@ -87,97 +42,9 @@ yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out)
 
 /* ---- relu: self > 0 ? self : 0 ---- */
 
-static void relu_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self > 0 ? self : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self > 0 ? self : 0;
-    }
-}
-
-static void relu_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self > 0 ? self : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self > 0 ? self : 0;
-    }
-}
-
-static void relu_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self > 0 ? self : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self > 0 ? self : 0;
-    }
-}
-
-static void relu_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self > 0 ? self : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self > 0 ? self : 0;
-    }
-}
+extern const yg_loop_table yg__loops_relu_baseline;
+extern const yg_loop_table yg__loops_relu_avx2;
+extern const yg_loop_table yg__loops_relu_avx512;
 
 static const char *const relu_input_names[] = {"self"};
 
@@ -187,10 +54,9 @@ static const yg_pointwise_desc relu_desc = {
     .input_names = relu_input_names,
     .loops =
         {
-            [YG_FLOAT32] = relu_loop_float32,
-            [YG_FLOAT64] = relu_loop_float64,
-            [YG_INT64] = relu_loop_int64,
-            [YG_INT32] = relu_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_relu_baseline,
+            [YG_CPU_AVX2] = &yg__loops_relu_avx2,
+            [YG_CPU_AVX512] = &yg__loops_relu_avx512,
         },
 };
 
@@ -204,51 +70,9 @@ yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out)
 
 /* ---- gelu: 0.5 * self * (1 + erf(self * 0.7071067811865476)) ---- */
 
-static void gelu_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = 0.5 * self * (1 + erf(self * 0.7071067811865476));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = 0.5 * self * (1 + erf(self * 0.7071067811865476));
-    }
-}
-
-static void gelu_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = 0.5 * self * (1 + erf(self * 0.7071067811865476));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = 0.5 * self * (1 + erf(self * 0.7071067811865476));
-    }
-}
+extern const yg_loop_table yg__loops_gelu_baseline;
+extern const yg_loop_table yg__loops_gelu_avx2;
+extern const yg_loop_table yg__loops_gelu_avx512;
 
 static const char *const gelu_input_names[] = {"self"};
 
@@ -258,8 +82,9 @@ static const yg_pointwise_desc gelu_desc = {
     .input_names = gelu_input_names,
     .loops =
         {
-            [YG_FLOAT32] = gelu_loop_float32,
-            [YG_FLOAT64] = gelu_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_gelu_baseline,
+            [YG_CPU_AVX2] = &yg__loops_gelu_avx2,
+            [YG_CPU_AVX512] = &yg__loops_gelu_avx512,
         },
 };
 
@@ -273,55 +98,9 @@ yg_status yg__cpu_gelu(const yg_tensor *self, yg_tensor **out)
 
 /* ---- gelu_tanh: 0.5 * self * (1 + tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) ---- */
 
-static void gelu_tanh_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] =
-                0.5 * self * (1 + tanh(0.7978845608028654 * (self + 0.044715 * self * self * self)));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) =
-            0.5 * self * (1 + tanh(0.7978845608028654 * (self + 0.044715 * self * self * self)));
-    }
-}
-
-static void gelu_tanh_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] =
-                0.5 * self * (1 + tanh(0.7978845608028654 * (self + 0.044715 * self * self * self)));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) =
-            0.5 * self * (1 + tanh(0.7978845608028654 * (self + 0.044715 * self * self * self)));
-    }
-}
+extern const yg_loop_table yg__loops_gelu_tanh_baseline;
+extern const yg_loop_table yg__loops_gelu_tanh_avx2;
+extern const yg_loop_table yg__loops_gelu_tanh_avx512;
 
 static const char *const gelu_tanh_input_names[] = {"self"};
 
@@ -331,8 +110,9 @@ static const yg_pointwise_desc gelu_tanh_desc = {
     .input_names = gelu_tanh_input_names,
     .loops =
         {
-            [YG_FLOAT32] = gelu_tanh_loop_float32,
-            [YG_FLOAT64] = gelu_tanh_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_gelu_tanh_baseline,
+            [YG_CPU_AVX2] = &yg__loops_gelu_tanh_avx2,
+            [YG_CPU_AVX512] = &yg__loops_gelu_tanh_avx512,
         },
 };
 
@@ -346,51 +126,9 @@ yg_status yg__cpu_gelu_tanh(const yg_tensor *self, yg_tensor **out)
 
 /* ---- silu: self / (1 + exp(-self)) ---- */
 
-static void silu_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self / (1 + exp(-self));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self / (1 + exp(-self));
-    }
-}
-
-static void silu_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self / (1 + exp(-self));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self / (1 + exp(-self));
-    }
-}
+extern const yg_loop_table yg__loops_silu_baseline;
+extern const yg_loop_table yg__loops_silu_avx2;
+extern const yg_loop_table yg__loops_silu_avx512;
 
 static const char *const silu_input_names[] = {"self"};
 
@@ -400,8 +138,9 @@ static const yg_pointwise_desc silu_desc = {
     .input_names = silu_input_names,
     .loops =
         {
-            [YG_FLOAT32] = silu_loop_float32,
-            [YG_FLOAT64] = silu_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_silu_baseline,
+            [YG_CPU_AVX2] = &yg__loops_silu_avx2,
+            [YG_CPU_AVX512] = &yg__loops_silu_avx512,
         },
 };
 
@@ -415,51 +154,9 @@ yg_status yg__cpu_silu(const yg_tensor *self, yg_tensor **out)
 
 /* ---- elu: self > 0 ? self : alpha * expm1(self) ---- */
 
-static void elu_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float alpha = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self > 0 ? self : alpha * expm1(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self > 0 ? self : alpha * expm1(self);
-    }
-}
-
-static void elu_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double alpha = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self > 0 ? self : alpha * expm1(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self > 0 ? self : alpha * expm1(self);
-    }
-}
+extern const yg_loop_table yg__loops_elu_baseline;
+extern const yg_loop_table yg__loops_elu_avx2;
+extern const yg_loop_table yg__loops_elu_avx512;
 
 static const char *const elu_input_names[] = {"self"};
 
@@ -471,8 +168,9 @@ static const yg_pointwise_desc elu_desc = {
     .input_names = elu_input_names,
     .loops =
         {
-            [YG_FLOAT32] = elu_loop_float32,
-            [YG_FLOAT64] = elu_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_elu_baseline,
+            [YG_CPU_AVX2] = &yg__loops_elu_avx2,
+            [YG_CPU_AVX512] = &yg__loops_elu_avx512,
         },
     .n_scalars = 1,
     .scalar_names = elu_scalar_names,
@@ -489,51 +187,9 @@ yg_status yg__cpu_elu(const yg_tensor *self, double alpha, yg_tensor **out)
 
 /* ---- leaky_relu: self > 0 ? self : self * negative_slope ---- */
 
-static void leaky_relu_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float negative_slope = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self > 0 ? self : self * negative_slope;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self > 0 ? self : self * negative_slope;
-    }
-}
-
-static void leaky_relu_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double negative_slope = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self > 0 ? self : self * negative_slope;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self > 0 ? self : self * negative_slope;
-    }
-}
+extern const yg_loop_table yg__loops_leaky_relu_baseline;
+extern const yg_loop_table yg__loops_leaky_relu_avx2;
+extern const yg_loop_table yg__loops_leaky_relu_avx512;
 
 static const char *const leaky_relu_input_names[] = {"self"};
 
@@ -545,8 +201,9 @@ static const yg_pointwise_desc leaky_relu_desc = {
     .input_names = leaky_relu_input_names,
     .loops =
         {
-            [YG_FLOAT32] = leaky_relu_loop_float32,
-            [YG_FLOAT64] = leaky_relu_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_leaky_relu_baseline,
+            [YG_CPU_AVX2] = &yg__loops_leaky_relu_avx2,
+            [YG_CPU_AVX512] = &yg__loops_leaky_relu_avx512,
         },
     .n_scalars = 1,
     .scalar_names = leaky_relu_scalar_names,
@@ -564,55 +221,9 @@ yg_status yg__cpu_leaky_relu(const yg_tensor *self, double negative_slope, yg_te
 
 /* ---- softplus: self * beta > threshold ? self : log1p(exp(self * beta)) / beta ---- */
 
-static void softplus_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float beta = (float)scalars[0];
-    const float threshold = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self * beta > threshold ? self : log1p(exp(self * beta)) / beta;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) =
-            self * beta > threshold ? self : log1p(exp(self * beta)) / beta;
-    }
-}
-
-static void softplus_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double beta = (double)scalars[0];
-    const double threshold = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self * beta > threshold ? self : log1p(exp(self * beta)) / beta;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) =
-            self * beta > threshold ? self : log1p(exp(self * beta)) / beta;
-    }
-}
+extern const yg_loop_table yg__loops_softplus_baseline;
+extern const yg_loop_table yg__loops_softplus_avx2;
+extern const yg_loop_table yg__loops_softplus_avx512;
 
 static const char *const softplus_input_names[] = {"self"};
 
@@ -624,8 +235,9 @@ static const yg_pointwise_desc softplus_desc = {
     .input_names = softplus_input_names,
     .loops =
         {
-            [YG_FLOAT32] = softplus_loop_float32,
-            [YG_FLOAT64] = softplus_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_softplus_baseline,
+            [YG_CPU_AVX2] = &yg__loops_softplus_avx2,
+            [YG_CPU_AVX512] = &yg__loops_softplus_avx512,
         },
     .n_scalars = 2,
     .scalar_names = softplus_scalar_names,
@@ -643,103 +255,9 @@ yg_status yg__cpu_softplus(const yg_tensor *self, double beta, double threshold,
 
 /* ---- hardtanh: self < min_val ? min_val : (self > max_val ? max_val : self) ---- */
 
-static void hardtanh_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float min_val = (float)scalars[0];
-    const float max_val = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self < min_val ? min_val : (self > max_val ? max_val : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self < min_val ? min_val : (self > max_val ? max_val : self);
-    }
-}
-
-static void hardtanh_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double min_val = (double)scalars[0];
-    const double max_val = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self < min_val ? min_val : (self > max_val ? max_val : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self < min_val ? min_val : (self > max_val ? max_val : self);
-    }
-}
-
-static void hardtanh_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t min_val = (int64_t)scalars[0];
-    const int64_t max_val = (int64_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self < min_val ? min_val : (self > max_val ? max_val : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) =
-            self < min_val ? min_val : (self > max_val ? max_val : self);
-    }
-}
-
-static void hardtanh_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t min_val = (int32_t)scalars[0];
-    const int32_t max_val = (int32_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self < min_val ? min_val : (self > max_val ? max_val : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) =
-            self < min_val ? min_val : (self > max_val ? max_val : self);
-    }
-}
+extern const yg_loop_table yg__loops_hardtanh_baseline;
+extern const yg_loop_table yg__loops_hardtanh_avx2;
+extern const yg_loop_table yg__loops_hardtanh_avx512;
 
 static const char *const hardtanh_input_names[] = {"self"};
 
@@ -751,10 +269,9 @@ static const yg_pointwise_desc hardtanh_desc = {
     .input_names = hardtanh_input_names,
     .loops =
         {
-            [YG_FLOAT32] = hardtanh_loop_float32,
-            [YG_FLOAT64] = hardtanh_loop_float64,
-            [YG_INT64] = hardtanh_loop_int64,
-            [YG_INT32] = hardtanh_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_hardtanh_baseline,
+            [YG_CPU_AVX2] = &yg__loops_hardtanh_avx2,
+            [YG_CPU_AVX512] = &yg__loops_hardtanh_avx512,
         },
     .n_scalars = 2,
     .scalar_names = hardtanh_scalar_names,

@@ -3,72 +3,20 @@
  * kernels/activations_backward.c - CPU kernels of the ops of section activations_backward
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/activations_backward.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- tanh_backward: grad_output * (1 - output * output) ---- */
 
-static void tanh_backward_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_output = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float output = src_output[i];
-
-            dst[i] = grad_output * (1 - output * output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float output = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = grad_output * (1 - output * output);
-    }
-}
-
-static void tanh_backward_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_output = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double output = src_output[i];
-
-            dst[i] = grad_output * (1 - output * output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double output = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = grad_output * (1 - output * output);
-    }
-}
+extern const yg_loop_table yg__loops_tanh_backward_baseline;
+extern const yg_loop_table yg__loops_tanh_backward_avx2;
+extern const yg_loop_table yg__loops_tanh_backward_avx512;
 
 static const char *const tanh_backward_input_names[] = {"grad_output", "output"};
 
@@ -78,8 +26,9 @@ static const yg_pointwise_desc tanh_backward_desc = {
     .input_names = tanh_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = tanh_backward_loop_float32,
-            [YG_FLOAT64] = tanh_backward_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_tanh_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_tanh_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_tanh_backward_avx512,
         },
 };
 
@@ -96,63 +45,9 @@ yg_status yg__cpu_tanh_backward(const yg_tensor *grad_output,
 
 /* ---- sigmoid_backward: grad_output * output * (1 - output) ---- */
 
-static void sigmoid_backward_loop_float32(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_output = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float output = src_output[i];
-
-            dst[i] = grad_output * output * (1 - output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float output = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = grad_output * output * (1 - output);
-    }
-}
-
-static void sigmoid_backward_loop_float64(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_output = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double output = src_output[i];
-
-            dst[i] = grad_output * output * (1 - output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double output = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = grad_output * output * (1 - output);
-    }
-}
+extern const yg_loop_table yg__loops_sigmoid_backward_baseline;
+extern const yg_loop_table yg__loops_sigmoid_backward_avx2;
+extern const yg_loop_table yg__loops_sigmoid_backward_avx512;
 
 static const char *const sigmoid_backward_input_names[] = {"grad_output", "output"};
 
@@ -162,8 +57,9 @@ static const yg_pointwise_desc sigmoid_backward_desc = {
     .input_names = sigmoid_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = sigmoid_backward_loop_float32,
-            [YG_FLOAT64] = sigmoid_backward_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_sigmoid_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_sigmoid_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_sigmoid_backward_avx512,
         },
 };
 
@@ -180,109 +76,9 @@ yg_status yg__cpu_sigmoid_backward(const yg_tensor *grad_output,
 
 /* ---- relu_backward: output > 0 ? grad_output : 0 ---- */
 
-static void relu_backward_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_output = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float output = src_output[i];
-
-            dst[i] = output > 0 ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float output = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = output > 0 ? grad_output : 0;
-    }
-}
-
-static void relu_backward_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_output = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double output = src_output[i];
-
-            dst[i] = output > 0 ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double output = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = output > 0 ? grad_output : 0;
-    }
-}
-
-static void relu_backward_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_output = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t output = src_output[i];
-
-            dst[i] = output > 0 ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t output = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = output > 0 ? grad_output : 0;
-    }
-}
-
-static void relu_backward_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_output = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t output = src_output[i];
-
-            dst[i] = output > 0 ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t output = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = output > 0 ? grad_output : 0;
-    }
-}
+extern const yg_loop_table yg__loops_relu_backward_baseline;
+extern const yg_loop_table yg__loops_relu_backward_avx2;
+extern const yg_loop_table yg__loops_relu_backward_avx512;
 
 static const char *const relu_backward_input_names[] = {"grad_output", "output"};
 
@@ -292,10 +88,9 @@ static const yg_pointwise_desc relu_backward_desc = {
     .input_names = relu_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = relu_backward_loop_float32,
-            [YG_FLOAT64] = relu_backward_loop_float64,
-            [YG_INT64] = relu_backward_loop_int64,
-            [YG_INT32] = relu_backward_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_relu_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_relu_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_relu_backward_avx512,
         },
 };
 
@@ -312,61 +107,9 @@ yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
 
 /* ---- gelu_backward: grad_output * (0.5 * (1 + erf(self * 0.7071067811865476)) + self * 0.3989422804014327 * exp(-0.5 * self * self)) ---- */
 
-static void gelu_backward_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] =
-                grad_output * (0.5 * (1 + erf(self * 0.7071067811865476)) + self * 0.3989422804014327 * exp(-0.5 * self * self));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) =
-            grad_output * (0.5 * (1 + erf(self * 0.7071067811865476)) + self * 0.3989422804014327 * exp(-0.5 * self * self));
-    }
-}
-
-static void gelu_backward_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] =
-                grad_output * (0.5 * (1 + erf(self * 0.7071067811865476)) + self * 0.3989422804014327 * exp(-0.5 * self * self));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) =
-            grad_output * (0.5 * (1 + erf(self * 0.7071067811865476)) + self * 0.3989422804014327 * exp(-0.5 * self * self));
-    }
-}
+extern const yg_loop_table yg__loops_gelu_backward_baseline;
+extern const yg_loop_table yg__loops_gelu_backward_avx2;
+extern const yg_loop_table yg__loops_gelu_backward_avx512;
 
 static const char *const gelu_backward_input_names[] = {"grad_output", "self"};
 
@@ -376,8 +119,9 @@ static const yg_pointwise_desc gelu_backward_desc = {
     .input_names = gelu_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = gelu_backward_loop_float32,
-            [YG_FLOAT64] = gelu_backward_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_gelu_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_gelu_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_gelu_backward_avx512,
         },
 };
 
@@ -393,67 +137,9 @@ yg_status yg__cpu_gelu_backward(const yg_tensor *grad_output,
 
 /* ---- gelu_tanh_backward: grad_output * (0.5 * (1 + tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) + 0.5 * self * (1 - tanh(0.7978845608028654 * (self + 0.044715 * self * self * self)) * tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) * 0.7978845608028654 * (1 + 0.134145 * self * self)) ---- */
 
-static void gelu_tanh_backward_loop_float32(char **p,
-                                            const int64_t *s,
-                                            int64_t n,
-                                            const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] =
-                grad_output * (0.5 * (1 + tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) + 0.5 * self * (1 - tanh(0.7978845608028654 * (self + 0.044715 * self * self * self)) * tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) * 0.7978845608028654 * (1 + 0.134145 * self * self));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) =
-            grad_output * (0.5 * (1 + tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) + 0.5 * self * (1 - tanh(0.7978845608028654 * (self + 0.044715 * self * self * self)) * tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) * 0.7978845608028654 * (1 + 0.134145 * self * self));
-    }
-}
-
-static void gelu_tanh_backward_loop_float64(char **p,
-                                            const int64_t *s,
-                                            int64_t n,
-                                            const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] =
-                grad_output * (0.5 * (1 + tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) + 0.5 * self * (1 - tanh(0.7978845608028654 * (self + 0.044715 * self * self * self)) * tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) * 0.7978845608028654 * (1 + 0.134145 * self * self));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) =
-            grad_output * (0.5 * (1 + tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) + 0.5 * self * (1 - tanh(0.7978845608028654 * (self + 0.044715 * self * self * self)) * tanh(0.7978845608028654 * (self + 0.044715 * self * self * self))) * 0.7978845608028654 * (1 + 0.134145 * self * self));
-    }
-}
+extern const yg_loop_table yg__loops_gelu_tanh_backward_baseline;
+extern const yg_loop_table yg__loops_gelu_tanh_backward_avx2;
+extern const yg_loop_table yg__loops_gelu_tanh_backward_avx512;
 
 static const char *const gelu_tanh_backward_input_names[] = {"grad_output", "self"};
 
@@ -463,8 +149,9 @@ static const yg_pointwise_desc gelu_tanh_backward_desc = {
     .input_names = gelu_tanh_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = gelu_tanh_backward_loop_float32,
-            [YG_FLOAT64] = gelu_tanh_backward_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_gelu_tanh_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_gelu_tanh_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_gelu_tanh_backward_avx512,
         },
 };
 
@@ -481,59 +168,9 @@ yg_status yg__cpu_gelu_tanh_backward(const yg_tensor *grad_output,
 
 /* ---- silu_backward: grad_output / (1 + exp(-self)) * (1 + self * (1 - 1 / (1 + exp(-self)))) ---- */
 
-static void silu_backward_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] = grad_output / (1 + exp(-self)) * (1 + self * (1 - 1 / (1 + exp(-self))));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) =
-            grad_output / (1 + exp(-self)) * (1 + self * (1 - 1 / (1 + exp(-self))));
-    }
-}
-
-static void silu_backward_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] = grad_output / (1 + exp(-self)) * (1 + self * (1 - 1 / (1 + exp(-self))));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) =
-            grad_output / (1 + exp(-self)) * (1 + self * (1 - 1 / (1 + exp(-self))));
-    }
-}
+extern const yg_loop_table yg__loops_silu_backward_baseline;
+extern const yg_loop_table yg__loops_silu_backward_avx2;
+extern const yg_loop_table yg__loops_silu_backward_avx512;
 
 static const char *const silu_backward_input_names[] = {"grad_output", "self"};
 
@@ -543,8 +180,9 @@ static const yg_pointwise_desc silu_backward_desc = {
     .input_names = silu_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = silu_backward_loop_float32,
-            [YG_FLOAT64] = silu_backward_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_silu_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_silu_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_silu_backward_avx512,
         },
 };
 
@@ -560,57 +198,9 @@ yg_status yg__cpu_silu_backward(const yg_tensor *grad_output,
 
 /* ---- elu_backward: self > 0 ? grad_output : grad_output * alpha * exp(self) ---- */
 
-static void elu_backward_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float alpha = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] = self > 0 ? grad_output : grad_output * alpha * exp(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self > 0 ? grad_output : grad_output * alpha * exp(self);
-    }
-}
-
-static void elu_backward_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double alpha = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] = self > 0 ? grad_output : grad_output * alpha * exp(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self > 0 ? grad_output : grad_output * alpha * exp(self);
-    }
-}
+extern const yg_loop_table yg__loops_elu_backward_baseline;
+extern const yg_loop_table yg__loops_elu_backward_avx2;
+extern const yg_loop_table yg__loops_elu_backward_avx512;
 
 static const char *const elu_backward_input_names[] = {"grad_output", "self"};
 
@@ -622,8 +212,9 @@ static const yg_pointwise_desc elu_backward_desc = {
     .input_names = elu_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = elu_backward_loop_float32,
-            [YG_FLOAT64] = elu_backward_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_elu_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_elu_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_elu_backward_avx512,
         },
     .n_scalars = 1,
     .scalar_names = elu_backward_scalar_names,
@@ -644,121 +235,9 @@ yg_status yg__cpu_elu_backward(const yg_tensor *grad_output,
 
 /* ---- leaky_relu_backward: self > 0 ? grad_output : grad_output * negative_slope ---- */
 
-static void leaky_relu_backward_loop_float32(char **p,
-                                             const int64_t *s,
-                                             int64_t n,
-                                             const double *scalars)
-{
-    const float negative_slope = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] = self > 0 ? grad_output : grad_output * negative_slope;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self > 0 ? grad_output : grad_output * negative_slope;
-    }
-}
-
-static void leaky_relu_backward_loop_float64(char **p,
-                                             const int64_t *s,
-                                             int64_t n,
-                                             const double *scalars)
-{
-    const double negative_slope = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] = self > 0 ? grad_output : grad_output * negative_slope;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self > 0 ? grad_output : grad_output * negative_slope;
-    }
-}
-
-static void leaky_relu_backward_loop_int64(char **p,
-                                           const int64_t *s,
-                                           int64_t n,
-                                           const double *scalars)
-{
-    const int64_t negative_slope = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_self = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t self = src_self[i];
-
-            dst[i] = self > 0 ? grad_output : grad_output * negative_slope;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t self = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self > 0 ? grad_output : grad_output * negative_slope;
-    }
-}
-
-static void leaky_relu_backward_loop_int32(char **p,
-                                           const int64_t *s,
-                                           int64_t n,
-                                           const double *scalars)
-{
-    const int32_t negative_slope = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_self = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t self = src_self[i];
-
-            dst[i] = self > 0 ? grad_output : grad_output * negative_slope;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self > 0 ? grad_output : grad_output * negative_slope;
-    }
-}
+extern const yg_loop_table yg__loops_leaky_relu_backward_baseline;
+extern const yg_loop_table yg__loops_leaky_relu_backward_avx2;
+extern const yg_loop_table yg__loops_leaky_relu_backward_avx512;
 
 static const char *const leaky_relu_backward_input_names[] = {"grad_output", "self"};
 
@@ -770,10 +249,9 @@ static const yg_pointwise_desc leaky_relu_backward_desc = {
     .input_names = leaky_relu_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = leaky_relu_backward_loop_float32,
-            [YG_FLOAT64] = leaky_relu_backward_loop_float64,
-            [YG_INT64] = leaky_relu_backward_loop_int64,
-            [YG_INT32] = leaky_relu_backward_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_leaky_relu_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_leaky_relu_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_leaky_relu_backward_avx512,
         },
     .n_scalars = 1,
     .scalar_names = leaky_relu_backward_scalar_names,
@@ -794,67 +272,9 @@ yg_status yg__cpu_leaky_relu_backward(const yg_tensor *grad_output,
 
 /* ---- softplus_backward: self * beta > threshold ? grad_output : grad_output / (1 + exp(-self * beta)) ---- */
 
-static void softplus_backward_loop_float32(char **p,
-                                           const int64_t *s,
-                                           int64_t n,
-                                           const double *scalars)
-{
-    const float beta = (float)scalars[0];
-    const float threshold = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] = self * beta > threshold ? grad_output : grad_output / (1 + exp(-self * beta));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) =
-            self * beta > threshold ? grad_output : grad_output / (1 + exp(-self * beta));
-    }
-}
-
-static void softplus_backward_loop_float64(char **p,
-                                           const int64_t *s,
-                                           int64_t n,
-                                           const double *scalars)
-{
-    const double beta = (double)scalars[0];
-    const double threshold = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] = self * beta > threshold ? grad_output : grad_output / (1 + exp(-self * beta));
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) =
-            self * beta > threshold ? grad_output : grad_output / (1 + exp(-self * beta));
-    }
-}
+extern const yg_loop_table yg__loops_softplus_backward_baseline;
+extern const yg_loop_table yg__loops_softplus_backward_avx2;
+extern const yg_loop_table yg__loops_softplus_backward_avx512;
 
 static const char *const softplus_backward_input_names[] = {"grad_output", "self"};
 
@@ -866,8 +286,9 @@ static const yg_pointwise_desc softplus_backward_desc = {
     .input_names = softplus_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = softplus_backward_loop_float32,
-            [YG_FLOAT64] = softplus_backward_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_softplus_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_softplus_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_softplus_backward_avx512,
         },
     .n_scalars = 2,
     .scalar_names = softplus_backward_scalar_names,
@@ -889,125 +310,9 @@ yg_status yg__cpu_softplus_backward(const yg_tensor *grad_output,
 
 /* ---- hardtanh_backward: self <= min_val || self >= max_val ? 0 : grad_output ---- */
 
-static void hardtanh_backward_loop_float32(char **p,
-                                           const int64_t *s,
-                                           int64_t n,
-                                           const double *scalars)
-{
-    const float min_val = (float)scalars[0];
-    const float max_val = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] = self <= min_val || self >= max_val ? 0 : grad_output;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self <= min_val || self >= max_val ? 0 : grad_output;
-    }
-}
-
-static void hardtanh_backward_loop_float64(char **p,
-                                           const int64_t *s,
-                                           int64_t n,
-                                           const double *scalars)
-{
-    const double min_val = (double)scalars[0];
-    const double max_val = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] = self <= min_val || self >= max_val ? 0 : grad_output;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self <= min_val || self >= max_val ? 0 : grad_output;
-    }
-}
-
-static void hardtanh_backward_loop_int64(char **p,
-                                         const int64_t *s,
-                                         int64_t n,
-                                         const double *scalars)
-{
-    const int64_t min_val = (int64_t)scalars[0];
-    const int64_t max_val = (int64_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_self = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t self = src_self[i];
-
-            dst[i] = self <= min_val || self >= max_val ? 0 : grad_output;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t self = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self <= min_val || self >= max_val ? 0 : grad_output;
-    }
-}
-
-static void hardtanh_backward_loop_int32(char **p,
-                                         const int64_t *s,
-                                         int64_t n,
-                                         const double *scalars)
-{
-    const int32_t min_val = (int32_t)scalars[0];
-    const int32_t max_val = (int32_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_self = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t self = src_self[i];
-
-            dst[i] = self <= min_val || self >= max_val ? 0 : grad_output;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self <= min_val || self >= max_val ? 0 : grad_output;
-    }
-}
+extern const yg_loop_table yg__loops_hardtanh_backward_baseline;
+extern const yg_loop_table yg__loops_hardtanh_backward_avx2;
+extern const yg_loop_table yg__loops_hardtanh_backward_avx512;
 
 static const char *const hardtanh_backward_input_names[] = {"grad_output", "self"};
 
@@ -1019,10 +324,9 @@ static const yg_pointwise_desc hardtanh_backward_desc = {
     .input_names = hardtanh_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = hardtanh_backward_loop_float32,
-            [YG_FLOAT64] = hardtanh_backward_loop_float64,
-            [YG_INT64] = hardtanh_backward_loop_int64,
-            [YG_INT32] = hardtanh_backward_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_hardtanh_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_hardtanh_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_hardtanh_backward_avx512,
         },
     .n_scalars = 2,
     .scalar_names = hardtanh_backward_scalar_names,

@@ -3,124 +3,20 @@
  * kernels/arithmetic.c - CPU kernels of the ops of section arithmetic
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/arithmetic.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- add: self + alpha * other ---- */
 
-static void add_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float alpha = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double alpha = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t alpha = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t alpha = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
+extern const yg_loop_table yg__loops_add_baseline;
+extern const yg_loop_table yg__loops_add_avx2;
+extern const yg_loop_table yg__loops_add_avx512;
 
 static const char *const add_input_names[] = {"self", "other"};
 
@@ -132,10 +28,9 @@ static const yg_pointwise_desc add_desc = {
     .input_names = add_input_names,
     .loops =
         {
-            [YG_FLOAT32] = add_loop_float32,
-            [YG_FLOAT64] = add_loop_float64,
-            [YG_INT64] = add_loop_int64,
-            [YG_INT32] = add_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_add_baseline,
+            [YG_CPU_AVX2] = &yg__loops_add_avx2,
+            [YG_CPU_AVX512] = &yg__loops_add_avx512,
         },
     .n_scalars = 1,
     .scalar_names = add_scalar_names,
@@ -156,109 +51,9 @@ yg_status yg__cpu_add(const yg_tensor *self,
 
 /* ---- sub: self - alpha * other ---- */
 
-static void sub_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float alpha = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
-
-static void sub_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double alpha = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
-
-static void sub_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t alpha = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
-
-static void sub_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t alpha = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
+extern const yg_loop_table yg__loops_sub_baseline;
+extern const yg_loop_table yg__loops_sub_avx2;
+extern const yg_loop_table yg__loops_sub_avx512;
 
 static const char *const sub_input_names[] = {"self", "other"};
 
@@ -270,10 +65,9 @@ static const yg_pointwise_desc sub_desc = {
     .input_names = sub_input_names,
     .loops =
         {
-            [YG_FLOAT32] = sub_loop_float32,
-            [YG_FLOAT64] = sub_loop_float64,
-            [YG_INT64] = sub_loop_int64,
-            [YG_INT32] = sub_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_sub_baseline,
+            [YG_CPU_AVX2] = &yg__loops_sub_avx2,
+            [YG_CPU_AVX512] = &yg__loops_sub_avx512,
         },
     .n_scalars = 1,
     .scalar_names = sub_scalar_names,
@@ -294,109 +88,9 @@ yg_status yg__cpu_sub(const yg_tensor *self,
 
 /* ---- mul: self * other ---- */
 
-static void mul_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
+extern const yg_loop_table yg__loops_mul_baseline;
+extern const yg_loop_table yg__loops_mul_avx2;
+extern const yg_loop_table yg__loops_mul_avx512;
 
 static const char *const mul_input_names[] = {"self", "other"};
 
@@ -406,10 +100,9 @@ static const yg_pointwise_desc mul_desc = {
     .input_names = mul_input_names,
     .loops =
         {
-            [YG_FLOAT32] = mul_loop_float32,
-            [YG_FLOAT64] = mul_loop_float64,
-            [YG_INT64] = mul_loop_int64,
-            [YG_INT32] = mul_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_mul_baseline,
+            [YG_CPU_AVX2] = &yg__loops_mul_avx2,
+            [YG_CPU_AVX512] = &yg__loops_mul_avx512,
         },
 };
 
@@ -423,57 +116,9 @@ yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor *
 
 /* ---- div: self / other ---- */
 
-static void div_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self / other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self / other;
-    }
-}
-
-static void div_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self / other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self / other;
-    }
-}
+extern const yg_loop_table yg__loops_div_baseline;
+extern const yg_loop_table yg__loops_div_avx2;
+extern const yg_loop_table yg__loops_div_avx512;
 
 static const char *const div_input_names[] = {"self", "other"};
 
@@ -483,8 +128,9 @@ static const yg_pointwise_desc div_desc = {
     .input_names = div_input_names,
     .loops =
         {
-            [YG_FLOAT32] = div_loop_float32,
-            [YG_FLOAT64] = div_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_div_baseline,
+            [YG_CPU_AVX2] = &yg__loops_div_avx2,
+            [YG_CPU_AVX512] = &yg__loops_div_avx512,
         },
 };
 
@@ -498,97 +144,9 @@ yg_status yg__cpu_div(const yg_tensor *self, const yg_tensor *other, yg_tensor *
 
 /* ---- mul.Scalar: self * other ---- */
 
-static void mul_scalar_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_scalar_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_scalar_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t other = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t other = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
+extern const yg_loop_table yg__loops_mul_scalar_baseline;
+extern const yg_loop_table yg__loops_mul_scalar_avx2;
+extern const yg_loop_table yg__loops_mul_scalar_avx512;
 
 static const char *const mul_scalar_input_names[] = {"self"};
 
@@ -600,10 +158,9 @@ static const yg_pointwise_desc mul_scalar_desc = {
     .input_names = mul_scalar_input_names,
     .loops =
         {
-            [YG_FLOAT32] = mul_scalar_loop_float32,
-            [YG_FLOAT64] = mul_scalar_loop_float64,
-            [YG_INT64] = mul_scalar_loop_int64,
-            [YG_INT32] = mul_scalar_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_mul_scalar_baseline,
+            [YG_CPU_AVX2] = &yg__loops_mul_scalar_avx2,
+            [YG_CPU_AVX512] = &yg__loops_mul_scalar_avx512,
         },
     .n_scalars = 1,
     .scalar_names = mul_scalar_scalar_names,
@@ -620,51 +177,9 @@ yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **ou
 
 /* ---- div.Scalar: self / other ---- */
 
-static void div_scalar_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self / other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self / other;
-    }
-}
-
-static void div_scalar_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self / other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self / other;
-    }
-}
+extern const yg_loop_table yg__loops_div_scalar_baseline;
+extern const yg_loop_table yg__loops_div_scalar_avx2;
+extern const yg_loop_table yg__loops_div_scalar_avx512;
 
 static const char *const div_scalar_input_names[] = {"self"};
 
@@ -676,8 +191,9 @@ static const yg_pointwise_desc div_scalar_desc = {
     .input_names = div_scalar_input_names,
     .loops =
         {
-            [YG_FLOAT32] = div_scalar_loop_float32,
-            [YG_FLOAT64] = div_scalar_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_div_scalar_baseline,
+            [YG_CPU_AVX2] = &yg__loops_div_scalar_avx2,
+            [YG_CPU_AVX512] = &yg__loops_div_scalar_avx512,
         },
     .n_scalars = 1,
     .scalar_names = div_scalar_scalar_names,
@@ -694,109 +210,9 @@ yg_status yg__cpu_div_scalar(const yg_tensor *self, double other, yg_tensor **ou
 
 /* ---- add_: self + alpha * other ---- */
 
-static void add__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float alpha = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-        const float *src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double alpha = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-        const double *src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t alpha = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-        const int64_t *src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t alpha = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-        const int32_t *src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
+extern const yg_loop_table yg__loops_add__baseline;
+extern const yg_loop_table yg__loops_add__avx2;
+extern const yg_loop_table yg__loops_add__avx512;
 
 static const char *const add__input_names[] = {"self", "other"};
 
@@ -808,10 +224,9 @@ static const yg_pointwise_desc add__desc = {
     .input_names = add__input_names,
     .loops =
         {
-            [YG_FLOAT32] = add__loop_float32,
-            [YG_FLOAT64] = add__loop_float64,
-            [YG_INT64] = add__loop_int64,
-            [YG_INT32] = add__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_add__baseline,
+            [YG_CPU_AVX2] = &yg__loops_add__avx2,
+            [YG_CPU_AVX512] = &yg__loops_add__avx512,
         },
     .n_scalars = 1,
     .scalar_names = add__scalar_names,
@@ -831,101 +246,9 @@ yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg
 
 /* ---- add.Scalar: self + alpha * other ---- */
 
-static void add_scalar_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const float alpha = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_scalar_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const double alpha = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_scalar_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t other = (int64_t)scalars[0];
-    const int64_t alpha = (int64_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t other = (int32_t)scalars[0];
-    const int32_t alpha = (int32_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
+extern const yg_loop_table yg__loops_add_scalar_baseline;
+extern const yg_loop_table yg__loops_add_scalar_avx2;
+extern const yg_loop_table yg__loops_add_scalar_avx512;
 
 static const char *const add_scalar_input_names[] = {"self"};
 
@@ -937,10 +260,9 @@ static const yg_pointwise_desc add_scalar_desc = {
     .input_names = add_scalar_input_names,
     .loops =
         {
-            [YG_FLOAT32] = add_scalar_loop_float32,
-            [YG_FLOAT64] = add_scalar_loop_float64,
-            [YG_INT64] = add_scalar_loop_int64,
-            [YG_INT32] = add_scalar_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_add_scalar_baseline,
+            [YG_CPU_AVX2] = &yg__loops_add_scalar_avx2,
+            [YG_CPU_AVX512] = &yg__loops_add_scalar_avx512,
         },
     .n_scalars = 2,
     .scalar_names = add_scalar_scalar_names,
@@ -958,101 +280,9 @@ yg_status yg__cpu_add_scalar(const yg_tensor *self, double other, double alpha, 
 
 /* ---- sub.Scalar: self - alpha * other ---- */
 
-static void sub_scalar_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const float alpha = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
-
-static void sub_scalar_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const double alpha = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
-
-static void sub_scalar_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t other = (int64_t)scalars[0];
-    const int64_t alpha = (int64_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
-
-static void sub_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t other = (int32_t)scalars[0];
-    const int32_t alpha = (int32_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
+extern const yg_loop_table yg__loops_sub_scalar_baseline;
+extern const yg_loop_table yg__loops_sub_scalar_avx2;
+extern const yg_loop_table yg__loops_sub_scalar_avx512;
 
 static const char *const sub_scalar_input_names[] = {"self"};
 
@@ -1064,10 +294,9 @@ static const yg_pointwise_desc sub_scalar_desc = {
     .input_names = sub_scalar_input_names,
     .loops =
         {
-            [YG_FLOAT32] = sub_scalar_loop_float32,
-            [YG_FLOAT64] = sub_scalar_loop_float64,
-            [YG_INT64] = sub_scalar_loop_int64,
-            [YG_INT32] = sub_scalar_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_sub_scalar_baseline,
+            [YG_CPU_AVX2] = &yg__loops_sub_scalar_avx2,
+            [YG_CPU_AVX512] = &yg__loops_sub_scalar_avx512,
         },
     .n_scalars = 2,
     .scalar_names = sub_scalar_scalar_names,
@@ -1085,101 +314,9 @@ yg_status yg__cpu_sub_scalar(const yg_tensor *self, double other, double alpha, 
 
 /* ---- rsub.Scalar: other - alpha * self ---- */
 
-static void rsub_scalar_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const float alpha = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = other - alpha * self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = other - alpha * self;
-    }
-}
-
-static void rsub_scalar_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const double alpha = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = other - alpha * self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = other - alpha * self;
-    }
-}
-
-static void rsub_scalar_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t other = (int64_t)scalars[0];
-    const int64_t alpha = (int64_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = other - alpha * self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = other - alpha * self;
-    }
-}
-
-static void rsub_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t other = (int32_t)scalars[0];
-    const int32_t alpha = (int32_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = other - alpha * self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = other - alpha * self;
-    }
-}
+extern const yg_loop_table yg__loops_rsub_scalar_baseline;
+extern const yg_loop_table yg__loops_rsub_scalar_avx2;
+extern const yg_loop_table yg__loops_rsub_scalar_avx512;
 
 static const char *const rsub_scalar_input_names[] = {"self"};
 
@@ -1191,10 +328,9 @@ static const yg_pointwise_desc rsub_scalar_desc = {
     .input_names = rsub_scalar_input_names,
     .loops =
         {
-            [YG_FLOAT32] = rsub_scalar_loop_float32,
-            [YG_FLOAT64] = rsub_scalar_loop_float64,
-            [YG_INT64] = rsub_scalar_loop_int64,
-            [YG_INT32] = rsub_scalar_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_rsub_scalar_baseline,
+            [YG_CPU_AVX2] = &yg__loops_rsub_scalar_avx2,
+            [YG_CPU_AVX512] = &yg__loops_rsub_scalar_avx512,
         },
     .n_scalars = 2,
     .scalar_names = rsub_scalar_scalar_names,

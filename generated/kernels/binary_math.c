@@ -3,124 +3,20 @@
  * kernels/binary_math.c - CPU kernels of the ops of section binary_math
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/binary_math.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- maximum: self != self || self > other ? self : other ---- */
 
-static void maximum_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self != self || self > other ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self != self || self > other ? self : other;
-    }
-}
-
-static void maximum_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self != self || self > other ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self != self || self > other ? self : other;
-    }
-}
-
-static void maximum_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self != self || self > other ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self != self || self > other ? self : other;
-    }
-}
-
-static void maximum_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self != self || self > other ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self != self || self > other ? self : other;
-    }
-}
+extern const yg_loop_table yg__loops_maximum_baseline;
+extern const yg_loop_table yg__loops_maximum_avx2;
+extern const yg_loop_table yg__loops_maximum_avx512;
 
 static const char *const maximum_input_names[] = {"self", "other"};
 
@@ -130,10 +26,9 @@ static const yg_pointwise_desc maximum_desc = {
     .input_names = maximum_input_names,
     .loops =
         {
-            [YG_FLOAT32] = maximum_loop_float32,
-            [YG_FLOAT64] = maximum_loop_float64,
-            [YG_INT64] = maximum_loop_int64,
-            [YG_INT32] = maximum_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_maximum_baseline,
+            [YG_CPU_AVX2] = &yg__loops_maximum_avx2,
+            [YG_CPU_AVX512] = &yg__loops_maximum_avx512,
         },
 };
 
@@ -147,109 +42,9 @@ yg_status yg__cpu_maximum(const yg_tensor *self, const yg_tensor *other, yg_tens
 
 /* ---- minimum: self != self || self < other ? self : other ---- */
 
-static void minimum_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self != self || self < other ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self != self || self < other ? self : other;
-    }
-}
-
-static void minimum_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self != self || self < other ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self != self || self < other ? self : other;
-    }
-}
-
-static void minimum_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self != self || self < other ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self != self || self < other ? self : other;
-    }
-}
-
-static void minimum_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self != self || self < other ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self != self || self < other ? self : other;
-    }
-}
+extern const yg_loop_table yg__loops_minimum_baseline;
+extern const yg_loop_table yg__loops_minimum_avx2;
+extern const yg_loop_table yg__loops_minimum_avx512;
 
 static const char *const minimum_input_names[] = {"self", "other"};
 
@@ -259,10 +54,9 @@ static const yg_pointwise_desc minimum_desc = {
     .input_names = minimum_input_names,
     .loops =
         {
-            [YG_FLOAT32] = minimum_loop_float32,
-            [YG_FLOAT64] = minimum_loop_float64,
-            [YG_INT64] = minimum_loop_int64,
-            [YG_INT32] = minimum_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_minimum_baseline,
+            [YG_CPU_AVX2] = &yg__loops_minimum_avx2,
+            [YG_CPU_AVX512] = &yg__loops_minimum_avx512,
         },
 };
 
@@ -276,57 +70,9 @@ yg_status yg__cpu_minimum(const yg_tensor *self, const yg_tensor *other, yg_tens
 
 /* ---- atan2: atan2(self, other) ---- */
 
-static void atan2_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = atan2(self, other);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = atan2(self, other);
-    }
-}
-
-static void atan2_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = atan2(self, other);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = atan2(self, other);
-    }
-}
+extern const yg_loop_table yg__loops_atan2_baseline;
+extern const yg_loop_table yg__loops_atan2_avx2;
+extern const yg_loop_table yg__loops_atan2_avx512;
 
 static const char *const atan2_input_names[] = {"self", "other"};
 
@@ -336,8 +82,9 @@ static const yg_pointwise_desc atan2_desc = {
     .input_names = atan2_input_names,
     .loops =
         {
-            [YG_FLOAT32] = atan2_loop_float32,
-            [YG_FLOAT64] = atan2_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_atan2_baseline,
+            [YG_CPU_AVX2] = &yg__loops_atan2_avx2,
+            [YG_CPU_AVX512] = &yg__loops_atan2_avx512,
         },
 };
 
@@ -351,61 +98,9 @@ yg_status yg__cpu_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor
 
 /* ---- remainder: fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other) ---- */
 
-static void remainder_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] =
-                fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) =
-            fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other);
-    }
-}
-
-static void remainder_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] =
-                fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) =
-            fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other);
-    }
-}
+extern const yg_loop_table yg__loops_remainder_baseline;
+extern const yg_loop_table yg__loops_remainder_avx2;
+extern const yg_loop_table yg__loops_remainder_avx512;
 
 static const char *const remainder_input_names[] = {"self", "other"};
 
@@ -415,8 +110,9 @@ static const yg_pointwise_desc remainder_desc = {
     .input_names = remainder_input_names,
     .loops =
         {
-            [YG_FLOAT32] = remainder_loop_float32,
-            [YG_FLOAT64] = remainder_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_remainder_baseline,
+            [YG_CPU_AVX2] = &yg__loops_remainder_avx2,
+            [YG_CPU_AVX512] = &yg__loops_remainder_avx512,
         },
 };
 
@@ -430,61 +126,9 @@ yg_status yg__cpu_remainder(const yg_tensor *self, const yg_tensor *other, yg_te
 
 /* ---- remainder.Scalar: fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other) ---- */
 
-static void remainder_scalar_loop_float32(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] =
-                fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) =
-            fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other);
-    }
-}
-
-static void remainder_scalar_loop_float64(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] =
-                fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) =
-            fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other);
-    }
-}
+extern const yg_loop_table yg__loops_remainder_scalar_baseline;
+extern const yg_loop_table yg__loops_remainder_scalar_avx2;
+extern const yg_loop_table yg__loops_remainder_scalar_avx512;
 
 static const char *const remainder_scalar_input_names[] = {"self"};
 
@@ -496,8 +140,9 @@ static const yg_pointwise_desc remainder_scalar_desc = {
     .input_names = remainder_scalar_input_names,
     .loops =
         {
-            [YG_FLOAT32] = remainder_scalar_loop_float32,
-            [YG_FLOAT64] = remainder_scalar_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_remainder_scalar_baseline,
+            [YG_CPU_AVX2] = &yg__loops_remainder_scalar_avx2,
+            [YG_CPU_AVX512] = &yg__loops_remainder_scalar_avx512,
         },
     .n_scalars = 1,
     .scalar_names = remainder_scalar_scalar_names,
@@ -514,57 +159,9 @@ yg_status yg__cpu_remainder_scalar(const yg_tensor *self, double other, yg_tenso
 
 /* ---- pow.Tensor: pow(self, exponent) ---- */
 
-static void pow_tensor_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_exponent = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float exponent = src_exponent[i];
-
-            dst[i] = pow(self, exponent);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float exponent = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = pow(self, exponent);
-    }
-}
-
-static void pow_tensor_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_exponent = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double exponent = src_exponent[i];
-
-            dst[i] = pow(self, exponent);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double exponent = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = pow(self, exponent);
-    }
-}
+extern const yg_loop_table yg__loops_pow_tensor_baseline;
+extern const yg_loop_table yg__loops_pow_tensor_avx2;
+extern const yg_loop_table yg__loops_pow_tensor_avx512;
 
 static const char *const pow_tensor_input_names[] = {"self", "exponent"};
 
@@ -574,8 +171,9 @@ static const yg_pointwise_desc pow_tensor_desc = {
     .input_names = pow_tensor_input_names,
     .loops =
         {
-            [YG_FLOAT32] = pow_tensor_loop_float32,
-            [YG_FLOAT64] = pow_tensor_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_pow_tensor_baseline,
+            [YG_CPU_AVX2] = &yg__loops_pow_tensor_avx2,
+            [YG_CPU_AVX512] = &yg__loops_pow_tensor_avx512,
         },
 };
 

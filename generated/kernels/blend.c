@@ -3,72 +3,20 @@
  * kernels/blend.c - CPU kernels of the ops of section blend
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/blend.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- lerp: self + weight * (end - self) ---- */
 
-static void lerp_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float weight = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_end = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float end = src_end[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float end = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
-
-static void lerp_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double weight = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_end = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double end = src_end[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double end = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
+extern const yg_loop_table yg__loops_lerp_baseline;
+extern const yg_loop_table yg__loops_lerp_avx2;
+extern const yg_loop_table yg__loops_lerp_avx512;
 
 static const char *const lerp_input_names[] = {"self", "end"};
 
@@ -80,8 +28,9 @@ static const yg_pointwise_desc lerp_desc = {
     .input_names = lerp_input_names,
     .loops =
         {
-            [YG_FLOAT32] = lerp_loop_float32,
-            [YG_FLOAT64] = lerp_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_lerp_baseline,
+            [YG_CPU_AVX2] = &yg__loops_lerp_avx2,
+            [YG_CPU_AVX512] = &yg__loops_lerp_avx512,
         },
     .n_scalars = 1,
     .scalar_names = lerp_scalar_names,
@@ -101,63 +50,9 @@ yg_status yg__cpu_lerp(const yg_tensor *self,
 
 /* ---- lerp.Tensor: self + weight * (end - self) ---- */
 
-static void lerp_tensor_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_end = (const float *)p[2];
-        const float *restrict src_weight = (const float *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float end = src_end[i];
-            const float weight = src_weight[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float end = *(const float *)(p[2] + i * s[2]);
-        const float weight = *(const float *)(p[3] + i * s[3]);
-
-        *(float *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
-
-static void lerp_tensor_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_end = (const double *)p[2];
-        const double *restrict src_weight = (const double *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double end = src_end[i];
-            const double weight = src_weight[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double end = *(const double *)(p[2] + i * s[2]);
-        const double weight = *(const double *)(p[3] + i * s[3]);
-
-        *(double *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
+extern const yg_loop_table yg__loops_lerp_tensor_baseline;
+extern const yg_loop_table yg__loops_lerp_tensor_avx2;
+extern const yg_loop_table yg__loops_lerp_tensor_avx512;
 
 static const char *const lerp_tensor_input_names[] = {"self", "end", "weight"};
 
@@ -167,8 +62,9 @@ static const yg_pointwise_desc lerp_tensor_desc = {
     .input_names = lerp_tensor_input_names,
     .loops =
         {
-            [YG_FLOAT32] = lerp_tensor_loop_float32,
-            [YG_FLOAT64] = lerp_tensor_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_lerp_tensor_baseline,
+            [YG_CPU_AVX2] = &yg__loops_lerp_tensor_avx2,
+            [YG_CPU_AVX512] = &yg__loops_lerp_tensor_avx512,
         },
 };
 
@@ -186,121 +82,9 @@ yg_status yg__cpu_lerp_tensor(const yg_tensor *self,
 
 /* ---- addcmul: self + value * tensor1 * tensor2 ---- */
 
-static void addcmul_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float value = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_tensor1 = (const float *)p[2];
-        const float *restrict src_tensor2 = (const float *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float tensor1 = src_tensor1[i];
-            const float tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 * tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float tensor1 = *(const float *)(p[2] + i * s[2]);
-        const float tensor2 = *(const float *)(p[3] + i * s[3]);
-
-        *(float *)(p[0] + i * s[0]) = self + value * tensor1 * tensor2;
-    }
-}
-
-static void addcmul_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double value = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_tensor1 = (const double *)p[2];
-        const double *restrict src_tensor2 = (const double *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double tensor1 = src_tensor1[i];
-            const double tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 * tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double tensor1 = *(const double *)(p[2] + i * s[2]);
-        const double tensor2 = *(const double *)(p[3] + i * s[3]);
-
-        *(double *)(p[0] + i * s[0]) = self + value * tensor1 * tensor2;
-    }
-}
-
-static void addcmul_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t value = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_tensor1 = (const int64_t *)p[2];
-        const int64_t *restrict src_tensor2 = (const int64_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t tensor1 = src_tensor1[i];
-            const int64_t tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 * tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t tensor1 = *(const int64_t *)(p[2] + i * s[2]);
-        const int64_t tensor2 = *(const int64_t *)(p[3] + i * s[3]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + value * tensor1 * tensor2;
-    }
-}
-
-static void addcmul_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t value = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_tensor1 = (const int32_t *)p[2];
-        const int32_t *restrict src_tensor2 = (const int32_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t tensor1 = src_tensor1[i];
-            const int32_t tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 * tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t tensor1 = *(const int32_t *)(p[2] + i * s[2]);
-        const int32_t tensor2 = *(const int32_t *)(p[3] + i * s[3]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + value * tensor1 * tensor2;
-    }
-}
+extern const yg_loop_table yg__loops_addcmul_baseline;
+extern const yg_loop_table yg__loops_addcmul_avx2;
+extern const yg_loop_table yg__loops_addcmul_avx512;
 
 static const char *const addcmul_input_names[] = {"self", "tensor1", "tensor2"};
 
@@ -312,10 +96,9 @@ static const yg_pointwise_desc addcmul_desc = {
     .input_names = addcmul_input_names,
     .loops =
         {
-            [YG_FLOAT32] = addcmul_loop_float32,
-            [YG_FLOAT64] = addcmul_loop_float64,
-            [YG_INT64] = addcmul_loop_int64,
-            [YG_INT32] = addcmul_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_addcmul_baseline,
+            [YG_CPU_AVX2] = &yg__loops_addcmul_avx2,
+            [YG_CPU_AVX512] = &yg__loops_addcmul_avx512,
         },
     .n_scalars = 1,
     .scalar_names = addcmul_scalar_names,
@@ -337,63 +120,9 @@ yg_status yg__cpu_addcmul(const yg_tensor *self,
 
 /* ---- addcdiv: self + value * tensor1 / tensor2 ---- */
 
-static void addcdiv_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float value = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_tensor1 = (const float *)p[2];
-        const float *restrict src_tensor2 = (const float *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float tensor1 = src_tensor1[i];
-            const float tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 / tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float tensor1 = *(const float *)(p[2] + i * s[2]);
-        const float tensor2 = *(const float *)(p[3] + i * s[3]);
-
-        *(float *)(p[0] + i * s[0]) = self + value * tensor1 / tensor2;
-    }
-}
-
-static void addcdiv_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double value = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_tensor1 = (const double *)p[2];
-        const double *restrict src_tensor2 = (const double *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double tensor1 = src_tensor1[i];
-            const double tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 / tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double tensor1 = *(const double *)(p[2] + i * s[2]);
-        const double tensor2 = *(const double *)(p[3] + i * s[3]);
-
-        *(double *)(p[0] + i * s[0]) = self + value * tensor1 / tensor2;
-    }
-}
+extern const yg_loop_table yg__loops_addcdiv_baseline;
+extern const yg_loop_table yg__loops_addcdiv_avx2;
+extern const yg_loop_table yg__loops_addcdiv_avx512;
 
 static const char *const addcdiv_input_names[] = {"self", "tensor1", "tensor2"};
 
@@ -405,8 +134,9 @@ static const yg_pointwise_desc addcdiv_desc = {
     .input_names = addcdiv_input_names,
     .loops =
         {
-            [YG_FLOAT32] = addcdiv_loop_float32,
-            [YG_FLOAT64] = addcdiv_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_addcdiv_baseline,
+            [YG_CPU_AVX2] = &yg__loops_addcdiv_avx2,
+            [YG_CPU_AVX512] = &yg__loops_addcdiv_avx512,
         },
     .n_scalars = 1,
     .scalar_names = addcdiv_scalar_names,
@@ -428,121 +158,9 @@ yg_status yg__cpu_addcdiv(const yg_tensor *self,
 
 /* ---- where: condition ? self : other ---- */
 
-static void where_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_condition = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-        const float *restrict src_other = (const float *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float condition = src_condition[i];
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float condition = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-        const float other = *(const float *)(p[3] + i * s[3]);
-
-        *(float *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
-
-static void where_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_condition = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-        const double *restrict src_other = (const double *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double condition = src_condition[i];
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double condition = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-        const double other = *(const double *)(p[3] + i * s[3]);
-
-        *(double *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
-
-static void where_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_condition = (const int64_t *)p[1];
-        const int64_t *restrict src_self = (const int64_t *)p[2];
-        const int64_t *restrict src_other = (const int64_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t condition = src_condition[i];
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t condition = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t self = *(const int64_t *)(p[2] + i * s[2]);
-        const int64_t other = *(const int64_t *)(p[3] + i * s[3]);
-
-        *(int64_t *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
-
-static void where_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_condition = (const int32_t *)p[1];
-        const int32_t *restrict src_self = (const int32_t *)p[2];
-        const int32_t *restrict src_other = (const int32_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t condition = src_condition[i];
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t condition = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
-        const int32_t other = *(const int32_t *)(p[3] + i * s[3]);
-
-        *(int32_t *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
+extern const yg_loop_table yg__loops_where_baseline;
+extern const yg_loop_table yg__loops_where_avx2;
+extern const yg_loop_table yg__loops_where_avx512;
 
 static const char *const where_input_names[] = {"condition", "self", "other"};
 
@@ -552,10 +170,9 @@ static const yg_pointwise_desc where_desc = {
     .input_names = where_input_names,
     .loops =
         {
-            [YG_FLOAT32] = where_loop_float32,
-            [YG_FLOAT64] = where_loop_float64,
-            [YG_INT64] = where_loop_int64,
-            [YG_INT32] = where_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_where_baseline,
+            [YG_CPU_AVX2] = &yg__loops_where_avx2,
+            [YG_CPU_AVX512] = &yg__loops_where_avx512,
         },
 };
 
@@ -573,121 +190,9 @@ yg_status yg__cpu_where(const yg_tensor *condition,
 
 /* ---- where.ScalarOther: condition ? self : other ---- */
 
-static void where_scalarother_loop_float32(char **p,
-                                           const int64_t *s,
-                                           int64_t n,
-                                           const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_condition = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float condition = src_condition[i];
-            const float self = src_self[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float condition = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
-
-static void where_scalarother_loop_float64(char **p,
-                                           const int64_t *s,
-                                           int64_t n,
-                                           const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_condition = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double condition = src_condition[i];
-            const double self = src_self[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double condition = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
-
-static void where_scalarother_loop_int64(char **p,
-                                         const int64_t *s,
-                                         int64_t n,
-                                         const double *scalars)
-{
-    const int64_t other = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_condition = (const int64_t *)p[1];
-        const int64_t *restrict src_self = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t condition = src_condition[i];
-            const int64_t self = src_self[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t condition = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t self = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
-
-static void where_scalarother_loop_int32(char **p,
-                                         const int64_t *s,
-                                         int64_t n,
-                                         const double *scalars)
-{
-    const int32_t other = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_condition = (const int32_t *)p[1];
-        const int32_t *restrict src_self = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t condition = src_condition[i];
-            const int32_t self = src_self[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t condition = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
+extern const yg_loop_table yg__loops_where_scalarother_baseline;
+extern const yg_loop_table yg__loops_where_scalarother_avx2;
+extern const yg_loop_table yg__loops_where_scalarother_avx512;
 
 static const char *const where_scalarother_input_names[] = {"condition", "self"};
 
@@ -699,10 +204,9 @@ static const yg_pointwise_desc where_scalarother_desc = {
     .input_names = where_scalarother_input_names,
     .loops =
         {
-            [YG_FLOAT32] = where_scalarother_loop_float32,
-            [YG_FLOAT64] = where_scalarother_loop_float64,
-            [YG_INT64] = where_scalarother_loop_int64,
-            [YG_INT32] = where_scalarother_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_where_scalarother_baseline,
+            [YG_CPU_AVX2] = &yg__loops_where_scalarother_avx2,
+            [YG_CPU_AVX512] = &yg__loops_where_scalarother_avx512,
         },
     .n_scalars = 1,
     .scalar_names = where_scalarother_scalar_names,
@@ -723,121 +227,9 @@ yg_status yg__cpu_where_scalarother(const yg_tensor *condition,
 
 /* ---- where.ScalarSelf: condition ? self : other ---- */
 
-static void where_scalarself_loop_float32(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    const float self = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_condition = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float condition = src_condition[i];
-            const float other = src_other[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float condition = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
-
-static void where_scalarself_loop_float64(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    const double self = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_condition = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double condition = src_condition[i];
-            const double other = src_other[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double condition = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
-
-static void where_scalarself_loop_int64(char **p,
-                                        const int64_t *s,
-                                        int64_t n,
-                                        const double *scalars)
-{
-    const int64_t self = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_condition = (const int64_t *)p[1];
-        const int64_t *restrict src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t condition = src_condition[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t condition = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
-
-static void where_scalarself_loop_int32(char **p,
-                                        const int64_t *s,
-                                        int64_t n,
-                                        const double *scalars)
-{
-    const int32_t self = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_condition = (const int32_t *)p[1];
-        const int32_t *restrict src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t condition = src_condition[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = condition ? self : other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t condition = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = condition ? self : other;
-    }
-}
+extern const yg_loop_table yg__loops_where_scalarself_baseline;
+extern const yg_loop_table yg__loops_where_scalarself_avx2;
+extern const yg_loop_table yg__loops_where_scalarself_avx512;
 
 static const char *const where_scalarself_input_names[] = {"condition", "other"};
 
@@ -849,10 +241,9 @@ static const yg_pointwise_desc where_scalarself_desc = {
     .input_names = where_scalarself_input_names,
     .loops =
         {
-            [YG_FLOAT32] = where_scalarself_loop_float32,
-            [YG_FLOAT64] = where_scalarself_loop_float64,
-            [YG_INT64] = where_scalarself_loop_int64,
-            [YG_INT32] = where_scalarself_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_where_scalarself_baseline,
+            [YG_CPU_AVX2] = &yg__loops_where_scalarself_avx2,
+            [YG_CPU_AVX512] = &yg__loops_where_scalarself_avx512,
         },
     .n_scalars = 1,
     .scalar_names = where_scalarself_scalar_names,
@@ -873,109 +264,9 @@ yg_status yg__cpu_where_scalarself(const yg_tensor *condition,
 
 /* ---- masked_fill: mask ? value : self ---- */
 
-static void masked_fill_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float value = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_mask = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float mask = src_mask[i];
-
-            dst[i] = mask ? value : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float mask = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = mask ? value : self;
-    }
-}
-
-static void masked_fill_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double value = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_mask = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double mask = src_mask[i];
-
-            dst[i] = mask ? value : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double mask = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = mask ? value : self;
-    }
-}
-
-static void masked_fill_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t value = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_mask = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t mask = src_mask[i];
-
-            dst[i] = mask ? value : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t mask = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = mask ? value : self;
-    }
-}
-
-static void masked_fill_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t value = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_mask = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t mask = src_mask[i];
-
-            dst[i] = mask ? value : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t mask = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = mask ? value : self;
-    }
-}
+extern const yg_loop_table yg__loops_masked_fill_baseline;
+extern const yg_loop_table yg__loops_masked_fill_avx2;
+extern const yg_loop_table yg__loops_masked_fill_avx512;
 
 static const char *const masked_fill_input_names[] = {"self", "mask"};
 
@@ -987,10 +278,9 @@ static const yg_pointwise_desc masked_fill_desc = {
     .input_names = masked_fill_input_names,
     .loops =
         {
-            [YG_FLOAT32] = masked_fill_loop_float32,
-            [YG_FLOAT64] = masked_fill_loop_float64,
-            [YG_INT64] = masked_fill_loop_int64,
-            [YG_INT32] = masked_fill_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_masked_fill_baseline,
+            [YG_CPU_AVX2] = &yg__loops_masked_fill_avx2,
+            [YG_CPU_AVX512] = &yg__loops_masked_fill_avx512,
         },
     .n_scalars = 1,
     .scalar_names = masked_fill_scalar_names,

@@ -3,124 +3,20 @@
  * kernels/inplace_arithmetic.c - CPU kernels of the ops of section inplace_arithmetic
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/inplace_arithmetic.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- sub_: self - alpha * other ---- */
 
-static void sub__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float alpha = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-        const float *src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
-
-static void sub__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double alpha = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-        const double *src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
-
-static void sub__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t alpha = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-        const int64_t *src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
-
-static void sub__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t alpha = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-        const int32_t *src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self - alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self - alpha * other;
-    }
-}
+extern const yg_loop_table yg__loops_sub__baseline;
+extern const yg_loop_table yg__loops_sub__avx2;
+extern const yg_loop_table yg__loops_sub__avx512;
 
 static const char *const sub__input_names[] = {"self", "other"};
 
@@ -132,10 +28,9 @@ static const yg_pointwise_desc sub__desc = {
     .input_names = sub__input_names,
     .loops =
         {
-            [YG_FLOAT32] = sub__loop_float32,
-            [YG_FLOAT64] = sub__loop_float64,
-            [YG_INT64] = sub__loop_int64,
-            [YG_INT32] = sub__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_sub__baseline,
+            [YG_CPU_AVX2] = &yg__loops_sub__avx2,
+            [YG_CPU_AVX512] = &yg__loops_sub__avx512,
         },
     .n_scalars = 1,
     .scalar_names = sub__scalar_names,
@@ -155,109 +50,9 @@ yg_status yg__cpu_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg
 
 /* ---- mul_: self * other ---- */
 
-static void mul__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-        const float *src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-        const double *src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-        const int64_t *src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-        const int32_t *src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
+extern const yg_loop_table yg__loops_mul__baseline;
+extern const yg_loop_table yg__loops_mul__avx2;
+extern const yg_loop_table yg__loops_mul__avx512;
 
 static const char *const mul__input_names[] = {"self", "other"};
 
@@ -267,10 +62,9 @@ static const yg_pointwise_desc mul__desc = {
     .input_names = mul__input_names,
     .loops =
         {
-            [YG_FLOAT32] = mul__loop_float32,
-            [YG_FLOAT64] = mul__loop_float64,
-            [YG_INT64] = mul__loop_int64,
-            [YG_INT32] = mul__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_mul__baseline,
+            [YG_CPU_AVX2] = &yg__loops_mul__avx2,
+            [YG_CPU_AVX512] = &yg__loops_mul__avx512,
         },
 };
 
@@ -286,57 +80,9 @@ yg_status yg__cpu_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 
 /* ---- div_: self / other ---- */
 
-static void div__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-        const float *src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self / other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self / other;
-    }
-}
-
-static void div__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-        const double *src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self / other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self / other;
-    }
-}
+extern const yg_loop_table yg__loops_div__baseline;
+extern const yg_loop_table yg__loops_div__avx2;
+extern const yg_loop_table yg__loops_div__avx512;
 
 static const char *const div__input_names[] = {"self", "other"};
 
@@ -346,8 +92,9 @@ static const yg_pointwise_desc div__desc = {
     .input_names = div__input_names,
     .loops =
         {
-            [YG_FLOAT32] = div__loop_float32,
-            [YG_FLOAT64] = div__loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_div__baseline,
+            [YG_CPU_AVX2] = &yg__loops_div__avx2,
+            [YG_CPU_AVX512] = &yg__loops_div__avx512,
         },
 };
 
@@ -363,101 +110,9 @@ yg_status yg__cpu_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 
 /* ---- add_.Scalar: self + alpha * other ---- */
 
-static void add_scalar__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const float alpha = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_scalar__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const double alpha = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_scalar__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t other = (int64_t)scalars[0];
-    const int64_t alpha = (int64_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_scalar__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t other = (int32_t)scalars[0];
-    const int32_t alpha = (int32_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
+extern const yg_loop_table yg__loops_add_scalar__baseline;
+extern const yg_loop_table yg__loops_add_scalar__avx2;
+extern const yg_loop_table yg__loops_add_scalar__avx512;
 
 static const char *const add_scalar__input_names[] = {"self"};
 
@@ -469,10 +124,9 @@ static const yg_pointwise_desc add_scalar__desc = {
     .input_names = add_scalar__input_names,
     .loops =
         {
-            [YG_FLOAT32] = add_scalar__loop_float32,
-            [YG_FLOAT64] = add_scalar__loop_float64,
-            [YG_INT64] = add_scalar__loop_int64,
-            [YG_INT32] = add_scalar__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_add_scalar__baseline,
+            [YG_CPU_AVX2] = &yg__loops_add_scalar__avx2,
+            [YG_CPU_AVX512] = &yg__loops_add_scalar__avx512,
         },
     .n_scalars = 2,
     .scalar_names = add_scalar__scalar_names,
@@ -492,97 +146,9 @@ yg_status yg__cpu_add_scalar_(yg_tensor *self, double other, double alpha, yg_te
 
 /* ---- mul_.Scalar: self * other ---- */
 
-static void mul_scalar__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_scalar__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_scalar__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t other = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_scalar__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t other = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
+extern const yg_loop_table yg__loops_mul_scalar__baseline;
+extern const yg_loop_table yg__loops_mul_scalar__avx2;
+extern const yg_loop_table yg__loops_mul_scalar__avx512;
 
 static const char *const mul_scalar__input_names[] = {"self"};
 
@@ -594,10 +160,9 @@ static const yg_pointwise_desc mul_scalar__desc = {
     .input_names = mul_scalar__input_names,
     .loops =
         {
-            [YG_FLOAT32] = mul_scalar__loop_float32,
-            [YG_FLOAT64] = mul_scalar__loop_float64,
-            [YG_INT64] = mul_scalar__loop_int64,
-            [YG_INT32] = mul_scalar__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_mul_scalar__baseline,
+            [YG_CPU_AVX2] = &yg__loops_mul_scalar__avx2,
+            [YG_CPU_AVX512] = &yg__loops_mul_scalar__avx512,
         },
     .n_scalars = 1,
     .scalar_names = mul_scalar__scalar_names,
@@ -616,51 +181,9 @@ yg_status yg__cpu_mul_scalar_(yg_tensor *self, double other, yg_tensor **out)
 
 /* ---- div_.Scalar: self / other ---- */
 
-static void div_scalar__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self / other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self / other;
-    }
-}
-
-static void div_scalar__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self / other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self / other;
-    }
-}
+extern const yg_loop_table yg__loops_div_scalar__baseline;
+extern const yg_loop_table yg__loops_div_scalar__avx2;
+extern const yg_loop_table yg__loops_div_scalar__avx512;
 
 static const char *const div_scalar__input_names[] = {"self"};
 
@@ -672,8 +195,9 @@ static const yg_pointwise_desc div_scalar__desc = {
     .input_names = div_scalar__input_names,
     .loops =
         {
-            [YG_FLOAT32] = div_scalar__loop_float32,
-            [YG_FLOAT64] = div_scalar__loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_div_scalar__baseline,
+            [YG_CPU_AVX2] = &yg__loops_div_scalar__avx2,
+            [YG_CPU_AVX512] = &yg__loops_div_scalar__avx512,
         },
     .n_scalars = 1,
     .scalar_names = div_scalar__scalar_names,
@@ -692,121 +216,9 @@ yg_status yg__cpu_div_scalar_(yg_tensor *self, double other, yg_tensor **out)
 
 /* ---- addcmul_: self + value * tensor1 * tensor2 ---- */
 
-static void addcmul__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float value = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-        const float *src_tensor1 = (const float *)p[2];
-        const float *src_tensor2 = (const float *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float tensor1 = src_tensor1[i];
-            const float tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 * tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float tensor1 = *(const float *)(p[2] + i * s[2]);
-        const float tensor2 = *(const float *)(p[3] + i * s[3]);
-
-        *(float *)(p[0] + i * s[0]) = self + value * tensor1 * tensor2;
-    }
-}
-
-static void addcmul__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double value = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-        const double *src_tensor1 = (const double *)p[2];
-        const double *src_tensor2 = (const double *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double tensor1 = src_tensor1[i];
-            const double tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 * tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double tensor1 = *(const double *)(p[2] + i * s[2]);
-        const double tensor2 = *(const double *)(p[3] + i * s[3]);
-
-        *(double *)(p[0] + i * s[0]) = self + value * tensor1 * tensor2;
-    }
-}
-
-static void addcmul__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t value = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-        const int64_t *src_tensor1 = (const int64_t *)p[2];
-        const int64_t *src_tensor2 = (const int64_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t tensor1 = src_tensor1[i];
-            const int64_t tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 * tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t tensor1 = *(const int64_t *)(p[2] + i * s[2]);
-        const int64_t tensor2 = *(const int64_t *)(p[3] + i * s[3]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + value * tensor1 * tensor2;
-    }
-}
-
-static void addcmul__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t value = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-        const int32_t *src_tensor1 = (const int32_t *)p[2];
-        const int32_t *src_tensor2 = (const int32_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t tensor1 = src_tensor1[i];
-            const int32_t tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 * tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t tensor1 = *(const int32_t *)(p[2] + i * s[2]);
-        const int32_t tensor2 = *(const int32_t *)(p[3] + i * s[3]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + value * tensor1 * tensor2;
-    }
-}
+extern const yg_loop_table yg__loops_addcmul__baseline;
+extern const yg_loop_table yg__loops_addcmul__avx2;
+extern const yg_loop_table yg__loops_addcmul__avx512;
 
 static const char *const addcmul__input_names[] = {"self", "tensor1", "tensor2"};
 
@@ -818,10 +230,9 @@ static const yg_pointwise_desc addcmul__desc = {
     .input_names = addcmul__input_names,
     .loops =
         {
-            [YG_FLOAT32] = addcmul__loop_float32,
-            [YG_FLOAT64] = addcmul__loop_float64,
-            [YG_INT64] = addcmul__loop_int64,
-            [YG_INT32] = addcmul__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_addcmul__baseline,
+            [YG_CPU_AVX2] = &yg__loops_addcmul__avx2,
+            [YG_CPU_AVX512] = &yg__loops_addcmul__avx512,
         },
     .n_scalars = 1,
     .scalar_names = addcmul__scalar_names,
@@ -845,63 +256,9 @@ yg_status yg__cpu_addcmul_(yg_tensor *self,
 
 /* ---- addcdiv_: self + value * tensor1 / tensor2 ---- */
 
-static void addcdiv__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float value = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-        const float *src_tensor1 = (const float *)p[2];
-        const float *src_tensor2 = (const float *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float tensor1 = src_tensor1[i];
-            const float tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 / tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float tensor1 = *(const float *)(p[2] + i * s[2]);
-        const float tensor2 = *(const float *)(p[3] + i * s[3]);
-
-        *(float *)(p[0] + i * s[0]) = self + value * tensor1 / tensor2;
-    }
-}
-
-static void addcdiv__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double value = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-        const double *src_tensor1 = (const double *)p[2];
-        const double *src_tensor2 = (const double *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double tensor1 = src_tensor1[i];
-            const double tensor2 = src_tensor2[i];
-
-            dst[i] = self + value * tensor1 / tensor2;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double tensor1 = *(const double *)(p[2] + i * s[2]);
-        const double tensor2 = *(const double *)(p[3] + i * s[3]);
-
-        *(double *)(p[0] + i * s[0]) = self + value * tensor1 / tensor2;
-    }
-}
+extern const yg_loop_table yg__loops_addcdiv__baseline;
+extern const yg_loop_table yg__loops_addcdiv__avx2;
+extern const yg_loop_table yg__loops_addcdiv__avx512;
 
 static const char *const addcdiv__input_names[] = {"self", "tensor1", "tensor2"};
 
@@ -913,8 +270,9 @@ static const yg_pointwise_desc addcdiv__desc = {
     .input_names = addcdiv__input_names,
     .loops =
         {
-            [YG_FLOAT32] = addcdiv__loop_float32,
-            [YG_FLOAT64] = addcdiv__loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_addcdiv__baseline,
+            [YG_CPU_AVX2] = &yg__loops_addcdiv__avx2,
+            [YG_CPU_AVX512] = &yg__loops_addcdiv__avx512,
         },
     .n_scalars = 1,
     .scalar_names = addcdiv__scalar_names,
@@ -938,57 +296,9 @@ yg_status yg__cpu_addcdiv_(yg_tensor *self,
 
 /* ---- lerp_: self + weight * (end - self) ---- */
 
-static void lerp__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float weight = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-        const float *src_end = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float end = src_end[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float end = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
-
-static void lerp__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double weight = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-        const double *src_end = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double end = src_end[i];
-
-            dst[i] = self + weight * (end - self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double end = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self + weight * (end - self);
-    }
-}
+extern const yg_loop_table yg__loops_lerp__baseline;
+extern const yg_loop_table yg__loops_lerp__avx2;
+extern const yg_loop_table yg__loops_lerp__avx512;
 
 static const char *const lerp__input_names[] = {"self", "end"};
 
@@ -1000,8 +310,9 @@ static const yg_pointwise_desc lerp__desc = {
     .input_names = lerp__input_names,
     .loops =
         {
-            [YG_FLOAT32] = lerp__loop_float32,
-            [YG_FLOAT64] = lerp__loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_lerp__baseline,
+            [YG_CPU_AVX2] = &yg__loops_lerp__avx2,
+            [YG_CPU_AVX512] = &yg__loops_lerp__avx512,
         },
     .n_scalars = 1,
     .scalar_names = lerp__scalar_names,

@@ -3,112 +3,20 @@
  * kernels/inplace_fill.c - CPU kernels of the ops of section inplace_fill
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/inplace_fill.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- relu_: self > 0 ? self : 0 ---- */
 
-static void relu__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self > 0 ? self : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self > 0 ? self : 0;
-    }
-}
-
-static void relu__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self > 0 ? self : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self > 0 ? self : 0;
-    }
-}
-
-static void relu__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self > 0 ? self : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self > 0 ? self : 0;
-    }
-}
-
-static void relu__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self > 0 ? self : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self > 0 ? self : 0;
-    }
-}
+extern const yg_loop_table yg__loops_relu__baseline;
+extern const yg_loop_table yg__loops_relu__avx2;
+extern const yg_loop_table yg__loops_relu__avx512;
 
 static const char *const relu__input_names[] = {"self"};
 
@@ -118,10 +26,9 @@ static const yg_pointwise_desc relu__desc = {
     .input_names = relu__input_names,
     .loops =
         {
-            [YG_FLOAT32] = relu__loop_float32,
-            [YG_FLOAT64] = relu__loop_float64,
-            [YG_INT64] = relu__loop_int64,
-            [YG_INT32] = relu__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_relu__baseline,
+            [YG_CPU_AVX2] = &yg__loops_relu__avx2,
+            [YG_CPU_AVX512] = &yg__loops_relu__avx512,
         },
 };
 
@@ -137,101 +44,9 @@ yg_status yg__cpu_relu_(yg_tensor *self, yg_tensor **out)
 
 /* ---- clamp_: self < min ? min : (self > max ? max : self) ---- */
 
-static void clamp__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float min = (float)scalars[0];
-    const float max = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self < min ? min : (self > max ? max : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self < min ? min : (self > max ? max : self);
-    }
-}
-
-static void clamp__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double min = (double)scalars[0];
-    const double max = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self < min ? min : (self > max ? max : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self < min ? min : (self > max ? max : self);
-    }
-}
-
-static void clamp__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t min = (int64_t)scalars[0];
-    const int64_t max = (int64_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self < min ? min : (self > max ? max : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self < min ? min : (self > max ? max : self);
-    }
-}
-
-static void clamp__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t min = (int32_t)scalars[0];
-    const int32_t max = (int32_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self < min ? min : (self > max ? max : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self < min ? min : (self > max ? max : self);
-    }
-}
+extern const yg_loop_table yg__loops_clamp__baseline;
+extern const yg_loop_table yg__loops_clamp__avx2;
+extern const yg_loop_table yg__loops_clamp__avx512;
 
 static const char *const clamp__input_names[] = {"self"};
 
@@ -243,10 +58,9 @@ static const yg_pointwise_desc clamp__desc = {
     .input_names = clamp__input_names,
     .loops =
         {
-            [YG_FLOAT32] = clamp__loop_float32,
-            [YG_FLOAT64] = clamp__loop_float64,
-            [YG_INT64] = clamp__loop_int64,
-            [YG_INT32] = clamp__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_clamp__baseline,
+            [YG_CPU_AVX2] = &yg__loops_clamp__avx2,
+            [YG_CPU_AVX512] = &yg__loops_clamp__avx512,
         },
     .n_scalars = 2,
     .scalar_names = clamp__scalar_names,
@@ -266,97 +80,9 @@ yg_status yg__cpu_clamp_(yg_tensor *self, double min, double max, yg_tensor **ou
 
 /* ---- clamp_min_: self < min ? min : self ---- */
 
-static void clamp_min__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float min = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self < min ? min : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self < min ? min : self;
-    }
-}
-
-static void clamp_min__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double min = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self < min ? min : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self < min ? min : self;
-    }
-}
-
-static void clamp_min__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t min = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self < min ? min : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self < min ? min : self;
-    }
-}
-
-static void clamp_min__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t min = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self < min ? min : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self < min ? min : self;
-    }
-}
+extern const yg_loop_table yg__loops_clamp_min__baseline;
+extern const yg_loop_table yg__loops_clamp_min__avx2;
+extern const yg_loop_table yg__loops_clamp_min__avx512;
 
 static const char *const clamp_min__input_names[] = {"self"};
 
@@ -368,10 +94,9 @@ static const yg_pointwise_desc clamp_min__desc = {
     .input_names = clamp_min__input_names,
     .loops =
         {
-            [YG_FLOAT32] = clamp_min__loop_float32,
-            [YG_FLOAT64] = clamp_min__loop_float64,
-            [YG_INT64] = clamp_min__loop_int64,
-            [YG_INT32] = clamp_min__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_clamp_min__baseline,
+            [YG_CPU_AVX2] = &yg__loops_clamp_min__avx2,
+            [YG_CPU_AVX512] = &yg__loops_clamp_min__avx512,
         },
     .n_scalars = 1,
     .scalar_names = clamp_min__scalar_names,
@@ -390,97 +115,9 @@ yg_status yg__cpu_clamp_min_(yg_tensor *self, double min, yg_tensor **out)
 
 /* ---- clamp_max_: self > max ? max : self ---- */
 
-static void clamp_max__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float max = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self > max ? max : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self > max ? max : self;
-    }
-}
-
-static void clamp_max__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double max = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self > max ? max : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self > max ? max : self;
-    }
-}
-
-static void clamp_max__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t max = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self > max ? max : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self > max ? max : self;
-    }
-}
-
-static void clamp_max__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t max = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self > max ? max : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self > max ? max : self;
-    }
-}
+extern const yg_loop_table yg__loops_clamp_max__baseline;
+extern const yg_loop_table yg__loops_clamp_max__avx2;
+extern const yg_loop_table yg__loops_clamp_max__avx512;
 
 static const char *const clamp_max__input_names[] = {"self"};
 
@@ -492,10 +129,9 @@ static const yg_pointwise_desc clamp_max__desc = {
     .input_names = clamp_max__input_names,
     .loops =
         {
-            [YG_FLOAT32] = clamp_max__loop_float32,
-            [YG_FLOAT64] = clamp_max__loop_float64,
-            [YG_INT64] = clamp_max__loop_int64,
-            [YG_INT32] = clamp_max__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_clamp_max__baseline,
+            [YG_CPU_AVX2] = &yg__loops_clamp_max__avx2,
+            [YG_CPU_AVX512] = &yg__loops_clamp_max__avx512,
         },
     .n_scalars = 1,
     .scalar_names = clamp_max__scalar_names,
@@ -514,109 +150,9 @@ yg_status yg__cpu_clamp_max_(yg_tensor *self, double max, yg_tensor **out)
 
 /* ---- masked_fill_: mask ? value : self ---- */
 
-static void masked_fill__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float value = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-        const float *src_mask = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float mask = src_mask[i];
-
-            dst[i] = mask ? value : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float mask = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = mask ? value : self;
-    }
-}
-
-static void masked_fill__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double value = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-        const double *src_mask = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double mask = src_mask[i];
-
-            dst[i] = mask ? value : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double mask = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = mask ? value : self;
-    }
-}
-
-static void masked_fill__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t value = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-        const int64_t *src_mask = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t mask = src_mask[i];
-
-            dst[i] = mask ? value : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t mask = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = mask ? value : self;
-    }
-}
-
-static void masked_fill__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t value = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-        const int32_t *src_mask = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t mask = src_mask[i];
-
-            dst[i] = mask ? value : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t mask = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = mask ? value : self;
-    }
-}
+extern const yg_loop_table yg__loops_masked_fill__baseline;
+extern const yg_loop_table yg__loops_masked_fill__avx2;
+extern const yg_loop_table yg__loops_masked_fill__avx512;
 
 static const char *const masked_fill__input_names[] = {"self", "mask"};
 
@@ -628,10 +164,9 @@ static const yg_pointwise_desc masked_fill__desc = {
     .input_names = masked_fill__input_names,
     .loops =
         {
-            [YG_FLOAT32] = masked_fill__loop_float32,
-            [YG_FLOAT64] = masked_fill__loop_float64,
-            [YG_INT64] = masked_fill__loop_int64,
-            [YG_INT32] = masked_fill__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_masked_fill__baseline,
+            [YG_CPU_AVX2] = &yg__loops_masked_fill__avx2,
+            [YG_CPU_AVX512] = &yg__loops_masked_fill__avx512,
         },
     .n_scalars = 1,
     .scalar_names = masked_fill__scalar_names,

@@ -3,74 +3,20 @@
  * kernels/math_backward.c - CPU kernels of the ops of section math_backward
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/math_backward.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- pow_backward: exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1) ---- */
 
-static void pow_backward_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float exponent = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] = exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) =
-            exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1);
-    }
-}
-
-static void pow_backward_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double exponent = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] = exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) =
-            exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1);
-    }
-}
+extern const yg_loop_table yg__loops_pow_backward_baseline;
+extern const yg_loop_table yg__loops_pow_backward_avx2;
+extern const yg_loop_table yg__loops_pow_backward_avx512;
 
 static const char *const pow_backward_input_names[] = {"grad_output", "self"};
 
@@ -82,8 +28,9 @@ static const yg_pointwise_desc pow_backward_desc = {
     .input_names = pow_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = pow_backward_loop_float32,
-            [YG_FLOAT64] = pow_backward_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_pow_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_pow_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_pow_backward_avx512,
         },
     .n_scalars = 1,
     .scalar_names = pow_backward_scalar_names,
@@ -104,119 +51,9 @@ yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
 
 /* ---- clamp_backward: self >= min && self <= max ? grad_output : 0 ---- */
 
-static void clamp_backward_loop_float32(char **p,
-                                        const int64_t *s,
-                                        int64_t n,
-                                        const double *scalars)
-{
-    const float min = (float)scalars[0];
-    const float max = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] = self >= min && self <= max ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self >= min && self <= max ? grad_output : 0;
-    }
-}
-
-static void clamp_backward_loop_float64(char **p,
-                                        const int64_t *s,
-                                        int64_t n,
-                                        const double *scalars)
-{
-    const double min = (double)scalars[0];
-    const double max = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] = self >= min && self <= max ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self >= min && self <= max ? grad_output : 0;
-    }
-}
-
-static void clamp_backward_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t min = (int64_t)scalars[0];
-    const int64_t max = (int64_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_self = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t self = src_self[i];
-
-            dst[i] = self >= min && self <= max ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t self = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self >= min && self <= max ? grad_output : 0;
-    }
-}
-
-static void clamp_backward_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t min = (int32_t)scalars[0];
-    const int32_t max = (int32_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_self = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t self = src_self[i];
-
-            dst[i] = self >= min && self <= max ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self >= min && self <= max ? grad_output : 0;
-    }
-}
+extern const yg_loop_table yg__loops_clamp_backward_baseline;
+extern const yg_loop_table yg__loops_clamp_backward_avx2;
+extern const yg_loop_table yg__loops_clamp_backward_avx512;
 
 static const char *const clamp_backward_input_names[] = {"grad_output", "self"};
 
@@ -228,10 +65,9 @@ static const yg_pointwise_desc clamp_backward_desc = {
     .input_names = clamp_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = clamp_backward_loop_float32,
-            [YG_FLOAT64] = clamp_backward_loop_float64,
-            [YG_INT64] = clamp_backward_loop_int64,
-            [YG_INT32] = clamp_backward_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_clamp_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_clamp_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_clamp_backward_avx512,
         },
     .n_scalars = 2,
     .scalar_names = clamp_backward_scalar_names,
@@ -253,121 +89,9 @@ yg_status yg__cpu_clamp_backward(const yg_tensor *grad_output,
 
 /* ---- clamp_min_backward: self >= min ? grad_output : 0 ---- */
 
-static void clamp_min_backward_loop_float32(char **p,
-                                            const int64_t *s,
-                                            int64_t n,
-                                            const double *scalars)
-{
-    const float min = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] = self >= min ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self >= min ? grad_output : 0;
-    }
-}
-
-static void clamp_min_backward_loop_float64(char **p,
-                                            const int64_t *s,
-                                            int64_t n,
-                                            const double *scalars)
-{
-    const double min = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] = self >= min ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self >= min ? grad_output : 0;
-    }
-}
-
-static void clamp_min_backward_loop_int64(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    const int64_t min = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_self = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t self = src_self[i];
-
-            dst[i] = self >= min ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t self = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self >= min ? grad_output : 0;
-    }
-}
-
-static void clamp_min_backward_loop_int32(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    const int32_t min = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_self = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t self = src_self[i];
-
-            dst[i] = self >= min ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self >= min ? grad_output : 0;
-    }
-}
+extern const yg_loop_table yg__loops_clamp_min_backward_baseline;
+extern const yg_loop_table yg__loops_clamp_min_backward_avx2;
+extern const yg_loop_table yg__loops_clamp_min_backward_avx512;
 
 static const char *const clamp_min_backward_input_names[] = {"grad_output", "self"};
 
@@ -379,10 +103,9 @@ static const yg_pointwise_desc clamp_min_backward_desc = {
     .input_names = clamp_min_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = clamp_min_backward_loop_float32,
-            [YG_FLOAT64] = clamp_min_backward_loop_float64,
-            [YG_INT64] = clamp_min_backward_loop_int64,
-            [YG_INT32] = clamp_min_backward_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_clamp_min_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_clamp_min_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_clamp_min_backward_avx512,
         },
     .n_scalars = 1,
     .scalar_names = clamp_min_backward_scalar_names,
@@ -403,121 +126,9 @@ yg_status yg__cpu_clamp_min_backward(const yg_tensor *grad_output,
 
 /* ---- clamp_max_backward: self <= max ? grad_output : 0 ---- */
 
-static void clamp_max_backward_loop_float32(char **p,
-                                            const int64_t *s,
-                                            int64_t n,
-                                            const double *scalars)
-{
-    const float max = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] = self <= max ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self <= max ? grad_output : 0;
-    }
-}
-
-static void clamp_max_backward_loop_float64(char **p,
-                                            const int64_t *s,
-                                            int64_t n,
-                                            const double *scalars)
-{
-    const double max = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] = self <= max ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self <= max ? grad_output : 0;
-    }
-}
-
-static void clamp_max_backward_loop_int64(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    const int64_t max = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_self = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t self = src_self[i];
-
-            dst[i] = self <= max ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t self = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self <= max ? grad_output : 0;
-    }
-}
-
-static void clamp_max_backward_loop_int32(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    const int32_t max = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_self = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t self = src_self[i];
-
-            dst[i] = self <= max ? grad_output : 0;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self <= max ? grad_output : 0;
-    }
-}
+extern const yg_loop_table yg__loops_clamp_max_backward_baseline;
+extern const yg_loop_table yg__loops_clamp_max_backward_avx2;
+extern const yg_loop_table yg__loops_clamp_max_backward_avx512;
 
 static const char *const clamp_max_backward_input_names[] = {"grad_output", "self"};
 
@@ -529,10 +140,9 @@ static const yg_pointwise_desc clamp_max_backward_desc = {
     .input_names = clamp_max_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = clamp_max_backward_loop_float32,
-            [YG_FLOAT64] = clamp_max_backward_loop_float64,
-            [YG_INT64] = clamp_max_backward_loop_int64,
-            [YG_INT32] = clamp_max_backward_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_clamp_max_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_clamp_max_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_clamp_max_backward_avx512,
         },
     .n_scalars = 1,
     .scalar_names = clamp_max_backward_scalar_names,
@@ -553,137 +163,9 @@ yg_status yg__cpu_clamp_max_backward(const yg_tensor *grad_output,
 
 /* ---- maximum_backward: self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output) ---- */
 
-static void maximum_backward_loop_float32(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-        const float *restrict src_other = (const float *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-        const float other = *(const float *)(p[3] + i * s[3]);
-
-        *(float *)(p[0] + i * s[0]) =
-            self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-    }
-}
-
-static void maximum_backward_loop_float64(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-        const double *restrict src_other = (const double *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-        const double other = *(const double *)(p[3] + i * s[3]);
-
-        *(double *)(p[0] + i * s[0]) =
-            self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-    }
-}
-
-static void maximum_backward_loop_int64(char **p,
-                                        const int64_t *s,
-                                        int64_t n,
-                                        const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_self = (const int64_t *)p[2];
-        const int64_t *restrict src_other = (const int64_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t self = *(const int64_t *)(p[2] + i * s[2]);
-        const int64_t other = *(const int64_t *)(p[3] + i * s[3]);
-
-        *(int64_t *)(p[0] + i * s[0]) =
-            self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-    }
-}
-
-static void maximum_backward_loop_int32(char **p,
-                                        const int64_t *s,
-                                        int64_t n,
-                                        const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_self = (const int32_t *)p[2];
-        const int32_t *restrict src_other = (const int32_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
-        const int32_t other = *(const int32_t *)(p[3] + i * s[3]);
-
-        *(int32_t *)(p[0] + i * s[0]) =
-            self < other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-    }
-}
+extern const yg_loop_table yg__loops_maximum_backward_baseline;
+extern const yg_loop_table yg__loops_maximum_backward_avx2;
+extern const yg_loop_table yg__loops_maximum_backward_avx512;
 
 static const char *const maximum_backward_input_names[] = {"grad_output", "self", "other"};
 
@@ -693,10 +175,9 @@ static const yg_pointwise_desc maximum_backward_desc = {
     .input_names = maximum_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = maximum_backward_loop_float32,
-            [YG_FLOAT64] = maximum_backward_loop_float64,
-            [YG_INT64] = maximum_backward_loop_int64,
-            [YG_INT32] = maximum_backward_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_maximum_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_maximum_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_maximum_backward_avx512,
         },
 };
 
@@ -714,137 +195,9 @@ yg_status yg__cpu_maximum_backward(const yg_tensor *grad_output,
 
 /* ---- minimum_backward: self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output) ---- */
 
-static void minimum_backward_loop_float32(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-        const float *restrict src_other = (const float *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-        const float other = *(const float *)(p[3] + i * s[3]);
-
-        *(float *)(p[0] + i * s[0]) =
-            self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-    }
-}
-
-static void minimum_backward_loop_float64(char **p,
-                                          const int64_t *s,
-                                          int64_t n,
-                                          const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-        const double *restrict src_other = (const double *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-        const double other = *(const double *)(p[3] + i * s[3]);
-
-        *(double *)(p[0] + i * s[0]) =
-            self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-    }
-}
-
-static void minimum_backward_loop_int64(char **p,
-                                        const int64_t *s,
-                                        int64_t n,
-                                        const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_self = (const int64_t *)p[2];
-        const int64_t *restrict src_other = (const int64_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t self = *(const int64_t *)(p[2] + i * s[2]);
-        const int64_t other = *(const int64_t *)(p[3] + i * s[3]);
-
-        *(int64_t *)(p[0] + i * s[0]) =
-            self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-    }
-}
-
-static void minimum_backward_loop_int32(char **p,
-                                        const int64_t *s,
-                                        int64_t n,
-                                        const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_self = (const int32_t *)p[2];
-        const int32_t *restrict src_other = (const int32_t *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
-        const int32_t other = *(const int32_t *)(p[3] + i * s[3]);
-
-        *(int32_t *)(p[0] + i * s[0]) =
-            self > other ? 0 : (self == other ? grad_output * 0.5 : grad_output);
-    }
-}
+extern const yg_loop_table yg__loops_minimum_backward_baseline;
+extern const yg_loop_table yg__loops_minimum_backward_avx2;
+extern const yg_loop_table yg__loops_minimum_backward_avx512;
 
 static const char *const minimum_backward_input_names[] = {"grad_output", "self", "other"};
 
@@ -854,10 +207,9 @@ static const yg_pointwise_desc minimum_backward_desc = {
     .input_names = minimum_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = minimum_backward_loop_float32,
-            [YG_FLOAT64] = minimum_backward_loop_float64,
-            [YG_INT64] = minimum_backward_loop_int64,
-            [YG_INT32] = minimum_backward_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_minimum_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_minimum_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_minimum_backward_avx512,
         },
 };
 
@@ -875,71 +227,9 @@ yg_status yg__cpu_minimum_backward(const yg_tensor *grad_output,
 
 /* ---- pow_backward_self: exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1) ---- */
 
-static void pow_backward_self_loop_float32(char **p,
-                                           const int64_t *s,
-                                           int64_t n,
-                                           const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-        const float *restrict src_exponent = (const float *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-            const float exponent = src_exponent[i];
-
-            dst[i] = exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-        const float exponent = *(const float *)(p[3] + i * s[3]);
-
-        *(float *)(p[0] + i * s[0]) =
-            exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1);
-    }
-}
-
-static void pow_backward_self_loop_float64(char **p,
-                                           const int64_t *s,
-                                           int64_t n,
-                                           const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-        const double *restrict src_exponent = (const double *)p[3];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-            const double exponent = src_exponent[i];
-
-            dst[i] = exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-        const double exponent = *(const double *)(p[3] + i * s[3]);
-
-        *(double *)(p[0] + i * s[0]) =
-            exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1);
-    }
-}
+extern const yg_loop_table yg__loops_pow_backward_self_baseline;
+extern const yg_loop_table yg__loops_pow_backward_self_avx2;
+extern const yg_loop_table yg__loops_pow_backward_self_avx512;
 
 static const char *const pow_backward_self_input_names[] = {"grad_output", "self", "exponent"};
 
@@ -949,8 +239,9 @@ static const yg_pointwise_desc pow_backward_self_desc = {
     .input_names = pow_backward_self_input_names,
     .loops =
         {
-            [YG_FLOAT32] = pow_backward_self_loop_float32,
-            [YG_FLOAT64] = pow_backward_self_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_pow_backward_self_baseline,
+            [YG_CPU_AVX2] = &yg__loops_pow_backward_self_avx2,
+            [YG_CPU_AVX512] = &yg__loops_pow_backward_self_avx512,
         },
 };
 
@@ -968,77 +259,9 @@ yg_status yg__cpu_pow_backward_self(const yg_tensor *grad_output,
 
 /* ---- pow_backward_exponent: self == 0 && exponent >= 0 ? 0 : grad_output * output * log(self) ---- */
 
-static void pow_backward_exponent_loop_float32(char **p,
-                                               const int64_t *s,
-                                               int64_t n,
-                                               const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem && s[4] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-        const float *restrict src_exponent = (const float *)p[3];
-        const float *restrict src_output = (const float *)p[4];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-            const float exponent = src_exponent[i];
-            const float output = src_output[i];
-
-            dst[i] = self == 0 && exponent >= 0 ? 0 : grad_output * output * log(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-        const float exponent = *(const float *)(p[3] + i * s[3]);
-        const float output = *(const float *)(p[4] + i * s[4]);
-
-        *(float *)(p[0] + i * s[0]) =
-            self == 0 && exponent >= 0 ? 0 : grad_output * output * log(self);
-    }
-}
-
-static void pow_backward_exponent_loop_float64(char **p,
-                                               const int64_t *s,
-                                               int64_t n,
-                                               const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem && s[3] == elem && s[4] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-        const double *restrict src_exponent = (const double *)p[3];
-        const double *restrict src_output = (const double *)p[4];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-            const double exponent = src_exponent[i];
-            const double output = src_output[i];
-
-            dst[i] = self == 0 && exponent >= 0 ? 0 : grad_output * output * log(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-        const double exponent = *(const double *)(p[3] + i * s[3]);
-        const double output = *(const double *)(p[4] + i * s[4]);
-
-        *(double *)(p[0] + i * s[0]) =
-            self == 0 && exponent >= 0 ? 0 : grad_output * output * log(self);
-    }
-}
+extern const yg_loop_table yg__loops_pow_backward_exponent_baseline;
+extern const yg_loop_table yg__loops_pow_backward_exponent_avx2;
+extern const yg_loop_table yg__loops_pow_backward_exponent_avx512;
 
 static const char *const pow_backward_exponent_input_names[] = {"grad_output", "self", "exponent", "output"};
 
@@ -1048,8 +271,9 @@ static const yg_pointwise_desc pow_backward_exponent_desc = {
     .input_names = pow_backward_exponent_input_names,
     .loops =
         {
-            [YG_FLOAT32] = pow_backward_exponent_loop_float32,
-            [YG_FLOAT64] = pow_backward_exponent_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_pow_backward_exponent_baseline,
+            [YG_CPU_AVX2] = &yg__loops_pow_backward_exponent_avx2,
+            [YG_CPU_AVX512] = &yg__loops_pow_backward_exponent_avx512,
         },
 };
 

@@ -3,116 +3,20 @@
  * kernels/rounding.c - CPU kernels of the ops of section rounding
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/rounding.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- clamp: self < min ? min : (self > max ? max : self) ---- */
 
-static void clamp_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float min = (float)scalars[0];
-    const float max = (float)scalars[1];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self < min ? min : (self > max ? max : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self < min ? min : (self > max ? max : self);
-    }
-}
-
-static void clamp_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double min = (double)scalars[0];
-    const double max = (double)scalars[1];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self < min ? min : (self > max ? max : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self < min ? min : (self > max ? max : self);
-    }
-}
-
-static void clamp_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t min = (int64_t)scalars[0];
-    const int64_t max = (int64_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self < min ? min : (self > max ? max : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self < min ? min : (self > max ? max : self);
-    }
-}
-
-static void clamp_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t min = (int32_t)scalars[0];
-    const int32_t max = (int32_t)scalars[1];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self < min ? min : (self > max ? max : self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self < min ? min : (self > max ? max : self);
-    }
-}
+extern const yg_loop_table yg__loops_clamp_baseline;
+extern const yg_loop_table yg__loops_clamp_avx2;
+extern const yg_loop_table yg__loops_clamp_avx512;
 
 static const char *const clamp_input_names[] = {"self"};
 
@@ -124,10 +28,9 @@ static const yg_pointwise_desc clamp_desc = {
     .input_names = clamp_input_names,
     .loops =
         {
-            [YG_FLOAT32] = clamp_loop_float32,
-            [YG_FLOAT64] = clamp_loop_float64,
-            [YG_INT64] = clamp_loop_int64,
-            [YG_INT32] = clamp_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_clamp_baseline,
+            [YG_CPU_AVX2] = &yg__loops_clamp_avx2,
+            [YG_CPU_AVX512] = &yg__loops_clamp_avx512,
         },
     .n_scalars = 2,
     .scalar_names = clamp_scalar_names,
@@ -144,97 +47,9 @@ yg_status yg__cpu_clamp(const yg_tensor *self, double min, double max, yg_tensor
 
 /* ---- clamp_min: self < min ? min : self ---- */
 
-static void clamp_min_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float min = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self < min ? min : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self < min ? min : self;
-    }
-}
-
-static void clamp_min_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double min = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self < min ? min : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self < min ? min : self;
-    }
-}
-
-static void clamp_min_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t min = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self < min ? min : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self < min ? min : self;
-    }
-}
-
-static void clamp_min_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t min = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self < min ? min : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self < min ? min : self;
-    }
-}
+extern const yg_loop_table yg__loops_clamp_min_baseline;
+extern const yg_loop_table yg__loops_clamp_min_avx2;
+extern const yg_loop_table yg__loops_clamp_min_avx512;
 
 static const char *const clamp_min_input_names[] = {"self"};
 
@@ -246,10 +61,9 @@ static const yg_pointwise_desc clamp_min_desc = {
     .input_names = clamp_min_input_names,
     .loops =
         {
-            [YG_FLOAT32] = clamp_min_loop_float32,
-            [YG_FLOAT64] = clamp_min_loop_float64,
-            [YG_INT64] = clamp_min_loop_int64,
-            [YG_INT32] = clamp_min_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_clamp_min_baseline,
+            [YG_CPU_AVX2] = &yg__loops_clamp_min_avx2,
+            [YG_CPU_AVX512] = &yg__loops_clamp_min_avx512,
         },
     .n_scalars = 1,
     .scalar_names = clamp_min_scalar_names,
@@ -266,97 +80,9 @@ yg_status yg__cpu_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
 
 /* ---- clamp_max: self > max ? max : self ---- */
 
-static void clamp_max_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float max = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self > max ? max : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self > max ? max : self;
-    }
-}
-
-static void clamp_max_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double max = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self > max ? max : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self > max ? max : self;
-    }
-}
-
-static void clamp_max_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t max = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self > max ? max : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self > max ? max : self;
-    }
-}
-
-static void clamp_max_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t max = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self > max ? max : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self > max ? max : self;
-    }
-}
+extern const yg_loop_table yg__loops_clamp_max_baseline;
+extern const yg_loop_table yg__loops_clamp_max_avx2;
+extern const yg_loop_table yg__loops_clamp_max_avx512;
 
 static const char *const clamp_max_input_names[] = {"self"};
 
@@ -368,10 +94,9 @@ static const yg_pointwise_desc clamp_max_desc = {
     .input_names = clamp_max_input_names,
     .loops =
         {
-            [YG_FLOAT32] = clamp_max_loop_float32,
-            [YG_FLOAT64] = clamp_max_loop_float64,
-            [YG_INT64] = clamp_max_loop_int64,
-            [YG_INT32] = clamp_max_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_clamp_max_baseline,
+            [YG_CPU_AVX2] = &yg__loops_clamp_max_avx2,
+            [YG_CPU_AVX512] = &yg__loops_clamp_max_avx512,
         },
     .n_scalars = 1,
     .scalar_names = clamp_max_scalar_names,
@@ -388,51 +113,9 @@ yg_status yg__cpu_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
 
 /* ---- floor: floor(self) ---- */
 
-static void floor_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = floor(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = floor(self);
-    }
-}
-
-static void floor_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = floor(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = floor(self);
-    }
-}
+extern const yg_loop_table yg__loops_floor_baseline;
+extern const yg_loop_table yg__loops_floor_avx2;
+extern const yg_loop_table yg__loops_floor_avx512;
 
 static const char *const floor_input_names[] = {"self"};
 
@@ -442,8 +125,9 @@ static const yg_pointwise_desc floor_desc = {
     .input_names = floor_input_names,
     .loops =
         {
-            [YG_FLOAT32] = floor_loop_float32,
-            [YG_FLOAT64] = floor_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_floor_baseline,
+            [YG_CPU_AVX2] = &yg__loops_floor_avx2,
+            [YG_CPU_AVX512] = &yg__loops_floor_avx512,
         },
 };
 
@@ -457,51 +141,9 @@ yg_status yg__cpu_floor(const yg_tensor *self, yg_tensor **out)
 
 /* ---- ceil: ceil(self) ---- */
 
-static void ceil_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = ceil(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = ceil(self);
-    }
-}
-
-static void ceil_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = ceil(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = ceil(self);
-    }
-}
+extern const yg_loop_table yg__loops_ceil_baseline;
+extern const yg_loop_table yg__loops_ceil_avx2;
+extern const yg_loop_table yg__loops_ceil_avx512;
 
 static const char *const ceil_input_names[] = {"self"};
 
@@ -511,8 +153,9 @@ static const yg_pointwise_desc ceil_desc = {
     .input_names = ceil_input_names,
     .loops =
         {
-            [YG_FLOAT32] = ceil_loop_float32,
-            [YG_FLOAT64] = ceil_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_ceil_baseline,
+            [YG_CPU_AVX2] = &yg__loops_ceil_avx2,
+            [YG_CPU_AVX512] = &yg__loops_ceil_avx512,
         },
 };
 
@@ -526,53 +169,9 @@ yg_status yg__cpu_ceil(const yg_tensor *self, yg_tensor **out)
 
 /* ---- round: self - floor(self) == 0.5 ? 2 * round(self * 0.5) : round(self) ---- */
 
-static void round_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self - floor(self) == 0.5 ? 2 * round(self * 0.5) : round(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) =
-            self - floor(self) == 0.5 ? 2 * round(self * 0.5) : round(self);
-    }
-}
-
-static void round_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self - floor(self) == 0.5 ? 2 * round(self * 0.5) : round(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) =
-            self - floor(self) == 0.5 ? 2 * round(self * 0.5) : round(self);
-    }
-}
+extern const yg_loop_table yg__loops_round_baseline;
+extern const yg_loop_table yg__loops_round_avx2;
+extern const yg_loop_table yg__loops_round_avx512;
 
 static const char *const round_input_names[] = {"self"};
 
@@ -582,8 +181,9 @@ static const yg_pointwise_desc round_desc = {
     .input_names = round_input_names,
     .loops =
         {
-            [YG_FLOAT32] = round_loop_float32,
-            [YG_FLOAT64] = round_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_round_baseline,
+            [YG_CPU_AVX2] = &yg__loops_round_avx2,
+            [YG_CPU_AVX512] = &yg__loops_round_avx512,
         },
 };
 
@@ -597,51 +197,9 @@ yg_status yg__cpu_round(const yg_tensor *self, yg_tensor **out)
 
 /* ---- trunc: trunc(self) ---- */
 
-static void trunc_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = trunc(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = trunc(self);
-    }
-}
-
-static void trunc_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = trunc(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = trunc(self);
-    }
-}
+extern const yg_loop_table yg__loops_trunc_baseline;
+extern const yg_loop_table yg__loops_trunc_avx2;
+extern const yg_loop_table yg__loops_trunc_avx512;
 
 static const char *const trunc_input_names[] = {"self"};
 
@@ -651,8 +209,9 @@ static const yg_pointwise_desc trunc_desc = {
     .input_names = trunc_input_names,
     .loops =
         {
-            [YG_FLOAT32] = trunc_loop_float32,
-            [YG_FLOAT64] = trunc_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_trunc_baseline,
+            [YG_CPU_AVX2] = &yg__loops_trunc_avx2,
+            [YG_CPU_AVX512] = &yg__loops_trunc_avx512,
         },
 };
 

@@ -3,66 +3,20 @@
  * kernels/trigonometric.c - CPU kernels of the ops of section trigonometric
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/trigonometric.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- tanh: tanh(self) ---- */
 
-static void tanh_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = tanh(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = tanh(self);
-    }
-}
-
-static void tanh_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = tanh(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = tanh(self);
-    }
-}
+extern const yg_loop_table yg__loops_tanh_baseline;
+extern const yg_loop_table yg__loops_tanh_avx2;
+extern const yg_loop_table yg__loops_tanh_avx512;
 
 static const char *const tanh_input_names[] = {"self"};
 
@@ -72,8 +26,9 @@ static const yg_pointwise_desc tanh_desc = {
     .input_names = tanh_input_names,
     .loops =
         {
-            [YG_FLOAT32] = tanh_loop_float32,
-            [YG_FLOAT64] = tanh_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_tanh_baseline,
+            [YG_CPU_AVX2] = &yg__loops_tanh_avx2,
+            [YG_CPU_AVX512] = &yg__loops_tanh_avx512,
         },
 };
 
@@ -87,51 +42,9 @@ yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out)
 
 /* ---- sin: sin(self) ---- */
 
-static void sin_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = sin(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = sin(self);
-    }
-}
-
-static void sin_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = sin(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = sin(self);
-    }
-}
+extern const yg_loop_table yg__loops_sin_baseline;
+extern const yg_loop_table yg__loops_sin_avx2;
+extern const yg_loop_table yg__loops_sin_avx512;
 
 static const char *const sin_input_names[] = {"self"};
 
@@ -141,8 +54,9 @@ static const yg_pointwise_desc sin_desc = {
     .input_names = sin_input_names,
     .loops =
         {
-            [YG_FLOAT32] = sin_loop_float32,
-            [YG_FLOAT64] = sin_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_sin_baseline,
+            [YG_CPU_AVX2] = &yg__loops_sin_avx2,
+            [YG_CPU_AVX512] = &yg__loops_sin_avx512,
         },
 };
 
@@ -156,51 +70,9 @@ yg_status yg__cpu_sin(const yg_tensor *self, yg_tensor **out)
 
 /* ---- cos: cos(self) ---- */
 
-static void cos_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = cos(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = cos(self);
-    }
-}
-
-static void cos_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = cos(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = cos(self);
-    }
-}
+extern const yg_loop_table yg__loops_cos_baseline;
+extern const yg_loop_table yg__loops_cos_avx2;
+extern const yg_loop_table yg__loops_cos_avx512;
 
 static const char *const cos_input_names[] = {"self"};
 
@@ -210,8 +82,9 @@ static const yg_pointwise_desc cos_desc = {
     .input_names = cos_input_names,
     .loops =
         {
-            [YG_FLOAT32] = cos_loop_float32,
-            [YG_FLOAT64] = cos_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_cos_baseline,
+            [YG_CPU_AVX2] = &yg__loops_cos_avx2,
+            [YG_CPU_AVX512] = &yg__loops_cos_avx512,
         },
 };
 
@@ -225,51 +98,9 @@ yg_status yg__cpu_cos(const yg_tensor *self, yg_tensor **out)
 
 /* ---- tan: tan(self) ---- */
 
-static void tan_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = tan(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = tan(self);
-    }
-}
-
-static void tan_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = tan(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = tan(self);
-    }
-}
+extern const yg_loop_table yg__loops_tan_baseline;
+extern const yg_loop_table yg__loops_tan_avx2;
+extern const yg_loop_table yg__loops_tan_avx512;
 
 static const char *const tan_input_names[] = {"self"};
 
@@ -279,8 +110,9 @@ static const yg_pointwise_desc tan_desc = {
     .input_names = tan_input_names,
     .loops =
         {
-            [YG_FLOAT32] = tan_loop_float32,
-            [YG_FLOAT64] = tan_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_tan_baseline,
+            [YG_CPU_AVX2] = &yg__loops_tan_avx2,
+            [YG_CPU_AVX512] = &yg__loops_tan_avx512,
         },
 };
 
@@ -294,51 +126,9 @@ yg_status yg__cpu_tan(const yg_tensor *self, yg_tensor **out)
 
 /* ---- erf: erf(self) ---- */
 
-static void erf_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = erf(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = erf(self);
-    }
-}
-
-static void erf_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = erf(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = erf(self);
-    }
-}
+extern const yg_loop_table yg__loops_erf_baseline;
+extern const yg_loop_table yg__loops_erf_avx2;
+extern const yg_loop_table yg__loops_erf_avx512;
 
 static const char *const erf_input_names[] = {"self"};
 
@@ -348,8 +138,9 @@ static const yg_pointwise_desc erf_desc = {
     .input_names = erf_input_names,
     .loops =
         {
-            [YG_FLOAT32] = erf_loop_float32,
-            [YG_FLOAT64] = erf_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_erf_baseline,
+            [YG_CPU_AVX2] = &yg__loops_erf_avx2,
+            [YG_CPU_AVX512] = &yg__loops_erf_avx512,
         },
 };
 

@@ -3,112 +3,20 @@
  * kernels/unary_math.c - CPU kernels of the ops of section unary_math
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/unary_math.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- neg: -self ---- */
 
-static void neg_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = -self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = -self;
-    }
-}
-
-static void neg_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = -self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = -self;
-    }
-}
-
-static void neg_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = -self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = -self;
-    }
-}
-
-static void neg_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = -self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = -self;
-    }
-}
+extern const yg_loop_table yg__loops_neg_baseline;
+extern const yg_loop_table yg__loops_neg_avx2;
+extern const yg_loop_table yg__loops_neg_avx512;
 
 static const char *const neg_input_names[] = {"self"};
 
@@ -118,10 +26,9 @@ static const yg_pointwise_desc neg_desc = {
     .input_names = neg_input_names,
     .loops =
         {
-            [YG_FLOAT32] = neg_loop_float32,
-            [YG_FLOAT64] = neg_loop_float64,
-            [YG_INT64] = neg_loop_int64,
-            [YG_INT32] = neg_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_neg_baseline,
+            [YG_CPU_AVX2] = &yg__loops_neg_avx2,
+            [YG_CPU_AVX512] = &yg__loops_neg_avx512,
         },
 };
 
@@ -135,51 +42,9 @@ yg_status yg__cpu_neg(const yg_tensor *self, yg_tensor **out)
 
 /* ---- exp: exp(self) ---- */
 
-static void exp_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = exp(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = exp(self);
-    }
-}
-
-static void exp_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = exp(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = exp(self);
-    }
-}
+extern const yg_loop_table yg__loops_exp_baseline;
+extern const yg_loop_table yg__loops_exp_avx2;
+extern const yg_loop_table yg__loops_exp_avx512;
 
 static const char *const exp_input_names[] = {"self"};
 
@@ -189,8 +54,9 @@ static const yg_pointwise_desc exp_desc = {
     .input_names = exp_input_names,
     .loops =
         {
-            [YG_FLOAT32] = exp_loop_float32,
-            [YG_FLOAT64] = exp_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_exp_baseline,
+            [YG_CPU_AVX2] = &yg__loops_exp_avx2,
+            [YG_CPU_AVX512] = &yg__loops_exp_avx512,
         },
 };
 
@@ -204,51 +70,9 @@ yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out)
 
 /* ---- log: log(self) ---- */
 
-static void log_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = log(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = log(self);
-    }
-}
-
-static void log_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = log(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = log(self);
-    }
-}
+extern const yg_loop_table yg__loops_log_baseline;
+extern const yg_loop_table yg__loops_log_avx2;
+extern const yg_loop_table yg__loops_log_avx512;
 
 static const char *const log_input_names[] = {"self"};
 
@@ -258,8 +82,9 @@ static const yg_pointwise_desc log_desc = {
     .input_names = log_input_names,
     .loops =
         {
-            [YG_FLOAT32] = log_loop_float32,
-            [YG_FLOAT64] = log_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_log_baseline,
+            [YG_CPU_AVX2] = &yg__loops_log_avx2,
+            [YG_CPU_AVX512] = &yg__loops_log_avx512,
         },
 };
 
@@ -273,51 +98,9 @@ yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out)
 
 /* ---- sqrt: sqrt(self) ---- */
 
-static void sqrt_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = sqrt(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = sqrt(self);
-    }
-}
-
-static void sqrt_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = sqrt(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = sqrt(self);
-    }
-}
+extern const yg_loop_table yg__loops_sqrt_baseline;
+extern const yg_loop_table yg__loops_sqrt_avx2;
+extern const yg_loop_table yg__loops_sqrt_avx512;
 
 static const char *const sqrt_input_names[] = {"self"};
 
@@ -327,8 +110,9 @@ static const yg_pointwise_desc sqrt_desc = {
     .input_names = sqrt_input_names,
     .loops =
         {
-            [YG_FLOAT32] = sqrt_loop_float32,
-            [YG_FLOAT64] = sqrt_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_sqrt_baseline,
+            [YG_CPU_AVX2] = &yg__loops_sqrt_avx2,
+            [YG_CPU_AVX512] = &yg__loops_sqrt_avx512,
         },
 };
 
@@ -342,51 +126,9 @@ yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out)
 
 /* ---- pow: pow(self, exponent) ---- */
 
-static void pow_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float exponent = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = pow(self, exponent);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = pow(self, exponent);
-    }
-}
-
-static void pow_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double exponent = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = pow(self, exponent);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = pow(self, exponent);
-    }
-}
+extern const yg_loop_table yg__loops_pow_baseline;
+extern const yg_loop_table yg__loops_pow_avx2;
+extern const yg_loop_table yg__loops_pow_avx512;
 
 static const char *const pow_input_names[] = {"self"};
 
@@ -398,8 +140,9 @@ static const yg_pointwise_desc pow_desc = {
     .input_names = pow_input_names,
     .loops =
         {
-            [YG_FLOAT32] = pow_loop_float32,
-            [YG_FLOAT64] = pow_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_pow_baseline,
+            [YG_CPU_AVX2] = &yg__loops_pow_avx2,
+            [YG_CPU_AVX512] = &yg__loops_pow_avx512,
         },
     .n_scalars = 1,
     .scalar_names = pow_scalar_names,
@@ -416,97 +159,9 @@ yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 
 /* ---- abs: self < 0 ? -self : self ---- */
 
-static void abs_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self < 0 ? -self : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self < 0 ? -self : self;
-    }
-}
-
-static void abs_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self < 0 ? -self : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self < 0 ? -self : self;
-    }
-}
-
-static void abs_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self < 0 ? -self : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self < 0 ? -self : self;
-    }
-}
-
-static void abs_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self < 0 ? -self : self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self < 0 ? -self : self;
-    }
-}
+extern const yg_loop_table yg__loops_abs_baseline;
+extern const yg_loop_table yg__loops_abs_avx2;
+extern const yg_loop_table yg__loops_abs_avx512;
 
 static const char *const abs_input_names[] = {"self"};
 
@@ -516,10 +171,9 @@ static const yg_pointwise_desc abs_desc = {
     .input_names = abs_input_names,
     .loops =
         {
-            [YG_FLOAT32] = abs_loop_float32,
-            [YG_FLOAT64] = abs_loop_float64,
-            [YG_INT64] = abs_loop_int64,
-            [YG_INT32] = abs_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_abs_baseline,
+            [YG_CPU_AVX2] = &yg__loops_abs_avx2,
+            [YG_CPU_AVX512] = &yg__loops_abs_avx512,
         },
 };
 
@@ -533,97 +187,9 @@ yg_status yg__cpu_abs(const yg_tensor *self, yg_tensor **out)
 
 /* ---- sign: (self > 0) - (self < 0) ---- */
 
-static void sign_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = (self > 0) - (self < 0);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = (self > 0) - (self < 0);
-    }
-}
-
-static void sign_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = (self > 0) - (self < 0);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = (self > 0) - (self < 0);
-    }
-}
-
-static void sign_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = (self > 0) - (self < 0);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = (self > 0) - (self < 0);
-    }
-}
-
-static void sign_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = (self > 0) - (self < 0);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = (self > 0) - (self < 0);
-    }
-}
+extern const yg_loop_table yg__loops_sign_baseline;
+extern const yg_loop_table yg__loops_sign_avx2;
+extern const yg_loop_table yg__loops_sign_avx512;
 
 static const char *const sign_input_names[] = {"self"};
 
@@ -633,10 +199,9 @@ static const yg_pointwise_desc sign_desc = {
     .input_names = sign_input_names,
     .loops =
         {
-            [YG_FLOAT32] = sign_loop_float32,
-            [YG_FLOAT64] = sign_loop_float64,
-            [YG_INT64] = sign_loop_int64,
-            [YG_INT32] = sign_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_sign_baseline,
+            [YG_CPU_AVX2] = &yg__loops_sign_avx2,
+            [YG_CPU_AVX512] = &yg__loops_sign_avx512,
         },
 };
 
@@ -650,51 +215,9 @@ yg_status yg__cpu_sign(const yg_tensor *self, yg_tensor **out)
 
 /* ---- expm1: expm1(self) ---- */
 
-static void expm1_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = expm1(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = expm1(self);
-    }
-}
-
-static void expm1_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = expm1(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = expm1(self);
-    }
-}
+extern const yg_loop_table yg__loops_expm1_baseline;
+extern const yg_loop_table yg__loops_expm1_avx2;
+extern const yg_loop_table yg__loops_expm1_avx512;
 
 static const char *const expm1_input_names[] = {"self"};
 
@@ -704,8 +227,9 @@ static const yg_pointwise_desc expm1_desc = {
     .input_names = expm1_input_names,
     .loops =
         {
-            [YG_FLOAT32] = expm1_loop_float32,
-            [YG_FLOAT64] = expm1_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_expm1_baseline,
+            [YG_CPU_AVX2] = &yg__loops_expm1_avx2,
+            [YG_CPU_AVX512] = &yg__loops_expm1_avx512,
         },
 };
 
@@ -719,51 +243,9 @@ yg_status yg__cpu_expm1(const yg_tensor *self, yg_tensor **out)
 
 /* ---- log1p: log1p(self) ---- */
 
-static void log1p_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = log1p(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = log1p(self);
-    }
-}
-
-static void log1p_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = log1p(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = log1p(self);
-    }
-}
+extern const yg_loop_table yg__loops_log1p_baseline;
+extern const yg_loop_table yg__loops_log1p_avx2;
+extern const yg_loop_table yg__loops_log1p_avx512;
 
 static const char *const log1p_input_names[] = {"self"};
 
@@ -773,8 +255,9 @@ static const yg_pointwise_desc log1p_desc = {
     .input_names = log1p_input_names,
     .loops =
         {
-            [YG_FLOAT32] = log1p_loop_float32,
-            [YG_FLOAT64] = log1p_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_log1p_baseline,
+            [YG_CPU_AVX2] = &yg__loops_log1p_avx2,
+            [YG_CPU_AVX512] = &yg__loops_log1p_avx512,
         },
 };
 
@@ -788,51 +271,9 @@ yg_status yg__cpu_log1p(const yg_tensor *self, yg_tensor **out)
 
 /* ---- log2: log2(self) ---- */
 
-static void log2_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = log2(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = log2(self);
-    }
-}
-
-static void log2_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = log2(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = log2(self);
-    }
-}
+extern const yg_loop_table yg__loops_log2_baseline;
+extern const yg_loop_table yg__loops_log2_avx2;
+extern const yg_loop_table yg__loops_log2_avx512;
 
 static const char *const log2_input_names[] = {"self"};
 
@@ -842,8 +283,9 @@ static const yg_pointwise_desc log2_desc = {
     .input_names = log2_input_names,
     .loops =
         {
-            [YG_FLOAT32] = log2_loop_float32,
-            [YG_FLOAT64] = log2_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_log2_baseline,
+            [YG_CPU_AVX2] = &yg__loops_log2_avx2,
+            [YG_CPU_AVX512] = &yg__loops_log2_avx512,
         },
 };
 
@@ -857,51 +299,9 @@ yg_status yg__cpu_log2(const yg_tensor *self, yg_tensor **out)
 
 /* ---- rsqrt: 1 / sqrt(self) ---- */
 
-static void rsqrt_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = 1 / sqrt(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = 1 / sqrt(self);
-    }
-}
-
-static void rsqrt_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = 1 / sqrt(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = 1 / sqrt(self);
-    }
-}
+extern const yg_loop_table yg__loops_rsqrt_baseline;
+extern const yg_loop_table yg__loops_rsqrt_avx2;
+extern const yg_loop_table yg__loops_rsqrt_avx512;
 
 static const char *const rsqrt_input_names[] = {"self"};
 
@@ -911,8 +311,9 @@ static const yg_pointwise_desc rsqrt_desc = {
     .input_names = rsqrt_input_names,
     .loops =
         {
-            [YG_FLOAT32] = rsqrt_loop_float32,
-            [YG_FLOAT64] = rsqrt_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_rsqrt_baseline,
+            [YG_CPU_AVX2] = &yg__loops_rsqrt_avx2,
+            [YG_CPU_AVX512] = &yg__loops_rsqrt_avx512,
         },
 };
 
@@ -926,51 +327,9 @@ yg_status yg__cpu_rsqrt(const yg_tensor *self, yg_tensor **out)
 
 /* ---- reciprocal: 1 / self ---- */
 
-static void reciprocal_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = 1 / self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = 1 / self;
-    }
-}
-
-static void reciprocal_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = 1 / self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = 1 / self;
-    }
-}
+extern const yg_loop_table yg__loops_reciprocal_baseline;
+extern const yg_loop_table yg__loops_reciprocal_avx2;
+extern const yg_loop_table yg__loops_reciprocal_avx512;
 
 static const char *const reciprocal_input_names[] = {"self"};
 
@@ -980,8 +339,9 @@ static const yg_pointwise_desc reciprocal_desc = {
     .input_names = reciprocal_input_names,
     .loops =
         {
-            [YG_FLOAT32] = reciprocal_loop_float32,
-            [YG_FLOAT64] = reciprocal_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_reciprocal_baseline,
+            [YG_CPU_AVX2] = &yg__loops_reciprocal_avx2,
+            [YG_CPU_AVX512] = &yg__loops_reciprocal_avx512,
         },
 };
 

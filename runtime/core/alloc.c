@@ -8,6 +8,11 @@
  * power-of-two size classes and handed out again; yg_allocator_empty_cache
  * returns them to the system.
  *
+ * YG_ALLOC_CACHE=0 in the environment (read once, at load) turns the
+ * cache off: every free goes back to the system at once.  The asan preset
+ * runs the suite so, so that a use after free or a leak is seen at the
+ * block that caused it instead of hiding in a reused block.
+ *
  * Invariants: a block's class is derived from the size it was asked for,
  * so yg__free needs the same nbytes; every block is 64-byte aligned (one
  * cache line, enough for AVX-512 loads).  One mutex guards the free lists
@@ -15,6 +20,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/core.h"
 
@@ -27,6 +33,8 @@ typedef struct free_block {
 } free_block;
 
 static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Written once by read_env before main, read-only after. */
+static bool cache_enabled = true;
 static free_block *free_lists[YG__NUM_CLASSES];
 static yg_allocator_stats stats;
 
@@ -91,7 +99,7 @@ void yg__free(void *ptr, size_t nbytes)
     cap = (size_t)1 << c;
     pthread_mutex_lock(&alloc_lock);
     stats.allocated_bytes -= (int64_t)cap;
-    keep = stats.cached_bytes + (int64_t)cap <= YG__CACHE_LIMIT;
+    keep = cache_enabled && stats.cached_bytes + (int64_t)cap <= YG__CACHE_LIMIT;
     if (keep) {
         free_block *b = ptr;
         b->next = free_lists[c];
@@ -130,6 +138,14 @@ void yg_allocator_get_stats(yg_allocator_stats *out)
     pthread_mutex_lock(&alloc_lock);
     *out = stats;
     pthread_mutex_unlock(&alloc_lock);
+}
+
+static void read_env(void) __attribute__((constructor));
+static void read_env(void)
+{
+    const char *v = getenv("YG_ALLOC_CACHE");
+
+    cache_enabled = v == NULL || strcmp(v, "0") != 0;
 }
 
 /* Frees the cache at exit so leak checkers see only real leaks. */

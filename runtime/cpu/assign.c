@@ -66,38 +66,45 @@ static const char *const fill_names[] = {"self"};
 static const char *const copy_names[] = {"self", "src"};
 
 /* fill_ and zero_ run the same loops; only the name in messages differs. */
-#define FILL_LOOPS                                                                                 \
-    {                                                                                              \
-        [YG_FLOAT32] = fill_f32, [YG_FLOAT64] = fill_f64, [YG_INT64] = fill_i64,                   \
-        [YG_BOOL] = fill_b8, [YG_INT32] = fill_i32, [YG_FLOAT16] = fill_f16,                       \
-        [YG_BFLOAT16] = fill_bf16                                                                  \
-    }
+static const yg_loop_table fill_loops = {{
+    [YG_FLOAT32] = fill_f32,
+    [YG_FLOAT64] = fill_f64,
+    [YG_INT64] = fill_i64,
+    [YG_BOOL] = fill_b8,
+    [YG_INT32] = fill_i32,
+    [YG_FLOAT16] = fill_f16,
+    [YG_BFLOAT16] = fill_bf16,
+}};
 
 static const yg_pointwise_desc fill_desc = {
     .op = "fill_",
     .n_inputs = 1,
     .input_names = fill_names,
-    .loops = FILL_LOOPS,
+    .loops = {[YG_CPU_BASELINE] = &fill_loops},
 };
 
 static const yg_pointwise_desc zero_desc = {
     .op = "zero_",
     .n_inputs = 1,
     .input_names = fill_names,
-    .loops = FILL_LOOPS,
+    .loops = {[YG_CPU_BASELINE] = &fill_loops},
 };
+
+static const yg_loop_table copy_loops = {{
+    [YG_FLOAT32] = copy_f32,
+    [YG_FLOAT64] = copy_f64,
+    [YG_INT64] = copy_i64,
+    [YG_BOOL] = copy_b8,
+    [YG_INT32] = copy_i32,
+    [YG_FLOAT16] = copy_16,
+    [YG_BFLOAT16] = copy_16,
+}};
 
 static const yg_pointwise_desc copy_desc = {
     .op = "copy_",
     .n_inputs = 2,
     .input_names = copy_names,
-    .loops = {[YG_FLOAT32] = copy_f32,
-              [YG_FLOAT64] = copy_f64,
-              [YG_INT64] = copy_i64,
-              [YG_BOOL] = copy_b8,
-              [YG_INT32] = copy_i32,
-              [YG_FLOAT16] = copy_16,
-              [YG_BFLOAT16] = copy_16},
+    .loops = {[YG_CPU_BASELINE] = &copy_loops},
 };
 
 yg_status yg__cpu_fill_(yg_tensor *self, double value, yg_tensor **out) {

@@ -55,15 +55,16 @@
     DEFINE_BINARY_LOOP(OP##_i64, int64_t, EXPR)                                                    \
     DEFINE_BINARY_LOOP(OP##_b8, bool, EXPR)                                                        \
     DEFINE_BINARY_LOOP(OP##_i32, int32_t, EXPR)                                                    \
+    static const yg_loop_table OP##_loops = {{[YG_FLOAT32] = OP##_f32,                              \
+                                              [YG_FLOAT64] = OP##_f64,                              \
+                                              [YG_INT64] = OP##_i64,                                \
+                                              [YG_BOOL] = OP##_b8,                                  \
+                                              [YG_INT32] = OP##_i32}};                              \
     static const yg_pointwise_desc OP##_desc = {                                                   \
         .op = #OP,                                                                                 \
         .n_inputs = 2,                                                                             \
         .input_names = binary_names,                                                               \
-        .loops = {[YG_FLOAT32] = OP##_f32,                                                         \
-                  [YG_FLOAT64] = OP##_f64,                                                         \
-                  [YG_INT64] = OP##_i64,                                                           \
-                  [YG_BOOL] = OP##_b8,                                                             \
-                  [YG_INT32] = OP##_i32},                                                          \
+        .loops = {[YG_CPU_BASELINE] = &OP##_loops},                                                \
     };                                                                                             \
     yg_status yg__cpu_##OP(const yg_tensor *self, const yg_tensor *other, yg_tensor **out) {       \
         const yg_tensor *inputs[2] = {self, other};                                                \
@@ -76,15 +77,16 @@
     DEFINE_SCALAR_LOOP(OP##_scalar_i64, int64_t, EXPR)                                             \
     DEFINE_SCALAR_LOOP(OP##_scalar_b8, bool, EXPR)                                                 \
     DEFINE_SCALAR_LOOP(OP##_scalar_i32, int32_t, EXPR)                                             \
+    static const yg_loop_table OP##_scalar_loops = {{[YG_FLOAT32] = OP##_scalar_f32,               \
+                                                     [YG_FLOAT64] = OP##_scalar_f64,               \
+                                                     [YG_INT64] = OP##_scalar_i64,                 \
+                                                     [YG_BOOL] = OP##_scalar_b8,                   \
+                                                     [YG_INT32] = OP##_scalar_i32}};               \
     static const yg_pointwise_desc OP##_scalar_desc = {                                            \
         .op = #OP,                                                                                 \
         .n_inputs = 1,                                                                             \
         .input_names = unary_names,                                                                \
-        .loops = {[YG_FLOAT32] = OP##_scalar_f32,                                                  \
-                  [YG_FLOAT64] = OP##_scalar_f64,                                                  \
-                  [YG_INT64] = OP##_scalar_i64,                                                    \
-                  [YG_BOOL] = OP##_scalar_b8,                                                      \
-                  [YG_INT32] = OP##_scalar_i32},                                                   \
+        .loops = {[YG_CPU_BASELINE] = &OP##_scalar_loops},                                         \
     };                                                                                             \
     yg_status yg__cpu_##OP##_scalar(const yg_tensor *self, double other, yg_tensor **out) {        \
         const yg_tensor *inputs[1] = {self};                                                       \
@@ -119,15 +121,19 @@ DEFINE_UNARY_LOOP(logical_not_i64, int64_t, a == 0)
 DEFINE_UNARY_LOOP(logical_not_b8, bool, !a)
 DEFINE_UNARY_LOOP(logical_not_i32, int32_t, a == 0)
 
+static const yg_loop_table logical_not_loops = {{
+    [YG_FLOAT32] = logical_not_f32,
+    [YG_FLOAT64] = logical_not_f64,
+    [YG_INT64] = logical_not_i64,
+    [YG_BOOL] = logical_not_b8,
+    [YG_INT32] = logical_not_i32,
+}};
+
 static const yg_pointwise_desc logical_not_desc = {
     .op = "logical_not",
     .n_inputs = 1,
     .input_names = unary_names,
-    .loops = {[YG_FLOAT32] = logical_not_f32,
-              [YG_FLOAT64] = logical_not_f64,
-              [YG_INT64] = logical_not_i64,
-              [YG_BOOL] = logical_not_b8,
-              [YG_INT32] = logical_not_i32},
+    .loops = {[YG_CPU_BASELINE] = &logical_not_loops},
 };
 
 yg_status yg__cpu_logical_not(const yg_tensor *self, yg_tensor **out) {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "yagrad/cpu.h"
 #include "yagrad/random.h"
 
 /* ---- pointwise iterator (cpu/pointwise.c) ---- */
@@ -27,11 +28,21 @@
  *   scalars: the op's Scalar/float arguments in YAML order, as doubles */
 typedef void (*yg_loop_fn)(char **ptrs, const int64_t *strides, int64_t n, const double *scalars);
 
+/* An op's loops by compute dtype; NULL: the dtype is unsupported. */
+typedef struct yg_loop_table {
+    yg_loop_fn fn[YG_DTYPE_COUNT_];
+} yg_loop_table;
+
 typedef struct yg_pointwise_desc {
-    const char *op;                       /* "mul", for messages */
-    int n_inputs;                         /* tensor inputs, <= 4 */
-    const char *const *input_names;       /* {"self", "other"} */
-    yg_loop_fn loops[YG_DTYPE_COUNT_];    /* by compute dtype; NULL: unsupported */
+    const char *op;                 /* "mul", for messages */
+    int n_inputs;                   /* tensor inputs, <= 4 */
+    const char *const *input_names; /* {"self", "other"} */
+    /* One table per CPU capability (yagrad/cpu.h); the iterator uses the
+     * chosen level's.  Generated kernels have one per level (the same
+     * source compiled for each, cpu/vec/vec.h); a handwritten descriptor
+     * may give only [YG_CPU_BASELINE], which then serves every level.
+     * All tables of one descriptor support the same dtypes. */
+    const yg_loop_table *loops[YG_CPU_CAPABILITY_COUNT_];
     int n_scalars;                        /* operand Scalars checked on integer dtypes */
     const char *const *scalar_names;      /* {"alpha"}; NULL when n_scalars is 0 */
 } yg_pointwise_desc;

@@ -253,11 +253,14 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
         if (inputs[i]->dtype == dtype)
             arg = desc->input_names[i];
     }
-    if (desc->loops[dtype] == NULL) {
+    const yg_loop_table *table = desc->loops[yg_cpu_capability_get()];
+    if (table == NULL)
+        table = desc->loops[YG_CPU_BASELINE];
+    if (table == NULL || table->fn[dtype] == NULL) {
         char supported[128] = "";
         size_t pos = 0;
         for (int d = 0; d < YG_DTYPE_COUNT_ && pos < sizeof supported; d++) {
-            if (desc->loops[d] != NULL)
+            if (table != NULL && table->fn[d] != NULL)
                 pos += (size_t)snprintf(supported + pos,
                                         sizeof supported - pos,
                                         "%s%s",
@@ -273,7 +276,7 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
     }
     YG_RETURN_IF_ERROR(check_scalars(desc, scalars, dtype, arg));
     *out_dtype = dtype;
-    *out_fn = desc->loops[dtype];
+    *out_fn = table->fn[dtype];
     return YG_OK;
 }
 

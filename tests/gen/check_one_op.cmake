@@ -43,7 +43,7 @@ foreach(run base plus)
 endforeach()
 
 set(section_files api/pointwise.c nodes/pointwise.h nodes/pointwise.c boxed/pointwise.c
-    kernels/pointwise.c include/yagrad/ops_pointwise.h)
+    kernels/pointwise.c loops/pointwise.c include/yagrad/ops_pointwise.h)
 set(tables registry.c generated_int.h boxed/boxed.h boxed/table.c)
 set(changed "")
 set(failures "")

@@ -157,6 +157,12 @@ YG_NODISCARD yg_status yg_tensor_item(const yg_tensor *t, double *out);
  * buf_len > 0; truncated if too small).  Returns buf.  Cannot fail. */
 char *yg_tensor_format_sizes(const yg_tensor *t, char *buf, size_t buf_len);
 
+/* Tensor memory comes from one caching allocator: freed blocks are kept
+ * by size class (up to 2 GiB) and handed out again, so steady-state
+ * training maps no fresh pages.  YG_ALLOC_CACHE=0 in the environment, read
+ * once at load, turns the cache off (every block goes back to the system
+ * when freed), which makes leak and use-after-free checkers precise. */
+
 /* Sets every allocation of the tensor allocator's cache free.  Cannot fail. */
 void yg_allocator_empty_cache(void);
 

@@ -3,124 +3,20 @@
  * kernels/pointwise.c - CPU kernels of the ops of section pointwise
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/pointwise.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- add: self + alpha * other ---- */
 
-static void add_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float alpha = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double alpha = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t alpha = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t alpha = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
+extern const yg_loop_table yg__loops_add_baseline;
+extern const yg_loop_table yg__loops_add_avx2;
+extern const yg_loop_table yg__loops_add_avx512;
 
 static const char *const add_input_names[] = {"self", "other"};
 
@@ -132,10 +28,9 @@ static const yg_pointwise_desc add_desc = {
     .input_names = add_input_names,
     .loops =
         {
-            [YG_FLOAT32] = add_loop_float32,
-            [YG_FLOAT64] = add_loop_float64,
-            [YG_INT64] = add_loop_int64,
-            [YG_INT32] = add_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_add_baseline,
+            [YG_CPU_AVX2] = &yg__loops_add_avx2,
+            [YG_CPU_AVX512] = &yg__loops_add_avx512,
         },
     .n_scalars = 1,
     .scalar_names = add_scalar_names,
@@ -156,51 +51,9 @@ yg_status yg__cpu_add(const yg_tensor *self,
 
 /* ---- exp: exp(self) ---- */
 
-static void exp_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = exp(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = exp(self);
-    }
-}
-
-static void exp_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = exp(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = exp(self);
-    }
-}
+extern const yg_loop_table yg__loops_exp_baseline;
+extern const yg_loop_table yg__loops_exp_avx2;
+extern const yg_loop_table yg__loops_exp_avx512;
 
 static const char *const exp_input_names[] = {"self"};
 
@@ -210,8 +63,9 @@ static const yg_pointwise_desc exp_desc = {
     .input_names = exp_input_names,
     .loops =
         {
-            [YG_FLOAT32] = exp_loop_float32,
-            [YG_FLOAT64] = exp_loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_exp_baseline,
+            [YG_CPU_AVX2] = &yg__loops_exp_avx2,
+            [YG_CPU_AVX512] = &yg__loops_exp_avx512,
         },
 };
 
@@ -225,97 +79,9 @@ yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out)
 
 /* ---- mul.Scalar: self * other ---- */
 
-static void mul_scalar_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float other = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_scalar_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double other = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_scalar_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t other = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_scalar_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t other = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
+extern const yg_loop_table yg__loops_mul_scalar_baseline;
+extern const yg_loop_table yg__loops_mul_scalar_avx2;
+extern const yg_loop_table yg__loops_mul_scalar_avx512;
 
 static const char *const mul_scalar_input_names[] = {"self"};
 
@@ -327,10 +93,9 @@ static const yg_pointwise_desc mul_scalar_desc = {
     .input_names = mul_scalar_input_names,
     .loops =
         {
-            [YG_FLOAT32] = mul_scalar_loop_float32,
-            [YG_FLOAT64] = mul_scalar_loop_float64,
-            [YG_INT64] = mul_scalar_loop_int64,
-            [YG_INT32] = mul_scalar_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_mul_scalar_baseline,
+            [YG_CPU_AVX2] = &yg__loops_mul_scalar_avx2,
+            [YG_CPU_AVX512] = &yg__loops_mul_scalar_avx512,
         },
     .n_scalars = 1,
     .scalar_names = mul_scalar_scalar_names,
@@ -347,109 +112,9 @@ yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **ou
 
 /* ---- mul: self * other ---- */
 
-static void mul_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_self = (const float *)p[1];
-        const float *restrict src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_self = (const double *)p[1];
-        const double *restrict src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_self = (const int64_t *)p[1];
-        const int64_t *restrict src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_self = (const int32_t *)p[1];
-        const int32_t *restrict src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
+extern const yg_loop_table yg__loops_mul_baseline;
+extern const yg_loop_table yg__loops_mul_avx2;
+extern const yg_loop_table yg__loops_mul_avx512;
 
 static const char *const mul_input_names[] = {"self", "other"};
 
@@ -459,10 +124,9 @@ static const yg_pointwise_desc mul_desc = {
     .input_names = mul_input_names,
     .loops =
         {
-            [YG_FLOAT32] = mul_loop_float32,
-            [YG_FLOAT64] = mul_loop_float64,
-            [YG_INT64] = mul_loop_int64,
-            [YG_INT32] = mul_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_mul_baseline,
+            [YG_CPU_AVX2] = &yg__loops_mul_avx2,
+            [YG_CPU_AVX512] = &yg__loops_mul_avx512,
         },
 };
 
@@ -476,109 +140,9 @@ yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor *
 
 /* ---- add_: self + alpha * other ---- */
 
-static void add__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const float alpha = (float)scalars[0];
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-        const float *src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const double alpha = (double)scalars[0];
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-        const double *src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int64_t alpha = (int64_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-        const int64_t *src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
-
-static void add__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    const int32_t alpha = (int32_t)scalars[0];
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-        const int32_t *src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self + alpha * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self + alpha * other;
-    }
-}
+extern const yg_loop_table yg__loops_add__baseline;
+extern const yg_loop_table yg__loops_add__avx2;
+extern const yg_loop_table yg__loops_add__avx512;
 
 static const char *const add__input_names[] = {"self", "other"};
 
@@ -590,10 +154,9 @@ static const yg_pointwise_desc add__desc = {
     .input_names = add__input_names,
     .loops =
         {
-            [YG_FLOAT32] = add__loop_float32,
-            [YG_FLOAT64] = add__loop_float64,
-            [YG_INT64] = add__loop_int64,
-            [YG_INT32] = add__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_add__baseline,
+            [YG_CPU_AVX2] = &yg__loops_add__avx2,
+            [YG_CPU_AVX512] = &yg__loops_add__avx512,
         },
     .n_scalars = 1,
     .scalar_names = add__scalar_names,
@@ -613,109 +176,9 @@ yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg
 
 /* ---- mul_: self * other ---- */
 
-static void mul__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-        const float *src_other = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-            const float other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-        const float other = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-        const double *src_other = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-            const double other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-        const double other = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul__loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *dst = (int64_t *)p[0];
-        const int64_t *src_self = (const int64_t *)p[1];
-        const int64_t *src_other = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t self = src_self[i];
-            const int64_t other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
-
-static void mul__loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *dst = (int32_t *)p[0];
-        const int32_t *src_self = (const int32_t *)p[1];
-        const int32_t *src_other = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t self = src_self[i];
-            const int32_t other = src_other[i];
-
-            dst[i] = self * other;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = self * other;
-    }
-}
+extern const yg_loop_table yg__loops_mul__baseline;
+extern const yg_loop_table yg__loops_mul__avx2;
+extern const yg_loop_table yg__loops_mul__avx512;
 
 static const char *const mul__input_names[] = {"self", "other"};
 
@@ -725,10 +188,9 @@ static const yg_pointwise_desc mul__desc = {
     .input_names = mul__input_names,
     .loops =
         {
-            [YG_FLOAT32] = mul__loop_float32,
-            [YG_FLOAT64] = mul__loop_float64,
-            [YG_INT64] = mul__loop_int64,
-            [YG_INT32] = mul__loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_mul__baseline,
+            [YG_CPU_AVX2] = &yg__loops_mul__avx2,
+            [YG_CPU_AVX512] = &yg__loops_mul__avx512,
         },
 };
 
@@ -744,51 +206,9 @@ yg_status yg__cpu_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 
 /* ---- exp_: exp(self) ---- */
 
-static void exp__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem) {
-        float *dst = (float *)p[0];
-        const float *src_self = (const float *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float self = src_self[i];
-
-            dst[i] = exp(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float self = *(const float *)(p[1] + i * s[1]);
-
-        *(float *)(p[0] + i * s[0]) = exp(self);
-    }
-}
-
-static void exp__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem) {
-        double *dst = (double *)p[0];
-        const double *src_self = (const double *)p[1];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double self = src_self[i];
-
-            dst[i] = exp(self);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double self = *(const double *)(p[1] + i * s[1]);
-
-        *(double *)(p[0] + i * s[0]) = exp(self);
-    }
-}
+extern const yg_loop_table yg__loops_exp__baseline;
+extern const yg_loop_table yg__loops_exp__avx2;
+extern const yg_loop_table yg__loops_exp__avx512;
 
 static const char *const exp__input_names[] = {"self"};
 
@@ -798,8 +218,9 @@ static const yg_pointwise_desc exp__desc = {
     .input_names = exp__input_names,
     .loops =
         {
-            [YG_FLOAT32] = exp__loop_float32,
-            [YG_FLOAT64] = exp__loop_float64,
+            [YG_CPU_BASELINE] = &yg__loops_exp__baseline,
+            [YG_CPU_AVX2] = &yg__loops_exp__avx2,
+            [YG_CPU_AVX512] = &yg__loops_exp__avx512,
         },
 };
 

@@ -3,124 +3,20 @@
  * kernels/structured.c - CPU kernels of the ops of section structured
  * that have a `pointwise:` expression in specs/native_functions.yaml.
  *
- * Each op has one inner loop per supported dtype, run by the broadcasting
- * iterator of cpu/cpu.h.  A loop takes a contiguous fast path when every
- * stride equals the element size (typed pointers the compiler vectorises)
- * and a strided path otherwise.  <tgmath.h> makes exp, tanh and pow pick
- * the float or double function from the locals' type.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * Each op has a descriptor naming its inputs and its loops, one table per
+ * CPU capability (loops/structured.c compiled for each, cpu/vec/vec.h), and a
+ * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
 #include <stdint.h>
-#include <tgmath.h>
 
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
 /* ---- sign_backward: 0 * grad_output * self ---- */
 
-static void sign_backward_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(float);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        float *restrict dst = (float *)p[0];
-        const float *restrict src_grad_output = (const float *)p[1];
-        const float *restrict src_self = (const float *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const float grad_output = src_grad_output[i];
-            const float self = src_self[i];
-
-            dst[i] = 0 * grad_output * self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const float grad_output = *(const float *)(p[1] + i * s[1]);
-        const float self = *(const float *)(p[2] + i * s[2]);
-
-        *(float *)(p[0] + i * s[0]) = 0 * grad_output * self;
-    }
-}
-
-static void sign_backward_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(double);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        double *restrict dst = (double *)p[0];
-        const double *restrict src_grad_output = (const double *)p[1];
-        const double *restrict src_self = (const double *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const double grad_output = src_grad_output[i];
-            const double self = src_self[i];
-
-            dst[i] = 0 * grad_output * self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const double grad_output = *(const double *)(p[1] + i * s[1]);
-        const double self = *(const double *)(p[2] + i * s[2]);
-
-        *(double *)(p[0] + i * s[0]) = 0 * grad_output * self;
-    }
-}
-
-static void sign_backward_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int64_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int64_t *restrict dst = (int64_t *)p[0];
-        const int64_t *restrict src_grad_output = (const int64_t *)p[1];
-        const int64_t *restrict src_self = (const int64_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t grad_output = src_grad_output[i];
-            const int64_t self = src_self[i];
-
-            dst[i] = 0 * grad_output * self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t grad_output = *(const int64_t *)(p[1] + i * s[1]);
-        const int64_t self = *(const int64_t *)(p[2] + i * s[2]);
-
-        *(int64_t *)(p[0] + i * s[0]) = 0 * grad_output * self;
-    }
-}
-
-static void sign_backward_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
-{
-    (void)scalars;
-    const int64_t elem = (int64_t)sizeof(int32_t);
-
-    if (s[0] == elem && s[1] == elem && s[2] == elem) {
-        int32_t *restrict dst = (int32_t *)p[0];
-        const int32_t *restrict src_grad_output = (const int32_t *)p[1];
-        const int32_t *restrict src_self = (const int32_t *)p[2];
-
-        for (int64_t i = 0; i < n; i++) {
-            const int32_t grad_output = src_grad_output[i];
-            const int32_t self = src_self[i];
-
-            dst[i] = 0 * grad_output * self;
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const int32_t grad_output = *(const int32_t *)(p[1] + i * s[1]);
-        const int32_t self = *(const int32_t *)(p[2] + i * s[2]);
-
-        *(int32_t *)(p[0] + i * s[0]) = 0 * grad_output * self;
-    }
-}
+extern const yg_loop_table yg__loops_sign_backward_baseline;
+extern const yg_loop_table yg__loops_sign_backward_avx2;
+extern const yg_loop_table yg__loops_sign_backward_avx512;
 
 static const char *const sign_backward_input_names[] = {"grad_output", "self"};
 
@@ -130,10 +26,9 @@ static const yg_pointwise_desc sign_backward_desc = {
     .input_names = sign_backward_input_names,
     .loops =
         {
-            [YG_FLOAT32] = sign_backward_loop_float32,
-            [YG_FLOAT64] = sign_backward_loop_float64,
-            [YG_INT64] = sign_backward_loop_int64,
-            [YG_INT32] = sign_backward_loop_int32,
+            [YG_CPU_BASELINE] = &yg__loops_sign_backward_baseline,
+            [YG_CPU_AVX2] = &yg__loops_sign_backward_avx2,
+            [YG_CPU_AVX512] = &yg__loops_sign_backward_avx512,
         },
 };
 
