@@ -87,6 +87,72 @@ static void test_softmax_matches_naive_loops_and_sums_to_one(void **state) {
     yg_release(x);
 }
 
+/* The fused kernels (cpu/vec/softmax.c) on blocks big enough to be split
+ * over threads, along the last dim (rows) and along dim 0 with more
+ * columns than one slab (256), forward and backward, float32 and float64,
+ * against loops in double written here. */
+static void check_softmax_block(yg_dtype dtype, int64_t rows, int64_t cols, int64_t dim) {
+    const int64_t s[] = {rows, cols};
+    int64_t n = rows * cols;
+    yg_tensor *x = yg_test_rand(dtype, s, 2, -8, 8, 7), *g = yg_test_rand(dtype, s, 2, -1, 1, 8);
+    double *xv = yg_test_values(x), *gv = yg_test_values(g);
+    double *sm = malloc(sizeof(double) * (size_t)n), *lsm = malloc(sizeof(double) * (size_t)n);
+    double *gsm = malloc(sizeof(double) * (size_t)n), *glsm = malloc(sizeof(double) * (size_t)n);
+    int64_t lines = dim == 1 ? rows : cols, len = dim == 1 ? cols : rows;
+    for (int64_t l = 0; l < lines; l++) {
+        /* element k of line l */
+#define AT(k) (dim == 1 ? l * cols + (k) : (k)*cols + l)
+        double mx = -INFINITY, z = 0, dot = 0, gs = 0;
+        for (int64_t k = 0; k < len; k++)
+            mx = fmax(mx, xv[AT(k)]);
+        for (int64_t k = 0; k < len; k++)
+            z += exp(xv[AT(k)] - mx);
+        for (int64_t k = 0; k < len; k++) {
+            sm[AT(k)] = exp(xv[AT(k)] - mx) / z;
+            lsm[AT(k)] = xv[AT(k)] - mx - log(z);
+            dot += gv[AT(k)] * sm[AT(k)];
+            gs += gv[AT(k)];
+        }
+        for (int64_t k = 0; k < len; k++) {
+            gsm[AT(k)] = sm[AT(k)] * (gv[AT(k)] - dot);
+            glsm[AT(k)] = gv[AT(k)] - sm[AT(k)] * gs;
+        }
+#undef AT
+    }
+    double tol = dtype == YG_FLOAT32 ? 2e-6 : 1e-12;
+    yg_tensor *y = NULL, *ly = NULL, *gy = NULL, *gly = NULL;
+    YG_CHECK(yg_softmax(x, dim, &y));
+    YG_CHECK(yg_log_softmax(x, dim, &ly));
+    YG_CHECK(yg_softmax_backward(g, y, dim, &gy));
+    YG_CHECK(yg_log_softmax_backward(g, ly, dim, &gly));
+    YG_EXPECT_CLOSE(y, s, 2, sm, tol, tol);
+    YG_EXPECT_CLOSE(ly, s, 2, lsm, tol, tol);
+    YG_EXPECT_CLOSE(gy, s, 2, gsm, tol, tol);
+    YG_EXPECT_CLOSE(gly, s, 2, glsm, tol, tol);
+    yg_release(y);
+    yg_release(ly);
+    yg_release(gy);
+    yg_release(gly);
+    free(sm);
+    free(lsm);
+    free(gsm);
+    free(glsm);
+    free(xv);
+    free(gv);
+    yg_release(x);
+    yg_release(g);
+}
+
+static void test_fused_softmax_kernels_match_naive_loops_on_large_blocks(void **state) {
+    (void)state;
+    for (int d = 0; d < 2; d++) {
+        yg_dtype dtype = d == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        check_softmax_block(dtype, 96, 1000, 1); /* 96 rows, split over threads */
+        check_softmax_block(dtype, 70, 600, 0);  /* 600 columns: three slabs */
+        check_softmax_block(dtype, 3, 5, 1);     /* small: one thread */
+    }
+}
+
 /* ---- regression losses ---- */
 
 typedef struct pair_ctx {
@@ -428,7 +494,8 @@ static void test_losses_reject_bad_reduction_and_shapes(void **state) {
                     YG_ERR_INVALID_ARGUMENT,
                     "mse_loss: invalid reduction 3 (expected 0 none, 1 mean or 2 sum)");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_cross_entropy(x, t, NULL, 1, -100, &y), YG_ERR_SHAPE, "cross_entropy: nll_loss:");
+    YG_EXPECT_ERROR(
+        yg_cross_entropy(x, t, NULL, 1, -100, &y), YG_ERR_SHAPE, "cross_entropy: nll_loss:");
     assert_null(y);
     YG_EXPECT_ERROR(
         yg_cross_entropy(k, kt_t, NULL, 1, -100, &y),
@@ -994,6 +1061,7 @@ static void test_group_norm_matches_naive_loops(void **state) {
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_softmax_matches_naive_loops_and_sums_to_one),
+        cmocka_unit_test(test_fused_softmax_kernels_match_naive_loops_on_large_blocks),
         cmocka_unit_test(test_regression_losses_match_naive_loops_for_each_reduction),
         cmocka_unit_test(test_regression_loss_gradients_match_differences),
         cmocka_unit_test(test_binary_cross_entropy_matches_naive_loops),

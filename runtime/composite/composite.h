@@ -14,6 +14,14 @@
 #include "core/core.h"
 #include "yagrad/random.h"
 
+/* Whether a composite must run as its parts (public ops): autograd would
+ * record them (grad mode is on and one of inputs, n_inputs entries,
+ * NULL-safe, requires grad) or a tracer would (trace_through_composites).
+ * When it returns false a composite may run a fused kernel instead, e.g.
+ * a backward formula's first-order run, whose result needs no history;
+ * with create_graph the parts run and stay differentiable.  Cannot fail. */
+bool yg__composite_needs_parts(const yg_tensor *const *inputs, int n_inputs);
+
 yg_status yg__composite_sum_backward(const yg_tensor *grad,
                                      const int64_t *sizes,
                                      int64_t sizes_len,

@@ -1,7 +1,8 @@
 /*
  * composite/nn.c - layers and gradients written with other ops:
  * layer_norm, group_norm, scaled_dot_product_attention, and
- * softmax_backward (the gradient of softmax, kept differentiable for
+ * softmax_backward (the gradient of softmax: one fused kernel when nothing
+ * records its parts, the parts when they must stay differentiable for
  * double backward).
  *
  * layer_norm normalizes over the trailing dims named by normalized_shape
@@ -15,6 +16,7 @@
  * their own names.
  */
 #include "composite/composite.h"
+#include "cpu/cpu.h"
 #include "yagrad/ops.h"
 
 #include <inttypes.h>
@@ -30,6 +32,9 @@ yg_status yg__composite_softmax_backward(const yg_tensor *grad_output,
     yg_status st;
 
     *out = NULL;
+    const yg_tensor *inputs[2] = {grad_output, output};
+    if (!yg__composite_needs_parts(inputs, 2))
+        return yg__cpu_softmax_backward(grad_output, output, dim, out);
     /* y * (g - sum(g * y, dim)) */
     st = yg_mul(grad_output, output, &gy);
     if (st == YG_OK)

@@ -11,6 +11,7 @@
  * kernel, and never written again, so readers need no lock.
  */
 #include "cpu/cpu.h"
+#include "cpu/vec/kernels.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,4 +63,14 @@ const char *yg_cpu_capability_name(yg_cpu_capability capability) {
     if ((int)capability < 0 || capability >= YG_CPU_CAPABILITY_COUNT_)
         return "unknown";
     return names[capability];
+}
+
+const yg_vec_kernels *yg__vec(void) {
+    static const yg_vec_kernels *const tables[YG_CPU_CAPABILITY_COUNT_] = {
+        [YG_CPU_BASELINE] = &yg__vec_kernels_baseline,
+        [YG_CPU_AVX2] = &yg__vec_kernels_avx2,
+        [YG_CPU_AVX512] = &yg__vec_kernels_avx512,
+    };
+
+    return tables[chosen];
 }

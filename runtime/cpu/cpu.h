@@ -455,6 +455,13 @@ yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
                                        const yg_tensor *output,
                                        int64_t dim,
                                        yg_tensor **out);
+/* The fused gradient of softmax (output: its result).  Not a dispatch
+ * kernel: the composite softmax_backward runs it when nothing needs its
+ * parts recorded (composite/composite.h, yg__composite_needs_parts). */
+yg_status yg__cpu_softmax_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *output,
+                                   int64_t dim,
+                                   yg_tensor **out);
 yg_status yg__cpu_nll_loss(const yg_tensor *self,
                            const yg_tensor *target,
                            const yg_tensor *weight,

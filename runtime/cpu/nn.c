@@ -4,12 +4,12 @@
  * float64).
  *
  * log_softmax is computed stably, x - max - log(sum(exp(x - max))) (and
- * softmax as exp(x - max) / sum(exp(x - max))), so
- * large logits do not overflow; the sum of exponentials is accumulated in
- * double for float32 too.  Inputs are first made contiguous (a shared
- * reference when they already are), and the reduced dim is then addressed
- * as the middle of an [outer, dim, inner] block, which covers every dim
- * without transposing anything.
+ * softmax as exp(x - max) / sum(exp(x - max))), so large logits do not
+ * overflow.  Inputs are first made contiguous (a shared reference when
+ * they already are), and the reduced dim is then addressed as the middle
+ * of an [outer, dim, inner] block, which covers every dim without
+ * transposing anything; the loops themselves are cpu/vec/softmax.c,
+ * compiled per CPU capability.
  *
  * nll_loss takes log-probabilities self [N, C] (or [C] with a 0-dim
  * target), int64 class indices and optional class weights [C] (of self's
@@ -21,6 +21,7 @@
  * label fails with YG_ERR_INDEX instead of reading out of bounds.
  */
 #include "cpu/cpu.h"
+#include "cpu/vec/kernels.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -41,77 +42,6 @@ static void split_at(const yg_tensor *t, int64_t dim, int64_t *outer, int64_t *n
         *inner *= t->sizes[d];
 }
 
-#define DEFINE_LOG_SOFTMAX(NAME, T)                                                                \
-    static void NAME(void *yv, const void *xv, int64_t outer, int64_t n, int64_t inner) {          \
-        T *y = yv;                                                                                 \
-        const T *x = xv;                                                                           \
-        for (int64_t o = 0; o < outer; o++) {                                                      \
-            for (int64_t i = 0; i < inner; i++) {                                                  \
-                const T *xp = x + o * n * inner + i;                                               \
-                T *yp = y + o * n * inner + i;                                                     \
-                double mx = -INFINITY, s = 0;                                                      \
-                for (int64_t k = 0; k < n; k++)                                                    \
-                    mx = xp[k * inner] > mx ? xp[k * inner] : mx;                                  \
-                /* An all -inf row keeps mx finite so the result is -inf, not NaN. */              \
-                if (isinf(mx))                                                                     \
-                    mx = 0;                                                                        \
-                for (int64_t k = 0; k < n; k++)                                                    \
-                    s += exp((double)xp[k * inner] - mx);                                          \
-                double lse = mx + log(s);                                                          \
-                for (int64_t k = 0; k < n; k++)                                                    \
-                    yp[k * inner] = (T)((double)xp[k * inner] - lse);                              \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
-DEFINE_LOG_SOFTMAX(log_softmax_f32, float)
-DEFINE_LOG_SOFTMAX(log_softmax_f64, double)
-
-#define DEFINE_SOFTMAX(NAME, T)                                                                    \
-    static void NAME(void *yv, const void *xv, int64_t outer, int64_t n, int64_t inner) {          \
-        T *y = yv;                                                                                 \
-        const T *x = xv;                                                                           \
-        for (int64_t o = 0; o < outer; o++) {                                                      \
-            for (int64_t i = 0; i < inner; i++) {                                                  \
-                const T *xp = x + o * n * inner + i;                                               \
-                T *yp = y + o * n * inner + i;                                                     \
-                double mx = -INFINITY, s = 0;                                                      \
-                for (int64_t k = 0; k < n; k++)                                                    \
-                    mx = xp[k * inner] > mx ? xp[k * inner] : mx;                                  \
-                if (isinf(mx))                                                                     \
-                    mx = 0;                                                                        \
-                for (int64_t k = 0; k < n; k++)                                                    \
-                    s += exp((double)xp[k * inner] - mx);                                          \
-                for (int64_t k = 0; k < n; k++)                                                    \
-                    yp[k * inner] = (T)(exp((double)xp[k * inner] - mx) / s);                      \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
-DEFINE_SOFTMAX(softmax_f32, float)
-DEFINE_SOFTMAX(softmax_f64, double)
-
-#define DEFINE_LOG_SOFTMAX_BACKWARD(NAME, T)                                                       \
-    static void NAME(                                                                              \
-        void *giv, const void *gov, const void *yv, int64_t outer, int64_t n, int64_t inner) {     \
-        T *gi = giv;                                                                               \
-        const T *go = gov, *y = yv;                                                                \
-        for (int64_t o = 0; o < outer; o++) {                                                      \
-            for (int64_t i = 0; i < inner; i++) {                                                  \
-                int64_t base = o * n * inner + i;                                                  \
-                double s = 0;                                                                      \
-                for (int64_t k = 0; k < n; k++)                                                    \
-                    s += go[base + k * inner];                                                     \
-                for (int64_t k = 0; k < n; k++)                                                    \
-                    gi[base + k * inner] =                                                         \
-                        (T)(go[base + k * inner] - exp((double)y[base + k * inner]) * s);          \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
-DEFINE_LOG_SOFTMAX_BACKWARD(log_softmax_backward_f32, float)
-DEFINE_LOG_SOFTMAX_BACKWARD(log_softmax_backward_f64, double)
-
 static yg_status check_floating(const char *op, const char *arg, const yg_tensor *t) {
     if (t->storage->device != YG_CPU)
         return yg__fail(YG_ERR_DEVICE,
@@ -128,16 +58,9 @@ static yg_status check_floating(const char *op, const char *arg, const yg_tensor
     return YG_OK;
 }
 
-/* One row function per dtype: out and x are contiguous, reduced over n. */
-typedef void (*row_fn)(void *out, const void *x, int64_t outer, int64_t n, int64_t inner);
-
-/* softmax and log_softmax: the same checks and layout, another row loop. */
-static yg_status softmax_like(const char *op,
-                              const yg_tensor *self,
-                              int64_t dim,
-                              row_fn f32,
-                              row_fn f64,
-                              yg_tensor **out) {
+/* softmax and log_softmax: the same checks and layout, one kernel. */
+static yg_status
+softmax_like(const char *op, const yg_tensor *self, int64_t dim, bool is_log, yg_tensor **out) {
     yg_tensor *x = NULL, *res = NULL;
     int64_t d, outer, n, inner;
     yg_status st;
@@ -152,8 +75,9 @@ static yg_status softmax_like(const char *op,
     if (st != YG_OK)
         goto out;
     split_at(x, d, &outer, &n, &inner);
-    (self->dtype == YG_FLOAT32 ? f32 : f64)(yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n,
-                                            inner);
+    if (outer * n * inner > 0)
+        yg__vec()->softmax[self->dtype == YG_FLOAT64](
+            yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner, is_log);
     *out = res;
     res = NULL;
 out:
@@ -163,16 +87,19 @@ out:
 }
 
 yg_status yg__cpu_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
-    return softmax_like("log_softmax", self, dim, log_softmax_f32, log_softmax_f64, out);
+    return softmax_like("log_softmax", self, dim, true, out);
 }
 
 yg_status yg__cpu_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
-    return softmax_like("softmax", self, dim, softmax_f32, softmax_f64, out);
+    return softmax_like("softmax", self, dim, false, out);
 }
 
-yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
+/* The backward of softmax (is_log false) and log_softmax. */
+static yg_status softmax_backward_like(const char *op,
+                                       const yg_tensor *grad_output,
                                        const yg_tensor *output,
                                        int64_t dim,
+                                       bool is_log,
                                        yg_tensor **out) {
     yg_tensor *go = NULL, *y = NULL, *res = NULL;
     int64_t d, outer, n, inner;
@@ -180,20 +107,22 @@ yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating("log_softmax_backward", "grad_output", grad_output));
-    YG_RETURN_IF_ERROR(check_floating("log_softmax_backward", "output", output));
+    YG_RETURN_IF_ERROR(check_floating(op, "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(check_floating(op, "output", output));
     if (grad_output->dtype != output->dtype)
         return yg__fail(YG_ERR_DTYPE,
-                        "log_softmax_backward: dtype mismatch: grad_output %s, output %s",
+                        "%s: dtype mismatch: grad_output %s, output %s",
+                        op,
                         yg_dtype_name(grad_output->dtype),
                         yg_dtype_name(output->dtype));
     if (grad_output->ndim != output->ndim ||
         memcmp(grad_output->sizes, output->sizes, sizeof(int64_t) * (size_t)output->ndim) != 0)
         return yg__fail(YG_ERR_SHAPE,
-                        "log_softmax_backward: shape mismatch: grad_output %s, output %s",
+                        "%s: shape mismatch: grad_output %s, output %s",
+                        op,
                         yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
                         yg__format_sizes(output->sizes, output->ndim, obuf, sizeof obuf));
-    YG_RETURN_IF_ERROR(yg__wrap_dim("log_softmax_backward", "output", dim, output->ndim, &d));
+    YG_RETURN_IF_ERROR(yg__wrap_dim(op, "output", dim, output->ndim, &d));
     st = yg__tensor_contiguous_as(grad_output, grad_output->dtype, true, &go);
     if (st != YG_OK)
         goto out;
@@ -204,12 +133,9 @@ yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
     if (st != YG_OK)
         goto out;
     split_at(y, d, &outer, &n, &inner);
-    if (output->dtype == YG_FLOAT32)
-        log_softmax_backward_f32(
-            yg__tensor_ptr(res), yg__tensor_ptr(go), yg__tensor_ptr(y), outer, n, inner);
-    else
-        log_softmax_backward_f64(
-            yg__tensor_ptr(res), yg__tensor_ptr(go), yg__tensor_ptr(y), outer, n, inner);
+    if (outer * n * inner > 0)
+        yg__vec()->softmax_backward[output->dtype == YG_FLOAT64](
+            yg__tensor_ptr(res), yg__tensor_ptr(go), yg__tensor_ptr(y), outer, n, inner, is_log);
     *out = res;
     res = NULL;
 out:
@@ -217,6 +143,20 @@ out:
     yg_release(y);
     yg_release(res);
     return st;
+}
+
+yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
+                                       const yg_tensor *output,
+                                       int64_t dim,
+                                       yg_tensor **out) {
+    return softmax_backward_like("log_softmax_backward", grad_output, output, dim, true, out);
+}
+
+yg_status yg__cpu_softmax_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *output,
+                                   int64_t dim,
+                                   yg_tensor **out) {
+    return softmax_backward_like("softmax_backward", grad_output, output, dim, false, out);
 }
 
 /* Checks what nll_loss and its backward share: the reduction, the target's

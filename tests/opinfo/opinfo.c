@@ -147,16 +147,12 @@ const char *const opinfo_known_gaps[] = {
 };
 
 const opinfo_accepted opinfo_accepts_unclaimed[] = {
-    {"softmax_backward",
-     YG_INT64,
-     "composite of mul, sum and sub, which take int64; the float result of a softmax is its input"},
     {"mse_loss",
      YG_INT64,
      "with reduction none a composite of sub and mul (int64 ops); its mean sample refuses int64"},
     {"l1_loss",
      YG_INT64,
      "with reduction sum a composite of sub, abs and sum (int64 ops); mean would refuse int64"},
-    {"softmax_backward", YG_INT32, "as for int64"},
     {"mse_loss", YG_INT32, "as for int64"},
     {"l1_loss", YG_INT32, "as for int64"},
     {NULL, YG_FLOAT64, NULL},

@@ -1,0 +1,73 @@
+/*
+ * kernels.h - the handwritten kernels compiled once per CPU capability
+ * (runtime/cpu/vec/, see vec.h), as one table of function pointers per
+ * level; yg__vec() returns the level chosen at load (cpu/capability.c).
+ *
+ * Each entry is an inner kernel: its tensors are contiguous, of the
+ * dtype its name says, already checked by the op kernel that calls it
+ * (runtime/cpu/nn.c, ...); it cannot fail.  Entries parallelise with OpenMP
+ * themselves when the work is large enough, and run on the calling thread
+ * below that (no fork/join on small tensors).
+ */
+#ifndef YAGRAD_CPU_VEC_KERNELS_H
+#define YAGRAD_CPU_VEC_KERNELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* softmax.c: a [outer, n, inner] block reduced over its middle dim. */
+typedef void (
+    *yg_softmax_fn)(void *y, const void *x, int64_t outer, int64_t n, int64_t inner, bool is_log);
+typedef void (*yg_softmax_backward_fn)(void *grad_input,
+                                       const void *grad_output,
+                                       const void *output,
+                                       int64_t outer,
+                                       int64_t n,
+                                       int64_t inner,
+                                       bool is_log);
+
+typedef struct yg_vec_kernels {
+    /* y = softmax(x) or, when log, log_softmax(x); max and sum per row
+     * (sums of exponentials in double for float32 too). */
+    yg_softmax_fn softmax[2]; /* [0] float32, [1] float64 */
+    /* The gradient of softmax (output: its result), or when log of
+     * log_softmax (output: the log-probabilities). */
+    yg_softmax_backward_fn softmax_backward[2];
+} yg_vec_kernels;
+
+extern const yg_vec_kernels yg__vec_kernels_baseline;
+extern const yg_vec_kernels yg__vec_kernels_avx2;
+extern const yg_vec_kernels yg__vec_kernels_avx512;
+
+/* The table of the level the kernels run at.  Cannot fail. */
+const yg_vec_kernels *yg__vec(void);
+
+/* Below this many elements a kernel runs on the calling thread: an
+ * OpenMP fork/join costs a few microseconds, the pointwise iterator's
+ * threshold (cpu/pointwise.c). */
+#define YG_VEC_PARALLEL_MIN 32768
+
+#ifdef YG_ISA /* inside the per-ISA builds: the entries of this level */
+#include "cpu/vec/vec.h"
+
+void YG_ISA_NAME(
+    yg__softmax_f32)(void *y, const void *x, int64_t outer, int64_t n, int64_t inner, bool is_log);
+void YG_ISA_NAME(
+    yg__softmax_f64)(void *y, const void *x, int64_t outer, int64_t n, int64_t inner, bool is_log);
+void YG_ISA_NAME(yg__softmax_backward_f32)(void *grad_input,
+                                           const void *grad_output,
+                                           const void *output,
+                                           int64_t outer,
+                                           int64_t n,
+                                           int64_t inner,
+                                           bool is_log);
+void YG_ISA_NAME(yg__softmax_backward_f64)(void *grad_input,
+                                           const void *grad_output,
+                                           const void *output,
+                                           int64_t outer,
+                                           int64_t n,
+                                           int64_t inner,
+                                           bool is_log);
+#endif
+
+#endif /* YAGRAD_CPU_VEC_KERNELS_H */

@@ -1,0 +1,11 @@
+/*
+ * table.c - this level's yg_vec_kernels table (kernels.h): compiled once
+ * per CPU capability like the kernels it points to.
+ */
+#include "cpu/vec/kernels.h"
+
+const yg_vec_kernels YG_ISA_NAME(yg__vec_kernels) = {
+    .softmax = {YG_ISA_NAME(yg__softmax_f32), YG_ISA_NAME(yg__softmax_f64)},
+    .softmax_backward = {YG_ISA_NAME(yg__softmax_backward_f32),
+                         YG_ISA_NAME(yg__softmax_backward_f64)},
+};
