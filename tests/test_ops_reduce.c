@@ -203,6 +203,52 @@ static void check_reduce_case(const reduce_case *c,
     }
 }
 
+/* sum and mean from 32768 elements split the walk's outermost dim over
+ * threads (cpu/reduce.c): kept there (disjoint slots) or reduced there
+ * (private partial sums), on contiguous and transposed inputs. */
+static void test_large_sums_split_over_threads_match_naive_loops(void **state) {
+    const int64_t s[] = {301, 257};
+    int64_t n = s[0] * s[1];
+    (void)state;
+    for (int dt = 0; dt < 2; dt++) {
+        yg_dtype dtype = dt == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        yg_tensor *x = yg_test_rand(dtype, s, 2, -1, 1, 11), *xt = NULL;
+        double *v = yg_test_values(x), total = 0;
+        double *rows = calloc((size_t)s[0], sizeof(double)), *cols = calloc((size_t)s[1], 8);
+        for (int64_t i = 0; i < s[0]; i++)
+            for (int64_t j = 0; j < s[1]; j++) {
+                total += v[i * s[1] + j];
+                rows[i] += v[i * s[1] + j];
+                cols[j] += v[i * s[1] + j];
+            }
+        double tol = dtype == YG_FLOAT32 ? 1e-5 : 1e-11;
+        const int64_t d0 = 0, d1 = 1;
+        yg_tensor *a = NULL, *b = NULL, *c = NULL, *d = NULL, *m = NULL;
+        YG_CHECK(yg_sum(x, &a));
+        YG_CHECK(yg_sum_dim(x, &d0, 1, false, &b));
+        YG_CHECK(yg_sum_dim(x, &d1, 1, false, &c));
+        YG_CHECK(yg_transpose(x, 0, 1, &xt));
+        YG_CHECK(yg_sum_dim(xt, &d0, 1, false, &d)); /* = rows, through a strided walk */
+        YG_CHECK(yg_mean(x, &m));
+        double mean = total / (double)n;
+        YG_EXPECT_CLOSE(a, NULL, 0, &total, tol, tol);
+        YG_EXPECT_CLOSE(b, &s[1], 1, cols, tol, tol);
+        YG_EXPECT_CLOSE(c, &s[0], 1, rows, tol, tol);
+        YG_EXPECT_CLOSE(d, &s[0], 1, rows, tol, tol);
+        YG_EXPECT_CLOSE(m, NULL, 0, &mean, tol, tol);
+        yg_release(a);
+        yg_release(b);
+        yg_release(c);
+        yg_release(d);
+        yg_release(m);
+        yg_release(xt);
+        yg_release(x);
+        free(v);
+        free(rows);
+        free(cols);
+    }
+}
+
 static void test_reductions_match_naive_loops_over_dim_lists(void **state) {
     const int64_t s[] = {3, 4, 5};
     (void)state;
@@ -634,8 +680,7 @@ static void test_max_dim_returns_values_and_first_indices(void **state) {
     yg_release(sum);
     yg_release(vals);
     yg_release(idx);
-    YG_EXPECT_ERROR(
-        yg_max_dim(x, 2, false, &vals, &idx), YG_ERR_INDEX, "max: dim 2 out of range");
+    YG_EXPECT_ERROR(yg_max_dim(x, 2, false, &vals, &idx), YG_ERR_INDEX, "max: dim 2 out of range");
     assert_null(vals);
     assert_null(idx);
     yg_release(x);
@@ -644,6 +689,7 @@ static void test_max_dim_returns_values_and_first_indices(void **state) {
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reductions_match_naive_loops_over_dim_lists),
+        cmocka_unit_test(test_large_sums_split_over_threads_match_naive_loops),
         cmocka_unit_test(test_reductions_of_permuted_views_match_naive_loops),
         cmocka_unit_test(test_int64_prod_and_amax_are_exact),
         cmocka_unit_test(test_max_min_and_prod_of_every_element),

@@ -10,7 +10,8 @@
  * cases: reducing the last dim of a row-major matrix is a scalar loop over
  * contiguous memory, and reducing dim 0 (the bias gradient of a linear
  * layer) adds whole contiguous rows into the accumulator row.  Transposed
- * and other strided views need no copy.
+ * and other strided views need no copy.  Large inputs split the walk's
+ * outermost dim over the OpenMP threads (rwalk_run).
  *
  * Accuracy: floating inputs (float32 too) accumulate in double and are
  * rounded once at the end, so a float32 sum of a million elements keeps
@@ -22,8 +23,13 @@
 #include "cpu/cpu.h"
 
 #include <inttypes.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* Below this many input elements the sum runs on the calling thread, as
+ * the pointwise iterator decides (cpu/pointwise.c). */
+#define YG_REDUCE_PARALLEL_MIN 32768
 
 /* The walk over the input: dim 0 innermost; input strides in bytes,
  * accumulator strides in elements (0 along reduced dims). */
@@ -37,14 +43,28 @@ typedef struct rwalk {
 /* Adds n input elements (byte stride is) into acc (element stride as). */
 typedef void (*accum_fn)(void *acc, int64_t as, const char *src, int64_t is, int64_t n);
 
+/* The contiguous cases are `omp simd` loops: the reduction clause lets
+ * the compiler keep one partial sum per vector lane (a reordering of the
+ * additions that -O2 alone may not make for floating point). */
 #define DEFINE_ACCUM(NAME, ACC_T, SRC_T)                                                           \
     static void NAME(void *accp, int64_t as, const char *src, int64_t is, int64_t n) {             \
         ACC_T *acc = accp;                                                                         \
+        const SRC_T *p = (const SRC_T *)src;                                                       \
+        bool contiguous = is == (int64_t)sizeof(SRC_T);                                            \
         if (as == 0) {                                                                             \
             ACC_T s = 0;                                                                           \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                s += (ACC_T) * (const SRC_T *)(src + i * is);                                      \
+            if (contiguous) {                                                                      \
+                _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; i++) s +=          \
+                    (ACC_T)p[i];                                                                   \
+            } else {                                                                               \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    s += (ACC_T) * (const SRC_T *)(src + i * is);                                  \
+            }                                                                                      \
             *acc += s;                                                                             \
+            return;                                                                                \
+        }                                                                                          \
+        if (as == 1 && contiguous) {                                                               \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) acc[i] += (ACC_T)p[i];             \
             return;                                                                                \
         }                                                                                          \
         for (int64_t i = 0; i < n; i++)                                                            \
@@ -105,27 +125,105 @@ static void rwalk_init(rwalk *w, const yg_tensor *self, const int64_t *astride_o
     w->ndim = nd;
 }
 
-/* Adds every element of self (numel > 0) into acc along the walk. */
-static void
-rwalk_run(const rwalk *w, const yg_tensor *self, char *acc, size_t acc_esize, accum_fn fn) {
-    int64_t idx[YG_MAX_DIMS] = {0};
-    const char *src = yg__tensor_ptr(self);
-    for (;;) {
-        fn(acc, w->astrides[0], src, w->istrides[0], w->sizes[0]);
-        int d = 1;
-        for (; d < w->ndim; d++) {
-            if (++idx[d] < w->sizes[d]) {
-                src += w->istrides[d];
-                acc += w->astrides[d] * (int64_t)acc_esize;
-                break;
-            }
-            idx[d] = 0;
-            src -= (w->sizes[d] - 1) * w->istrides[d];
-            acc -= (w->sizes[d] - 1) * w->astrides[d] * (int64_t)acc_esize;
-        }
-        if (d == w->ndim)
-            return;
+/* Adds the elements of self whose index along the walk's outermost dim
+ * lies in [lo, hi) into acc (the whole walk's accumulator). */
+static void rwalk_range(const rwalk *w,
+                        const char *src,
+                        char *acc,
+                        size_t acc_esize,
+                        accum_fn fn,
+                        int64_t lo,
+                        int64_t hi) {
+    int top = w->ndim - 1;
+    int64_t esize = (int64_t)acc_esize;
+
+    if (top == 0) {
+        fn(acc + lo * w->astrides[0] * esize,
+           w->astrides[0],
+           src + lo * w->istrides[0],
+           w->istrides[0],
+           hi - lo);
+        return;
     }
+    for (int64_t t = lo; t < hi; t++) {
+        int64_t idx[YG_MAX_DIMS] = {0};
+        const char *s = src + t * w->istrides[top];
+        char *a = acc + t * w->astrides[top] * esize;
+        for (;;) {
+            fn(a, w->astrides[0], s, w->istrides[0], w->sizes[0]);
+            int d = 1;
+            for (; d < top; d++) {
+                if (++idx[d] < w->sizes[d]) {
+                    s += w->istrides[d];
+                    a += w->astrides[d] * esize;
+                    break;
+                }
+                idx[d] = 0;
+                s -= (w->sizes[d] - 1) * w->istrides[d];
+                a -= (w->sizes[d] - 1) * w->astrides[d] * esize;
+            }
+            if (d >= top)
+                break;
+        }
+    }
+}
+
+/* Adds every element of self (in_numel > 0) into acc (out_numel slots)
+ * along the walk.  From YG_REDUCE_PARALLEL_MIN elements the walk's
+ * outermost dim is split over the OpenMP threads: where it is a kept dim
+ * the threads write disjoint slots of acc; where it is reduced each thread
+ * after the first sums into a private accumulator, added into acc in
+ * thread order afterwards (so a result depends on the thread count only
+ * through rounding, never from run to run).  Fails only when a private
+ * accumulator cannot be allocated. */
+static yg_status rwalk_run(const char *op,
+                           const rwalk *w,
+                           const yg_tensor *self,
+                           char *acc,
+                           size_t acc_esize,
+                           int64_t out_numel,
+                           int64_t in_numel,
+                           bool floating,
+                           accum_fn fn) {
+    const char *src = yg__tensor_ptr(self);
+    int top = w->ndim - 1;
+    int64_t span = w->sizes[top];
+    int nthreads = omp_get_max_threads();
+
+    if (in_numel < YG_REDUCE_PARALLEL_MIN || span < 2 || nthreads < 2) {
+        rwalk_range(w, src, acc, acc_esize, fn, 0, span);
+        return YG_OK;
+    }
+    if (nthreads > span)
+        nthreads = (int)span;
+    bool shared = w->astrides[top] != 0;
+    char *priv = NULL;
+    if (!shared) {
+        priv = calloc((size_t)(nthreads - 1) * (size_t)out_numel, acc_esize);
+        if (priv == NULL)
+            return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                            "%s: out of memory for %d x %" PRId64 " accumulators",
+                            op,
+                            nthreads - 1,
+                            out_numel);
+    }
+#pragma omp parallel for schedule(static) num_threads(nthreads)
+    for (int k = 0; k < nthreads; k++) {
+        int64_t lo = span * k / nthreads, hi = span * (k + 1) / nthreads;
+        char *a = shared || k == 0 ? acc : priv + (size_t)(k - 1) * (size_t)out_numel * acc_esize;
+        rwalk_range(w, src, a, acc_esize, fn, lo, hi);
+    }
+    for (int k = 1; !shared && k < nthreads; k++) {
+        const char *p = priv + (size_t)(k - 1) * (size_t)out_numel * acc_esize;
+        for (int64_t i = 0; i < out_numel; i++) {
+            if (floating)
+                ((double *)acc)[i] += ((const double *)p)[i];
+            else
+                ((int64_t *)acc)[i] += ((const int64_t *)p)[i];
+        }
+    }
+    free(priv);
+    return YG_OK;
 }
 
 /* Fills reduced[] from the dim list; an empty list (or all) means every
@@ -224,7 +322,9 @@ static yg_status reduce(const char *op,
     if (in_numel > 0) {
         rwalk w;
         rwalk_init(&w, self, astride_of);
-        rwalk_run(&w, self, acc, acc_esize, fn);
+        st = rwalk_run(op, &w, self, acc, acc_esize, out_numel, in_numel, floating, fn);
+        if (st != YG_OK)
+            goto out;
     }
     char *dst = yg__tensor_ptr(res);
     if (!floating) {
