@@ -205,7 +205,8 @@ static void check_reduce_case(const reduce_case *c,
 
 /* sum and mean from 32768 elements split the walk's outermost dim over
  * threads (cpu/reduce.c): kept there (disjoint slots) or reduced there
- * (private partial sums), on contiguous and transposed inputs. */
+ * (private partial sums), on contiguous and transposed inputs; var splits
+ * its rows. */
 static void test_large_sums_split_over_threads_match_naive_loops(void **state) {
     const int64_t s[] = {301, 257};
     int64_t n = s[0] * s[1];
@@ -231,6 +232,18 @@ static void test_large_sums_split_over_threads_match_naive_loops(void **state) {
         YG_CHECK(yg_sum_dim(xt, &d0, 1, false, &d)); /* = rows, through a strided walk */
         YG_CHECK(yg_mean(x, &m));
         double mean = total / (double)n;
+        /* var over the last dim: rows split over threads (reduce_stats.c) */
+        double *vars = calloc((size_t)s[0], sizeof(double));
+        for (int64_t i = 0; i < s[0]; i++) {
+            double mu = rows[i] / (double)s[1];
+            for (int64_t j = 0; j < s[1]; j++)
+                vars[i] += (v[i * s[1] + j] - mu) * (v[i * s[1] + j] - mu) / (double)(s[1] - 1);
+        }
+        yg_tensor *var = NULL;
+        YG_CHECK(yg_var(x, &d1, 1, 1, false, &var));
+        YG_EXPECT_CLOSE(var, &s[0], 1, vars, tol, tol);
+        yg_release(var);
+        free(vars);
         YG_EXPECT_CLOSE(a, NULL, 0, &total, tol, tol);
         YG_EXPECT_CLOSE(b, &s[1], 1, cols, tol, tol);
         YG_EXPECT_CLOSE(c, &s[0], 1, rows, tol, tol);

@@ -56,8 +56,16 @@ static yg_status reduce_rows(const char *op,
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, self->dtype, &res);
     if (st == YG_OK) {
         const double *x = (const double *)yg__tensor_ptr(rows.data);
-        for (int64_t r = 0; r < rows.outer; r++)
-            yg__store_f64(res, r, fn(x + r * rows.inner, rows.inner, args));
+        /* Rows are independent: split them over threads when there is
+         * enough work (the pointwise iterator's threshold). */
+        if (rows.outer > 1 && rows.outer * rows.inner >= 32768) {
+#pragma omp parallel for schedule(static)
+            for (int64_t r = 0; r < rows.outer; r++)
+                yg__store_f64(res, r, fn(x + r * rows.inner, rows.inner, args));
+        } else {
+            for (int64_t r = 0; r < rows.outer; r++)
+                yg__store_f64(res, r, fn(x + r * rows.inner, rows.inner, args));
+        }
         *out = res;
     }
     yg__rows_free(&rows);
@@ -238,9 +246,11 @@ out:
 /* args[0]: correction; args[1]: 1 for std. */
 static double var_row(const double *x, int64_t n, const double *args) {
     double mean = 0, ss = 0;
+#pragma omp simd reduction(+ : mean)
     for (int64_t i = 0; i < n; i++)
         mean += x[i];
     mean /= (double)n;
+#pragma omp simd reduction(+ : ss)
     for (int64_t i = 0; i < n; i++)
         ss += (x[i] - mean) * (x[i] - mean);
     /* N - correction <= 0 divides by 0: inf, or NaN for an empty row. */
