@@ -1,0 +1,395 @@
+#!/usr/bin/python3
+"""bench_eager_torch.py - the workloads of bench/bench_eager.c in PyTorch.
+
+Usage: bench_eager_torch.py [--check] [--reps R] WORKLOAD   (--list names them)
+
+Prints the same JSON line as bench_eager with "impl":"torch" (the triad,
+"impl":"c" there, is torch.add(b, c, alpha=s, out=a) here).  Each
+workload mirrors its C twin op for op: the same shapes, the same inputs
+bit for bit (fill_pattern), the same warm-up, the same backward from a
+fixed gradient g, the same bytes for gbps.  Read bench_eager.c's
+comments for what each workload does and why.
+
+The thread count is OMP_NUM_THREADS (default: PyTorch's own), applied
+with torch.set_num_threads.  PyTorch is a benchmark-only dependency.
+"""
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+WARMUP = 3
+OVERHEAD_OPS = 1000
+CHAIN_N = 16 * 1024 * 1024
+ROWS_COLS = (4096, 1024)
+
+
+class Bench:
+    def __init__(self, workload, reps, check):
+        self.workload = workload
+        self.reps = reps
+        self.check = check
+        self.samples = []
+        self.ops_per_rep = 1
+        self.bytes = 0.0
+        self.impl = "torch"
+        self.checks = {}
+
+    def total_reps(self):
+        return WARMUP + self.reps
+
+    def record(self, rep, seconds):
+        if rep >= WARMUP:
+            self.samples.append(seconds / self.ops_per_rep)
+
+    def check_tensor(self, rep, name, t):
+        """[sum, sum |.|, sum of squares] in float64, first rep only."""
+        if not self.check or rep != 0:
+            return
+        d = t.detach().double()
+        self.checks[name] = [d.sum().item(), d.abs().sum().item(), (d * d).sum().item()]
+
+    def check_grad(self, rep, name, t):
+        if not self.check or rep != 0:
+            return
+        if t.grad is None:
+            sys.exit("bench_eager_torch: %s has no gradient" % name)
+        self.check_tensor(rep, name, t.grad)
+
+
+def fill_pattern(sizes, seed, scale, offset, requires_grad=False):
+    """bench_eager.c's fill_pattern, bit for bit: int64 and float64 ops
+    are exact or correctly rounded, then one rounding to float32."""
+    n = math.prod(sizes)
+    i = torch.arange(n, dtype=torch.int64)
+    h = (i * 2654435761 + seed * 1013904223) & 0xFFFFFFFF
+    u = h.double() / 4294967296.0 - 0.5
+    t = (u * scale + offset).float().reshape(sizes).contiguous()
+    return t.requires_grad_(requires_grad)
+
+
+# ---- op overhead ------------------------------------------------------------
+
+def wl_overhead_add(b, requires_grad):
+    x = fill_pattern([1], 1, 1, 0, requires_grad)
+    w = fill_pattern([1], 2, 1, 0, requires_grad)
+    b.ops_per_rep = OVERHEAD_OPS
+    add = torch.add
+    for r in range(b.total_reps()):
+        t0 = time.perf_counter()
+        for _ in range(OVERHEAD_OPS):
+            y = add(x, w)
+        del y
+        b.record(r, time.perf_counter() - t0)
+
+
+def wl_overhead_plain(b):
+    wl_overhead_add(b, False)
+
+
+def wl_overhead_autograd(b):
+    wl_overhead_add(b, True)
+
+
+def wl_overhead_backward(b):
+    x = fill_pattern([1], 1, 1, 0, True)
+    b.ops_per_rep = OVERHEAD_OPS
+    for r in range(b.total_reps()):
+        y = x
+        for _ in range(OVERHEAD_OPS):
+            y = y * 1.0
+        x.grad = None
+        t0 = time.perf_counter()
+        y.backward()
+        b.record(r, time.perf_counter() - t0)
+        b.check_grad(r, "x.grad", x)
+        del y
+
+
+# ---- MLP train step -----------------------------------------------------------
+
+def wl_mlp_step(b):
+    dims = (784, 512, 512, 10)
+    batch = 128
+    params = []
+    for l in range(3):
+        scale = 2.0 / math.sqrt(dims[l])
+        params.append(fill_pattern([dims[l + 1], dims[l]], 10 + l, scale, 0, True))
+        params.append(fill_pattern([dims[l + 1]], 20 + l, scale, 0, True))
+    x = fill_pattern([batch, dims[0]], 1, 2, 0)
+    target = torch.arange(batch, dtype=torch.int64) % 10
+    opt = torch.optim.SGD(params, lr=0.01, momentum=0.9)
+    names = ["w1.grad", "b1.grad", "w2.grad", "b2.grad", "w3.grad", "b3.grad"]
+    for r in range(b.total_reps()):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)  # yagrad's zero_grad sets grads to none
+        h = x
+        for l in range(3):
+            h = F.linear(h, params[2 * l], params[2 * l + 1])
+            if l < 2:
+                h = F.relu(h)
+        loss = F.cross_entropy(h, target)
+        loss.backward()
+        if b.check and r == 0:
+            b.check_tensor(r, "loss", loss)
+            for p, name in zip(params, names):
+                b.check_grad(r, name, p)
+        opt.step()
+        b.record(r, time.perf_counter() - t0)
+        del loss, h
+    for l in range(3):
+        b.check_tensor(0, "w%d.final" % (l + 1), params[2 * l])
+
+
+# ---- LSTM cell ----------------------------------------------------------------
+
+def wl_lstm(b, backward):
+    n, hid = 20, 650
+    ws = 2.0 / math.sqrt(hid)
+    inp = [
+        fill_pattern([n, hid], 1, 2, 0, backward),
+        fill_pattern([n, hid], 2, 2, 0, backward),
+        fill_pattern([n, hid], 3, 2, 0, backward),
+        fill_pattern([4 * hid, hid], 4, ws, 0, backward),
+        fill_pattern([4 * hid, hid], 5, ws, 0, backward),
+        fill_pattern([4 * hid], 6, ws, 0, backward),
+        fill_pattern([4 * hid], 7, ws, 0, backward),
+    ]
+    g = (fill_pattern([n, hid], 8, 2, 0), fill_pattern([n, hid], 9, 2, 0))
+    names = ["input.grad", "hx.grad", "cx.grad", "w_ih.grad", "w_hh.grad", "b_ih.grad",
+             "b_hh.grad"]
+    for r in range(b.total_reps()):
+        t0 = time.perf_counter()
+        hy, cy = torch.lstm_cell(inp[0], (inp[1], inp[2]), inp[3], inp[4], inp[5], inp[6])
+        grads = None
+        if backward:
+            grads = torch.autograd.grad((hy, cy), inp, g)
+        b.record(r, time.perf_counter() - t0)
+        b.check_tensor(r, "hy", hy)
+        b.check_tensor(r, "cy", cy)
+        if backward:
+            for name, gr in zip(names, grads):
+                b.check_tensor(r, name, gr)
+        del hy, cy, grads
+
+
+def wl_lstm_fwd(b):
+    wl_lstm(b, False)
+
+
+def wl_lstm_fwdbwd(b):
+    wl_lstm(b, True)
+
+
+# ---- backward from y with a fixed g -------------------------------------------
+
+def run_fwd_or_fwdbwd(b, f, inp, names, g):
+    for r in range(b.total_reps()):
+        if g is not None:
+            for t in inp:
+                t.grad = None
+        t0 = time.perf_counter()
+        y = f(inp)
+        if g is not None:
+            y.backward(g)
+        b.record(r, time.perf_counter() - t0)
+        b.check_tensor(r, "y", y)
+        if g is not None:
+            for name, t in zip(names, inp):
+                b.check_grad(r, name, t)
+        del y
+
+
+def chain_forward(inp):
+    x, w, bias = inp
+    return torch.tanh(x * w + bias) * torch.sigmoid(x)
+
+
+def wl_chain(b, backward):
+    inp = [fill_pattern([CHAIN_N], 1, 4, 0, backward),
+           fill_pattern([CHAIN_N], 2, 2, 0, backward),
+           fill_pattern([CHAIN_N], 3, 2, 0, backward)]
+    g = fill_pattern([CHAIN_N], 4, 2, 0) if backward else None
+    b.bytes = (11.0 if backward else 4.0) * 4.0 * CHAIN_N
+    run_fwd_or_fwdbwd(b, chain_forward, inp, ["x.grad", "w.grad", "b.grad"], g)
+
+
+def wl_chain_fwd(b):
+    wl_chain(b, False)
+
+
+def wl_chain_fwdbwd(b):
+    wl_chain(b, True)
+
+
+def norm_bytes(numel, backward):
+    return (5.0 if backward else 2.0) * 4.0 * numel
+
+
+def wl_rows(b, f, affine, backward):
+    inp = [fill_pattern(list(ROWS_COLS), 1, 8, 0, backward)]
+    if affine:
+        inp.append(fill_pattern([ROWS_COLS[1]], 2, 0.2, 1, backward))
+        inp.append(fill_pattern([ROWS_COLS[1]], 3, 0.2, 0, backward))
+    g = fill_pattern(list(ROWS_COLS), 4, 2, 0) if backward else None
+    b.bytes = norm_bytes(ROWS_COLS[0] * ROWS_COLS[1], backward)
+    run_fwd_or_fwdbwd(b, f, inp, ["x.grad", "weight.grad", "bias.grad"], g)
+
+
+def softmax_forward(inp):
+    return torch.softmax(inp[0], 1)
+
+
+def log_softmax_forward(inp):
+    return torch.log_softmax(inp[0], 1)
+
+
+def layer_norm_forward(inp):
+    return F.layer_norm(inp[0], (ROWS_COLS[1],), inp[1], inp[2], 1e-5)
+
+
+def wl_softmax_fwd(b):
+    wl_rows(b, softmax_forward, False, False)
+
+
+def wl_softmax_fwdbwd(b):
+    wl_rows(b, softmax_forward, False, True)
+
+
+def wl_log_softmax_fwd(b):
+    wl_rows(b, log_softmax_forward, False, False)
+
+
+def wl_log_softmax_fwdbwd(b):
+    wl_rows(b, log_softmax_forward, False, True)
+
+
+def wl_layer_norm_fwd(b):
+    wl_rows(b, layer_norm_forward, True, False)
+
+
+def wl_layer_norm_fwdbwd(b):
+    wl_rows(b, layer_norm_forward, True, True)
+
+
+# ---- batch_norm ----------------------------------------------------------------
+
+def wl_batch_norm(b, backward):
+    s = [32, 64, 56, 56]
+    inp = [fill_pattern(s, 1, 8, 0, backward),
+           fill_pattern([64], 2, 0.2, 1, backward),
+           fill_pattern([64], 3, 0.2, 0, backward)]
+    running_mean = torch.zeros(64)
+    running_var = torch.ones(64)
+
+    def forward(t):
+        return F.batch_norm(t[0], running_mean, running_var, t[1], t[2], True, 0.1, 1e-5)
+
+    g = fill_pattern(s, 4, 2, 0) if backward else None
+    b.bytes = norm_bytes(math.prod(s), backward)
+    run_fwd_or_fwdbwd(b, forward, inp, ["x.grad", "weight.grad", "bias.grad"], g)
+    b.check_tensor(0, "running_mean", running_mean)
+    b.check_tensor(0, "running_var", running_var)
+
+
+def wl_batch_norm_fwd(b):
+    wl_batch_norm(b, False)
+
+
+def wl_batch_norm_fwdbwd(b):
+    wl_batch_norm(b, True)
+
+
+# ---- triad ---------------------------------------------------------------------
+
+def wl_triad(b):
+    n = CHAIN_N
+    a = torch.zeros(n)
+    x = torch.full((n,), 1.0)
+    y = torch.full((n,), 2.0)
+    b.bytes = 3.0 * 4.0 * n
+    for r in range(b.total_reps()):
+        t0 = time.perf_counter()
+        torch.add(x, y, alpha=3.0, out=a)
+        b.record(r, time.perf_counter() - t0)
+    b.check_tensor(0, "a", a)
+
+
+WORKLOADS = {
+    "overhead_plain": (wl_overhead_plain, 100),
+    "overhead_autograd": (wl_overhead_autograd, 100),
+    "overhead_backward": (wl_overhead_backward, 100),
+    "mlp_step": (wl_mlp_step, 50),
+    "lstm_fwd": (wl_lstm_fwd, 50),
+    "lstm_fwdbwd": (wl_lstm_fwdbwd, 50),
+    "chain_fwd": (wl_chain_fwd, 10),
+    "chain_fwdbwd": (wl_chain_fwdbwd, 10),
+    "softmax_fwd": (wl_softmax_fwd, 20),
+    "softmax_fwdbwd": (wl_softmax_fwdbwd, 20),
+    "log_softmax_fwd": (wl_log_softmax_fwd, 20),
+    "log_softmax_fwdbwd": (wl_log_softmax_fwdbwd, 20),
+    "layer_norm_fwd": (wl_layer_norm_fwd, 20),
+    "layer_norm_fwdbwd": (wl_layer_norm_fwdbwd, 20),
+    "batch_norm_fwd": (wl_batch_norm_fwd, 10),
+    "batch_norm_fwdbwd": (wl_batch_norm_fwdbwd, 10),
+    "triad": (wl_triad, 20),
+}
+
+
+def quantile(v, q):
+    """bench_eager.c's quantile: linear between neighbours of sorted v."""
+    pos = q * (len(v) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def usage():
+    sys.exit("usage: bench_eager_torch.py [--check] [--reps R] WORKLOAD | --list")
+
+
+def main(argv):
+    check, reps, name = False, None, None
+    it = iter(argv)
+    for arg in it:
+        if arg == "--check":
+            check = True
+        elif arg == "--reps":
+            reps = int(next(it, "0"))
+            if reps < 1:
+                usage()
+        elif arg == "--list":
+            print("\n".join(WORKLOADS))
+            return 0
+        elif name is None and not arg.startswith("-"):
+            name = arg
+        else:
+            usage()
+    if name not in WORKLOADS:
+        sys.exit("bench_eager_torch: unknown workload %s (--list names them)" % name)
+    threads = os.environ.get("OMP_NUM_THREADS")
+    if threads:
+        torch.set_num_threads(int(threads))
+    run, default_reps = WORKLOADS[name]
+    b = Bench(name, reps or default_reps, check)
+    run(b)
+    v = sorted(b.samples)
+    med = quantile(v, 0.5)
+    line = {"bench": "eager", "impl": b.impl, "workload": name,
+            "threads": torch.get_num_threads(), "reps": b.reps,
+            "median_us": round(med * 1e6, 3), "p10_us": round(quantile(v, 0.1) * 1e6, 3),
+            "p90_us": round(quantile(v, 0.9) * 1e6, 3)}
+    if b.bytes > 0:
+        line["gbps"] = round(b.bytes / med * 1e-9, 2)
+    if check:
+        line["check"] = b.checks
+    print(json.dumps(line, separators=(",", ":")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
