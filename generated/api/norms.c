@@ -224,3 +224,841 @@ yg_status yg_batch_norm(const yg_tensor *input,
         yg__tensor_bump_version(running_var);
     return YG_OK;
 }
+
+typedef yg_status (*native_layer_norm_fn)(const yg_tensor *input,
+                                          const int64_t *normalized_shape,
+                                          int64_t normalized_shape_len,
+                                          const yg_tensor *weight,
+                                          const yg_tensor *bias,
+                                          double eps,
+                                          yg_tensor **out_output,
+                                          yg_tensor **out_mean,
+                                          yg_tensor **out_rstd);
+
+static const native_layer_norm_fn native_layer_norm_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_native_layer_norm,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records NativeLayerNormBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status native_layer_norm_record(const yg_tensor *input,
+                                          const int64_t *normalized_shape,
+                                          int64_t normalized_shape_len,
+                                          const yg_tensor *weight,
+                                          const yg_tensor *bias,
+                                          double eps,
+                                          yg_tensor *result,
+                                          yg_tensor *result1,
+                                          yg_tensor *result2)
+{
+    yg_node *base = NULL;
+    native_layer_norm_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__native_layer_norm_backward_vtable,
+                      sizeof(native_layer_norm_backward),
+                      3,
+                      3,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (native_layer_norm_backward *)base;
+    st = yg__node_set_edge(base, 0, input);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, weight);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 2, bias);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->input, input, false, 0, "input");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_int_list_save(&node->normalized_shape, normalized_shape, normalized_shape_len);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->weight, weight, false, 0, "weight");
+    if (st != YG_OK)
+        goto out;
+    node->eps = eps;
+    st = yg__saved_save(&node->result1, result1, false, 1, "results[1]");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->result2, result2, false, 2, "results[2]");
+    if (st != YG_OK)
+        goto out;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_native_layer_norm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status native_layer_norm_traced(const yg_tensor *input,
+                                          const int64_t *normalized_shape,
+                                          int64_t normalized_shape_len,
+                                          const yg_tensor *weight,
+                                          const yg_tensor *bias,
+                                          double eps,
+                                          yg_tensor **out_output,
+                                          yg_tensor **out_mean,
+                                          yg_tensor **out_rstd)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_native_layer_norm(input,
+                              normalized_shape,
+                              normalized_shape_len,
+                              weight,
+                              bias,
+                              eps,
+                              out_output,
+                              out_mean,
+                              out_rstd);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("native_layer_norm");
+    yg__trace_input(input);
+    yg__trace_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
+    yg__trace_input(weight);
+    yg__trace_input(bias);
+    yg__trace_attr_float("eps", eps);
+    yg__trace_output(out_output, NULL);
+    yg__trace_output(out_mean, NULL);
+    yg__trace_output(out_rstd, NULL);
+    return yg__trace_end_node();
+}
+
+/* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
+ *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
+ * [specs/native_functions.yaml:1190] */
+yg_status yg_native_layer_norm(const yg_tensor *input,
+                               const int64_t *normalized_shape,
+                               int64_t normalized_shape_len,
+                               const yg_tensor *weight,
+                               const yg_tensor *bias,
+                               double eps,
+                               yg_tensor **out_output,
+                               yg_tensor **out_mean,
+                               yg_tensor **out_rstd)
+{
+    const yg_tensor *inputs[3] = {input, weight, bias};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_tensor *result2 = NULL;
+    yg_device dev;
+    native_layer_norm_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return native_layer_norm_traced(input,
+                                        normalized_shape,
+                                        normalized_shape_len,
+                                        weight,
+                                        bias,
+                                        eps,
+                                        out_output,
+                                        out_mean,
+                                        out_rstd);
+    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm", "out_output", out_output));
+    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm", "out_mean", out_mean));
+    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm", "out_rstd", out_rstd));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm", "input", input));
+    dev = yg_tensor_device(input);
+    kernel = native_layer_norm_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "native_layer_norm: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(input,
+                normalized_shape,
+                normalized_shape_len,
+                weight,
+                bias,
+                eps,
+                &result,
+                &result1,
+                &result2);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(3, inputs)) {
+        st = native_layer_norm_record(input, normalized_shape, normalized_shape_len, weight, bias, eps, result, result1, result2);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out_output = result;
+    result = NULL;
+    *out_mean = result1;
+    result1 = NULL;
+    *out_rstd = result2;
+    result2 = NULL;
+out:
+    yg_release(result2);
+    yg_release(result1);
+    yg_release(result);
+    return st;
+}
+
+/* Runs yg_native_layer_norm_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status native_layer_norm_backward_traced(const yg_tensor *grad_out,
+                                                   const yg_tensor *input,
+                                                   const yg_tensor *mean,
+                                                   const yg_tensor *rstd,
+                                                   const yg_tensor *weight,
+                                                   const int64_t *normalized_shape,
+                                                   int64_t normalized_shape_len,
+                                                   double eps,
+                                                   const bool *grad_input_mask,
+                                                   yg_tensor **out_grad_input,
+                                                   yg_tensor **out_grad_weight,
+                                                   yg_tensor **out_grad_bias)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_native_layer_norm_backward(grad_out,
+                                       input,
+                                       mean,
+                                       rstd,
+                                       weight,
+                                       normalized_shape,
+                                       normalized_shape_len,
+                                       eps,
+                                       grad_input_mask,
+                                       out_grad_input,
+                                       out_grad_weight,
+                                       out_grad_bias);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("native_layer_norm_backward");
+    yg__trace_input(grad_out);
+    yg__trace_input(input);
+    yg__trace_input(mean);
+    yg__trace_input(rstd);
+    yg__trace_input(weight);
+    yg__trace_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
+    yg__trace_attr_float("eps", eps);
+    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__trace_output(out_grad_input, NULL);
+    yg__trace_output(out_grad_weight, NULL);
+    yg__trace_output(out_grad_bias, NULL);
+    return yg__trace_end_node();
+}
+
+/* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
+ *   Tensor? weight, int[] normalized_shape, float eps,
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+ * [specs/native_functions.yaml:1200] */
+yg_status yg_native_layer_norm_backward(const yg_tensor *grad_out,
+                                        const yg_tensor *input,
+                                        const yg_tensor *mean,
+                                        const yg_tensor *rstd,
+                                        const yg_tensor *weight,
+                                        const int64_t *normalized_shape,
+                                        int64_t normalized_shape_len,
+                                        double eps,
+                                        const bool *grad_input_mask,
+                                        yg_tensor **out_grad_input,
+                                        yg_tensor **out_grad_weight,
+                                        yg_tensor **out_grad_bias)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return native_layer_norm_backward_traced(grad_out,
+                                                 input,
+                                                 mean,
+                                                 rstd,
+                                                 weight,
+                                                 normalized_shape,
+                                                 normalized_shape_len,
+                                                 eps,
+                                                 grad_input_mask,
+                                                 out_grad_input,
+                                                 out_grad_weight,
+                                                 out_grad_bias);
+    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward", "out_grad_input", out_grad_input));
+    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward", "out_grad_weight", out_grad_weight));
+    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward", "out_grad_bias", out_grad_bias));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward", "grad_out", grad_out));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward", "input", input));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward", "mean", mean));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward", "rstd", rstd));
+    st = yg__composite_native_layer_norm_backward(grad_out,
+                                                  input,
+                                                  mean,
+                                                  rstd,
+                                                  weight,
+                                                  normalized_shape,
+                                                  normalized_shape_len,
+                                                  eps,
+                                                  grad_input_mask,
+                                                  out_grad_input,
+                                                  out_grad_weight,
+                                                  out_grad_bias);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "native_layer_norm_backward");
+    return YG_OK;
+}
+
+typedef yg_status (*native_layer_norm_backward_fused_fn)(const yg_tensor *grad_out,
+                                                         const yg_tensor *input,
+                                                         const yg_tensor *mean,
+                                                         const yg_tensor *rstd,
+                                                         const yg_tensor *weight,
+                                                         const int64_t *normalized_shape,
+                                                         int64_t normalized_shape_len,
+                                                         const bool *grad_input_mask,
+                                                         yg_tensor **out_grad_input,
+                                                         yg_tensor **out_grad_weight,
+                                                         yg_tensor **out_grad_bias);
+
+static const native_layer_norm_backward_fused_fn native_layer_norm_backward_fused_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_native_layer_norm_backward_fused,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_native_layer_norm_backward_fused with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status native_layer_norm_backward_fused_traced(const yg_tensor *grad_out,
+                                                         const yg_tensor *input,
+                                                         const yg_tensor *mean,
+                                                         const yg_tensor *rstd,
+                                                         const yg_tensor *weight,
+                                                         const int64_t *normalized_shape,
+                                                         int64_t normalized_shape_len,
+                                                         const bool *grad_input_mask,
+                                                         yg_tensor **out_grad_input,
+                                                         yg_tensor **out_grad_weight,
+                                                         yg_tensor **out_grad_bias)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_native_layer_norm_backward_fused(grad_out,
+                                             input,
+                                             mean,
+                                             rstd,
+                                             weight,
+                                             normalized_shape,
+                                             normalized_shape_len,
+                                             grad_input_mask,
+                                             out_grad_input,
+                                             out_grad_weight,
+                                             out_grad_bias);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("native_layer_norm_backward_fused");
+    yg__trace_input(grad_out);
+    yg__trace_input(input);
+    yg__trace_input(mean);
+    yg__trace_input(rstd);
+    yg__trace_input(weight);
+    yg__trace_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
+    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__trace_output(out_grad_input, NULL);
+    yg__trace_output(out_grad_weight, NULL);
+    yg__trace_output(out_grad_bias, NULL);
+    return yg__trace_end_node();
+}
+
+/* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
+ *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
+ *   Tensor grad_weight, Tensor grad_bias)
+ * [specs/native_functions.yaml:1204] */
+yg_status yg_native_layer_norm_backward_fused(const yg_tensor *grad_out,
+                                              const yg_tensor *input,
+                                              const yg_tensor *mean,
+                                              const yg_tensor *rstd,
+                                              const yg_tensor *weight,
+                                              const int64_t *normalized_shape,
+                                              int64_t normalized_shape_len,
+                                              const bool *grad_input_mask,
+                                              yg_tensor **out_grad_input,
+                                              yg_tensor **out_grad_weight,
+                                              yg_tensor **out_grad_bias)
+{
+    const yg_tensor *inputs[5] = {grad_out, input, mean, rstd, weight};
+    yg_device dev;
+    native_layer_norm_backward_fused_fn kernel;
+
+    if (yg__trace_recording(false))
+        return native_layer_norm_backward_fused_traced(grad_out,
+                                                       input,
+                                                       mean,
+                                                       rstd,
+                                                       weight,
+                                                       normalized_shape,
+                                                       normalized_shape_len,
+                                                       grad_input_mask,
+                                                       out_grad_input,
+                                                       out_grad_weight,
+                                                       out_grad_bias);
+    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward_fused", "out_grad_input", out_grad_input));
+    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward_fused", "out_grad_weight", out_grad_weight));
+    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward_fused", "out_grad_bias", out_grad_bias));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward_fused", "grad_out", grad_out));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward_fused", "input", input));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward_fused", "mean", mean));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward_fused", "rstd", rstd));
+    if (yg__any_requires_grad(5, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "native_layer_norm_backward_fused: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad_out);
+    kernel = native_layer_norm_backward_fused_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "native_layer_norm_backward_fused: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad_out,
+                  input,
+                  mean,
+                  rstd,
+                  weight,
+                  normalized_shape,
+                  normalized_shape_len,
+                  grad_input_mask,
+                  out_grad_input,
+                  out_grad_weight,
+                  out_grad_bias);
+}
+
+typedef yg_status (*native_batch_norm_fn)(const yg_tensor *input,
+                                          const yg_tensor *weight,
+                                          const yg_tensor *bias,
+                                          yg_tensor *running_mean,
+                                          yg_tensor *running_var,
+                                          bool training,
+                                          double momentum,
+                                          double eps,
+                                          yg_tensor **out_output,
+                                          yg_tensor **out_save_mean,
+                                          yg_tensor **out_save_invstd);
+
+static const native_batch_norm_fn native_batch_norm_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_native_batch_norm,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records NativeBatchNormBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status native_batch_norm_record(const yg_tensor *input,
+                                          const yg_tensor *weight,
+                                          const yg_tensor *bias,
+                                          bool training,
+                                          double eps,
+                                          yg_tensor *result,
+                                          yg_tensor *result1,
+                                          yg_tensor *result2)
+{
+    yg_node *base = NULL;
+    native_batch_norm_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__native_batch_norm_backward_vtable,
+                      sizeof(native_batch_norm_backward),
+                      3,
+                      3,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (native_batch_norm_backward *)base;
+    st = yg__node_set_edge(base, 0, input);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, weight);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 2, bias);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->input, input, false, 0, "input");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->weight, weight, false, 0, "weight");
+    if (st != YG_OK)
+        goto out;
+    node->training = training;
+    node->eps = eps;
+    st = yg__saved_save(&node->result1, result1, false, 1, "results[1]");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->result2, result2, false, 2, "results[2]");
+    if (st != YG_OK)
+        goto out;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_native_batch_norm with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status native_batch_norm_traced(const yg_tensor *input,
+                                          const yg_tensor *weight,
+                                          const yg_tensor *bias,
+                                          yg_tensor *running_mean,
+                                          yg_tensor *running_var,
+                                          bool training,
+                                          double momentum,
+                                          double eps,
+                                          yg_tensor **out_output,
+                                          yg_tensor **out_save_mean,
+                                          yg_tensor **out_save_invstd)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_native_batch_norm(input,
+                              weight,
+                              bias,
+                              running_mean,
+                              running_var,
+                              training,
+                              momentum,
+                              eps,
+                              out_output,
+                              out_save_mean,
+                              out_save_invstd);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("native_batch_norm");
+    yg__trace_input(input);
+    yg__trace_input(weight);
+    yg__trace_input(bias);
+    yg__trace_input(running_mean);
+    yg__trace_input(running_var);
+    yg__trace_attr_int("training", training);
+    yg__trace_attr_float("momentum", momentum);
+    yg__trace_attr_float("eps", eps);
+    yg__trace_output(out_output, NULL);
+    yg__trace_output(out_save_mean, NULL);
+    yg__trace_output(out_save_invstd, NULL);
+    return yg__trace_end_node();
+}
+
+/* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
+ *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
+ *   Tensor save_mean, Tensor save_invstd)
+ * [specs/native_functions.yaml:1212] */
+yg_status yg_native_batch_norm(const yg_tensor *input,
+                               const yg_tensor *weight,
+                               const yg_tensor *bias,
+                               yg_tensor *running_mean,
+                               yg_tensor *running_var,
+                               bool training,
+                               double momentum,
+                               double eps,
+                               yg_tensor **out_output,
+                               yg_tensor **out_save_mean,
+                               yg_tensor **out_save_invstd)
+{
+    const yg_tensor *inputs[3] = {input, weight, bias};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_tensor *result2 = NULL;
+    yg_device dev;
+    native_batch_norm_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return native_batch_norm_traced(input,
+                                        weight,
+                                        bias,
+                                        running_mean,
+                                        running_var,
+                                        training,
+                                        momentum,
+                                        eps,
+                                        out_output,
+                                        out_save_mean,
+                                        out_save_invstd);
+    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm", "out_output", out_output));
+    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm", "out_save_mean", out_save_mean));
+    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm", "out_save_invstd", out_save_invstd));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm", "input", input));
+    if (running_mean != NULL && yg_tensor_requires_grad(running_mean))
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "native_batch_norm: running_mean is state updated in place and must not "
+                        "require grad");
+    if (running_var != NULL && yg_tensor_requires_grad(running_var))
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "native_batch_norm: running_var is state updated in place and must not "
+                        "require grad");
+    dev = yg_tensor_device(input);
+    kernel = native_batch_norm_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "native_batch_norm: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(input,
+                weight,
+                bias,
+                running_mean,
+                running_var,
+                training,
+                momentum,
+                eps,
+                &result,
+                &result1,
+                &result2);
+    if (st != YG_OK)
+        return st;
+    if (running_mean != NULL)
+        yg__tensor_bump_version(running_mean);
+    if (running_var != NULL)
+        yg__tensor_bump_version(running_var);
+    if (yg__any_requires_grad(3, inputs)) {
+        st = native_batch_norm_record(input, weight, bias, training, eps, result, result1, result2);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out_output = result;
+    result = NULL;
+    *out_save_mean = result1;
+    result1 = NULL;
+    *out_save_invstd = result2;
+    result2 = NULL;
+out:
+    yg_release(result2);
+    yg_release(result1);
+    yg_release(result);
+    return st;
+}
+
+/* Runs yg_native_batch_norm_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status native_batch_norm_backward_traced(const yg_tensor *grad_out,
+                                                   const yg_tensor *input,
+                                                   const yg_tensor *weight,
+                                                   const yg_tensor *save_mean,
+                                                   const yg_tensor *save_invstd,
+                                                   bool training,
+                                                   double eps,
+                                                   const bool *grad_input_mask,
+                                                   yg_tensor **out_grad_input,
+                                                   yg_tensor **out_grad_weight,
+                                                   yg_tensor **out_grad_bias)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_native_batch_norm_backward(grad_out,
+                                       input,
+                                       weight,
+                                       save_mean,
+                                       save_invstd,
+                                       training,
+                                       eps,
+                                       grad_input_mask,
+                                       out_grad_input,
+                                       out_grad_weight,
+                                       out_grad_bias);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("native_batch_norm_backward");
+    yg__trace_input(grad_out);
+    yg__trace_input(input);
+    yg__trace_input(weight);
+    yg__trace_input(save_mean);
+    yg__trace_input(save_invstd);
+    yg__trace_attr_int("training", training);
+    yg__trace_attr_float("eps", eps);
+    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__trace_output(out_grad_input, NULL);
+    yg__trace_output(out_grad_weight, NULL);
+    yg__trace_output(out_grad_bias, NULL);
+    return yg__trace_end_node();
+}
+
+/* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
+ *   Tensor save_invstd, bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,
+ *   Tensor grad_weight, Tensor grad_bias)
+ * [specs/native_functions.yaml:1221] */
+yg_status yg_native_batch_norm_backward(const yg_tensor *grad_out,
+                                        const yg_tensor *input,
+                                        const yg_tensor *weight,
+                                        const yg_tensor *save_mean,
+                                        const yg_tensor *save_invstd,
+                                        bool training,
+                                        double eps,
+                                        const bool *grad_input_mask,
+                                        yg_tensor **out_grad_input,
+                                        yg_tensor **out_grad_weight,
+                                        yg_tensor **out_grad_bias)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return native_batch_norm_backward_traced(grad_out,
+                                                 input,
+                                                 weight,
+                                                 save_mean,
+                                                 save_invstd,
+                                                 training,
+                                                 eps,
+                                                 grad_input_mask,
+                                                 out_grad_input,
+                                                 out_grad_weight,
+                                                 out_grad_bias);
+    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward", "out_grad_input", out_grad_input));
+    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward", "out_grad_weight", out_grad_weight));
+    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward", "out_grad_bias", out_grad_bias));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward", "grad_out", grad_out));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward", "input", input));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward", "save_mean", save_mean));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward", "save_invstd", save_invstd));
+    st = yg__composite_native_batch_norm_backward(grad_out,
+                                                  input,
+                                                  weight,
+                                                  save_mean,
+                                                  save_invstd,
+                                                  training,
+                                                  eps,
+                                                  grad_input_mask,
+                                                  out_grad_input,
+                                                  out_grad_weight,
+                                                  out_grad_bias);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "native_batch_norm_backward");
+    return YG_OK;
+}
+
+typedef yg_status (*native_batch_norm_backward_fused_fn)(const yg_tensor *grad_out,
+                                                         const yg_tensor *input,
+                                                         const yg_tensor *weight,
+                                                         const yg_tensor *save_mean,
+                                                         const yg_tensor *save_invstd,
+                                                         bool training,
+                                                         const bool *grad_input_mask,
+                                                         yg_tensor **out_grad_input,
+                                                         yg_tensor **out_grad_weight,
+                                                         yg_tensor **out_grad_bias);
+
+static const native_batch_norm_backward_fused_fn native_batch_norm_backward_fused_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_native_batch_norm_backward_fused,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_native_batch_norm_backward_fused with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status native_batch_norm_backward_fused_traced(const yg_tensor *grad_out,
+                                                         const yg_tensor *input,
+                                                         const yg_tensor *weight,
+                                                         const yg_tensor *save_mean,
+                                                         const yg_tensor *save_invstd,
+                                                         bool training,
+                                                         const bool *grad_input_mask,
+                                                         yg_tensor **out_grad_input,
+                                                         yg_tensor **out_grad_weight,
+                                                         yg_tensor **out_grad_bias)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_native_batch_norm_backward_fused(grad_out,
+                                             input,
+                                             weight,
+                                             save_mean,
+                                             save_invstd,
+                                             training,
+                                             grad_input_mask,
+                                             out_grad_input,
+                                             out_grad_weight,
+                                             out_grad_bias);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("native_batch_norm_backward_fused");
+    yg__trace_input(grad_out);
+    yg__trace_input(input);
+    yg__trace_input(weight);
+    yg__trace_input(save_mean);
+    yg__trace_input(save_invstd);
+    yg__trace_attr_int("training", training);
+    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__trace_output(out_grad_input, NULL);
+    yg__trace_output(out_grad_weight, NULL);
+    yg__trace_output(out_grad_bias, NULL);
+    return yg__trace_end_node();
+}
+
+/* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
+ *   Tensor save_invstd, bool training, bool[3] grad_input_mask) -> (Tensor grad_input,
+ *   Tensor grad_weight, Tensor grad_bias)
+ * [specs/native_functions.yaml:1224] */
+yg_status yg_native_batch_norm_backward_fused(const yg_tensor *grad_out,
+                                              const yg_tensor *input,
+                                              const yg_tensor *weight,
+                                              const yg_tensor *save_mean,
+                                              const yg_tensor *save_invstd,
+                                              bool training,
+                                              const bool *grad_input_mask,
+                                              yg_tensor **out_grad_input,
+                                              yg_tensor **out_grad_weight,
+                                              yg_tensor **out_grad_bias)
+{
+    const yg_tensor *inputs[5] = {grad_out, input, weight, save_mean, save_invstd};
+    yg_device dev;
+    native_batch_norm_backward_fused_fn kernel;
+
+    if (yg__trace_recording(false))
+        return native_batch_norm_backward_fused_traced(grad_out,
+                                                       input,
+                                                       weight,
+                                                       save_mean,
+                                                       save_invstd,
+                                                       training,
+                                                       grad_input_mask,
+                                                       out_grad_input,
+                                                       out_grad_weight,
+                                                       out_grad_bias);
+    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward_fused", "out_grad_input", out_grad_input));
+    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward_fused", "out_grad_weight", out_grad_weight));
+    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward_fused", "out_grad_bias", out_grad_bias));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward_fused", "grad_out", grad_out));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward_fused", "input", input));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward_fused", "save_mean", save_mean));
+    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward_fused", "save_invstd", save_invstd));
+    if (yg__any_requires_grad(5, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "native_batch_norm_backward_fused: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad_out);
+    kernel = native_batch_norm_backward_fused_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "native_batch_norm_backward_fused: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad_out,
+                  input,
+                  weight,
+                  save_mean,
+                  save_invstd,
+                  training,
+                  grad_input_mask,
+                  out_grad_input,
+                  out_grad_weight,
+                  out_grad_bias);
+}

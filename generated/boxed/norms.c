@@ -69,3 +69,174 @@ yg_status yg__boxed_batch_norm(const yg_ir_node *node,
     YG_RETURN_IF_ERROR(yg__box_double(node, "eps", &(const double){1e-05}, &eps));
     return yg_batch_norm(in[0], in[1], in[2], in[3], in[4], training, momentum, eps, &out[0]);
 }
+
+/* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
+ *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
+ * [specs/native_functions.yaml:1190] */
+yg_status yg__boxed_native_layer_norm(const yg_ir_node *node,
+                                      yg_tensor *const *in,
+                                      int32_t n_in,
+                                      yg_tensor **out)
+{
+    yg_box_ints normalized_shape = {0};
+    double eps = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "normalized_shape", NULL, YG_BOX_REQUIRED, 0, &normalized_shape));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "eps", NULL, &eps));
+    return yg_native_layer_norm(in[0],
+                                normalized_shape.items,
+                                normalized_shape.len,
+                                in[1],
+                                in[2],
+                                eps,
+                                &out[0],
+                                &out[1],
+                                &out[2]);
+}
+
+/* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
+ *   Tensor? weight, int[] normalized_shape, float eps,
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+ * [specs/native_functions.yaml:1200] */
+yg_status yg__boxed_native_layer_norm_backward(const yg_ir_node *node,
+                                               yg_tensor *const *in,
+                                               int32_t n_in,
+                                               yg_tensor **out)
+{
+    yg_box_ints normalized_shape = {0};
+    double eps = 0;
+    bool grad_input_mask[3];
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "normalized_shape", NULL, YG_BOX_REQUIRED, 0, &normalized_shape));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "eps", NULL, &eps));
+    YG_RETURN_IF_ERROR(yg__box_bools(node, "grad_input_mask", NULL, 3, grad_input_mask));
+    return yg_native_layer_norm_backward(in[0],
+                                         in[1],
+                                         in[2],
+                                         in[3],
+                                         in[4],
+                                         normalized_shape.items,
+                                         normalized_shape.len,
+                                         eps,
+                                         grad_input_mask,
+                                         &out[0],
+                                         &out[1],
+                                         &out[2]);
+}
+
+/* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
+ *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
+ *   Tensor grad_weight, Tensor grad_bias)
+ * [specs/native_functions.yaml:1204] */
+yg_status yg__boxed_native_layer_norm_backward_fused(const yg_ir_node *node,
+                                                     yg_tensor *const *in,
+                                                     int32_t n_in,
+                                                     yg_tensor **out)
+{
+    yg_box_ints normalized_shape = {0};
+    bool grad_input_mask[3];
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "normalized_shape", NULL, YG_BOX_REQUIRED, 0, &normalized_shape));
+    YG_RETURN_IF_ERROR(yg__box_bools(node, "grad_input_mask", NULL, 3, grad_input_mask));
+    return yg_native_layer_norm_backward_fused(in[0],
+                                               in[1],
+                                               in[2],
+                                               in[3],
+                                               in[4],
+                                               normalized_shape.items,
+                                               normalized_shape.len,
+                                               grad_input_mask,
+                                               &out[0],
+                                               &out[1],
+                                               &out[2]);
+}
+
+/* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
+ *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
+ *   Tensor save_mean, Tensor save_invstd)
+ * [specs/native_functions.yaml:1212] */
+yg_status yg__boxed_native_batch_norm(const yg_ir_node *node,
+                                      yg_tensor *const *in,
+                                      int32_t n_in,
+                                      yg_tensor **out)
+{
+    bool training = false;
+    double momentum = 0;
+    double eps = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "training", NULL, &training));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "momentum", NULL, &momentum));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "eps", NULL, &eps));
+    return yg_native_batch_norm(in[0],
+                                in[1],
+                                in[2],
+                                in[3],
+                                in[4],
+                                training,
+                                momentum,
+                                eps,
+                                &out[0],
+                                &out[1],
+                                &out[2]);
+}
+
+/* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
+ *   Tensor save_invstd, bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,
+ *   Tensor grad_weight, Tensor grad_bias)
+ * [specs/native_functions.yaml:1221] */
+yg_status yg__boxed_native_batch_norm_backward(const yg_ir_node *node,
+                                               yg_tensor *const *in,
+                                               int32_t n_in,
+                                               yg_tensor **out)
+{
+    bool training = false;
+    double eps = 0;
+    bool grad_input_mask[3];
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "training", NULL, &training));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "eps", NULL, &eps));
+    YG_RETURN_IF_ERROR(yg__box_bools(node, "grad_input_mask", NULL, 3, grad_input_mask));
+    return yg_native_batch_norm_backward(in[0],
+                                         in[1],
+                                         in[2],
+                                         in[3],
+                                         in[4],
+                                         training,
+                                         eps,
+                                         grad_input_mask,
+                                         &out[0],
+                                         &out[1],
+                                         &out[2]);
+}
+
+/* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
+ *   Tensor save_invstd, bool training, bool[3] grad_input_mask) -> (Tensor grad_input,
+ *   Tensor grad_weight, Tensor grad_bias)
+ * [specs/native_functions.yaml:1224] */
+yg_status yg__boxed_native_batch_norm_backward_fused(const yg_ir_node *node,
+                                                     yg_tensor *const *in,
+                                                     int32_t n_in,
+                                                     yg_tensor **out)
+{
+    bool training = false;
+    bool grad_input_mask[3];
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "training", NULL, &training));
+    YG_RETURN_IF_ERROR(yg__box_bools(node, "grad_input_mask", NULL, 3, grad_input_mask));
+    return yg_native_batch_norm_backward_fused(in[0],
+                                               in[1],
+                                               in[2],
+                                               in[3],
+                                               in[4],
+                                               training,
+                                               grad_input_mask,
+                                               &out[0],
+                                               &out[1],
+                                               &out[2]);
+}

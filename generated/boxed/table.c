@@ -232,6 +232,12 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "layer_norm", .fn = yg__boxed_layer_norm},
     {.name = "group_norm", .fn = yg__boxed_group_norm},
     {.name = "batch_norm", .fn = yg__boxed_batch_norm},
+    {.name = "native_layer_norm", .fn = yg__boxed_native_layer_norm},
+    {.name = "native_layer_norm_backward", .fn = yg__boxed_native_layer_norm_backward},
+    {.name = "native_layer_norm_backward_fused", .fn = yg__boxed_native_layer_norm_backward_fused},
+    {.name = "native_batch_norm", .fn = yg__boxed_native_batch_norm},
+    {.name = "native_batch_norm_backward", .fn = yg__boxed_native_batch_norm_backward},
+    {.name = "native_batch_norm_backward_fused", .fn = yg__boxed_native_batch_norm_backward_fused},
     {.name = "embedding", .fn = yg__boxed_embedding},
     {.name = "embedding_backward", .fn = yg__boxed_embedding_backward},
     {.name = "lstm_cell", .fn = yg__boxed_lstm_cell},
@@ -275,6 +281,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 267;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 267,
+const int32_t yg__boxed_ops_count = 273;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 273,
                "boxed table size");

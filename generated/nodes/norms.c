@@ -15,3 +15,180 @@
 #include "autograd/node.h"
 #include "core/core.h"
 #include "yagrad/ops.h"
+
+/* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
+ *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
+ * [specs/derivatives.yaml:747] */
+static yg_status native_layer_norm_backward_apply(yg_node *base,
+                                                  yg_tensor *const *grads,
+                                                  yg_tensor **grad_inputs)
+{
+    native_layer_norm_backward *node = (native_layer_norm_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *input = NULL;
+    yg_tensor *weight = NULL;
+    yg_tensor *result1 = NULL;
+    yg_tensor *result2 = NULL;
+    yg_tensor *grad_input = NULL;
+    yg_tensor *grad_weight = NULL;
+    yg_tensor *grad_bias = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->input, base, &input);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->weight, base, &weight);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->result1, base, &result1);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->result2, base, &result2);
+    if (st != YG_OK)
+        goto out;
+    if ((yg__node_needs_grad(base, 0) || yg__node_needs_grad(base, 1) || yg__node_needs_grad(base, 2)) && grad != NULL) {
+        /* input, weight, bias:
+         * native_layer_norm_backward(grads[0], input, results[1], results[2], weight,
+         * normalized_shape, eps, grad_input_mask) */
+        bool grad_input_mask[3] = {yg__node_needs_grad(base, 0),
+                                   yg__node_needs_grad(base, 1),
+                                   yg__node_needs_grad(base, 2)};
+        st = yg_native_layer_norm_backward(grad,
+                                           input,
+                                           result1,
+                                           result2,
+                                           weight,
+                                           node->normalized_shape.items,
+                                           node->normalized_shape.len,
+                                           node->eps,
+                                           grad_input_mask,
+                                           &grad_input,
+                                           &grad_weight,
+                                           &grad_bias);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_input;
+    grad_input = NULL;
+    grad_inputs[1] = grad_weight;
+    grad_weight = NULL;
+    grad_inputs[2] = grad_bias;
+    grad_bias = NULL;
+out:
+    yg_release(grad_bias);
+    yg_release(grad_weight);
+    yg_release(grad_input);
+    yg_release(result2);
+    yg_release(result1);
+    yg_release(weight);
+    yg_release(input);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "NativeLayerNormBackward");
+    return YG_OK;
+}
+
+static void native_layer_norm_backward_release_saved(yg_node *base)
+{
+    native_layer_norm_backward *node = (native_layer_norm_backward *)base;
+
+    yg__saved_release(&node->input);
+    yg__saved_int_list_release(&node->normalized_shape);
+    yg__saved_release(&node->weight);
+    yg__saved_release(&node->result1);
+    yg__saved_release(&node->result2);
+}
+
+const yg_node_vtable yg__native_layer_norm_backward_vtable = {
+    .name = "NativeLayerNormBackward",
+    .apply = native_layer_norm_backward_apply,
+    .release_saved = native_layer_norm_backward_release_saved,
+};
+
+/* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
+ *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
+ *   Tensor save_mean, Tensor save_invstd)
+ * [specs/derivatives.yaml:751] */
+static yg_status native_batch_norm_backward_apply(yg_node *base,
+                                                  yg_tensor *const *grads,
+                                                  yg_tensor **grad_inputs)
+{
+    native_batch_norm_backward *node = (native_batch_norm_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *input = NULL;
+    yg_tensor *weight = NULL;
+    yg_tensor *result1 = NULL;
+    yg_tensor *result2 = NULL;
+    yg_tensor *grad_input = NULL;
+    yg_tensor *grad_weight = NULL;
+    yg_tensor *grad_bias = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->input, base, &input);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->weight, base, &weight);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->result1, base, &result1);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->result2, base, &result2);
+    if (st != YG_OK)
+        goto out;
+    if ((yg__node_needs_grad(base, 0) || yg__node_needs_grad(base, 1) || yg__node_needs_grad(base, 2)) && grad != NULL) {
+        /* input, weight, bias:
+         * native_batch_norm_backward(grads[0], input, weight, results[1], results[2], training,
+         * eps, grad_input_mask) */
+        bool grad_input_mask[3] = {yg__node_needs_grad(base, 0),
+                                   yg__node_needs_grad(base, 1),
+                                   yg__node_needs_grad(base, 2)};
+        st = yg_native_batch_norm_backward(grad,
+                                           input,
+                                           weight,
+                                           result1,
+                                           result2,
+                                           node->training,
+                                           node->eps,
+                                           grad_input_mask,
+                                           &grad_input,
+                                           &grad_weight,
+                                           &grad_bias);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_input;
+    grad_input = NULL;
+    grad_inputs[1] = grad_weight;
+    grad_weight = NULL;
+    grad_inputs[2] = grad_bias;
+    grad_bias = NULL;
+out:
+    yg_release(grad_bias);
+    yg_release(grad_weight);
+    yg_release(grad_input);
+    yg_release(result2);
+    yg_release(result1);
+    yg_release(weight);
+    yg_release(input);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "NativeBatchNormBackward");
+    return YG_OK;
+}
+
+static void native_batch_norm_backward_release_saved(yg_node *base)
+{
+    native_batch_norm_backward *node = (native_batch_norm_backward *)base;
+
+    yg__saved_release(&node->input);
+    yg__saved_release(&node->weight);
+    yg__saved_release(&node->result1);
+    yg__saved_release(&node->result2);
+}
+
+const yg_node_vtable yg__native_batch_norm_backward_vtable = {
+    .name = "NativeBatchNormBackward",
+    .apply = native_batch_norm_backward_apply,
+    .release_saved = native_batch_norm_backward_release_saved,
+};

@@ -13,4 +13,31 @@
 
 #include "autograd/node.h"
 
+/* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
+ *   float eps) -> (Tensor output, Tensor mean, Tensor rstd) */
+typedef struct native_layer_norm_backward {
+    yg_node base;
+    yg_saved_tensor input;
+    yg_saved_int_list normalized_shape;
+    yg_saved_tensor weight;
+    double eps;
+    yg_saved_tensor result1;
+    yg_saved_tensor result2;
+} native_layer_norm_backward;
+extern const yg_node_vtable yg__native_layer_norm_backward_vtable;
+
+/* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
+ *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
+ *   Tensor save_mean, Tensor save_invstd) */
+typedef struct native_batch_norm_backward {
+    yg_node base;
+    yg_saved_tensor input;
+    yg_saved_tensor weight;
+    bool training;
+    double eps;
+    yg_saved_tensor result1;
+    yg_saved_tensor result2;
+} native_batch_norm_backward;
+extern const yg_node_vtable yg__native_batch_norm_backward_vtable;
+
 #endif /* YAGRAD_NODES_NORMS_H */

@@ -7,15 +7,17 @@
  *
  * layer_norm normalizes over the trailing dims named by normalized_shape
  * with the biased variance (correction 0), as PyTorch does:
- * (x - mean) / sqrt(var + eps) * weight + bias.  Autograd differentiates
- * through mean, var, rsqrt and the pointwise ops, so its gradient needs no
- * formula of its own.
+ * (x - mean) / sqrt(var + eps) * weight + bias.  It checks its arguments
+ * and runs native_layer_norm, the fused kernel whose derivative entry
+ * (native_layer_norm_backward, composite/norm_backward.c) gives the
+ * gradient.
  *
  * As for every composite, messages of our own checks carry no op name (the
  * generated wrapper prefixes it); errors of the inner ops pass through with
  * their own names.
  */
 #include "composite/composite.h"
+#include "composite/norm_int.h"
 #include "cpu/cpu.h"
 #include "yagrad/ops.h"
 
@@ -95,11 +97,12 @@ yg_status yg__composite_layer_norm(const yg_tensor *input,
                                    const yg_tensor *bias,
                                    double eps,
                                    yg_tensor **out) {
-    int64_t nd = yg_tensor_ndim(input), len = normalized_shape_len, dims[YG_MAX_DIMS];
+    int64_t nd = yg_tensor_ndim(input), len = normalized_shape_len;
     const int64_t *sizes = yg_tensor_sizes(input);
-    yg_tensor *mean = NULL, *var = NULL, *ve = NULL, *inv = NULL, *cen = NULL, *xhat = NULL;
-    yg_tensor *scaled = NULL;
+    yg_tensor *x = NULL, *w = NULL, *b = NULL, *mean = NULL, *rstd = NULL;
+    const yg_tensor *operands[3] = {input, weight, bias};
     char ibuf[128], sbuf[160];
+    yg_dtype dtype;
     yg_status st;
 
     *out = NULL;
@@ -111,35 +114,21 @@ yg_status yg__composite_layer_norm(const yg_tensor *input,
                         yg_tensor_format_sizes(input, ibuf, sizeof ibuf));
     YG_RETURN_IF_ERROR(check_affine("weight", weight, normalized_shape, len));
     YG_RETURN_IF_ERROR(check_affine("bias", bias, normalized_shape, len));
-    for (int64_t i = 0; i < len; i++)
-        dims[i] = nd - len + i;
-    st = yg_mean_dim(input, dims, len, true, &mean);
+    /* one fused kernel (runtime/cpu/norm.c) in the operands' promoted
+     * dtype, as the composition of binary ops it replaces computed */
+    dtype = yg__norm_dtype(operands, 3);
+    st = yg__norm_as_dtype(input, dtype, &x);
     if (st == YG_OK)
-        st = yg_var(input, dims, len, 0, true, &var);
+        st = yg__norm_as_dtype(weight, dtype, &w);
     if (st == YG_OK)
-        st = yg_add_scalar(var, eps, 1, &ve);
+        st = yg__norm_as_dtype(bias, dtype, &b);
     if (st == YG_OK)
-        st = yg_rsqrt(ve, &inv);
-    if (st == YG_OK)
-        st = yg_sub(input, mean, 1, &cen);
-    if (st == YG_OK)
-        st = yg_mul(cen, inv, &xhat);
-    if (st == YG_OK && weight != NULL)
-        st = yg_mul(xhat, weight, &scaled);
-    if (st == YG_OK) {
-        yg_tensor *y = scaled != NULL ? scaled : xhat;
-        if (bias != NULL)
-            st = yg_add(y, bias, 1, out);
-        else
-            *out = yg_retain(y);
-    }
+        st = yg_native_layer_norm(x, normalized_shape, len, w, b, eps, out, &mean, &rstd);
+    yg_release(x);
+    yg_release(w);
+    yg_release(b);
     yg_release(mean);
-    yg_release(var);
-    yg_release(ve);
-    yg_release(inv);
-    yg_release(cen);
-    yg_release(xhat);
-    yg_release(scaled);
+    yg_release(rstd);
     return st;
 }
 

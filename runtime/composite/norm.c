@@ -1,5 +1,7 @@
 /*
- * composite/norm.c - batch_norm, written with other ops.
+ * composite/norm.c - batch_norm: its checks, then the fused kernel
+ * native_batch_norm (runtime/cpu/norm.c); and the dtype helpers of
+ * norm_int.h.
  *
  * input is [N, C, *] (1-d, 2-d or 3-d positions, or none); each channel is
  * normalized over N and the positions.  Training uses the batch mean and
@@ -9,18 +11,20 @@
  * with the unbiased variance (count / (count - 1) times the biased one),
  * as PyTorch does.  Evaluation normalizes with the running statistics.
  *
- * The output is built from differentiable ops (mean_dim, var, rsqrt,
- * sub, mul, add), so autograd differentiates it, twice if asked, with no
- * formula of its own.  The running statistics are state: the generated
- * wrapper refuses them when they require grad and bumps their versions;
- * here they are written last, with grad mode off, once the output exists,
- * so a failure leaves them unchanged.  An empty input (N or a position
- * dim 0) gives an empty output and leaves them unchanged too.
+ * native_batch_norm does it all in one kernel and has a derivative entry
+ * (native_batch_norm_backward, composite/norm_backward.c), which also
+ * differentiates twice.  The running statistics are state: the generated
+ * wrappers refuse them when they require grad and bump their versions; the
+ * kernel writes them last, once the output exists, so a failure leaves
+ * them unchanged.  An empty input (N or a position dim 0) gives an empty
+ * output and leaves them unchanged too.
  *
  * As for every composite, messages of our own checks carry no op name (the
- * generated wrapper prefixes it).
+ * generated wrapper prefixes it).  They are made here, before the kernel,
+ * so that batch_norm's messages stay its own.
  */
 #include "composite/composite.h"
+#include "composite/norm_int.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops.h"
 
@@ -44,52 +48,26 @@ static yg_status check_channels(const char *name, const yg_tensor *t, const yg_t
     return YG_OK;
 }
 
-/* (1 - momentum) running + momentum * scale * batch, batch reshaped to
- * running's sizes; computed with grad mode off by the caller. */
-static yg_status moved(const yg_tensor *running,
-                       const yg_tensor *batch,
-                       double momentum,
-                       double scale,
-                       yg_tensor **out) {
-    yg_tensor *flat = NULL, *kept = NULL;
-    yg_status st;
+yg_dtype yg__norm_dtype(const yg_tensor *const *operands, int n) {
+    yg_dtype d = yg_tensor_dtype(operands[0]);
 
-    *out = NULL;
-    st = yg_reshape(batch, yg_tensor_sizes(running), 1, &flat);
-    if (st == YG_OK)
-        st = yg_mul_scalar(running, 1 - momentum, &kept);
-    if (st == YG_OK)
-        st = yg_add(kept, flat, momentum * scale, out);
-    yg_release(flat);
-    yg_release(kept);
-    return st;
+    if (d != YG_FLOAT32)
+        return d;
+    for (int i = 1; i < n; i++)
+        if (operands[i] != NULL && yg_tensor_dtype(operands[i]) == YG_FLOAT64)
+            return YG_FLOAT64;
+    return d;
 }
 
-/* Writes the moved running statistics (grad mode off), both computed
- * before either is written. */
-static yg_status update_running(yg_tensor *running_mean,
-                                yg_tensor *running_var,
-                                const yg_tensor *mean,
-                                const yg_tensor *var,
-                                double momentum,
-                                int64_t count) {
-    yg_tensor *new_mean = NULL, *new_var = NULL, *r1 = NULL, *r2 = NULL;
-    bool prev = yg_set_grad_enabled(false);
-    yg_status st;
-
-    st = moved(running_mean, mean, momentum, 1, &new_mean);
-    if (st == YG_OK)
-        st = moved(running_var, var, momentum, (double)count / (double)(count - 1), &new_var);
-    if (st == YG_OK)
-        st = yg_copy_(running_mean, new_mean, &r1);
-    if (st == YG_OK)
-        st = yg_copy_(running_var, new_var, &r2);
-    yg_set_grad_enabled(prev);
-    yg_release(new_mean);
-    yg_release(new_var);
-    yg_release(r1);
-    yg_release(r2);
-    return st;
+yg_status yg__norm_as_dtype(const yg_tensor *t, yg_dtype dtype, yg_tensor **out) {
+    *out = NULL;
+    if (t == NULL)
+        return YG_OK;
+    if (yg_tensor_dtype(t) == dtype) {
+        *out = yg_retain((yg_tensor *)t);
+        return YG_OK;
+    }
+    return yg_to_dtype(t, dtype, false, out);
 }
 
 yg_status yg__composite_batch_norm(const yg_tensor *input,
@@ -101,9 +79,8 @@ yg_status yg__composite_batch_norm(const yg_tensor *input,
                                    double momentum,
                                    double eps,
                                    yg_tensor **out) {
-    int64_t nd = yg_tensor_ndim(input), dims[YG_MAX_DIMS], n_dims = 0, affine[YG_MAX_DIMS];
-    yg_tensor *mean = NULL, *var = NULL, *ve = NULL, *inv = NULL, *cen = NULL, *xhat = NULL;
-    yg_tensor *w = NULL, *b = NULL, *scaled = NULL, *res = NULL;
+    int64_t nd = yg_tensor_ndim(input);
+    yg_tensor *x = NULL, *w = NULL, *b = NULL, *save_mean = NULL, *save_invstd = NULL;
     char ibuf[128];
     yg_status st;
 
@@ -129,57 +106,32 @@ yg_status yg__composite_batch_norm(const yg_tensor *input,
     if (!training && running_mean == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "running_mean and running_var are required when not training");
-    /* [1, C, 1, ...]: per-channel values broadcast over N and positions */
-    for (int64_t d = 0; d < nd; d++) {
-        affine[d] = d == 1 ? channels : 1;
-        if (d != 1)
-            dims[n_dims++] = d;
-    }
-    if (training) {
-        st = yg_mean_dim(input, dims, n_dims, true, &mean);
-        if (st == YG_OK)
-            st = yg_var(input, dims, n_dims, 0, true, &var);
-    } else {
-        st = yg_reshape(running_mean, affine, nd, &mean);
-        if (st == YG_OK)
-            st = yg_reshape(running_var, affine, nd, &var);
-    }
+    /* the kernel runs in the promoted dtype of what the output is made of
+     * (the running statistics only when they normalize, in evaluation) */
+    const yg_tensor *operands[5] = {
+        input, weight, bias, training ? NULL : running_mean, training ? NULL : running_var};
+    yg_dtype dtype = yg__norm_dtype(operands, 5);
+    st = yg__norm_as_dtype(input, dtype, &x);
     if (st == YG_OK)
-        st = yg_add_scalar(var, eps, 1, &ve);
+        st = yg__norm_as_dtype(weight, dtype, &w);
     if (st == YG_OK)
-        st = yg_rsqrt(ve, &inv);
+        st = yg__norm_as_dtype(bias, dtype, &b);
     if (st == YG_OK)
-        st = yg_sub(input, mean, 1, &cen);
-    if (st == YG_OK)
-        st = yg_mul(cen, inv, &xhat);
-    if (st == YG_OK && weight != NULL)
-        st = yg_reshape(weight, affine, nd, &w);
-    if (st == YG_OK && bias != NULL)
-        st = yg_reshape(bias, affine, nd, &b);
-    if (st == YG_OK && w != NULL)
-        st = yg_mul(xhat, w, &scaled);
-    if (st == YG_OK) {
-        yg_tensor *y = scaled != NULL ? scaled : xhat;
-        if (b != NULL)
-            st = yg_add(y, b, 1, &res);
-        else
-            res = yg_retain(y);
-    }
-    if (st == YG_OK && training && running_mean != NULL && count > 0)
-        st = update_running(running_mean, running_var, mean, var, momentum, count);
-    if (st == YG_OK) {
-        *out = res;
-        res = NULL;
-    }
-    yg_release(mean);
-    yg_release(var);
-    yg_release(ve);
-    yg_release(inv);
-    yg_release(cen);
-    yg_release(xhat);
+        st = yg_native_batch_norm(x,
+                                  w,
+                                  b,
+                                  running_mean,
+                                  running_var,
+                                  training,
+                                  momentum,
+                                  eps,
+                                  out,
+                                  &save_mean,
+                                  &save_invstd);
+    yg_release(x);
     yg_release(w);
     yg_release(b);
-    yg_release(scaled);
-    yg_release(res);
+    yg_release(save_mean);
+    yg_release(save_invstd);
     return st;
 }

@@ -179,6 +179,89 @@ static yg_status f_index_put_self_bw(yg_tensor *const *x, yg_tensor **o)
     return yg_index_put_self_backward(x[0], indices, 1, false, o);
 }
 
+/* ---- norms: the backward of the fused kernels.  mean and rstd (or
+ * save_mean and save_invstd) must be the statistics of input, so the call
+ * computes them, without a graph; where that fails (a dtype the ops
+ * refuse), input stands in for them so that the op under test reports
+ * the dtype itself.  Each row returns one of the three gradients. */
+static const int64_t bw_norm_last[] = {4};
+static yg_status norm_bw_pick(yg_status st, yg_tensor **g, int which, yg_tensor **o)
+{
+    if (st == YG_OK)
+        *o = yg_retain(g[which]);
+    for (int i = 0; i < 3; i++)
+        yg_release(g[i]);
+    return st;
+}
+static yg_status ln_bw(yg_tensor *const *x, yg_tensor **o, int which, bool fused)
+{
+    const bool mask[3] = {true, true, true};
+    yg_tensor *y = NULL, *mean = NULL, *rstd = NULL, *g[3] = {NULL, NULL, NULL};
+    bool prev = yg_set_grad_enabled(false);
+    yg_status st = yg_native_layer_norm(x[1], bw_norm_last, 1, NULL, NULL, 1e-5, &y, &mean, &rstd);
+    yg_set_grad_enabled(prev);
+    if (st != YG_OK) {
+        mean = yg_retain(x[1]);
+        rstd = yg_retain(x[1]);
+    }
+    if (fused)
+        st = yg_native_layer_norm_backward_fused(x[0], x[1], mean, rstd, x[2], bw_norm_last, 1, mask, &g[0], &g[1], &g[2]);
+    else
+        st = yg_native_layer_norm_backward(x[0], x[1], mean, rstd, x[2], bw_norm_last, 1, 1e-5, mask, &g[0], &g[1], &g[2]);
+    yg_release(y);
+    yg_release(mean);
+    yg_release(rstd);
+    return norm_bw_pick(st, g, which, o);
+}
+static yg_status f_ln_bw_input(yg_tensor *const *x, yg_tensor **o) { return ln_bw(x, o, 0, false); }
+static yg_status f_ln_bw_weight(yg_tensor *const *x, yg_tensor **o) { return ln_bw(x, o, 1, false); }
+static yg_status f_ln_bw_bias(yg_tensor *const *x, yg_tensor **o) { return ln_bw(x, o, 2, false); }
+static yg_status f_ln_bw_fused_input(yg_tensor *const *x, yg_tensor **o) { return ln_bw(x, o, 0, true); }
+static yg_status f_ln_bw_fused_weight(yg_tensor *const *x, yg_tensor **o) { return ln_bw(x, o, 1, true); }
+static yg_status f_ln_bw_fused_bias(yg_tensor *const *x, yg_tensor **o) { return ln_bw(x, o, 2, true); }
+/* x: grad_out, input, weight, and for evaluation running_mean, running_var */
+static yg_status bn_bw(yg_tensor *const *x, yg_tensor **o, int which, bool fused, bool training)
+{
+    const bool mask[3] = {true, true, true};
+    yg_tensor *y = NULL, *sm = NULL, *si = NULL, *rm = NULL, *rv = NULL, *g[3] = {NULL, NULL, NULL};
+    bool prev = yg_set_grad_enabled(false);
+    yg_status st = YG_OK;
+    if (!training) {
+        st = yg_clone(x[3], &rm);
+        if (st == YG_OK)
+            st = yg_clone(x[4], &rv);
+    }
+    if (st == YG_OK)
+        st = yg_native_batch_norm(x[1], NULL, NULL, rm, rv, training, 0.1, 1e-5, &y, &sm, &si);
+    yg_set_grad_enabled(prev);
+    if (st != YG_OK) {
+        yg_release(sm);
+        yg_release(si);
+        sm = yg_retain(x[1]);
+        si = yg_retain(x[1]);
+    }
+    if (fused)
+        st = yg_native_batch_norm_backward_fused(x[0], x[1], x[2], sm, si, training, mask, &g[0], &g[1], &g[2]);
+    else
+        st = yg_native_batch_norm_backward(x[0], x[1], x[2], sm, si, training, 1e-5, mask, &g[0], &g[1], &g[2]);
+    yg_release(y);
+    yg_release(sm);
+    yg_release(si);
+    yg_release(rm);
+    yg_release(rv);
+    return norm_bw_pick(st, g, which, o);
+}
+static yg_status f_bn_bw_input(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 0, false, true); }
+static yg_status f_bn_bw_weight(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 1, false, true); }
+static yg_status f_bn_bw_bias(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 2, false, true); }
+static yg_status f_bn_bw_eval_input(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 0, false, false); }
+static yg_status f_bn_bw_eval_weight(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 1, false, false); }
+static yg_status f_bn_bw_fused_input(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 0, true, true); }
+static yg_status f_bn_bw_fused_weight(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 1, true, true); }
+static yg_status f_bn_bw_fused_bias(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 2, true, true); }
+static yg_status f_bn_bw_fused_eval_input(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 0, true, false); }
+static yg_status f_bn_bw_fused_eval_weight(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 1, true, false); }
+
 const sample opinfo_backward_samples[] = {
     {"gelu_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(-3, 3, 2, 2, 3)}, f_gelu_bw},
     {"gelu_tanh_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(-3, 3, 2, 2, 3)}, f_gelu_tanh_bw},
@@ -223,5 +306,22 @@ const sample opinfo_backward_samples[] = {
     {"max_pool2d_with_indices_backward", "[1, 2, 2, 3] into [1, 2, 4, 6], positions repeat", 2, {F64(-1, 1, 4, 1, 2, 2, 3), I64(0, 24, 4, 1, 2, 2, 3)}, f_max_pool_idx_bw},
     {"index_backward", "rows of [4, 3], repeats add up", 2, {F64(-1, 1, 2, 5, 3), I64(0, 4, 1, 5)}, f_index_bw},
     {"index_put_self_backward", "rows of [4, 3] zeroed", 2, {F64(-1, 1, 2, 4, 3), I64(0, 4, 1, 2)}, f_index_put_self_bw},
+    /* ---- norms: the backward of the fused kernels ---- */
+    {"native_layer_norm_backward", "grad_input, last dim", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 4)}, f_ln_bw_input},
+    {"native_layer_norm_backward", "grad_weight, last dim", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 4)}, f_ln_bw_weight},
+    {"native_layer_norm_backward", "grad_bias, last dim", 3, {F64(-1, 1, 3, 2, 3, 4), C64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 4)}, f_ln_bw_bias},
+    {"native_layer_norm_backward_fused", "grad_input, last dim", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 4)}, f_ln_bw_fused_input},
+    {"native_layer_norm_backward_fused", "grad_weight, last dim", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 4)}, f_ln_bw_fused_weight},
+    {"native_layer_norm_backward_fused", "grad_bias, last dim", 3, {F64(-1, 1, 3, 2, 3, 4), C64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 4)}, f_ln_bw_fused_bias},
+    {"native_batch_norm_backward", "grad_input, training", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 3)}, f_bn_bw_input},
+    {"native_batch_norm_backward", "grad_weight, training", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 3)}, f_bn_bw_weight},
+    {"native_batch_norm_backward", "grad_bias, training", 3, {F64(-1, 1, 3, 2, 3, 4), C64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 3)}, f_bn_bw_bias},
+    {"native_batch_norm_backward", "grad_input, evaluation", 5, {F64(-1, 1, 4, 2, 3, 2, 2), C64(-1, 1, 4, 2, 3, 2, 2), F64(0.5, 1.5, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_bn_bw_eval_input},
+    {"native_batch_norm_backward", "grad_weight, evaluation", 5, {F64(-1, 1, 4, 2, 3, 2, 2), F64(-1, 1, 4, 2, 3, 2, 2), C64(0.5, 1.5, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_bn_bw_eval_weight},
+    {"native_batch_norm_backward_fused", "grad_input, training", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 3)}, f_bn_bw_fused_input},
+    {"native_batch_norm_backward_fused", "grad_weight, training", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 3)}, f_bn_bw_fused_weight},
+    {"native_batch_norm_backward_fused", "grad_bias, training", 3, {F64(-1, 1, 3, 2, 3, 4), C64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 3)}, f_bn_bw_fused_bias},
+    {"native_batch_norm_backward_fused", "grad_input, evaluation", 5, {F64(-1, 1, 4, 2, 3, 2, 2), C64(-1, 1, 4, 2, 3, 2, 2), F64(0.5, 1.5, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_bn_bw_fused_eval_input},
+    {"native_batch_norm_backward_fused", "grad_weight, evaluation", 5, {F64(-1, 1, 4, 2, 3, 2, 2), F64(-1, 1, 4, 2, 3, 2, 2), C64(0.5, 1.5, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_bn_bw_fused_eval_weight},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

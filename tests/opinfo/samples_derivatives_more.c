@@ -195,6 +195,43 @@ static yg_status f_to_dtype_copy_t(yg_tensor *const *x, yg_tensor **o)
     return st;
 }
 
+/* ---- norms: the fused kernels (their other outputs, the statistics,
+ * carry no gradient; test_ops_nn.c and test_ops_batch_norm.c check them) */
+static const int64_t norm_last[] = {4}, norm_last2[] = {3, 4};
+static yg_status native_ln(yg_tensor *const *x, const int64_t *ns, int64_t len, const yg_tensor *b, yg_tensor **o)
+{
+    yg_tensor *mean = NULL, *rstd = NULL;
+    yg_status st = yg_native_layer_norm(x[0], ns, len, x[1], b, 1e-5, o, &mean, &rstd);
+    yg_release(mean);
+    yg_release(rstd);
+    return st;
+}
+static yg_status f_native_ln(yg_tensor *const *x, yg_tensor **o) { return native_ln(x, norm_last, 1, x[2], o); }
+static yg_status f_native_ln2(yg_tensor *const *x, yg_tensor **o) { return native_ln(x, norm_last2, 2, NULL, o); }
+static yg_status f_native_bn_train(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *sm = NULL, *si = NULL;
+    yg_status st = yg_native_batch_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5, o, &sm, &si);
+    yg_release(sm);
+    yg_release(si);
+    return st;
+}
+/* evaluation with running statistics (copies: the op may write them) */
+static yg_status f_native_bn_eval(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *rm = NULL, *rv = NULL, *sm = NULL, *si = NULL;
+    yg_status st = yg_clone(x[3], &rm);
+    if (st == YG_OK)
+        st = yg_clone(x[4], &rv);
+    if (st == YG_OK)
+        st = yg_native_batch_norm(x[0], x[1], x[2], rm, rv, false, 0.1, 1e-5, o, &sm, &si);
+    yg_release(rm);
+    yg_release(rv);
+    yg_release(sm);
+    yg_release(si);
+    return st;
+}
+
 const sample opinfo_derivative_more_samples[] = {
     /* ---- rng-creation ---- */
     {"bernoulli", "probabilities that require grad", 1, {F64(0, 1, 2, 2, 3)}, f_bernoulli},
@@ -227,5 +264,10 @@ const sample opinfo_derivative_more_samples[] = {
     /* ---- dtypes branch ---- */
     {"to_copy", "float64 to float64", 1, {F64(-1, 1, 2, 2, 3)}, f_to_copy},
     {"to_copy", "transposed self through to.dtype(copy=true)", 1, {F64(-1, 1, 2, 3, 2)}, f_to_dtype_copy_t, NULL, OPINFO_FIXED_SHAPE},
+    /* ---- norms: the fused kernels ---- */
+    {"native_layer_norm", "last dim, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 4), F64(-1, 1, 1, 4)}, f_native_ln},
+    {"native_layer_norm", "last two dims, weight only", 2, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 2, 3, 4)}, f_native_ln2},
+    {"native_batch_norm", "training, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3)}, f_native_bn_train},
+    {"native_batch_norm", "evaluation, running statistics", 5, {F64(-1, 1, 4, 2, 3, 2, 2), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_native_bn_eval},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

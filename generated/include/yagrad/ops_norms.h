@@ -53,6 +53,99 @@ YG_NODISCARD yg_status yg_batch_norm(
     double eps,               /* default 1e-05 */
     yg_tensor **out);         /* out: new ref */
 
+/* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
+ *   float eps) -> (Tensor output, Tensor mean, Tensor rstd) */
+YG_NODISCARD yg_status yg_native_layer_norm(
+    const yg_tensor *input,           /* borrowed */
+    const int64_t *normalized_shape,  /* borrowed, normalized_shape_len entries */
+    int64_t normalized_shape_len,
+    const yg_tensor *weight,          /* nullable, borrowed */
+    const yg_tensor *bias,            /* nullable, borrowed */
+    double eps,
+    yg_tensor **out_output,           /* out: new ref */
+    yg_tensor **out_mean,             /* out: new ref */
+    yg_tensor **out_rstd);            /* out: new ref */
+
+/* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
+ *   Tensor? weight, int[] normalized_shape, float eps,
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+YG_NODISCARD yg_status yg_native_layer_norm_backward(
+    const yg_tensor *grad_out,        /* borrowed */
+    const yg_tensor *input,           /* borrowed */
+    const yg_tensor *mean,            /* borrowed */
+    const yg_tensor *rstd,            /* borrowed */
+    const yg_tensor *weight,          /* nullable, borrowed */
+    const int64_t *normalized_shape,  /* borrowed, normalized_shape_len entries */
+    int64_t normalized_shape_len,
+    double eps,
+    const bool *grad_input_mask,      /* borrowed, 3 entries */
+    yg_tensor **out_grad_input,       /* out: new ref */
+    yg_tensor **out_grad_weight,      /* out: new ref */
+    yg_tensor **out_grad_bias);       /* out: new ref */
+
+/* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
+ *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
+ *   Tensor grad_weight, Tensor grad_bias) */
+YG_NODISCARD yg_status yg_native_layer_norm_backward_fused(
+    const yg_tensor *grad_out,        /* borrowed */
+    const yg_tensor *input,           /* borrowed */
+    const yg_tensor *mean,            /* borrowed */
+    const yg_tensor *rstd,            /* borrowed */
+    const yg_tensor *weight,          /* nullable, borrowed */
+    const int64_t *normalized_shape,  /* borrowed, normalized_shape_len entries */
+    int64_t normalized_shape_len,
+    const bool *grad_input_mask,      /* borrowed, 3 entries */
+    yg_tensor **out_grad_input,       /* out: new ref */
+    yg_tensor **out_grad_weight,      /* out: new ref */
+    yg_tensor **out_grad_bias);       /* out: new ref */
+
+/* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
+ *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
+ *   Tensor save_mean, Tensor save_invstd) */
+YG_NODISCARD yg_status yg_native_batch_norm(
+    const yg_tensor *input,       /* borrowed */
+    const yg_tensor *weight,      /* nullable, borrowed */
+    const yg_tensor *bias,        /* nullable, borrowed */
+    yg_tensor *running_mean,      /* nullable, in-out: updated in place */
+    yg_tensor *running_var,       /* nullable, in-out: updated in place */
+    bool training,
+    double momentum,
+    double eps,
+    yg_tensor **out_output,       /* out: new ref */
+    yg_tensor **out_save_mean,    /* out: new ref */
+    yg_tensor **out_save_invstd); /* out: new ref */
+
+/* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
+ *   Tensor save_invstd, bool training, float eps,
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+YG_NODISCARD yg_status yg_native_batch_norm_backward(
+    const yg_tensor *grad_out,     /* borrowed */
+    const yg_tensor *input,        /* borrowed */
+    const yg_tensor *weight,       /* nullable, borrowed */
+    const yg_tensor *save_mean,    /* borrowed */
+    const yg_tensor *save_invstd,  /* borrowed */
+    bool training,
+    double eps,
+    const bool *grad_input_mask,   /* borrowed, 3 entries */
+    yg_tensor **out_grad_input,    /* out: new ref */
+    yg_tensor **out_grad_weight,   /* out: new ref */
+    yg_tensor **out_grad_bias);    /* out: new ref */
+
+/* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight,
+ *   Tensor save_mean, Tensor save_invstd, bool training,
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+YG_NODISCARD yg_status yg_native_batch_norm_backward_fused(
+    const yg_tensor *grad_out,     /* borrowed */
+    const yg_tensor *input,        /* borrowed */
+    const yg_tensor *weight,       /* nullable, borrowed */
+    const yg_tensor *save_mean,    /* borrowed */
+    const yg_tensor *save_invstd,  /* borrowed */
+    bool training,
+    const bool *grad_input_mask,   /* borrowed, 3 entries */
+    yg_tensor **out_grad_input,    /* out: new ref */
+    yg_tensor **out_grad_weight,   /* out: new ref */
+    yg_tensor **out_grad_bias);    /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif

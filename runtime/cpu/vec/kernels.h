@@ -12,6 +12,8 @@
 #ifndef YAGRAD_CPU_VEC_KERNELS_H
 #define YAGRAD_CPU_VEC_KERNELS_H
 
+#include "cpu/vec/norm_loops.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -33,6 +35,9 @@ typedef struct yg_vec_kernels {
     /* The gradient of softmax (output: its result), or when log of
      * log_softmax (output: the log-probabilities). */
     yg_softmax_backward_fn softmax_backward[2];
+    /* norm_loops.c: the row loops of layer_norm's and batch_norm's fused
+     * kernels (cpu/norm.c). */
+    const yg_norm_loops *norm;
 } yg_vec_kernels;
 
 extern const yg_vec_kernels yg__vec_kernels_baseline;
@@ -68,6 +73,7 @@ void YG_ISA_NAME(yg__softmax_backward_f64)(void *grad_input,
                                            int64_t n,
                                            int64_t inner,
                                            bool is_log);
+extern const yg_norm_loops YG_ISA_NAME(yg__norm_loops);
 #endif
 
 #endif /* YAGRAD_CPU_VEC_KERNELS_H */

@@ -8,4 +8,5 @@ const yg_vec_kernels YG_ISA_NAME(yg__vec_kernels) = {
     .softmax = {YG_ISA_NAME(yg__softmax_f32), YG_ISA_NAME(yg__softmax_f64)},
     .softmax_backward = {YG_ISA_NAME(yg__softmax_backward_f32),
                          YG_ISA_NAME(yg__softmax_backward_f64)},
+    .norm = &YG_ISA_NAME(yg__norm_loops),
 };

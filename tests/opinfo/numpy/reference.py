@@ -425,6 +425,33 @@ def batch_norm_eval(x, w, b, rm, rv, eps=1e-5):
     return (x - rm.reshape(shape)) / np.sqrt(rv.reshape(shape) + eps) * w.reshape(shape) + b.reshape(shape)
 
 
+def ln_backward(g, x, w, which, eps=1e-5):
+    """The gradients of layer_norm over the last dim, from its definition."""
+    mu = x.mean(axis=-1, keepdims=True)
+    rs = 1 / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    xhat, gw = (x - mu) * rs, g * w
+    batch = tuple(range(x.ndim - 1))
+    return [rs * (gw - gw.mean(axis=-1, keepdims=True) - xhat * (gw * xhat).mean(axis=-1, keepdims=True)),
+            (g * xhat).sum(axis=batch), g.sum(axis=batch)][which]
+
+
+def bn_backward(g, x, w, which, rm=None, rv=None, eps=1e-5):
+    """The gradients of batch_norm (batch statistics unless rm, rv given)."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if rm is None:
+        mu = x.mean(axis=axes, keepdims=True)
+        rs = 1 / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+    else:
+        mu, rs = rm.reshape(shape), 1 / np.sqrt(rv.reshape(shape) + eps)
+    xhat, gw = (x - mu) * rs, g * w.reshape(shape)
+    if rm is None:
+        gi = rs * (gw - gw.mean(axis=axes, keepdims=True) - xhat * (gw * xhat).mean(axis=axes, keepdims=True))
+    else:
+        gi = gw * rs
+    return [gi, (g * xhat).sum(axis=axes), g.sum(axis=axes)][which]
+
+
 def joined(*parts):
     """The samples of list ops join the outputs they use, flattened."""
     return np.concatenate([p.ravel() for p in parts])
@@ -867,6 +894,26 @@ REFS = {
     "full_like": lambda x: np.full_like(x[0], 2.5),
     "empty_like": lambda x: np.full_like(x[0], 0.25),
     # nn-ops
+    "native_layer_norm": {
+        "last dim, affine": lambda x: layer_norm(x[0], x[1], x[2]),
+        "last two dims, weight only": lambda x: layer_norm(x[0].reshape(2, 12), x[1].reshape(12), 0.0).reshape(x[0].shape),
+    },
+    "native_batch_norm": {
+        "training, affine": lambda x: batch_norm_train(*x),
+        "evaluation, running statistics": lambda x: batch_norm_eval(*x),
+    },
+    "native_layer_norm_backward": {
+        "grad_input, last dim": lambda x: ln_backward(*x, 0),
+        "grad_weight, last dim": lambda x: ln_backward(*x, 1),
+        "grad_bias, last dim": lambda x: ln_backward(*x, 2),
+    },
+    "native_batch_norm_backward": {
+        "grad_input, training": lambda x: bn_backward(*x, 0),
+        "grad_weight, training": lambda x: bn_backward(*x, 1),
+        "grad_bias, training": lambda x: bn_backward(*x, 2),
+        "grad_input, evaluation": lambda x: bn_backward(*x[:3], 0, x[3], x[4]),
+        "grad_weight, evaluation": lambda x: bn_backward(*x[:3], 1, x[3], x[4]),
+    },
     "batch_norm": {
         "training, batch statistics, affine": lambda x: batch_norm_train(*x),
         "evaluation, running statistics": lambda x: batch_norm_eval(*x),
@@ -987,6 +1034,10 @@ STORED_AS_DTYPE = {
 # Philox generator: test_ops_random.c checks them against known answers
 # and by their distributions.
 _PHILOX = "values from yagrad's Philox generator, which NumPy does not have"
+# the fused kernels compute what the composite backward ops compute
+REFS["native_layer_norm_backward_fused"] = REFS["native_layer_norm_backward"]
+REFS["native_batch_norm_backward_fused"] = REFS["native_batch_norm_backward"]
+
 NAIVE_LOOPS = {
     op: ("tests/test_ops_random.c", _PHILOX)
     for op in ("rand", "randn", "randint", "rand_like", "randn_like", "bernoulli", "bernoulli.p", "dropout")

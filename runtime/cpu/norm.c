@@ -1,0 +1,878 @@
+/*
+ * norm.c - the fused kernels of layer_norm and batch_norm, forward and
+ * backward (float32 and float64).
+ *
+ * layer_norm normalizes each row of M = prod(normalized_shape) trailing
+ * elements; batch_norm each channel c of an input seen as [N, C, L] (L the
+ * product of the position dims), whose values are N contiguous segments
+ * of L.  Statistics take two passes (sum, then the sum of squared
+ * deviations from the mean, which cannot cancel catastrophically as the
+ * sum of squares can) over data that the first pass has just brought into
+ * cache: a layer_norm row (4 KiB for 1024 float32) stays in L1, a
+ * batch_norm channel of 32 x 56 x 56 float32 (400 KiB) in L2.  The output
+ * pass reads it once more from cache and writes the result, so each op
+ * reads its input from memory once and writes its output once, where the
+ * old compositions (mean, var, sub, mul, add, ...) made seven or more
+ * passes and as many temporaries.  The backward is the same shape: one
+ * pass for the two row sums (sum g w and sum g w (x - mean)), which also
+ * adds the row into grad_weight and grad_bias, and one pass writing
+ * grad_input.
+ *
+ * Rows (layer_norm) or channels (batch_norm) are spread over OpenMP
+ * threads when the input has at least YG_NORM_PARALLEL_MIN elements, and
+ * run on the calling thread below that, so small tensors never pay for a
+ * fork.  layer_norm's grad_weight and grad_bias are column sums over rows:
+ * each thread sums its rows into a buffer of its own, and the buffers are
+ * added in thread order afterwards (deterministic for a thread count).
+ *
+ * Inputs of any layout are first made contiguous (a shared reference when
+ * they already are).  weight, bias and the statistics must have input's
+ * dtype (layer_norm and batch_norm convert them before calling); the
+ * running statistics of batch_norm are state, kept in their own dtype
+ * (float32 or float64) and layout, and written only once the output
+ * exists.  Messages name the op: `native_layer_norm: ...`.
+ */
+#include "cpu/cpu_int.h"
+#include "cpu/vec/kernels.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The smallest input worth OpenMP threads: the pointwise kernels' grain
+ * (runtime/cpu/pointwise.c), below which a fork/join costs more than the
+ * work it splits. */
+#define YG_NORM_PARALLEL_MIN 32768
+
+static bool worth_threads(int64_t numel, int64_t units) {
+    return numel >= YG_NORM_PARALLEL_MIN && units > 1 && omp_get_max_threads() > 1;
+}
+
+static yg_status check_floating(const char *op, const char *arg, const yg_tensor *t) {
+    if (t->storage->device != YG_CPU)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: expected %s on cpu, got %s",
+                        op,
+                        arg,
+                        yg__device_name(t->storage->device));
+    if (!yg__dtype_is_floating(t->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: unsupported dtype %s for %s (supported: float32, float64)",
+                        op,
+                        yg_dtype_name(t->dtype),
+                        arg);
+    return YG_OK;
+}
+
+/* Fails unless t (nullable) has input's dtype and exactly the sizes
+ * sizes[0..n); what says what those sizes are, for the message. */
+static yg_status check_operand(const char *op,
+                               const char *name,
+                               const yg_tensor *t,
+                               const yg_tensor *input,
+                               const int64_t *sizes,
+                               int64_t n,
+                               const char *what) {
+    char tbuf[128], sbuf[160];
+
+    if (t == NULL)
+        return YG_OK;
+    YG_RETURN_IF_ERROR(check_floating(op, name, t));
+    if (t->ndim != n || memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)n) != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected %s of %s %s, got %s",
+                        op,
+                        name,
+                        what,
+                        yg__format_sizes(sizes, n, sbuf, sizeof sbuf),
+                        yg__format_sizes(t->sizes, t->ndim, tbuf, sizeof tbuf));
+    if (t->dtype != input->dtype)
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: expected %s of input's dtype %s, got %s",
+                        op,
+                        name,
+                        yg_dtype_name(input->dtype),
+                        yg_dtype_name(t->dtype));
+    return YG_OK;
+}
+
+/* Contiguous copies (or shared references) of the nullable t. */
+static yg_status contiguous(const yg_tensor *t, yg_tensor **out) {
+    *out = NULL;
+    if (t == NULL)
+        return YG_OK;
+    return yg__tensor_contiguous_as(t, t->dtype, true, out);
+}
+
+static const void *data_or_null(const yg_tensor *t) {
+    return t != NULL ? yg__tensor_ptr(t) : NULL;
+}
+
+/* ---- layer_norm ---- */
+
+/* Checks input's trailing sizes against normalized_shape and gives the
+ * number of rows and their length. */
+static yg_status layer_norm_geometry(const char *op,
+                                     const yg_tensor *input,
+                                     const int64_t *ns,
+                                     int64_t len,
+                                     int64_t *rows,
+                                     int64_t *m) {
+    char ibuf[128], sbuf[160];
+    int64_t nd = input->ndim;
+
+    if (len < 1 || len > nd || ns == NULL ||
+        memcmp(input->sizes + (nd - len), ns, sizeof(int64_t) * (size_t)len) != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected input whose trailing sizes are normalized_shape %s, got %s",
+                        op,
+                        yg__format_sizes(ns, len, sbuf, sizeof sbuf),
+                        yg__format_sizes(input->sizes, nd, ibuf, sizeof ibuf));
+    *rows = 1;
+    *m = 1;
+    for (int64_t d = 0; d < nd; d++)
+        *(d < nd - len ? rows : m) *= input->sizes[d];
+    return YG_OK;
+}
+
+typedef struct ln_forward {
+    const void *x, *w, *b;
+    void *y, *mean, *rstd;
+    int64_t m;
+    double eps;
+    bool f32;
+} ln_forward;
+
+static void ln_forward_row(const ln_forward *a, int64_t r) {
+    int64_t m = a->m;
+    double mu = NAN, rs = NAN;
+
+    if (a->f32) {
+        const float *x = (const float *)a->x + r * m;
+        if (m > 0) {
+            mu = yg__vec()->norm->sum_f32(x, m) / (double)m;
+            rs = 1 / sqrt(yg__vec()->norm->sq_dev_f32(x, m, mu) / (double)m + a->eps);
+        }
+        yg__vec()->norm->affine_row_f32(
+            (float *)a->y + r * m, x, m, (float)mu, (float)rs, a->w, a->b);
+        ((float *)a->mean)[r] = (float)mu;
+        ((float *)a->rstd)[r] = (float)rs;
+    } else {
+        const double *x = (const double *)a->x + r * m;
+        if (m > 0) {
+            mu = yg__vec()->norm->sum_f64(x, m) / (double)m;
+            rs = 1 / sqrt(yg__vec()->norm->sq_dev_f64(x, m, mu) / (double)m + a->eps);
+        }
+        yg__vec()->norm->affine_row_f64((double *)a->y + r * m, x, m, mu, rs, a->w, a->b);
+        ((double *)a->mean)[r] = mu;
+        ((double *)a->rstd)[r] = rs;
+    }
+}
+
+yg_status yg__cpu_native_layer_norm(const yg_tensor *input,
+                                    const int64_t *normalized_shape,
+                                    int64_t normalized_shape_len,
+                                    const yg_tensor *weight,
+                                    const yg_tensor *bias,
+                                    double eps,
+                                    yg_tensor **out_output,
+                                    yg_tensor **out_mean,
+                                    yg_tensor **out_rstd) {
+    const char *op = "native_layer_norm";
+    int64_t len = normalized_shape_len, rows, m, stat_sizes[YG_MAX_DIMS];
+    yg_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL, *mean = NULL, *rstd = NULL;
+    yg_status st;
+
+    *out_output = NULL;
+    *out_mean = NULL;
+    *out_rstd = NULL;
+    YG_RETURN_IF_ERROR(check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(layer_norm_geometry(op, input, normalized_shape, len, &rows, &m));
+    YG_RETURN_IF_ERROR(
+        check_operand(op, "weight", weight, input, normalized_shape, len, "normalized_shape"));
+    YG_RETURN_IF_ERROR(
+        check_operand(op, "bias", bias, input, normalized_shape, len, "normalized_shape"));
+    for (int32_t d = 0; d < input->ndim; d++)
+        stat_sizes[d] = d < input->ndim - len ? input->sizes[d] : 1;
+    st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
+    if (st == YG_OK)
+        st = contiguous(weight, &w);
+    if (st == YG_OK)
+        st = contiguous(bias, &b);
+    if (st == YG_OK)
+        st = yg__tensor_empty_like(input, input->dtype, &y);
+    if (st == YG_OK)
+        st = yg__creation_empty(op, stat_sizes, input->ndim, input->dtype, &mean);
+    if (st == YG_OK)
+        st = yg__creation_empty(op, stat_sizes, input->ndim, input->dtype, &rstd);
+    if (st != YG_OK)
+        goto out;
+    ln_forward a = {data_or_null(x),
+                    data_or_null(w),
+                    data_or_null(b),
+                    yg__tensor_ptr(y),
+                    yg__tensor_ptr(mean),
+                    yg__tensor_ptr(rstd),
+                    m,
+                    eps,
+                    input->dtype == YG_FLOAT32};
+    if (worth_threads(rows * m, rows)) {
+#pragma omp parallel for schedule(static)
+        for (int64_t r = 0; r < rows; r++)
+            ln_forward_row(&a, r);
+    } else {
+        for (int64_t r = 0; r < rows; r++)
+            ln_forward_row(&a, r);
+    }
+    *out_output = y;
+    *out_mean = mean;
+    *out_rstd = rstd;
+    y = mean = rstd = NULL;
+out:
+    yg_release(x);
+    yg_release(w);
+    yg_release(b);
+    yg_release(y);
+    yg_release(mean);
+    yg_release(rstd);
+    return st;
+}
+
+typedef struct ln_backward {
+    const void *g, *x, *mean, *rstd, *w;
+    void *gi;
+    int64_t m;
+    bool f32;
+} ln_backward;
+
+/* Rows [r0, r1) of the backward: grad_input's rows when gi is set, and
+ * their sums into gw and gb (nullable, of input's type). */
+static void ln_backward_rows(const ln_backward *a, int64_t r0, int64_t r1, void *gw, void *gb) {
+    int64_t m = a->m;
+    double inv_m = m > 0 ? 1 / (double)m : 0;
+
+    for (int64_t r = r0; r < r1; r++) {
+        if (a->f32) {
+            const float *g = (const float *)a->g + r * m, *x = (const float *)a->x + r * m;
+            float mu = ((const float *)a->mean)[r], rs = ((const float *)a->rstd)[r];
+            double sg = 0, sgx = 0, rsd = rs;
+            yg__vec()->norm->accumulate_row_f32(gw, gb, g, x, m, mu, rs);
+            if (a->gi != NULL) {
+                yg__vec()->norm->dot_f32(g, x, a->w, m, mu, &sg, &sgx);
+                yg__vec()->norm->input_grad_f32((float *)a->gi + r * m,
+                                                g,
+                                                x,
+                                                a->w,
+                                                m,
+                                                mu,
+                                                rs,
+                                                (float)(-rsd * rsd * rsd * sgx * inv_m),
+                                                (float)(-rsd * sg * inv_m));
+            }
+        } else {
+            const double *g = (const double *)a->g + r * m, *x = (const double *)a->x + r * m;
+            double mu = ((const double *)a->mean)[r], rs = ((const double *)a->rstd)[r];
+            double sg = 0, sgx = 0;
+            yg__vec()->norm->accumulate_row_f64(gw, gb, g, x, m, mu, rs);
+            if (a->gi != NULL) {
+                yg__vec()->norm->dot_f64(g, x, a->w, m, mu, &sg, &sgx);
+                yg__vec()->norm->input_grad_f64((double *)a->gi + r * m,
+                                                g,
+                                                x,
+                                                a->w,
+                                                m,
+                                                mu,
+                                                rs,
+                                                -rs * rs * rs * sgx * inv_m,
+                                                -rs * sg * inv_m);
+            }
+        }
+    }
+}
+
+/* dst[j] += src[j] for j < n, in type f32 or f64. */
+static void add_into(void *dst, const void *src, int64_t n, bool f32) {
+    if (f32)
+        for (int64_t j = 0; j < n; j++)
+            ((float *)dst)[j] += ((const float *)src)[j];
+    else
+        for (int64_t j = 0; j < n; j++)
+            ((double *)dst)[j] += ((const double *)src)[j];
+}
+
+/* Runs the backward over every row, on threads when worth it: each
+ * thread sums its rows' grad_weight and grad_bias into its own zeroed
+ * buffer, added into gw and gb (zeroed, nullable) in thread order. */
+static yg_status ln_backward_run(const ln_backward *a, int64_t rows, void *gw, void *gb) {
+    int64_t m = a->m, esize = a->f32 ? 4 : 8;
+    int nt = worth_threads(rows * m, rows) ? omp_get_max_threads() : 1;
+    size_t nbytes;
+    char *partial;
+
+    if (nt == 1) {
+        ln_backward_rows(a, 0, rows, gw, gb);
+        return YG_OK;
+    }
+    nbytes = (size_t)nt * 2 * (size_t)m * (size_t)esize;
+    partial = (gw != NULL || gb != NULL) ? yg__alloc(nbytes) : NULL;
+    if ((gw != NULL || gb != NULL) && partial == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "native_layer_norm_backward_fused: out of memory for %zu bytes",
+                        nbytes);
+    if (partial != NULL)
+        memset(partial, 0, nbytes);
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), n = omp_get_num_threads();
+        int64_t r0 = rows * t / n, r1 = rows * (t + 1) / n;
+        char *mine = partial != NULL ? partial + (size_t)t * 2 * (size_t)(m * esize) : NULL;
+        ln_backward_rows(a, r0, r1, gw != NULL ? mine : NULL, gb != NULL ? mine + m * esize : NULL);
+    }
+    for (int t = 0; partial != NULL && t < nt; t++) {
+        char *mine = partial + (size_t)t * 2 * (size_t)(m * esize);
+        if (gw != NULL)
+            add_into(gw, mine, m, a->f32);
+        if (gb != NULL)
+            add_into(gb, mine + m * esize, m, a->f32);
+    }
+    yg__free(partial, nbytes);
+    return YG_OK;
+}
+
+/* Fails unless g has input's sizes and dtype. */
+static yg_status check_grad_out(const char *op, const yg_tensor *g, const yg_tensor *input) {
+    char gbuf[128], ibuf[128];
+
+    YG_RETURN_IF_ERROR(check_floating(op, "grad_out", g));
+    if (g->ndim != input->ndim ||
+        memcmp(g->sizes, input->sizes, sizeof(int64_t) * (size_t)input->ndim) != 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected grad_out of input's sizes %s, got %s",
+                        op,
+                        yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf),
+                        yg__format_sizes(g->sizes, g->ndim, gbuf, sizeof gbuf));
+    if (g->dtype != input->dtype)
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: expected grad_out of input's dtype %s, got %s",
+                        op,
+                        yg_dtype_name(input->dtype),
+                        yg_dtype_name(g->dtype));
+    return YG_OK;
+}
+
+/* Fails unless the statistic t has n elements and input's dtype. */
+static yg_status check_stat(const char *op,
+                            const char *name,
+                            const yg_tensor *t,
+                            const yg_tensor *input,
+                            int64_t n) {
+    char tbuf[128];
+
+    YG_RETURN_IF_ERROR(check_floating(op, name, t));
+    if (yg_tensor_numel(t) != n)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected %s of %" PRId64 " elements (one per %s), got %s",
+                        op,
+                        name,
+                        n,
+                        strcmp(op, "native_layer_norm_backward_fused") == 0 ? "row" : "channel",
+                        yg__format_sizes(t->sizes, t->ndim, tbuf, sizeof tbuf));
+    if (t->dtype != input->dtype)
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: expected %s of input's dtype %s, got %s",
+                        op,
+                        name,
+                        yg_dtype_name(input->dtype),
+                        yg_dtype_name(t->dtype));
+    return YG_OK;
+}
+
+/* Zeros of sizes[0..n) in dtype when wanted, else NULL. */
+static yg_status
+zeros_if(bool wanted, const int64_t *sizes, int64_t n, yg_dtype dtype, yg_tensor **out) {
+    *out = NULL;
+    if (!wanted)
+        return YG_OK;
+    YG_RETURN_IF_ERROR(yg__creation_empty("norm", sizes, n, dtype, out));
+    memset(yg__tensor_ptr(*out), 0, (size_t)yg_tensor_numel(*out) * yg_dtype_size(dtype));
+    return YG_OK;
+}
+
+yg_status yg__cpu_native_layer_norm_backward_fused(const yg_tensor *grad_out,
+                                                   const yg_tensor *input,
+                                                   const yg_tensor *mean,
+                                                   const yg_tensor *rstd,
+                                                   const yg_tensor *weight,
+                                                   const int64_t *normalized_shape,
+                                                   int64_t normalized_shape_len,
+                                                   const bool *grad_input_mask,
+                                                   yg_tensor **out_grad_input,
+                                                   yg_tensor **out_grad_weight,
+                                                   yg_tensor **out_grad_bias) {
+    const char *op = "native_layer_norm_backward_fused";
+    int64_t len = normalized_shape_len, rows, m;
+    yg_tensor *g = NULL, *x = NULL, *mu = NULL, *rs = NULL, *w = NULL;
+    yg_tensor *gi = NULL, *gw = NULL, *gb = NULL;
+    yg_status st;
+
+    *out_grad_input = NULL;
+    *out_grad_weight = NULL;
+    *out_grad_bias = NULL;
+    YG_RETURN_IF_ERROR(check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(check_grad_out(op, grad_out, input));
+    YG_RETURN_IF_ERROR(layer_norm_geometry(op, input, normalized_shape, len, &rows, &m));
+    YG_RETURN_IF_ERROR(check_stat(op, "mean", mean, input, rows));
+    YG_RETURN_IF_ERROR(check_stat(op, "rstd", rstd, input, rows));
+    YG_RETURN_IF_ERROR(
+        check_operand(op, "weight", weight, input, normalized_shape, len, "normalized_shape"));
+    st = yg__tensor_contiguous_as(grad_out, input->dtype, true, &g);
+    if (st == YG_OK)
+        st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
+    if (st == YG_OK)
+        st = yg__tensor_contiguous_as(mean, input->dtype, true, &mu);
+    if (st == YG_OK)
+        st = yg__tensor_contiguous_as(rstd, input->dtype, true, &rs);
+    if (st == YG_OK)
+        st = contiguous(weight, &w);
+    if (st == YG_OK && grad_input_mask[0])
+        st = yg__tensor_empty_like(input, input->dtype, &gi);
+    if (st == YG_OK)
+        st = zeros_if(grad_input_mask[1], normalized_shape, len, input->dtype, &gw);
+    if (st == YG_OK)
+        st = zeros_if(grad_input_mask[2], normalized_shape, len, input->dtype, &gb);
+    if (st != YG_OK)
+        goto out;
+    ln_backward a = {yg__tensor_ptr(g),
+                     yg__tensor_ptr(x),
+                     yg__tensor_ptr(mu),
+                     yg__tensor_ptr(rs),
+                     data_or_null(w),
+                     gi != NULL ? yg__tensor_ptr(gi) : NULL,
+                     m,
+                     input->dtype == YG_FLOAT32};
+    st = ln_backward_run(
+        &a, rows, gw != NULL ? yg__tensor_ptr(gw) : NULL, gb != NULL ? yg__tensor_ptr(gb) : NULL);
+    if (st != YG_OK)
+        goto out;
+    *out_grad_input = gi;
+    *out_grad_weight = gw;
+    *out_grad_bias = gb;
+    gi = gw = gb = NULL;
+out:
+    yg_release(g);
+    yg_release(x);
+    yg_release(mu);
+    yg_release(rs);
+    yg_release(w);
+    yg_release(gi);
+    yg_release(gw);
+    yg_release(gb);
+    return st;
+}
+
+/* ---- batch_norm ---- */
+
+/* N, C and L of input [N, C, *], after checking its dims. */
+static yg_status
+batch_norm_geometry(const char *op, const yg_tensor *input, int64_t *n, int64_t *c, int64_t *l) {
+    char ibuf[128];
+
+    if (input->ndim < 2 || input->ndim > 5)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected input of 2 to 5 dims [N, C, *], got %s",
+                        op,
+                        yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf));
+    *n = input->sizes[0];
+    *c = input->sizes[1];
+    *l = 1;
+    for (int32_t d = 2; d < input->ndim; d++)
+        *l *= input->sizes[d];
+    return YG_OK;
+}
+
+/* Element i of a 1-d float32 or float64 tensor of any stride. */
+static double *state_f64(const yg_tensor *t, int64_t i) {
+    return (double *)yg__tensor_ptr(t) + i * t->strides[0];
+}
+
+static float *state_f32(const yg_tensor *t, int64_t i) {
+    return (float *)yg__tensor_ptr(t) + i * t->strides[0];
+}
+
+static double state_get(const yg_tensor *t, int64_t i) {
+    return t->dtype == YG_FLOAT32 ? (double)*state_f32(t, i) : *state_f64(t, i);
+}
+
+static void state_set(yg_tensor *t, int64_t i, double v) {
+    if (t->dtype == YG_FLOAT32)
+        *state_f32(t, i) = (float)v;
+    else
+        *state_f64(t, i) = v;
+}
+
+/* Fails unless the running statistic t (nullable) is [c] of float32 or
+ * float64 on the cpu (its own dtype: it is state, never converted). */
+static yg_status check_running(const char *op,
+                               const char *name,
+                               const yg_tensor *t,
+                               int64_t c,
+                               const yg_tensor *input) {
+    char tbuf[128], ibuf[128];
+
+    if (t == NULL)
+        return YG_OK;
+    YG_RETURN_IF_ERROR(check_floating(op, name, t));
+    if (t->ndim != 1 || t->sizes[0] != c)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected %s of sizes [%" PRId64 "] (the channels of input %s), got %s",
+                        op,
+                        name,
+                        c,
+                        yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf),
+                        yg__format_sizes(t->sizes, t->ndim, tbuf, sizeof tbuf));
+    return YG_OK;
+}
+
+typedef struct bn_forward {
+    const void *x, *w, *b;
+    const yg_tensor *rm, *rv;
+    void *y, *save_mean, *save_invstd;
+    double *batch_var; /* [C]: the biased variance, when training */
+    int64_t n, c, l;
+    double eps;
+    bool training, f32;
+} bn_forward;
+
+static void bn_forward_channel(const bn_forward *a, int64_t ch) {
+    int64_t n = a->n, c = a->c, l = a->l;
+    double count = (double)(n * l), mu = NAN, var = NAN, inv;
+
+    if (a->training) {
+        if (n * l > 0) {
+            double s = 0, sq = 0;
+            for (int64_t i = 0; i < n; i++)
+                s += a->f32 ? yg__vec()->norm->sum_f32((const float *)a->x + (i * c + ch) * l, l)
+                            : yg__vec()->norm->sum_f64((const double *)a->x + (i * c + ch) * l, l);
+            mu = s / count;
+            for (int64_t i = 0; i < n; i++)
+                sq +=
+                    a->f32
+                        ? yg__vec()->norm->sq_dev_f32((const float *)a->x + (i * c + ch) * l, l, mu)
+                        : yg__vec()->norm->sq_dev_f64(
+                              (const double *)a->x + (i * c + ch) * l, l, mu);
+            var = sq / count;
+        }
+        a->batch_var[ch] = var;
+    } else {
+        mu = state_get(a->rm, ch);
+        var = state_get(a->rv, ch);
+    }
+    inv = 1 / sqrt(var + a->eps);
+    if (a->f32) {
+        const float *w = a->w, *b = a->b;
+        float scale = (float)inv * (w != NULL ? w[ch] : 1), shift = b != NULL ? b[ch] : 0;
+        for (int64_t i = 0; i < n; i++)
+            yg__vec()->norm->scale_shift_f32((float *)a->y + (i * c + ch) * l,
+                                             (const float *)a->x + (i * c + ch) * l,
+                                             l,
+                                             (float)mu,
+                                             scale,
+                                             shift);
+        ((float *)a->save_mean)[ch] = (float)mu;
+        ((float *)a->save_invstd)[ch] = (float)inv;
+    } else {
+        const double *w = a->w, *b = a->b;
+        double scale = inv * (w != NULL ? w[ch] : 1), shift = b != NULL ? b[ch] : 0;
+        for (int64_t i = 0; i < n; i++)
+            yg__vec()->norm->scale_shift_f64((double *)a->y + (i * c + ch) * l,
+                                             (const double *)a->x + (i * c + ch) * l,
+                                             l,
+                                             mu,
+                                             scale,
+                                             shift);
+        ((double *)a->save_mean)[ch] = mu;
+        ((double *)a->save_invstd)[ch] = inv;
+    }
+}
+
+/* The checks of batch_norm (the same messages, naming op). */
+static yg_status check_batch_norm(const char *op,
+                                  const yg_tensor *input,
+                                  const yg_tensor *weight,
+                                  const yg_tensor *bias,
+                                  const yg_tensor *running_mean,
+                                  const yg_tensor *running_var,
+                                  bool training) {
+    int64_t n, c, l;
+    char ibuf[128];
+
+    YG_RETURN_IF_ERROR(check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
+    YG_RETURN_IF_ERROR(check_running(op, "weight", weight, c, input));
+    YG_RETURN_IF_ERROR(check_running(op, "bias", bias, c, input));
+    YG_RETURN_IF_ERROR(check_operand(op, "weight", weight, input, &c, 1, "sizes"));
+    YG_RETURN_IF_ERROR(check_operand(op, "bias", bias, input, &c, 1, "sizes"));
+    YG_RETURN_IF_ERROR(check_running(op, "running_mean", running_mean, c, input));
+    YG_RETURN_IF_ERROR(check_running(op, "running_var", running_var, c, input));
+    if ((running_mean == NULL) != (running_var == NULL))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: running_mean and running_var must be given together (got only %s)",
+                        op,
+                        running_mean != NULL ? "running_mean" : "running_var");
+    if (training && c > 0 && n * l == 1)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected more than 1 value per channel when training, got input %s",
+                        op,
+                        yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf));
+    if (!training && running_mean == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: running_mean and running_var are required when not training",
+                        op);
+    return YG_OK;
+}
+
+yg_status yg__cpu_native_batch_norm(const yg_tensor *input,
+                                    const yg_tensor *weight,
+                                    const yg_tensor *bias,
+                                    yg_tensor *running_mean,
+                                    yg_tensor *running_var,
+                                    bool training,
+                                    double momentum,
+                                    double eps,
+                                    yg_tensor **out_output,
+                                    yg_tensor **out_save_mean,
+                                    yg_tensor **out_save_invstd) {
+    const char *op = "native_batch_norm";
+    int64_t n, c, l;
+    yg_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL, *sm = NULL, *si = NULL;
+    double *batch_var = NULL;
+    size_t var_bytes = 0;
+    yg_status st;
+
+    *out_output = NULL;
+    *out_save_mean = NULL;
+    *out_save_invstd = NULL;
+    YG_RETURN_IF_ERROR(
+        check_batch_norm(op, input, weight, bias, running_mean, running_var, training));
+    YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
+    var_bytes = sizeof(double) * (size_t)c;
+    st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
+    if (st == YG_OK)
+        st = contiguous(weight, &w);
+    if (st == YG_OK)
+        st = contiguous(bias, &b);
+    if (st == YG_OK)
+        st = yg__tensor_empty_like(input, input->dtype, &y);
+    if (st == YG_OK)
+        st = yg__creation_empty(op, &c, 1, input->dtype, &sm);
+    if (st == YG_OK)
+        st = yg__creation_empty(op, &c, 1, input->dtype, &si);
+    if (st == YG_OK && (batch_var = yg__alloc(var_bytes)) == NULL)
+        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", op, var_bytes);
+    if (st != YG_OK)
+        goto out;
+    bn_forward a = {data_or_null(x),
+                    data_or_null(w),
+                    data_or_null(b),
+                    running_mean,
+                    running_var,
+                    yg__tensor_ptr(y),
+                    yg__tensor_ptr(sm),
+                    yg__tensor_ptr(si),
+                    batch_var,
+                    n,
+                    c,
+                    l,
+                    eps,
+                    training,
+                    input->dtype == YG_FLOAT32};
+    if (worth_threads(n * c * l, c)) {
+#pragma omp parallel for schedule(static)
+        for (int64_t ch = 0; ch < c; ch++)
+            bn_forward_channel(&a, ch);
+    } else {
+        for (int64_t ch = 0; ch < c; ch++)
+            bn_forward_channel(&a, ch);
+    }
+    /* running = (1 - momentum) running + momentum batch, with the unbiased
+     * variance; written last, so a failure above leaves them unchanged */
+    if (training && running_mean != NULL && n * l > 0) {
+        double count = (double)(n * l);
+        for (int64_t ch = 0; ch < c; ch++) {
+            double mu = input->dtype == YG_FLOAT32 ? (double)((const float *)yg__tensor_ptr(sm))[ch]
+                                                   : ((const double *)yg__tensor_ptr(sm))[ch];
+            state_set(
+                running_mean, ch, (1 - momentum) * state_get(running_mean, ch) + momentum * mu);
+            state_set(running_var,
+                      ch,
+                      (1 - momentum) * state_get(running_var, ch) +
+                          momentum * batch_var[ch] * count / (count - 1));
+        }
+    }
+    *out_output = y;
+    *out_save_mean = sm;
+    *out_save_invstd = si;
+    y = sm = si = NULL;
+out:
+    yg__free(batch_var, var_bytes);
+    yg_release(x);
+    yg_release(w);
+    yg_release(b);
+    yg_release(y);
+    yg_release(sm);
+    yg_release(si);
+    return st;
+}
+
+typedef struct bn_backward {
+    const void *g, *x, *w, *mean, *invstd;
+    void *gi, *gw, *gb;
+    int64_t n, c, l;
+    bool training;
+    bool f32;
+} bn_backward;
+
+static void bn_backward_channel(const bn_backward *a, int64_t ch) {
+    int64_t n = a->n, c = a->c, l = a->l;
+    double count = (double)(n * l), sg = 0, sgx = 0, mu, inv, wc;
+    bool sums = a->gw != NULL || a->gb != NULL || (a->gi != NULL && a->training);
+
+    if (a->f32) {
+        mu = ((const float *)a->mean)[ch];
+        inv = ((const float *)a->invstd)[ch];
+        wc = a->w != NULL ? ((const float *)a->w)[ch] : 1;
+    } else {
+        mu = ((const double *)a->mean)[ch];
+        inv = ((const double *)a->invstd)[ch];
+        wc = a->w != NULL ? ((const double *)a->w)[ch] : 1;
+    }
+    for (int64_t i = 0; sums && i < n; i++) {
+        int64_t off = (i * c + ch) * l;
+        if (a->f32)
+            yg__vec()->norm->dot_f32(
+                (const float *)a->g + off, (const float *)a->x + off, NULL, l, mu, &sg, &sgx);
+        else
+            yg__vec()->norm->dot_f64(
+                (const double *)a->g + off, (const double *)a->x + off, NULL, l, mu, &sg, &sgx);
+    }
+    double ca = inv * wc, cb = 0, cc = 0;
+    if (a->training && count > 0) {
+        cb = -wc * inv * inv * inv * sgx / count;
+        cc = -wc * inv * sg / count;
+    }
+    for (int64_t i = 0; a->gi != NULL && i < n; i++) {
+        int64_t off = (i * c + ch) * l;
+        if (a->f32)
+            yg__vec()->norm->input_grad_f32((float *)a->gi + off,
+                                            (const float *)a->g + off,
+                                            (const float *)a->x + off,
+                                            NULL,
+                                            l,
+                                            (float)mu,
+                                            (float)ca,
+                                            (float)cb,
+                                            (float)cc);
+        else
+            yg__vec()->norm->input_grad_f64((double *)a->gi + off,
+                                            (const double *)a->g + off,
+                                            (const double *)a->x + off,
+                                            NULL,
+                                            l,
+                                            mu,
+                                            ca,
+                                            cb,
+                                            cc);
+    }
+    if (a->f32) {
+        if (a->gw != NULL)
+            ((float *)a->gw)[ch] = (float)(sgx * inv);
+        if (a->gb != NULL)
+            ((float *)a->gb)[ch] = (float)sg;
+    } else {
+        if (a->gw != NULL)
+            ((double *)a->gw)[ch] = sgx * inv;
+        if (a->gb != NULL)
+            ((double *)a->gb)[ch] = sg;
+    }
+}
+
+yg_status yg__cpu_native_batch_norm_backward_fused(const yg_tensor *grad_out,
+                                                   const yg_tensor *input,
+                                                   const yg_tensor *weight,
+                                                   const yg_tensor *save_mean,
+                                                   const yg_tensor *save_invstd,
+                                                   bool training,
+                                                   const bool *grad_input_mask,
+                                                   yg_tensor **out_grad_input,
+                                                   yg_tensor **out_grad_weight,
+                                                   yg_tensor **out_grad_bias) {
+    const char *op = "native_batch_norm_backward_fused";
+    int64_t n, c, l;
+    yg_tensor *g = NULL, *x = NULL, *w = NULL, *mu = NULL, *inv = NULL;
+    yg_tensor *gi = NULL, *gw = NULL, *gb = NULL;
+    yg_status st;
+
+    *out_grad_input = NULL;
+    *out_grad_weight = NULL;
+    *out_grad_bias = NULL;
+    YG_RETURN_IF_ERROR(check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
+    YG_RETURN_IF_ERROR(check_grad_out(op, grad_out, input));
+    YG_RETURN_IF_ERROR(check_operand(op, "weight", weight, input, &c, 1, "sizes"));
+    YG_RETURN_IF_ERROR(check_stat(op, "save_mean", save_mean, input, c));
+    YG_RETURN_IF_ERROR(check_stat(op, "save_invstd", save_invstd, input, c));
+    st = yg__tensor_contiguous_as(grad_out, input->dtype, true, &g);
+    if (st == YG_OK)
+        st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
+    if (st == YG_OK)
+        st = contiguous(weight, &w);
+    if (st == YG_OK)
+        st = yg__tensor_contiguous_as(save_mean, input->dtype, true, &mu);
+    if (st == YG_OK)
+        st = yg__tensor_contiguous_as(save_invstd, input->dtype, true, &inv);
+    if (st == YG_OK && grad_input_mask[0])
+        st = yg__tensor_empty_like(input, input->dtype, &gi);
+    if (st == YG_OK)
+        st = zeros_if(grad_input_mask[1], &c, 1, input->dtype, &gw);
+    if (st == YG_OK)
+        st = zeros_if(grad_input_mask[2], &c, 1, input->dtype, &gb);
+    if (st != YG_OK)
+        goto out;
+    bn_backward a = {yg__tensor_ptr(g),
+                     yg__tensor_ptr(x),
+                     data_or_null(w),
+                     yg__tensor_ptr(mu),
+                     yg__tensor_ptr(inv),
+                     gi != NULL ? yg__tensor_ptr(gi) : NULL,
+                     gw != NULL ? yg__tensor_ptr(gw) : NULL,
+                     gb != NULL ? yg__tensor_ptr(gb) : NULL,
+                     n,
+                     c,
+                     l,
+                     training,
+                     input->dtype == YG_FLOAT32};
+    if (worth_threads(n * c * l, c)) {
+#pragma omp parallel for schedule(static)
+        for (int64_t ch = 0; ch < c; ch++)
+            bn_backward_channel(&a, ch);
+    } else {
+        for (int64_t ch = 0; ch < c; ch++)
+            bn_backward_channel(&a, ch);
+    }
+    *out_grad_input = gi;
+    *out_grad_weight = gw;
+    *out_grad_bias = gb;
+    gi = gw = gb = NULL;
+out:
+    yg_release(g);
+    yg_release(x);
+    yg_release(w);
+    yg_release(mu);
+    yg_release(inv);
+    yg_release(gi);
+    yg_release(gw);
+    yg_release(gb);
+    return st;
+}
