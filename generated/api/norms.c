@@ -50,7 +50,7 @@ static yg_status layer_norm_traced(const yg_tensor *input,
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1174] */
+ * [specs/native_functions.yaml:1185] */
 yg_status yg_layer_norm(const yg_tensor *input,
                         const int64_t *normalized_shape,
                         int64_t normalized_shape_len,
@@ -111,7 +111,7 @@ static yg_status group_norm_traced(const yg_tensor *input,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1178] */
+ * [specs/native_functions.yaml:1189] */
 yg_status yg_group_norm(const yg_tensor *input,
                         int64_t num_groups,
                         const yg_tensor *weight,
@@ -174,7 +174,7 @@ static yg_status batch_norm_traced(const yg_tensor *input,
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1185] */
+ * [specs/native_functions.yaml:1196] */
 yg_status yg_batch_norm(const yg_tensor *input,
                         const yg_tensor *weight,
                         const yg_tensor *bias,
