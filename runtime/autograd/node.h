@@ -152,8 +152,12 @@ yg_status yg__autograd_meta_get(yg_tensor *t, yg_autograd_meta **out);
  * use and cached weakly in the leaf (autograd/meta.c).  out: new ref. */
 yg_status yg__grad_accumulator(yg_tensor *leaf, yg_node **out);
 
-/* Adds g into leaf's .grad (autograd/meta.c): the AccumulateGrad step. */
-yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g);
+/* Adds g into leaf's .grad (autograd/meta.c): the AccumulateGrad step.
+ * A contiguous g (in leaf's dtype, without history) is stored as .grad
+ * itself when steal_refs references are all there are to it and its
+ * storage (0: never; it is copied); a .grad that only leaf's autograd
+ * state holds is added into in place. */
+yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g, long steal_refs);
 
 /* The lock guarding a leaf's .grad, hooks and grad_accumulator, so that
  * threads running backward over graphs that share the leaf accumulate
