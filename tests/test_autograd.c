@@ -216,6 +216,41 @@ static void test_grad_accumulates_transposed_gradients(void **state)
     yg_release(w);
 }
 
+static void test_linear_weight_grad_is_row_major_and_accumulates(void **state)
+{
+    /* linear's weight gradient is t(t(x^T g)): a view of a fresh product
+     * that .grad takes without a copy.  It must be a contiguous plain
+     * tensor, add up over backwards (in place once nobody else holds it)
+     * and leave a .grad the caller holds unchanged. */
+    const int64_t xs[] = {2, 3}, ws[] = {2, 3};
+    const double xv[] = {1, 2, 3, 4, 5, 6}, wv[] = {0, 0, 0, 0, 0, 0};
+    const double once[] = {5, 7, 9, 5, 7, 9}, twice[] = {10, 14, 18, 10, 14, 18};
+    const double thrice[] = {15, 21, 27, 15, 21, 27};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, xs, 2, xv), *w = leaf(ws, 2, wv), *held = NULL;
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        yg_tensor *y = NULL, *loss = NULL;
+        YG_CHECK(yg_linear(x, w, NULL, &y));
+        YG_CHECK(yg_sum(y, &loss));
+        YG_CHECK(yg_backward(loss, NULL, false));
+        if (i == 0) {
+            yg_tensor *g = grad_of(w);
+            assert_true(yg_tensor_is_contiguous(g));
+            assert_null(yg_tensor_grad_fn_name(g));
+            yg_release(g);
+        }
+        if (i == 1)
+            held = grad_of(w);
+        expect_grad(w, ws, 2, i == 0 ? once : i == 1 ? twice : thrice);
+        yg_release(loss);
+        yg_release(y);
+    }
+    YG_EXPECT_CLOSE(held, ws, 2, twice, 0, 0);
+    yg_release(held);
+    yg_release(w);
+    yg_release(x);
+}
+
 static void test_grad_accumulation_does_not_write_the_incoming_gradient(void **state)
 {
     /* backward on a leaf with an explicit gradient, twice: the second
@@ -724,6 +759,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_leaves_given_one_gradient_get_grads_of_their_own),
         cmocka_unit_test(test_grad_is_not_the_gradient_a_hook_kept),
         cmocka_unit_test(test_grad_accumulates_transposed_gradients),
+        cmocka_unit_test(test_linear_weight_grad_is_row_major_and_accumulates),
         cmocka_unit_test(test_grad_accumulation_does_not_write_the_incoming_gradient),
         cmocka_unit_test(test_no_grad_mode_records_nothing_and_nests),
         cmocka_unit_test(test_retain_graph_allows_a_second_backward),

@@ -46,6 +46,21 @@ void yg__autograd_meta_free(yg_autograd_meta *meta)
     free(meta);
 }
 
+bool yg__tensor_is_exclusive(const yg_tensor *t, long refs)
+{
+    const yg_tensor *base = t->autograd != NULL ? t->autograd->view_base : NULL;
+    long storage_refs = 1;
+
+    /* A gradient made by a view op (t(grad), reshape(grad)) keeps its
+     * root base alive: that base counts as t's own when nothing else
+     * holds it. */
+    if (base != NULL && base->storage == t->storage &&
+        atomic_load(&((yg_tensor *)base)->refcount) == 1)
+        storage_refs = 2;
+    return atomic_load(&((yg_tensor *)t)->refcount) == refs &&
+           atomic_load(&t->storage->refcount) == storage_refs;
+}
+
 /* Whether a plain tensor (no history, does not require grad) g can be
  * written or kept as is: contiguous in dtype. */
 static bool plain_contiguous(const yg_tensor *g, yg_dtype dtype)
@@ -112,8 +127,12 @@ yg_status yg__accumulate_grad(yg_tensor *t, const yg_tensor *g, long steal_refs)
         yg__leaf_lock(t);
         old = yg_retain(m->grad);
         yg__leaf_unlock(t);
-        if (old == NULL && (keep_history || steal))
+        if (old == NULL && keep_history)
             fresh = yg_retain((yg_tensor *)g);
+        else if (old == NULL && steal && g->autograd == NULL)
+            fresh = yg_retain((yg_tensor *)g);
+        else if (old == NULL && steal) /* a view: .grad is a plain alias */
+            st = yg__tensor_alias(g, &fresh);
         else if (old == NULL)
             st = yg__tensor_contiguous_as(g, t->dtype, false, &fresh);
         else

@@ -159,6 +159,13 @@ yg_status yg__grad_accumulator(yg_tensor *leaf, yg_node **out);
  * state holds is added into in place. */
 yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g, long steal_refs);
 
+/* Whether refs references are all that hold t and no other tensor
+ * shares its storage but the root base t's autograd state keeps when t
+ * is a view (and only t holds that base): no one else can see a write to
+ * t or see t change, so the engine may keep a gradient as .grad, or add
+ * into one in place, instead of copying it.  Cannot fail. */
+bool yg__tensor_is_exclusive(const yg_tensor *t, long refs);
+
 /* The lock guarding a leaf's .grad, hooks and grad_accumulator, so that
  * threads running backward over graphs that share the leaf accumulate
  * correctly (striped: a small array of mutexes picked by address). */

@@ -127,12 +127,6 @@ void yg__autograd_meta_free(yg_autograd_meta *meta);
  * from ones created during it (constants).  Cannot fail. */
 uint64_t yg__tensor_next_serial(void);
 
-/* Whether refs references are all that hold t and t alone holds its
- * storage, so no one else can see a write to t or see t change: the
- * engine then keeps a gradient as .grad, or adds into one in place,
- * instead of copying it.  Cannot fail. */
-bool yg__tensor_is_exclusive(const yg_tensor *t, long refs);
-
 /* Bumps the version counter of t's storage (after an in-place write). */
 void yg__tensor_bump_version(const yg_tensor *t);
 uint32_t yg__tensor_version(const yg_tensor *t);

@@ -326,12 +326,6 @@ void yg_release_list(yg_tensor **items, int64_t len)
     free(items);
 }
 
-bool yg__tensor_is_exclusive(const yg_tensor *t, long refs)
-{
-    return atomic_load(&((yg_tensor *)t)->refcount) == refs &&
-           atomic_load(&t->storage->refcount) == 1;
-}
-
 void yg__tensor_bump_version(const yg_tensor *t)
 {
     atomic_fetch_add(&t->storage->version, 1);
