@@ -4,8 +4,12 @@ and prints each workload's medians and the ratio yagrad / PyTorch.
 
 Usage: OMP_NUM_THREADS=2 ATEN_CPU_CAPABILITY=avx512 \
   LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp:$LD_LIBRARY_PATH \
-  /usr/bin/python3 bench/train_vs_torch.py build/release/bench/bench_train [rounds] [repeats]
-PyTorch is a benchmark-only dependency."""
+  /usr/bin/python3 bench/train_vs_torch.py build/release/bench/bench_train [rounds] [repeats] \
+  [BASELINE_bench_train]
+With a baseline (bench_train built from another commit) it runs too, in
+the same rounds, for before/after numbers from one run.  Each figure is
+the minimum over rounds of a median over repeats.  PyTorch is a
+benchmark-only dependency."""
 import json, statistics, subprocess, sys, time
 
 import torch
@@ -66,21 +70,31 @@ def lstm(backward):
 
 def main():
     exe = sys.argv[1]
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 30
     work = {"mlp_step": ("mlp", mlp()), "lstm_fwd": ("lstm_fwd", lstm(False)),
             "lstm_fwdbwd": ("lstm_fwdbwd", lstm(True))}
-    res = {k: ([], []) for k in work}
+    base = sys.argv[4] if len(sys.argv) > 4 else None
+    res = {k: ([], [], []) for k in work}
+
+    def run_exe(path, arg):
+        out = subprocess.run([path, str(repeats), arg], capture_output=True, text=True,
+                             check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])["median_ms"]
+
     for _ in range(rounds):
         for name, (arg, fn) in work.items():
-            out = subprocess.run([exe, str(repeats), arg], capture_output=True, text=True,
-                                 check=True).stdout
-            res[name][0].append(json.loads(out.strip().splitlines()[-1])["median_ms"])
+            res[name][0].append(run_exe(exe, arg))
             res[name][1].append(median_ms(fn, repeats))
-    for name, (yg, pt) in res.items():
+            if base:
+                res[name][2].append(run_exe(base, arg))
+    for name, (yg, pt, bs) in res.items():
         y, p = min(yg), min(pt)
-        print(json.dumps({"bench": name, "yagrad_ms": round(y, 4), "torch_ms": round(p, 4),
-                          "ratio": round(y / p, 3)}))
+        line = {"bench": name, "yagrad_ms": round(y, 4), "torch_ms": round(p, 4),
+                "ratio": round(y / p, 3)}
+        if bs:
+            line.update({"baseline_ms": round(min(bs), 4), "baseline_ratio": round(min(bs) / p, 3)})
+        print(json.dumps(line))
 
 
 main()
