@@ -115,6 +115,158 @@ static void test_backward_on_a_leaf_accumulates_into_it(void **state)
     yg_release(x);
 }
 
+/* Doubles t in place (grad mode off: .grad tensors do not require grad). */
+static void double_in_place(yg_tensor *t)
+{
+    yg_tensor *same = NULL;
+    YG_CHECK(yg_mul_scalar_(t, 2.0, &same));
+    yg_release(same);
+}
+
+static yg_tensor *grad_of(const yg_tensor *t)
+{
+    yg_tensor *g = NULL;
+    YG_CHECK(yg_tensor_grad(t, &g));
+    assert_non_null(g);
+    return g;
+}
+
+static void test_leaves_given_one_gradient_get_grads_of_their_own(void **state)
+{
+    /* add's backward passes the root gradient on to both inputs: one
+     * tensor, which neither .grad may be, nor the caller's root grad. */
+    const int64_t s[] = {3};
+    const double ones[] = {1, 1, 1}, gv[] = {1, 2, 3}, doubled[] = {2, 4, 6};
+    yg_tensor *a = leaf(s, 1, ones), *b = leaf(s, 1, ones);
+    yg_tensor *g = yg_test_tensor(YG_FLOAT64, s, 1, gv), *y = NULL, *ga = NULL;
+    (void)state;
+    YG_CHECK(yg_add(a, b, 1.0, &y));
+    YG_CHECK(yg_backward(y, g, false));
+    ga = grad_of(a);
+    double_in_place(ga);
+    expect_grad(a, s, 1, doubled);
+    expect_grad(b, s, 1, gv);
+    YG_EXPECT_CLOSE(g, s, 1, gv, 0, 0);
+    yg_release(ga);
+    yg_release(y);
+    yg_release(g);
+    yg_release(b);
+    yg_release(a);
+}
+
+/* A tensor hook that keeps a reference to the gradient it sees. */
+static yg_status keep_gradient(const yg_tensor *grad, void *ctx, yg_tensor **replacement)
+{
+    yg_tensor **kept = ctx;
+    (void)replacement;
+    yg_release(*kept);
+    *kept = yg_retain((yg_tensor *)grad);
+    return YG_OK;
+}
+
+static void test_grad_is_not_the_gradient_a_hook_kept(void **state)
+{
+    /* The gradient of x * 3 is a fresh tensor that .grad could take as
+     * is, but the hook holds it too: writing it later must not reach
+     * .grad. */
+    const int64_t s[] = {2};
+    const double xv[] = {1, 2}, threes[] = {3, 3};
+    yg_tensor *x = leaf(s, 1, xv), *y = NULL, *loss = NULL, *kept = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_register_hook(x, keep_gradient, &kept));
+    YG_CHECK(yg_mul_scalar(x, 3.0, &y));
+    YG_CHECK(yg_sum(y, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false));
+    assert_non_null(kept);
+    double_in_place(kept);
+    expect_grad(x, s, 1, threes);
+    yg_release(kept);
+    yg_release(loss);
+    yg_release(y);
+    yg_release(x);
+}
+
+static void test_grad_accumulates_transposed_gradients(void **state)
+{
+    /* y = t(w) * c: w's gradient arrives as a transposed view, first
+     * stored (a contiguous copy) and then added to .grad. */
+    const int64_t ws[] = {2, 3}, cs[] = {3, 2};
+    const double wv[] = {0, 0, 0, 0, 0, 0}, cv[] = {1, 2, 3, 4, 5, 6};
+    const double once[] = {1, 3, 5, 2, 4, 6}, twice[] = {2, 6, 10, 4, 8, 12};
+    yg_tensor *w = leaf(ws, 2, wv), *c = yg_test_tensor(YG_FLOAT64, cs, 2, cv);
+    yg_tensor *held = NULL;
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        yg_tensor *wt = NULL, *y = NULL, *loss = NULL;
+        YG_CHECK(yg_t(w, &wt));
+        YG_CHECK(yg_mul(wt, c, &y));
+        YG_CHECK(yg_sum(y, &loss));
+        YG_CHECK(yg_backward(loss, NULL, false));
+        expect_grad(w, ws, 2, i == 0 ? once : twice);
+        if (i == 0)
+            held = grad_of(w);
+        yg_release(loss);
+        yg_release(y);
+        yg_release(wt);
+    }
+    /* A .grad the caller holds is not written by a later accumulation. */
+    YG_EXPECT_CLOSE(held, ws, 2, once, 0, 0);
+    yg_release(held);
+    yg_release(c);
+    yg_release(w);
+}
+
+static void test_linear_weight_grad_is_row_major_and_accumulates(void **state)
+{
+    /* linear's weight gradient is t(t(x^T g)): a view of a fresh product
+     * that .grad takes without a copy.  It must be a contiguous plain
+     * tensor, add up over backwards (in place once nobody else holds it)
+     * and leave a .grad the caller holds unchanged. */
+    const int64_t xs[] = {2, 3}, ws[] = {2, 3};
+    const double xv[] = {1, 2, 3, 4, 5, 6}, wv[] = {0, 0, 0, 0, 0, 0};
+    const double once[] = {5, 7, 9, 5, 7, 9}, twice[] = {10, 14, 18, 10, 14, 18};
+    const double thrice[] = {15, 21, 27, 15, 21, 27};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, xs, 2, xv), *w = leaf(ws, 2, wv), *held = NULL;
+    (void)state;
+    for (int i = 0; i < 3; i++) {
+        yg_tensor *y = NULL, *loss = NULL;
+        YG_CHECK(yg_linear(x, w, NULL, &y));
+        YG_CHECK(yg_sum(y, &loss));
+        YG_CHECK(yg_backward(loss, NULL, false));
+        if (i == 0) {
+            yg_tensor *g = grad_of(w);
+            assert_true(yg_tensor_is_contiguous(g));
+            assert_null(yg_tensor_grad_fn_name(g));
+            yg_release(g);
+        }
+        if (i == 1)
+            held = grad_of(w);
+        expect_grad(w, ws, 2, i == 0 ? once : i == 1 ? twice : thrice);
+        yg_release(loss);
+        yg_release(y);
+    }
+    YG_EXPECT_CLOSE(held, ws, 2, twice, 0, 0);
+    yg_release(held);
+    yg_release(w);
+    yg_release(x);
+}
+
+static void test_grad_accumulation_does_not_write_the_incoming_gradient(void **state)
+{
+    /* backward on a leaf with an explicit gradient, twice: the second
+     * accumulation adds into .grad, never into the caller's gradient. */
+    const int64_t s[] = {2};
+    const double xv[] = {0, 0}, gv[] = {1, 2}, twice[] = {2, 4};
+    yg_tensor *x = leaf(s, 1, xv), *g = yg_test_tensor(YG_FLOAT64, s, 1, gv);
+    (void)state;
+    YG_CHECK(yg_backward(x, g, false));
+    YG_CHECK(yg_backward(x, g, false));
+    expect_grad(x, s, 1, twice);
+    YG_EXPECT_CLOSE(g, s, 1, gv, 0, 0);
+    yg_release(g);
+    yg_release(x);
+}
+
 static void test_no_grad_mode_records_nothing_and_nests(void **state)
 {
     const int64_t s[] = {2};
@@ -604,6 +756,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_broadcast_input_receives_reduced_grad),
         cmocka_unit_test(test_explicit_root_grad_weights_outputs),
         cmocka_unit_test(test_backward_on_a_leaf_accumulates_into_it),
+        cmocka_unit_test(test_leaves_given_one_gradient_get_grads_of_their_own),
+        cmocka_unit_test(test_grad_is_not_the_gradient_a_hook_kept),
+        cmocka_unit_test(test_grad_accumulates_transposed_gradients),
+        cmocka_unit_test(test_linear_weight_grad_is_row_major_and_accumulates),
+        cmocka_unit_test(test_grad_accumulation_does_not_write_the_incoming_gradient),
         cmocka_unit_test(test_no_grad_mode_records_nothing_and_nests),
         cmocka_unit_test(test_retain_graph_allows_a_second_backward),
         cmocka_unit_test(test_second_backward_through_freed_values_is_refused),

@@ -84,7 +84,7 @@ static yg_status embedding_traced(const yg_tensor *weight,
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:1233] */
+ * [specs/native_functions.yaml:1244] */
 yg_status yg_embedding(const yg_tensor *weight,
                        const yg_tensor *indices,
                        int64_t padding_idx,
@@ -198,7 +198,7 @@ static yg_status embedding_backward_traced(const yg_tensor *grad_output,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:1238] */
+ * [specs/native_functions.yaml:1249] */
 yg_status yg_embedding_backward(const yg_tensor *grad_output,
                                 const yg_tensor *indices,
                                 const int64_t *weight_sizes,
@@ -276,7 +276,7 @@ static yg_status lstm_cell_traced(const yg_tensor *input,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:1246] */
+ * [specs/native_functions.yaml:1257] */
 yg_status yg_lstm_cell(const yg_tensor *input,
                        const yg_tensor *hx,
                        const yg_tensor *cx,
@@ -334,7 +334,7 @@ static yg_status gru_cell_traced(const yg_tensor *input,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:1250] */
+ * [specs/native_functions.yaml:1261] */
 yg_status yg_gru_cell(const yg_tensor *input,
                       const yg_tensor *hx,
                       const yg_tensor *w_ih,
@@ -389,7 +389,7 @@ static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:1256] */
+ * [specs/native_functions.yaml:1267] */
 yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
                                           const yg_tensor *key,
                                           const yg_tensor *value,

@@ -47,16 +47,12 @@ static yg_status mm_record(const yg_tensor *self, const yg_tensor *mat2, yg_tens
     st = yg__node_set_edge(base, 1, mat2);
     if (st != YG_OK)
         goto out;
-    if (yg__node_needs_grad(base, 1)) {
-        st = yg__saved_save(&node->self, self, false, 0, "self");
-        if (st != YG_OK)
-            goto out;
-    }
-    if (yg__node_needs_grad(base, 0)) {
-        st = yg__saved_save(&node->mat2, mat2, false, 0, "mat2");
-        if (st != YG_OK)
-            goto out;
-    }
+    st = yg__saved_save(&node->self, self, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->mat2, mat2, false, 0, "mat2");
+    if (st != YG_OK)
+        goto out;
     st = yg__set_history(result, base, 0);
 out:
     yg__node_release(base);
@@ -113,6 +109,92 @@ yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 out:
     yg_release(result);
     return st;
+}
+
+/* Runs yg_mm_mat1_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mm_mat1_backward_traced(const yg_tensor *grad,
+                                         const yg_tensor *mat1,
+                                         const yg_tensor *mat2,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mm_mat1_backward(grad, mat1, mat2, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mm_mat1_backward");
+    yg__trace_input(grad);
+    yg__trace_input(mat1);
+    yg__trace_input(mat2);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
+ * [specs/native_functions.yaml:798] */
+yg_status yg_mm_mat1_backward(const yg_tensor *grad,
+                              const yg_tensor *mat1,
+                              const yg_tensor *mat2,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return mm_mat1_backward_traced(grad, mat1, mat2, out);
+    YG_RETURN_IF_ERROR(yg__check_out("mm_mat1_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("mm_mat1_backward", "grad", grad));
+    YG_RETURN_IF_ERROR(yg__check_defined("mm_mat1_backward", "mat1", mat1));
+    YG_RETURN_IF_ERROR(yg__check_defined("mm_mat1_backward", "mat2", mat2));
+    st = yg__composite_mm_mat1_backward(grad, mat1, mat2, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "mm_mat1_backward");
+    return YG_OK;
+}
+
+/* Runs yg_mm_mat2_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status mm_mat2_backward_traced(const yg_tensor *grad,
+                                         const yg_tensor *mat1,
+                                         const yg_tensor *mat2,
+                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_mm_mat2_backward(grad, mat1, mat2, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("mm_mat2_backward");
+    yg__trace_input(grad);
+    yg__trace_input(mat1);
+    yg__trace_input(mat2);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
+ * [specs/native_functions.yaml:800] */
+yg_status yg_mm_mat2_backward(const yg_tensor *grad,
+                              const yg_tensor *mat1,
+                              const yg_tensor *mat2,
+                              yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return mm_mat2_backward_traced(grad, mat1, mat2, out);
+    YG_RETURN_IF_ERROR(yg__check_out("mm_mat2_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("mm_mat2_backward", "grad", grad));
+    YG_RETURN_IF_ERROR(yg__check_defined("mm_mat2_backward", "mat1", mat1));
+    YG_RETURN_IF_ERROR(yg__check_defined("mm_mat2_backward", "mat2", mat2));
+    st = yg__composite_mm_mat2_backward(grad, mat1, mat2, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "mm_mat2_backward");
+    return YG_OK;
 }
 
 typedef yg_status (*bmm_fn)(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
@@ -175,7 +257,7 @@ static yg_status bmm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_ten
     return yg__trace_end_node();
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:792] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:803] */
 yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -227,7 +309,7 @@ static yg_status matmul_traced(const yg_tensor *self, const yg_tensor *other, yg
     return yg__trace_end_node();
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:798] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:809] */
 yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
@@ -261,7 +343,7 @@ static yg_status dot_traced(const yg_tensor *self, const yg_tensor *tensor, yg_t
     return yg__trace_end_node();
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:801] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:812] */
 yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out)
 {
     yg_status st;
@@ -295,7 +377,7 @@ static yg_status mv_traced(const yg_tensor *self, const yg_tensor *vec, yg_tenso
     return yg__trace_end_node();
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:805] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:816] */
 yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 {
     yg_status st;
@@ -329,7 +411,7 @@ static yg_status outer_traced(const yg_tensor *self, const yg_tensor *vec2, yg_t
     return yg__trace_end_node();
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:808] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:819] */
 yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out)
 {
     yg_status st;
@@ -372,7 +454,7 @@ static yg_status addmm_traced(const yg_tensor *self,
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:813] */
+ * [specs/native_functions.yaml:824] */
 yg_status yg_addmm(const yg_tensor *self,
                    const yg_tensor *mat1,
                    const yg_tensor *mat2,
@@ -421,7 +503,7 @@ static yg_status baddbmm_traced(const yg_tensor *self,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:816] */
+ * [specs/native_functions.yaml:827] */
 yg_status yg_baddbmm(const yg_tensor *self,
                      const yg_tensor *batch1,
                      const yg_tensor *batch2,
@@ -466,7 +548,7 @@ static yg_status linear_traced(const yg_tensor *input,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:818] */
+ * [specs/native_functions.yaml:829] */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,

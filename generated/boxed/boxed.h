@@ -161,6 +161,8 @@ yg_boxed_impl yg__boxed_norm_backward;
 yg_boxed_impl yg__boxed_logsumexp;
 yg_boxed_impl yg__boxed_logsumexp_backward;
 yg_boxed_impl yg__boxed_mm;
+yg_boxed_impl yg__boxed_mm_mat1_backward;
+yg_boxed_impl yg__boxed_mm_mat2_backward;
 yg_boxed_impl yg__boxed_bmm;
 yg_boxed_impl yg__boxed_matmul;
 yg_boxed_impl yg__boxed_dot;

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:1233] */
+ * [specs/native_functions.yaml:1244] */
 yg_status yg__boxed_embedding(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -26,7 +26,7 @@ yg_status yg__boxed_embedding(const yg_ir_node *node,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:1238] */
+ * [specs/native_functions.yaml:1249] */
 yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -48,7 +48,7 @@ yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:1246] */
+ * [specs/native_functions.yaml:1257] */
 yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -61,7 +61,7 @@ yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:1250] */
+ * [specs/native_functions.yaml:1261] */
 yg_status yg__boxed_gru_cell(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -74,7 +74,7 @@ yg_status yg__boxed_gru_cell(const yg_ir_node *node,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:1256] */
+ * [specs/native_functions.yaml:1267] */
 yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,

@@ -21,7 +21,31 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
     return yg_mm(in[0], in[1], &out[0]);
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:792] */
+/* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
+ * [specs/native_functions.yaml:798] */
+yg_status yg__boxed_mm_mat1_backward(const yg_ir_node *node,
+                                     yg_tensor *const *in,
+                                     int32_t n_in,
+                                     yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_mm_mat1_backward(in[0], in[1], in[2], &out[0]);
+}
+
+/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
+ * [specs/native_functions.yaml:800] */
+yg_status yg__boxed_mm_mat2_backward(const yg_ir_node *node,
+                                     yg_tensor *const *in,
+                                     int32_t n_in,
+                                     yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_mm_mat2_backward(in[0], in[1], in[2], &out[0]);
+}
+
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:803] */
 yg_status yg__boxed_bmm(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -32,7 +56,7 @@ yg_status yg__boxed_bmm(const yg_ir_node *node,
     return yg_bmm(in[0], in[1], &out[0]);
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:798] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:809] */
 yg_status yg__boxed_matmul(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -43,7 +67,7 @@ yg_status yg__boxed_matmul(const yg_ir_node *node,
     return yg_matmul(in[0], in[1], &out[0]);
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:801] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:812] */
 yg_status yg__boxed_dot(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -54,7 +78,7 @@ yg_status yg__boxed_dot(const yg_ir_node *node,
     return yg_dot(in[0], in[1], &out[0]);
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:805] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:816] */
 yg_status yg__boxed_mv(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -65,7 +89,7 @@ yg_status yg__boxed_mv(const yg_ir_node *node,
     return yg_mv(in[0], in[1], &out[0]);
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:808] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:819] */
 yg_status yg__boxed_outer(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -77,7 +101,7 @@ yg_status yg__boxed_outer(const yg_ir_node *node,
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:813] */
+ * [specs/native_functions.yaml:824] */
 yg_status yg__boxed_addmm(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -93,7 +117,7 @@ yg_status yg__boxed_addmm(const yg_ir_node *node,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:816] */
+ * [specs/native_functions.yaml:827] */
 yg_status yg__boxed_baddbmm(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -109,7 +133,7 @@ yg_status yg__boxed_baddbmm(const yg_ir_node *node,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:818] */
+ * [specs/native_functions.yaml:829] */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

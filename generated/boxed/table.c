@@ -160,6 +160,8 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "logsumexp", .fn = yg__boxed_logsumexp},
     {.name = "logsumexp_backward", .fn = yg__boxed_logsumexp_backward},
     {.name = "mm", .fn = yg__boxed_mm},
+    {.name = "mm_mat1_backward", .fn = yg__boxed_mm_mat1_backward},
+    {.name = "mm_mat2_backward", .fn = yg__boxed_mm_mat2_backward},
     {.name = "bmm", .fn = yg__boxed_bmm},
     {.name = "matmul", .fn = yg__boxed_matmul},
     {.name = "dot", .fn = yg__boxed_dot},
@@ -281,6 +283,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 273;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 273,
+const int32_t yg__boxed_ops_count = 275;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 275,
                "boxed table size");

@@ -27,8 +27,6 @@ static yg_status mm_backward_apply(yg_node *base,
     yg_tensor *mat2 = NULL;
     yg_tensor *grad_self = NULL;
     yg_tensor *grad_mat2 = NULL;
-    yg_tensor *t_tmp0 = NULL;
-    yg_tensor *t_tmp1 = NULL;
     yg_status st = YG_OK;
 
     st = yg__saved_unpack(&node->self, base, &self);
@@ -38,20 +36,14 @@ static yg_status mm_backward_apply(yg_node *base,
     if (st != YG_OK)
         goto out;
     if (yg__node_needs_grad(base, 0)) {
-        /* self: mm(grad, t(mat2)) */
-        st = yg_t(mat2, &t_tmp0);
-        if (st != YG_OK)
-            goto out;
-        st = yg_mm(grad, t_tmp0, &grad_self);
+        /* self: mm_mat1_backward(grad, self, mat2) */
+        st = yg_mm_mat1_backward(grad, self, mat2, &grad_self);
         if (st != YG_OK)
             goto out;
     }
     if (yg__node_needs_grad(base, 1)) {
-        /* mat2: mm(t(self), grad) */
-        st = yg_t(self, &t_tmp1);
-        if (st != YG_OK)
-            goto out;
-        st = yg_mm(t_tmp1, grad, &grad_mat2);
+        /* mat2: mm_mat2_backward(grad, self, mat2) */
+        st = yg_mm_mat2_backward(grad, self, mat2, &grad_mat2);
         if (st != YG_OK)
             goto out;
     }
@@ -61,8 +53,6 @@ static yg_status mm_backward_apply(yg_node *base,
     grad_inputs[1] = grad_mat2;
     grad_mat2 = NULL;
 out:
-    yg_release(t_tmp1);
-    yg_release(t_tmp0);
     yg_release(grad_mat2);
     yg_release(grad_self);
     yg_release(mat2);

@@ -9,7 +9,8 @@
  *      arrived (count 0).  Among ready nodes the one created last (highest
  *      seq_nr) runs first, as in PyTorch, which keeps memory low for the
  *      usual "later ops depend on earlier ones" graphs.
- * Gradients for one node slot are summed in an input buffer.  Each
+ * Gradients for one node slot are summed in an input buffer, in place
+ * when no one else holds the buffer's tensor.  Each
  * gradient is checked against the forward tensor's recorded dtype and
  * sizes; a gradient that is a broadcast of it (an op broadcast the input)
  * is reduced with sum_to, so formulas never handle broadcasting.
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "generated_int.h"
 #include "jit/tracer.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops.h"
@@ -330,7 +332,21 @@ static yg_status conform(const yg_node *producer, int32_t edge, const yg_output_
     return YG_OK;
 }
 
-/* Adds grad (owned, consumed) into slot. */
+/* Whether grad can be summed into s in place: s is a plain contiguous
+ * CPU tensor that only the slot holds (not a formula's view of another
+ * gradient still in use, nor the caller's root gradient), and no history
+ * is being recorded (create_graph). */
+static bool summable_in_place(const yg_tensor *s, const yg_tensor *grad)
+{
+    return !yg_is_grad_enabled() && s->storage->device == YG_CPU &&
+           grad->storage->device == YG_CPU && s->dtype == grad->dtype &&
+           yg__tensor_is_exclusive(s, 1) && yg_tensor_is_contiguous(s) &&
+           !yg_tensor_requires_grad(s);
+}
+
+/* Adds grad (owned, consumed) into slot: in place when the slot's tensor
+ * is ours alone (a node whose output is used several times then costs
+ * no new buffer per incoming gradient). */
 static yg_status buffer_add(yg_tensor **slot, yg_tensor *grad)
 {
     yg_tensor *sum = NULL;
@@ -339,6 +355,12 @@ static yg_status buffer_add(yg_tensor **slot, yg_tensor *grad)
     if (*slot == NULL) {
         *slot = grad;
         return YG_OK;
+    }
+    if (summable_in_place(*slot, grad)) {
+        st = yg__cpu_add_(*slot, grad, 1.0, &sum);
+        yg_release(sum);
+        yg_release(grad);
+        return st;
     }
     st = yg_add(*slot, grad, 1.0, &sum);
     yg_release(grad);

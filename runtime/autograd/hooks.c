@@ -207,7 +207,8 @@ yg_status yg__run_pre_hooks(yg_node *node, yg_tensor **grads)
     for (yg_hook *h = node->pre_hooks; h != NULL; h = h->next) {
         if (h->kind != YG_HOOK_RETAIN_GRAD || h->target == NULL || grads[h->output_nr] == NULL)
             continue;
-        YG_RETURN_IF_ERROR(yg__accumulate_grad(h->target, grads[h->output_nr]));
+        /* The gradient goes on to the node: .grad gets a copy. */
+        YG_RETURN_IF_ERROR(yg__accumulate_grad(h->target, grads[h->output_nr], 0));
     }
     for (yg_hook *h = node->pre_hooks; h != NULL; h = h->next) {
         if (h->kind != YG_HOOK_NODE_PRE)

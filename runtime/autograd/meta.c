@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "autograd/node.h"
+#include "generated_int.h"
 #include "jit/tracer.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops.h"
@@ -45,19 +46,79 @@ void yg__autograd_meta_free(yg_autograd_meta *meta)
     free(meta);
 }
 
-yg_status yg__accumulate_grad(yg_tensor *t, const yg_tensor *g)
+bool yg__tensor_is_exclusive(const yg_tensor *t, long refs)
+{
+    const yg_tensor *base = t->autograd != NULL ? t->autograd->view_base : NULL;
+    long storage_refs = 1;
+
+    /* A gradient made by a view op (t(grad), reshape(grad)) keeps its
+     * root base alive: that base counts as t's own when nothing else
+     * holds it. */
+    if (base != NULL && base->storage == t->storage &&
+        atomic_load(&((yg_tensor *)base)->refcount) == 1)
+        storage_refs = 2;
+    return atomic_load(&((yg_tensor *)t)->refcount) == refs &&
+           atomic_load(&t->storage->refcount) == storage_refs;
+}
+
+/* Whether a plain tensor (no history, does not require grad) g can be
+ * written or kept as is: contiguous in dtype. */
+static bool plain_contiguous(const yg_tensor *g, yg_dtype dtype)
+{
+    return g->dtype == dtype && yg_tensor_is_contiguous(g) && !yg_tensor_requires_grad(g);
+}
+
+/* Adds g into t's .grad in place, under t's leaf lock, when no one but
+ * the autograd state holds .grad (a caller's reference to .grad keeps
+ * the value it had: the sum is then a new tensor).  *done says whether
+ * it did.  The kernel takes no leaf lock (no autograd: .grad and g are
+ * plain tensors), so it may run under ours. */
+static yg_status add_in_place(yg_tensor *t, const yg_tensor *g, bool *done)
+{
+    yg_autograd_meta *m = t->autograd;
+    yg_tensor *same = NULL;
+    yg_status st = YG_OK;
+
+    *done = false;
+    yg__leaf_lock(t);
+    if (m->grad != NULL && m->grad->storage->device == YG_CPU &&
+        g->storage->device == YG_CPU && yg__tensor_is_exclusive(m->grad, 1) &&
+        plain_contiguous(m->grad, t->dtype) && g->dtype == t->dtype) {
+        st = yg__cpu_add_(m->grad, g, 1.0, &same);
+        if (st == YG_OK)
+            yg__tensor_bump_version(m->grad);
+        yg_release(same);
+        *done = st == YG_OK;
+    }
+    yg__leaf_unlock(t);
+    return st;
+}
+
+yg_status yg__accumulate_grad(yg_tensor *t, const yg_tensor *g, long steal_refs)
 {
     yg_autograd_meta *m = t->autograd;
     /* Under create_graph the gradient keeps its history, so .grad can be
      * differentiated again; otherwise .grad is stored contiguous in t's
-     * dtype (never a stride-0 broadcast view optimizers would trip on). */
+     * dtype (never a stride-0 broadcast view optimizers would trip on),
+     * and is never a tensor anyone else holds: g is taken as .grad only
+     * when steal_refs references are all there are to it (PyTorch's
+     * AccumulateGrad steals on the same condition), else copied. */
     bool keep_history = yg_is_grad_enabled() && yg_tensor_requires_grad(g);
+    bool steal = !keep_history && steal_refs > 0 && yg__tensor_is_exclusive(g, steal_refs) &&
+                 plain_contiguous(g, t->dtype);
 
     /* The sum runs without t's leaf lock: an op may take leaf locks of its
      * own (a stale view's history is rebuilt under its lock, which can be
      * t's stripe), and the striped mutexes do not nest.  The result is
      * installed only if .grad did not change meanwhile; else it is redone
-     * on the new .grad. */
+     * on the new .grad.  The in-place sum runs under the lock, but calls
+     * a kernel, which takes none. */
+    if (!keep_history) {
+        bool done;
+        YG_RETURN_IF_ERROR(add_in_place(t, g, &done));
+        if (done)
+            return YG_OK;
+    }
     for (;;) {
         yg_tensor *old, *fresh = NULL;
         yg_status st = YG_OK;
@@ -68,8 +129,12 @@ yg_status yg__accumulate_grad(yg_tensor *t, const yg_tensor *g)
         yg__leaf_unlock(t);
         if (old == NULL && keep_history)
             fresh = yg_retain((yg_tensor *)g);
+        else if (old == NULL && steal && g->autograd == NULL)
+            fresh = yg_retain((yg_tensor *)g);
+        else if (old == NULL && steal) /* a view: .grad is a plain alias */
+            st = yg__tensor_alias(g, &fresh);
         else if (old == NULL)
-            st = yg__tensor_contiguous_as(g, t->dtype, true, &fresh);
+            st = yg__tensor_contiguous_as(g, t->dtype, false, &fresh);
         else
             st = yg_add(old, g, 1.0, &fresh);
         if (st != YG_OK) {
@@ -108,8 +173,10 @@ static yg_status accumulate_grad_apply(yg_node *base, yg_tensor *const *grads,
     yg__leaf_unlock(leaf);
     g = yg_retain(grads[0]);
     st = yg__run_tensor_hooks(hooks, 0, &g);
+    /* g may become .grad when it is held only by us and, when no hook
+     * replaced it, by the engine's input buffer. */
     if (st == YG_OK)
-        st = yg__accumulate_grad(leaf, g);
+        st = yg__accumulate_grad(leaf, g, g == grads[0] ? 2 : 1);
     yg_release(g);
     return st;
 }

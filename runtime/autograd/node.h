@@ -152,8 +152,19 @@ yg_status yg__autograd_meta_get(yg_tensor *t, yg_autograd_meta **out);
  * use and cached weakly in the leaf (autograd/meta.c).  out: new ref. */
 yg_status yg__grad_accumulator(yg_tensor *leaf, yg_node **out);
 
-/* Adds g into leaf's .grad (autograd/meta.c): the AccumulateGrad step. */
-yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g);
+/* Adds g into leaf's .grad (autograd/meta.c): the AccumulateGrad step.
+ * A contiguous g (in leaf's dtype, without history) is stored as .grad
+ * itself when steal_refs references are all there are to it and its
+ * storage (0: never; it is copied); a .grad that only leaf's autograd
+ * state holds is added into in place. */
+yg_status yg__accumulate_grad(yg_tensor *leaf, const yg_tensor *g, long steal_refs);
+
+/* Whether refs references are all that hold t and no other tensor
+ * shares its storage but the root base t's autograd state keeps when t
+ * is a view (and only t holds that base): no one else can see a write to
+ * t or see t change, so the engine may keep a gradient as .grad, or add
+ * into one in place, instead of copying it.  Cannot fail. */
+bool yg__tensor_is_exclusive(const yg_tensor *t, long refs);
 
 /* The lock guarding a leaf's .grad, hooks and grad_accumulator, so that
  * threads running backward over graphs that share the leaf accumulate

@@ -106,6 +106,14 @@ yg_status yg__composite_value_selecting_reduction_backward(const yg_tensor *grad
 yg_status yg__composite_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out);
 yg_status yg__composite_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out);
 yg_status yg__composite_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out);
+yg_status yg__composite_mm_mat1_backward(const yg_tensor *grad,
+                                         const yg_tensor *mat1,
+                                         const yg_tensor *mat2,
+                                         yg_tensor **out);
+yg_status yg__composite_mm_mat2_backward(const yg_tensor *grad,
+                                         const yg_tensor *mat1,
+                                         const yg_tensor *mat2,
+                                         yg_tensor **out);
 yg_status yg__composite_addmm(const yg_tensor *self,
                               const yg_tensor *mat1,
                               const yg_tensor *mat2,

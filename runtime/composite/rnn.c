@@ -1,6 +1,6 @@
 /*
  * composite/rnn.c - one step of an LSTM (lstm_cell) and of a GRU
- * (gru_cell), written with linear, narrow and pointwise ops so autograd
+ * (gru_cell), written with linear, chunk and pointwise ops so autograd
  * differentiates them through their parts.
  *
  * The formulas and the gate order are PyTorch's:
@@ -9,7 +9,7 @@
  *   GRU:  [r z n] from each product separately,
  *         r = sigmoid(r_i + r_h), z = sigmoid(z_i + z_h),
  *         n = tanh(n_i + r n_h),  hy = (1 - z) n + z hx
- * Gates are split with narrow along the last dim, so batched ([N, I]) and
+ * Gates are split with chunk along the last dim, so batched ([N, I]) and
  * unbatched ([I]) inputs take the same path.
  *
  * As for every composite, messages of our own checks carry no op name (the
@@ -22,9 +22,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-/* Gate k of n stacked along the last dim of t (a view). */
-static yg_status gate(const yg_tensor *t, int64_t k, int64_t n, yg_tensor **out) {
-    int64_t size = yg_tensor_size(t, -1);
+/* The n gates stacked along the last dim of t, as views (out[0..n-1],
+ * new refs).  chunk, not one narrow per gate: chunk's backward writes
+ * every gate's gradient into one buffer (cat), where each narrow's makes
+ * a zero-filled tensor of t's size for the engine to sum. */
+static yg_status gates(const yg_tensor *t, int64_t n, yg_tensor **out) {
+    int64_t size = yg_tensor_size(t, -1), len = 0;
+    yg_tensor **parts = NULL;
     char buf[128];
 
     if (size % n != 0)
@@ -32,7 +36,11 @@ static yg_status gate(const yg_tensor *t, int64_t k, int64_t n, yg_tensor **out)
                         "gate projections %s are not %" PRId64 " stacked gates",
                         yg_tensor_format_sizes(t, buf, sizeof buf),
                         n);
-    return yg_narrow(t, -1, k * (size / n), size / n, out);
+    YG_RETURN_IF_ERROR(yg_chunk(t, n, -1, &parts, &len));
+    for (int64_t k = 0; k < n; k++)
+        out[k] = yg_retain(parts[k]);
+    yg_release_list(parts, len);
+    return YG_OK;
 }
 
 yg_status yg__composite_lstm_cell(const yg_tensor *input,
@@ -44,7 +52,7 @@ yg_status yg__composite_lstm_cell(const yg_tensor *input,
                                   const yg_tensor *b_hh,
                                   yg_tensor **out_hy,
                                   yg_tensor **out_cy) {
-    yg_tensor *pi = NULL, *ph = NULL, *gates = NULL, *raw[4] = {NULL}, *act[4] = {NULL};
+    yg_tensor *pi = NULL, *ph = NULL, *sum = NULL, *raw[4] = {NULL}, *act[4] = {NULL};
     yg_tensor *fc = NULL, *ig = NULL, *cy = NULL, *tc = NULL;
     yg_status st;
 
@@ -54,12 +62,11 @@ yg_status yg__composite_lstm_cell(const yg_tensor *input,
     if (st == YG_OK)
         st = yg_linear(hx, w_hh, b_hh, &ph);
     if (st == YG_OK)
-        st = yg_add(pi, ph, 1, &gates);
-    for (int k = 0; k < 4 && st == YG_OK; k++) {
-        st = gate(gates, k, 4, &raw[k]);
-        if (st == YG_OK)
-            st = k == 2 ? yg_tanh(raw[k], &act[k]) : yg_sigmoid(raw[k], &act[k]);
-    }
+        st = yg_add(pi, ph, 1, &sum);
+    if (st == YG_OK)
+        st = gates(sum, 4, raw);
+    for (int k = 0; k < 4 && st == YG_OK; k++)
+        st = k == 2 ? yg_tanh(raw[k], &act[k]) : yg_sigmoid(raw[k], &act[k]);
     if (st == YG_OK)
         st = yg_mul(act[1], cx, &fc);
     if (st == YG_OK)
@@ -76,7 +83,7 @@ yg_status yg__composite_lstm_cell(const yg_tensor *input,
     }
     yg_release(pi);
     yg_release(ph);
-    yg_release(gates);
+    yg_release(sum);
     for (int k = 0; k < 4; k++) {
         yg_release(raw[k]);
         yg_release(act[k]);
@@ -104,11 +111,10 @@ yg_status yg__composite_gru_cell(const yg_tensor *input,
     st = yg_linear(input, w_ih, b_ih, &pi);
     if (st == YG_OK)
         st = yg_linear(hx, w_hh, b_hh, &ph);
-    for (int k = 0; k < 3 && st == YG_OK; k++) {
-        st = gate(pi, k, 3, &gi[k]);
-        if (st == YG_OK)
-            st = gate(ph, k, 3, &gh[k]);
-    }
+    if (st == YG_OK)
+        st = gates(pi, 3, gi);
+    if (st == YG_OK)
+        st = gates(ph, 3, gh);
     if (st == YG_OK)
         st = yg_add(gi[0], gh[0], 1, &rs);
     if (st == YG_OK)

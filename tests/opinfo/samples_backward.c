@@ -56,6 +56,29 @@ static yg_status f_lse_bw(yg_tensor *const *x, yg_tensor **o) { return yg_logsum
 static yg_status f_log_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_backward(x[0], x[1], 1, o); }
 static yg_status f_log_softmax_jvp(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_jvp(x[0], x[1], 1, o); }
 static yg_status f_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_softmax_backward(x[0], x[1], 1, o); }
+static yg_status f_mm_mat1_bw(yg_tensor *const *x, yg_tensor **o) { return yg_mm_mat1_backward(x[0], x[1], x[2], o); }
+static yg_status f_mm_mat2_bw(yg_tensor *const *x, yg_tensor **o) { return yg_mm_mat2_backward(x[0], x[1], x[2], o); }
+
+/* The operand whose layout the gradient follows given column-major: as
+ * t() of the sample's row-major [cols, rows] input. */
+static yg_status f_mm_mat1_bw_colmajor(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *m1 = NULL;
+    yg_status st = yg_t(x[1], &m1);
+    if (st == YG_OK)
+        st = yg_mm_mat1_backward(x[0], m1, x[2], o);
+    yg_release(m1);
+    return st;
+}
+static yg_status f_mm_mat2_bw_colmajor(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *m2 = NULL;
+    yg_status st = yg_t(x[2], &m2);
+    if (st == YG_OK)
+        st = yg_mm_mat2_backward(x[0], x[1], m2, o);
+    yg_release(m2);
+    return st;
+}
 
 static yg_status f_var_bw(yg_tensor *const *x, yg_tensor **o) { return yg_var_backward(x[0], x[1], dim1, 1, 1, false, o); }
 static yg_status f_cumsum_bw(yg_tensor *const *x, yg_tensor **o) { return yg_cumsum_backward(x[0], 1, o); }
@@ -291,6 +314,10 @@ const sample opinfo_backward_samples[] = {
     {"constant_pad_nd_backward", "two dims", 1, {F64(-1, 1, 2, 3, 6)}, f_pad_bw},
     {"log_softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(-3, -0.1, 2, 3, 5)}, f_log_softmax_bw},
     {"log_softmax_jvp", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(-3, -0.1, 2, 3, 5)}, f_log_softmax_jvp},
+    {"mm_mat1_backward", "row-major mat1 (read for its layout: constant)", 3, {F64(-1, 1, 2, 3, 2), C64(-1, 1, 2, 3, 4), F64(-1, 1, 2, 4, 2)}, f_mm_mat1_bw},
+    {"mm_mat1_backward", "column-major mat1 (constant)", 3, {F64(-1, 1, 2, 3, 2), C64(-1, 1, 2, 4, 3), F64(-1, 1, 2, 4, 2)}, f_mm_mat1_bw_colmajor},
+    {"mm_mat2_backward", "row-major mat2 (read for its layout: constant)", 3, {F64(-1, 1, 2, 3, 2), F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 4, 2)}, f_mm_mat2_bw},
+    {"mm_mat2_backward", "column-major mat2 (constant)", 3, {F64(-1, 1, 2, 3, 2), F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 2, 4)}, f_mm_mat2_bw_colmajor},
     {"softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(0.05, 0.5, 2, 3, 5)}, f_softmax_bw},
     {"nll_loss_backward", "mean", 2, {F64(-1, 1, 0, 0), I64(0, 5, 1, 4)}, f_nll_bw},
     {"nll_loss_backward", "mean, weight, ignore_index 1", 2, {F64(-1, 1, 0, 0), C64(0.5, 2, 1, 3)}, f_nll_bw_weight_mean},

@@ -23,6 +23,18 @@ YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *mat2,  /* borrowed */
                              yg_tensor **out);       /* out: new ref */
 
+/* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
+YG_NODISCARD yg_status yg_mm_mat1_backward(const yg_tensor *grad,  /* borrowed */
+                                           const yg_tensor *mat1,  /* borrowed */
+                                           const yg_tensor *mat2,  /* borrowed */
+                                           yg_tensor **out);       /* out: new ref */
+
+/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
+YG_NODISCARD yg_status yg_mm_mat2_backward(const yg_tensor *grad,  /* borrowed */
+                                           const yg_tensor *mat1,  /* borrowed */
+                                           const yg_tensor *mat2,  /* borrowed */
+                                           yg_tensor **out);       /* out: new ref */
+
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
 YG_NODISCARD yg_status yg_bmm(const yg_tensor *self,  /* borrowed */
                               const yg_tensor *mat2,  /* borrowed */

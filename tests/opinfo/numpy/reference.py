@@ -705,6 +705,8 @@ REFS = {
         "transposed matrices": lambda x: np.swapaxes(x[0], 1, 2) @ np.swapaxes(x[1], 1, 2),
         "empty rows [2, 0, 4] @ [2, 4, 3]": lambda x: x[0] @ x[1],
     },
+    "mm_mat1_backward": lambda x: x[0] @ x[2].T,
+    "mm_mat2_backward": lambda x: x[1].T @ x[0],
     "matmul": lambda x: np.matmul(x[0], x[1]),
     "dot": lambda x: np.dot(x[0], x[1]),
     "mv": lambda x: x[0] @ x[1],
