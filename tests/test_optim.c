@@ -95,6 +95,70 @@ static void check_sgd(const yg_sgd_options *o) {
     yg_release(p);
 }
 
+/* Contiguous float parameters take the fused one-pass update
+ * (cpu/vec/optim_loops.c), others the in-place ops: the two must agree.
+ * pa is contiguous, pb a transposed (non-contiguous) leaf with the same
+ * values; 60000 elements also splits the fused loop over threads. */
+static void check_fused_matches_ops(yg_dtype dtype, int kind) {
+    const int64_t s[] = {300, 200};
+    yg_tensor *pa = yg_test_rand(dtype, s, 2, -1, 1, 5), *base = NULL, *pb = NULL;
+    yg_optimizer *oa = NULL, *ob = NULL;
+    yg_sgd_options so = {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true};
+    yg_adam_options ao = yg_adam_options_default();
+    ao.weight_decay = 0.05;
+    YG_CHECK(yg_transpose(pa, 0, 1, &base));
+    YG_CHECK(yg_contiguous(base, &pb));
+    yg_release(base);
+    base = pb; /* [200, 300], contiguous; its transpose is pa's values */
+    YG_CHECK(yg_transpose(base, 0, 1, &pb));
+    assert_false(yg_tensor_is_contiguous(pb));
+    YG_CHECK(yg_tensor_set_requires_grad(pa, true));
+    YG_CHECK(yg_tensor_set_requires_grad(pb, true));
+    if (kind == 0) {
+        YG_CHECK(yg_optimizer_create_sgd(&pa, 1, &so, &oa));
+        YG_CHECK(yg_optimizer_create_sgd(&pb, 1, &so, &ob));
+    } else if (kind == 1) {
+        YG_CHECK(yg_optimizer_create_adam(&pa, 1, &ao, &oa));
+        YG_CHECK(yg_optimizer_create_adam(&pb, 1, &ao, &ob));
+    } else {
+        YG_CHECK(yg_optimizer_create_adamw(&pa, 1, &ao, &oa));
+        YG_CHECK(yg_optimizer_create_adamw(&pb, 1, &ao, &ob));
+    }
+    for (int step = 0; step < 3; step++) {
+        yg_tensor *c = yg_test_rand(dtype, s, 2, -1, 1, 20 + (uint64_t)step);
+        yg_tensor *ps[2] = {pa, pb};
+        for (int k = 0; k < 2; k++) {
+            yg_tensor *prod = NULL, *loss = NULL;
+            yg_tensor_zero_grad(ps[k]);
+            YG_CHECK(yg_mul(ps[k], c, &prod));
+            YG_CHECK(yg_sum(prod, &loss));
+            YG_CHECK(yg_backward(loss, NULL, false));
+            yg_release(loss);
+            yg_release(prod);
+        }
+        YG_CHECK(yg_optimizer_step(oa));
+        YG_CHECK(yg_optimizer_step(ob));
+        yg_release(c);
+    }
+    double *va = yg_test_values(pa);
+    double tol = dtype == YG_FLOAT32 ? 1e-6 : 1e-13;
+    YG_EXPECT_CLOSE(pb, s, 2, va, tol, tol);
+    free(va);
+    yg_optimizer_release(oa);
+    yg_optimizer_release(ob);
+    yg_release(pa);
+    yg_release(pb);
+    yg_release(base);
+}
+
+static void test_fused_updates_match_the_op_updates(void **state) {
+    (void)state;
+    for (int kind = 0; kind < 3; kind++) {
+        check_fused_matches_ops(YG_FLOAT32, kind);
+        check_fused_matches_ops(YG_FLOAT64, kind);
+    }
+}
+
 static void test_sgd_plain_step_is_p_minus_lr_g(void **state) {
     yg_sgd_options o = {.lr = 0.1};
     yg_tensor *p = param(p0, YG_FLOAT64);
@@ -340,6 +404,7 @@ static void test_optimizer_keeps_its_parameters_alive(void **state) {
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sgd_plain_step_is_p_minus_lr_g),
+        cmocka_unit_test(test_fused_updates_match_the_op_updates),
         cmocka_unit_test(test_sgd_momentum_dampening_and_weight_decay),
         cmocka_unit_test(test_sgd_nesterov),
         cmocka_unit_test(test_adam_matches_hand_computed_steps),

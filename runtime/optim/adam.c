@@ -1,7 +1,8 @@
 /*
- * adam.c - one Adam or AdamW update (yagrad/optim.h gives the formulas),
- * written with the public in-place ops.  Called by yg_optimizer_step with
- * grad mode off.
+ * adam.c - one Adam or AdamW update (yagrad/optim.h gives the formulas):
+ * for contiguous float parameters in one fused pass (cpu/vec/optim_loops.c,
+ * the same arithmetic), otherwise with the public in-place ops.  Called by
+ * yg_optimizer_step with grad mode off.
  *
  * The bias corrections use the parameter's own step count, so a parameter
  * that had no gradient for a while is corrected for the steps it actually
@@ -9,15 +10,52 @@
  * (PyTorch's order), not sqrt(v / (1 - beta2^t)) + eps: the two differ
  * where eps matters.
  */
+#include "cpu/vec/kernels.h"
 #include "optim/optim_int.h"
 #include "yagrad/ops.h"
 
 #include <math.h>
 
+/* The one-pass update of cpu/vec/optim_loops.c, when it applies. */
+static yg_status adam_fused(yg_optimizer *opt, yg_param_state *ps, const yg_tensor *g) {
+    const yg_adam_options *o = &opt->adam;
+    const yg_tensor *p = ps->param;
+    int64_t t = ps->steps + 1;
+
+    if (ps->buf0 == NULL)
+        YG_RETURN_IF_ERROR(yg_tensor_zeros(p->sizes, p->ndim, p->dtype, &ps->buf0));
+    if (ps->buf1 == NULL)
+        YG_RETURN_IF_ERROR(yg_tensor_zeros(p->sizes, p->ndim, p->dtype, &ps->buf1));
+    yg_adam_step a = {.lr = o->lr,
+                      .beta1 = o->beta1,
+                      .beta2 = o->beta2,
+                      .eps = o->eps,
+                      .weight_decay = o->weight_decay,
+                      .bc1 = 1 - pow(o->beta1, (double)t),
+                      .bc2 = 1 - pow(o->beta2, (double)t),
+                      .decoupled = opt->kind == YG_OPTIM_ADAMW};
+    yg__vec()->adam_step[p->dtype == YG_FLOAT64](yg__tensor_ptr(p),
+                                                 yg__tensor_ptr(g),
+                                                 yg__tensor_ptr(ps->buf0),
+                                                 yg__tensor_ptr(ps->buf1),
+                                                 yg_tensor_numel(p),
+                                                 &a);
+    yg__tensor_bump_version(p);
+    yg__tensor_bump_version(ps->buf0);
+    yg__tensor_bump_version(ps->buf1);
+    ps->steps = t;
+    return YG_OK;
+}
+
 yg_status yg__adam_update(yg_optimizer *opt, yg_param_state *ps, const yg_tensor *g) {
     const yg_adam_options *o = &opt->adam;
     yg_tensor *d = NULL, *root = NULL, *denom = NULL, *tmp = NULL;
     yg_status st = YG_OK;
+
+    if (yg__optim_fusable(ps->param, g, ps->buf0, ps->buf1)) {
+        st = adam_fused(opt, ps, g);
+        return st == YG_OK ? st : yg__fail_prefix(st, opt->name);
+    }
 
     if (opt->kind == YG_OPTIM_ADAM && o->weight_decay != 0)
         st = yg_add(g, ps->param, o->weight_decay, &d);

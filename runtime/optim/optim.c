@@ -16,6 +16,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+bool yg__optim_fusable(const yg_tensor *p,
+                       const yg_tensor *g,
+                       const yg_tensor *b0,
+                       const yg_tensor *b1) {
+    const yg_tensor *ts[4] = {p, g, b0, b1};
+
+    for (int i = 0; i < 4; i++) {
+        const yg_tensor *t = ts[i];
+        if (t == NULL)
+            continue;
+        if (t->storage->device != YG_CPU || t->dtype != p->dtype || !yg_tensor_is_contiguous(t))
+            return false;
+    }
+    return p->dtype == YG_FLOAT32 || p->dtype == YG_FLOAT64;
+}
+
 yg_adam_options yg_adam_options_default(void) {
     return (yg_adam_options){
         .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0};

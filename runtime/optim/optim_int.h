@@ -32,6 +32,14 @@ struct yg_optimizer {
 /* One update of p from grad g (both borrowed, g of p's shape and dtype),
  * with grad mode off.  Fail with a message naming opt->name. */
 yg_status yg__sgd_update(yg_optimizer *opt, yg_param_state *ps, const yg_tensor *g);
+
+/* Whether the fused one-pass update (cpu/vec/optim_loops.c) applies: p, g
+ * and the state buffers (NULL ones are skipped) are contiguous CPU tensors
+ * of one floating dtype.  Cannot fail. */
+bool yg__optim_fusable(const yg_tensor *p,
+                       const yg_tensor *g,
+                       const yg_tensor *b0,
+                       const yg_tensor *b1);
 yg_status yg__adam_update(yg_optimizer *opt, yg_param_state *ps, const yg_tensor *g);
 
 #endif /* YAGRAD_OPTIM_INT_H */

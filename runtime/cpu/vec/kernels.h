@@ -28,6 +28,24 @@ typedef void (*yg_softmax_backward_fn)(void *grad_input,
                                        int64_t inner,
                                        bool is_log);
 
+/* optim_loops.c: one SGD or Adam(W) update of a contiguous parameter p
+ * with gradient g and state buffers of its dtype and size (n elements);
+ * the formulas of yagrad/optim.h. */
+typedef struct yg_sgd_step {
+    double lr, momentum, dampening, weight_decay;
+    bool nesterov;
+    bool first; /* the momentum buffer starts as the (decayed) gradient */
+} yg_sgd_step;
+typedef struct yg_adam_step {
+    double lr, beta1, beta2, eps, weight_decay;
+    double bc1, bc2; /* 1 - beta^t of this step */
+    bool decoupled;  /* AdamW: decay p itself, not the gradient */
+} yg_adam_step;
+/* buf NULL: no momentum */
+typedef void (*yg_sgd_fn)(void *p, const void *g, void *buf, int64_t n, const yg_sgd_step *a);
+typedef void (
+    *yg_adam_fn)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
+
 typedef struct yg_vec_kernels {
     /* y = softmax(x) or, when log, log_softmax(x); max and sum per row
      * (sums of exponentials in double for float32 too). */
@@ -38,6 +56,8 @@ typedef struct yg_vec_kernels {
     /* norm_loops.c: the row loops of layer_norm's and batch_norm's fused
      * kernels (cpu/norm.c). */
     const yg_norm_loops *norm;
+    yg_sgd_fn sgd_step[2];   /* [0] float32, [1] float64 */
+    yg_adam_fn adam_step[2]; /* [0] float32, [1] float64 */
 } yg_vec_kernels;
 
 extern const yg_vec_kernels yg__vec_kernels_baseline;
@@ -74,6 +94,14 @@ void YG_ISA_NAME(yg__softmax_backward_f64)(void *grad_input,
                                            int64_t inner,
                                            bool is_log);
 extern const yg_norm_loops YG_ISA_NAME(yg__norm_loops);
+void YG_ISA_NAME(
+    yg__sgd_step_f32)(void *p, const void *g, void *buf, int64_t n, const yg_sgd_step *a);
+void YG_ISA_NAME(
+    yg__sgd_step_f64)(void *p, const void *g, void *buf, int64_t n, const yg_sgd_step *a);
+void YG_ISA_NAME(
+    yg__adam_step_f32)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
+void YG_ISA_NAME(
+    yg__adam_step_f64)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
 #endif
 
 #endif /* YAGRAD_CPU_VEC_KERNELS_H */

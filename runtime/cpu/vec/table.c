@@ -9,4 +9,6 @@ const yg_vec_kernels YG_ISA_NAME(yg__vec_kernels) = {
     .softmax_backward = {YG_ISA_NAME(yg__softmax_backward_f32),
                          YG_ISA_NAME(yg__softmax_backward_f64)},
     .norm = &YG_ISA_NAME(yg__norm_loops),
+    .sgd_step = {YG_ISA_NAME(yg__sgd_step_f32), YG_ISA_NAME(yg__sgd_step_f64)},
+    .adam_step = {YG_ISA_NAME(yg__adam_step_f32), YG_ISA_NAME(yg__adam_step_f64)},
 };
