@@ -271,7 +271,7 @@ static void test_traced_lstm_cell_matches_eager_as_one_node_and_traced_through(v
     yg_graph *one = expect_trace_preserved(lstm, &m, in, 3, 2, NULL);
     assert_int_equal(yg_graph_num_nodes(one), 1);
     yg_graph *parts = expect_trace_preserved(lstm, &m, in, 3, 2, &through);
-    assert_true(yg_graph_num_nodes(parts) > 10);
+    assert_true(yg_graph_num_nodes(parts) > 6); /* linear's parts twice, the gates op */
     yg_graph_release(one);
     yg_graph_release(parts);
     model_release(&m);

@@ -195,6 +195,98 @@ static void test_gru_cell_gradients_match_differences(void **state) {
     expect_cell_gradients(false);
 }
 
+/* lstm_cell_gates and its gradient on rows enough to be split over
+ * threads (40 x 4 x 1000 elements), in float32: the fused kernels against
+ * the formulas in double, and the fused backward (no graph) against the
+ * differentiable one (recording, as under create_graph). */
+static void test_fused_lstm_gates_match_naive_loops_and_the_differentiable_path(void **state) {
+    enum { R = 40, H = 1000 };
+    const int64_t gs[] = {R, 4 * H}, cs[] = {R, H};
+    (void)state;
+    yg_tensor *ig = yg_test_rand(YG_FLOAT32, gs, 2, -3, 3, 1),
+              *hg = yg_test_rand(YG_FLOAT32, gs, 2, -3, 3, 2);
+    yg_tensor *cx = yg_test_rand(YG_FLOAT32, cs, 2, -1, 1, 3),
+              *ghy = yg_test_rand(YG_FLOAT32, cs, 2, -1, 1, 4);
+    yg_tensor *gcy = yg_test_rand(YG_FLOAT32, cs, 2, -1, 1, 5);
+    double *a = yg_test_values(ig), *b = yg_test_values(hg), *c = yg_test_values(cx);
+    double *h_ref = malloc(sizeof(double) * R * H), *c_ref = malloc(sizeof(double) * R * H);
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < H; j++) {
+            const double *p = a + r * 4 * H, *q = b + r * 4 * H;
+            double i = sig(p[j] + q[j]), f = sig(p[H + j] + q[H + j]);
+            double g = tanh(p[2 * H + j] + q[2 * H + j]), o = sig(p[3 * H + j] + q[3 * H + j]);
+            c_ref[r * H + j] = f * c[r * H + j] + i * g;
+            h_ref[r * H + j] = o * tanh(c_ref[r * H + j]);
+        }
+    yg_tensor *hy = NULL, *cy = NULL;
+    YG_CHECK(yg_lstm_cell_gates(ig, hg, cx, &hy, &cy));
+    YG_EXPECT_CLOSE(hy, cs, 2, h_ref, 1e-6, 1e-5);
+    YG_EXPECT_CLOSE(cy, cs, 2, c_ref, 1e-6, 1e-5);
+
+    const bool mask[3] = {true, true, true};
+    yg_tensor *fused[3] = {NULL}, *parts[3] = {NULL};
+    YG_CHECK(
+        yg_lstm_cell_gates_backward(ghy, gcy, ig, hg, cx, mask, &fused[0], &fused[1], &fused[2]));
+    YG_CHECK(yg_tensor_set_requires_grad(cx, true)); /* records: the parts run */
+    YG_CHECK(
+        yg_lstm_cell_gates_backward(ghy, gcy, ig, hg, cx, mask, &parts[0], &parts[1], &parts[2]));
+    assert_true(yg_tensor_requires_grad(parts[2]));
+    assert_false(yg_tensor_requires_grad(fused[2]));
+    for (int k = 0; k < 3; k++) {
+        double *v = yg_test_values(parts[k]);
+        YG_EXPECT_CLOSE(fused[k], yg_tensor_sizes(parts[k]), 2, v, 1e-6, 1e-5);
+        free(v);
+    }
+    for (int k = 0; k < 3; k++) {
+        yg_release(fused[k]);
+        yg_release(parts[k]);
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(h_ref);
+    free(c_ref);
+    yg_release(hy);
+    yg_release(cy);
+    yg_release(ig);
+    yg_release(hg);
+    yg_release(cx);
+    yg_release(ghy);
+    yg_release(gcy);
+}
+
+static void test_lstm_cell_gates_rejects_mismatched_operands(void **state) {
+    const int64_t g5[] = {2, 10}, g8[] = {2, 8}, c2[] = {2, 2}, c3[] = {2, 3};
+    (void)state;
+    yg_tensor *a = yg_test_rand(YG_FLOAT32, g8, 2, -1, 1, 1),
+              *b5 = yg_test_rand(YG_FLOAT32, g5, 2, -1, 1, 2);
+    yg_tensor *cx = yg_test_rand(YG_FLOAT32, c2, 2, -1, 1, 3),
+              *cx3 = yg_test_rand(YG_FLOAT32, c3, 2, -1, 1, 4);
+    yg_tensor *d = yg_test_rand(YG_FLOAT64, g8, 2, -1, 1, 5);
+    yg_tensor *hy = (yg_tensor *)0x1, *cy = (yg_tensor *)0x1;
+    YG_EXPECT_ERROR(yg_lstm_cell_gates(a, b5, cx, &hy, &cy),
+                    YG_ERR_SHAPE,
+                    "lstm_cell_gates:",
+                    "hidden_gates [2, 10] does not match input_gates [2, 8]");
+    assert_null(hy);
+    assert_null(cy);
+    YG_EXPECT_ERROR(yg_lstm_cell_gates(a, a, cx3, &hy, &cy),
+                    YG_ERR_SHAPE,
+                    "lstm_cell_gates:",
+                    "expected cx of sizes [2, 2]",
+                    "got [2, 3]");
+    YG_EXPECT_ERROR(yg_lstm_cell_gates(a, d, cx, &hy, &cy),
+                    YG_ERR_DTYPE,
+                    "lstm_cell_gates:",
+                    "hidden_gates",
+                    "float64");
+    yg_release(a);
+    yg_release(b5);
+    yg_release(cx);
+    yg_release(cx3);
+    yg_release(d);
+}
+
 static void test_cells_reject_weights_that_are_not_stacked_gates(void **state) {
     cell_inputs c = make_inputs(4);
     yg_tensor *hy = NULL, *cy = NULL;
@@ -219,6 +311,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_lstm_cell_gradients_match_differences),
         cmocka_unit_test(test_gru_cell_gradients_match_differences),
         cmocka_unit_test(test_cells_reject_weights_that_are_not_stacked_gates),
+        cmocka_unit_test(test_fused_lstm_gates_match_naive_loops_and_the_differentiable_path),
+        cmocka_unit_test(test_lstm_cell_gates_rejects_mismatched_operands),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -304,6 +304,230 @@ yg_status yg_lstm_cell(const yg_tensor *input,
     return YG_OK;
 }
 
+typedef yg_status (*lstm_cell_gates_fn)(const yg_tensor *input_gates,
+                                        const yg_tensor *hidden_gates,
+                                        const yg_tensor *cx,
+                                        yg_tensor **out_hy,
+                                        yg_tensor **out_cy);
+
+static const lstm_cell_gates_fn lstm_cell_gates_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_lstm_cell_gates,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records LstmCellGatesBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status lstm_cell_gates_record(const yg_tensor *input_gates,
+                                        const yg_tensor *hidden_gates,
+                                        const yg_tensor *cx,
+                                        yg_tensor *result,
+                                        yg_tensor *result1)
+{
+    yg_node *base = NULL;
+    lstm_cell_gates_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__lstm_cell_gates_backward_vtable,
+                      sizeof(lstm_cell_gates_backward),
+                      3,
+                      2,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (lstm_cell_gates_backward *)base;
+    st = yg__node_set_edge(base, 0, input_gates);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, hidden_gates);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 2, cx);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->input_gates, input_gates, false, 0, "input_gates");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->hidden_gates, hidden_gates, false, 0, "hidden_gates");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->cx, cx, false, 0, "cx");
+    if (st != YG_OK)
+        goto out;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__dtype_is_floating(yg_tensor_dtype(result1))) {
+        st = yg__set_history(result1, base, 1);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_lstm_cell_gates with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status lstm_cell_gates_traced(const yg_tensor *input_gates,
+                                        const yg_tensor *hidden_gates,
+                                        const yg_tensor *cx,
+                                        yg_tensor **out_hy,
+                                        yg_tensor **out_cy)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_lstm_cell_gates(input_gates, hidden_gates, cx, out_hy, out_cy);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("lstm_cell_gates");
+    yg__trace_input(input_gates);
+    yg__trace_input(hidden_gates);
+    yg__trace_input(cx);
+    yg__trace_output(out_hy, NULL);
+    yg__trace_output(out_cy, NULL);
+    return yg__trace_end_node();
+}
+
+/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
+ * [specs/native_functions.yaml:1264] */
+yg_status yg_lstm_cell_gates(const yg_tensor *input_gates,
+                             const yg_tensor *hidden_gates,
+                             const yg_tensor *cx,
+                             yg_tensor **out_hy,
+                             yg_tensor **out_cy)
+{
+    const yg_tensor *inputs[3] = {input_gates, hidden_gates, cx};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_device dev;
+    lstm_cell_gates_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return lstm_cell_gates_traced(input_gates, hidden_gates, cx, out_hy, out_cy);
+    YG_RETURN_IF_ERROR(yg__check_out("lstm_cell_gates", "out_hy", out_hy));
+    YG_RETURN_IF_ERROR(yg__check_out("lstm_cell_gates", "out_cy", out_cy));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates", "input_gates", input_gates));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates", "hidden_gates", hidden_gates));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates", "cx", cx));
+    dev = yg_tensor_device(input_gates);
+    kernel = lstm_cell_gates_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "lstm_cell_gates: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(input_gates, hidden_gates, cx, &result, &result1);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(3, inputs)) {
+        st = lstm_cell_gates_record(input_gates, hidden_gates, cx, result, result1);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out_hy = result;
+    result = NULL;
+    *out_cy = result1;
+    result1 = NULL;
+out:
+    yg_release(result1);
+    yg_release(result);
+    return st;
+}
+
+/* Runs yg_lstm_cell_gates_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status lstm_cell_gates_backward_traced(const yg_tensor *grad_hy,
+                                                 const yg_tensor *grad_cy,
+                                                 const yg_tensor *input_gates,
+                                                 const yg_tensor *hidden_gates,
+                                                 const yg_tensor *cx,
+                                                 const bool *grad_input_mask,
+                                                 yg_tensor **out_grad_input_gates,
+                                                 yg_tensor **out_grad_hidden_gates,
+                                                 yg_tensor **out_grad_cx)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_lstm_cell_gates_backward(grad_hy,
+                                     grad_cy,
+                                     input_gates,
+                                     hidden_gates,
+                                     cx,
+                                     grad_input_mask,
+                                     out_grad_input_gates,
+                                     out_grad_hidden_gates,
+                                     out_grad_cx);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("lstm_cell_gates_backward");
+    yg__trace_input(grad_hy);
+    yg__trace_input(grad_cy);
+    yg__trace_input(input_gates);
+    yg__trace_input(hidden_gates);
+    yg__trace_input(cx);
+    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__trace_output(out_grad_input_gates, NULL);
+    yg__trace_output(out_grad_hidden_gates, NULL);
+    yg__trace_output(out_grad_cx, NULL);
+    return yg__trace_end_node();
+}
+
+/* lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy, Tensor input_gates, Tensor hidden_gates,
+ *   Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates, Tensor grad_hidden_gates,
+ *   Tensor grad_cx)
+ * [specs/native_functions.yaml:1273] */
+yg_status yg_lstm_cell_gates_backward(const yg_tensor *grad_hy,
+                                      const yg_tensor *grad_cy,
+                                      const yg_tensor *input_gates,
+                                      const yg_tensor *hidden_gates,
+                                      const yg_tensor *cx,
+                                      const bool *grad_input_mask,
+                                      yg_tensor **out_grad_input_gates,
+                                      yg_tensor **out_grad_hidden_gates,
+                                      yg_tensor **out_grad_cx)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return lstm_cell_gates_backward_traced(grad_hy,
+                                               grad_cy,
+                                               input_gates,
+                                               hidden_gates,
+                                               cx,
+                                               grad_input_mask,
+                                               out_grad_input_gates,
+                                               out_grad_hidden_gates,
+                                               out_grad_cx);
+    YG_RETURN_IF_ERROR(yg__check_out("lstm_cell_gates_backward", "out_grad_input_gates", out_grad_input_gates));
+    YG_RETURN_IF_ERROR(yg__check_out("lstm_cell_gates_backward", "out_grad_hidden_gates", out_grad_hidden_gates));
+    YG_RETURN_IF_ERROR(yg__check_out("lstm_cell_gates_backward", "out_grad_cx", out_grad_cx));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates_backward", "grad_hy", grad_hy));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates_backward", "grad_cy", grad_cy));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates_backward", "input_gates", input_gates));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates_backward", "hidden_gates", hidden_gates));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates_backward", "cx", cx));
+    st = yg__composite_lstm_cell_gates_backward(grad_hy,
+                                                grad_cy,
+                                                input_gates,
+                                                hidden_gates,
+                                                cx,
+                                                grad_input_mask,
+                                                out_grad_input_gates,
+                                                out_grad_hidden_gates,
+                                                out_grad_cx);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "lstm_cell_gates_backward");
+    return YG_OK;
+}
+
 /* Runs yg_gru_cell with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status gru_cell_traced(const yg_tensor *input,
@@ -334,7 +558,7 @@ static yg_status gru_cell_traced(const yg_tensor *input,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:1261] */
+ * [specs/native_functions.yaml:1277] */
 yg_status yg_gru_cell(const yg_tensor *input,
                       const yg_tensor *hx,
                       const yg_tensor *w_ih,
@@ -389,7 +613,7 @@ static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:1267] */
+ * [specs/native_functions.yaml:1283] */
 yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
                                           const yg_tensor *key,
                                           const yg_tensor *value,

@@ -244,6 +244,8 @@ yg_boxed_impl yg__boxed_native_batch_norm_backward_fused;
 yg_boxed_impl yg__boxed_embedding;
 yg_boxed_impl yg__boxed_embedding_backward;
 yg_boxed_impl yg__boxed_lstm_cell;
+yg_boxed_impl yg__boxed_lstm_cell_gates;
+yg_boxed_impl yg__boxed_lstm_cell_gates_backward;
 yg_boxed_impl yg__boxed_gru_cell;
 yg_boxed_impl yg__boxed_scaled_dot_product_attention;
 yg_boxed_impl yg__boxed_max_pool2d;

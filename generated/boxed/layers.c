@@ -59,9 +59,45 @@ yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
     return yg_lstm_cell(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &out[0], &out[1]);
 }
 
+/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
+ * [specs/native_functions.yaml:1264] */
+yg_status yg__boxed_lstm_cell_gates(const yg_ir_node *node,
+                                    yg_tensor *const *in,
+                                    int32_t n_in,
+                                    yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_lstm_cell_gates(in[0], in[1], in[2], &out[0], &out[1]);
+}
+
+/* lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy, Tensor input_gates, Tensor hidden_gates,
+ *   Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates, Tensor grad_hidden_gates,
+ *   Tensor grad_cx)
+ * [specs/native_functions.yaml:1273] */
+yg_status yg__boxed_lstm_cell_gates_backward(const yg_ir_node *node,
+                                             yg_tensor *const *in,
+                                             int32_t n_in,
+                                             yg_tensor **out)
+{
+    bool grad_input_mask[3];
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_bools(node, "grad_input_mask", NULL, 3, grad_input_mask));
+    return yg_lstm_cell_gates_backward(in[0],
+                                       in[1],
+                                       in[2],
+                                       in[3],
+                                       in[4],
+                                       grad_input_mask,
+                                       &out[0],
+                                       &out[1],
+                                       &out[2]);
+}
+
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:1261] */
+ * [specs/native_functions.yaml:1277] */
 yg_status yg__boxed_gru_cell(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -74,7 +110,7 @@ yg_status yg__boxed_gru_cell(const yg_ir_node *node,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:1267] */
+ * [specs/native_functions.yaml:1283] */
 yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,

@@ -243,6 +243,8 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "embedding", .fn = yg__boxed_embedding},
     {.name = "embedding_backward", .fn = yg__boxed_embedding_backward},
     {.name = "lstm_cell", .fn = yg__boxed_lstm_cell},
+    {.name = "lstm_cell_gates", .fn = yg__boxed_lstm_cell_gates},
+    {.name = "lstm_cell_gates_backward", .fn = yg__boxed_lstm_cell_gates_backward},
     {.name = "gru_cell", .fn = yg__boxed_gru_cell},
     {.name = "scaled_dot_product_attention", .fn = yg__boxed_scaled_dot_product_attention},
     {.name = "max_pool2d", .fn = yg__boxed_max_pool2d},
@@ -283,6 +285,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 275;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 275,
+const int32_t yg__boxed_ops_count = 277;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 277,
                "boxed table size");

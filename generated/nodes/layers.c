@@ -128,3 +128,104 @@ const yg_node_vtable yg__embedding_backward_backward_vtable = {
     .apply = embedding_backward_backward_apply,
     .release_saved = embedding_backward_backward_release_saved,
 };
+
+/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
+ * [specs/derivatives.yaml:770] */
+static yg_status lstm_cell_gates_backward_apply(yg_node *base,
+                                                yg_tensor *const *grads,
+                                                yg_tensor **grad_inputs)
+{
+    lstm_cell_gates_backward *node = (lstm_cell_gates_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad1 = grads[1];
+    yg_tensor *zeros_grad = NULL;
+    yg_tensor *zeros_grad1 = NULL;
+    yg_tensor *input_gates = NULL;
+    yg_tensor *hidden_gates = NULL;
+    yg_tensor *cx = NULL;
+    yg_tensor *grad_input_gates = NULL;
+    yg_tensor *grad_hidden_gates = NULL;
+    yg_tensor *grad_cx = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->input_gates, base, &input_gates);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->hidden_gates, base, &hidden_gates);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->cx, base, &cx);
+    if (st != YG_OK)
+        goto out;
+    if ((yg__node_needs_grad(base, 0) || yg__node_needs_grad(base, 1) || yg__node_needs_grad(base, 2)) && (grad != NULL || grad1 != NULL)) {
+        /* input_gates, hidden_gates, cx:
+         * lstm_cell_gates_backward(grads[0], grads[1], input_gates, hidden_gates, cx,
+         * grad_input_mask) */
+        if (grad == NULL) {
+            st = yg_tensor_zeros(base->outputs[0].sizes,
+                                 base->outputs[0].ndim,
+                                 base->outputs[0].dtype,
+                                 &zeros_grad);
+            if (st != YG_OK)
+                goto out;
+            grad = zeros_grad;
+        }
+        if (grad1 == NULL) {
+            st = yg_tensor_zeros(base->outputs[1].sizes,
+                                 base->outputs[1].ndim,
+                                 base->outputs[1].dtype,
+                                 &zeros_grad1);
+            if (st != YG_OK)
+                goto out;
+            grad1 = zeros_grad1;
+        }
+        bool grad_input_mask[3] = {yg__node_needs_grad(base, 0),
+                                   yg__node_needs_grad(base, 1),
+                                   yg__node_needs_grad(base, 2)};
+        st = yg_lstm_cell_gates_backward(grad,
+                                         grad1,
+                                         input_gates,
+                                         hidden_gates,
+                                         cx,
+                                         grad_input_mask,
+                                         &grad_input_gates,
+                                         &grad_hidden_gates,
+                                         &grad_cx);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_input_gates;
+    grad_input_gates = NULL;
+    grad_inputs[1] = grad_hidden_gates;
+    grad_hidden_gates = NULL;
+    grad_inputs[2] = grad_cx;
+    grad_cx = NULL;
+out:
+    yg_release(zeros_grad1);
+    yg_release(zeros_grad);
+    yg_release(grad_cx);
+    yg_release(grad_hidden_gates);
+    yg_release(grad_input_gates);
+    yg_release(cx);
+    yg_release(hidden_gates);
+    yg_release(input_gates);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "LstmCellGatesBackward");
+    return YG_OK;
+}
+
+static void lstm_cell_gates_backward_release_saved(yg_node *base)
+{
+    lstm_cell_gates_backward *node = (lstm_cell_gates_backward *)base;
+
+    yg__saved_release(&node->input_gates);
+    yg__saved_release(&node->hidden_gates);
+    yg__saved_release(&node->cx);
+}
+
+const yg_node_vtable yg__lstm_cell_gates_backward_vtable = {
+    .name = "LstmCellGatesBackward",
+    .apply = lstm_cell_gates_backward_apply,
+    .release_saved = lstm_cell_gates_backward_release_saved,
+};

@@ -31,4 +31,13 @@ typedef struct embedding_backward_backward {
 } embedding_backward_backward;
 extern const yg_node_vtable yg__embedding_backward_backward_vtable;
 
+/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy) */
+typedef struct lstm_cell_gates_backward {
+    yg_node base;
+    yg_saved_tensor input_gates;
+    yg_saved_tensor hidden_gates;
+    yg_saved_tensor cx;
+} lstm_cell_gates_backward;
+extern const yg_node_vtable yg__lstm_cell_gates_backward_vtable;
+
 #endif /* YAGRAD_NODES_LAYERS_H */

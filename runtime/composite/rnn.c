@@ -1,7 +1,10 @@
 /*
  * composite/rnn.c - one step of an LSTM (lstm_cell) and of a GRU
- * (gru_cell), written with linear, chunk and pointwise ops so autograd
- * differentiates them through their parts.
+ * (gru_cell), written with linear and other ops so autograd differentiates
+ * them through their parts; lstm_cell's pointwise part is one op,
+ * lstm_cell_gates (a fused kernel with its own derivative), whose
+ * gradient lstm_cell_gates_backward is here: the fused kernel when
+ * nothing records its parts, differentiable ops (double backward) else.
  *
  * The formulas and the gate order are PyTorch's:
  *   LSTM: [i f g o] = input w_ih^T + b_ih + hx w_hh^T + b_hh,
@@ -17,6 +20,7 @@
  * their own names.
  */
 #include "composite/composite.h"
+#include "cpu/cpu.h"
 #include "yagrad/ops.h"
 
 #include <inttypes.h>
@@ -52,8 +56,7 @@ yg_status yg__composite_lstm_cell(const yg_tensor *input,
                                   const yg_tensor *b_hh,
                                   yg_tensor **out_hy,
                                   yg_tensor **out_cy) {
-    yg_tensor *pi = NULL, *ph = NULL, *sum = NULL, *raw[4] = {NULL}, *act[4] = {NULL};
-    yg_tensor *fc = NULL, *ig = NULL, *cy = NULL, *tc = NULL;
+    yg_tensor *pi = NULL, *ph = NULL;
     yg_status st;
 
     *out_hy = NULL;
@@ -62,36 +65,125 @@ yg_status yg__composite_lstm_cell(const yg_tensor *input,
     if (st == YG_OK)
         st = yg_linear(hx, w_hh, b_hh, &ph);
     if (st == YG_OK)
-        st = yg_add(pi, ph, 1, &sum);
+        st = yg_lstm_cell_gates(pi, ph, cx, out_hy, out_cy);
+    yg_release(pi);
+    yg_release(ph);
+    return st;
+}
+
+/* The gradients of lstm_cell_gates with differentiable ops (so they
+ * differentiate again), from the activations recomputed from the gates. */
+static yg_status lstm_gates_backward_parts(const yg_tensor *grad_hy,
+                                           const yg_tensor *grad_cy,
+                                           const yg_tensor *input_gates,
+                                           const yg_tensor *hidden_gates,
+                                           const yg_tensor *cx,
+                                           const bool *mask,
+                                           yg_tensor **out) {
+    yg_tensor *sum = NULL, *raw[4] = {NULL}, *act[4] = {NULL}, *fc = NULL, *ig = NULL;
+    yg_tensor *c = NULL, *tc = NULL, *ho = NULL, *dtc = NULL, *dc = NULL, *t[4] = {NULL};
+    yg_tensor *d[4] = {NULL}, *stacked = NULL;
+    yg_status st;
+
+    st = yg_add(input_gates, hidden_gates, 1, &sum);
     if (st == YG_OK)
         st = gates(sum, 4, raw);
     for (int k = 0; k < 4 && st == YG_OK; k++)
         st = k == 2 ? yg_tanh(raw[k], &act[k]) : yg_sigmoid(raw[k], &act[k]);
+    /* c = f cx + i g, dc = grad_cy + tanh'(c) grad_hy o */
     if (st == YG_OK)
         st = yg_mul(act[1], cx, &fc);
     if (st == YG_OK)
         st = yg_mul(act[0], act[2], &ig);
     if (st == YG_OK)
-        st = yg_add(fc, ig, 1, &cy);
+        st = yg_add(fc, ig, 1, &c);
     if (st == YG_OK)
-        st = yg_tanh(cy, &tc);
+        st = yg_tanh(c, &tc);
     if (st == YG_OK)
-        st = yg_mul(act[3], tc, out_hy);
-    if (st == YG_OK) {
-        *out_cy = cy;
-        cy = NULL;
+        st = yg_mul(grad_hy, act[3], &ho);
+    if (st == YG_OK)
+        st = yg_tanh_backward(ho, tc, &dtc);
+    if (st == YG_OK)
+        st = yg_add(grad_cy, dtc, 1, &dc);
+    if (st == YG_OK && (mask[0] || mask[1])) {
+        /* d_i = sigmoid'(i) dc g, d_f = sigmoid'(f) dc cx,
+         * d_g = tanh'(g) dc i, d_o = sigmoid'(o) grad_hy tanh(c) */
+        st = yg_mul(dc, act[2], &t[0]);
+        if (st == YG_OK)
+            st = yg_mul(dc, cx, &t[1]);
+        if (st == YG_OK)
+            st = yg_mul(dc, act[0], &t[2]);
+        if (st == YG_OK)
+            st = yg_mul(grad_hy, tc, &t[3]);
+        for (int k = 0; k < 4 && st == YG_OK; k++)
+            st = k == 2 ? yg_tanh_backward(t[k], act[k], &d[k])
+                        : yg_sigmoid_backward(t[k], act[k], &d[k]);
+        if (st == YG_OK)
+            st = yg_cat((const yg_tensor *const *)d, 4, -1, &stacked);
+        if (st == YG_OK) {
+            out[0] = mask[0] ? yg_retain(stacked) : NULL;
+            out[1] = mask[1] ? yg_retain(stacked) : NULL;
+        }
     }
-    yg_release(pi);
-    yg_release(ph);
+    if (st == YG_OK && mask[2])
+        st = yg_mul(dc, act[1], &out[2]);
+    if (st != YG_OK) {
+        for (int k = 0; k < 3; k++) {
+            yg_release(out[k]);
+            out[k] = NULL;
+        }
+    }
     yg_release(sum);
     for (int k = 0; k < 4; k++) {
         yg_release(raw[k]);
         yg_release(act[k]);
+        yg_release(t[k]);
+        yg_release(d[k]);
     }
     yg_release(fc);
     yg_release(ig);
-    yg_release(cy);
+    yg_release(c);
     yg_release(tc);
+    yg_release(ho);
+    yg_release(dtc);
+    yg_release(dc);
+    yg_release(stacked);
+    return st;
+}
+
+yg_status yg__composite_lstm_cell_gates_backward(const yg_tensor *grad_hy,
+                                                 const yg_tensor *grad_cy,
+                                                 const yg_tensor *input_gates,
+                                                 const yg_tensor *hidden_gates,
+                                                 const yg_tensor *cx,
+                                                 const bool *grad_input_mask,
+                                                 yg_tensor **out_grad_input_gates,
+                                                 yg_tensor **out_grad_hidden_gates,
+                                                 yg_tensor **out_grad_cx) {
+    const yg_tensor *inputs[5] = {grad_hy, grad_cy, input_gates, hidden_gates, cx};
+    yg_tensor *out[3] = {NULL, NULL, NULL};
+    yg_status st;
+
+    *out_grad_input_gates = NULL;
+    *out_grad_hidden_gates = NULL;
+    *out_grad_cx = NULL;
+    if (!yg__composite_needs_parts(inputs, 5))
+        return yg__cpu_lstm_cell_gates_backward(grad_hy,
+                                                grad_cy,
+                                                input_gates,
+                                                hidden_gates,
+                                                cx,
+                                                grad_input_mask,
+                                                out_grad_input_gates,
+                                                out_grad_hidden_gates,
+                                                out_grad_cx);
+    st = lstm_gates_backward_parts(
+        grad_hy, grad_cy, input_gates, hidden_gates, cx, grad_input_mask, out);
+    if (st == YG_OK) {
+        *out_grad_input_gates = out[0];
+        *out_grad_hidden_gates = out[1];
+        *out_grad_cx = out[2];
+    }
     return st;
 }
 

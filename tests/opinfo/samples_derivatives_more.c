@@ -197,6 +197,19 @@ static yg_status f_to_dtype_copy_t(yg_tensor *const *x, yg_tensor **o)
 
 /* ---- norms: the fused kernels (their other outputs, the statistics,
  * carry no gradient; test_ops_nn.c and test_ops_batch_norm.c check them) */
+/* ---- lstm_cell_gates: hy + cy, so both outputs (and their gradients)
+ * are checked; [2, 12] projections (H = 3) and unbatched [8] (H = 2) */
+static yg_status f_lstm_gates(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *hy = NULL, *cy = NULL;
+    yg_status st = yg_lstm_cell_gates(x[0], x[1], x[2], &hy, &cy);
+    if (st == YG_OK)
+        st = yg_add(hy, cy, 1.0, o);
+    yg_release(hy);
+    yg_release(cy);
+    return st;
+}
+
 static const int64_t norm_last[] = {4}, norm_last2[] = {3, 4};
 static yg_status native_ln(yg_tensor *const *x, const int64_t *ns, int64_t len, const yg_tensor *b, yg_tensor **o)
 {
@@ -267,6 +280,8 @@ const sample opinfo_derivative_more_samples[] = {
     /* ---- norms: the fused kernels ---- */
     {"native_layer_norm", "last dim, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 4), F64(-1, 1, 1, 4)}, f_native_ln},
     {"native_layer_norm", "last two dims, weight only", 2, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 2, 3, 4)}, f_native_ln2},
+    {"lstm_cell_gates", "batch of 2, H 3", 3, {F64(-2, 2, 2, 2, 12), F64(-2, 2, 2, 2, 12), F64(-1, 1, 2, 2, 3)}, f_lstm_gates},
+    {"lstm_cell_gates", "unbatched, H 2", 3, {F64(-2, 2, 1, 8), F64(-2, 2, 1, 8), F64(-1, 1, 1, 2)}, f_lstm_gates},
     {"native_batch_norm", "training, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3)}, f_native_bn_train},
     {"native_batch_norm", "evaluation, running statistics", 5, {F64(-1, 1, 4, 2, 3, 2, 2), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_native_bn_eval},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},

@@ -46,6 +46,27 @@ YG_NODISCARD yg_status yg_lstm_cell(const yg_tensor *input,  /* borrowed */
                                     yg_tensor **out_hy,      /* out: new ref */
                                     yg_tensor **out_cy);     /* out: new ref */
 
+/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy) */
+YG_NODISCARD yg_status yg_lstm_cell_gates(const yg_tensor *input_gates,   /* borrowed */
+                                          const yg_tensor *hidden_gates,  /* borrowed */
+                                          const yg_tensor *cx,            /* borrowed */
+                                          yg_tensor **out_hy,             /* out: new ref */
+                                          yg_tensor **out_cy);            /* out: new ref */
+
+/* lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy, Tensor input_gates,
+ *   Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,
+ *   Tensor grad_hidden_gates, Tensor grad_cx) */
+YG_NODISCARD yg_status yg_lstm_cell_gates_backward(
+    const yg_tensor *grad_hy,           /* borrowed */
+    const yg_tensor *grad_cy,           /* borrowed */
+    const yg_tensor *input_gates,       /* borrowed */
+    const yg_tensor *hidden_gates,      /* borrowed */
+    const yg_tensor *cx,                /* borrowed */
+    const bool *grad_input_mask,        /* borrowed, 3 entries */
+    yg_tensor **out_grad_input_gates,   /* out: new ref */
+    yg_tensor **out_grad_hidden_gates,  /* out: new ref */
+    yg_tensor **out_grad_cx);           /* out: new ref */
+
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor */
 YG_NODISCARD yg_status yg_gru_cell(const yg_tensor *input,  /* borrowed */

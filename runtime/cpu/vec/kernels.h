@@ -46,6 +46,26 @@ typedef void (*yg_sgd_fn)(void *p, const void *g, void *buf, int64_t n, const yg
 typedef void (
     *yg_adam_fn)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
 
+/* rnn_loops.c: lstm_cell_gates (cpu/rnn.c) over rows of [4H] projections
+ * ig and hg and [H] cells cx; the backward writes gg [rows, 4H] and gcx
+ * [rows, H], each skipped when NULL. */
+typedef void (*yg_lstm_gates_fn)(void *hy,
+                                 void *cy,
+                                 const void *ig,
+                                 const void *hg,
+                                 const void *cx,
+                                 int64_t rows,
+                                 int64_t h);
+typedef void (*yg_lstm_gates_backward_fn)(void *gg,
+                                          void *gcx,
+                                          const void *ghy,
+                                          const void *gcy,
+                                          const void *ig,
+                                          const void *hg,
+                                          const void *cx,
+                                          int64_t rows,
+                                          int64_t h);
+
 typedef struct yg_vec_kernels {
     /* y = softmax(x) or, when log, log_softmax(x); max and sum per row
      * (sums of exponentials in double for float32 too). */
@@ -58,6 +78,8 @@ typedef struct yg_vec_kernels {
     const yg_norm_loops *norm;
     yg_sgd_fn sgd_step[2];   /* [0] float32, [1] float64 */
     yg_adam_fn adam_step[2]; /* [0] float32, [1] float64 */
+    yg_lstm_gates_fn lstm_gates[2];
+    yg_lstm_gates_backward_fn lstm_gates_backward[2];
 } yg_vec_kernels;
 
 extern const yg_vec_kernels yg__vec_kernels_baseline;
@@ -102,6 +124,38 @@ void YG_ISA_NAME(
     yg__adam_step_f32)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
 void YG_ISA_NAME(
     yg__adam_step_f64)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
+void YG_ISA_NAME(yg__lstm_gates_f32)(void *hy,
+                                     void *cy,
+                                     const void *ig,
+                                     const void *hg,
+                                     const void *cx,
+                                     int64_t rows,
+                                     int64_t h);
+void YG_ISA_NAME(yg__lstm_gates_f64)(void *hy,
+                                     void *cy,
+                                     const void *ig,
+                                     const void *hg,
+                                     const void *cx,
+                                     int64_t rows,
+                                     int64_t h);
+void YG_ISA_NAME(yg__lstm_gates_backward_f32)(void *gg,
+                                              void *gcx,
+                                              const void *ghy,
+                                              const void *gcy,
+                                              const void *ig,
+                                              const void *hg,
+                                              const void *cx,
+                                              int64_t rows,
+                                              int64_t h);
+void YG_ISA_NAME(yg__lstm_gates_backward_f64)(void *gg,
+                                              void *gcx,
+                                              const void *ghy,
+                                              const void *gcy,
+                                              const void *ig,
+                                              const void *hg,
+                                              const void *cx,
+                                              int64_t rows,
+                                              int64_t h);
 #endif
 
 #endif /* YAGRAD_CPU_VEC_KERNELS_H */

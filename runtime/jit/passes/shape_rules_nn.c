@@ -634,6 +634,25 @@ static bool rule_lstm_cell(shape_ctx *c) {
     return true;
 }
 
+/* lstm_cell_gates (input_gates, hidden_gates, cx), lstm_cell's pointwise
+ * part: the two projections sum into the gates, a quarter of the last dim
+ * each; hy and cy are the gates broadcast with cx (the kernel requires
+ * equal sizes). */
+static bool rule_lstm_cell_gates(shape_ctx *c) {
+    yg_ir_type g = yg_ir_type_tensor();
+    set_all(c, cell_dtype(c), in(c, 0)->device);
+    copy_sizes(&g, in(c, 0));
+    if (!yg__pass_broadcast(&g, in(c, 1)))
+        return fail(c, "input_gates and hidden_gates do not broadcast");
+    if (!cell_gate(c, &g, 4))
+        return false;
+    if (!yg__pass_broadcast(&g, in(c, 2)))
+        return fail(c, "the gates do not broadcast with cx");
+    copy_sizes(&c->out[0], &g);
+    copy_sizes(&c->out[1], &g);
+    return true;
+}
+
 /* gru_cell (input, hx, w_ih, w_hh, b_ih?, b_hh?): each projection split
  * in three gates, the gates broadcast together and hy with hx. */
 static bool rule_gru_cell(shape_ctx *c) {
@@ -884,6 +903,7 @@ const shape_rule yg__shape_rules_nn[] = {
     {"constant_pad_nd_backward", rule_constant_pad_nd_backward, DT_RULE},
     {"index_put_self_backward", rule_self_type, DT_RULE},
     {"lstm_cell", rule_lstm_cell, DT_RULE},
+    {"lstm_cell_gates", rule_lstm_cell_gates, DT_RULE},
     {"gru_cell", rule_gru_cell, DT_RULE},
     {"scaled_dot_product_attention", rule_sdpa, DT_RULE},
 };

@@ -219,6 +219,25 @@ def lstm_cell(x, h, c, w_ih, w_hh):
     return sigmoid(o) * np.tanh(c2), c2
 
 
+def lstm_gates(ig, hg, c):
+    i, f, g, o = np.split(ig + hg, 4, axis=-1)
+    c2 = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+    return sigmoid(o) * np.tanh(c2), c2
+
+
+def lstm_gates_backward(ghy, gcy, ig, hg, c, which):
+    i, f, g, o = np.split(ig + hg, 4, axis=-1)
+    i, f, g, o = sigmoid(i), sigmoid(f), np.tanh(g), sigmoid(o)
+    tc = np.tanh(f * c + i * g)
+    dc = gcy + ghy * o * (1 - tc * tc)
+    if which == 2:
+        return dc * f
+    return np.concatenate(
+        [dc * g * i * (1 - i), dc * c * f * (1 - f), dc * i * (1 - g * g), ghy * tc * o * (1 - o)],
+        axis=-1,
+    )
+
+
 def gru_cell(x, h, w_ih, w_hh):
     gi, gh = x @ w_ih.T, h @ w_hh.T
     ir, iz, in_ = np.split(gi, 3, axis=1)
@@ -858,6 +877,11 @@ REFS = {
     },
     "group_norm": lambda x: group_norm(x[0], 2, x[1], x[2]),
     "lstm_cell": lambda x: sum(lstm_cell(*x)),
+    "lstm_cell_gates": lambda x: sum(lstm_gates(*x)),
+    "lstm_cell_gates_backward": {
+        "grad of the gates": lambda x: lstm_gates_backward(*x, 0),
+        "grad of cx": lambda x: lstm_gates_backward(*x, 2),
+    },
     "gru_cell": lambda x: gru_cell(*x),
     "scaled_dot_product_attention": {
         "no mask": lambda x: sdpa(*x),
