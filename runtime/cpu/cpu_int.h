@@ -69,6 +69,11 @@ yg_status yg__rows_unpermute(const yg_rows *rows,
                              const int64_t *self_sizes,
                              yg_tensor **out);
 
+/* Fails with YG_ERR_DEVICE unless t is on the CPU, and YG_ERR_DTYPE
+ * ("<op>: unsupported dtype int64 for <arg> (supported: float32,
+ * float64)") unless it is float32 or float64. */
+yg_status yg__cpu_check_floating(const char *op, const char *arg, const yg_tensor *t);
+
 /* Writes v to element i of the contiguous tensor t, converted to t's
  * dtype (any dtype, by the rules of core/convert.c). */
 void yg__store_f64(yg_tensor *t, int64_t i, double v);

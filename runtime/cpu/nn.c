@@ -20,7 +20,7 @@
  * checked against the class count before anything is computed, so a bad
  * label fails with YG_ERR_INDEX instead of reading out of bounds.
  */
-#include "cpu/cpu.h"
+#include "cpu/cpu_int.h"
 #include "cpu/vec/kernels.h"
 
 #include <inttypes.h>
@@ -42,22 +42,6 @@ static void split_at(const yg_tensor *t, int64_t dim, int64_t *outer, int64_t *n
         *inner *= t->sizes[d];
 }
 
-static yg_status check_floating(const char *op, const char *arg, const yg_tensor *t) {
-    if (t->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "%s: expected %s on cpu, got %s",
-                        op,
-                        arg,
-                        yg__device_name(t->storage->device));
-    if (!yg__dtype_is_floating(t->dtype))
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: unsupported dtype %s for %s (supported: float32, float64)",
-                        op,
-                        yg_dtype_name(t->dtype),
-                        arg);
-    return YG_OK;
-}
-
 /* softmax and log_softmax: the same checks and layout, one kernel. */
 static yg_status
 softmax_like(const char *op, const yg_tensor *self, int64_t dim, bool is_log, yg_tensor **out) {
@@ -66,7 +50,7 @@ softmax_like(const char *op, const yg_tensor *self, int64_t dim, bool is_log, yg
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating(op, "self", self));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "self", self));
     YG_RETURN_IF_ERROR(yg__wrap_dim(op, "self", dim, self->ndim, &d));
     st = yg__tensor_contiguous_as(self, self->dtype, true, &x);
     if (st != YG_OK)
@@ -107,8 +91,8 @@ static yg_status softmax_backward_like(const char *op,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating(op, "grad_output", grad_output));
-    YG_RETURN_IF_ERROR(check_floating(op, "output", output));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "output", output));
     if (grad_output->dtype != output->dtype)
         return yg__fail(YG_ERR_DTYPE,
                         "%s: dtype mismatch: grad_output %s, output %s",
@@ -289,7 +273,7 @@ yg_status yg__cpu_nll_loss(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating("nll_loss", "self", self));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating("nll_loss", "self", self));
     YG_RETURN_IF_ERROR(nll_check(
         "nll_loss", target, self->sizes, self->ndim, reduction, ignore_index, &batch, &classes));
     YG_RETURN_IF_ERROR(nll_check_weight("nll_loss", weight, classes, self->dtype));
@@ -339,7 +323,7 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating("nll_loss_backward", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating("nll_loss_backward", "grad_output", grad_output));
     if (self_sizes_len > 0 && self_sizes == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "nll_loss_backward: self_sizes is NULL");
     YG_RETURN_IF_ERROR(nll_check("nll_loss_backward",

@@ -50,22 +50,6 @@ static bool worth_threads(int64_t numel, int64_t units) {
     return numel >= YG_NORM_PARALLEL_MIN && units > 1 && omp_get_max_threads() > 1;
 }
 
-static yg_status check_floating(const char *op, const char *arg, const yg_tensor *t) {
-    if (t->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "%s: expected %s on cpu, got %s",
-                        op,
-                        arg,
-                        yg__device_name(t->storage->device));
-    if (!yg__dtype_is_floating(t->dtype))
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: unsupported dtype %s for %s (supported: float32, float64)",
-                        op,
-                        yg_dtype_name(t->dtype),
-                        arg);
-    return YG_OK;
-}
-
 /* Fails unless t (nullable) has input's dtype and exactly the sizes
  * sizes[0..n); what says what those sizes are, for the message. */
 static yg_status check_operand(const char *op,
@@ -79,7 +63,7 @@ static yg_status check_operand(const char *op,
 
     if (t == NULL)
         return YG_OK;
-    YG_RETURN_IF_ERROR(check_floating(op, name, t));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, name, t));
     if (t->ndim != n || memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)n) != 0)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: expected %s of %s %s, got %s",
@@ -188,7 +172,7 @@ yg_status yg__cpu_native_layer_norm(const yg_tensor *input,
     *out_output = NULL;
     *out_mean = NULL;
     *out_rstd = NULL;
-    YG_RETURN_IF_ERROR(check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "input", input));
     YG_RETURN_IF_ERROR(layer_norm_geometry(op, input, normalized_shape, len, &rows, &m));
     YG_RETURN_IF_ERROR(
         check_operand(op, "weight", weight, input, normalized_shape, len, "normalized_shape"));
@@ -345,7 +329,7 @@ static yg_status ln_backward_run(const ln_backward *a, int64_t rows, void *gw, v
 static yg_status check_grad_out(const char *op, const yg_tensor *g, const yg_tensor *input) {
     char gbuf[128], ibuf[128];
 
-    YG_RETURN_IF_ERROR(check_floating(op, "grad_out", g));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "grad_out", g));
     if (g->ndim != input->ndim ||
         memcmp(g->sizes, input->sizes, sizeof(int64_t) * (size_t)input->ndim) != 0)
         return yg__fail(YG_ERR_SHAPE,
@@ -370,7 +354,7 @@ static yg_status check_stat(const char *op,
                             int64_t n) {
     char tbuf[128];
 
-    YG_RETURN_IF_ERROR(check_floating(op, name, t));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, name, t));
     if (yg_tensor_numel(t) != n)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: expected %s of %" PRId64 " elements (one per %s), got %s",
@@ -420,7 +404,7 @@ yg_status yg__cpu_native_layer_norm_backward_fused(const yg_tensor *grad_out,
     *out_grad_input = NULL;
     *out_grad_weight = NULL;
     *out_grad_bias = NULL;
-    YG_RETURN_IF_ERROR(check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "input", input));
     YG_RETURN_IF_ERROR(check_grad_out(op, grad_out, input));
     YG_RETURN_IF_ERROR(layer_norm_geometry(op, input, normalized_shape, len, &rows, &m));
     YG_RETURN_IF_ERROR(check_stat(op, "mean", mean, input, rows));
@@ -523,7 +507,7 @@ static yg_status check_running(const char *op,
 
     if (t == NULL)
         return YG_OK;
-    YG_RETURN_IF_ERROR(check_floating(op, name, t));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, name, t));
     if (t->ndim != 1 || t->sizes[0] != c)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: expected %s of sizes [%" PRId64 "] (the channels of input %s), got %s",
@@ -608,7 +592,7 @@ static yg_status check_batch_norm(const char *op,
     int64_t n, c, l;
     char ibuf[128];
 
-    YG_RETURN_IF_ERROR(check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "input", input));
     YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
     YG_RETURN_IF_ERROR(check_running(op, "weight", weight, c, input));
     YG_RETURN_IF_ERROR(check_running(op, "bias", bias, c, input));
@@ -817,7 +801,7 @@ yg_status yg__cpu_native_batch_norm_backward_fused(const yg_tensor *grad_out,
     *out_grad_input = NULL;
     *out_grad_weight = NULL;
     *out_grad_bias = NULL;
-    YG_RETURN_IF_ERROR(check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "input", input));
     YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
     YG_RETURN_IF_ERROR(check_grad_out(op, grad_out, input));
     YG_RETURN_IF_ERROR(check_operand(op, "weight", weight, input, &c, 1, "sizes"));

@@ -180,3 +180,19 @@ yg_status yg__rows_unpermute(const yg_rows *rows,
 void yg__store_f64(yg_tensor *t, int64_t i, double v) {
     yg__store_f64_as(yg__tensor_ptr(t) + i * (int64_t)yg_dtype_size(t->dtype), t->dtype, v);
 }
+
+yg_status yg__cpu_check_floating(const char *op, const char *arg, const yg_tensor *t) {
+    if (t->storage->device != YG_CPU)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: expected %s on cpu, got %s",
+                        op,
+                        arg,
+                        yg__device_name(t->storage->device));
+    if (!yg__dtype_is_floating(t->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: unsupported dtype %s for %s (supported: float32, float64)",
+                        op,
+                        yg_dtype_name(t->dtype),
+                        arg);
+    return YG_OK;
+}

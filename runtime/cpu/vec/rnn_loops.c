@@ -59,6 +59,30 @@
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
+    static void fwd_rows_##SUFFIX(                                                                 \
+        T *hy, T *cy, const T *ig, const T *hg, const T *cx, int64_t r, int64_t h) {               \
+        fwd_row_##SUFFIX(hy + r * h, cy + r * h, ig + r * 4 * h, hg + r * 4 * h, cx + r * h, h);   \
+    }                                                                                              \
+                                                                                                   \
+    static void bwd_rows_##SUFFIX(T *gg,                                                           \
+                                  T *gcx,                                                          \
+                                  const T *ghy,                                                    \
+                                  const T *gcy,                                                    \
+                                  const T *ig,                                                     \
+                                  const T *hg,                                                     \
+                                  const T *cx,                                                     \
+                                  int64_t r,                                                       \
+                                  int64_t h) {                                                     \
+        bwd_row_##SUFFIX(gg != NULL ? gg + r * 4 * h : NULL,                                       \
+                         gcx != NULL ? gcx + r * h : NULL,                                         \
+                         ghy + r * h,                                                              \
+                         gcy + r * h,                                                              \
+                         ig + r * 4 * h,                                                           \
+                         hg + r * 4 * h,                                                           \
+                         cx + r * h,                                                               \
+                         h);                                                                       \
+    }                                                                                              \
+                                                                                                   \
     void YG_ISA_NAME(yg__lstm_gates_##SUFFIX)(void *hy,                                            \
                                               void *cy,                                            \
                                               const void *ig,                                      \
@@ -66,23 +90,10 @@
                                               const void *cx,                                      \
                                               int64_t rows,                                        \
                                               int64_t h) {                                         \
-        if (rows < 2 || rows * 4 * h < YG_VEC_PARALLEL_MIN) {                                      \
-            for (int64_t r = 0; r < rows; r++)                                                     \
-                fwd_row_##SUFFIX((T *)hy + r * h,                                                  \
-                                 (T *)cy + r * h,                                                  \
-                                 (const T *)ig + r * 4 * h,                                        \
-                                 (const T *)hg + r * 4 * h,                                        \
-                                 (const T *)cx + r * h,                                            \
-                                 h);                                                               \
-            return;                                                                                \
-        }                                                                                          \
-        _Pragma("omp parallel for schedule(static)") for (int64_t r = 0; r < rows; r++)            \
-            fwd_row_##SUFFIX((T *)hy + r * h,                                                      \
-                             (T *)cy + r * h,                                                      \
-                             (const T *)ig + r * 4 * h,                                            \
-                             (const T *)hg + r * 4 * h,                                            \
-                             (const T *)cx + r * h,                                                \
-                             h);                                                                   \
+        bool threads = rows > 1 && rows * 4 * h >= YG_VEC_PARALLEL_MIN;                            \
+        _Pragma("omp parallel for schedule(static) if (threads)") for (int64_t r = 0; r < rows;    \
+                                                                       r++)                        \
+            fwd_rows_##SUFFIX(hy, cy, ig, hg, cx, r, h);                                           \
     }                                                                                              \
                                                                                                    \
     void YG_ISA_NAME(yg__lstm_gates_backward_##SUFFIX)(void *gg,                                   \
@@ -94,27 +105,10 @@
                                                        const void *cx,                             \
                                                        int64_t rows,                               \
                                                        int64_t h) {                                \
-        if (rows < 2 || rows * 4 * h < YG_VEC_PARALLEL_MIN) {                                      \
-            for (int64_t r = 0; r < rows; r++)                                                     \
-                bwd_row_##SUFFIX(gg != NULL ? (T *)gg + r * 4 * h : NULL,                          \
-                                 gcx != NULL ? (T *)gcx + r * h : NULL,                            \
-                                 (const T *)ghy + r * h,                                           \
-                                 (const T *)gcy + r * h,                                           \
-                                 (const T *)ig + r * 4 * h,                                        \
-                                 (const T *)hg + r * 4 * h,                                        \
-                                 (const T *)cx + r * h,                                            \
-                                 h);                                                               \
-            return;                                                                                \
-        }                                                                                          \
-        _Pragma("omp parallel for schedule(static)") for (int64_t r = 0; r < rows; r++)            \
-            bwd_row_##SUFFIX(gg != NULL ? (T *)gg + r * 4 * h : NULL,                              \
-                             gcx != NULL ? (T *)gcx + r * h : NULL,                                \
-                             (const T *)ghy + r * h,                                               \
-                             (const T *)gcy + r * h,                                               \
-                             (const T *)ig + r * 4 * h,                                            \
-                             (const T *)hg + r * 4 * h,                                            \
-                             (const T *)cx + r * h,                                                \
-                             h);                                                                   \
+        bool threads = rows > 1 && rows * 4 * h >= YG_VEC_PARALLEL_MIN;                            \
+        _Pragma("omp parallel for schedule(static) if (threads)") for (int64_t r = 0; r < rows;    \
+                                                                       r++)                        \
+            bwd_rows_##SUFFIX(gg, gcx, ghy, gcy, ig, hg, cx, r, h);                                \
     }
 
 DEFINE_LSTM_LOOPS(f32, float)
