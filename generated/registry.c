@@ -155,6 +155,7 @@ static const char *const native_layer_norm_derivative_inputs[] = {"input", "weig
 static const char *const native_batch_norm_derivative_inputs[] = {"input", "weight", "bias"};
 static const char *const embedding_derivative_inputs[] = {"weight"};
 static const char *const embedding_backward_derivative_inputs[] = {"grad_output"};
+static const char *const convolution_dispatch_derivative_inputs[] = {"input", "weight", "bias"};
 static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
@@ -2096,10 +2097,120 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "conv1d",
+        .schema = "conv1d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1275",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv1d.padding",
+        .schema = "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[1] stride=1, str padding='valid', int[1] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1279",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv2d",
+        .schema = "conv2d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1282",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv2d.padding",
+        .schema = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[2] stride=1, str padding='valid', int[2] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1284",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv3d",
+        .schema = "conv3d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1287",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv3d.padding",
+        .schema = "conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[3] stride=1, str padding='valid', int[3] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1289",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv_transpose1d",
+        .schema = "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
+                  " int groups=1, int[1] dilation=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1294",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv_transpose2d",
+        .schema = "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
+                  " int groups=1, int[2] dilation=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1296",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv_transpose3d",
+        .schema = "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
+                  " int groups=1, int[3] dilation=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1298",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "convolution",
+        .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
+                  " int[] stride, int[] padding, int[] dilation, bool transposed,"
+                  " int[] output_padding, int groups) -> Tensor",
+        .location = "specs/native_functions.yaml:1303",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "convolution_dispatch",
+        .schema = "convolution_dispatch(Tensor input, Tensor weight, Tensor? bias,"
+                  " int[] stride, int[] padding, int[] dilation, bool transposed,"
+                  " int[] output_padding, int groups, bool benchmark, bool deterministic,"
+                  " bool allow_backend_choice) -> Tensor",
+        .location = "specs/native_functions.yaml:1310",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "convolution_backward",
+        .schema = "convolution_backward(Tensor grad_output, Tensor input,"
+                  " Tensor weight, int[] stride, int[] padding, int[] dilation,"
+                  " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
+                  " Tensor grad_weight, Tensor grad_bias)",
+        .location = "specs/native_functions.yaml:1320",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1275",
+        .location = "specs/native_functions.yaml:1328",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2108,7 +2219,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1281",
+        .location = "specs/native_functions.yaml:1334",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2116,7 +2227,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1287",
+        .location = "specs/native_functions.yaml:1340",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2126,7 +2237,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1293",
+        .location = "specs/native_functions.yaml:1346",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2134,7 +2245,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1296",
+        .location = "specs/native_functions.yaml:1349",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2142,7 +2253,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1300",
+        .location = "specs/native_functions.yaml:1353",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2151,63 +2262,63 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1304",
+        .location = "specs/native_functions.yaml:1357",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1310",
+        .location = "specs/native_functions.yaml:1363",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1314",
+        .location = "specs/native_functions.yaml:1367",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1322",
+        .location = "specs/native_functions.yaml:1375",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1328",
+        .location = "specs/native_functions.yaml:1381",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1332",
+        .location = "specs/native_functions.yaml:1385",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1336",
+        .location = "specs/native_functions.yaml:1389",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1347",
+        .location = "specs/native_functions.yaml:1400",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1351",
+        .location = "specs/native_functions.yaml:1404",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2215,21 +2326,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1355",
+        .location = "specs/native_functions.yaml:1408",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1360",
+        .location = "specs/native_functions.yaml:1413",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1366",
+        .location = "specs/native_functions.yaml:1419",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2237,7 +2348,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1370",
+        .location = "specs/native_functions.yaml:1423",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2245,28 +2356,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1375",
+        .location = "specs/native_functions.yaml:1428",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1380",
+        .location = "specs/native_functions.yaml:1433",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1384",
+        .location = "specs/native_functions.yaml:1437",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1388",
+        .location = "specs/native_functions.yaml:1441",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2275,7 +2386,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1391",
+        .location = "specs/native_functions.yaml:1444",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2285,7 +2396,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1394",
+        .location = "specs/native_functions.yaml:1447",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2294,7 +2405,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1397",
+        .location = "specs/native_functions.yaml:1450",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2304,7 +2415,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1407",
+        .location = "specs/native_functions.yaml:1460",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2312,7 +2423,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1412",
+        .location = "specs/native_functions.yaml:1465",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2320,21 +2431,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1417",
+        .location = "specs/native_functions.yaml:1470",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1422",
+        .location = "specs/native_functions.yaml:1475",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1427",
+        .location = "specs/native_functions.yaml:1480",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2344,7 +2455,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1432",
+        .location = "specs/native_functions.yaml:1485",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2352,21 +2463,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1434",
+        .location = "specs/native_functions.yaml:1487",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1438",
+        .location = "specs/native_functions.yaml:1491",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1445",
+        .location = "specs/native_functions.yaml:1498",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2375,7 +2486,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1452",
+        .location = "specs/native_functions.yaml:1505",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2384,15 +2495,15 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1456",
+        .location = "specs/native_functions.yaml:1509",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 275;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 275, "op table size");
+const int32_t yg__ops_count = 287;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 287, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -3639,11 +3750,21 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = embedding_backward_derivative_inputs,
     },
     {
+        .name = "convolution_dispatch",
+        .schema = "convolution_dispatch(Tensor input, Tensor weight, Tensor? bias,"
+                  " int[] stride, int[] padding, int[] dilation, bool transposed,"
+                  " int[] output_padding, int groups, bool benchmark, bool deterministic,"
+                  " bool allow_backend_choice) -> Tensor",
+        .location = "specs/derivatives.yaml:774",
+        .n_inputs = 3,
+        .inputs = convolution_dispatch_derivative_inputs,
+    },
+    {
         .name = "max_pool2d_with_indices",
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:774",
+        .location = "specs/derivatives.yaml:781",
         .n_inputs = 1,
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
@@ -3651,7 +3772,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:778",
+        .location = "specs/derivatives.yaml:785",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -3660,60 +3781,60 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:782",
+        .location = "specs/derivatives.yaml:789",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:785",
+        .location = "specs/derivatives.yaml:792",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:792",
+        .location = "specs/derivatives.yaml:799",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:797",
+        .location = "specs/derivatives.yaml:804",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:800",
+        .location = "specs/derivatives.yaml:807",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_backward_derivative_inputs,
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:808",
+        .location = "specs/derivatives.yaml:815",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:812",
+        .location = "specs/derivatives.yaml:819",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:822",
+        .location = "specs/derivatives.yaml:829",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
 };
-const int32_t yg__derivatives_count = 183;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 183,
+const int32_t yg__derivatives_count = 184;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 184,
                "derivative table size");

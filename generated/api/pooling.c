@@ -65,7 +65,7 @@ static yg_status max_pool2d_traced(const yg_tensor *self,
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1275] */
+ * [specs/native_functions.yaml:1328] */
 yg_status yg_max_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -213,7 +213,7 @@ static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1281] */
+ * [specs/native_functions.yaml:1334] */
 yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -308,7 +308,7 @@ static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_o
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1287] */
+ * [specs/native_functions.yaml:1340] */
 yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
                                               const yg_tensor *indices,
                                               const int64_t *self_sizes,
@@ -383,7 +383,7 @@ static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1293] */
+ * [specs/native_functions.yaml:1346] */
 yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -476,7 +476,7 @@ static yg_status max_pool1d_traced(const yg_tensor *self,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1296] */
+ * [specs/native_functions.yaml:1349] */
 yg_status yg_max_pool1d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -622,7 +622,7 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1300] */
+ * [specs/native_functions.yaml:1353] */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -793,7 +793,7 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1304] */
+ * [specs/native_functions.yaml:1357] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -918,7 +918,7 @@ static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1310] */
+ * [specs/native_functions.yaml:1363] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -1014,7 +1014,7 @@ static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_outpu
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1314] */
+ * [specs/native_functions.yaml:1367] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -1072,7 +1072,7 @@ static yg_status adaptive_avg_pool2d_to_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1322] */
+ * [specs/native_functions.yaml:1375] */
 yg_status yg_adaptive_avg_pool2d_to(const yg_tensor *self,
                                     const int64_t *sizes,
                                     int64_t sizes_len,

@@ -12,7 +12,7 @@
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1275] */
+ * [specs/native_functions.yaml:1328] */
 yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -47,7 +47,7 @@ yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1281] */
+ * [specs/native_functions.yaml:1334] */
 yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -82,7 +82,7 @@ yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1287] */
+ * [specs/native_functions.yaml:1340] */
 yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -101,7 +101,7 @@ yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1293] */
+ * [specs/native_functions.yaml:1346] */
 yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -137,7 +137,7 @@ yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1296] */
+ * [specs/native_functions.yaml:1349] */
 yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -172,7 +172,7 @@ yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1300] */
+ * [specs/native_functions.yaml:1353] */
 yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -205,7 +205,7 @@ yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1304] */
+ * [specs/native_functions.yaml:1357] */
 yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -240,7 +240,7 @@ yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1310] */
+ * [specs/native_functions.yaml:1363] */
 yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -254,7 +254,7 @@ yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1314] */
+ * [specs/native_functions.yaml:1367] */
 yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -268,7 +268,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1322] */
+ * [specs/native_functions.yaml:1375] */
 yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,
