@@ -156,6 +156,7 @@ static const char *const native_batch_norm_derivative_inputs[] = {"input", "weig
 static const char *const embedding_derivative_inputs[] = {"weight"};
 static const char *const embedding_backward_derivative_inputs[] = {"grad_output"};
 static const char *const lstm_cell_gates_derivative_inputs[] = {"input_gates", "hidden_gates", "cx"};
+static const char *const convolution_dispatch_derivative_inputs[] = {"input", "weight", "bias"};
 static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
@@ -2114,10 +2115,120 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "conv1d",
+        .schema = "conv1d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1291",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv1d.padding",
+        .schema = "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[1] stride=1, str padding='valid', int[1] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1295",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv2d",
+        .schema = "conv2d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1298",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv2d.padding",
+        .schema = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[2] stride=1, str padding='valid', int[2] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1300",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv3d",
+        .schema = "conv3d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1303",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv3d.padding",
+        .schema = "conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[3] stride=1, str padding='valid', int[3] dilation=1,"
+                  " int groups=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1305",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv_transpose1d",
+        .schema = "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
+                  " int groups=1, int[1] dilation=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1310",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv_transpose2d",
+        .schema = "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
+                  " int groups=1, int[2] dilation=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1312",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "conv_transpose3d",
+        .schema = "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None,"
+                  " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
+                  " int groups=1, int[3] dilation=1) -> Tensor",
+        .location = "specs/native_functions.yaml:1314",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "convolution",
+        .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
+                  " int[] stride, int[] padding, int[] dilation, bool transposed,"
+                  " int[] output_padding, int groups) -> Tensor",
+        .location = "specs/native_functions.yaml:1319",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "convolution_dispatch",
+        .schema = "convolution_dispatch(Tensor input, Tensor weight, Tensor? bias,"
+                  " int[] stride, int[] padding, int[] dilation, bool transposed,"
+                  " int[] output_padding, int groups, bool benchmark, bool deterministic,"
+                  " bool allow_backend_choice) -> Tensor",
+        .location = "specs/native_functions.yaml:1326",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "convolution_backward",
+        .schema = "convolution_backward(Tensor grad_output, Tensor input,"
+                  " Tensor weight, int[] stride, int[] padding, int[] dilation,"
+                  " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
+                  " Tensor grad_weight, Tensor grad_bias)",
+        .location = "specs/native_functions.yaml:1336",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1291",
+        .location = "specs/native_functions.yaml:1344",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2126,7 +2237,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1297",
+        .location = "specs/native_functions.yaml:1350",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2134,7 +2245,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1303",
+        .location = "specs/native_functions.yaml:1356",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2144,7 +2255,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1309",
+        .location = "specs/native_functions.yaml:1362",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2152,7 +2263,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1312",
+        .location = "specs/native_functions.yaml:1365",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2160,7 +2271,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1316",
+        .location = "specs/native_functions.yaml:1369",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2169,63 +2280,63 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1320",
+        .location = "specs/native_functions.yaml:1373",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1326",
+        .location = "specs/native_functions.yaml:1379",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1330",
+        .location = "specs/native_functions.yaml:1383",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1338",
+        .location = "specs/native_functions.yaml:1391",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1344",
+        .location = "specs/native_functions.yaml:1397",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1348",
+        .location = "specs/native_functions.yaml:1401",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1352",
+        .location = "specs/native_functions.yaml:1405",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1363",
+        .location = "specs/native_functions.yaml:1416",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1367",
+        .location = "specs/native_functions.yaml:1420",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2233,21 +2344,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1371",
+        .location = "specs/native_functions.yaml:1424",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1376",
+        .location = "specs/native_functions.yaml:1429",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1382",
+        .location = "specs/native_functions.yaml:1435",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2255,7 +2366,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1386",
+        .location = "specs/native_functions.yaml:1439",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2263,28 +2374,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1391",
+        .location = "specs/native_functions.yaml:1444",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1396",
+        .location = "specs/native_functions.yaml:1449",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1400",
+        .location = "specs/native_functions.yaml:1453",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1404",
+        .location = "specs/native_functions.yaml:1457",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2293,7 +2404,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1407",
+        .location = "specs/native_functions.yaml:1460",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2303,7 +2414,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1410",
+        .location = "specs/native_functions.yaml:1463",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2312,7 +2423,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1413",
+        .location = "specs/native_functions.yaml:1466",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2322,7 +2433,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1423",
+        .location = "specs/native_functions.yaml:1476",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2330,7 +2441,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1428",
+        .location = "specs/native_functions.yaml:1481",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2338,21 +2449,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1433",
+        .location = "specs/native_functions.yaml:1486",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1438",
+        .location = "specs/native_functions.yaml:1491",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1443",
+        .location = "specs/native_functions.yaml:1496",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2362,7 +2473,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1448",
+        .location = "specs/native_functions.yaml:1501",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2370,21 +2481,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1450",
+        .location = "specs/native_functions.yaml:1503",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1454",
+        .location = "specs/native_functions.yaml:1507",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1461",
+        .location = "specs/native_functions.yaml:1514",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2393,7 +2504,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1468",
+        .location = "specs/native_functions.yaml:1521",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2402,15 +2513,15 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1472",
+        .location = "specs/native_functions.yaml:1525",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 277;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 277, "op table size");
+const int32_t yg__ops_count = 289;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 289, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -3665,11 +3776,21 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = lstm_cell_gates_derivative_inputs,
     },
     {
+        .name = "convolution_dispatch",
+        .schema = "convolution_dispatch(Tensor input, Tensor weight, Tensor? bias,"
+                  " int[] stride, int[] padding, int[] dilation, bool transposed,"
+                  " int[] output_padding, int groups, bool benchmark, bool deterministic,"
+                  " bool allow_backend_choice) -> Tensor",
+        .location = "specs/derivatives.yaml:777",
+        .n_inputs = 3,
+        .inputs = convolution_dispatch_derivative_inputs,
+    },
+    {
         .name = "max_pool2d_with_indices",
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:777",
+        .location = "specs/derivatives.yaml:784",
         .n_inputs = 1,
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
@@ -3677,7 +3798,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:781",
+        .location = "specs/derivatives.yaml:788",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -3686,60 +3807,60 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:785",
+        .location = "specs/derivatives.yaml:792",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:788",
+        .location = "specs/derivatives.yaml:795",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:795",
+        .location = "specs/derivatives.yaml:802",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:800",
+        .location = "specs/derivatives.yaml:807",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:803",
+        .location = "specs/derivatives.yaml:810",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_backward_derivative_inputs,
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:811",
+        .location = "specs/derivatives.yaml:818",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:815",
+        .location = "specs/derivatives.yaml:822",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:825",
+        .location = "specs/derivatives.yaml:832",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
 };
-const int32_t yg__derivatives_count = 184;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 184,
+const int32_t yg__derivatives_count = 185;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 185,
                "derivative table size");

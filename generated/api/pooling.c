@@ -65,7 +65,7 @@ static yg_status max_pool2d_traced(const yg_tensor *self,
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1291] */
+ * [specs/native_functions.yaml:1344] */
 yg_status yg_max_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -213,7 +213,7 @@ static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1297] */
+ * [specs/native_functions.yaml:1350] */
 yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -308,7 +308,7 @@ static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_o
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1303] */
+ * [specs/native_functions.yaml:1356] */
 yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
                                               const yg_tensor *indices,
                                               const int64_t *self_sizes,
@@ -383,7 +383,7 @@ static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1309] */
+ * [specs/native_functions.yaml:1362] */
 yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -476,7 +476,7 @@ static yg_status max_pool1d_traced(const yg_tensor *self,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1312] */
+ * [specs/native_functions.yaml:1365] */
 yg_status yg_max_pool1d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -622,7 +622,7 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1316] */
+ * [specs/native_functions.yaml:1369] */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -793,7 +793,7 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1320] */
+ * [specs/native_functions.yaml:1373] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -918,7 +918,7 @@ static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1326] */
+ * [specs/native_functions.yaml:1379] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -1014,7 +1014,7 @@ static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_outpu
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1330] */
+ * [specs/native_functions.yaml:1383] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -1072,7 +1072,7 @@ static yg_status adaptive_avg_pool2d_to_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1338] */
+ * [specs/native_functions.yaml:1391] */
 yg_status yg_adaptive_avg_pool2d_to(const yg_tensor *self,
                                     const int64_t *sizes,
                                     int64_t sizes_len,

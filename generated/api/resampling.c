@@ -80,7 +80,7 @@ static yg_status upsample_nearest2d_traced(const yg_tensor *self,
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1344] */
+ * [specs/native_functions.yaml:1397] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -176,7 +176,7 @@ static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1348] */
+ * [specs/native_functions.yaml:1401] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,
@@ -233,7 +233,7 @@ static yg_status upsample_nearest2d_to_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1352] */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1405] */
 yg_status yg_upsample_nearest2d_to(const yg_tensor *self,
                                    const int64_t *sizes,
                                    int64_t sizes_len,

@@ -12,7 +12,7 @@
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1291] */
+ * [specs/native_functions.yaml:1344] */
 yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -47,7 +47,7 @@ yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1297] */
+ * [specs/native_functions.yaml:1350] */
 yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -82,7 +82,7 @@ yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1303] */
+ * [specs/native_functions.yaml:1356] */
 yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -101,7 +101,7 @@ yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1309] */
+ * [specs/native_functions.yaml:1362] */
 yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -137,7 +137,7 @@ yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1312] */
+ * [specs/native_functions.yaml:1365] */
 yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -172,7 +172,7 @@ yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1316] */
+ * [specs/native_functions.yaml:1369] */
 yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -205,7 +205,7 @@ yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1320] */
+ * [specs/native_functions.yaml:1373] */
 yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -240,7 +240,7 @@ yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1326] */
+ * [specs/native_functions.yaml:1379] */
 yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -254,7 +254,7 @@ yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1330] */
+ * [specs/native_functions.yaml:1383] */
 yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -268,7 +268,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1338] */
+ * [specs/native_functions.yaml:1391] */
 yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,

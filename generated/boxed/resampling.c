@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1344] */
+ * [specs/native_functions.yaml:1397] */
 yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -25,7 +25,7 @@ yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1348] */
+ * [specs/native_functions.yaml:1401] */
 yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
                                                 yg_tensor *const *in,
                                                 int32_t n_in,
@@ -38,7 +38,7 @@ yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
     return yg_upsample_nearest2d_backward(in[0], self_sizes.items, self_sizes.len, &out[0]);
 }
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1352] */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1405] */
 yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,

@@ -247,6 +247,18 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "lstm_cell_gates_backward", .fn = yg__boxed_lstm_cell_gates_backward},
     {.name = "gru_cell", .fn = yg__boxed_gru_cell},
     {.name = "scaled_dot_product_attention", .fn = yg__boxed_scaled_dot_product_attention},
+    {.name = "conv1d", .fn = yg__boxed_conv1d},
+    {.name = "conv1d.padding", .fn = yg__boxed_conv1d_padding},
+    {.name = "conv2d", .fn = yg__boxed_conv2d},
+    {.name = "conv2d.padding", .fn = yg__boxed_conv2d_padding},
+    {.name = "conv3d", .fn = yg__boxed_conv3d},
+    {.name = "conv3d.padding", .fn = yg__boxed_conv3d_padding},
+    {.name = "conv_transpose1d", .fn = yg__boxed_conv_transpose1d},
+    {.name = "conv_transpose2d", .fn = yg__boxed_conv_transpose2d},
+    {.name = "conv_transpose3d", .fn = yg__boxed_conv_transpose3d},
+    {.name = "convolution", .fn = yg__boxed_convolution},
+    {.name = "convolution_dispatch", .fn = yg__boxed_convolution_dispatch},
+    {.name = "convolution_backward", .fn = yg__boxed_convolution_backward},
     {.name = "max_pool2d", .fn = yg__boxed_max_pool2d},
     {.name = "max_pool2d_with_indices", .fn = yg__boxed_max_pool2d_with_indices},
     {.name = "max_pool2d_with_indices_backward", .fn = yg__boxed_max_pool2d_with_indices_backward},
@@ -285,6 +297,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 277;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 277,
+const int32_t yg__boxed_ops_count = 289;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 289,
                "boxed table size");

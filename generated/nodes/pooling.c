@@ -18,7 +18,7 @@
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:777] */
+ * [specs/derivatives.yaml:784] */
 static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -68,7 +68,7 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:781] */
+ * [specs/derivatives.yaml:788] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -124,7 +124,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:785] */
+ * [specs/derivatives.yaml:792] */
 static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -175,7 +175,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:788] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:795] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -211,7 +211,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
 };
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:795] */
+ * [specs/derivatives.yaml:802] */
 static yg_status adaptive_avg_pool2d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:800] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:807] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -52,7 +52,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
 };
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:803] */
+ * [specs/derivatives.yaml:810] */
 static yg_status upsample_nearest2d_backward_backward_apply(yg_node *base,
                                                             yg_tensor *const *grads,
                                                             yg_tensor **grad_inputs)

@@ -296,6 +296,27 @@ static yg_status f_bn_bw_fused_bias(yg_tensor *const *x, yg_tensor **o) { return
 static yg_status f_bn_bw_fused_eval_input(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 0, true, false); }
 static yg_status f_bn_bw_fused_eval_weight(yg_tensor *const *x, yg_tensor **o) { return bn_bw(x, o, 1, true, false); }
 
+/* ---- convolution_backward: one output per row ---- */
+static yg_status conv_bw(yg_tensor *const *x, bool transposed, int which, yg_tensor **o)
+{
+    static const int64_t one[2] = {1, 1}, two[2] = {2, 2};
+    bool mask[3] = {which == 0, which == 1, which == 2};
+    yg_tensor *g[3] = {NULL, NULL, NULL};
+    yg_status st = transposed
+        ? yg_convolution_backward(x[0], x[1], x[2], two, 2, one, 2, one, 2, true, one, 2, 1, mask, &g[0], &g[1], &g[2])
+        : yg_convolution_backward(x[0], x[1], x[2], one, 2, one, 2, one, 2, false, one, 2, 2, mask, &g[0], &g[1], &g[2]);
+    *o = g[which];
+    for (int i = 0; i < 3; i++)
+        if (i != which)
+            yg_release(g[i]);
+    return st;
+}
+static yg_status f_conv_bw_input(yg_tensor *const *x, yg_tensor **o) { return conv_bw(x, false, 0, o); }
+static yg_status f_conv_bw_weight(yg_tensor *const *x, yg_tensor **o) { return conv_bw(x, false, 1, o); }
+static yg_status f_conv_bw_bias(yg_tensor *const *x, yg_tensor **o) { return conv_bw(x, false, 2, o); }
+static yg_status f_conv_t_bw_input(yg_tensor *const *x, yg_tensor **o) { return conv_bw(x, true, 0, o); }
+static yg_status f_conv_t_bw_weight(yg_tensor *const *x, yg_tensor **o) { return conv_bw(x, true, 1, o); }
+
 const sample opinfo_backward_samples[] = {
     {"gelu_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(-3, 3, 2, 2, 3)}, f_gelu_bw},
     {"gelu_tanh_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(-3, 3, 2, 2, 3)}, f_gelu_tanh_bw},
@@ -363,5 +384,11 @@ const sample opinfo_backward_samples[] = {
     {"native_batch_norm_backward_fused", "grad_bias, training", 3, {F64(-1, 1, 3, 2, 3, 4), C64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 3)}, f_bn_bw_fused_bias},
     {"native_batch_norm_backward_fused", "grad_input, evaluation", 5, {F64(-1, 1, 4, 2, 3, 2, 2), C64(-1, 1, 4, 2, 3, 2, 2), F64(0.5, 1.5, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_bn_bw_fused_eval_input},
     {"native_batch_norm_backward_fused", "grad_weight, evaluation", 5, {F64(-1, 1, 4, 2, 3, 2, 2), F64(-1, 1, 4, 2, 3, 2, 2), C64(0.5, 1.5, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_bn_bw_fused_eval_weight},
+    /* ---- convolution_backward (groups 2, padding 1; transposed: stride 2, output_padding 1) ---- */
+    {"convolution_backward", "grad_input, groups 2", 3, {F64(-1, 1, 4, 2, 4, 3, 4), C64(-1, 1, 4, 2, 4, 3, 4), F64(-1, 1, 4, 4, 2, 3, 3)}, f_conv_bw_input},
+    {"convolution_backward", "grad_weight, groups 2", 3, {F64(-1, 1, 4, 2, 4, 3, 4), F64(-1, 1, 4, 2, 4, 3, 4), C64(-1, 1, 4, 4, 2, 3, 3)}, f_conv_bw_weight},
+    {"convolution_backward", "grad_bias", 3, {F64(-1, 1, 4, 2, 4, 3, 4), C64(-1, 1, 4, 2, 4, 3, 4), C64(-1, 1, 4, 4, 2, 3, 3)}, f_conv_bw_bias},
+    {"convolution_backward", "grad_input, transposed", 3, {F64(-1, 1, 4, 1, 2, 6, 6), C64(-1, 1, 4, 1, 3, 3, 3), F64(-1, 1, 4, 3, 2, 3, 3)}, f_conv_t_bw_input},
+    {"convolution_backward", "grad_weight, transposed", 3, {F64(-1, 1, 4, 1, 2, 6, 6), F64(-1, 1, 4, 1, 3, 3, 3), C64(-1, 1, 4, 3, 2, 3, 3)}, f_conv_t_bw_weight},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

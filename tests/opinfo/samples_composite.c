@@ -175,6 +175,53 @@ static yg_status f_to_same(yg_tensor *const *x, yg_tensor **o) { return yg_to_dt
 static yg_status f_to_int32(yg_tensor *const *x, yg_tensor **o) { return yg_to_dtype(x[0], YG_INT32, false, o); }
 static yg_status f_type_as(yg_tensor *const *x, yg_tensor **o) { return yg_type_as(x[0], x[1], o); }
 
+/* ---- convolution front ends ---- */
+static const int64_t fc1[3] = {1, 1, 1}, fc0[3] = {0, 0, 0}, fc2[3] = {2, 2, 2};
+static yg_status f_conv1d(yg_tensor *const *x, yg_tensor **o) { return yg_conv1d(x[0], x[1], x[2], fc2, 1, fc1, 1, fc1, 1, 1, o); }
+static yg_status f_conv1d_same(yg_tensor *const *x, yg_tensor **o) { return yg_conv1d_padding(x[0], x[1], NULL, fc1, 1, "same", fc2, 1, 1, o); }
+static yg_status f_conv2d(yg_tensor *const *x, yg_tensor **o) { return yg_conv2d(x[0], x[1], x[2], fc1, 2, fc1, 2, fc1, 2, 2, o); }
+static yg_status f_conv2d_unbatched(yg_tensor *const *x, yg_tensor **o) { return yg_conv2d(x[0], x[1], NULL, fc2, 2, fc0, 2, fc1, 2, 1, o); }
+static yg_status f_conv2d_same(yg_tensor *const *x, yg_tensor **o) { return yg_conv2d_padding(x[0], x[1], x[2], fc1, 2, "same", fc1, 2, 1, o); }
+static yg_status f_conv2d_valid(yg_tensor *const *x, yg_tensor **o) { return yg_conv2d_padding(x[0], x[1], NULL, fc1, 2, "valid", fc1, 2, 1, o); }
+/* samples have at most 4 dims: a 3-d weight [a, b, k...] comes as [a b, k...] */
+static yg_status weight5(const yg_tensor *w, int64_t a, int64_t b, yg_tensor **o)
+{
+    int64_t sizes[5] = {a, b, 0, 0, 0};
+    for (int i = 0; i < 3; i++)
+        sizes[2 + i] = yg_tensor_size(w, 1 + i);
+    return yg_reshape(w, sizes, 5, o);
+}
+static yg_status f_conv3d(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *w = NULL;
+    yg_status st = weight5(x[1], 2, 2, &w);
+    if (st == YG_OK)
+        st = yg_conv3d(x[0], w, x[2], fc1, 3, fc1, 3, fc1, 3, 1, o);
+    yg_release(w);
+    return st;
+}
+static yg_status f_conv3d_same(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *w = NULL;
+    yg_status st = weight5(x[1], 2, 1, &w);
+    if (st == YG_OK)
+        st = yg_conv3d_padding(x[0], w, NULL, fc1, 3, "same", fc1, 3, 1, o);
+    yg_release(w);
+    return st;
+}
+static yg_status f_conv_t1d(yg_tensor *const *x, yg_tensor **o) { return yg_conv_transpose1d(x[0], x[1], x[2], fc2, 1, fc0, 1, fc1, 1, 1, fc1, 1, o); }
+static yg_status f_conv_t2d(yg_tensor *const *x, yg_tensor **o) { return yg_conv_transpose2d(x[0], x[1], x[2], fc2, 2, fc1, 2, fc1, 2, 2, fc1, 2, o); }
+static yg_status f_conv_t3d(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *w = NULL;
+    yg_status st = weight5(x[1], 2, 1, &w);
+    if (st == YG_OK)
+        st = yg_conv_transpose3d(x[0], w, NULL, fc1, 3, fc0, 3, fc0, 3, 1, fc1, 3, o);
+    yg_release(w);
+    return st;
+}
+static yg_status f_convolution(yg_tensor *const *x, yg_tensor **o) { return yg_convolution(x[0], x[1], x[2], fc2, 2, fc0, 2, fc1, 2, false, fc0, 2, 1, o); }
+
 const sample opinfo_composite_samples[] = {
     {"prod", "every element", 1, {F64(0.5, 1.5, 2, 2, 3)}, f_prod},
     {"max", "every element", 1, {F64(-1, 1, 2, 3, 4)}, f_max},
@@ -237,5 +284,18 @@ const sample opinfo_composite_samples[] = {
     {"to.dtype", "to int32: truncates, no gradient", 1, {F64(-3, 3, 2, 2, 3)}, f_to_int32, NULL, OPINFO_ANY_SHAPE | OPINFO_NO_GRAD},
     {"type_as", "a floating other", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 1, 1)}, f_type_as},
     {"type_as", "an int64 other: truncates, no gradient", 2, {F64(-3, 3, 2, 2, 3), I64(0, 2, 1, 1)}, f_type_as, NULL, OPINFO_NO_GRAD},
+    /* ---- convolution front ends ---- */
+    {"conv1d", "stride 2, padding 1, bias", 3, {F64(-1, 1, 3, 2, 2, 7), F64(-1, 1, 3, 3, 2, 3), F64(-1, 1, 1, 3)}, f_conv1d},
+    {"conv1d.padding", "same, dilation 2, odd total pad", 2, {F64(-1, 1, 3, 2, 2, 6), F64(-1, 1, 3, 2, 2, 2)}, f_conv1d_same},
+    {"conv2d", "groups 2, padding 1, bias", 3, {F64(-1, 1, 4, 2, 4, 4, 5), F64(-1, 1, 4, 4, 2, 3, 3), F64(-1, 1, 1, 4)}, f_conv2d},
+    {"conv2d", "unbatched [C, H, W], stride 2", 2, {F64(-1, 1, 3, 2, 5, 5), F64(-1, 1, 4, 3, 2, 2, 2)}, f_conv2d_unbatched},
+    {"conv2d.padding", "same, 2x4 kernel, bias", 3, {F64(-1, 1, 4, 1, 2, 4, 5), F64(-1, 1, 4, 3, 2, 2, 4), F64(-1, 1, 1, 3)}, f_conv2d_same},
+    {"conv2d.padding", "valid", 2, {F64(-1, 1, 4, 1, 2, 4, 5), F64(-1, 1, 4, 3, 2, 2, 3)}, f_conv2d_valid},
+    {"conv3d", "unbatched, padding 1, bias", 3, {F64(-1, 1, 4, 2, 3, 3, 3), F64(-1, 1, 4, 4, 2, 2, 2), F64(-1, 1, 1, 2)}, f_conv3d},
+    {"conv3d.padding", "unbatched, same, 3x1x2 kernel", 2, {F64(-1, 1, 4, 1, 3, 2, 3), F64(-1, 1, 4, 2, 3, 1, 2)}, f_conv3d_same},
+    {"conv_transpose1d", "stride 2, output_padding 1, bias", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 3, 2, 3), F64(-1, 1, 1, 2)}, f_conv_t1d},
+    {"conv_transpose2d", "groups 2, stride 2, padding 1, output_padding 1", 3, {F64(-1, 1, 4, 1, 4, 3, 3), F64(-1, 1, 4, 4, 1, 3, 3), F64(-1, 1, 1, 2)}, f_conv_t2d},
+    {"conv_transpose3d", "unbatched, 2x2x2 kernel", 2, {F64(-1, 1, 4, 2, 2, 2, 2), F64(-1, 1, 4, 2, 2, 2, 2)}, f_conv_t3d},
+    {"convolution", "2-d, stride 2, bias", 3, {F64(-1, 1, 4, 2, 2, 5, 5), F64(-1, 1, 4, 3, 2, 3, 3), F64(-1, 1, 1, 3)}, f_convolution},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

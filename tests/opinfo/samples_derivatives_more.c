@@ -245,6 +245,52 @@ static yg_status f_native_bn_eval(yg_tensor *const *x, yg_tensor **o)
     return st;
 }
 
+/* ---- convolution: convolution_dispatch, the op with the derivative ---- */
+static yg_status conv_call(yg_tensor *const *x, const yg_tensor *bias, int32_t n, const int64_t *s,
+                           const int64_t *p, const int64_t *d, bool tr, const int64_t *op,
+                           int64_t groups, yg_tensor **o)
+{
+    return yg_convolution_dispatch(x[0], x[1], bias, s, n, p, n, d, n, tr, op, n, groups, false, false, true, o);
+}
+static const int64_t cv1[3] = {1, 1, 1}, cv0[3] = {0, 0, 0}, cv2[3] = {2, 2, 2};
+static yg_status f_cv_2d(yg_tensor *const *x, yg_tensor **o) { return conv_call(x, x[2], 2, cv2, cv1, cv1, false, cv0, 1, o); }
+static yg_status f_cv_1d_dil(yg_tensor *const *x, yg_tensor **o) { return conv_call(x, NULL, 1, cv1, cv2, cv2, false, cv0, 1, o); }
+static yg_status f_cv_3d(yg_tensor *const *x, yg_tensor **o)
+{
+    /* samples have at most 4 dims: input and weight get their 5th here */
+    static const int64_t s[3] = {1, 2, 1}, p[3] = {1, 0, 1}, ws[5] = {2, 2, 2, 2, 2};
+    yg_tensor *in = NULL, *w = NULL;
+    yg_status st = yg_unsqueeze(x[0], 0, &in);
+    if (st == YG_OK)
+        st = yg_reshape(x[1], ws, 5, &w);
+    if (st == YG_OK) {
+        yg_tensor *xs[2] = {in, w};
+        st = conv_call(xs, x[2], 3, s, p, cv1, false, cv0, 1, o);
+    }
+    yg_release(in);
+    yg_release(w);
+    return st;
+}
+static yg_status f_cv_groups(yg_tensor *const *x, yg_tensor **o)
+{
+    static const int64_t p[2] = {1, 0};
+    return conv_call(x, x[2], 2, cv1, p, cv1, false, cv0, 2, o);
+}
+static yg_status f_cv_depthwise(yg_tensor *const *x, yg_tensor **o) { return conv_call(x, x[2], 2, cv2, cv1, cv1, false, cv0, 3, o); }
+static yg_status f_cv_depthwise_mult(yg_tensor *const *x, yg_tensor **o) { return conv_call(x, NULL, 2, cv1, cv1, cv2, false, cv0, 3, o); }
+static yg_status f_cv_t2d(yg_tensor *const *x, yg_tensor **o) { return conv_call(x, x[2], 2, cv2, cv1, cv1, true, cv1, 1, o); }
+static yg_status f_cv_t_groups(yg_tensor *const *x, yg_tensor **o)
+{
+    static const int64_t s[2] = {2, 1}, d[2] = {1, 2}, op[2] = {1, 0};
+    return conv_call(x, NULL, 2, s, cv0, d, true, op, 2, o);
+}
+static yg_status f_cv_t1d(yg_tensor *const *x, yg_tensor **o)
+{
+    static const int64_t s[1] = {3}, op[1] = {2};
+    return conv_call(x, x[2], 1, s, cv1, cv1, true, op, 1, o);
+}
+static yg_status f_cv_1x1(yg_tensor *const *x, yg_tensor **o) { return conv_call(x, x[2], 2, cv1, cv0, cv1, false, cv0, 1, o); }
+
 const sample opinfo_derivative_more_samples[] = {
     /* ---- rng-creation ---- */
     {"bernoulli", "probabilities that require grad", 1, {F64(0, 1, 2, 2, 3)}, f_bernoulli},
@@ -284,5 +330,16 @@ const sample opinfo_derivative_more_samples[] = {
     {"lstm_cell_gates", "unbatched, H 2", 3, {F64(-2, 2, 1, 8), F64(-2, 2, 1, 8), F64(-1, 1, 1, 2)}, f_lstm_gates},
     {"native_batch_norm", "training, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3)}, f_native_bn_train},
     {"native_batch_norm", "evaluation, running statistics", 5, {F64(-1, 1, 4, 2, 3, 2, 2), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3), C64(-0.5, 0.5, 1, 3), C64(0.5, 2, 1, 3)}, f_native_bn_eval},
+    /* ---- convolution ---- */
+    {"convolution_dispatch", "2-d, stride 2, padding 1, bias", 3, {F64(-1, 1, 4, 2, 3, 5, 5), F64(-1, 1, 4, 4, 3, 3, 3), F64(-1, 1, 1, 4)}, f_cv_2d},
+    {"convolution_dispatch", "1-d, padding 2, dilation 2, no bias", 2, {F64(-1, 1, 3, 2, 2, 7), F64(-1, 1, 3, 3, 2, 3)}, f_cv_1d_dil},
+    {"convolution_dispatch", "3-d, stride [1, 2, 1], padding [1, 0, 1], bias", 3, {F64(-1, 1, 4, 2, 3, 4, 3), F64(-1, 1, 4, 4, 2, 2, 2), F64(-1, 1, 1, 2)}, f_cv_3d},
+    {"convolution_dispatch", "2-d, groups 2, padding [1, 0], bias", 3, {F64(-1, 1, 4, 2, 4, 5, 4), F64(-1, 1, 4, 6, 2, 3, 2), F64(-1, 1, 1, 6)}, f_cv_groups},
+    {"convolution_dispatch", "depthwise, stride 2, padding 1, bias", 3, {F64(-1, 1, 4, 2, 3, 5, 5), F64(-1, 1, 4, 3, 1, 3, 3), F64(-1, 1, 1, 3)}, f_cv_depthwise},
+    {"convolution_dispatch", "depthwise, multiplier 2, dilation 2", 2, {F64(-1, 1, 4, 1, 3, 6, 5), F64(-1, 1, 4, 6, 1, 3, 2)}, f_cv_depthwise_mult},
+    {"convolution_dispatch", "1x1, bias", 3, {F64(-1, 1, 4, 2, 3, 3, 4), F64(-1, 1, 4, 4, 3, 1, 1), F64(-1, 1, 1, 4)}, f_cv_1x1},
+    {"convolution_dispatch", "transposed 2-d, stride 2, output_padding 1, bias", 3, {F64(-1, 1, 4, 2, 4, 3, 3), F64(-1, 1, 4, 4, 3, 3, 3), F64(-1, 1, 1, 3)}, f_cv_t2d},
+    {"convolution_dispatch", "transposed, groups 2, stride [2, 1], dilation [1, 2]", 2, {F64(-1, 1, 4, 1, 4, 3, 4), F64(-1, 1, 4, 4, 2, 2, 3)}, f_cv_t_groups},
+    {"convolution_dispatch", "transposed 1-d, stride 3, output_padding 2, bias", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 3, 2, 3), F64(-1, 1, 1, 2)}, f_cv_t1d},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

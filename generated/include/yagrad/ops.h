@@ -60,6 +60,7 @@
 #include "yagrad/ops_losses.h"
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_layers.h"
+#include "yagrad/ops_convolution.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_resampling.h"
 #include "yagrad/ops_creation.h"

@@ -7,6 +7,7 @@
  *   status.h    status codes, yg_last_error()
  *   tensor.h    yg_tensor: create, inspect, retain/release
  *   cpu.h       the CPU capability (baseline, AVX2, AVX-512) kernels run at
+ *   conv.h      the convolution backends: which one ran, forcing one
  *   autograd.h  requires_grad, yg_backward, grad mode
  *   ops.h       every op (generated): yg_add, yg_mm, yg_log_softmax, ...
  *   optim.h     optimizers: SGD, Adam, AdamW
@@ -20,6 +21,7 @@
 #define YAGRAD_YAGRAD_H
 
 #include "yagrad/autograd.h"
+#include "yagrad/conv.h"
 #include "yagrad/cpu.h"
 #include "yagrad/jit.h"
 #include "yagrad/ops.h"

@@ -1068,6 +1068,13 @@ NAIVE_LOOPS = {
     op: ("tests/test_ops_random.c", _PHILOX)
     for op in ("rand", "randn", "randint", "rand_like", "randn_like", "bernoulli", "bernoulli.p", "dropout")
 }
+_CONV = "convolutions checked against a naive 7-loop float64 convolution and its gradients"
+NAIVE_LOOPS.update({
+    op: ("tests/test_ops_conv.c", _CONV)
+    for op in ("conv1d", "conv1d.padding", "conv2d", "conv2d.padding", "conv3d", "conv3d.padding",
+               "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution",
+               "convolution_dispatch", "convolution_backward")
+})
 
 
 # ---- driver -------------------------------------------------------------------

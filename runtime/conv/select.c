@@ -1,0 +1,92 @@
+/*
+ * conv/select.c - which backend runs a convolution (yagrad/conv.h).
+ *
+ * The forced backend and the last choice are thread-local, so tests and
+ * programs that force a backend on one thread never affect another.  The
+ * environment variable YG_CONV_BACKEND is read at every call (a getenv is
+ * nothing next to a convolution), so a program may change it between
+ * calls.  Availability is a property of the build: oneDNN and cuDNN are
+ * not built yet, so forcing them fails rather than falling back.
+ */
+#include "conv/conv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local yg_conv_backend forced = YG_CONV_BACKEND_NONE;
+static _Thread_local yg_conv_backend last = YG_CONV_BACKEND_NONE;
+
+static const char *const names[YG_CONV_BACKEND_COUNT_] = {
+    [YG_CONV_BACKEND_NONE] = "none",
+    [YG_CONV_BACKEND_NATIVE] = "native",
+    [YG_CONV_BACKEND_ONEDNN] = "onednn",
+    [YG_CONV_BACKEND_CUDNN] = "cudnn",
+};
+
+/* What a missing backend lacks, for the message. */
+static const char *const missing[YG_CONV_BACKEND_COUNT_] = {
+    [YG_CONV_BACKEND_ONEDNN] = "built without oneDNN",
+    [YG_CONV_BACKEND_CUDNN] = "built without cuDNN (and cuDNN needs cuda tensors)",
+};
+
+const char *yg_conv_backend_name(yg_conv_backend backend) {
+    if ((int)backend < 0 || backend >= YG_CONV_BACKEND_COUNT_)
+        return "unknown";
+    return names[backend];
+}
+
+bool yg_conv_backend_available(yg_conv_backend backend) {
+    return backend == YG_CONV_BACKEND_NATIVE;
+}
+
+yg_status yg_conv_force_backend(yg_conv_backend backend) {
+    if ((int)backend < 0 || backend >= YG_CONV_BACKEND_COUNT_)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "yg_conv_force_backend: %d is no backend",
+                        (int)backend);
+    forced = backend;
+    return YG_OK;
+}
+
+yg_conv_backend yg_conv_forced_backend(void) {
+    return forced;
+}
+
+yg_conv_backend yg_conv_last_backend(void) {
+    return last;
+}
+
+/* The backend YG_CONV_BACKEND names (NONE when unset or empty). */
+static yg_status from_env(yg_conv_backend *out) {
+    const char *v = getenv("YG_CONV_BACKEND");
+
+    *out = YG_CONV_BACKEND_NONE;
+    if (v == NULL || v[0] == '\0')
+        return YG_OK;
+    for (int b = YG_CONV_BACKEND_NATIVE; b < YG_CONV_BACKEND_COUNT_; b++) {
+        if (strcmp(v, names[b]) == 0) {
+            *out = (yg_conv_backend)b;
+            return YG_OK;
+        }
+    }
+    return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                    "YG_CONV_BACKEND '%.40s' names no backend (expected native, onednn or cudnn)",
+                    v);
+}
+
+yg_status yg__conv_select(const yg_conv_params *p, bool allow_choice, yg_conv_backend *out) {
+    yg_conv_backend b = forced;
+
+    (void)p; /* every case goes to native until oneDNN lands */
+    *out = YG_CONV_BACKEND_NONE;
+    if (b == YG_CONV_BACKEND_NONE)
+        YG_RETURN_IF_ERROR(from_env(&b));
+    if (b != YG_CONV_BACKEND_NONE && !yg_conv_backend_available(b))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED, "backend %s: %s", names[b], missing[b]);
+    if (b == YG_CONV_BACKEND_NONE)
+        b = YG_CONV_BACKEND_NATIVE; /* the best built one (allow_choice) or native */
+    (void)allow_choice;
+    last = b;
+    *out = b;
+    return YG_OK;
+}
