@@ -156,12 +156,20 @@ static const char *const native_batch_norm_derivative_inputs[] = {"input", "weig
 static const char *const embedding_derivative_inputs[] = {"weight"};
 static const char *const embedding_backward_derivative_inputs[] = {"grad_output"};
 static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
+static const char *const max_pool3d_with_indices_derivative_inputs[] = {"self"};
+static const char *const adaptive_max_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const adaptive_avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const adaptive_avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const avg_pool3d_derivative_inputs[] = {"self"};
+static const char *const avg_pool3d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const adaptive_avg_pool3d_derivative_inputs[] = {"self"};
+static const char *const adaptive_avg_pool3d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const upsample_nearest2d_derivative_inputs[] = {"self"};
 static const char *const upsample_nearest2d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const upsample_bilinear2d_derivative_inputs[] = {"self"};
+static const char *const upsample_bilinear2d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const to_copy_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
@@ -2139,10 +2147,44 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "max_pool3d_with_indices",
+        .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/native_functions.yaml:1303",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool3d",
+        .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1307",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool3d_with_indices_backward",
+        .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
+                  " int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1312",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "adaptive_max_pool2d",
+        .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
+                  " Tensor indices)",
+        .location = "specs/native_functions.yaml:1318",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1300",
+        .location = "specs/native_functions.yaml:1327",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2151,63 +2193,168 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1304",
+        .location = "specs/native_functions.yaml:1331",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "avg_pool1d",
+        .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+        .location = "specs/native_functions.yaml:1338",
+        .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1310",
+        .location = "specs/native_functions.yaml:1343",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1314",
+        .location = "specs/native_functions.yaml:1347",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1322",
+        .location = "specs/native_functions.yaml:1355",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "avg_pool3d",
+        .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
+                  " int divisor_override=0) -> Tensor",
+        .location = "specs/native_functions.yaml:1359",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "avg_pool3d_backward",
+        .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
+                  " bool count_include_pad, int divisor_override) -> Tensor",
+        .location = "specs/native_functions.yaml:1363",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool1d",
+        .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/native_functions.yaml:1368",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool3d",
+        .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/native_functions.yaml:1372",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool3d_backward",
+        .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1376",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool3d_to",
+        .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1382",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1328",
+        .location = "specs/native_functions.yaml:1388",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1332",
+        .location = "specs/native_functions.yaml:1392",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1336",
+        .location = "specs/native_functions.yaml:1396",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "upsample_bilinear2d",
+        .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
+                  " float scales_h=0.0, float scales_w=0.0) -> Tensor",
+        .location = "specs/native_functions.yaml:1403",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "upsample_bilinear2d_backward",
+        .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
+                  " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
+        .location = "specs/native_functions.yaml:1407",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "upsample_bilinear2d_to",
+        .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
+                  " float scales_h=0.0, float scales_w=0.0) -> Tensor",
+        .location = "specs/native_functions.yaml:1413",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "pixel_shuffle",
+        .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
+        .location = "specs/native_functions.yaml:1417",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "pixel_unshuffle",
+        .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
+        .location = "specs/native_functions.yaml:1421",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "channel_shuffle",
+        .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
+        .location = "specs/native_functions.yaml:1426",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1347",
+        .location = "specs/native_functions.yaml:1438",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1351",
+        .location = "specs/native_functions.yaml:1442",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2215,21 +2362,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1355",
+        .location = "specs/native_functions.yaml:1446",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1360",
+        .location = "specs/native_functions.yaml:1451",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1366",
+        .location = "specs/native_functions.yaml:1457",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2237,7 +2384,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1370",
+        .location = "specs/native_functions.yaml:1461",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2245,28 +2392,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1375",
+        .location = "specs/native_functions.yaml:1466",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1380",
+        .location = "specs/native_functions.yaml:1471",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1384",
+        .location = "specs/native_functions.yaml:1475",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1388",
+        .location = "specs/native_functions.yaml:1479",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2275,7 +2422,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1391",
+        .location = "specs/native_functions.yaml:1482",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2285,7 +2432,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1394",
+        .location = "specs/native_functions.yaml:1485",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2294,7 +2441,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1397",
+        .location = "specs/native_functions.yaml:1488",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2304,7 +2451,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1407",
+        .location = "specs/native_functions.yaml:1498",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2312,7 +2459,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1412",
+        .location = "specs/native_functions.yaml:1503",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2320,21 +2467,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1417",
+        .location = "specs/native_functions.yaml:1508",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1422",
+        .location = "specs/native_functions.yaml:1513",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1427",
+        .location = "specs/native_functions.yaml:1518",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2344,7 +2491,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1432",
+        .location = "specs/native_functions.yaml:1523",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2352,21 +2499,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1434",
+        .location = "specs/native_functions.yaml:1525",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1438",
+        .location = "specs/native_functions.yaml:1529",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1445",
+        .location = "specs/native_functions.yaml:1536",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2375,7 +2522,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1452",
+        .location = "specs/native_functions.yaml:1543",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2384,15 +2531,15 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1456",
+        .location = "specs/native_functions.yaml:1547",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 275;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 275, "op table size");
+const int32_t yg__ops_count = 292;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 292, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -3648,10 +3795,27 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
     {
+        .name = "max_pool3d_with_indices",
+        .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/derivatives.yaml:779",
+        .n_inputs = 1,
+        .inputs = max_pool3d_with_indices_derivative_inputs,
+    },
+    {
+        .name = "adaptive_max_pool2d",
+        .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
+                  " Tensor indices)",
+        .location = "specs/derivatives.yaml:784",
+        .n_inputs = 1,
+        .inputs = adaptive_max_pool2d_derivative_inputs,
+    },
+    {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:778",
+        .location = "specs/derivatives.yaml:790",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -3660,60 +3824,108 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:782",
+        .location = "specs/derivatives.yaml:794",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:785",
+        .location = "specs/derivatives.yaml:797",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:792",
+        .location = "specs/derivatives.yaml:804",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
     },
     {
+        .name = "avg_pool3d",
+        .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
+                  " int divisor_override=0) -> Tensor",
+        .location = "specs/derivatives.yaml:807",
+        .n_inputs = 1,
+        .inputs = avg_pool3d_derivative_inputs,
+    },
+    {
+        .name = "avg_pool3d_backward",
+        .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
+                  " bool count_include_pad, int divisor_override) -> Tensor",
+        .location = "specs/derivatives.yaml:811",
+        .n_inputs = 1,
+        .inputs = avg_pool3d_backward_derivative_inputs,
+    },
+    {
+        .name = "adaptive_avg_pool3d",
+        .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/derivatives.yaml:814",
+        .n_inputs = 1,
+        .inputs = adaptive_avg_pool3d_derivative_inputs,
+    },
+    {
+        .name = "adaptive_avg_pool3d_backward",
+        .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/derivatives.yaml:817",
+        .n_inputs = 1,
+        .inputs = adaptive_avg_pool3d_backward_derivative_inputs,
+    },
+    {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:797",
+        .location = "specs/derivatives.yaml:822",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:800",
+        .location = "specs/derivatives.yaml:825",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_backward_derivative_inputs,
     },
     {
+        .name = "upsample_bilinear2d",
+        .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
+                  " float scales_h=0.0, float scales_w=0.0) -> Tensor",
+        .location = "specs/derivatives.yaml:828",
+        .n_inputs = 1,
+        .inputs = upsample_bilinear2d_derivative_inputs,
+    },
+    {
+        .name = "upsample_bilinear2d_backward",
+        .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
+                  " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
+        .location = "specs/derivatives.yaml:833",
+        .n_inputs = 1,
+        .inputs = upsample_bilinear2d_backward_derivative_inputs,
+    },
+    {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:808",
+        .location = "specs/derivatives.yaml:841",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:812",
+        .location = "specs/derivatives.yaml:845",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:822",
+        .location = "specs/derivatives.yaml:855",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
 };
-const int32_t yg__derivatives_count = 183;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 183,
+const int32_t yg__derivatives_count = 191;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 191,
                "derivative table size");

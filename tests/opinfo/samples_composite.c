@@ -175,6 +175,22 @@ static yg_status f_to_same(yg_tensor *const *x, yg_tensor **o) { return yg_to_dt
 static yg_status f_to_int32(yg_tensor *const *x, yg_tensor **o) { return yg_to_dtype(x[0], YG_INT32, false, o); }
 static yg_status f_type_as(yg_tensor *const *x, yg_tensor **o) { return yg_type_as(x[0], x[1], o); }
 
+/* ---- pool: 1-d and 3-d composites, pixel and channel shuffles ---- */
+static const int64_t pc_k3[] = {3}, pc_s2[] = {2}, pc_p1[] = {1}, pc_k2[] = {2}, pc_d1[] = {1};
+static yg_status f_max_pool3d(yg_tensor *const *x, yg_tensor **o) { return yg_max_pool3d(x[0], pc_k3, 1, pc_s2, 1, pc_p1, 1, pc_d1, 1, true, o); }
+static yg_status f_avg_pool1d(yg_tensor *const *x, yg_tensor **o) { return yg_avg_pool1d(x[0], pc_k3, 1, pc_s2, 1, pc_p1, 1, false, true, o); }
+static yg_status f_avg_pool1d_ceil(yg_tensor *const *x, yg_tensor **o) { return yg_avg_pool1d(x[0], pc_k2, 1, NULL, 0, pc_p1, 1, true, false, o); }
+static yg_status f_adaptive_avg_pool1d(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t os[] = {4};
+    return yg_adaptive_avg_pool1d(x[0], os, 1, o);
+}
+static yg_status f_pixel_shuffle(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_shuffle(x[0], 2, o); }
+static yg_status f_pixel_unshuffle(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_unshuffle(x[0], 2, o); }
+static yg_status f_pixel_shuffle_3(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_shuffle(x[0], 3, o); }
+static yg_status f_channel_shuffle(yg_tensor *const *x, yg_tensor **o) { return yg_channel_shuffle(x[0], 3, o); }
+static yg_status f_channel_shuffle_3d(yg_tensor *const *x, yg_tensor **o) { return yg_channel_shuffle(x[0], 2, o); }
+
 const sample opinfo_composite_samples[] = {
     {"prod", "every element", 1, {F64(0.5, 1.5, 2, 2, 3)}, f_prod},
     {"max", "every element", 1, {F64(-1, 1, 2, 3, 4)}, f_max},
@@ -237,5 +253,15 @@ const sample opinfo_composite_samples[] = {
     {"to.dtype", "to int32: truncates, no gradient", 1, {F64(-3, 3, 2, 2, 3)}, f_to_int32, NULL, OPINFO_ANY_SHAPE | OPINFO_NO_GRAD},
     {"type_as", "a floating other", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 1, 1)}, f_type_as},
     {"type_as", "an int64 other: truncates, no gradient", 2, {F64(-3, 3, 2, 2, 3), I64(0, 2, 1, 1)}, f_type_as, NULL, OPINFO_NO_GRAD},
+    /* pool: 1-d and 3-d composites, pixel and channel shuffles */
+    {"max_pool3d", "kernel 3, stride 2, padding 1, ceil_mode", 1, {F64(-1, 1, 4, 2, 4, 5, 6)}, f_max_pool3d},
+    {"avg_pool1d", "kernel 3, stride 2, padding 1", 1, {F64(-1, 1, 3, 2, 3, 9)}, f_avg_pool1d},
+    {"avg_pool1d", "kernel 2, padding 1, ceil_mode, padding not counted", 1, {F64(-1, 1, 2, 3, 8)}, f_avg_pool1d_ceil},
+    {"adaptive_avg_pool1d", "L 7 -> 4", 1, {F64(-1, 1, 3, 2, 3, 7)}, f_adaptive_avg_pool1d},
+    {"pixel_shuffle", "factor 2, [1, 8, 2, 3]", 1, {F64(-1, 1, 4, 1, 8, 2, 3)}, f_pixel_shuffle},
+    {"pixel_shuffle", "factor 3, [9, 2, 2] (no batch)", 1, {F64(-1, 1, 3, 9, 2, 2)}, f_pixel_shuffle_3},
+    {"pixel_unshuffle", "factor 2, [2, 2, 4, 6]", 1, {F64(-1, 1, 4, 2, 2, 4, 6)}, f_pixel_unshuffle},
+    {"channel_shuffle", "groups 3, [2, 6, 2, 2]", 1, {F64(-1, 1, 4, 2, 6, 2, 2)}, f_channel_shuffle},
+    {"channel_shuffle", "groups 2, [1, 4, 5]", 1, {F64(-1, 1, 3, 1, 4, 5)}, f_channel_shuffle_3d},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };
