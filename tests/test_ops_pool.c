@@ -478,7 +478,8 @@ static int64_t nd_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bo
 
 /* A tensor of sizes with random values; transposed: its last two dims
  * swapped in storage (a non-contiguous view). */
-static yg_tensor *nd_input(yg_dtype dt, const int64_t *sizes, int64_t nd, bool transposed, uint64_t seed) {
+static yg_tensor *
+nd_input(yg_dtype dt, const int64_t *sizes, int64_t nd, bool transposed, uint64_t seed) {
     int64_t bs[YG_MAX_DIMS];
     yg_tensor *base, *x = NULL;
     memcpy(bs, sizes, sizeof(int64_t) * (size_t)nd);
@@ -496,8 +497,14 @@ static yg_tensor *nd_input(yg_dtype dt, const int64_t *sizes, int64_t nd, bool t
 /* Max (is_max) or average of every window of every plane of xv (planes
  * of in[3]) into ev (and flat positions into ei); sizes of one output
  * plane into o[3]. */
-static void naive_pool_nd(const double *xv, int64_t planes, const int64_t in[3], const nd_case *c,
-                          bool is_max, int64_t o[3], double *ev, double *ei) {
+static void naive_pool_nd(const double *xv,
+                          int64_t planes,
+                          const int64_t in[3],
+                          const nd_case *c,
+                          bool is_max,
+                          int64_t o[3],
+                          double *ev,
+                          double *ei) {
     for (int i = 0; i < 3; i++)
         o[i] = nd_out(in[i], c->k[i], c->s[i], c->p[i], c->d[i], c->ceil_mode);
     int64_t at = 0;
@@ -535,8 +542,9 @@ static void naive_pool_nd(const double *xv, int64_t planes, const int64_t in[3],
                         ev[at] = best;
                         ei[at] = (double)arg;
                     } else {
-                        ev[at] = sum / (double)(c->divisor ? c->divisor
-                                                           : c->count_include_pad ? npad : n);
+                        ev[at] = sum / (double)(c->divisor             ? c->divisor
+                                                : c->count_include_pad ? npad
+                                                                       : n);
                     }
                 }
 }
@@ -611,8 +619,17 @@ static void test_avg_pool3d_matches_naive_windows_for_each_option(void **state) 
                 double tol = nd_dtypes[di] == YG_FLOAT32 ? 1e-6 : 1e-14;
                 naive_pool_nd(xv, 4, in, c, false, o, ev, ei);
                 out_sizes(sizes, 5, 3, o, os);
-                YG_CHECK(yg_avg_pool3d(x, c->k, 3, c->s, 3, c->p, 3, c->ceil_mode,
-                                       c->count_include_pad, c->divisor, &y));
+                YG_CHECK(yg_avg_pool3d(x,
+                                       c->k,
+                                       3,
+                                       c->s,
+                                       3,
+                                       c->p,
+                                       3,
+                                       c->ceil_mode,
+                                       c->count_include_pad,
+                                       c->divisor,
+                                       &y));
                 YG_EXPECT_CLOSE(y, os, 5, ev, tol, tol);
                 assert_int_equal(yg_tensor_dtype(y), nd_dtypes[di]);
                 yg_release(y);
@@ -640,8 +657,16 @@ static void test_avg_pool1d_matches_naive_windows_for_each_option(void **state) 
                 double tol = nd_dtypes[di] == YG_FLOAT32 ? 1e-6 : 1e-14;
                 naive_pool_nd(xv, 12, in, c, false, o, ev, ei);
                 out_sizes(sizes, 3, 1, o, os);
-                YG_CHECK(yg_avg_pool1d(x, c->k + 2, 1, c->s + 2, 1, c->p + 2, 1, c->ceil_mode,
-                                       c->count_include_pad, &y));
+                YG_CHECK(yg_avg_pool1d(x,
+                                       c->k + 2,
+                                       1,
+                                       c->s + 2,
+                                       1,
+                                       c->p + 2,
+                                       1,
+                                       c->ceil_mode,
+                                       c->count_include_pad,
+                                       &y));
                 YG_EXPECT_CLOSE(y, os, 3, ev, tol, tol);
                 yg_release(y);
                 free(xv);
@@ -650,8 +675,13 @@ static void test_avg_pool1d_matches_naive_windows_for_each_option(void **state) 
 }
 
 /* Adaptive cell i of n over L: [floor(i L / n), ceil((i + 1) L / n)). */
-static void naive_adaptive_nd(const double *xv, int64_t planes, const int64_t in[3],
-                              const int64_t o[3], bool is_max, double *ev, double *ei) {
+static void naive_adaptive_nd(const double *xv,
+                              int64_t planes,
+                              const int64_t in[3],
+                              const int64_t o[3],
+                              bool is_max,
+                              double *ev,
+                              double *ei) {
     int64_t at = 0;
     for (int64_t pl = 0; pl < planes; pl++)
         for (int64_t a = 0; a < o[0]; a++)
@@ -761,8 +791,8 @@ static void test_adaptive_max_and_max_pool3d_gradients_go_to_the_maxima(void **s
 
     x = yg_test_tensor(YG_FLOAT64, s3, 4, v3);
     YG_CHECK(yg_tensor_set_requires_grad(x, true));
-    YG_CHECK(yg_max_pool3d(x, k, 1, NULL, 0, (const int64_t[]){0}, 1, (const int64_t[]){1}, 1,
-                           false, &y));
+    YG_CHECK(yg_max_pool3d(
+        x, k, 1, NULL, 0, (const int64_t[]){0}, 1, (const int64_t[]){1}, 1, false, &y));
     YG_CHECK(yg_sum(y, &sum));
     YG_CHECK(yg_backward(sum, NULL, false));
     YG_CHECK(yg_tensor_grad(x, &g));
@@ -789,35 +819,45 @@ static void test_new_pools_reject_bad_arguments(void **state) {
     assert_null(y);
     assert_null(i);
     YG_EXPECT_ERROR(yg_max_pool3d(x, k1, 1, st0, 1, p0, 1, d1, 1, false, &y),
-                    YG_ERR_INVALID_ARGUMENT, "max_pool3d: ",
+                    YG_ERR_INVALID_ARGUMENT,
+                    "max_pool3d: ",
                     "max_pool3d_with_indices: stride must be at least 1, got [0]");
     assert_null(y);
     YG_EXPECT_ERROR(yg_avg_pool3d(x, k2, 1, NULL, 0, p2, 1, false, true, 0, &y),
                     YG_ERR_INVALID_ARGUMENT,
                     "avg_pool3d: padding [2, 2, 2] must be at most half of kernel_size");
-    YG_EXPECT_ERROR(yg_avg_pool3d(x2, k2, 1, NULL, 0, p0, 1, false, true, 0, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_avg_pool3d(x2, k2, 1, NULL, 0, p0, 1, false, true, 0, &y),
+                    YG_ERR_SHAPE,
                     "avg_pool3d: expected self of 4 or 5 dims ([C, D, H, W] or [N, C, D, H, W]), "
                     "got [2, 3]");
-    YG_EXPECT_ERROR(yg_avg_pool3d(xi, k2, 1, NULL, 0, p0, 1, false, true, 0, &y), YG_ERR_DTYPE,
+    YG_EXPECT_ERROR(yg_avg_pool3d(xi, k2, 1, NULL, 0, p0, 1, false, true, 0, &y),
+                    YG_ERR_DTYPE,
                     "avg_pool3d: unsupported dtype int64 for self");
-    YG_EXPECT_ERROR(yg_avg_pool3d(x, k4, 1, NULL, 0, p0, 1, false, true, 0, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_avg_pool3d(x, k4, 1, NULL, 0, p0, 1, false, true, 0, &y),
+                    YG_ERR_SHAPE,
                     "avg_pool3d: input of 2 x 3 x 3 is too small for the window (output would "
                     "be 0 x 0 x 0)");
     assert_null(y);
     YG_EXPECT_ERROR(yg_avg_pool1d(x1, k22, 2, NULL, 0, p0, 1, false, true, &y),
-                    YG_ERR_INVALID_ARGUMENT, "avg_pool1d: kernel_size must have 1 entry, got [2, 2]");
-    YG_EXPECT_ERROR(yg_avg_pool1d(x, k2, 1, NULL, 0, p0, 1, false, true, &y), YG_ERR_SHAPE,
+                    YG_ERR_INVALID_ARGUMENT,
+                    "avg_pool1d: kernel_size must have 1 entry, got [2, 2]");
+    YG_EXPECT_ERROR(yg_avg_pool1d(x, k2, 1, NULL, 0, p0, 1, false, true, &y),
+                    YG_ERR_SHAPE,
                     "avg_pool1d: expected self of 2 or 3 dims ([C, L] or [N, C, L]), got "
                     "[1, 1, 2, 3, 3]");
-    YG_EXPECT_ERROR(yg_adaptive_avg_pool3d(x, o0, 1, &y), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_adaptive_avg_pool3d(x, o0, 1, &y),
+                    YG_ERR_INVALID_ARGUMENT,
                     "adaptive_avg_pool3d: output_size must be at least 1, got [0]");
-    YG_EXPECT_ERROR(yg_adaptive_avg_pool1d(x1, o123, 3, &y), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_adaptive_avg_pool1d(x1, o123, 3, &y),
+                    YG_ERR_INVALID_ARGUMENT,
                     "adaptive_avg_pool1d: output_size must have 1 entry, got [1, 2, 3]");
-    YG_EXPECT_ERROR(yg_adaptive_max_pool2d(x1, o123, 3, &y, &i), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_adaptive_max_pool2d(x1, o123, 3, &y, &i),
+                    YG_ERR_INVALID_ARGUMENT,
                     "adaptive_max_pool2d: output_size must have 1 or 2 entries, got [1, 2, 3]");
     assert_null(y);
     assert_null(i);
-    YG_EXPECT_ERROR(yg_adaptive_max_pool2d(x, k2, 1, &y, &i), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_adaptive_max_pool2d(x, k2, 1, &y, &i),
+                    YG_ERR_SHAPE,
                     "adaptive_max_pool2d: expected self of 3 or 4 dims");
     /* the backward checks grad_output against the pooled output */
     YG_CHECK(yg_tensor_zeros(gsz, 5, YG_FLOAT32, &g));

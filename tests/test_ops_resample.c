@@ -16,7 +16,8 @@ static const yg_dtype dtypes[] = {YG_FLOAT32, YG_FLOAT64};
 
 /* A tensor of sizes with random values; transposed: its last two dims
  * swapped in storage (a non-contiguous view). */
-static yg_tensor *input(yg_dtype dt, const int64_t *sizes, int64_t nd, bool transposed, uint64_t seed) {
+static yg_tensor *
+input(yg_dtype dt, const int64_t *sizes, int64_t nd, bool transposed, uint64_t seed) {
     int64_t bs[YG_MAX_DIMS];
     yg_tensor *base, *x = NULL;
     if (!transposed)
@@ -33,8 +34,14 @@ static yg_tensor *input(yg_dtype dt, const int64_t *sizes, int64_t nd, bool tran
 
 /* The source coordinate of output index i along a dim, by PyTorch's
  * area_pixel_compute_source_index, split into (lo, hi, weight of hi). */
-static void source(int64_t i, int64_t in, int64_t out, bool align, double scale, int64_t *lo,
-                   int64_t *hi, double *w) {
+static void source(int64_t i,
+                   int64_t in,
+                   int64_t out,
+                   bool align,
+                   double scale,
+                   int64_t *lo,
+                   int64_t *hi,
+                   double *w) {
     double src;
     if (align) {
         src = out > 1 ? (double)i * (double)(in - 1) / (double)(out - 1) : 0;
@@ -50,8 +57,16 @@ static void source(int64_t i, int64_t in, int64_t out, bool align, double scale,
 }
 
 /* Bilinear interpolation of planes of ih x iw into oh x ow. */
-static void naive_bilinear(const double *x, int64_t planes, int64_t ih, int64_t iw, int64_t oh,
-                           int64_t ow, bool align, double sh, double sw, double *y) {
+static void naive_bilinear(const double *x,
+                           int64_t planes,
+                           int64_t ih,
+                           int64_t iw,
+                           int64_t oh,
+                           int64_t ow,
+                           bool align,
+                           double sh,
+                           double sw,
+                           double *y) {
     for (int64_t p = 0; p < planes; p++)
         for (int64_t i = 0; i < oh; i++)
             for (int64_t j = 0; j < ow; j++) {
@@ -67,8 +82,14 @@ static void naive_bilinear(const double *x, int64_t planes, int64_t ih, int64_t 
 }
 
 /* The adjoint: each output gradient spread over its four sources. */
-static void naive_bilinear_backward(const double *g, int64_t planes, int64_t ih, int64_t iw,
-                                    int64_t oh, int64_t ow, bool align, double *gx) {
+static void naive_bilinear_backward(const double *g,
+                                    int64_t planes,
+                                    int64_t ih,
+                                    int64_t iw,
+                                    int64_t oh,
+                                    int64_t ow,
+                                    bool align,
+                                    double *gx) {
     memset(gx, 0, sizeof(double) * (size_t)(planes * ih * iw));
     for (int64_t p = 0; p < planes; p++)
         for (int64_t i = 0; i < oh; i++)
@@ -89,7 +110,12 @@ static void test_upsample_bilinear2d_matches_naive_interpolation(void **state) {
     /* (oh, ow, scale_h, scale_w): up, down, same, 1 x 1, and sizes from
      * scales (output_size []: floor(5 * 1.7) = 8, floor(6 * 0.75) = 4) */
     const double cases[][4] = {
-        {9, 11, 0, 0}, {3, 4, 0, 0}, {5, 6, 0, 0}, {1, 1, 0, 0}, {7, 2, 0, 0}, {8, 4, 1.7, 0.75},
+        {9, 11, 0, 0},
+        {3, 4, 0, 0},
+        {5, 6, 0, 0},
+        {1, 1, 0, 0},
+        {7, 2, 0, 0},
+        {8, 4, 1.7, 0.75},
     };
     const int64_t sizes[] = {2, 3, 5, 6};
     (void)state;
@@ -131,8 +157,8 @@ static void test_upsample_bilinear2d_gives_pytorch_known_answers(void **state) {
                   s4[] = {1, 1, 4, 4};
     const double v[] = {0, 1, 2, 3};
     const double e3[] = {0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3};
-    const double e4[] = {0,   0.25, 0.75, 1,    0.5, 0.75, 1.25, 1.5,
-                         1.5, 1.75, 2.25, 2.5, 2,   2.25, 2.75, 3};
+    const double e4[] = {
+        0, 0.25, 0.75, 1, 0.5, 0.75, 1.25, 1.5, 1.5, 1.75, 2.25, 2.5, 2, 2.25, 2.75, 3};
     yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 4, v), *y = NULL;
     (void)state;
     YG_CHECK(yg_upsample_bilinear2d(x, o3, 1, true, 0, 0, &y));
@@ -155,8 +181,8 @@ static void test_upsample_bilinear2d_gradient_is_the_naive_adjoint(void **state)
         for (int di = 0; di < 2; di++) {
             const int64_t gs[] = {2, 7, 3};
             double tol = dtypes[di] == YG_FLOAT32 ? 1e-6 : 1e-14, e[40];
-            yg_tensor *x = input(dtypes[di], sizes, 3, false, 60), *y = NULL, *g = NULL,
-                      *gx = NULL, *gb = NULL;
+            yg_tensor *x = input(dtypes[di], sizes, 3, false, 60), *y = NULL, *g = NULL, *gx = NULL,
+                      *gb = NULL;
             /* a non-contiguous grad_output */
             g = input(dtypes[di], gs, 3, true, 61);
             double *gv = yg_test_values(g);
@@ -251,17 +277,23 @@ static void test_resampling_rejects_bad_arguments(void **state) {
     YG_CHECK(yg_tensor_zeros(s4, 4, YG_FLOAT32, &x));
     YG_CHECK(yg_tensor_zeros(s4, 4, YG_INT64, &xi));
     YG_CHECK(yg_tensor_zeros(s5, 4, YG_FLOAT64, &x5));
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x2, o03 + 1, 1, false, 0, 0, &y), YG_ERR_SHAPE,
-                    "upsample_bilinear2d: expected self of 3 or 4 dims ([C, H, W] or [N, C, H, W]), "
-                    "got [3, 4]");
+    YG_EXPECT_ERROR(
+        yg_upsample_bilinear2d(x2, o03 + 1, 1, false, 0, 0, &y),
+        YG_ERR_SHAPE,
+        "upsample_bilinear2d: expected self of 3 or 4 dims ([C, H, W] or [N, C, H, W]), "
+        "got [3, 4]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d(xi, o03 + 1, 1, false, 0, 0, &y), YG_ERR_DTYPE,
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d(xi, o03 + 1, 1, false, 0, 0, &y),
+                    YG_ERR_DTYPE,
                     "upsample_bilinear2d: unsupported dtype int64 for self");
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, o03, 2, true, 0, 0, &y), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, o03, 2, true, 0, 0, &y),
+                    YG_ERR_INVALID_ARGUMENT,
                     "upsample_bilinear2d: output size must be at least 1, got 0 x 3");
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, o123, 3, true, 0, 0, &y), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, o123, 3, true, 0, 0, &y),
+                    YG_ERR_INVALID_ARGUMENT,
                     "upsample_bilinear2d: output_size must have 0, 1 or 2 entries, got [1, 2, 3]");
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, NULL, 0, false, 0, 2, &y), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, NULL, 0, false, 0, 2, &y),
+                    YG_ERR_INVALID_ARGUMENT,
                     "upsample_bilinear2d: output_size is empty, so scales_h must be positive and "
                     "finite, got 0");
     YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, NULL, 0, false, 2, 0.25, &y),
@@ -269,26 +301,34 @@ static void test_resampling_rejects_bad_arguments(void **state) {
                     "upsample_bilinear2d: output size must be at least 1, got 4 x 0");
     assert_null(y);
     YG_CHECK(yg_tensor_zeros(gs, 4, YG_FLOAT32, &g));
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d_backward(g, s4, 4, false, 0, 0, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d_backward(g, s4, 4, false, 0, 0, &y),
+                    YG_ERR_SHAPE,
                     "upsample_bilinear2d_backward: grad_output [1, 2, 2, 2] does not match the "
                     "leading dims of self_sizes [1, 3, 2, 2]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_pixel_shuffle(x, 0, &y), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_pixel_shuffle(x, 0, &y),
+                    YG_ERR_INVALID_ARGUMENT,
                     "pixel_shuffle: upscale_factor must be at least 1, got 0");
-    YG_EXPECT_ERROR(yg_pixel_shuffle(x, 2, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_pixel_shuffle(x, 2, &y),
+                    YG_ERR_SHAPE,
                     "pixel_shuffle: channels of self [1, 3, 2, 2] must be divisible by "
                     "upscale_factor^2 = 4");
-    YG_EXPECT_ERROR(yg_pixel_shuffle(x2, 1, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_pixel_shuffle(x2, 1, &y),
+                    YG_ERR_SHAPE,
                     "pixel_shuffle: expected self of at least 3 dims ([*, C, H, W]), got [3, 4]");
-    YG_EXPECT_ERROR(yg_pixel_unshuffle(x5, 2, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_pixel_unshuffle(x5, 2, &y),
+                    YG_ERR_SHAPE,
                     "pixel_unshuffle: height and width of self [1, 4, 3, 5] must be divisible by "
                     "downscale_factor 2");
-    YG_EXPECT_ERROR(yg_channel_shuffle(x5, 3, &y), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_channel_shuffle(x5, 3, &y),
+                    YG_ERR_INVALID_ARGUMENT,
                     "channel_shuffle: groups 3 must be positive and divide the 4 channels of self "
                     "[1, 4, 3, 5]");
-    YG_EXPECT_ERROR(yg_channel_shuffle(x5, 0, &y), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_channel_shuffle(x5, 0, &y),
+                    YG_ERR_INVALID_ARGUMENT,
                     "channel_shuffle: groups 0 must be positive");
-    YG_EXPECT_ERROR(yg_channel_shuffle(x2, 1, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_channel_shuffle(x2, 1, &y),
+                    YG_ERR_SHAPE,
                     "channel_shuffle: expected self of at least 3 dims ([N, C, *]), got [3, 4]");
     assert_null(y);
     yg_release(g);

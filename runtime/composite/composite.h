@@ -390,10 +390,8 @@ yg_status yg__composite_upsample_nearest2d_to(const yg_tensor *self,
                                               yg_tensor **out);
 /* The check of the *_to ops: sizes are the result's full sizes, whose
  * leading dims (all but the last nsp) must be self's. */
-yg_status yg__check_to_sizes(const yg_tensor *self,
-                             const int64_t *sizes,
-                             int64_t sizes_len,
-                             int64_t nsp);
+yg_status
+yg__check_to_sizes(const yg_tensor *self, const int64_t *sizes, int64_t sizes_len, int64_t nsp);
 yg_status yg__composite_adaptive_avg_pool3d_to(const yg_tensor *self,
                                                const int64_t *sizes,
                                                int64_t sizes_len,
@@ -408,10 +406,10 @@ yg_status yg__composite_upsample_bilinear2d_to(const yg_tensor *self,
                                                double scales_h,
                                                double scales_w,
                                                yg_tensor **out);
-yg_status yg__composite_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_tensor **out);
-yg_status yg__composite_pixel_unshuffle(const yg_tensor *self,
-                                        int64_t downscale_factor,
-                                        yg_tensor **out);
+yg_status
+yg__composite_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_tensor **out);
+yg_status
+yg__composite_pixel_unshuffle(const yg_tensor *self, int64_t downscale_factor, yg_tensor **out);
 yg_status yg__composite_channel_shuffle(const yg_tensor *self, int64_t groups, yg_tensor **out);
 
 #endif /* YAGRAD_COMPOSITE_H */

@@ -79,17 +79,16 @@ static yg_status indices_backward(int64_t nsp,
         memcmp(yg_tensor_sizes(grad_output),
                yg_tensor_sizes(indices),
                sizeof(int64_t) * (size_t)nd) != 0 ||
-        memcmp(yg_tensor_sizes(grad_output), self_sizes, sizeof(int64_t) * (size_t)(nd - nsp)) !=
-            0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "expected grad_output and indices of one shape [..., %s] whose "
-                        "leading dims are those of self_sizes %s, got grad_output %s and "
-                        "indices %s",
-                        nsp == 3 ? "od, oh, ow" : "oh, ow",
-                        yg__format_sizes(
-                            self_sizes, self_sizes == NULL ? 0 : nd, sbuf, sizeof sbuf),
-                        yg_tensor_format_sizes(grad_output, gbuf, sizeof gbuf),
-                        yg_tensor_format_sizes(indices, ibuf, sizeof ibuf));
+        memcmp(yg_tensor_sizes(grad_output), self_sizes, sizeof(int64_t) * (size_t)(nd - nsp)) != 0)
+        return yg__fail(
+            YG_ERR_SHAPE,
+            "expected grad_output and indices of one shape [..., %s] whose "
+            "leading dims are those of self_sizes %s, got grad_output %s and "
+            "indices %s",
+            nsp == 3 ? "od, oh, ow" : "oh, ow",
+            yg__format_sizes(self_sizes, self_sizes == NULL ? 0 : nd, sbuf, sizeof sbuf),
+            yg_tensor_format_sizes(grad_output, gbuf, sizeof gbuf),
+            yg_tensor_format_sizes(indices, ibuf, sizeof ibuf));
     int64_t fnd = merge_last(self_sizes, nd, nsp, fs);
     merge_last(yg_tensor_sizes(grad_output), nd, nsp, fg);
     st = yg_reshape(grad_output, fg, fnd, &g);
@@ -311,21 +310,18 @@ yg_status yg__composite_adaptive_avg_pool1d(const yg_tensor *self,
  * The forward op with output_size the last two entries of sizes, the
  * result's full sizes: what a derivative formula has of grad_output
  * (sizes(grad_output)).  The leading dims of sizes must be self's. */
-yg_status yg__check_to_sizes(const yg_tensor *self,
-                             const int64_t *sizes,
-                             int64_t sizes_len,
-                             int64_t nsp) {
+yg_status
+yg__check_to_sizes(const yg_tensor *self, const int64_t *sizes, int64_t sizes_len, int64_t nsp) {
     int64_t nd = yg_tensor_ndim(self);
     char sbuf[128], xbuf[128];
 
     if (sizes == NULL || sizes_len != nd || nd < nsp ||
         memcmp(sizes, yg_tensor_sizes(self), sizeof(int64_t) * (size_t)(nd - nsp)) != 0)
-        return yg__fail(
-            YG_ERR_SHAPE,
-            "expected sizes [..., %s] whose leading dims are those of self %s, got %s",
-            nsp == 3 ? "od, oh, ow" : "oh, ow",
-            yg_tensor_format_sizes(self, xbuf, sizeof xbuf),
-            yg__format_sizes(sizes, sizes == NULL ? 0 : sizes_len, sbuf, sizeof sbuf));
+        return yg__fail(YG_ERR_SHAPE,
+                        "expected sizes [..., %s] whose leading dims are those of self %s, got %s",
+                        nsp == 3 ? "od, oh, ow" : "oh, ow",
+                        yg_tensor_format_sizes(self, xbuf, sizeof xbuf),
+                        yg__format_sizes(sizes, sizes == NULL ? 0 : sizes_len, sbuf, sizeof sbuf));
     return YG_OK;
 }
 

@@ -68,7 +68,8 @@ static yg_status check_shuffle(const yg_tensor *self, const char *name, int64_t 
     return YG_OK;
 }
 
-yg_status yg__composite_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_tensor **out) {
+yg_status
+yg__composite_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_tensor **out) {
     int64_t nd = yg_tensor_ndim(self), r = upscale_factor, a[YG_MAX_DIMS], b[YG_MAX_DIMS],
             perm[YG_MAX_DIMS];
     char buf[128];
@@ -98,9 +99,8 @@ yg_status yg__composite_pixel_shuffle(const yg_tensor *self, int64_t upscale_fac
     return rearrange(self, a, lead + 5, perm, b, lead + 3, out);
 }
 
-yg_status yg__composite_pixel_unshuffle(const yg_tensor *self,
-                                        int64_t downscale_factor,
-                                        yg_tensor **out) {
+yg_status
+yg__composite_pixel_unshuffle(const yg_tensor *self, int64_t downscale_factor, yg_tensor **out) {
     int64_t nd = yg_tensor_ndim(self), r = downscale_factor, a[YG_MAX_DIMS], b[YG_MAX_DIMS],
             perm[YG_MAX_DIMS];
     char buf[128];

@@ -175,8 +175,12 @@ static yg_status window_geometry(const char *op,
 
 /* A new float64 tensor of the leading dims of sizes (ndim of them, the
  * last nsp replaced by the last nsp entries of sp[3]). */
-static yg_status new_planes(
-    const int64_t *sizes, int64_t ndim, int nsp, const int64_t *sp, bool zero, yg_tensor **out) {
+static yg_status new_planes(const int64_t *sizes,
+                            int64_t ndim,
+                            int nsp,
+                            const int64_t *sp,
+                            bool zero,
+                            yg_tensor **out) {
     int64_t s[YG_MAX_DIMS];
     for (int64_t d = 0; d < ndim - nsp; d++)
         s[d] = sizes[d];
@@ -330,7 +334,8 @@ static void adaptive_cell(int64_t o, int64_t in, int64_t out, int64_t *lo, int64
 
 /* Position of the maximum of the box [lo, hi) of plane x (row-major in
  * g->in), or -1 when the box is empty. */
-static int64_t box_argmax(const pool_geom *g, const double *x, const int64_t lo[3], const int64_t hi[3]) {
+static int64_t
+box_argmax(const pool_geom *g, const double *x, const int64_t lo[3], const int64_t hi[3]) {
     int64_t best = -1;
     for (int64_t z = lo[0]; z < hi[0]; z++)
         for (int64_t y = lo[1]; y < hi[1]; y++)
@@ -389,7 +394,12 @@ static yg_status max_pool_run(const char *op,
                  * input) gets here: a window of padding alone has no
                  * maximum to send a gradient to */
                 if (n == 3)
-                    snprintf(buf, sizeof buf, "(%" PRId64 ", %" PRId64 ", %" PRId64 ")", o[0], o[1], o[2]);
+                    snprintf(buf,
+                             sizeof buf,
+                             "(%" PRId64 ", %" PRId64 ", %" PRId64 ")",
+                             o[0],
+                             o[1],
+                             o[2]);
                 else
                     snprintf(buf, sizeof buf, "(%" PRId64 ", %" PRId64 ")", o[1], o[2]);
                 char ibuf[80];
@@ -470,7 +480,6 @@ static void avg_window(const pool_geom *g,
         }
     }
 }
-
 
 /* Average pooling (forward when grad_output is NULL, else its gradient
  * into planes of self_sizes) of nsp dims. */
@@ -560,8 +569,22 @@ yg_status yg__cpu_avg_pool2d(const yg_tensor *self,
                              bool ceil_mode,
                              bool count_include_pad,
                              yg_tensor **out) {
-    return avg_pool_run("avg_pool2d", 2, self, NULL, NULL, 0, kernel_size, kernel_size_len, stride,
-                        stride_len, padding, padding_len, ceil_mode, count_include_pad, 0, out);
+    return avg_pool_run("avg_pool2d",
+                        2,
+                        self,
+                        NULL,
+                        NULL,
+                        0,
+                        kernel_size,
+                        kernel_size_len,
+                        stride,
+                        stride_len,
+                        padding,
+                        padding_len,
+                        ceil_mode,
+                        count_include_pad,
+                        0,
+                        out);
 }
 
 yg_status yg__cpu_avg_pool2d_backward(const yg_tensor *grad_output,
@@ -576,9 +599,22 @@ yg_status yg__cpu_avg_pool2d_backward(const yg_tensor *grad_output,
                                       bool ceil_mode,
                                       bool count_include_pad,
                                       yg_tensor **out) {
-    return avg_pool_run("avg_pool2d_backward", 2, NULL, grad_output, self_sizes, self_sizes_len,
-                        kernel_size, kernel_size_len, stride, stride_len, padding, padding_len,
-                        ceil_mode, count_include_pad, 0, out);
+    return avg_pool_run("avg_pool2d_backward",
+                        2,
+                        NULL,
+                        grad_output,
+                        self_sizes,
+                        self_sizes_len,
+                        kernel_size,
+                        kernel_size_len,
+                        stride,
+                        stride_len,
+                        padding,
+                        padding_len,
+                        ceil_mode,
+                        count_include_pad,
+                        0,
+                        out);
 }
 
 yg_status yg__cpu_avg_pool3d(const yg_tensor *self,
@@ -592,9 +628,22 @@ yg_status yg__cpu_avg_pool3d(const yg_tensor *self,
                              bool count_include_pad,
                              int64_t divisor_override,
                              yg_tensor **out) {
-    return avg_pool_run("avg_pool3d", 3, self, NULL, NULL, 0, kernel_size, kernel_size_len, stride,
-                        stride_len, padding, padding_len, ceil_mode, count_include_pad,
-                        divisor_override, out);
+    return avg_pool_run("avg_pool3d",
+                        3,
+                        self,
+                        NULL,
+                        NULL,
+                        0,
+                        kernel_size,
+                        kernel_size_len,
+                        stride,
+                        stride_len,
+                        padding,
+                        padding_len,
+                        ceil_mode,
+                        count_include_pad,
+                        divisor_override,
+                        out);
 }
 
 yg_status yg__cpu_avg_pool3d_backward(const yg_tensor *grad_output,
@@ -610,9 +659,22 @@ yg_status yg__cpu_avg_pool3d_backward(const yg_tensor *grad_output,
                                       bool count_include_pad,
                                       int64_t divisor_override,
                                       yg_tensor **out) {
-    return avg_pool_run("avg_pool3d_backward", 3, NULL, grad_output, self_sizes, self_sizes_len,
-                        kernel_size, kernel_size_len, stride, stride_len, padding, padding_len,
-                        ceil_mode, count_include_pad, divisor_override, out);
+    return avg_pool_run("avg_pool3d_backward",
+                        3,
+                        NULL,
+                        grad_output,
+                        self_sizes,
+                        self_sizes_len,
+                        kernel_size,
+                        kernel_size_len,
+                        stride,
+                        stride_len,
+                        padding,
+                        padding_len,
+                        ceil_mode,
+                        count_include_pad,
+                        divisor_override,
+                        out);
 }
 
 /* ---- adaptive pooling and nearest upsampling ---- */
@@ -826,8 +888,8 @@ yg_status yg__cpu_upsample_nearest2d_backward(const yg_tensor *grad_output,
     yg_tensor *go = NULL, *res = NULL;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(backward_begin("upsample_nearest2d_backward", 2, grad_output, self_sizes,
-                                      self_sizes_len, &g, &go, &res));
+    YG_RETURN_IF_ERROR(backward_begin(
+        "upsample_nearest2d_backward", 2, grad_output, self_sizes, self_sizes_len, &g, &go, &res));
     const double *gv = (const double *)yg__tensor_ptr(go);
     double *rv = (double *)yg__tensor_ptr(res);
     int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];

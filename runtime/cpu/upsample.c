@@ -118,13 +118,12 @@ static yg_status output_hw(const char *op,
         o[0] = output_size[0];
         o[1] = output_size[output_size_len - 1];
     } else {
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: output_size must have 0, 1 or 2 entries, got %s",
-                        op,
-                        yg__format_sizes(output_size,
-                                         output_size == NULL ? 0 : output_size_len,
-                                         buf,
-                                         sizeof buf));
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT,
+            "%s: output_size must have 0, 1 or 2 entries, got %s",
+            op,
+            yg__format_sizes(
+                output_size, output_size == NULL ? 0 : output_size_len, buf, sizeof buf));
     }
     if (o[0] < 1 || o[1] < 1)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
@@ -150,8 +149,9 @@ static yg_status taps(int64_t ih,
     *nbytes = (size_t)(oh + ow) * sizeof **rows;
     *rows = yg__alloc(*nbytes);
     if (*rows == NULL)
-        return yg__fail(YG_ERR_OUT_OF_MEMORY, "upsample_bilinear2d: out of memory for %" PRId64
-                        " interpolation weights", oh + ow);
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "upsample_bilinear2d: out of memory for %" PRId64 " interpolation weights",
+                        oh + ow);
     double sh = source_scale(ih, oh, align_corners, scales_h);
     double sw = source_scale(iw, ow, align_corners, scales_w);
     for (int64_t y = 0; y < oh; y++)
@@ -177,8 +177,7 @@ yg_status yg__cpu_upsample_bilinear2d(const yg_tensor *self,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(check_input(op, self->sizes, self->ndim, self->dtype, &planes, &ih, &iw));
-    YG_RETURN_IF_ERROR(
-        output_hw(op, output_size, output_size_len, ih, iw, scales_h, scales_w, o));
+    YG_RETURN_IF_ERROR(output_hw(op, output_size, output_size_len, ih, iw, scales_h, scales_w, o));
     memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
     sizes[self->ndim - 2] = o[0];
     sizes[self->ndim - 1] = o[1];
@@ -198,9 +197,8 @@ yg_status yg__cpu_upsample_bilinear2d(const yg_tensor *self,
             const double *r0 = in + t[y].i0 * iw, *r1 = in + t[y].i1 * iw;
             for (int64_t xx = 0; xx < o[1]; xx++) {
                 const lerp_tap *c = &cols[xx];
-                rv[(p * o[0] + y) * o[1] + xx] =
-                    t[y].w0 * (c->w0 * r0[c->i0] + c->w1 * r0[c->i1]) +
-                    t[y].w1 * (c->w0 * r1[c->i0] + c->w1 * r1[c->i1]);
+                rv[(p * o[0] + y) * o[1] + xx] = t[y].w0 * (c->w0 * r0[c->i0] + c->w1 * r0[c->i1]) +
+                                                 t[y].w1 * (c->w0 * r1[c->i0] + c->w1 * r1[c->i1]);
             }
         }
     }
