@@ -859,6 +859,17 @@ static void test_new_pools_reject_bad_arguments(void **state) {
     YG_EXPECT_ERROR(yg_adaptive_max_pool2d(x, k2, 1, &y, &i),
                     YG_ERR_SHAPE,
                     "adaptive_max_pool2d: expected self of 3 or 4 dims");
+    {
+        const int64_t se[] = {2, 0, 3};
+        yg_tensor *xe = NULL;
+        YG_CHECK(yg_tensor_zeros(se, 3, YG_FLOAT64, &xe));
+        YG_EXPECT_ERROR(yg_adaptive_max_pool2d(xe, k2, 1, &y, &i),
+                        YG_ERR_SHAPE,
+                        "adaptive_max_pool2d: expected non-empty planes, got self [2, 0, 3]");
+        assert_null(y);
+        assert_null(i);
+        yg_release(xe);
+    }
     /* the backward checks grad_output against the pooled output */
     YG_CHECK(yg_tensor_zeros(gsz, 5, YG_FLOAT32, &g));
     YG_EXPECT_ERROR(yg_avg_pool3d_backward(g, s5, 5, k2, 1, NULL, 0, p0, 1, false, true, 0, &y),

@@ -761,9 +761,16 @@ yg_status yg__cpu_adaptive_max_pool2d(const yg_tensor *self,
                                       yg_tensor **out_indices) {
     const char *op = "adaptive_max_pool2d";
     pool_geom g;
+    char buf[128];
     *out_values = NULL;
     *out_indices = NULL;
     YG_RETURN_IF_ERROR(adaptive_begin(op, 2, self, output_size, output_size_len, &g));
+    /* an empty plane has no maximum to return or send a gradient to */
+    if (g.in[1] == 0 || g.in[2] == 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected non-empty planes, got self %s",
+                        op,
+                        yg__format_sizes(self->sizes, self->ndim, buf, sizeof buf));
     return max_pool_run(op, self, &g, true, out_values, out_indices);
 }
 
