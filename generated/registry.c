@@ -158,12 +158,20 @@ static const char *const embedding_backward_derivative_inputs[] = {"grad_output"
 static const char *const lstm_cell_gates_derivative_inputs[] = {"input_gates", "hidden_gates", "cx"};
 static const char *const convolution_dispatch_derivative_inputs[] = {"input", "weight", "bias"};
 static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
+static const char *const max_pool3d_with_indices_derivative_inputs[] = {"self"};
+static const char *const adaptive_max_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const adaptive_avg_pool2d_derivative_inputs[] = {"self"};
 static const char *const adaptive_avg_pool2d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const avg_pool3d_derivative_inputs[] = {"self"};
+static const char *const avg_pool3d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const adaptive_avg_pool3d_derivative_inputs[] = {"self"};
+static const char *const adaptive_avg_pool3d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const upsample_nearest2d_derivative_inputs[] = {"self"};
 static const char *const upsample_nearest2d_backward_derivative_inputs[] = {"grad_output"};
+static const char *const upsample_bilinear2d_derivative_inputs[] = {"self"};
+static const char *const upsample_bilinear2d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const to_copy_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
@@ -2268,10 +2276,44 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "max_pool3d_with_indices",
+        .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/native_functions.yaml:1372",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool3d",
+        .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
+        .location = "specs/native_functions.yaml:1376",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "max_pool3d_with_indices_backward",
+        .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
+                  " int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1381",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "adaptive_max_pool2d",
+        .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
+                  " Tensor indices)",
+        .location = "specs/native_functions.yaml:1387",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1369",
+        .location = "specs/native_functions.yaml:1396",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2280,63 +2322,168 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1373",
+        .location = "specs/native_functions.yaml:1400",
         .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "avg_pool1d",
+        .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+        .location = "specs/native_functions.yaml:1407",
+        .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1379",
+        .location = "specs/native_functions.yaml:1412",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1383",
+        .location = "specs/native_functions.yaml:1416",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1391",
+        .location = "specs/native_functions.yaml:1424",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "avg_pool3d",
+        .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
+                  " int divisor_override=0) -> Tensor",
+        .location = "specs/native_functions.yaml:1428",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "avg_pool3d_backward",
+        .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
+                  " bool count_include_pad, int divisor_override) -> Tensor",
+        .location = "specs/native_functions.yaml:1432",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool1d",
+        .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/native_functions.yaml:1437",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool3d",
+        .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/native_functions.yaml:1441",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool3d_backward",
+        .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1445",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "adaptive_avg_pool3d_to",
+        .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
+        .location = "specs/native_functions.yaml:1451",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1397",
+        .location = "specs/native_functions.yaml:1457",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1401",
+        .location = "specs/native_functions.yaml:1461",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1405",
+        .location = "specs/native_functions.yaml:1465",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "upsample_bilinear2d",
+        .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
+                  " float scales_h=0.0, float scales_w=0.0) -> Tensor",
+        .location = "specs/native_functions.yaml:1472",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "upsample_bilinear2d_backward",
+        .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
+                  " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
+        .location = "specs/native_functions.yaml:1476",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "upsample_bilinear2d_to",
+        .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
+                  " float scales_h=0.0, float scales_w=0.0) -> Tensor",
+        .location = "specs/native_functions.yaml:1482",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "pixel_shuffle",
+        .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
+        .location = "specs/native_functions.yaml:1486",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "pixel_unshuffle",
+        .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
+        .location = "specs/native_functions.yaml:1490",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
+        .name = "channel_shuffle",
+        .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
+        .location = "specs/native_functions.yaml:1495",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1416",
+        .location = "specs/native_functions.yaml:1507",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1420",
+        .location = "specs/native_functions.yaml:1511",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2344,21 +2491,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1424",
+        .location = "specs/native_functions.yaml:1515",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1429",
+        .location = "specs/native_functions.yaml:1520",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1435",
+        .location = "specs/native_functions.yaml:1526",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2366,7 +2513,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1439",
+        .location = "specs/native_functions.yaml:1530",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2374,28 +2521,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1444",
+        .location = "specs/native_functions.yaml:1535",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1449",
+        .location = "specs/native_functions.yaml:1540",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1453",
+        .location = "specs/native_functions.yaml:1544",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1457",
+        .location = "specs/native_functions.yaml:1548",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2404,7 +2551,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1460",
+        .location = "specs/native_functions.yaml:1551",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2414,7 +2561,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1463",
+        .location = "specs/native_functions.yaml:1554",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2423,7 +2570,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1466",
+        .location = "specs/native_functions.yaml:1557",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2433,7 +2580,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1476",
+        .location = "specs/native_functions.yaml:1567",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2441,7 +2588,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1481",
+        .location = "specs/native_functions.yaml:1572",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2449,21 +2596,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1486",
+        .location = "specs/native_functions.yaml:1577",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1491",
+        .location = "specs/native_functions.yaml:1582",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1496",
+        .location = "specs/native_functions.yaml:1587",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2473,7 +2620,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1501",
+        .location = "specs/native_functions.yaml:1592",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2481,21 +2628,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1503",
+        .location = "specs/native_functions.yaml:1594",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1507",
+        .location = "specs/native_functions.yaml:1598",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1514",
+        .location = "specs/native_functions.yaml:1605",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2504,7 +2651,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1521",
+        .location = "specs/native_functions.yaml:1612",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2513,15 +2660,15 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1525",
+        .location = "specs/native_functions.yaml:1616",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 289;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 289, "op table size");
+const int32_t yg__ops_count = 306;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 306, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -3795,10 +3942,27 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
     {
+        .name = "max_pool3d_with_indices",
+        .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
+                  " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
+                  " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
+        .location = "specs/derivatives.yaml:789",
+        .n_inputs = 1,
+        .inputs = max_pool3d_with_indices_derivative_inputs,
+    },
+    {
+        .name = "adaptive_max_pool2d",
+        .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
+                  " Tensor indices)",
+        .location = "specs/derivatives.yaml:794",
+        .n_inputs = 1,
+        .inputs = adaptive_max_pool2d_derivative_inputs,
+    },
+    {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:788",
+        .location = "specs/derivatives.yaml:800",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -3807,60 +3971,108 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:792",
+        .location = "specs/derivatives.yaml:804",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:795",
+        .location = "specs/derivatives.yaml:807",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:802",
+        .location = "specs/derivatives.yaml:814",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
     },
     {
+        .name = "avg_pool3d",
+        .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
+                  " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
+                  " int divisor_override=0) -> Tensor",
+        .location = "specs/derivatives.yaml:817",
+        .n_inputs = 1,
+        .inputs = avg_pool3d_derivative_inputs,
+    },
+    {
+        .name = "avg_pool3d_backward",
+        .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
+                  " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
+                  " bool count_include_pad, int divisor_override) -> Tensor",
+        .location = "specs/derivatives.yaml:821",
+        .n_inputs = 1,
+        .inputs = avg_pool3d_backward_derivative_inputs,
+    },
+    {
+        .name = "adaptive_avg_pool3d",
+        .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
+        .location = "specs/derivatives.yaml:824",
+        .n_inputs = 1,
+        .inputs = adaptive_avg_pool3d_derivative_inputs,
+    },
+    {
+        .name = "adaptive_avg_pool3d_backward",
+        .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
+        .location = "specs/derivatives.yaml:827",
+        .n_inputs = 1,
+        .inputs = adaptive_avg_pool3d_backward_derivative_inputs,
+    },
+    {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:807",
+        .location = "specs/derivatives.yaml:832",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:810",
+        .location = "specs/derivatives.yaml:835",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_backward_derivative_inputs,
     },
     {
+        .name = "upsample_bilinear2d",
+        .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
+                  " float scales_h=0.0, float scales_w=0.0) -> Tensor",
+        .location = "specs/derivatives.yaml:838",
+        .n_inputs = 1,
+        .inputs = upsample_bilinear2d_derivative_inputs,
+    },
+    {
+        .name = "upsample_bilinear2d_backward",
+        .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
+                  " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
+        .location = "specs/derivatives.yaml:843",
+        .n_inputs = 1,
+        .inputs = upsample_bilinear2d_backward_derivative_inputs,
+    },
+    {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:818",
+        .location = "specs/derivatives.yaml:851",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:822",
+        .location = "specs/derivatives.yaml:855",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:832",
+        .location = "specs/derivatives.yaml:865",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
 };
-const int32_t yg__derivatives_count = 185;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 185,
+const int32_t yg__derivatives_count = 193;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 193,
                "derivative table size");

@@ -539,6 +539,62 @@ static void test_shape_propagation_types_norm_pool_and_pad_ops(void **state) {
                   "  return (%bn, %v, %ix, %mp, %m1, %i1, %rp, %pp)\n");
 }
 
+static void test_shape_propagation_types_3d_adaptive_and_resampling_ops(void **state) {
+    (void)state;
+    /* max/avg pooling over 3 and 1 dims, adaptive pooling to output_size
+     * (adaptive_max_pool2d with int64 indices), bilinear upsampling to a
+     * size or by scales (floor(5 * 1.5) = 7, floor(6 * 2.5) = 15), and
+     * the shuffles */
+    expect_passes("shape_propagation",
+                  "graph(%v : Tensor(dtype=float32, device=cpu, sizes=[2, 3, 5, 6, 7]), "
+                  "%x : Tensor(dtype=float64, device=cpu, sizes=[2, 3, 5, 6]), "
+                  "%s : Tensor(dtype=float32, device=cpu, sizes=[3, 7]), "
+                  "%k : Tensor(dtype=float32, device=cpu, sizes=[1, 8, 2, 3])):\n"
+                  "  %a, %ai = max_pool3d_with_indices[kernel_size=[2]](%v)\n"
+                  "  %b = avg_pool3d[ceil_mode=1, kernel_size=[3], padding=[1], stride=[2]](%v)\n"
+                  "  %c = avg_pool1d[kernel_size=[3], stride=[2]](%s)\n"
+                  "  %d = adaptive_avg_pool3d[output_size=[2, 3, 4]](%v)\n"
+                  "  %e = adaptive_avg_pool1d[output_size=[4]](%s)\n"
+                  "  %f, %fi = adaptive_max_pool2d[output_size=[3]](%x)\n"
+                  "  %h = upsample_bilinear2d[align_corners=1, output_size=[9, 11]](%x)\n"
+                  "  %i = upsample_bilinear2d[align_corners=0, output_size=[], scales_h=1.5, "
+                  "scales_w=2.5](%x)\n"
+                  "  %j = pixel_shuffle[upscale_factor=2](%k)\n"
+                  "  %l = pixel_unshuffle[downscale_factor=2](%j)\n"
+                  "  %m = channel_shuffle[groups=3](%x)\n"
+                  "  return (%a, %ai, %b, %c, %d, %e, %f, %fi, %h, %i, %j, %l, %m)\n",
+                  "graph(%v : Tensor(dtype=float32, device=cpu, sizes=[2, 3, 5, 6, 7]), "
+                  "%x : Tensor(dtype=float64, device=cpu, sizes=[2, 3, 5, 6]), "
+                  "%s : Tensor(dtype=float32, device=cpu, sizes=[3, 7]), "
+                  "%k : Tensor(dtype=float32, device=cpu, sizes=[1, 8, 2, 3])):\n"
+                  "  %a : Tensor(dtype=float32, device=cpu, sizes=[2, 3, 2, 3, 3]), "
+                  "%ai : Tensor(dtype=int64, device=cpu, sizes=[2, 3, 2, 3, 3]) = "
+                  "max_pool3d_with_indices[kernel_size=[2]](%v)\n"
+                  "  %b : Tensor(dtype=float32, device=cpu, sizes=[2, 3, 3, 4, 4]) = "
+                  "avg_pool3d[ceil_mode=1, kernel_size=[3], padding=[1], stride=[2]](%v)\n"
+                  "  %c : Tensor(dtype=float32, device=cpu, sizes=[3, 3]) = "
+                  "avg_pool1d[kernel_size=[3], stride=[2]](%s)\n"
+                  "  %d : Tensor(dtype=float32, device=cpu, sizes=[2, 3, 2, 3, 4]) = "
+                  "adaptive_avg_pool3d[output_size=[2, 3, 4]](%v)\n"
+                  "  %e : Tensor(dtype=float32, device=cpu, sizes=[3, 4]) = "
+                  "adaptive_avg_pool1d[output_size=[4]](%s)\n"
+                  "  %f : Tensor(dtype=float64, device=cpu, sizes=[2, 3, 3, 3]), "
+                  "%fi : Tensor(dtype=int64, device=cpu, sizes=[2, 3, 3, 3]) = "
+                  "adaptive_max_pool2d[output_size=[3]](%x)\n"
+                  "  %h : Tensor(dtype=float64, device=cpu, sizes=[2, 3, 9, 11]) = "
+                  "upsample_bilinear2d[align_corners=1, output_size=[9, 11]](%x)\n"
+                  "  %i : Tensor(dtype=float64, device=cpu, sizes=[2, 3, 7, 15]) = "
+                  "upsample_bilinear2d[align_corners=0, output_size=[], scales_h=1.5, "
+                  "scales_w=2.5](%x)\n"
+                  "  %j : Tensor(dtype=float32, device=cpu, sizes=[1, 2, 4, 6]) = "
+                  "pixel_shuffle[upscale_factor=2](%k)\n"
+                  "  %l : Tensor(dtype=float32, device=cpu, sizes=[1, 8, 2, 3]) = "
+                  "pixel_unshuffle[downscale_factor=2](%j)\n"
+                  "  %m : Tensor(dtype=float64, device=cpu, sizes=[2, 3, 5, 6]) = "
+                  "channel_shuffle[groups=3](%x)\n"
+                  "  return (%a, %ai, %b, %c, %d, %e, %f, %fi, %h, %i, %j, %l, %m)\n");
+}
+
 static void test_shape_propagation_places_advanced_index_dims_as_numpy_does(void **state) {
     (void)state;
     /* Adjacent indexed dims are replaced by the broadcast index shape;
@@ -740,6 +796,15 @@ static void test_shape_propagation_new_rules_reject_sizes_that_cannot_go_togethe
         {"graph(%x : Tensor(sizes=[2, 3])):\n"
          "  %y = upsample_nearest2d[output_size=[4]](%x)\n  return (%y)\n",
          "upsample_nearest2d: expected input with 3 or 4 dims, got 2"},
+        {"graph(%x : Tensor(sizes=[2, 3, 4])):\n"
+         "  %y = max_pool3d[kernel_size=[2]](%x)\n  return (%y)\n",
+         "max_pool3d: expected input with 4 or 5 dims, got 3"},
+        {"graph(%x : Tensor(sizes=[1, 2, 3, 4])):\n"
+         "  %y = adaptive_avg_pool1d[output_size=[2]](%x)\n  return (%y)\n",
+         "adaptive_avg_pool1d: expected input with 2 or 3 dims, got 4"},
+        {"graph(%x : Tensor(sizes=[3, 4])):\n"
+         "  %y = pixel_shuffle[upscale_factor=2](%x)\n  return (%y)\n",
+         "pixel_shuffle: expected input with at least 3 dims, got 2"},
         {"graph(%x : Tensor(sizes=[2, 3]), %h : Tensor(sizes=[2, 2]), "
          "%wi : Tensor(sizes=[6, 3]), %wh : Tensor(sizes=[6, 2])):\n"
          "  %n = prim::None()\n"
@@ -1086,6 +1151,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_propagation_types_creation_like_and_conversion_ops),
         cmocka_unit_test(test_shape_propagation_gives_each_piece_of_a_list_return_its_type),
         cmocka_unit_test(test_shape_propagation_types_norm_pool_and_pad_ops),
+        cmocka_unit_test(test_shape_propagation_types_3d_adaptive_and_resampling_ops),
         cmocka_unit_test(test_shape_propagation_places_advanced_index_dims_as_numpy_does),
         cmocka_unit_test(test_shape_propagation_types_backward_ops_and_whole_tensor_shape_ops),
         cmocka_unit_test(test_shape_propagation_new_rules_keep_unknown_where_inputs_say_nothing),

@@ -1,8 +1,9 @@
 /*
- * test_ops_pool.c - max_pool2d, avg_pool2d, adaptive_avg_pool2d and
- * upsample_nearest2d against naive loops written here (windows walked
- * with explicit bounds checks), max_pool2d's gradient routing, and the
- * messages for bad geometry.
+ * test_ops_pool.c - max_pool1d/2d/3d, avg_pool1d/2d/3d, adaptive average
+ * pooling (1d/2d/3d), adaptive_max_pool2d and upsample_nearest2d against
+ * naive loops written here (windows walked with explicit bounds checks),
+ * in float32 and float64 and on non-contiguous inputs, the gradient
+ * routing of max pooling, and the messages for bad geometry.
  */
 #include "testutil.h"
 
@@ -454,6 +455,435 @@ static void test_pool_to_ops_reject_sizes_of_another_input(void **state) {
     yg_release(x);
 }
 
+/* ---- 3-d and 1-d pooling, adaptive pooling: naive n-d loops ----
+ * One plane is [D, H, W] (D = H = 1 for 1-d); the reference walks every
+ * window with explicit bounds checks, in float64, and is run for each
+ * option combination in float32 and float64, on contiguous inputs and on
+ * inputs whose last two dims are transposed in storage. */
+
+typedef struct nd_case {
+    int64_t k[3], s[3], p[3], d[3];
+    bool ceil_mode, count_include_pad;
+    int64_t divisor;
+} nd_case;
+
+/* PyTorch's pooling_output_shape. */
+static int64_t nd_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+    int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+    int64_t o = num / s + 1;
+    if (ceil_mode && (o - 1) * s >= in + p)
+        o--;
+    return o;
+}
+
+/* A tensor of sizes with random values; transposed: its last two dims
+ * swapped in storage (a non-contiguous view). */
+static yg_tensor *
+nd_input(yg_dtype dt, const int64_t *sizes, int64_t nd, bool transposed, uint64_t seed) {
+    int64_t bs[YG_MAX_DIMS];
+    yg_tensor *base, *x = NULL;
+    memcpy(bs, sizes, sizeof(int64_t) * (size_t)nd);
+    if (!transposed)
+        return yg_test_rand(dt, sizes, nd, -1, 1, seed);
+    bs[nd - 1] = sizes[nd - 2];
+    bs[nd - 2] = sizes[nd - 1];
+    base = yg_test_rand(dt, bs, nd, -1, 1, seed);
+    YG_CHECK(yg_transpose(base, -1, -2, &x));
+    assert_false(yg_tensor_is_contiguous(x));
+    yg_release(base);
+    return x;
+}
+
+/* Max (is_max) or average of every window of every plane of xv (planes
+ * of in[3]) into ev (and flat positions into ei); sizes of one output
+ * plane into o[3]. */
+static void naive_pool_nd(const double *xv,
+                          int64_t planes,
+                          const int64_t in[3],
+                          const nd_case *c,
+                          bool is_max,
+                          int64_t o[3],
+                          double *ev,
+                          double *ei) {
+    for (int i = 0; i < 3; i++)
+        o[i] = nd_out(in[i], c->k[i], c->s[i], c->p[i], c->d[i], c->ceil_mode);
+    int64_t at = 0;
+    for (int64_t pl = 0; pl < planes; pl++)
+        for (int64_t oz = 0; oz < o[0]; oz++)
+            for (int64_t oy = 0; oy < o[1]; oy++)
+                for (int64_t ox = 0; ox < o[2]; ox++, at++) {
+                    double best = -INFINITY, sum = 0;
+                    int64_t arg = -1, n = 0, npad = 1;
+                    const int64_t oc[3] = {oz, oy, ox};
+                    for (int i = 0; i < 3; i++) {
+                        /* window cells inside input + padding */
+                        int64_t lo = oc[i] * c->s[i] - c->p[i], hi = lo + c->k[i];
+                        npad *= (hi < in[i] + c->p[i] ? hi : in[i] + c->p[i]) - lo;
+                    }
+                    for (int64_t a = 0; a < c->k[0]; a++)
+                        for (int64_t b = 0; b < c->k[1]; b++)
+                            for (int64_t e = 0; e < c->k[2]; e++) {
+                                int64_t z = oz * c->s[0] - c->p[0] + a * c->d[0];
+                                int64_t y = oy * c->s[1] - c->p[1] + b * c->d[1];
+                                int64_t x = ox * c->s[2] - c->p[2] + e * c->d[2];
+                                if (z < 0 || z >= in[0] || y < 0 || y >= in[1] || x < 0 ||
+                                    x >= in[2])
+                                    continue;
+                                int64_t pos = (z * in[1] + y) * in[2] + x;
+                                double v = xv[pl * in[0] * in[1] * in[2] + pos];
+                                n++;
+                                sum += v;
+                                if (v > best) {
+                                    best = v;
+                                    arg = pos;
+                                }
+                            }
+                    if (is_max) {
+                        ev[at] = best;
+                        ei[at] = (double)arg;
+                    } else {
+                        ev[at] = sum / (double)(c->divisor             ? c->divisor
+                                                : c->count_include_pad ? npad
+                                                                       : n);
+                    }
+                }
+}
+
+/* Output sizes: the leading dims of sizes, then the last nsp of o[3]. */
+static void out_sizes(const int64_t *sizes, int64_t nd, int nsp, const int64_t o[3], int64_t *os) {
+    for (int64_t i = 0; i < nd - nsp; i++)
+        os[i] = sizes[i];
+    for (int i = 0; i < nsp; i++)
+        os[nd - nsp + i] = o[3 - nsp + i];
+}
+
+static const yg_dtype nd_dtypes[] = {YG_FLOAT32, YG_FLOAT64};
+
+static void test_max_pool3d_matches_naive_windows_for_each_option(void **state) {
+    const nd_case cases[] = {
+        {{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, false, true, 0},
+        {{3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, true, true, 0},
+        {{3, 2, 2}, {1, 2, 3}, {1, 0, 1}, {2, 1, 2}, false, true, 0},
+        {{2, 3, 2}, {2, 1, 2}, {1, 1, 0}, {1, 2, 1}, true, true, 0},
+    };
+    const int64_t sizes[] = {2, 2, 5, 6, 7}, nb[] = {3, 5, 6, 7};
+    (void)state;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int di = 0; di < 2; di++)
+            for (int tr = 0; tr < 2; tr++)
+                for (int batched = 0; batched < 2; batched++) {
+                    const nd_case *c = &cases[ci];
+                    const int64_t *sz = batched ? sizes : nb;
+                    int64_t nd = batched ? 5 : 4, o[3], os[5], planes = batched ? 4 : 3;
+                    const int64_t in[3] = {5, 6, 7};
+                    yg_tensor *x = nd_input(nd_dtypes[di], sz, nd, tr, 10 + ci), *v = NULL,
+                              *i = NULL, *y = NULL;
+                    double *xv = yg_test_values(x), ev[4 * 6 * 7 * 8], ei[4 * 6 * 7 * 8];
+                    naive_pool_nd(xv, planes, in, c, true, o, ev, ei);
+                    out_sizes(sz, nd, 3, o, os);
+                    YG_CHECK(yg_max_pool3d_with_indices(
+                        x, c->k, 3, c->s, 3, c->p, 3, c->d, 3, c->ceil_mode, &v, &i));
+                    YG_EXPECT_CLOSE(v, os, nd, ev, 0, 0);
+                    YG_EXPECT_CLOSE(i, os, nd, ei, 0, 0);
+                    assert_int_equal(yg_tensor_dtype(v), nd_dtypes[di]);
+                    assert_int_equal(yg_tensor_dtype(i), YG_INT64);
+                    YG_CHECK(yg_max_pool3d(x, c->k, 3, NULL, 0, c->p, 3, c->d, 3, false, &y));
+                    yg_release(y);
+                    yg_release(v);
+                    yg_release(i);
+                    free(xv);
+                    yg_release(x);
+                }
+}
+
+static void test_avg_pool3d_matches_naive_windows_for_each_option(void **state) {
+    const nd_case cases[] = {
+        {{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, false, true, 0},
+        {{3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, false, true, 0},
+        {{3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, false, false, 0},
+        {{3, 2, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, true, true, 0},
+        {{3, 2, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, true, false, 0},
+        {{2, 3, 2}, {1, 2, 3}, {0, 1, 1}, {1, 1, 1}, true, true, 7},
+        {{2, 2, 2}, {3, 1, 2}, {1, 0, 1}, {1, 1, 1}, false, false, -3},
+    };
+    const int64_t sizes[] = {2, 2, 5, 6, 7};
+    const int64_t in[3] = {5, 6, 7};
+    (void)state;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int di = 0; di < 2; di++)
+            for (int tr = 0; tr < 2; tr++) {
+                const nd_case *c = &cases[ci];
+                int64_t o[3], os[5];
+                yg_tensor *x = nd_input(nd_dtypes[di], sizes, 5, tr, 20 + ci), *y = NULL;
+                double *xv = yg_test_values(x), ev[4 * 6 * 7 * 8], ei[1];
+                double tol = nd_dtypes[di] == YG_FLOAT32 ? 1e-6 : 1e-14;
+                naive_pool_nd(xv, 4, in, c, false, o, ev, ei);
+                out_sizes(sizes, 5, 3, o, os);
+                YG_CHECK(yg_avg_pool3d(x,
+                                       c->k,
+                                       3,
+                                       c->s,
+                                       3,
+                                       c->p,
+                                       3,
+                                       c->ceil_mode,
+                                       c->count_include_pad,
+                                       c->divisor,
+                                       &y));
+                YG_EXPECT_CLOSE(y, os, 5, ev, tol, tol);
+                assert_int_equal(yg_tensor_dtype(y), nd_dtypes[di]);
+                yg_release(y);
+                free(xv);
+                yg_release(x);
+            }
+}
+
+static void test_avg_pool1d_matches_naive_windows_for_each_option(void **state) {
+    const nd_case cases[] = {
+        {{1, 1, 3}, {1, 1, 2}, {0, 0, 1}, {1, 1, 1}, false, true, 0},
+        {{1, 1, 3}, {1, 1, 2}, {0, 0, 1}, {1, 1, 1}, false, false, 0},
+        {{1, 1, 2}, {1, 1, 2}, {0, 0, 1}, {1, 1, 1}, true, true, 0},
+        {{1, 1, 4}, {1, 1, 3}, {0, 0, 2}, {1, 1, 1}, true, false, 0},
+    };
+    const int64_t sizes[] = {3, 4, 9}, in[3] = {1, 1, 9};
+    (void)state;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int di = 0; di < 2; di++)
+            for (int tr = 0; tr < 2; tr++) {
+                const nd_case *c = &cases[ci];
+                int64_t o[3], os[3];
+                yg_tensor *x = nd_input(nd_dtypes[di], sizes, 3, tr, 30 + ci), *y = NULL;
+                double *xv = yg_test_values(x), ev[12 * 10], ei[1];
+                double tol = nd_dtypes[di] == YG_FLOAT32 ? 1e-6 : 1e-14;
+                naive_pool_nd(xv, 12, in, c, false, o, ev, ei);
+                out_sizes(sizes, 3, 1, o, os);
+                YG_CHECK(yg_avg_pool1d(x,
+                                       c->k + 2,
+                                       1,
+                                       c->s + 2,
+                                       1,
+                                       c->p + 2,
+                                       1,
+                                       c->ceil_mode,
+                                       c->count_include_pad,
+                                       &y));
+                YG_EXPECT_CLOSE(y, os, 3, ev, tol, tol);
+                yg_release(y);
+                free(xv);
+                yg_release(x);
+            }
+}
+
+/* Adaptive cell i of n over L: [floor(i L / n), ceil((i + 1) L / n)). */
+static void naive_adaptive_nd(const double *xv,
+                              int64_t planes,
+                              const int64_t in[3],
+                              const int64_t o[3],
+                              bool is_max,
+                              double *ev,
+                              double *ei) {
+    int64_t at = 0;
+    for (int64_t pl = 0; pl < planes; pl++)
+        for (int64_t a = 0; a < o[0]; a++)
+            for (int64_t b = 0; b < o[1]; b++)
+                for (int64_t e = 0; e < o[2]; e++, at++) {
+                    const int64_t oc[3] = {a, b, e};
+                    int64_t lo[3], hi[3];
+                    for (int i = 0; i < 3; i++) {
+                        lo[i] = (int64_t)floor((double)(oc[i] * in[i]) / (double)o[i]);
+                        hi[i] = (int64_t)ceil((double)((oc[i] + 1) * in[i]) / (double)o[i]);
+                    }
+                    double sum = 0, best = -INFINITY;
+                    int64_t n = 0, arg = -1;
+                    for (int64_t z = lo[0]; z < hi[0]; z++)
+                        for (int64_t y = lo[1]; y < hi[1]; y++)
+                            for (int64_t x = lo[2]; x < hi[2]; x++) {
+                                int64_t pos = (z * in[1] + y) * in[2] + x;
+                                double v = xv[pl * in[0] * in[1] * in[2] + pos];
+                                sum += v;
+                                n++;
+                                if (v > best) {
+                                    best = v;
+                                    arg = pos;
+                                }
+                            }
+                    ev[at] = is_max ? best : sum / (double)n;
+                    if (ei != NULL)
+                        ei[at] = (double)arg;
+                }
+}
+
+static void test_adaptive_pools_match_naive_cells(void **state) {
+    const int64_t s3[] = {2, 2, 5, 4, 7}, o3[] = {3, 2, 4}, s1[] = {2, 3, 7}, o1[] = {4};
+    const int64_t s2[] = {2, 5, 7}, o2[] = {3, 4}, o2s[] = {2};
+    (void)state;
+    for (int di = 0; di < 2; di++)
+        for (int tr = 0; tr < 2; tr++) {
+            double tol = nd_dtypes[di] == YG_FLOAT32 ? 1e-6 : 1e-14, ev[256], ei[256];
+            yg_tensor *x = nd_input(nd_dtypes[di], s3, 5, tr, 40), *y = NULL, *i = NULL;
+            double *xv = yg_test_values(x);
+            const int64_t in3[3] = {5, 4, 7}, out3[3] = {3, 2, 4}, os3[] = {2, 2, 3, 2, 4};
+            naive_adaptive_nd(xv, 4, in3, out3, false, ev, NULL);
+            YG_CHECK(yg_adaptive_avg_pool3d(x, o3, 3, &y));
+            YG_EXPECT_CLOSE(y, os3, 5, ev, tol, tol);
+            yg_release(y);
+            free(xv);
+            yg_release(x);
+
+            x = nd_input(nd_dtypes[di], s1, 3, tr, 41);
+            xv = yg_test_values(x);
+            const int64_t in1[3] = {1, 1, 7}, out1[3] = {1, 1, 4}, os1[] = {2, 3, 4};
+            naive_adaptive_nd(xv, 6, in1, out1, false, ev, NULL);
+            YG_CHECK(yg_adaptive_avg_pool1d(x, o1, 1, &y));
+            YG_EXPECT_CLOSE(y, os1, 3, ev, tol, tol);
+            yg_release(y);
+            free(xv);
+            yg_release(x);
+
+            /* adaptive_max_pool2d: overlapping cells (5 -> 3), and one
+             * entry meaning both dims */
+            x = nd_input(nd_dtypes[di], s2, 3, tr, 42);
+            xv = yg_test_values(x);
+            const int64_t in2[3] = {1, 5, 7}, out2[3] = {1, 3, 4}, os2[] = {2, 3, 4};
+            naive_adaptive_nd(xv, 2, in2, out2, true, ev, ei);
+            YG_CHECK(yg_adaptive_max_pool2d(x, o2, 2, &y, &i));
+            YG_EXPECT_CLOSE(y, os2, 3, ev, 0, 0);
+            YG_EXPECT_CLOSE(i, os2, 3, ei, 0, 0);
+            yg_release(y);
+            yg_release(i);
+            const int64_t out2s[3] = {1, 2, 2}, os2s[] = {2, 2, 2};
+            naive_adaptive_nd(xv, 2, in2, out2s, true, ev, ei);
+            YG_CHECK(yg_adaptive_max_pool2d(x, o2s, 1, &y, &i));
+            YG_EXPECT_CLOSE(y, os2s, 3, ev, 0, 0);
+            YG_EXPECT_CLOSE(i, os2s, 3, ei, 0, 0);
+            yg_release(y);
+            yg_release(i);
+            free(xv);
+            yg_release(x);
+        }
+}
+
+/* The gradient of adaptive_max_pool2d and max_pool3d goes to each cell's
+ * maximum (summed where cells overlap). */
+static void test_adaptive_max_and_max_pool3d_gradients_go_to_the_maxima(void **state) {
+    const int64_t s[] = {1, 1, 3, 3}, o[] = {2};
+    const double v[] = {1, 9, 2, 3, 4, 5, 8, 6, 7};
+    /* cells [0, 2) and [1, 3) per dim overlap in the middle row and
+     * column: the maxima are 9 at (0, 1) for both top cells, 8 at (2, 0)
+     * and 7 at (2, 2) */
+    const double expected[] = {0, 2, 0, 0, 0, 0, 1, 0, 1};
+    const int64_t s3[] = {1, 2, 2, 2}, k[] = {2};
+    const double v3[] = {1, 2, 3, 4, 8, 5, 6, 7}, e3[] = {0, 0, 0, 0, 1, 0, 0, 0};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 4, v), *y = NULL, *i = NULL, *sum = NULL,
+              *g = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_set_requires_grad(x, true));
+    YG_CHECK(yg_adaptive_max_pool2d(x, o, 1, &y, &i));
+    YG_CHECK(yg_sum(y, &sum));
+    YG_CHECK(yg_backward(sum, NULL, false));
+    YG_CHECK(yg_tensor_grad(x, &g));
+    YG_EXPECT_CLOSE(g, s, 4, expected, 0, 0);
+    yg_release(g);
+    yg_release(sum);
+    yg_release(y);
+    yg_release(i);
+    yg_release(x);
+
+    x = yg_test_tensor(YG_FLOAT64, s3, 4, v3);
+    YG_CHECK(yg_tensor_set_requires_grad(x, true));
+    YG_CHECK(yg_max_pool3d(
+        x, k, 1, NULL, 0, (const int64_t[]){0}, 1, (const int64_t[]){1}, 1, false, &y));
+    YG_CHECK(yg_sum(y, &sum));
+    YG_CHECK(yg_backward(sum, NULL, false));
+    YG_CHECK(yg_tensor_grad(x, &g));
+    YG_EXPECT_CLOSE(g, s3, 4, e3, 0, 0);
+    yg_release(g);
+    yg_release(sum);
+    yg_release(y);
+    yg_release(x);
+}
+
+static void test_new_pools_reject_bad_arguments(void **state) {
+    const int64_t s5[] = {1, 1, 2, 3, 3}, s2[] = {2, 3}, s3[] = {1, 2, 5}, k1[] = {1}, k2[] = {2};
+    const int64_t k22[] = {2, 2}, k4[] = {4}, st0[] = {0}, p0[] = {0}, p2[] = {2}, d1[] = {1};
+    const int64_t o0[] = {0}, o123[] = {1, 2, 3}, gsz[] = {1, 1, 1, 1, 2};
+    yg_tensor *x = NULL, *x2 = NULL, *x1 = NULL, *xi = NULL, *y = NULL, *i = NULL, *g = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(s5, 5, YG_FLOAT32, &x));
+    YG_CHECK(yg_tensor_zeros(s2, 2, YG_FLOAT64, &x2));
+    YG_CHECK(yg_tensor_zeros(s3, 3, YG_FLOAT64, &x1));
+    YG_CHECK(yg_tensor_zeros(s5, 5, YG_INT64, &xi));
+    YG_EXPECT_ERROR(yg_max_pool3d_with_indices(x, k22, 2, NULL, 0, p0, 1, d1, 1, false, &y, &i),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "max_pool3d_with_indices: kernel_size must have 1 or 3 entries, got [2, 2]");
+    assert_null(y);
+    assert_null(i);
+    YG_EXPECT_ERROR(yg_max_pool3d(x, k1, 1, st0, 1, p0, 1, d1, 1, false, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "max_pool3d: ",
+                    "max_pool3d_with_indices: stride must be at least 1, got [0]");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_avg_pool3d(x, k2, 1, NULL, 0, p2, 1, false, true, 0, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "avg_pool3d: padding [2, 2, 2] must be at most half of kernel_size");
+    YG_EXPECT_ERROR(yg_avg_pool3d(x2, k2, 1, NULL, 0, p0, 1, false, true, 0, &y),
+                    YG_ERR_SHAPE,
+                    "avg_pool3d: expected self of 4 or 5 dims ([C, D, H, W] or [N, C, D, H, W]), "
+                    "got [2, 3]");
+    YG_EXPECT_ERROR(yg_avg_pool3d(xi, k2, 1, NULL, 0, p0, 1, false, true, 0, &y),
+                    YG_ERR_DTYPE,
+                    "avg_pool3d: unsupported dtype int64 for self");
+    YG_EXPECT_ERROR(yg_avg_pool3d(x, k4, 1, NULL, 0, p0, 1, false, true, 0, &y),
+                    YG_ERR_SHAPE,
+                    "avg_pool3d: input of 2 x 3 x 3 is too small for the window (output would "
+                    "be 0 x 0 x 0)");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_avg_pool1d(x1, k22, 2, NULL, 0, p0, 1, false, true, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "avg_pool1d: kernel_size must have 1 entry, got [2, 2]");
+    YG_EXPECT_ERROR(yg_avg_pool1d(x, k2, 1, NULL, 0, p0, 1, false, true, &y),
+                    YG_ERR_SHAPE,
+                    "avg_pool1d: expected self of 2 or 3 dims ([C, L] or [N, C, L]), got "
+                    "[1, 1, 2, 3, 3]");
+    YG_EXPECT_ERROR(yg_adaptive_avg_pool3d(x, o0, 1, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "adaptive_avg_pool3d: output_size must be at least 1, got [0]");
+    YG_EXPECT_ERROR(yg_adaptive_avg_pool1d(x1, o123, 3, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "adaptive_avg_pool1d: output_size must have 1 entry, got [1, 2, 3]");
+    YG_EXPECT_ERROR(yg_adaptive_max_pool2d(x1, o123, 3, &y, &i),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "adaptive_max_pool2d: output_size must have 1 or 2 entries, got [1, 2, 3]");
+    assert_null(y);
+    assert_null(i);
+    YG_EXPECT_ERROR(yg_adaptive_max_pool2d(x, k2, 1, &y, &i),
+                    YG_ERR_SHAPE,
+                    "adaptive_max_pool2d: expected self of 3 or 4 dims");
+    {
+        const int64_t se[] = {2, 0, 3};
+        yg_tensor *xe = NULL;
+        YG_CHECK(yg_tensor_zeros(se, 3, YG_FLOAT64, &xe));
+        YG_EXPECT_ERROR(yg_adaptive_max_pool2d(xe, k2, 1, &y, &i),
+                        YG_ERR_SHAPE,
+                        "adaptive_max_pool2d: expected non-empty planes, got self [2, 0, 3]");
+        assert_null(y);
+        assert_null(i);
+        yg_release(xe);
+    }
+    /* the backward checks grad_output against the pooled output */
+    YG_CHECK(yg_tensor_zeros(gsz, 5, YG_FLOAT32, &g));
+    YG_EXPECT_ERROR(yg_avg_pool3d_backward(g, s5, 5, k2, 1, NULL, 0, p0, 1, false, true, 0, &y),
+                    YG_ERR_SHAPE,
+                    "avg_pool3d_backward: grad_output [1, 1, 1, 1, 2] does not match the pooled "
+                    "output (1 x 1 x 1 per plane)");
+    assert_null(y);
+    yg_release(g);
+    yg_release(x);
+    yg_release(x2);
+    yg_release(x1);
+    yg_release(xi);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_max_pool2d_matches_naive_windows),
@@ -469,6 +899,12 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_max_pool_indices_route_the_gradient),
         cmocka_unit_test(test_max_pool_with_indices_rejects_bad_arguments),
         cmocka_unit_test(test_pool_to_ops_reject_sizes_of_another_input),
+        cmocka_unit_test(test_max_pool3d_matches_naive_windows_for_each_option),
+        cmocka_unit_test(test_avg_pool3d_matches_naive_windows_for_each_option),
+        cmocka_unit_test(test_avg_pool1d_matches_naive_windows_for_each_option),
+        cmocka_unit_test(test_adaptive_pools_match_naive_cells),
+        cmocka_unit_test(test_adaptive_max_and_max_pool3d_gradients_go_to_the_maxima),
+        cmocka_unit_test(test_new_pools_reject_bad_arguments),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

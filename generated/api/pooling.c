@@ -521,142 +521,150 @@ yg_status yg_max_pool1d(const yg_tensor *self,
     return YG_OK;
 }
 
-typedef yg_status (*avg_pool2d_fn)(const yg_tensor *self,
-                                   const int64_t *kernel_size,
-                                   int64_t kernel_size_len,
-                                   const int64_t *stride,
-                                   int64_t stride_len,
-                                   const int64_t *padding,
-                                   int64_t padding_len,
-                                   bool ceil_mode,
-                                   bool count_include_pad,
-                                   yg_tensor **out);
+typedef yg_status (*max_pool3d_with_indices_fn)(const yg_tensor *self,
+                                                const int64_t *kernel_size,
+                                                int64_t kernel_size_len,
+                                                const int64_t *stride,
+                                                int64_t stride_len,
+                                                const int64_t *padding,
+                                                int64_t padding_len,
+                                                const int64_t *dilation,
+                                                int64_t dilation_len,
+                                                bool ceil_mode,
+                                                yg_tensor **out_values,
+                                                yg_tensor **out_indices);
 
-static const avg_pool2d_fn avg_pool2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_avg_pool2d,
+static const max_pool3d_with_indices_fn max_pool3d_with_indices_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_max_pool3d_with_indices,
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* Records AvgPool2dBackward as the history of result: one edge per differentiable
+/* Records MaxPool3dWithIndicesBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
  * input and the values its formulas read, each saved only when a
  * gradient that reads it is wanted. */
-static yg_status avg_pool2d_record(const yg_tensor *self,
-                                   const int64_t *kernel_size,
-                                   int64_t kernel_size_len,
-                                   const int64_t *stride,
-                                   int64_t stride_len,
-                                   const int64_t *padding,
-                                   int64_t padding_len,
-                                   bool ceil_mode,
-                                   bool count_include_pad,
-                                   yg_tensor *result)
+static yg_status max_pool3d_with_indices_record(const yg_tensor *self,
+                                                yg_tensor *result,
+                                                yg_tensor *result1)
 {
     yg_node *base = NULL;
-    avg_pool2d_backward *node;
+    max_pool3d_with_indices_backward *node;
     yg_status st;
 
-    st = yg__node_new(&yg__avg_pool2d_backward_vtable, sizeof(avg_pool2d_backward), 1, 1, &base);
+    st = yg__node_new(&yg__max_pool3d_with_indices_backward_vtable,
+                      sizeof(max_pool3d_with_indices_backward),
+                      1,
+                      2,
+                      &base);
     if (st != YG_OK)
         return st;
-    node = (avg_pool2d_backward *)base;
+    node = (max_pool3d_with_indices_backward *)base;
     st = yg__node_set_edge(base, 0, self);
     if (st != YG_OK)
         goto out;
     yg__saved_sizes_save(&node->self_sizes, self);
-    st = yg__saved_int_list_save(&node->kernel_size, kernel_size, kernel_size_len);
+    st = yg__saved_save(&node->result1, result1, false, 1, "results[1]");
     if (st != YG_OK)
         goto out;
-    st = yg__saved_int_list_save(&node->stride, stride, stride_len);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->padding, padding, padding_len);
-    if (st != YG_OK)
-        goto out;
-    node->ceil_mode = ceil_mode;
-    node->count_include_pad = count_include_pad;
-    st = yg__set_history(result, base, 0);
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
 out:
     yg__node_release(base);
     return st;
 }
 
-/* Runs yg_avg_pool2d with tracing paused and records it as one node
+/* Runs yg_max_pool3d_with_indices with tracing paused and records it as one node
  * (jit/tracer.h). */
-static yg_status avg_pool2d_traced(const yg_tensor *self,
-                                   const int64_t *kernel_size,
-                                   int64_t kernel_size_len,
-                                   const int64_t *stride,
-                                   int64_t stride_len,
-                                   const int64_t *padding,
-                                   int64_t padding_len,
-                                   bool ceil_mode,
-                                   bool count_include_pad,
-                                   yg_tensor **out)
+static yg_status max_pool3d_with_indices_traced(const yg_tensor *self,
+                                                const int64_t *kernel_size,
+                                                int64_t kernel_size_len,
+                                                const int64_t *stride,
+                                                int64_t stride_len,
+                                                const int64_t *padding,
+                                                int64_t padding_len,
+                                                const int64_t *dilation,
+                                                int64_t dilation_len,
+                                                bool ceil_mode,
+                                                yg_tensor **out_values,
+                                                yg_tensor **out_indices)
 {
     yg_status st;
 
     yg__trace_pause();
-    st = yg_avg_pool2d(self,
-                       kernel_size,
-                       kernel_size_len,
-                       stride,
-                       stride_len,
-                       padding,
-                       padding_len,
-                       ceil_mode,
-                       count_include_pad,
-                       out);
+    st = yg_max_pool3d_with_indices(self,
+                                    kernel_size,
+                                    kernel_size_len,
+                                    stride,
+                                    stride_len,
+                                    padding,
+                                    padding_len,
+                                    dilation,
+                                    dilation_len,
+                                    ceil_mode,
+                                    out_values,
+                                    out_indices);
     yg__trace_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("avg_pool2d");
+    yg__trace_begin_node("max_pool3d_with_indices");
     yg__trace_input(self);
     yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
     yg__trace_attr_ints("stride", stride, stride_len);
     yg__trace_attr_ints("padding", padding, padding_len);
+    yg__trace_attr_ints("dilation", dilation, dilation_len);
     yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_attr_int("count_include_pad", count_include_pad);
-    yg__trace_output(out, NULL);
+    yg__trace_output(out_values, NULL);
+    yg__trace_output(out_indices, NULL);
     return yg__trace_end_node();
 }
 
-/* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1369] */
-yg_status yg_avg_pool2d(const yg_tensor *self,
-                        const int64_t *kernel_size,
-                        int64_t kernel_size_len,
-                        const int64_t *stride,
-                        int64_t stride_len,
-                        const int64_t *padding,
-                        int64_t padding_len,
-                        bool ceil_mode,
-                        bool count_include_pad,
-                        yg_tensor **out)
+/* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ * [specs/native_functions.yaml:1372] */
+yg_status yg_max_pool3d_with_indices(const yg_tensor *self,
+                                     const int64_t *kernel_size,
+                                     int64_t kernel_size_len,
+                                     const int64_t *stride,
+                                     int64_t stride_len,
+                                     const int64_t *padding,
+                                     int64_t padding_len,
+                                     const int64_t *dilation,
+                                     int64_t dilation_len,
+                                     bool ceil_mode,
+                                     yg_tensor **out_values,
+                                     yg_tensor **out_indices)
 {
     const yg_tensor *inputs[1] = {self};
     yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
     yg_device dev;
-    avg_pool2d_fn kernel;
+    max_pool3d_with_indices_fn kernel;
     yg_status st;
 
     if (yg__trace_recording(false))
-        return avg_pool2d_traced(self,
-                                 kernel_size,
-                                 kernel_size_len,
-                                 stride,
-                                 stride_len,
-                                 padding,
-                                 padding_len,
-                                 ceil_mode,
-                                 count_include_pad,
-                                 out);
-    YG_RETURN_IF_ERROR(yg__check_out("avg_pool2d", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("avg_pool2d", "self", self));
+        return max_pool3d_with_indices_traced(self,
+                                              kernel_size,
+                                              kernel_size_len,
+                                              stride,
+                                              stride_len,
+                                              padding,
+                                              padding_len,
+                                              dilation,
+                                              dilation_len,
+                                              ceil_mode,
+                                              out_values,
+                                              out_indices);
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool3d_with_indices", "out_values", out_values));
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool3d_with_indices", "out_indices", out_indices));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool3d_with_indices", "self", self));
     dev = yg_tensor_device(self);
-    kernel = avg_pool2d_kernels[dev];
+    kernel = max_pool3d_with_indices_kernels[dev];
     if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "avg_pool2d: no kernel for device %s",
+        return yg__fail(YG_ERR_DEVICE, "max_pool3d_with_indices: no kernel for device %s",
                         yg__device_name(dev));
     st = kernel(self,
                 kernel_size,
@@ -665,427 +673,284 @@ yg_status yg_avg_pool2d(const yg_tensor *self,
                 stride_len,
                 padding,
                 padding_len,
+                dilation,
+                dilation_len,
                 ceil_mode,
-                count_include_pad,
-                &result);
+                &result,
+                &result1);
     if (st != YG_OK)
         return st;
     if (yg__any_requires_grad(1, inputs)) {
-        st = avg_pool2d_record(self, kernel_size, kernel_size_len, stride, stride_len, padding, padding_len, ceil_mode, count_include_pad, result);
+        st = max_pool3d_with_indices_record(self, result, result1);
         if (st != YG_OK)
             goto out;
     }
-    *out = result;
+    *out_values = result;
     result = NULL;
+    *out_indices = result1;
+    result1 = NULL;
 out:
+    yg_release(result1);
     yg_release(result);
     return st;
 }
 
-typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,
-                                            const int64_t *self_sizes,
-                                            int64_t self_sizes_len,
-                                            const int64_t *kernel_size,
-                                            int64_t kernel_size_len,
-                                            const int64_t *stride,
-                                            int64_t stride_len,
-                                            const int64_t *padding,
-                                            int64_t padding_len,
-                                            bool ceil_mode,
-                                            bool count_include_pad,
-                                            yg_tensor **out);
-
-static const avg_pool2d_backward_fn avg_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_avg_pool2d_backward,
-    [YG_CUDA] = NULL, /* reserved */
-};
-
-/* Records AvgPool2dBackwardBackward as the history of result: one edge per differentiable
- * input and the values its formulas read, each saved only when a
- * gradient that reads it is wanted. */
-static yg_status avg_pool2d_backward_record(const yg_tensor *grad_output,
-                                            const int64_t *kernel_size,
-                                            int64_t kernel_size_len,
-                                            const int64_t *stride,
-                                            int64_t stride_len,
-                                            const int64_t *padding,
-                                            int64_t padding_len,
-                                            bool ceil_mode,
-                                            bool count_include_pad,
-                                            yg_tensor *result)
-{
-    yg_node *base = NULL;
-    avg_pool2d_backward_backward *node;
-    yg_status st;
-
-    st = yg__node_new(&yg__avg_pool2d_backward_backward_vtable,
-                      sizeof(avg_pool2d_backward_backward),
-                      1,
-                      1,
-                      &base);
-    if (st != YG_OK)
-        return st;
-    node = (avg_pool2d_backward_backward *)base;
-    st = yg__node_set_edge(base, 0, grad_output);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->kernel_size, kernel_size, kernel_size_len);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->stride, stride, stride_len);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->padding, padding, padding_len);
-    if (st != YG_OK)
-        goto out;
-    node->ceil_mode = ceil_mode;
-    node->count_include_pad = count_include_pad;
-    st = yg__set_history(result, base, 0);
-out:
-    yg__node_release(base);
-    return st;
-}
-
-/* Runs yg_avg_pool2d_backward with tracing paused and records it as one node
+/* Runs yg_max_pool3d with tracing paused and records it as one node
  * (jit/tracer.h). */
-static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
-                                            const int64_t *self_sizes,
-                                            int64_t self_sizes_len,
-                                            const int64_t *kernel_size,
-                                            int64_t kernel_size_len,
-                                            const int64_t *stride,
-                                            int64_t stride_len,
-                                            const int64_t *padding,
-                                            int64_t padding_len,
-                                            bool ceil_mode,
-                                            bool count_include_pad,
-                                            yg_tensor **out)
+static yg_status max_pool3d_traced(const yg_tensor *self,
+                                   const int64_t *kernel_size,
+                                   int64_t kernel_size_len,
+                                   const int64_t *stride,
+                                   int64_t stride_len,
+                                   const int64_t *padding,
+                                   int64_t padding_len,
+                                   const int64_t *dilation,
+                                   int64_t dilation_len,
+                                   bool ceil_mode,
+                                   yg_tensor **out)
 {
     yg_status st;
 
     yg__trace_pause();
-    st = yg_avg_pool2d_backward(grad_output,
-                                self_sizes,
-                                self_sizes_len,
-                                kernel_size,
-                                kernel_size_len,
-                                stride,
-                                stride_len,
-                                padding,
-                                padding_len,
-                                ceil_mode,
-                                count_include_pad,
-                                out);
+    st = yg_max_pool3d(self,
+                       kernel_size,
+                       kernel_size_len,
+                       stride,
+                       stride_len,
+                       padding,
+                       padding_len,
+                       dilation,
+                       dilation_len,
+                       ceil_mode,
+                       out);
     yg__trace_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("avg_pool2d_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_begin_node("max_pool3d");
+    yg__trace_input(self);
     yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
     yg__trace_attr_ints("stride", stride, stride_len);
     yg__trace_attr_ints("padding", padding, padding_len);
+    yg__trace_attr_ints("dilation", dilation, dilation_len);
     yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_attr_int("count_include_pad", count_include_pad);
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }
 
-/* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1373] */
-yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
-                                 const int64_t *self_sizes,
-                                 int64_t self_sizes_len,
-                                 const int64_t *kernel_size,
-                                 int64_t kernel_size_len,
-                                 const int64_t *stride,
-                                 int64_t stride_len,
-                                 const int64_t *padding,
-                                 int64_t padding_len,
-                                 bool ceil_mode,
-                                 bool count_include_pad,
-                                 yg_tensor **out)
-{
-    const yg_tensor *inputs[1] = {grad_output};
-    yg_tensor *result = NULL;
-    yg_device dev;
-    avg_pool2d_backward_fn kernel;
-    yg_status st;
-
-    if (yg__trace_recording(false))
-        return avg_pool2d_backward_traced(grad_output,
-                                          self_sizes,
-                                          self_sizes_len,
-                                          kernel_size,
-                                          kernel_size_len,
-                                          stride,
-                                          stride_len,
-                                          padding,
-                                          padding_len,
-                                          ceil_mode,
-                                          count_include_pad,
-                                          out);
-    YG_RETURN_IF_ERROR(yg__check_out("avg_pool2d_backward", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("avg_pool2d_backward", "grad_output", grad_output));
-    dev = yg_tensor_device(grad_output);
-    kernel = avg_pool2d_backward_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "avg_pool2d_backward: no kernel for device %s",
-                        yg__device_name(dev));
-    st = kernel(grad_output,
-                self_sizes,
-                self_sizes_len,
-                kernel_size,
-                kernel_size_len,
-                stride,
-                stride_len,
-                padding,
-                padding_len,
-                ceil_mode,
-                count_include_pad,
-                &result);
-    if (st != YG_OK)
-        return st;
-    if (yg__any_requires_grad(1, inputs)) {
-        st = avg_pool2d_backward_record(grad_output, kernel_size, kernel_size_len, stride, stride_len, padding, padding_len, ceil_mode, count_include_pad, result);
-        if (st != YG_OK)
-            goto out;
-    }
-    *out = result;
-    result = NULL;
-out:
-    yg_release(result);
-    return st;
-}
-
-typedef yg_status (*adaptive_avg_pool2d_fn)(const yg_tensor *self,
-                                            const int64_t *output_size,
-                                            int64_t output_size_len,
-                                            yg_tensor **out);
-
-static const adaptive_avg_pool2d_fn adaptive_avg_pool2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_adaptive_avg_pool2d,
-    [YG_CUDA] = NULL, /* reserved */
-};
-
-/* Records AdaptiveAvgPool2dBackward as the history of result: one edge per differentiable
- * input and the values its formulas read, each saved only when a
- * gradient that reads it is wanted. */
-static yg_status adaptive_avg_pool2d_record(const yg_tensor *self, yg_tensor *result)
-{
-    yg_node *base = NULL;
-    adaptive_avg_pool2d_backward *node;
-    yg_status st;
-
-    st = yg__node_new(&yg__adaptive_avg_pool2d_backward_vtable,
-                      sizeof(adaptive_avg_pool2d_backward),
-                      1,
-                      1,
-                      &base);
-    if (st != YG_OK)
-        return st;
-    node = (adaptive_avg_pool2d_backward *)base;
-    st = yg__node_set_edge(base, 0, self);
-    if (st != YG_OK)
-        goto out;
-    yg__saved_sizes_save(&node->self_sizes, self);
-    st = yg__set_history(result, base, 0);
-out:
-    yg__node_release(base);
-    return st;
-}
-
-/* Runs yg_adaptive_avg_pool2d with tracing paused and records it as one node
- * (jit/tracer.h). */
-static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
-                                            const int64_t *output_size,
-                                            int64_t output_size_len,
-                                            yg_tensor **out)
-{
-    yg_status st;
-
-    yg__trace_pause();
-    st = yg_adaptive_avg_pool2d(self, output_size, output_size_len, out);
-    yg__trace_resume();
-    if (st != YG_OK)
-        return st;
-    yg__trace_begin_node("adaptive_avg_pool2d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("output_size", output_size, output_size_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
-}
-
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1379] */
-yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
-                                 const int64_t *output_size,
-                                 int64_t output_size_len,
-                                 yg_tensor **out)
-{
-    const yg_tensor *inputs[1] = {self};
-    yg_tensor *result = NULL;
-    yg_device dev;
-    adaptive_avg_pool2d_fn kernel;
-    yg_status st;
-
-    if (yg__trace_recording(false))
-        return adaptive_avg_pool2d_traced(self, output_size, output_size_len, out);
-    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d", "self", self));
-    dev = yg_tensor_device(self);
-    kernel = adaptive_avg_pool2d_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "adaptive_avg_pool2d: no kernel for device %s",
-                        yg__device_name(dev));
-    st = kernel(self, output_size, output_size_len, &result);
-    if (st != YG_OK)
-        return st;
-    if (yg__any_requires_grad(1, inputs)) {
-        st = adaptive_avg_pool2d_record(self, result);
-        if (st != YG_OK)
-            goto out;
-    }
-    *out = result;
-    result = NULL;
-out:
-    yg_release(result);
-    return st;
-}
-
-typedef yg_status (*adaptive_avg_pool2d_backward_fn)(const yg_tensor *grad_output,
-                                                     const int64_t *self_sizes,
-                                                     int64_t self_sizes_len,
-                                                     yg_tensor **out);
-
-static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_adaptive_avg_pool2d_backward,
-    [YG_CUDA] = NULL, /* reserved */
-};
-
-/* Records AdaptiveAvgPool2dBackwardBackward as the history of result: one edge per differentiable
- * input and the values its formulas read, each saved only when a
- * gradient that reads it is wanted. */
-static yg_status adaptive_avg_pool2d_backward_record(const yg_tensor *grad_output,
-                                                     yg_tensor *result)
-{
-    yg_node *base = NULL;
-    adaptive_avg_pool2d_backward_backward *node;
-    yg_status st;
-
-    st = yg__node_new(&yg__adaptive_avg_pool2d_backward_backward_vtable,
-                      sizeof(adaptive_avg_pool2d_backward_backward),
-                      1,
-                      1,
-                      &base);
-    if (st != YG_OK)
-        return st;
-    node = (adaptive_avg_pool2d_backward_backward *)base;
-    st = yg__node_set_edge(base, 0, grad_output);
-    if (st != YG_OK)
-        goto out;
-    yg__saved_sizes_save(&node->grad_output_sizes, grad_output);
-    st = yg__set_history(result, base, 0);
-out:
-    yg__node_release(base);
-    return st;
-}
-
-/* Runs yg_adaptive_avg_pool2d_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
-static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_output,
-                                                     const int64_t *self_sizes,
-                                                     int64_t self_sizes_len,
-                                                     yg_tensor **out)
-{
-    yg_status st;
-
-    yg__trace_pause();
-    st = yg_adaptive_avg_pool2d_backward(grad_output, self_sizes, self_sizes_len, out);
-    yg__trace_resume();
-    if (st != YG_OK)
-        return st;
-    yg__trace_begin_node("adaptive_avg_pool2d_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
-}
-
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1383] */
-yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
-                                          const int64_t *self_sizes,
-                                          int64_t self_sizes_len,
-                                          yg_tensor **out)
-{
-    const yg_tensor *inputs[1] = {grad_output};
-    yg_tensor *result = NULL;
-    yg_device dev;
-    adaptive_avg_pool2d_backward_fn kernel;
-    yg_status st;
-
-    if (yg__trace_recording(false))
-        return adaptive_avg_pool2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
-    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_backward", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_backward", "grad_output", grad_output));
-    dev = yg_tensor_device(grad_output);
-    kernel = adaptive_avg_pool2d_backward_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "adaptive_avg_pool2d_backward: no kernel for device %s",
-                        yg__device_name(dev));
-    st = kernel(grad_output, self_sizes, self_sizes_len, &result);
-    if (st != YG_OK)
-        return st;
-    if (yg__any_requires_grad(1, inputs)) {
-        st = adaptive_avg_pool2d_backward_record(grad_output, result);
-        if (st != YG_OK)
-            goto out;
-    }
-    *out = result;
-    result = NULL;
-out:
-    yg_release(result);
-    return st;
-}
-
-/* Runs yg_adaptive_avg_pool2d_to with tracing paused and records it as one node
- * (jit/tracer.h). */
-static yg_status adaptive_avg_pool2d_to_traced(const yg_tensor *self,
-                                               const int64_t *sizes,
-                                               int64_t sizes_len,
-                                               yg_tensor **out)
-{
-    yg_status st;
-
-    yg__trace_pause();
-    st = yg_adaptive_avg_pool2d_to(self, sizes, sizes_len, out);
-    yg__trace_resume();
-    if (st != YG_OK)
-        return st;
-    yg__trace_begin_node("adaptive_avg_pool2d_to");
-    yg__trace_input(self);
-    yg__trace_attr_ints("sizes", sizes, sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
-}
-
-/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1391] */
-yg_status yg_adaptive_avg_pool2d_to(const yg_tensor *self,
-                                    const int64_t *sizes,
-                                    int64_t sizes_len,
-                                    yg_tensor **out)
+/* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ * [specs/native_functions.yaml:1376] */
+yg_status yg_max_pool3d(const yg_tensor *self,
+                        const int64_t *kernel_size,
+                        int64_t kernel_size_len,
+                        const int64_t *stride,
+                        int64_t stride_len,
+                        const int64_t *padding,
+                        int64_t padding_len,
+                        const int64_t *dilation,
+                        int64_t dilation_len,
+                        bool ceil_mode,
+                        yg_tensor **out)
 {
     yg_status st;
 
     if (yg__trace_recording(true))
-        return adaptive_avg_pool2d_to_traced(self, sizes, sizes_len, out);
-    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_to", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_to", "self", self));
-    st = yg__composite_adaptive_avg_pool2d_to(self, sizes, sizes_len, out);
+        return max_pool3d_traced(self,
+                                 kernel_size,
+                                 kernel_size_len,
+                                 stride,
+                                 stride_len,
+                                 padding,
+                                 padding_len,
+                                 dilation,
+                                 dilation_len,
+                                 ceil_mode,
+                                 out);
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool3d", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool3d", "self", self));
+    st = yg__composite_max_pool3d(self,
+                                  kernel_size,
+                                  kernel_size_len,
+                                  stride,
+                                  stride_len,
+                                  padding,
+                                  padding_len,
+                                  dilation,
+                                  dilation_len,
+                                  ceil_mode,
+                                  out);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "adaptive_avg_pool2d_to");
+        return yg__fail_prefix(st, "max_pool3d");
     return YG_OK;
+}
+
+/* Runs yg_max_pool3d_with_indices_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status max_pool3d_with_indices_backward_traced(const yg_tensor *grad_output,
+                                                         const yg_tensor *indices,
+                                                         const int64_t *self_sizes,
+                                                         int64_t self_sizes_len,
+                                                         yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_max_pool3d_with_indices_backward(grad_output, indices, self_sizes, self_sizes_len, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("max_pool3d_with_indices_backward");
+    yg__trace_input(grad_output);
+    yg__trace_input(indices);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
+ * [specs/native_functions.yaml:1381] */
+yg_status yg_max_pool3d_with_indices_backward(const yg_tensor *grad_output,
+                                              const yg_tensor *indices,
+                                              const int64_t *self_sizes,
+                                              int64_t self_sizes_len,
+                                              yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return max_pool3d_with_indices_backward_traced(grad_output,
+                                                       indices,
+                                                       self_sizes,
+                                                       self_sizes_len,
+                                                       out);
+    YG_RETURN_IF_ERROR(yg__check_out("max_pool3d_with_indices_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool3d_with_indices_backward", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_defined("max_pool3d_with_indices_backward", "indices", indices));
+    st = yg__composite_max_pool3d_with_indices_backward(grad_output,
+                                                        indices,
+                                                        self_sizes,
+                                                        self_sizes_len,
+                                                        out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "max_pool3d_with_indices_backward");
+    return YG_OK;
+}
+
+typedef yg_status (*adaptive_max_pool2d_fn)(const yg_tensor *self,
+                                            const int64_t *output_size,
+                                            int64_t output_size_len,
+                                            yg_tensor **out_values,
+                                            yg_tensor **out_indices);
+
+static const adaptive_max_pool2d_fn adaptive_max_pool2d_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_adaptive_max_pool2d,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records AdaptiveMaxPool2dBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status adaptive_max_pool2d_record(const yg_tensor *self,
+                                            yg_tensor *result,
+                                            yg_tensor *result1)
+{
+    yg_node *base = NULL;
+    adaptive_max_pool2d_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__adaptive_max_pool2d_backward_vtable,
+                      sizeof(adaptive_max_pool2d_backward),
+                      1,
+                      2,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (adaptive_max_pool2d_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    st = yg__saved_save(&node->result1, result1, false, 1, "results[1]");
+    if (st != YG_OK)
+        goto out;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_adaptive_max_pool2d with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status adaptive_max_pool2d_traced(const yg_tensor *self,
+                                            const int64_t *output_size,
+                                            int64_t output_size_len,
+                                            yg_tensor **out_values,
+                                            yg_tensor **out_indices)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_adaptive_max_pool2d(self, output_size, output_size_len, out_values, out_indices);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("adaptive_max_pool2d");
+    yg__trace_input(self);
+    yg__trace_attr_ints("output_size", output_size, output_size_len);
+    yg__trace_output(out_values, NULL);
+    yg__trace_output(out_indices, NULL);
+    return yg__trace_end_node();
+}
+
+/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
+ * [specs/native_functions.yaml:1387] */
+yg_status yg_adaptive_max_pool2d(const yg_tensor *self,
+                                 const int64_t *output_size,
+                                 int64_t output_size_len,
+                                 yg_tensor **out_values,
+                                 yg_tensor **out_indices)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_device dev;
+    adaptive_max_pool2d_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return adaptive_max_pool2d_traced(self,
+                                          output_size,
+                                          output_size_len,
+                                          out_values,
+                                          out_indices);
+    YG_RETURN_IF_ERROR(yg__check_out("adaptive_max_pool2d", "out_values", out_values));
+    YG_RETURN_IF_ERROR(yg__check_out("adaptive_max_pool2d", "out_indices", out_indices));
+    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_max_pool2d", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = adaptive_max_pool2d_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "adaptive_max_pool2d: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, output_size, output_size_len, &result, &result1);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = adaptive_max_pool2d_record(self, result, result1);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out_values = result;
+    result = NULL;
+    *out_indices = result1;
+    result1 = NULL;
+out:
+    yg_release(result1);
+    yg_release(result);
+    return st;
 }

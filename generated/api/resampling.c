@@ -80,7 +80,7 @@ static yg_status upsample_nearest2d_traced(const yg_tensor *self,
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1397] */
+ * [specs/native_functions.yaml:1457] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -176,7 +176,7 @@ static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1401] */
+ * [specs/native_functions.yaml:1461] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,
@@ -233,7 +233,7 @@ static yg_status upsample_nearest2d_to_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1405] */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1465] */
 yg_status yg_upsample_nearest2d_to(const yg_tensor *self,
                                    const int64_t *sizes,
                                    int64_t sizes_len,
@@ -248,5 +248,431 @@ yg_status yg_upsample_nearest2d_to(const yg_tensor *self,
     st = yg__composite_upsample_nearest2d_to(self, sizes, sizes_len, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "upsample_nearest2d_to");
+    return YG_OK;
+}
+
+typedef yg_status (*upsample_bilinear2d_fn)(const yg_tensor *self,
+                                            const int64_t *output_size,
+                                            int64_t output_size_len,
+                                            bool align_corners,
+                                            double scales_h,
+                                            double scales_w,
+                                            yg_tensor **out);
+
+static const upsample_bilinear2d_fn upsample_bilinear2d_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_upsample_bilinear2d,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records UpsampleBilinear2dBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status upsample_bilinear2d_record(const yg_tensor *self,
+                                            bool align_corners,
+                                            double scales_h,
+                                            double scales_w,
+                                            yg_tensor *result)
+{
+    yg_node *base = NULL;
+    upsample_bilinear2d_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__upsample_bilinear2d_backward_vtable,
+                      sizeof(upsample_bilinear2d_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (upsample_bilinear2d_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->self_sizes, self);
+    node->align_corners = align_corners;
+    node->scales_h = scales_h;
+    node->scales_w = scales_w;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_upsample_bilinear2d with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status upsample_bilinear2d_traced(const yg_tensor *self,
+                                            const int64_t *output_size,
+                                            int64_t output_size_len,
+                                            bool align_corners,
+                                            double scales_h,
+                                            double scales_w,
+                                            yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_upsample_bilinear2d(self,
+                                output_size,
+                                output_size_len,
+                                align_corners,
+                                scales_h,
+                                scales_w,
+                                out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("upsample_bilinear2d");
+    yg__trace_input(self);
+    yg__trace_attr_ints("output_size", output_size, output_size_len);
+    yg__trace_attr_int("align_corners", align_corners);
+    yg__trace_attr_float("scales_h", scales_h);
+    yg__trace_attr_float("scales_w", scales_w);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
+ *   float scales_w=0.0) -> Tensor
+ * [specs/native_functions.yaml:1472] */
+yg_status yg_upsample_bilinear2d(const yg_tensor *self,
+                                 const int64_t *output_size,
+                                 int64_t output_size_len,
+                                 bool align_corners,
+                                 double scales_h,
+                                 double scales_w,
+                                 yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    upsample_bilinear2d_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return upsample_bilinear2d_traced(self,
+                                          output_size,
+                                          output_size_len,
+                                          align_corners,
+                                          scales_h,
+                                          scales_w,
+                                          out);
+    YG_RETURN_IF_ERROR(yg__check_out("upsample_bilinear2d", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("upsample_bilinear2d", "self", self));
+    dev = yg_tensor_device(self);
+    kernel = upsample_bilinear2d_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "upsample_bilinear2d: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, output_size, output_size_len, align_corners, scales_h, scales_w, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = upsample_bilinear2d_record(self, align_corners, scales_h, scales_w, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*upsample_bilinear2d_backward_fn)(const yg_tensor *grad_output,
+                                                     const int64_t *self_sizes,
+                                                     int64_t self_sizes_len,
+                                                     bool align_corners,
+                                                     double scales_h,
+                                                     double scales_w,
+                                                     yg_tensor **out);
+
+static const upsample_bilinear2d_backward_fn upsample_bilinear2d_backward_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_upsample_bilinear2d_backward,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records UpsampleBilinear2dBackwardBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status upsample_bilinear2d_backward_record(const yg_tensor *grad_output,
+                                                     bool align_corners,
+                                                     double scales_h,
+                                                     double scales_w,
+                                                     yg_tensor *result)
+{
+    yg_node *base = NULL;
+    upsample_bilinear2d_backward_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__upsample_bilinear2d_backward_backward_vtable,
+                      sizeof(upsample_bilinear2d_backward_backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (upsample_bilinear2d_backward_backward *)base;
+    st = yg__node_set_edge(base, 0, grad_output);
+    if (st != YG_OK)
+        goto out;
+    yg__saved_sizes_save(&node->grad_output_sizes, grad_output);
+    node->align_corners = align_corners;
+    node->scales_h = scales_h;
+    node->scales_w = scales_w;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_upsample_bilinear2d_backward with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status upsample_bilinear2d_backward_traced(const yg_tensor *grad_output,
+                                                     const int64_t *self_sizes,
+                                                     int64_t self_sizes_len,
+                                                     bool align_corners,
+                                                     double scales_h,
+                                                     double scales_w,
+                                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_upsample_bilinear2d_backward(grad_output,
+                                         self_sizes,
+                                         self_sizes_len,
+                                         align_corners,
+                                         scales_h,
+                                         scales_w,
+                                         out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("upsample_bilinear2d_backward");
+    yg__trace_input(grad_output);
+    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__trace_attr_int("align_corners", align_corners);
+    yg__trace_attr_float("scales_h", scales_h);
+    yg__trace_attr_float("scales_w", scales_w);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
+ *   float scales_h=0.0, float scales_w=0.0) -> Tensor
+ * [specs/native_functions.yaml:1476] */
+yg_status yg_upsample_bilinear2d_backward(const yg_tensor *grad_output,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          bool align_corners,
+                                          double scales_h,
+                                          double scales_w,
+                                          yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {grad_output};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    upsample_bilinear2d_backward_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return upsample_bilinear2d_backward_traced(grad_output,
+                                                   self_sizes,
+                                                   self_sizes_len,
+                                                   align_corners,
+                                                   scales_h,
+                                                   scales_w,
+                                                   out);
+    YG_RETURN_IF_ERROR(yg__check_out("upsample_bilinear2d_backward", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("upsample_bilinear2d_backward", "grad_output", grad_output));
+    dev = yg_tensor_device(grad_output);
+    kernel = upsample_bilinear2d_backward_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "upsample_bilinear2d_backward: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(grad_output,
+                self_sizes,
+                self_sizes_len,
+                align_corners,
+                scales_h,
+                scales_w,
+                &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = upsample_bilinear2d_backward_record(grad_output, align_corners, scales_h, scales_w, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+/* Runs yg_upsample_bilinear2d_to with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status upsample_bilinear2d_to_traced(const yg_tensor *self,
+                                               const int64_t *sizes,
+                                               int64_t sizes_len,
+                                               bool align_corners,
+                                               double scales_h,
+                                               double scales_w,
+                                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_upsample_bilinear2d_to(self, sizes, sizes_len, align_corners, scales_h, scales_w, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("upsample_bilinear2d_to");
+    yg__trace_input(self);
+    yg__trace_attr_ints("sizes", sizes, sizes_len);
+    yg__trace_attr_int("align_corners", align_corners);
+    yg__trace_attr_float("scales_h", scales_h);
+    yg__trace_attr_float("scales_w", scales_w);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
+ *   float scales_w=0.0) -> Tensor
+ * [specs/native_functions.yaml:1482] */
+yg_status yg_upsample_bilinear2d_to(const yg_tensor *self,
+                                    const int64_t *sizes,
+                                    int64_t sizes_len,
+                                    bool align_corners,
+                                    double scales_h,
+                                    double scales_w,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return upsample_bilinear2d_to_traced(self,
+                                             sizes,
+                                             sizes_len,
+                                             align_corners,
+                                             scales_h,
+                                             scales_w,
+                                             out);
+    YG_RETURN_IF_ERROR(yg__check_out("upsample_bilinear2d_to", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("upsample_bilinear2d_to", "self", self));
+    st = yg__composite_upsample_bilinear2d_to(self,
+                                              sizes,
+                                              sizes_len,
+                                              align_corners,
+                                              scales_h,
+                                              scales_w,
+                                              out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "upsample_bilinear2d_to");
+    return YG_OK;
+}
+
+/* Runs yg_pixel_shuffle with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pixel_shuffle_traced(const yg_tensor *self,
+                                      int64_t upscale_factor,
+                                      yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pixel_shuffle(self, upscale_factor, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pixel_shuffle");
+    yg__trace_input(self);
+    yg__trace_attr_int("upscale_factor", upscale_factor);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor  [specs/native_functions.yaml:1486] */
+yg_status yg_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return pixel_shuffle_traced(self, upscale_factor, out);
+    YG_RETURN_IF_ERROR(yg__check_out("pixel_shuffle", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("pixel_shuffle", "self", self));
+    st = yg__composite_pixel_shuffle(self, upscale_factor, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "pixel_shuffle");
+    return YG_OK;
+}
+
+/* Runs yg_pixel_unshuffle with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status pixel_unshuffle_traced(const yg_tensor *self,
+                                        int64_t downscale_factor,
+                                        yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_pixel_unshuffle(self, downscale_factor, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("pixel_unshuffle");
+    yg__trace_input(self);
+    yg__trace_attr_int("downscale_factor", downscale_factor);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+ * [specs/native_functions.yaml:1490] */
+yg_status yg_pixel_unshuffle(const yg_tensor *self, int64_t downscale_factor, yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return pixel_unshuffle_traced(self, downscale_factor, out);
+    YG_RETURN_IF_ERROR(yg__check_out("pixel_unshuffle", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("pixel_unshuffle", "self", self));
+    st = yg__composite_pixel_unshuffle(self, downscale_factor, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "pixel_unshuffle");
+    return YG_OK;
+}
+
+/* Runs yg_channel_shuffle with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status channel_shuffle_traced(const yg_tensor *self, int64_t groups, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_channel_shuffle(self, groups, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("channel_shuffle");
+    yg__trace_input(self);
+    yg__trace_attr_int("groups", groups);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* channel_shuffle(Tensor self, int groups) -> Tensor  [specs/native_functions.yaml:1495] */
+yg_status yg_channel_shuffle(const yg_tensor *self, int64_t groups, yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return channel_shuffle_traced(self, groups, out);
+    YG_RETURN_IF_ERROR(yg__check_out("channel_shuffle", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("channel_shuffle", "self", self));
+    st = yg__composite_channel_shuffle(self, groups, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "channel_shuffle");
     return YG_OK;
 }

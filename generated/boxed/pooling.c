@@ -170,10 +170,46 @@ yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
                          &out[0]);
 }
 
-/* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1369] */
-yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
+/* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ * [specs/native_functions.yaml:1372] */
+yg_status yg__boxed_max_pool3d_with_indices(const yg_ir_node *node,
+                                            yg_tensor *const *in,
+                                            int32_t n_in,
+                                            yg_tensor **out)
+{
+    yg_box_ints kernel_size = {0};
+    yg_box_ints stride = {0};
+    static const int64_t padding_default[] = {0};
+    yg_box_ints padding = {0};
+    static const int64_t dilation_default[] = {1};
+    yg_box_ints dilation = {0};
+    bool ceil_mode = false;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "kernel_size", NULL, YG_BOX_REQUIRED, 0, &kernel_size));
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "stride", NULL, 0, 0, &stride));
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "padding", padding_default, 1, 0, &padding));
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "dilation", dilation_default, 1, 0, &dilation));
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "ceil_mode", &(const bool){false}, &ceil_mode));
+    return yg_max_pool3d_with_indices(in[0],
+                                      kernel_size.items,
+                                      kernel_size.len,
+                                      stride.items,
+                                      stride.len,
+                                      padding.items,
+                                      padding.len,
+                                      dilation.items,
+                                      dilation.len,
+                                      ceil_mode,
+                                      &out[0],
+                                      &out[1]);
+}
+
+/* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ * [specs/native_functions.yaml:1376] */
+yg_status yg__boxed_max_pool3d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
                                yg_tensor **out)
@@ -182,66 +218,50 @@ yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
     yg_box_ints stride = {0};
     static const int64_t padding_default[] = {0};
     yg_box_ints padding = {0};
+    static const int64_t dilation_default[] = {1};
+    yg_box_ints dilation = {0};
     bool ceil_mode = false;
-    bool count_include_pad = false;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "kernel_size", NULL, YG_BOX_REQUIRED, 0, &kernel_size));
     YG_RETURN_IF_ERROR(yg__box_ints(node, "stride", NULL, 0, 0, &stride));
     YG_RETURN_IF_ERROR(yg__box_ints(node, "padding", padding_default, 1, 0, &padding));
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "dilation", dilation_default, 1, 0, &dilation));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "ceil_mode", &(const bool){false}, &ceil_mode));
-    YG_RETURN_IF_ERROR(yg__box_bool(node, "count_include_pad", &(const bool){true}, &count_include_pad));
-    return yg_avg_pool2d(in[0],
+    return yg_max_pool3d(in[0],
                          kernel_size.items,
                          kernel_size.len,
                          stride.items,
                          stride.len,
                          padding.items,
                          padding.len,
+                         dilation.items,
+                         dilation.len,
                          ceil_mode,
-                         count_include_pad,
                          &out[0]);
 }
 
-/* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1373] */
-yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
-                                        yg_tensor *const *in,
-                                        int32_t n_in,
-                                        yg_tensor **out)
+/* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
+ * [specs/native_functions.yaml:1381] */
+yg_status yg__boxed_max_pool3d_with_indices_backward(const yg_ir_node *node,
+                                                     yg_tensor *const *in,
+                                                     int32_t n_in,
+                                                     yg_tensor **out)
 {
     yg_box_ints self_sizes = {0};
-    yg_box_ints kernel_size = {0};
-    yg_box_ints stride = {0};
-    yg_box_ints padding = {0};
-    bool ceil_mode = false;
-    bool count_include_pad = false;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "self_sizes", NULL, YG_BOX_REQUIRED, 0, &self_sizes));
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "kernel_size", NULL, YG_BOX_REQUIRED, 0, &kernel_size));
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "stride", NULL, YG_BOX_REQUIRED, 0, &stride));
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "padding", NULL, YG_BOX_REQUIRED, 0, &padding));
-    YG_RETURN_IF_ERROR(yg__box_bool(node, "ceil_mode", NULL, &ceil_mode));
-    YG_RETURN_IF_ERROR(yg__box_bool(node, "count_include_pad", NULL, &count_include_pad));
-    return yg_avg_pool2d_backward(in[0],
-                                  self_sizes.items,
-                                  self_sizes.len,
-                                  kernel_size.items,
-                                  kernel_size.len,
-                                  stride.items,
-                                  stride.len,
-                                  padding.items,
-                                  padding.len,
-                                  ceil_mode,
-                                  count_include_pad,
-                                  &out[0]);
+    return yg_max_pool3d_with_indices_backward(in[0],
+                                               in[1],
+                                               self_sizes.items,
+                                               self_sizes.len,
+                                               &out[0]);
 }
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1379] */
-yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
+/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
+ * [specs/native_functions.yaml:1387] */
+yg_status yg__boxed_adaptive_max_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
                                         yg_tensor **out)
@@ -250,33 +270,5 @@ yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "output_size", NULL, YG_BOX_REQUIRED, 0, &output_size));
-    return yg_adaptive_avg_pool2d(in[0], output_size.items, output_size.len, &out[0]);
-}
-
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1383] */
-yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
-                                                 yg_tensor *const *in,
-                                                 int32_t n_in,
-                                                 yg_tensor **out)
-{
-    yg_box_ints self_sizes = {0};
-
-    (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "self_sizes", NULL, YG_BOX_REQUIRED, 0, &self_sizes));
-    return yg_adaptive_avg_pool2d_backward(in[0], self_sizes.items, self_sizes.len, &out[0]);
-}
-
-/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1391] */
-yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
-                                           yg_tensor *const *in,
-                                           int32_t n_in,
-                                           yg_tensor **out)
-{
-    yg_box_ints sizes = {0};
-
-    (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "sizes", NULL, YG_BOX_REQUIRED, 0, &sizes));
-    return yg_adaptive_avg_pool2d_to(in[0], sizes.items, sizes.len, &out[0]);
+    return yg_adaptive_max_pool2d(in[0], output_size.items, output_size.len, &out[0], &out[1]);
 }

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1397] */
+ * [specs/native_functions.yaml:1457] */
 yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -25,7 +25,7 @@ yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1401] */
+ * [specs/native_functions.yaml:1461] */
 yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
                                                 yg_tensor *const *in,
                                                 int32_t n_in,
@@ -38,7 +38,7 @@ yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
     return yg_upsample_nearest2d_backward(in[0], self_sizes.items, self_sizes.len, &out[0]);
 }
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1405] */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1465] */
 yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,
@@ -49,4 +49,125 @@ yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "sizes", NULL, YG_BOX_REQUIRED, 0, &sizes));
     return yg_upsample_nearest2d_to(in[0], sizes.items, sizes.len, &out[0]);
+}
+
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
+ *   float scales_w=0.0) -> Tensor
+ * [specs/native_functions.yaml:1472] */
+yg_status yg__boxed_upsample_bilinear2d(const yg_ir_node *node,
+                                        yg_tensor *const *in,
+                                        int32_t n_in,
+                                        yg_tensor **out)
+{
+    yg_box_ints output_size = {0};
+    bool align_corners = false;
+    double scales_h = 0;
+    double scales_w = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "output_size", NULL, YG_BOX_REQUIRED, 0, &output_size));
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", NULL, &align_corners));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_h", &(const double){0.0}, &scales_h));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_w", &(const double){0.0}, &scales_w));
+    return yg_upsample_bilinear2d(in[0],
+                                  output_size.items,
+                                  output_size.len,
+                                  align_corners,
+                                  scales_h,
+                                  scales_w,
+                                  &out[0]);
+}
+
+/* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
+ *   float scales_h=0.0, float scales_w=0.0) -> Tensor
+ * [specs/native_functions.yaml:1476] */
+yg_status yg__boxed_upsample_bilinear2d_backward(const yg_ir_node *node,
+                                                 yg_tensor *const *in,
+                                                 int32_t n_in,
+                                                 yg_tensor **out)
+{
+    yg_box_ints self_sizes = {0};
+    bool align_corners = false;
+    double scales_h = 0;
+    double scales_w = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "self_sizes", NULL, YG_BOX_REQUIRED, 0, &self_sizes));
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", NULL, &align_corners));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_h", &(const double){0.0}, &scales_h));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_w", &(const double){0.0}, &scales_w));
+    return yg_upsample_bilinear2d_backward(in[0],
+                                           self_sizes.items,
+                                           self_sizes.len,
+                                           align_corners,
+                                           scales_h,
+                                           scales_w,
+                                           &out[0]);
+}
+
+/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
+ *   float scales_w=0.0) -> Tensor
+ * [specs/native_functions.yaml:1482] */
+yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
+                                           yg_tensor *const *in,
+                                           int32_t n_in,
+                                           yg_tensor **out)
+{
+    yg_box_ints sizes = {0};
+    bool align_corners = false;
+    double scales_h = 0;
+    double scales_w = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "sizes", NULL, YG_BOX_REQUIRED, 0, &sizes));
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", NULL, &align_corners));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_h", &(const double){0.0}, &scales_h));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_w", &(const double){0.0}, &scales_w));
+    return yg_upsample_bilinear2d_to(in[0],
+                                     sizes.items,
+                                     sizes.len,
+                                     align_corners,
+                                     scales_h,
+                                     scales_w,
+                                     &out[0]);
+}
+
+/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor  [specs/native_functions.yaml:1486] */
+yg_status yg__boxed_pixel_shuffle(const yg_ir_node *node,
+                                  yg_tensor *const *in,
+                                  int32_t n_in,
+                                  yg_tensor **out)
+{
+    int64_t upscale_factor = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "upscale_factor", NULL, &upscale_factor));
+    return yg_pixel_shuffle(in[0], upscale_factor, &out[0]);
+}
+
+/* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+ * [specs/native_functions.yaml:1490] */
+yg_status yg__boxed_pixel_unshuffle(const yg_ir_node *node,
+                                    yg_tensor *const *in,
+                                    int32_t n_in,
+                                    yg_tensor **out)
+{
+    int64_t downscale_factor = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "downscale_factor", NULL, &downscale_factor));
+    return yg_pixel_unshuffle(in[0], downscale_factor, &out[0]);
+}
+
+/* channel_shuffle(Tensor self, int groups) -> Tensor  [specs/native_functions.yaml:1495] */
+yg_status yg__boxed_channel_shuffle(const yg_ir_node *node,
+                                    yg_tensor *const *in,
+                                    int32_t n_in,
+                                    yg_tensor **out)
+{
+    int64_t groups = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "groups", NULL, &groups));
+    return yg_channel_shuffle(in[0], groups, &out[0]);
 }

@@ -66,34 +66,29 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
     .release_saved = max_pool2d_with_indices_backward_release_saved,
 };
 
-/* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:788] */
-static yg_status avg_pool2d_backward_apply(yg_node *base,
-                                           yg_tensor *const *grads,
-                                           yg_tensor **grad_inputs)
+/* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ * [specs/derivatives.yaml:789] */
+static yg_status max_pool3d_with_indices_backward_apply(yg_node *base,
+                                                        yg_tensor *const *grads,
+                                                        yg_tensor **grad_inputs)
 {
-    avg_pool2d_backward *node = (avg_pool2d_backward *)base;
+    max_pool3d_with_indices_backward *node = (max_pool3d_with_indices_backward *)base;
     yg_tensor *grad = grads[0];
+    yg_tensor *result1 = NULL;
     yg_tensor *grad_self = NULL;
     yg_status st = YG_OK;
 
-    if (yg__node_needs_grad(base, 0)) {
-        /* self:
-         * avg_pool2d_backward(grad, sizes(self), kernel_size, stride, padding, ceil_mode,
-         * count_include_pad) */
-        st = yg_avg_pool2d_backward(grad,
-                                    node->self_sizes.sizes,
-                                    node->self_sizes.ndim,
-                                    node->kernel_size.items,
-                                    node->kernel_size.len,
-                                    node->stride.items,
-                                    node->stride.len,
-                                    node->padding.items,
-                                    node->padding.len,
-                                    node->ceil_mode,
-                                    node->count_include_pad,
-                                    &grad_self);
+    st = yg__saved_unpack(&node->result1, base, &result1);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0) && grad != NULL) {
+        /* self: max_pool3d_with_indices_backward(grads[0], results[1], sizes(self)) */
+        st = yg_max_pool3d_with_indices_backward(grad,
+                                                 result1,
+                                                 node->self_sizes.sizes,
+                                                 node->self_sizes.ndim,
+                                                 &grad_self);
         if (st != YG_OK)
             goto out;
     }
@@ -102,95 +97,47 @@ static yg_status avg_pool2d_backward_apply(yg_node *base,
     grad_self = NULL;
 out:
     yg_release(grad_self);
+    yg_release(result1);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "AvgPool2dBackward");
+        return yg__fail_prefix(st, "MaxPool3dWithIndicesBackward");
     return YG_OK;
 }
 
-static void avg_pool2d_backward_release_saved(yg_node *base)
+static void max_pool3d_with_indices_backward_release_saved(yg_node *base)
 {
-    avg_pool2d_backward *node = (avg_pool2d_backward *)base;
+    max_pool3d_with_indices_backward *node = (max_pool3d_with_indices_backward *)base;
 
-    yg__saved_int_list_release(&node->kernel_size);
-    yg__saved_int_list_release(&node->stride);
-    yg__saved_int_list_release(&node->padding);
+    yg__saved_release(&node->result1);
 }
 
-const yg_node_vtable yg__avg_pool2d_backward_vtable = {
-    .name = "AvgPool2dBackward",
-    .apply = avg_pool2d_backward_apply,
-    .release_saved = avg_pool2d_backward_release_saved,
+const yg_node_vtable yg__max_pool3d_with_indices_backward_vtable = {
+    .name = "MaxPool3dWithIndicesBackward",
+    .apply = max_pool3d_with_indices_backward_apply,
+    .release_saved = max_pool3d_with_indices_backward_release_saved,
 };
 
-/* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:792] */
-static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
+/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
+ * [specs/derivatives.yaml:794] */
+static yg_status adaptive_max_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
 {
-    avg_pool2d_backward_backward *node = (avg_pool2d_backward_backward *)base;
+    adaptive_max_pool2d_backward *node = (adaptive_max_pool2d_backward *)base;
     yg_tensor *grad = grads[0];
-    yg_tensor *grad_grad_output = NULL;
-    yg_status st = YG_OK;
-
-    if (yg__node_needs_grad(base, 0)) {
-        /* grad_output:
-         * avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad) */
-        st = yg_avg_pool2d(grad,
-                           node->kernel_size.items,
-                           node->kernel_size.len,
-                           node->stride.items,
-                           node->stride.len,
-                           node->padding.items,
-                           node->padding.len,
-                           node->ceil_mode,
-                           node->count_include_pad,
-                           &grad_grad_output);
-        if (st != YG_OK)
-            goto out;
-    }
-    /* Every formula succeeded: hand the gradients over. */
-    grad_inputs[0] = grad_grad_output;
-    grad_grad_output = NULL;
-out:
-    yg_release(grad_grad_output);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "AvgPool2dBackwardBackward");
-    return YG_OK;
-}
-
-static void avg_pool2d_backward_backward_release_saved(yg_node *base)
-{
-    avg_pool2d_backward_backward *node = (avg_pool2d_backward_backward *)base;
-
-    yg__saved_int_list_release(&node->kernel_size);
-    yg__saved_int_list_release(&node->stride);
-    yg__saved_int_list_release(&node->padding);
-}
-
-const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
-    .name = "AvgPool2dBackwardBackward",
-    .apply = avg_pool2d_backward_backward_apply,
-    .release_saved = avg_pool2d_backward_backward_release_saved,
-};
-
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:795] */
-static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
-                                                    yg_tensor *const *grads,
-                                                    yg_tensor **grad_inputs)
-{
-    adaptive_avg_pool2d_backward *node = (adaptive_avg_pool2d_backward *)base;
-    yg_tensor *grad = grads[0];
+    yg_tensor *result1 = NULL;
     yg_tensor *grad_self = NULL;
     yg_status st = YG_OK;
 
-    if (yg__node_needs_grad(base, 0)) {
-        /* self: adaptive_avg_pool2d_backward(grad, sizes(self)) */
-        st = yg_adaptive_avg_pool2d_backward(grad,
-                                             node->self_sizes.sizes,
-                                             node->self_sizes.ndim,
-                                             &grad_self);
+    st = yg__saved_unpack(&node->result1, base, &result1);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0) && grad != NULL) {
+        /* self: max_pool2d_with_indices_backward(grads[0], results[1], sizes(self)) */
+        st = yg_max_pool2d_with_indices_backward(grad,
+                                                 result1,
+                                                 node->self_sizes.sizes,
+                                                 node->self_sizes.ndim,
+                                                 &grad_self);
         if (st != YG_OK)
             goto out;
     }
@@ -199,49 +146,21 @@ static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
     grad_self = NULL;
 out:
     yg_release(grad_self);
+    yg_release(result1);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "AdaptiveAvgPool2dBackward");
+        return yg__fail_prefix(st, "AdaptiveMaxPool2dBackward");
     return YG_OK;
 }
 
-const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
-    .name = "AdaptiveAvgPool2dBackward",
-    .apply = adaptive_avg_pool2d_backward_apply,
-    .release_saved = NULL, /* nothing to release */
-};
-
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:802] */
-static yg_status adaptive_avg_pool2d_backward_backward_apply(yg_node *base,
-                                                             yg_tensor *const *grads,
-                                                             yg_tensor **grad_inputs)
+static void adaptive_max_pool2d_backward_release_saved(yg_node *base)
 {
-    adaptive_avg_pool2d_backward_backward *node = (adaptive_avg_pool2d_backward_backward *)base;
-    yg_tensor *grad = grads[0];
-    yg_tensor *grad_grad_output = NULL;
-    yg_status st = YG_OK;
+    adaptive_max_pool2d_backward *node = (adaptive_max_pool2d_backward *)base;
 
-    if (yg__node_needs_grad(base, 0)) {
-        /* grad_output: adaptive_avg_pool2d_to(grad, sizes(grad_output)) */
-        st = yg_adaptive_avg_pool2d_to(grad,
-                                       node->grad_output_sizes.sizes,
-                                       node->grad_output_sizes.ndim,
-                                       &grad_grad_output);
-        if (st != YG_OK)
-            goto out;
-    }
-    /* Every formula succeeded: hand the gradients over. */
-    grad_inputs[0] = grad_grad_output;
-    grad_grad_output = NULL;
-out:
-    yg_release(grad_grad_output);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "AdaptiveAvgPool2dBackwardBackward");
-    return YG_OK;
+    yg__saved_release(&node->result1);
 }
 
-const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable = {
-    .name = "AdaptiveAvgPool2dBackwardBackward",
-    .apply = adaptive_avg_pool2d_backward_backward_apply,
-    .release_saved = NULL, /* nothing to release */
+const yg_node_vtable yg__adaptive_max_pool2d_backward_vtable = {
+    .name = "AdaptiveMaxPool2dBackward",
+    .apply = adaptive_max_pool2d_backward_apply,
+    .release_saved = adaptive_max_pool2d_backward_release_saved,
 };

@@ -22,43 +22,21 @@ typedef struct max_pool2d_with_indices_backward {
 } max_pool2d_with_indices_backward;
 extern const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable;
 
-/* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
-typedef struct avg_pool2d_backward {
+/* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+typedef struct max_pool3d_with_indices_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
-    yg_saved_int_list kernel_size;
-    yg_saved_int_list stride;
-    yg_saved_int_list padding;
-    bool ceil_mode;
-    bool count_include_pad;
-} avg_pool2d_backward;
-extern const yg_node_vtable yg__avg_pool2d_backward_vtable;
+    yg_saved_tensor result1;
+} max_pool3d_with_indices_backward;
+extern const yg_node_vtable yg__max_pool3d_with_indices_backward_vtable;
 
-/* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
-typedef struct avg_pool2d_backward_backward {
-    yg_node base;
-    yg_saved_int_list kernel_size;
-    yg_saved_int_list stride;
-    yg_saved_int_list padding;
-    bool ceil_mode;
-    bool count_include_pad;
-} avg_pool2d_backward_backward;
-extern const yg_node_vtable yg__avg_pool2d_backward_backward_vtable;
-
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
-typedef struct adaptive_avg_pool2d_backward {
+/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices) */
+typedef struct adaptive_max_pool2d_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
-} adaptive_avg_pool2d_backward;
-extern const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable;
-
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
-typedef struct adaptive_avg_pool2d_backward_backward {
-    yg_node base;
-    yg_saved_sizes grad_output_sizes;
-} adaptive_avg_pool2d_backward_backward;
-extern const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable;
+    yg_saved_tensor result1;
+} adaptive_max_pool2d_backward;
+extern const yg_node_vtable yg__adaptive_max_pool2d_backward_vtable;
 
 #endif /* YAGRAD_NODES_POOLING_H */

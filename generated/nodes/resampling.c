@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:807] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:832] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -52,7 +52,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
 };
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:810] */
+ * [specs/derivatives.yaml:835] */
 static yg_status upsample_nearest2d_backward_backward_apply(yg_node *base,
                                                             yg_tensor *const *grads,
                                                             yg_tensor **grad_inputs)
@@ -84,5 +84,87 @@ out:
 const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable = {
     .name = "UpsampleNearest2dBackwardBackward",
     .apply = upsample_nearest2d_backward_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
+ *   float scales_w=0.0) -> Tensor
+ * [specs/derivatives.yaml:838] */
+static yg_status upsample_bilinear2d_backward_apply(yg_node *base,
+                                                    yg_tensor *const *grads,
+                                                    yg_tensor **grad_inputs)
+{
+    upsample_bilinear2d_backward *node = (upsample_bilinear2d_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self:
+         * upsample_bilinear2d_backward(grad, sizes(self), align_corners, scales_h, scales_w) */
+        st = yg_upsample_bilinear2d_backward(grad,
+                                             node->self_sizes.sizes,
+                                             node->self_sizes.ndim,
+                                             node->align_corners,
+                                             node->scales_h,
+                                             node->scales_w,
+                                             &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "UpsampleBilinear2dBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__upsample_bilinear2d_backward_vtable = {
+    .name = "UpsampleBilinear2dBackward",
+    .apply = upsample_bilinear2d_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
+ *   float scales_h=0.0, float scales_w=0.0) -> Tensor
+ * [specs/derivatives.yaml:843] */
+static yg_status upsample_bilinear2d_backward_backward_apply(yg_node *base,
+                                                             yg_tensor *const *grads,
+                                                             yg_tensor **grad_inputs)
+{
+    upsample_bilinear2d_backward_backward *node = (upsample_bilinear2d_backward_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_grad_output = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* grad_output:
+         * upsample_bilinear2d_to(grad, sizes(grad_output), align_corners, scales_h, scales_w) */
+        st = yg_upsample_bilinear2d_to(grad,
+                                       node->grad_output_sizes.sizes,
+                                       node->grad_output_sizes.ndim,
+                                       node->align_corners,
+                                       node->scales_h,
+                                       node->scales_w,
+                                       &grad_grad_output);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_grad_output;
+    grad_grad_output = NULL;
+out:
+    yg_release(grad_grad_output);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "UpsampleBilinear2dBackwardBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__upsample_bilinear2d_backward_backward_vtable = {
+    .name = "UpsampleBilinear2dBackwardBackward",
+    .apply = upsample_bilinear2d_backward_backward_apply,
     .release_saved = NULL, /* nothing to release */
 };

@@ -469,6 +469,36 @@ yg_status yg__composite_max_pool1d(const yg_tensor *self,
                                    int64_t dilation_len,
                                    bool ceil_mode,
                                    yg_tensor **out);
+yg_status yg__composite_max_pool3d(const yg_tensor *self,
+                                   const int64_t *kernel_size,
+                                   int64_t kernel_size_len,
+                                   const int64_t *stride,
+                                   int64_t stride_len,
+                                   const int64_t *padding,
+                                   int64_t padding_len,
+                                   const int64_t *dilation,
+                                   int64_t dilation_len,
+                                   bool ceil_mode,
+                                   yg_tensor **out);
+yg_status yg__composite_max_pool3d_with_indices_backward(const yg_tensor *grad_output,
+                                                         const yg_tensor *indices,
+                                                         const int64_t *self_sizes,
+                                                         int64_t self_sizes_len,
+                                                         yg_tensor **out);
+yg_status yg__composite_avg_pool1d(const yg_tensor *self,
+                                   const int64_t *kernel_size,
+                                   int64_t kernel_size_len,
+                                   const int64_t *stride,
+                                   int64_t stride_len,
+                                   const int64_t *padding,
+                                   int64_t padding_len,
+                                   bool ceil_mode,
+                                   bool count_include_pad,
+                                   yg_tensor **out);
+yg_status yg__composite_adaptive_avg_pool1d(const yg_tensor *self,
+                                            const int64_t *output_size,
+                                            int64_t output_size_len,
+                                            yg_tensor **out);
 yg_status yg__composite_pad(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
@@ -501,5 +531,28 @@ yg_status yg__composite_upsample_nearest2d_to(const yg_tensor *self,
                                               const int64_t *sizes,
                                               int64_t sizes_len,
                                               yg_tensor **out);
+/* The check of the *_to ops: sizes are the result's full sizes, whose
+ * leading dims (all but the last nsp) must be self's. */
+yg_status
+yg__check_to_sizes(const yg_tensor *self, const int64_t *sizes, int64_t sizes_len, int64_t nsp);
+yg_status yg__composite_adaptive_avg_pool3d_to(const yg_tensor *self,
+                                               const int64_t *sizes,
+                                               int64_t sizes_len,
+                                               yg_tensor **out);
+
+/* resample.c: upsample_bilinear2d_to (double-backward), pixel_shuffle,
+ * pixel_unshuffle, channel_shuffle */
+yg_status yg__composite_upsample_bilinear2d_to(const yg_tensor *self,
+                                               const int64_t *sizes,
+                                               int64_t sizes_len,
+                                               bool align_corners,
+                                               double scales_h,
+                                               double scales_w,
+                                               yg_tensor **out);
+yg_status
+yg__composite_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_tensor **out);
+yg_status
+yg__composite_pixel_unshuffle(const yg_tensor *self, int64_t downscale_factor, yg_tensor **out);
+yg_status yg__composite_channel_shuffle(const yg_tensor *self, int64_t groups, yg_tensor **out);
 
 #endif /* YAGRAD_COMPOSITE_H */

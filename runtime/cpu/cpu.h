@@ -104,7 +104,7 @@ yg_status yg__cpu_fill_(yg_tensor *self, double value, yg_tensor **out);
 yg_status yg__cpu_zero_(yg_tensor *self, yg_tensor **out);
 yg_status yg__cpu_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out);
 
-/* pool.c: 2-D pooling and resampling of [N, C, H, W] / [C, H, W] */
+/* pool.c: 2-D and 3-D pooling and nearest resampling of [N, C, (D,) H, W] / [C, (D,) H, W] */
 yg_status yg__cpu_max_pool2d_with_indices(const yg_tensor *self,
                                           const int64_t *kernel_size,
                                           int64_t kernel_size_len,
@@ -147,6 +147,55 @@ yg_status yg__cpu_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                                const int64_t *self_sizes,
                                                int64_t self_sizes_len,
                                                yg_tensor **out);
+yg_status yg__cpu_max_pool3d_with_indices(const yg_tensor *self,
+                                          const int64_t *kernel_size,
+                                          int64_t kernel_size_len,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          const int64_t *dilation,
+                                          int64_t dilation_len,
+                                          bool ceil_mode,
+                                          yg_tensor **out_values,
+                                          yg_tensor **out_indices);
+yg_status yg__cpu_avg_pool3d(const yg_tensor *self,
+                             const int64_t *kernel_size,
+                             int64_t kernel_size_len,
+                             const int64_t *stride,
+                             int64_t stride_len,
+                             const int64_t *padding,
+                             int64_t padding_len,
+                             bool ceil_mode,
+                             bool count_include_pad,
+                             int64_t divisor_override,
+                             yg_tensor **out);
+yg_status yg__cpu_avg_pool3d_backward(const yg_tensor *grad_output,
+                                      const int64_t *self_sizes,
+                                      int64_t self_sizes_len,
+                                      const int64_t *kernel_size,
+                                      int64_t kernel_size_len,
+                                      const int64_t *stride,
+                                      int64_t stride_len,
+                                      const int64_t *padding,
+                                      int64_t padding_len,
+                                      bool ceil_mode,
+                                      bool count_include_pad,
+                                      int64_t divisor_override,
+                                      yg_tensor **out);
+yg_status yg__cpu_adaptive_avg_pool3d(const yg_tensor *self,
+                                      const int64_t *output_size,
+                                      int64_t output_size_len,
+                                      yg_tensor **out);
+yg_status yg__cpu_adaptive_avg_pool3d_backward(const yg_tensor *grad_output,
+                                               const int64_t *self_sizes,
+                                               int64_t self_sizes_len,
+                                               yg_tensor **out);
+yg_status yg__cpu_adaptive_max_pool2d(const yg_tensor *self,
+                                      const int64_t *output_size,
+                                      int64_t output_size_len,
+                                      yg_tensor **out_values,
+                                      yg_tensor **out_indices);
 yg_status yg__cpu_upsample_nearest2d(const yg_tensor *self,
                                      const int64_t *output_size,
                                      int64_t output_size_len,
@@ -155,6 +204,22 @@ yg_status yg__cpu_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                               const int64_t *self_sizes,
                                               int64_t self_sizes_len,
                                               yg_tensor **out);
+
+/* upsample.c: bilinear resampling of [N, C, H, W] / [C, H, W] */
+yg_status yg__cpu_upsample_bilinear2d(const yg_tensor *self,
+                                      const int64_t *output_size,
+                                      int64_t output_size_len,
+                                      bool align_corners,
+                                      double scales_h,
+                                      double scales_w,
+                                      yg_tensor **out);
+yg_status yg__cpu_upsample_bilinear2d_backward(const yg_tensor *grad_output,
+                                               const int64_t *self_sizes,
+                                               int64_t self_sizes_len,
+                                               bool align_corners,
+                                               double scales_h,
+                                               double scales_w,
+                                               yg_tensor **out);
 
 /* reduce.c */
 yg_status yg__cpu_sum(const yg_tensor *self, yg_tensor **out);

@@ -1,25 +1,30 @@
 /*
- * pool.c - 2-D pooling and resampling over the last two dims of [N, C, H,
- * W] (or [C, H, W]) inputs: max_pool2d_with_indices, avg_pool2d,
- * adaptive_avg_pool2d, upsample_nearest2d, and their gradients.
+ * pool.c - 2-D and 3-D pooling and 2-D nearest resampling over the last
+ * two or three dims of [N, C, (D,) H, W] (or [C, (D,) H, W]) inputs:
+ * max_pool{2,3}d_with_indices, avg_pool{2,3}d, adaptive_avg_pool{2,3}d,
+ * adaptive_max_pool2d, upsample_nearest2d, and their gradients.
  *
  * Every kernel views its input as planes: a contiguous float64 copy of
- * [planes, H, W] (planes = N C), computes each output plane from its input
- * plane in double, and converts the result to the input's dtype once.
- * Window geometry follows PyTorch: the output size along a dim is
- * (in + 2 pad - dilation (k - 1) - 1) / stride + 1, rounded down, or up
- * with ceil_mode as long as the last window starts inside the input or its
- * left padding.  Padding is implicit: a max window skips padded positions
- * (as if they were -inf) and an average counts them as zeros when
- * count_include_pad, or divides only by the in-bounds count otherwise.
+ * [planes, D, H, W] (planes = N C; D = 1 for the 2-d ops, so one loop nest
+ * serves both and the 1-d composites reach it through [..., 1, L]),
+ * computes each output plane from its input plane in double, and converts
+ * the result to the input's dtype once.  Window geometry follows PyTorch:
+ * the output size along a dim is (in + 2 pad - dilation (k - 1) - 1) /
+ * stride + 1, rounded down, or up with ceil_mode as long as the last
+ * window starts inside the input or its left padding.  Padding is
+ * implicit: a max window skips padded positions (as if they were -inf)
+ * and an average counts them as zeros when count_include_pad, or divides
+ * only by the in-bounds count otherwise (a divisor_override other than 0
+ * replaces either divisor).
  *
- * max_pool2d_with_indices returns each window's maximum (the first one on
- * ties, NaN counting as the maximum) and its position h W + w in the
- * input plane, as PyTorch does; max_pool2d and the 1-d ops are composites
- * over it, and its gradient sends grad_output to those positions
- * (composite/pool.c), so this file holds the one max-pooling kernel.  The
- * resampling gradients add each output gradient into the input positions
- * it read from.
+ * The max-pooling kernels return each window's maximum (the first one on
+ * ties, NaN counting as the maximum) and its position (z H + y) W + x in
+ * the input plane, as PyTorch does; max_pool2d/3d and the 1-d ops are
+ * composites over them, and their gradient sends grad_output to those
+ * positions (composite/pool.c), so this file holds the one max-pooling
+ * loop.  Adaptive cell i of n over a dim of size L covers
+ * [floor(i L / n), ceil((i + 1) L / n)).  The resampling gradients add
+ * each output gradient into the input positions it read from.
  */
 #include "cpu/cpu_int.h"
 
@@ -28,63 +33,90 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Pooling geometry of one call. */
-typedef struct pool2d {
-    int64_t planes, ih, iw, oh, ow;
-    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-} pool2d;
+/* Pooling geometry of one call; index 0 is depth (1 for 2-d ops), 1
+ * height, 2 width. */
+typedef struct pool_geom {
+    int nsp; /* the spatial dims the op pools: 2 or 3 */
+    int64_t planes;
+    int64_t in[3], out[3];
+    int64_t k[3], s[3], p[3], d[3];
+} pool_geom;
 
-/* Reads an int[] of 1 or 2 entries (one means both dims) into v[2], or
- * def[2] when empty and def is given. */
-static yg_status pair_arg(const char *op,
+/* "a x b" or "a x b x c" of the last n of v[3]. */
+static const char *dims_text(const int64_t *v, int nsp, char *buf, size_t len) {
+    if (nsp == 3)
+        snprintf(buf, len, "%" PRId64 " x %" PRId64 " x %" PRId64, v[0], v[1], v[2]);
+    else
+        snprintf(buf, len, "%" PRId64 " x %" PRId64, v[1], v[2]);
+    return buf;
+}
+
+/* Reads an int[] of 1 or nsp entries (one means every dim) into the last
+ * nsp entries of v[3] (v[0] = fill for 2-d), or def[3] when empty and def
+ * is given. */
+static yg_status dims_arg(const char *op,
                           const char *name,
                           const int64_t *x,
                           int64_t len,
+                          int nsp,
                           const int64_t *def,
                           int64_t min,
-                          int64_t v[2]) {
+                          int64_t fill,
+                          int64_t v[3]) {
     char buf[128];
     if (len == 0 && def != NULL) {
-        v[0] = def[0];
-        v[1] = def[1];
+        memcpy(v, def, 3 * sizeof *v);
         return YG_OK;
     }
-    if (len < 1 || len > 2 || x == NULL)
+    if ((len != 1 && len != nsp) || x == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: %s must have 1 or 2 entries, got %s",
+                        "%s: %s must have 1 or %d entries, got %s",
                         op,
                         name,
+                        nsp,
                         yg__format_sizes(x, x == NULL ? 0 : len, buf, sizeof buf));
-    v[0] = x[0];
-    v[1] = len == 2 ? x[1] : x[0];
-    if (v[0] < min || v[1] < min)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: %s must be at least %" PRId64 ", got %s",
-                        op,
-                        name,
-                        min,
-                        yg__format_sizes(x, len, buf, sizeof buf));
+    v[0] = fill;
+    for (int i = 0; i < nsp; i++) {
+        v[3 - nsp + i] = x[len == 1 ? 0 : i];
+        if (v[3 - nsp + i] < min)
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: %s must be at least %" PRId64 ", got %s",
+                            op,
+                            name,
+                            min,
+                            yg__format_sizes(x, len, buf, sizeof buf));
+    }
     return YG_OK;
 }
 
-/* Checks self is a floating [N, C, H, W] or [C, H, W] tensor (or its
- * sizes, when sizes is given instead) and fills planes, ih, iw. */
-static yg_status
-check_input(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype, pool2d *g) {
+/* Checks self is a floating tensor of nsp + 1 or nsp + 2 dims (or its
+ * sizes, when sizes is given instead) and fills nsp, planes and in. */
+static yg_status check_input(const char *op,
+                             const int64_t *sizes,
+                             int64_t ndim,
+                             yg_dtype dtype,
+                             int nsp,
+                             pool_geom *g) {
     char buf[128];
-    if (ndim != 3 && ndim != 4)
+    if (ndim != nsp + 1 && ndim != nsp + 2)
         return yg__fail(YG_ERR_SHAPE,
-                        "%s: expected self of 3 or 4 dims ([C, H, W] or [N, C, H, W]), got %s",
+                        "%s: expected self of %d or %d dims (%s or %s), got %s",
                         op,
+                        nsp + 1,
+                        nsp + 2,
+                        nsp == 3 ? "[C, D, H, W]" : "[C, H, W]",
+                        nsp == 3 ? "[N, C, D, H, W]" : "[N, C, H, W]",
                         yg__format_sizes(sizes, ndim, buf, sizeof buf));
     if (!yg__dtype_is_floating(dtype))
         return yg__fail(YG_ERR_DTYPE,
                         "%s: unsupported dtype %s for self (supported: float32, float64)",
                         op,
                         yg_dtype_name(dtype));
-    g->planes = sizes[0] * (ndim == 4 ? sizes[1] : 1);
-    g->ih = sizes[ndim - 2];
-    g->iw = sizes[ndim - 1];
+    g->nsp = nsp;
+    g->planes = sizes[0] * (ndim == nsp + 2 ? sizes[1] : 1);
+    g->in[0] = 1;
+    for (int i = 0; i < nsp; i++)
+        g->in[3 - nsp + i] = sizes[ndim - nsp + i];
     return YG_OK;
 }
 
@@ -110,49 +142,50 @@ static yg_status window_geometry(const char *op,
                                  const int64_t *dilation,
                                  int64_t dilation_len,
                                  bool ceil_mode,
-                                 pool2d *g) {
-    int64_t k[2], s[2], p[2], d[2] = {1, 1};
-    char sbuf[160];
-    YG_RETURN_IF_ERROR(pair_arg(op, "kernel_size", kernel_size, kernel_size_len, NULL, 1, k));
-    YG_RETURN_IF_ERROR(pair_arg(op, "stride", stride, stride_len, k, 1, s));
-    YG_RETURN_IF_ERROR(pair_arg(op, "padding", padding, padding_len, NULL, 0, p));
+                                 pool_geom *g) {
+    static const int64_t ones[3] = {1, 1, 1};
+    char buf[160], obuf[80];
+    int n = g->nsp;
+    YG_RETURN_IF_ERROR(
+        dims_arg(op, "kernel_size", kernel_size, kernel_size_len, n, NULL, 1, 1, g->k));
+    YG_RETURN_IF_ERROR(dims_arg(op, "stride", stride, stride_len, n, g->k, 1, 1, g->s));
+    YG_RETURN_IF_ERROR(dims_arg(op, "padding", padding, padding_len, n, NULL, 0, 0, g->p));
+    memcpy(g->d, ones, sizeof ones);
     if (dilation != NULL)
-        YG_RETURN_IF_ERROR(pair_arg(op, "dilation", dilation, dilation_len, NULL, 1, d));
-    if (2 * p[0] > k[0] || 2 * p[1] > k[1])
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: padding %s must be at most half of kernel_size",
-                        op,
-                        yg__format_sizes(p, 2, sbuf, sizeof sbuf));
-    g->kh = k[0];
-    g->kw = k[1];
-    g->sh = s[0];
-    g->sw = s[1];
-    g->ph = p[0];
-    g->pw = p[1];
-    g->dh = d[0];
-    g->dw = d[1];
-    g->oh = out_size(g->ih, k[0], s[0], p[0], d[0], ceil_mode);
-    g->ow = out_size(g->iw, k[1], s[1], p[1], d[1], ceil_mode);
-    if (g->oh < 1 || g->ow < 1)
+        YG_RETURN_IF_ERROR(dims_arg(op, "dilation", dilation, dilation_len, n, NULL, 1, 1, g->d));
+    for (int i = 0; i < 3; i++)
+        if (2 * g->p[i] > g->k[i])
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: padding %s must be at most half of kernel_size",
+                            op,
+                            yg__format_sizes(g->p + 3 - n, n, buf, sizeof buf));
+    bool empty = false;
+    for (int i = 0; i < 3; i++) {
+        g->out[i] = out_size(g->in[i], g->k[i], g->s[i], g->p[i], g->d[i], ceil_mode);
+        empty = empty || g->out[i] < 1;
+    }
+    if (empty)
         return yg__fail(YG_ERR_SHAPE,
-                        "%s: input of %" PRId64 " x %" PRId64 " is too small for the window "
-                        "(output would be %" PRId64 " x %" PRId64 ")",
+                        "%s: input of %s is too small for the window (output would be %s)",
                         op,
-                        g->ih,
-                        g->iw,
-                        g->oh,
-                        g->ow);
+                        dims_text(g->in, n, buf, sizeof buf),
+                        dims_text(g->out, n, obuf, sizeof obuf));
     return YG_OK;
 }
 
-/* A new tensor of self's leading dims and [oh, ow], dtype float64. */
-static yg_status
-new_planes(const int64_t *sizes, int64_t ndim, int64_t oh, int64_t ow, bool zero, yg_tensor **out) {
-    int64_t s[4];
-    for (int64_t d = 0; d < ndim - 2; d++)
+/* A new float64 tensor of the leading dims of sizes (ndim of them, the
+ * last nsp replaced by the last nsp entries of sp[3]). */
+static yg_status new_planes(const int64_t *sizes,
+                            int64_t ndim,
+                            int nsp,
+                            const int64_t *sp,
+                            bool zero,
+                            yg_tensor **out) {
+    int64_t s[YG_MAX_DIMS];
+    for (int64_t d = 0; d < ndim - nsp; d++)
         s[d] = sizes[d];
-    s[ndim - 2] = oh;
-    s[ndim - 1] = ow;
+    for (int i = 0; i < nsp; i++)
+        s[ndim - nsp + i] = sp[3 - nsp + i];
     return zero ? yg_tensor_zeros(s, ndim, YG_FLOAT64, out)
                 : yg_tensor_empty(s, ndim, YG_FLOAT64, out);
 }
@@ -164,24 +197,77 @@ static yg_status finish(yg_tensor *res, yg_dtype dtype, yg_tensor **out) {
     return st;
 }
 
-/* Position of the maximum of window (oy, ox) in plane x, or -1 when the
+static int64_t vol(const int64_t v[3]) {
+    return v[0] * v[1] * v[2];
+}
+
+/* ---- max pooling ---- */
+
+/* Position of the maximum of window o[3] in plane x, or -1 when the
  * window holds no input element. */
-static int64_t window_argmax(const pool2d *g, const double *x, int64_t oy, int64_t ox) {
+static int64_t window_argmax(const pool_geom *g, const double *x, const int64_t o[3]) {
     int64_t best = -1;
-    for (int64_t ky = 0; ky < g->kh; ky++) {
-        int64_t y = oy * g->sh - g->ph + ky * g->dh;
-        if (y < 0 || y >= g->ih)
+    for (int64_t kz = 0; kz < g->k[0]; kz++) {
+        int64_t z = o[0] * g->s[0] - g->p[0] + kz * g->d[0];
+        if (z < 0 || z >= g->in[0])
             continue;
-        for (int64_t kx = 0; kx < g->kw; kx++) {
-            int64_t xx = ox * g->sw - g->pw + kx * g->dw;
-            if (xx < 0 || xx >= g->iw)
+        for (int64_t ky = 0; ky < g->k[1]; ky++) {
+            int64_t y = o[1] * g->s[1] - g->p[1] + ky * g->d[1];
+            if (y < 0 || y >= g->in[1])
                 continue;
-            int64_t at = y * g->iw + xx;
-            if (best < 0 || (!isnan(x[best]) && (isnan(x[at]) || x[at] > x[best])))
-                best = at;
+            for (int64_t kx = 0; kx < g->k[2]; kx++) {
+                int64_t xx = o[2] * g->s[2] - g->p[2] + kx * g->d[2];
+                if (xx < 0 || xx >= g->in[2])
+                    continue;
+                int64_t at = (z * g->in[1] + y) * g->in[2] + xx;
+                if (best < 0 || (!isnan(x[best]) && (isnan(x[at]) || x[at] > x[best])))
+                    best = at;
+            }
         }
     }
     return best;
+}
+
+/* The maximum of each window of g (or, when adaptive, of each adaptive
+ * cell) and its position, into new values (self's dtype) and int64
+ * indices. */
+static yg_status max_pool_run(const char *op,
+                              const yg_tensor *self,
+                              pool_geom *g,
+                              bool adaptive,
+                              yg_tensor **out_values,
+                              yg_tensor **out_indices);
+
+static yg_status max_pool_entry(const char *op,
+                                int nsp,
+                                const yg_tensor *self,
+                                const int64_t *kernel_size,
+                                int64_t kernel_size_len,
+                                const int64_t *stride,
+                                int64_t stride_len,
+                                const int64_t *padding,
+                                int64_t padding_len,
+                                const int64_t *dilation,
+                                int64_t dilation_len,
+                                bool ceil_mode,
+                                yg_tensor **out_values,
+                                yg_tensor **out_indices) {
+    pool_geom g;
+    *out_values = NULL;
+    *out_indices = NULL;
+    YG_RETURN_IF_ERROR(check_input(op, self->sizes, self->ndim, self->dtype, nsp, &g));
+    YG_RETURN_IF_ERROR(window_geometry(op,
+                                       kernel_size,
+                                       kernel_size_len,
+                                       stride,
+                                       stride_len,
+                                       padding,
+                                       padding_len,
+                                       dilation,
+                                       dilation_len,
+                                       ceil_mode,
+                                       &g));
+    return max_pool_run(op, self, &g, false, out_values, out_indices);
 }
 
 yg_status yg__cpu_max_pool2d_with_indices(const yg_tensor *self,
@@ -196,33 +282,90 @@ yg_status yg__cpu_max_pool2d_with_indices(const yg_tensor *self,
                                           bool ceil_mode,
                                           yg_tensor **out_values,
                                           yg_tensor **out_indices) {
-    const char *op = "max_pool2d_with_indices";
-    pool2d g;
-    int64_t isizes[4];
-    yg_tensor *x = NULL, *res = NULL, *idx = NULL;
-    yg_status st;
+    return max_pool_entry("max_pool2d_with_indices",
+                          2,
+                          self,
+                          kernel_size,
+                          kernel_size_len,
+                          stride,
+                          stride_len,
+                          padding,
+                          padding_len,
+                          dilation,
+                          dilation_len,
+                          ceil_mode,
+                          out_values,
+                          out_indices);
+}
 
-    *out_values = NULL;
-    *out_indices = NULL;
-    YG_RETURN_IF_ERROR(check_input(op, self->sizes, self->ndim, self->dtype, &g));
-    YG_RETURN_IF_ERROR(window_geometry(op,
-                                       kernel_size,
-                                       kernel_size_len,
-                                       stride,
-                                       stride_len,
-                                       padding,
-                                       padding_len,
-                                       dilation,
-                                       dilation_len,
-                                       ceil_mode,
-                                       &g));
-    for (int64_t d = 0; d < self->ndim - 2; d++)
+yg_status yg__cpu_max_pool3d_with_indices(const yg_tensor *self,
+                                          const int64_t *kernel_size,
+                                          int64_t kernel_size_len,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          const int64_t *dilation,
+                                          int64_t dilation_len,
+                                          bool ceil_mode,
+                                          yg_tensor **out_values,
+                                          yg_tensor **out_indices) {
+    return max_pool_entry("max_pool3d_with_indices",
+                          3,
+                          self,
+                          kernel_size,
+                          kernel_size_len,
+                          stride,
+                          stride_len,
+                          padding,
+                          padding_len,
+                          dilation,
+                          dilation_len,
+                          ceil_mode,
+                          out_values,
+                          out_indices);
+}
+
+/* The adaptive cell of output index o over a dim of size in: [*lo, *hi). */
+static void adaptive_cell(int64_t o, int64_t in, int64_t out, int64_t *lo, int64_t *hi) {
+    *lo = o * in / out;
+    *hi = ((o + 1) * in + out - 1) / out;
+}
+
+/* Position of the maximum of the box [lo, hi) of plane x (row-major in
+ * g->in), or -1 when the box is empty. */
+static int64_t
+box_argmax(const pool_geom *g, const double *x, const int64_t lo[3], const int64_t hi[3]) {
+    int64_t best = -1;
+    for (int64_t z = lo[0]; z < hi[0]; z++)
+        for (int64_t y = lo[1]; y < hi[1]; y++)
+            for (int64_t xx = lo[2]; xx < hi[2]; xx++) {
+                int64_t at = (z * g->in[1] + y) * g->in[2] + xx;
+                if (best < 0 || (!isnan(x[best]) && (isnan(x[at]) || x[at] > x[best])))
+                    best = at;
+            }
+    return best;
+}
+
+static yg_status max_pool_run(const char *op,
+                              const yg_tensor *self,
+                              pool_geom *g,
+                              bool adaptive,
+                              yg_tensor **out_values,
+                              yg_tensor **out_indices) {
+    int64_t isizes[YG_MAX_DIMS], o[3];
+    yg_tensor *x = NULL, *res = NULL, *idx = NULL;
+    char buf[80];
+    yg_status st;
+    int n = g->nsp;
+
+    for (int64_t d = 0; d < self->ndim - n; d++)
         isizes[d] = self->sizes[d];
-    isizes[self->ndim - 2] = g.oh;
-    isizes[self->ndim - 1] = g.ow;
+    for (int i = 0; i < n; i++)
+        isizes[self->ndim - n + i] = g->out[3 - n + i];
     st = yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x);
     if (st == YG_OK)
-        st = new_planes(self->sizes, self->ndim, g.oh, g.ow, false, &res);
+        st = new_planes(self->sizes, self->ndim, n, g->out, false, &res);
     if (st == YG_OK)
         st = yg_tensor_empty(isizes, self->ndim, YG_INT64, &idx);
     if (st != YG_OK)
@@ -230,27 +373,46 @@ yg_status yg__cpu_max_pool2d_with_indices(const yg_tensor *self,
     const double *xv = (const double *)yg__tensor_ptr(x);
     double *rv = (double *)yg__tensor_ptr(res);
     int64_t *iv = (int64_t *)yg__tensor_ptr(idx);
-    for (int64_t p = 0; p < g.planes; p++) {
-        const double *plane = xv + p * g.ih * g.iw;
-        for (int64_t oy = 0; oy < g.oh; oy++)
-            for (int64_t ox = 0; ox < g.ow; ox++) {
-                int64_t at = window_argmax(&g, plane, oy, ox);
-                if (at < 0) {
-                    /* only dilation over a tiny input gets here: a window
-                     * of padding alone has no maximum to send a gradient to */
-                    st = yg__fail(YG_ERR_SHAPE,
-                                  "%s: window (%" PRId64 ", %" PRId64 ") covers only padding "
-                                  "of the %" PRId64 " x %" PRId64 " input",
-                                  op,
-                                  oy,
-                                  ox,
-                                  g.ih,
-                                  g.iw);
-                    goto out;
-                }
-                rv[(p * g.oh + oy) * g.ow + ox] = plane[at];
-                iv[(p * g.oh + oy) * g.ow + ox] = at;
+    int64_t ivol = vol(g->in), ovol = vol(g->out);
+    for (int64_t p = 0; p < g->planes; p++) {
+        const double *plane = xv + p * ivol;
+        for (int64_t at_out = 0; at_out < ovol; at_out++) {
+            int64_t at;
+            o[0] = at_out / (g->out[1] * g->out[2]);
+            o[1] = at_out / g->out[2] % g->out[1];
+            o[2] = at_out % g->out[2];
+            if (adaptive) {
+                int64_t lo[3], hi[3];
+                for (int i = 0; i < 3; i++)
+                    adaptive_cell(o[i], g->in[i], g->out[i], &lo[i], &hi[i]);
+                at = box_argmax(g, plane, lo, hi);
+            } else {
+                at = window_argmax(g, plane, o);
             }
+            if (at < 0) {
+                /* only dilation over a tiny input (or an empty adaptive
+                 * input) gets here: a window of padding alone has no
+                 * maximum to send a gradient to */
+                if (n == 3)
+                    snprintf(buf,
+                             sizeof buf,
+                             "(%" PRId64 ", %" PRId64 ", %" PRId64 ")",
+                             o[0],
+                             o[1],
+                             o[2]);
+                else
+                    snprintf(buf, sizeof buf, "(%" PRId64 ", %" PRId64 ")", o[1], o[2]);
+                char ibuf[80];
+                st = yg__fail(YG_ERR_SHAPE,
+                              "%s: window %s covers only padding of the %s input",
+                              op,
+                              buf,
+                              dims_text(g->in, n, ibuf, sizeof ibuf));
+                goto out;
+            }
+            rv[p * ovol + at_out] = plane[at];
+            iv[p * ovol + at_out] = at;
+        }
     }
     st = finish(res, self->dtype, out_values);
     res = NULL;
@@ -265,18 +427,136 @@ out:
     return st;
 }
 
-/* The divisor of window (oy, ox) for average pooling. */
-static double avg_divisor(const pool2d *g, int64_t oy, int64_t ox, bool count_include_pad) {
-    int64_t y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;
-    int64_t y1 = y0 + g->kh, x1 = x0 + g->kw;
-    /* the window clipped to input + padding (ceil_mode can overhang) */
-    int64_t py1 = y1 < g->ih + g->ph ? y1 : g->ih + g->ph,
-            px1 = x1 < g->iw + g->pw ? x1 : g->iw + g->pw;
-    if (count_include_pad)
-        return (double)((py1 - y0) * (px1 - x0));
-    int64_t cy0 = y0 > 0 ? y0 : 0, cx0 = x0 > 0 ? x0 : 0;
-    int64_t cy1 = y1 < g->ih ? y1 : g->ih, cx1 = x1 < g->iw ? x1 : g->iw;
-    return (double)((cy1 - cy0) * (cx1 - cx0));
+/* ---- average pooling ---- */
+
+/* The divisor of window o[3] for average pooling. */
+static double avg_divisor(const pool_geom *g,
+                          const int64_t o[3],
+                          bool count_include_pad,
+                          int64_t divisor_override) {
+    if (divisor_override != 0)
+        return (double)divisor_override;
+    int64_t n = 1;
+    for (int i = 0; i < 3; i++) {
+        int64_t a = o[i] * g->s[i] - g->p[i], b = a + g->k[i];
+        if (count_include_pad) {
+            /* the window clipped to input + padding (ceil_mode can overhang) */
+            int64_t pb = b < g->in[i] + g->p[i] ? b : g->in[i] + g->p[i];
+            n *= pb - a;
+        } else {
+            int64_t ca = a > 0 ? a : 0, cb = b < g->in[i] ? b : g->in[i];
+            n *= cb - ca;
+        }
+    }
+    return (double)n;
+}
+
+/* Adds scale times the in-bounds elements of window o of plane x into
+ * *acc (forward), or adds share into them (backward, when x_out given). */
+static void avg_window(const pool_geom *g,
+                       const int64_t o[3],
+                       const double *x,
+                       double *acc,
+                       double *x_out,
+                       double share) {
+    for (int64_t kz = 0; kz < g->k[0]; kz++) {
+        int64_t z = o[0] * g->s[0] - g->p[0] + kz;
+        if (z < 0 || z >= g->in[0])
+            continue;
+        for (int64_t ky = 0; ky < g->k[1]; ky++) {
+            int64_t y = o[1] * g->s[1] - g->p[1] + ky;
+            if (y < 0 || y >= g->in[1])
+                continue;
+            for (int64_t kx = 0; kx < g->k[2]; kx++) {
+                int64_t xx = o[2] * g->s[2] - g->p[2] + kx;
+                if (xx < 0 || xx >= g->in[2])
+                    continue;
+                int64_t at = (z * g->in[1] + y) * g->in[2] + xx;
+                if (x_out != NULL)
+                    x_out[at] += share;
+                else
+                    *acc += x[at];
+            }
+        }
+    }
+}
+
+/* Average pooling (forward when grad_output is NULL, else its gradient
+ * into planes of self_sizes) of nsp dims. */
+static yg_status avg_pool_run(const char *op,
+                              int nsp,
+                              const yg_tensor *self,
+                              const yg_tensor *grad_output,
+                              const int64_t *self_sizes,
+                              int64_t self_sizes_len,
+                              const int64_t *kernel_size,
+                              int64_t kernel_size_len,
+                              const int64_t *stride,
+                              int64_t stride_len,
+                              const int64_t *padding,
+                              int64_t padding_len,
+                              bool ceil_mode,
+                              bool count_include_pad,
+                              int64_t divisor_override,
+                              yg_tensor **out) {
+    pool_geom g;
+    yg_tensor *x = NULL, *res = NULL;
+    char gbuf[128], obuf[80];
+    yg_status st;
+    bool backward = grad_output != NULL;
+    const yg_tensor *src = backward ? grad_output : self;
+    int64_t o[3];
+
+    *out = NULL;
+    if (backward)
+        YG_RETURN_IF_ERROR(
+            check_input(op, self_sizes, self_sizes_len, grad_output->dtype, nsp, &g));
+    else
+        YG_RETURN_IF_ERROR(check_input(op, self->sizes, self->ndim, self->dtype, nsp, &g));
+    YG_RETURN_IF_ERROR(window_geometry(op,
+                                       kernel_size,
+                                       kernel_size_len,
+                                       stride,
+                                       stride_len,
+                                       padding,
+                                       padding_len,
+                                       NULL,
+                                       0,
+                                       ceil_mode,
+                                       &g));
+    int64_t ivol = vol(g.in), ovol = vol(g.out);
+    if (backward && yg_tensor_numel(grad_output) != g.planes * ovol)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: grad_output %s does not match the pooled output (%s per plane)",
+                        op,
+                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
+                        dims_text(g.out, nsp, obuf, sizeof obuf));
+    st = yg__tensor_contiguous_as(src, YG_FLOAT64, true, &x);
+    if (st == YG_OK)
+        st = backward ? new_planes(self_sizes, self_sizes_len, nsp, g.in, true, &res)
+                      : new_planes(self->sizes, self->ndim, nsp, g.out, false, &res);
+    if (st != YG_OK) {
+        yg_release(x);
+        return st;
+    }
+    const double *xv = (const double *)yg__tensor_ptr(x);
+    double *rv = (double *)yg__tensor_ptr(res);
+    for (int64_t p = 0; p < g.planes; p++)
+        for (int64_t at_out = 0; at_out < ovol; at_out++) {
+            o[0] = at_out / (g.out[1] * g.out[2]);
+            o[1] = at_out / g.out[2] % g.out[1];
+            o[2] = at_out % g.out[2];
+            double div = avg_divisor(&g, o, count_include_pad, divisor_override);
+            if (backward) {
+                avg_window(&g, o, NULL, NULL, rv + p * ivol, xv[p * ovol + at_out] / div);
+            } else {
+                double acc = 0;
+                avg_window(&g, o, xv + p * ivol, &acc, NULL, 0);
+                rv[p * ovol + at_out] = acc / div;
+            }
+        }
+    yg_release(x);
+    return finish(res, src->dtype, out);
 }
 
 yg_status yg__cpu_avg_pool2d(const yg_tensor *self,
@@ -289,47 +569,22 @@ yg_status yg__cpu_avg_pool2d(const yg_tensor *self,
                              bool ceil_mode,
                              bool count_include_pad,
                              yg_tensor **out) {
-    pool2d g;
-    yg_tensor *x = NULL, *res = NULL;
-    yg_status st;
-
-    *out = NULL;
-    YG_RETURN_IF_ERROR(check_input("avg_pool2d", self->sizes, self->ndim, self->dtype, &g));
-    YG_RETURN_IF_ERROR(window_geometry("avg_pool2d",
-                                       kernel_size,
-                                       kernel_size_len,
-                                       stride,
-                                       stride_len,
-                                       padding,
-                                       padding_len,
-                                       NULL,
-                                       0,
-                                       ceil_mode,
-                                       &g));
-    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x));
-    st = new_planes(self->sizes, self->ndim, g.oh, g.ow, false, &res);
-    if (st != YG_OK) {
-        yg_release(x);
-        return st;
-    }
-    const double *xv = (const double *)yg__tensor_ptr(x);
-    double *rv = (double *)yg__tensor_ptr(res);
-    for (int64_t p = 0; p < g.planes; p++)
-        for (int64_t oy = 0; oy < g.oh; oy++)
-            for (int64_t ox = 0; ox < g.ow; ox++) {
-                double acc = 0;
-                for (int64_t ky = 0; ky < g.kh; ky++) {
-                    int64_t y = oy * g.sh - g.ph + ky;
-                    for (int64_t kx = 0; kx < g.kw && y >= 0 && y < g.ih; kx++) {
-                        int64_t xx = ox * g.sw - g.pw + kx;
-                        if (xx >= 0 && xx < g.iw)
-                            acc += xv[(p * g.ih + y) * g.iw + xx];
-                    }
-                }
-                rv[(p * g.oh + oy) * g.ow + ox] = acc / avg_divisor(&g, oy, ox, count_include_pad);
-            }
-    yg_release(x);
-    return finish(res, self->dtype, out);
+    return avg_pool_run("avg_pool2d",
+                        2,
+                        self,
+                        NULL,
+                        NULL,
+                        0,
+                        kernel_size,
+                        kernel_size_len,
+                        stride,
+                        stride_len,
+                        padding,
+                        padding_len,
+                        ceil_mode,
+                        count_include_pad,
+                        0,
+                        out);
 }
 
 yg_status yg__cpu_avg_pool2d_backward(const yg_tensor *grad_output,
@@ -344,142 +599,208 @@ yg_status yg__cpu_avg_pool2d_backward(const yg_tensor *grad_output,
                                       bool ceil_mode,
                                       bool count_include_pad,
                                       yg_tensor **out) {
-    pool2d g;
-    yg_tensor *go = NULL, *res = NULL;
-    char gbuf[128];
-    yg_status st;
-
-    *out = NULL;
-    YG_RETURN_IF_ERROR(
-        check_input("avg_pool2d_backward", self_sizes, self_sizes_len, grad_output->dtype, &g));
-    YG_RETURN_IF_ERROR(window_geometry("avg_pool2d_backward",
-                                       kernel_size,
-                                       kernel_size_len,
-                                       stride,
-                                       stride_len,
-                                       padding,
-                                       padding_len,
-                                       NULL,
-                                       0,
-                                       ceil_mode,
-                                       &g));
-    if (yg_tensor_numel(grad_output) != g.planes * g.oh * g.ow)
-        return yg__fail(YG_ERR_SHAPE,
-                        "avg_pool2d_backward: grad_output %s does not match the pooled output "
-                        "(%" PRId64 " x %" PRId64 " per plane)",
-                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
-                        g.oh,
-                        g.ow);
-    st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, &go);
-    if (st == YG_OK)
-        st = new_planes(self_sizes, self_sizes_len, g.ih, g.iw, true, &res);
-    if (st != YG_OK) {
-        yg_release(go);
-        return st;
-    }
-    const double *gv = (const double *)yg__tensor_ptr(go);
-    double *rv = (double *)yg__tensor_ptr(res);
-    for (int64_t p = 0; p < g.planes; p++)
-        for (int64_t oy = 0; oy < g.oh; oy++)
-            for (int64_t ox = 0; ox < g.ow; ox++) {
-                double share =
-                    gv[(p * g.oh + oy) * g.ow + ox] / avg_divisor(&g, oy, ox, count_include_pad);
-                for (int64_t ky = 0; ky < g.kh; ky++) {
-                    int64_t y = oy * g.sh - g.ph + ky;
-                    for (int64_t kx = 0; kx < g.kw && y >= 0 && y < g.ih; kx++) {
-                        int64_t xx = ox * g.sw - g.pw + kx;
-                        if (xx >= 0 && xx < g.iw)
-                            rv[(p * g.ih + y) * g.iw + xx] += share;
-                    }
-                }
-            }
-    yg_release(go);
-    return finish(res, grad_output->dtype, out);
+    return avg_pool_run("avg_pool2d_backward",
+                        2,
+                        NULL,
+                        grad_output,
+                        self_sizes,
+                        self_sizes_len,
+                        kernel_size,
+                        kernel_size_len,
+                        stride,
+                        stride_len,
+                        padding,
+                        padding_len,
+                        ceil_mode,
+                        count_include_pad,
+                        0,
+                        out);
 }
 
-/* ---- adaptive average pooling and nearest upsampling ---- */
+yg_status yg__cpu_avg_pool3d(const yg_tensor *self,
+                             const int64_t *kernel_size,
+                             int64_t kernel_size_len,
+                             const int64_t *stride,
+                             int64_t stride_len,
+                             const int64_t *padding,
+                             int64_t padding_len,
+                             bool ceil_mode,
+                             bool count_include_pad,
+                             int64_t divisor_override,
+                             yg_tensor **out) {
+    return avg_pool_run("avg_pool3d",
+                        3,
+                        self,
+                        NULL,
+                        NULL,
+                        0,
+                        kernel_size,
+                        kernel_size_len,
+                        stride,
+                        stride_len,
+                        padding,
+                        padding_len,
+                        ceil_mode,
+                        count_include_pad,
+                        divisor_override,
+                        out);
+}
 
-/* Whether g has the dims of sizes and the same sizes outside the last two. */
-static bool leading_dims_match(const yg_tensor *g, const int64_t *sizes, int64_t ndim) {
+yg_status yg__cpu_avg_pool3d_backward(const yg_tensor *grad_output,
+                                      const int64_t *self_sizes,
+                                      int64_t self_sizes_len,
+                                      const int64_t *kernel_size,
+                                      int64_t kernel_size_len,
+                                      const int64_t *stride,
+                                      int64_t stride_len,
+                                      const int64_t *padding,
+                                      int64_t padding_len,
+                                      bool ceil_mode,
+                                      bool count_include_pad,
+                                      int64_t divisor_override,
+                                      yg_tensor **out) {
+    return avg_pool_run("avg_pool3d_backward",
+                        3,
+                        NULL,
+                        grad_output,
+                        self_sizes,
+                        self_sizes_len,
+                        kernel_size,
+                        kernel_size_len,
+                        stride,
+                        stride_len,
+                        padding,
+                        padding_len,
+                        ceil_mode,
+                        count_include_pad,
+                        divisor_override,
+                        out);
+}
+
+/* ---- adaptive pooling and nearest upsampling ---- */
+
+/* Whether g has the dims of sizes and the same sizes outside the last nsp. */
+static bool leading_dims_match(const yg_tensor *g, const int64_t *sizes, int64_t ndim, int nsp) {
     if (g->ndim != ndim)
         return false;
-    for (int64_t d = 0; d < ndim - 2; d++)
+    for (int64_t d = 0; d < ndim - nsp; d++)
         if (g->sizes[d] != sizes[d])
             return false;
     return true;
 }
 
-/* Output sizes [oh, ow] from an int[] of 1 or 2 positive entries. */
-static yg_status
-output_pair(const char *op, const int64_t *output_size, int64_t len, int64_t v[2]) {
-    return pair_arg(op, "output_size", output_size, len, NULL, 1, v);
+/* The input geometry of self and output sizes from output_size (1 or nsp
+ * positive entries). */
+static yg_status adaptive_begin(const char *op,
+                                int nsp,
+                                const yg_tensor *self,
+                                const int64_t *output_size,
+                                int64_t output_size_len,
+                                pool_geom *g) {
+    YG_RETURN_IF_ERROR(check_input(op, self->sizes, self->ndim, self->dtype, nsp, g));
+    return dims_arg(op, "output_size", output_size, output_size_len, nsp, NULL, 1, 1, g->out);
 }
 
-yg_status yg__cpu_adaptive_avg_pool2d(const yg_tensor *self,
-                                      const int64_t *output_size,
-                                      int64_t output_size_len,
-                                      yg_tensor **out) {
-    pool2d g;
-    int64_t o[2];
+static yg_status adaptive_avg_run(const char *op,
+                                  int nsp,
+                                  const yg_tensor *self,
+                                  const int64_t *output_size,
+                                  int64_t output_size_len,
+                                  yg_tensor **out) {
+    pool_geom g;
     yg_tensor *x = NULL, *res = NULL;
+    int64_t lo[3], hi[3];
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(
-        check_input("adaptive_avg_pool2d", self->sizes, self->ndim, self->dtype, &g));
-    YG_RETURN_IF_ERROR(output_pair("adaptive_avg_pool2d", output_size, output_size_len, o));
+    YG_RETURN_IF_ERROR(adaptive_begin(op, nsp, self, output_size, output_size_len, &g));
     YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x));
-    st = new_planes(self->sizes, self->ndim, o[0], o[1], false, &res);
+    st = new_planes(self->sizes, self->ndim, nsp, g.out, false, &res);
     if (st != YG_OK) {
         yg_release(x);
         return st;
     }
     const double *xv = (const double *)yg__tensor_ptr(x);
     double *rv = (double *)yg__tensor_ptr(res);
+    int64_t ivol = vol(g.in), ovol = vol(g.out);
     for (int64_t p = 0; p < g.planes; p++)
-        for (int64_t oy = 0; oy < o[0]; oy++) {
-            /* rows [floor(oy H / oh), ceil((oy + 1) H / oh)) */
-            int64_t y0 = oy * g.ih / o[0], y1 = ((oy + 1) * g.ih + o[0] - 1) / o[0];
-            for (int64_t ox = 0; ox < o[1]; ox++) {
-                int64_t x0 = ox * g.iw / o[1], x1 = ((ox + 1) * g.iw + o[1] - 1) / o[1];
-                double acc = 0;
-                for (int64_t y = y0; y < y1; y++)
-                    for (int64_t xx = x0; xx < x1; xx++)
-                        acc += xv[(p * g.ih + y) * g.iw + xx];
-                int64_t count = (y1 - y0) * (x1 - x0);
-                rv[(p * o[0] + oy) * o[1] + ox] = count > 0 ? acc / (double)count : NAN;
-            }
+        for (int64_t at_out = 0; at_out < ovol; at_out++) {
+            adaptive_cell(at_out / (g.out[1] * g.out[2]), g.in[0], g.out[0], &lo[0], &hi[0]);
+            adaptive_cell(at_out / g.out[2] % g.out[1], g.in[1], g.out[1], &lo[1], &hi[1]);
+            adaptive_cell(at_out % g.out[2], g.in[2], g.out[2], &lo[2], &hi[2]);
+            double acc = 0;
+            for (int64_t z = lo[0]; z < hi[0]; z++)
+                for (int64_t y = lo[1]; y < hi[1]; y++)
+                    for (int64_t xx = lo[2]; xx < hi[2]; xx++)
+                        acc += xv[p * ivol + (z * g.in[1] + y) * g.in[2] + xx];
+            int64_t count = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+            rv[p * ovol + at_out] = count > 0 ? acc / (double)count : NAN;
         }
     yg_release(x);
     return finish(res, self->dtype, out);
 }
 
+yg_status yg__cpu_adaptive_avg_pool2d(const yg_tensor *self,
+                                      const int64_t *output_size,
+                                      int64_t output_size_len,
+                                      yg_tensor **out) {
+    return adaptive_avg_run("adaptive_avg_pool2d", 2, self, output_size, output_size_len, out);
+}
+
+yg_status yg__cpu_adaptive_avg_pool3d(const yg_tensor *self,
+                                      const int64_t *output_size,
+                                      int64_t output_size_len,
+                                      yg_tensor **out) {
+    return adaptive_avg_run("adaptive_avg_pool3d", 3, self, output_size, output_size_len, out);
+}
+
+yg_status yg__cpu_adaptive_max_pool2d(const yg_tensor *self,
+                                      const int64_t *output_size,
+                                      int64_t output_size_len,
+                                      yg_tensor **out_values,
+                                      yg_tensor **out_indices) {
+    const char *op = "adaptive_max_pool2d";
+    pool_geom g;
+    char buf[128];
+    *out_values = NULL;
+    *out_indices = NULL;
+    YG_RETURN_IF_ERROR(adaptive_begin(op, 2, self, output_size, output_size_len, &g));
+    /* an empty plane has no maximum to return or send a gradient to */
+    if (g.in[1] == 0 || g.in[2] == 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: expected non-empty planes, got self %s",
+                        op,
+                        yg__format_sizes(self->sizes, self->ndim, buf, sizeof buf));
+    return max_pool_run(op, self, &g, true, out_values, out_indices);
+}
+
 /* The common start of the backward kernels that map grad_output back to
  * planes of self_sizes: checks, a float64 copy of grad_output, and a zeroed
- * float64 result. */
+ * float64 result; g->out gets grad_output's last nsp sizes. */
 static yg_status backward_begin(const char *op,
+                                int nsp,
                                 const yg_tensor *grad_output,
                                 const int64_t *self_sizes,
                                 int64_t self_sizes_len,
-                                pool2d *g,
-                                int64_t *oh,
-                                int64_t *ow,
+                                pool_geom *g,
                                 yg_tensor **go,
                                 yg_tensor **res) {
     char gbuf[128], sbuf[128];
     yg_status st;
 
-    YG_RETURN_IF_ERROR(check_input(op, self_sizes, self_sizes_len, grad_output->dtype, g));
-    if (!leading_dims_match(grad_output, self_sizes, self_sizes_len))
+    YG_RETURN_IF_ERROR(check_input(op, self_sizes, self_sizes_len, grad_output->dtype, nsp, g));
+    if (!leading_dims_match(grad_output, self_sizes, self_sizes_len, nsp))
         return yg__fail(YG_ERR_SHAPE,
-                        "%s: grad_output %s does not match the leading dims of self_sizes %s", op,
+                        "%s: grad_output %s does not match the leading dims of self_sizes %s",
+                        op,
                         yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
                         yg__format_sizes(self_sizes, self_sizes_len, sbuf, sizeof sbuf));
-    *oh = grad_output->sizes[self_sizes_len - 2];
-    *ow = grad_output->sizes[self_sizes_len - 1];
+    g->out[0] = 1;
+    for (int i = 0; i < nsp; i++)
+        g->out[3 - nsp + i] = grad_output->sizes[self_sizes_len - nsp + i];
     st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, go);
     if (st == YG_OK)
-        st = new_planes(self_sizes, self_sizes_len, g->ih, g->iw, true, res);
+        st = new_planes(self_sizes, self_sizes_len, nsp, g->in, true, res);
     if (st != YG_OK) {
         yg_release(*go);
         *go = NULL;
@@ -487,61 +808,80 @@ static yg_status backward_begin(const char *op,
     return st;
 }
 
+static yg_status adaptive_avg_backward_run(const char *op,
+                                           int nsp,
+                                           const yg_tensor *grad_output,
+                                           const int64_t *self_sizes,
+                                           int64_t self_sizes_len,
+                                           yg_tensor **out) {
+    pool_geom g;
+    yg_tensor *go = NULL, *res = NULL;
+    int64_t lo[3], hi[3];
+
+    *out = NULL;
+    YG_RETURN_IF_ERROR(
+        backward_begin(op, nsp, grad_output, self_sizes, self_sizes_len, &g, &go, &res));
+    const double *gv = (const double *)yg__tensor_ptr(go);
+    double *rv = (double *)yg__tensor_ptr(res);
+    int64_t ivol = vol(g.in), ovol = vol(g.out);
+    for (int64_t p = 0; p < g.planes; p++)
+        for (int64_t at_out = 0; at_out < ovol; at_out++) {
+            adaptive_cell(at_out / (g.out[1] * g.out[2]), g.in[0], g.out[0], &lo[0], &hi[0]);
+            adaptive_cell(at_out / g.out[2] % g.out[1], g.in[1], g.out[1], &lo[1], &hi[1]);
+            adaptive_cell(at_out % g.out[2], g.in[2], g.out[2], &lo[2], &hi[2]);
+            int64_t count = (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+            double share = gv[p * ovol + at_out] / (double)count;
+            for (int64_t z = lo[0]; z < hi[0]; z++)
+                for (int64_t y = lo[1]; y < hi[1]; y++)
+                    for (int64_t xx = lo[2]; xx < hi[2]; xx++)
+                        rv[p * ivol + (z * g.in[1] + y) * g.in[2] + xx] += share;
+        }
+    yg_release(go);
+    return finish(res, grad_output->dtype, out);
+}
+
 yg_status yg__cpu_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                                const int64_t *self_sizes,
                                                int64_t self_sizes_len,
                                                yg_tensor **out) {
-    pool2d g;
-    yg_tensor *go = NULL, *res = NULL;
-    int64_t oh, ow;
+    return adaptive_avg_backward_run(
+        "adaptive_avg_pool2d_backward", 2, grad_output, self_sizes, self_sizes_len, out);
+}
 
-    *out = NULL;
-    YG_RETURN_IF_ERROR(backward_begin("adaptive_avg_pool2d_backward", grad_output, self_sizes, self_sizes_len, &g, &oh,
-                                      &ow, &go, &res));
-    const double *gv = (const double *)yg__tensor_ptr(go);
-    double *rv = (double *)yg__tensor_ptr(res);
-    for (int64_t p = 0; p < g.planes; p++)
-        for (int64_t oy = 0; oy < oh; oy++) {
-            int64_t y0 = oy * g.ih / oh, y1 = ((oy + 1) * g.ih + oh - 1) / oh;
-            for (int64_t ox = 0; ox < ow; ox++) {
-                int64_t x0 = ox * g.iw / ow, x1 = ((ox + 1) * g.iw + ow - 1) / ow;
-                double share = gv[(p * oh + oy) * ow + ox] / (double)((y1 - y0) * (x1 - x0));
-                for (int64_t y = y0; y < y1; y++)
-                    for (int64_t xx = x0; xx < x1; xx++)
-                        rv[(p * g.ih + y) * g.iw + xx] += share;
-            }
-        }
-    yg_release(go);
-    return finish(res, grad_output->dtype, out);
+yg_status yg__cpu_adaptive_avg_pool3d_backward(const yg_tensor *grad_output,
+                                               const int64_t *self_sizes,
+                                               int64_t self_sizes_len,
+                                               yg_tensor **out) {
+    return adaptive_avg_backward_run(
+        "adaptive_avg_pool3d_backward", 3, grad_output, self_sizes, self_sizes_len, out);
 }
 
 yg_status yg__cpu_upsample_nearest2d(const yg_tensor *self,
                                      const int64_t *output_size,
                                      int64_t output_size_len,
                                      yg_tensor **out) {
-    pool2d g;
-    int64_t o[2];
+    pool_geom g;
     yg_tensor *x = NULL, *res = NULL;
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_input("upsample_nearest2d", self->sizes, self->ndim, self->dtype, &g));
-    YG_RETURN_IF_ERROR(output_pair("upsample_nearest2d", output_size, output_size_len, o));
+    YG_RETURN_IF_ERROR(
+        adaptive_begin("upsample_nearest2d", 2, self, output_size, output_size_len, &g));
     YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x));
-    st = new_planes(self->sizes, self->ndim, o[0], o[1], false, &res);
+    st = new_planes(self->sizes, self->ndim, 2, g.out, false, &res);
     if (st != YG_OK) {
         yg_release(x);
         return st;
     }
     const double *xv = (const double *)yg__tensor_ptr(x);
     double *rv = (double *)yg__tensor_ptr(res);
+    int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
     for (int64_t p = 0; p < g.planes; p++)
-        for (int64_t oy = 0; oy < o[0]; oy++)
-            for (int64_t ox = 0; ox < o[1]; ox++) {
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
                 /* source index floor(dst in / out), PyTorch's "nearest" */
-                int64_t y = oy * g.ih / o[0], xx = ox * g.iw / o[1];
-                rv[(p * o[0] + oy) * o[1] + ox] =
-                    g.ih > 0 && g.iw > 0 ? xv[(p * g.ih + y) * g.iw + xx] : 0;
+                int64_t y = oy * ih / oh, xx = ox * iw / ow;
+                rv[(p * oh + oy) * ow + ox] = ih > 0 && iw > 0 ? xv[(p * ih + y) * iw + xx] : 0;
             }
     yg_release(x);
     return finish(res, self->dtype, out);
@@ -551,20 +891,20 @@ yg_status yg__cpu_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                               const int64_t *self_sizes,
                                               int64_t self_sizes_len,
                                               yg_tensor **out) {
-    pool2d g;
+    pool_geom g;
     yg_tensor *go = NULL, *res = NULL;
-    int64_t oh, ow;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(backward_begin("upsample_nearest2d_backward", grad_output, self_sizes, self_sizes_len, &g, &oh,
-                                      &ow, &go, &res));
+    YG_RETURN_IF_ERROR(backward_begin(
+        "upsample_nearest2d_backward", 2, grad_output, self_sizes, self_sizes_len, &g, &go, &res));
     const double *gv = (const double *)yg__tensor_ptr(go);
     double *rv = (double *)yg__tensor_ptr(res);
-    for (int64_t p = 0; p < g.planes && g.ih > 0 && g.iw > 0; p++)
+    int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
+    for (int64_t p = 0; p < g.planes && ih > 0 && iw > 0; p++)
         for (int64_t oy = 0; oy < oh; oy++)
             for (int64_t ox = 0; ox < ow; ox++) {
-                int64_t y = oy * g.ih / oh, xx = ox * g.iw / ow;
-                rv[(p * g.ih + y) * g.iw + xx] += gv[(p * oh + oy) * ow + ox];
+                int64_t y = oy * ih / oh, xx = ox * iw / ow;
+                rv[(p * ih + y) * iw + xx] += gv[(p * oh + oy) * ow + ox];
             }
     yg_release(go);
     return finish(res, grad_output->dtype, out);

@@ -316,6 +316,27 @@ static yg_status f_conv_bw_weight(yg_tensor *const *x, yg_tensor **o) { return c
 static yg_status f_conv_bw_bias(yg_tensor *const *x, yg_tensor **o) { return conv_bw(x, false, 2, o); }
 static yg_status f_conv_t_bw_input(yg_tensor *const *x, yg_tensor **o) { return conv_bw(x, true, 0, o); }
 static yg_status f_conv_t_bw_weight(yg_tensor *const *x, yg_tensor **o) { return conv_bw(x, true, 1, o); }
+/* ---- pool: 3-d max pooling's gradient, the double-backward *_to ops ---- */
+static yg_status f_max_pool3d_idx_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t self_sizes[] = {2, 3, 4, 6};
+    return yg_max_pool3d_with_indices_backward(x[0], x[1], self_sizes, 4, o);
+}
+static yg_status f_adaptive3d_to(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t sizes[] = {2, 3, 2, 4};
+    return yg_adaptive_avg_pool3d_to(x[0], sizes, 4, o);
+}
+static yg_status f_bilinear_to(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t sizes[] = {1, 2, 5, 7};
+    return yg_upsample_bilinear2d_to(x[0], sizes, 4, true, 0, 0, o);
+}
+static yg_status f_bilinear_to_scales(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t sizes[] = {2, 5, 9};
+    return yg_upsample_bilinear2d_to(x[0], sizes, 3, false, 1.7, 2.3, o);
+}
 
 const sample opinfo_backward_samples[] = {
     {"gelu_backward", "", 2, {F64(-1, 1, 2, 2, 3), F64(-3, 3, 2, 2, 3)}, f_gelu_bw},
@@ -390,5 +411,10 @@ const sample opinfo_backward_samples[] = {
     {"convolution_backward", "grad_bias", 3, {F64(-1, 1, 4, 2, 4, 3, 4), C64(-1, 1, 4, 2, 4, 3, 4), C64(-1, 1, 4, 4, 2, 3, 3)}, f_conv_bw_bias},
     {"convolution_backward", "grad_input, transposed", 3, {F64(-1, 1, 4, 1, 2, 6, 6), C64(-1, 1, 4, 1, 3, 3, 3), F64(-1, 1, 4, 3, 2, 3, 3)}, f_conv_t_bw_input},
     {"convolution_backward", "grad_weight, transposed", 3, {F64(-1, 1, 4, 1, 2, 6, 6), F64(-1, 1, 4, 1, 3, 3, 3), C64(-1, 1, 4, 3, 2, 3, 3)}, f_conv_t_bw_weight},
+    /* pool: 3-d max pooling's gradient, the double-backward *_to ops */
+    {"max_pool3d_with_indices_backward", "[2, 2, 2, 3] into [2, 3, 4, 6], positions repeat", 2, {F64(-1, 1, 4, 2, 2, 2, 3), I64(0, 72, 4, 2, 2, 2, 3)}, f_max_pool3d_idx_bw},
+    {"adaptive_avg_pool3d_to", "[2, 5, 4, 7] to [2, 3, 2, 4]", 1, {F64(-1, 1, 4, 2, 5, 4, 7)}, f_adaptive3d_to},
+    {"upsample_bilinear2d_to", "[1, 2, 3, 3] to [1, 2, 5, 7], align_corners", 1, {F64(-1, 1, 4, 1, 2, 3, 3)}, f_bilinear_to},
+    {"upsample_bilinear2d_to", "[2, 3, 4] to [2, 5, 9], scales 1.7, 2.3", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_bilinear_to_scales},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

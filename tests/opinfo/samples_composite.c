@@ -221,6 +221,21 @@ static yg_status f_conv_t3d(yg_tensor *const *x, yg_tensor **o)
     return st;
 }
 static yg_status f_convolution(yg_tensor *const *x, yg_tensor **o) { return yg_convolution(x[0], x[1], x[2], fc2, 2, fc0, 2, fc1, 2, false, fc0, 2, 1, o); }
+/* ---- pool: 1-d and 3-d composites, pixel and channel shuffles ---- */
+static const int64_t pc_k3[] = {3}, pc_s2[] = {2}, pc_p1[] = {1}, pc_k2[] = {2}, pc_d1[] = {1};
+static yg_status f_max_pool3d(yg_tensor *const *x, yg_tensor **o) { return yg_max_pool3d(x[0], pc_k3, 1, pc_s2, 1, pc_p1, 1, pc_d1, 1, true, o); }
+static yg_status f_avg_pool1d(yg_tensor *const *x, yg_tensor **o) { return yg_avg_pool1d(x[0], pc_k3, 1, pc_s2, 1, pc_p1, 1, false, true, o); }
+static yg_status f_avg_pool1d_ceil(yg_tensor *const *x, yg_tensor **o) { return yg_avg_pool1d(x[0], pc_k2, 1, NULL, 0, pc_p1, 1, true, false, o); }
+static yg_status f_adaptive_avg_pool1d(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t os[] = {4};
+    return yg_adaptive_avg_pool1d(x[0], os, 1, o);
+}
+static yg_status f_pixel_shuffle(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_shuffle(x[0], 2, o); }
+static yg_status f_pixel_unshuffle(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_unshuffle(x[0], 2, o); }
+static yg_status f_pixel_shuffle_3(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_shuffle(x[0], 3, o); }
+static yg_status f_channel_shuffle(yg_tensor *const *x, yg_tensor **o) { return yg_channel_shuffle(x[0], 3, o); }
+static yg_status f_channel_shuffle_3d(yg_tensor *const *x, yg_tensor **o) { return yg_channel_shuffle(x[0], 2, o); }
 
 const sample opinfo_composite_samples[] = {
     {"prod", "every element", 1, {F64(0.5, 1.5, 2, 2, 3)}, f_prod},
@@ -297,5 +312,15 @@ const sample opinfo_composite_samples[] = {
     {"conv_transpose2d", "groups 2, stride 2, padding 1, output_padding 1", 3, {F64(-1, 1, 4, 1, 4, 3, 3), F64(-1, 1, 4, 4, 1, 3, 3), F64(-1, 1, 1, 2)}, f_conv_t2d},
     {"conv_transpose3d", "unbatched, 2x2x2 kernel", 2, {F64(-1, 1, 4, 2, 2, 2, 2), F64(-1, 1, 4, 2, 2, 2, 2)}, f_conv_t3d},
     {"convolution", "2-d, stride 2, bias", 3, {F64(-1, 1, 4, 2, 2, 5, 5), F64(-1, 1, 4, 3, 2, 3, 3), F64(-1, 1, 1, 3)}, f_convolution},
+    /* pool: 1-d and 3-d composites, pixel and channel shuffles */
+    {"max_pool3d", "kernel 3, stride 2, padding 1, ceil_mode", 1, {F64(-1, 1, 4, 2, 4, 5, 6)}, f_max_pool3d},
+    {"avg_pool1d", "kernel 3, stride 2, padding 1", 1, {F64(-1, 1, 3, 2, 3, 9)}, f_avg_pool1d},
+    {"avg_pool1d", "kernel 2, padding 1, ceil_mode, padding not counted", 1, {F64(-1, 1, 2, 3, 8)}, f_avg_pool1d_ceil},
+    {"adaptive_avg_pool1d", "L 7 -> 4", 1, {F64(-1, 1, 3, 2, 3, 7)}, f_adaptive_avg_pool1d},
+    {"pixel_shuffle", "factor 2, [1, 8, 2, 3]", 1, {F64(-1, 1, 4, 1, 8, 2, 3)}, f_pixel_shuffle},
+    {"pixel_shuffle", "factor 3, [9, 2, 2] (no batch)", 1, {F64(-1, 1, 3, 9, 2, 2)}, f_pixel_shuffle_3},
+    {"pixel_unshuffle", "factor 2, [2, 2, 4, 6]", 1, {F64(-1, 1, 4, 2, 2, 4, 6)}, f_pixel_unshuffle},
+    {"channel_shuffle", "groups 3, [2, 6, 2, 2]", 1, {F64(-1, 1, 4, 2, 6, 2, 2)}, f_channel_shuffle},
+    {"channel_shuffle", "groups 2, [1, 4, 5]", 1, {F64(-1, 1, 3, 1, 4, 5)}, f_channel_shuffle_3d},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

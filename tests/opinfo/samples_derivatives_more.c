@@ -290,6 +290,96 @@ static yg_status f_cv_t1d(yg_tensor *const *x, yg_tensor **o)
     return conv_call(x, x[2], 1, s, cv1, cv1, true, op, 1, o);
 }
 static yg_status f_cv_1x1(yg_tensor *const *x, yg_tensor **o) { return conv_call(x, x[2], 2, cv1, cv0, cv1, false, cv0, 1, o); }
+/* ---- pool: 3-d pooling, adaptive max pooling, bilinear upsampling ---- */
+static const int64_t pl_k2[] = {2}, pl_k3[] = {3}, pl_s2[] = {2}, pl_p0[] = {0}, pl_p1[] = {1}, pl_d1[] = {1};
+static yg_status f_max_pool3d(yg_tensor *const *x, yg_tensor **o) { return yg_max_pool3d(x[0], pl_k2, 1, NULL, 0, pl_p0, 1, pl_d1, 1, false, o); }
+static yg_status f_max_pool3d_mixed(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t k[] = {3, 3, 2}, s[] = {2, 1, 2}, p[] = {1, 1, 0}, d[] = {1, 2, 1};
+    return yg_max_pool3d(x[0], k, 3, s, 3, p, 3, d, 3, true, o);
+}
+/* values + indices (as floating), so both outputs are checked */
+static yg_status f_max_pool3d_idx(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *v = NULL, *i = NULL;
+    yg_status st = yg_max_pool3d_with_indices(x[0], pl_k2, 1, NULL, 0, pl_p0, 1, pl_d1, 1, false, &v, &i);
+    if (st == YG_OK)
+        st = yg_add(v, i, 1.0, o);
+    yg_release(v);
+    yg_release(i);
+    return st;
+}
+static yg_status f_adaptive_max(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t os[] = {3, 4};
+    yg_tensor *i = NULL;
+    yg_status st = yg_adaptive_max_pool2d(x[0], os, 2, o, &i);
+    yg_release(i);
+    return st;
+}
+static yg_status f_adaptive_max_idx(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t os[] = {2};
+    yg_tensor *v = NULL, *i = NULL;
+    yg_status st = yg_adaptive_max_pool2d(x[0], os, 1, &v, &i);
+    if (st == YG_OK)
+        st = yg_add(v, i, 1.0, o);
+    yg_release(v);
+    yg_release(i);
+    return st;
+}
+static yg_status f_avg_pool3d(yg_tensor *const *x, yg_tensor **o) { return yg_avg_pool3d(x[0], pl_k3, 1, pl_s2, 1, pl_p1, 1, false, true, 0, o); }
+static yg_status f_avg_pool3d_ceil(yg_tensor *const *x, yg_tensor **o) { return yg_avg_pool3d(x[0], pl_k2, 1, pl_s2, 1, pl_p1, 1, true, false, 0, o); }
+static yg_status f_avg_pool3d_div(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t k[] = {2, 3, 2}, s[] = {1, 2, 2};
+    return yg_avg_pool3d(x[0], k, 3, s, 3, pl_p0, 1, false, true, 5, o);
+}
+static yg_status f_avg_pool3d_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t ss[] = {2, 3, 5, 6};
+    return yg_avg_pool3d_backward(x[0], ss, 4, pl_k3, 1, pl_s2, 1, pl_p1, 1, false, true, 0, o);
+}
+static yg_status f_avg_pool3d_bw_div(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t ss[] = {1, 4, 5, 5};
+    return yg_avg_pool3d_backward(x[0], ss, 4, pl_k2, 1, pl_s2, 1, pl_p1, 1, true, false, 3, o);
+}
+static yg_status f_adaptive3d(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t os[] = {3, 2, 4};
+    return yg_adaptive_avg_pool3d(x[0], os, 3, o);
+}
+static yg_status f_adaptive3d_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t ss[] = {2, 5, 4, 7};
+    return yg_adaptive_avg_pool3d_backward(x[0], ss, 4, o);
+}
+static const int64_t pl_o57[] = {5, 7};
+static yg_status f_bilinear_ac(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], pl_o57, 2, true, 0, 0, o); }
+static yg_status f_bilinear(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], pl_o57, 2, false, 0, 0, o); }
+static yg_status f_bilinear_down(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t os[] = {2, 3};
+    return yg_upsample_bilinear2d(x[0], os, 2, false, 0, 0, o);
+}
+static yg_status f_bilinear_scales(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], NULL, 0, false, 1.7, 2.3, o); }
+static yg_status f_bilinear_scales_ac(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], NULL, 0, true, 1.7, 2.3, o); }
+static yg_status f_bilinear_bw(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t ss[] = {1, 2, 3, 3};
+    return yg_upsample_bilinear2d_backward(x[0], ss, 4, false, 0, 0, o);
+}
+static yg_status f_bilinear_bw_ac(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t ss[] = {2, 3, 4};
+    return yg_upsample_bilinear2d_backward(x[0], ss, 3, true, 0, 0, o);
+}
+static yg_status f_bilinear_bw_scales(yg_tensor *const *x, yg_tensor **o)
+{
+    const int64_t ss[] = {2, 3, 4};
+    return yg_upsample_bilinear2d_backward(x[0], ss, 3, false, 1.7, 2.3, o);
+}
 
 const sample opinfo_derivative_more_samples[] = {
     /* ---- rng-creation ---- */
@@ -341,5 +431,26 @@ const sample opinfo_derivative_more_samples[] = {
     {"convolution_dispatch", "transposed 2-d, stride 2, output_padding 1, bias", 3, {F64(-1, 1, 4, 2, 4, 3, 3), F64(-1, 1, 4, 4, 3, 3, 3), F64(-1, 1, 1, 3)}, f_cv_t2d},
     {"convolution_dispatch", "transposed, groups 2, stride [2, 1], dilation [1, 2]", 2, {F64(-1, 1, 4, 1, 4, 3, 4), F64(-1, 1, 4, 4, 2, 2, 3)}, f_cv_t_groups},
     {"convolution_dispatch", "transposed 1-d, stride 3, output_padding 2, bias", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 3, 2, 3), F64(-1, 1, 1, 2)}, f_cv_t1d},
+    /* pool: 3-d pooling, adaptive max pooling, bilinear upsampling */
+    {"max_pool3d_with_indices", "2x2x2 windows", 1, {F64(-1, 1, 4, 2, 4, 4, 6)}, f_max_pool3d},
+    {"max_pool3d_with_indices", "per-dim kernel, stride, padding, dilation, ceil_mode", 1, {F64(-1, 1, 4, 2, 5, 6, 7)}, f_max_pool3d_mixed},
+    {"max_pool3d_with_indices", "values + indices", 1, {F64(-1, 1, 4, 2, 3, 4, 5)}, f_max_pool3d_idx},
+    {"adaptive_max_pool2d", "5x7 -> 3x4 (overlapping cells)", 1, {F64(-1, 1, 3, 2, 5, 7)}, f_adaptive_max},
+    {"adaptive_max_pool2d", "values + indices, 5x3 -> 2x2", 1, {F64(-1, 1, 4, 1, 2, 5, 3)}, f_adaptive_max_idx},
+    {"avg_pool3d", "3x3x3 stride 2 padding 1", 1, {F64(-1, 1, 4, 2, 3, 5, 6)}, f_avg_pool3d},
+    {"avg_pool3d", "ceil_mode, padding not counted", 1, {F64(-1, 1, 4, 2, 4, 5, 5)}, f_avg_pool3d_ceil},
+    {"avg_pool3d", "per-dim kernel and stride, divisor_override 5", 1, {F64(-1, 1, 4, 2, 4, 5, 6)}, f_avg_pool3d_div},
+    {"avg_pool3d_backward", "into [2, 3, 5, 6]", 1, {F64(-1, 1, 4, 2, 2, 3, 3)}, f_avg_pool3d_bw},
+    {"avg_pool3d_backward", "ceil_mode, no padding counted, divisor_override 3", 1, {F64(-1, 1, 4, 1, 3, 3, 3)}, f_avg_pool3d_bw_div},
+    {"adaptive_avg_pool3d", "5x4x7 -> 3x2x4", 1, {F64(-1, 1, 4, 2, 5, 4, 7)}, f_adaptive3d},
+    {"adaptive_avg_pool3d_backward", "into [2, 5, 4, 7]", 1, {F64(-1, 1, 4, 2, 3, 2, 4)}, f_adaptive3d_bw},
+    {"upsample_bilinear2d", "3x4 -> 5x7, align_corners", 1, {F64(-1, 1, 4, 1, 2, 3, 4)}, f_bilinear_ac},
+    {"upsample_bilinear2d", "3x4 -> 5x7", 1, {F64(-1, 1, 4, 1, 2, 3, 4)}, f_bilinear},
+    {"upsample_bilinear2d", "5x7 -> 2x3", 1, {F64(-1, 1, 3, 2, 5, 7)}, f_bilinear_down},
+    {"upsample_bilinear2d", "scales 1.7, 2.3", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_bilinear_scales},
+    {"upsample_bilinear2d", "scales 1.7, 2.3, align_corners", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_bilinear_scales_ac},
+    {"upsample_bilinear2d_backward", "into [1, 2, 3, 3]", 1, {F64(-1, 1, 4, 1, 2, 5, 7)}, f_bilinear_bw},
+    {"upsample_bilinear2d_backward", "into [2, 3, 4], align_corners", 1, {F64(-1, 1, 3, 2, 5, 7)}, f_bilinear_bw_ac},
+    {"upsample_bilinear2d_backward", "into [2, 3, 4], scales 1.7, 2.3", 1, {F64(-1, 1, 3, 2, 5, 9)}, f_bilinear_bw_scales},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

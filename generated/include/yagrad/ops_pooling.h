@@ -89,9 +89,9 @@ YG_NODISCARD yg_status yg_max_pool1d(
     bool ceil_mode,              /* default false */
     yg_tensor **out);            /* out: new ref */
 
-/* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
-YG_NODISCARD yg_status yg_avg_pool2d(
+/* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+YG_NODISCARD yg_status yg_max_pool3d_with_indices(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
     int64_t kernel_size_len,
@@ -99,46 +99,43 @@ YG_NODISCARD yg_status yg_avg_pool2d(
     int64_t stride_len,
     const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
     int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
     bool ceil_mode,              /* default false */
-    bool count_include_pad,      /* default true */
+    yg_tensor **out_values,      /* out: new ref */
+    yg_tensor **out_indices);    /* out: new ref */
+
+/* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+YG_NODISCARD yg_status yg_max_pool3d(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    int64_t stride_len,
+    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    int64_t padding_len,
+    const int64_t *dilation,     /* borrowed, dilation_len entries; default [1] */
+    int64_t dilation_len,
+    bool ceil_mode,              /* default false */
     yg_tensor **out);            /* out: new ref */
 
-/* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
-YG_NODISCARD yg_status yg_avg_pool2d_backward(
+/* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,
+ *   int[] self_sizes) -> Tensor */
+YG_NODISCARD yg_status yg_max_pool3d_with_indices_backward(
     const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *indices,      /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
-    const int64_t *kernel_size,    /* borrowed, kernel_size_len entries */
-    int64_t kernel_size_len,
-    const int64_t *stride,         /* borrowed, stride_len entries */
-    int64_t stride_len,
-    const int64_t *padding,        /* borrowed, padding_len entries */
-    int64_t padding_len,
-    bool ceil_mode,
-    bool count_include_pad,
     yg_tensor **out);              /* out: new ref */
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
-YG_NODISCARD yg_status yg_adaptive_avg_pool2d(
+/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices) */
+YG_NODISCARD yg_status yg_adaptive_max_pool2d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *output_size,  /* borrowed, output_size_len entries */
     int64_t output_size_len,
-    yg_tensor **out);            /* out: new ref */
-
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
-YG_NODISCARD yg_status yg_adaptive_avg_pool2d_backward(
-    const yg_tensor *grad_output,  /* borrowed */
-    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
-    int64_t self_sizes_len,
-    yg_tensor **out);              /* out: new ref */
-
-/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor */
-YG_NODISCARD yg_status yg_adaptive_avg_pool2d_to(
-    const yg_tensor *self,  /* borrowed */
-    const int64_t *sizes,   /* borrowed, sizes_len entries */
-    int64_t sizes_len,
-    yg_tensor **out);       /* out: new ref */
+    yg_tensor **out_values,      /* out: new ref */
+    yg_tensor **out_indices);    /* out: new ref */
 
 #ifdef __cplusplus
 }

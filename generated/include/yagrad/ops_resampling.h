@@ -39,6 +39,54 @@ YG_NODISCARD yg_status yg_upsample_nearest2d_to(
     int64_t sizes_len,
     yg_tensor **out);       /* out: new ref */
 
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
+ *   float scales_w=0.0) -> Tensor */
+YG_NODISCARD yg_status yg_upsample_bilinear2d(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *output_size,  /* borrowed, output_size_len entries */
+    int64_t output_size_len,
+    bool align_corners,
+    double scales_h,             /* default 0.0 */
+    double scales_w,             /* default 0.0 */
+    yg_tensor **out);            /* out: new ref */
+
+/* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
+ *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+YG_NODISCARD yg_status yg_upsample_bilinear2d_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    bool align_corners,
+    double scales_h,               /* default 0.0 */
+    double scales_w,               /* default 0.0 */
+    yg_tensor **out);              /* out: new ref */
+
+/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
+ *   float scales_w=0.0) -> Tensor */
+YG_NODISCARD yg_status yg_upsample_bilinear2d_to(
+    const yg_tensor *self,  /* borrowed */
+    const int64_t *sizes,   /* borrowed, sizes_len entries */
+    int64_t sizes_len,
+    bool align_corners,
+    double scales_h,        /* default 0.0 */
+    double scales_w,        /* default 0.0 */
+    yg_tensor **out);       /* out: new ref */
+
+/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor */
+YG_NODISCARD yg_status yg_pixel_shuffle(const yg_tensor *self,   /* borrowed */
+                                        int64_t upscale_factor,
+                                        yg_tensor **out);        /* out: new ref */
+
+/* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor */
+YG_NODISCARD yg_status yg_pixel_unshuffle(const yg_tensor *self,     /* borrowed */
+                                          int64_t downscale_factor,
+                                          yg_tensor **out);          /* out: new ref */
+
+/* channel_shuffle(Tensor self, int groups) -> Tensor */
+YG_NODISCARD yg_status yg_channel_shuffle(const yg_tensor *self,  /* borrowed */
+                                          int64_t groups,
+                                          yg_tensor **out);       /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif

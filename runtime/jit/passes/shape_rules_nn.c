@@ -1,8 +1,8 @@
 /*
  * shape_rules_nn.c - the second half of the shape propagation pass: rules
  * for creation ops (sizes and dtype from attributes), *_like and random
- * ops, list-returning ops (one output per piece), batch_norm, max pooling
- * with indices, padding, dtype conversion and advanced indexing.  The
+ * ops, list-returning ops (one output per piece), batch_norm, pooling
+ * (max with indices, average, adaptive), resampling, padding, dtype conversion and advanced indexing.  The
  * driver (shape_propagation.c) looks these up after its own table; the
  * same principles hold: a rule is exact or leaves a field unknown, and
  * known sizes that cannot go together fail.
@@ -309,13 +309,20 @@ static int64_t pooled(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bo
     return n;
 }
 
-/* max_pool1d/2d (and *_with_indices: int64 indices of the same sizes):
- * the last 1 or 2 dims pooled.  Window arguments the kernel refuses, or
- * an input too small, leave those sizes unknown (the kernel's message
- * says why at run time). */
+/* The spatial dims a pooling op works on, from its name: 1, 2 or 3. */
+static int32_t pool_dims(const shape_ctx *c) {
+    if (strstr(c->n->kind, "pool1d") != NULL)
+        return 1;
+    return strstr(c->n->kind, "pool3d") != NULL ? 3 : 2;
+}
+
+/* max_pool1d/2d/3d (and *_with_indices: int64 indices of the same
+ * sizes), avg_pool1d/2d/3d: the last 1, 2 or 3 dims pooled.  Window
+ * arguments the kernel refuses, or an input too small, leave those sizes
+ * unknown (the kernel's message says why at run time). */
 static bool rule_max_pool(shape_ctx *c) {
     const yg_ir_type *x = in(c, 0);
-    int32_t n = strstr(c->n->kind, "pool1d") != NULL ? 1 : 2;
+    int32_t n = pool_dims(c);
     set_all(c, x->dtype, x->device);
     if (c->n->n_outputs == 2)
         c->out[1].dtype = YG_INT64;
@@ -323,8 +330,8 @@ static bool rule_max_pool(shape_ctx *c) {
         return true;
     if (x->ndim != n + 1 && x->ndim != n + 2)
         return fail(c, "expected input with %d or %d dims, got %d", n + 1, n + 2, x->ndim);
-    int64_t k[2], s[2], p[2], d[2];
-    static const int64_t zero[2] = {0, 0}, one[2] = {1, 1};
+    int64_t k[3], s[3], p[3], d[3];
+    static const int64_t zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
     bool ok = window_pair(c, "kernel_size", n, NULL, k) && window_pair(c, "stride", n, k, s) &&
               window_pair(c, "padding", n, zero, p) && window_pair(c, "dilation", n, one, d);
     bool ceil_mode = yg__pass_int_attr(c->n, "ceil_mode", 0) != 0;
@@ -404,20 +411,74 @@ static bool rule_pad(shape_ctx *c) {
     return true;
 }
 
-/* adaptive_avg_pool2d, upsample_nearest2d: [C, H, W] or [N, C, H, W]
- * with H, W replaced by output_size (1 or 2 entries, each at least 1). */
+/* adaptive_avg_pool1d/2d/3d, adaptive_max_pool2d (int64 indices of the
+ * same sizes), upsample_nearest2d, upsample_bilinear2d: [C, *] or
+ * [N, C, *] with the last 1, 2 or 3 dims replaced by output_size (1 or n
+ * entries, each at least 1).  upsample_bilinear2d with output_size []
+ * takes floor(in * scale) of scales_h and scales_w. */
 static bool rule_output_size(shape_ctx *c) {
     const yg_ir_type *x = in(c, 0);
-    int64_t o[2];
+    int32_t n = strstr(c->n->kind, "upsample") != NULL ? 2 : pool_dims(c);
+    int64_t o[3] = {0, 0, 0}, given[3];
+    int32_t given_len = 0;
+    set_all(c, x->dtype, x->device);
+    if (c->n->n_outputs == 2)
+        c->out[1].dtype = YG_INT64;
+    if (x->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (x->ndim != n + 1 && x->ndim != n + 2)
+        return fail(c, "expected input with %d or %d dims, got %d", n + 1, n + 2, x->ndim);
+    bool ok = window_pair(c, "output_size", n, NULL, o);
+    if (!ok && yg__pass_is(c->n, "upsample_bilinear2d") &&
+        yg__pass_ints_attr(c->n, "output_size", given, 3, &given_len) && given_len == 0) {
+        /* sizes from the scales, as the kernel computes them */
+        const char *names[2] = {"scales_h", "scales_w"};
+        ok = true;
+        for (int32_t i = 0; i < 2; i++) {
+            double sc = 0, in_size = (double)x->sizes[x->ndim - 2 + i];
+            ok = ok && x->sizes[x->ndim - 2 + i] != YG_IR_UNKNOWN &&
+                 scalar_attr(c, names[i], &sc) && sc > 0 && isfinite(sc) && in_size * sc < 9.0e18;
+            o[i] = ok ? (int64_t)(in_size * sc) : 0;
+        }
+    }
+    for (int32_t i = 0; i < n; i++)
+        ok = ok && o[i] >= 1;
+    for (int32_t out = 0; out < c->n->n_outputs; out++) {
+        copy_sizes(&c->out[out], x);
+        for (int32_t i = 0; i < n; i++)
+            c->out[out].sizes[x->ndim - n + i] = ok ? o[i] : YG_IR_UNKNOWN;
+    }
+    return true;
+}
+
+/* pixel_shuffle, pixel_unshuffle: [*, C, H, W] with C divided by r^2
+ * and H, W multiplied by r (or the reverse).  A factor or sizes the op
+ * refuses leave the sizes unknown. */
+static bool rule_pixel_shuffle(shape_ctx *c) {
+    const yg_ir_type *x = in(c, 0);
+    bool up = yg__pass_is(c->n, "pixel_shuffle");
+    int64_t r = yg__pass_int_attr(c->n, up ? "upscale_factor" : "downscale_factor", 0);
     set_all(c, x->dtype, x->device);
     if (x->ndim == YG_IR_UNKNOWN)
         return true;
-    if (x->ndim != 3 && x->ndim != 4)
-        return fail(c, "expected input with 3 or 4 dims, got %d", x->ndim);
+    if (x->ndim < 3)
+        return fail(c, "expected input with at least 3 dims, got %d", x->ndim);
     copy_sizes(&c->out[0], x);
-    bool ok = window_pair(c, "output_size", 2, NULL, o) && o[0] >= 1 && o[1] >= 1;
-    c->out[0].sizes[x->ndim - 2] = ok ? o[0] : YG_IR_UNKNOWN;
-    c->out[0].sizes[x->ndim - 1] = ok ? o[1] : YG_IR_UNKNOWN;
+    int64_t rr = 0;
+    bool ok = r >= 1 && !__builtin_mul_overflow(r, r, &rr);
+    for (int32_t i = 0; i < 3; i++) {
+        int32_t dim = x->ndim - 3 + i;
+        int64_t size = x->sizes[dim], v = YG_IR_UNKNOWN;
+        if (ok && size != YG_IR_UNKNOWN) {
+            if (i == 0)
+                v = up ? (size % rr == 0 ? size / rr : YG_IR_UNKNOWN)
+                       : (__builtin_mul_overflow(size, rr, &v) ? YG_IR_UNKNOWN : v);
+            else
+                v = up ? (__builtin_mul_overflow(size, r, &v) ? YG_IR_UNKNOWN : v)
+                       : (size % r == 0 ? size / r : YG_IR_UNKNOWN);
+        }
+        c->out[0].sizes[dim] = v;
+    }
     return true;
 }
 
@@ -860,14 +921,25 @@ const shape_rule yg__shape_rules_nn[] = {
     {"max_pool2d", rule_max_pool, DT_RULE},
     {"max_pool1d_with_indices", rule_max_pool, DT_RULE},
     {"max_pool2d_with_indices", rule_max_pool, DT_RULE},
+    {"max_pool3d", rule_max_pool, DT_RULE},
+    {"max_pool3d_with_indices", rule_max_pool, DT_RULE},
     {"reflection_pad", rule_pad, DT_RULE},
     {"replication_pad", rule_pad, DT_RULE},
     {"pad", rule_pad, DT_RULE},
     {"index", rule_index, DT_RULE},
     {"index_put", rule_self_type, DT_RULE},
+    {"avg_pool1d", rule_max_pool, DT_RULE},
     {"avg_pool2d", rule_max_pool, DT_RULE},
+    {"avg_pool3d", rule_max_pool, DT_RULE},
+    {"adaptive_avg_pool1d", rule_output_size, DT_RULE},
     {"adaptive_avg_pool2d", rule_output_size, DT_RULE},
+    {"adaptive_avg_pool3d", rule_output_size, DT_RULE},
+    {"adaptive_max_pool2d", rule_output_size, DT_RULE},
     {"upsample_nearest2d", rule_output_size, DT_RULE},
+    {"upsample_bilinear2d", rule_output_size, DT_RULE},
+    {"pixel_shuffle", rule_pixel_shuffle, DT_RULE},
+    {"pixel_unshuffle", rule_pixel_shuffle, DT_RULE},
+    {"channel_shuffle", rule_self_type, DT_RULE},
     {"constant_pad_nd", rule_pad, DT_RULE},
     {"repeat", rule_repeat, DT_RULE},
     {"index_select", rule_index_select, DT_RULE},
@@ -887,9 +959,13 @@ const shape_rule yg__shape_rules_nn[] = {
     {"nll_loss_backward", rule_sizes_attr, DT_RULE},
     {"embedding_backward", rule_sizes_attr, DT_RULE},
     {"max_pool2d_with_indices_backward", rule_sizes_attr, DT_RULE},
+    {"max_pool3d_with_indices_backward", rule_sizes_attr, DT_RULE},
     {"avg_pool2d_backward", rule_sizes_attr, DT_RULE},
+    {"avg_pool3d_backward", rule_sizes_attr, DT_RULE},
     {"adaptive_avg_pool2d_backward", rule_sizes_attr, DT_RULE},
+    {"adaptive_avg_pool3d_backward", rule_sizes_attr, DT_RULE},
     {"upsample_nearest2d_backward", rule_sizes_attr, DT_RULE},
+    {"upsample_bilinear2d_backward", rule_sizes_attr, DT_RULE},
     {"reflection_pad_backward", rule_sizes_attr, DT_RULE},
     {"replication_pad_backward", rule_sizes_attr, DT_RULE},
     {"prod_backward", rule_like_input1, DT_RULE},

@@ -496,6 +496,168 @@ PAD2D, PAD1D, PAD3D = (1, 2, 2, 1), (3, 4), (1, 1, 2, 0, 1, 2)
 
 # ---- references, by op ------------------------------------------------------
 
+
+# ---- pool branch: n-d pooling, adaptive max, bilinear, shuffles ----------
+
+
+def windows_nd(in_sp, k, s, p, d, ceil):
+    """Output sizes and, per output cell, the per-dim lists of input
+    positions a window touches (padding included as out-of-range)."""
+    out = tuple(pool_out(n, k[i], s[i], p[i], d[i], ceil) for i, n in enumerate(in_sp))
+    for cell in np.ndindex(*out):
+        yield out, cell, [[c * s[i] - p[i] + j * d[i] for j in range(k[i])] for i, c in enumerate(cell)]
+
+
+def max_pool_nd(x, k, s, p, d, ceil):
+    """Values and flat positions of the first maxima of every window."""
+    n = len(k)
+    sp = x.shape[-n:]
+    lead = x.shape[:-n]
+    flat = x.reshape((-1,) + sp)
+    cells = list(windows_nd(sp, k, s, p, d, ceil))
+    out = cells[0][0]
+    vals = np.zeros((flat.shape[0],) + out)
+    idx = np.zeros((flat.shape[0],) + out)
+    for _, cell, pos in cells:
+        inside = [[q for q in ps if 0 <= q < sp[i]] for i, ps in enumerate(pos)]
+        for pl in range(flat.shape[0]):
+            best, at = -np.inf, -1
+            for coord in np.ndindex(*[len(v) for v in inside]):
+                c = tuple(inside[i][j] for i, j in enumerate(coord))
+                if at < 0 or flat[(pl,) + c] > best:
+                    best, at = flat[(pl,) + c], int(np.ravel_multi_index(c, sp))
+            vals[(pl,) + cell], idx[(pl,) + cell] = best, at
+    return vals.reshape(lead + out), idx.reshape(lead + out)
+
+
+def avg_pool_nd_cells(sp, k, s, p, ceil, cip, divisor):
+    for out, cell, pos in windows_nd(sp, k, s, p, (1,) * len(k), ceil):
+        padded = 1
+        inside = []
+        for i, ps in enumerate(pos):
+            padded *= len([q for q in ps if q < sp[i] + p[i]])
+            inside.append([q for q in ps if 0 <= q < sp[i]])
+        count = int(np.prod([len(v) for v in inside]))
+        div = divisor if divisor else (padded if cip else count)
+        yield out, cell, inside, div
+
+
+def avg_pool_nd(x, k, s, p, ceil, cip, divisor=0):
+    n = len(k)
+    sp, lead = x.shape[-n:], x.shape[:-n]
+    flat = x.reshape((-1,) + sp)
+    cells = list(avg_pool_nd_cells(sp, k, s, p, ceil, cip, divisor))
+    res = np.zeros((flat.shape[0],) + cells[0][0])
+    for _, cell, inside, div in cells:
+        res[(slice(None),) + cell] = flat[np.ix_(range(flat.shape[0]), *inside)].reshape(flat.shape[0], -1).sum(axis=1) / div
+    return res.reshape(lead + cells[0][0])
+
+
+def avg_pool_nd_backward(g, in_shape, k, s, p, ceil, cip, divisor=0):
+    n = len(k)
+    sp = tuple(in_shape[-n:])
+    res = np.zeros((int(np.prod(in_shape[:-n])),) + sp)
+    gf = g.reshape((res.shape[0],) + g.shape[-n:])
+    for _, cell, inside, div in avg_pool_nd_cells(sp, k, s, p, ceil, cip, divisor):
+        for coord in np.ndindex(*[len(v) for v in inside]):
+            c = tuple(inside[i][j] for i, j in enumerate(coord))
+            res[(slice(None),) + c] += gf[(slice(None),) + cell] / div
+    return res.reshape(tuple(in_shape))
+
+
+def adaptive_avg_nd(x, out):
+    n = len(out)
+    res = np.zeros(x.shape[:-n] + tuple(out))
+    for cell in np.ndindex(*out):
+        box = tuple(slice(*adaptive_cells(x.shape[-n + i], out[i])[c]) for i, c in enumerate(cell))
+        res[(Ellipsis,) + cell] = x[(Ellipsis,) + box].mean(axis=tuple(range(-n, 0)))
+    return res
+
+
+def adaptive_avg_nd_backward(g, in_shape):
+    n = 3
+    out = g.shape[-n:]
+    res = np.zeros(tuple(in_shape))
+    for cell in np.ndindex(*out):
+        cs = [adaptive_cells(in_shape[-n + i], out[i])[c] for i, c in enumerate(cell)]
+        box = tuple(slice(*c) for c in cs)
+        size = np.prod([b - a for a, b in cs])
+        res[(Ellipsis,) + box] += g[(Ellipsis,) + cell][(Ellipsis,) + (None,) * n] / size
+    return res
+
+
+def adaptive_max2d(x, out):
+    """Values and positions h W + w of the first maxima of every cell."""
+    h, w = x.shape[-2:]
+    vals = np.zeros(x.shape[:-2] + tuple(out))
+    idx = np.zeros(x.shape[:-2] + tuple(out))
+    for i, (r0, r1) in enumerate(adaptive_cells(h, out[0])):
+        for j, (c0, c1) in enumerate(adaptive_cells(w, out[1])):
+            cell = x[..., r0:r1, c0:c1].reshape(x.shape[:-2] + (-1,))
+            a = cell.argmax(axis=-1)
+            vals[..., i, j] = cell.max(axis=-1)
+            idx[..., i, j] = (r0 + a // (c1 - c0)) * w + c0 + a % (c1 - c0)
+    return vals, idx
+
+
+def bilinear_weights(out, size, align, scale):
+    """PyTorch's source index per output (area_pixel_compute_source_index),
+    as a dense [out, size] interpolation matrix."""
+    m = np.zeros((out, size))
+    if align:
+        r = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        r = 1.0 / scale if scale > 0 else size / out
+    for i in range(out):
+        src = r * i if align else max(r * (i + 0.5) - 0.5, 0.0)
+        i0 = min(int(math.floor(src)), size - 1)
+        lam = min(max(src - i0, 0.0), 1.0)
+        i1 = i0 + 1 if i0 < size - 1 else i0
+        m[i, i0] += 1 - lam
+        m[i, i1] += lam
+    return m
+
+
+def bilinear(x, out_hw, align, sh=0.0, sw=0.0):
+    h, w = x.shape[-2:]
+    if out_hw is None:
+        out_hw = (int(h * sh), int(w * sw))
+    mh, mw = bilinear_weights(out_hw[0], h, align, sh), bilinear_weights(out_hw[1], w, align, sw)
+    return np.einsum("ih,...hw,jw->...ij", mh, x, mw)
+
+
+def bilinear_backward(g, in_shape, align, sh=0.0, sw=0.0):
+    mh = bilinear_weights(g.shape[-2], in_shape[-2], align, sh)
+    mw = bilinear_weights(g.shape[-1], in_shape[-1], align, sw)
+    return np.einsum("ih,...ij,jw->...hw", mh, g, mw)
+
+
+def pixel_shuffle(x, r):
+    *lead, c, h, w = x.shape
+    out = np.zeros(tuple(lead) + (c // (r * r), h * r, w * r))
+    for ch in range(c):
+        oc, i, j = ch // (r * r), ch % (r * r) // r, ch % r
+        out[..., oc, i::r, j::r] = x[..., ch, :, :]
+    return out
+
+
+def pixel_unshuffle(x, r):
+    *lead, c, h, w = x.shape
+    out = np.zeros(tuple(lead) + (c * r * r, h // r, w // r))
+    for ch in range(c * r * r):
+        ic, i, j = ch // (r * r), ch % (r * r) // r, ch % r
+        out[..., ch, :, :] = x[..., ic, i::r, j::r]
+    return out
+
+
+def channel_shuffle(x, g):
+    c = x.shape[1]
+    out = np.zeros_like(x)
+    for ch in range(c):
+        out[:, ch % (c // g) * g + ch // (c // g)] = x[:, ch]
+    return out
+
+
 REFS = {
     # pointwise binary and scalar
     "add": {
@@ -1013,6 +1175,64 @@ REFS = {
         "a floating other": lambda x: x[0],
         "an int64 other: truncates, no gradient": lambda x: np.trunc(x[0]),
     },
+    # pool branch: n-d pooling, adaptive max, bilinear, shuffles
+    "max_pool3d_with_indices": {
+        "2x2x2 windows": lambda x: max_pool_nd(x[0], (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1), False)[0],
+        "per-dim kernel, stride, padding, dilation, ceil_mode": lambda x: max_pool_nd(
+            x[0], (3, 3, 2), (2, 1, 2), (1, 1, 0), (1, 2, 1), True)[0],
+        "values + indices": lambda x: sum(max_pool_nd(x[0], (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1), False)),
+    },
+    "max_pool3d": lambda x: max_pool_nd(x[0], (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), True)[0],
+    "max_pool3d_with_indices_backward": lambda x: max_pool2d_with_indices_backward(
+        x[0].reshape(2, 2, 6), x[1].reshape(2, 2, 6), (2, 3, 24)).reshape(2, 3, 4, 6),
+    "adaptive_max_pool2d": {
+        "5x7 -> 3x4 (overlapping cells)": lambda x: adaptive_max2d(x[0], (3, 4))[0],
+        "values + indices, 5x3 -> 2x2": lambda x: sum(adaptive_max2d(x[0], (2, 2))),
+    },
+    "avg_pool3d": {
+        "3x3x3 stride 2 padding 1": lambda x: avg_pool_nd(x[0], (3,) * 3, (2,) * 3, (1,) * 3, False, True),
+        "ceil_mode, padding not counted": lambda x: avg_pool_nd(x[0], (2,) * 3, (2,) * 3, (1,) * 3, True, False),
+        "per-dim kernel and stride, divisor_override 5": lambda x: avg_pool_nd(
+            x[0], (2, 3, 2), (1, 2, 2), (0, 0, 0), False, True, 5),
+    },
+    "avg_pool3d_backward": {
+        "into [2, 3, 5, 6]": lambda x: avg_pool_nd_backward(x[0], (2, 3, 5, 6), (3,) * 3, (2,) * 3, (1,) * 3, False, True),
+        "ceil_mode, no padding counted, divisor_override 3": lambda x: avg_pool_nd_backward(
+            x[0], (1, 4, 5, 5), (2,) * 3, (2,) * 3, (1,) * 3, True, False, 3),
+    },
+    "avg_pool1d": {
+        "kernel 3, stride 2, padding 1": lambda x: avg_pool_nd(x[0], (3,), (2,), (1,), False, True),
+        "kernel 2, padding 1, ceil_mode, padding not counted": lambda x: avg_pool_nd(x[0], (2,), (2,), (1,), True, False),
+    },
+    "adaptive_avg_pool1d": lambda x: adaptive_avg_nd(x[0], (4,)),
+    "adaptive_avg_pool3d": lambda x: adaptive_avg_nd(x[0], (3, 2, 4)),
+    "adaptive_avg_pool3d_backward": lambda x: adaptive_avg_nd_backward(x[0], (2, 5, 4, 7)),
+    "adaptive_avg_pool3d_to": lambda x: adaptive_avg_nd(x[0], (3, 2, 4)),
+    "upsample_bilinear2d": {
+        "3x4 -> 5x7, align_corners": lambda x: bilinear(x[0], (5, 7), True),
+        "3x4 -> 5x7": lambda x: bilinear(x[0], (5, 7), False),
+        "5x7 -> 2x3": lambda x: bilinear(x[0], (2, 3), False),
+        "scales 1.7, 2.3": lambda x: bilinear(x[0], None, False, 1.7, 2.3),
+        "scales 1.7, 2.3, align_corners": lambda x: bilinear(x[0], None, True, 1.7, 2.3),
+    },
+    "upsample_bilinear2d_backward": {
+        "into [1, 2, 3, 3]": lambda x: bilinear_backward(x[0], (1, 2, 3, 3), False),
+        "into [2, 3, 4], align_corners": lambda x: bilinear_backward(x[0], (2, 3, 4), True),
+        "into [2, 3, 4], scales 1.7, 2.3": lambda x: bilinear_backward(x[0], (2, 3, 4), False, 1.7, 2.3),
+    },
+    "upsample_bilinear2d_to": {
+        "[1, 2, 3, 3] to [1, 2, 5, 7], align_corners": lambda x: bilinear(x[0], (5, 7), True),
+        "[2, 3, 4] to [2, 5, 9], scales 1.7, 2.3": lambda x: bilinear(x[0], (5, 9), False, 1.7, 2.3),
+    },
+    "pixel_shuffle": {
+        "factor 2, [1, 8, 2, 3]": lambda x: pixel_shuffle(x[0], 2),
+        "factor 3, [9, 2, 2] (no batch)": lambda x: pixel_shuffle(x[0], 3),
+    },
+    "pixel_unshuffle": lambda x: pixel_unshuffle(x[0], 2),
+    "channel_shuffle": {
+        "groups 3, [2, 6, 2, 2]": lambda x: channel_shuffle(x[0], 3),
+        "groups 2, [1, 4, 5]": lambda x: channel_shuffle(x[0], 2),
+    },
 }
 
 # Ops whose reference also holds on int64, int32, bool, float16 and
@@ -1028,13 +1248,13 @@ EXACT_ON_INTEGERS = {
     "mul", "neg", "relu", "abs", "sign", "maximum", "minimum",
     "transpose", "t", "view", "reshape", "expand", "unsqueeze", "clone", "contiguous", "squeeze",
     "squeeze.dim", "permute", "permute_backward", "select", "slice", "narrow", "select_backward",
-    "slice_backward", "flatten", "repeat", "cat", "stack", "flip", "tril", "triu",
+    "slice_backward", "flatten", "repeat", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "cat", "stack", "flip", "tril", "triu",
     "index_select", "index_select_backward", "gather", "gather_backward", "scatter", "scatter_add",
     "scatter_src_backward", "embedding", "embedding_backward", "constant_pad_nd_backward",
     "dot", "outer", "zero_", "copy_", "mul_", "relu_",
     "zeros_like", "ones_like", "reflection_pad", "replication_pad", "split", "split_with_sizes",
     "chunk", "unbind", "index", "index_put", "index_put_", "index_backward",
-    "index_put_self_backward", "max_pool2d_with_indices_backward",
+    "index_put_self_backward", "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward",
     # Scalar arithmetic: on int64 and int32 only the samples with integer
     # Scalars run (a fractional Scalar is refused there, docs/spec-reference.md
     # "Scalars on integer tensors"), so the reference is an integer one.
