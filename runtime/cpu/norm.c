@@ -589,7 +589,7 @@ static yg_status check_batch_norm(const char *op,
                                   const yg_tensor *running_mean,
                                   const yg_tensor *running_var,
                                   bool training) {
-    int64_t n, c, l;
+    int64_t n = 0, c = 0, l = 0;
     char ibuf[128];
 
     YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "input", input));
@@ -629,7 +629,7 @@ yg_status yg__cpu_native_batch_norm(const yg_tensor *input,
                                     yg_tensor **out_save_mean,
                                     yg_tensor **out_save_invstd) {
     const char *op = "native_batch_norm";
-    int64_t n, c, l;
+    int64_t n = 0, c = 0, l = 0;
     yg_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL, *sm = NULL, *si = NULL;
     double *batch_var = NULL;
     size_t var_bytes = 0;
@@ -793,7 +793,7 @@ yg_status yg__cpu_native_batch_norm_backward_fused(const yg_tensor *grad_out,
                                                    yg_tensor **out_grad_weight,
                                                    yg_tensor **out_grad_bias) {
     const char *op = "native_batch_norm_backward_fused";
-    int64_t n, c, l;
+    int64_t n = 0, c = 0, l = 0;
     yg_tensor *g = NULL, *x = NULL, *w = NULL, *mu = NULL, *inv = NULL;
     yg_tensor *gi = NULL, *gw = NULL, *gb = NULL;
     yg_status st;

@@ -162,15 +162,16 @@ yg_status yg__cpu_lstm_cell_gates_backward(const yg_tensor *grad_hy,
         st = yg__tensor_contiguous_as(grad_hy, dt, true, &ghy);
     if (st == YG_OK)
         st = yg__tensor_contiguous_as(grad_cy, dt, true, &gcy);
-    if (st == YG_OK && want_gates)
+    /* the kernel writes both; an unwanted one is released below */
+    if (st == YG_OK)
         st = yg_tensor_empty(input_gates->sizes, input_gates->ndim, dt, &gg);
-    if (st == YG_OK && want_cx)
+    if (st == YG_OK)
         st = yg_tensor_empty(cx->sizes, cx->ndim, dt, &gcx);
     if (st != YG_OK)
         goto out;
     if (rows * h > 0 && (want_gates || want_cx))
-        yg__vec()->lstm_gates_backward[dt == YG_FLOAT64](gg ? yg__tensor_ptr(gg) : NULL,
-                                                         gcx ? yg__tensor_ptr(gcx) : NULL,
+        yg__vec()->lstm_gates_backward[dt == YG_FLOAT64](yg__tensor_ptr(gg),
+                                                         yg__tensor_ptr(gcx),
                                                          yg__tensor_ptr(ghy),
                                                          yg__tensor_ptr(gcy),
                                                          yg__tensor_ptr(ig),
@@ -182,8 +183,10 @@ yg_status yg__cpu_lstm_cell_gates_backward(const yg_tensor *grad_hy,
         *out_grad_input_gates = yg_retain(gg);
     if (grad_input_mask[1])
         *out_grad_hidden_gates = yg_retain(gg);
-    *out_grad_cx = gcx;
-    gcx = NULL;
+    if (want_cx) {
+        *out_grad_cx = gcx;
+        gcx = NULL;
+    }
 out:
     yg_release(ig);
     yg_release(hg);

@@ -47,8 +47,8 @@ typedef void (
     *yg_adam_fn)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
 
 /* rnn_loops.c: lstm_cell_gates (cpu/rnn.c) over rows of [4H] projections
- * ig and hg and [H] cells cx; the backward writes gg [rows, 4H] and gcx
- * [rows, H], each skipped when NULL. */
+ * ig and hg and [H] cells cx; the backward writes both gg [rows, 4H] and
+ * gcx [rows, H]. */
 typedef void (*yg_lstm_gates_fn)(void *hy,
                                  void *cy,
                                  const void *ig,
