@@ -17,61 +17,75 @@
 
 #include <omp.h>
 
-#define DEFINE_OPTIM_LOOPS(SUFFIX, T)                                                              \
-    static void sgd_range_##SUFFIX(                                                                \
-        T *p, const T *g, T *buf, int64_t lo, int64_t hi, const yg_sgd_step *a) {                  \
-        const T wd = (T)a->weight_decay, m = (T)a->momentum, keep = (T)(1 - a->dampening);         \
-        const T neg_lr = (T)-a->lr;                                                                \
-        for (int64_t i = lo; i < hi; i++) {                                                        \
-            T d = a->weight_decay != 0 ? g[i] + wd * p[i] : g[i];                                  \
-            T step = d;                                                                            \
-            if (buf != NULL) {                                                                     \
-                T b = a->first ? d : buf[i] * m + keep * d;                                        \
-                buf[i] = b;                                                                        \
-                step = a->nesterov ? d + m * b : b;                                                \
-            }                                                                                      \
-            p[i] = p[i] + neg_lr * step;                                                           \
-        }                                                                                          \
-    }                                                                                              \
-                                                                                                   \
-    static void adam_range_##SUFFIX(                                                               \
-        T *p, const T *g, T *mv, T *vv, int64_t lo, int64_t hi, const yg_adam_step *a) {           \
-        const T wd = (T)a->weight_decay, decay = (T)(1 - a->lr * a->weight_decay);                 \
-        const T w1 = (T)(1 - a->beta1), b2 = (T)a->beta2, w2 = (T)(1 - a->beta2);                  \
-        const T root_bc2 = (T)sqrt(a->bc2), eps = (T)a->eps, step = (T)(-a->lr / a->bc1);          \
-        for (int64_t i = lo; i < hi; i++) {                                                        \
-            T d = !a->decoupled && a->weight_decay != 0 ? g[i] + wd * p[i] : g[i];                 \
-            T x = a->decoupled && a->weight_decay != 0 ? p[i] * decay : p[i];                      \
-            T m = mv[i] + w1 * (d - mv[i]);                                                        \
-            T v = vv[i] * b2 + w2 * d * d;                                                         \
-            mv[i] = m;                                                                             \
-            vv[i] = v;                                                                             \
-            p[i] = x + step * m / (sqrt(v) / root_bc2 + eps);                                      \
-        }                                                                                          \
-    }                                                                                              \
-                                                                                                   \
-    void YG_ISA_NAME(yg__sgd_step_##SUFFIX)(                                                       \
-        void *p, const void *g, void *buf, int64_t n, const yg_sgd_step *a) {                      \
-        if (n < YG_VEC_PARALLEL_MIN) {                                                             \
-            sgd_range_##SUFFIX(p, g, buf, 0, n, a);                                                \
-            return;                                                                                \
-        }                                                                                          \
-        _Pragma("omp parallel") {                                                                  \
-            int64_t k = omp_get_thread_num(), t = omp_get_num_threads();                           \
-            sgd_range_##SUFFIX(p, g, buf, n *k / t, n * (k + 1) / t, a);                           \
-        }                                                                                          \
-    }                                                                                              \
-                                                                                                   \
-    void YG_ISA_NAME(yg__adam_step_##SUFFIX)(                                                      \
-        void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a) {              \
-        if (n < YG_VEC_PARALLEL_MIN) {                                                             \
-            adam_range_##SUFFIX(p, g, m, v, 0, n, a);                                              \
-            return;                                                                                \
-        }                                                                                          \
-        _Pragma("omp parallel") {                                                                  \
-            int64_t k = omp_get_thread_num(), t = omp_get_num_threads();                           \
-            adam_range_##SUFFIX(p, g, m, v, n *k / t, n * (k + 1) / t, a);                         \
-        }                                                                                          \
+#define DEFINE_OPTIM_LOOPS(SUFFIX, T)                                                                 \
+    static void sgd_range_##SUFFIX(T *restrict p,                                                     \
+                                   const T *restrict g,                                               \
+                                   T *restrict buf,                                                   \
+                                   int64_t lo,                                                        \
+                                   int64_t hi,                                                        \
+                                   const yg_sgd_step *a) {                                            \
+        const T wd = (T)a->weight_decay, m = (T)a->momentum, keep = (T)(1 - a->dampening);            \
+        const T neg_lr = (T)-a->lr;                                                                   \
+        /* the options as locals: read through a inside the loop, they                              \
+         * could alias p and the loop would stay scalar */ \
+        const bool decay = a->weight_decay != 0, first = a->first, nesterov = a->nesterov;            \
+        for (int64_t i = lo; i < hi; i++) {                                                           \
+            T d = decay ? g[i] + wd * p[i] : g[i];                                                    \
+            T step = d;                                                                               \
+            if (buf != NULL) {                                                                        \
+                T b = first ? d : buf[i] * m + keep * d;                                              \
+                buf[i] = b;                                                                           \
+                step = nesterov ? d + m * b : b;                                                      \
+            }                                                                                         \
+            p[i] = p[i] + neg_lr * step;                                                              \
+        }                                                                                             \
+    }                                                                                                 \
+                                                                                                      \
+    static void adam_range_##SUFFIX(T *restrict p,                                                    \
+                                    const T *restrict g,                                              \
+                                    T *restrict mv,                                                   \
+                                    T *restrict vv,                                                   \
+                                    int64_t lo,                                                       \
+                                    int64_t hi,                                                       \
+                                    const yg_adam_step *a) {                                          \
+        const T wd = (T)a->weight_decay, decay = (T)(1 - a->lr * a->weight_decay);                    \
+        const T w1 = (T)(1 - a->beta1), b2 = (T)a->beta2, w2 = (T)(1 - a->beta2);                     \
+        const T root_bc2 = (T)sqrt(a->bc2), eps = (T)a->eps, step = (T)(-a->lr / a->bc1);             \
+        const bool l2 = !a->decoupled && a->weight_decay != 0;                                        \
+        const bool decoupled = a->decoupled && a->weight_decay != 0;                                  \
+        for (int64_t i = lo; i < hi; i++) {                                                           \
+            T d = l2 ? g[i] + wd * p[i] : g[i];                                                       \
+            T x = decoupled ? p[i] * decay : p[i];                                                    \
+            T m = mv[i] + w1 * (d - mv[i]);                                                           \
+            T v = vv[i] * b2 + w2 * d * d;                                                            \
+            mv[i] = m;                                                                                \
+            vv[i] = v;                                                                                \
+            p[i] = x + step * m / (sqrt(v) / root_bc2 + eps);                                         \
+        }                                                                                             \
+    }                                                                                                 \
+                                                                                                      \
+    void YG_ISA_NAME(yg__sgd_step_##SUFFIX)(                                                          \
+        void *p, const void *g, void *buf, int64_t n, const yg_sgd_step *a) {                         \
+        if (n < YG_VEC_PARALLEL_MIN) {                                                                \
+            sgd_range_##SUFFIX(p, g, buf, 0, n, a);                                                   \
+            return;                                                                                   \
+        }                                                                                             \
+        _Pragma("omp parallel") {                                                                     \
+            int64_t k = omp_get_thread_num(), t = omp_get_num_threads();                              \
+            sgd_range_##SUFFIX(p, g, buf, n *k / t, n * (k + 1) / t, a);                              \
+        }                                                                                             \
+    }                                                                                                 \
+                                                                                                      \
+    void YG_ISA_NAME(yg__adam_step_##SUFFIX)(                                                         \
+        void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a) {                 \
+        if (n < YG_VEC_PARALLEL_MIN) {                                                                \
+            adam_range_##SUFFIX(p, g, m, v, 0, n, a);                                                 \
+            return;                                                                                   \
+        }                                                                                             \
+        _Pragma("omp parallel") {                                                                     \
+            int64_t k = omp_get_thread_num(), t = omp_get_num_threads();                              \
+            adam_range_##SUFFIX(p, g, m, v, n *k / t, n * (k + 1) / t, a);                            \
+        }                                                                                             \
     }
 
 DEFINE_OPTIM_LOOPS(f32, float)
