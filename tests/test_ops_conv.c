@@ -293,6 +293,8 @@ static void test_conv2d_padding_same_equals_explicit_padding(void **state) {
     assert_int_equal(yg_tensor_size(y1, 2), 7);
     YG_CHECK(yg_conv3d_padding(x3, w3, NULL, (const int64_t[]){1, 1, 1}, 3, "same", (const int64_t[]){1, 1, 1}, 3, 1, &y3));
     assert_int_equal(yg_tensor_size(y3, 4), 3);
+    yg_release(y1);
+    y1 = NULL;
     YG_EXPECT_ERROR(yg_conv2d_padding(x, w, NULL, (const int64_t[]){2, 2}, 2, "same", one, 2, 1, &y1),
                     YG_ERR_INVALID_ARGUMENT, "conv2d: padding 'same' needs stride 1", NULL);
     assert_null(y1);
