@@ -30,6 +30,7 @@
 #include "yagrad/optim.h"
 #include "yagrad/yagrad.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -63,6 +64,7 @@ typedef struct bench {
     int n_samples;
     double ops_per_rep;
     double bytes; /* per op; 0 for workloads that are not memory-bound */
+    double flops; /* per op; 0 for workloads that are not compute-bound */
     const char *impl;
     check_entry checks[MAX_CHECKS];
     int n_checks;
@@ -570,6 +572,175 @@ static void wl_triad(bench *b) {
     free(a);
 }
 
+/* ---- convolutions, float32, NCHW --------------------------------------- */
+
+/* The shape of one conv workload; transposed convolutions take a weight of
+ * [c_in, c_out / groups, k, k] as PyTorch's do. */
+typedef struct conv_shape {
+    int64_t n, c_in, c_out, h, w, k, stride, padding, groups;
+    bool transposed;
+} conv_shape;
+
+/* The output's spatial size along a dimension of size in. */
+static int64_t conv_out_size(const conv_shape *s, int64_t in) {
+    if (s->transposed)
+        return (in - 1) * s->stride - 2 * s->padding + s->k;
+    return (in + 2 * s->padding - s->k) / s->stride + 1;
+}
+
+/* Multiply-adds of the forward: one per output element (of the ordinary
+ * convolution, the input one for a transposed one) per input channel of
+ * its group per kernel tap.  FLOPs are twice that; bias adds not counted. */
+static double conv_macs(const conv_shape *s) {
+    int64_t oh = conv_out_size(s, s->h), ow = conv_out_size(s, s->w);
+    double big = s->transposed ? (double)(s->c_in * s->h * s->w) : (double)(s->c_out * oh * ow);
+    double per = s->transposed ? (double)(s->c_out / s->groups) : (double)(s->c_in / s->groups);
+    return (double)s->n * big * per * (double)(s->k * s->k);
+}
+
+/* The shape conv_forward runs: run_fwd_or_fwdbwd's forward_fn takes only
+ * the inputs, and one process runs one workload. */
+static const conv_shape *cur_conv;
+
+/* in: x, weight, bias. */
+static yg_tensor *conv_forward(yg_tensor *const *in) {
+    const conv_shape *s = cur_conv;
+    const int64_t st[] = {s->stride, s->stride}, pad[] = {s->padding, s->padding}, dil[] = {1, 1},
+                  opad[] = {0, 0};
+    yg_tensor *y = NULL;
+    if (s->transposed)
+        ok(yg_conv_transpose2d(in[0], in[1], in[2], st, 2, pad, 2, opad, 2, s->groups, dil, 2, &y),
+           "conv_transpose2d");
+    else
+        ok(yg_conv2d(in[0], in[1], in[2], st, 2, pad, 2, dil, 2, s->groups, &y), "conv2d");
+    return y;
+}
+
+/* x (seed 1, values in +-1), weight (seed 2, +-1/sqrt(fan_in) as
+ * nn.Conv2d's), bias (seed 3); fwdbwd: all three require grad and g is
+ * seed 4.  FLOPs: forward 2 * macs; fwdbwd 6 * macs (the data and weight
+ * gradients are a forward's worth each). */
+static void wl_conv(bench *b, const conv_shape *s, bool backward) {
+    const int64_t xs[] = {s->n, s->c_in, s->h, s->w};
+    const int64_t ws[] = {s->transposed ? s->c_in : s->c_out,
+                          s->transposed ? s->c_out / s->groups : s->c_in / s->groups,
+                          s->k,
+                          s->k};
+    const int64_t bs[] = {s->c_out};
+    const int64_t ys[] = {s->n, s->c_out, conv_out_size(s, s->h), conv_out_size(s, s->w)};
+    const char *names[] = {"x.grad", "weight.grad", "bias.grad"};
+    double fan_in = (double)(ws[1] * s->k * s->k);
+    yg_tensor *in[3] = {leaf(fill_pattern(xs, 4, 1, 2, 0), backward),
+                        leaf(fill_pattern(ws, 4, 2, 2 / sqrt(fan_in), 0), backward),
+                        leaf(fill_pattern(bs, 1, 3, 2 / sqrt(fan_in), 0), backward)};
+    yg_tensor *g = backward ? fill_pattern(ys, 4, 4, 2, 0) : NULL;
+    cur_conv = s;
+    b->flops = (backward ? 6.0 : 2.0) * conv_macs(s);
+    run_fwd_or_fwdbwd(b, conv_forward, in, names, 3, g);
+    for (int i = 0; i < 3; i++)
+        yg_release(in[i]);
+    yg_release(g);
+}
+
+/* ResNet's 3x3 stage-1 layer; its 1x1 bottleneck reduction (N32: 103 MB of
+ * input); MobileNet's depthwise 3x3; a DCGAN/U-Net-like decoder
+ * upsampling, 4x4 stride 2 padding 1: 28x28 -> 56x56, C128 -> 64. */
+static const conv_shape conv3x3 = {32, 64, 64, 56, 56, 3, 1, 1, 1, false};
+static const conv_shape conv1x1 = {32, 256, 64, 56, 56, 1, 1, 0, 1, false};
+static const conv_shape depthwise3x3 = {32, 64, 64, 56, 56, 3, 1, 1, 64, false};
+static const conv_shape conv_transpose = {32, 128, 64, 28, 28, 4, 2, 1, 1, true};
+
+static void wl_conv3x3_fwd(bench *b) {
+    wl_conv(b, &conv3x3, false);
+}
+
+static void wl_conv3x3_fwdbwd(bench *b) {
+    wl_conv(b, &conv3x3, true);
+}
+
+static void wl_conv1x1_fwd(bench *b) {
+    wl_conv(b, &conv1x1, false);
+}
+
+static void wl_depthwise3x3_fwd(bench *b) {
+    wl_conv(b, &depthwise3x3, false);
+}
+
+static void wl_conv_transpose2d_fwd(bench *b) {
+    wl_conv(b, &conv_transpose, false);
+}
+
+/* ---- fma_peak: the compute reference ----------------------------------- */
+
+/* FMA_CHAINS independent accumulators per thread: more than the FMA
+ * latency (4 cycles) times the FMA units (2) of current x86 cores, and with
+ * the two constants 14 registers, within AVX2's 16.  FMA_ITERS iterations
+ * per thread per rep: 3.2 GFLOP at AVX-512, ~20 ms a core at 150 GFLOP/s. */
+#define FMA_CHAINS 12
+#define FMA_ITERS  (1L << 23)
+
+/* Each returns the sum of its accumulators so that nothing is optimised
+ * away; a, c are 1 + tiny and -tiny-ish so the values stay finite. */
+__attribute__((target("avx512f"))) static float fma_loop_avx512(long iters, float seed) {
+    __m512 acc[FMA_CHAINS];
+    const __m512 a = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    for (int j = 0; j < FMA_CHAINS; j++)
+        acc[j] = _mm512_set1_ps(seed + (float)j);
+    for (long i = 0; i < iters; i++)
+        for (int j = 0; j < FMA_CHAINS; j++)
+            acc[j] = _mm512_fmadd_ps(acc[j], a, c);
+    float sum = 0;
+    for (int j = 0; j < FMA_CHAINS; j++)
+        sum += _mm512_reduce_add_ps(acc[j]);
+    return sum;
+}
+
+__attribute__((target("avx2,fma"))) static float fma_loop_avx2(long iters, float seed) {
+    __m256 acc[FMA_CHAINS];
+    const __m256 a = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+    float lanes[8], sum = 0;
+    for (int j = 0; j < FMA_CHAINS; j++)
+        acc[j] = _mm256_set1_ps(seed + (float)j);
+    for (long i = 0; i < iters; i++)
+        for (int j = 0; j < FMA_CHAINS; j++)
+            acc[j] = _mm256_fmadd_ps(acc[j], a, c);
+    for (int j = 0; j < FMA_CHAINS; j++) {
+        _mm256_storeu_ps(lanes, acc[j]);
+        for (int l = 0; l < 8; l++)
+            sum += lanes[l];
+    }
+    return sum;
+}
+
+/* The widest FMA the CPU has, over OpenMP's threads; "impl":"c".  Prints
+ * "gflops" as every compute-bound workload does, with the vector width in
+ * "isa" on stderr.  A machine without AVX2/FMA gets no peak (exit 1). */
+static void wl_fma_peak(bench *b) {
+    __builtin_cpu_init();
+    bool avx512 = __builtin_cpu_supports("avx512f");
+    if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
+        fprintf(stderr, "bench_eager: fma_peak needs AVX2 and FMA\n");
+        exit(1);
+    }
+    int lanes = avx512 ? 16 : 8;
+    fprintf(stderr, "bench_eager: fma_peak with %s\n", avx512 ? "avx512f" : "avx2+fma");
+    b->impl = "c";
+    b->flops = 2.0 * lanes * FMA_CHAINS * (double)FMA_ITERS * omp_get_max_threads();
+    double total = 0;
+    for (int r = 0; r < total_reps(b); r++) {
+        double t0 = now_s(), sum = 0;
+#pragma omp parallel reduction(+ : sum)
+        sum += avx512 ? fma_loop_avx512(FMA_ITERS, (float)omp_get_thread_num())
+                      : fma_loop_avx2(FMA_ITERS, (float)omp_get_thread_num());
+        record(b, r, now_s() - t0);
+        total += sum;
+    }
+    if (b->check) {
+        check_entry e = {"acc", total, fabs(total), total * total};
+        b->checks[b->n_checks++] = e;
+    }
+}
+
 /* ---- driver ------------------------------------------------------------ */
 
 typedef struct workload {
@@ -597,6 +768,12 @@ static const workload workloads[] = {
     {"batch_norm_fwd", wl_batch_norm_fwd, 10},
     {"batch_norm_fwdbwd", wl_batch_norm_fwdbwd, 10},
     {"triad", wl_triad, 20},
+    {"conv3x3_fwd", wl_conv3x3_fwd, 10},
+    {"conv3x3_fwdbwd", wl_conv3x3_fwdbwd, 5},
+    {"conv1x1_fwd", wl_conv1x1_fwd, 10},
+    {"depthwise3x3_fwd", wl_depthwise3x3_fwd, 10},
+    {"conv_transpose2d_fwd", wl_conv_transpose2d_fwd, 10},
+    {"fma_peak", wl_fma_peak, 20},
 };
 
 static int compare_double(const void *a, const void *b) {
@@ -627,6 +804,8 @@ static void print_result(bench *b) {
            quantile(b->samples, b->n_samples, 0.9) * 1e6);
     if (b->bytes > 0)
         printf(",\"gbps\":%.2f", b->bytes / med * 1e-9);
+    if (b->flops > 0)
+        printf(",\"gflops\":%.2f", b->flops / med * 1e-9);
     if (b->check) {
         printf(",\"check\":{");
         for (int i = 0; i < b->n_checks; i++)

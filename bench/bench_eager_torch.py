@@ -36,6 +36,7 @@ class Bench:
         self.samples = []
         self.ops_per_rep = 1
         self.bytes = 0.0
+        self.flops = 0.0
         self.impl = "torch"
         self.checks = {}
 
@@ -319,6 +320,71 @@ def wl_triad(b):
     b.check_tensor(0, "a", a)
 
 
+# ---- convolutions ---------------------------------------------------------------
+
+# (n, c_in, c_out, h, w, k, stride, padding, groups, transposed): bench_eager.c's
+# conv_shape table.
+CONV3X3 = (32, 64, 64, 56, 56, 3, 1, 1, 1, False)
+CONV1X1 = (32, 256, 64, 56, 56, 1, 1, 0, 1, False)
+DEPTHWISE3X3 = (32, 64, 64, 56, 56, 3, 1, 1, 64, False)
+CONV_TRANSPOSE = (32, 128, 64, 28, 28, 4, 2, 1, 1, True)
+
+
+def conv_out_size(s, size):
+    n, c_in, c_out, h, w, k, stride, padding, groups, transposed = s
+    if transposed:
+        return (size - 1) * stride - 2 * padding + k
+    return (size + 2 * padding - k) // stride + 1
+
+
+def conv_macs(s):
+    n, c_in, c_out, h, w, k, stride, padding, groups, transposed = s
+    if transposed:
+        return n * c_in * h * w * (c_out // groups) * k * k
+    return n * c_out * conv_out_size(s, h) * conv_out_size(s, w) * (c_in // groups) * k * k
+
+
+def wl_conv(b, s, backward):
+    n, c_in, c_out, h, w, k, stride, padding, groups, transposed = s
+    ws = [c_in, c_out // groups, k, k] if transposed else [c_out, c_in // groups, k, k]
+    fan_in = ws[1] * k * k
+    inp = [fill_pattern([n, c_in, h, w], 1, 2, 0, backward),
+           fill_pattern(ws, 2, 2 / math.sqrt(fan_in), 0, backward),
+           fill_pattern([c_out], 3, 2 / math.sqrt(fan_in), 0, backward)]
+    ys = [n, c_out, conv_out_size(s, h), conv_out_size(s, w)]
+    g = fill_pattern(ys, 4, 2, 0) if backward else None
+
+    def forward(t):
+        if transposed:
+            return F.conv_transpose2d(t[0], t[1], t[2], stride, padding, 0, groups, 1)
+        return F.conv2d(t[0], t[1], t[2], stride, padding, 1, groups)
+
+    b.flops = (6.0 if backward else 2.0) * conv_macs(s)
+    run_fwd_or_fwdbwd(b, forward, inp, ["x.grad", "weight.grad", "bias.grad"], g)
+
+
+def wl_conv3x3_fwd(b):
+    wl_conv(b, CONV3X3, False)
+
+
+def wl_conv3x3_fwdbwd(b):
+    wl_conv(b, CONV3X3, True)
+
+
+def wl_conv1x1_fwd(b):
+    wl_conv(b, CONV1X1, False)
+
+
+def wl_depthwise3x3_fwd(b):
+    wl_conv(b, DEPTHWISE3X3, False)
+
+
+def wl_conv_transpose2d_fwd(b):
+    wl_conv(b, CONV_TRANSPOSE, False)
+
+
+# fma_peak has no twin here: it is a C loop (bench_eager.c), run on the
+# yagrad side only.
 WORKLOADS = {
     "overhead_plain": (wl_overhead_plain, 100),
     "overhead_autograd": (wl_overhead_autograd, 100),
@@ -337,6 +403,11 @@ WORKLOADS = {
     "batch_norm_fwd": (wl_batch_norm_fwd, 10),
     "batch_norm_fwdbwd": (wl_batch_norm_fwdbwd, 10),
     "triad": (wl_triad, 20),
+    "conv3x3_fwd": (wl_conv3x3_fwd, 10),
+    "conv3x3_fwdbwd": (wl_conv3x3_fwdbwd, 5),
+    "conv1x1_fwd": (wl_conv1x1_fwd, 10),
+    "depthwise3x3_fwd": (wl_depthwise3x3_fwd, 10),
+    "conv_transpose2d_fwd": (wl_conv_transpose2d_fwd, 10),
 }
 
 
@@ -385,6 +456,8 @@ def main(argv):
             "p90_us": round(quantile(v, 0.9) * 1e6, 3)}
     if b.bytes > 0:
         line["gbps"] = round(b.bytes / med * 1e-9, 2)
+    if b.flops > 0:
+        line["gflops"] = round(b.flops / med * 1e-9, 2)
     if check:
         line["check"] = b.checks
     print(json.dumps(line, separators=(",", ":")))

@@ -24,7 +24,9 @@ yagrad / torch (lower is better for yagrad); ratio_p10 is the same ratio
 from the best of the rounds' 10th percentiles, which other work on the
 cores disturbs less.  Memory-bound workloads carry
 GB/s against the STREAM-like triad (a plain C loop, bench_eager triad),
-measured in this same run.  stderr: progress and a markdown table.
+measured in this same run; convolutions carry GFLOP/s against fma_peak
+(a register-resident FMA loop in C, bench_eager fma_peak, no PyTorch
+side), also measured in this run.  stderr: progress and a markdown table.
 
 Both sides get OMP_NUM_THREADS and OPENBLAS_NUM_THREADS; PyTorch also
 gets ATEN_CPU_CAPABILITY=avx512 when the CPU has avx512f, and the OpenMP
@@ -53,11 +55,19 @@ WORKLOADS = [
     "softmax_fwd", "softmax_fwdbwd", "log_softmax_fwd", "log_softmax_fwdbwd",
     "layer_norm_fwd", "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd",
     "triad",
+    "conv3x3_fwd", "conv3x3_fwdbwd", "conv1x1_fwd", "depthwise3x3_fwd", "conv_transpose2d_fwd",
+    "fma_peak",
 ]
 # Workloads whose lines carry gbps; the triad is run first when any is asked for.
 MEMORY_BOUND = {"chain_fwd", "chain_fwdbwd", "softmax_fwd", "softmax_fwdbwd",
                 "log_softmax_fwd", "log_softmax_fwdbwd", "layer_norm_fwd",
                 "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd"}
+# Workloads whose lines carry gflops; fma_peak, the compute reference, is
+# run first when any is asked for.
+COMPUTE_BOUND = {"conv3x3_fwd", "conv3x3_fwdbwd", "conv1x1_fwd", "depthwise3x3_fwd",
+                 "conv_transpose2d_fwd"}
+# References without a PyTorch twin (a register-resident C loop): one side.
+C_ONLY = {"fma_peak"}
 TOL = 1e-3
 TIMEOUT_S = 900
 
@@ -144,7 +154,7 @@ def best_p10(lines):
     return min(good) if good else None
 
 
-def summarize(workload, threads, ours, theirs, triad_gbps, check_result):
+def summarize(workload, threads, ours, theirs, triad_gbps, peak_gflops, check_result):
     b0, b1 = best(ours), best(theirs)
     name0 = b0["impl"] if b0 else "yagrad"
     s = {"bench": "compare", "workload": workload, "threads": threads}
@@ -164,6 +174,13 @@ def summarize(workload, threads, ours, theirs, triad_gbps, check_result):
                 s[key + "_pct_triad"] = round(100.0 * line["gbps"] / triad_gbps, 1)
     if triad_gbps and workload != "triad" and workload in MEMORY_BOUND:
         s["triad_gbps"] = triad_gbps
+    for key, line in ((name0, b0), ("torch", b1)):
+        if line is not None and "gflops" in line:
+            s[key + "_gflops"] = line["gflops"]
+            if peak_gflops and workload in COMPUTE_BOUND:
+                s[key + "_pct_peak"] = round(100.0 * line["gflops"] / peak_gflops, 1)
+    if peak_gflops and workload in COMPUTE_BOUND:
+        s["peak_gflops"] = peak_gflops
     if check_result is not None:
         s["check"] = check_result
     print(json.dumps(s, separators=(",", ":")), flush=True)
@@ -174,16 +191,19 @@ def fmt(v, digits=1):
     return "-" if v is None else "%.*f" % (digits, v)
 
 
-def print_table(summaries, threads, with_torch, triad_gbps):
+def print_table(summaries, threads, with_torch, triad_gbps, peak_gflops):
     log("")
     log("yagrad vs PyTorch, %d threads, best of rounds' medians (us per rep; per op/node "
         "for overhead_*)%s" % (threads, "" if with_torch else " - PyTorch NOT available"))
     if triad_gbps:
         log("triad (plain C, OpenMP): %.1f GB/s" % triad_gbps)
+    if peak_gflops:
+        log("fma_peak (register-resident FMA loop, OpenMP): %.1f GFLOP/s" % peak_gflops)
     log("")
     log("| workload | yagrad us | torch us | yagrad/torch | same, from p10s "
-        "| yagrad GB/s (% triad) | torch GB/s (% triad) | check |")
-    log("|---|---:|---:|---:|---:|---:|---:|---|")
+        "| yagrad GB/s (% triad) | torch GB/s (% triad) "
+        "| yagrad GFLOP/s (% peak) | torch GFLOP/s (% peak) | check |")
+    log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for s in summaries:
         ours_us = s.get("yagrad_us", s.get("c_us"))
         digits = 3 if s["workload"].startswith("overhead") else 1
@@ -194,11 +214,18 @@ def print_table(summaries, threads, with_torch, triad_gbps):
             pct = s.get(key + "_pct_triad")
             return "%.1f" % s[key + "_gbps"] + (" (%.0f%%)" % pct if pct is not None else "")
 
+        def fl(key):
+            if key + "_gflops" not in s:
+                return "-"
+            pct = s.get(key + "_pct_peak")
+            return "%.1f" % s[key + "_gflops"] + (" (%.0f%%)" % pct if pct is not None else "")
+
         ours_key = "c" if "c_us" in s else "yagrad"
         name = s["workload"] + (" (C loop)" if ours_key == "c" else "")
-        log("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        log("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             name, fmt(ours_us, digits), fmt(s.get("torch_us"), digits),
             fmt(s.get("ratio"), 2), fmt(s.get("ratio_p10"), 2), bw(ours_key), bw("torch"),
+            fl(ours_key), fl("torch"),
             s.get("check", "-") if isinstance(s.get("check", "-"), str) else "FAIL"))
 
 
@@ -224,6 +251,10 @@ def main():
     elif "triad" in workloads:  # the reference first, so later lines can cite it
         workloads.remove("triad")
         workloads.insert(0, "triad")
+    if "fma_peak" in workloads or any(w in COMPUTE_BOUND for w in workloads):
+        if "fma_peak" in workloads:
+            workloads.remove("fma_peak")
+        workloads.insert(0, "fma_peak")
 
     build = args.build if os.path.isabs(args.build) else os.path.join(ROOT, args.build)
     exe = os.path.join(build, "bench", "bench_eager")
@@ -242,27 +273,29 @@ def main():
     load_before = os.getloadavg()
 
     extra = (["--reps", str(args.reps)] if args.reps else []) + (["--check"] if args.check else [])
-    summaries, triad_gbps, failed = [], None, False
+    summaries, triad_gbps, peak_gflops, failed = [], None, None, False
     for w in workloads:
         log("compare_torch: %s" % w)
         ours, theirs = [], []
         for _ in range(args.rounds):
             ours.append(run_side([exe] + extra + [w], env))
-            if with_torch:
+            if with_torch and w not in C_ONLY:
                 theirs.append(run_side([TORCH_PYTHON, torch_script] + extra + [w], torch_env))
         failed = failed or any(l is None for l in ours + theirs)
         check_result = None
-        if args.check and with_torch and ours[0] is not None and theirs[0] is not None:
+        if args.check and theirs and ours[0] is not None and theirs[0] is not None:
             bad = compare_checks(ours[0].get("check", {}), theirs[0].get("check", {}))
             check_result = "ok" if not bad else bad
             if bad:
                 failed = True
                 log("compare_torch: %s: checksums differ: %s" % (w, "; ".join(bad)))
-        s = summarize(w, args.threads, ours, theirs, triad_gbps, check_result)
+        s = summarize(w, args.threads, ours, theirs, triad_gbps, peak_gflops, check_result)
         if w == "triad":
             triad_gbps = s.get("c_gbps")
+        if w == "fma_peak":
+            peak_gflops = s.get("c_gflops")
         summaries.append(s)
-    print_table(summaries, args.threads, with_torch, triad_gbps)
+    print_table(summaries, args.threads, with_torch, triad_gbps, peak_gflops)
     # Other processes on the same cores make both sides slower and noisier
     # (OpenMP barriers spin on a preempted thread): say how busy it was.
     log("\nload average (1 min) before: %.2f, after: %.2f on %d CPUs"
