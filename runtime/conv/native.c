@@ -172,6 +172,61 @@ static void columns(const yg_conv_params *p, const geom *g, void *x, void *col, 
  * (x zeroed first; each y channel of a group writes its x channel, so
  * the pairs of one x channel run on one thread); 2: w += the weight
  * gradient (each y channel owns its filter). */
+/* One (image, y channel) pair of a depthwise convolution whose last dim
+ * has stride 1, by rows: for each kernel tap the valid stretch of an
+ * output row is one contiguous axpy (modes 0 and 1) or dot product (mode
+ * 2) against the input row, which vectorises, where the per-position
+ * loop below tests bounds for every tap of every output. */
+#define CONV_DEPTHWISE_ROWS(T, SFX)                                                            \
+    static void depthwise_rows_##SFX(                                                          \
+        const yg_conv_params *p, T *xc, const T *wc, T *yc, T *gc, int mode) {                 \
+        const int64_t y2 = p->y[2], x2 = p->x[2];                                              \
+        for (int64_t o0 = 0; o0 < p->y[0]; o0++)                                               \
+            for (int64_t o1 = 0; o1 < p->y[1]; o1++) {                                         \
+                T *restrict yrow = yc + (o0 * p->y[1] + o1) * y2;                              \
+                if (mode == 0)                                                                 \
+                    memset(yrow, 0, sizeof(T) * (size_t)y2);                                   \
+                for (int64_t k0 = 0; k0 < p->k[0]; k0++) {                                     \
+                    int64_t i0 = o0 * p->stride[0] + k0 * p->dil[0] - p->pad[0];               \
+                    if (i0 < 0 || i0 >= p->x[0])                                               \
+                        continue;                                                              \
+                    for (int64_t k1 = 0; k1 < p->k[1]; k1++) {                                 \
+                        int64_t i1 = o1 * p->stride[1] + k1 * p->dil[1] - p->pad[1];           \
+                        if (i1 < 0 || i1 >= p->x[1])                                           \
+                            continue;                                                          \
+                        T *restrict xrow = xc + (i0 * p->x[1] + i1) * x2;                      \
+                        for (int64_t k2 = 0; k2 < p->k[2]; k2++) {                             \
+                            int64_t off = k2 * p->dil[2] - p->pad[2];                          \
+                            int64_t lo = off < 0 ? -off : 0;                                   \
+                            int64_t hi = x2 - off < y2 ? x2 - off : y2;                        \
+                            int64_t kk = (k0 * p->k[1] + k1) * p->k[2] + k2;                   \
+                            if (hi <= lo)                                                      \
+                                continue;                                                      \
+                            if (mode == 0) {                                                   \
+                                const T wk = wc[kk];                                           \
+                                _Pragma("omp simd") for (int64_t o2 = lo; o2 < hi; o2++)       \
+                                    yrow[o2] += wk * xrow[o2 + off];                           \
+                            } else if (mode == 1) {                                            \
+                                const T wk = wc[kk];                                           \
+                                _Pragma("omp simd") for (int64_t o2 = lo; o2 < hi; o2++)       \
+                                    xrow[o2 + off] += wk * yrow[o2];                           \
+                            } else {                                                           \
+                                T acc = 0;                                                     \
+                                _Pragma("omp simd reduction(+ : acc)") for (int64_t o2 = lo;   \
+                                                                         o2 < hi;              \
+                                                                         o2++)                 \
+                                    acc += yrow[o2] * xrow[o2 + off];                          \
+                                gc[kk] += acc;                                                 \
+                            }                                                                  \
+                        }                                                                      \
+                    }                                                                          \
+                }                                                                              \
+            }                                                                                  \
+    }
+
+CONV_DEPTHWISE_ROWS(float, f32)
+CONV_DEPTHWISE_ROWS(double, f64)
+
 #define CONV_DEPTHWISE(T, SFX)                                                                 \
     static void depthwise_##SFX(const yg_conv_params *p, const geom *g, T *x, const T *w,     \
                                 T *y, T *wg, int mode, bool par) {                             \
@@ -184,6 +239,10 @@ static void columns(const yg_conv_params *p, const geom *g, void *x, void *col, 
                 T *yc = y + (n * p->cy + oc) * g->P;                                           \
                 const T *wc = w != NULL ? w + oc * g->K : NULL;                                \
                 T *gc = wg != NULL ? wg + oc * g->K : NULL;                                    \
+                if (p->stride[2] == 1) {                                                       \
+                    depthwise_rows_##SFX(p, xc, wc, yc, gc, mode);                             \
+                    continue;                                                                  \
+                }                                                                              \
                 for (int64_t o0 = 0; o0 < p->y[0]; o0++)                                       \
                     for (int64_t o1 = 0; o1 < p->y[1]; o1++)                                   \
                         for (int64_t o2 = 0; o2 < p->y[2]; o2++) {                             \
