@@ -59,3 +59,25 @@ target_include_directories(yg::cmocka INTERFACE ${CMOCKA_INCLUDE_DIR})
 target_link_libraries(yg::cmocka INTERFACE ${CMOCKA_LIBRARY})
 
 find_package(Threads REQUIRED)
+
+# oneDNN (optional): the default CPU convolution backend for float32
+# (runtime/conv/onednn.c).  Without it the library builds the stub
+# (runtime/conv/onednn_stub.c) and a forced onednn says "built without
+# oneDNN".  -DYG_WITH_ONEDNN=OFF builds without it even when installed.
+option(YG_WITH_ONEDNN "Build the oneDNN convolution backend when oneDNN is found" ON)
+set(YG_HAVE_ONEDNN OFF)
+if(YG_WITH_ONEDNN)
+  find_path(DNNL_INCLUDE_DIR dnnl.h)
+  find_library(DNNL_LIBRARY dnnl)
+  if(DNNL_INCLUDE_DIR AND DNNL_LIBRARY)
+    set(YG_HAVE_ONEDNN ON)
+    add_library(yg::dnnl INTERFACE IMPORTED)
+    target_include_directories(yg::dnnl INTERFACE ${DNNL_INCLUDE_DIR})
+    target_link_libraries(yg::dnnl INTERFACE ${DNNL_LIBRARY})
+    message(STATUS "oneDNN: ${DNNL_LIBRARY} (convolution backend onednn built)")
+  else()
+    message(STATUS "oneDNN not found: convolutions run on native only; install libdnnl-dev (${YG_INSTALL_HINT})")
+  endif()
+else()
+  message(STATUS "oneDNN: off (YG_WITH_ONEDNN=OFF)")
+endif()

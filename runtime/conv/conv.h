@@ -1,8 +1,8 @@
 /*
  * conv/conv.h - the convolution dispatcher's interface to the rest of the
  * runtime: the validated parameters of one call, backend selection, and
- * the backends' entry points (conv/native.c; oneDNN and cuDNN will sit
- * beside it behind the same three functions).  Not public API.
+ * the backends' entry points (conv/native.c, conv/onednn.c; cuDNN will
+ * sit beside them behind the same three functions).  Not public API.
  *
  * Geometry.  Every convolution is handled as 3-d: a 1-d or 2-d one gets
  * size-1 leading spatial dims (stride, dilation 1, padding 0 there).  A
@@ -84,6 +84,31 @@ yg_status yg__conv_native_data(const yg_conv_params *p,
                           void *x);
 /* w = the gradient of <y, A_w(x)> in w (overwritten) */
 yg_status yg__conv_native_weight(const yg_conv_params *p, const void *y, const void *x, void *w);
+
+/* onednn.c (built with oneDNN) or onednn_stub.c (without): the same
+ * three passes on oneDNN primitives, float32 only.  x, w, y, bias
+ * contiguous float32.  Messages carry no op name.
+ * Returns: YG_OK; YG_ERR_OUT_OF_MEMORY; YG_ERR_NOT_IMPLEMENTED (stub, or a
+ * case oneDNN has no primitive for); YG_ERR_INTERNAL for any other dnnl
+ * failure (its status named). */
+yg_status yg__conv_onednn_forward(const yg_conv_params *p,
+                                  const void *x,
+                                  const void *w,
+                                  const void *bias,
+                                  void *y);
+yg_status yg__conv_onednn_data(const yg_conv_params *p,
+                               const void *y,
+                               const void *w,
+                               const void *bias,
+                               void *x);
+yg_status yg__conv_onednn_weight(const yg_conv_params *p, const void *y, const void *x, void *w);
+
+/* Whether this build has the oneDNN backend.  Cannot fail. */
+bool yg__conv_onednn_built(void);
+
+/* Why oneDNN does not take p ("float64: oneDNN has no float64
+ * convolution"), or NULL when it does.  A static string.  Cannot fail. */
+const char *yg__conv_onednn_refuses(const yg_conv_params *p);
 
 /* The caller's backward in one call (composite convolution_backward runs
  * it when nothing records): the gradients of the caller's convolution in

@@ -26,6 +26,36 @@ static const void *data(const yg_tensor *t) {
     return t != NULL ? yg__tensor_ptr(t) : NULL;
 }
 
+/* The three passes of conv/conv.h on backend b (native or onednn). */
+static yg_status forward(yg_conv_backend b,
+                         const yg_conv_params *p,
+                         const void *x,
+                         const void *w,
+                         const void *bias,
+                         void *y) {
+    if (b == YG_CONV_BACKEND_ONEDNN)
+        return yg__conv_onednn_forward(p, x, w, bias, y);
+    return yg__conv_native_forward(p, x, w, bias, y);
+}
+
+static yg_status data_grad(yg_conv_backend b,
+                           const yg_conv_params *p,
+                           const void *y,
+                           const void *w,
+                           const void *bias,
+                           void *x) {
+    if (b == YG_CONV_BACKEND_ONEDNN)
+        return yg__conv_onednn_data(p, y, w, bias, x);
+    return yg__conv_native_data(p, y, w, bias, x);
+}
+
+static yg_status
+weight_grad(yg_conv_backend b, const yg_conv_params *p, const void *y, const void *x, void *w) {
+    if (b == YG_CONV_BACKEND_ONEDNN)
+        return yg__conv_onednn_weight(p, y, x, w);
+    return yg__conv_native_weight(p, y, x, w);
+}
+
 yg_status yg__cpu_convolution_dispatch(const yg_tensor *input,
                                        const yg_tensor *weight,
                                        const yg_tensor *bias,
@@ -49,8 +79,8 @@ yg_status yg__cpu_convolution_dispatch(const yg_tensor *input,
     int64_t sizes[5];
     yg_status st;
 
-    (void)benchmark;     /* native has nothing to benchmark */
-    (void)deterministic; /* native is deterministic for a thread count */
+    (void)benchmark;     /* neither backend has anything to benchmark */
+    (void)deterministic; /* both are deterministic for a thread count */
     *out = NULL;
     st = yg__conv_params_init(input, weight, bias, 0, stride, stride_len, padding, padding_len,
                               dilation, dilation_len, transposed, output_padding,
@@ -68,9 +98,9 @@ yg_status yg__cpu_convolution_dispatch(const yg_tensor *input,
     if (st == YG_OK)
         st = yg_tensor_empty(sizes, p.n_spatial + 2, p.dtype, &y);
     if (st == YG_OK && !transposed)
-        st = yg__conv_native_forward(&p, data(x), data(w), data(b), yg__tensor_ptr(y));
+        st = forward(backend, &p, data(x), data(w), data(b), yg__tensor_ptr(y));
     else if (st == YG_OK)
-        st = yg__conv_native_data(&p, data(x), data(w), data(b), yg__tensor_ptr(y));
+        st = data_grad(backend, &p, data(x), data(w), data(b), yg__tensor_ptr(y));
     yg_release(x);
     yg_release(w);
     yg_release(b);
@@ -136,15 +166,15 @@ yg_status yg__conv_backward(const yg_tensor *grad_output,
     if (st == YG_OK && mask[0])
         st = yg__tensor_empty_like(input, p->dtype, &gi);
     if (st == YG_OK && mask[0] && !p->transposed)
-        st = yg__conv_native_data(p, data(gy), data(w), NULL, yg__tensor_ptr(gi));
+        st = data_grad(backend, p, data(gy), data(w), NULL, yg__tensor_ptr(gi));
     else if (st == YG_OK && mask[0])
-        st = yg__conv_native_forward(p, data(gy), data(w), NULL, yg__tensor_ptr(gi));
+        st = forward(backend, p, data(gy), data(w), NULL, yg__tensor_ptr(gi));
     if (st == YG_OK && mask[1])
         st = yg__tensor_empty_like(weight, p->dtype, &gw);
     if (st == YG_OK && mask[1] && !p->transposed)
-        st = yg__conv_native_weight(p, data(gy), data(x), yg__tensor_ptr(gw));
+        st = weight_grad(backend, p, data(gy), data(x), yg__tensor_ptr(gw));
     else if (st == YG_OK && mask[1])
-        st = yg__conv_native_weight(p, data(x), data(gy), yg__tensor_ptr(gw));
+        st = weight_grad(backend, p, data(x), data(gy), yg__tensor_ptr(gw));
     if (st == YG_OK && mask[2])
         st = bias_grad(p, gy, &gb);
     yg_release(gy);

@@ -5,8 +5,13 @@
  * programs that force a backend on one thread never affect another.  The
  * environment variable YG_CONV_BACKEND is read at every call (a getenv is
  * nothing next to a convolution), so a program may change it between
- * calls.  Availability is a property of the build: oneDNN and cuDNN are
- * not built yet, so forcing them fails rather than falling back.
+ * calls.  Availability is a property of the build (oneDNN when CMake
+ * found it; cuDNN not yet), and a forced backend that is not built, or
+ * that refuses the case (onednn on float64), fails rather than falling
+ * back.
+ *
+ * Automatic choice, per call: onednn when built and it takes the case
+ * (float32, a non-empty batch: yg__conv_onednn_refuses), else native.
  */
 #include "conv/conv.h"
 
@@ -36,7 +41,8 @@ const char *yg_conv_backend_name(yg_conv_backend backend) {
 }
 
 bool yg_conv_backend_available(yg_conv_backend backend) {
-    return backend == YG_CONV_BACKEND_NATIVE;
+    return backend == YG_CONV_BACKEND_NATIVE ||
+           (backend == YG_CONV_BACKEND_ONEDNN && yg__conv_onednn_built());
 }
 
 yg_status yg_conv_force_backend(yg_conv_backend backend) {
@@ -76,16 +82,18 @@ static yg_status from_env(yg_conv_backend *out) {
 
 yg_status yg__conv_select(const yg_conv_params *p, bool allow_choice, yg_conv_backend *out) {
     yg_conv_backend b = forced;
+    const char *refused;
 
-    (void)p; /* every case goes to native until oneDNN lands */
     *out = YG_CONV_BACKEND_NONE;
     if (b == YG_CONV_BACKEND_NONE)
         YG_RETURN_IF_ERROR(from_env(&b));
     if (b != YG_CONV_BACKEND_NONE && !yg_conv_backend_available(b))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED, "backend %s: %s", names[b], missing[b]);
+    if (b == YG_CONV_BACKEND_ONEDNN && (refused = yg__conv_onednn_refuses(p)) != NULL)
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED, "backend onednn: %s", refused);
     if (b == YG_CONV_BACKEND_NONE)
-        b = YG_CONV_BACKEND_NATIVE; /* the best built one (allow_choice) or native */
-    (void)allow_choice;
+        b = allow_choice && yg__conv_onednn_refuses(p) == NULL ? YG_CONV_BACKEND_ONEDNN
+                                                               : YG_CONV_BACKEND_NATIVE;
     last = b;
     *out = b;
     return YG_OK;

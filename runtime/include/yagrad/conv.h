@@ -7,18 +7,23 @@
  *
  *   native  im2col/col2im around OpenBLAS gemm, a direct kernel for
  *           depthwise convolutions, a plain gemm for 1x1; always built
- *   onednn  oneDNN primitives (not built yet: a later change adds them)
+ *   onednn  oneDNN primitives (float32 only; built when CMake finds
+ *           oneDNN, Debian libdnnl-dev)
  *   cudnn   cuDNN (needs CUDA tensors; not built yet)
  *
  * Without a forced backend the dispatcher takes the best one built for
- * the call (today always native).  A backend is forced by
+ * the call: onednn for float32 when built, native for float64, for an
+ * empty batch and for whatever else oneDNN refuses
+ * (docs/architecture.md, "Convolutions", has the table).  A backend is forced by
  * yg_conv_force_backend (this thread) or, when the thread forced none, by
  * the environment variable YG_CONV_BACKEND=native|onednn|cudnn (read at
  * every call).  A forced backend that is not built, or a YG_CONV_BACKEND
  * value that names no backend, makes the convolution fail with
  * YG_ERR_NOT_IMPLEMENTED or YG_ERR_INVALID_ARGUMENT and a message naming
  * it (`conv2d: convolution: convolution_dispatch: backend onednn: built
- * without oneDNN`): another backend is never used silently.  The backward
+ * without oneDNN`): another backend is never used silently.  So does a
+ * forced onednn on a case it refuses (`backend onednn: float64: oneDNN
+ * has no float64 convolution`).  The backward
  * of a convolution uses the backend its forward would pick now.
  *
  * Thread safety: the forced backend and the last choice are per thread.
@@ -30,6 +35,7 @@
 #include "yagrad/status.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,6 +75,13 @@ yg_conv_backend yg_conv_forced_backend(void);
  * (forward or backward), YG_CONV_BACKEND_NONE before the first.  Cannot
  * fail. */
 yg_conv_backend yg_conv_last_backend(void);
+
+/* The oneDNN backend's primitive cache since the process started: hits
+ * (a call that found its primitives), misses (a call that created them)
+ * and the entries held now.  All 0 in a build without oneDNN.
+ *   out_hits, out_misses, out_entries: out
+ * Cannot fail. */
+void yg_conv_onednn_cache_stats(int64_t *out_hits, int64_t *out_misses, int64_t *out_entries);
 
 #ifdef __cplusplus
 }
