@@ -20,8 +20,9 @@
  * batch as channels (stride and dilation swapped, then cropped to the
  * kernel), grad_bias a sum; all of them differentiate again.
  */
-#include "composite/composite.h"
 #include "conv/conv.h"
+
+#include "composite/composite.h"
 #include "yagrad/ops.h"
 
 #include <stdio.h>
@@ -53,11 +54,11 @@ static yg_status front(int32_t n,
     if (st != YG_OK)
         return st;
     const yg_tensor *in = unbatched ? x : input;
-    st = yg__conv_params_init(in, weight, bias, n, stride, n, padding, n, dilation, n, transposed,
-                              op, n, groups, &p);
+    st = yg__conv_params_init(
+        in, weight, bias, n, stride, n, padding, n, dilation, n, transposed, op, n, groups, &p);
     if (st == YG_OK)
-        st = yg_convolution(in, weight, bias, stride, n, padding, n, dilation, n, transposed, op, n,
-                            groups, &y);
+        st = yg_convolution(
+            in, weight, bias, stride, n, padding, n, dilation, n, transposed, op, n, groups, &y);
     if (st == YG_OK && unbatched)
         st = yg_squeeze_dim(y, 0, out);
     else if (st == YG_OK)
@@ -114,51 +115,50 @@ static yg_status front_str(int32_t n,
     return st;
 }
 
-#define CONV_FRONT(N)                                                                          \
-    yg_status yg__composite_conv##N##d(const yg_tensor *input,                                 \
-                                       const yg_tensor *weight,                                \
-                                       const yg_tensor *bias,                                  \
-                                       const int64_t *stride,                                  \
-                                       int64_t stride_len,                                     \
-                                       const int64_t *padding,                                 \
-                                       int64_t padding_len,                                    \
-                                       const int64_t *dilation,                                \
-                                       int64_t dilation_len,                                   \
-                                       int64_t groups,                                         \
-                                       yg_tensor **out) {                                      \
-        (void)stride_len, (void)padding_len, (void)dilation_len; /* int[N]: checked */         \
-        return front(N, input, weight, bias, stride, padding, dilation, false, NULL, groups,   \
-                     out);                                                                     \
-    }                                                                                          \
-    yg_status yg__composite_conv##N##d_padding(const yg_tensor *input,                         \
-                                               const yg_tensor *weight,                        \
-                                               const yg_tensor *bias,                          \
-                                               const int64_t *stride,                          \
-                                               int64_t stride_len,                             \
-                                               const char *padding,                            \
-                                               const int64_t *dilation,                        \
-                                               int64_t dilation_len,                           \
-                                               int64_t groups,                                 \
-                                               yg_tensor **out) {                              \
-        (void)stride_len, (void)dilation_len;                                                  \
-        return front_str(N, input, weight, bias, stride, padding, dilation, groups, out);      \
-    }                                                                                          \
-    yg_status yg__composite_conv_transpose##N##d(const yg_tensor *input,                       \
-                                                 const yg_tensor *weight,                      \
-                                                 const yg_tensor *bias,                        \
-                                                 const int64_t *stride,                        \
-                                                 int64_t stride_len,                           \
-                                                 const int64_t *padding,                       \
-                                                 int64_t padding_len,                          \
-                                                 const int64_t *output_padding,                \
-                                                 int64_t output_padding_len,                   \
-                                                 int64_t groups,                               \
-                                                 const int64_t *dilation,                      \
-                                                 int64_t dilation_len,                         \
-                                                 yg_tensor **out) {                            \
-        (void)stride_len, (void)padding_len, (void)output_padding_len, (void)dilation_len;     \
-        return front(N, input, weight, bias, stride, padding, dilation, true, output_padding,  \
-                     groups, out);                                                             \
+#define CONV_FRONT(N)                                                                              \
+    yg_status yg__composite_conv##N##d(const yg_tensor *input,                                     \
+                                       const yg_tensor *weight,                                    \
+                                       const yg_tensor *bias,                                      \
+                                       const int64_t *stride,                                      \
+                                       int64_t stride_len,                                         \
+                                       const int64_t *padding,                                     \
+                                       int64_t padding_len,                                        \
+                                       const int64_t *dilation,                                    \
+                                       int64_t dilation_len,                                       \
+                                       int64_t groups,                                             \
+                                       yg_tensor **out) {                                          \
+        (void)stride_len, (void)padding_len, (void)dilation_len; /* int[N]: checked */             \
+        return front(N, input, weight, bias, stride, padding, dilation, false, NULL, groups, out); \
+    }                                                                                              \
+    yg_status yg__composite_conv##N##d_padding(const yg_tensor *input,                             \
+                                               const yg_tensor *weight,                            \
+                                               const yg_tensor *bias,                              \
+                                               const int64_t *stride,                              \
+                                               int64_t stride_len,                                 \
+                                               const char *padding,                                \
+                                               const int64_t *dilation,                            \
+                                               int64_t dilation_len,                               \
+                                               int64_t groups,                                     \
+                                               yg_tensor **out) {                                  \
+        (void)stride_len, (void)dilation_len;                                                      \
+        return front_str(N, input, weight, bias, stride, padding, dilation, groups, out);          \
+    }                                                                                              \
+    yg_status yg__composite_conv_transpose##N##d(const yg_tensor *input,                           \
+                                                 const yg_tensor *weight,                          \
+                                                 const yg_tensor *bias,                            \
+                                                 const int64_t *stride,                            \
+                                                 int64_t stride_len,                               \
+                                                 const int64_t *padding,                           \
+                                                 int64_t padding_len,                              \
+                                                 const int64_t *output_padding,                    \
+                                                 int64_t output_padding_len,                       \
+                                                 int64_t groups,                                   \
+                                                 const int64_t *dilation,                          \
+                                                 int64_t dilation_len,                             \
+                                                 yg_tensor **out) {                                \
+        (void)stride_len, (void)padding_len, (void)output_padding_len, (void)dilation_len;         \
+        return front(                                                                              \
+            N, input, weight, bias, stride, padding, dilation, true, output_padding, groups, out); \
     }
 
 CONV_FRONT(1)
@@ -182,20 +182,44 @@ yg_status yg__composite_convolution(const yg_tensor *input,
     yg_conv_params p;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(yg__conv_params_init(input, weight, bias, 0, stride, stride_len, padding,
-                                            padding_len, dilation, dilation_len, transposed,
-                                            output_padding, output_padding_len, groups, &p));
-    return yg_convolution_dispatch(input, weight, bias, stride, stride_len, padding, padding_len,
-                                   dilation, dilation_len, transposed, output_padding,
-                                   output_padding_len, groups, false, false, true, out);
+    YG_RETURN_IF_ERROR(yg__conv_params_init(input,
+                                            weight,
+                                            bias,
+                                            0,
+                                            stride,
+                                            stride_len,
+                                            padding,
+                                            padding_len,
+                                            dilation,
+                                            dilation_len,
+                                            transposed,
+                                            output_padding,
+                                            output_padding_len,
+                                            groups,
+                                            &p));
+    return yg_convolution_dispatch(input,
+                                   weight,
+                                   bias,
+                                   stride,
+                                   stride_len,
+                                   padding,
+                                   padding_len,
+                                   dilation,
+                                   dilation_len,
+                                   transposed,
+                                   output_padding,
+                                   output_padding_len,
+                                   groups,
+                                   false,
+                                   false,
+                                   true,
+                                   out);
 }
 
 /* The weight gradient of the ordinary convolution p describes, as
  * convolutions: ys is its y side [N, cy, *Y], xs its x side. */
-static yg_status weight_parts(const yg_conv_params *p,
-                              const yg_tensor *ys,
-                              const yg_tensor *xs,
-                              yg_tensor **out) {
+static yg_status
+weight_parts(const yg_conv_params *p, const yg_tensor *ys, const yg_tensor *xs, yg_tensor **out) {
     int32_t n = p->n_spatial, off = 3 - n;
     int64_t cxg = p->cx / p->groups, cyg = p->cy / p->groups, zeros[3] = {0, 0, 0};
     int64_t stride[3], pad[3], dil[3];
@@ -265,8 +289,20 @@ static yg_status backward_parts(const yg_conv_params *p,
         op[i] = p->x[off + i] - ((p->y[off + i] - 1) * p->stride[off + i] - 2 * p->pad[off + i] +
                                  p->dil[off + i] * (p->k[off + i] - 1) + 1);
     if (mask[0])
-        st = yg_convolution(grad_output, weight, NULL, stride, n, padding, n, dilation, n,
-                            !p->transposed, p->transposed ? output_padding : op, n, p->groups, gi);
+        st = yg_convolution(grad_output,
+                            weight,
+                            NULL,
+                            stride,
+                            n,
+                            padding,
+                            n,
+                            dilation,
+                            n,
+                            !p->transposed,
+                            p->transposed ? output_padding : op,
+                            n,
+                            p->groups,
+                            gi);
     if (st == YG_OK && mask[1])
         st = p->transposed ? weight_parts(p, input, grad_output, gw)
                            : weight_parts(p, grad_output, input, gw);
@@ -302,27 +338,57 @@ yg_status yg__composite_convolution_backward(const yg_tensor *grad_output,
     *out_grad_input = NULL;
     *out_grad_weight = NULL;
     *out_grad_bias = NULL;
-    YG_RETURN_IF_ERROR(yg__conv_params_init(input, weight, NULL, 0, stride, stride_len, padding,
-                                            padding_len, dilation, dilation_len, transposed,
-                                            output_padding, output_padding_len, groups, &p));
+    YG_RETURN_IF_ERROR(yg__conv_params_init(input,
+                                            weight,
+                                            NULL,
+                                            0,
+                                            stride,
+                                            stride_len,
+                                            padding,
+                                            padding_len,
+                                            dilation,
+                                            dilation_len,
+                                            transposed,
+                                            output_padding,
+                                            output_padding_len,
+                                            groups,
+                                            &p));
     yg__conv_output_sizes(&p, sizes);
     if (yg_tensor_ndim(grad_output) != p.n_spatial + 2 ||
-        memcmp(yg_tensor_sizes(grad_output), sizes, sizeof(int64_t) * (size_t)(p.n_spatial + 2)) != 0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "expected grad_output of the output's sizes %s, got %s",
-                        yg__format_sizes(sizes, p.n_spatial + 2, ebuf, sizeof ebuf),
-                        yg__format_sizes(yg_tensor_sizes(grad_output), yg_tensor_ndim(grad_output),
-                                         gbuf, sizeof gbuf));
+        memcmp(yg_tensor_sizes(grad_output), sizes, sizeof(int64_t) * (size_t)(p.n_spatial + 2)) !=
+            0)
+        return yg__fail(
+            YG_ERR_SHAPE,
+            "expected grad_output of the output's sizes %s, got %s",
+            yg__format_sizes(sizes, p.n_spatial + 2, ebuf, sizeof ebuf),
+            yg__format_sizes(
+                yg_tensor_sizes(grad_output), yg_tensor_ndim(grad_output), gbuf, sizeof gbuf));
     if (yg_tensor_dtype(grad_output) != p.dtype)
         return yg__fail(YG_ERR_DTYPE,
                         "expected grad_output of input's dtype %s, got %s",
                         yg_dtype_name(p.dtype),
                         yg_dtype_name(yg_tensor_dtype(grad_output)));
     if (!yg__composite_needs_parts(tensors, 3) || p.batch == 0)
-        return yg__conv_backward(grad_output, input, weight, &p, output_mask, out_grad_input,
-                                 out_grad_weight, out_grad_bias);
-    st = backward_parts(&p, grad_output, input, weight, stride, padding, dilation, output_padding,
-                        output_mask, &gi, &gw, &gb);
+        return yg__conv_backward(grad_output,
+                                 input,
+                                 weight,
+                                 &p,
+                                 output_mask,
+                                 out_grad_input,
+                                 out_grad_weight,
+                                 out_grad_bias);
+    st = backward_parts(&p,
+                        grad_output,
+                        input,
+                        weight,
+                        stride,
+                        padding,
+                        dilation,
+                        output_padding,
+                        output_mask,
+                        &gi,
+                        &gw,
+                        &gb);
     if (st != YG_OK) {
         yg_release(gi);
         yg_release(gw);

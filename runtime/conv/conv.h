@@ -30,7 +30,7 @@ typedef struct yg_conv_params {
     int64_t x[3], y[3]; /* spatial sizes on the x and y sides, 3-d */
     int64_t k[3];       /* kernel sizes */
     int64_t stride[3], pad[3], dil[3];
-    yg_dtype dtype;     /* float32 or float64: input, weight, bias agree */
+    yg_dtype dtype; /* float32 or float64: input, weight, bias agree */
     /* A's weight is [cy, cx / G, k...] (the caller's weight as it is:
      * a transposed convolution's [C_in, C_out / G, k...] is that too) */
 } yg_conv_params;
@@ -72,16 +72,16 @@ yg_status yg__conv_select(const yg_conv_params *p, bool allow_choice, yg_conv_ba
 
 /* y = A(x) (+ bias per y channel; bias nullable) */
 yg_status yg__conv_native_forward(const yg_conv_params *p,
-                             const void *x,
-                             const void *w,
-                             const void *bias,
-                             void *y);
+                                  const void *x,
+                                  const void *w,
+                                  const void *bias,
+                                  void *y);
 /* x = A^T(y) (+ bias per x channel; nullable): the data gradient */
 yg_status yg__conv_native_data(const yg_conv_params *p,
-                          const void *y,
-                          const void *w,
-                          const void *bias,
-                          void *x);
+                               const void *y,
+                               const void *w,
+                               const void *bias,
+                               void *x);
 /* w = the gradient of <y, A_w(x)> in w (overwritten) */
 yg_status yg__conv_native_weight(const yg_conv_params *p, const void *y, const void *x, void *w);
 

@@ -82,9 +82,21 @@ yg_status yg__cpu_convolution_dispatch(const yg_tensor *input,
     (void)benchmark;     /* neither backend has anything to benchmark */
     (void)deterministic; /* both are deterministic for a thread count */
     *out = NULL;
-    st = yg__conv_params_init(input, weight, bias, 0, stride, stride_len, padding, padding_len,
-                              dilation, dilation_len, transposed, output_padding,
-                              output_padding_len, groups, &p);
+    st = yg__conv_params_init(input,
+                              weight,
+                              bias,
+                              0,
+                              stride,
+                              stride_len,
+                              padding,
+                              padding_len,
+                              dilation,
+                              dilation_len,
+                              transposed,
+                              output_padding,
+                              output_padding_len,
+                              groups,
+                              &p);
     if (st == YG_OK)
         st = yg__conv_select(&p, allow_backend_choice, &backend);
     if (st != YG_OK)

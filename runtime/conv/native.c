@@ -98,69 +98,94 @@ static void gemm(bool f32,
     if (m == 0 || n == 0)
         return;
     if (f32)
-        cblas_sgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b,
-                    (int)ldb, (float)beta, c, (int)ldc);
+        cblas_sgemm(CblasRowMajor,
+                    at,
+                    bt,
+                    (int)m,
+                    (int)n,
+                    (int)k,
+                    1.0f,
+                    a,
+                    (int)lda,
+                    b,
+                    (int)ldb,
+                    (float)beta,
+                    c,
+                    (int)ldc);
     else
-        cblas_dgemm(CblasRowMajor, at, bt, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b,
-                    (int)ldb, beta, c, (int)ldc);
+        cblas_dgemm(CblasRowMajor,
+                    at,
+                    bt,
+                    (int)m,
+                    (int)n,
+                    (int)k,
+                    1.0,
+                    a,
+                    (int)lda,
+                    b,
+                    (int)ldb,
+                    beta,
+                    c,
+                    (int)ldc);
 }
 
 /* im2col (add false: col = gather of x) and col2im (add true: x += the
  * scatter of col; x must be zeroed first) for one image and group, per
  * dtype.  Parallel over channels when par (each channel owns its rows of
  * col and its plane of x). */
-#define CONV_COLUMNS(T, SFX)                                                                   \
-    static void columns_##SFX(const yg_conv_params *p, const geom *g, T *x, T *col, bool add,  \
-                              bool par) {                                                      \
-        _Pragma("omp parallel for if (par)") for (int64_t c = 0; c < g->cxg; c++) {            \
-            for (int64_t k0 = 0; k0 < p->k[0]; k0++)                                           \
-                for (int64_t k1 = 0; k1 < p->k[1]; k1++)                                       \
-                    for (int64_t k2 = 0; k2 < p->k[2]; k2++) {                                 \
-                        int64_t row = (c * p->k[0] + k0) * p->k[1] * p->k[2] + k1 * p->k[2] + k2; \
-                        T *cr = col + row * g->P;                                              \
-                        T *xc = x + c * g->Q;                                                  \
-                        int64_t off0 = k0 * p->dil[0] - p->pad[0];                             \
-                        int64_t off1 = k1 * p->dil[1] - p->pad[1];                             \
-                        int64_t off2 = k2 * p->dil[2] - p->pad[2];                             \
-                        int64_t lo2, hi2, s2 = p->stride[2];                                   \
-                        valid_range(off2, s2, p->x[2], p->y[2], &lo2, &hi2);                   \
-                        for (int64_t o0 = 0; o0 < p->y[0]; o0++) {                             \
-                            int64_t i0 = o0 * p->stride[0] + off0;                             \
-                            for (int64_t o1 = 0; o1 < p->y[1]; o1++) {                         \
-                                int64_t i1 = o1 * p->stride[1] + off1;                         \
-                                T *cp = cr + (o0 * p->y[1] + o1) * p->y[2];                    \
-                                bool in = i0 >= 0 && i0 < p->x[0] && i1 >= 0 && i1 < p->x[1];  \
-                                if (!in) {                                                     \
-                                    if (!add)                                                  \
-                                        memset(cp, 0, sizeof(T) * (size_t)p->y[2]);            \
-                                    continue;                                                  \
-                                }                                                              \
-                                T *xp = xc + (i0 * p->x[1] + i1) * p->x[2] + off2;             \
-                                if (add) {                                                     \
-                                    for (int64_t o2 = lo2; o2 < hi2; o2++)                     \
-                                        xp[o2 * s2] += cp[o2];                                 \
-                                    continue;                                                  \
-                                }                                                              \
-                                for (int64_t o2 = 0; o2 < lo2; o2++)                           \
-                                    cp[o2] = 0;                                                \
-                                if (s2 == 1)                                                   \
-                                    for (int64_t o2 = lo2; o2 < hi2; o2++)                     \
-                                        cp[o2] = xp[o2];                                       \
-                                else                                                           \
-                                    for (int64_t o2 = lo2; o2 < hi2; o2++)                     \
-                                        cp[o2] = xp[o2 * s2];                                  \
-                                for (int64_t o2 = hi2; o2 < p->y[2]; o2++)                     \
-                                    cp[o2] = 0;                                                \
-                            }                                                                  \
-                        }                                                                      \
-                    }                                                                          \
-        }                                                                                      \
+#define CONV_COLUMNS(T, SFX)                                                                       \
+    static void columns_##SFX(                                                                     \
+        const yg_conv_params *p, const geom *g, T *x, T *col, bool add, bool par) {                \
+        _Pragma("omp parallel for if (par)") for (int64_t c = 0; c < g->cxg; c++) {                \
+            for (int64_t k0 = 0; k0 < p->k[0]; k0++)                                               \
+                for (int64_t k1 = 0; k1 < p->k[1]; k1++)                                           \
+                    for (int64_t k2 = 0; k2 < p->k[2]; k2++) {                                     \
+                        int64_t row = (c * p->k[0] + k0) * p->k[1] * p->k[2] + k1 * p->k[2] + k2;  \
+                        T *cr = col + row * g->P;                                                  \
+                        T *xc = x + c * g->Q;                                                      \
+                        int64_t off0 = k0 * p->dil[0] - p->pad[0];                                 \
+                        int64_t off1 = k1 * p->dil[1] - p->pad[1];                                 \
+                        int64_t off2 = k2 * p->dil[2] - p->pad[2];                                 \
+                        int64_t lo2, hi2, s2 = p->stride[2];                                       \
+                        valid_range(off2, s2, p->x[2], p->y[2], &lo2, &hi2);                       \
+                        for (int64_t o0 = 0; o0 < p->y[0]; o0++) {                                 \
+                            int64_t i0 = o0 * p->stride[0] + off0;                                 \
+                            for (int64_t o1 = 0; o1 < p->y[1]; o1++) {                             \
+                                int64_t i1 = o1 * p->stride[1] + off1;                             \
+                                T *cp = cr + (o0 * p->y[1] + o1) * p->y[2];                        \
+                                bool in = i0 >= 0 && i0 < p->x[0] && i1 >= 0 && i1 < p->x[1];      \
+                                if (!in) {                                                         \
+                                    if (!add)                                                      \
+                                        memset(cp, 0, sizeof(T) * (size_t)p->y[2]);                \
+                                    continue;                                                      \
+                                }                                                                  \
+                                T *xp = xc + (i0 * p->x[1] + i1) * p->x[2] + off2;                 \
+                                if (add) {                                                         \
+                                    for (int64_t o2 = lo2; o2 < hi2; o2++)                         \
+                                        xp[o2 * s2] += cp[o2];                                     \
+                                    continue;                                                      \
+                                }                                                                  \
+                                for (int64_t o2 = 0; o2 < lo2; o2++)                               \
+                                    cp[o2] = 0;                                                    \
+                                if (s2 == 1)                                                       \
+                                    for (int64_t o2 = lo2; o2 < hi2; o2++)                         \
+                                        cp[o2] = xp[o2];                                           \
+                                else                                                               \
+                                    for (int64_t o2 = lo2; o2 < hi2; o2++)                         \
+                                        cp[o2] = xp[o2 * s2];                                      \
+                                for (int64_t o2 = hi2; o2 < p->y[2]; o2++)                         \
+                                    cp[o2] = 0;                                                    \
+                            }                                                                      \
+                        }                                                                          \
+                    }                                                                              \
+        }                                                                                          \
     }
 
 CONV_COLUMNS(float, f32)
 CONV_COLUMNS(double, f64)
 
-static void columns(const yg_conv_params *p, const geom *g, void *x, void *col, bool add, bool par) {
+static void
+columns(const yg_conv_params *p, const geom *g, void *x, void *col, bool add, bool par) {
     if (g->f32)
         columns_f32(p, g, x, col, add, par);
     else
@@ -177,106 +202,112 @@ static void columns(const yg_conv_params *p, const geom *g, void *x, void *col, 
  * output row is one contiguous axpy (modes 0 and 1) or dot product (mode
  * 2) against the input row, which vectorises, where the per-position
  * loop below tests bounds for every tap of every output. */
-#define CONV_DEPTHWISE_ROWS(T, SFX)                                                            \
-    static void depthwise_rows_##SFX(                                                          \
-        const yg_conv_params *p, T *xc, const T *wc, T *yc, T *gc, int mode) {                 \
-        const int64_t y2 = p->y[2], x2 = p->x[2];                                              \
-        for (int64_t o0 = 0; o0 < p->y[0]; o0++)                                               \
-            for (int64_t o1 = 0; o1 < p->y[1]; o1++) {                                         \
-                T *restrict yrow = yc + (o0 * p->y[1] + o1) * y2;                              \
-                if (mode == 0)                                                                 \
-                    memset(yrow, 0, sizeof(T) * (size_t)y2);                                   \
-                for (int64_t k0 = 0; k0 < p->k[0]; k0++) {                                     \
-                    int64_t i0 = o0 * p->stride[0] + k0 * p->dil[0] - p->pad[0];               \
-                    if (i0 < 0 || i0 >= p->x[0])                                               \
-                        continue;                                                              \
-                    for (int64_t k1 = 0; k1 < p->k[1]; k1++) {                                 \
-                        int64_t i1 = o1 * p->stride[1] + k1 * p->dil[1] - p->pad[1];           \
-                        if (i1 < 0 || i1 >= p->x[1])                                           \
-                            continue;                                                          \
-                        T *restrict xrow = xc + (i0 * p->x[1] + i1) * x2;                      \
-                        for (int64_t k2 = 0; k2 < p->k[2]; k2++) {                             \
-                            int64_t off = k2 * p->dil[2] - p->pad[2];                          \
-                            int64_t lo = off < 0 ? -off : 0;                                   \
-                            int64_t hi = x2 - off < y2 ? x2 - off : y2;                        \
-                            int64_t kk = (k0 * p->k[1] + k1) * p->k[2] + k2;                   \
-                            if (hi <= lo)                                                      \
-                                continue;                                                      \
-                            if (mode == 0) {                                                   \
-                                const T wk = wc[kk];                                           \
-                                _Pragma("omp simd") for (int64_t o2 = lo; o2 < hi; o2++)       \
-                                    yrow[o2] += wk * xrow[o2 + off];                           \
-                            } else if (mode == 1) {                                            \
-                                const T wk = wc[kk];                                           \
-                                _Pragma("omp simd") for (int64_t o2 = lo; o2 < hi; o2++)       \
-                                    xrow[o2 + off] += wk * yrow[o2];                           \
-                            } else {                                                           \
-                                T acc = 0;                                                     \
-                                _Pragma("omp simd reduction(+ : acc)") for (int64_t o2 = lo;   \
-                                                                         o2 < hi;              \
-                                                                         o2++)                 \
-                                    acc += yrow[o2] * xrow[o2 + off];                          \
-                                gc[kk] += acc;                                                 \
-                            }                                                                  \
-                        }                                                                      \
-                    }                                                                          \
-                }                                                                              \
-            }                                                                                  \
+#define CONV_DEPTHWISE_ROWS(T, SFX)                                                                \
+    static void depthwise_rows_##SFX(                                                              \
+        const yg_conv_params *p, T *xc, const T *wc, T *yc, T *gc, int mode) {                     \
+        const int64_t y2 = p->y[2], x2 = p->x[2];                                                  \
+        for (int64_t o0 = 0; o0 < p->y[0]; o0++)                                                   \
+            for (int64_t o1 = 0; o1 < p->y[1]; o1++) {                                             \
+                T *restrict yrow = yc + (o0 * p->y[1] + o1) * y2;                                  \
+                if (mode == 0)                                                                     \
+                    memset(yrow, 0, sizeof(T) * (size_t)y2);                                       \
+                for (int64_t k0 = 0; k0 < p->k[0]; k0++) {                                         \
+                    int64_t i0 = o0 * p->stride[0] + k0 * p->dil[0] - p->pad[0];                   \
+                    if (i0 < 0 || i0 >= p->x[0])                                                   \
+                        continue;                                                                  \
+                    for (int64_t k1 = 0; k1 < p->k[1]; k1++) {                                     \
+                        int64_t i1 = o1 * p->stride[1] + k1 * p->dil[1] - p->pad[1];               \
+                        if (i1 < 0 || i1 >= p->x[1])                                               \
+                            continue;                                                              \
+                        T *restrict xrow = xc + (i0 * p->x[1] + i1) * x2;                          \
+                        for (int64_t k2 = 0; k2 < p->k[2]; k2++) {                                 \
+                            int64_t off = k2 * p->dil[2] - p->pad[2];                              \
+                            int64_t lo = off < 0 ? -off : 0;                                       \
+                            int64_t hi = x2 - off < y2 ? x2 - off : y2;                            \
+                            int64_t kk = (k0 * p->k[1] + k1) * p->k[2] + k2;                       \
+                            if (hi <= lo)                                                          \
+                                continue;                                                          \
+                            if (mode == 0) {                                                       \
+                                const T wk = wc[kk];                                               \
+                                _Pragma("omp simd") for (int64_t o2 = lo; o2 < hi; o2++)           \
+                                    yrow[o2] += wk * xrow[o2 + off];                               \
+                            } else if (mode == 1) {                                                \
+                                const T wk = wc[kk];                                               \
+                                _Pragma("omp simd") for (int64_t o2 = lo; o2 < hi; o2++)           \
+                                    xrow[o2 + off] += wk * yrow[o2];                               \
+                            } else {                                                               \
+                                T acc = 0;                                                         \
+                                _Pragma("omp simd reduction(+ : acc)") for (int64_t o2 = lo;       \
+                                                                            o2 < hi;               \
+                                                                            o2++) acc +=           \
+                                    yrow[o2] * xrow[o2 + off];                                     \
+                                gc[kk] += acc;                                                     \
+                            }                                                                      \
+                        }                                                                          \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
     }
 
 CONV_DEPTHWISE_ROWS(float, f32)
 CONV_DEPTHWISE_ROWS(double, f64)
 
-#define CONV_DEPTHWISE(T, SFX)                                                                 \
-    static void depthwise_##SFX(const yg_conv_params *p, const geom *g, T *x, const T *w,     \
-                                T *y, T *wg, int mode, bool par) {                             \
-        int64_t units = p->batch * p->cx;                                                      \
-        _Pragma("omp parallel for if (par)") for (int64_t u = 0; u < units; u++) {             \
-            int64_t n = u / p->cx, c = u % p->cx;                                              \
-            T *xc = x + (n * p->cx + c) * g->Q;                                                \
-            for (int64_t j = 0; j < g->cyg; j++) {                                             \
-                int64_t oc = c * g->cyg + j;                                                   \
-                T *yc = y + (n * p->cy + oc) * g->P;                                           \
-                const T *wc = w != NULL ? w + oc * g->K : NULL;                                \
-                T *gc = wg != NULL ? wg + oc * g->K : NULL;                                    \
-                if (p->stride[2] == 1) {                                                       \
-                    depthwise_rows_##SFX(p, xc, wc, yc, gc, mode);                             \
-                    continue;                                                                  \
-                }                                                                              \
-                for (int64_t o0 = 0; o0 < p->y[0]; o0++)                                       \
-                    for (int64_t o1 = 0; o1 < p->y[1]; o1++)                                   \
-                        for (int64_t o2 = 0; o2 < p->y[2]; o2++) {                             \
-                            int64_t o = (o0 * p->y[1] + o1) * p->y[2] + o2;                    \
-                            T acc = 0, gy = mode != 0 ? yc[o] : 0;                             \
-                            for (int64_t k0 = 0; k0 < p->k[0]; k0++) {                         \
-                                int64_t i0 = o0 * p->stride[0] + k0 * p->dil[0] - p->pad[0];   \
-                                if (i0 < 0 || i0 >= p->x[0])                                   \
-                                    continue;                                                  \
-                                for (int64_t k1 = 0; k1 < p->k[1]; k1++) {                     \
-                                    int64_t i1 = o1 * p->stride[1] + k1 * p->dil[1] - p->pad[1]; \
-                                    if (i1 < 0 || i1 >= p->x[1])                               \
-                                        continue;                                              \
-                                    for (int64_t k2 = 0; k2 < p->k[2]; k2++) {                 \
-                                        int64_t i2 =                                           \
-                                            o2 * p->stride[2] + k2 * p->dil[2] - p->pad[2];    \
-                                        if (i2 < 0 || i2 >= p->x[2])                           \
-                                            continue;                                          \
-                                        int64_t kk = (k0 * p->k[1] + k1) * p->k[2] + k2;       \
-                                        int64_t i = (i0 * p->x[1] + i1) * p->x[2] + i2;        \
-                                        if (mode == 0)                                         \
-                                            acc += wc[kk] * xc[i];                             \
-                                        else if (mode == 1)                                    \
-                                            xc[i] += wc[kk] * gy;                              \
-                                        else                                                   \
-                                            gc[kk] += gy * xc[i];                              \
-                                    }                                                          \
-                                }                                                              \
-                            }                                                                  \
-                            if (mode == 0)                                                     \
-                                yc[o] = acc;                                                   \
-                        }                                                                      \
-            }                                                                                  \
-        }                                                                                      \
+#define CONV_DEPTHWISE(T, SFX)                                                                     \
+    static void depthwise_##SFX(const yg_conv_params *p,                                           \
+                                const geom *g,                                                     \
+                                T *x,                                                              \
+                                const T *w,                                                        \
+                                T *y,                                                              \
+                                T *wg,                                                             \
+                                int mode,                                                          \
+                                bool par) {                                                        \
+        int64_t units = p->batch * p->cx;                                                          \
+        _Pragma("omp parallel for if (par)") for (int64_t u = 0; u < units; u++) {                 \
+            int64_t n = u / p->cx, c = u % p->cx;                                                  \
+            T *xc = x + (n * p->cx + c) * g->Q;                                                    \
+            for (int64_t j = 0; j < g->cyg; j++) {                                                 \
+                int64_t oc = c * g->cyg + j;                                                       \
+                T *yc = y + (n * p->cy + oc) * g->P;                                               \
+                const T *wc = w != NULL ? w + oc * g->K : NULL;                                    \
+                T *gc = wg != NULL ? wg + oc * g->K : NULL;                                        \
+                if (p->stride[2] == 1) {                                                           \
+                    depthwise_rows_##SFX(p, xc, wc, yc, gc, mode);                                 \
+                    continue;                                                                      \
+                }                                                                                  \
+                for (int64_t o0 = 0; o0 < p->y[0]; o0++)                                           \
+                    for (int64_t o1 = 0; o1 < p->y[1]; o1++)                                       \
+                        for (int64_t o2 = 0; o2 < p->y[2]; o2++) {                                 \
+                            int64_t o = (o0 * p->y[1] + o1) * p->y[2] + o2;                        \
+                            T acc = 0, gy = mode != 0 ? yc[o] : 0;                                 \
+                            for (int64_t k0 = 0; k0 < p->k[0]; k0++) {                             \
+                                int64_t i0 = o0 * p->stride[0] + k0 * p->dil[0] - p->pad[0];       \
+                                if (i0 < 0 || i0 >= p->x[0])                                       \
+                                    continue;                                                      \
+                                for (int64_t k1 = 0; k1 < p->k[1]; k1++) {                         \
+                                    int64_t i1 = o1 * p->stride[1] + k1 * p->dil[1] - p->pad[1];   \
+                                    if (i1 < 0 || i1 >= p->x[1])                                   \
+                                        continue;                                                  \
+                                    for (int64_t k2 = 0; k2 < p->k[2]; k2++) {                     \
+                                        int64_t i2 =                                               \
+                                            o2 * p->stride[2] + k2 * p->dil[2] - p->pad[2];        \
+                                        if (i2 < 0 || i2 >= p->x[2])                               \
+                                            continue;                                              \
+                                        int64_t kk = (k0 * p->k[1] + k1) * p->k[2] + k2;           \
+                                        int64_t i = (i0 * p->x[1] + i1) * p->x[2] + i2;            \
+                                        if (mode == 0)                                             \
+                                            acc += wc[kk] * xc[i];                                 \
+                                        else if (mode == 1)                                        \
+                                            xc[i] += wc[kk] * gy;                                  \
+                                        else                                                       \
+                                            gc[kk] += gy * xc[i];                                  \
+                                    }                                                              \
+                                }                                                                  \
+                            }                                                                      \
+                            if (mode == 0)                                                         \
+                                yc[o] = acc;                                                       \
+                        }                                                                          \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 CONV_DEPTHWISE(float, f32)
@@ -289,9 +320,9 @@ static void depthwise(const yg_conv_params *p,
                       const void *y,
                       void *wg,
                       int mode) {
-    bool par = batch_threads(p, g) > 1 || (p->cx > 1 && omp_get_max_threads() > 1 &&
-                                           (double)p->batch * p->cy * g->P * g->K >=
-                                               YG_CONV_PARALLEL_MIN);
+    bool par =
+        batch_threads(p, g) > 1 || (p->cx > 1 && omp_get_max_threads() > 1 &&
+                                    (double)p->batch * p->cy * g->P * g->K >= YG_CONV_PARALLEL_MIN);
     /* mode 2 accumulates per y channel, which images share: serial over
      * images there (the units loop would race on gc) */
     if (mode == 2)
@@ -304,7 +335,8 @@ static void depthwise(const yg_conv_params *p,
 
 /* Adds bias[c] to every position of each of the c_n channels of each
  * image of t ([batch, c_n, n_pos]). */
-static void add_bias(const yg_conv_params *p, bool f32, void *t, const void *bias, int64_t c_n, int64_t n_pos) {
+static void
+add_bias(const yg_conv_params *p, bool f32, void *t, const void *bias, int64_t c_n, int64_t n_pos) {
     for (int64_t n = 0; n < p->batch; n++)
         for (int64_t c = 0; c < c_n; c++) {
             int64_t base = (n * c_n + c) * n_pos;
@@ -325,8 +357,14 @@ static char *at(const void *base, int64_t elems, size_t elt) {
 }
 
 /* y = A x for image n with col as scratch (NULL for 1x1). */
-static void forward_image(const yg_conv_params *p, const geom *g, int64_t n, const void *x,
-                          const void *w, void *y, void *col, bool par) {
+static void forward_image(const yg_conv_params *p,
+                          const geom *g,
+                          int64_t n,
+                          const void *x,
+                          const void *w,
+                          void *y,
+                          void *col,
+                          bool par) {
     for (int64_t gi = 0; gi < p->groups; gi++) {
         const void *xg = at(x, (n * p->cx + gi * g->cxg) * g->Q, g->elt);
         const void *b = xg;
@@ -334,31 +372,78 @@ static void forward_image(const yg_conv_params *p, const geom *g, int64_t n, con
             columns(p, g, (void *)xg, col, false, par);
             b = col;
         }
-        gemm(g->f32, false, false, g->cyg, g->P, g->cxg * g->K, at(w, gi * g->cyg * g->cxg * g->K, g->elt),
-             g->cxg * g->K, b, g->P, 0.0, at(y, (n * p->cy + gi * g->cyg) * g->P, g->elt), g->P);
+        gemm(g->f32,
+             false,
+             false,
+             g->cyg,
+             g->P,
+             g->cxg * g->K,
+             at(w, gi * g->cyg * g->cxg * g->K, g->elt),
+             g->cxg * g->K,
+             b,
+             g->P,
+             0.0,
+             at(y, (n * p->cy + gi * g->cyg) * g->P, g->elt),
+             g->P);
     }
 }
 
 /* x = A^T y for image n (x's plane zeroed here). */
-static void data_image(const yg_conv_params *p, const geom *g, int64_t n, const void *y,
-                       const void *w, void *x, void *col, bool par) {
+static void data_image(const yg_conv_params *p,
+                       const geom *g,
+                       int64_t n,
+                       const void *y,
+                       const void *w,
+                       void *x,
+                       void *col,
+                       bool par) {
     for (int64_t gi = 0; gi < p->groups; gi++) {
         void *xg = at(x, (n * p->cx + gi * g->cxg) * g->Q, g->elt);
         const void *wg = at(w, gi * g->cyg * g->cxg * g->K, g->elt);
         const void *yg = at(y, (n * p->cy + gi * g->cyg) * g->P, g->elt);
         if (col == NULL) {
-            gemm(g->f32, true, false, g->cxg, g->P, g->cyg, wg, g->cxg * g->K, yg, g->P, 0.0, xg, g->P);
+            gemm(g->f32,
+                 true,
+                 false,
+                 g->cxg,
+                 g->P,
+                 g->cyg,
+                 wg,
+                 g->cxg * g->K,
+                 yg,
+                 g->P,
+                 0.0,
+                 xg,
+                 g->P);
             continue;
         }
-        gemm(g->f32, true, false, g->cxg * g->K, g->P, g->cyg, wg, g->cxg * g->K, yg, g->P, 0.0, col, g->P);
+        gemm(g->f32,
+             true,
+             false,
+             g->cxg * g->K,
+             g->P,
+             g->cyg,
+             wg,
+             g->cxg * g->K,
+             yg,
+             g->P,
+             0.0,
+             col,
+             g->P);
         memset(xg, 0, (size_t)(g->cxg * g->Q) * g->elt);
         columns(p, g, xg, col, true, par);
     }
 }
 
 /* w += the weight gradient of image n. */
-static void weight_image(const yg_conv_params *p, const geom *g, int64_t n, const void *y,
-                         const void *x, void *w, void *col, bool par) {
+static void weight_image(const yg_conv_params *p,
+                         const geom *g,
+                         int64_t n,
+                         const void *y,
+                         const void *x,
+                         void *w,
+                         void *col,
+                         bool par) {
     for (int64_t gi = 0; gi < p->groups; gi++) {
         const void *xg = at(x, (n * p->cx + gi * g->cxg) * g->Q, g->elt);
         const void *b = xg;
@@ -366,16 +451,27 @@ static void weight_image(const yg_conv_params *p, const geom *g, int64_t n, cons
             columns(p, g, (void *)xg, col, false, par);
             b = col;
         }
-        gemm(g->f32, false, true, g->cyg, g->cxg * g->K, g->P, at(y, (n * p->cy + gi * g->cyg) * g->P, g->elt),
-             g->P, b, g->P, 1.0, at(w, gi * g->cyg * g->cxg * g->K, g->elt), g->cxg * g->K);
+        gemm(g->f32,
+             false,
+             true,
+             g->cyg,
+             g->cxg * g->K,
+             g->P,
+             at(y, (n * p->cy + gi * g->cyg) * g->P, g->elt),
+             g->P,
+             b,
+             g->P,
+             1.0,
+             at(w, gi * g->cyg * g->cxg * g->K, g->elt),
+             g->cxg * g->K);
     }
 }
 
 typedef enum pass { PASS_FORWARD, PASS_DATA, PASS_WEIGHT } pass;
 
 /* Runs one pass over the batch, images on threads when worth it. */
-static yg_status run(const yg_conv_params *p, const geom *g, pass what, const void *a,
-                     const void *b, void *out) {
+static yg_status
+run(const yg_conv_params *p, const geom *g, pass what, const void *a, const void *b, void *out) {
     int nt = batch_threads(p, g);
     size_t col_bytes = g->pointwise ? 0 : (size_t)(g->cxg * g->K * g->P) * g->elt;
     size_t w_bytes = (size_t)(p->cy * g->cxg * g->K) * g->elt;
@@ -386,7 +482,8 @@ static yg_status run(const yg_conv_params *p, const geom *g, pass what, const vo
     if (total > 0) {
         buf = yg__alloc(total);
         if (buf == NULL)
-            return yg__fail(YG_ERR_OUT_OF_MEMORY, "no memory for %zu bytes of im2col buffers", total);
+            return yg__fail(
+                YG_ERR_OUT_OF_MEMORY, "no memory for %zu bytes of im2col buffers", total);
     }
     if (what == PASS_WEIGHT)
         memset(out, 0, w_bytes);

@@ -43,7 +43,8 @@ static yg_status check_operand(const char *name, const yg_tensor *t, const yg_te
 }
 
 /* One list argument: n entries each >= lo (lo 0 or 1). */
-static yg_status check_list(const char *name, const int64_t *v, int64_t len, int32_t n, int64_t lo) {
+static yg_status
+check_list(const char *name, const int64_t *v, int64_t len, int32_t n, int64_t lo) {
     char buf[160];
     if (len != n)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
@@ -68,7 +69,9 @@ static yg_status check_ranks(const yg_tensor *input, const yg_tensor *weight, in
         return yg__fail(YG_ERR_SHAPE,
                         "expected input with %d dims [N, C, %s], got input %s",
                         n >= 1 && n <= 3 ? n + 2 : 3,
-                        n == 1 || n < 1 || n > 3 ? "L" : n == 2 ? "H, W" : "D, H, W",
+                        n == 1 || n < 1 || n > 3 ? "L"
+                        : n == 2                 ? "H, W"
+                                                 : "D, H, W",
                         yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf));
     if (weight->ndim != n + 2)
         return yg__fail(YG_ERR_SHAPE,
@@ -98,22 +101,24 @@ static yg_status check_channels(const yg_tensor *input,
     yg__format_sizes(weight->sizes, weight->ndim, wbuf, sizeof wbuf);
     if (w0 % g != 0)
         return yg__fail(YG_ERR_SHAPE,
-                        "weight of sizes %s has %" PRId64 " %s channels, not divisible by groups %" PRId64,
+                        "weight of sizes %s has %" PRId64
+                        " %s channels, not divisible by groups %" PRId64,
                         wbuf,
                         w0,
                         p->transposed ? "input" : "output",
                         g);
     if (c != expect)
         return yg__fail(YG_ERR_SHAPE,
-                        "weight of sizes %s expects input with %" PRId64 " channels (groups %" PRId64
-                        "), got input %s",
+                        "weight of sizes %s expects input with %" PRId64
+                        " channels (groups %" PRId64 "), got input %s",
                         wbuf,
                         expect,
                         g,
                         ibuf);
     if (bias != NULL && (bias->ndim != 1 || bias->sizes[0] != c_out))
         return yg__fail(YG_ERR_SHAPE,
-                        "expected bias of sizes [%" PRId64 "] (the output channels of weight %s), got %s",
+                        "expected bias of sizes [%" PRId64
+                        "] (the output channels of weight %s), got %s",
                         c_out,
                         wbuf,
                         yg__format_sizes(bias->sizes, bias->ndim, bbuf, sizeof bbuf));
@@ -150,8 +155,7 @@ yg_status yg__conv_params_init(const yg_tensor *input,
     YG_RETURN_IF_ERROR(check_list("padding", padding, padding_len, n, 0));
     YG_RETURN_IF_ERROR(check_list("dilation", dilation, dilation_len, n, 1));
     if (transposed) {
-        YG_RETURN_IF_ERROR(
-            check_list("output_padding", output_padding, output_padding_len, n, 0));
+        YG_RETURN_IF_ERROR(check_list("output_padding", output_padding, output_padding_len, n, 0));
         for (int32_t i = 0; i < n; i++) {
             if (output_padding[i] >= stride[i])
                 return yg__fail(YG_ERR_INVALID_ARGUMENT,
@@ -191,12 +195,13 @@ yg_status yg__conv_params_init(const yg_tensor *input,
     }
     for (int32_t s = 0; s < n; s++) {
         if (outs[s] < 1)
-            return yg__fail(YG_ERR_SHAPE,
-                            "output sizes %s would be smaller than 1: input %s, weight %s, padding %s",
-                            yg__format_sizes(outs, n, obuf, sizeof obuf),
-                            yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf),
-                            yg__format_sizes(weight->sizes, weight->ndim, sbuf, sizeof sbuf),
-                            yg__format_sizes(padding, n, (char[160]){0}, 160));
+            return yg__fail(
+                YG_ERR_SHAPE,
+                "output sizes %s would be smaller than 1: input %s, weight %s, padding %s",
+                yg__format_sizes(outs, n, obuf, sizeof obuf),
+                yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf),
+                yg__format_sizes(weight->sizes, weight->ndim, sbuf, sizeof sbuf),
+                yg__format_sizes(padding, n, (char[160]){0}, 160));
     }
     return YG_OK;
 }

@@ -47,9 +47,8 @@ bool yg_conv_backend_available(yg_conv_backend backend) {
 
 yg_status yg_conv_force_backend(yg_conv_backend backend) {
     if ((int)backend < 0 || backend >= YG_CONV_BACKEND_COUNT_)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "yg_conv_force_backend: %d is no backend",
-                        (int)backend);
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "yg_conv_force_backend: %d is no backend", (int)backend);
     forced = backend;
     return YG_OK;
 }
