@@ -581,6 +581,54 @@ static void bn_forward_channel(const bn_forward *a, int64_t ch) {
     }
 }
 
+/* batch_norm of an [N, C] input (no positions, l = 1; BatchNorm1d after
+ * a linear layer): a channel's values are a column, so the per-channel
+ * loops above would run once per element.  Here each pass walks the rows
+ * and works on all channels at once, which vectorises across channels;
+ * the arithmetic is the per-channel path's.  scratch holds 2 C doubles. */
+#define DEFINE_BN_FORWARD_ROWS(SUFFIX, T)                                                          \
+    static void bn_forward_rows_##SUFFIX(const bn_forward *a, double *mean, double *var) {         \
+        const int64_t n = a->n, c = a->c;                                                          \
+        const T *x = a->x, *w = a->w, *b = a->b;                                                   \
+        T *y = a->y, *sm = a->save_mean, *si = a->save_invstd;                                     \
+        if (a->training) {                                                                         \
+            for (int64_t ch = 0; ch < c; ch++)                                                     \
+                mean[ch] = var[ch] = 0;                                                            \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                _Pragma("omp simd") for (int64_t ch = 0; ch < c; ch++) mean[ch] +=                 \
+                    (double)x[i * c + ch];                                                         \
+            for (int64_t ch = 0; ch < c; ch++)                                                     \
+                mean[ch] = n > 0 ? mean[ch] / (double)n : NAN;                                     \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                _Pragma("omp simd") for (int64_t ch = 0; ch < c; ch++) {                           \
+                    double d = (double)x[i * c + ch] - mean[ch];                                   \
+                    var[ch] += d * d;                                                              \
+                }                                                                                  \
+            for (int64_t ch = 0; ch < c; ch++) {                                                   \
+                var[ch] = n > 0 ? var[ch] / (double)n : NAN;                                       \
+                a->batch_var[ch] = var[ch];                                                        \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t ch = 0; ch < c; ch++) {                                                   \
+                mean[ch] = state_get(a->rm, ch);                                                   \
+                var[ch] = state_get(a->rv, ch);                                                    \
+            }                                                                                      \
+        }                                                                                          \
+        /* from here mean and var hold the per-channel T coefficients */                           \
+        for (int64_t ch = 0; ch < c; ch++) {                                                       \
+            double inv = 1 / sqrt(var[ch] + a->eps);                                               \
+            sm[ch] = (T)mean[ch];                                                                  \
+            si[ch] = (T)inv;                                                                       \
+            var[ch] = (double)((T)inv * (w != NULL ? w[ch] : (T)1));                               \
+        }                                                                                          \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            _Pragma("omp simd") for (int64_t ch = 0; ch < c; ch++) y[i * c + ch] =                 \
+                (x[i * c + ch] - sm[ch]) * (T)var[ch] + (b != NULL ? b[ch] : (T)0);                \
+    }
+
+DEFINE_BN_FORWARD_ROWS(f32, float)
+DEFINE_BN_FORWARD_ROWS(f64, double)
+
 /* The checks of batch_norm (the same messages, naming op). */
 static yg_status check_batch_norm(const char *op,
                                   const yg_tensor *input,
@@ -672,7 +720,19 @@ yg_status yg__cpu_native_batch_norm(const yg_tensor *input,
                     eps,
                     training,
                     input->dtype == YG_FLOAT32};
-    if (worth_threads(n * c * l, c)) {
+    if (l == 1 && n > 1) {
+        double *scratch = yg__alloc(2 * var_bytes);
+        if (scratch == NULL) {
+            st = yg__fail(
+                YG_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", op, 2 * var_bytes);
+            goto out;
+        }
+        if (a.f32)
+            bn_forward_rows_f32(&a, scratch, scratch + c);
+        else
+            bn_forward_rows_f64(&a, scratch, scratch + c);
+        yg__free(scratch, 2 * var_bytes);
+    } else if (worth_threads(n * c * l, c)) {
 #pragma omp parallel for schedule(static)
         for (int64_t ch = 0; ch < c; ch++)
             bn_forward_channel(&a, ch);
@@ -782,6 +842,49 @@ static void bn_backward_channel(const bn_backward *a, int64_t ch) {
     }
 }
 
+/* The backward of an [N, C] input by rows, as bn_forward_rows: the
+ * per-channel sums sum g and sum g (x - mean) over all channels at once,
+ * then grad_input a g + b (x - mean) + c with bn_backward_channel's
+ * coefficients.  scratch holds 2 C doubles. */
+#define DEFINE_BN_BACKWARD_ROWS(SUFFIX, T)                                                         \
+    static void bn_backward_rows_##SUFFIX(const bn_backward *a, double *sg, double *sgx) {         \
+        const int64_t n = a->n, c = a->c;                                                          \
+        const T *g = a->g, *x = a->x, *w = a->w, *mu = a->mean, *inv = a->invstd;                  \
+        T *gi = a->gi, *gw = a->gw, *gb = a->gb;                                                   \
+        double count = (double)n;                                                                  \
+        for (int64_t ch = 0; ch < c; ch++)                                                         \
+            sg[ch] = sgx[ch] = 0;                                                                  \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            _Pragma("omp simd") for (int64_t ch = 0; ch < c; ch++) {                               \
+                double gv = (double)g[i * c + ch];                                                 \
+                sg[ch] += gv;                                                                      \
+                sgx[ch] += gv * ((double)x[i * c + ch] - (double)mu[ch]);                          \
+            }                                                                                      \
+        for (int64_t ch = 0; ch < c; ch++) {                                                       \
+            double iv = (double)inv[ch], wc = w != NULL ? (double)w[ch] : 1;                       \
+            if (gw != NULL)                                                                        \
+                gw[ch] = (T)(sgx[ch] * iv);                                                        \
+            if (gb != NULL)                                                                        \
+                gb[ch] = (T)sg[ch];                                                                \
+            /* the coefficients, in place of the sums */                                           \
+            double cb = a->training ? -wc * iv * iv * iv * sgx[ch] / count : 0;                    \
+            double cc = a->training ? -wc * iv * sg[ch] / count : 0;                               \
+            sg[ch] = cb;                                                                           \
+            sgx[ch] = cc;                                                                          \
+        }                                                                                          \
+        if (gi == NULL)                                                                            \
+            return;                                                                                \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            _Pragma("omp simd") for (int64_t ch = 0; ch < c; ch++) {                               \
+                const T ca = (T)((double)inv[ch] * (w != NULL ? (double)w[ch] : 1));               \
+                gi[i * c + ch] =                                                                   \
+                    ca * g[i * c + ch] + (T)sg[ch] * (x[i * c + ch] - mu[ch]) + (T)sgx[ch];        \
+            }                                                                                      \
+    }
+
+DEFINE_BN_BACKWARD_ROWS(f32, float)
+DEFINE_BN_BACKWARD_ROWS(f64, double)
+
 yg_status yg__cpu_native_batch_norm_backward_fused(const yg_tensor *grad_out,
                                                    const yg_tensor *input,
                                                    const yg_tensor *weight,
@@ -837,7 +940,19 @@ yg_status yg__cpu_native_batch_norm_backward_fused(const yg_tensor *grad_out,
                      l,
                      training,
                      input->dtype == YG_FLOAT32};
-    if (worth_threads(n * c * l, c)) {
+    if (l == 1 && n > 1) {
+        size_t bytes = 2 * sizeof(double) * (size_t)c;
+        double *scratch = yg__alloc(bytes);
+        if (scratch == NULL) {
+            st = yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", op, bytes);
+            goto out;
+        }
+        if (a.f32)
+            bn_backward_rows_f32(&a, scratch, scratch + c);
+        else
+            bn_backward_rows_f64(&a, scratch, scratch + c);
+        yg__free(scratch, bytes);
+    } else if (worth_threads(n * c * l, c)) {
 #pragma omp parallel for schedule(static)
         for (int64_t ch = 0; ch < c; ch++)
             bn_backward_channel(&a, ch);
