@@ -21,13 +21,7 @@
 
 #include "gen.h"
 
-/* What one argument contributes to a boxed function. */
-typedef struct boxed_arg {
-    gen_sb locals; /* declarations, one per line, indented */
-    gen_sb reads;  /* statements reading attributes */
-    char *call[2]; /* the C call arguments (two for lists) */
-    int n_call;
-} boxed_arg;
+typedef gen_box_arg boxed_arg;
 
 /* The list items of a default "[1, 2]" (brackets stripped), or the single
  * number d repeated n times for "int[2] stride=1".  Caller frees. */
@@ -95,9 +89,18 @@ static void add_call(boxed_arg *b, char *expr)
     b->call[b->n_call++] = expr;
 }
 
+void gen_box_arg_free(gen_box_arg *b)
+{
+    gen_sb_free(&b->locals);
+    gen_sb_free(&b->reads);
+    for (int k = 0; k < b->n_call; k++)
+        free(b->call[k]);
+    b->n_call = 0;
+}
+
 /* Fills b for non-tensor argument a; returns false when a's type cannot
  * be boxed. */
-static bool box_attr(const gen_arg *a, boxed_arg *b)
+bool gen_box_attr(const gen_arg *a, boxed_arg *b)
 {
     const char *n = a->name;
     char *dflt = NULL;
@@ -269,11 +272,8 @@ static char *unsupported_reason(const gen_op *op)
         if (is_tensor(a) || a->type == GEN_T_TENSOR_LIST)
             continue;
         boxed_arg b = {0};
-        bool ok = box_attr(a, &b);
-        gen_sb_free(&b.locals);
-        gen_sb_free(&b.reads);
-        for (int k = 0; k < b.n_call; k++)
-            free(b.call[k]);
+        bool ok = gen_box_attr(a, &b);
+        gen_box_arg_free(&b);
         if (!ok)
             return gen_xprintf("argument '%s' of type %s is not supported", a->name,
                                gen_type_name(a));
@@ -308,7 +308,7 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
             add_call(b, n_tensors > 0 ? gen_xprintf("n_in - %d", n_tensors) : gen_xstrdup("n_in"));
         } else {
             any_attr |= a->type != GEN_T_GENERATOR;
-            (void)box_attr(a, b);
+            (void)gen_box_attr(a, b);
             gen_sb_puts(&locals, b->locals.buf != NULL ? b->locals.buf : "");
             gen_sb_puts(&reads, b->reads.buf != NULL ? b->reads.buf : "");
         }

@@ -167,6 +167,42 @@ static char *lower_size_call(gen_formula_ctx *fc, CXToken *toks, unsigned i, uns
     return local;
 }
 
+/* size(x, d) at toks[i] in a symbolic formula: x's static size,
+ * `yg__sym_size(s, <slot of x>, <d>)`.  *close is the index of the ')'. */
+static char *lower_size_symbolic(gen_formula_ctx *fc, CXToken *toks, unsigned i, unsigned to,
+                                 unsigned *close)
+{
+    unsigned comma = 0, depth = 0, j = i + 1;
+    char *x = NULL;
+
+    for (; j < to; j++) {
+        if (token_is(fc->tu, toks[j], "("))
+            depth++;
+        else if (token_is(fc->tu, toks[j], ")") && --depth == 0)
+            break;
+        else if (depth == 1 && comma == 0 && token_is(fc->tu, toks[j], ","))
+            comma = j;
+        else if (depth >= 1 && comma == 0 && x == NULL &&
+                 clang_getTokenKind(toks[j]) == CXToken_Identifier) {
+            CXString sp = clang_getTokenSpelling(fc->tu, toks[j]);
+            x = gen_xstrdup(clang_getCString(sp));
+            clang_disposeString(sp);
+        }
+    }
+    *close = j;
+    char *slot = x != NULL ? gen__sym_slot(fc->d, x) : NULL;
+    free(x);
+    if (j >= to || comma == 0 || slot == NULL) {
+        free(slot);
+        return NULL;
+    }
+    char *dim = lower_tokens(fc, toks, comma + 1, j);
+    char *r = gen_xprintf("yg__sym_size(s, %s, %s)", slot, dim);
+    free(slot);
+    free(dim);
+    return r;
+}
+
 /* The text of toks[from, to) (a scalar expression in the formula) with
  * argument names turned into node fields (alpha -> node->alpha,
  * numel(self) -> node->self_numel, size(self, d) -> a checked local). */
@@ -188,7 +224,12 @@ static char *lower_tokens(gen_formula_ctx *fc, CXToken *toks, unsigned from, uns
         if (ident && strcmp(tok, "numel") == 0 && i + 3 < to) {
             CXString a = clang_getTokenSpelling(fc->tu, toks[i + 2]);
             CXString b = clang_getTokenSpelling(fc->tu, toks[i + 3]);
-            gen_sb_printf(&sb, "node->%s_numel", clang_getCString(a));
+            char *slot = fc->symbolic ? gen__sym_slot(fc->d, clang_getCString(a)) : NULL;
+            if (fc->symbolic)
+                gen_sb_printf(&sb, "yg__sym_numel(s, %s)", slot != NULL ? slot : "0");
+            else
+                gen_sb_printf(&sb, "node->%s_numel", clang_getCString(a));
+            free(slot);
             pos = gen__loc_offset(clang_getTokenLocation(fc->tu, toks[i + 3])) +
                   strlen(clang_getCString(b));
             clang_disposeString(a);
@@ -197,7 +238,8 @@ static char *lower_tokens(gen_formula_ctx *fc, CXToken *toks, unsigned from, uns
         } else if (ident && strcmp(tok, "size") == 0 && i + 1 < to &&
                    token_is(fc->tu, toks[i + 1], "(")) {
             unsigned close = i;
-            char *local = lower_size_call(fc, toks, i, to, &close);
+            char *local = fc->symbolic ? lower_size_symbolic(fc, toks, i, to, &close)
+                                       : lower_size_call(fc, toks, i, to, &close);
             if (local == NULL) {
                 gen__formula_error_at(fc, fc->cursor, "cannot lower this size() call%s", "");
                 local = gen_xstrdup("0");
@@ -208,7 +250,7 @@ static char *lower_tokens(gen_formula_ctx *fc, CXToken *toks, unsigned from, uns
             free(local);
             i = close;
         } else if (ident && index >= 0) {
-            gen_sb_printf(&sb, "node->%s", tok);
+            gen_sb_printf(&sb, fc->symbolic ? "%s" : "node->%s", tok);
         } else {
             gen_sb_puts(&sb, tok);
         }
@@ -219,7 +261,7 @@ static char *lower_tokens(gen_formula_ctx *fc, CXToken *toks, unsigned from, uns
 
 /* The text of a scalar subexpression with argument names turned into node
  * fields (lower_tokens). */
-static char *lower_scalar(gen_formula_ctx *fc, CXCursor c)
+char *gen__lower_scalar(gen_formula_ctx *fc, CXCursor c)
 {
     CXSourceRange range = clang_getCursorExtent(c);
     size_t start = gen__loc_offset(clang_getRangeStart(range));
@@ -444,7 +486,7 @@ static void lower_args(gen_formula_ctx *fc, CXCursor c, const gen_op *op, strv *
             strv_push(&args, lower_dtype(fc, a));
             break;
         default:
-            strv_push(&args, lower_scalar(fc, a));
+            strv_push(&args, gen__lower_scalar(fc, a));
             break;
         }
     }

@@ -496,8 +496,21 @@ static void analyse_formula(gen_formula_ctx *fc, CXCursor fn)
     if (fc->f->has_error)
         return;
     gen__formula_lower(fc, expr);
+    if (fc->f->has_error)
+        return;
+    fc->f->lowered = gen_sb_take(&fc->code);
+    /* The same formula as IR, for the graph executor's autodiff; in-place
+     * and out= ops stay outside autodiff subgraphs and have none. */
+    if (fc->d->no_symbolic != NULL || (fc->d->op->form != GEN_FORM_FUNCTIONAL &&
+                                        fc->d->op->form != GEN_FORM_VIEW))
+        return;
+    for (int i = 0; i < fc->d->op->schema.n_args; i++)
+        if (fc->d->op->schema.args[i].mutable_)
+            return;
+    gen__formula_lower_symbolic(fc, expr);
     if (!fc->f->has_error)
-        fc->f->lowered = gen_sb_take(&fc->code);
+        fc->f->symbolic = gen_sb_take(&fc->code);
+    gen_sb_free(&fc->code);
 }
 
 /* ---- the formula unit ---- */

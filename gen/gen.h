@@ -236,6 +236,8 @@ typedef struct gen_formula {
     gen_loc key_loc;   /* of the input key */
     bool has_error;
     char *lowered;     /* straight-line C, indented 8 spaces; NULL until lowered */
+    char *symbolic;    /* the same formula as IR-building C (runtime/jit/symbolic.h),
+                          indented 8 spaces; NULL when the entry has none */
     char *grad_name;   /* the local holding its gradient: grad_self */
     uint64_t grads_read; /* bit i: the formula reads grads[i] (grad is grads[0]) */
 } gen_formula;
@@ -249,6 +251,9 @@ typedef struct gen_deriv {
     int n_formulas;
     int n_groups;
     char *no_double_backward; /* double_backward: not_implemented("why"): why */
+    char *no_symbolic; /* symbolic: not_implemented("why"): why; also set by
+                          gen for ops whose graph form is not built (in-place) */
+    int n_sym_temps;   /* temporaries the symbolic lowering named */
     bool has_output_diff;  /* output_differentiability was given */
     bool *output_diff;     /* one per return; after resolution always set
                               (all true when the key is absent) */
@@ -348,6 +353,29 @@ char *gen_emit_registry_c(const gen_model *model);
 char *gen_emit_boxed_c(const gen_model *model, int section);
 char *gen_emit_boxed_h(const gen_model *model);
 char *gen_emit_boxed_table_c(const gen_model *model);
+
+/* emit_symbolic.c: symbolic/<section>.c, symbolic/symbolic.h,
+ * symbolic/table.c (the derivative formulas as IR builders). */
+char *gen_emit_symbolic_c(const gen_model *model, int section);
+char *gen_emit_symbolic_h(const gen_model *model);
+char *gen_emit_symbolic_table_c(const gen_model *model);
+/* Whether d has a symbolic derivative (every formula lowered to one). */
+bool gen_deriv_has_symbolic(const gen_deriv *d);
+
+/* emit_boxed.c: how a non-tensor argument is read from a graph node's
+ * attributes (the helpers of runtime/jit/boxing.h, with the schema's
+ * default): C declarations, the reading statements (each a
+ * YG_RETURN_IF_ERROR on a `node` in scope) and the C call arguments the
+ * value becomes (two for lists).  Returns false for a type it cannot
+ * read.  Free with gen_box_arg_free. */
+typedef struct gen_box_arg {
+    gen_sb locals;
+    gen_sb reads;
+    char *call[2];
+    int n_call;
+} gen_box_arg;
+bool gen_box_attr(const gen_arg *a, gen_box_arg *b);
+void gen_box_arg_free(gen_box_arg *b);
 
 /* emit_common.c: shared formatting. */
 

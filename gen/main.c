@@ -75,6 +75,8 @@ static void write_outputs(const gen_model *model, const char *out_dir)
     emit(&o, out_dir, "registry.c", gen_emit_registry_c(model));
     emit(&o, out_dir, "boxed/boxed.h", gen_emit_boxed_h(model));
     emit(&o, out_dir, "boxed/table.c", gen_emit_boxed_table_c(model));
+    emit(&o, out_dir, "symbolic/symbolic.h", gen_emit_symbolic_h(model));
+    emit(&o, out_dir, "symbolic/table.c", gen_emit_symbolic_table_c(model));
     for (int s = 0; s < model->n_sections; s++) {
         const char *name = model->sections[s].name;
         char *path = gen_xprintf("include/yagrad/ops_%s.h", name);
@@ -91,6 +93,9 @@ static void write_outputs(const gen_model *model, const char *out_dir)
         free(path);
         path = gen_xprintf("boxed/%s.c", name);
         emit(&o, out_dir, path, gen_emit_boxed_c(model, s));
+        free(path);
+        path = gen_xprintf("symbolic/%s.c", name);
+        emit(&o, out_dir, path, gen_emit_symbolic_c(model, s));
         free(path);
         if (!model->sections[s].has_pointwise)
             continue;

@@ -1022,8 +1022,30 @@ static void test_subgraph_nodes_are_refused_clearly(void **state) {
                      YG_ERR_NOT_IMPLEMENTED,
                      "interpreter: %y = prim::FusionGroup(%x)",
                      "not run by the interpreter yet");
+    /* A DifferentiableGraph without df runs f, its ops recording eager
+     * history; with a df whose attributes do not fit, it is refused. */
+    yg_graph *g = NULL;
+    yg_tensor *y = NULL, *ref = NULL;
+    const char *text = "graph(%x):\n"
+                       "  %y = prim::DifferentiableGraph[f=graph(%a):\n"
+                       "      %b = neg(%a)\n"
+                       "      return (%b)\n"
+                       "  ](%x)\n"
+                       "  return (%y)\n";
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    YG_CHECK(yg_graph_run(g, &x, 1, &y, 1));
+    YG_CHECK(yg_neg(x, &ref));
+    double *a = yg_test_values(y), *b = yg_test_values(ref);
+    assert_memory_equal(a, b, 2 * sizeof(double));
+    free(a);
+    free(b);
+    yg_release(y);
+    yg_release(ref);
+    yg_graph_release(g);
     expect_run_error("graph(%x):\n"
-                     "  %y = prim::DifferentiableGraph[f=graph(%a):\n"
+                     "  %y = prim::DifferentiableGraph[df=graph(%g):\n"
+                     "      return (%g)\n"
+                     "  , f=graph(%a):\n"
                      "      %b = neg(%a)\n"
                      "      return (%b)\n"
                      "  ](%x)\n"
@@ -1031,9 +1053,9 @@ static void test_subgraph_nodes_are_refused_clearly(void **state) {
                      &x,
                      1,
                      1,
-                     YG_ERR_NOT_IMPLEMENTED,
-                     "prim::DifferentiableGraph nodes are not run",
-                     NULL);
+                     YG_ERR_INVALID_ARGUMENT,
+                     "interpreter: %y = prim::DifferentiableGraph(%x)",
+                     "captures");
     yg_release(x);
 }
 

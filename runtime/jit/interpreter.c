@@ -25,6 +25,7 @@
  */
 #include "jit/interpreter.h"
 
+#include "jit/autodiff.h"
 #include "jit/boxing.h"
 
 #include <inttypes.h>
@@ -269,6 +270,12 @@ run_node(frame *f, const plan *p, const yg_ir_node *n, yg_tensor **in, yg_tensor
         st = run_constant(f, n, &out[0]);
     } else if (n->kind == yg__prim_none) {
         out[0] = NULL;
+    } else if (n->kind == yg__prim_diff_graph) {
+        for (int32_t i = 0; i < n->n_inputs; i++)
+            in[i] = f->vals[plan_slot(p, n->inputs[i])];
+        st = yg__diff_graph_run(n, in, out);
+        if (st != YG_OK)
+            st = fail_at(st, n);
     } else if (n->op == NULL) {
         st = fail_at(yg__fail(YG_ERR_NOT_IMPLEMENTED,
                               "%s nodes are not run by the interpreter yet",

@@ -22,6 +22,7 @@
 #include "jit/ir.h"
 
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -719,8 +720,15 @@ out:
     return st;
 }
 
+yg_graph *yg__graph_retain(yg_graph *g) {
+    atomic_fetch_add_explicit(&g->extra_refs, 1, memory_order_relaxed);
+    return g;
+}
+
 void yg_graph_release(yg_graph *g) {
     if (g == NULL)
+        return;
+    if (atomic_fetch_sub_explicit(&g->extra_refs, 1, memory_order_acq_rel) > 0)
         return;
     yg_ir_node *n = g->first;
     while (n != NULL) {

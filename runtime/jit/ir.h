@@ -30,6 +30,7 @@
 #include "generated_int.h"
 #include "yagrad/jit.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -110,6 +111,8 @@ typedef struct yg_ir_names {
 } yg_ir_names;
 
 struct yg_graph {
+    atomic_long extra_refs; /* references beyond the owner's (yg__graph_retain):
+                               a df graph an autograd node still runs */
     yg_ir_node *param; /* outputs: graph inputs */
     yg_ir_node *ret;   /* inputs: graph outputs */
     yg_ir_node *first, *last;
@@ -117,6 +120,11 @@ struct yg_graph {
     yg_ir_names names;
     int64_t next_auto_name;
 };
+
+/* Takes one more reference to g: yg_graph_release frees it only when the
+ * last is dropped.  A graph shared this way must no longer change (an
+ * autograd node runs it while its owner may be released).  Cannot fail. */
+yg_graph *yg__graph_retain(yg_graph *g);
 
 /* ---- kinds (kinds.c) ---- */
 

@@ -21,8 +21,10 @@
  * Prim kinds: prim::Constant (no inputs, one Tensor output, attribute
  * value: tensor), prim::None (no inputs, one None output: an absent
  * `Tensor?` argument), prim::FusionGroup (attribute subgraph: graph) and
- * prim::DifferentiableGraph (attribute f: graph; df: graph optional), whose
- * inputs and outputs are those of the subgraph.
+ * prim::DifferentiableGraph (attributes f: graph; df: graph optional;
+ * captures, grad_of_input: int lists; n_grad_outputs: int, see
+ * yg_graph_create_autodiff_subgraphs), whose inputs and outputs are those
+ * of the subgraph (f).
  *
  * The text form (docs/ir.md has the grammar) looks like
  *     graph(%x : Tensor(dtype=float32, sizes=[2, 3]), %w : Tensor):
@@ -424,6 +426,9 @@ void yg_trace_result_release(yg_trace_result *r);
  * with the graph when no node of g writes memory, else a fresh copy per
  * run; an output that would share a constant's memory is returned as a
  * copy, so writing an output never changes g); prim::None gives NULL.
+ * prim::DifferentiableGraph runs f without per-op history and, when grad
+ * mode is on and an input with a gradient requires grad, records one
+ * autograd node (DifferentiableGraphBackward) whose backward runs df.
  * g is not modified, so several threads may run one graph at once.
  *   g:         borrowed
  *   inputs:    borrowed, n_inputs tensors, one per graph input in order
@@ -440,7 +445,7 @@ void yg_trace_result_release(yg_trace_result *r);
  *          YG_ERR_SHAPE for an input that does not match its type
  *          ("interpreter: input 0 %x: expected sizes [2, ?], got [3, 4]");
  *          YG_ERR_NOT_IMPLEMENTED for nodes it cannot run yet
- *          (prim::FusionGroup, prim::DifferentiableGraph, ops with an
+ *          (prim::FusionGroup, ops with an
  *          argument type the boxed tables do not support:
  *          "interpreter: <op>: argument '<name>' of type <T> is not
  *          supported"); an op's own error, prefixed with the node
@@ -450,6 +455,148 @@ YG_NODISCARD yg_status yg_graph_run(const yg_graph *g,
                                     int64_t n_inputs,
                                     yg_tensor **outputs,
                                     int64_t n_outputs);
+
+/* ---- autodiff (docs/ir.md, "Autodiff and the executor") ---- */
+
+/* A graph's gradient as two graphs.  Run f on g's inputs: its first
+ * n_outputs outputs are g's, the rest are intermediates df reads.  Run df
+ * on the gradients of g's n_outputs outputs followed by the n_captures
+ * captured values: it returns one gradient per input of g that requires
+ * grad (a None output when no gradient reaches it).  Every field is owned
+ * by the yg_gradient. */
+typedef struct yg_gradient {
+    yg_graph *f;
+    yg_graph *df;
+    int64_t n_inputs;   /* g's inputs (f's inputs) */
+    int64_t n_outputs;  /* g's outputs: f's first outputs, df's first inputs */
+    int64_t n_captures; /* df's inputs after the gradients */
+    /* Per capture: the f input index i (>= 0) or, as -1 - j, the f
+     * output j it is. */
+    int64_t *captures;
+    /* Per input of g: the df output holding its gradient, -1 when the
+     * input does not require grad. */
+    int64_t *grad_of_input;
+} yg_gradient;
+
+/* Builds g's gradient from the symbolic derivatives, which gen generates
+ * from the same specs/derivatives.yaml formulas as the eager backward
+ * nodes.  Gradients are built only for inputs that require grad and only
+ * through nodes that need them; a gradient of a broadcast input is summed
+ * to its size (sum_to) as in eager mode.
+ *   g:             borrowed; values whose formulas read sizes need static
+ *                  sizes (set input types and run yg_graph_propagate_shapes)
+ *   requires_grad: nullable, borrowed, one per input of g (NULL: each
+ *                  input's type's requires_grad == 1)
+ *   out:           out: release with yg_gradient_release
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g or out; YG_ERR_NOT_IMPLEMENTED
+ *          for a node on a gradient path that has no symbolic derivative
+ *          (an in-place op, a composite op, an entry marked
+ *          `symbolic: not_implemented`) or whose formula needs sizes the
+ *          graph does not know: "autodiff: %y = mm(%a, %b): <why>";
+ *          YG_ERR_OUT_OF_MEMORY.  On failure *out is NULL. */
+YG_NODISCARD yg_status yg_graph_differentiate(const yg_graph *g,
+                                              const bool *requires_grad,
+                                              yg_gradient **out);
+
+/* Frees g and its graphs.  NULL-safe. */
+void yg_gradient_release(yg_gradient *g);
+
+/* Merges maximal regions of differentiable nodes (ops with a symbolic
+ * derivative whose formulas' metadata the graph knows, and ops whose
+ * outputs carry no gradient) into prim::DifferentiableGraph nodes with
+ * attributes f and df (yg_gradient's graphs), captures, grad_of_input and
+ * n_grad_outputs (int lists / int).  A node joins only when no path
+ * leaves and re-enters the region (no cycle), it writes no memory and no
+ * value it reads is written by any node (in-place ops and their aliases
+ * stay outside).  Regions of fewer than min_size differentiable op nodes
+ * are left as they were.  requires_grad: as for yg_graph_differentiate
+ * (NULL: from the input types).  A region's node outputs are its outputs
+ * used after it followed by the intermediates df captures.
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g or min_size < 1;
+ *          YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_create_autodiff_subgraphs(yg_graph *g,
+                                                          const bool *requires_grad,
+                                                          int64_t min_size);
+
+/* Replaces each node of a composite op (one written with other ops, with
+ * no derivative entry of its own: linear, lstm_cell, reshape, ...) whose
+ * inputs' dtype, device (CPU) and sizes are all known by the ops it calls,
+ * found by tracing it once through its composite on zero tensors of those
+ * types, so autodiff can differentiate through it as eager autograd does.
+ * Nodes it cannot decompose (types unknown, the composite reads tensors it
+ * did not receive) stay.  g: in-out.
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_decompose_composites(yg_graph *g);
+
+/* ---- the graph executor ---- */
+
+typedef struct yg_executor yg_executor;
+
+typedef struct yg_executor_options {
+    /* The smallest region made a prim::DifferentiableGraph (0: 2). */
+    int64_t autodiff_min_size;
+    /* true: run the graph as given (no optimisation passes). */
+    bool no_optimize;
+    /* true: key plans on every input's sizes even without gradients
+     * (they always are when a gradient is needed). */
+    bool specialize_sizes;
+} yg_executor_options;
+
+typedef struct yg_executor_stats {
+    int64_t runs;        /* yg_executor_run calls that found or built a plan */
+    int64_t hits;        /* plan-cache hits */
+    int64_t misses;      /* calls that built a plan */
+    int64_t plans;       /* plans in the cache */
+    int64_t inlined;     /* runs while tracing (the graph inlined) */
+} yg_executor_stats;
+
+/* An executor for a copy of g.  Each run computes an argument spec (grad
+ * mode; per input: defined, requires_grad, dtype, device, rank,
+ * contiguity; sizes when a gradient is needed or specialize_sizes) and
+ * runs the plan built for that spec: a copy of g with the spec's types,
+ * optimised (yg_graph_optimize) and, when a gradient is needed, with its
+ * differentiable regions made prim::DifferentiableGraph nodes, whose
+ * backward runs their df graph as one autograd node.  Plans are built
+ * once per spec and kept.
+ *   g: borrowed (copied);  options: nullable, borrowed (NULL: defaults)
+ *   out: out: release with yg_executor_release
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g or out, or a graph that does
+ *          not pass yg_graph_lint; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_executor_create(const yg_graph *g,
+                                          const yg_executor_options *options,
+                                          yg_executor **out);
+
+/* Frees e and its plans.  NULL-safe; e must not be running. */
+void yg_executor_release(yg_executor *e);
+
+/* Runs e's graph on inputs.  Thread-safe: several threads may run one
+ * executor at once.  While this thread is tracing (yg_trace), the graph's
+ * ops run one by one, so the outer trace records them (the graph is
+ * inlined).  Outputs carry autograd history as eager calls would.
+ *   inputs:  borrowed, n_inputs tensors (NULL exactly for None inputs)
+ *   outputs: out: n_outputs new refs; all NULL on failure
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL arguments or counts that do not
+ *          match ("executor: graph has 2 inputs, got 1"); YG_ERR_DTYPE,
+ *          YG_ERR_DEVICE, YG_ERR_SHAPE for an input that does not match the
+ *          graph's input type ("executor: input 0 %x: expected dtype
+ *          float32, got float64"); a plan's or an op's error. */
+YG_NODISCARD yg_status yg_executor_run(yg_executor *e,
+                                       yg_tensor *const *inputs,
+                                       int64_t n_inputs,
+                                       yg_tensor **outputs,
+                                       int64_t n_outputs);
+
+/* Counters.  Cannot fail; NULL e gives zeros. */
+yg_executor_stats yg_executor_get_stats(const yg_executor *e);
+
+/* Debug state as text (release with yg_string_release): the plan graph
+ * the last run on any thread used, or every plan with its spec ("spec:
+ * grad=1 inputs=[float32 cpu [2, 3] requires_grad contiguous, ...]"
+ * followed by the plan's graph).
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL arguments or no run yet;
+ *          YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_executor_last_graph(yg_executor *e, char **out);
+YG_NODISCARD yg_status yg_executor_dump_plans(yg_executor *e, char **out);
 
 /* ---- dumps ---- */
 

@@ -54,4 +54,9 @@ bool yg__pass_is(const yg_ir_node *n, const char *name);
 /* Whether the constant node's tensor has every element equal to v. */
 bool yg__pass_constant_all(const yg_ir_node *n, double v);
 
+/* Shape propagation of one node (shape_propagation.c): its outputs'
+ * types from its inputs' where a rule knows them.  Returns YG_ERR_SHAPE
+ * when known sizes cannot go together. */
+yg_status yg__shape_propagate_node(yg_ir_node *n);
+
 #endif /* YAGRAD_JIT_PASSES_H */

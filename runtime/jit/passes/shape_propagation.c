@@ -849,6 +849,10 @@ static yg_status propagate_node(yg_ir_node *n, int depth) {
     return YG_OK;
 }
 
+yg_status yg__shape_propagate_node(yg_ir_node *n) {
+    return propagate_node(n, 0);
+}
+
 static yg_status propagate(yg_graph *g, int depth) {
     for (yg_ir_node *n = g->first; n != NULL; n = n->next)
         YG_RETURN_IF_ERROR(propagate_node(n, depth));

@@ -1,0 +1,324 @@
+/*
+ * autodiff_subgraphs.c - yg_graph_create_autodiff_subgraphs: differentiable
+ * regions of a graph become prim::DifferentiableGraph nodes carrying their
+ * forward graph f and backward graph df (yg_graph_differentiate).
+ *
+ * A node may join a region when it is an op node (or a prim::Constant /
+ * prim::None) that writes no memory and reads or makes no value anything
+ * writes (yg__pass_mark_mutated), and either none of its inputs requires
+ * grad, or its op's outputs carry no gradient, or its symbolic derivative
+ * builds with the graph's static types (a trial run into a scratch graph).
+ * Regions are maximal runs of such nodes in the graph's order: every node
+ * between two members is a member, so merging cannot create a cycle (a
+ * node that cannot join ends the run).  A run is merged when it has at
+ * least min_size op nodes and one of them is on a gradient path.
+ */
+#include "jit/autodiff.h"
+#include "jit/passes/passes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static yg_status oom(void) {
+    return yg__fail(YG_ERR_OUT_OF_MEMORY, "create_autodiff_subgraphs: out of memory");
+}
+
+/* scratch of every value of g: index * 2 + (1 when something writes it). */
+static bool mutated(const yg_ir_value *v) {
+    return (v->scratch & 1) != 0;
+}
+
+static int64_t vidx(const yg_ir_value *v) {
+    return v->scratch >> 1;
+}
+
+static yg_ir_value *trial_capture(yg_sym *s, yg_ir_value *v) {
+    yg_ir_value *dv = NULL;
+    yg_ir_type t = v->type;
+    yg__sym_check(s, yg_graph_add_input(s->df, &t, NULL, &dv));
+    return dv;
+}
+
+/* Whether n's symbolic derivative builds with the graph's types. */
+static bool trial(yg_ir_node *n, const bool *rg) {
+    const yg_symbolic_op *so = yg__symbolic_of(n);
+    if (so == NULL || so->fn == NULL)
+        return false;
+    yg_graph *df = NULL;
+    int32_t k = n->n_inputs + 2 * n->n_outputs + 1;
+    yg_ir_value **buf = calloc((size_t)k, sizeof *buf);
+    bool *needs = calloc((size_t)(n->n_inputs + 1), sizeof *needs);
+    bool good = false;
+    if (buf == NULL || needs == NULL || yg_graph_create(&df) != YG_OK)
+        goto out;
+    yg_sym s = {.node = n,
+                .df = df,
+                .capture = trial_capture,
+                .grads = buf,
+                .needs = needs,
+                .grad_inputs = buf + n->n_outputs,
+                .st = YG_OK};
+    for (int32_t i = 0; i < n->n_outputs && s.st == YG_OK; i++)
+        s.st = yg_graph_add_input(df, &n->outputs[i]->type, NULL, &buf[i]);
+    for (int32_t i = 0; i < n->n_inputs; i++)
+        needs[i] = rg[vidx(n->inputs[i])];
+    good = s.st == YG_OK && so->fn(&s, n) == YG_OK;
+out:
+    yg_graph_release(df);
+    free(buf);
+    free(needs);
+    return good;
+}
+
+typedef struct region {
+    yg_ir_node **nodes;
+    int32_t len, cap;
+} region;
+
+static yg_status region_push(region *r, yg_ir_node *n) {
+    if (r->len == r->cap) {
+        int32_t cap = r->cap ? r->cap * 2 : 16;
+        yg_ir_node **p = realloc(r->nodes, (size_t)cap * sizeof *p);
+        if (p == NULL)
+            return oom();
+        r->nodes = p;
+        r->cap = cap;
+    }
+    r->nodes[r->len++] = n;
+    return YG_OK;
+}
+
+/* Whether v (a value of g) is defined by a node of r (marked by scratch
+ * of nodes: 1 while in the region being merged). */
+static bool in_region(const yg_ir_value *v) {
+    return v->node->scratch == 1;
+}
+
+/* Copies node n of g into sub, mapping inputs by name. */
+static yg_status copy_node(yg_graph *sub, const yg_ir_node *n) {
+    yg_ir_node *m = NULL;
+    YG_RETURN_IF_ERROR(yg__ir_node_create(sub, n->kind, n->op, 0, true, &m));
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        const char *name = n->inputs[i]->name;
+        yg_ir_value *v = yg__ir_graph_find(sub, name, strlen(name));
+        if (v == NULL)
+            return yg__fail(YG_ERR_INTERNAL, "create_autodiff_subgraphs: %%%s not mapped", name);
+        YG_RETURN_IF_ERROR(yg__ir_node_add_input(m, v));
+    }
+    for (int32_t i = 0; i < n->n_attrs; i++) {
+        yg_ir_attr a;
+        YG_RETURN_IF_ERROR(yg__ir_attr_copy(&n->attrs[i], &a));
+        YG_RETURN_IF_ERROR(yg__ir_node_put_attr(m, &a));
+    }
+    for (int32_t i = 0; i < n->n_outputs; i++) {
+        const yg_ir_value *o = n->outputs[i];
+        YG_RETURN_IF_ERROR(yg__ir_node_add_output(m, o->name, strlen(o->name), &o->type));
+    }
+    return YG_OK;
+}
+
+static yg_status put_ints(yg_ir_node *n, const char *name, const int64_t *v, int64_t len) {
+    return yg_ir_node_set_ints(n, name, v, len);
+}
+
+static yg_status put_graph(yg_ir_node *n, const char *name, yg_graph **g) {
+    yg_ir_attr a = {0};
+    a.name = strdup(name);
+    a.kind = YG_IR_ATTR_GRAPH;
+    a.u.g = *g;
+    *g = NULL;
+    if (a.name == NULL) {
+        yg_graph_release(a.u.g);
+        return oom();
+    }
+    return yg__ir_node_put_attr(n, &a);
+}
+
+/* Replaces region r of g by one prim::DifferentiableGraph node. */
+static yg_status merge(yg_graph *g, region *r, const bool *rg) {
+    yg_graph *sub = NULL;
+    yg_gradient *grad = NULL;
+    yg_ir_value **outs = NULL;
+    bool *sub_rg = NULL;
+    int32_t n_outs = 0, cap_outs = 0;
+    yg_status st;
+
+    for (int32_t i = 0; i < r->len; i++)
+        r->nodes[i]->scratch = 1;
+    st = yg_graph_create(&sub);
+    /* Inputs: values read by the region and defined outside, in order of
+     * first use, named as in g. */
+    for (int32_t i = 0; st == YG_OK && i < r->len; i++) {
+        const yg_ir_node *n = r->nodes[i];
+        for (int32_t j = 0; st == YG_OK && j < n->n_inputs; j++) {
+            const yg_ir_value *v = n->inputs[j];
+            if (in_region(v) || yg__ir_graph_find(sub, v->name, strlen(v->name)) != NULL)
+                continue;
+            yg_ir_type t = v->type;
+            if (t.kind == YG_IR_TYPE_TENSOR)
+                t.requires_grad = rg[vidx(v)];
+            st = yg_graph_add_input(sub, &t, v->name, NULL);
+        }
+    }
+    for (int32_t i = 0; st == YG_OK && i < r->len; i++)
+        st = copy_node(sub, r->nodes[i]);
+    /* Outputs: values of the region used after it. */
+    for (int32_t i = 0; st == YG_OK && i < r->len; i++) {
+        const yg_ir_node *n = r->nodes[i];
+        for (int32_t j = 0; j < n->n_outputs; j++) {
+            const yg_ir_value *v = n->outputs[j];
+            bool outside = false;
+            for (int32_t u = 0; u < v->n_uses && !outside; u++)
+                outside = v->uses[u].node->scratch != 1;
+            if (!outside)
+                continue;
+            if (n_outs == cap_outs) {
+                cap_outs = cap_outs ? cap_outs * 2 : 8;
+                yg_ir_value **p = realloc(outs, (size_t)cap_outs * sizeof *p);
+                if (p == NULL) {
+                    st = oom();
+                    break;
+                }
+                outs = p;
+            }
+            outs[n_outs++] = yg__ir_graph_find(sub, v->name, strlen(v->name));
+        }
+    }
+    if (st == YG_OK)
+        st = yg_graph_set_outputs(sub, outs, n_outs);
+    int32_t n_in = sub != NULL ? sub->param->n_outputs : 0;
+    sub_rg = calloc((size_t)(n_in + 1), sizeof *sub_rg);
+    if (st == YG_OK && sub_rg == NULL)
+        st = oom();
+    for (int32_t i = 0; st == YG_OK && i < n_in; i++)
+        sub_rg[i] = sub->param->outputs[i]->type.requires_grad == 1;
+    if (st == YG_OK)
+        st = yg_graph_differentiate(sub, sub_rg, &grad);
+    yg_ir_node *h = NULL;
+    if (st == YG_OK)
+        st = yg__ir_node_create(g, yg__prim_diff_graph, NULL, grad->f->ret->n_inputs, false, &h);
+    if (st == YG_OK)
+        yg__ir_node_move_before(h, r->nodes[0]);
+    /* The holder's inputs are the region's inputs (sub's, by name). */
+    for (int32_t i = 0; st == YG_OK && i < n_in; i++) {
+        const char *name = sub->param->outputs[i]->name;
+        st = yg__ir_node_add_input(h, yg__ir_graph_find(g, name, strlen(name)));
+    }
+    for (int32_t i = 0; st == YG_OK && i < h->n_outputs; i++)
+        st = yg_ir_value_set_type(h->outputs[i], &grad->f->ret->inputs[i]->type);
+    if (st == YG_OK)
+        st = put_ints(h, "captures", grad->captures, grad->n_captures);
+    if (st == YG_OK)
+        st = put_ints(h, "grad_of_input", grad->grad_of_input, grad->n_inputs);
+    if (st == YG_OK)
+        st = yg_ir_node_set_int(h, "n_grad_outputs", grad->n_outputs);
+    if (st == YG_OK)
+        st = put_graph(h, "f", &grad->f);
+    if (st == YG_OK)
+        st = put_graph(h, "df", &grad->df);
+    /* The region's outputs now come from the holder; then the region goes. */
+    for (int32_t k = 0; st == YG_OK && k < n_outs; k++) {
+        const char *name = outs[k]->name;
+        yg_ir_value *v = yg__ir_graph_find(g, name, strlen(name));
+        h->outputs[k]->scratch = v->scratch; /* its index and mutation mark */
+        st = yg__ir_value_replace_all_uses(v, h->outputs[k]);
+    }
+    if (st == YG_OK) {
+        for (int32_t i = r->len - 1; i >= 0; i--)
+            yg__ir_node_destroy(r->nodes[i]);
+    } else if (h != NULL && h->outputs != NULL && h->n_outputs > 0 &&
+               h->outputs[0]->n_uses > 0) {
+        /* Some uses moved: the graph is valid but the region stays. */
+    } else if (h != NULL) {
+        for (int32_t i = 0; i < h->n_inputs; i++)
+            yg__ir_value_remove_use(h->inputs[i], h, i);
+        h->n_inputs = 0;
+        yg__ir_node_destroy(h);
+    }
+    for (int32_t i = 0; st != YG_OK && i < r->len; i++)
+        r->nodes[i]->scratch = 0;
+    yg_gradient_release(grad);
+    yg_graph_release(sub);
+    free(outs);
+    free(sub_rg);
+    return st;
+}
+
+yg_status yg_graph_create_autodiff_subgraphs(yg_graph *g, const bool *requires_grad,
+                                             int64_t min_size) {
+    bool any_mutation = false;
+    if (g == NULL || min_size < 1)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "create_autodiff_subgraphs: graph is NULL or min_size < 1");
+    YG_RETURN_IF_ERROR(yg__pass_mark_mutated(g, "create_autodiff_subgraphs", &any_mutation));
+    int64_t k = 0;
+    for (int32_t i = 0; i < g->param->n_outputs; i++, k++)
+        g->param->outputs[i]->scratch += 2 * k;
+    for (yg_ir_node *n = g->first; n != NULL; n = n->next)
+        for (int32_t i = 0; i < n->n_outputs; i++, k++)
+            n->outputs[i]->scratch += 2 * k;
+    bool *rg = calloc((size_t)(k + 1), sizeof *rg);
+    bool *cand = calloc((size_t)(g->n_nodes + 1), sizeof *cand);
+    bool *on_path = calloc((size_t)(g->n_nodes + 1), sizeof *on_path);
+    region r = {0};
+    yg_status st = YG_OK;
+    if (rg == NULL || cand == NULL || on_path == NULL) {
+        st = oom();
+        goto out;
+    }
+    for (int32_t i = 0; i < g->param->n_outputs; i++) {
+        const yg_ir_value *v = g->param->outputs[i];
+        rg[i] = v->type.kind == YG_IR_TYPE_TENSOR &&
+                (requires_grad != NULL ? requires_grad[i] : v->type.requires_grad == 1);
+    }
+    int64_t ni = 0;
+    for (yg_ir_node *n = g->first; n != NULL; n = n->next, ni++) {
+        bool any_rg = false, clean = !yg__ir_node_has_side_effects(n);
+        for (int32_t i = 0; i < n->n_inputs; i++) {
+            any_rg |= rg[vidx(n->inputs[i])];
+            clean &= !mutated(n->inputs[i]);
+        }
+        for (int32_t i = 0; i < n->n_outputs; i++)
+            clean &= !mutated(n->outputs[i]);
+        const yg_symbolic_op *so = yg__symbolic_of(n);
+        bool no_grad = so != NULL && so->fn == NULL && so->no_grad;
+        if (n->kind == yg__prim_constant || n->kind == yg__prim_none)
+            cand[ni] = true;
+        else if (n->op != NULL && clean)
+            cand[ni] = !any_rg || no_grad || trial(n, rg);
+        on_path[ni] = n->op != NULL && any_rg && !no_grad;
+        for (int32_t i = 0; i < n->n_outputs; i++)
+            rg[vidx(n->outputs[i])] = any_rg && !no_grad;
+        n->scratch = 0;
+    }
+    /* Runs of candidates, merged from the last so earlier indices hold. */
+    yg_ir_node *n = g->first;
+    ni = 0;
+    while (st == YG_OK && n != NULL) {
+        r.len = 0;
+        int64_t ops = 0;
+        bool path = false;
+        while (n != NULL && !cand[ni]) {
+            n = n->next;
+            ni++;
+        }
+        while (st == YG_OK && n != NULL && cand[ni]) {
+            st = region_push(&r, n);
+            ops += n->op != NULL;
+            path |= on_path[ni];
+            n = n->next;
+            ni++;
+        }
+        if (st == YG_OK && r.len > 0 && ops >= min_size && path)
+            st = merge(g, &r, rg);
+    }
+out:
+    free(rg);
+    free(cand);
+    free(on_path);
+    free(r.nodes);
+    if (st != YG_OK)
+        return st;
+    return yg__ir_check_after_pass(g, "create_autodiff_subgraphs");
+}

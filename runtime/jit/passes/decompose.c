@@ -1,0 +1,226 @@
+/*
+ * decompose.c - yg_graph_decompose_composites: a composite op node (an op
+ * written with other ops, runtime/composite/, with no derivative entry of
+ * its own) becomes the ops it calls, so that autodiff, which has a
+ * symbolic derivative per derivative entry, can differentiate through it
+ * as eager autograd does through its parts.
+ *
+ * The parts are found by tracing the op once through its composite
+ * (yg_trace with trace_through_composites) on zero tensors of the node's
+ * static input types, then copied in place of the node.  A composite's
+ * structure depends on its inputs' types and its attributes, not on their
+ * values; a node whose inputs' types are not fully known (dtype, device,
+ * sizes), that reads a tensor it did not receive (a parameter), or whose
+ * trace fails stays as it is.
+ */
+#include "jit/autodiff.h"
+#include "jit/boxing.h"
+#include "jit/passes/passes.h"
+#include "yagrad/autograd.h"
+#include "yagrad/ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct call {
+    const yg_ir_node *n;
+    yg_tensor **all; /* n->n_inputs, NULL for None inputs */
+} call;
+
+static yg_status call_boxed(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
+                            int64_t n_out) {
+    call *c = ctx;
+    (void)n_out;
+    for (int32_t i = 0, k = 0; i < c->n->n_inputs; i++)
+        c->all[i] = c->n->inputs[i]->type.kind == YG_IR_TYPE_NONE ? NULL : in[k++];
+    (void)n_in;
+    return yg__boxed_op_of(c->n)->fn(c->n, c->all, c->n->n_inputs, out);
+}
+
+static bool decomposable(const yg_ir_node *n) {
+    if (n->op == NULL || strcmp(n->op->kind, "composite") != 0)
+        return false;
+    const yg_symbolic_op *so = yg__symbolic_of(n);
+    if (so->fn != NULL || so->no_grad || yg__ir_node_has_side_effects(n))
+        return false;
+    if (yg__boxed_op_of(n)->fn == NULL)
+        return false;
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        const yg_ir_type *t = &n->inputs[i]->type;
+        if (t->kind == YG_IR_TYPE_NONE)
+            continue;
+        if (t->dtype == YG_IR_UNKNOWN || t->device != YG_CPU || !yg__pass_sizes_known(t))
+            return false;
+    }
+    return true;
+}
+
+/* Copies the nodes of tg (a trace of n) before n and makes n's outputs
+ * theirs.  map[i]: the value of g standing for tg's input i. */
+static yg_status inline_trace(yg_graph *g, yg_ir_node *n, const yg_graph *tg, yg_ir_value **map) {
+    /* tg's values are numbered by scratch; copies[k] is value k's copy. */
+    int64_t count = tg->param->n_outputs;
+    for (const yg_ir_node *m = tg->first; m != NULL; m = m->next)
+        count += m->n_outputs;
+    yg_ir_value **copies = calloc((size_t)count + 1, sizeof *copies);
+    if (copies == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "decompose_composites: out of memory");
+    int64_t k = 0;
+    for (int32_t i = 0; i < tg->param->n_outputs; i++, k++) {
+        tg->param->outputs[i]->scratch = k;
+        copies[k] = map[i];
+    }
+    yg_status st = YG_OK;
+    for (const yg_ir_node *m = tg->first; st == YG_OK && m != NULL; m = m->next) {
+        yg_ir_node *c = NULL;
+        st = yg__ir_node_create(g, m->kind, m->op, m->n_outputs, false, &c);
+        if (st != YG_OK)
+            break;
+        yg__ir_node_move_before(c, n);
+        for (int32_t i = 0; st == YG_OK && i < m->n_inputs; i++)
+            st = yg__ir_node_add_input(c, copies[m->inputs[i]->scratch]);
+        for (int32_t i = 0; st == YG_OK && i < m->n_attrs; i++) {
+            yg_ir_attr a;
+            st = yg__ir_attr_copy(&m->attrs[i], &a);
+            if (st == YG_OK)
+                st = yg__ir_node_put_attr(c, &a);
+        }
+        for (int32_t i = 0; st == YG_OK && i < m->n_outputs; i++) {
+            yg_ir_type t = m->outputs[i]->type;
+            t.requires_grad = YG_IR_UNKNOWN;
+            st = yg_ir_value_set_type(c->outputs[i], &t);
+            m->outputs[i]->scratch = k;
+            copies[k++] = c->outputs[i];
+        }
+    }
+    for (int32_t i = 0; st == YG_OK && i < n->n_outputs; i++) {
+        yg_ir_value *to = copies[tg->ret->inputs[i]->scratch];
+        yg_ir_type t = n->outputs[i]->type;
+        /* The node's static type stays (the copy's requires_grad is the
+         * dummy inputs'). */
+        if (to->node->owner == g && to->node != g->param)
+            st = yg_ir_value_set_type(to, &t);
+        if (st == YG_OK)
+            st = yg__ir_value_replace_all_uses(n->outputs[i], to);
+    }
+    free(copies);
+    if (st == YG_OK)
+        yg__ir_node_destroy(n);
+    return st;
+}
+
+/* Zeros of type t: contiguous, or (strided) laid out another way: the
+ * last two dims transposed in memory, or every other element of a larger
+ * vector for one dim. */
+static yg_status dummy(const yg_ir_type *t, bool strided, yg_tensor **out) {
+    int64_t sizes[YG_MAX_DIMS];
+    yg_tensor *base = NULL;
+    yg_status st;
+    *out = NULL;
+    for (int32_t d = 0; d < t->ndim; d++)
+        sizes[d] = t->sizes[d];
+    if (!strided || t->ndim == 0)
+        return yg_tensor_zeros(sizes, t->ndim, (yg_dtype)t->dtype, out);
+    if (t->ndim == 1) {
+        sizes[0] *= 2;
+        st = yg_tensor_zeros(sizes, 1, (yg_dtype)t->dtype, &base);
+        if (st == YG_OK)
+            st = yg_slice(base, 0, 0, sizes[0], 2, out);
+    } else {
+        sizes[t->ndim - 1] = t->sizes[t->ndim - 2];
+        sizes[t->ndim - 2] = t->sizes[t->ndim - 1];
+        st = yg_tensor_zeros(sizes, t->ndim, (yg_dtype)t->dtype, &base);
+        if (st == YG_OK)
+            st = yg_transpose(base, -1, -2, out);
+    }
+    yg_release(base);
+    return st;
+}
+
+/* Traces n's composite on dummy inputs; *text is the trace's canonical
+ * text (caller frees), NULL when it cannot be used. */
+static yg_status trace_once(const yg_ir_node *n, bool strided, yg_tensor **buf,
+                            yg_trace_result **tr, char **text) {
+    int32_t k = 0;
+    yg_status st = YG_OK;
+    *tr = NULL;
+    *text = NULL;
+    for (int32_t i = 0; st == YG_OK && i < n->n_inputs; i++) {
+        const yg_ir_type *t = &n->inputs[i]->type;
+        if (t->kind != YG_IR_TYPE_NONE)
+            st = dummy(t, strided, &buf[k++]);
+    }
+    call c = {.n = n, .all = buf + n->n_inputs};
+    yg_trace_options opt = {.trace_through_composites = true};
+    bool prev = yg_set_grad_enabled(false);
+    if (st == YG_OK)
+        st = yg_trace(call_boxed, &c, buf, k, n->n_outputs, &opt, tr);
+    yg_set_grad_enabled(prev);
+    for (int32_t i = 0; i < k; i++) {
+        yg_release(buf[i]);
+        buf[i] = NULL;
+    }
+    if (st != YG_OK || (*tr)->n_params > 0 || yg_graph_num_inputs((*tr)->graph) != k)
+        return YG_OK; /* not usable: the node stays */
+    st = yg_graph_canonicalize((*tr)->graph);
+    if (st == YG_OK)
+        st = yg_graph_print((*tr)->graph, text);
+    return st;
+}
+
+/* Decomposes n when it can be; *done says whether it was.  The composite
+ * is traced on contiguous and on strided inputs: a composite whose parts
+ * depend on the layout (reshape: a view, or a copy) stays whole, since
+ * static types do not say how a value is laid out. */
+static yg_status decompose(yg_graph *g, yg_ir_node *n, bool *done) {
+    yg_tensor **buf = calloc((size_t)(2 * n->n_inputs + 1), sizeof *buf);
+    yg_ir_value **map = calloc((size_t)(n->n_inputs + 1), sizeof *map);
+    yg_trace_result *tr = NULL, *tr2 = NULL;
+    char *text = NULL, *text2 = NULL;
+    yg_status st = YG_OK;
+
+    *done = false;
+    if (buf == NULL || map == NULL) {
+        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "decompose_composites: out of memory");
+        goto out;
+    }
+    for (int32_t i = 0, k = 0; i < n->n_inputs; i++)
+        if (n->inputs[i]->type.kind != YG_IR_TYPE_NONE)
+            map[k++] = n->inputs[i];
+    st = trace_once(n, false, buf, &tr, &text);
+    if (st == YG_OK && text != NULL)
+        st = trace_once(n, true, buf, &tr2, &text2);
+    if (st != YG_OK || text == NULL || text2 == NULL || strcmp(text, text2) != 0)
+        goto out;
+    /* A trace that holds the node's own kind again would loop. */
+    for (const yg_ir_node *m = tr->graph->first; m != NULL; m = m->next)
+        if (m->kind == n->kind)
+            goto out;
+    st = inline_trace(g, n, tr->graph, map);
+    *done = st == YG_OK;
+out:
+    yg_string_release(text);
+    yg_string_release(text2);
+    yg_trace_result_release(tr);
+    yg_trace_result_release(tr2);
+    free(buf);
+    free(map);
+    return st;
+}
+
+yg_status yg_graph_decompose_composites(yg_graph *g) {
+    if (g == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "decompose_composites: graph is NULL");
+    /* A traced composite's parts are never composites themselves (the
+     * trace goes through nested ones), so one walk suffices. */
+    yg_ir_node *n = g->first;
+    while (n != NULL) {
+        yg_ir_node *next = n->next;
+        bool done = false;
+        if (decomposable(n))
+            YG_RETURN_IF_ERROR(decompose(g, n, &done));
+        n = next;
+    }
+    return yg__ir_check_after_pass(g, "decompose_composites");
+}
