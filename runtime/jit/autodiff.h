@@ -22,4 +22,9 @@ const yg_symbolic_op *yg__symbolic_of(const yg_ir_node *n);
  *   in: borrowed, n->n_inputs;  out: n->n_outputs new refs */
 yg_status yg__diff_graph_run(const yg_ir_node *n, yg_tensor *const *in, yg_tensor **out);
 
+/* yg_graph_decompose_composites; with on_grad_paths, only nodes with an
+ * input whose type says it requires grad (the rest keep their composite's
+ * fused fast paths). */
+yg_status yg__decompose_composites(yg_graph *g, bool on_grad_paths);
+
 #endif /* YAGRAD_JIT_AUTODIFF_H */

@@ -210,6 +210,10 @@ out:
 }
 
 yg_status yg_graph_decompose_composites(yg_graph *g) {
+    return yg__decompose_composites(g, false);
+}
+
+yg_status yg__decompose_composites(yg_graph *g, bool on_grad_paths) {
     if (g == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "decompose_composites: graph is NULL");
     /* A traced composite's parts are never composites themselves (the
@@ -217,8 +221,10 @@ yg_status yg_graph_decompose_composites(yg_graph *g) {
     yg_ir_node *n = g->first;
     while (n != NULL) {
         yg_ir_node *next = n->next;
-        bool done = false;
-        if (decomposable(n))
+        bool done = false, wanted = !on_grad_paths;
+        for (int32_t i = 0; i < n->n_inputs && !wanted; i++)
+            wanted = n->inputs[i]->type.requires_grad == 1;
+        if (wanted && decomposable(n))
             YG_RETURN_IF_ERROR(decompose(g, n, &done));
         n = next;
     }

@@ -1,0 +1,414 @@
+/*
+ * executor.c - yg_executor: runs a graph through plans cached per argument
+ * spec.
+ *
+ * A spec is what a plan may depend on: grad mode and, per input, whether
+ * it is defined, requires grad, its dtype, device, rank, contiguity and,
+ * when a gradient is needed (or the options ask), its sizes.  It is built
+ * on the stack, hashed (FNV-1a over its bytes) and looked up in a small
+ * list under a mutex; a miss builds the plan outside the lock (two
+ * threads may build the same plan: the second one is dropped).  A plan is
+ * a copy of the graph with the spec's input types, intermediate types
+ * cleared (a traced graph's sizes belong to its example), optimised, and
+ * for a gradient spec: composites on gradient paths split into their
+ * parts and differentiable runs made prim::DifferentiableGraph nodes.
+ * Plans are immutable once published, so runs share them without locks.
+ */
+#include "jit/autodiff.h"
+#include "jit/tracer.h"
+
+#include "yagrad/autograd.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct spec_input {
+    int8_t defined, requires_grad, contiguous, dtype, device, ndim;
+    int64_t sizes[YG_MAX_DIMS]; /* zeros unless the spec has sizes */
+} spec_input;
+
+typedef struct spec {
+    uint64_t hash;
+    int32_t n;
+    bool grad;  /* grad mode on and an input requires grad */
+    bool sizes; /* sizes are part of the spec */
+    spec_input *in;
+} spec;
+
+typedef struct plan {
+    spec key;
+    yg_graph *g;
+} plan;
+
+struct yg_executor {
+    yg_graph *graph;
+    yg_executor_options opt;
+    pthread_mutex_t lock;
+    plan **plans;
+    int64_t n_plans, cap_plans;
+    _Atomic(plan *) last;
+    atomic_llong runs, hits, misses, inlined;
+};
+
+static yg_status oom(void) {
+    return yg__fail(YG_ERR_OUT_OF_MEMORY, "executor: out of memory");
+}
+
+/* ---- specs ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static void spec_compute(const yg_executor *e, yg_tensor *const *inputs, spec *s) {
+    bool any_rg = false;
+    bool grad_mode = yg_is_grad_enabled();
+    for (int32_t i = 0; i < s->n; i++)
+        any_rg |= inputs[i] != NULL && yg_tensor_requires_grad(inputs[i]);
+    s->grad = grad_mode && any_rg;
+    s->sizes = s->grad || e->opt.specialize_sizes;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    h = fnv(h, &s->grad, sizeof s->grad);
+    for (int32_t i = 0; i < s->n; i++) {
+        const yg_tensor *t = inputs[i];
+        spec_input *x = &s->in[i];
+        memset(x, 0, sizeof *x);
+        if (t != NULL) {
+            x->defined = 1;
+            x->requires_grad = grad_mode && yg_tensor_requires_grad(t);
+            x->contiguous = yg_tensor_is_contiguous(t);
+            x->dtype = (int8_t)yg_tensor_dtype(t);
+            x->device = (int8_t)yg_tensor_device(t);
+            x->ndim = (int8_t)t->ndim;
+            if (s->sizes)
+                for (int32_t d = 0; d < t->ndim; d++)
+                    x->sizes[d] = t->sizes[d];
+        }
+        h = fnv(h, x, sizeof *x);
+    }
+    s->hash = h;
+}
+
+static bool spec_equal(const spec *a, const spec *b) {
+    return a->hash == b->hash && a->grad == b->grad && a->n == b->n &&
+           memcmp(a->in, b->in, (size_t)a->n * sizeof *a->in) == 0;
+}
+
+/* "grad=1 inputs=[float32 cpu [2, 3] requires_grad contiguous, ...]" */
+static void spec_describe(const spec *s, char *buf, size_t len) {
+    size_t pos = (size_t)snprintf(buf, len, "grad=%d inputs=[", s->grad);
+    for (int32_t i = 0; i < s->n && pos < len; i++) {
+        const spec_input *x = &s->in[i];
+        if (!x->defined) {
+            pos += (size_t)snprintf(buf + pos, len - pos, "%sNone", i ? ", " : "");
+            continue;
+        }
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s %s ", i ? ", " : "",
+                                yg_dtype_name((yg_dtype)x->dtype),
+                                yg__device_name((yg_device)x->device));
+        if (s->sizes) {
+            char sz[128];
+            pos += (size_t)snprintf(buf + pos, len - pos, "%s",
+                                    yg__format_sizes(x->sizes, x->ndim, sz, sizeof sz));
+        } else {
+            pos += (size_t)snprintf(buf + pos, len - pos, "rank %d", x->ndim);
+        }
+        if (pos < len && x->requires_grad)
+            pos += (size_t)snprintf(buf + pos, len - pos, " requires_grad");
+        if (pos < len && x->contiguous)
+            pos += (size_t)snprintf(buf + pos, len - pos, " contiguous");
+    }
+    if (pos < len)
+        snprintf(buf + pos, len - pos, "]");
+}
+
+/* ---- plans ---- */
+
+static void plan_free(plan *p) {
+    if (p == NULL)
+        return;
+    yg_graph_release(p->g);
+    free(p->key.in);
+    free(p);
+}
+
+/* Sets g's input types to the spec's and clears every other type but
+ * None, so the passes see only what the spec promises. */
+static yg_status specialise(yg_graph *g, const spec *s) {
+    for (int32_t i = 0; i < s->n; i++) {
+        const spec_input *x = &s->in[i];
+        yg_ir_type t = yg_ir_type_tensor();
+        if (!x->defined) {
+            t = yg_ir_type_none();
+        } else {
+            t.dtype = x->dtype;
+            t.device = x->device;
+            t.ndim = x->ndim;
+            for (int32_t d = 0; d < x->ndim; d++)
+                t.sizes[d] = s->sizes ? x->sizes[d] : YG_IR_UNKNOWN;
+            t.requires_grad = x->requires_grad;
+        }
+        YG_RETURN_IF_ERROR(yg_ir_value_set_type(g->param->outputs[i], &t));
+    }
+    yg_ir_type unknown = yg_ir_type_tensor();
+    for (yg_ir_node *n = g->first; n != NULL; n = n->next)
+        for (int32_t i = 0; i < n->n_outputs; i++)
+            if (n->outputs[i]->type.kind == YG_IR_TYPE_TENSOR)
+                n->outputs[i]->type = unknown;
+    return YG_OK;
+}
+
+static yg_status plan_build(const yg_executor *e, const spec *s, plan **out) {
+    plan *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (p == NULL)
+        return oom();
+    p->key = *s;
+    p->key.in = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *s->in);
+    if (p->key.in == NULL) {
+        free(p);
+        return oom();
+    }
+    memcpy(p->key.in, s->in, (size_t)s->n * sizeof *s->in);
+    yg_status st = yg_graph_clone(e->graph, &p->g);
+    if (st == YG_OK)
+        st = specialise(p->g, s);
+    if (st == YG_OK && !e->opt.no_optimize)
+        st = yg_graph_optimize(p->g);
+    else if (st == YG_OK && s->grad)
+        st = yg_graph_run_passes(p->g, "shape_propagation,requires_grad_propagation");
+    if (st == YG_OK && s->grad) {
+        st = yg__decompose_composites(p->g, true);
+        if (st == YG_OK && !e->opt.no_optimize)
+            st = yg_graph_optimize(p->g);
+        if (st == YG_OK)
+            st = yg_graph_create_autodiff_subgraphs(
+                p->g, NULL, e->opt.autodiff_min_size > 0 ? e->opt.autodiff_min_size : 2);
+    }
+    if (st != YG_OK) {
+        plan_free(p);
+        return yg__fail_prefix(st, "executor: building a plan");
+    }
+    *out = p;
+    return YG_OK;
+}
+
+/* The cached plan for s, built (and cached) on a miss. */
+static yg_status plan_get(yg_executor *e, const spec *s, plan **out) {
+    pthread_mutex_lock(&e->lock);
+    for (int64_t i = 0; i < e->n_plans; i++) {
+        if (spec_equal(&e->plans[i]->key, s)) {
+            *out = e->plans[i];
+            pthread_mutex_unlock(&e->lock);
+            atomic_fetch_add(&e->hits, 1);
+            return YG_OK;
+        }
+    }
+    pthread_mutex_unlock(&e->lock);
+    plan *p = NULL;
+    YG_RETURN_IF_ERROR(plan_build(e, s, &p));
+    atomic_fetch_add(&e->misses, 1);
+    pthread_mutex_lock(&e->lock);
+    for (int64_t i = 0; i < e->n_plans; i++) {
+        if (spec_equal(&e->plans[i]->key, s)) { /* another thread was first */
+            *out = e->plans[i];
+            pthread_mutex_unlock(&e->lock);
+            plan_free(p);
+            return YG_OK;
+        }
+    }
+    if (e->n_plans == e->cap_plans) {
+        int64_t cap = e->cap_plans ? e->cap_plans * 2 : 4;
+        plan **np = realloc(e->plans, (size_t)cap * sizeof *np);
+        if (np == NULL) {
+            pthread_mutex_unlock(&e->lock);
+            plan_free(p);
+            return oom();
+        }
+        e->plans = np;
+        e->cap_plans = cap;
+    }
+    e->plans[e->n_plans++] = p;
+    pthread_mutex_unlock(&e->lock);
+    *out = p;
+    return YG_OK;
+}
+
+/* ---- API ---- */
+
+yg_status yg_executor_create(const yg_graph *g, const yg_executor_options *options,
+                             yg_executor **out) {
+    if (out != NULL)
+        *out = NULL;
+    if (g == NULL || out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: graph or out is NULL");
+    YG_RETURN_IF_ERROR(yg_graph_lint(g));
+    yg_executor *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return oom();
+    if (options != NULL)
+        e->opt = *options;
+    yg_status st = yg_graph_clone(g, &e->graph);
+    if (st != YG_OK) {
+        free(e);
+        return st;
+    }
+    pthread_mutex_init(&e->lock, NULL);
+    *out = e;
+    return YG_OK;
+}
+
+void yg_executor_release(yg_executor *e) {
+    if (e == NULL)
+        return;
+    for (int64_t i = 0; i < e->n_plans; i++)
+        plan_free(e->plans[i]);
+    free(e->plans);
+    yg_graph_release(e->graph);
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+}
+
+/* Checks an input against the graph's input type: defined-ness, dtype,
+ * device and rank (sizes may differ from a traced example's). */
+static yg_status check_input(const yg_ir_value *v, int64_t i, const yg_tensor *t) {
+    const yg_ir_type *ty = &v->type;
+    if (ty->kind == YG_IR_TYPE_NONE || t == NULL) {
+        if ((ty->kind == YG_IR_TYPE_NONE) != (t == NULL))
+            return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: input %" PRId64 " %%%s: %s", i,
+                            v->name, t == NULL ? "is NULL but its type is Tensor"
+                                               : "has type None but got a tensor");
+        return YG_OK;
+    }
+    if (ty->dtype != YG_IR_UNKNOWN && ty->dtype != (int32_t)yg_tensor_dtype(t))
+        return yg__fail(YG_ERR_DTYPE, "executor: input %" PRId64 " %%%s: expected dtype %s, got %s",
+                        i, v->name, yg_dtype_name((yg_dtype)ty->dtype),
+                        yg_dtype_name(yg_tensor_dtype(t)));
+    if (ty->device != YG_IR_UNKNOWN && ty->device != (int32_t)yg_tensor_device(t))
+        return yg__fail(YG_ERR_DEVICE,
+                        "executor: input %" PRId64 " %%%s: expected device %s, got %s", i,
+                        v->name, yg__device_name((yg_device)ty->device),
+                        yg__device_name(yg_tensor_device(t)));
+    if (ty->ndim != YG_IR_UNKNOWN && ty->ndim != t->ndim)
+        return yg__fail(YG_ERR_SHAPE,
+                        "executor: input %" PRId64 " %%%s: expected rank %d, got %d", i, v->name,
+                        ty->ndim, t->ndim);
+    return YG_OK;
+}
+
+yg_status yg_executor_run(yg_executor *e, yg_tensor *const *inputs, int64_t n_inputs,
+                          yg_tensor **outputs, int64_t n_outputs) {
+    spec_input stack_in[16];
+    spec s = {0};
+    yg_status st;
+
+    for (int64_t i = 0; outputs != NULL && i < n_outputs; i++)
+        outputs[i] = NULL;
+    if (e == NULL || (inputs == NULL && n_inputs > 0) || (outputs == NULL && n_outputs > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: executor, inputs or outputs is NULL");
+    const yg_graph *g = e->graph;
+    if (n_inputs != g->param->n_outputs)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: graph has %d inputs, got %" PRId64,
+                        g->param->n_outputs, n_inputs);
+    if (n_outputs != g->ret->n_inputs)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "executor: graph has %d outputs, got room for %" PRId64, g->ret->n_inputs,
+                        n_outputs);
+    for (int64_t i = 0; i < n_inputs; i++)
+        YG_RETURN_IF_ERROR(check_input(g->param->outputs[i], i, inputs[i]));
+    /* Inside a trace: the graph's ops run one by one and are recorded. */
+    if (yg__trace_recording(false)) {
+        atomic_fetch_add(&e->inlined, 1);
+        return yg_graph_run(g, inputs, n_inputs, outputs, n_outputs);
+    }
+    s.n = (int32_t)n_inputs;
+    s.in = n_inputs <= 16 ? stack_in : malloc((size_t)n_inputs * sizeof *s.in);
+    if (s.in == NULL)
+        return oom();
+    spec_compute(e, inputs, &s);
+    plan *p = NULL;
+    st = plan_get(e, &s, &p);
+    if (s.in != stack_in)
+        free(s.in);
+    if (st != YG_OK)
+        return st;
+    atomic_fetch_add(&e->runs, 1);
+    atomic_store(&e->last, p);
+    return yg_graph_run(p->g, inputs, n_inputs, outputs, n_outputs);
+}
+
+yg_executor_stats yg_executor_get_stats(const yg_executor *e) {
+    yg_executor_stats s = {0};
+    if (e == NULL)
+        return s;
+    s.runs = atomic_load(&((yg_executor *)e)->runs);
+    s.hits = atomic_load(&((yg_executor *)e)->hits);
+    s.misses = atomic_load(&((yg_executor *)e)->misses);
+    s.inlined = atomic_load(&((yg_executor *)e)->inlined);
+    pthread_mutex_lock(&((yg_executor *)e)->lock);
+    s.plans = e->n_plans;
+    pthread_mutex_unlock(&((yg_executor *)e)->lock);
+    return s;
+}
+
+yg_status yg_executor_last_graph(yg_executor *e, char **out) {
+    if (out != NULL)
+        *out = NULL;
+    if (e == NULL || out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: executor or out is NULL");
+    plan *p = atomic_load(&e->last);
+    if (p == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: no run yet");
+    return yg_graph_print(p->g, out);
+}
+
+yg_status yg_executor_dump_plans(yg_executor *e, char **out) {
+    if (out != NULL)
+        *out = NULL;
+    if (e == NULL || out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: executor or out is NULL");
+    size_t len = 1, cap = 4096;
+    char *buf = malloc(cap);
+    yg_status st = buf != NULL ? YG_OK : oom();
+    if (buf != NULL)
+        buf[0] = '\0';
+    pthread_mutex_lock(&e->lock);
+    if (st == YG_OK && e->n_plans == 0)
+        st = yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: no run yet");
+    for (int64_t i = 0; st == YG_OK && i < e->n_plans; i++) {
+        char head[2048], *text = NULL;
+        spec_describe(&e->plans[i]->key, head, sizeof head);
+        st = yg_graph_print(e->plans[i]->g, &text);
+        if (st != YG_OK)
+            break;
+        size_t need = len + strlen(head) + strlen(text) + 16;
+        if (need > cap) {
+            char *nb = realloc(buf, need * 2);
+            if (nb == NULL) {
+                yg_string_release(text);
+                st = oom();
+                break;
+            }
+            buf = nb;
+            cap = need * 2;
+        }
+        len += (size_t)sprintf(buf + len - 1, "spec: %s\n%s", head, text);
+        yg_string_release(text);
+    }
+    pthread_mutex_unlock(&e->lock);
+    if (st != YG_OK) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    return YG_OK;
+}

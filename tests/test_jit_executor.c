@@ -1,0 +1,632 @@
+/*
+ * test_jit_executor.c - yg_executor: traced models run through the
+ * executor (plans per argument spec, composites split, differentiable
+ * regions as prim::DifferentiableGraph nodes whose backward runs their
+ * generated df graph) compute the outputs and gradients eager autograd
+ * computes; the plan cache hits and misses on the right specs; in-place
+ * ops stay outside regions; bad inputs are refused naming the input.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "yagrad/jit.h"
+
+#define MAXT 12
+
+/* A model: fn(ctx = weights, inputs) -> outputs. */
+typedef struct model {
+    const char *name;
+    yg_trace_fn fn;
+    yg_tensor *w[MAXT]; /* weights (require grad) */
+    int n_w;
+    yg_tensor *x[MAXT]; /* inputs */
+    int n_x;
+    int n_out;
+} model;
+
+static yg_tensor *rnd(int64_t a, int64_t b, uint64_t seed, bool rg) {
+    int64_t s[2] = {a, b};
+    yg_tensor *t = yg_test_rand(YG_FLOAT64, s, b > 0 ? 2 : 1, -0.5, 0.5, seed);
+    if (rg)
+        YG_CHECK(yg_tensor_set_requires_grad(t, true));
+    return t;
+}
+
+static yg_tensor *rnd4(const int64_t *s, uint64_t seed, bool rg) {
+    yg_tensor *t = yg_test_rand(YG_FLOAT64, s, 4, -0.5, 0.5, seed);
+    if (rg)
+        YG_CHECK(yg_tensor_set_requires_grad(t, true));
+    return t;
+}
+
+/* ---- models ---- */
+
+static yg_status mlp_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
+                        int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *h = NULL, *a = NULL;
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_linear(in[0], m->w[0], m->w[1], &h);
+    if (st == YG_OK)
+        st = yg_relu(h, &a);
+    if (st == YG_OK)
+        st = yg_linear(a, m->w[2], m->w[3], &out[0]);
+    yg_release(h);
+    yg_release(a);
+    return st;
+}
+
+static yg_status lstm_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
+                         int64_t n_out) {
+    model *m = ctx;
+    (void)n_in;
+    (void)n_out;
+    return yg_lstm_cell(in[0], in[1], in[2], m->w[0], m->w[1], m->w[2], m->w[3], &out[0],
+                        &out[1]);
+}
+
+static yg_status gru_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
+                        int64_t n_out) {
+    model *m = ctx;
+    (void)n_in;
+    (void)n_out;
+    return yg_gru_cell(in[0], in[1], m->w[0], m->w[1], m->w[2], m->w[3], &out[0]);
+}
+
+/* x [T, D]: layer_norm, self-attention (one head), residual, MLP. */
+static yg_status block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
+                          int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *t[10] = {0};
+    int64_t d = yg_tensor_sizes(in[0])[1];
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_layer_norm(in[0], &d, 1, m->w[0], m->w[1], 1e-5, &t[0]);
+    if (st == YG_OK)
+        st = yg_linear(t[0], m->w[2], NULL, &t[1]); /* q */
+    if (st == YG_OK)
+        st = yg_linear(t[0], m->w[3], NULL, &t[2]); /* k */
+    if (st == YG_OK)
+        st = yg_scaled_dot_product_attention(t[1], t[2], t[0], NULL, false, NULL, &t[3]);
+    if (st == YG_OK)
+        st = yg_add(in[0], t[3], 1, &t[4]);
+    if (st == YG_OK)
+        st = yg_linear(t[4], m->w[4], m->w[5], &t[5]);
+    if (st == YG_OK)
+        st = yg_gelu(t[5], &t[6]);
+    if (st == YG_OK)
+        st = yg_linear(t[6], m->w[6], NULL, &t[7]);
+    if (st == YG_OK)
+        st = yg_add(t[4], t[7], 1, &out[0]);
+    for (int i = 0; i < 10; i++)
+        yg_release(t[i]);
+    return st;
+}
+
+static yg_status cnn_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
+                        int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *t[4] = {0};
+    int64_t one[2] = {1, 1}, zero[2] = {0, 0}, k[2] = {2, 2};
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_conv2d(in[0], m->w[0], m->w[1], one, 2, one, 2, one, 2, 1, &t[0]);
+    if (st == YG_OK)
+        st = yg_relu(t[0], &t[1]);
+    if (st == YG_OK)
+        st = yg_max_pool2d(t[1], k, 2, k, 2, zero, 2, one, 2, false, &t[2]);
+    if (st == YG_OK)
+        st = yg_flatten(t[2], 1, -1, &t[3]);
+    if (st == YG_OK)
+        st = yg_linear(t[3], m->w[2], m->w[3], &out[0]);
+    for (int i = 0; i < 4; i++)
+        yg_release(t[i]);
+    return st;
+}
+
+/* In-place inside the traced function: relu_ on an intermediate. */
+static yg_status inplace_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
+                            int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *h = NULL, *r = NULL;
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_linear(in[0], m->w[0], m->w[1], &h);
+    if (st == YG_OK)
+        st = yg_relu_(h, &r);
+    if (st == YG_OK)
+        st = yg_tanh(r, &out[0]);
+    yg_release(h);
+    yg_release(r);
+    return st;
+}
+
+static void model_free(model *m) {
+    for (int i = 0; i < m->n_w; i++)
+        yg_release(m->w[i]);
+    for (int i = 0; i < m->n_x; i++)
+        yg_release(m->x[i]);
+}
+
+static model make_mlp(bool x_rg) {
+    model m = {.name = "mlp", .fn = mlp_fn, .n_w = 4, .n_x = 1, .n_out = 1};
+    m.w[0] = rnd(16, 12, 1, true);
+    m.w[1] = rnd(16, 0, 2, true);
+    m.w[2] = rnd(5, 16, 3, true);
+    m.w[3] = rnd(5, 0, 4, true);
+    m.x[0] = rnd(8, 12, 5, x_rg);
+    return m;
+}
+
+static model make_lstm(bool x_rg) {
+    model m = {.name = "lstm_cell", .fn = lstm_fn, .n_w = 4, .n_x = 3, .n_out = 2};
+    m.w[0] = rnd(24, 5, 11, true);
+    m.w[1] = rnd(24, 6, 12, true);
+    m.w[2] = rnd(24, 0, 13, true);
+    m.w[3] = rnd(24, 0, 14, true);
+    m.x[0] = rnd(3, 5, 15, x_rg);
+    m.x[1] = rnd(3, 6, 16, x_rg);
+    m.x[2] = rnd(3, 6, 17, x_rg);
+    return m;
+}
+
+static model make_gru(bool x_rg) {
+    model m = {.name = "gru_cell", .fn = gru_fn, .n_w = 4, .n_x = 2, .n_out = 1};
+    m.w[0] = rnd(18, 5, 21, true);
+    m.w[1] = rnd(18, 6, 22, true);
+    m.w[2] = rnd(18, 0, 23, true);
+    m.w[3] = rnd(18, 0, 24, true);
+    m.x[0] = rnd(3, 5, 25, x_rg);
+    m.x[1] = rnd(3, 6, 26, x_rg);
+    return m;
+}
+
+static model make_block(bool x_rg) {
+    model m = {.name = "transformer block", .fn = block_fn, .n_w = 7, .n_x = 1, .n_out = 1};
+    m.w[0] = rnd(8, 0, 31, true);
+    m.w[1] = rnd(8, 0, 32, true);
+    m.w[2] = rnd(8, 8, 33, true);
+    m.w[3] = rnd(8, 8, 34, true);
+    m.w[4] = rnd(16, 8, 35, true);
+    m.w[5] = rnd(16, 0, 36, true);
+    m.w[6] = rnd(8, 16, 37, true);
+    m.x[0] = rnd(5, 8, 38, x_rg);
+    return m;
+}
+
+static model make_cnn(bool x_rg) {
+    model m = {.name = "cnn", .fn = cnn_fn, .n_w = 4, .n_x = 1, .n_out = 1};
+    int64_t ws[4] = {4, 2, 3, 3}, xs[4] = {2, 2, 6, 6};
+    m.w[0] = rnd4(ws, 41, true);
+    m.w[1] = rnd(4, 0, 42, true);
+    m.w[2] = rnd(3, 36, 43, true);
+    m.w[3] = rnd(3, 0, 44, true);
+    m.x[0] = rnd4(xs, 45, x_rg);
+    return m;
+}
+
+/* ---- comparing ---- */
+
+static void expect_same(const char *what, const yg_tensor *a, const yg_tensor *b) {
+    if (a == NULL || b == NULL) {
+        if (a != b)
+            fail_msg("%s: one gradient is missing", what);
+        return;
+    }
+    assert_int_equal(yg_tensor_numel(a), yg_tensor_numel(b));
+    double *x = yg_test_values(a), *y = yg_test_values(b);
+    for (int64_t i = 0; i < yg_tensor_numel(a); i++)
+        if (fabs(x[i] - y[i]) > 1e-12 + 1e-9 * fabs(x[i]))
+            fail_msg("%s [%lld]: eager %.17g, executor %.17g", what, (long long)i, x[i], y[i]);
+    free(x);
+    free(y);
+}
+
+/* Outputs and gradients (w.r.t. weights and inputs that require grad) of
+ * m, eagerly and through an executor of its trace; returns the executor
+ * (caller releases) when keep. */
+static yg_executor *check_model(model *m, bool keep) {
+    yg_trace_result *tr = NULL;
+    yg_executor *e = NULL;
+    yg_tensor *eo[4] = {0}, *jo[4] = {0}, *v[4] = {0};
+    yg_tensor *eg[2 * MAXT] = {0}, *jg[2 * MAXT] = {0};
+    const yg_tensor *wrt[2 * MAXT];
+    yg_tensor *in[2 * MAXT];
+    int n_wrt = 0;
+
+    YG_CHECK(yg_trace(m->fn, m, m->x, m->n_x, m->n_out, NULL, &tr));
+    assert_int_equal(tr->n_params, m->n_w);
+    YG_CHECK(yg_executor_create(tr->graph, NULL, &e));
+    for (int i = 0; i < m->n_x; i++)
+        in[i] = m->x[i];
+    for (int i = 0; i < m->n_w; i++)
+        in[m->n_x + i] = tr->params[i];
+    for (int i = 0; i < m->n_x + m->n_w; i++)
+        if (yg_tensor_requires_grad(in[i]))
+            wrt[n_wrt++] = in[i];
+    YG_CHECK(m->fn(m, m->x, m->n_x, eo, m->n_out));
+    /* Twice: a plan is built, then reused. */
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < m->n_out; i++)
+            yg_release(jo[i]), jo[i] = NULL;
+        YG_CHECK(yg_executor_run(e, in, m->n_x + m->n_w, jo, m->n_out));
+    }
+    yg_executor_stats s = yg_executor_get_stats(e);
+    assert_int_equal(s.misses, 1);
+    assert_int_equal(s.hits, 1);
+    for (int i = 0; i < m->n_out; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s output %d", m->name, i);
+        expect_same(what, eo[i], jo[i]);
+        v[i] = yg_test_rand(YG_FLOAT64, yg_tensor_sizes(eo[i]), yg_tensor_ndim(eo[i]), -1, 1,
+                            900 + (uint64_t)i);
+    }
+    YG_CHECK(yg_grad((const yg_tensor *const *)eo, m->n_out, (const yg_tensor *const *)v, wrt,
+                     n_wrt, false, false, true, eg));
+    YG_CHECK(yg_grad((const yg_tensor *const *)jo, m->n_out, (const yg_tensor *const *)v, wrt,
+                     n_wrt, false, false, true, jg));
+    for (int i = 0; i < n_wrt; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s gradient %d", m->name, i);
+        expect_same(what, eg[i], jg[i]);
+        yg_release(eg[i]);
+        yg_release(jg[i]);
+    }
+    /* The plan differentiated something as one region at least. */
+    char *text = NULL;
+    YG_CHECK(yg_executor_last_graph(e, &text));
+    if (strstr(text, "prim::DifferentiableGraph") == NULL)
+        fail_msg("%s: no DifferentiableGraph in the plan:\n%s", m->name, text);
+    yg_string_release(text);
+    for (int i = 0; i < m->n_out; i++) {
+        yg_release(eo[i]);
+        yg_release(jo[i]);
+        yg_release(v[i]);
+    }
+    yg_trace_result_release(tr);
+    if (!keep) {
+        yg_executor_release(e);
+        return NULL;
+    }
+    return e;
+}
+
+static void run_model(model (*make)(bool)) {
+    for (int x_rg = 0; x_rg < 2; x_rg++) {
+        model m = make(x_rg);
+        check_model(&m, false);
+        model_free(&m);
+    }
+}
+
+static void test_mlp_matches_eager(void **state) {
+    (void)state;
+    run_model(make_mlp);
+}
+
+static void test_lstm_cell_matches_eager(void **state) {
+    (void)state;
+    run_model(make_lstm);
+}
+
+static void test_gru_cell_matches_eager(void **state) {
+    (void)state;
+    run_model(make_gru);
+}
+
+static void test_transformer_block_matches_eager(void **state) {
+    (void)state;
+    run_model(make_block);
+}
+
+static void test_cnn_matches_eager(void **state) {
+    (void)state;
+    run_model(make_cnn);
+}
+
+static void test_inplace_ops_stay_outside_regions(void **state) {
+    (void)state;
+    model m = {.name = "in-place", .fn = inplace_fn, .n_w = 2, .n_x = 1, .n_out = 1};
+    m.w[0] = rnd(6, 4, 51, true);
+    m.w[1] = rnd(6, 0, 52, true);
+    m.x[0] = rnd(3, 4, 53, false);
+    yg_executor *e = check_model(&m, true);
+    char *text = NULL;
+    YG_CHECK(yg_executor_last_graph(e, &text));
+    /* relu_ stays in the outer graph, not inside a region. */
+    const char *r = strstr(text, "relu_(");
+    assert_non_null(r);
+    const char *region = strstr(text, "prim::DifferentiableGraph");
+    assert_non_null(region);
+    assert_true(strstr(text, "relu_(") == r);
+    yg_string_release(text);
+    yg_executor_release(e);
+    model_free(&m);
+}
+
+/* The cache keys on requires_grad, dtype and rank; no df without grad. */
+static void test_plan_cache_hits_and_misses_by_spec(void **state) {
+    (void)state;
+    model m = make_mlp(false);
+    yg_trace_result *tr = NULL;
+    yg_executor *e = NULL;
+    yg_tensor *in[5], *out = NULL;
+    YG_CHECK(yg_trace(m.fn, &m, m.x, 1, 1, NULL, &tr));
+    YG_CHECK(yg_executor_create(tr->graph, NULL, &e));
+    in[0] = m.x[0];
+    for (int i = 0; i < 4; i++)
+        in[1 + i] = tr->params[i];
+    /* 1: grad (weights require grad) */
+    YG_CHECK(yg_executor_run(e, in, 5, &out, 1));
+    yg_release(out);
+    YG_CHECK(yg_executor_run(e, in, 5, &out, 1));
+    yg_release(out);
+    yg_executor_stats s = yg_executor_get_stats(e);
+    assert_int_equal(s.misses, 1);
+    assert_int_equal(s.hits, 1);
+    char *with_grad = NULL, *no_grad = NULL;
+    YG_CHECK(yg_executor_last_graph(e, &with_grad));
+    assert_non_null(strstr(with_grad, "df="));
+    /* 2: grad mode off: another plan, without a backward. */
+    bool prev = yg_set_grad_enabled(false);
+    YG_CHECK(yg_executor_run(e, in, 5, &out, 1));
+    yg_set_grad_enabled(prev);
+    yg_release(out);
+    YG_CHECK(yg_executor_last_graph(e, &no_grad));
+    assert_null(strstr(no_grad, "DifferentiableGraph"));
+    s = yg_executor_get_stats(e);
+    assert_int_equal(s.misses, 2);
+    assert_int_equal(s.plans, 2);
+    /* 3: another batch size under grad: sizes are in the spec. */
+    yg_tensor *x2 = rnd(3, 12, 61, false);
+    in[0] = x2;
+    YG_CHECK(yg_executor_run(e, in, 5, &out, 1));
+    assert_int_equal(yg_tensor_sizes(out)[0], 3);
+    yg_release(out);
+    s = yg_executor_get_stats(e);
+    assert_int_equal(s.misses, 3);
+    char *dump = NULL;
+    YG_CHECK(yg_executor_dump_plans(e, &dump));
+    assert_non_null(strstr(dump, "spec: grad=1 inputs=[float64 cpu [8, 12] contiguous"));
+    assert_non_null(strstr(dump, "spec: grad=0 inputs=[float64 cpu rank 2 contiguous"));
+    yg_string_release(dump);
+    /* 4: wrong dtype and rank are refused naming the input. */
+    yg_tensor *xf = NULL, *x1 = rnd(12, 0, 62, false);
+    YG_CHECK(yg_to_copy(x2, YG_FLOAT32, &xf));
+    in[0] = xf;
+    YG_EXPECT_ERROR(yg_executor_run(e, in, 5, &out, 1), YG_ERR_DTYPE,
+                    "executor: input 0 %0: expected dtype float64, got float32");
+    in[0] = x1;
+    YG_EXPECT_ERROR(yg_executor_run(e, in, 5, &out, 1), YG_ERR_SHAPE,
+                    "executor: input 0 %0: expected rank 2, got 1");
+    YG_EXPECT_ERROR(yg_executor_run(e, in, 4, &out, 1), YG_ERR_INVALID_ARGUMENT,
+                    "executor: graph has 5 inputs, got 4");
+    assert_null(out);
+    yg_string_release(with_grad);
+    yg_string_release(no_grad);
+    yg_release(xf);
+    yg_release(x1);
+    yg_release(x2);
+    yg_executor_release(e);
+    yg_trace_result_release(tr);
+    model_free(&m);
+}
+
+/* A node without a symbolic derivative (the in-place add_, and mul, whose
+ * result add_ writes) still runs, outside any region, and its gradient
+ * comes from eager autograd, composed with the region's. */
+static void test_graph_with_non_symbolic_op_still_runs(void **state) {
+    (void)state;
+    const char *text = "graph(%x : Tensor(dtype=float64, sizes=[4], requires_grad=true)):\n"
+                       "  %e = exp(%x)\n"
+                       "  %a = sin(%e)\n"
+                       "  %b = mul(%a, %x)\n"
+                       "  %c = add_(%b, %x)\n"
+                       "  %d = sum(%c)\n"
+                       "  return (%d)\n";
+    yg_graph *g = NULL;
+    yg_executor *e = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    YG_CHECK(yg_executor_create(g, NULL, &e));
+    yg_tensor *x = rnd(4, 0, 71, true), *y = NULL, *gx = NULL;
+    YG_CHECK(yg_executor_run(e, &x, 1, &y, 1));
+    YG_CHECK(yg_backward(y, NULL, false));
+    YG_CHECK(yg_tensor_grad(x, &gx));
+    double *xv = yg_test_values(x), *gv = yg_test_values(gx);
+    for (int i = 0; i < 4; i++) { /* d/dx (x sin(e^x) + x) */
+        double ex = exp(xv[i]);
+        assert_true(fabs(gv[i] - (sin(ex) + xv[i] * cos(ex) * ex + 1)) < 1e-12);
+    }
+    char *plan = NULL;
+    YG_CHECK(yg_executor_last_graph(e, &plan));
+    assert_non_null(strstr(plan, "prim::DifferentiableGraph"));
+    assert_non_null(strstr(plan, "add_("));
+    free(xv);
+    free(gv);
+    yg_string_release(plan);
+    yg_release(gx);
+    yg_release(y);
+    yg_release(x);
+    yg_executor_release(e);
+    yg_graph_release(g);
+}
+
+/* Second order through a region that reads only its inputs and outputs
+ * works; through one that reads intermediates, it is refused clearly. */
+static void test_double_backward_works_or_is_refused(void **state) {
+    (void)state;
+    const char *text = "graph(%x : Tensor(dtype=float64, sizes=[3], requires_grad=true)):\n"
+                       "  %a = mul(%x, %x)\n"
+                       "  %b = sin(%a)\n"
+                       "  return (%b)\n";
+    yg_graph *g = NULL;
+    yg_executor *e = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    YG_CHECK(yg_executor_create(g, NULL, &e));
+    yg_tensor *x = rnd(3, 0, 81, true), *y = NULL, *gx = NULL;
+    YG_CHECK(yg_executor_run(e, &x, 1, &y, 1));
+    const yg_tensor *ys[1] = {y}, *xs[1] = {x};
+    yg_tensor *ones = NULL;
+    int64_t s3 = 3;
+    YG_CHECK(yg_tensor_full(&s3, 1, 1.0, YG_FLOAT64, &ones));
+    const yg_tensor *gs[1] = {ones};
+    /* sin's formula reads a = x*x, an intermediate. */
+    YG_EXPECT_ERROR(yg_grad(ys, 1, gs, xs, 1, false, true, false, &gx), YG_ERR_NOT_IMPLEMENTED,
+                    "DifferentiableGraphBackward: create_graph is not supported");
+    assert_null(gx);
+    /* First order through the same executor works. */
+    YG_CHECK(yg_grad(ys, 1, gs, xs, 1, false, false, false, &gx));
+    double *xv = yg_test_values(x), *gv = yg_test_values(gx);
+    for (int i = 0; i < 3; i++)
+        assert_true(fabs(gv[i] - cos(xv[i] * xv[i]) * 2 * xv[i]) < 1e-12);
+    free(xv);
+    free(gv);
+    yg_release(gx);
+    yg_release(y);
+    yg_executor_release(e);
+    yg_graph_release(g);
+    /* mul alone reads only the region's input: double backward works. */
+    const char *t2 = "graph(%x : Tensor(dtype=float64, sizes=[3], requires_grad=true)):\n"
+                     "  %a = mul(%x, %x)\n"
+                     "  %b = mul(%a, %x)\n"
+                     "  return (%b)\n";
+    YG_CHECK(yg_graph_parse(t2, (int64_t)strlen(t2), &g));
+    YG_CHECK(yg_executor_create(g, NULL, &e));
+    YG_CHECK(yg_executor_run(e, &x, 1, &y, 1));
+    ys[0] = y;
+    gx = NULL;
+    yg_status st = yg_grad(ys, 1, gs, xs, 1, false, true, false, &gx);
+    if (st == YG_OK) {
+        yg_tensor *s = NULL, *ggx = NULL;
+        YG_CHECK(yg_sum(gx, &s));
+        const yg_tensor *ss[1] = {s};
+        YG_CHECK(yg_grad(ss, 1, NULL, xs, 1, false, false, false, &ggx));
+        xv = yg_test_values(x);
+        gv = yg_test_values(ggx);
+        for (int i = 0; i < 3; i++) /* d2/dx2 x^3 = 6x */
+            assert_true(fabs(gv[i] - 6 * xv[i]) < 1e-12);
+        free(xv);
+        free(gv);
+        yg_release(s);
+        yg_release(ggx);
+    } else {
+        YG_EXPECT_ERROR(st, YG_ERR_NOT_IMPLEMENTED, "create_graph is not supported");
+    }
+    yg_release(gx);
+    yg_release(ones);
+    yg_release(y);
+    yg_release(x);
+    yg_executor_release(e);
+    yg_graph_release(g);
+}
+
+/* An executor run while tracing: its ops land in the outer trace. */
+typedef struct outer {
+    yg_executor *e;
+    yg_tensor *const *params;
+} outer;
+
+static yg_status outer_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
+                          int64_t n_out) {
+    outer *o = ctx;
+    yg_tensor *args[5] = {in[0], o->params[0], o->params[1], o->params[2], o->params[3]};
+    yg_tensor *h = NULL;
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_executor_run(o->e, args, 5, &h, 1);
+    if (st == YG_OK)
+        st = yg_tanh(h, &out[0]);
+    yg_release(h);
+    return st;
+}
+
+static void test_executor_inlines_into_an_outer_trace(void **state) {
+    (void)state;
+    model m = make_mlp(false);
+    yg_trace_result *tr = NULL, *tr2 = NULL;
+    yg_executor *e = NULL;
+    YG_CHECK(yg_trace(m.fn, &m, m.x, 1, 1, NULL, &tr));
+    YG_CHECK(yg_executor_create(tr->graph, NULL, &e));
+    outer o = {.e = e, .params = tr->params};
+    YG_CHECK(yg_trace(outer_fn, &o, m.x, 1, 1, NULL, &tr2));
+    char *text = NULL;
+    YG_CHECK(yg_graph_print(tr2->graph, &text));
+    assert_non_null(strstr(text, "linear("));
+    assert_non_null(strstr(text, "tanh("));
+    assert_int_equal(yg_executor_get_stats(e).inlined, 1);
+    yg_string_release(text);
+    yg_trace_result_release(tr2);
+    yg_trace_result_release(tr);
+    yg_executor_release(e);
+    model_free(&m);
+}
+
+typedef struct thread_arg {
+    yg_executor *e;
+    yg_tensor **in;
+    yg_tensor *expect;
+    int bad;
+} thread_arg;
+
+static void *thread_main(void *p) {
+    thread_arg *a = p;
+    for (int i = 0; i < 20; i++) {
+        yg_tensor *out = NULL;
+        bool prev = yg_set_grad_enabled(i % 2 == 0);
+        if (yg_executor_run(a->e, a->in, 5, &out, 1) != YG_OK) {
+            a->bad++;
+        } else {
+            double *x = yg_test_values(out), *y = yg_test_values(a->expect);
+            for (int64_t k = 0; k < yg_tensor_numel(out); k++)
+                a->bad += fabs(x[k] - y[k]) > 1e-12;
+            free(x);
+            free(y);
+        }
+        yg_set_grad_enabled(prev);
+        yg_release(out);
+    }
+    return NULL;
+}
+
+static void test_threads_share_one_executor(void **state) {
+    (void)state;
+    model m = make_mlp(false);
+    yg_trace_result *tr = NULL;
+    yg_executor *e = NULL;
+    YG_CHECK(yg_trace(m.fn, &m, m.x, 1, 1, NULL, &tr));
+    YG_CHECK(yg_executor_create(tr->graph, NULL, &e));
+    yg_tensor *in[5] = {m.x[0], tr->params[0], tr->params[1], tr->params[2], tr->params[3]};
+    thread_arg a[2] = {{e, in, tr->outputs[0], 0}, {e, in, tr->outputs[0], 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, thread_main, &a[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(a[0].bad + a[1].bad, 0);
+    assert_int_equal(yg_executor_get_stats(e).plans, 2);
+    yg_executor_release(e);
+    yg_trace_result_release(tr);
+    model_free(&m);
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mlp_matches_eager),
+        cmocka_unit_test(test_lstm_cell_matches_eager),
+        cmocka_unit_test(test_gru_cell_matches_eager),
+        cmocka_unit_test(test_transformer_block_matches_eager),
+        cmocka_unit_test(test_cnn_matches_eager),
+        cmocka_unit_test(test_inplace_ops_stay_outside_regions),
+        cmocka_unit_test(test_plan_cache_hits_and_misses_by_spec),
+        cmocka_unit_test(test_graph_with_non_symbolic_op_still_runs),
+        cmocka_unit_test(test_double_backward_works_or_is_refused),
+        cmocka_unit_test(test_executor_inlines_into_an_outer_trace),
+        cmocka_unit_test(test_threads_share_one_executor),
+    };
+    return YG_TEST_RUN(tests, argc, argv);
+}
