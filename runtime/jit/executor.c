@@ -5,7 +5,7 @@
  * A spec is what a plan may depend on: grad mode and, per input, whether
  * it is defined, requires grad, its dtype, device, rank, contiguity and,
  * when a gradient is needed (or the options ask), its sizes.  It is built
- * on the stack, hashed (FNV-1a over its bytes) and looked up in a small
+ * on the stack, hashed (a multiply-xor over its fields) and looked up in a small
  * list under a mutex; a miss builds the plan outside the lock (two
  * threads may build the same plan: the second one is dropped).  A plan is
  * a copy of the graph with the spec's input types, intermediate types
@@ -60,13 +60,10 @@ static yg_status oom(void) {
 
 /* ---- specs ---- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
+static uint64_t mix(uint64_t h, uint64_t w) {
+    h ^= w;
+    h *= 0x100000001b3ULL;
+    return h ^ (h >> 29);
 }
 
 static void spec_compute(const yg_executor *e, yg_tensor *const *inputs, spec *s) {
@@ -76,8 +73,7 @@ static void spec_compute(const yg_executor *e, yg_tensor *const *inputs, spec *s
         any_rg |= inputs[i] != NULL && yg_tensor_requires_grad(inputs[i]);
     s->grad = grad_mode && any_rg;
     s->sizes = s->grad || e->opt.specialize_sizes;
-    uint64_t h = 0xcbf29ce484222325ULL;
-    h = fnv(h, &s->grad, sizeof s->grad);
+    uint64_t h = mix(0xcbf29ce484222325ULL, s->grad);
     for (int32_t i = 0; i < s->n; i++) {
         const yg_tensor *t = inputs[i];
         spec_input *x = &s->in[i];
@@ -93,7 +89,11 @@ static void spec_compute(const yg_executor *e, yg_tensor *const *inputs, spec *s
                 for (int32_t d = 0; d < t->ndim; d++)
                     x->sizes[d] = t->sizes[d];
         }
-        h = fnv(h, x, sizeof *x);
+        h = mix(h, (uint64_t)x->defined | (uint64_t)x->requires_grad << 8 |
+                       (uint64_t)x->contiguous << 16 | (uint64_t)(uint8_t)x->dtype << 24 |
+                       (uint64_t)(uint8_t)x->device << 32 | (uint64_t)(uint8_t)x->ndim << 40);
+        for (int32_t d = 0; s->sizes && d < x->ndim; d++)
+            h = mix(h, (uint64_t)x->sizes[d]);
     }
     s->hash = h;
 }
