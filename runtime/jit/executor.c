@@ -198,6 +198,7 @@ static yg_status plan_build(const yg_executor *e, const spec *s, plan **out) {
         plan_free(p);
         return yg__fail_prefix(st, "executor: building a plan");
     }
+    yg__graph_freeze(p->g);
     *out = p;
     return YG_OK;
 }

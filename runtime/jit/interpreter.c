@@ -12,8 +12,11 @@
  * reader of are released, and outputs nobody reads are released at once.
  * So a chain of n ops on a large tensor holds two or three tensors at a
  * time, not n (tests/test_jit_interp.c checks both the live-value count
- * and the allocator's peak).  The plan costs O(values) per run; a cached
- * plan is for the graph executor to come.
+ * and the allocator's peak).  The plan is then compiled into steps (each
+ * node's boxed function and slots, no hashing at run time).  It costs
+ * O(values) to make; a frozen graph (the executor's plans, the f and df
+ * graphs of DifferentiableGraph nodes) keeps it, other graphs make it on
+ * every run.
  *
  * Constants: the tensor attribute of a prim::Constant is never written,
  * so when no node of the graph writes memory the frame shares it (one
@@ -194,6 +197,131 @@ static yg_status fail_at(yg_status st, const yg_ir_node *n) {
     return yg__fail_prefix(st, prefix);
 }
 
+/* ---- the compiled plan ----
+ *
+ * The hash plan above is made once per graph and turned into steps: per
+ * node its kind of work, its boxed function (op nodes: looked up and
+ * checked once, not per run), the frame slots of its inputs and outputs,
+ * and the slots to release after it.  A run then touches no hash table
+ * and parses no schema. */
+
+enum { STEP_OP, STEP_CONSTANT, STEP_NONE, STEP_DIFF, STEP_REFUSED };
+
+typedef struct step {
+    const yg_ir_node *node;
+    yg_boxed_fn fn;
+    int32_t kind;
+    int32_t n_rel;
+    int64_t in, out, rel; /* offsets into the slot arrays */
+} step;
+
+struct yg_interp_plan {
+    int64_t n_values, n_steps, n_inputs, n_outputs;
+    step *steps;
+    int64_t *in_slots, *out_slots, *rel_slots;
+    int64_t *graph_out; /* slot of each graph output */
+    bool *input_live;   /* per graph input: some node or output reads it */
+    int32_t max_inputs, max_outputs;
+    bool copy_constants;
+};
+
+void yg__interp_plan_free(yg_interp_plan *p) {
+    if (p == NULL)
+        return;
+    free(p->steps);
+    free(p->in_slots);
+    free(p->out_slots);
+    free(p->rel_slots);
+    free(p->graph_out);
+    free(p->input_live);
+    free(p);
+}
+
+yg_status yg__interp_plan_create(const yg_graph *g, yg_interp_plan **out) {
+    plan h;
+    *out = NULL;
+    YG_RETURN_IF_ERROR(plan_make(g, &h));
+    yg_interp_plan *p = calloc(1, sizeof *p);
+    int64_t n_in = 0, n_out = 0;
+    for (const yg_ir_node *n = g->first; n != NULL; n = n->next) {
+        n_in += n->n_inputs;
+        n_out += n->n_outputs;
+    }
+    if (p != NULL) {
+        p->n_values = h.n_values;
+        p->n_steps = g->n_nodes;
+        p->n_inputs = g->param->n_outputs;
+        p->n_outputs = g->ret->n_inputs;
+        p->max_inputs = h.max_inputs;
+        p->max_outputs = h.max_outputs;
+        p->steps = calloc((size_t)(g->n_nodes + 1), sizeof *p->steps);
+        p->in_slots = malloc((size_t)(n_in + 1) * sizeof *p->in_slots);
+        p->out_slots = malloc((size_t)(n_out + 1) * sizeof *p->out_slots);
+        p->rel_slots = malloc((size_t)(n_in + n_out + 1) * sizeof *p->rel_slots);
+        p->graph_out = malloc((size_t)(g->ret->n_inputs + 1) * sizeof *p->graph_out);
+        p->input_live = calloc((size_t)(g->param->n_outputs + 1), sizeof *p->input_live);
+    }
+    if (p == NULL || p->steps == NULL || p->in_slots == NULL || p->out_slots == NULL ||
+        p->rel_slots == NULL || p->graph_out == NULL || p->input_live == NULL) {
+        yg__interp_plan_free(p);
+        plan_free(&h);
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "interpreter: out of memory");
+    }
+    int64_t ki = 0, ko = 0, kr = 0, idx = 0;
+    for (const yg_ir_node *n = g->first; n != NULL; n = n->next, idx++) {
+        step *s = &p->steps[idx];
+        s->node = n;
+        s->in = ki;
+        s->out = ko;
+        s->rel = kr;
+        if (n->kind == yg__prim_constant)
+            s->kind = STEP_CONSTANT;
+        else if (n->kind == yg__prim_none)
+            s->kind = STEP_NONE;
+        else if (n->kind == yg__prim_diff_graph)
+            s->kind = STEP_DIFF;
+        else if (n->op == NULL)
+            s->kind = STEP_REFUSED;
+        else
+            s->kind = STEP_OP;
+        if (s->kind == STEP_OP) {
+            const yg_boxed_op *b = yg__boxed_op_of(n);
+            yg_ir_kind_info info = yg__ir_kind_info(n);
+            s->fn = b->fn;
+            if (b->fn == NULL || (info.n_returns >= 0 && info.n_returns != n->n_outputs))
+                s->kind = STEP_REFUSED; /* reported, with the reason, if it runs */
+        }
+        p->copy_constants |= yg__ir_node_has_side_effects(n);
+        for (int32_t i = 0; i < n->n_inputs; i++)
+            p->in_slots[ki++] = plan_slot(&h, n->inputs[i]);
+        for (int32_t i = 0; i < n->n_outputs; i++)
+            p->out_slots[ko++] = plan_slot(&h, n->outputs[i]);
+        /* What dies after this node: inputs it reads last (once each),
+         * and outputs nobody reads. */
+        for (int32_t i = 0; i < n->n_inputs; i++) {
+            int64_t sl = p->in_slots[s->in + i];
+            bool dup = false;
+            for (int32_t j = 0; j < i; j++)
+                dup |= p->in_slots[s->in + j] == sl;
+            if (h.last_use[sl] == idx && !dup)
+                p->rel_slots[kr++] = sl;
+        }
+        for (int32_t i = 0; i < n->n_outputs; i++) {
+            int64_t sl = p->out_slots[s->out + i];
+            if (h.last_use[sl] < 0)
+                p->rel_slots[kr++] = sl;
+        }
+        s->n_rel = (int32_t)(kr - s->rel);
+    }
+    for (int32_t i = 0; i < g->ret->n_inputs; i++)
+        p->graph_out[i] = plan_slot(&h, g->ret->inputs[i]);
+    for (int32_t i = 0; i < g->param->n_outputs; i++)
+        p->input_live[i] = h.last_use[i] >= 0;
+    plan_free(&h);
+    *out = p;
+    return YG_OK;
+}
+
 /* ---- running ---- */
 
 typedef struct frame {
@@ -242,69 +370,59 @@ static yg_status run_constant(frame *f, const yg_ir_node *n, yg_tensor **out) {
     }
 }
 
-static yg_status run_op(const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
+/* Why a STEP_REFUSED node cannot run. */
+static yg_status refuse(const yg_ir_node *n) {
+    if (n->op == NULL)
+        return fail_at(yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                                "%s nodes are not run by the interpreter yet",
+                                n->kind),
+                       n);
     const yg_boxed_op *b = yg__boxed_op_of(n);
     if (b->fn == NULL)
         return yg__fail(YG_ERR_NOT_IMPLEMENTED, "interpreter: %s: %s", n->kind, b->unsupported);
     yg_ir_kind_info info = yg__ir_kind_info(n);
-    if (info.n_returns >= 0 && info.n_returns != n->n_outputs)
-        return fail_at(yg__fail(YG_ERR_INVALID_ARGUMENT,
-                                "%s returns %d values but the node has %d outputs",
-                                n->kind,
-                                info.n_returns,
-                                n->n_outputs),
-                       n);
-    yg_status st = b->fn(n, in, n->n_inputs, out);
-    if (st != YG_OK)
-        return fail_at(st, n);
-    return YG_OK;
+    return fail_at(yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s returns %d values but the node has %d outputs",
+                            n->kind,
+                            info.n_returns,
+                            n->n_outputs),
+                   n);
 }
 
-/* Runs node n, storing its outputs in the frame. */
+/* Runs step s, storing its outputs in the frame. */
 static yg_status
-run_node(frame *f, const plan *p, const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
+run_step(frame *f, const yg_interp_plan *p, const step *s, yg_tensor **in, yg_tensor **out) {
+    const yg_ir_node *n = s->node;
     yg_status st = YG_OK;
     for (int32_t i = 0; i < n->n_outputs; i++)
         out[i] = NULL;
-    if (n->kind == yg__prim_constant) {
+    for (int32_t i = 0; i < n->n_inputs; i++)
+        in[i] = f->vals[p->in_slots[s->in + i]];
+    switch (s->kind) {
+    case STEP_OP:
+        st = s->fn(n, in, n->n_inputs, out);
+        if (st != YG_OK)
+            st = fail_at(st, n);
+        break;
+    case STEP_CONSTANT:
         st = run_constant(f, n, &out[0]);
-    } else if (n->kind == yg__prim_none) {
-        out[0] = NULL;
-    } else if (n->kind == yg__prim_diff_graph) {
-        for (int32_t i = 0; i < n->n_inputs; i++)
-            in[i] = f->vals[plan_slot(p, n->inputs[i])];
+        break;
+    case STEP_NONE:
+        break;
+    case STEP_DIFF:
         st = yg__diff_graph_run(n, in, out);
         if (st != YG_OK)
             st = fail_at(st, n);
-    } else if (n->op == NULL) {
-        st = fail_at(yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                              "%s nodes are not run by the interpreter yet",
-                              n->kind),
-                     n);
-    } else {
-        for (int32_t i = 0; i < n->n_inputs; i++)
-            in[i] = f->vals[plan_slot(p, n->inputs[i])];
-        st = run_op(n, in, out);
+        break;
+    default:
+        st = refuse(n);
+        break;
     }
     if (st != YG_OK)
         return st;
     for (int32_t i = 0; i < n->n_outputs; i++)
-        frame_set(f, plan_slot(p, n->outputs[i]), out[i]);
+        frame_set(f, p->out_slots[s->out + i], out[i]);
     return YG_OK;
-}
-
-/* Releases what node idx was the last reader of, and its unread outputs. */
-static void release_dead(frame *f, const plan *p, const yg_ir_node *n, int64_t idx) {
-    for (int32_t i = 0; i < n->n_inputs; i++) {
-        int64_t s = plan_slot(p, n->inputs[i]);
-        if (p->last_use[s] == idx)
-            frame_drop(f, s);
-    }
-    for (int32_t i = 0; i < n->n_outputs; i++) {
-        int64_t s = plan_slot(p, n->outputs[i]);
-        if (p->last_use[s] < 0)
-            frame_drop(f, s);
-    }
 }
 
 /* The new reference returned for output value t: t itself, or a copy when
@@ -340,50 +458,63 @@ static yg_status check_args(const yg_graph *g,
     return YG_OK;
 }
 
-yg_status yg_graph_run(const yg_graph *g,
-                       yg_tensor *const *inputs,
-                       int64_t n_inputs,
-                       yg_tensor **outputs,
-                       int64_t n_outputs) {
-    plan p;
+/* Frames of up to this many values, and nodes of up to this many inputs
+ * and outputs, live on the stack. */
+#define STACK_VALUES 64
+#define STACK_IO 16
+
+static yg_status run_plan(const yg_interp_plan *p,
+                          yg_tensor *const *inputs,
+                          int64_t n_inputs,
+                          yg_tensor **outputs,
+                          int64_t n_outputs) {
+    yg_tensor *vals_buf[STACK_VALUES], *io_buf[2 * STACK_IO];
+    const yg_tensor *const_buf[STACK_VALUES];
     frame f = {0};
     yg_tensor **in = NULL, **out = NULL;
-    yg_status st;
-    int64_t idx = 0;
+    yg_status st = YG_OK;
+    bool small = p->n_values <= STACK_VALUES && p->n_steps <= STACK_VALUES;
+    bool small_io = p->max_inputs <= STACK_IO && p->max_outputs <= STACK_IO;
 
-    for (int64_t i = 0; outputs != NULL && i < n_outputs; i++)
-        outputs[i] = NULL;
-    last_stats = (yg_interp_stats){0};
-    YG_RETURN_IF_ERROR(check_args(g, inputs, n_inputs, outputs, n_outputs));
-    YG_RETURN_IF_ERROR(plan_make(g, &p));
-    f.n = p.n_values;
-    f.vals = calloc((size_t)(f.n > 0 ? f.n : 1), sizeof *f.vals);
-    f.constants = malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof *f.constants);
-    in = malloc((size_t)(p.max_inputs > 0 ? p.max_inputs : 1) * sizeof *in);
-    out = malloc((size_t)(p.max_outputs > 0 ? p.max_outputs : 1) * sizeof *out);
+    f.n = p->n_values;
+    if (small) {
+        memset(vals_buf, 0, (size_t)p->n_values * sizeof *vals_buf);
+        f.vals = vals_buf;
+        f.constants = const_buf;
+    } else {
+        f.vals = calloc((size_t)(f.n > 0 ? f.n : 1), sizeof *f.vals);
+        f.constants = malloc((size_t)(p->n_steps > 0 ? p->n_steps : 1) * sizeof *f.constants);
+    }
+    if (small_io) {
+        in = io_buf;
+        out = io_buf + STACK_IO;
+    } else {
+        in = malloc((size_t)(p->max_inputs > 0 ? p->max_inputs : 1) * sizeof *in);
+        out = malloc((size_t)(p->max_outputs > 0 ? p->max_outputs : 1) * sizeof *out);
+    }
     if (f.vals == NULL || f.constants == NULL || in == NULL || out == NULL) {
         st = yg__fail(YG_ERR_OUT_OF_MEMORY, "interpreter: out of memory");
         goto out;
     }
-    for (const yg_ir_node *n = g->first; n != NULL && !f.copy_constants; n = n->next)
-        f.copy_constants = yg__ir_node_has_side_effects(n);
+    f.copy_constants = p->copy_constants;
     for (int64_t i = 0; i < n_inputs; i++) {
-        if (p.last_use[i] >= 0)
+        if (p->input_live[i])
             frame_set(&f, i, yg_retain(inputs[i]));
     }
-    for (const yg_ir_node *n = g->first; n != NULL; n = n->next, idx++) {
-        st = run_node(&f, &p, n, in, out);
+    for (int64_t k = 0; k < p->n_steps; k++) {
+        const step *s = &p->steps[k];
+        st = run_step(&f, p, s, in, out);
         if (st != YG_OK)
             goto out;
         last_stats.nodes_run++;
-        release_dead(&f, &p, n, idx);
+        for (int32_t r = 0; r < s->n_rel; r++)
+            frame_drop(&f, p->rel_slots[s->rel + r]);
     }
-    for (int32_t i = 0; i < g->ret->n_inputs; i++) {
-        st = output_ref(&f, f.vals[plan_slot(&p, g->ret->inputs[i])], &outputs[i]);
+    for (int64_t i = 0; i < n_outputs; i++) {
+        st = output_ref(&f, f.vals[p->graph_out[i]], &outputs[i]);
         if (st != YG_OK)
             goto out;
     }
-    st = YG_OK;
 out:
     if (st != YG_OK) {
         for (int64_t i = 0; i < n_outputs; i++) {
@@ -394,10 +525,58 @@ out:
     last_stats.peak_live = f.peak;
     for (int64_t i = 0; f.vals != NULL && i < f.n; i++)
         yg_release(f.vals[i]);
-    free(f.vals);
-    free(f.constants);
-    free(in);
-    free(out);
-    plan_free(&p);
+    if (!small) {
+        free(f.vals);
+        free(f.constants);
+    }
+    if (!small_io) {
+        free(in);
+        free(out);
+    }
+    return st;
+}
+
+yg_status yg__graph_run_planned(const yg_graph *g,
+                                const yg_interp_plan *p,
+                                yg_tensor *const *inputs,
+                                int64_t n_inputs,
+                                yg_tensor **outputs,
+                                int64_t n_outputs) {
+    for (int64_t i = 0; outputs != NULL && i < n_outputs; i++)
+        outputs[i] = NULL;
+    last_stats = (yg_interp_stats){0};
+    YG_RETURN_IF_ERROR(check_args(g, inputs, n_inputs, outputs, n_outputs));
+    return run_plan(p, inputs, n_inputs, outputs, n_outputs);
+}
+
+yg_status yg_graph_run(const yg_graph *g,
+                       yg_tensor *const *inputs,
+                       int64_t n_inputs,
+                       yg_tensor **outputs,
+                       int64_t n_outputs) {
+    yg_interp_plan *p = NULL;
+    for (int64_t i = 0; outputs != NULL && i < n_outputs; i++)
+        outputs[i] = NULL;
+    last_stats = (yg_interp_stats){0};
+    YG_RETURN_IF_ERROR(check_args(g, inputs, n_inputs, outputs, n_outputs));
+    /* A frozen graph (it no longer changes) keeps its plan. */
+    if (g->frozen) {
+        p = atomic_load_explicit(&((yg_graph *)g)->run_plan, memory_order_acquire);
+        if (p == NULL) {
+            yg_interp_plan *mine = NULL;
+            YG_RETURN_IF_ERROR(yg__interp_plan_create(g, &mine));
+            yg_interp_plan *expected = NULL;
+            if (atomic_compare_exchange_strong(&((yg_graph *)g)->run_plan, &expected, mine)) {
+                p = mine;
+            } else {
+                yg__interp_plan_free(mine);
+                p = expected;
+            }
+        }
+        return run_plan(p, inputs, n_inputs, outputs, n_outputs);
+    }
+    YG_RETURN_IF_ERROR(yg__interp_plan_create(g, &p));
+    yg_status st = run_plan(p, inputs, n_inputs, outputs, n_outputs);
+    yg__interp_plan_free(p);
     return st;
 }

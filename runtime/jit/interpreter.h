@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "jit/ir.h"
+
 typedef struct yg_interp_stats {
     int64_t nodes_run;      /* nodes that ran to completion */
     int64_t peak_live;      /* most values holding a tensor at once */
@@ -17,5 +19,22 @@ typedef struct yg_interp_stats {
 /* The statistics of this thread's last yg_graph_run (zeros before any).
  * Cannot fail. */
 void yg__interp_last_stats(yg_interp_stats *out);
+
+/* A graph compiled for running: per node its boxed function and the
+ * frame slots it reads, writes and releases.  Valid while the graph's
+ * nodes and their inputs do not change (types and names may).  A frozen
+ * graph (yg__graph_freeze) keeps one, made on its first run. */
+typedef struct yg_interp_plan yg_interp_plan;
+
+yg_status yg__interp_plan_create(const yg_graph *g, yg_interp_plan **out);
+void yg__interp_plan_free(yg_interp_plan *p);
+
+/* yg_graph_run with a plan of g made by yg__interp_plan_create. */
+yg_status yg__graph_run_planned(const yg_graph *g,
+                                const yg_interp_plan *p,
+                                yg_tensor *const *inputs,
+                                int64_t n_inputs,
+                                yg_tensor **outputs,
+                                int64_t n_outputs);
 
 #endif /* YAGRAD_JIT_INTERPRETER_H */

@@ -20,6 +20,7 @@
  * names stay short and unique even when parsed text already used some.
  */
 #include "jit/ir.h"
+#include "jit/interpreter.h"
 
 #include <stdio.h>
 #include <stdatomic.h>
@@ -720,6 +721,10 @@ out:
     return st;
 }
 
+void yg__graph_freeze(yg_graph *g) {
+    g->frozen = true;
+}
+
 yg_graph *yg__graph_retain(yg_graph *g) {
     atomic_fetch_add_explicit(&g->extra_refs, 1, memory_order_relaxed);
     return g;
@@ -730,6 +735,7 @@ void yg_graph_release(yg_graph *g) {
         return;
     if (atomic_fetch_sub_explicit(&g->extra_refs, 1, memory_order_acq_rel) > 0)
         return;
+    yg__interp_plan_free(atomic_load(&g->run_plan));
     yg_ir_node *n = g->first;
     while (n != NULL) {
         yg_ir_node *next = n->next;

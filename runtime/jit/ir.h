@@ -110,9 +110,14 @@ typedef struct yg_ir_names {
     int64_t cap, len;
 } yg_ir_names;
 
+struct yg_interp_plan;
+
 struct yg_graph {
     atomic_long extra_refs; /* references beyond the owner's (yg__graph_retain):
                                a df graph an autograd node still runs */
+    bool frozen;            /* its nodes and their inputs no longer change */
+    _Atomic(struct yg_interp_plan *) run_plan; /* a frozen graph's plan,
+                                                  made on its first run */
     yg_ir_node *param; /* outputs: graph inputs */
     yg_ir_node *ret;   /* inputs: graph outputs */
     yg_ir_node *first, *last;
@@ -125,6 +130,11 @@ struct yg_graph {
  * last is dropped.  A graph shared this way must no longer change (an
  * autograd node runs it while its owner may be released).  Cannot fail. */
 yg_graph *yg__graph_retain(yg_graph *g);
+
+/* Marks g (and nothing else) as never changing again in structure:
+ * yg_graph_run keeps its compiled plan.  Types and names may still be
+ * set.  Cannot fail. */
+void yg__graph_freeze(yg_graph *g);
 
 /* ---- kinds (kinds.c) ---- */
 

@@ -128,6 +128,7 @@ static yg_status put_graph(yg_ir_node *n, const char *name, yg_graph **g) {
     a.kind = YG_IR_ATTR_GRAPH;
     a.u.g = *g;
     *g = NULL;
+    yg__graph_freeze(a.u.g); /* run as is from now on: keeps its plan */
     if (a.name == NULL) {
         yg_graph_release(a.u.g);
         return oom();
