@@ -84,6 +84,8 @@ static yg_ir_value *none_value(yg_sym *s) {
         fail(s, st);
         return NULL;
     }
+    /* Made while the node reading it is half built: it goes first. */
+    yg__ir_node_move_to_front(n);
     return n->outputs[0];
 }
 
