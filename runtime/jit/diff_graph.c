@@ -11,9 +11,11 @@
  * captures as saved tensors: an in-place write to one of them between
  * forward and backward fails the backward as it does in eager mode.
  * df runs through the interpreter, so with create_graph its ops record
- * history and the gradient can be differentiated again, provided df reads
- * only the node's inputs and outputs; a df that reads intermediates (which
- * f computed without history) refuses create_graph with a message.
+ * history and the gradient can be differentiated again.  What df reads
+ * must then carry history too: inputs and outputs do (outputs through this
+ * node), intermediates, which f computed without history, do not; for a
+ * df that reads some, the node also keeps its inputs and f, and under
+ * create_graph runs f again with history to make them.
  */
 #include "jit/autodiff.h"
 
@@ -30,20 +32,54 @@ typedef struct dg_backward {
     int64_t *grad_of_input;    /* per input: df output, -1: none */
     int64_t n_captures;
     yg_saved_tensor *captured; /* n_captures */
+    int64_t *capture_refs;     /* n_captures: input i, or -1 - output j of f */
     bool reads_intermediates;  /* df reads values f kept only for it */
+    yg_graph *f;               /* a reference, when reads_intermediates */
+    yg_saved_tensor *inputs;   /* every input, when reads_intermediates */
 } dg_backward;
 
 static void dg_release_saved(yg_node *base) {
     dg_backward *b = (dg_backward *)base;
     for (int64_t i = 0; i < b->n_captures; i++)
         yg__saved_release(&b->captured[i]);
+    for (int32_t i = 0; b->inputs != NULL && i < b->n_inputs; i++)
+        yg__saved_release(&b->inputs[i]);
 }
 
 static void dg_destroy(yg_node *base) {
     dg_backward *b = (dg_backward *)base;
     yg_graph_release(b->df);
+    yg_graph_release(b->f);
     free(b->grad_of_input);
     free(b->captured);
+    free(b->capture_refs);
+    free(b->inputs);
+}
+
+/* For create_graph through a df that reads intermediates (which f made
+ * without history): f again, on the saved inputs, with grad mode on, so
+ * the values df reads carry history back to the inputs.  in[] receives the
+ * captures (new refs) after the node's n_outputs gradients. */
+static yg_status recompute_captures(dg_backward *b, yg_tensor **in) {
+    yg_node *base = &b->base;
+    int64_t n_f = b->f->ret->n_inputs;
+    yg_tensor **x = calloc((size_t)(b->n_inputs + n_f + 1), sizeof *x);
+    if (x == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "DifferentiableGraphBackward: out of memory");
+    yg_tensor **y = x + b->n_inputs;
+    yg_status st = YG_OK;
+    for (int32_t i = 0; st == YG_OK && i < b->n_inputs; i++)
+        st = yg__saved_unpack(&b->inputs[i], base, &x[i]);
+    if (st == YG_OK)
+        st = yg_graph_run(b->f, x, b->n_inputs, y, n_f);
+    for (int64_t k = 0; st == YG_OK && k < b->n_captures; k++) {
+        int64_t ref = b->capture_refs[k];
+        in[base->n_outputs + k] = yg_retain(ref >= 0 ? x[ref] : y[-1 - ref]);
+    }
+    for (int64_t i = 0; i < b->n_inputs + n_f; i++)
+        yg_release(x[i]);
+    free(x);
+    return st;
 }
 
 static yg_status dg_apply(yg_node *base, yg_tensor *const *grads, yg_tensor **grad_inputs) {
@@ -53,12 +89,6 @@ static yg_status dg_apply(yg_node *base, yg_tensor *const *grads, yg_tensor **gr
     yg_tensor **defined = NULL;
     yg_status st;
 
-    if (b->reads_intermediates && yg_is_grad_enabled())
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "DifferentiableGraphBackward: create_graph is not supported through a "
-                        "differentiable graph whose backward reads intermediates (they were "
-                        "computed without history); run the graph with yg_graph_run, or "
-                        "without autodiff subgraphs, to differentiate twice");
     yg_tensor **in = calloc((size_t)(n_in + n_out + 1), sizeof *in);
     if (in == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "DifferentiableGraphBackward: out of memory");
@@ -66,8 +96,11 @@ static yg_status dg_apply(yg_node *base, yg_tensor *const *grads, yg_tensor **gr
     st = yg__node_defined_grads(base, grads, &defined);
     for (int32_t i = 0; st == YG_OK && i < base->n_outputs; i++)
         in[i] = defined[i];
-    for (int64_t i = 0; st == YG_OK && i < b->n_captures; i++)
-        st = yg__saved_unpack(&b->captured[i], base, &in[base->n_outputs + i]);
+    if (st == YG_OK && b->reads_intermediates && yg_is_grad_enabled())
+        st = recompute_captures(b, in);
+    else
+        for (int64_t i = 0; st == YG_OK && i < b->n_captures; i++)
+            st = yg__saved_unpack(&b->captured[i], base, &in[base->n_outputs + i]);
     if (st == YG_OK)
         st = yg_graph_run(b->df, in, n_in, out, n_out);
     if (st == YG_OK) {
@@ -133,7 +166,8 @@ static yg_status record(const yg_ir_node *n, const holder *h, yg_tensor *const *
     b->n_inputs = n->n_inputs;
     b->grad_of_input = malloc((size_t)(n->n_inputs > 0 ? n->n_inputs : 1) * sizeof(int64_t));
     b->captured = calloc((size_t)(h->n_captures > 0 ? h->n_captures : 1), sizeof *b->captured);
-    if (b->grad_of_input == NULL || b->captured == NULL) {
+    b->capture_refs = malloc((size_t)(h->n_captures > 0 ? h->n_captures : 1) * sizeof(int64_t));
+    if (b->grad_of_input == NULL || b->captured == NULL || b->capture_refs == NULL) {
         st = yg__fail(YG_ERR_OUT_OF_MEMORY, "DifferentiableGraph: out of memory");
         goto out;
     }
@@ -145,6 +179,7 @@ static yg_status record(const yg_ir_node *n, const holder *h, yg_tensor *const *
     }
     for (int64_t k = 0; st == YG_OK && k < h->n_captures; k++) {
         int64_t ref = h->captures[k];
+        b->capture_refs[k] = ref;
         if (ref >= 0) {
             st = yg__saved_save(&b->captured[k], in[ref], false, 0, "input");
         } else {
@@ -154,6 +189,17 @@ static yg_status record(const yg_ir_node *n, const holder *h, yg_tensor *const *
             st = yg__saved_save(&b->captured[k], out[j], is_output, (int32_t)(is_output ? j : 0),
                                 is_output ? "output" : "intermediate");
         }
+    }
+    /* To differentiate df itself (create_graph), intermediates are made
+     * again with history from the inputs: keep the inputs and f. */
+    if (st == YG_OK && b->reads_intermediates) {
+        b->inputs = calloc((size_t)(n->n_inputs > 0 ? n->n_inputs : 1), sizeof *b->inputs);
+        if (b->inputs == NULL)
+            st = yg__fail(YG_ERR_OUT_OF_MEMORY, "DifferentiableGraph: out of memory");
+        for (int32_t i = 0; st == YG_OK && i < n->n_inputs; i++)
+            st = yg__saved_save(&b->inputs[i], in[i], false, 0, "input");
+        if (st == YG_OK)
+            b->f = yg__graph_retain((yg_graph *)h->f);
     }
     for (int64_t i = 0; st == YG_OK && i < h->n_grad_outputs; i++)
         if (out[i] != NULL)
