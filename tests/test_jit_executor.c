@@ -644,6 +644,44 @@ static void test_double_backward_through_regions(void **state) {
                  sinsq_d1, sinsq_d2);
 }
 
+/* Regions made with min_size 1 and put back with a larger one: the graph
+ * is as before (same text once canonicalised, same values). */
+static void test_small_regions_are_inlined_back(void **state) {
+    (void)state;
+    const char *text = "graph(%x : Tensor(dtype=float64, sizes=[3], requires_grad=true)):\n"
+                       "  %a = exp(%x)\n"
+                       "  %b = add_(%a, %x)\n"
+                       "  %c = sin(%b)\n"
+                       "  %d = mul(%c, %c)\n"
+                       "  return (%d)\n";
+    yg_graph *g = NULL, *orig = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    YG_CHECK(yg_graph_clone(g, &orig));
+    YG_CHECK(yg_graph_propagate_shapes(g));
+    YG_CHECK(yg_graph_create_autodiff_subgraphs(g, NULL, 1));
+    char *made = NULL;
+    YG_CHECK(yg_graph_print(g, &made));
+    /* exp alone is in-place's victim: outside; sin and mul make a region. */
+    assert_non_null(strstr(made, "prim::DifferentiableGraph"));
+    assert_non_null(strstr(made, "\n  %a : Tensor"));
+    YG_CHECK(yg_graph_inline_autodiff_subgraphs(g, 10));
+    YG_CHECK(yg_graph_lint(g));
+    char *back = NULL;
+    YG_CHECK(yg_graph_print(g, &back));
+    assert_null(strstr(back, "DifferentiableGraph"));
+    yg_tensor *x = rnd(3, 0, 97, true), *y1 = NULL, *y2 = NULL;
+    YG_CHECK(yg_graph_run(orig, &x, 1, &y1, 1));
+    YG_CHECK(yg_graph_run(g, &x, 1, &y2, 1));
+    expect_same("inlined graph", y1, y2);
+    yg_string_release(made);
+    yg_string_release(back);
+    yg_release(x);
+    yg_release(y1);
+    yg_release(y2);
+    yg_graph_release(g);
+    yg_graph_release(orig);
+}
+
 /* An executor run while tracing: its ops land in the outer trace. */
 typedef struct outer {
     yg_executor *e;
@@ -746,6 +784,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_plan_cache_hits_and_misses_by_spec),
         cmocka_unit_test(test_graph_with_non_symbolic_op_still_runs),
         cmocka_unit_test(test_double_backward_through_regions),
+        cmocka_unit_test(test_small_regions_are_inlined_back),
         cmocka_unit_test(test_executor_inlines_into_an_outer_trace),
         cmocka_unit_test(test_threads_share_one_executor),
     };

@@ -528,6 +528,14 @@ YG_NODISCARD yg_status yg_graph_create_autodiff_subgraphs(yg_graph *g,
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL g; YG_ERR_OUT_OF_MEMORY. */
 YG_NODISCARD yg_status yg_graph_decompose_composites(yg_graph *g);
 
+/* Puts the nodes of each prim::DifferentiableGraph whose f has fewer than
+ * min_size op nodes back into g in its place (their gradients then come
+ * from eager autograd of each op), so a later pass can undo regions too
+ * small to pay for their bookkeeping.  g: in-out.
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g or min_size < 1;
+ *          YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_inline_autodiff_subgraphs(yg_graph *g, int64_t min_size);
+
 /* ---- the graph executor ---- */
 
 typedef struct yg_executor yg_executor;

@@ -323,3 +323,23 @@ out:
         return st;
     return yg__ir_check_after_pass(g, "create_autodiff_subgraphs");
 }
+
+yg_status yg_graph_inline_autodiff_subgraphs(yg_graph *g, int64_t min_size) {
+    if (g == NULL || min_size < 1)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "inline_autodiff_subgraphs: graph is NULL or min_size < 1");
+    yg_ir_node *n = g->first;
+    while (n != NULL) {
+        yg_ir_node *next = n->next;
+        const yg_graph *f = NULL;
+        if (n->kind == yg__prim_diff_graph && yg_ir_node_get_graph(n, "f", &f) == YG_OK) {
+            int64_t ops = 0;
+            for (const yg_ir_node *m = f->first; m != NULL; m = m->next)
+                ops += m->op != NULL;
+            if (ops < min_size)
+                YG_RETURN_IF_ERROR(yg__pass_inline(g, n, f, n->inputs));
+        }
+        n = next;
+    }
+    return yg__ir_check_after_pass(g, "inline_autodiff_subgraphs");
+}

@@ -223,3 +223,55 @@ bool yg__pass_constant_all(const yg_ir_node *n, double v) {
     }
     return numel > 0;
 }
+
+yg_status yg__pass_inline(yg_graph *g, yg_ir_node *n, const yg_graph *tg, yg_ir_value **map) {
+    /* tg's values are numbered by scratch; copies[k] is value k's copy. */
+    int64_t count = tg->param->n_outputs;
+    for (const yg_ir_node *m = tg->first; m != NULL; m = m->next)
+        count += m->n_outputs;
+    yg_ir_value **copies = calloc((size_t)count + 1, sizeof *copies);
+    if (copies == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "inline: out of memory");
+    int64_t k = 0;
+    for (int32_t i = 0; i < tg->param->n_outputs; i++, k++) {
+        tg->param->outputs[i]->scratch = k;
+        copies[k] = map[i];
+    }
+    yg_status st = YG_OK;
+    for (const yg_ir_node *m = tg->first; st == YG_OK && m != NULL; m = m->next) {
+        yg_ir_node *c = NULL;
+        st = yg__ir_node_create(g, m->kind, m->op, m->n_outputs, false, &c);
+        if (st != YG_OK)
+            break;
+        yg__ir_node_move_before(c, n);
+        for (int32_t i = 0; st == YG_OK && i < m->n_inputs; i++)
+            st = yg__ir_node_add_input(c, copies[m->inputs[i]->scratch]);
+        for (int32_t i = 0; st == YG_OK && i < m->n_attrs; i++) {
+            yg_ir_attr a;
+            st = yg__ir_attr_copy(&m->attrs[i], &a);
+            if (st == YG_OK)
+                st = yg__ir_node_put_attr(c, &a);
+        }
+        for (int32_t i = 0; st == YG_OK && i < m->n_outputs; i++) {
+            yg_ir_type t = m->outputs[i]->type;
+            t.requires_grad = YG_IR_UNKNOWN;
+            st = yg_ir_value_set_type(c->outputs[i], &t);
+            m->outputs[i]->scratch = k;
+            copies[k++] = c->outputs[i];
+        }
+    }
+    for (int32_t i = 0; st == YG_OK && i < n->n_outputs; i++) {
+        yg_ir_value *to = copies[tg->ret->inputs[i]->scratch];
+        yg_ir_type t = n->outputs[i]->type;
+        /* The node's static type stays (a traced copy's requires_grad is
+         * its example's). */
+        if (to->node->owner == g && to->node != g->param)
+            st = yg_ir_value_set_type(to, &t);
+        if (st == YG_OK)
+            st = yg__ir_value_replace_all_uses(n->outputs[i], to);
+    }
+    free(copies);
+    if (st == YG_OK)
+        yg__ir_node_destroy(n);
+    return st;
+}

@@ -56,60 +56,6 @@ static bool decomposable(const yg_ir_node *n) {
     return true;
 }
 
-/* Copies the nodes of tg (a trace of n) before n and makes n's outputs
- * theirs.  map[i]: the value of g standing for tg's input i. */
-static yg_status inline_trace(yg_graph *g, yg_ir_node *n, const yg_graph *tg, yg_ir_value **map) {
-    /* tg's values are numbered by scratch; copies[k] is value k's copy. */
-    int64_t count = tg->param->n_outputs;
-    for (const yg_ir_node *m = tg->first; m != NULL; m = m->next)
-        count += m->n_outputs;
-    yg_ir_value **copies = calloc((size_t)count + 1, sizeof *copies);
-    if (copies == NULL)
-        return yg__fail(YG_ERR_OUT_OF_MEMORY, "decompose_composites: out of memory");
-    int64_t k = 0;
-    for (int32_t i = 0; i < tg->param->n_outputs; i++, k++) {
-        tg->param->outputs[i]->scratch = k;
-        copies[k] = map[i];
-    }
-    yg_status st = YG_OK;
-    for (const yg_ir_node *m = tg->first; st == YG_OK && m != NULL; m = m->next) {
-        yg_ir_node *c = NULL;
-        st = yg__ir_node_create(g, m->kind, m->op, m->n_outputs, false, &c);
-        if (st != YG_OK)
-            break;
-        yg__ir_node_move_before(c, n);
-        for (int32_t i = 0; st == YG_OK && i < m->n_inputs; i++)
-            st = yg__ir_node_add_input(c, copies[m->inputs[i]->scratch]);
-        for (int32_t i = 0; st == YG_OK && i < m->n_attrs; i++) {
-            yg_ir_attr a;
-            st = yg__ir_attr_copy(&m->attrs[i], &a);
-            if (st == YG_OK)
-                st = yg__ir_node_put_attr(c, &a);
-        }
-        for (int32_t i = 0; st == YG_OK && i < m->n_outputs; i++) {
-            yg_ir_type t = m->outputs[i]->type;
-            t.requires_grad = YG_IR_UNKNOWN;
-            st = yg_ir_value_set_type(c->outputs[i], &t);
-            m->outputs[i]->scratch = k;
-            copies[k++] = c->outputs[i];
-        }
-    }
-    for (int32_t i = 0; st == YG_OK && i < n->n_outputs; i++) {
-        yg_ir_value *to = copies[tg->ret->inputs[i]->scratch];
-        yg_ir_type t = n->outputs[i]->type;
-        /* The node's static type stays (the copy's requires_grad is the
-         * dummy inputs'). */
-        if (to->node->owner == g && to->node != g->param)
-            st = yg_ir_value_set_type(to, &t);
-        if (st == YG_OK)
-            st = yg__ir_value_replace_all_uses(n->outputs[i], to);
-    }
-    free(copies);
-    if (st == YG_OK)
-        yg__ir_node_destroy(n);
-    return st;
-}
-
 /* Zeros of type t: contiguous, or (strided) laid out another way: the
  * last two dims transposed in memory, or every other element of a larger
  * vector for one dim. */
@@ -197,7 +143,7 @@ static yg_status decompose(yg_graph *g, yg_ir_node *n, bool *done) {
     for (const yg_ir_node *m = tr->graph->first; m != NULL; m = m->next)
         if (m->kind == n->kind)
             goto out;
-    st = inline_trace(g, n, tr->graph, map);
+    st = yg__pass_inline(g, n, tr->graph, map);
     *done = st == YG_OK;
 out:
     yg_string_release(text);

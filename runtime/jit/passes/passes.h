@@ -54,6 +54,14 @@ bool yg__pass_is(const yg_ir_node *n, const char *name);
 /* Whether the constant node's tensor has every element equal to v. */
 bool yg__pass_constant_all(const yg_ir_node *n, double v);
 
+/* Replaces node n of g by a copy of sub's nodes, placed where n was:
+ * sub's input i stands for map[i] (a value of g), and each use of n's
+ * output i reads the copy of sub's output i, typed as n's output was.
+ * The copies' other types keep their sizes with requires_grad unknown.
+ * Writes the scratch of sub's values.  On failure g is valid with n in
+ * place (some copies may be left unused). */
+yg_status yg__pass_inline(yg_graph *g, yg_ir_node *n, const yg_graph *sub, yg_ir_value **map);
+
 /* Shape propagation of one node (shape_propagation.c): its outputs'
  * types from its inputs' where a rule knows them.  Returns YG_ERR_SHAPE
  * when known sizes cannot go together. */
