@@ -15,7 +15,7 @@ function(yg_gen_files yaml out_var)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${yaml})
   file(STRINGS ${yaml} lines REGEX "^- section:|^  pointwise:")
   set(files include/yagrad/ops.h generated_int.h registry.c boxed/boxed.h boxed/table.c
-      symbolic/symbolic.h symbolic/table.c)
+      symbolic/symbolic.h symbolic/table.c fuser/table.c)
   set(section "")
   set(with_kernels "")
   foreach(line ${lines})

@@ -362,6 +362,9 @@ char *gen_emit_symbolic_table_c(const gen_model *model);
 /* Whether d has a symbolic derivative (every formula lowered to one). */
 bool gen_deriv_has_symbolic(const gen_deriv *d);
 
+/* emit_fuser.c: fuser/table.c (the pointwise expressions for the fuser). */
+char *gen_emit_fuser_table_c(const gen_model *model);
+
 /* emit_boxed.c: how a non-tensor argument is read from a graph node's
  * attributes (the helpers of runtime/jit/boxing.h, with the schema's
  * default): C declarations, the reading statements (each a

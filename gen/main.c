@@ -77,6 +77,7 @@ static void write_outputs(const gen_model *model, const char *out_dir)
     emit(&o, out_dir, "boxed/table.c", gen_emit_boxed_table_c(model));
     emit(&o, out_dir, "symbolic/symbolic.h", gen_emit_symbolic_h(model));
     emit(&o, out_dir, "symbolic/table.c", gen_emit_symbolic_table_c(model));
+    emit(&o, out_dir, "fuser/table.c", gen_emit_fuser_table_c(model));
     for (int s = 0; s < model->n_sections; s++) {
         const char *name = model->sections[s].name;
         char *path = gen_xprintf("include/yagrad/ops_%s.h", name);

@@ -11,7 +11,9 @@
  * a copy of the graph with the spec's input types, intermediate types
  * cleared (a traced graph's sizes belong to its example), optimised, and
  * for a gradient spec: composites on gradient paths split into their
- * parts and differentiable runs made prim::DifferentiableGraph nodes.
+ * parts and differentiable runs made prim::DifferentiableGraph nodes;
+ * then pointwise runs fused (yg_graph_fuse), in the graph and in each
+ * region's f and df; then every graph frozen.
  * Plans are immutable once published, so runs share them without locks.
  */
 #include "jit/autodiff.h"
@@ -167,6 +169,30 @@ static yg_status specialise(yg_graph *g, const spec *s) {
     return YG_OK;
 }
 
+/* Fuses the plan's pointwise runs: in the graph, and in the forward and
+ * backward graph of each autodiff region. */
+static yg_status fuse_plan(yg_graph *g) {
+    YG_RETURN_IF_ERROR(yg_graph_fuse(g));
+    for (yg_ir_node *n = g->first; n != NULL; n = n->next) {
+        if (n->kind != yg__prim_diff_graph)
+            continue;
+        for (int32_t k = 0; k < n->n_attrs; k++)
+            if (n->attrs[k].kind == YG_IR_ATTR_GRAPH)
+                YG_RETURN_IF_ERROR(yg_graph_fuse(n->attrs[k].u.g));
+    }
+    return YG_OK;
+}
+
+/* Marks g and every graph nested in it as never changing again, so each
+ * keeps its compiled interpreter plan. */
+static void freeze_all(yg_graph *g) {
+    yg__graph_freeze(g);
+    for (yg_ir_node *n = g->first; n != NULL; n = n->next)
+        for (int32_t k = 0; k < n->n_attrs; k++)
+            if (n->attrs[k].kind == YG_IR_ATTR_GRAPH)
+                freeze_all(n->attrs[k].u.g);
+}
+
 static yg_status plan_build(const yg_executor *e, const spec *s, plan **out) {
     plan *p = calloc(1, sizeof *p);
     *out = NULL;
@@ -194,11 +220,13 @@ static yg_status plan_build(const yg_executor *e, const spec *s, plan **out) {
             st = yg_graph_create_autodiff_subgraphs(
                 p->g, NULL, e->opt.autodiff_min_size > 0 ? e->opt.autodiff_min_size : 2);
     }
+    if (st == YG_OK && !e->opt.no_fuse)
+        st = fuse_plan(p->g);
     if (st != YG_OK) {
         plan_free(p);
         return yg__fail_prefix(st, "executor: building a plan");
     }
-    yg__graph_freeze(p->g);
+    freeze_all(p->g);
     *out = p;
     return YG_OK;
 }

@@ -30,6 +30,7 @@
 
 #include "jit/autodiff.h"
 #include "jit/boxing.h"
+#include "jit/fuser/fuser.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -205,7 +206,7 @@ static yg_status fail_at(yg_status st, const yg_ir_node *n) {
  * and the slots to release after it.  A run then touches no hash table
  * and parses no schema. */
 
-enum { STEP_OP, STEP_CONSTANT, STEP_NONE, STEP_DIFF, STEP_REFUSED };
+enum { STEP_OP, STEP_CONSTANT, STEP_NONE, STEP_DIFF, STEP_FUSION, STEP_REFUSED };
 
 typedef struct step {
     const yg_ir_node *node;
@@ -280,6 +281,8 @@ yg_status yg__interp_plan_create(const yg_graph *g, yg_interp_plan **out) {
             s->kind = STEP_NONE;
         else if (n->kind == yg__prim_diff_graph)
             s->kind = STEP_DIFF;
+        else if (n->kind == yg__prim_fusion_group)
+            s->kind = STEP_FUSION;
         else if (n->op == NULL)
             s->kind = STEP_REFUSED;
         else
@@ -411,6 +414,11 @@ run_step(frame *f, const yg_interp_plan *p, const step *s, yg_tensor **in, yg_te
         break;
     case STEP_DIFF:
         st = yg__diff_graph_run(n, in, out);
+        if (st != YG_OK)
+            st = fail_at(st, n);
+        break;
+    case STEP_FUSION:
+        st = yg__fusion_group_run(n, in, out);
         if (st != YG_OK)
             st = fail_at(st, n);
         break;

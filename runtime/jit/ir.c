@@ -20,6 +20,7 @@
  * names stay short and unique even when parsed text already used some.
  */
 #include "jit/ir.h"
+#include "jit/fuser/fuser.h"
 #include "jit/interpreter.h"
 
 #include <stdio.h>
@@ -736,6 +737,7 @@ void yg_graph_release(yg_graph *g) {
     if (atomic_fetch_sub_explicit(&g->extra_refs, 1, memory_order_acq_rel) > 0)
         return;
     yg__interp_plan_free(atomic_load(&g->run_plan));
+    yg__fuser_state_free(atomic_load(&g->fuser_state));
     yg_ir_node *n = g->first;
     while (n != NULL) {
         yg_ir_node *next = n->next;

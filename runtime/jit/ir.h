@@ -118,6 +118,7 @@ struct yg_graph {
     bool frozen;            /* its nodes and their inputs no longer change */
     _Atomic(struct yg_interp_plan *) run_plan; /* a frozen graph's plan,
                                                   made on its first run */
+    _Atomic(void *) fuser_state; /* a fusion group's kernels (fuser/run.c) */
     yg_ir_node *param; /* outputs: graph inputs */
     yg_ir_node *ret;   /* inputs: graph outputs */
     yg_ir_node *first, *last;

@@ -445,7 +445,7 @@ void yg_trace_result_release(yg_trace_result *r);
  *          YG_ERR_SHAPE for an input that does not match its type
  *          ("interpreter: input 0 %x: expected sizes [2, ?], got [3, 4]");
  *          YG_ERR_NOT_IMPLEMENTED for nodes it cannot run yet
- *          (prim::FusionGroup, ops with an
+ *          (ops with an
  *          argument type the boxed tables do not support:
  *          "interpreter: <op>: argument '<name>' of type <T> is not
  *          supported"); an op's own error, prefixed with the node
@@ -536,6 +536,34 @@ YG_NODISCARD yg_status yg_graph_decompose_composites(yg_graph *g);
  *          YG_ERR_OUT_OF_MEMORY. */
 YG_NODISCARD yg_status yg_graph_inline_autodiff_subgraphs(yg_graph *g, int64_t min_size);
 
+/* ---- the fuser ---- */
+
+/* Merges runs of pointwise op nodes (ops with a `pointwise:` expression in
+ * specs/native_functions.yaml) over one floating dtype into
+ * prim::FusionGroup nodes (attribute subgraph), which run as one kernel
+ * generated from those expressions, compiled by the system C compiler and
+ * loaded with dlopen (docs/ir.md, "The fuser").  A node joins when its
+ * dtype and its inputs' dtypes are known and equal (float32 or float64),
+ * it writes no memory and reads or makes no value anything writes; a run
+ * needs two such nodes; a group has at most 16 inputs and 8 outputs.
+ * Runs yg_graph_propagate_shapes first (dtypes decide).  g: in-out.
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL g; shape propagation's errors;
+ *          YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_graph_fuse(yg_graph *g);
+
+/* What the fuser did in this process. */
+typedef struct yg_fuser_stats {
+    int64_t kernels_compiled;  /* compiler runs that made a kernel */
+    int64_t disk_cache_hits;   /* kernels loaded from the disk cache */
+    int64_t memory_cache_hits; /* kernels found already loaded */
+    int64_t fallbacks;         /* group runs that used the interpreter
+                                  because no kernel could be made */
+    char last_fallback[512];   /* why, for the last one ("" if none) */
+} yg_fuser_stats;
+
+/* The fuser's counters.  Cannot fail. */
+yg_fuser_stats yg_fuser_get_stats(void);
+
 /* ---- the graph executor ---- */
 
 typedef struct yg_executor yg_executor;
@@ -548,6 +576,8 @@ typedef struct yg_executor_options {
     /* true: key plans on every input's sizes even without gradients
      * (they always are when a gradient is needed). */
     bool specialize_sizes;
+    /* true: no fusion groups (yg_graph_fuse) in the plans. */
+    bool no_fuse;
 } yg_executor_options;
 
 typedef struct yg_executor_stats {
@@ -564,8 +594,9 @@ typedef struct yg_executor_stats {
  * runs the plan built for that spec: a copy of g with the spec's types,
  * optimised (yg_graph_optimize) and, when a gradient is needed, with its
  * differentiable regions made prim::DifferentiableGraph nodes, whose
- * backward runs their df graph as one autograd node.  Plans are built
- * once per spec and kept.
+ * backward runs their df graph as one autograd node; then pointwise runs
+ * are fused (yg_graph_fuse) in the graph and in each region's f and df.
+ * Plans are built once per spec and kept.
  *   g: borrowed (copied);  options: nullable, borrowed (NULL: defaults)
  *   out: out: release with yg_executor_release
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL g or out, or a graph that does

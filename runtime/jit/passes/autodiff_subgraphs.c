@@ -89,46 +89,12 @@ static yg_status region_push(region *r, yg_ir_node *n) {
     return YG_OK;
 }
 
-/* Whether v (a value of g) is defined by a node of r (marked by scratch
- * of nodes: 1 while in the region being merged). */
-static bool in_region(const yg_ir_value *v) {
-    return v->node->scratch == 1;
-}
-
-/* Copies node n of g into sub, mapping inputs by name. */
-static yg_status copy_node(yg_graph *sub, const yg_ir_node *n) {
-    yg_ir_node *m = NULL;
-    YG_RETURN_IF_ERROR(yg__ir_node_create(sub, n->kind, n->op, 0, true, &m));
-    for (int32_t i = 0; i < n->n_inputs; i++) {
-        const char *name = n->inputs[i]->name;
-        yg_ir_value *v = yg__ir_graph_find(sub, name, strlen(name));
-        if (v == NULL)
-            return yg__fail(YG_ERR_INTERNAL, "create_autodiff_subgraphs: %%%s not mapped", name);
-        YG_RETURN_IF_ERROR(yg__ir_node_add_input(m, v));
-    }
-    for (int32_t i = 0; i < n->n_attrs; i++) {
-        yg_ir_attr a;
-        YG_RETURN_IF_ERROR(yg__ir_attr_copy(&n->attrs[i], &a));
-        YG_RETURN_IF_ERROR(yg__ir_node_put_attr(m, &a));
-    }
-    for (int32_t i = 0; i < n->n_outputs; i++) {
-        const yg_ir_value *o = n->outputs[i];
-        YG_RETURN_IF_ERROR(yg__ir_node_add_output(m, o->name, strlen(o->name), &o->type));
-    }
-    return YG_OK;
-}
-
-static yg_status put_ints(yg_ir_node *n, const char *name, const int64_t *v, int64_t len) {
-    return yg_ir_node_set_ints(n, name, v, len);
-}
-
 static yg_status put_graph(yg_ir_node *n, const char *name, yg_graph **g) {
     yg_ir_attr a = {0};
     a.name = strdup(name);
     a.kind = YG_IR_ATTR_GRAPH;
     a.u.g = *g;
     *g = NULL;
-    yg__graph_freeze(a.u.g); /* run as is from now on: keeps its plan */
     if (a.name == NULL) {
         yg_graph_release(a.u.g);
         return oom();
@@ -140,108 +106,46 @@ static yg_status put_graph(yg_ir_node *n, const char *name, yg_graph **g) {
 static yg_status merge(yg_graph *g, region *r, const bool *rg) {
     yg_graph *sub = NULL;
     yg_gradient *grad = NULL;
-    yg_ir_value **outs = NULL;
     bool *sub_rg = NULL;
-    int32_t n_outs = 0, cap_outs = 0;
-    yg_status st;
+    yg_ir_node *h = NULL;
 
-    for (int32_t i = 0; i < r->len; i++)
-        r->nodes[i]->scratch = 1;
-    st = yg_graph_create(&sub);
-    /* Inputs: values read by the region and defined outside, in order of
-     * first use, named as in g. */
-    for (int32_t i = 0; st == YG_OK && i < r->len; i++) {
-        const yg_ir_node *n = r->nodes[i];
-        for (int32_t j = 0; st == YG_OK && j < n->n_inputs; j++) {
-            const yg_ir_value *v = n->inputs[j];
-            if (in_region(v) || yg__ir_graph_find(sub, v->name, strlen(v->name)) != NULL)
-                continue;
-            yg_ir_type t = v->type;
-            if (t.kind == YG_IR_TYPE_TENSOR)
-                t.requires_grad = rg[vidx(v)];
-            st = yg_graph_add_input(sub, &t, v->name, NULL);
-        }
-    }
-    for (int32_t i = 0; st == YG_OK && i < r->len; i++)
-        st = copy_node(sub, r->nodes[i]);
-    /* Outputs: values of the region used after it. */
-    for (int32_t i = 0; st == YG_OK && i < r->len; i++) {
-        const yg_ir_node *n = r->nodes[i];
-        for (int32_t j = 0; j < n->n_outputs; j++) {
-            const yg_ir_value *v = n->outputs[j];
-            bool outside = false;
-            for (int32_t u = 0; u < v->n_uses && !outside; u++)
-                outside = v->uses[u].node->scratch != 1;
-            if (!outside)
-                continue;
-            if (n_outs == cap_outs) {
-                cap_outs = cap_outs ? cap_outs * 2 : 8;
-                yg_ir_value **p = realloc(outs, (size_t)cap_outs * sizeof *p);
-                if (p == NULL) {
-                    st = oom();
-                    break;
-                }
-                outs = p;
-            }
-            outs[n_outs++] = yg__ir_graph_find(sub, v->name, strlen(v->name));
-        }
-    }
-    if (st == YG_OK)
-        st = yg_graph_set_outputs(sub, outs, n_outs);
+    yg_status st = yg__pass_outline(r->nodes, r->len, &sub);
     int32_t n_in = sub != NULL ? sub->param->n_outputs : 0;
     sub_rg = calloc((size_t)(n_in + 1), sizeof *sub_rg);
     if (st == YG_OK && sub_rg == NULL)
         st = oom();
-    for (int32_t i = 0; st == YG_OK && i < n_in; i++)
-        sub_rg[i] = sub->param->outputs[i]->type.requires_grad == 1;
+    /* What requires grad, as this pass computed it. */
+    for (int32_t i = 0; st == YG_OK && i < n_in; i++) {
+        yg_ir_value *v = sub->param->outputs[i];
+        const char *name = v->name;
+        sub_rg[i] = v->type.kind == YG_IR_TYPE_TENSOR &&
+                    rg[vidx(yg__ir_graph_find(g, name, strlen(name)))];
+        yg_ir_type t = v->type;
+        if (t.kind == YG_IR_TYPE_TENSOR)
+            t.requires_grad = sub_rg[i];
+        st = yg_ir_value_set_type(v, &t);
+    }
     if (st == YG_OK)
         st = yg_graph_differentiate(sub, sub_rg, &grad);
-    yg_ir_node *h = NULL;
     if (st == YG_OK)
-        st = yg__ir_node_create(g, yg__prim_diff_graph, NULL, grad->f->ret->n_inputs, false, &h);
-    if (st == YG_OK)
-        yg__ir_node_move_before(h, r->nodes[0]);
-    /* The holder's inputs are the region's inputs (sub's, by name). */
-    for (int32_t i = 0; st == YG_OK && i < n_in; i++) {
-        const char *name = sub->param->outputs[i]->name;
-        st = yg__ir_node_add_input(h, yg__ir_graph_find(g, name, strlen(name)));
-    }
+        st = yg__pass_holder(g, yg__prim_diff_graph, sub, grad->f->ret->n_inputs, r->nodes[0],
+                             &h);
     for (int32_t i = 0; st == YG_OK && i < h->n_outputs; i++)
         st = yg_ir_value_set_type(h->outputs[i], &grad->f->ret->inputs[i]->type);
     if (st == YG_OK)
-        st = put_ints(h, "captures", grad->captures, grad->n_captures);
+        st = yg_ir_node_set_ints(h, "captures", grad->captures, grad->n_captures);
     if (st == YG_OK)
-        st = put_ints(h, "grad_of_input", grad->grad_of_input, grad->n_inputs);
+        st = yg_ir_node_set_ints(h, "grad_of_input", grad->grad_of_input, grad->n_inputs);
     if (st == YG_OK)
         st = yg_ir_node_set_int(h, "n_grad_outputs", grad->n_outputs);
     if (st == YG_OK)
         st = put_graph(h, "f", &grad->f);
     if (st == YG_OK)
         st = put_graph(h, "df", &grad->df);
-    /* The region's outputs now come from the holder; then the region goes. */
-    for (int32_t k = 0; st == YG_OK && k < n_outs; k++) {
-        const char *name = outs[k]->name;
-        yg_ir_value *v = yg__ir_graph_find(g, name, strlen(name));
-        h->outputs[k]->scratch = v->scratch; /* its index and mutation mark */
-        st = yg__ir_value_replace_all_uses(v, h->outputs[k]);
-    }
-    if (st == YG_OK) {
-        for (int32_t i = r->len - 1; i >= 0; i--)
-            yg__ir_node_destroy(r->nodes[i]);
-    } else if (h != NULL && h->outputs != NULL && h->n_outputs > 0 &&
-               h->outputs[0]->n_uses > 0) {
-        /* Some uses moved: the graph is valid but the region stays. */
-    } else if (h != NULL) {
-        for (int32_t i = 0; i < h->n_inputs; i++)
-            yg__ir_value_remove_use(h->inputs[i], h, i);
-        h->n_inputs = 0;
-        yg__ir_node_destroy(h);
-    }
-    for (int32_t i = 0; st != YG_OK && i < r->len; i++)
-        r->nodes[i]->scratch = 0;
+    if (st == YG_OK)
+        st = yg__pass_replace_region(g, r->nodes, r->len, sub, h);
     yg_gradient_release(grad);
     yg_graph_release(sub);
-    free(outs);
     free(sub_rg);
     return st;
 }

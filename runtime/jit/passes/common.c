@@ -275,3 +275,114 @@ yg_status yg__pass_inline(yg_graph *g, yg_ir_node *n, const yg_graph *tg, yg_ir_
         yg__ir_node_destroy(n);
     return st;
 }
+
+/* Copies node n of g into sub, mapping inputs by name. */
+static yg_status copy_node_by_name(yg_graph *sub, const yg_ir_node *n) {
+    yg_ir_node *m = NULL;
+    YG_RETURN_IF_ERROR(yg__ir_node_create(sub, n->kind, n->op, 0, true, &m));
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        const char *name = n->inputs[i]->name;
+        yg_ir_value *v = yg__ir_graph_find(sub, name, strlen(name));
+        if (v == NULL)
+            return yg__fail(YG_ERR_INTERNAL, "outline: %%%s not mapped", name);
+        YG_RETURN_IF_ERROR(yg__ir_node_add_input(m, v));
+    }
+    for (int32_t i = 0; i < n->n_attrs; i++) {
+        yg_ir_attr a;
+        YG_RETURN_IF_ERROR(yg__ir_attr_copy(&n->attrs[i], &a));
+        YG_RETURN_IF_ERROR(yg__ir_node_put_attr(m, &a));
+    }
+    for (int32_t i = 0; i < n->n_outputs; i++) {
+        const yg_ir_value *o = n->outputs[i];
+        YG_RETURN_IF_ERROR(yg__ir_node_add_output(m, o->name, strlen(o->name), &o->type));
+    }
+    return YG_OK;
+}
+
+yg_status yg__pass_outline(yg_ir_node *const *nodes, int32_t len, yg_graph **out) {
+    yg_graph *sub = NULL;
+    yg_ir_value **outs = NULL;
+    int32_t n_outs = 0, cap_outs = 0;
+    *out = NULL;
+    for (int32_t i = 0; i < len; i++)
+        nodes[i]->scratch = 1;
+    yg_status st = yg_graph_create(&sub);
+    for (int32_t i = 0; st == YG_OK && i < len; i++) {
+        const yg_ir_node *n = nodes[i];
+        for (int32_t j = 0; st == YG_OK && j < n->n_inputs; j++) {
+            const yg_ir_value *v = n->inputs[j];
+            if (v->node->scratch == 1 || yg__ir_graph_find(sub, v->name, strlen(v->name)) != NULL)
+                continue;
+            st = yg_graph_add_input(sub, &v->type, v->name, NULL);
+        }
+    }
+    for (int32_t i = 0; st == YG_OK && i < len; i++)
+        st = copy_node_by_name(sub, nodes[i]);
+    for (int32_t i = 0; st == YG_OK && i < len; i++) {
+        const yg_ir_node *n = nodes[i];
+        for (int32_t j = 0; st == YG_OK && j < n->n_outputs; j++) {
+            const yg_ir_value *v = n->outputs[j];
+            bool outside = false;
+            for (int32_t u = 0; u < v->n_uses && !outside; u++)
+                outside = v->uses[u].node->scratch != 1;
+            if (!outside)
+                continue;
+            if (n_outs == cap_outs) {
+                cap_outs = cap_outs ? cap_outs * 2 : 8;
+                yg_ir_value **p = realloc(outs, (size_t)cap_outs * sizeof *p);
+                if (p == NULL) {
+                    st = yg__fail(YG_ERR_OUT_OF_MEMORY, "outline: out of memory");
+                    break;
+                }
+                outs = p;
+            }
+            outs[n_outs++] = yg__ir_graph_find(sub, v->name, strlen(v->name));
+        }
+    }
+    if (st == YG_OK)
+        st = yg_graph_set_outputs(sub, outs, n_outs);
+    for (int32_t i = 0; i < len; i++)
+        nodes[i]->scratch = 0;
+    free(outs);
+    if (st != YG_OK) {
+        yg_graph_release(sub);
+        return st;
+    }
+    *out = sub;
+    return YG_OK;
+}
+
+yg_status yg__pass_holder(yg_graph *g, const char *kind, const yg_graph *sub, int32_t n_outputs,
+                          yg_ir_node *before, yg_ir_node **out) {
+    yg_ir_node *h = NULL;
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__ir_node_create(g, kind, NULL, n_outputs, false, &h));
+    yg__ir_node_move_before(h, before);
+    yg_status st = YG_OK;
+    for (int32_t i = 0; st == YG_OK && i < sub->param->n_outputs; i++) {
+        const char *name = sub->param->outputs[i]->name;
+        st = yg__ir_node_add_input(h, yg__ir_graph_find(g, name, strlen(name)));
+    }
+    if (st != YG_OK) {
+        for (int32_t i = 0; i < h->n_inputs; i++)
+            yg__ir_value_remove_use(h->inputs[i], h, i);
+        h->n_inputs = 0;
+        yg__ir_node_destroy(h);
+        return st;
+    }
+    *out = h;
+    return YG_OK;
+}
+
+yg_status yg__pass_replace_region(yg_graph *g, yg_ir_node *const *nodes, int32_t len,
+                                  const yg_graph *sub, yg_ir_node *h) {
+    for (int32_t k = 0; k < sub->ret->n_inputs; k++) {
+        const char *name = sub->ret->inputs[k]->name;
+        yg_ir_value *v = yg__ir_graph_find(g, name, strlen(name));
+        h->outputs[k]->scratch = v->scratch;
+        YG_RETURN_IF_ERROR(yg__ir_value_replace_all_uses(v, h->outputs[k]));
+    }
+    for (int32_t i = len - 1; i >= 0; i--)
+        yg__ir_node_destroy(nodes[i]);
+    return YG_OK;
+}

@@ -62,6 +62,24 @@ bool yg__pass_constant_all(const yg_ir_node *n, double v);
  * place (some copies may be left unused). */
 yg_status yg__pass_inline(yg_graph *g, yg_ir_node *n, const yg_graph *sub, yg_ir_value **map);
 
+/* Outlining a region (a run of nodes of one graph, in order):
+ *   yg__pass_outline: a new graph holding copies of the nodes, with the
+ *     values they read from outside as inputs (first-use order) and their
+ *     values used outside as outputs, named and typed as in the region's
+ *     graph.  Uses the nodes' scratch (left 0).
+ *   yg__pass_holder: a node of kind with n_outputs outputs inserted before
+ *     `before`, whose inputs are the values of g that sub's inputs name.
+ *   yg__pass_replace_region: moves every use of the value sub's output k
+ *     names to h's output k (which takes that value's scratch), then
+ *     removes the region's nodes.
+ * Each fails only when out of memory (replace_region may leave uses
+ * moved; the graph stays valid). */
+yg_status yg__pass_outline(yg_ir_node *const *nodes, int32_t len, yg_graph **sub);
+yg_status yg__pass_holder(yg_graph *g, const char *kind, const yg_graph *sub, int32_t n_outputs,
+                          yg_ir_node *before, yg_ir_node **out);
+yg_status yg__pass_replace_region(yg_graph *g, yg_ir_node *const *nodes, int32_t len,
+                                  const yg_graph *sub, yg_ir_node *h);
+
 /* Shape propagation of one node (shape_propagation.c): its outputs'
  * types from its inputs' where a rule knows them.  Returns YG_ERR_SHAPE
  * when known sizes cannot go together. */

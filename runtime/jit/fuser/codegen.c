@@ -1,0 +1,229 @@
+/*
+ * codegen.c - the C source of a fusion group's kernel, from the same
+ * `pointwise:` expressions the eager loops are generated from
+ * (yg__fuse_ops[], generated/fuser/table.c).
+ *
+ * The kernel walks the output in tiles: a tile is up to YG_FUSE_TILE
+ * elements of one row of the innermost dim, so both a flat contiguous
+ * problem (one row) and a broadcast one (many rows) split over OpenMP
+ * threads and run a simple inner loop the compiler vectorises.  Per tile
+ * each operand's offset comes from the row index by div/mod over the outer
+ * dims.  The inner loop reads each input as the stride pattern given to
+ * codegen says: 'c' unit stride, 'b' broadcast (one value per row, read
+ * before the loop), 's' any other stride; a pattern is part of the source,
+ * so each pattern gets its own compiled kernel.  Each node of the group is
+ * a block that binds its argument names (self, other, alpha, ...) to the
+ * values it reads and computes the op's expression, so the expression text
+ * is pasted unchanged.  Math functions are yagrad's SLEEF-backed ones
+ * (cpu/vec/vecmath.h), declared here with the same `simd` attribute, so
+ * the kernel vectorises through them as the eager loops do.
+ */
+#include "jit/fuser/fuser.h"
+
+#include "cpu/vec/vecmath_list.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Inner-loop elements per tile. */
+#define YG_FUSE_TILE 4096
+
+const yg_fuse_op *yg__fuse_op_of(const yg_ir_node *n) {
+    if (n->op == NULL)
+        return NULL;
+    const yg_fuse_op *f = &yg__fuse_ops[n->op - yg__ops];
+    return f->expr[0] != NULL ? f : NULL;
+}
+
+/* ---- a growing string ---- */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    if (b->oom)
+        return;
+    for (;;) {
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p != NULL ? b->p + b->len : NULL, b->p != NULL ? b->cap - b->len : 0,
+                          fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = true;
+            return;
+        }
+        if (b->p != NULL && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap ? b->cap : 4096);
+        while (cap <= b->len + (size_t)n)
+            cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (np == NULL) {
+            b->oom = true;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+}
+
+/* The math prelude: yagrad's vector math under the usual names. */
+#define DECL1(name, u)                                                                             \
+    "__attribute__((simd(\"notinbranch\"), const, nothrow, leaf)) float yg_vm_" #name              \
+    "f(float);\n"                                                                                  \
+    "__attribute__((simd(\"notinbranch\"), const, nothrow, leaf)) double yg_vm_" #name             \
+    "(double);\n"                                                                                  \
+    "#undef " #name "\n#define " #name "(x) _Generic((x), float : yg_vm_" #name                    \
+    "f, default : yg_vm_" #name ")(x)\n",
+#define DECL2(name, u)                                                                             \
+    "__attribute__((simd(\"notinbranch\"), const, nothrow, leaf)) float yg_vm_" #name              \
+    "f(float, float);\n"                                                                           \
+    "__attribute__((simd(\"notinbranch\"), const, nothrow, leaf)) double yg_vm_" #name             \
+    "(double, double);\n"                                                                          \
+    "#undef " #name "\n#define " #name "(x, y) _Generic((x) + (y), float : yg_vm_" #name           \
+    "f, default : yg_vm_" #name ")((x), (y))\n",
+static const char *const prelude[] = {"#include <stdint.h>\n#include <tgmath.h>\n",
+                                      YG_VECMATH_UNARY(DECL1) YG_VECMATH_BINARY(DECL2)};
+#undef DECL1
+#undef DECL2
+
+/* The value of scalar argument k of node n: its attribute, or the
+ * schema's default. */
+static bool scalar_value(const yg_ir_node *n, const yg_fuse_op *f, int32_t k, double *v) {
+    if (yg__ir_attr_as_double(n, f->scalar_names[k], v))
+        return true;
+    *v = f->scalar_defaults[k];
+    return !isnan(*v);
+}
+
+/* The C literal of v for dtype T (exact: %a). */
+static void put_scalar(sbuf *b, double v, bool f32) {
+    if (isinf(v))
+        put(b, "%s(T)INFINITY", v < 0 ? "-" : "");
+    else if (isnan(v))
+        put(b, "(T)NAN");
+    else
+        put(b, "(T)%a", f32 ? (double)(float)v : v);
+}
+
+static yg_status fail(const char *why, const char *detail) {
+    return yg__fail(YG_ERR_NOT_IMPLEMENTED, "fuser: %s%s", why, detail);
+}
+
+/* The body: one block per node; value k of the subgraph is v<k> (inputs
+ * first, as x<i> are bound to v<i>). */
+static yg_status put_body(sbuf *b, const yg_graph *sub, bool f32) {
+    int k = 0;
+    for (int32_t i = 0; i < sub->param->n_outputs; i++)
+        sub->param->outputs[i]->scratch = k++;
+    for (const yg_ir_node *n = sub->first; n != NULL; n = n->next) {
+        const yg_fuse_op *f = yg__fuse_op_of(n);
+        if (f == NULL || n->n_outputs != 1 || n->n_inputs != f->n_inputs)
+            return fail("not a fusible node: ", n->kind);
+        n->outputs[0]->scratch = k;
+        put(b, "            T v%d;\n            { /* %s */\n", k, n->kind);
+        for (int32_t i = 0; i < n->n_inputs; i++)
+            put(b, "                const T %s = v%" PRId64 ";\n", f->input_names[i],
+                n->inputs[i]->scratch);
+        for (int32_t s = 0; s < f->n_scalars; s++) {
+            double v;
+            if (!scalar_value(n, f, s, &v))
+                return fail("a scalar argument has no value: ", f->scalar_names[s]);
+            put(b, "                const T %s = ", f->scalar_names[s]);
+            put_scalar(b, v, f32);
+            put(b, ";\n");
+        }
+        for (int32_t s = 0; s < f->n_scalars; s++)
+            put(b, "                (void)%s;\n", f->scalar_names[s]);
+        if (f->then_[f32] != NULL)
+            put(b,
+                "                const T yg_then = (T)(%s);\n"
+                "                const T yg_else = (T)(%s);\n"
+                "                v%d = (%s) ? yg_then : yg_else;\n",
+                f->then_[f32], f->else_[f32], k, f->expr[f32]);
+        else
+            put(b, "                v%d = (T)(%s);\n", k, f->expr[f32]);
+        put(b, "            }\n");
+        k++;
+    }
+    return YG_OK;
+}
+
+yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, char **source) {
+    sbuf b = {0};
+    int32_t n_in = sub->param->n_outputs, n_out = sub->ret->n_inputs;
+    int32_t dtype = n_in > 0 ? sub->param->outputs[0]->type.dtype : YG_IR_UNKNOWN;
+    bool f32 = dtype == YG_FLOAT32;
+
+    *source = NULL;
+    if (dtype != YG_FLOAT32 && dtype != YG_FLOAT64)
+        return fail("a group needs a float32 or float64 dtype", "");
+    put(&b, "/* a fusion group of %" PRId64 " nodes, input strides %s */\n", sub->n_nodes,
+        pattern);
+    for (size_t i = 0; i < sizeof prelude / sizeof prelude[0]; i++)
+        put(&b, "%s", prelude[i]);
+    put(&b, "\ntypedef %s T;\n\n", f32 ? "float" : "double");
+    put(&b,
+        "void yg_fused_kernel(int64_t n, int ndim, const int64_t *sizes, char *const *ptrs,\n"
+        "                     const int64_t *strides)\n{\n"
+        "    const int64_t inner = sizes[ndim - 1];\n"
+        "    if (n == 0 || inner == 0)\n        return;\n"
+        "    const int64_t chunks = (inner + %d - 1) / %d;\n"
+        "    const int64_t tiles = (n / inner) * chunks;\n"
+        "#pragma omp parallel for schedule(static) if (n >= 32768)\n"
+        "    for (int64_t t = 0; t < tiles; t++) {\n"
+        "        const int64_t j0 = (t %% chunks) * %d;\n"
+        "        const int64_t j1 = j0 + %d < inner ? j0 + %d : inner;\n"
+        "        int64_t off[%d] = {0};\n"
+        "        int64_t r = t / chunks;\n"
+        "        for (int d = ndim - 2; d >= 0; d--) {\n"
+        "            const int64_t c = r %% sizes[d];\n"
+        "            r /= sizes[d];\n"
+        "            for (int k = 0; k < %d; k++)\n"
+        "                off[k] += c * strides[k * ndim + d];\n"
+        "        }\n",
+        YG_FUSE_TILE, YG_FUSE_TILE, YG_FUSE_TILE, YG_FUSE_TILE, YG_FUSE_TILE, n_in + n_out,
+        n_in + n_out);
+    for (int32_t o = 0; o < n_out; o++)
+        put(&b, "        T *restrict o%d = (T *)ptrs[%d] + off[%d];\n", o, o, o);
+    for (int32_t i = 0; i < n_in; i++) {
+        int k = n_out + i;
+        put(&b, "        const T *restrict a%d = (const T *)ptrs[%d] + off[%d];\n", i, k, k);
+        if (pattern[i] == 'b')
+            put(&b, "        const T b%d = a%d[0];\n", i, i);
+        else if (pattern[i] == 's')
+            put(&b, "        const int64_t s%d = strides[%d * ndim + ndim - 1];\n", i, k);
+    }
+    put(&b, "#pragma omp simd\n        for (int64_t j = j0; j < j1; j++) {\n");
+    for (int32_t i = 0; i < n_in; i++) {
+        if (pattern[i] == 'b')
+            put(&b, "            const T v%d = b%d;\n", i, i);
+        else if (pattern[i] == 's')
+            put(&b, "            const T v%d = a%d[j * s%d];\n", i, i, i);
+        else
+            put(&b, "            const T v%d = a%d[j];\n", i, i);
+    }
+    yg_status st = put_body(&b, sub, f32);
+    for (int32_t o = 0; st == YG_OK && o < n_out; o++)
+        put(&b, "            o%d[j] = v%" PRId64 ";\n", o, sub->ret->inputs[o]->scratch);
+    put(&b, "        }\n    }\n}\n");
+    if (st == YG_OK && b.oom)
+        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "fuser: out of memory");
+    if (st != YG_OK) {
+        free(b.p);
+        return st;
+    }
+    *source = b.p;
+    return YG_OK;
+}

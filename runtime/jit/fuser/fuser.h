@@ -1,0 +1,92 @@
+/*
+ * fuser.h - the pointwise fuser: what its files share (fuse.c: the pass
+ * making prim::FusionGroup nodes; codegen.c: a group's C kernel; compile.c:
+ * the system compiler, the disk and memory caches, dlopen; run.c: running a
+ * group) and the generated table they read.  Not public API; yagrad/jit.h
+ * has yg_graph_fuse and the fuser's counters.
+ *
+ * A fusion group is a prim::FusionGroup node whose `subgraph` holds a run
+ * of pointwise ops (ops with a `pointwise:` expression) over one floating
+ * dtype.  Its kernel evaluates the subgraph per element: every output has
+ * the broadcast shape of the group's inputs, each input is read through
+ * its own strides (0 where it is broadcast).
+ */
+#ifndef YAGRAD_JIT_FUSER_H
+#define YAGRAD_JIT_FUSER_H
+
+#include "jit/ir.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* generated/fuser/table.c: parallel to yg__ops[]; expr[0] NULL for ops
+ * that are not fused. */
+typedef struct yg_fuse_op {
+    /* The pointwise expression, [0] for float64, [1] for float32; for a
+     * top-level select whose arms call functions, expr is the condition
+     * and then_/else_ the arms (evaluated both, as the eager loops do, so
+     * the compiler vectorises the calls). */
+    const char *expr[2];
+    const char *then_[2];
+    const char *else_[2];
+    int32_t n_inputs;
+    const char *const *input_names;
+    int32_t n_scalars;
+    const char *const *scalar_names;
+    const double *scalar_defaults; /* NAN: the argument has no default */
+} yg_fuse_op;
+
+extern const yg_fuse_op yg__fuse_ops[];
+extern const int32_t yg__fuse_ops_count;
+
+/* The fuse entry of an op node, NULL when the op is not fusible. */
+const yg_fuse_op *yg__fuse_op_of(const yg_ir_node *n);
+
+/* The most inputs and outputs a group has. */
+#define YG_FUSE_MAX_INPUTS 16
+#define YG_FUSE_MAX_OUTPUTS 8
+
+/* A compiled kernel:
+ *   n:       output elements;  ndim, sizes: the (compressed) output shape,
+ *            ndim >= 1, the last dim innermost
+ *   ptrs:    outputs, then inputs
+ *   strides: per operand (same order), ndim element strides */
+typedef void (*yg_fused_fn)(int64_t n, int ndim, const int64_t *sizes, char *const *ptrs,
+                            const int64_t *strides);
+
+/* A group's kernel, or why there is none. */
+typedef struct yg_fused_kernel {
+    yg_fused_fn fn;     /* NULL: fall back to the interpreter */
+    char reason[512];   /* when fn is NULL */
+    int32_t n_inputs, n_outputs;
+    int32_t dtype;      /* the group's dtype */
+    /* Per output, a bit per input it depends on: an output must have the
+     * broadcast shape of all inputs, checked per run. */
+    uint32_t deps[YG_FUSE_MAX_OUTPUTS];
+} yg_fused_kernel;
+
+/* codegen.c: the C source of the kernel of subgraph sub (dtype: its
+ * inputs' dtype) for an input stride pattern (one char per input: 'c'
+ * unit inner stride, 'b' broadcast along the inner dim, 's' other), or
+ * YG_ERR_NOT_IMPLEMENTED with the reason.  *source: caller frees.
+ * Writes the scratch of sub's values. */
+yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, char **source);
+
+/* compile.c: a kernel for source: from the memory cache, the disk cache,
+ * or the compiler.  Never fails for a compiler problem: *fn NULL and the
+ * reason in reason (size reason_len). */
+yg_status yg__fuser_compile(const char *source, yg_fused_fn *fn, char *reason, size_t reason_len);
+
+/* run.c: runs a prim::FusionGroup node (interpreter.c calls it). */
+yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_tensor **out);
+
+/* Frees what run.c keeps in a subgraph (yg_graph.fuser_state). */
+void yg__fuser_state_free(void *state);
+
+/* Counters (compile.c, run.c). */
+void yg__fuser_count_compiled(void);
+void yg__fuser_count_disk_hit(void);
+void yg__fuser_count_memory_hit(void);
+void yg__fuser_count_fallback(const char *reason);
+
+#endif /* YAGRAD_JIT_FUSER_H */

@@ -1,0 +1,240 @@
+/*
+ * run.c - running a prim::FusionGroup node: its compiled kernel when the
+ * inputs are what the group was made for (its dtype, on the CPU, every
+ * output of the broadcast shape of all inputs) and no gradient is being
+ * recorded, the interpreter over its subgraph otherwise (which also
+ * records eager history when grad mode needs it).
+ *
+ * Per subgraph the fuser keeps, in the graph (yg_graph.fuser_state), which
+ * inputs each output depends on and one kernel per input stride pattern
+ * (codegen.c), made on first use.  Outputs are new contiguous tensors.
+ */
+#include "jit/fuser/fuser.h"
+
+#include "yagrad/autograd.h"
+#include "yagrad/jit.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct variant {
+    char pattern[YG_FUSE_MAX_INPUTS + 1];
+    yg_fused_fn fn;
+    char reason[512];
+    struct variant *next;
+} variant;
+
+typedef struct fuser_state {
+    uint32_t deps[YG_FUSE_MAX_OUTPUTS];
+    _Atomic(variant *) variants;
+} fuser_state;
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void yg__fuser_state_free(void *p) {
+    fuser_state *s = p;
+    if (s == NULL)
+        return;
+    variant *v = atomic_load(&s->variants);
+    while (v != NULL) {
+        variant *next = v->next;
+        free(v);
+        v = next;
+    }
+    free(s);
+}
+
+/* Which inputs each output depends on (by scratch bit sets). */
+static void compute_deps(const yg_graph *sub, fuser_state *s) {
+    int32_t n_in = sub->param->n_outputs;
+    for (int32_t i = 0; i < n_in; i++)
+        sub->param->outputs[i]->scratch = (int64_t)1 << i;
+    for (const yg_ir_node *n = sub->first; n != NULL; n = n->next) {
+        int64_t m = 0;
+        for (int32_t i = 0; i < n->n_inputs; i++)
+            m |= n->inputs[i]->scratch;
+        for (int32_t i = 0; i < n->n_outputs; i++)
+            n->outputs[i]->scratch = m;
+    }
+    for (int32_t o = 0; o < sub->ret->n_inputs && o < YG_FUSE_MAX_OUTPUTS; o++)
+        s->deps[o] = (uint32_t)sub->ret->inputs[o]->scratch;
+}
+
+static fuser_state *state_of(yg_graph *sub) {
+    fuser_state *s = atomic_load_explicit(&sub->fuser_state, memory_order_acquire);
+    if (s != NULL)
+        return s;
+    pthread_mutex_lock(&state_lock);
+    s = atomic_load(&sub->fuser_state);
+    if (s == NULL && (s = calloc(1, sizeof *s)) != NULL) {
+        compute_deps(sub, s);
+        atomic_store_explicit(&sub->fuser_state, s, memory_order_release);
+    }
+    pthread_mutex_unlock(&state_lock);
+    return s;
+}
+
+/* The kernel for pattern, made on first use (NULL with v->reason). */
+static const variant *variant_of(yg_graph *sub, fuser_state *s, const char *pattern) {
+    for (variant *v = atomic_load_explicit(&s->variants, memory_order_acquire); v != NULL;
+         v = v->next)
+        if (strcmp(v->pattern, pattern) == 0)
+            return v;
+    pthread_mutex_lock(&state_lock);
+    variant *v = atomic_load(&s->variants);
+    while (v != NULL && strcmp(v->pattern, pattern) != 0)
+        v = v->next;
+    if (v == NULL && (v = calloc(1, sizeof *v)) != NULL) {
+        char *source = NULL;
+        snprintf(v->pattern, sizeof v->pattern, "%s", pattern);
+        yg_status st = yg__fuser_codegen_pattern(sub, pattern, &source);
+        if (st != YG_OK)
+            snprintf(v->reason, sizeof v->reason, "%s", yg_last_error());
+        else
+            st = yg__fuser_compile(source, &v->fn, v->reason, sizeof v->reason);
+        if (st != YG_OK && v->reason[0] == '\0')
+            snprintf(v->reason, sizeof v->reason, "%s", yg_last_error());
+        free(source);
+        v->next = atomic_load(&s->variants);
+        atomic_store_explicit(&s->variants, v, memory_order_release);
+    }
+    pthread_mutex_unlock(&state_lock);
+    return v;
+}
+
+/* Broadcasts the inputs' sizes (NumPy rules); false when they do not go
+ * together (the interpreter then reports it). */
+static bool broadcast(yg_tensor *const *in, int32_t n_in, uint32_t mask, int64_t *sizes,
+                      int32_t *ndim) {
+    int32_t nd = 0;
+    for (int32_t i = 0; i < n_in; i++)
+        if ((mask >> i) & 1)
+            nd = in[i]->ndim > nd ? in[i]->ndim : nd;
+    for (int32_t d = 0; d < nd; d++)
+        sizes[d] = 1;
+    for (int32_t i = 0; i < n_in; i++) {
+        if (!((mask >> i) & 1))
+            continue;
+        const yg_tensor *t = in[i];
+        for (int32_t d = 0; d < t->ndim; d++) {
+            int64_t s = t->sizes[t->ndim - 1 - d], *o = &sizes[nd - 1 - d];
+            if (s == *o || s == 1)
+                continue;
+            if (*o != 1)
+                return false;
+            *o = s;
+        }
+    }
+    *ndim = nd;
+    return true;
+}
+
+static yg_status interpret(const yg_graph *sub, yg_tensor *const *in, int32_t n_in,
+                           yg_tensor **out, int32_t n_out) {
+    return yg_graph_run(sub, in, n_in, out, n_out);
+}
+
+yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_tensor **out) {
+    const yg_graph *csub = NULL;
+    YG_RETURN_IF_ERROR(yg_ir_node_get_graph(n, "subgraph", &csub));
+    yg_graph *sub = (yg_graph *)csub;
+    int32_t n_in = n->n_inputs, n_out = n->n_outputs;
+    int32_t dtype = n_in > 0 ? sub->param->outputs[0]->type.dtype : YG_IR_UNKNOWN;
+    bool fused = n_in <= YG_FUSE_MAX_INPUTS && n_out <= YG_FUSE_MAX_OUTPUTS && n_in > 0;
+    bool grad = yg_is_grad_enabled();
+    for (int32_t i = 0; fused && i < n_in; i++)
+        fused = in[i] != NULL && (int32_t)in[i]->dtype == dtype &&
+                in[i]->storage->device == YG_CPU && !(grad && yg_tensor_requires_grad(in[i]));
+    fuser_state *s = fused ? state_of(sub) : NULL;
+    int64_t sizes[YG_MAX_DIMS], osz[YG_MAX_DIMS];
+    int32_t nd = 0, ond = 0;
+    fused = s != NULL && broadcast(in, n_in, UINT32_MAX >> (32 - n_in), sizes, &nd);
+    for (int32_t o = 0; fused && o < n_out; o++) {
+        fused = broadcast(in, n_in, s->deps[o], osz, &ond) && ond == nd;
+        for (int32_t d = 0; fused && d < nd; d++)
+            fused = osz[d] == sizes[d];
+    }
+    if (!fused)
+        return interpret(sub, in, n_in, out, n_out);
+
+    /* Operand strides over the output's dims (0 where broadcast). */
+    int32_t nops = n_out + n_in;
+    int64_t st[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS][YG_MAX_DIMS];
+    int64_t numel = 1;
+    for (int32_t d = 0; d < nd; d++)
+        numel *= sizes[d];
+    for (int32_t k = 0; k < nops; k++) {
+        int64_t acc = 1;
+        for (int32_t d = nd - 1; d >= 0; d--) {
+            if (k < n_out) {
+                st[k][d] = acc;
+                acc *= sizes[d];
+                continue;
+            }
+            const yg_tensor *t = in[k - n_out];
+            int32_t td = d - (nd - t->ndim);
+            st[k][d] = td < 0 || t->sizes[td] == 1 ? 0 : t->strides[td];
+        }
+    }
+    /* Drop size-1 dims and merge dims contiguous for every operand. */
+    int64_t cs[YG_MAX_DIMS];
+    int64_t cst[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS][YG_MAX_DIMS];
+    int32_t cd = 0;
+    for (int32_t d = 0; d < nd; d++) {
+        if (sizes[d] == 1)
+            continue;
+        bool merge = cd > 0;
+        for (int32_t k = 0; merge && k < nops; k++)
+            merge = cst[k][cd - 1] == st[k][d] * sizes[d];
+        if (merge) {
+            cs[cd - 1] *= sizes[d];
+            for (int32_t k = 0; k < nops; k++)
+                cst[k][cd - 1] = st[k][d];
+        } else {
+            cs[cd] = sizes[d];
+            for (int32_t k = 0; k < nops; k++)
+                cst[k][cd] = st[k][d];
+            cd++;
+        }
+    }
+    if (cd == 0) {
+        cs[0] = 1;
+        for (int32_t k = 0; k < nops; k++)
+            cst[k][0] = 1;
+        cd = 1;
+    }
+    char pattern[YG_FUSE_MAX_INPUTS + 1];
+    for (int32_t i = 0; i < n_in; i++) {
+        int64_t inner = cst[n_out + i][cd - 1];
+        pattern[i] = inner == 1 ? 'c' : inner == 0 ? 'b' : 's';
+    }
+    pattern[n_in] = '\0';
+    const variant *v = variant_of(sub, s, pattern);
+    if (v == NULL || v->fn == NULL) {
+        yg__fuser_count_fallback(v != NULL ? v->reason : "out of memory");
+        return interpret(sub, in, n_in, out, n_out);
+    }
+
+    char *ptrs[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS];
+    int64_t flat[(YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS) * YG_MAX_DIMS];
+    yg_status stt = YG_OK;
+    for (int32_t o = 0; o < n_out && stt == YG_OK; o++)
+        stt = yg_tensor_empty(sizes, nd, (yg_dtype)dtype, &out[o]);
+    if (stt != YG_OK) {
+        for (int32_t o = 0; o < n_out; o++) {
+            yg_release(out[o]);
+            out[o] = NULL;
+        }
+        return stt;
+    }
+    for (int32_t k = 0; k < nops; k++) {
+        ptrs[k] = k < n_out ? (char *)yg__tensor_ptr(out[k]) : (char *)yg__tensor_ptr(in[k - n_out]);
+        for (int32_t d = 0; d < cd; d++)
+            flat[k * cd + d] = cst[k][d];
+    }
+    v->fn(numel, cd, cs, ptrs, flat);
+    return YG_OK;
+}

@@ -1,0 +1,258 @@
+/*
+ * test_jit_fuser.c - the pointwise fuser: groups are made from the YAML's
+ * pointwise ops, their generated kernels compute what the unfused graph
+ * and eager ops compute (broadcasting, non-contiguous inputs, float32 and
+ * float64), the disk cache is reused by another process and rebuilt when
+ * corrupted, and a missing compiler falls back to the interpreter with its
+ * reason.  Each test uses its own cache folder.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "yagrad/jit.h"
+
+extern char **environ;
+
+/* tanh(x * w + b) * sigmoid(x): x [M, N], w [M, N], b [N] (broadcast). */
+static const char *chain_text(const char *dt, int m, int n, double alpha, char *buf, size_t len) {
+    snprintf(buf, len,
+             "graph(%%x : Tensor(dtype=%s, sizes=[%d, %d]), %%w : Tensor(dtype=%s, sizes=[%d, %d]),"
+             " %%b : Tensor(dtype=%s, sizes=[%d])):\n"
+             "  %%p = mul(%%x, %%w)\n"
+             "  %%q = add[alpha=%g](%%p, %%b)\n"
+             "  %%t = tanh(%%q)\n"
+             "  %%s = sigmoid(%%x)\n"
+             "  %%y = mul(%%t, %%s)\n"
+             "  return (%%y, %%q)\n",
+             dt, m, n, dt, m, n, dt, n, alpha);
+    return buf;
+}
+
+static yg_graph *parse(const char *text) {
+    yg_graph *g = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    return g;
+}
+
+static int count_kind(const yg_graph *g, const char *kind) {
+    int c = 0;
+    for (yg_ir_node *n = yg_graph_first_node(g); n != NULL; n = yg_ir_node_next(n))
+        c += strcmp(yg_ir_node_kind(n), kind) == 0;
+    return c;
+}
+
+static void expect_close(const yg_tensor *a, const yg_tensor *b, double tol) {
+    assert_int_equal(yg_tensor_numel(a), yg_tensor_numel(b));
+    double *x = yg_test_values(a), *y = yg_test_values(b);
+    for (int64_t i = 0; i < yg_tensor_numel(a); i++)
+        if (fabs(x[i] - y[i]) > tol * (1 + fabs(x[i])))
+            fail_msg("[%lld]: unfused %.9g, fused %.9g", (long long)i, x[i], y[i]);
+    free(x);
+    free(y);
+}
+
+static void use_cache_dir(const char *name, char *dir, size_t len) {
+    snprintf(dir, len, "%s/yg-fuser-%s-%d", "/tmp", name, (int)getpid());
+    setenv("YG_FUSER_CACHE_DIR", dir, 1);
+}
+
+/* Runs the chain fused and unfused on x, w, b; returns the fused group count. */
+static int check_chain(yg_dtype dtype, int m, int n, double alpha, bool transpose_x, double tol) {
+    char text[1024];
+    const char *dt = dtype == YG_FLOAT32 ? "float32" : "float64";
+    yg_graph *g = parse(chain_text(dt, m, n, alpha, text, sizeof text));
+    yg_graph *f = parse(text);
+    YG_CHECK(yg_graph_fuse(f));
+    int groups = count_kind(f, "prim::FusionGroup");
+    int64_t s[2] = {m, n}, st[2] = {n, m}, sb[1] = {n};
+    yg_tensor *x = NULL, *xt = NULL;
+    if (transpose_x) { /* same values, column-major */
+        xt = yg_test_rand(dtype, st, 2, -2, 2, 1);
+        YG_CHECK(yg_transpose(xt, 0, 1, &x));
+    } else {
+        x = yg_test_rand(dtype, s, 2, -2, 2, 1);
+    }
+    yg_tensor *w = yg_test_rand(dtype, s, 2, -1, 1, 2), *b = yg_test_rand(dtype, sb, 1, -1, 1, 3);
+    yg_tensor *in[3] = {x, w, b}, *a[2] = {0}, *c[2] = {0};
+    YG_CHECK(yg_graph_run(g, in, 3, a, 2));
+    YG_CHECK(yg_graph_run(f, in, 3, c, 2));
+    for (int i = 0; i < 2; i++) {
+        expect_close(a[i], c[i], tol);
+        yg_release(a[i]);
+        yg_release(c[i]);
+    }
+    yg_release(x);
+    yg_release(xt);
+    yg_release(w);
+    yg_release(b);
+    yg_graph_release(g);
+    yg_graph_release(f);
+    return groups;
+}
+
+static void test_chain_fused_matches_unfused(void **state) {
+    (void)state;
+    yg_fuser_stats before = yg_fuser_get_stats();
+    /* float32 and float64, contiguous and transposed, small and threaded. */
+    assert_int_equal(check_chain(YG_FLOAT32, 7, 5, 1.0, false, 1e-6), 1);
+    assert_int_equal(check_chain(YG_FLOAT64, 7, 5, 1.0, false, 1e-14), 1);
+    assert_int_equal(check_chain(YG_FLOAT32, 300, 301, 0.5, true, 1e-6), 1);
+    assert_int_equal(check_chain(YG_FLOAT64, 256, 512, 2.0, false, 1e-14), 1);
+    yg_fuser_stats after = yg_fuser_get_stats();
+    assert_true(after.kernels_compiled > before.kernels_compiled);
+    assert_int_equal(after.fallbacks, before.fallbacks);
+}
+
+/* Scalars and size-1 dims broadcast; a 0-dim input. */
+static void test_broadcast_shapes_match_unfused(void **state) {
+    (void)state;
+    const char *text = "graph(%x : Tensor(dtype=float32, sizes=[4, 1, 6]),"
+                       " %y : Tensor(dtype=float32, sizes=[3, 1]), %z : Tensor(dtype=float32)):\n"
+                       "  %a = mul(%x, %y)\n"
+                       "  %b = sub[alpha=3](%a, %z)\n"
+                       "  %c = exp(%b)\n"
+                       "  %d = div.Scalar[other=7](%c)\n"
+                       "  return (%d)\n";
+    yg_graph *g = parse(text), *f = parse(text);
+    YG_CHECK(yg_graph_fuse(f));
+    assert_int_equal(count_kind(f, "prim::FusionGroup"), 1);
+    int64_t sx[3] = {4, 1, 6}, sy[2] = {3, 1};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, sx, 3, -1, 1, 4), *y = yg_test_rand(YG_FLOAT32, sy, 2, -1, 1, 5);
+    yg_tensor *z = NULL, *a = NULL, *c = NULL;
+    YG_CHECK(yg_tensor_scalar(0.25, YG_FLOAT32, &z));
+    yg_tensor *in[3] = {x, y, z};
+    YG_CHECK(yg_graph_run(g, in, 3, &a, 1));
+    YG_CHECK(yg_graph_run(f, in, 3, &c, 1));
+    assert_int_equal(yg_tensor_ndim(c), 3);
+    assert_int_equal(yg_tensor_sizes(c)[1], 3);
+    expect_close(a, c, 1e-6);
+    yg_release(a);
+    yg_release(c);
+    yg_release(x);
+    yg_release(y);
+    yg_release(z);
+    yg_graph_release(g);
+    yg_graph_release(f);
+}
+
+/* Mixed dtypes, in-place writes and non-pointwise ops end groups. */
+static void test_what_is_not_fused(void **state) {
+    (void)state;
+    const char *text = "graph(%x : Tensor(dtype=float32, sizes=[4, 4]),"
+                       " %i : Tensor(dtype=float64, sizes=[4, 4])):\n"
+                       "  %a = exp(%x)\n"
+                       "  %b = neg(%a)\n"
+                       "  %c = mm(%b, %b)\n"
+                       "  %d = sin(%c)\n"
+                       "  %e = add_(%d, %c)\n"
+                       "  %f = cos(%i)\n"
+                       "  %g = neg(%f)\n"
+                       "  return (%e, %g)\n";
+    yg_graph *f = parse(text);
+    YG_CHECK(yg_graph_fuse(f));
+    /* exp+neg (float32) and cos+neg (float64); sin feeds add_, which
+     * writes sin's result: sin stays. */
+    assert_int_equal(count_kind(f, "prim::FusionGroup"), 2);
+    assert_int_equal(count_kind(f, "sin"), 1);
+    assert_int_equal(count_kind(f, "mm"), 1);
+    yg_graph_release(f);
+}
+
+/* ---- caches and fallbacks, across processes ---- */
+
+static char self_path[1024];
+
+/* Runs this program with one argument and the environment as it is;
+ * returns its exit status. */
+static int run_child(const char *arg) {
+    pid_t pid;
+    char *argv[] = {self_path, (char *)arg, NULL};
+    assert_int_equal(posix_spawn(&pid, self_path, NULL, NULL, argv, environ), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+/* The child: runs the chain once, exits 0 when the kernel came from the
+ * disk cache without compiling, 1 when it was compiled, 2 on a wrong
+ * result or a fallback. */
+static int child_main(void) {
+    yg_fuser_stats before = yg_fuser_get_stats();
+    int groups = check_chain(YG_FLOAT32, 9, 11, 1.5, false, 1e-6);
+    yg_fuser_stats after = yg_fuser_get_stats();
+    if (groups != 1 || after.fallbacks != before.fallbacks)
+        return 2;
+    if (after.kernels_compiled == before.kernels_compiled &&
+        after.disk_cache_hits > before.disk_cache_hits)
+        return 0;
+    return 1;
+}
+
+static void test_disk_cache_is_shared_and_rebuilt_when_corrupt(void **state) {
+    (void)state;
+    char dir[256], *run_dir = strdup(getenv("YG_FUSER_CACHE_DIR"));
+    use_cache_dir("disk", dir, sizeof dir);
+    /* A first process compiles, a second loads what the first wrote. */
+    assert_int_equal(run_child("--child"), 1);
+    assert_int_equal(run_child("--child"), 0);
+    /* Corrupt every cached object: the next process rebuilds and still
+     * computes the right values. */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "for f in '%s'/*.so; do echo garbage > \"$f\"; done", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(run_child("--child"), 1);
+    assert_int_equal(run_child("--child"), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    setenv("YG_FUSER_CACHE_DIR", run_dir, 1);
+    free(run_dir);
+}
+
+static void test_missing_compiler_falls_back_with_reason(void **state) {
+    (void)state;
+    char dir[256], *run_dir = strdup(getenv("YG_FUSER_CACHE_DIR"));
+    use_cache_dir("nocc", dir, sizeof dir);
+    setenv("YG_FUSER_CC", "/nonexistent/cc", 1);
+    yg_fuser_stats before = yg_fuser_get_stats();
+    /* alpha 0.75 appears in no other test's kernel: not in memory. */
+    assert_int_equal(check_chain(YG_FLOAT32, 6, 6, 0.75, false, 0), 1);
+    yg_fuser_stats after = yg_fuser_get_stats();
+    unsetenv("YG_FUSER_CC");
+    assert_true(after.fallbacks > before.fallbacks);
+    assert_non_null(strstr(after.last_fallback, "compiler '/nonexistent/cc' failed"));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    setenv("YG_FUSER_CACHE_DIR", run_dir, 1);
+    free(run_dir);
+}
+
+int main(int argc, char **argv) {
+    ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+    self_path[n > 0 ? n : 0] = '\0';
+    if (argc > 1 && strcmp(argv[1], "--child") == 0)
+        return child_main();
+    /* Kernels go to a folder of this run, removed at the end. */
+    char dir[256], cmd[300];
+    use_cache_dir("run", dir, sizeof dir);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_fused_matches_unfused),
+        cmocka_unit_test(test_broadcast_shapes_match_unfused),
+        cmocka_unit_test(test_what_is_not_fused),
+        cmocka_unit_test(test_disk_cache_is_shared_and_rebuilt_when_corrupt),
+        cmocka_unit_test(test_missing_compiler_falls_back_with_reason),
+    };
+    int rc = YG_TEST_RUN(tests, argc, argv);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        rc = 1;
+    return rc;
+}
