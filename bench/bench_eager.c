@@ -27,6 +27,7 @@
  * compares against PyTorch's (the sum of squares tells softmax outputs
  * apart, whose rows all sum to 1).
  */
+#include "yagrad/jit.h"
 #include "yagrad/optim.h"
 #include "yagrad/yagrad.h"
 
@@ -419,6 +420,56 @@ static void wl_chain_fwdbwd(bench *b) {
     wl_chain(b, true);
 }
 
+
+/* ---- the same through the graph executor (fused) ----------------------- */
+
+/* The workload's function traced once and run by an executor: forward
+ * only, one fusion group; with backward, an autodiff region whose f and
+ * df are fused.  Plans and kernels are built in the untimed warm-up reps. */
+static yg_executor *fused_exec;
+
+static yg_status trace_chain(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
+                             int64_t n_out) {
+    (void)ctx;
+    (void)n_in;
+    (void)n_out;
+    out[0] = chain_forward(in);
+    return YG_OK;
+}
+
+static yg_tensor *chain_fused_forward(yg_tensor *const *in) {
+    yg_tensor *y = NULL;
+    ok(yg_executor_run(fused_exec, in, 3, &y, 1), "executor_run");
+    return y;
+}
+
+static void wl_chain_fused(bench *b, bool backward) {
+    const int64_t s[] = {CHAIN_N};
+    const char *names[] = {"x.grad", "w.grad", "b.grad"};
+    yg_tensor *in[3] = {leaf(fill_pattern(s, 1, 1, 4, 0), backward),
+                        leaf(fill_pattern(s, 1, 2, 2, 0), backward),
+                        leaf(fill_pattern(s, 1, 3, 2, 0), backward)};
+    yg_tensor *g = backward ? fill_pattern(s, 1, 4, 2, 0) : NULL;
+    yg_trace_result *tr = NULL;
+    ok(yg_trace(trace_chain, NULL, in, 3, 1, NULL, &tr), "trace");
+    ok(yg_executor_create(tr->graph, NULL, &fused_exec), "executor_create");
+    b->bytes = (backward ? 11.0 : 4.0) * 4.0 * CHAIN_N;
+    run_fwd_or_fwdbwd(b, chain_fused_forward, in, names, 3, g);
+    yg_executor_release(fused_exec);
+    fused_exec = NULL;
+    yg_trace_result_release(tr);
+    for (int i = 0; i < 3; i++)
+        yg_release(in[i]);
+    yg_release(g);
+}
+
+static void wl_chain_fused_fwd(bench *b) {
+    wl_chain_fused(b, false);
+}
+
+static void wl_chain_fused_fwdbwd(bench *b) {
+    wl_chain_fused(b, true);
+}
 /* ---- softmax, log_softmax, layer_norm over [4096, 1024] ---------------- */
 
 static const int64_t rows_cols[] = {4096, 1024};
@@ -759,6 +810,8 @@ static const workload workloads[] = {
     {"lstm_fwdbwd", wl_lstm_fwdbwd, 50},
     {"chain_fwd", wl_chain_fwd, 10},
     {"chain_fwdbwd", wl_chain_fwdbwd, 10},
+    {"chain_fused_fwd", wl_chain_fused_fwd, 10},
+    {"chain_fused_fwdbwd", wl_chain_fused_fwdbwd, 10},
     {"softmax_fwd", wl_softmax_fwd, 20},
     {"softmax_fwdbwd", wl_softmax_fwdbwd, 20},
     {"log_softmax_fwd", wl_log_softmax_fwd, 20},

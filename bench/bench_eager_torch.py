@@ -394,6 +394,10 @@ WORKLOADS = {
     "lstm_fwdbwd": (wl_lstm_fwdbwd, 50),
     "chain_fwd": (wl_chain_fwd, 10),
     "chain_fwdbwd": (wl_chain_fwdbwd, 10),
+    # yagrad runs these through its executor (fused); PyTorch eager is the
+    # reference, as for chain_*.
+    "chain_fused_fwd": (wl_chain_fwd, 10),
+    "chain_fused_fwdbwd": (wl_chain_fwdbwd, 10),
     "softmax_fwd": (wl_softmax_fwd, 20),
     "softmax_fwdbwd": (wl_softmax_fwdbwd, 20),
     "log_softmax_fwd": (wl_log_softmax_fwd, 20),

@@ -51,7 +51,7 @@ OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 WORKLOADS = [
     "overhead_plain", "overhead_autograd", "overhead_backward",
     "mlp_step", "lstm_fwd", "lstm_fwdbwd",
-    "chain_fwd", "chain_fwdbwd",
+    "chain_fwd", "chain_fwdbwd", "chain_fused_fwd", "chain_fused_fwdbwd",
     "softmax_fwd", "softmax_fwdbwd", "log_softmax_fwd", "log_softmax_fwdbwd",
     "layer_norm_fwd", "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd",
     "triad",
@@ -59,7 +59,8 @@ WORKLOADS = [
     "fma_peak",
 ]
 # Workloads whose lines carry gbps; the triad is run first when any is asked for.
-MEMORY_BOUND = {"chain_fwd", "chain_fwdbwd", "softmax_fwd", "softmax_fwdbwd",
+MEMORY_BOUND = {"chain_fwd", "chain_fwdbwd", "chain_fused_fwd", "chain_fused_fwdbwd",
+                "softmax_fwd", "softmax_fwdbwd",
                 "log_softmax_fwd", "log_softmax_fwdbwd", "layer_norm_fwd",
                 "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd"}
 # Workloads whose lines carry gflops; fma_peak, the compute reference, is
