@@ -355,6 +355,8 @@ static yg_executor *check_model(model *m, bool keep) {
     YG_CHECK(yg_executor_last_graph(e, &text));
     if (strstr(text, "prim::DifferentiableGraph") == NULL)
         fail_msg("%s: no DifferentiableGraph in the plan:\n%s", m->name, text);
+    if (getenv("YG_TEST_PRINT_PLANS") != NULL)
+        printf("%s plan:\n%s\n", m->name, text);
     yg_string_release(text);
     for (int i = 0; i < m->n_out; i++) {
         yg_release(eo[i]);
@@ -400,6 +402,29 @@ static void test_transformer_block_matches_eager(void **state) {
 static void test_cnn_matches_eager(void **state) {
     (void)state;
     run_model(make_cnn);
+}
+
+/* The GRU cell's pointwise ops become one fusion group in the region's
+ * forward graph and one in its backward graph (df is printed before f). */
+static void test_gru_cell_fuses_forward_and_backward(void **state) {
+    (void)state;
+    model m = make_gru(true);
+    yg_executor *e = check_model(&m, true);
+    char *text = NULL;
+    YG_CHECK(yg_executor_last_graph(e, &text));
+    const char *f_at = strstr(text, ", f=graph(");
+    assert_non_null(f_at);
+    int in_df = 0, in_f = 0;
+    for (const char *p = strstr(text, "prim::FusionGroup"); p != NULL;
+         p = strstr(p + 1, "prim::FusionGroup"))
+        *(p < f_at ? &in_df : &in_f) += 1;
+    assert_int_equal(in_df, 1);
+    assert_int_equal(in_f, 1);
+    yg_fuser_stats s = yg_fuser_get_stats();
+    assert_int_equal(s.fallbacks, 0);
+    yg_string_release(text);
+    yg_executor_release(e);
+    model_free(&m);
 }
 
 static void test_inplace_ops_stay_outside_regions(void **state) {
@@ -778,6 +803,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_gru_cell_matches_eager),
         cmocka_unit_test(test_transformer_block_matches_eager),
         cmocka_unit_test(test_cnn_matches_eager),
+        cmocka_unit_test(test_gru_cell_fuses_forward_and_backward),
         cmocka_unit_test(test_inplace_ops_stay_outside_regions),
         cmocka_unit_test(test_views_inside_regions_match_eager),
         cmocka_unit_test(test_views_written_in_place_stay_outside),

@@ -296,7 +296,8 @@ static yg_status build(diff *d, const yg_graph *g, const bool *requires_grad) {
         st = yg_graph_set_outputs(d->df, outs, n_out);
     free(outs);
     YG_RETURN_IF_ERROR(st);
-    YG_RETURN_IF_ERROR(yg_graph_eliminate_dead_code(d->df));
+    /* Formulas written for any scalar leave x * 1 and the like. */
+    YG_RETURN_IF_ERROR(yg_graph_run_passes(d->df, "peephole,dce"));
     YG_RETURN_IF_ERROR(yg__ir_check_after_pass(d->f, "differentiate (f)"));
     return yg__ir_check_after_pass(d->df, "differentiate (df)");
 }
