@@ -16,6 +16,7 @@
 #include "jit/symbolic.h"
 #include "opinfo/opinfo.h"
 #include "testutil.h"
+#include "yagrad/autograd.h"
 #include "yagrad/jit.h"
 
 static yg_status call_sample(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
@@ -54,7 +55,7 @@ static int compare(const sample *s, int i, const yg_tensor *eager, const yg_tens
     int bad = 0;
     for (int64_t k = 0; k < yg_tensor_numel(eager) && !bad; k++) {
         if (fabs(a[k] - b[k]) > 1e-12 + 1e-10 * fabs(a[k])) {
-            print_error("%s (%s): d/d input %d [%lld]: eager %.17g, symbolic %.17g\n", s->op,
+            print_error("%s (%s): d/d input %d [%lld]: eager %.17g, graph %.17g\n", s->op,
                         s->what, i, (long long)k, a[k], b[k]);
             bad = 1;
         }
@@ -217,6 +218,101 @@ static void test_every_symbolic_derivative_matches_eager(void **state) {
     assert_int_equal(failures + uncovered, 0);
 }
 
+/* Every differentiable sample traced and run through an executor (plans,
+ * composites split, autodiff regions, fusion groups) gives eager's output
+ * and gradients.  Samples the tracer cannot record are counted, not run. */
+static int executor_sample(const sample *s, uint64_t seed, bool *ran) {
+    yg_tensor *x[MAX_IN] = {0}, *ey = NULL, *jy = NULL, *v = NULL;
+    yg_tensor *eg[MAX_IN] = {0}, *jg[MAX_IN] = {0};
+    const yg_tensor *wrt[MAX_IN];
+    int n_wrt = 0, failures = 0;
+    yg_trace_result *tr = NULL;
+    yg_executor *e = NULL;
+
+    *ran = false;
+    for (int i = 0; i < s->n_inputs; i++) {
+        x[i] = opinfo_make_input(s, i, YG_FLOAT64, seed + (uint64_t)i, false, 0);
+        if (s->in[i].dtype == YG_FLOAT64 && !s->in[i].constant) {
+            YG_CHECK(yg_tensor_set_requires_grad(x[i], true));
+            wrt[n_wrt++] = x[i];
+        }
+    }
+    if (yg_trace(call_sample, (void *)s, x, s->n_inputs, 1, NULL, &tr) != YG_OK)
+        goto out;
+    YG_CHECK(yg_executor_create(tr->graph, NULL, &e));
+    yg_tensor **in = calloc((size_t)(s->n_inputs + tr->n_params + 1), sizeof *in);
+    for (int i = 0; i < s->n_inputs; i++)
+        in[i] = x[i];
+    for (int64_t i = 0; i < tr->n_params; i++)
+        in[s->n_inputs + i] = tr->params[i];
+    YG_CHECK(opinfo_call(s, x, &ey));
+    yg_manual_seed(OPINFO_SEED); /* random ops draw what opinfo_call drew */
+    yg_status st = yg_executor_run(e, in, s->n_inputs + tr->n_params, &jy, 1);
+    free(in);
+    if (st != YG_OK) {
+        print_error("%s (%s): executor: %s\n", s->op, s->what, yg_last_error());
+        failures++;
+        goto out;
+    }
+    *ran = true;
+    failures += compare(s, -1, ey, jy);
+    if (!yg_tensor_requires_grad(ey) || !yg_tensor_requires_grad(jy)) {
+        if (yg_tensor_requires_grad(ey) != yg_tensor_requires_grad(jy)) {
+            print_error("%s (%s): requires_grad differs from eager\n", s->op, s->what);
+            failures++;
+        }
+        goto out;
+    }
+    v = yg_test_rand(YG_FLOAT64, yg_tensor_sizes(ey), yg_tensor_ndim(ey), -1, 1, seed + 7);
+    const yg_tensor *eys[1] = {ey}, *jys[1] = {jy}, *vs[1] = {v};
+    YG_CHECK(yg_grad(eys, 1, vs, wrt, n_wrt, false, false, true, eg));
+    st = yg_grad(jys, 1, vs, wrt, n_wrt, false, false, true, jg);
+    if (st != YG_OK) {
+        print_error("%s (%s): executor backward: %s\n", s->op, s->what, yg_last_error());
+        failures++;
+        goto out;
+    }
+    for (int i = 0; i < n_wrt; i++) {
+        if (eg[i] == NULL && jg[i] == NULL)
+            continue;
+        failures += compare(s, i, eg[i], jg[i]);
+    }
+out:
+    for (int i = 0; i < MAX_IN; i++) {
+        yg_release(eg[i]);
+        yg_release(jg[i]);
+    }
+    yg_executor_release(e);
+    yg_trace_result_release(tr);
+    yg_release(ey);
+    yg_release(jy);
+    yg_release(v);
+    for (int i = 0; i < s->n_inputs; i++)
+        yg_release(x[i]);
+    return failures;
+}
+
+static void test_every_sample_through_the_executor_matches_eager(void **state) {
+    (void)state;
+    int failures = 0, ran = 0, skipped = 0;
+    for (int i = 0; i < opinfo_sample_count(); i++) {
+        const sample *s = opinfo_sample_at(i);
+        bool any_float = false;
+        for (int k = 0; k < s->n_inputs; k++)
+            any_float |= s->in[k].dtype == YG_FLOAT64 && !s->in[k].constant;
+        const yg_op_info *op = opinfo_op(s->op);
+        if (!any_float || op == NULL || (s->flags & OPINFO_NO_GRAD))
+            continue;
+        bool r = false;
+        failures += executor_sample(s, 9000 + (uint64_t)i * 3, &r);
+        ran += r;
+        skipped += !r;
+    }
+    printf("samples through the executor: %d ran, %d not traceable, %d failures\n", ran,
+           skipped, failures);
+    assert_int_equal(failures, 0);
+}
+
 /* What the generated table says: every derivative entry either has a
  * symbolic form, or its op is in-place, has no differentiable input, or
  * is marked with a reason. */
@@ -249,6 +345,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_symbolic_derivative_matches_eager),
         cmocka_unit_test(test_symbolic_coverage_is_listed),
+        cmocka_unit_test(test_every_sample_through_the_executor_matches_eager),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

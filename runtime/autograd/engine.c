@@ -636,6 +636,9 @@ yg_status yg_grad(const yg_tensor *const *outputs, int64_t n_outputs,
         g.captures[i].grad = NULL;
     }
 out:
+    /* The task first: its nodes are borrowed from the references released
+     * below (a captured leaf's AccumulateGrad may have no other). */
+    graph_task_free(&g);
     for (int64_t i = 0; i < g.n_captures; i++) {
         yg_release(g.captures[i].grad);
         yg__node_release(g.captures[i].node);
@@ -649,6 +652,5 @@ out:
     free(roots);
     free(slots);
     free(seeds);
-    graph_task_free(&g);
     return st;
 }
