@@ -420,6 +420,14 @@ static void test_gru_cell_fuses_forward_and_backward(void **state) {
         *(p < f_at ? &in_df : &in_f) += 1;
     assert_int_equal(in_df, 1);
     assert_int_equal(in_f, 1);
+    /* The backward's two cats of the gate gradients are the group's
+     * exits (inside it, indented past df's own nodes), not copies after. */
+    assert_non_null(strstr(text, "= cat["));
+    for (const char *p = strstr(text, "\n      %"); p != NULL; p = strstr(p + 1, "\n      %")) {
+        const char *eol = strchr(p + 1, '\n');
+        const char *cat = strstr(p, "= cat[");
+        assert_true(cat == NULL || (eol != NULL && cat > eol));
+    }
     yg_fuser_stats s = yg_fuser_get_stats();
     assert_int_equal(s.fallbacks, 0);
     yg_string_release(text);

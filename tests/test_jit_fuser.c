@@ -143,6 +143,53 @@ static void test_broadcast_shapes_match_unfused(void **state) {
     yg_graph_release(f);
 }
 
+/* cat as a group's exit: the pieces are written into the result in place
+ * (along the last dim and the first; a piece also read outside is an
+ * output too; a cat whose result the group reads ends the run). */
+static void test_cat_exits_match_unfused(void **state) {
+    (void)state;
+    const char *text = "graph(%x : Tensor(dtype=float32, sizes=[5, 7]),"
+                       " %y : Tensor(dtype=float32, sizes=[7])):\n"
+                       "  %a = mul(%x, %y)\n"
+                       "  %b = tanh(%a)\n"
+                       "  %c = sigmoid(%x)\n"
+                       "  %d = cat[dim=-1](%a, %b, %c)\n"
+                       "  %e = cat[dim=0](%c, %b)\n"
+                       "  %f = exp(%d)\n"
+                       "  return (%f, %e, %b)\n";
+    yg_graph *g = parse(text), *f = parse(text);
+    YG_CHECK(yg_graph_fuse(f));
+    char *printed = NULL;
+    YG_CHECK(yg_graph_print(f, &printed));
+    /* One group holding both cats; exp reads a cat: outside. */
+    assert_int_equal(count_kind(f, "prim::FusionGroup"), 1);
+    assert_int_equal(count_kind(f, "cat"), 0);
+    assert_int_equal(count_kind(f, "exp"), 1);
+    yg_string_release(printed);
+    int64_t sx[2] = {5, 7}, sy[1] = {7};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, sx, 2, -1, 1, 6), *y = yg_test_rand(YG_FLOAT32, sy, 1, -1, 1, 7);
+    yg_tensor *in[2] = {x, y}, *a[3] = {0}, *c[3] = {0};
+    yg_fuser_stats before = yg_fuser_get_stats();
+    YG_CHECK(yg_graph_run(g, in, 2, a, 3));
+    YG_CHECK(yg_graph_run(f, in, 2, c, 3));
+    yg_fuser_stats after = yg_fuser_get_stats();
+    assert_int_equal(after.fallbacks, before.fallbacks);
+    assert_true(after.kernels_compiled + after.disk_cache_hits + after.memory_cache_hits >
+                before.kernels_compiled + before.disk_cache_hits + before.memory_cache_hits);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(yg_tensor_ndim(a[i]), yg_tensor_ndim(c[i]));
+        for (int d = 0; d < yg_tensor_ndim(a[i]); d++)
+            assert_int_equal(yg_tensor_sizes(a[i])[d], yg_tensor_sizes(c[i])[d]);
+        expect_close(a[i], c[i], 1e-6);
+        yg_release(a[i]);
+        yg_release(c[i]);
+    }
+    yg_release(x);
+    yg_release(y);
+    yg_graph_release(g);
+    yg_graph_release(f);
+}
+
 /* Mixed dtypes, in-place writes and non-pointwise ops end groups. */
 static void test_what_is_not_fused(void **state) {
     (void)state;
@@ -246,6 +293,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_fused_matches_unfused),
         cmocka_unit_test(test_broadcast_shapes_match_unfused),
+        cmocka_unit_test(test_cat_exits_match_unfused),
         cmocka_unit_test(test_what_is_not_fused),
         cmocka_unit_test(test_disk_cache_is_shared_and_rebuilt_when_corrupt),
         cmocka_unit_test(test_missing_compiler_falls_back_with_reason),

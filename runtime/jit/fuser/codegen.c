@@ -32,6 +32,29 @@
 /* Inner-loop elements per tile. */
 #define YG_FUSE_TILE 4096
 
+bool yg__fuser_is_cat(const yg_ir_node *n) {
+    return n->op != NULL && strcmp(n->op->name, "cat") == 0;
+}
+
+int32_t yg__fuser_kernel_outputs(const yg_graph *sub, const yg_ir_value **out, int32_t cap) {
+    int32_t k = 0;
+    for (int32_t o = 0; o < sub->ret->n_inputs; o++) {
+        const yg_ir_value *v = sub->ret->inputs[o];
+        if (v->node != sub->param && yg__fuser_is_cat(v->node)) {
+            for (int32_t i = 0; i < v->node->n_inputs; i++) {
+                if (k == cap)
+                    return -1;
+                out[k++] = v->node->inputs[i];
+            }
+        } else {
+            if (k == cap)
+                return -1;
+            out[k++] = v;
+        }
+    }
+    return k;
+}
+
 const yg_fuse_op *yg__fuse_op_of(const yg_ir_node *n) {
     if (n->op == NULL)
         return NULL;
@@ -128,6 +151,8 @@ static yg_status put_body(sbuf *b, const yg_graph *sub, bool f32) {
     for (int32_t i = 0; i < sub->param->n_outputs; i++)
         sub->param->outputs[i]->scratch = k++;
     for (const yg_ir_node *n = sub->first; n != NULL; n = n->next) {
+        if (yg__fuser_is_cat(n))
+            continue; /* an exit: its pieces are written in place */
         const yg_fuse_op *f = yg__fuse_op_of(n);
         if (f == NULL || n->n_outputs != 1 || n->n_inputs != f->n_inputs)
             return fail("not a fusible node: ", n->kind);
@@ -162,7 +187,11 @@ static yg_status put_body(sbuf *b, const yg_graph *sub, bool f32) {
 
 yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, char **source) {
     sbuf b = {0};
-    int32_t n_in = sub->param->n_outputs, n_out = sub->ret->n_inputs;
+    const yg_ir_value *kout[YG_FUSE_MAX_OUTPUTS];
+    int32_t n_in = sub->param->n_outputs;
+    int32_t n_out = yg__fuser_kernel_outputs(sub, kout, YG_FUSE_MAX_OUTPUTS);
+    if (n_out < 0)
+        return fail("a group writes too many outputs", "");
     int32_t dtype = n_in > 0 ? sub->param->outputs[0]->type.dtype : YG_IR_UNKNOWN;
     bool f32 = dtype == YG_FLOAT32;
 
@@ -216,7 +245,7 @@ yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, ch
     }
     yg_status st = put_body(&b, sub, f32);
     for (int32_t o = 0; st == YG_OK && o < n_out; o++)
-        put(&b, "            o%d[j] = v%" PRId64 ";\n", o, sub->ret->inputs[o]->scratch);
+        put(&b, "            o%d[j] = v%" PRId64 ";\n", o, kout[o]->scratch);
     put(&b, "        }\n    }\n}\n");
     if (st == YG_OK && b.oom)
         st = yg__fail(YG_ERR_OUT_OF_MEMORY, "fuser: out of memory");

@@ -11,6 +11,8 @@
  * regions are, so a group never has a path that leaves it and comes back;
  * a run ends where a node cannot join, the dtype changes, or the group
  * would pass YG_FUSE_MAX_INPUTS inputs or YG_FUSE_MAX_OUTPUTS outputs.
+ * A `cat` of values of the run of one shape joins as an exit (the kernel writes the pieces into the cat's result);
+ * a node reading the cat's result ends the run.
  * prim::Constant nodes in a run stay outside it (their values become
  * inputs).  A group's compiled kernels live in its subgraph.
  */
@@ -42,7 +44,47 @@ static int32_t fusible_dtype(const yg_ir_node *n) {
     return o->type.dtype;
 }
 
-/* Inputs and outputs the run nodes[0..len) would have, were it a group. */
+/* Whether n is defined by one of run[0..len). */
+static bool in_run(yg_ir_node *const *run, int32_t len, const yg_ir_node *n) {
+    for (int32_t i = 0; i < len; i++)
+        if (run[i] == n)
+            return true;
+    return false;
+}
+
+/* Whether cat node n can be an exit of the run: it concatenates distinct
+ * values of the run, of its dtype and of one known shape, and writes or
+ * is written by nothing.  (A piece read elsewhere too is also an output.) */
+static bool cat_exit(yg_ir_node *const *run, int32_t len, const yg_ir_node *n, int32_t dtype) {
+    if (!yg__fuser_is_cat(n) || n->n_inputs < 1 || n->n_outputs != 1 ||
+        yg__ir_node_has_side_effects(n) || (n->outputs[0]->scratch & 1) ||
+        n->outputs[0]->type.dtype != dtype)
+        return false;
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        const yg_ir_value *v = n->inputs[i];
+        if (v->node == NULL || !in_run(run, len, v->node) || v->type.dtype != dtype || !yg__pass_sizes_known(&v->type) ||
+            !yg__pass_same_known_sizes(&v->type, &n->inputs[0]->type))
+            return false;
+        for (int32_t j = 0; j < i; j++)
+            if (n->inputs[j] == v)
+                return false;
+    }
+    return true;
+}
+
+/* Whether n reads the result of a cat exit of the run (which must not be
+ * read inside the group). */
+static bool reads_exit(yg_ir_node *const *run, int32_t len, const yg_ir_node *n) {
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        const yg_ir_node *d = n->inputs[i]->node;
+        if (yg__fuser_is_cat(d) && in_run(run, len, d))
+            return true;
+    }
+    return false;
+}
+
+/* Inputs and kernel outputs (a cat exit's pieces each count) the run
+ * nodes[0..len) would have, were it a group. */
 static void count_io(yg_ir_node *const *nodes, int32_t len, int32_t *n_in, int32_t *n_out) {
     *n_in = 0;
     *n_out = 0;
@@ -64,7 +106,8 @@ static void count_io(yg_ir_node *const *nodes, int32_t len, int32_t *n_in, int32
         bool outside = false;
         for (int32_t u = 0; u < o->n_uses && !outside; u++)
             outside = o->uses[u].node->scratch != 2;
-        *n_out += outside;
+        if (outside)
+            *n_out += yg__fuser_is_cat(n) ? n->n_inputs : 1;
     }
     for (int32_t i = 0; i < len; i++)
         nodes[i]->scratch = 0;
@@ -119,7 +162,8 @@ yg_status yg_graph_fuse(yg_graph *g) {
             n = n->next;
             continue;
         }
-        while (n != NULL && fusible_dtype(n) == dtype) {
+        while (n != NULL && !reads_exit(run, len, n) &&
+               (fusible_dtype(n) == dtype || cat_exit(run, len, n, dtype))) {
             int32_t n_in, n_out;
             run[len] = n;
             count_io(run, len + 1, &n_in, &n_out);

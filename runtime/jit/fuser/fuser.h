@@ -7,9 +7,14 @@
  *
  * A fusion group is a prim::FusionGroup node whose `subgraph` holds a run
  * of pointwise ops (ops with a `pointwise:` expression) over one floating
- * dtype.  Its kernel evaluates the subgraph per element: every output has
- * the broadcast shape of the group's inputs, each input is read through
- * its own strides (0 where it is broadcast).
+ * dtype, and possibly `cat` nodes as exits: a cat of values of the group,
+ * all of one shape, whose result nothing in the group reads.  Its kernel evaluates the
+ * subgraph per element: every value has the broadcast shape of the
+ * group's inputs, each input is read through its own strides (0 where it
+ * is broadcast); a cat exit's pieces are written straight into their
+ * slices of the cat's result, which is allocated once.  The kernel's
+ * outputs are the subgraph's outputs with each cat replaced by its pieces
+ * (yg__fuser_kernel_outputs).
  */
 #ifndef YAGRAD_JIT_FUSER_H
 #define YAGRAD_JIT_FUSER_H
@@ -44,7 +49,7 @@ const yg_fuse_op *yg__fuse_op_of(const yg_ir_node *n);
 
 /* The most inputs and outputs a group has. */
 #define YG_FUSE_MAX_INPUTS 16
-#define YG_FUSE_MAX_OUTPUTS 8
+#define YG_FUSE_MAX_OUTPUTS 16
 
 /* A compiled kernel:
  *   n:       output elements;  ndim, sizes: the (compressed) output shape,
@@ -64,6 +69,14 @@ typedef struct yg_fused_kernel {
      * broadcast shape of all inputs, checked per run. */
     uint32_t deps[YG_FUSE_MAX_OUTPUTS];
 } yg_fused_kernel;
+
+/* Whether n is a cat exit of a fusion group (a `cat` node). */
+bool yg__fuser_is_cat(const yg_ir_node *n);
+
+/* The values the kernel of sub writes, in order: each output of sub, a
+ * cat exit's output replaced by its pieces.  Returns their number (at
+ * most cap; -1 when more). */
+int32_t yg__fuser_kernel_outputs(const yg_graph *sub, const yg_ir_value **out, int32_t cap);
 
 /* codegen.c: the C source of the kernel of subgraph sub (dtype: its
  * inputs' dtype) for an input stride pattern (one char per input: 'c'

@@ -28,6 +28,7 @@ typedef struct variant {
 } variant;
 
 typedef struct fuser_state {
+    int32_t n_kout; /* values the kernel writes; -1: too many */
     uint32_t deps[YG_FUSE_MAX_OUTPUTS];
     _Atomic(variant *) variants;
 } fuser_state;
@@ -47,8 +48,10 @@ void yg__fuser_state_free(void *p) {
     free(s);
 }
 
-/* Which inputs each output depends on (by scratch bit sets). */
+/* Which inputs each value the kernel writes depends on (bit sets, in the
+ * scratch of sub's values while computing). */
 static void compute_deps(const yg_graph *sub, fuser_state *s) {
+    const yg_ir_value *kout[YG_FUSE_MAX_OUTPUTS];
     int32_t n_in = sub->param->n_outputs;
     for (int32_t i = 0; i < n_in; i++)
         sub->param->outputs[i]->scratch = (int64_t)1 << i;
@@ -59,8 +62,9 @@ static void compute_deps(const yg_graph *sub, fuser_state *s) {
         for (int32_t i = 0; i < n->n_outputs; i++)
             n->outputs[i]->scratch = m;
     }
-    for (int32_t o = 0; o < sub->ret->n_inputs && o < YG_FUSE_MAX_OUTPUTS; o++)
-        s->deps[o] = (uint32_t)sub->ret->inputs[o]->scratch;
+    s->n_kout = yg__fuser_kernel_outputs(sub, kout, YG_FUSE_MAX_OUTPUTS);
+    for (int32_t o = 0; o < s->n_kout; o++)
+        s->deps[o] = (uint32_t)kout[o]->scratch;
 }
 
 static fuser_state *state_of(yg_graph *sub) {
@@ -137,104 +141,142 @@ static yg_status interpret(const yg_graph *sub, yg_tensor *const *in, int32_t n_
     return yg_graph_run(sub, in, n_in, out, n_out);
 }
 
+/* Frees the outputs made so far. */
+static void drop(yg_tensor **out, int32_t n) {
+    for (int32_t o = 0; o < n; o++) {
+        yg_release(out[o]);
+        out[o] = NULL;
+    }
+}
+
 yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_tensor **out) {
     const yg_graph *csub = NULL;
     YG_RETURN_IF_ERROR(yg_ir_node_get_graph(n, "subgraph", &csub));
     yg_graph *sub = (yg_graph *)csub;
     int32_t n_in = n->n_inputs, n_out = n->n_outputs;
     int32_t dtype = n_in > 0 ? sub->param->outputs[0]->type.dtype : YG_IR_UNKNOWN;
-    bool fused = n_in <= YG_FUSE_MAX_INPUTS && n_out <= YG_FUSE_MAX_OUTPUTS && n_in > 0;
+    bool fused = n_in <= YG_FUSE_MAX_INPUTS && n_in > 0;
     bool grad = yg_is_grad_enabled();
     for (int32_t i = 0; fused && i < n_in; i++)
         fused = in[i] != NULL && (int32_t)in[i]->dtype == dtype &&
                 in[i]->storage->device == YG_CPU && !(grad && yg_tensor_requires_grad(in[i]));
     fuser_state *s = fused ? state_of(sub) : NULL;
     int64_t sizes[YG_MAX_DIMS], osz[YG_MAX_DIMS];
-    int32_t nd = 0, ond = 0;
-    fused = s != NULL && broadcast(in, n_in, UINT32_MAX >> (32 - n_in), sizes, &nd);
-    for (int32_t o = 0; fused && o < n_out; o++) {
+    int32_t nd = 0, ond = 0, n_k = s != NULL ? s->n_kout : -1;
+    fused = n_k >= 0 && broadcast(in, n_in, UINT32_MAX >> (32 - n_in), sizes, &nd);
+    for (int32_t o = 0; fused && o < n_k; o++) {
         fused = broadcast(in, n_in, s->deps[o], osz, &ond) && ond == nd;
         for (int32_t d = 0; fused && d < nd; d++)
             fused = osz[d] == sizes[d];
     }
+    /* A cat exit needs a dim to cat along. */
+    for (int32_t o = 0; fused && o < n_out; o++)
+        fused = !yg__fuser_is_cat(sub->ret->inputs[o]->node) || nd > 0;
     if (!fused)
         return interpret(sub, in, n_in, out, n_out);
 
-    /* Operand strides over the output's dims (0 where broadcast). */
-    int32_t nops = n_out + n_in;
-    int64_t st[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS][YG_MAX_DIMS];
     int64_t numel = 1;
     for (int32_t d = 0; d < nd; d++)
         numel *= sizes[d];
-    for (int32_t k = 0; k < nops; k++) {
-        int64_t acc = 1;
-        for (int32_t d = nd - 1; d >= 0; d--) {
-            if (k < n_out) {
-                st[k][d] = acc;
-                acc *= sizes[d];
-                continue;
+    /* The outputs, and where each value the kernel writes goes: a base
+     * pointer and strides over the iteration shape (a cat's pieces are
+     * slices of its result). */
+    int32_t nops = n_k + n_in;
+    char *base[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS];
+    int64_t st[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS][YG_MAX_DIMS];
+    yg_status stt = YG_OK;
+    int32_t k = 0;
+    for (int32_t o = 0; o < n_out && stt == YG_OK; o++) {
+        const yg_ir_node *def = sub->ret->inputs[o]->node;
+        bool cat = def != sub->param && yg__fuser_is_cat(def);
+        int64_t csz[YG_MAX_DIMS], cd = 0, pieces = cat ? def->n_inputs : 1;
+        for (int32_t d = 0; d < nd; d++)
+            csz[d] = sizes[d];
+        if (cat) {
+            int64_t dim = 0;
+            (void)yg__ir_attr_as_int(def, "dim", &dim);
+            cd = dim < 0 ? dim + nd : dim;
+            if (cd < 0 || cd >= nd) {
+                drop(out, o);
+                return interpret(sub, in, n_in, out, n_out);
             }
-            const yg_tensor *t = in[k - n_out];
+            csz[cd] *= pieces;
+        }
+        stt = yg_tensor_empty(csz, nd, (yg_dtype)dtype, &out[o]);
+        if (stt != YG_OK)
+            break;
+        int64_t acc = 1, cst[YG_MAX_DIMS];
+        for (int32_t d = nd - 1; d >= 0; d--) {
+            cst[d] = acc;
+            acc *= csz[d];
+        }
+        for (int64_t p = 0; p < pieces; p++, k++) {
+            base[k] = (char *)yg__tensor_ptr(out[o]) +
+                      (cat ? p * sizes[cd] * cst[cd] * (int64_t)yg_dtype_size((yg_dtype)dtype) : 0);
+            for (int32_t d = 0; d < nd; d++)
+                st[k][d] = cst[d];
+        }
+    }
+    if (stt != YG_OK) {
+        drop(out, n_out);
+        return stt;
+    }
+    for (int32_t i = 0; i < n_in; i++, k++) {
+        const yg_tensor *t = in[i];
+        base[k] = (char *)yg__tensor_ptr(t);
+        for (int32_t d = 0; d < nd; d++) {
             int32_t td = d - (nd - t->ndim);
             st[k][d] = td < 0 || t->sizes[td] == 1 ? 0 : t->strides[td];
         }
     }
     /* Drop size-1 dims and merge dims contiguous for every operand. */
     int64_t cs[YG_MAX_DIMS];
-    int64_t cst[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS][YG_MAX_DIMS];
-    int32_t cd = 0;
+    int64_t cst2[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS][YG_MAX_DIMS];
+    int32_t cdn = 0;
     for (int32_t d = 0; d < nd; d++) {
         if (sizes[d] == 1)
             continue;
-        bool merge = cd > 0;
-        for (int32_t k = 0; merge && k < nops; k++)
-            merge = cst[k][cd - 1] == st[k][d] * sizes[d];
+        bool merge = cdn > 0;
+        for (int32_t q = 0; merge && q < nops; q++)
+            merge = cst2[q][cdn - 1] == st[q][d] * sizes[d];
         if (merge) {
-            cs[cd - 1] *= sizes[d];
-            for (int32_t k = 0; k < nops; k++)
-                cst[k][cd - 1] = st[k][d];
+            cs[cdn - 1] *= sizes[d];
+            for (int32_t q = 0; q < nops; q++)
+                cst2[q][cdn - 1] = st[q][d];
         } else {
-            cs[cd] = sizes[d];
-            for (int32_t k = 0; k < nops; k++)
-                cst[k][cd] = st[k][d];
-            cd++;
+            cs[cdn] = sizes[d];
+            for (int32_t q = 0; q < nops; q++)
+                cst2[q][cdn] = st[q][d];
+            cdn++;
         }
     }
-    if (cd == 0) {
+    if (cdn == 0) {
         cs[0] = 1;
-        for (int32_t k = 0; k < nops; k++)
-            cst[k][0] = 1;
-        cd = 1;
+        for (int32_t q = 0; q < nops; q++)
+            cst2[q][0] = 1;
+        cdn = 1;
     }
+    /* The kernel writes its outputs with unit inner stride. */
+    bool unit = true;
+    for (int32_t q = 0; q < n_k; q++)
+        unit &= cst2[q][cdn - 1] == 1 || cs[cdn - 1] == 1;
     char pattern[YG_FUSE_MAX_INPUTS + 1];
     for (int32_t i = 0; i < n_in; i++) {
-        int64_t inner = cst[n_out + i][cd - 1];
+        int64_t inner = cst2[n_k + i][cdn - 1];
         pattern[i] = inner == 1 ? 'c' : inner == 0 ? 'b' : 's';
     }
     pattern[n_in] = '\0';
-    const variant *v = variant_of(sub, s, pattern);
+    const variant *v = unit ? variant_of(sub, s, pattern) : NULL;
     if (v == NULL || v->fn == NULL) {
-        yg__fuser_count_fallback(v != NULL ? v->reason : "out of memory");
+        if (unit)
+            yg__fuser_count_fallback(v != NULL ? v->reason : "out of memory");
+        drop(out, n_out);
         return interpret(sub, in, n_in, out, n_out);
     }
-
-    char *ptrs[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS];
     int64_t flat[(YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS) * YG_MAX_DIMS];
-    yg_status stt = YG_OK;
-    for (int32_t o = 0; o < n_out && stt == YG_OK; o++)
-        stt = yg_tensor_empty(sizes, nd, (yg_dtype)dtype, &out[o]);
-    if (stt != YG_OK) {
-        for (int32_t o = 0; o < n_out; o++) {
-            yg_release(out[o]);
-            out[o] = NULL;
-        }
-        return stt;
-    }
-    for (int32_t k = 0; k < nops; k++) {
-        ptrs[k] = k < n_out ? (char *)yg__tensor_ptr(out[k]) : (char *)yg__tensor_ptr(in[k - n_out]);
-        for (int32_t d = 0; d < cd; d++)
-            flat[k * cd + d] = cst[k][d];
-    }
-    v->fn(numel, cd, cs, ptrs, flat);
+    for (int32_t q = 0; q < nops; q++)
+        for (int32_t d = 0; d < cdn; d++)
+            flat[q * cdn + d] = cst2[q][d];
+    v->fn(numel, cdn, cs, base, flat);
     return YG_OK;
 }
