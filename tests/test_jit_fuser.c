@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "generated_int.h"
+#include "jit/fuser/fuser.h"
 #include "testutil.h"
 #include "yagrad/jit.h"
 
@@ -213,6 +215,131 @@ static void test_what_is_not_fused(void **state) {
     yg_graph_release(f);
 }
 
+/* ---- every pointwise op of the YAML ---- */
+
+/* A graph applying every fusible op (generated/fuser/table.c) of yg__ops to
+ * inputs %x, %y, %z of dtype dt, scalar arguments without a default set to
+ * 0.5; every result is an output.  Fused, it is a handful of groups. */
+static yg_graph *all_ops_graph(yg_dtype dt, int *n_ops) {
+    yg_graph *g = NULL;
+    yg_ir_value *in[3];
+    yg_ir_type t = yg_ir_type_tensor();
+    t.dtype = dt;
+    t.device = YG_CPU;
+    t.ndim = 1;
+    t.sizes[0] = 37;
+    YG_CHECK(yg_graph_create(&g));
+    YG_CHECK(yg_graph_add_input(g, &t, "x", &in[0]));
+    YG_CHECK(yg_graph_add_input(g, &t, "y", &in[1]));
+    YG_CHECK(yg_graph_add_input(g, &t, "z", &in[2]));
+    yg_ir_value **outs = calloc((size_t)yg__ops_count, sizeof *outs);
+    int k = 0;
+    for (int i = 0; i < yg__ops_count; i++) {
+        const yg_fuse_op *f = &yg__fuse_ops[i];
+        if (f->expr[0] == NULL || f->n_inputs > 3 || f->n_inputs < 1)
+            continue;
+        yg_ir_node *n = NULL;
+        YG_CHECK(yg_graph_add_node(g, yg__ops[i].name, in, f->n_inputs, 1, &n));
+        for (int a = 0; a < f->n_scalars; a++)
+            if (isnan(f->scalar_defaults[a]))
+                YG_CHECK(yg_ir_node_set_float(n, f->scalar_names[a], 0.5));
+        outs[k++] = yg_ir_node_output(n, 0);
+    }
+    YG_CHECK(yg_graph_set_outputs(g, outs, k));
+    free(outs);
+    *n_ops = k;
+    return g;
+}
+
+/* Every pointwise op, fused on the CPU, equals the unfused graph. */
+static void test_every_pointwise_op_fuses(void **state) {
+    (void)state;
+    for (int d = 0; d < 2; d++) {
+        yg_dtype dt = d == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        int n_ops = 0;
+        yg_graph *g = all_ops_graph(dt, &n_ops), *f = NULL;
+        YG_CHECK(yg_graph_clone(g, &f));
+        YG_CHECK(yg_graph_fuse(f));
+        int groups = count_kind(f, "prim::FusionGroup");
+        int left = 0;
+        for (yg_ir_node *n = yg_graph_first_node(f); n != NULL; n = yg_ir_node_next(n))
+            left += strcmp(yg_ir_node_kind(n), "prim::FusionGroup") != 0;
+        printf("%s: %d pointwise ops, %d fusion groups, %d nodes left outside (other "
+               "output dtypes)\n",
+               d == 0 ? "float32" : "float64", n_ops, groups, left);
+        assert_true(groups >= 1);
+        int64_t s[1] = {37};
+        yg_tensor *in[3];
+        for (int i = 0; i < 3; i++)
+            in[i] = yg_test_rand(dt, s, 1, 0.1, 0.9, 20 + (uint64_t)i);
+        yg_tensor **a = calloc((size_t)n_ops, sizeof *a), **c = calloc((size_t)n_ops, sizeof *c);
+        yg_fuser_stats before = yg_fuser_get_stats();
+        YG_CHECK(yg_graph_run(g, in, 3, a, n_ops));
+        YG_CHECK(yg_graph_run(f, in, 3, c, n_ops));
+        if (yg_fuser_get_stats().fallbacks != before.fallbacks)
+            fail_msg("fell back: %s", yg_fuser_get_stats().last_fallback);
+        for (int i = 0; i < n_ops; i++) {
+            double *x = yg_test_values(a[i]), *y = yg_test_values(c[i]);
+            for (int64_t e = 0; e < yg_tensor_numel(a[i]); e++) {
+                bool same = (isnan(x[e]) && isnan(y[e])) || x[e] == y[e] ||
+                            fabs(x[e] - y[e]) <= (d == 0 ? 1e-5 : 1e-12) * (1 + fabs(x[e]));
+                if (!same)
+                    fail_msg("output %d [%lld]: unfused %.9g, fused %.9g", i, (long long)e, x[e],
+                             y[e]);
+            }
+            free(x);
+            free(y);
+        }
+        yg_release_list(a, n_ops);
+        yg_release_list(c, n_ops);
+        for (int i = 0; i < 3; i++)
+            yg_release(in[i]);
+        yg_graph_release(g);
+        yg_graph_release(f);
+    }
+}
+
+/* The CUDA form of every group compiles with NVRTC, and ptxas assembles
+ * the PTX for sm_80 and sm_90 (no GPU needed). */
+static void test_every_group_compiles_to_ptx(void **state) {
+    (void)state;
+    if (YG_PTXAS[0] == '\0') {
+        printf("skipped: yagrad was built without the CUDA toolkit (no NVRTC, no ptxas)\n");
+        skip();
+    }
+    int checked = 0;
+    for (int d = 0; d < 2; d++) {
+        int n_ops = 0;
+        yg_graph *f = all_ops_graph(d == 0 ? YG_FLOAT32 : YG_FLOAT64, &n_ops);
+        YG_CHECK(yg_graph_fuse(f));
+        int groups = count_kind(f, "prim::FusionGroup");
+        for (int k = 0; k < groups; k++) {
+            char *src = NULL, *ptx = NULL, path[256], cmd[800];
+            YG_CHECK(yg_fuser_cuda_ptx(f, k, "compute_80", &src, &ptx));
+            assert_non_null(strstr(ptx, ".entry yg_fused_kernel"));
+            snprintf(path, sizeof path, "/tmp/yg-ptx-%d-%d-%d.ptx", (int)getpid(), d, k);
+            FILE *fp = fopen(path, "w");
+            assert_non_null(fp);
+            fputs(ptx, fp);
+            fclose(fp);
+            for (int a = 0; a < 2; a++) {
+                snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o /dev/null", YG_PTXAS,
+                         a == 0 ? "sm_80" : "sm_90", path);
+                if (system(cmd) != 0)
+                    fail_msg("ptxas rejected group %d (%s):\n%s", k, a == 0 ? "sm_80" : "sm_90",
+                             src);
+            }
+            unlink(path);
+            yg_string_release(src);
+            yg_string_release(ptx);
+            checked++;
+        }
+        yg_graph_release(f);
+    }
+    printf("%d groups compiled to PTX and assembled for sm_80 and sm_90\n", checked);
+    assert_true(checked >= 2);
+}
+
 /* ---- caches and fallbacks, across processes ---- */
 
 static char self_path[1024];
@@ -294,6 +421,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_chain_fused_matches_unfused),
         cmocka_unit_test(test_broadcast_shapes_match_unfused),
         cmocka_unit_test(test_cat_exits_match_unfused),
+        cmocka_unit_test(test_every_pointwise_op_fuses),
+        cmocka_unit_test(test_every_group_compiles_to_ptx),
         cmocka_unit_test(test_what_is_not_fused),
         cmocka_unit_test(test_disk_cache_is_shared_and_rebuilt_when_corrupt),
         cmocka_unit_test(test_missing_compiler_falls_back_with_reason),

@@ -564,6 +564,24 @@ typedef struct yg_fuser_stats {
 /* The fuser's counters.  Cannot fail. */
 yg_fuser_stats yg_fuser_get_stats(void);
 
+/* The CUDA form of the kernel of the group-th prim::FusionGroup of g (in
+ * node order) and, compiled by NVRTC for arch ("compute_80"), its PTX.
+ * Device tensors come with the CUDA backend; until then the PTX is for
+ * checking (the toolkit's ptxas assembles it).
+ *   g: borrowed (fused: yg_graph_fuse);  arch: borrowed
+ *   source, ptx: out: release with yg_string_release
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL arguments, no such group, or
+ *          NVRTC's error log ("fuser: NVRTC failed for compute_80: ...");
+ *          YG_ERR_NOT_IMPLEMENTED when NVRTC is not there (yagrad built
+ *          without the CUDA toolkit, or the library cannot be loaded): then
+ *          *source is still set and *ptx is NULL; YG_ERR_OUT_OF_MEMORY.
+ *          On other failures both are NULL. */
+YG_NODISCARD yg_status yg_fuser_cuda_ptx(const yg_graph *g,
+                                         int64_t group,
+                                         const char *arch,
+                                         char **source,
+                                         char **ptx);
+
 /* ---- the graph executor ---- */
 
 typedef struct yg_executor yg_executor;

@@ -256,3 +256,69 @@ yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, ch
     *source = b.p;
     return YG_OK;
 }
+
+/* ---- CUDA ----
+ *
+ * The same body as a CUDA C++ kernel for NVRTC: one thread per output
+ * element (a grid-stride loop), every operand addressed by div/mod of the
+ * linear index over the dims, 64-bit indices.  Math is CUDA's own device
+ * functions under the same names (C++ overloads take float for float). */
+
+static const char cuda_prelude[] =
+    "typedef long long int64_t;\n"
+    "#define INFINITY __int_as_float(0x7f800000)\n"
+    "#define NAN __int_as_float(0x7fffffff)\n";
+
+yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source) {
+    sbuf b = {0};
+    const yg_ir_value *kout[YG_FUSE_MAX_OUTPUTS];
+    int32_t n_in = sub->param->n_outputs;
+    int32_t n_out = yg__fuser_kernel_outputs(sub, kout, YG_FUSE_MAX_OUTPUTS);
+    int32_t dtype = n_in > 0 ? sub->param->outputs[0]->type.dtype : YG_IR_UNKNOWN;
+    bool f32 = dtype == YG_FLOAT32;
+
+    *source = NULL;
+    if (n_out < 0)
+        return fail("a group writes too many outputs", "");
+    if (dtype != YG_FLOAT32 && dtype != YG_FLOAT64)
+        return fail("a group needs a float32 or float64 dtype", "");
+    int32_t nops = n_in + n_out;
+    put(&b, "/* a fusion group of %" PRId64 " nodes, CUDA */\n%s\ntypedef %s T;\n\n", sub->n_nodes,
+        cuda_prelude, f32 ? "float" : "double");
+    put(&b,
+        "struct yg_fused_args {\n"
+        "    int64_t n;\n"
+        "    int ndim;\n"
+        "    int64_t sizes[%d];\n"
+        "    int64_t strides[%d][%d]; /* outputs, then inputs; elements */\n"
+        "    char *ptrs[%d];\n"
+        "};\n\n"
+        "extern \"C\" __global__ void yg_fused_kernel(const yg_fused_args a)\n{\n"
+        "    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.n;\n"
+        "         i += (int64_t)gridDim.x * blockDim.x) {\n"
+        "        int64_t off[%d] = {0};\n"
+        "        int64_t r = i;\n"
+        "        for (int d = a.ndim - 1; d >= 0; d--) {\n"
+        "            const int64_t c = r %% a.sizes[d];\n"
+        "            r /= a.sizes[d];\n"
+        "            for (int k = 0; k < %d; k++)\n"
+        "                off[k] += c * a.strides[k][d];\n"
+        "        }\n",
+        YG_MAX_DIMS, nops, YG_MAX_DIMS, nops, nops, nops);
+    for (int32_t i = 0; i < n_in; i++)
+        put(&b, "        const T v%d = ((const T *)a.ptrs[%d])[off[%d]];\n", i, n_out + i,
+            n_out + i);
+    /* The block's body is indented for the CPU loop; it reads as well here. */
+    yg_status st = put_body(&b, sub, f32);
+    for (int32_t o = 0; st == YG_OK && o < n_out; o++)
+        put(&b, "        ((T *)a.ptrs[%d])[off[%d]] = v%" PRId64 ";\n", o, o, kout[o]->scratch);
+    put(&b, "    }\n}\n");
+    if (st == YG_OK && b.oom)
+        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "fuser: out of memory");
+    if (st != YG_OK) {
+        free(b.p);
+        return st;
+    }
+    *source = b.p;
+    return YG_OK;
+}

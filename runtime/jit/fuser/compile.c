@@ -154,12 +154,19 @@ static bool cache_dir(char *buf, size_t len) {
     return mkdirs(buf);
 }
 
-/* The path of the running libyagrad, which kernels link against. */
+/* An object only this library refers to (a table a program reads may be
+ * copied into the program by the linker), to find the library by. */
+static const char library_anchor = 0;
+
+/* The path of the running libyagrad, which kernels link against; "" when
+ * yagrad is part of the program itself (its symbols are then found in
+ * the program). */
 static bool library_path(char *buf, size_t len) {
     Dl_info info;
-    if (dladdr((const void *)yg__fuse_ops, &info) == 0 || info.dli_fname == NULL)
+    if (dladdr(&library_anchor, &info) == 0 || info.dli_fname == NULL)
         return false;
-    snprintf(buf, len, "%s", info.dli_fname);
+    bool shared = strstr(info.dli_fname, ".so") != NULL;
+    snprintf(buf, len, "%s", shared ? info.dli_fname : "");
     return true;
 }
 
@@ -234,8 +241,8 @@ static yg_fused_fn build(const char *dir, const char *key, const char *source, c
     }
     snprintf(cmd, sizeof cmd,
              "'%s' -std=gnu11 -O3 %s -fopenmp -fno-math-errno -fno-trapping-math "
-             "-fvect-cost-model=dynamic -fPIC -shared -o '%s' '%s' '%s' 2>'%s'",
-             compiler(), flags, tmp, src, lib, err);
+             "-fvect-cost-model=dynamic -fPIC -shared -o '%s' '%s' %s%s%s 2>'%s'",
+             compiler(), flags, tmp, src, lib[0] ? "'" : "", lib, lib[0] ? "'" : "", err);
     int rc = system(cmd);
     yg_fused_fn fn = NULL;
     if (rc != 0) {

@@ -85,6 +85,10 @@ int32_t yg__fuser_kernel_outputs(const yg_graph *sub, const yg_ir_value **out, i
  * Writes the scratch of sub's values. */
 yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, char **source);
 
+/* codegen.c: the CUDA C++ source of sub's kernel (for NVRTC), or
+ * YG_ERR_NOT_IMPLEMENTED with the reason.  *source: caller frees. */
+yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source);
+
 /* compile.c: a kernel for source: from the memory cache, the disk cache,
  * or the compiler.  Never fails for a compiler problem: *fn NULL and the
  * reason in reason (size reason_len). */
