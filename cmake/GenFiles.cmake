@@ -14,14 +14,15 @@
 function(yg_gen_files yaml out_var)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${yaml})
   file(STRINGS ${yaml} lines REGEX "^- section:|^  pointwise:")
-  set(files include/yagrad/ops.h generated_int.h registry.c boxed/boxed.h boxed/table.c)
+  set(files include/yagrad/ops.h generated_int.h registry.c boxed/boxed.h boxed/table.c
+      onnx/onnx_gen.h onnx/table.c)
   set(section "")
   set(with_kernels "")
   foreach(line ${lines})
     if(line MATCHES "^- section:[ ]*([a-z0-9_]+)")
       set(section ${CMAKE_MATCH_1})
       list(APPEND files include/yagrad/ops_${section}.h api/${section}.c nodes/${section}.h
-           nodes/${section}.c boxed/${section}.c)
+           nodes/${section}.c boxed/${section}.c onnx/${section}.c)
     elseif(NOT section STREQUAL "")
       list(APPEND with_kernels ${section})
     endif()
