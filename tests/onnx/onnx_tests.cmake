@@ -1,0 +1,53 @@
+# The ONNX export tests (included from tests/CMakeLists.txt).
+#
+# test_onnx (tests/test_onnx.c, registered above as onnx.<test>) writes
+# each model and its case file into tests/onnx_out.  For each model here:
+#   onnx.checker.<model>  onnx.checker.check_model(full_check=True)
+#                         (Debian python3-onnx, on /usr/bin/python3)
+#   onnx.ort.<model>      runs it in onnxruntime (npm onnxruntime-node)
+#                         against yagrad's eager outputs within 1e-5
+# Fixtures order them after the export; onnx.ort_setup installs
+# onnxruntime-node into the build tree with npm (ONNXRUNTIME_NODE_INSTALL=
+# skip: the CPU binaries ship in the package) and skips, with the reason,
+# when npm or the registry is unreachable; the onnx.ort.* tests then skip
+# (exit 77) while the checker tests still run.
+if(NOT YG_HAVE_ONNX)
+  return()
+endif()
+set(YG_ONNX_OUT ${CMAKE_CURRENT_BINARY_DIR}/onnx_out)
+set(YG_ORT_DIR ${CMAKE_CURRENT_BINARY_DIR}/onnxruntime-node)
+find_program(YG_NODE node)
+
+add_test(NAME onnx.ort_setup
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/onnx/setup_ort.sh ${YG_ORT_DIR})
+set_tests_properties(onnx.ort_setup PROPERTIES FIXTURES_SETUP onnx_ort SKIP_RETURN_CODE 77
+                     TIMEOUT 300)
+
+set(YG_ONNX_MODELS
+    mlp:test_export_mlp
+    lstm_cell:test_export_lstm_cell
+    gru_cell:test_export_gru_cell
+    transformer_block:test_export_transformer_block
+    cnn:test_export_cnn
+    symbolics:test_every_exportable_op_has_a_case_that_exports)
+foreach(entry ${YG_ONNX_MODELS})
+  string(REPLACE ":" ";" parts ${entry})
+  list(GET parts 0 model)
+  list(GET parts 1 export_test)
+  set(names ${model})
+  if(model STREQUAL "symbolics")
+    set(names @manifest)
+  endif()
+  set_tests_properties(onnx.${export_test} PROPERTIES FIXTURES_SETUP onnx_${model})
+  add_test(NAME onnx.checker.${model}
+           COMMAND ${YG_SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/check_models.py
+                   ${YG_ONNX_OUT} ${names})
+  set_tests_properties(onnx.checker.${model} PROPERTIES FIXTURES_REQUIRED onnx_${model})
+  if(YG_NODE)
+    add_test(NAME onnx.ort.${model}
+             COMMAND ${YG_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/run_ort.js ${YG_ORT_DIR}
+                     ${YG_ONNX_OUT} ${names})
+    set_tests_properties(onnx.ort.${model} PROPERTIES
+                         FIXTURES_REQUIRED "onnx_${model};onnx_ort" SKIP_RETURN_CODE 77)
+  endif()
+endforeach()
