@@ -6,11 +6,15 @@
  * and type_as when the input already has the target dtype.  Each such
  * node's output is replaced by its input everywhere (graph outputs
  * included; the exporter gives an output that is a graph input its own
- * Identity) and the node is left to DCE.
+ * Identity) and the node is removed.
  *
- * It holds back on graphs with side effects: replacing a fresh tensor
- * (clone's result) by its input would make a later in-place write reach
- * the input.  Unknown sizes or dtypes keep the node.
+ * It holds back on graphs that write in place (an op whose name ends in
+ * '_', or a "mutates" attribute): replacing a fresh tensor (clone's
+ * result) by its input would make a later write reach the input.  Other
+ * side effects the IR knows do not alias (a random op's generator,
+ * batch_norm's running statistics, which export refuses to update), so
+ * a CNN with batch_norm or a model with dropout still gets the rewrite.
+ * Unknown sizes or dtypes keep the node.
  */
 #include <string.h>
 
@@ -57,14 +61,35 @@ static yg_ir_value *identity_of(const yg_ir_node *n)
     return NULL;
 }
 
+static bool writes_in_place(const yg_graph *g)
+{
+    for (const yg_ir_node *n = g->first; n != NULL; n = n->next) {
+        if (n->op != NULL) {
+            const char *dot = strchr(n->kind, '.');
+            size_t base = dot != NULL ? (size_t)(dot - n->kind) : strlen(n->kind);
+            if (base > 0 && n->kind[base - 1] == '_')
+                return true;
+        }
+        const yg_ir_attr *m = yg__ir_node_attr(n, "mutates");
+        if (m != NULL || (n->op == NULL && yg__ir_node_has_side_effects(n)))
+            return true;
+    }
+    return false;
+}
+
 yg_status yg__onnx_peephole(yg_graph *g)
 {
-    if (yg__pass_has_side_effects(g))
+    if (writes_in_place(g))
         return YG_OK;
-    for (yg_ir_node *n = g->first; n != NULL; n = n->next) {
+    for (yg_ir_node *n = g->first, *next = NULL; n != NULL; n = next) {
+        next = n->next;
         yg_ir_value *x = identity_of(n);
-        if (x != NULL && n->outputs[0]->n_uses > 0)
-            YG_RETURN_IF_ERROR(yg__ir_value_replace_all_uses(n->outputs[0], x));
+        if (x == NULL)
+            continue;
+        YG_RETURN_IF_ERROR(yg__ir_value_replace_all_uses(n->outputs[0], x));
+        /* Removed here, not left to DCE: DCE keeps dropout (its schema
+         * takes a Generator), though with train=0 it draws nothing. */
+        yg__ir_node_destroy(n);
     }
     return YG_OK;
 }
