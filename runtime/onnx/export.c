@@ -466,6 +466,13 @@ static yg_status export_bytes(const yg_graph *g, yg_tensor *const *params, int64
     protobuf_c_message_pack(&m.base, buf);
     *out = buf;
     *out_len = len;
+    if (o.summary != NULL)
+        *o.summary = (yg_onnx_summary){.opset = o.opset,
+                                       .n_nodes = (int64_t)m.graph->n_node,
+                                       .n_initializers = (int64_t)m.graph->n_initializer,
+                                       .n_inputs = (int64_t)m.graph->n_input,
+                                       .n_outputs = (int64_t)m.graph->n_output,
+                                       .n_bytes = len};
 out:
     yg__onnx_ctx_free(&cx);
     yg_graph_release(copy);
@@ -537,11 +544,17 @@ yg_status yg_onnx_export(const yg_graph *g, yg_tensor *const *params, int64_t n_
     uint8_t *buf = NULL;
     size_t len = 0;
 
+    /* The summary reaches the caller only once the file is written. */
+    yg_onnx_options o = options != NULL ? *options : (yg_onnx_options){0};
+    yg_onnx_summary summary = {0};
+    o.summary = &summary;
     if (path == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "onnx_export: path is NULL");
-    YG_RETURN_IF_ERROR(export_bytes(g, params, n_params, options, &buf, &len));
+    YG_RETURN_IF_ERROR(export_bytes(g, params, n_params, &o, &buf, &len));
     yg_status st = write_atomically(path, buf, len);
     free(buf);
+    if (st == YG_OK && options != NULL && options->summary != NULL)
+        *options->summary = summary;
     return st;
 }
 

@@ -51,3 +51,14 @@ foreach(entry ${YG_ONNX_MODELS})
                          FIXTURES_REQUIRED "onnx_${model};onnx_ort" SKIP_RETURN_CODE 77)
   endif()
 endforeach()
+
+# examples/export_onnx writes its three models; the checker must accept them.
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/export_onnx_out)
+add_test(NAME example.export_onnx_writes_models
+         COMMAND export_onnx ${CMAKE_CURRENT_BINARY_DIR}/export_onnx_out)
+set_tests_properties(example.export_onnx_writes_models PROPERTIES
+  FIXTURES_SETUP onnx_example PASS_REGULAR_EXPRESSION "lstm_cell.onnx .*opset 17")
+add_test(NAME onnx.checker.example_models
+         COMMAND ${YG_SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/check_models.py
+                 ${CMAKE_CURRENT_BINARY_DIR}/export_onnx_out mlp cnn lstm_cell)
+set_tests_properties(onnx.checker.example_models PROPERTIES FIXTURES_REQUIRED onnx_example)

@@ -64,6 +64,15 @@ typedef struct yg_onnx_dynamic_axis {
     const char *name; /* [A-Za-z_][A-Za-z0-9_]* */
 } yg_onnx_dynamic_axis;
 
+/* What an export wrote (yg_onnx_options.summary). */
+typedef struct yg_onnx_summary {
+    int32_t opset;
+    int64_t n_nodes;        /* ONNX nodes in the graph */
+    int64_t n_initializers; /* parameters, constants and the exporter's own */
+    int64_t n_inputs, n_outputs;
+    size_t n_bytes; /* the serialized model */
+} yg_onnx_summary;
+
 /* Export options.  Zero-initialise (or pass NULL) for the defaults:
  * opset 17, names from the graph, parameters as initializers, producer
  * "yagrad" with the library's version, no doc string. */
@@ -84,6 +93,7 @@ typedef struct yg_onnx_options {
     const char *producer_name;    /* NULL: "yagrad" */
     const char *producer_version; /* NULL: the library's version */
     const char *doc_string;       /* NULL: none */
+    yg_onnx_summary *summary;     /* nullable; out: filled on success only */
 } yg_onnx_options;
 
 /* Exports g as an ONNX model file.
