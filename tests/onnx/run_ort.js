@@ -15,7 +15,7 @@ const path = require('path');
 const [ortDir, dir, ...args] = process.argv.slice(2);
 let ort;
 try {
-  ort = require(path.join(ortDir, 'node_modules', 'onnxruntime-node'));
+  ort = require(path.resolve(ortDir, 'node_modules', 'onnxruntime-node'));
 } catch (e) {
   console.log(`SKIP: onnxruntime-node is not installed in ${ortDir} (${e.message.split('\n')[0]}); ` +
               'the onnx.ort_setup fixture installs it with npm (needs the npm registry)');
