@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Checks exported models with onnx.checker (full check: types inferred
 and checked node by node).  Usage: check_models.py DIR NAME...  where
-DIR/NAME.onnx was written by test_onnx; with NAME '@manifest', the names
-are read from DIR/manifest.txt (one per line).  Prints one line per
+DIR/NAME.onnx was written by test_onnx; a NAME '@list' reads the names
+from DIR/list.txt (one per line).  Prints one line per
 model (opset, nodes, initializers); exits 1 on the first failure."""
 import os
 import sys
@@ -13,8 +13,8 @@ import onnx.checker
 
 def names(d, args):
     for a in args:
-        if a == "@manifest":
-            with open(os.path.join(d, "manifest.txt")) as f:
+        if a.startswith("@"):
+            with open(os.path.join(d, a[1:] + ".txt")) as f:
                 yield from (line.strip() for line in f if line.strip())
         else:
             yield a

@@ -29,7 +29,8 @@ set(YG_ONNX_MODELS
     gru_cell:test_export_gru_cell
     transformer_block:test_export_transformer_block
     cnn:test_export_cnn
-    symbolics:test_every_exportable_op_has_a_case_that_exports)
+    symbolics:test_every_exportable_op_has_a_case_that_exports
+    symbolics_opset13:test_every_exportable_op_has_a_case_that_exports)
 foreach(entry ${YG_ONNX_MODELS})
   string(REPLACE ":" ";" parts ${entry})
   list(GET parts 0 model)
@@ -37,8 +38,10 @@ foreach(entry ${YG_ONNX_MODELS})
   set(names ${model})
   if(model STREQUAL "symbolics")
     set(names @manifest)
+  elseif(model STREQUAL "symbolics_opset13")
+    set(names @manifest_opset13)
   endif()
-  set_tests_properties(onnx.${export_test} PROPERTIES FIXTURES_SETUP onnx_${model})
+  set_property(TEST onnx.${export_test} APPEND PROPERTY FIXTURES_SETUP onnx_${model})
   add_test(NAME onnx.checker.${model}
            COMMAND ${YG_SYSTEM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/onnx/check_models.py
                    ${YG_ONNX_OUT} ${names})

@@ -5,8 +5,8 @@
 // setup_ort.sh), DIR/NAME.onnx the model and DIR/NAME.json the case
 // test_onnx wrote: inputs (name, dtype, dims, data) and the expected
 // outputs, compared within atol + rtol * |expected| (1e-5 each for
-// float32; exact for int64 and bool).  NAME '@manifest' reads
-// DIR/manifest.txt.  Exit status 77 (CTest's skip) when onnxruntime-node
+// float32; exact for int64 and bool).  A NAME '@list' reads the names
+// from DIR/list.txt.  Exit status 77 (CTest's skip) when onnxruntime-node
 // is not installed, 1 on a mismatch.
 'use strict';
 const fs = require('fs');
@@ -28,8 +28,8 @@ const arrays = {float32: Float32Array, float64: Float64Array, int64: BigInt64Arr
 function names() {
   const out = [];
   for (const a of args) {
-    if (a === '@manifest') {
-      out.push(...fs.readFileSync(path.join(dir, 'manifest.txt'), 'utf8').split('\n').filter(Boolean));
+    if (a.startsWith('@')) {
+      out.push(...fs.readFileSync(path.join(dir, a.slice(1) + '.txt'), 'utf8').split('\n').filter(Boolean));
     } else {
       out.push(a);
     }
