@@ -12,6 +12,16 @@
  * Files go to $YG_ONNX_OUT (CTest sets it to build/<preset>/tests/onnx_out).
  */
 #define _POSIX_C_SOURCE 200809L
+#ifdef YG_WITHOUT_ONNX
+/* Configured with -DYG_WITH_ONNX=OFF: nothing to test; CTest skips. */
+#include <stdio.h>
+int main(void);
+int main(void)
+{
+    puts("SKIP: built without ONNX (-DYG_WITH_ONNX=OFF)");
+    return 77;
+}
+#else
 #include "testutil.h"
 
 #include <math.h>
@@ -21,6 +31,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "onnx/onnx.pb-c.h"
 #include "onnx/symbolic.h"
 #include "yagrad/onnx.h"
 
@@ -238,7 +249,8 @@ static void export_model(model *m,
                          const char *const *out_names,
                          int n_out,
                          int64_t b_trace,
-                         int64_t b_run)
+                         int64_t b_run,
+                         const yg_trace_options *topt)
 {
     yg_tensor *ins[4] = {NULL}, *run_ins[4] = {NULL}, *outs[4] = {NULL};
     yg_trace_result *r = NULL;
@@ -256,7 +268,7 @@ static void export_model(model *m,
     }
     for (int i = 0; i < n_out; i++)
         axes[n_axes++] = (yg_onnx_dynamic_axis){true, i, 0, "batch"};
-    YG_CHECK(yg_trace(m->fn, m, ins, n_in, n_out, NULL, &r));
+    YG_CHECK(yg_trace(m->fn, m, ins, n_in, n_out, topt, &r));
     yg_onnx_options o = {.input_names = in_names,
                          .n_input_names = n_in,
                          .output_names = out_names,
@@ -284,7 +296,7 @@ static void test_export_mlp(void **state)
     param(&m, (const int64_t[]){3, 16}, 2, -0.5, 0.5);
     param(&m, (const int64_t[]){3}, 1, -0.1, 0.1);
     export_model(&m, (const int64_t[][4]){{0, 4}}, (const int64_t[]){2}, 1,
-                 (const char *const[]){"x"}, (const char *const[]){"logits"}, 1, 5, 7);
+                 (const char *const[]){"x"}, (const char *const[]){"logits"}, 1, 5, 7, NULL);
     model_free(&m);
 }
 
@@ -298,7 +310,24 @@ static void test_export_lstm_cell(void **state)
     param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
     export_model(&m, (const int64_t[][4]){{0, 8}, {0, 16}, {0, 16}}, (const int64_t[]){2, 2, 2}, 3,
                  (const char *const[]){"x", "h", "c"}, (const char *const[]){"hy", "cy"}, 2, 3,
-                 20);
+                 20, NULL);
+    model_free(&m);
+}
+
+/* Traced through the composite: t, mm, add and the fused
+ * lstm_cell_gates; the peephole folds the projections back into linear. */
+static void test_export_lstm_cell_traced_through_composites(void **state)
+{
+    (void)state;
+    model m = {.name = "lstm_cell_parts", .fn = lstm_fn};
+    const yg_trace_options topt = {.trace_through_composites = true};
+    param(&m, (const int64_t[]){64, 8}, 2, -0.3, 0.3);
+    param(&m, (const int64_t[]){64, 16}, 2, -0.3, 0.3);
+    param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
+    param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
+    export_model(&m, (const int64_t[][4]){{0, 8}, {0, 16}, {0, 16}}, (const int64_t[]){2, 2, 2}, 3,
+                 (const char *const[]){"x", "h", "c"}, (const char *const[]){"hy", "cy"}, 2, 3,
+                 11, &topt);
     model_free(&m);
 }
 
@@ -311,7 +340,7 @@ static void test_export_gru_cell(void **state)
     param(&m, (const int64_t[]){48}, 1, -0.1, 0.1);
     param(&m, (const int64_t[]){48}, 1, -0.1, 0.1);
     export_model(&m, (const int64_t[][4]){{0, 8}, {0, 16}}, (const int64_t[]){2, 2}, 2,
-                 (const char *const[]){"x", "h"}, (const char *const[]){"hy"}, 1, 4, 9);
+                 (const char *const[]){"x", "h"}, (const char *const[]){"hy"}, 1, 4, 9, NULL);
     model_free(&m);
 }
 
@@ -334,7 +363,7 @@ static void test_export_transformer_block(void **state)
     param(&m, down, 2, -0.2, 0.2);
     param(&m, d, 1, -0.1, 0.1);
     export_model(&m, (const int64_t[][4]){{0, 6, 16}}, (const int64_t[]){3}, 1,
-                 (const char *const[]){"x"}, (const char *const[]){"y"}, 1, 2, 3);
+                 (const char *const[]){"x"}, (const char *const[]){"y"}, 1, 2, 3, NULL);
     model_free(&m);
 }
 
@@ -352,7 +381,7 @@ static void test_export_cnn(void **state)
     param(&m, (const int64_t[]){10, 64}, 2, -0.2, 0.2);
     param(&m, (const int64_t[]){10}, 1, -0.1, 0.1);
     export_model(&m, (const int64_t[][4]){{0, 1, 8, 8}}, (const int64_t[]){4}, 1,
-                 (const char *const[]){"image"}, (const char *const[]){"logits"}, 1, 2, 5);
+                 (const char *const[]){"image"}, (const char *const[]){"logits"}, 1, 2, 5, NULL);
     model_free(&m);
 }
 
@@ -925,6 +954,105 @@ static void test_bad_arguments_are_refused(void **state)
     yg_graph_release(g);
 }
 
+/* ---- what the options put into the model ---- */
+
+static Onnx__ModelProto *export_and_unpack(const yg_graph *g,
+                                           yg_tensor *const *params,
+                                           int64_t n_params,
+                                           const yg_onnx_options *o)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    YG_CHECK(yg_onnx_export_to_buffer(g, params, n_params, o, &buf, &len));
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+    assert_non_null(m);
+    yg_onnx_buffer_release(buf);
+    return m;
+}
+
+static void test_options_reach_the_model(void **state)
+{
+    (void)state;
+    yg_graph *g = parse("graph(%a : " F34 ", param %w : " F34 "):\n"
+                        "  %y : Tensor = mul(%a, %w)\n  return (%y)\n");
+    const double wv[12] = {1, -2, 3.5, 4, 5, 6, 7, 8, 9, 10, 11, -0.25};
+    yg_tensor *w = yg_test_tensor(YG_FLOAT32, (const int64_t[]){3, 4}, 2, wv);
+    yg_onnx_dynamic_axis ax[2] = {{false, 0, 0, "batch"}, {true, 0, 0, "batch"}};
+    yg_onnx_summary sum = {0};
+    yg_onnx_options o = {.opset = 15,
+                         .input_names = (const char *const[]){"features"},
+                         .n_input_names = 1,
+                         .output_names = (const char *const[]){"scores"},
+                         .n_output_names = 1,
+                         .dynamic_axes = ax,
+                         .n_dynamic_axes = 2,
+                         .producer_name = "test",
+                         .producer_version = "9.9",
+                         .doc_string = "a doc",
+                         .summary = &sum};
+    Onnx__ModelProto *m = export_and_unpack(g, &w, 1, &o);
+    assert_int_equal(m->ir_version, 8);
+    assert_int_equal(m->n_opset_import, 1);
+    assert_string_equal(m->opset_import[0]->domain, "");
+    assert_int_equal(m->opset_import[0]->version, 15);
+    assert_string_equal(m->producer_name, "test");
+    assert_string_equal(m->producer_version, "9.9");
+    assert_string_equal(m->doc_string, "a doc");
+    Onnx__GraphProto *gp = m->graph;
+    assert_int_equal(gp->n_input, 1);
+    assert_string_equal(gp->input[0]->name, "features");
+    Onnx__TensorShapeProto *sh = gp->input[0]->type->tensor_type->shape;
+    assert_int_equal(sh->n_dim, 2);
+    assert_string_equal(sh->dim[0]->dim_param, "batch");
+    assert_int_equal(sh->dim[1]->dim_value, 4);
+    assert_int_equal(gp->n_output, 1);
+    assert_string_equal(gp->output[0]->name, "scores");
+    assert_string_equal(gp->output[0]->type->tensor_type->shape->dim[0]->dim_param, "batch");
+    /* The parameter is an initializer: float32, its sizes, raw
+     * little-endian bytes equal to the tensor's. */
+    assert_int_equal(gp->n_initializer, 1);
+    Onnx__TensorProto *t = gp->initializer[0];
+    assert_string_equal(t->name, "w");
+    assert_int_equal(t->data_type, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
+    assert_int_equal(t->n_dims, 2);
+    assert_int_equal(t->dims[0], 3);
+    assert_int_equal(t->dims[1], 4);
+    assert_int_equal(t->raw_data.len, 12 * sizeof(float));
+    assert_memory_equal(t->raw_data.data, yg_tensor_data(w), 12 * sizeof(float));
+    assert_int_equal(gp->n_node, 1);
+    assert_string_equal(gp->node[0]->op_type, "Mul");
+    assert_int_equal(sum.opset, 15);
+    assert_int_equal(sum.n_nodes, 1);
+    assert_int_equal(sum.n_initializers, 1);
+    assert_int_equal(sum.n_inputs, 1);
+    onnx__model_proto__free_unpacked(m, NULL);
+    /* With params_as_inputs the parameter is a model input instead. */
+    yg_onnx_options o2 = {.params_as_inputs = true};
+    m = export_and_unpack(g, NULL, 0, &o2);
+    assert_int_equal(m->opset_import[0]->version, 17);
+    assert_string_equal(m->producer_name, "yagrad");
+    assert_int_equal(m->graph->n_input, 2);
+    assert_string_equal(m->graph->input[1]->name, "w");
+    assert_int_equal(m->graph->n_initializer, 0);
+    onnx__model_proto__free_unpacked(m, NULL);
+    yg_release(w);
+    yg_graph_release(g);
+}
+
+static void test_output_that_is_an_input_gets_an_identity_with_its_name(void **state)
+{
+    (void)state;
+    /* clone is bypassed by the peephole, making the output %a itself. */
+    yg_graph *g = parse(G1("clone"));
+    Onnx__ModelProto *m = export_and_unpack(g, NULL, 0, NULL);
+    assert_int_equal(m->graph->n_node, 1);
+    assert_string_equal(m->graph->node[0]->op_type, "Identity");
+    assert_string_equal(m->graph->node[0]->input[0], "a");
+    assert_string_equal(m->graph->output[0]->name, "y");
+    onnx__model_proto__free_unpacked(m, NULL);
+    yg_graph_release(g);
+}
+
 /* ---- timing (reported, never asserted) ---- */
 
 static double seconds(void)
@@ -1050,6 +1178,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_export_mlp),
         cmocka_unit_test(test_export_lstm_cell),
+        cmocka_unit_test(test_export_lstm_cell_traced_through_composites),
         cmocka_unit_test(test_export_gru_cell),
         cmocka_unit_test(test_export_transformer_block),
         cmocka_unit_test(test_export_cnn),
@@ -1062,8 +1191,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_failed_export_leaves_an_existing_file_unchanged),
         cmocka_unit_test(test_where_guard_refuses_values_the_mapping_cannot_express),
         cmocka_unit_test(test_bad_arguments_are_refused),
+        cmocka_unit_test(test_options_reach_the_model),
+        cmocka_unit_test(test_output_that_is_an_input_gets_an_identity_with_its_name),
         cmocka_unit_test(test_export_time_of_an_lstm_language_model),
         cmocka_unit_test(test_export_lstm_cell_650_for_the_benchmark),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }
+#endif /* YG_WITHOUT_ONNX */

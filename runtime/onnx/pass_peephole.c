@@ -15,6 +15,13 @@
  * batch_norm's running statistics, which export refuses to update), so
  * a CNN with batch_norm or a model with dropout still gets the rewrite.
  * Unknown sizes or dtypes keep the node.
+ *
+ * It also gives Gemm its transposed operand: what a trace through
+ * composites records for linear -- mm or matmul of x and t(w), then an
+ * add of a 1-d bias -- becomes one linear node again, which exports as
+ * Gemm(transB=1) (a 2-d x) or MatMul(Transpose(w)) and Add, instead of a
+ * Transpose, a MatMul and an Add.  The new node keeps the replaced
+ * node's value name, so a graph output keeps its name.
  */
 #include <string.h>
 
@@ -77,10 +84,87 @@ static bool writes_in_place(const yg_graph *g)
     return false;
 }
 
+/* Replaces node n (one output) by linear(x, w, b) (b NULL: a new
+ * prim::None), placed where n was, with n's output type and name. */
+static yg_status replace_by_linear(yg_ir_node *n, yg_ir_value *x, yg_ir_value *w, yg_ir_value *b)
+{
+    const yg_op_info *op = NULL;
+    const char *kind = yg__ir_kind_lookup("linear", 6, &op);
+    yg_ir_node *lin = NULL, *none = NULL;
+    yg_ir_value *old = n->outputs[0];
+    char name[256];
+
+    if (kind == NULL || strlen(old->name) >= sizeof name)
+        return YG_OK; /* no linear op in this build, or an odd name: keep n */
+    strcpy(name, old->name);
+    if (b == NULL) {
+        YG_RETURN_IF_ERROR(yg__ir_node_create(n->owner, yg__prim_none, NULL, 1, false, &none));
+        yg__ir_node_move_before(none, n);
+        b = none->outputs[0];
+    }
+    YG_RETURN_IF_ERROR(yg__ir_node_create(n->owner, kind, op, 1, false, &lin));
+    yg__ir_node_move_before(lin, n);
+    YG_RETURN_IF_ERROR(yg__ir_node_add_input(lin, x));
+    YG_RETURN_IF_ERROR(yg__ir_node_add_input(lin, w));
+    YG_RETURN_IF_ERROR(yg__ir_node_add_input(lin, b));
+    lin->outputs[0]->type = old->type;
+    YG_RETURN_IF_ERROR(yg__ir_value_replace_all_uses(old, lin->outputs[0]));
+    yg__ir_node_destroy(n);
+    return yg__ir_value_rename(lin->outputs[0], name, strlen(name));
+}
+
+/* The w of a `t(w)` input with w 2-d, else NULL. */
+static yg_ir_value *transposed_matrix(const yg_ir_value *v)
+{
+    const yg_ir_node *t = v->node;
+    if (!yg__pass_is(t, "t") || t->inputs[0]->type.ndim != 2)
+        return NULL;
+    return t->inputs[0];
+}
+
+static bool is_bias_of(const yg_ir_value *b, const yg_ir_node *lin)
+{
+    const yg_ir_type *w = &lin->inputs[1]->type;
+    return b->type.kind == YG_IR_TYPE_TENSOR && b->type.ndim == 1 && w->ndim == 2 &&
+           b->type.sizes[0] >= 0 && b->type.sizes[0] == w->sizes[0] &&
+           b->type.dtype == lin->outputs[0]->type.dtype && b->type.dtype != YG_IR_UNKNOWN;
+}
+
+/* mm/matmul(x, t(w)) -> linear(x, w); add(linear(x, w), b) with a 1-d b
+ * of w's out_features and alpha 1 -> linear(x, w, b). */
+static yg_status fold_linear(yg_graph *g)
+{
+    for (yg_ir_node *n = g->first, *next = NULL; n != NULL; n = next) {
+        next = n->next;
+        if ((yg__pass_is(n, "mm") || yg__pass_is(n, "matmul")) && n->inputs[0]->type.ndim >= 1) {
+            yg_ir_value *w = transposed_matrix(n->inputs[1]);
+            if (w != NULL)
+                YG_RETURN_IF_ERROR(replace_by_linear(n, n->inputs[0], w, NULL));
+            continue;
+        }
+        double alpha = 1;
+        if (!yg__pass_is(n, "add") || (yg__ir_attr_as_double(n, "alpha", &alpha) && alpha != 1))
+            continue;
+        for (int k = 0; k < 2; k++) {
+            yg_ir_node *lin = n->inputs[k]->node;
+            yg_ir_value *b = n->inputs[1 - k];
+            if (!yg__pass_is(lin, "linear") || lin->outputs[0]->n_uses != 1 ||
+                lin->inputs[2]->type.kind != YG_IR_TYPE_NONE || !is_bias_of(b, lin) ||
+                !yg__pass_same_known_sizes(&lin->outputs[0]->type, &n->outputs[0]->type))
+                continue;
+            yg_ir_value *x = lin->inputs[0], *w = lin->inputs[1];
+            YG_RETURN_IF_ERROR(replace_by_linear(n, x, w, b));
+            break; /* lin is now unused: DCE removes it */
+        }
+    }
+    return YG_OK;
+}
+
 yg_status yg__onnx_peephole(yg_graph *g)
 {
     if (writes_in_place(g))
         return YG_OK;
+    YG_RETURN_IF_ERROR(fold_linear(g));
     for (yg_ir_node *n = g->first, *next = NULL; n != NULL; n = next) {
         next = n->next;
         yg_ir_value *x = identity_of(n);
