@@ -310,9 +310,10 @@ char *gen_emit_onnx_c(const gen_model *model, const gen_onnx_map *maps, int sect
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_printf(&sb,
                   "/*\n"
-                  " * onnx/%s.c - the ONNX symbolics of section %s that the `onnx:` keys\n"
-                  " * map to one ONNX operator (docs/onnx.md).  Each emits that operator for\n"
-                  " * one graph node through runtime/onnx/symbolic.h.\n"
+                  " * onnx/%s.c - the ONNX symbolics of section %s:\n"
+                  " * one per op whose `onnx:` key maps it to one ONNX operator\n"
+                  " * (docs/onnx.md).  Each emits that operator for one graph node through\n"
+                  " * runtime/onnx/symbolic.h.\n"
                   " */\n",
                   model->sections[section].name, model->sections[section].name);
     gen_sb_puts(&sb, "#include \"onnx/onnx_gen.h\"\n\n#include \"jit/boxing.h\"\n");
@@ -391,7 +392,9 @@ char *gen_emit_onnx_table_c(const gen_model *model, const gen_onnx_map *maps)
             gen_sb_printf(&sb, "yg__onnx_sym_%s, 0, \"custom\", NULL},\n", op->cname);
             break;
         case GEN_ONNX_UNSUPPORTED:
-            gen_sb_puts(&sb, "NULL, 0, NULL, ");
+            /* past 100 columns the reason goes on its own line */
+            gen_sb_puts(&sb, strlen(op->full_name) + strlen(m->reason) > 66 ? "NULL, 0, NULL,\n     "
+                                                                              : "NULL, 0, NULL, ");
             c_string(&sb, m->reason);
             gen_sb_puts(&sb, "},\n");
             break;
