@@ -25,7 +25,11 @@
     do {                                                                                           \
         yg_status st_ = (expr);                                                                    \
         if (st_ != YG_OK) {                                                                        \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, yg_status_name(st_),            \
+            fprintf(stderr,                                                                        \
+                    "%s:%d: %s: %s\n",                                                             \
+                    __FILE__,                                                                      \
+                    __LINE__,                                                                      \
+                    yg_status_name(st_),                                                           \
                     yg_last_error());                                                              \
             exit(1);                                                                               \
         }                                                                                          \
@@ -33,8 +37,7 @@
 
 static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
 
-static double uniform(void)
-{
+static double uniform(void) {
     rng_state ^= rng_state << 13;
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
@@ -42,8 +45,7 @@ static double uniform(void)
 }
 
 /* A float32 tensor of uniform values in [-bound, bound) (+ offset). */
-static yg_tensor *uniform_tensor(const int64_t *sizes, int64_t ndim, double bound, double offset)
-{
+static yg_tensor *uniform_tensor(const int64_t *sizes, int64_t ndim, double bound, double offset) {
     int64_t n = 1;
     for (int64_t d = 0; d < ndim; d++)
         n *= sizes[d];
@@ -63,22 +65,20 @@ typedef struct weights {
     int n;
 } weights;
 
-static yg_tensor *add(weights *m, yg_tensor *t)
-{
+static yg_tensor *add(weights *m, yg_tensor *t) {
     m->w[m->n++] = t;
     return t;
 }
 
-static void weights_release(weights *m)
-{
+static void weights_release(weights *m) {
     for (int i = 0; i < m->n; i++)
         yg_release(m->w[i]);
 }
 
 /* ---- the models, as functions yg_trace records ---- */
 
-static yg_status mlp(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out)
-{
+static yg_status
+mlp(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     yg_tensor *const *w = ((weights *)ctx)->w;
     yg_tensor *h1 = NULL, *r1 = NULL, *h2 = NULL, *r2 = NULL;
     (void)n_in;
@@ -101,8 +101,7 @@ static yg_status mlp(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **
 
 /* conv (no bias) -> batch_norm (evaluation) -> relu -> max_pool 2, with
  * weights w[0..4]: conv weight, bn weight, bn bias, running mean, var. */
-static yg_status block(yg_tensor *const *w, const yg_tensor *x, yg_tensor **out)
-{
+static yg_status block(yg_tensor *const *w, const yg_tensor *x, yg_tensor **out) {
     const int64_t one[] = {1, 1}, two[] = {2, 2}, zero[] = {0, 0};
     yg_tensor *c = NULL, *n = NULL, *r = NULL;
     yg_status st = yg_conv2d(x, w[0], NULL, one, 2, one, 2, one, 2, 1, &c);
@@ -118,8 +117,8 @@ static yg_status block(yg_tensor *const *w, const yg_tensor *x, yg_tensor **out)
     return st;
 }
 
-static yg_status cnn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out)
-{
+static yg_status
+cnn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     yg_tensor *const *w = ((weights *)ctx)->w;
     yg_tensor *h1 = NULL, *h2 = NULL, *flat = NULL;
     (void)n_in;
@@ -137,8 +136,8 @@ static yg_status cnn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **
     return st;
 }
 
-static yg_status lstm(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out)
-{
+static yg_status
+lstm(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     yg_tensor *const *w = ((weights *)ctx)->w;
     (void)n_in;
     (void)n_out;
@@ -147,10 +146,15 @@ static yg_status lstm(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor *
 
 /* Traces fn on the example inputs and exports it to dir/name.onnx with
  * a dynamic batch on every input and output. */
-static void export_model(const char *dir, const char *name, yg_trace_fn fn, weights *w,
-                         yg_tensor *const *inputs, int n_in, const char *const *in_names,
-                         const char *const *out_names, int n_out)
-{
+static void export_model(const char *dir,
+                         const char *name,
+                         yg_trace_fn fn,
+                         weights *w,
+                         yg_tensor *const *inputs,
+                         int n_in,
+                         const char *const *in_names,
+                         const char *const *out_names,
+                         int n_out) {
     yg_trace_result *r = NULL;
     yg_onnx_dynamic_axis axes[8];
     yg_onnx_summary s = {0};
@@ -175,14 +179,18 @@ static void export_model(const char *dir, const char *name, yg_trace_fn fn, weig
     CHECK(yg_onnx_export(r->graph, r->params, r->n_params, &o, path));
     printf("%-16s %3lld graph nodes -> %3lld ONNX nodes, %2lld initializers, %lld inputs, "
            "%lld outputs, opset %d, %zu bytes\n",
-           path, (long long)yg_graph_num_nodes(r->graph), (long long)s.n_nodes,
-           (long long)s.n_initializers, (long long)s.n_inputs, (long long)s.n_outputs,
-           (int)s.opset, s.n_bytes);
+           path,
+           (long long)yg_graph_num_nodes(r->graph),
+           (long long)s.n_nodes,
+           (long long)s.n_initializers,
+           (long long)s.n_inputs,
+           (long long)s.n_outputs,
+           (int)s.opset,
+           s.n_bytes);
     yg_trace_result_release(r);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : ".";
     weights m = {0}, c = {0}, l = {0};
     yg_tensor *x[3] = {NULL};
@@ -195,23 +203,38 @@ int main(int argc, char **argv)
     add(&m, uniform_tensor((const int64_t[]){3, 64}, 2, 0.125, 0));
     add(&m, uniform_tensor((const int64_t[]){3}, 1, 0.125, 0));
     x[0] = uniform_tensor((const int64_t[]){32, 2}, 2, 1, 0);
-    export_model(dir, "mlp", mlp, &m, x, 1, (const char *const[]){"points"},
-                 (const char *const[]){"logits"}, 1);
+    export_model(dir,
+                 "mlp",
+                 mlp,
+                 &m,
+                 x,
+                 1,
+                 (const char *const[]){"points"},
+                 (const char *const[]){"logits"},
+                 1);
     yg_release(x[0]);
 
     for (int b = 0; b < 2; b++) {
         int64_t cin = b == 0 ? 1 : 8, cout = b == 0 ? 8 : 16;
-        add(&c, uniform_tensor((const int64_t[]){cout, cin, 3, 3}, 4, 1 / sqrt(9.0 * (double)cin), 0));
-        add(&c, uniform_tensor(&cout, 1, 0.1, 1));   /* bn weight near 1 */
-        add(&c, uniform_tensor(&cout, 1, 0.1, 0));   /* bn bias near 0 */
-        add(&c, uniform_tensor(&cout, 1, 0.1, 0));   /* running mean */
-        add(&c, uniform_tensor(&cout, 1, 0.2, 1));   /* running var near 1 */
+        add(&c,
+            uniform_tensor((const int64_t[]){cout, cin, 3, 3}, 4, 1 / sqrt(9.0 * (double)cin), 0));
+        add(&c, uniform_tensor(&cout, 1, 0.1, 1)); /* bn weight near 1 */
+        add(&c, uniform_tensor(&cout, 1, 0.1, 0)); /* bn bias near 0 */
+        add(&c, uniform_tensor(&cout, 1, 0.1, 0)); /* running mean */
+        add(&c, uniform_tensor(&cout, 1, 0.2, 1)); /* running var near 1 */
     }
     add(&c, uniform_tensor((const int64_t[]){6, 784}, 2, 1 / 28.0, 0));
     add(&c, uniform_tensor((const int64_t[]){6}, 1, 1 / 28.0, 0));
     x[0] = uniform_tensor((const int64_t[]){4, 1, 28, 28}, 4, 0.5, 0.5);
-    export_model(dir, "cnn", cnn, &c, x, 1, (const char *const[]){"images"},
-                 (const char *const[]){"logits"}, 1);
+    export_model(dir,
+                 "cnn",
+                 cnn,
+                 &c,
+                 x,
+                 1,
+                 (const char *const[]){"images"},
+                 (const char *const[]){"logits"},
+                 1);
     yg_release(x[0]);
 
     add(&l, uniform_tensor((const int64_t[]){256, 32}, 2, 0.125, 0));
@@ -221,8 +244,15 @@ int main(int argc, char **argv)
     x[0] = uniform_tensor((const int64_t[]){8, 32}, 2, 1, 0);
     x[1] = uniform_tensor((const int64_t[]){8, 64}, 2, 1, 0);
     x[2] = uniform_tensor((const int64_t[]){8, 64}, 2, 1, 0);
-    export_model(dir, "lstm_cell", lstm, &l, x, 3, (const char *const[]){"x", "h", "c"},
-                 (const char *const[]){"h_next", "c_next"}, 2);
+    export_model(dir,
+                 "lstm_cell",
+                 lstm,
+                 &l,
+                 x,
+                 3,
+                 (const char *const[]){"x", "h", "c"},
+                 (const char *const[]){"h_next", "c_next"},
+                 2);
     for (int i = 0; i < 3; i++)
         yg_release(x[i]);
 

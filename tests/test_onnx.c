@@ -16,13 +16,15 @@
 /* Configured with -DYG_WITH_ONNX=OFF: nothing to test; CTest skips. */
 #include <stdio.h>
 int main(void);
-int main(void)
-{
+int main(void) {
     puts("SKIP: built without ONNX (-DYG_WITH_ONNX=OFF)");
     return 77;
 }
 #else
+#include "onnx/onnx.pb-c.h"
+#include "onnx/symbolic.h"
 #include "testutil.h"
+#include "yagrad/onnx.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -31,14 +33,9 @@ int main(void)
 #include <sys/stat.h>
 #include <time.h>
 
-#include "onnx/onnx.pb-c.h"
-#include "onnx/symbolic.h"
-#include "yagrad/onnx.h"
-
 /* ---- files ---- */
 
-static const char *out_dir(void)
-{
+static const char *out_dir(void) {
     const char *d = getenv("YG_ONNX_OUT");
     if (d == NULL)
         d = "onnx_out";
@@ -46,8 +43,7 @@ static const char *out_dir(void)
     return d;
 }
 
-static char *path_of(const char *name, const char *ext)
-{
+static char *path_of(const char *name, const char *ext) {
     static char buf[4][512];
     static int k;
     char *p = buf[k++ % 4];
@@ -55,14 +51,12 @@ static char *path_of(const char *name, const char *ext)
     return p;
 }
 
-static bool file_exists(const char *path)
-{
+static bool file_exists(const char *path) {
     struct stat st;
     return stat(path, &st) == 0;
 }
 
-static const char *dtype_name(yg_dtype d)
-{
+static const char *dtype_name(yg_dtype d) {
     switch (d) {
     case YG_FLOAT32:
         return "float32";
@@ -79,13 +73,14 @@ static const char *dtype_name(yg_dtype d)
     }
 }
 
-static void write_tensor(FILE *f, const char *name, const yg_tensor *t)
-{
+static void write_tensor(FILE *f, const char *name, const yg_tensor *t) {
     int64_t n = yg_tensor_numel(t);
     double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
     assert_non_null(v);
     YG_CHECK(yg_tensor_to_f64(t, v, n));
-    fprintf(f, "{\"name\": \"%s\", \"dtype\": \"%s\", \"dims\": [", name,
+    fprintf(f,
+            "{\"name\": \"%s\", \"dtype\": \"%s\", \"dims\": [",
+            name,
             dtype_name(yg_tensor_dtype(t)));
     for (int64_t d = 0; d < yg_tensor_ndim(t); d++)
         fprintf(f, "%s%lld", d > 0 ? ", " : "", (long long)yg_tensor_sizes(t)[d]);
@@ -106,8 +101,7 @@ static void write_case(const char *name,
                        int n_in,
                        const char *const *out_names,
                        yg_tensor *const *outs,
-                       int n_out)
-{
+                       int n_out) {
     FILE *f = fopen(path_of(name, ".json"), "w");
     assert_non_null(f);
     fputs("{\"atol\": 1e-5, \"rtol\": 1e-5,\n \"inputs\": [", f);
@@ -133,21 +127,19 @@ typedef struct model {
     int n_p;
 } model;
 
-static yg_tensor *param(model *m, const int64_t *sizes, int64_t ndim, double lo, double hi)
-{
+static yg_tensor *param(model *m, const int64_t *sizes, int64_t ndim, double lo, double hi) {
     yg_tensor *t = yg_test_rand(YG_FLOAT32, sizes, ndim, lo, hi, 1000 + (uint64_t)m->n_p);
     m->p[m->n_p++] = t;
     return t;
 }
 
-static void model_free(model *m)
-{
+static void model_free(model *m) {
     for (int i = 0; i < m->n_p; i++)
         yg_release(m->p[i]);
 }
 
-static yg_status mlp_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out)
-{
+static yg_status
+mlp_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     yg_tensor *h = NULL, *r = NULL;
     (void)n_in;
@@ -162,16 +154,16 @@ static yg_status mlp_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor
     return st;
 }
 
-static yg_status lstm_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out)
-{
+static yg_status
+lstm_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     (void)n_in;
     (void)n_out;
     return yg_lstm_cell(in[0], in[1], in[2], m->p[0], m->p[1], m->p[2], m->p[3], &out[0], &out[1]);
 }
 
-static yg_status gru_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out)
-{
+static yg_status
+gru_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     (void)n_in;
     (void)n_out;
@@ -179,8 +171,8 @@ static yg_status gru_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor
 }
 
 /* Pre-norm block: x + attn(ln1(x)), then + mlp(ln2(.)) with gelu. */
-static yg_status block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out)
-{
+static yg_status
+block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     yg_tensor *t[12] = {NULL};
     const int64_t d[1] = {16};
@@ -215,8 +207,8 @@ static yg_status block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tens
 }
 
 /* conv 3x3 -> batch_norm (eval) -> relu -> max_pool 2 -> flatten -> linear */
-static yg_status cnn_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out)
-{
+static yg_status
+cnn_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     yg_tensor *t[5] = {NULL};
     const int64_t one[2] = {1, 1}, k2[2] = {2, 2};
@@ -250,8 +242,7 @@ static void export_model(model *m,
                          int n_out,
                          int64_t b_trace,
                          int64_t b_run,
-                         const yg_trace_options *topt)
-{
+                         const yg_trace_options *topt) {
     yg_tensor *ins[4] = {NULL}, *run_ins[4] = {NULL}, *outs[4] = {NULL};
     yg_trace_result *r = NULL;
     yg_onnx_dynamic_axis axes[8];
@@ -287,37 +278,49 @@ static void export_model(model *m,
     }
 }
 
-static void test_export_mlp(void **state)
-{
+static void test_export_mlp(void **state) {
     (void)state;
     model m = {.name = "mlp", .fn = mlp_fn};
     param(&m, (const int64_t[]){16, 4}, 2, -0.5, 0.5);
     param(&m, (const int64_t[]){16}, 1, -0.1, 0.1);
     param(&m, (const int64_t[]){3, 16}, 2, -0.5, 0.5);
     param(&m, (const int64_t[]){3}, 1, -0.1, 0.1);
-    export_model(&m, (const int64_t[][4]){{0, 4}}, (const int64_t[]){2}, 1,
-                 (const char *const[]){"x"}, (const char *const[]){"logits"}, 1, 5, 7, NULL);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 4}},
+                 (const int64_t[]){2},
+                 1,
+                 (const char *const[]){"x"},
+                 (const char *const[]){"logits"},
+                 1,
+                 5,
+                 7,
+                 NULL);
     model_free(&m);
 }
 
-static void test_export_lstm_cell(void **state)
-{
+static void test_export_lstm_cell(void **state) {
     (void)state;
     model m = {.name = "lstm_cell", .fn = lstm_fn};
     param(&m, (const int64_t[]){64, 8}, 2, -0.3, 0.3);
     param(&m, (const int64_t[]){64, 16}, 2, -0.3, 0.3);
     param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
     param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
-    export_model(&m, (const int64_t[][4]){{0, 8}, {0, 16}, {0, 16}}, (const int64_t[]){2, 2, 2}, 3,
-                 (const char *const[]){"x", "h", "c"}, (const char *const[]){"hy", "cy"}, 2, 3,
-                 20, NULL);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 8}, {0, 16}, {0, 16}},
+                 (const int64_t[]){2, 2, 2},
+                 3,
+                 (const char *const[]){"x", "h", "c"},
+                 (const char *const[]){"hy", "cy"},
+                 2,
+                 3,
+                 20,
+                 NULL);
     model_free(&m);
 }
 
 /* Traced through the composite: t, mm, add and the fused
  * lstm_cell_gates; the peephole folds the projections back into linear. */
-static void test_export_lstm_cell_traced_through_composites(void **state)
-{
+static void test_export_lstm_cell_traced_through_composites(void **state) {
     (void)state;
     model m = {.name = "lstm_cell_parts", .fn = lstm_fn};
     const yg_trace_options topt = {.trace_through_composites = true};
@@ -325,27 +328,40 @@ static void test_export_lstm_cell_traced_through_composites(void **state)
     param(&m, (const int64_t[]){64, 16}, 2, -0.3, 0.3);
     param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
     param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
-    export_model(&m, (const int64_t[][4]){{0, 8}, {0, 16}, {0, 16}}, (const int64_t[]){2, 2, 2}, 3,
-                 (const char *const[]){"x", "h", "c"}, (const char *const[]){"hy", "cy"}, 2, 3,
-                 11, &topt);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 8}, {0, 16}, {0, 16}},
+                 (const int64_t[]){2, 2, 2},
+                 3,
+                 (const char *const[]){"x", "h", "c"},
+                 (const char *const[]){"hy", "cy"},
+                 2,
+                 3,
+                 11,
+                 &topt);
     model_free(&m);
 }
 
-static void test_export_gru_cell(void **state)
-{
+static void test_export_gru_cell(void **state) {
     (void)state;
     model m = {.name = "gru_cell", .fn = gru_fn};
     param(&m, (const int64_t[]){48, 8}, 2, -0.3, 0.3);
     param(&m, (const int64_t[]){48, 16}, 2, -0.3, 0.3);
     param(&m, (const int64_t[]){48}, 1, -0.1, 0.1);
     param(&m, (const int64_t[]){48}, 1, -0.1, 0.1);
-    export_model(&m, (const int64_t[][4]){{0, 8}, {0, 16}}, (const int64_t[]){2, 2}, 2,
-                 (const char *const[]){"x", "h"}, (const char *const[]){"hy"}, 1, 4, 9, NULL);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 8}, {0, 16}},
+                 (const int64_t[]){2, 2},
+                 2,
+                 (const char *const[]){"x", "h"},
+                 (const char *const[]){"hy"},
+                 1,
+                 4,
+                 9,
+                 NULL);
     model_free(&m);
 }
 
-static void test_export_transformer_block(void **state)
-{
+static void test_export_transformer_block(void **state) {
     (void)state;
     model m = {.name = "transformer_block", .fn = block_fn};
     const int64_t d[1] = {16}, dd[2] = {16, 16}, up[2] = {64, 16}, down[2] = {16, 64},
@@ -362,13 +378,20 @@ static void test_export_transformer_block(void **state)
     param(&m, up_b, 1, -0.1, 0.1);
     param(&m, down, 2, -0.2, 0.2);
     param(&m, d, 1, -0.1, 0.1);
-    export_model(&m, (const int64_t[][4]){{0, 6, 16}}, (const int64_t[]){3}, 1,
-                 (const char *const[]){"x"}, (const char *const[]){"y"}, 1, 2, 3, NULL);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 6, 16}},
+                 (const int64_t[]){3},
+                 1,
+                 (const char *const[]){"x"},
+                 (const char *const[]){"y"},
+                 1,
+                 2,
+                 3,
+                 NULL);
     model_free(&m);
 }
 
-static void test_export_cnn(void **state)
-{
+static void test_export_cnn(void **state) {
     (void)state;
     model m = {.name = "cnn", .fn = cnn_fn};
     const int64_t c[1] = {4};
@@ -380,29 +403,37 @@ static void test_export_cnn(void **state)
     param(&m, c, 1, 0.5, 1.5);  /* running var */
     param(&m, (const int64_t[]){10, 64}, 2, -0.2, 0.2);
     param(&m, (const int64_t[]){10}, 1, -0.1, 0.1);
-    export_model(&m, (const int64_t[][4]){{0, 1, 8, 8}}, (const int64_t[]){4}, 1,
-                 (const char *const[]){"image"}, (const char *const[]){"logits"}, 1, 2, 5, NULL);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 1, 8, 8}},
+                 (const int64_t[]){4},
+                 1,
+                 (const char *const[]){"image"},
+                 (const char *const[]){"logits"},
+                 1,
+                 2,
+                 5,
+                 NULL);
     model_free(&m);
 }
 
 /* ---- one small graph per exportable op ---- */
 
-#define F34 "Tensor(dtype=float32, sizes=[3, 4])"
-#define B34 "Tensor(dtype=bool, sizes=[3, 4])"
+#define F34      "Tensor(dtype=float32, sizes=[3, 4])"
+#define B34      "Tensor(dtype=bool, sizes=[3, 4])"
 #define G1(call) "graph(%a : " F34 "):\n  %y : Tensor = " call "(%a)\n  return (%y)\n"
 #define G2(call)                                                                                   \
     "graph(%a : " F34 ", %b : " F34 "):\n  %y : Tensor = " call "(%a, %b)\n  return (%y)\n"
 #define GB2(call)                                                                                  \
     "graph(%a : " B34 ", %b : " B34 "):\n  %y : Tensor = " call "(%a, %b)\n  return (%y)\n"
 #define GS(sizes, call)                                                                            \
-    "graph(%a : Tensor(dtype=float32, sizes=" sizes ")):\n  %y : Tensor = " call "(%a)\n"        \
+    "graph(%a : Tensor(dtype=float32, sizes=" sizes ")):\n  %y : Tensor = " call "(%a)\n"          \
     "  return (%y)\n"
 
 typedef struct sym_case {
-    const char *op;       /* the op table name the case covers */
-    const char *text;     /* the graph */
-    bool positive;        /* float inputs in [0.5, 1.5) instead of [-1, 1) */
-    int64_t index_bound;  /* int64 inputs take values in [0, index_bound) */
+    const char *op;      /* the op table name the case covers */
+    const char *text;    /* the graph */
+    bool positive;       /* float inputs in [0.5, 1.5) instead of [-1, 1) */
+    int64_t index_bound; /* int64 inputs take values in [0, index_bound) */
 } sym_case;
 
 static const sym_case sym_cases[] = {
@@ -421,19 +452,23 @@ static const sym_case sym_cases[] = {
     {"where",
      "graph(%c : " B34 ", %a : " F34 ", %b : " F34 "):\n  %y : Tensor = where(%c, %a, %b)\n"
      "  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"where.ScalarOther",
      "graph(%c : " B34 ", %a : " F34 "):\n  %y : Tensor = where.ScalarOther[other=0.5](%c, %a)\n"
      "  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"where.ScalarSelf",
      "graph(%c : " B34 ", %b : " F34 "):\n  %y : Tensor = where.ScalarSelf[self=0.5](%c, %b)\n"
      "  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"masked_fill",
      "graph(%a : " F34 ", %m : " B34 "):\n  %y : Tensor = masked_fill[value=-1.0](%a, %m)\n"
      "  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"eq", G2("eq"), false, 0},
     {"ne", G2("ne"), false, 0},
     {"lt", G2("lt"), false, 0},
@@ -450,7 +485,9 @@ static const sym_case sym_cases[] = {
     {"logical_or", GB2("logical_or"), false, 0},
     {"logical_xor", GB2("logical_xor"), false, 0},
     {"logical_not",
-     "graph(%a : " B34 "):\n  %y : Tensor = logical_not(%a)\n  return (%y)\n", false, 0},
+     "graph(%a : " B34 "):\n  %y : Tensor = logical_not(%a)\n  return (%y)\n",
+     false,
+     0},
     {"neg", G1("neg"), false, 0},
     {"exp", G1("exp"), false, 0},
     {"log", G1("log"), true, 0},
@@ -496,32 +533,42 @@ static const sym_case sym_cases[] = {
     {"mm",
      "graph(%a : " F34 ", %b : Tensor(dtype=float32, sizes=[4, 5])):\n"
      "  %y : Tensor = mm(%a, %b)\n  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"bmm",
-     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 4]), %b : Tensor(dtype=float32, sizes=[2, 4, 5])):\n"
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 4]), %b : Tensor(dtype=float32, sizes=[2, 4, "
+     "5])):\n"
      "  %y : Tensor = bmm(%a, %b)\n  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"matmul",
-     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 4]), %b : Tensor(dtype=float32, sizes=[4, 5])):\n"
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 4]), %b : Tensor(dtype=float32, sizes=[4, "
+     "5])):\n"
      "  %y : Tensor = matmul(%a, %b)\n  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"dot",
      "graph(%a : Tensor(dtype=float32, sizes=[4]), %b : Tensor(dtype=float32, sizes=[4])):\n"
      "  %y : Tensor = dot(%a, %b)\n  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"mv",
      "graph(%a : " F34 ", %b : Tensor(dtype=float32, sizes=[4])):\n"
      "  %y : Tensor = mv(%a, %b)\n  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"addmm",
      "graph(%s : Tensor(dtype=float32, sizes=[3, 5]), %a : " F34
      ", %b : Tensor(dtype=float32, sizes=[4, 5])):\n"
      "  %y : Tensor = addmm[alpha=0.5, beta=2.0](%s, %a, %b)\n  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"linear",
-     "graph(%a : " F34 ", %w : Tensor(dtype=float32, sizes=[5, 4]), %b : Tensor(dtype=float32, sizes=[5])):\n"
+     "graph(%a : " F34
+     ", %w : Tensor(dtype=float32, sizes=[5, 4]), %b : Tensor(dtype=float32, sizes=[5])):\n"
      "  %y : Tensor = linear(%a, %w, %b)\n  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"t", G1("t"), false, 0},
     {"transpose", GS("[2, 3, 4]", "transpose[dim0=0, dim1=-1]"), false, 0},
     {"permute", GS("[2, 3, 4]", "permute[dims=[2, 0, 1]]"), false, 0},
@@ -542,76 +589,104 @@ static const sym_case sym_cases[] = {
     {"split",
      "graph(%a : " F34 "):\n  %y0 : Tensor, %y1 : Tensor = split[dim=1, split_size=3](%a)\n"
      "  return (%y0, %y1)\n",
-     false, 0},
+     false,
+     0},
     {"split_with_sizes",
      "graph(%a : " F34 "):\n"
      "  %y0 : Tensor, %y1 : Tensor = split_with_sizes[dim=0, split_sizes=[1, 2]](%a)\n"
      "  return (%y0, %y1)\n",
-     false, 0},
+     false,
+     0},
     {"chunk",
      "graph(%a : " F34 "):\n  %y0 : Tensor, %y1 : Tensor = chunk[chunks=2, dim=1](%a)\n"
      "  return (%y0, %y1)\n",
-     false, 0},
+     false,
+     0},
     {"index_select",
      "graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[2])):\n"
      "  %y : Tensor = index_select[dim=1](%a, %i)\n  return (%y)\n",
-     false, 4},
+     false,
+     4},
     {"gather",
      "graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[3, 2])):\n"
      "  %y : Tensor = gather[dim=1](%a, %i)\n  return (%y)\n",
-     false, 4},
+     false,
+     4},
     {"embedding",
      "graph(%w : Tensor(dtype=float32, sizes=[5, 4]), %i : Tensor(dtype=int64, sizes=[2, 3])):\n"
      "  %y : Tensor = embedding[padding_idx=-1](%w, %i)\n  return (%y)\n",
-     false, 5},
+     false,
+     5},
     {"layer_norm",
-     "graph(%a : " F34 ", %w : Tensor(dtype=float32, sizes=[4]), %b : Tensor(dtype=float32, sizes=[4])):\n"
+     "graph(%a : " F34
+     ", %w : Tensor(dtype=float32, sizes=[4]), %b : Tensor(dtype=float32, sizes=[4])):\n"
      "  %y : Tensor = layer_norm[eps=1e-05, normalized_shape=[4]](%a, %w, %b)\n  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"batch_norm",
-     "graph(%a : " F34 ", %w : Tensor(dtype=float32, sizes=[4]), %b : Tensor(dtype=float32, sizes=[4]),"
+     "graph(%a : " F34
+     ", %w : Tensor(dtype=float32, sizes=[4]), %b : Tensor(dtype=float32, sizes=[4]),"
      " %m : Tensor(dtype=float32, sizes=[4]), %v : Tensor(dtype=float32, sizes=[4])):\n"
      "  %y : Tensor = batch_norm[eps=1e-05, momentum=0.1, training=0](%a, %w, %b, %m, %v)\n"
      "  return (%y)\n",
-     true, 0},
+     true,
+     0},
     {"dropout", G1("dropout[p=0.5, train=0]"), false, 0},
     {"to.dtype", G1("to.dtype[copy=0, dtype=1]"), false, 0},
     {"to_copy", G1("to_copy[dtype=1]"), false, 0},
     {"type_as",
      "graph(%a : " F34 ", %b : Tensor(dtype=float64, sizes=[2])):\n"
      "  %y : Tensor = type_as(%a, %b)\n  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"conv1d",
-     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 8]), %w : Tensor(dtype=float32, sizes=[4, 3, 3])):\n"
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 8]), %w : Tensor(dtype=float32, sizes=[4, 3, "
+     "3])):\n"
      "  %n : None = prim::None()\n"
      "  %y : Tensor = conv1d[dilation=[1], groups=1, padding=[1], stride=[2]](%a, %w, %n)\n"
      "  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"conv2d",
-     "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 5, 5]), %w : Tensor(dtype=float32, sizes=[4, 1, 3, 3]),"
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 5, 5]), %w : Tensor(dtype=float32, sizes=[4, "
+     "1, 3, 3]),"
      " %b : Tensor(dtype=float32, sizes=[4])):\n"
-     "  %y : Tensor = conv2d[dilation=[1, 1], groups=2, padding=[1, 0], stride=[1, 2]](%a, %w, %b)\n"
+     "  %y : Tensor = conv2d[dilation=[1, 1], groups=2, padding=[1, 0], stride=[1, 2]](%a, %w, "
+     "%b)\n"
      "  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"conv3d",
-     "graph(%a : Tensor(dtype=float32, sizes=[1, 1, 4, 4, 4]), %w : Tensor(dtype=float32, sizes=[2, 1, 2, 2, 2])):\n"
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 1, 4, 4, 4]), %w : Tensor(dtype=float32, "
+     "sizes=[2, 1, 2, 2, 2])):\n"
      "  %n : None = prim::None()\n"
-     "  %y : Tensor = conv3d[dilation=[1, 1, 1], groups=1, padding=[0, 0, 0], stride=[1, 1, 1]](%a, %w, %n)\n"
+     "  %y : Tensor = conv3d[dilation=[1, 1, 1], groups=1, padding=[0, 0, 0], stride=[1, 1, "
+     "1]](%a, %w, %n)\n"
      "  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"convolution",
-     "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 5, 5]), %w : Tensor(dtype=float32, sizes=[3, 2, 3, 3]),"
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 5, 5]), %w : Tensor(dtype=float32, sizes=[3, "
+     "2, 3, 3]),"
      " %b : Tensor(dtype=float32, sizes=[3])):\n"
      "  %y : Tensor = convolution[dilation=[2, 1], groups=1, output_padding=[0, 0], padding=[1, 1],"
      " stride=[1, 1], transposed=0](%a, %w, %b)\n"
      "  return (%y)\n",
-     false, 0},
-    {"max_pool2d", GS("[1, 2, 5, 5]", "max_pool2d[ceil_mode=1, kernel_size=[2, 2], stride=[2, 2]]"),
-     false, 0},
+     false,
+     0},
+    {"max_pool2d",
+     GS("[1, 2, 5, 5]", "max_pool2d[ceil_mode=1, kernel_size=[2, 2], stride=[2, 2]]"),
+     false,
+     0},
     {"avg_pool2d",
-     GS("[1, 2, 5, 5]", "avg_pool2d[count_include_pad=0, kernel_size=[3, 3], padding=[1, 1], stride=[2, 2]]"),
-     false, 0},
-    {"adaptive_avg_pool2d", GS("[1, 2, 4, 6]", "adaptive_avg_pool2d[output_size=[2, 3]]"), false, 0},
+     GS("[1, 2, 5, 5]",
+        "avg_pool2d[count_include_pad=0, kernel_size=[3, 3], padding=[1, 1], stride=[2, 2]]"),
+     false,
+     0},
+    {"adaptive_avg_pool2d",
+     GS("[1, 2, 4, 6]", "adaptive_avg_pool2d[output_size=[2, 3]]"),
+     false,
+     0},
     {"lstm_cell",
      "graph(%x : Tensor(dtype=float32, sizes=[2, 3]), %h : Tensor(dtype=float32, sizes=[2, 4]),"
      " %c : Tensor(dtype=float32, sizes=[2, 4]), %wi : Tensor(dtype=float32, sizes=[16, 3]),"
@@ -619,43 +694,46 @@ static const sym_case sym_cases[] = {
      "  %n : None = prim::None()\n"
      "  %hy : Tensor, %cy : Tensor = lstm_cell(%x, %h, %c, %wi, %wh, %n, %n)\n"
      "  return (%hy, %cy)\n",
-     false, 0},
+     false,
+     0},
     {"lstm_cell_gates",
      "graph(%a : Tensor(dtype=float32, sizes=[2, 8]), %b : Tensor(dtype=float32, sizes=[2, 8]),"
      " %c : Tensor(dtype=float32, sizes=[2, 2])):\n"
      "  %hy : Tensor, %cy : Tensor = lstm_cell_gates(%a, %b, %c)\n"
      "  return (%hy, %cy)\n",
-     false, 0},
+     false,
+     0},
     {"gru_cell",
      "graph(%x : Tensor(dtype=float32, sizes=[3]), %h : Tensor(dtype=float32, sizes=[4]),"
      " %wi : Tensor(dtype=float32, sizes=[12, 3]), %wh : Tensor(dtype=float32, sizes=[12, 4]),"
      " %bi : Tensor(dtype=float32, sizes=[12]), %bh : Tensor(dtype=float32, sizes=[12])):\n"
      "  %y : Tensor = gru_cell(%x, %h, %wi, %wh, %bi, %bh)\n"
      "  return (%y)\n",
-     false, 0},
+     false,
+     0},
     {"scaled_dot_product_attention",
-     "graph(%q : Tensor(dtype=float32, sizes=[2, 3, 4]), %k : Tensor(dtype=float32, sizes=[2, 5, 4]),"
+     "graph(%q : Tensor(dtype=float32, sizes=[2, 3, 4]), %k : Tensor(dtype=float32, sizes=[2, 5, "
+     "4]),"
      " %v : Tensor(dtype=float32, sizes=[2, 5, 2]), %m : Tensor(dtype=bool, sizes=[3, 5])):\n"
      "  %y : Tensor = scaled_dot_product_attention[is_causal=0, scale=0.7](%q, %k, %v, %m)\n"
      "  return (%y)\n",
-     false, 0},
+     false,
+     0},
 };
 
-static void fill_bool(yg_tensor *t, uint64_t seed)
-{
+static void fill_bool(yg_tensor *t, uint64_t seed) {
     uint8_t *d = yg_tensor_data(t);
     for (int64_t i = 0; i < yg_tensor_numel(t); i++)
         d[i] = (uint8_t)(((uint64_t)i * 7 + seed) % 3 != 0);
 }
 
 /* An input matching v's type. */
-static yg_tensor *input_for(const yg_ir_value *v, const sym_case *c, uint64_t seed)
-{
+static yg_tensor *input_for(const yg_ir_value *v, const sym_case *c, uint64_t seed) {
     yg_ir_type t = yg_ir_value_type(v);
     yg_tensor *x = NULL;
     if (t.dtype == YG_FLOAT32)
-        return yg_test_rand(YG_FLOAT32, t.sizes, t.ndim, c->positive ? 0.5 : -1,
-                            c->positive ? 1.5 : 1, seed);
+        return yg_test_rand(
+            YG_FLOAT32, t.sizes, t.ndim, c->positive ? 0.5 : -1, c->positive ? 1.5 : 1, seed);
     YG_CHECK(yg_tensor_zeros(t.sizes, t.ndim, (yg_dtype)t.dtype, &x));
     if (t.dtype == YG_BOOL) {
         fill_bool(x, seed);
@@ -671,8 +749,7 @@ static yg_tensor *input_for(const yg_ir_value *v, const sym_case *c, uint64_t se
     return x;
 }
 
-static void case_name(const sym_case *c, char *buf, size_t n)
-{
+static void case_name(const sym_case *c, char *buf, size_t n) {
     snprintf(buf, n, "sym_%s", c->op);
     for (char *p = buf; *p != '\0'; p++)
         if (*p == '.')
@@ -681,8 +758,7 @@ static void case_name(const sym_case *c, char *buf, size_t n)
 
 /* Exports one case: parses it, runs it with the interpreter (yagrad's
  * eager ops) and writes the model and the case. */
-static void export_sym_case(const sym_case *c, FILE *manifest, FILE *manifest13, int *n13)
-{
+static void export_sym_case(const sym_case *c, FILE *manifest, FILE *manifest13, int *n13) {
     yg_graph *g = NULL;
     yg_tensor *ins[8] = {NULL}, *outs[4] = {NULL};
     const char *in_names[8] = {NULL}, *out_names[4] = {NULL};
@@ -739,8 +815,7 @@ static void export_sym_case(const sym_case *c, FILE *manifest, FILE *manifest13,
     yg_graph_release(g);
 }
 
-static void test_every_exportable_op_has_a_case_that_exports(void **state)
-{
+static void test_every_exportable_op_has_a_case_that_exports(void **state) {
     (void)state;
     FILE *manifest = fopen(path_of("manifest", ".txt"), "w");
     FILE *manifest13 = fopen(path_of("manifest_opset13", ".txt"), "w");
@@ -761,15 +836,15 @@ static void test_every_exportable_op_has_a_case_that_exports(void **state)
         for (size_t k = 0; k < sizeof sym_cases / sizeof sym_cases[0] && !found; k++)
             found = strcmp(sym_cases[k].op, s->name) == 0;
         if (s->fn != NULL && !found)
-            fail_msg("%s exports (%s) but tests/test_onnx.c has no sym_cases entry for it", s->name,
+            fail_msg("%s exports (%s) but tests/test_onnx.c has no sym_cases entry for it",
+                     s->name,
                      s->onnx_op);
     }
 }
 
 /* Lists the coverage: every op is exportable (generated or handwritten)
  * or marked unsupported with a reason; none is left unmapped. */
-static void test_every_op_is_exportable_or_marked_unsupported(void **state)
-{
+static void test_every_op_is_exportable_or_marked_unsupported(void **state) {
     int generated = 0, custom = 0, unsupported = 0;
     (void)state;
     assert_int_equal(yg__onnx_symbolics_count, yg__ops_count);
@@ -791,7 +866,11 @@ static void test_every_op_is_exportable_or_marked_unsupported(void **state)
     }
     printf("onnx coverage: %d ops: %d exportable (%d generated from the YAML, %d handwritten), "
            "%d unsupported\n",
-           yg__ops_count, generated + custom, generated, custom, unsupported);
+           yg__ops_count,
+           generated + custom,
+           generated,
+           custom,
+           unsupported);
     assert_int_equal(generated + custom + unsupported, yg__ops_count);
     const char *op = NULL, *reason = NULL;
     assert_false(yg_onnx_op_exportable("no_such_op", &op, &reason));
@@ -801,44 +880,45 @@ static void test_every_op_is_exportable_or_marked_unsupported(void **state)
 
 /* ---- failures ---- */
 
-static yg_graph *parse(const char *text)
-{
+static yg_graph *parse(const char *text) {
     yg_graph *g = NULL;
     YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
     return g;
 }
 
-static void test_unsupported_op_names_node_op_and_reason_and_writes_nothing(void **state)
-{
+static void test_unsupported_op_names_node_op_and_reason_and_writes_nothing(void **state) {
     (void)state;
-    yg_graph *g = parse("graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[3, 4]), %s : " F34 "):\n"
-                        "  %y : Tensor = scatter_add[dim=1](%a, %i, %s)\n  return (%y)\n");
+    yg_graph *g =
+        parse("graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[3, 4]), %s : " F34 "):\n"
+              "  %y : Tensor = scatter_add[dim=1](%a, %i, %s)\n  return (%y)\n");
     const char *path = path_of("unsupported", ".onnx");
     remove(path);
-    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, path), YG_ERR_NOT_IMPLEMENTED,
+    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, path),
+                    YG_ERR_NOT_IMPLEMENTED,
                     "onnx_export: %y = scatter_add(%a, %i, %s): scatter_add: not exportable: ",
                     "ScatterElements reduction=add");
     assert_false(file_exists(path));
     uint8_t *buf = (uint8_t *)1;
     size_t len = 1;
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len), YG_ERR_NOT_IMPLEMENTED,
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_NOT_IMPLEMENTED,
                     "scatter_add");
     assert_null(buf);
     assert_int_equal(len, 0);
     yg_graph_release(g);
 }
 
-static void test_op_needing_a_higher_opset_fails_naming_it(void **state)
-{
+static void test_op_needing_a_higher_opset_fails_naming_it(void **state) {
     (void)state;
     yg_graph *g = parse("graph(%a : " F34 "):\n"
-              "  %n : None = prim::None()\n"
-              "  %y : Tensor = layer_norm[eps=1e-05, normalized_shape=[4]](%a, %n, %n)\n"
-              "  return (%y)\n");
+                        "  %n : None = prim::None()\n"
+                        "  %y : Tensor = layer_norm[eps=1e-05, normalized_shape=[4]](%a, %n, %n)\n"
+                        "  return (%y)\n");
     const char *path = path_of("low_opset", ".onnx");
     remove(path);
     yg_onnx_options o = {.opset = 13};
-    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, &o, path), YG_ERR_NOT_IMPLEMENTED,
+    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, &o, path),
+                    YG_ERR_NOT_IMPLEMENTED,
                     "layer_norm: needs opset 17 (LayerNormalization), exporting opset 13");
     assert_false(file_exists(path));
     o.opset = 17;
@@ -847,17 +927,18 @@ static void test_op_needing_a_higher_opset_fails_naming_it(void **state)
     yg_graph_release(g);
 }
 
-static void test_opset_outside_13_to_17_is_refused(void **state)
-{
+static void test_opset_outside_13_to_17_is_refused(void **state) {
     (void)state;
     yg_graph *g = parse(G1("relu"));
     uint8_t *buf = NULL;
     size_t len = 0;
     yg_onnx_options o = {.opset = 12};
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
                     "onnx_export: opset 12 is not supported (accepted: 13 to 17)");
     o.opset = 18;
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
                     "opset 18 is not supported");
     o.opset = 13;
     YG_CHECK(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len));
@@ -867,11 +948,11 @@ static void test_opset_outside_13_to_17_is_refused(void **state)
     yg_graph_release(g);
 }
 
-static void test_unwritable_path_is_an_io_error_and_leaves_no_file(void **state)
-{
+static void test_unwritable_path_is_an_io_error_and_leaves_no_file(void **state) {
     (void)state;
     yg_graph *g = parse(G1("relu"));
-    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, "/nonexistent-yagrad-dir/m.onnx"), YG_ERR_IO,
+    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, "/nonexistent-yagrad-dir/m.onnx"),
+                    YG_ERR_IO,
                     "onnx_export: cannot create '/nonexistent-yagrad-dir/m.onnx.tmp.",
                     "No such file or directory");
     assert_false(file_exists("/nonexistent-yagrad-dir"));
@@ -883,16 +964,17 @@ static void test_unwritable_path_is_an_io_error_and_leaves_no_file(void **state)
     yg_graph_release(g);
 }
 
-static void test_failed_export_leaves_an_existing_file_unchanged(void **state)
-{
+static void test_failed_export_leaves_an_existing_file_unchanged(void **state) {
     (void)state;
     const char *path = path_of("keep", ".onnx");
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs("old", f);
     fclose(f);
-    yg_graph *g = parse("graph(%a : " F34 "):\n  %y : Tensor = cumprod[dim=1](%a)\n  return (%y)\n");
-    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, path), YG_ERR_NOT_IMPLEMENTED,
+    yg_graph *g =
+        parse("graph(%a : " F34 "):\n  %y : Tensor = cumprod[dim=1](%a)\n  return (%y)\n");
+    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, path),
+                    YG_ERR_NOT_IMPLEMENTED,
                     "cumprod: not exportable: ONNX has no cumulative product operator");
     char buf[16] = {0};
     f = fopen(path, "r");
@@ -903,48 +985,57 @@ static void test_failed_export_leaves_an_existing_file_unchanged(void **state)
     yg_graph_release(g);
 }
 
-static void test_where_guard_refuses_values_the_mapping_cannot_express(void **state)
-{
+static void test_where_guard_refuses_values_the_mapping_cannot_express(void **state) {
     (void)state;
     yg_graph *g = parse(G2("add[alpha=2]"));
     uint8_t *buf = NULL;
     size_t len = 0;
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len), YG_ERR_NOT_IMPLEMENTED,
-                    "onnx_export: %y = add(%a, %b): add: argument 'alpha' must be 1 to export (got 2)");
+    YG_EXPECT_ERROR(
+        yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+        YG_ERR_NOT_IMPLEMENTED,
+        "onnx_export: %y = add(%a, %b): add: argument 'alpha' must be 1 to export (got 2)");
     yg_graph_release(g);
     g = parse(G1("dropout[p=0.5, train=1]"));
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len), YG_ERR_NOT_IMPLEMENTED,
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_NOT_IMPLEMENTED,
                     "dropout: train=1 drops at random; export in eval mode");
     yg_graph_release(g);
 }
 
-static void test_bad_arguments_are_refused(void **state)
-{
+static void test_bad_arguments_are_refused(void **state) {
     (void)state;
     yg_graph *g = parse("graph(%a : " F34 ", param %w : " F34 "):\n"
                         "  %y : Tensor = mul(%a, %w)\n  return (%y)\n");
     uint8_t *buf = NULL;
     size_t len = 0;
-    YG_EXPECT_ERROR(yg_onnx_export(NULL, NULL, 0, NULL, "x.onnx"), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_onnx_export(NULL, NULL, 0, NULL, "x.onnx"),
+                    YG_ERR_INVALID_ARGUMENT,
                     "onnx_export: graph is NULL");
-    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, NULL), YG_ERR_INVALID_ARGUMENT, "path is NULL");
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, NULL, &len), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(
+        yg_onnx_export(g, NULL, 0, NULL, NULL), YG_ERR_INVALID_ARGUMENT, "path is NULL");
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, NULL, &len),
+                    YG_ERR_INVALID_ARGUMENT,
                     "out or out_len is NULL");
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
                     "the graph has 1 parameter inputs, got 0 params");
     yg_tensor *w = yg_test_rand(YG_FLOAT32, (const int64_t[]){4, 3}, 2, -1, 1, 1);
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, &w, 1, NULL, &buf, &len), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, &w, 1, NULL, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
                     "param %w: sizes [4, 3] do not match the input's type");
     const char *names[] = {"bad name"};
     yg_onnx_options o = {.params_as_inputs = true, .input_names = names, .n_input_names = 1};
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
                     "input name 0 'bad name' is malformed");
     yg_onnx_dynamic_axis ax = {false, 0, 5, "batch"};
     yg_onnx_options o2 = {.params_as_inputs = true, .dynamic_axes = &ax, .n_dynamic_axes = 1};
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o2, &buf, &len), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o2, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
                     "dynamic axis 5 of input 0 %a out of range (rank 2)");
     ax = (yg_onnx_dynamic_axis){false, 0, 0, "9batch"};
-    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o2, &buf, &len), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o2, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
                     "malformed name '9batch'");
     /* params as model inputs: the export needs no tensors */
     o2.n_dynamic_axes = 0;
@@ -959,8 +1050,7 @@ static void test_bad_arguments_are_refused(void **state)
 static Onnx__ModelProto *export_and_unpack(const yg_graph *g,
                                            yg_tensor *const *params,
                                            int64_t n_params,
-                                           const yg_onnx_options *o)
-{
+                                           const yg_onnx_options *o) {
     uint8_t *buf = NULL;
     size_t len = 0;
     YG_CHECK(yg_onnx_export_to_buffer(g, params, n_params, o, &buf, &len));
@@ -970,8 +1060,7 @@ static Onnx__ModelProto *export_and_unpack(const yg_graph *g,
     return m;
 }
 
-static void test_options_reach_the_model(void **state)
-{
+static void test_options_reach_the_model(void **state) {
     (void)state;
     yg_graph *g = parse("graph(%a : " F34 ", param %w : " F34 "):\n"
                         "  %y : Tensor = mul(%a, %w)\n  return (%y)\n");
@@ -1039,8 +1128,7 @@ static void test_options_reach_the_model(void **state)
     yg_graph_release(g);
 }
 
-static void test_output_that_is_an_input_gets_an_identity_with_its_name(void **state)
-{
+static void test_output_that_is_an_input_gets_an_identity_with_its_name(void **state) {
     (void)state;
     /* clone is bypassed by the peephole, making the output %a itself. */
     yg_graph *g = parse(G1("clone"));
@@ -1055,8 +1143,7 @@ static void test_output_that_is_an_input_gets_an_identity_with_its_name(void **s
 
 /* ---- timing (reported, never asserted) ---- */
 
-static double seconds(void)
-{
+static double seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -1064,8 +1151,8 @@ static double seconds(void)
 
 /* One step of an LSTM language model: embedding, two lstm_cells, a
  * decoder; the state of both layers starts from the same h, c inputs. */
-static yg_status lm_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out)
-{
+static yg_status
+lm_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     yg_tensor *e = NULL, *h1 = NULL, *c1 = NULL, *h2 = NULL, *c2 = NULL;
     (void)n_in;
@@ -1087,8 +1174,7 @@ static yg_status lm_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor 
 
 /* Exports the LM with vocabulary V and hidden size H five times and
  * prints the best time (a figure for the report, never asserted). */
-static void time_lm_export(int64_t V, int64_t H)
-{
+static void time_lm_export(int64_t V, int64_t H) {
     model m = {.name = "lstm_lm", .fn = lm_fn};
     param(&m, (const int64_t[]){V, H}, 2, -0.1, 0.1);
     for (int l = 0; l < 2; l++) {
@@ -1111,14 +1197,17 @@ static void time_lm_export(int64_t V, int64_t H)
     double best = 1e9;
     for (int rep = 0; rep < 5; rep++) {
         double t0 = seconds();
-        YG_CHECK(yg_onnx_export(r->graph, r->params, r->n_params, NULL,
-                                path_of("lstm_lm", ".onnx")));
+        YG_CHECK(
+            yg_onnx_export(r->graph, r->params, r->n_params, NULL, path_of("lstm_lm", ".onnx")));
         double t = seconds() - t0;
         best = t < best ? t : best;
     }
     printf("onnx export of an LSTM LM step (vocab %lld, 2 x lstm_cell %lld; %.1f MB of float32 "
            "parameters): %.1f ms (best of 5, file written)\n",
-           (long long)V, (long long)H, (double)n_params * 4 / 1e6, best * 1e3);
+           (long long)V,
+           (long long)H,
+           (double)n_params * 4 / 1e6,
+           best * 1e3);
     yg_trace_result_release(r);
     for (int i = 0; i < 3; i++)
         yg_release(ins[i]);
@@ -1126,8 +1215,7 @@ static void time_lm_export(int64_t V, int64_t H)
 }
 
 /* The size (<= 10 MB of parameters) and a larger one. */
-static void test_export_time_of_an_lstm_language_model(void **state)
-{
+static void test_export_time_of_an_lstm_language_model(void **state) {
     (void)state;
     time_lm_export(4000, 200);
     time_lm_export(2000, 650);
@@ -1135,8 +1223,7 @@ static void test_export_time_of_an_lstm_language_model(void **state)
 
 /* The LSTM cell of the benchmark (batch 20, hidden 650), exported for
  * tests/onnx/bench_ort.js; prints yagrad's eager time for comparison. */
-static void test_export_lstm_cell_650_for_the_benchmark(void **state)
-{
+static void test_export_lstm_cell_650_for_the_benchmark(void **state) {
     (void)state;
     model m = {.name = "lstm_cell_650", .fn = lstm_fn};
     const int64_t H = 650, B = 20;
@@ -1173,8 +1260,7 @@ static void test_export_lstm_cell_650_for_the_benchmark(void **state)
     model_free(&m);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_export_mlp),
         cmocka_unit_test(test_export_lstm_cell),

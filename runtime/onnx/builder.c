@@ -5,16 +5,15 @@
  * 0-d scalars), all allocated from the export's arena (onnx_int.h), so a
  * symbolic that fails half-way leaves nothing to release.
  */
+#include "core/core.h"
+#include "onnx/onnx_int.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
-#include "onnx/onnx_int.h"
-
-void *yg__onnx_alloc(yg_onnx_ctx *cx, size_t n)
-{
+void *yg__onnx_alloc(yg_onnx_ctx *cx, size_t n) {
     yg_onnx_block *b = calloc(1, sizeof *b + n);
     if (b == NULL)
         return NULL;
@@ -23,8 +22,7 @@ void *yg__onnx_alloc(yg_onnx_ctx *cx, size_t n)
     return b->data;
 }
 
-char *yg__onnx_strdup(yg_onnx_ctx *cx, const char *s)
-{
+char *yg__onnx_strdup(yg_onnx_ctx *cx, const char *s) {
     size_t n = strlen(s) + 1;
     char *d = yg__onnx_alloc(cx, n);
     if (d != NULL)
@@ -32,8 +30,7 @@ char *yg__onnx_strdup(yg_onnx_ctx *cx, const char *s)
     return d;
 }
 
-bool yg__onnx_push(yg_onnx_ctx *cx, yg_onnx_ptrs *a, void *p)
-{
+bool yg__onnx_push(yg_onnx_ctx *cx, yg_onnx_ptrs *a, void *p) {
     if (a->len == a->cap) {
         size_t cap = a->cap == 0 ? 8 : a->cap * 2;
         void **items = yg__onnx_alloc(cx, cap * sizeof *items);
@@ -48,8 +45,7 @@ bool yg__onnx_push(yg_onnx_ctx *cx, yg_onnx_ptrs *a, void *p)
     return true;
 }
 
-yg_status yg__onnx_hold(yg_onnx_ctx *cx, yg_tensor *t)
-{
+yg_status yg__onnx_hold(yg_onnx_ctx *cx, yg_tensor *t) {
     if (cx->n_held == cx->cap_held) {
         int64_t cap = cx->cap_held == 0 ? 16 : cx->cap_held * 2;
         yg_tensor **held = realloc(cx->held, (size_t)cap * sizeof *held);
@@ -64,8 +60,7 @@ yg_status yg__onnx_hold(yg_onnx_ctx *cx, yg_tensor *t)
     return YG_OK;
 }
 
-void yg__onnx_ctx_free(yg_onnx_ctx *cx)
-{
+void yg__onnx_ctx_free(yg_onnx_ctx *cx) {
     if (cx == NULL)
         return;
     while (cx->blocks != NULL) {
@@ -80,18 +75,15 @@ void yg__onnx_ctx_free(yg_onnx_ctx *cx)
     cx->n_held = cx->cap_held = 0;
 }
 
-static yg_status oom(void)
-{
+static yg_status oom(void) {
     return yg__fail(YG_ERR_OUT_OF_MEMORY, "onnx_export: out of memory");
 }
 
-int32_t yg__onnx_opset(const yg_onnx_ctx *cx)
-{
+int32_t yg__onnx_opset(const yg_onnx_ctx *cx) {
     return cx->opset;
 }
 
-int32_t yg__onnx_dtype(int32_t dtype)
-{
+int32_t yg__onnx_dtype(int32_t dtype) {
     switch (dtype) {
     case YG_FLOAT32:
         return ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
@@ -112,8 +104,7 @@ int32_t yg__onnx_dtype(int32_t dtype)
     }
 }
 
-size_t yg__onnx_dtype_size(int32_t dtype)
-{
+size_t yg__onnx_dtype_size(int32_t dtype) {
     switch (dtype) {
     case YG_FLOAT64:
     case YG_INT64:
@@ -129,15 +120,13 @@ size_t yg__onnx_dtype_size(int32_t dtype)
     }
 }
 
-const char *yg__onnx_fresh_name(yg_onnx_ctx *cx, const char *base, const char *hint)
-{
+const char *yg__onnx_fresh_name(yg_onnx_ctx *cx, const char *base, const char *hint) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s:%s%lld", base, hint, (long long)cx->next_fresh++);
     return yg__onnx_strdup(cx, buf);
 }
 
-yg_status yg__onnx_unsupported(yg_onnx_ctx *cx, const yg_ir_node *node, const char *fmt, ...)
-{
+yg_status yg__onnx_unsupported(yg_onnx_ctx *cx, const yg_ir_node *node, const char *fmt, ...) {
     char text[256], reason[512];
     va_list ap;
 
@@ -153,8 +142,7 @@ yg_status yg__onnx_require(yg_onnx_ctx *cx,
                            const yg_ir_node *node,
                            const char *arg,
                            bool ok,
-                           const char *expected)
-{
+                           const char *expected) {
     if (ok)
         return YG_OK;
     const yg_ir_attr *a = yg__ir_node_attr(node, arg);
@@ -163,26 +151,22 @@ yg_status yg__onnx_require(yg_onnx_ctx *cx,
         snprintf(got, sizeof got, "%lld", (long long)a->u.i);
     else if (a != NULL && a->kind == YG_IR_ATTR_FLOAT)
         snprintf(got, sizeof got, "%.17g", a->u.f);
-    return yg__onnx_unsupported(cx, node, "argument '%s' must be %s to export (got %s)", arg,
-                                expected, got);
+    return yg__onnx_unsupported(
+        cx, node, "argument '%s' must be %s to export (got %s)", arg, expected, got);
 }
 
-yg_status yg__onnx_require_opset(yg_onnx_ctx *cx,
-                                 const yg_ir_node *node,
-                                 const char *op_type,
-                                 int32_t min)
-{
+yg_status
+yg__onnx_require_opset(yg_onnx_ctx *cx, const yg_ir_node *node, const char *op_type, int32_t min) {
     if (cx->opset >= min)
         return YG_OK;
-    return yg__onnx_unsupported(cx, node, "needs opset %d (%s), exporting opset %d", (int)min,
-                                op_type, (int)cx->opset);
+    return yg__onnx_unsupported(
+        cx, node, "needs opset %d (%s), exporting opset %d", (int)min, op_type, (int)cx->opset);
 }
 
 yg_status yg__onnx_node_new(yg_onnx_ctx *cx,
                             const yg_ir_node *node,
                             const char *op_type,
-                            yg_onnx_node **out)
-{
+                            yg_onnx_node **out) {
     yg_onnx_node *o = yg__onnx_alloc(cx, sizeof *o);
     *out = NULL;
     if (o == NULL)
@@ -197,8 +181,7 @@ yg_status yg__onnx_node_new(yg_onnx_ctx *cx,
     return YG_OK;
 }
 
-yg_status yg__onnx_input_name(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name)
-{
+yg_status yg__onnx_input_name(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name) {
     char *d = yg__onnx_strdup(cx, name);
     if (d == NULL || !yg__onnx_push(cx, &o->inputs, d))
         return oom();
@@ -207,8 +190,7 @@ yg_status yg__onnx_input_name(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name
     return YG_OK;
 }
 
-const char *yg__onnx_input_name_of(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i)
-{
+const char *yg__onnx_input_name_of(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i) {
     (void)cx;
     if (i < 0 || i >= node->n_inputs)
         return "";
@@ -218,13 +200,11 @@ const char *yg__onnx_input_name_of(yg_onnx_ctx *cx, const yg_ir_node *node, int6
     return v->name;
 }
 
-const char *yg__onnx_output_name_of(const yg_ir_node *node, int64_t i)
-{
+const char *yg__onnx_output_name_of(const yg_ir_node *node, int64_t i) {
     return node->outputs[i]->name;
 }
 
-yg_status yg__onnx_input(yg_onnx_ctx *cx, yg_onnx_node *o, const yg_ir_node *node, int64_t i)
-{
+yg_status yg__onnx_input(yg_onnx_ctx *cx, yg_onnx_node *o, const yg_ir_node *node, int64_t i) {
     if (i < 0 || i >= node->n_inputs)
         return yg__onnx_unsupported(cx, node, "input %lld out of range", (long long)i);
     return yg__onnx_input_name(cx, o, yg__onnx_input_name_of(cx, node, i));
@@ -234,8 +214,7 @@ yg_status yg__onnx_inputs(yg_onnx_ctx *cx,
                           yg_onnx_node *o,
                           const yg_ir_node *node,
                           int64_t first,
-                          int64_t n_after)
-{
+                          int64_t n_after) {
     for (int64_t i = first; i < node->n_inputs - n_after; i++)
         YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, i));
     return YG_OK;
@@ -247,8 +226,7 @@ yg_status yg__onnx_add_initializer(yg_onnx_ctx *cx,
                                    const int64_t *sizes,
                                    int64_t ndim,
                                    const void *data,
-                                   size_t nbytes)
-{
+                                   size_t nbytes) {
     Onnx__TensorProto *t = yg__onnx_alloc(cx, sizeof *t);
     if (t == NULL)
         return oom();
@@ -257,8 +235,10 @@ yg_status yg__onnx_add_initializer(yg_onnx_ctx *cx,
     t->has_data_type = true;
     t->data_type = yg__onnx_dtype(dtype);
     if (t->data_type == 0)
-        return yg__fail(YG_ERR_DTYPE, "onnx_export: initializer %s: dtype %d has no ONNX type",
-                        name, (int)dtype);
+        return yg__fail(YG_ERR_DTYPE,
+                        "onnx_export: initializer %s: dtype %d has no ONNX type",
+                        name,
+                        (int)dtype);
     t->n_dims = (size_t)ndim;
     t->dims = yg__onnx_alloc(cx, (size_t)(ndim > 0 ? ndim : 1) * sizeof *t->dims);
     if (t->name == NULL || t->dims == NULL)
@@ -274,8 +254,7 @@ yg_status yg__onnx_add_initializer(yg_onnx_ctx *cx,
 }
 
 yg_status
-yg__onnx_const_ints(yg_onnx_ctx *cx, const int64_t *values, int64_t len, const char **out)
-{
+yg__onnx_const_ints(yg_onnx_ctx *cx, const int64_t *values, int64_t len, const char **out) {
     int64_t *copy = yg__onnx_alloc(cx, (size_t)(len > 0 ? len : 1) * sizeof *copy);
     const char *name = yg__onnx_fresh_name(cx, "const", "ints");
     *out = NULL;
@@ -289,8 +268,7 @@ yg__onnx_const_ints(yg_onnx_ctx *cx, const int64_t *values, int64_t len, const c
     return YG_OK;
 }
 
-yg_status yg__onnx_const_scalar(yg_onnx_ctx *cx, int32_t dtype, double value, const char **out)
-{
+yg_status yg__onnx_const_scalar(yg_onnx_ctx *cx, int32_t dtype, double value, const char **out) {
     size_t size = yg__onnx_dtype_size(dtype);
     void *data = yg__onnx_alloc(cx, 8);
     const char *name = yg__onnx_fresh_name(cx, "const", "scalar");
@@ -320,8 +298,8 @@ yg_status yg__onnx_const_scalar(yg_onnx_ctx *cx, int32_t dtype, double value, co
         *(uint16_t *)data = yg__bf16_from_f64(value);
         break;
     default:
-        return yg__fail(YG_ERR_DTYPE, "onnx_export: a scalar of dtype %d has no ONNX type",
-                        (int)dtype);
+        return yg__fail(
+            YG_ERR_DTYPE, "onnx_export: a scalar of dtype %d has no ONNX type", (int)dtype);
     }
     YG_RETURN_IF_ERROR(yg__onnx_add_initializer(cx, name, dtype, NULL, 0, data, size));
     *out = name;
@@ -329,8 +307,7 @@ yg_status yg__onnx_const_scalar(yg_onnx_ctx *cx, int32_t dtype, double value, co
 }
 
 yg_status
-yg__onnx_input_ints(yg_onnx_ctx *cx, yg_onnx_node *o, const int64_t *values, int64_t len)
-{
+yg__onnx_input_ints(yg_onnx_ctx *cx, yg_onnx_node *o, const int64_t *values, int64_t len) {
     const char *name = NULL;
     YG_RETURN_IF_ERROR(yg__onnx_const_ints(cx, values, len, &name));
     return yg__onnx_input_name(cx, o, name);
@@ -340,20 +317,19 @@ yg_status yg__onnx_input_scalar(yg_onnx_ctx *cx,
                                 yg_onnx_node *o,
                                 const yg_ir_node *node,
                                 int64_t like_input,
-                                double value)
-{
+                                double value) {
     yg_ir_type t = yg__onnx_input_type(node, like_input);
     const char *name = NULL;
     if (t.kind != YG_IR_TYPE_TENSOR || t.dtype == YG_IR_UNKNOWN)
-        return yg__onnx_unsupported(cx, node,
+        return yg__onnx_unsupported(cx,
+                                    node,
                                     "input %lld has an unknown dtype (run shape propagation)",
                                     (long long)like_input);
     YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, t.dtype, value, &name));
     return yg__onnx_input_name(cx, o, name);
 }
 
-yg_status yg__onnx_output_named(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name)
-{
+yg_status yg__onnx_output_named(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name) {
     char *d = yg__onnx_strdup(cx, name);
     if (d == NULL || !yg__onnx_push(cx, &o->outputs, d))
         return oom();
@@ -362,15 +338,13 @@ yg_status yg__onnx_output_named(yg_onnx_ctx *cx, yg_onnx_node *o, const char *na
     return YG_OK;
 }
 
-yg_status yg__onnx_outputs(yg_onnx_ctx *cx, yg_onnx_node *o, const yg_ir_node *node)
-{
+yg_status yg__onnx_outputs(yg_onnx_ctx *cx, yg_onnx_node *o, const yg_ir_node *node) {
     for (int32_t i = 0; i < node->n_outputs; i++)
         YG_RETURN_IF_ERROR(yg__onnx_output_named(cx, o, node->outputs[i]->name));
     return YG_OK;
 }
 
-yg_status yg__onnx_output(yg_onnx_ctx *cx, yg_onnx_node *o, const yg_ir_node *node, int64_t i)
-{
+yg_status yg__onnx_output(yg_onnx_ctx *cx, yg_onnx_node *o, const yg_ir_node *node, int64_t i) {
     return yg__onnx_output_named(cx, o, node->outputs[i]->name);
 }
 
@@ -378,8 +352,7 @@ yg_status yg__onnx_output_fresh(yg_onnx_ctx *cx,
                                 yg_onnx_node *o,
                                 const yg_ir_node *node,
                                 const char *hint,
-                                const char **name)
-{
+                                const char **name) {
     const char *base = node != NULL && node->n_outputs > 0 ? node->outputs[0]->name : "tmp";
     *name = yg__onnx_fresh_name(cx, base, hint);
     if (*name == NULL)
@@ -391,8 +364,7 @@ static yg_status new_attr(yg_onnx_ctx *cx,
                           yg_onnx_node *o,
                           const char *name,
                           Onnx__AttributeProto__AttributeType type,
-                          Onnx__AttributeProto **out)
-{
+                          Onnx__AttributeProto **out) {
     Onnx__AttributeProto *a = yg__onnx_alloc(cx, sizeof *a);
     if (a == NULL)
         return oom();
@@ -408,8 +380,7 @@ static yg_status new_attr(yg_onnx_ctx *cx,
     return YG_OK;
 }
 
-yg_status yg__onnx_attr_int(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name, int64_t v)
-{
+yg_status yg__onnx_attr_int(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name, int64_t v) {
     Onnx__AttributeProto *a = NULL;
     YG_RETURN_IF_ERROR(new_attr(cx, o, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a));
     a->has_i = true;
@@ -417,8 +388,7 @@ yg_status yg__onnx_attr_int(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name, 
     return YG_OK;
 }
 
-yg_status yg__onnx_attr_float(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name, double v)
-{
+yg_status yg__onnx_attr_float(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name, double v) {
     Onnx__AttributeProto *a = NULL;
     YG_RETURN_IF_ERROR(new_attr(cx, o, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, &a));
     a->has_f = true;
@@ -430,8 +400,7 @@ yg_status yg__onnx_attr_ints(yg_onnx_ctx *cx,
                              yg_onnx_node *o,
                              const char *name,
                              const int64_t *v,
-                             int64_t len)
-{
+                             int64_t len) {
     Onnx__AttributeProto *a = NULL;
     YG_RETURN_IF_ERROR(new_attr(cx, o, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, &a));
     a->ints = yg__onnx_alloc(cx, (size_t)(len > 0 ? len : 1) * sizeof *a->ints);
@@ -442,8 +411,7 @@ yg_status yg__onnx_attr_ints(yg_onnx_ctx *cx,
     return YG_OK;
 }
 
-yg_status yg__onnx_attr_str(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name, const char *v)
-{
+yg_status yg__onnx_attr_str(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name, const char *v) {
     Onnx__AttributeProto *a = NULL;
     YG_RETURN_IF_ERROR(new_attr(cx, o, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING, &a));
     a->has_s = true;
@@ -454,8 +422,7 @@ yg_status yg__onnx_attr_str(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name, 
     return YG_OK;
 }
 
-yg_ir_type yg__onnx_input_type(const yg_ir_node *node, int64_t i)
-{
+yg_ir_type yg__onnx_input_type(const yg_ir_node *node, int64_t i) {
     if (i < 0 || i >= node->n_inputs)
         return yg_ir_type_tensor();
     return node->inputs[i]->type;
@@ -466,8 +433,7 @@ yg_status yg__onnx_unary(yg_onnx_ctx *cx,
                          const char *op_type,
                          const char *in,
                          const char *out_name,
-                         const char **out)
-{
+                         const char **out) {
     yg_onnx_node *o = NULL;
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, op_type, &o));
     YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, in));
@@ -486,8 +452,7 @@ yg_status yg__onnx_binary(yg_onnx_ctx *cx,
                           const char *a,
                           const char *b,
                           const char *out_name,
-                          const char **out)
-{
+                          const char **out) {
     yg_onnx_node *o = NULL;
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, op_type, &o));
     YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, a));

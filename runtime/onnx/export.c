@@ -17,16 +17,16 @@
  * makes contain ':' (never in a graph's value names) so they cannot
  * collide.
  */
+#include "core/core.h"
+#include "onnx/onnx_int.h"
+#include "onnx/passes.h"
+#include "yagrad/ops.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "core/core.h"
-#include "onnx/onnx_int.h"
-#include "onnx/passes.h"
-#include "yagrad/ops.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "raw_data is written in host order: the exporter needs a little-endian host"
@@ -34,13 +34,11 @@
 
 #define IR_VERSION 8
 
-static yg_status oom(void)
-{
+static yg_status oom(void) {
     return yg__fail(YG_ERR_OUT_OF_MEMORY, "onnx_export: out of memory");
 }
 
-static bool valid_dim_name(const char *s)
-{
+static bool valid_dim_name(const char *s) {
     if (s == NULL || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
         return false;
     for (; *s != '\0'; s++)
@@ -50,8 +48,7 @@ static bool valid_dim_name(const char *s)
     return true;
 }
 
-static int64_t count_params(const yg_graph *g)
-{
+static int64_t count_params(const yg_graph *g) {
     int64_t n = 0;
     for (int64_t i = 0; i < yg_graph_num_inputs(g); i++)
         n += yg_ir_value_is_param(yg_graph_input(g, i));
@@ -59,35 +56,38 @@ static int64_t count_params(const yg_graph *g)
 }
 
 /* The graph inputs that are model inputs (not initializers), in order. */
-static bool is_model_input(const yg_ir_value *v, const yg_onnx_options *o)
-{
+static bool is_model_input(const yg_ir_value *v, const yg_onnx_options *o) {
     return !v->is_param || o->params_as_inputs;
 }
 
-static yg_status check_options(const yg_graph *g, int64_t n_params, const yg_onnx_options *o)
-{
+static yg_status check_options(const yg_graph *g, int64_t n_params, const yg_onnx_options *o) {
     int64_t n_model_inputs = 0;
 
     if (o->opset < YG_ONNX_OPSET_MIN || o->opset > YG_ONNX_OPSET_MAX)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "onnx_export: opset %d is not supported (accepted: %d to %d)",
-                        (int)o->opset, YG_ONNX_OPSET_MIN, YG_ONNX_OPSET_MAX);
+                        (int)o->opset,
+                        YG_ONNX_OPSET_MIN,
+                        YG_ONNX_OPSET_MAX);
     if (!o->params_as_inputs && n_params != count_params(g))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "onnx_export: the graph has %lld parameter inputs, got %lld params",
-                        (long long)count_params(g), (long long)n_params);
+                        (long long)count_params(g),
+                        (long long)n_params);
     for (int64_t i = 0; i < yg_graph_num_inputs(g); i++)
         n_model_inputs += is_model_input(yg_graph_input(g, i), o);
     if (o->n_input_names < 0 || o->n_input_names > n_model_inputs ||
         (o->n_input_names > 0 && o->input_names == NULL))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "onnx_export: %lld input names for %lld model inputs",
-                        (long long)o->n_input_names, (long long)n_model_inputs);
+                        (long long)o->n_input_names,
+                        (long long)n_model_inputs);
     if (o->n_output_names < 0 || o->n_output_names > yg_graph_num_outputs(g) ||
         (o->n_output_names > 0 && o->output_names == NULL))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "onnx_export: %lld output names for %lld outputs",
-                        (long long)o->n_output_names, (long long)yg_graph_num_outputs(g));
+                        (long long)o->n_output_names,
+                        (long long)yg_graph_num_outputs(g));
     if (o->n_dynamic_axes < 0 || (o->n_dynamic_axes > 0 && o->dynamic_axes == NULL))
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "onnx_export: dynamic_axes is NULL");
     for (int64_t k = 0; k < o->n_dynamic_axes; k++) {
@@ -97,10 +97,15 @@ static yg_status check_options(const yg_graph *g, int64_t n_params, const yg_onn
         if (d->index < 0 || d->index >= count)
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
                             "onnx_export: dynamic axis %lld: %s %lld out of range (%lld %ss)",
-                            (long long)k, what, (long long)d->index, (long long)count, what);
+                            (long long)k,
+                            what,
+                            (long long)d->index,
+                            (long long)count,
+                            what);
         if (!valid_dim_name(d->name))
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                            "onnx_export: dynamic axis %lld: malformed name '%s'", (long long)k,
+                            "onnx_export: dynamic axis %lld: malformed name '%s'",
+                            (long long)k,
                             d->name != NULL ? d->name : "(null)");
     }
     return YG_OK;
@@ -108,9 +113,8 @@ static yg_status check_options(const yg_graph *g, int64_t n_params, const yg_onn
 
 /* ---- types ---- */
 
-static const char *dynamic_name(const yg_onnx_options *o, bool is_output, int64_t index,
-                                int64_t axis)
-{
+static const char *
+dynamic_name(const yg_onnx_options *o, bool is_output, int64_t index, int64_t axis) {
     for (int64_t k = 0; k < o->n_dynamic_axes; k++) {
         const yg_onnx_dynamic_axis *d = &o->dynamic_axes[k];
         if (d->is_output == is_output && d->index == index && d->axis == axis)
@@ -125,26 +129,31 @@ static yg_status value_info(yg_onnx_ctx *cx,
                             const yg_onnx_options *o,
                             bool is_output,
                             int64_t index,
-                            Onnx__ValueInfoProto **out)
-{
+                            Onnx__ValueInfoProto **out) {
     Onnx__ValueInfoProto *vi = yg__onnx_alloc(cx, sizeof *vi);
     Onnx__TypeProto *tp = yg__onnx_alloc(cx, sizeof *tp);
     Onnx__TypeProto__Tensor *tt = yg__onnx_alloc(cx, sizeof *tt);
     if (vi == NULL || tp == NULL || tt == NULL)
         return oom();
     if (t->kind != YG_IR_TYPE_TENSOR || t->dtype == YG_IR_UNKNOWN || yg__onnx_dtype(t->dtype) == 0)
-        return yg__fail(YG_ERR_DTYPE, "onnx_export: %s %lld %%%s: %s", is_output ? "output" : "input",
-                        (long long)index, name,
+        return yg__fail(YG_ERR_DTYPE,
+                        "onnx_export: %s %lld %%%s: %s",
+                        is_output ? "output" : "input",
+                        (long long)index,
+                        name,
                         t->kind != YG_IR_TYPE_TENSOR ? "is None (ONNX values are tensors)"
                                                      : "has no known ONNX dtype");
     for (int64_t k = 0; k < o->n_dynamic_axes; k++) {
         const yg_onnx_dynamic_axis *d = &o->dynamic_axes[k];
-        if (d->is_output == is_output && d->index == index && (t->ndim < 0 || d->axis < 0 ||
-                                                               d->axis >= t->ndim))
+        if (d->is_output == is_output && d->index == index &&
+            (t->ndim < 0 || d->axis < 0 || d->axis >= t->ndim))
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
                             "onnx_export: dynamic axis %lld of %s %lld %%%s out of range (rank %d)",
-                            (long long)d->axis, is_output ? "output" : "input", (long long)index,
-                            name, (int)t->ndim);
+                            (long long)d->axis,
+                            is_output ? "output" : "input",
+                            (long long)index,
+                            name,
+                            (int)t->ndim);
     }
     onnx__value_info_proto__init(vi);
     onnx__type_proto__init(tp);
@@ -190,25 +199,29 @@ static yg_status value_info(yg_onnx_ctx *cx,
 
 /* ---- inputs, parameters and constants ---- */
 
-static yg_status param_initializer(yg_onnx_ctx *cx, const yg_ir_value *v, yg_tensor *p)
-{
+static yg_status param_initializer(yg_onnx_ctx *cx, const yg_ir_value *v, yg_tensor *p) {
     const yg_ir_type *t = &v->type;
     char buf[128];
 
     if (p == NULL || yg_tensor_device(p) != YG_CPU)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "onnx_export: param %%%s: %s", v->name,
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "onnx_export: param %%%s: %s",
+                        v->name,
                         p == NULL ? "tensor is NULL" : "tensor is not on the CPU");
     if (t->dtype != YG_IR_UNKNOWN && t->dtype != (int32_t)yg_tensor_dtype(p))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "onnx_export: param %%%s: dtype %d does not match the input's %d",
-                        v->name, (int)yg_tensor_dtype(p), (int)t->dtype);
+                        v->name,
+                        (int)yg_tensor_dtype(p),
+                        (int)t->dtype);
     bool sizes_ok = t->ndim < 0 || t->ndim == yg_tensor_ndim(p);
     for (int32_t d = 0; sizes_ok && t->ndim >= 0 && d < t->ndim; d++)
         sizes_ok = t->sizes[d] < 0 || t->sizes[d] == yg_tensor_sizes(p)[d];
     if (!sizes_ok)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "onnx_export: param %%%s: sizes %s do not match the input's type",
-                        v->name, yg_tensor_format_sizes(p, buf, sizeof buf));
+                        v->name,
+                        yg_tensor_format_sizes(p, buf, sizeof buf));
     yg_tensor *c = NULL;
     if (yg_tensor_is_contiguous(p)) {
         yg_retain(p);
@@ -217,43 +230,52 @@ static yg_status param_initializer(yg_onnx_ctx *cx, const yg_ir_value *v, yg_ten
         YG_RETURN_IF_ERROR(yg_contiguous(p, &c));
     }
     YG_RETURN_IF_ERROR(yg__onnx_hold(cx, c));
-    return yg__onnx_add_initializer(cx, v->name, yg_tensor_dtype(c), yg_tensor_sizes(c),
-                                    yg_tensor_ndim(c), yg_tensor_data(c),
+    return yg__onnx_add_initializer(cx,
+                                    v->name,
+                                    yg_tensor_dtype(c),
+                                    yg_tensor_sizes(c),
+                                    yg_tensor_ndim(c),
+                                    yg_tensor_data(c),
                                     (size_t)yg_tensor_numel(c) *
                                         yg__onnx_dtype_size(yg_tensor_dtype(c)));
 }
 
-static yg_status constant_initializer(yg_onnx_ctx *cx, const yg_ir_node *n)
-{
+static yg_status constant_initializer(yg_onnx_ctx *cx, const yg_ir_node *n) {
     const yg_ir_attr *a = yg__ir_node_attr(n, "value");
     if (a == NULL || a->kind != YG_IR_ATTR_TENSOR)
         return yg__fail(YG_ERR_INTERNAL, "onnx_export: prim::Constant without a tensor value");
     yg_tensor *t = a->u.t; /* contiguous CPU copy owned by the graph copy */
-    return yg__onnx_add_initializer(cx, n->outputs[0]->name, yg_tensor_dtype(t),
-                                    yg_tensor_sizes(t), yg_tensor_ndim(t), yg_tensor_data(t),
+    return yg__onnx_add_initializer(cx,
+                                    n->outputs[0]->name,
+                                    yg_tensor_dtype(t),
+                                    yg_tensor_sizes(t),
+                                    yg_tensor_ndim(t),
+                                    yg_tensor_data(t),
                                     (size_t)yg_tensor_numel(t) *
                                         yg__onnx_dtype_size(yg_tensor_dtype(t)));
 }
 
 /* ---- nodes ---- */
 
-static yg_status export_node(yg_onnx_ctx *cx, const yg_ir_node *n)
-{
-    cx->current = n;
+static yg_status export_node(yg_onnx_ctx *cx, const yg_ir_node *n) {
     if (n->kind == yg__prim_constant)
         return constant_initializer(cx, n);
     if (n->kind == yg__prim_none)
         return YG_OK;
     if (n->op == NULL)
-        return yg__onnx_unsupported(cx, n, "prim kinds other than Constant and None do not "
-                                           "export (export the graph before fusion)");
+        return yg__onnx_unsupported(cx,
+                                    n,
+                                    "prim kinds other than Constant and None do not "
+                                    "export (export the graph before fusion)");
     ptrdiff_t idx = n->op - yg__ops;
     if (idx < 0 || idx >= yg__onnx_symbolics_count ||
         strcmp(yg__onnx_symbolics[idx].name, n->op->name) != 0)
         return yg__fail(YG_ERR_INTERNAL, "onnx_export: the symbolic table does not match the ops");
     const yg_onnx_symbolic *s = &yg__onnx_symbolics[idx];
     if (s->fn == NULL)
-        return yg__onnx_unsupported(cx, n, "not exportable: %s",
+        return yg__onnx_unsupported(cx,
+                                    n,
+                                    "not exportable: %s",
                                     s->unsupported != NULL
                                         ? s->unsupported
                                         : "no onnx: mapping in specs/native_functions.yaml");
@@ -264,23 +286,25 @@ static yg_status export_node(yg_onnx_ctx *cx, const yg_ir_node *n)
 
 /* ---- names ---- */
 
-static yg_status rename_value(yg_ir_value *v, const char *name, const char *what, int64_t i)
-{
+static yg_status rename_value(yg_ir_value *v, const char *name, const char *what, int64_t i) {
     if (strcmp(v->name, name) == 0)
         return YG_OK;
     if (!yg__ir_valid_value_name(name, strlen(name)))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "onnx_export: %s name %lld '%s' is malformed (expected [A-Za-z0-9_.]+)",
-                        what, (long long)i, name);
+                        what,
+                        (long long)i,
+                        name);
     if (yg__ir_graph_find(v->node->owner, name, strlen(name)) != NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "onnx_export: %s name %lld '%s' is already used in the graph", what,
-                        (long long)i, name);
+                        "onnx_export: %s name %lld '%s' is already used in the graph",
+                        what,
+                        (long long)i,
+                        name);
     return yg__ir_value_rename(v, name, strlen(name));
 }
 
-static yg_status name_inputs(yg_graph *g, const yg_onnx_options *o)
-{
+static yg_status name_inputs(yg_graph *g, const yg_onnx_options *o) {
     int64_t k = 0;
     for (int64_t i = 0; i < yg_graph_num_inputs(g) && k < o->n_input_names; i++) {
         yg_ir_value *v = yg_graph_input(g, i);
@@ -296,8 +320,7 @@ static yg_status name_inputs(yg_graph *g, const yg_onnx_options *o)
 /* Whether output i is a node's output met first here: it is exported
  * under its value's name; other outputs (a graph input, an initializer,
  * a repeat) get an Identity to a name of their own. */
-static bool plain_output(const yg_graph *g, int64_t i)
-{
+static bool plain_output(const yg_graph *g, int64_t i) {
     yg_ir_value *v = yg_graph_output(g, i);
     bool plain = v->node->kind != yg__prim_param && v->node->kind != yg__prim_constant;
     for (int64_t j = 0; j < i && plain; j++)
@@ -306,20 +329,23 @@ static bool plain_output(const yg_graph *g, int64_t i)
 }
 
 /* Renames the plain outputs the user names (before any node refers to them). */
-static yg_status name_outputs(yg_graph *g, const yg_onnx_options *o)
-{
+static yg_status name_outputs(yg_graph *g, const yg_onnx_options *o) {
     for (int64_t i = 0; i < o->n_output_names; i++)
         if (o->output_names[i] != NULL && plain_output(g, i))
-            YG_RETURN_IF_ERROR(rename_value(yg_graph_output(g, i), o->output_names[i], "output", i));
+            YG_RETURN_IF_ERROR(
+                rename_value(yg_graph_output(g, i), o->output_names[i], "output", i));
     return YG_OK;
 }
 
 /* The output's ONNX name, adding the Identity a non-plain output needs.
  * Its name is the user's, else the output's name before the passes (a
  * peephole may have made the output a graph input), else "output<i>". */
-static yg_status output_name(yg_onnx_ctx *cx, const yg_graph *g, const yg_onnx_options *o,
-                             const char *const *orig, int64_t i, const char **out)
-{
+static yg_status output_name(yg_onnx_ctx *cx,
+                             const yg_graph *g,
+                             const yg_onnx_options *o,
+                             const char *const *orig,
+                             int64_t i,
+                             const char **out) {
     yg_ir_value *v = yg_graph_output(g, i);
     const char *want = i < o->n_output_names ? o->output_names[i] : NULL;
     if (want == NULL && orig != NULL && strcmp(orig[i], v->name) != 0 &&
@@ -335,19 +361,22 @@ static yg_status output_name(yg_onnx_ctx *cx, const yg_graph *g, const yg_onnx_o
     if (want != NULL && !yg__ir_valid_value_name(want, strlen(want)))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "onnx_export: output name %lld '%s' is malformed (expected [A-Za-z0-9_.]+)",
-                        (long long)i, want);
+                        (long long)i,
+                        want);
     if (yg__ir_graph_find(g, name, strlen(name)) != NULL)
         name = yg__onnx_fresh_name(cx, name, "out");
-    cx->current = NULL;
     YG_RETURN_IF_ERROR(yg__onnx_unary(cx, NULL, "Identity", v->name, name, out));
     return YG_OK;
 }
 
 /* ---- the model ---- */
 
-static yg_status build(yg_onnx_ctx *cx, yg_graph *g, yg_tensor *const *params,
-                       const yg_onnx_options *o, const char *const *orig, Onnx__ModelProto *m)
-{
+static yg_status build(yg_onnx_ctx *cx,
+                       yg_graph *g,
+                       yg_tensor *const *params,
+                       const yg_onnx_options *o,
+                       const char *const *orig,
+                       Onnx__ModelProto *m) {
     Onnx__GraphProto *gp = yg__onnx_alloc(cx, sizeof *gp);
     Onnx__OperatorSetIdProto *opset = yg__onnx_alloc(cx, sizeof *opset);
     Onnx__OperatorSetIdProto **opsets = yg__onnx_alloc(cx, sizeof *opsets);
@@ -409,9 +438,12 @@ static yg_status build(yg_onnx_ctx *cx, yg_graph *g, yg_tensor *const *params,
     return YG_OK;
 }
 
-static yg_status export_bytes(const yg_graph *g, yg_tensor *const *params, int64_t n_params,
-                              const yg_onnx_options *options, uint8_t **out, size_t *out_len)
-{
+static yg_status export_bytes(const yg_graph *g,
+                              yg_tensor *const *params,
+                              int64_t n_params,
+                              const yg_onnx_options *options,
+                              uint8_t **out,
+                              size_t *out_len) {
     yg_onnx_options o = options != NULL ? *options : (yg_onnx_options){0};
     yg_onnx_ctx cx = {0};
     yg_graph *copy = NULL;
@@ -425,11 +457,14 @@ static yg_status export_bytes(const yg_graph *g, yg_tensor *const *params, int64
     if (g == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "onnx_export: graph is NULL");
     if (n_params < 0 || (n_params > 0 && params == NULL))
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "onnx_export: params is NULL with n_params %lld",
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "onnx_export: params is NULL with n_params %lld",
                         (long long)n_params);
     if (yg__onnx_symbolics_count != yg__ops_count)
-        return yg__fail(YG_ERR_INTERNAL, "onnx_export: symbolic table has %d entries for %d ops",
-                        (int)yg__onnx_symbolics_count, (int)yg__ops_count);
+        return yg__fail(YG_ERR_INTERNAL,
+                        "onnx_export: symbolic table has %d entries for %d ops",
+                        (int)yg__onnx_symbolics_count,
+                        (int)yg__ops_count);
     YG_RETURN_IF_ERROR(check_options(g, n_params, &o));
     cx.opset = o.opset;
     onnx__model_proto__init(&m);
@@ -437,7 +472,8 @@ static yg_status export_bytes(const yg_graph *g, yg_tensor *const *params, int64
     if (st != YG_OK)
         goto out;
     /* The outputs' names before the passes, which may replace them. */
-    const char **orig = yg__onnx_alloc(&cx, (size_t)(yg_graph_num_outputs(copy) + 1) * sizeof *orig);
+    const char **orig =
+        yg__onnx_alloc(&cx, (size_t)(yg_graph_num_outputs(copy) + 1) * sizeof *orig);
     if (orig == NULL) {
         st = oom();
         goto out;
@@ -479,9 +515,12 @@ out:
     return st;
 }
 
-yg_status yg_onnx_export_to_buffer(const yg_graph *g, yg_tensor *const *params, int64_t n_params,
-                                   const yg_onnx_options *options, uint8_t **out, size_t *out_len)
-{
+yg_status yg_onnx_export_to_buffer(const yg_graph *g,
+                                   yg_tensor *const *params,
+                                   int64_t n_params,
+                                   const yg_onnx_options *options,
+                                   uint8_t **out,
+                                   size_t *out_len) {
     if (out == NULL || out_len == NULL) {
         if (out != NULL)
             *out = NULL;
@@ -492,15 +531,13 @@ yg_status yg_onnx_export_to_buffer(const yg_graph *g, yg_tensor *const *params, 
     return export_bytes(g, params, n_params, options, out, out_len);
 }
 
-void yg_onnx_buffer_release(uint8_t *buf)
-{
+void yg_onnx_buffer_release(uint8_t *buf) {
     free(buf);
 }
 
 /* Writes len bytes to a temporary file beside path and renames it over
  * path; on failure removes the temporary and leaves path as it was. */
-static yg_status write_atomically(const char *path, const uint8_t *buf, size_t len)
-{
+static yg_status write_atomically(const char *path, const uint8_t *buf, size_t len) {
     size_t n = strlen(path);
     char *tmp = malloc(n + 16);
     if (tmp == NULL)
@@ -538,9 +575,11 @@ static yg_status write_atomically(const char *path, const uint8_t *buf, size_t l
     return st;
 }
 
-yg_status yg_onnx_export(const yg_graph *g, yg_tensor *const *params, int64_t n_params,
-                         const yg_onnx_options *options, const char *path)
-{
+yg_status yg_onnx_export(const yg_graph *g,
+                         yg_tensor *const *params,
+                         int64_t n_params,
+                         const yg_onnx_options *options,
+                         const char *path) {
     uint8_t *buf = NULL;
     size_t len = 0;
 
@@ -558,8 +597,7 @@ yg_status yg_onnx_export(const yg_graph *g, yg_tensor *const *params, int64_t n_
     return st;
 }
 
-bool yg_onnx_op_exportable(const char *name, const char **onnx_op, const char **reason)
-{
+bool yg_onnx_op_exportable(const char *name, const char **onnx_op, const char **reason) {
     if (onnx_op != NULL)
         *onnx_op = NULL;
     if (reason != NULL)

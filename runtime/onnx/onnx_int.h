@@ -41,7 +41,6 @@ struct yg_onnx_ctx {
     yg_tensor **held;          /* tensors initializers point into */
     int64_t n_held, cap_held;
     int64_t next_fresh; /* numbers intermediate and initializer names */
-    const yg_ir_node *current; /* the node being exported (messages) */
 };
 
 /* Arena allocation (zeroed); NULL when out of memory (no message). */

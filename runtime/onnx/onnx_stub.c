@@ -6,8 +6,7 @@
 #include "core/core.h"
 #include "yagrad/onnx.h"
 
-static yg_status off(void)
-{
+static yg_status off(void) {
     return yg__fail(YG_ERR_NOT_IMPLEMENTED,
                     "onnx_export: built without ONNX (configure with -DYG_WITH_ONNX=ON and "
                     "protobuf-c and libonnx-dev installed)");
@@ -17,8 +16,7 @@ yg_status yg_onnx_export(const yg_graph *g,
                          yg_tensor *const *params,
                          int64_t n_params,
                          const yg_onnx_options *options,
-                         const char *path)
-{
+                         const char *path) {
     (void)g;
     (void)params;
     (void)n_params;
@@ -32,8 +30,7 @@ yg_status yg_onnx_export_to_buffer(const yg_graph *g,
                                    int64_t n_params,
                                    const yg_onnx_options *options,
                                    uint8_t **out,
-                                   size_t *out_len)
-{
+                                   size_t *out_len) {
     (void)g;
     (void)params;
     (void)n_params;
@@ -45,13 +42,11 @@ yg_status yg_onnx_export_to_buffer(const yg_graph *g,
     return off();
 }
 
-void yg_onnx_buffer_release(uint8_t *buf)
-{
+void yg_onnx_buffer_release(uint8_t *buf) {
     (void)buf;
 }
 
-bool yg_onnx_op_exportable(const char *name, const char **onnx_op, const char **reason)
-{
+bool yg_onnx_op_exportable(const char *name, const char **onnx_op, const char **reason) {
     (void)name;
     if (onnx_op != NULL)
         *onnx_op = NULL;

@@ -18,18 +18,29 @@
  * [2, 3])) is [2, 3], add(x, y) would be [3]).  The expand, once unused,
  * is left to DCE.
  */
-#include <string.h>
-
 #include "jit/passes/passes.h"
 #include "onnx/passes.h"
 
+#include <string.h>
+
 /* Whether input i of n broadcasts in ONNX (addmm: only self, Gemm's C). */
-static bool broadcasting_input(const yg_ir_node *n, int32_t i)
-{
-    static const char *const ops[] = {"add",        "sub",        "mul",         "div",
-                                      "pow.Tensor", "where",      "maximum",     "minimum",
-                                      "eq",         "ne",         "lt",          "le",
-                                      "gt",         "ge",         "logical_and", "logical_or",
+static bool broadcasting_input(const yg_ir_node *n, int32_t i) {
+    static const char *const ops[] = {"add",
+                                      "sub",
+                                      "mul",
+                                      "div",
+                                      "pow.Tensor",
+                                      "where",
+                                      "maximum",
+                                      "minimum",
+                                      "eq",
+                                      "ne",
+                                      "lt",
+                                      "le",
+                                      "gt",
+                                      "ge",
+                                      "logical_and",
+                                      "logical_or",
                                       "logical_xor"};
     if (n->op == NULL)
         return false;
@@ -41,8 +52,7 @@ static bool broadcasting_input(const yg_ir_node *n, int32_t i)
     return false;
 }
 
-static bool is_suffix(const yg_ir_type *y, const yg_ir_type *e)
-{
+static bool is_suffix(const yg_ir_type *y, const yg_ir_type *e) {
     if (y->ndim > e->ndim)
         return false;
     for (int32_t d = 0; d < y->ndim; d++)
@@ -53,8 +63,8 @@ static bool is_suffix(const yg_ir_type *y, const yg_ir_type *e)
 
 /* The broadcast of n's tensor inputs with input skip read as sub (NULL:
  * none); false when a size is unknown. */
-static bool broadcast_of(const yg_ir_node *n, int32_t skip, const yg_ir_value *sub, yg_ir_type *out)
-{
+static bool
+broadcast_of(const yg_ir_node *n, int32_t skip, const yg_ir_value *sub, yg_ir_type *out) {
     bool first = true;
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const yg_ir_type *t = i == skip && sub != NULL ? &sub->type : &n->inputs[i]->type;
@@ -73,8 +83,7 @@ static bool broadcast_of(const yg_ir_node *n, int32_t skip, const yg_ir_value *s
 }
 
 /* addmm's self must broadcast to the product's [n, m]: the result type. */
-static bool keeps_result(const yg_ir_node *n, int32_t i, const yg_ir_value *y)
-{
+static bool keeps_result(const yg_ir_node *n, int32_t i, const yg_ir_value *y) {
     if (strcmp(n->kind, "addmm") == 0) {
         yg_ir_type r = n->outputs[0]->type, acc = y->type;
         return yg__pass_sizes_known(&r) && yg__pass_sizes_known(&acc) &&
@@ -85,13 +94,11 @@ static bool keeps_result(const yg_ir_node *n, int32_t i, const yg_ir_value *y)
            yg__pass_same_known_sizes(&with, &without);
 }
 
-yg_status yg__onnx_fuse_broadcast(yg_graph *g)
-{
+yg_status yg__onnx_fuse_broadcast(yg_graph *g) {
     for (yg_ir_node *n = g->first; n != NULL; n = n->next) {
         for (int32_t i = 0; i < n->n_inputs; i++) {
             const yg_ir_node *e = n->inputs[i]->node;
-            if (e->kind == yg__prim_param || !yg__pass_is(e, "expand") ||
-                !broadcasting_input(n, i))
+            if (e->kind == yg__prim_param || !yg__pass_is(e, "expand") || !broadcasting_input(n, i))
                 continue;
             yg_ir_value *y = e->inputs[0];
             const yg_ir_type *et = &e->outputs[0]->type;

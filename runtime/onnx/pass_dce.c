@@ -8,13 +8,11 @@
  */
 #include "onnx/passes.h"
 
-yg_status yg__onnx_eliminate_dead_code(yg_graph *g)
-{
+yg_status yg__onnx_eliminate_dead_code(yg_graph *g) {
     return yg_graph_eliminate_dead_code(g);
 }
 
-yg_status yg__onnx_run_passes(yg_graph *g)
-{
+yg_status yg__onnx_run_passes(yg_graph *g) {
     /* Types first: a graph built by hand or parsed from text may leave
      * them unknown, and ONNX needs each output's element type. */
     YG_RETURN_IF_ERROR(yg_graph_propagate_shapes(g));

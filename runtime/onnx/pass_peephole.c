@@ -23,25 +23,22 @@
  * Transpose, a MatMul and an Add.  The new node keeps the replaced
  * node's value name, so a graph output keeps its name.
  */
-#include <string.h>
-
 #include "jit/passes/passes.h"
 #include "onnx/passes.h"
 
-static bool same_sizes(const yg_ir_node *n)
-{
+#include <string.h>
+
+static bool same_sizes(const yg_ir_node *n) {
     return yg__pass_same_known_sizes(&n->inputs[0]->type, &n->outputs[0]->type);
 }
 
-static bool same_dtype(const yg_ir_node *n, int32_t dtype)
-{
+static bool same_dtype(const yg_ir_node *n, int32_t dtype) {
     int32_t in = n->inputs[0]->type.dtype;
     return in != YG_IR_UNKNOWN && in == dtype;
 }
 
 /* The value n computes when it is an identity of it, else NULL. */
-static yg_ir_value *identity_of(const yg_ir_node *n)
-{
+static yg_ir_value *identity_of(const yg_ir_node *n) {
     int64_t v = 0;
     double p = 0;
 
@@ -55,21 +52,18 @@ static yg_ir_value *identity_of(const yg_ir_node *n)
         return n->inputs[0];
     if (yg__pass_is(n, "t") && yg__pass_is(n->inputs[0]->node, "t"))
         return n->inputs[0]->node->inputs[0];
-    if (yg__pass_is(n, "dropout") &&
-        ((yg__ir_attr_as_int(n, "train", &v) && v == 0) ||
-         (yg__ir_attr_as_double(n, "p", &p) && p == 0)))
+    if (yg__pass_is(n, "dropout") && ((yg__ir_attr_as_int(n, "train", &v) && v == 0) ||
+                                      (yg__ir_attr_as_double(n, "p", &p) && p == 0)))
         return n->inputs[0];
     if ((yg__pass_is(n, "to.dtype") || yg__pass_is(n, "to_copy")) &&
         yg__ir_attr_as_int(n, "dtype", &v) && same_dtype(n, (int32_t)v))
         return n->inputs[0];
-    if (yg__pass_is(n, "type_as") && n->n_inputs == 2 &&
-        same_dtype(n, n->inputs[1]->type.dtype))
+    if (yg__pass_is(n, "type_as") && n->n_inputs == 2 && same_dtype(n, n->inputs[1]->type.dtype))
         return n->inputs[0];
     return NULL;
 }
 
-static bool writes_in_place(const yg_graph *g)
-{
+static bool writes_in_place(const yg_graph *g) {
     for (const yg_ir_node *n = g->first; n != NULL; n = n->next) {
         if (n->op != NULL) {
             const char *dot = strchr(n->kind, '.');
@@ -86,8 +80,7 @@ static bool writes_in_place(const yg_graph *g)
 
 /* Replaces node n (one output) by linear(x, w, b) (b NULL: a new
  * prim::None), placed where n was, with n's output type and name. */
-static yg_status replace_by_linear(yg_ir_node *n, yg_ir_value *x, yg_ir_value *w, yg_ir_value *b)
-{
+static yg_status replace_by_linear(yg_ir_node *n, yg_ir_value *x, yg_ir_value *w, yg_ir_value *b) {
     const yg_op_info *op = NULL;
     const char *kind = yg__ir_kind_lookup("linear", 6, &op);
     yg_ir_node *lin = NULL, *none = NULL;
@@ -114,16 +107,14 @@ static yg_status replace_by_linear(yg_ir_node *n, yg_ir_value *x, yg_ir_value *w
 }
 
 /* The w of a `t(w)` input with w 2-d, else NULL. */
-static yg_ir_value *transposed_matrix(const yg_ir_value *v)
-{
+static yg_ir_value *transposed_matrix(const yg_ir_value *v) {
     const yg_ir_node *t = v->node;
     if (!yg__pass_is(t, "t") || t->inputs[0]->type.ndim != 2)
         return NULL;
     return t->inputs[0];
 }
 
-static bool is_bias_of(const yg_ir_value *b, const yg_ir_node *lin)
-{
+static bool is_bias_of(const yg_ir_value *b, const yg_ir_node *lin) {
     const yg_ir_type *w = &lin->inputs[1]->type;
     return b->type.kind == YG_IR_TYPE_TENSOR && b->type.ndim == 1 && w->ndim == 2 &&
            b->type.sizes[0] >= 0 && b->type.sizes[0] == w->sizes[0] &&
@@ -132,8 +123,7 @@ static bool is_bias_of(const yg_ir_value *b, const yg_ir_node *lin)
 
 /* mm/matmul(x, t(w)) -> linear(x, w); add(linear(x, w), b) with a 1-d b
  * of w's out_features and alpha 1 -> linear(x, w, b). */
-static yg_status fold_linear(yg_graph *g)
-{
+static yg_status fold_linear(yg_graph *g) {
     for (yg_ir_node *n = g->first, *next = NULL; n != NULL; n = next) {
         next = n->next;
         if ((yg__pass_is(n, "mm") || yg__pass_is(n, "matmul")) && n->inputs[0]->type.ndim >= 1) {
@@ -160,8 +150,7 @@ static yg_status fold_linear(yg_graph *g)
     return YG_OK;
 }
 
-yg_status yg__onnx_peephole(yg_graph *g)
-{
+yg_status yg__onnx_peephole(yg_graph *g) {
     if (writes_in_place(g))
         return YG_OK;
     YG_RETURN_IF_ERROR(fold_linear(g));

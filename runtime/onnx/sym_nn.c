@@ -6,35 +6,36 @@
  * one (ne).  Training-mode behaviour that ONNX inference cannot reproduce
  * (batch statistics, random dropout) fails naming the node.
  */
-#include <math.h>
-#include <string.h>
-
 #include "jit/boxing.h"
 #include "onnx/onnx_gen.h"
 #include "onnx/onnx_int.h"
 
-static yg_status oom(void)
-{
+#include <math.h>
+#include <string.h>
+
+static yg_status oom(void) {
     return yg__fail(YG_ERR_OUT_OF_MEMORY, "onnx_export: out of memory");
 }
 
-static int32_t input_dtype(const yg_ir_node *node, int64_t i)
-{
+static int32_t input_dtype(const yg_ir_node *node, int64_t i) {
     yg_ir_type t = yg__onnx_input_type(node, i);
     return t.kind == YG_IR_TYPE_TENSOR ? t.dtype : YG_IR_UNKNOWN;
 }
 
-static bool is_none(const yg_ir_node *node, int64_t i)
-{
+static bool is_none(const yg_ir_node *node, int64_t i) {
     return node->inputs[i]->type.kind == YG_IR_TYPE_NONE;
 }
 
 /* input @ weight^T (+ bias) into out_name (NULL: a fresh name in *out):
  * Gemm(transB=1) for a 2-d input, MatMul(Transpose) and Add otherwise. */
-yg_status yg__onnx_linear(yg_onnx_ctx *cx, const yg_ir_node *node, const char *input,
-                           int32_t input_rank, const char *weight, const char *bias,
-                           const char *out_name, const char **out)
-{
+yg_status yg__onnx_linear(yg_onnx_ctx *cx,
+                          const yg_ir_node *node,
+                          const char *input,
+                          int32_t input_rank,
+                          const char *weight,
+                          const char *bias,
+                          const char *out_name,
+                          const char **out) {
     yg_onnx_node *o = NULL;
     const char *wt = NULL, *mm = NULL;
     if (input_rank == 2) {
@@ -60,21 +61,23 @@ yg_status yg__onnx_linear(yg_onnx_ctx *cx, const yg_ir_node *node, const char *i
     return yg__onnx_binary(cx, node, "Add", mm, bias, out_name, out);
 }
 
-yg_status yg__onnx_sym_linear(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_linear(yg_onnx_ctx *cx, const yg_ir_node *node) {
     yg_ir_type t = yg__onnx_input_type(node, 0);
     const char *out = NULL;
     if (t.ndim < 0)
         return yg__onnx_unsupported(cx, node, "input 0 has an unknown rank");
-    return yg__onnx_linear(cx, node, yg__onnx_input_name_of(cx, node, 0), t.ndim,
-                     yg__onnx_input_name_of(cx, node, 1),
-                     is_none(node, 2) ? NULL : yg__onnx_input_name_of(cx, node, 2),
-                     yg__onnx_output_name_of(node, 0), &out);
+    return yg__onnx_linear(cx,
+                           node,
+                           yg__onnx_input_name_of(cx, node, 0),
+                           t.ndim,
+                           yg__onnx_input_name_of(cx, node, 1),
+                           is_none(node, 2) ? NULL : yg__onnx_input_name_of(cx, node, 2),
+                           yg__onnx_output_name_of(node, 0),
+                           &out);
 }
 
 /* A constant of sizes [n] filled with value, in dtype. */
-static yg_status filled(yg_onnx_ctx *cx, int32_t dtype, int64_t n, double value, const char **out)
-{
+static yg_status filled(yg_onnx_ctx *cx, int32_t dtype, int64_t n, double value, const char **out) {
     size_t es = yg__onnx_dtype_size(dtype);
     uint8_t *data = yg__onnx_alloc(cx, (size_t)n * es + 8);
     if (data == NULL)
@@ -93,8 +96,7 @@ static yg_status filled(yg_onnx_ctx *cx, int32_t dtype, int64_t n, double value,
     return yg__onnx_add_initializer(cx, *out, dtype, &n, 1, data, (size_t)n * es);
 }
 
-yg_status yg__onnx_sym_layer_norm(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_layer_norm(yg_onnx_ctx *cx, const yg_ir_node *node) {
     yg_box_ints shape = {0};
     double eps = 0;
     yg_onnx_node *o = NULL;
@@ -127,8 +129,7 @@ yg_status yg__onnx_sym_layer_norm(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-yg_status yg__onnx_sym_batch_norm(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_batch_norm(yg_onnx_ctx *cx, const yg_ir_node *node) {
     bool training = false;
     double eps = 0, momentum = 0;
     yg_onnx_node *o = NULL;
@@ -137,8 +138,10 @@ yg_status yg__onnx_sym_batch_norm(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double(node, "momentum", &(const double){0.1}, &momentum));
     YG_RETURN_IF_ERROR(yg__box_double(node, "eps", &(const double){1e-05}, &eps));
     if (training)
-        return yg__onnx_unsupported(cx, node, "training=1 normalises by batch statistics and "
-                                              "updates the running ones; export in eval mode");
+        return yg__onnx_unsupported(cx,
+                                    node,
+                                    "training=1 normalises by batch statistics and "
+                                    "updates the running ones; export in eval mode");
     if (is_none(node, 3) || is_none(node, 4))
         return yg__onnx_unsupported(cx, node, "no running statistics to normalise with");
     yg_ir_type t = yg__onnx_input_type(node, 0);
@@ -160,8 +163,7 @@ yg_status yg__onnx_sym_batch_norm(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* Conv from a node whose stride/padding/dilation/groups attributes are
  * lists of spatial length n (or single ints). */
-static yg_status conv(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n)
-{
+static yg_status conv(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n) {
     yg_box_ints stride = {0}, padding = {0}, dilation = {0};
     int64_t groups = 1, pads[6];
     yg_onnx_node *o = NULL;
@@ -170,8 +172,8 @@ static yg_status conv(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dilation", (const int64_t[]){1, 1, 1}, n, n, &dilation));
     YG_RETURN_IF_ERROR(yg__box_int(node, "groups", &(const int64_t){1}, &groups));
     if (stride.len != n || padding.len != n || dilation.len != n || n > 3)
-        return yg__onnx_unsupported(cx, node, "stride, padding and dilation need %d entries",
-                                    (int)n);
+        return yg__onnx_unsupported(
+            cx, node, "stride, padding and dilation need %d entries", (int)n);
     for (int32_t i = 0; i < n; i++) {
         pads[i] = padding.items[i];
         pads[n + i] = padding.items[i];
@@ -188,23 +190,19 @@ static yg_status conv(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n)
     return yg__onnx_outputs(cx, o, node);
 }
 
-yg_status yg__onnx_sym_conv1d(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_conv1d(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return conv(cx, node, 1);
 }
 
-yg_status yg__onnx_sym_conv2d(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_conv2d(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return conv(cx, node, 2);
 }
 
-yg_status yg__onnx_sym_conv3d(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_conv3d(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return conv(cx, node, 3);
 }
 
-yg_status yg__onnx_sym_convolution(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_convolution(yg_onnx_ctx *cx, const yg_ir_node *node) {
     bool transposed = false;
     yg_ir_type w = yg__onnx_input_type(node, 1);
     YG_RETURN_IF_ERROR(yg__box_bool(node, "transposed", NULL, &transposed));
@@ -224,8 +222,7 @@ static yg_status pair(yg_onnx_ctx *cx,
                       const int64_t *dflt,
                       int64_t dflt_len,
                       const int64_t *fallback,
-                      int64_t out[2])
-{
+                      int64_t out[2]) {
     yg_box_ints v = {0};
     YG_RETURN_IF_ERROR(yg__box_ints(node, name, dflt, dflt_len, 0, &v));
     if (v.len == 0 && fallback != NULL) {
@@ -235,14 +232,13 @@ static yg_status pair(yg_onnx_ctx *cx,
         out[0] = v.items[0];
         out[1] = v.items[v.len - 1];
     } else {
-        return yg__onnx_unsupported(cx, node, "%s needs 1 or 2 entries, got %lld", name,
-                                    (long long)v.len);
+        return yg__onnx_unsupported(
+            cx, node, "%s needs 1 or 2 entries, got %lld", name, (long long)v.len);
     }
     return YG_OK;
 }
 
-static yg_status pool(yg_onnx_ctx *cx, const yg_ir_node *node, const char *op_type, bool max)
-{
+static yg_status pool(yg_onnx_ctx *cx, const yg_ir_node *node, const char *op_type, bool max) {
     int64_t kernel[2], stride[2], padding[2], dilation[2] = {1, 1}, pads[4];
     bool ceil_mode = false, include_pad = true;
     yg_onnx_node *o = NULL;
@@ -270,20 +266,17 @@ static yg_status pool(yg_onnx_ctx *cx, const yg_ir_node *node, const char *op_ty
     return yg__onnx_outputs(cx, o, node);
 }
 
-yg_status yg__onnx_sym_max_pool2d(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_max_pool2d(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return pool(cx, node, "MaxPool", true);
 }
 
-yg_status yg__onnx_sym_avg_pool2d(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_avg_pool2d(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return pool(cx, node, "AveragePool", false);
 }
 
 /* GlobalAveragePool for [1, 1]; AveragePool when each output cell
  * averages an equal window (input size a multiple of the output's). */
-yg_status yg__onnx_sym_adaptive_avg_pool2d(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_adaptive_avg_pool2d(yg_onnx_ctx *cx, const yg_ir_node *node) {
     yg_box_ints size = {0};
     yg_onnx_node *o = NULL;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "output_size", NULL, YG_BOX_REQUIRED, 2, &size));
@@ -297,8 +290,10 @@ yg_status yg__onnx_sym_adaptive_avg_pool2d(yg_onnx_ctx *cx, const yg_ir_node *no
     for (int i = 0; i < 2; i++) {
         int64_t in = t.ndim == 4 ? t.sizes[2 + i] : -1, out = size.items[i];
         if (in < 0 || out <= 0 || in % out != 0)
-            return yg__onnx_unsupported(cx, node, "unequal adaptive windows (input size not a "
-                                                  "multiple of output_size)");
+            return yg__onnx_unsupported(cx,
+                                        node,
+                                        "unequal adaptive windows (input size not a "
+                                        "multiple of output_size)");
         k[i] = in / out;
     }
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "AveragePool", &o));
@@ -308,20 +303,22 @@ yg_status yg__onnx_sym_adaptive_avg_pool2d(yg_onnx_ctx *cx, const yg_ir_node *no
     return yg__onnx_outputs(cx, o, node);
 }
 
-yg_status yg__onnx_sym_dropout(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_dropout(yg_onnx_ctx *cx, const yg_ir_node *node) {
     double p = 0;
     bool train = false;
     YG_RETURN_IF_ERROR(yg__box_double(node, "p", NULL, &p));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "train", NULL, &train));
     if (train && p > 0)
         return yg__onnx_unsupported(cx, node, "train=1 drops at random; export in eval mode");
-    return yg__onnx_unary(cx, node, "Identity", yg__onnx_input_name_of(cx, node, 0),
-                          yg__onnx_output_name_of(node, 0), NULL);
+    return yg__onnx_unary(cx,
+                          node,
+                          "Identity",
+                          yg__onnx_input_name_of(cx, node, 0),
+                          yg__onnx_output_name_of(node, 0),
+                          NULL);
 }
 
-static yg_status cast(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t dtype)
-{
+static yg_status cast(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t dtype) {
     yg_onnx_node *o = NULL;
     int32_t to = yg__onnx_dtype(dtype);
     if (to == 0)
@@ -332,20 +329,17 @@ static yg_status cast(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t dtype)
     return yg__onnx_outputs(cx, o, node);
 }
 
-yg_status yg__onnx_sym_to_copy(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_to_copy(yg_onnx_ctx *cx, const yg_ir_node *node) {
     yg_dtype d = YG_FLOAT32;
     YG_RETURN_IF_ERROR(yg__box_dtype(node, "dtype", &d));
     return cast(cx, node, d);
 }
 
-yg_status yg__onnx_sym_to_dtype(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_to_dtype(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return yg__onnx_sym_to_copy(cx, node);
 }
 
-yg_status yg__onnx_sym_type_as(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_type_as(yg_onnx_ctx *cx, const yg_ir_node *node) {
     int32_t d = input_dtype(node, 1);
     if (d == YG_IR_UNKNOWN)
         return yg__onnx_unsupported(cx, node, "other's dtype is unknown");
@@ -353,8 +347,7 @@ yg_status yg__onnx_sym_type_as(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* 0.5 x (1 + erf(x / sqrt 2)), yagrad's exact gelu. */
-yg_status yg__onnx_sym_gelu(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_gelu(yg_onnx_ctx *cx, const yg_ir_node *node) {
     int32_t d = input_dtype(node, 0);
     const char *x = yg__onnx_input_name_of(cx, node, 0);
     const char *c = NULL, *half = NULL, *one = NULL, *scaled = NULL, *erf = NULL, *plus = NULL,
@@ -371,28 +364,24 @@ yg_status yg__onnx_sym_gelu(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_binary(cx, node, "Mul", hx, plus, yg__onnx_output_name_of(node, 0), NULL);
 }
 
-yg_status yg__onnx_sym_silu(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_silu(yg_onnx_ctx *cx, const yg_ir_node *node) {
     const char *x = yg__onnx_input_name_of(cx, node, 0), *s = NULL;
     YG_RETURN_IF_ERROR(yg__onnx_unary(cx, node, "Sigmoid", x, NULL, &s));
     return yg__onnx_binary(cx, node, "Mul", x, s, yg__onnx_output_name_of(node, 0), NULL);
 }
 
-static yg_status not_equal(yg_onnx_ctx *cx, const yg_ir_node *node, const char *other)
-{
+static yg_status not_equal(yg_onnx_ctx *cx, const yg_ir_node *node, const char *other) {
     const char *eq = NULL;
     YG_RETURN_IF_ERROR(
         yg__onnx_binary(cx, node, "Equal", yg__onnx_input_name_of(cx, node, 0), other, NULL, &eq));
     return yg__onnx_unary(cx, node, "Not", eq, yg__onnx_output_name_of(node, 0), NULL);
 }
 
-yg_status yg__onnx_sym_ne(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_ne(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return not_equal(cx, node, yg__onnx_input_name_of(cx, node, 1));
 }
 
-yg_status yg__onnx_sym_ne_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_ne_scalar(yg_onnx_ctx *cx, const yg_ir_node *node) {
     double other = 0;
     const char *c = NULL;
     int32_t d = input_dtype(node, 0);

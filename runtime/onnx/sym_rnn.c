@@ -8,27 +8,24 @@
  * into equal parts (opset 13's Split without a `split` input), so no size
  * is pinned and the batch stays dynamic.
  */
-#include <math.h>
-#include <string.h>
-
 #include "jit/boxing.h"
 #include "onnx/onnx_gen.h"
 #include "onnx/onnx_int.h"
 
-static bool is_none(const yg_ir_node *node, int64_t i)
-{
+#include <math.h>
+#include <string.h>
+
+static bool is_none(const yg_ir_node *node, int64_t i) {
     return node->inputs[i]->type.kind == YG_IR_TYPE_NONE;
 }
 
-static const char *in(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i)
-{
+static const char *in(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i) {
     return is_none(node, i) ? NULL : yg__onnx_input_name_of(cx, node, i);
 }
 
 /* Splits t into n equal parts along the last axis. */
-static yg_status split_last(yg_onnx_ctx *cx, const yg_ir_node *node, const char *t, int n,
-                            const char **parts)
-{
+static yg_status
+split_last(yg_onnx_ctx *cx, const yg_ir_node *node, const char *t, int n, const char **parts) {
     yg_onnx_node *o = NULL;
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Split", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, t));
@@ -39,9 +36,8 @@ static yg_status split_last(yg_onnx_ctx *cx, const yg_ir_node *node, const char 
 }
 
 /* hy, cy from the summed gate projections (node outputs 0 and 1). */
-static yg_status lstm_gates(yg_onnx_ctx *cx, const yg_ir_node *node, const char *gates,
-                            const char *c)
-{
+static yg_status
+lstm_gates(yg_onnx_ctx *cx, const yg_ir_node *node, const char *gates, const char *c) {
     const char *g[4], *i = NULL, *f = NULL, *gg = NULL, *o = NULL, *fc = NULL, *ig = NULL,
                       *tc = NULL;
     YG_RETURN_IF_ERROR(split_last(cx, node, gates, 4, g));
@@ -58,8 +54,7 @@ static yg_status lstm_gates(yg_onnx_ctx *cx, const yg_ir_node *node, const char 
     return yg__onnx_binary(cx, node, "Mul", o, tc, yg__onnx_output_name_of(node, 0), NULL);
 }
 
-static yg_status rank_of(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i, int32_t *rank)
-{
+static yg_status rank_of(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i, int32_t *rank) {
     yg_ir_type t = yg__onnx_input_type(node, i);
     if (t.kind != YG_IR_TYPE_TENSOR || t.ndim < 0)
         return yg__onnx_unsupported(cx, node, "input %lld has an unknown rank", (long long)i);
@@ -67,38 +62,35 @@ static yg_status rank_of(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i, int
     return YG_OK;
 }
 
-yg_status yg__onnx_sym_lstm_cell(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_lstm_cell(yg_onnx_ctx *cx, const yg_ir_node *node) {
     const char *pi = NULL, *ph = NULL, *gates = NULL;
     int32_t rank = 0;
     YG_RETURN_IF_ERROR(rank_of(cx, node, 0, &rank));
-    YG_RETURN_IF_ERROR(
-        yg__onnx_linear(cx, node, in(cx, node, 0), rank, in(cx, node, 3), in(cx, node, 5), NULL, &pi));
-    YG_RETURN_IF_ERROR(
-        yg__onnx_linear(cx, node, in(cx, node, 1), rank, in(cx, node, 4), in(cx, node, 6), NULL, &ph));
+    YG_RETURN_IF_ERROR(yg__onnx_linear(
+        cx, node, in(cx, node, 0), rank, in(cx, node, 3), in(cx, node, 5), NULL, &pi));
+    YG_RETURN_IF_ERROR(yg__onnx_linear(
+        cx, node, in(cx, node, 1), rank, in(cx, node, 4), in(cx, node, 6), NULL, &ph));
     YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Add", pi, ph, NULL, &gates));
     return lstm_gates(cx, node, gates, in(cx, node, 2));
 }
 
-yg_status yg__onnx_sym_lstm_cell_gates(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_lstm_cell_gates(yg_onnx_ctx *cx, const yg_ir_node *node) {
     const char *gates = NULL;
     YG_RETURN_IF_ERROR(
         yg__onnx_binary(cx, node, "Add", in(cx, node, 0), in(cx, node, 1), NULL, &gates));
     return lstm_gates(cx, node, gates, in(cx, node, 2));
 }
 
-yg_status yg__onnx_sym_gru_cell(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_gru_cell(yg_onnx_ctx *cx, const yg_ir_node *node) {
     const char *pi = NULL, *ph = NULL, *gi[3], *gh[3];
     const char *rs = NULL, *r = NULL, *zs = NULL, *z = NULL, *rn = NULL, *ns = NULL, *n = NULL,
                *diff = NULL, *zd = NULL;
     int32_t rank = 0;
     YG_RETURN_IF_ERROR(rank_of(cx, node, 0, &rank));
-    YG_RETURN_IF_ERROR(
-        yg__onnx_linear(cx, node, in(cx, node, 0), rank, in(cx, node, 2), in(cx, node, 4), NULL, &pi));
-    YG_RETURN_IF_ERROR(
-        yg__onnx_linear(cx, node, in(cx, node, 1), rank, in(cx, node, 3), in(cx, node, 5), NULL, &ph));
+    YG_RETURN_IF_ERROR(yg__onnx_linear(
+        cx, node, in(cx, node, 0), rank, in(cx, node, 2), in(cx, node, 4), NULL, &pi));
+    YG_RETURN_IF_ERROR(yg__onnx_linear(
+        cx, node, in(cx, node, 1), rank, in(cx, node, 3), in(cx, node, 5), NULL, &ph));
     YG_RETURN_IF_ERROR(split_last(cx, node, pi, 3, gi));
     YG_RETURN_IF_ERROR(split_last(cx, node, ph, 3, gh));
     YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Add", gi[0], gh[0], NULL, &rs));
@@ -116,8 +108,7 @@ yg_status yg__onnx_sym_gru_cell(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* softmax(q k^T scale [+ mask]) v; a causal mask is a constant [L, S]
  * of 0 and -inf added to the scores. */
-yg_status yg__onnx_sym_scaled_dot_product_attention(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_scaled_dot_product_attention(yg_onnx_ctx *cx, const yg_ir_node *node) {
     bool causal = false;
     double scale_buf = 0;
     const double *scale = NULL;
@@ -141,7 +132,8 @@ yg_status yg__onnx_sym_scaled_dot_product_attention(yg_onnx_ctx *cx, const yg_ir
     YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "perm", perm, kr));
     YG_RETURN_IF_ERROR(yg__onnx_output_fresh(cx, o, node, "kt", &kt));
     YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "MatMul", in(cx, node, 0), kt, NULL, &raw));
-    double sc = scale != NULL ? *scale : 1 / sqrt((double)(q.sizes[qr - 1] > 0 ? q.sizes[qr - 1] : 1));
+    double sc =
+        scale != NULL ? *scale : 1 / sqrt((double)(q.sizes[qr - 1] > 0 ? q.sizes[qr - 1] : 1));
     YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, q.dtype, sc, &s));
     YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Mul", raw, s, NULL, &scores));
     if (causal) {
@@ -155,8 +147,13 @@ yg_status yg__onnx_sym_scaled_dot_product_attention(yg_onnx_ctx *cx, const yg_ir
         for (int64_t i = 0; i < L; i++)
             for (int64_t j = 0; j < S; j++)
                 mask[i * S + j] = j > i ? -INFINITY : 0.0f;
-        YG_RETURN_IF_ERROR(yg__onnx_add_initializer(cx, mname, YG_FLOAT32, (const int64_t[]){L, S},
-                                                    2, mask, (size_t)(L * S) * sizeof *mask));
+        YG_RETURN_IF_ERROR(yg__onnx_add_initializer(cx,
+                                                    mname,
+                                                    YG_FLOAT32,
+                                                    (const int64_t[]){L, S},
+                                                    2,
+                                                    mask,
+                                                    (size_t)(L * S) * sizeof *mask));
         YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Add", scores, mname, NULL, &scores));
     }
     if (!is_none(node, 3)) {
@@ -178,6 +175,6 @@ yg_status yg__onnx_sym_scaled_dot_product_attention(yg_onnx_ctx *cx, const yg_ir
     YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, scores));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "axis", -1));
     YG_RETURN_IF_ERROR(yg__onnx_output_fresh(cx, o, node, "attn", &attn));
-    return yg__onnx_binary(cx, node, "MatMul", attn, in(cx, node, 2),
-                           yg__onnx_output_name_of(node, 0), NULL);
+    return yg__onnx_binary(
+        cx, node, "MatMul", attn, in(cx, node, 2), yg__onnx_output_name_of(node, 0), NULL);
 }

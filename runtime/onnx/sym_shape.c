@@ -12,8 +12,7 @@
 #include "onnx/onnx_int.h"
 
 /* The known rank of node's input i, or a failure naming the node. */
-static yg_status input_rank(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i, int32_t *rank)
-{
+static yg_status input_rank(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i, int32_t *rank) {
     yg_ir_type t = yg__onnx_input_type(node, i);
     if (t.kind != YG_IR_TYPE_TENSOR || t.ndim < 0)
         return yg__onnx_unsupported(cx, node, "input %lld has an unknown rank", (long long)i);
@@ -21,14 +20,12 @@ static yg_status input_rank(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i, 
     return YG_OK;
 }
 
-static int64_t wrap(int64_t d, int64_t rank)
-{
+static int64_t wrap(int64_t d, int64_t rank) {
     return d < 0 ? d + rank : d;
 }
 
-static yg_status transpose(yg_onnx_ctx *cx, const yg_ir_node *node, const int64_t *perm,
-                           int64_t rank)
-{
+static yg_status
+transpose(yg_onnx_ctx *cx, const yg_ir_node *node, const int64_t *perm, int64_t rank) {
     yg_onnx_node *o = NULL;
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Transpose", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
@@ -36,16 +33,14 @@ static yg_status transpose(yg_onnx_ctx *cx, const yg_ir_node *node, const int64_
     return yg__onnx_outputs(cx, o, node);
 }
 
-static yg_status identity(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+static yg_status identity(yg_onnx_ctx *cx, const yg_ir_node *node) {
     yg_onnx_node *o = NULL;
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Identity", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
 }
 
-yg_status yg__onnx_sym_t(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_t(yg_onnx_ctx *cx, const yg_ir_node *node) {
     int32_t rank = 0;
     YG_RETURN_IF_ERROR(input_rank(cx, node, 0, &rank));
     if (rank < 2)
@@ -53,8 +48,7 @@ yg_status yg__onnx_sym_t(yg_onnx_ctx *cx, const yg_ir_node *node)
     return transpose(cx, node, (const int64_t[]){1, 0}, 2);
 }
 
-yg_status yg__onnx_sym_transpose(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_transpose(yg_onnx_ctx *cx, const yg_ir_node *node) {
     int64_t d0 = 0, d1 = 0, perm[YG_MAX_DIMS];
     int32_t rank = 0;
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim0", NULL, &d0));
@@ -73,16 +67,15 @@ yg_status yg__onnx_sym_transpose(yg_onnx_ctx *cx, const yg_ir_node *node)
     return transpose(cx, node, perm, rank);
 }
 
-yg_status yg__onnx_sym_permute(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_permute(yg_onnx_ctx *cx, const yg_ir_node *node) {
     yg_box_ints dims = {0};
     int64_t perm[YG_MAX_DIMS];
     int32_t rank = 0;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dims", NULL, YG_BOX_REQUIRED, 0, &dims));
     YG_RETURN_IF_ERROR(input_rank(cx, node, 0, &rank));
     if (dims.len != rank)
-        return yg__onnx_unsupported(cx, node, "%lld dims for rank %d", (long long)dims.len,
-                                    (int)rank);
+        return yg__onnx_unsupported(
+            cx, node, "%lld dims for rank %d", (long long)dims.len, (int)rank);
     for (int32_t d = 0; d < rank; d++)
         perm[d] = wrap(dims.items[d], rank);
     return transpose(cx, node, perm, rank);
@@ -90,8 +83,7 @@ yg_status yg__onnx_sym_permute(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* Reshape(self, shape): a 0 in shape would mean "copy the input's dim"
  * in ONNX (allowzero=0), so sizes of 0 are refused. */
-static yg_status reshape(yg_onnx_ctx *cx, const yg_ir_node *node, const char *arg)
-{
+static yg_status reshape(yg_onnx_ctx *cx, const yg_ir_node *node, const char *arg) {
     yg_box_ints size = {0};
     yg_onnx_node *o = NULL;
     YG_RETURN_IF_ERROR(yg__box_ints(node, arg, NULL, YG_BOX_REQUIRED, 0, &size));
@@ -104,19 +96,16 @@ static yg_status reshape(yg_onnx_ctx *cx, const yg_ir_node *node, const char *ar
     return yg__onnx_outputs(cx, o, node);
 }
 
-yg_status yg__onnx_sym_view(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_view(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return reshape(cx, node, "size");
 }
 
-yg_status yg__onnx_sym_reshape(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_reshape(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return reshape(cx, node, "shape");
 }
 
 /* Expand broadcasts the input against shape, so expand's -1 ("keep") is 1. */
-yg_status yg__onnx_sym_expand(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_expand(yg_onnx_ctx *cx, const yg_ir_node *node) {
     yg_box_ints size = {0};
     int64_t shape[YG_MAX_DIMS];
     yg_onnx_node *o = NULL;
@@ -133,8 +122,7 @@ yg_status yg__onnx_sym_expand(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* Reshape to [0 x start_dim, -1, the sizes after end_dim]: the leading 0s
  * copy the input's dims, so a dynamic batch stays dynamic. */
-yg_status yg__onnx_sym_flatten(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_flatten(yg_onnx_ctx *cx, const yg_ir_node *node) {
     int64_t start = 0, end = 0, shape[YG_MAX_DIMS + 1];
     int32_t rank = 0, n = 0;
     yg_onnx_node *o = NULL;
@@ -163,8 +151,7 @@ yg_status yg__onnx_sym_flatten(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* Gather with a 0-d index removes the axis, as select does. */
-yg_status yg__onnx_sym_select(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_select(yg_onnx_ctx *cx, const yg_ir_node *node) {
     int64_t dim = 0, index = 0;
     const char *idx = NULL;
     yg_onnx_node *o = NULL;
@@ -178,9 +165,12 @@ yg_status yg__onnx_sym_select(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-static yg_status slice(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t dim, int64_t start,
-                       int64_t end, int64_t step)
-{
+static yg_status slice(yg_onnx_ctx *cx,
+                       const yg_ir_node *node,
+                       int64_t dim,
+                       int64_t start,
+                       int64_t end,
+                       int64_t step) {
     yg_onnx_node *o = NULL;
     if (step <= 0)
         return yg__onnx_unsupported(cx, node, "step %lld must be positive", (long long)step);
@@ -193,8 +183,7 @@ static yg_status slice(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t dim, int
     return yg__onnx_outputs(cx, o, node);
 }
 
-yg_status yg__onnx_sym_slice(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_slice(yg_onnx_ctx *cx, const yg_ir_node *node) {
     int64_t dim = 0, start = 0, end = 0, step = 0;
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", &(const int64_t){0}, &dim));
     YG_RETURN_IF_ERROR(yg__box_int(node, "start", &(const int64_t){0}, &start));
@@ -203,8 +192,7 @@ yg_status yg__onnx_sym_slice(yg_onnx_ctx *cx, const yg_ir_node *node)
     return slice(cx, node, dim, start, end, step);
 }
 
-yg_status yg__onnx_sym_narrow(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_narrow(yg_onnx_ctx *cx, const yg_ir_node *node) {
     int64_t dim = 0, start = 0, length = 0;
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
     YG_RETURN_IF_ERROR(yg__box_int(node, "start", NULL, &start));
@@ -219,8 +207,7 @@ yg_status yg__onnx_sym_narrow(yg_onnx_ctx *cx, const yg_ir_node *node)
     return slice(cx, node, dim, start, start + length, 1);
 }
 
-yg_status yg__onnx_sym_stack(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_stack(yg_onnx_ctx *cx, const yg_ir_node *node) {
     int64_t dim = 0;
     int32_t rank = 0;
     yg_onnx_node *cat = NULL;
@@ -248,8 +235,7 @@ yg_status yg__onnx_sym_stack(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* Split by the sizes the outputs have along dim (chunk, split and
  * split_with_sizes alike), read from the output types. */
-static yg_status split_by_outputs(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+static yg_status split_by_outputs(yg_onnx_ctx *cx, const yg_ir_node *node) {
     int64_t dim = 0;
     int32_t rank = 0;
     yg_onnx_node *o = NULL;
@@ -274,17 +260,14 @@ static yg_status split_by_outputs(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-yg_status yg__onnx_sym_split(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_split(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return split_by_outputs(cx, node);
 }
 
-yg_status yg__onnx_sym_split_with_sizes(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_split_with_sizes(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return split_by_outputs(cx, node);
 }
 
-yg_status yg__onnx_sym_chunk(yg_onnx_ctx *cx, const yg_ir_node *node)
-{
+yg_status yg__onnx_sym_chunk(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return split_by_outputs(cx, node);
 }

@@ -60,16 +60,12 @@ yg_status yg__onnx_require(yg_onnx_ctx *cx,
                            const char *expected);
 
 /* Fails unless the export's opset is at least min (for op_type). */
-yg_status yg__onnx_require_opset(yg_onnx_ctx *cx,
-                                 const yg_ir_node *node,
-                                 const char *op_type,
-                                 int32_t min);
+yg_status
+yg__onnx_require_opset(yg_onnx_ctx *cx, const yg_ir_node *node, const char *op_type, int32_t min);
 
 /* A new ONNX node of op_type, named after node (*out borrowed from cx). */
-yg_status yg__onnx_node_new(yg_onnx_ctx *cx,
-                            const yg_ir_node *node,
-                            const char *op_type,
-                            yg_onnx_node **out);
+yg_status
+yg__onnx_node_new(yg_onnx_ctx *cx, const yg_ir_node *node, const char *op_type, yg_onnx_node **out);
 
 /* Inputs: node's input i; node's inputs first..n-1-n_after; a name
  * (copied; "" for absent); a 1-d int64 initializer; a 0-d initializer of
@@ -81,8 +77,7 @@ yg_status yg__onnx_inputs(yg_onnx_ctx *cx,
                           int64_t first,
                           int64_t n_after);
 yg_status yg__onnx_input_name(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name);
-yg_status
-yg__onnx_input_ints(yg_onnx_ctx *cx, yg_onnx_node *o, const int64_t *values, int64_t len);
+yg_status yg__onnx_input_ints(yg_onnx_ctx *cx, yg_onnx_node *o, const int64_t *values, int64_t len);
 yg_status yg__onnx_input_scalar(yg_onnx_ctx *cx,
                                 yg_onnx_node *o,
                                 const yg_ir_node *node,

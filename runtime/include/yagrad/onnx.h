@@ -50,8 +50,8 @@ extern "C" {
 #endif
 
 /* The opsets the exporter accepts, and its default. */
-#define YG_ONNX_OPSET_MIN 13
-#define YG_ONNX_OPSET_MAX 17
+#define YG_ONNX_OPSET_MIN     13
+#define YG_ONNX_OPSET_MAX     17
 #define YG_ONNX_OPSET_DEFAULT 17
 
 /* A dimension of a graph input or output that is symbolic in the model:
