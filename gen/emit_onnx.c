@@ -179,6 +179,23 @@ static void emit_symbolic(gen_sb *sb, const gen_op *op, const gen_onnx_map *m)
                       x->name, x->nullable ? "*" : "", x->name, c_literal(gd->literal),
                       gd->literal);
     }
+    /* ONNX computes this operator in the type of one of its inputs; a
+     * result yagrad gives another dtype (a sum of bools, say) must not be
+     * exported as if it matched. */
+    for (int i = 0, pos = 0; i < m->n_items && m->schema->out_type_input >= 0; i++) {
+        const gen_onnx_item *it = &m->items[i];
+        if (it->kind > GEN_ONNX_IN_INTS || pos++ != m->schema->out_type_input)
+            continue;
+        int arg = it->kind == GEN_ONNX_IN_SCALAR ? it->like_index : it->arg_index;
+        if (it->kind != GEN_ONNX_IN_INTS && arg >= 0) {
+            char *idx = input_index(op, arg);
+            gen_sb_printf(&body,
+                          "    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, %s, \"%s\"));\n", idx,
+                          m->op_type);
+            free(idx);
+        }
+        break;
+    }
     gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, \"%s\", &o));\n",
                   m->op_type);
     for (int i = 0; i < m->n_items; i++) {

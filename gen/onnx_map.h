@@ -30,6 +30,7 @@ typedef struct gen_onnx_schema {
     int min_opset; /* the lowest opset with the same inputs and attributes */
     int min_inputs, max_inputs;   /* max -1: variadic */
     int min_outputs, max_outputs; /* max -1: variadic */
+    int out_type_input;           /* the input whose type output 0 has (Add: 0), or -1 */
     const char *const *inputs;    /* NULL-terminated */
     const char *const *attrs;     /* NULL-terminated */
 } gen_onnx_schema;

@@ -1002,6 +1002,22 @@ static void test_where_guard_refuses_values_the_mapping_cannot_express(void **st
     yg_graph_release(g);
 }
 
+static void test_result_dtype_onnx_would_not_compute_is_refused(void **state) {
+    (void)state;
+    /* yagrad sums bools to int64; ONNX ReduceSum keeps its input's type
+     * (and has no bool), so the mapping must not be applied blindly. */
+    yg_graph *g = parse("graph(%a : " B34 "):\n"
+                        "  %y : Tensor(dtype=int64, sizes=[]) = sum(%a)\n  return (%y)\n");
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "onnx_export: %y = sum(%a): sum: the result is int64 but ONNX ReduceSum "
+                    "computes in the type of input 0 (bool)");
+    assert_null(buf);
+    yg_graph_release(g);
+}
+
 static void test_bad_arguments_are_refused(void **state) {
     (void)state;
     yg_graph *g = parse("graph(%a : " F34 ", param %w : " F34 "):\n"
@@ -1276,6 +1292,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_unwritable_path_is_an_io_error_and_leaves_no_file),
         cmocka_unit_test(test_failed_export_leaves_an_existing_file_unchanged),
         cmocka_unit_test(test_where_guard_refuses_values_the_mapping_cannot_express),
+        cmocka_unit_test(test_result_dtype_onnx_would_not_compute_is_refused),
         cmocka_unit_test(test_bad_arguments_are_refused),
         cmocka_unit_test(test_options_reach_the_model),
         cmocka_unit_test(test_output_that_is_an_input_gets_an_identity_with_its_name),

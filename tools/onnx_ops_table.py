@@ -49,15 +49,24 @@ mx = lambda n: -1 if n > 1000 else n
 print("/* gen/onnx_ops.c - the ONNX operators of opset %d (onnx %s), written by" % (OPSET, onnx.__version__))
 print(" * tools/onnx_ops_table.py; do not edit by hand, rerun the script.  gen checks")
 print(" * each `onnx:` mapping of specs/native_functions.yaml against this table:")
-print(" * the op name, how many inputs it takes, which attributes it has, and the")
-print(" * opset its opset-%d signature dates from (the lowest opset an export using" % OPSET)
-print(" * it can target).  max counts of -1 mean variadic. */")
+print(" * the op name, how many inputs and outputs it takes, which attributes it")
+print(" * has, the lowest opset with its opset-%d inputs and attributes (what an" % OPSET)
+print(" * export using it needs) and which input's type its first output has")
+print(" * (-1: none).  Max counts of -1 mean variadic. */")
 print('#include "onnx_map.h"')
 print()
 print("const gen_onnx_schema gen_onnx_schemas[] = {")
 for r, first in rows:
     ins = [i.name for i in r.inputs]
-    print('    {"%s", %d, %d, %d, %d, %d,' % (r.name, first, r.min_input, mx(r.max_input), r.min_output, mx(r.max_output)))
+    # The input whose type the first output has (ONNX type constraints:
+    # Add's C is T like A; Where's output is T like X, input 1), or -1.
+    same = -1
+    if r.outputs:
+        for k, i in enumerate(r.inputs):
+            if i.typeStr == r.outputs[0].typeStr:
+                same = k
+                break
+    print('    {"%s", %d, %d, %d, %d, %d, %d,' % (r.name, first, r.min_input, mx(r.max_input), r.min_output, mx(r.max_output), same))
     print("     (const char *const[])%s," % strs(ins))
     print("     (const char *const[])%s}," % strs(sorted(r.attributes)))
 print("};")

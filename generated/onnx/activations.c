@@ -15,6 +15,7 @@ yg_status yg__onnx_sym_sigmoid(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Sigmoid"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Sigmoid", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -26,6 +27,7 @@ yg_status yg__onnx_sym_relu(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Relu"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Relu", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -40,6 +42,7 @@ yg_status yg__onnx_sym_elu(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "alpha", &(const double){1}, &alpha));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Elu"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Elu", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, "alpha", alpha));
@@ -56,6 +59,7 @@ yg_status yg__onnx_sym_leaky_relu(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "negative_slope", &(const double){0.01}, &negative_slope));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "LeakyRelu"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "LeakyRelu", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, "alpha", negative_slope));
@@ -76,6 +80,7 @@ yg_status yg__onnx_sym_softplus(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__onnx_require(cx, node, "beta", beta == 1, "1"));
     YG_RETURN_IF_ERROR(yg__onnx_require(cx, node, "threshold", threshold == 20, "20"));
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Softplus"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Softplus", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -93,6 +98,7 @@ yg_status yg__onnx_sym_hardtanh(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double(node, "min_val", &(const double){-1}, &min_val));
     YG_RETURN_IF_ERROR(yg__box_double(node, "max_val", &(const double){1}, &max_val));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Clip"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Clip", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, min_val));

@@ -20,6 +20,7 @@ yg_status yg__onnx_sym_add(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double(node, "alpha", &(const double){1}, &alpha));
 
     YG_RETURN_IF_ERROR(yg__onnx_require(cx, node, "alpha", alpha == 1, "1"));
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Add"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Add", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -37,6 +38,7 @@ yg_status yg__onnx_sym_sub(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double(node, "alpha", &(const double){1}, &alpha));
 
     YG_RETURN_IF_ERROR(yg__onnx_require(cx, node, "alpha", alpha == 1, "1"));
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Sub"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Sub", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -49,6 +51,7 @@ yg_status yg__onnx_sym_mul(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Mul"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Mul", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -61,6 +64,7 @@ yg_status yg__onnx_sym_div(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Div"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Div", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -76,6 +80,7 @@ yg_status yg__onnx_sym_mul_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "other", NULL, &other));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Mul"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Mul", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, other));
@@ -91,6 +96,7 @@ yg_status yg__onnx_sym_div_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "other", NULL, &other));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Div"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Div", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, other));
@@ -110,6 +116,7 @@ yg_status yg__onnx_sym_add_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double(node, "alpha", &(const double){1}, &alpha));
 
     YG_RETURN_IF_ERROR(yg__onnx_require(cx, node, "alpha", alpha == 1, "1"));
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Add"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Add", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, other));
@@ -129,6 +136,7 @@ yg_status yg__onnx_sym_sub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double(node, "alpha", &(const double){1}, &alpha));
 
     YG_RETURN_IF_ERROR(yg__onnx_require(cx, node, "alpha", alpha == 1, "1"));
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Sub"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Sub", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, other));
@@ -148,6 +156,7 @@ yg_status yg__onnx_sym_rsub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double(node, "alpha", &(const double){1}, &alpha));
 
     YG_RETURN_IF_ERROR(yg__onnx_require(cx, node, "alpha", alpha == 1, "1"));
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Sub"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Sub", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, other));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));

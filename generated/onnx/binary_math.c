@@ -15,6 +15,7 @@ yg_status yg__onnx_sym_maximum(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Max"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Max", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -27,6 +28,7 @@ yg_status yg__onnx_sym_minimum(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Min"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Min", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -39,6 +41,7 @@ yg_status yg__onnx_sym_pow_tensor(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Pow"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Pow", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));

@@ -16,6 +16,7 @@ yg_status yg__onnx_sym_where(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 1, "Where"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Where", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -33,6 +34,7 @@ yg_status yg__onnx_sym_where_scalarother(yg_onnx_ctx *cx, const yg_ir_node *node
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "other", NULL, &other));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 1, "Where"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Where", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -50,6 +52,7 @@ yg_status yg__onnx_sym_where_scalarself(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "self", NULL, &self));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 1, "Where"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Where", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 1, self));
@@ -67,6 +70,7 @@ yg_status yg__onnx_sym_masked_fill(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "value", NULL, &value));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Where"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Where", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, value));

@@ -186,6 +186,7 @@ yg_status yg__onnx_sym_logical_not(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Not"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Not", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);

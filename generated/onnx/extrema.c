@@ -21,6 +21,7 @@ yg_status yg__onnx_sym_amax(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dim", NULL, 0, 0, &dim));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "keepdim", &(const bool){false}, &keepdim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceMax"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceMax", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "axes", dim.items, dim.len));
@@ -40,6 +41,7 @@ yg_status yg__onnx_sym_amin(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dim", NULL, 0, 0, &dim));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "keepdim", &(const bool){false}, &keepdim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceMin"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceMin", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "axes", dim.items, dim.len));
@@ -53,6 +55,7 @@ yg_status yg__onnx_sym_max(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceMax"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceMax", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "keepdims", 0));
@@ -65,6 +68,7 @@ yg_status yg__onnx_sym_min(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceMin"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceMin", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "keepdims", 0));

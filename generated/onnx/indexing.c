@@ -19,6 +19,7 @@ yg_status yg__onnx_sym_index_select(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Gather"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Gather", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -35,6 +36,7 @@ yg_status yg__onnx_sym_gather(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "GatherElements"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "GatherElements", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));

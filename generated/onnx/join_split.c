@@ -18,6 +18,7 @@ yg_status yg__onnx_sym_cat(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", &(const int64_t){0}, &dim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Concat"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Concat", &o));
     YG_RETURN_IF_ERROR(yg__onnx_inputs(cx, o, node, 0, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "axis", dim));

@@ -19,6 +19,7 @@ yg_status yg__onnx_sym_embedding(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_int(node, "padding_idx", &(const int64_t){-1}, &padding_idx));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Gather"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Gather", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));

@@ -15,6 +15,7 @@ yg_status yg__onnx_sym_mm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "MatMul"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "MatMul", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -27,6 +28,7 @@ yg_status yg__onnx_sym_bmm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "MatMul"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "MatMul", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -39,6 +41,7 @@ yg_status yg__onnx_sym_matmul(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "MatMul"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "MatMul", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -51,6 +54,7 @@ yg_status yg__onnx_sym_dot(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "MatMul"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "MatMul", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -63,6 +67,7 @@ yg_status yg__onnx_sym_mv(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "MatMul"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "MatMul", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -81,6 +86,7 @@ yg_status yg__onnx_sym_addmm(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double(node, "beta", &(const double){1}, &beta));
     YG_RETURN_IF_ERROR(yg__box_double(node, "alpha", &(const double){1}, &alpha));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 1, "Gemm"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Gemm", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 2));

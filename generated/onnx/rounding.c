@@ -20,6 +20,7 @@ yg_status yg__onnx_sym_clamp(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double(node, "min", NULL, &min));
     YG_RETURN_IF_ERROR(yg__box_double(node, "max", NULL, &max));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Clip"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Clip", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, min));
@@ -36,6 +37,7 @@ yg_status yg__onnx_sym_clamp_min(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "min", NULL, &min));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Max"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Max", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, min));
@@ -51,6 +53,7 @@ yg_status yg__onnx_sym_clamp_max(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "max", NULL, &max));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Min"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Min", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, max));
@@ -63,6 +66,7 @@ yg_status yg__onnx_sym_floor(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Floor"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Floor", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -74,6 +78,7 @@ yg_status yg__onnx_sym_ceil(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Ceil"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Ceil", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -85,6 +90,7 @@ yg_status yg__onnx_sym_round(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Round"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Round", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);

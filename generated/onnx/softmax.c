@@ -18,6 +18,7 @@ yg_status yg__onnx_sym_log_softmax(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "LogSoftmax"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "LogSoftmax", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "axis", dim));
@@ -33,6 +34,7 @@ yg_status yg__onnx_sym_softmax(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Softmax"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Softmax", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "axis", dim));

@@ -21,6 +21,7 @@ yg_status yg__onnx_sym_logsumexp(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dim", NULL, YG_BOX_REQUIRED, 0, &dim));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "keepdim", &(const bool){false}, &keepdim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceLogSumExp"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceLogSumExp", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "axes", dim.items, dim.len));

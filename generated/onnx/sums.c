@@ -15,6 +15,7 @@ yg_status yg__onnx_sym_sum(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceSum"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceSum", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "keepdims", 0));
@@ -33,6 +34,7 @@ yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dim", NULL, YG_BOX_REQUIRED, 0, &dim));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "keepdim", &(const bool){false}, &keepdim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceSum"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceSum", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, dim.items, dim.len));
@@ -46,6 +48,7 @@ yg_status yg__onnx_sym_mean(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceMean"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceMean", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "keepdims", 0));
@@ -64,6 +67,7 @@ yg_status yg__onnx_sym_mean_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dim", NULL, YG_BOX_REQUIRED, 0, &dim));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "keepdim", &(const bool){false}, &keepdim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceMean"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceMean", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "axes", dim.items, dim.len));
@@ -77,6 +81,7 @@ yg_status yg__onnx_sym_prod(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceProd"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceProd", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "keepdims", 0));
@@ -95,6 +100,7 @@ yg_status yg__onnx_sym_prod_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dim", NULL, YG_BOX_REQUIRED, 0, &dim));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "keepdim", &(const bool){false}, &keepdim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceProd"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceProd", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "axes", dim.items, dim.len));

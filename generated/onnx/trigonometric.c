@@ -15,6 +15,7 @@ yg_status yg__onnx_sym_tanh(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Tanh"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Tanh", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -26,6 +27,7 @@ yg_status yg__onnx_sym_sin(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Sin"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Sin", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -37,6 +39,7 @@ yg_status yg__onnx_sym_cos(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Cos"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Cos", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -48,6 +51,7 @@ yg_status yg__onnx_sym_tan(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Tan"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Tan", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -59,6 +63,7 @@ yg_status yg__onnx_sym_erf(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Erf"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Erf", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);

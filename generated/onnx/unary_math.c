@@ -15,6 +15,7 @@ yg_status yg__onnx_sym_neg(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Neg"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Neg", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -26,6 +27,7 @@ yg_status yg__onnx_sym_exp(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Exp"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Exp", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -37,6 +39,7 @@ yg_status yg__onnx_sym_log(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Log"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Log", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -48,6 +51,7 @@ yg_status yg__onnx_sym_sqrt(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Sqrt"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Sqrt", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -62,6 +66,7 @@ yg_status yg__onnx_sym_pow(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "exponent", NULL, &exponent));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Pow"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Pow", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, exponent));
@@ -74,6 +79,7 @@ yg_status yg__onnx_sym_abs(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Abs"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Abs", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -85,6 +91,7 @@ yg_status yg__onnx_sym_sign(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Sign"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Sign", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -96,6 +103,7 @@ yg_status yg__onnx_sym_reciprocal(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Reciprocal"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Reciprocal", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);

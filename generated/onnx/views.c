@@ -18,6 +18,7 @@ yg_status yg__onnx_sym_unsqueeze(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Unsqueeze"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Unsqueeze", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, &dim, 1));
@@ -30,6 +31,7 @@ yg_status yg__onnx_sym_clone(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Identity"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Identity", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -41,6 +43,7 @@ yg_status yg__onnx_sym_squeeze(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Squeeze"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Squeeze", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -55,6 +58,7 @@ yg_status yg__onnx_sym_squeeze_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Squeeze"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Squeeze", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, &dim, 1));
@@ -67,6 +71,7 @@ yg_status yg__onnx_sym_contiguous(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Identity"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Identity", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);

@@ -156,6 +156,22 @@ yg_status yg__onnx_require(yg_onnx_ctx *cx,
 }
 
 yg_status
+yg__onnx_same_dtype(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i, const char *op_type) {
+    yg_ir_type in = yg__onnx_input_type(node, i), out = node->outputs[0]->type;
+    if (in.kind != YG_IR_TYPE_TENSOR || out.kind != YG_IR_TYPE_TENSOR ||
+        in.dtype == YG_IR_UNKNOWN || out.dtype == YG_IR_UNKNOWN || in.dtype == out.dtype)
+        return YG_OK;
+    return yg__onnx_unsupported(cx,
+                                node,
+                                "the result is %s but ONNX %s computes in the type of input "
+                                "%lld (%s)",
+                                yg_dtype_name((yg_dtype)out.dtype),
+                                op_type,
+                                (long long)i,
+                                yg_dtype_name((yg_dtype)in.dtype));
+}
+
+yg_status
 yg__onnx_require_opset(yg_onnx_ctx *cx, const yg_ir_node *node, const char *op_type, int32_t min) {
     if (cx->opset >= min)
         return YG_OK;

@@ -26,8 +26,9 @@ yg_status yg__onnx_peephole(yg_graph *g);
  * code elimination, which keeps side effects). */
 yg_status yg__onnx_eliminate_dead_code(yg_graph *g);
 
-/* Runs shape propagation (yg_graph_propagate_shapes), then the three in
- * order: peephole, broadcast fusion, DCE. */
+/* Runs shape propagation (yg_graph_propagate_shapes) to fill the types
+ * g does not know (types it knows are kept), then the three in order:
+ * peephole, broadcast fusion, DCE. */
 yg_status yg__onnx_run_passes(yg_graph *g);
 
 #endif /* YAGRAD_ONNX_PASSES_H */

@@ -59,6 +59,12 @@ yg_status yg__onnx_require(yg_onnx_ctx *cx,
                            bool ok,
                            const char *expected);
 
+/* Fails unless node's output 0 has the dtype of its input i (when both
+ * are known): op_type computes in that input's type, so a yagrad result
+ * of another dtype (a sum of bools is int64) would not match. */
+yg_status
+yg__onnx_same_dtype(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i, const char *op_type);
+
 /* Fails unless the export's opset is at least min (for op_type). */
 yg_status
 yg__onnx_require_opset(yg_onnx_ctx *cx, const yg_ir_node *node, const char *op_type, int32_t min);

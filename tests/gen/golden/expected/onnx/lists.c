@@ -15,6 +15,7 @@ yg_status yg__onnx_sym_cat_then(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Concat"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Concat", &o));
     YG_RETURN_IF_ERROR(yg__onnx_inputs(cx, o, node, 0, 1));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, yg_ir_node_num_inputs(node) - 1));

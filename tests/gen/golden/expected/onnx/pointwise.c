@@ -20,6 +20,7 @@ yg_status yg__onnx_sym_add(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double(node, "alpha", &(const double){1}, &alpha));
 
     YG_RETURN_IF_ERROR(yg__onnx_require(cx, node, "alpha", alpha == 1, "1"));
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Add"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Add", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -32,6 +33,7 @@ yg_status yg__onnx_sym_exp(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Exp"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Exp", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     return yg__onnx_outputs(cx, o, node);
@@ -46,6 +48,7 @@ yg_status yg__onnx_sym_mul_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_double(node, "other", NULL, &other));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Mul"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Mul", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, 0, other));

@@ -21,6 +21,7 @@ yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dim", NULL, YG_BOX_REQUIRED, 0, &dim));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "keepdim", &(const bool){false}, &keepdim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "ReduceSum"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceSum", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, dim.items, dim.len));
@@ -34,6 +35,7 @@ yg_status yg__onnx_sym_mm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "MatMul"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "MatMul", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
@@ -49,6 +51,7 @@ yg_status yg__onnx_sym_cat(yg_onnx_ctx *cx, const yg_ir_node *node)
 
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", &(const int64_t){0}, &dim));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "Concat"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Concat", &o));
     YG_RETURN_IF_ERROR(yg__onnx_inputs(cx, o, node, 0, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "axis", dim));
@@ -77,6 +80,7 @@ yg_status yg__onnx_sym_pool(yg_onnx_ctx *cx, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scale", NULL, &scale_buf, &scale));
     YG_RETURN_IF_ERROR(yg__box_str(node, "mode", "max", &mode));
 
+    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, 0, "MaxPool"));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "MaxPool", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "kernel_shape", kernel_size.items, kernel_size.len));
