@@ -206,6 +206,36 @@ block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t
     return st;
 }
 
+/* Sizes recorded at the traced batch that must follow another batch:
+ * view(x, [batch, 6]) -> linear -> times a [3] row expanded to
+ * [batch, 3] (broadcast fusion removes that expand) -> unsqueeze ->
+ * expand to [batch, 3, 2] (an Expand that keeps the batch dim) -> relu. */
+static yg_status
+reshape_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *t[6] = {NULL};
+    const int64_t b = yg_tensor_size(in[0], 0);
+    const int64_t vs[2] = {b, 6}, es[2] = {b, 3}, xs[3] = {b, 3, 2};
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_view(in[0], vs, 2, &t[0]);
+    if (st == YG_OK)
+        st = yg_linear(t[0], m->p[0], NULL, &t[1]);
+    if (st == YG_OK)
+        st = yg_expand(m->p[1], es, 2, &t[2]);
+    if (st == YG_OK)
+        st = yg_mul(t[1], t[2], &t[3]);
+    if (st == YG_OK)
+        st = yg_unsqueeze(t[3], 2, &t[4]);
+    if (st == YG_OK)
+        st = yg_expand(t[4], xs, 3, &t[5]);
+    if (st == YG_OK)
+        st = yg_relu(t[5], &out[0]);
+    for (int i = 0; i < 6; i++)
+        yg_release(t[i]);
+    return st;
+}
+
 /* conv 3x3 -> batch_norm (eval) -> relu -> max_pool 2 -> flatten -> linear */
 static yg_status
 cnn_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
@@ -338,6 +368,24 @@ static void test_export_lstm_cell_traced_through_composites(void **state) {
                  3,
                  11,
                  &topt);
+    model_free(&m);
+}
+
+static void test_export_view_and_expand_follow_a_dynamic_batch(void **state) {
+    (void)state;
+    model m = {.name = "reshape", .fn = reshape_fn};
+    param(&m, (const int64_t[]){3, 6}, 2, -0.5, 0.5);
+    param(&m, (const int64_t[]){3}, 1, 0.5, 1.5);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 2, 3}},
+                 (const int64_t[]){3},
+                 1,
+                 (const char *const[]){"x"},
+                 (const char *const[]){"y"},
+                 1,
+                 4,
+                 9,
+                 NULL);
     model_free(&m);
 }
 
@@ -1281,6 +1329,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_export_mlp),
         cmocka_unit_test(test_export_lstm_cell),
         cmocka_unit_test(test_export_lstm_cell_traced_through_composites),
+        cmocka_unit_test(test_export_view_and_expand_follow_a_dynamic_batch),
         cmocka_unit_test(test_export_gru_cell),
         cmocka_unit_test(test_export_transformer_block),
         cmocka_unit_test(test_export_cnn),

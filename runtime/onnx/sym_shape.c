@@ -85,14 +85,28 @@ yg_status yg__onnx_sym_permute(yg_onnx_ctx *cx, const yg_ir_node *node) {
  * in ONNX (allowzero=0), so sizes of 0 are refused. */
 static yg_status reshape(yg_onnx_ctx *cx, const yg_ir_node *node, const char *arg) {
     yg_box_ints size = {0};
+    int64_t shape[YG_MAX_DIMS];
     yg_onnx_node *o = NULL;
+    yg_ir_type in = yg__onnx_input_type(node, 0);
     YG_RETURN_IF_ERROR(yg__box_ints(node, arg, NULL, YG_BOX_REQUIRED, 0, &size));
-    for (int64_t i = 0; i < size.len; i++)
+    if (size.len > YG_MAX_DIMS)
+        return yg__onnx_unsupported(cx, node, "more than %d dims", YG_MAX_DIMS);
+    for (int64_t i = 0; i < size.len; i++) {
         if (size.items[i] == 0)
             return yg__onnx_unsupported(cx, node, "a size of 0 means 'copy' to ONNX Reshape");
+        shape[i] = size.items[i];
+    }
+    /* Leading sizes equal to the input's own are written as 0, ONNX's
+     * "copy this dim": the same at the traced sizes, and a dynamic batch
+     * then flows through view(x, [batch, -1]) instead of being pinned. */
+    for (int64_t i = 0; i < size.len && i < in.ndim && in.sizes[i] > 0; i++) {
+        if (shape[i] != in.sizes[i])
+            break;
+        shape[i] = 0;
+    }
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Reshape", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
-    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, size.items, size.len));
+    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, shape, size.len));
     return yg__onnx_outputs(cx, o, node);
 }
 
@@ -112,8 +126,14 @@ yg_status yg__onnx_sym_expand(yg_onnx_ctx *cx, const yg_ir_node *node) {
     YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
     if (size.len > YG_MAX_DIMS)
         return yg__onnx_unsupported(cx, node, "more than %d dims", YG_MAX_DIMS);
-    for (int64_t i = 0; i < size.len; i++)
-        shape[i] = size.items[i] < 0 ? 1 : size.items[i];
+    /* A size equal to the input's dim it aligns with (from the right)
+     * becomes 1 too: Expand keeps that dim, so it follows a dynamic batch. */
+    yg_ir_type in = yg__onnx_input_type(node, 0);
+    for (int64_t i = 0; i < size.len; i++) {
+        int64_t d = i - (size.len - in.ndim);
+        bool same = in.ndim >= 0 && d >= 0 && in.sizes[d] > 0 && in.sizes[d] == size.items[i];
+        shape[i] = size.items[i] < 0 || same ? 1 : size.items[i];
+    }
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Expand", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, shape, size.len));

@@ -44,6 +44,7 @@ set(YG_ONNX_MODELS
     lstm_cell:test_export_lstm_cell
     lstm_cell_parts:test_export_lstm_cell_traced_through_composites
     gru_cell:test_export_gru_cell
+    reshape:test_export_view_and_expand_follow_a_dynamic_batch
     transformer_block:test_export_transformer_block
     cnn:test_export_cnn
     symbolics:test_every_exportable_op_has_a_case_that_exports
