@@ -5,8 +5,9 @@
  * runtimes (onnxruntime) run to the same results.
  *
  * How: the exporter works on a copy of the graph (the caller's graph is
- * never changed), runs the export passes on it (dead code elimination,
- * peephole, broadcast fusion; docs/onnx.md), then turns each node into
+ * never changed), runs the export passes on it (shape propagation for
+ * the types it does not know, peephole, broadcast fusion, dead code
+ * elimination; docs/onnx.md), then turns each node into
  * ONNX nodes through its op's symbolic: generated from the `onnx:` key of
  * specs/native_functions.yaml for ops that are one ONNX operator, or
  * handwritten (runtime/onnx/sym_*.c) for structural ones (linear, lstm_cell,
@@ -16,12 +17,14 @@
  * the tensors passed as params (raw little-endian data), or stay graph
  * inputs when options ask so.
  *
- * What is fixed at export: attribute values the trace recorded (view and
- * reshape sizes, expand sizes, slice bounds) are constants in the model,
- * as they are in the graph.  A dynamic axis (yg_onnx_dynamic_axis) makes
- * an input or output dimension symbolic in the model's types; it runs at
- * other sizes when no recorded size depends on it (an MLP or an LSTM cell
- * over the batch dimension does not; a view to [batch, -1] does).
+ * What is fixed at export: attribute values the trace recorded (slice
+ * bounds, split sizes, most view and expand sizes) are constants in the
+ * model, as they are in the graph.  A dynamic axis (yg_onnx_dynamic_axis)
+ * makes an input or output dimension symbolic in the model's types; it
+ * runs at other sizes when no recorded size depends on it.  Sizes equal
+ * to the input's own dims are exported so they follow it (view(x,
+ * [batch, -1]) does; an expand of a [1, n] row to [batch, n] does not):
+ * docs/onnx.md lists what follows and what stays pinned.
  *
  * Ownership: every argument is borrowed; a buffer returned by
  * yg_onnx_export_to_buffer is the caller's, released with
@@ -114,7 +117,10 @@ typedef struct yg_onnx_options {
  *          scatter_add(%a, %i, %s): scatter_add: not exportable:
  *          ScatterElements reduction=add; not written yet"), or an op
  *          that needs a higher opset ("... layer_norm: needs opset 17
- *          (LayerNormalization), exporting opset 13"); YG_ERR_DTYPE for a
+ *          (LayerNormalization), exporting opset 13"), or one whose
+ *          result dtype the ONNX operator would not compute ("sum: the
+ *          result is int64 but ONNX ReduceSum computes in the type of
+ *          input 0 (bool)"); YG_ERR_DTYPE for a
  *          dtype ONNX has no type for; YG_ERR_IO when the file cannot be
  *          written ("onnx_export: cannot create '<path>.tmp...': <reason>");
  *          YG_ERR_OUT_OF_MEMORY.  On failure no file is created or changed. */
