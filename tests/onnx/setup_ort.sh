@@ -18,6 +18,7 @@ if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
 fi
 mkdir -p "$dir"
 if ! ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix "$dir" --no-audit --no-fund \
+        --fetch-retries=1 --fetch-timeout=30000 \
         "onnxruntime-node@$version" >"$dir/npm-install.log" 2>&1; then
     echo "SKIP: npm install onnxruntime-node@$version failed (offline?); see $dir/npm-install.log:"
     tail -5 "$dir/npm-install.log"
