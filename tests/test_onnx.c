@@ -671,6 +671,12 @@ static const sym_case sym_cases[] = {
      "  %y : Tensor = layer_norm[eps=1e-05, normalized_shape=[4]](%a, %w, %b)\n  return (%y)\n",
      false,
      0},
+    {"group_norm",
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 4, 3]), %w : Tensor(dtype=float32, sizes=[4]),"
+     " %b : Tensor(dtype=float32, sizes=[4])):\n"
+     "  %y : Tensor = group_norm[eps=1e-05, num_groups=2](%a, %w, %b)\n  return (%y)\n",
+     false,
+     0},
     {"batch_norm",
      "graph(%a : " F34
      ", %w : Tensor(dtype=float32, sizes=[4]), %b : Tensor(dtype=float32, sizes=[4]),"

@@ -113,6 +113,7 @@ yg_onnx_symbolic_fn yg__onnx_sym_gather;
 yg_onnx_symbolic_fn yg__onnx_sym_log_softmax;
 yg_onnx_symbolic_fn yg__onnx_sym_softmax;
 yg_onnx_symbolic_fn yg__onnx_sym_layer_norm; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_group_norm; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_batch_norm; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_embedding;
 yg_onnx_symbolic_fn yg__onnx_sym_lstm_cell; /* handwritten */

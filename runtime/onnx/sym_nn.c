@@ -1,6 +1,6 @@
 /*
  * sym_nn.c - handwritten ONNX symbolics of the layer ops (`onnx: custom`):
- * linear, layer_norm, batch_norm (inference), convolution and pooling,
+ * linear, layer_norm, group_norm, batch_norm (inference), convolution and pooling,
  * dropout (inference), dtype conversions, and the activations with no
  * single ONNX operator before opset 18 (gelu, silu) or with a negated
  * one (ne).  Training-mode behaviour that ONNX inference cannot reproduce
@@ -22,8 +22,9 @@ static int32_t input_dtype(const yg_ir_node *node, int64_t i) {
     return t.kind == YG_IR_TYPE_TENSOR ? t.dtype : YG_IR_UNKNOWN;
 }
 
+/* Whether node's input i is absent (None, or past its inputs). */
 static bool is_none(const yg_ir_node *node, int64_t i) {
-    return node->inputs[i]->type.kind == YG_IR_TYPE_NONE;
+    return i < 0 || i >= node->n_inputs || node->inputs[i]->type.kind == YG_IR_TYPE_NONE;
 }
 
 /* input @ weight^T (+ bias) into out_name (NULL: a fresh name in *out):
@@ -127,6 +128,73 @@ yg_status yg__onnx_sym_layer_norm(yg_onnx_ctx *cx, const yg_ir_node *node) {
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "axis", -shape.len));
     YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, "epsilon", eps));
     return yg__onnx_outputs(cx, o, node);
+}
+
+/* Reshapes name to [n, 1, ..., 1] (rank dims) for a per-channel scale
+ * or shift of an [N, C, ...] input. */
+static yg_status per_channel(yg_onnx_ctx *cx,
+                             const yg_ir_node *node,
+                             const char *name,
+                             int64_t n,
+                             int32_t rank,
+                             const char **out) {
+    int64_t shape[YG_MAX_DIMS];
+    yg_onnx_node *o = NULL;
+    shape[0] = n;
+    for (int32_t d = 1; d < rank - 1; d++)
+        shape[d] = 1;
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Reshape", &o));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, name));
+    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, shape, rank - 1));
+    return yg__onnx_output_fresh(cx, o, node, "per_channel", out);
+}
+
+/* InstanceNormalization over [N, G, -1] (each group's statistics, as
+ * group_norm computes them), reshaped back to the input's shape (Shape of
+ * the input, so the batch may vary), then the per-channel affine. */
+yg_status yg__onnx_sym_group_norm(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    int64_t groups = 0;
+    double eps = 0;
+    yg_onnx_node *o = NULL;
+    const char *shape = NULL, *grouped = NULL, *normed = NULL, *ones = NULL, *zeros = NULL;
+    const char *y = NULL, *w = NULL, *b = NULL;
+    yg_ir_type t = yg__onnx_input_type(node, 0);
+    YG_RETURN_IF_ERROR(yg__box_int(node, "num_groups", NULL, &groups));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "eps", &(const double){1e-05}, &eps));
+    if (t.ndim < 2 || t.sizes[1] < 0 || groups <= 0 || t.sizes[1] % groups != 0)
+        return yg__onnx_unsupported(cx,
+                                    node,
+                                    "needs an [N, C, ...] input with C known and "
+                                    "a multiple of num_groups");
+    YG_RETURN_IF_ERROR(
+        yg__onnx_unary(cx, node, "Shape", yg__onnx_input_name_of(cx, node, 0), NULL, &shape));
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Reshape", &o));
+    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
+    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, (const int64_t[]){0, groups, -1}, 3));
+    YG_RETURN_IF_ERROR(yg__onnx_output_fresh(cx, o, node, "grouped", &grouped));
+    YG_RETURN_IF_ERROR(filled(cx, t.dtype, groups, 1.0, &ones));
+    YG_RETURN_IF_ERROR(filled(cx, t.dtype, groups, 0.0, &zeros));
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "InstanceNormalization", &o));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, grouped));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, ones));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, zeros));
+    YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, "epsilon", eps));
+    YG_RETURN_IF_ERROR(yg__onnx_output_fresh(cx, o, node, "normed", &normed));
+    bool has_w = !is_none(node, 1), has_b = !is_none(node, 2);
+    const char *out = yg__onnx_output_name_of(node, 0);
+    YG_RETURN_IF_ERROR(
+        yg__onnx_binary(cx, node, "Reshape", normed, shape, has_w || has_b ? NULL : out, &y));
+    if (has_w) {
+        YG_RETURN_IF_ERROR(
+            per_channel(cx, node, yg__onnx_input_name_of(cx, node, 1), t.sizes[1], t.ndim, &w));
+        YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Mul", y, w, has_b ? NULL : out, &y));
+    }
+    if (has_b) {
+        YG_RETURN_IF_ERROR(
+            per_channel(cx, node, yg__onnx_input_name_of(cx, node, 2), t.sizes[1], t.ndim, &b));
+        YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Add", y, b, out, &y));
+    }
+    return YG_OK;
 }
 
 yg_status yg__onnx_sym_batch_norm(yg_onnx_ctx *cx, const yg_ir_node *node) {

@@ -15,8 +15,9 @@
 #include <math.h>
 #include <string.h>
 
+/* Whether node's input i is absent (None, or past its inputs). */
 static bool is_none(const yg_ir_node *node, int64_t i) {
-    return node->inputs[i]->type.kind == YG_IR_TYPE_NONE;
+    return i < 0 || i >= node->n_inputs || node->inputs[i]->type.kind == YG_IR_TYPE_NONE;
 }
 
 static const char *in(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i) {
