@@ -655,6 +655,12 @@ static const sym_case sym_cases[] = {
      "  %y : Tensor = index_select[dim=1](%a, %i)\n  return (%y)\n",
      false,
      4},
+    {"index",
+     "graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[2, 2])):\n"
+     "  %n : None = prim::None()\n"
+     "  %y : Tensor = index(%a, %n, %i)\n  return (%y)\n",
+     false,
+     4},
     {"gather",
      "graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[3, 2])):\n"
      "  %y : Tensor = gather[dim=1](%a, %i)\n  return (%y)\n",
@@ -1056,6 +1062,26 @@ static void test_where_guard_refuses_values_the_mapping_cannot_express(void **st
     yg_graph_release(g);
 }
 
+static void test_index_with_two_index_tensors_or_a_mask_is_refused(void **state) {
+    (void)state;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    yg_graph *g = parse("graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[2]),"
+                        " %j : Tensor(dtype=int64, sizes=[2])):\n"
+                        "  %y : Tensor = index(%a, %i, %j)\n  return (%y)\n");
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "%y = index(%a, %i, %j): index: more than one index tensor needs GatherND");
+    yg_graph_release(g);
+    g = parse("graph(%a : " F34 ", %m : Tensor(dtype=bool, sizes=[3])):\n"
+              "  %y : Tensor = index(%a, %m)\n  return (%y)\n");
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "index 0 is not an int64 or int32 tensor (a boolean mask's result size");
+    assert_null(buf);
+    yg_graph_release(g);
+}
+
 static void test_result_dtype_onnx_would_not_compute_is_refused(void **state) {
     (void)state;
     /* yagrad sums bools to int64; ONNX ReduceSum keeps its input's type
@@ -1348,6 +1374,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_failed_export_leaves_an_existing_file_unchanged),
         cmocka_unit_test(test_where_guard_refuses_values_the_mapping_cannot_express),
         cmocka_unit_test(test_result_dtype_onnx_would_not_compute_is_refused),
+        cmocka_unit_test(test_index_with_two_index_tensors_or_a_mask_is_refused),
         cmocka_unit_test(test_bad_arguments_are_refused),
         cmocka_unit_test(test_options_reach_the_model),
         cmocka_unit_test(test_output_that_is_an_input_gets_an_identity_with_its_name),

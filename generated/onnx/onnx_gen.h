@@ -110,6 +110,7 @@ yg_onnx_symbolic_fn yg__onnx_sym_split_with_sizes; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_chunk; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_index_select;
 yg_onnx_symbolic_fn yg__onnx_sym_gather;
+yg_onnx_symbolic_fn yg__onnx_sym_index; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_log_softmax;
 yg_onnx_symbolic_fn yg__onnx_sym_softmax;
 yg_onnx_symbolic_fn yg__onnx_sym_layer_norm; /* handwritten */
