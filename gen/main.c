@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "gen.h"
+#include "onnx_map.h"
 
 typedef struct outputs {
     char **paths;
@@ -66,7 +67,7 @@ static void remove_stale_outputs(const outputs *o, const char *out_dir)
 
 /* Writes every output file into out_dir (see "Output is split by section"
  * in gen.h).  cmake/GenFiles.cmake derives the same list from the YAML. */
-static void write_outputs(const gen_model *model, const char *out_dir)
+static void write_outputs(const gen_model *model, const gen_onnx_map *onnx, const char *out_dir)
 {
     outputs o = {0};
 
@@ -78,6 +79,8 @@ static void write_outputs(const gen_model *model, const char *out_dir)
     emit(&o, out_dir, "symbolic/symbolic.h", gen_emit_symbolic_h(model));
     emit(&o, out_dir, "symbolic/table.c", gen_emit_symbolic_table_c(model));
     emit(&o, out_dir, "fuser/table.c", gen_emit_fuser_table_c(model));
+    emit(&o, out_dir, "onnx/onnx_gen.h", gen_emit_onnx_gen_h(model, onnx));
+    emit(&o, out_dir, "onnx/table.c", gen_emit_onnx_table_c(model, onnx));
     for (int s = 0; s < model->n_sections; s++) {
         const char *name = model->sections[s].name;
         char *path = gen_xprintf("include/yagrad/ops_%s.h", name);
@@ -97,6 +100,9 @@ static void write_outputs(const gen_model *model, const char *out_dir)
         free(path);
         path = gen_xprintf("symbolic/%s.c", name);
         emit(&o, out_dir, path, gen_emit_symbolic_c(model, s));
+        free(path);
+        path = gen_xprintf("onnx/%s.c", name);
+        emit(&o, out_dir, path, gen_emit_onnx_c(model, onnx, s));
         free(path);
         if (!model->sections[s].has_pointwise)
             continue;
@@ -129,6 +135,7 @@ int main(int argc, char **argv)
     const char *positional[2];
     int n_positional = 0;
     gen_model model = {0};
+    gen_onnx_map *onnx = NULL;
     int rc = 1;
 
     for (int i = 1; i < argc; i++) {
@@ -156,15 +163,17 @@ int main(int argc, char **argv)
     gen_analyse(&model);
     if (runtime_dir != NULL)
         gen_check_kernels(&model, runtime_dir, includes, n_includes);
+    onnx = gen_onnx_check(&model);
     if (gen_error_count() > 0)
         goto out;
-    write_outputs(&model, positional[1]);
+    write_outputs(&model, onnx, positional[1]);
     if (gen_error_count() == 0)
         rc = 0;
 out:
     if (gen_error_count() > 0)
         fprintf(stderr, "yagrad-gen: %d error%s; nothing written\n", gen_error_count(),
                 gen_error_count() == 1 ? "" : "s");
+    gen_onnx_maps_free(onnx, model.n_ops);
     gen_model_free(&model);
     return rc;
 }

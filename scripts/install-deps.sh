@@ -16,7 +16,14 @@ pkgs=(
     python3-jsonschema    # jit dump test: JSON dumps checked against tools/ir_graph.schema.json
     python3-numpy         # opinfo.forward_values_match_numpy: NumPy references of every op
     chromium              # jit dump test: tools/ir_viewer.html rendered in a real (headless) browser
+    libprotobuf-c-dev     # ONNX export: protobuf-c runtime for the bindings protoc-c generates
+    protobuf-c-compiler   # ONNX export: protoc-c, run at build time over onnx.proto
+    libonnx-dev           # ONNX export: /usr/include/onnx/onnx.proto (the bindings' source)
+    python3-onnx          # ONNX tests: onnx.checker.check_model(full_check=True) on exported models
 )
+# The onnxruntime tests run the npm package onnxruntime-node under Node.js;
+# CTest's onnx.ort_setup fixture installs it into the build tree with npm
+# (tests/onnx/setup_ort.sh) and the tests skip, saying why, without them.
 
 missing=()
 for p in "${pkgs[@]}"; do

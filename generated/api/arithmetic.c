@@ -179,7 +179,7 @@ static yg_status sub_traced(const yg_tensor *self,
 }
 
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:29] */
+ * [specs/native_functions.yaml:30] */
 yg_status yg_sub(const yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -273,7 +273,7 @@ static yg_status mul_traced(const yg_tensor *self, const yg_tensor *other, yg_te
     return yg__trace_end_node();
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:33] */
+/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:35] */
 yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -365,7 +365,7 @@ static yg_status div_traced(const yg_tensor *self, const yg_tensor *other, yg_te
     return yg__trace_end_node();
 }
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:37] */
+/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:40] */
 yg_status yg_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -447,7 +447,7 @@ static yg_status mul_scalar_traced(const yg_tensor *self, double other, yg_tenso
     return yg__trace_end_node();
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:41] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:45] */
 yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -503,7 +503,7 @@ static yg_status div_mode_traced(const yg_tensor *self,
 }
 
 /* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor
- * [specs/native_functions.yaml:47] */
+ * [specs/native_functions.yaml:52] */
 yg_status yg_div_mode(const yg_tensor *self,
                       const yg_tensor *other,
                       const char *rounding_mode,
@@ -570,7 +570,7 @@ static yg_status div_scalar_traced(const yg_tensor *self, double other, yg_tenso
     return yg__trace_end_node();
 }
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:49] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:55] */
 yg_status yg_div_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -668,7 +668,7 @@ static yg_status add__traced(yg_tensor *self,
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:53] */
+ * [specs/native_functions.yaml:60] */
 yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -765,7 +765,7 @@ static yg_status add_scalar_traced(const yg_tensor *self,
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:57] */
+ * [specs/native_functions.yaml:65] */
 yg_status yg_add_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -851,7 +851,7 @@ static yg_status sub_scalar_traced(const yg_tensor *self,
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:61] */
+ * [specs/native_functions.yaml:70] */
 yg_status yg_sub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -940,7 +940,7 @@ static yg_status rsub_scalar_traced(const yg_tensor *self,
 }
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:66] */
+ * [specs/native_functions.yaml:76] */
 yg_status yg_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -72,7 +72,7 @@ static yg_status log_softmax_traced(const yg_tensor *self, int64_t dim, yg_tenso
     return yg__trace_end_node();
 }
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1118] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1329] */
 yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -179,7 +179,7 @@ static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1122] */
+ * [specs/native_functions.yaml:1334] */
 yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
                                   const yg_tensor *output,
                                   int64_t dim,
@@ -239,7 +239,7 @@ static yg_status log_softmax_jvp_traced(const yg_tensor *grad,
 }
 
 /* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1129] */
+ * [specs/native_functions.yaml:1342] */
 yg_status yg_log_softmax_jvp(const yg_tensor *grad,
                              const yg_tensor *output,
                              int64_t dim,
@@ -309,7 +309,7 @@ static yg_status softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **
     return yg__trace_end_node();
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1131] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1345] */
 yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -365,7 +365,7 @@ static yg_status softmax_backward_traced(const yg_tensor *grad_output,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1137] */
+ * [specs/native_functions.yaml:1352] */
 yg_status yg_softmax_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               int64_t dim,

@@ -94,7 +94,7 @@ static yg_status var_traced(const yg_tensor *self,
 }
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:749] */
+ * [specs/native_functions.yaml:893] */
 yg_status yg_var(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -208,7 +208,7 @@ static yg_status std_traced(const yg_tensor *self,
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:753] */
+ * [specs/native_functions.yaml:898] */
 yg_status yg_std(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -336,7 +336,7 @@ static yg_status var_mean_traced(const yg_tensor *self,
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/native_functions.yaml:758] */
+ * [specs/native_functions.yaml:904] */
 yg_status yg_var_mean(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -408,7 +408,7 @@ static yg_status var_backward_traced(const yg_tensor *grad,
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:763] */
+ * [specs/native_functions.yaml:910] */
 yg_status yg_var_backward(const yg_tensor *grad,
                           const yg_tensor *self,
                           const int64_t *dim,
@@ -506,7 +506,7 @@ static yg_status norm_traced(const yg_tensor *self,
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:767] */
+ * [specs/native_functions.yaml:915] */
 yg_status yg_norm(const yg_tensor *self,
                   double p,
                   const int64_t *dim,
@@ -642,7 +642,7 @@ static yg_status norm_backward_traced(const yg_tensor *grad_output,
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:771] */
+ * [specs/native_functions.yaml:920] */
 yg_status yg_norm_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const yg_tensor *output,
@@ -755,7 +755,7 @@ static yg_status logsumexp_traced(const yg_tensor *self,
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:776] */
+ * [specs/native_functions.yaml:926] */
 yg_status yg_logsumexp(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
@@ -820,7 +820,7 @@ static yg_status logsumexp_backward_traced(const yg_tensor *grad,
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:782] */
+ * [specs/native_functions.yaml:933] */
 yg_status yg_logsumexp_backward(const yg_tensor *grad,
                                 const yg_tensor *self,
                                 const yg_tensor *output,

@@ -25,7 +25,7 @@ yg_status yg__boxed_add(const yg_ir_node *node,
 }
 
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:29] */
+ * [specs/native_functions.yaml:30] */
 yg_status yg__boxed_sub(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -38,7 +38,7 @@ yg_status yg__boxed_sub(const yg_ir_node *node,
     return yg_sub(in[0], in[1], alpha, &out[0]);
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:33] */
+/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:35] */
 yg_status yg__boxed_mul(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -49,7 +49,7 @@ yg_status yg__boxed_mul(const yg_ir_node *node,
     return yg_mul(in[0], in[1], &out[0]);
 }
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:37] */
+/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:40] */
 yg_status yg__boxed_div(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -60,7 +60,7 @@ yg_status yg__boxed_div(const yg_ir_node *node,
     return yg_div(in[0], in[1], &out[0]);
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:41] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:45] */
 yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -74,7 +74,7 @@ yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
 }
 
 /* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor
- * [specs/native_functions.yaml:47] */
+ * [specs/native_functions.yaml:52] */
 yg_status yg__boxed_div_mode(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -87,7 +87,7 @@ yg_status yg__boxed_div_mode(const yg_ir_node *node,
     return yg_div_mode(in[0], in[1], rounding_mode, &out[0]);
 }
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:49] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:55] */
 yg_status yg__boxed_div_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -101,7 +101,7 @@ yg_status yg__boxed_div_scalar(const yg_ir_node *node,
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:53] */
+ * [specs/native_functions.yaml:60] */
 yg_status yg__boxed_add_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -115,7 +115,7 @@ yg_status yg__boxed_add_(const yg_ir_node *node,
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:57] */
+ * [specs/native_functions.yaml:65] */
 yg_status yg__boxed_add_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -131,7 +131,7 @@ yg_status yg__boxed_add_scalar(const yg_ir_node *node,
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:61] */
+ * [specs/native_functions.yaml:70] */
 yg_status yg__boxed_sub_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -147,7 +147,7 @@ yg_status yg__boxed_sub_scalar(const yg_ir_node *node,
 }
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:66] */
+ * [specs/native_functions.yaml:76] */
 yg_status yg__boxed_rsub_scalar(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,

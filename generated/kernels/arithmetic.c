@@ -74,7 +74,7 @@ static const yg_pointwise_desc sub_desc = {
 };
 
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:29] */
+ * [specs/native_functions.yaml:30] */
 yg_status yg__cpu_sub(const yg_tensor *self,
                       const yg_tensor *other,
                       double alpha,
@@ -106,7 +106,7 @@ static const yg_pointwise_desc mul_desc = {
         },
 };
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:33] */
+/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:35] */
 yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -134,7 +134,7 @@ static const yg_pointwise_desc div_desc = {
         },
 };
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:37] */
+/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:40] */
 yg_status yg__cpu_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -166,7 +166,7 @@ static const yg_pointwise_desc mul_scalar_desc = {
     .scalar_names = mul_scalar_scalar_names,
 };
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:41] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:45] */
 yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -199,7 +199,7 @@ static const yg_pointwise_desc div_scalar_desc = {
     .scalar_names = div_scalar_scalar_names,
 };
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:49] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:55] */
 yg_status yg__cpu_div_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -233,7 +233,7 @@ static const yg_pointwise_desc add__desc = {
 };
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:53] */
+ * [specs/native_functions.yaml:60] */
 yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -269,7 +269,7 @@ static const yg_pointwise_desc add_scalar_desc = {
 };
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:57] */
+ * [specs/native_functions.yaml:65] */
 yg_status yg__cpu_add_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -303,7 +303,7 @@ static const yg_pointwise_desc sub_scalar_desc = {
 };
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:61] */
+ * [specs/native_functions.yaml:70] */
 yg_status yg__cpu_sub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -337,7 +337,7 @@ static const yg_pointwise_desc rsub_scalar_desc = {
 };
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:66] */
+ * [specs/native_functions.yaml:76] */
 yg_status yg__cpu_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

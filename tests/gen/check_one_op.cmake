@@ -45,7 +45,7 @@ endforeach()
 set(section_files api/pointwise.c nodes/pointwise.h nodes/pointwise.c boxed/pointwise.c
     kernels/pointwise.c loops/pointwise.c include/yagrad/ops_pointwise.h symbolic/pointwise.c)
 set(tables registry.c generated_int.h boxed/boxed.h boxed/table.c symbolic/symbolic.h
-    symbolic/table.c fuser/table.c)
+    symbolic/table.c fuser/table.c onnx/onnx_gen.h onnx/table.c)
 set(changed "")
 set(failures "")
 list(APPEND files_base ${files_plus})

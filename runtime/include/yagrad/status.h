@@ -39,7 +39,8 @@ extern "C" {
     X(ERR_OUT_OF_MEMORY, "out of memory")                                 \
     X(ERR_AUTOGRAD, "autograd misuse")                                    \
     X(ERR_NOT_IMPLEMENTED, "not implemented")                             \
-    X(ERR_INTERNAL, "internal error (a bug in yagrad)")
+    X(ERR_INTERNAL, "internal error (a bug in yagrad)")                   \
+    X(ERR_IO, "input/output error")
 
 typedef enum yg_status {
 #define YG__STATUS_ENUM(name, msg) YG_##name,

@@ -24,6 +24,7 @@
 #include "yagrad/conv.h"
 #include "yagrad/cpu.h"
 #include "yagrad/jit.h"
+#include "yagrad/onnx.h"
 #include "yagrad/ops.h"
 #include "yagrad/optim.h"
 #include "yagrad/random.h"

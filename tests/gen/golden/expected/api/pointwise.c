@@ -224,7 +224,7 @@ static yg_status mul_scalar_traced(const yg_tensor *self, double other, yg_tenso
     return yg__trace_end_node();
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:24] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:25] */
 yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -307,7 +307,7 @@ static yg_status mul_traced(const yg_tensor *self, const yg_tensor *other, yg_te
     return yg__trace_end_node();
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:28] */
+/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:30] */
 yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -374,7 +374,7 @@ static yg_status add__traced(yg_tensor *self,
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:32] */
+ * [specs/native_functions.yaml:34] */
 yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -466,7 +466,7 @@ static yg_status mul__traced(yg_tensor *self, const yg_tensor *other, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:37] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:40] */
 yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -557,7 +557,7 @@ static yg_status exp__traced(yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:40] */
+/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:43] */
 yg_status yg_exp_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

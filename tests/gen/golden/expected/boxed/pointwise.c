@@ -35,7 +35,7 @@ yg_status yg__boxed_exp(const yg_ir_node *node,
     return yg_exp(in[0], &out[0]);
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:24] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:25] */
 yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -48,7 +48,7 @@ yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
     return yg_mul_scalar(in[0], other, &out[0]);
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:28] */
+/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:30] */
 yg_status yg__boxed_mul(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -60,7 +60,7 @@ yg_status yg__boxed_mul(const yg_ir_node *node,
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:32] */
+ * [specs/native_functions.yaml:34] */
 yg_status yg__boxed_add_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -73,7 +73,7 @@ yg_status yg__boxed_add_(const yg_ir_node *node,
     return yg_add_(in[0], in[1], alpha, &out[0]);
 }
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:37] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:40] */
 yg_status yg__boxed_mul_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -84,7 +84,7 @@ yg_status yg__boxed_mul_(const yg_ir_node *node,
     return yg_mul_(in[0], in[1], &out[0]);
 }
 
-/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:40] */
+/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:43] */
 yg_status yg__boxed_exp_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,

@@ -101,7 +101,7 @@ static const yg_pointwise_desc mul_scalar_desc = {
     .scalar_names = mul_scalar_scalar_names,
 };
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:24] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:25] */
 yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -130,7 +130,7 @@ static const yg_pointwise_desc mul_desc = {
         },
 };
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:28] */
+/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:30] */
 yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -163,7 +163,7 @@ static const yg_pointwise_desc add__desc = {
 };
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:32] */
+ * [specs/native_functions.yaml:34] */
 yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -194,7 +194,7 @@ static const yg_pointwise_desc mul__desc = {
         },
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:37] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:40] */
 yg_status yg__cpu_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -224,7 +224,7 @@ static const yg_pointwise_desc exp__desc = {
         },
 };
 
-/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:40] */
+/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:43] */
 yg_status yg__cpu_exp_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

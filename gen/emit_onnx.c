@@ -1,0 +1,426 @@
+/*
+ * emit_onnx.c - writes the ONNX symbolics of the ops whose `onnx:` key maps
+ * them to one ONNX operator (onnx_map.h):
+ *   onnx/onnx_gen.h   declarations of every symbolic, generated and
+ *                     handwritten (yg__onnx_sym_<cname>), so a handwritten
+ *                     one with the wrong signature fails to compile
+ *   onnx/<section>.c  yg__onnx_sym_<cname> for the section's mapped ops
+ *   onnx/table.c      yg__onnx_symbolics[], parallel to yg__ops[]
+ *
+ * A symbolic reads the node's attributes with the boxing readers (an
+ * absent attribute is the schema's default, as for the interpreter),
+ * checks its `where` guards, and emits one ONNX node through the helpers
+ * of runtime/onnx/symbolic.h; the exporter owns everything it builds, so
+ * the code has nothing to release.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_map.h"
+
+static bool has_default(const gen_arg *a)
+{
+    return a->default_ != NULL && strcmp(a->default_, "None") != 0;
+}
+
+static const char *c_literal(const char *d)
+{
+    if (strcmp(d, "True") == 0)
+        return "true";
+    if (strcmp(d, "False") == 0)
+        return "false";
+    return d;
+}
+
+/* "{1, 2}" items and their count for a list default "[1, 2]" or "1" of int[N]. */
+static char *list_default(const gen_arg *a, int *count)
+{
+    gen_sb sb = {0};
+    const char *d = a->default_;
+    *count = 0;
+    if (d[0] != '[') {
+        for (int i = 0; i < a->fixed_len; i++)
+            gen_sb_printf(&sb, "%s%s", i > 0 ? ", " : "", d);
+        *count = a->fixed_len;
+        return gen_sb_take(&sb);
+    }
+    for (const char *p = d + 1; *p != '\0' && *p != ']';) {
+        while (*p == ' ')
+            p++;
+        size_t len = strcspn(p, ",]");
+        if (len == 0)
+            break;
+        gen_sb_printf(&sb, "%s%.*s", *count > 0 ? ", " : "", (int)len, p);
+        (*count)++;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return gen_sb_take(&sb);
+}
+
+/* Declares and reads argument a (a non-tensor argument of the op). */
+static void read_arg(gen_sb *decl, gen_sb *reads, const gen_arg *a)
+{
+    const char *n = a->name;
+    char *dflt = NULL;
+
+    switch (a->type) {
+    case GEN_T_INT:
+        dflt = has_default(a) ? gen_xprintf("&(const int64_t){%s}", a->default_)
+                              : gen_xstrdup("NULL");
+        if (a->nullable) {
+            gen_sb_printf(decl, "    int64_t %s_buf = 0;\n    const int64_t *%s = NULL;\n", n, n);
+            gen_sb_printf(reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_int_opt(node, \"%s\", %s, &%s_buf, &%s));\n",
+                          n, dflt, n, n);
+        } else {
+            gen_sb_printf(decl, "    int64_t %s = 0;\n", n);
+            gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_int(node, \"%s\", %s, &%s));\n", n,
+                          dflt, n);
+        }
+        break;
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        dflt = has_default(a) ? gen_xprintf("&(const double){%s}", a->default_)
+                              : gen_xstrdup("NULL");
+        if (a->nullable) {
+            gen_sb_printf(decl, "    double %s_buf = 0;\n    const double *%s = NULL;\n", n, n);
+            gen_sb_printf(reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_double_opt(node, \"%s\", %s, &%s_buf, "
+                          "&%s));\n",
+                          n, dflt, n, n);
+        } else {
+            gen_sb_printf(decl, "    double %s = 0;\n", n);
+            gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_double(node, \"%s\", %s, &%s));\n",
+                          n, dflt, n);
+        }
+        break;
+    case GEN_T_BOOL:
+        dflt = has_default(a) ? gen_xprintf("&(const bool){%s}", c_literal(a->default_))
+                              : gen_xstrdup("NULL");
+        gen_sb_printf(decl, "    bool %s = false;\n", n);
+        gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_bool(node, \"%s\", %s, &%s));\n", n,
+                      dflt, n);
+        break;
+    case GEN_T_INT_LIST: {
+        char *items = gen_xstrdup("NULL");
+        char *len = gen_xstrdup("YG_BOX_REQUIRED");
+        if (a->default_ != NULL) {
+            int count = 0;
+            char *list = list_default(a, &count);
+            if (count > 0) {
+                gen_sb_printf(decl, "    static const int64_t %s_default[] = {%s};\n", n, list);
+                free(items);
+                items = gen_xprintf("%s_default", n);
+            }
+            free(len);
+            len = gen_xprintf("%d", count);
+            free(list);
+        }
+        gen_sb_printf(decl, "    yg_box_ints %s = {0};\n", n);
+        gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_ints(node, \"%s\", %s, %s, %d, &%s));\n",
+                      n, items, len, a->fixed_len, n);
+        free(items);
+        free(len);
+        break;
+    }
+    case GEN_T_STR: {
+        size_t dl = a->default_ != NULL ? strlen(a->default_) : 0;
+        dflt = a->default_ != NULL ? gen_xprintf("\"%.*s\"", (int)(dl - 2), a->default_ + 1)
+                                   : gen_xstrdup("NULL");
+        gen_sb_printf(decl, "    const char *%s = NULL;\n", n);
+        gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_str(node, \"%s\", %s, &%s));\n", n, dflt,
+                      n);
+        break;
+    }
+    default:
+        break; /* onnx_map.c accepts no other type where a value is read */
+    }
+    free(dflt);
+}
+
+/* The node input index of tensor argument a: its position among the
+ * tensor arguments, or, after a Tensor[] argument, "n_in - k". */
+static char *input_index(const gen_op *op, int a)
+{
+    int before = 0, after = 0;
+    bool list_before = false;
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *x = &op->schema.args[i];
+        if (x->type == GEN_T_TENSOR_LIST && i < a)
+            list_before = true;
+        if (x->type != GEN_T_TENSOR)
+            continue;
+        if (i < a)
+            before++;
+        else if (i > a)
+            after++;
+    }
+    if (list_before)
+        return gen_xprintf("yg_ir_node_num_inputs(node) - %d", after + 1);
+    return gen_xprintf("%d", before);
+}
+
+static void emit_symbolic(gen_sb *sb, const gen_op *op, const gen_onnx_map *m)
+{
+    gen_sb decl = {0}, reads = {0}, body = {0};
+
+    for (int a = 0; a < op->schema.n_args; a++) {
+        const gen_arg *x = &op->schema.args[a];
+        if (x->type != GEN_T_TENSOR && x->type != GEN_T_TENSOR_LIST)
+            read_arg(&decl, &reads, x);
+    }
+    for (int g = 0; g < m->n_guards; g++) {
+        const gen_onnx_guard *gd = &m->guards[g];
+        const gen_arg *x = &op->schema.args[gd->arg_index];
+        gen_sb_printf(&body,
+                      "    YG_RETURN_IF_ERROR(yg__onnx_require(cx, node, \"%s\", %s%s == %s, \"%s\"));\n",
+                      x->name, x->nullable ? "*" : "", x->name, c_literal(gd->literal),
+                      gd->literal);
+    }
+    /* ONNX computes this operator in the type of one of its inputs; a
+     * result yagrad gives another dtype (a sum of bools, say) must not be
+     * exported as if it matched. */
+    for (int i = 0, pos = 0; i < m->n_items && m->schema->out_type_input >= 0; i++) {
+        const gen_onnx_item *it = &m->items[i];
+        if (it->kind > GEN_ONNX_IN_INTS || pos++ != m->schema->out_type_input)
+            continue;
+        int arg = it->kind == GEN_ONNX_IN_SCALAR ? it->like_index : it->arg_index;
+        if (it->kind != GEN_ONNX_IN_INTS && arg >= 0) {
+            char *idx = input_index(op, arg);
+            gen_sb_printf(&body,
+                          "    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, %s, \"%s\"));\n", idx,
+                          m->op_type);
+            free(idx);
+        }
+        break;
+    }
+    gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, \"%s\", &o));\n",
+                  m->op_type);
+    for (int i = 0; i < m->n_items; i++) {
+        const gen_onnx_item *it = &m->items[i];
+        const gen_arg *x = it->arg_index >= 0 ? &op->schema.args[it->arg_index] : NULL;
+        char *idx = NULL;
+        switch (it->kind) {
+        case GEN_ONNX_IN_TENSOR:
+            idx = input_index(op, it->arg_index);
+            gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, %s));\n", idx);
+            free(idx);
+            break;
+        case GEN_ONNX_IN_LIST: {
+            int k = 0, after = 0;
+            for (int j = 0; j < op->schema.n_args; j++)
+                if (op->schema.args[j].type == GEN_T_TENSOR && j < it->arg_index)
+                    k++;
+                else if (op->schema.args[j].type == GEN_T_TENSOR)
+                    after++;
+            gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_inputs(cx, o, node, %d, %d));\n",
+                          k, after);
+            break;
+        }
+        case GEN_ONNX_IN_SCALAR:
+            idx = input_index(op, it->like_index);
+            gen_sb_printf(&body,
+                          "    YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, %s, %s));\n",
+                          idx, x->name);
+            free(idx);
+            break;
+        case GEN_ONNX_IGNORE:
+            gen_sb_printf(&body, "    /* ignore(%s): no effect on the forward value */\n",
+                          x->name);
+            break;
+        case GEN_ONNX_IN_INTS:
+            if (x->type == GEN_T_INT)
+                gen_sb_printf(&body,
+                              "    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, &%s, 1));\n",
+                              x->name);
+            else
+                gen_sb_printf(&body,
+                              "    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, %s.items, %s.len));\n",
+                              x->name, x->name);
+            break;
+        case GEN_ONNX_ATTR_ARG:
+            switch (x->type) {
+            case GEN_T_INT:
+            case GEN_T_BOOL:
+                if (x->nullable)
+                    gen_sb_printf(&body,
+                                  "    if (%s != NULL)\n"
+                                  "        YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", *%s));\n",
+                                  x->name, it->attr, x->name);
+                else
+                    gen_sb_printf(&body,
+                                  "    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", %s));\n",
+                                  it->attr, x->name);
+                break;
+            case GEN_T_FLOAT:
+            case GEN_T_SCALAR:
+                if (x->nullable)
+                    gen_sb_printf(&body,
+                                  "    if (%s != NULL)\n"
+                                  "        YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", *%s));\n",
+                                  x->name, it->attr, x->name);
+                else
+                    gen_sb_printf(&body,
+                                  "    YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", %s));\n",
+                                  it->attr, x->name);
+                break;
+            case GEN_T_INT_LIST:
+                gen_sb_printf(&body,
+                              "    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, \"%s\", %s.items, "
+                              "%s.len));\n",
+                              it->attr, x->name, x->name);
+                break;
+            case GEN_T_STR:
+                gen_sb_printf(&body,
+                              "    YG_RETURN_IF_ERROR(yg__onnx_attr_str(cx, o, \"%s\", %s));\n",
+                              it->attr, x->name);
+                break;
+            default:
+                break;
+            }
+            break;
+        case GEN_ONNX_ATTR_INT:
+            gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", %s));\n",
+                          it->attr, it->literal);
+            break;
+        case GEN_ONNX_ATTR_FLOAT:
+            gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", %s));\n",
+                          it->attr, it->literal);
+            break;
+        case GEN_ONNX_ATTR_STR:
+            gen_sb_printf(&body,
+                          "    YG_RETURN_IF_ERROR(yg__onnx_attr_str(cx, o, \"%s\", \"%s\"));\n",
+                          it->attr, it->literal);
+            break;
+        }
+    }
+    gen_sb_puts(&body, "    return yg__onnx_outputs(cx, o, node);\n");
+
+    gen_sb_puts(sb, "\n");
+    gen_emit_schema_comment(sb, "", op->func, op->loc);
+    gen_sb_printf(sb, "/* onnx: %s */\n", op->onnx);
+    gen_sb_printf(sb, "yg_status yg__onnx_sym_%s(yg_onnx_ctx *cx, const yg_ir_node *node)\n{\n",
+                  op->cname);
+    char *d = gen_sb_take(&decl);
+    char *r = gen_sb_take(&reads);
+    char *b = gen_sb_take(&body);
+    gen_sb_puts(sb, d);
+    gen_sb_puts(sb, "    yg_onnx_node *o = NULL;\n\n");
+    if (r[0] != '\0') {
+        gen_sb_puts(sb, r);
+        gen_sb_puts(sb, "\n");
+    }
+    gen_sb_puts(sb, b);
+    gen_sb_puts(sb, "}\n");
+    free(d);
+    free(r);
+    free(b);
+}
+
+char *gen_emit_onnx_c(const gen_model *model, const gen_onnx_map *maps, int section)
+{
+    gen_sb sb = {0};
+    int n = 0;
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_printf(&sb,
+                  "/*\n"
+                  " * onnx/%s.c - the ONNX symbolics of section %s:\n"
+                  " * one per op whose `onnx:` key maps it to one ONNX operator\n"
+                  " * (docs/onnx.md).  Each emits that operator for one graph node through\n"
+                  " * runtime/onnx/symbolic.h.\n"
+                  " */\n",
+                  model->sections[section].name, model->sections[section].name);
+    gen_sb_puts(&sb, "#include \"onnx/onnx_gen.h\"\n\n#include \"jit/boxing.h\"\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        if (model->ops[i].section != section || maps[i].form != GEN_ONNX_OP)
+            continue;
+        emit_symbolic(&sb, &model->ops[i], &maps[i]);
+        n++;
+    }
+    if (n == 0)
+        gen_sb_puts(&sb, "\n/* No op of this section maps to one ONNX operator. */\n");
+    return gen_sb_take(&sb);
+}
+
+/* The lowest opset a generated symbolic needs: its operator's. */
+static int min_opset(const gen_onnx_map *m)
+{
+    return m->form == GEN_ONNX_OP ? m->schema->min_opset : 0;
+}
+
+char *gen_emit_onnx_gen_h(const gen_model *model, const gen_onnx_map *maps)
+{
+    gen_sb sb = {0};
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_puts(&sb, "/*\n"
+                     " * onnx/onnx_gen.h - the ONNX symbolic of every op whose `onnx:` key is an\n"
+                     " * ONNX operator (generated, onnx/<section>.c) or custom (handwritten in\n"
+                     " * runtime/onnx/).  Private to the exporter.\n"
+                     " */\n"
+                     "#ifndef YAGRAD_GENERATED_ONNX_GEN_H\n#define YAGRAD_GENERATED_ONNX_GEN_H\n\n"
+                     "#include \"onnx/symbolic.h\"\n\n");
+    for (int i = 0; i < model->n_ops; i++)
+        if (maps[i].form == GEN_ONNX_OP || maps[i].form == GEN_ONNX_CUSTOM)
+            gen_sb_printf(&sb, "yg_onnx_symbolic_fn yg__onnx_sym_%s;%s\n", model->ops[i].cname,
+                          maps[i].form == GEN_ONNX_CUSTOM ? " /* handwritten */" : "");
+    gen_sb_puts(&sb, "\n#endif /* YAGRAD_GENERATED_ONNX_GEN_H */\n");
+    return gen_sb_take(&sb);
+}
+
+static void c_string(gen_sb *sb, const char *s)
+{
+    gen_sb_puts(sb, "\"");
+    for (; *s != '\0'; s++) {
+        if (*s == '"' || *s == '\\')
+            gen_sb_puts(sb, "\\");
+        gen_sb_putn(sb, s, 1);
+    }
+    gen_sb_puts(sb, "\"");
+}
+
+char *gen_emit_onnx_table_c(const gen_model *model, const gen_onnx_map *maps)
+{
+    gen_sb sb = {0};
+    int n = 0;
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_puts(&sb, "/*\n"
+                     " * onnx/table.c - yg__onnx_symbolics[]: how each op of yg__ops[] (same\n"
+                     " * index) exports to ONNX, from its `onnx:` key.\n"
+                     " */\n"
+                     "#include \"onnx/onnx_gen.h\"\n\n"
+                     "const yg_onnx_symbolic yg__onnx_symbolics[] = {\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        const gen_onnx_map *m = &maps[i];
+        if (!op->valid)
+            continue;
+        gen_sb_printf(&sb, "    {\"%s\", ", op->full_name);
+        switch (m->form) {
+        case GEN_ONNX_OP:
+            gen_sb_printf(&sb, "yg__onnx_sym_%s, %d, \"%s\", NULL},\n", op->cname, min_opset(m),
+                          m->op_type);
+            break;
+        case GEN_ONNX_CUSTOM:
+            gen_sb_printf(&sb, "yg__onnx_sym_%s, 0, \"custom\", NULL},\n", op->cname);
+            break;
+        case GEN_ONNX_UNSUPPORTED:
+            /* past 100 columns the reason goes on its own line */
+            gen_sb_puts(&sb, strlen(op->full_name) + strlen(m->reason) > 66 ? "NULL, 0, NULL,\n     "
+                                                                              : "NULL, 0, NULL, ");
+            c_string(&sb, m->reason);
+            gen_sb_puts(&sb, "},\n");
+            break;
+        case GEN_ONNX_UNMAPPED:
+            gen_sb_puts(&sb, "NULL, 0, NULL, NULL},\n");
+            break;
+        }
+        n++;
+    }
+    gen_sb_printf(&sb, "};\n\nconst int32_t yg__onnx_symbolics_count = %d;\n", n);
+    return gen_sb_take(&sb);
+}

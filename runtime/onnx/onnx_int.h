@@ -1,0 +1,110 @@
+/*
+ * onnx_int.h - the exporter's private state, shared by export.c (the
+ * driver), builder.c (what symbolic.h declares) and the handwritten
+ * symbolics.  Private to runtime/onnx/.
+ *
+ * Memory: an export allocates every protobuf-c structure, string and
+ * array from its context's arena (a list of malloc'd blocks), so building
+ * never frees piecemeal and a failure at any point releases everything
+ * with yg__onnx_ctx_free.  Tensors the model points into (parameters made
+ * contiguous) are referenced by the context until it is freed, so packing
+ * reads them without copies.
+ */
+#ifndef YAGRAD_ONNX_INT_H
+#define YAGRAD_ONNX_INT_H
+
+#include "onnx/onnx.pb-c.h"
+#include "onnx/symbolic.h"
+#include "yagrad/onnx.h"
+
+typedef struct yg_onnx_block {
+    struct yg_onnx_block *next;
+    max_align_t data[]; /* the allocation */
+} yg_onnx_block;
+
+/* A growable array of pointers in the arena. */
+typedef struct yg_onnx_ptrs {
+    void **items;
+    size_t len, cap;
+} yg_onnx_ptrs;
+
+struct yg_onnx_node {
+    Onnx__NodeProto proto;
+    yg_onnx_ptrs inputs, outputs, attrs;
+};
+
+struct yg_onnx_ctx {
+    int32_t opset;
+    yg_onnx_block *blocks;
+    yg_onnx_ptrs nodes;        /* yg_onnx_node *, in order */
+    yg_onnx_ptrs initializers; /* Onnx__TensorProto * */
+    yg_tensor **held;          /* tensors initializers point into */
+    int64_t n_held, cap_held;
+    int64_t next_fresh; /* numbers intermediate and initializer names */
+};
+
+/* Arena allocation (zeroed); NULL when out of memory (no message). */
+void *yg__onnx_alloc(yg_onnx_ctx *cx, size_t n);
+char *yg__onnx_strdup(yg_onnx_ctx *cx, const char *s);
+/* Appends p; false when out of memory. */
+bool yg__onnx_push(yg_onnx_ctx *cx, yg_onnx_ptrs *a, void *p);
+/* Keeps a reference to t until the context is freed. */
+yg_status yg__onnx_hold(yg_onnx_ctx *cx, yg_tensor *t);
+/* Frees the arena and the held tensors.  NULL-safe. */
+void yg__onnx_ctx_free(yg_onnx_ctx *cx);
+
+/* The ONNX TensorProto data type of a yg_dtype; 0 for none. */
+int32_t yg__onnx_dtype(int32_t dtype);
+/* Bytes per element of a yg_dtype. */
+size_t yg__onnx_dtype_size(int32_t dtype);
+
+/* An initializer named name (arena copy) of dtype and sizes whose raw
+ * data is the nbytes at data (not copied: data must outlive packing). */
+yg_status yg__onnx_add_initializer(yg_onnx_ctx *cx,
+                                   const char *name,
+                                   int32_t dtype,
+                                   const int64_t *sizes,
+                                   int64_t ndim,
+                                   const void *data,
+                                   size_t nbytes);
+
+/* A fresh name "<base>:<hint><N>" (':' never occurs in a graph's value
+ * names, so it cannot collide). */
+const char *yg__onnx_fresh_name(yg_onnx_ctx *cx, const char *base, const char *hint);
+
+/* ---- handwritten symbolic helpers (builder.c) ---- */
+
+/* Appends output name (copied) to o. */
+yg_status yg__onnx_output_named(yg_onnx_ctx *cx, yg_onnx_node *o, const char *name);
+
+/* A one-input, one-output ONNX node reading in and writing a fresh name
+ * (*out) or, with out_name non-NULL, writing out_name. */
+yg_status yg__onnx_unary(yg_onnx_ctx *cx,
+                         const yg_ir_node *node,
+                         const char *op_type,
+                         const char *in,
+                         const char *out_name,
+                         const char **out);
+/* A two-input node, same conventions. */
+yg_status yg__onnx_binary(yg_onnx_ctx *cx,
+                          const yg_ir_node *node,
+                          const char *op_type,
+                          const char *a,
+                          const char *b,
+                          const char *out_name,
+                          const char **out);
+/* input @ weight^T (+ bias, NULL for none) into out_name (NULL: a fresh
+ * name, returned in *out): Gemm(transB=1) for a rank-2 input, else
+ * MatMul(input, Transpose(weight)) and Add (sym_nn.c). */
+yg_status yg__onnx_linear(yg_onnx_ctx *cx,
+                          const yg_ir_node *node,
+                          const char *input,
+                          int32_t input_rank,
+                          const char *weight,
+                          const char *bias,
+                          const char *out_name,
+                          const char **out);
+/* The IR type of node's input i. */
+yg_ir_type yg__onnx_input_type(const yg_ir_node *node, int64_t i);
+
+#endif /* YAGRAD_ONNX_INT_H */

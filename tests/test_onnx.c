@@ -1,0 +1,1386 @@
+/*
+ * test_onnx.c - yg_onnx_export (yagrad/onnx.h): models traced from
+ * yagrad code (MLP, LSTM cell, GRU cell, a transformer block, a CNN) and
+ * one small graph per exportable op are exported, together with a case
+ * file (inputs and yagrad's eager outputs, as JSON) per model.  CTest
+ * then runs onnx.checker over them (tests/onnx/check_models.py) and runs
+ * them in onnxruntime (tests/onnx/run_ort.js), comparing within 1e-5;
+ * models exported with a dynamic batch are run at another batch size
+ * than the traced one.  The failure tests assert status, message and
+ * that no file is left behind.
+ *
+ * Files go to $YG_ONNX_OUT (CTest sets it to build/<preset>/tests/onnx_out).
+ */
+#define _POSIX_C_SOURCE 200809L
+#ifdef YG_WITHOUT_ONNX
+/* Configured with -DYG_WITH_ONNX=OFF: nothing to test; CTest skips. */
+#include <stdio.h>
+int main(void);
+int main(void) {
+    puts("SKIP: built without ONNX (-DYG_WITH_ONNX=OFF)");
+    return 77;
+}
+#else
+#include "onnx/onnx.pb-c.h"
+#include "onnx/symbolic.h"
+#include "testutil.h"
+#include "yagrad/onnx.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* ---- files ---- */
+
+static const char *out_dir(void) {
+    const char *d = getenv("YG_ONNX_OUT");
+    if (d == NULL)
+        d = "onnx_out";
+    mkdir(d, 0755);
+    return d;
+}
+
+static char *path_of(const char *name, const char *ext) {
+    static char buf[4][512];
+    static int k;
+    char *p = buf[k++ % 4];
+    snprintf(p, 512, "%s/%s%s", out_dir(), name, ext);
+    return p;
+}
+
+static bool file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static const char *dtype_name(yg_dtype d) {
+    switch (d) {
+    case YG_FLOAT32:
+        return "float32";
+    case YG_FLOAT64:
+        return "float64";
+    case YG_INT64:
+        return "int64";
+    case YG_INT32:
+        return "int32";
+    case YG_BOOL:
+        return "bool";
+    default:
+        return "unsupported";
+    }
+}
+
+static void write_tensor(FILE *f, const char *name, const yg_tensor *t) {
+    int64_t n = yg_tensor_numel(t);
+    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    assert_non_null(v);
+    YG_CHECK(yg_tensor_to_f64(t, v, n));
+    fprintf(f,
+            "{\"name\": \"%s\", \"dtype\": \"%s\", \"dims\": [",
+            name,
+            dtype_name(yg_tensor_dtype(t)));
+    for (int64_t d = 0; d < yg_tensor_ndim(t); d++)
+        fprintf(f, "%s%lld", d > 0 ? ", " : "", (long long)yg_tensor_sizes(t)[d]);
+    fputs("], \"data\": [", f);
+    for (int64_t i = 0; i < n; i++) {
+        assert_true(isfinite(v[i]));
+        fprintf(f, "%s%.17g", i > 0 ? ", " : "", v[i]);
+    }
+    fputs("]}", f);
+    free(v);
+}
+
+/* Writes DIR/<name>.json: the inputs ONNX Runtime feeds and the outputs
+ * yagrad computed eagerly on them. */
+static void write_case(const char *name,
+                       const char *const *in_names,
+                       yg_tensor *const *ins,
+                       int n_in,
+                       const char *const *out_names,
+                       yg_tensor *const *outs,
+                       int n_out) {
+    FILE *f = fopen(path_of(name, ".json"), "w");
+    assert_non_null(f);
+    fputs("{\"atol\": 1e-5, \"rtol\": 1e-5,\n \"inputs\": [", f);
+    for (int i = 0; i < n_in; i++) {
+        fputs(i > 0 ? ",\n  " : "", f);
+        write_tensor(f, in_names[i], ins[i]);
+    }
+    fputs("],\n \"outputs\": [", f);
+    for (int i = 0; i < n_out; i++) {
+        fputs(i > 0 ? ",\n  " : "", f);
+        write_tensor(f, out_names[i], outs[i]);
+    }
+    fputs("]}\n", f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* ---- traced models ---- */
+
+typedef struct model {
+    const char *name;
+    yg_trace_fn fn;
+    yg_tensor *p[20];
+    int n_p;
+} model;
+
+static yg_tensor *param(model *m, const int64_t *sizes, int64_t ndim, double lo, double hi) {
+    yg_tensor *t = yg_test_rand(YG_FLOAT32, sizes, ndim, lo, hi, 1000 + (uint64_t)m->n_p);
+    m->p[m->n_p++] = t;
+    return t;
+}
+
+static void model_free(model *m) {
+    for (int i = 0; i < m->n_p; i++)
+        yg_release(m->p[i]);
+}
+
+static yg_status
+mlp_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *h = NULL, *r = NULL;
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_linear(in[0], m->p[0], m->p[1], &h);
+    if (st == YG_OK)
+        st = yg_relu(h, &r);
+    if (st == YG_OK)
+        st = yg_linear(r, m->p[2], m->p[3], &out[0]);
+    yg_release(h);
+    yg_release(r);
+    return st;
+}
+
+static yg_status
+lstm_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    (void)n_in;
+    (void)n_out;
+    return yg_lstm_cell(in[0], in[1], in[2], m->p[0], m->p[1], m->p[2], m->p[3], &out[0], &out[1]);
+}
+
+static yg_status
+gru_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    (void)n_in;
+    (void)n_out;
+    return yg_gru_cell(in[0], in[1], m->p[0], m->p[1], m->p[2], m->p[3], &out[0]);
+}
+
+/* Pre-norm block: x + attn(ln1(x)), then + mlp(ln2(.)) with gelu. */
+static yg_status
+block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *t[12] = {NULL};
+    const int64_t d[1] = {16};
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_layer_norm(in[0], d, 1, m->p[0], m->p[1], 1e-5, &t[0]);
+    if (st == YG_OK)
+        st = yg_linear(t[0], m->p[2], m->p[3], &t[1]);
+    if (st == YG_OK)
+        st = yg_linear(t[0], m->p[4], m->p[5], &t[2]);
+    if (st == YG_OK)
+        st = yg_linear(t[0], m->p[6], m->p[7], &t[3]);
+    if (st == YG_OK)
+        st = yg_scaled_dot_product_attention(t[1], t[2], t[3], NULL, true, NULL, &t[4]);
+    if (st == YG_OK)
+        st = yg_linear(t[4], m->p[8], m->p[9], &t[5]);
+    if (st == YG_OK)
+        st = yg_add(in[0], t[5], 1, &t[6]);
+    if (st == YG_OK)
+        st = yg_layer_norm(t[6], d, 1, m->p[10], m->p[11], 1e-5, &t[7]);
+    if (st == YG_OK)
+        st = yg_linear(t[7], m->p[12], m->p[13], &t[8]);
+    if (st == YG_OK)
+        st = yg_gelu(t[8], &t[9]);
+    if (st == YG_OK)
+        st = yg_linear(t[9], m->p[14], m->p[15], &t[10]);
+    if (st == YG_OK)
+        st = yg_add(t[6], t[10], 1, &out[0]);
+    for (int i = 0; i < 12; i++)
+        yg_release(t[i]);
+    return st;
+}
+
+/* Sizes recorded at the traced batch that must follow another batch:
+ * view(x, [batch, 6]) -> linear -> times a [3] row expanded to
+ * [batch, 3] (broadcast fusion removes that expand) -> unsqueeze ->
+ * expand to [batch, 3, 2] (an Expand that keeps the batch dim) -> relu. */
+static yg_status
+reshape_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *t[6] = {NULL};
+    const int64_t b = yg_tensor_size(in[0], 0);
+    const int64_t vs[2] = {b, 6}, es[2] = {b, 3}, xs[3] = {b, 3, 2};
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_view(in[0], vs, 2, &t[0]);
+    if (st == YG_OK)
+        st = yg_linear(t[0], m->p[0], NULL, &t[1]);
+    if (st == YG_OK)
+        st = yg_expand(m->p[1], es, 2, &t[2]);
+    if (st == YG_OK)
+        st = yg_mul(t[1], t[2], &t[3]);
+    if (st == YG_OK)
+        st = yg_unsqueeze(t[3], 2, &t[4]);
+    if (st == YG_OK)
+        st = yg_expand(t[4], xs, 3, &t[5]);
+    if (st == YG_OK)
+        st = yg_relu(t[5], &out[0]);
+    for (int i = 0; i < 6; i++)
+        yg_release(t[i]);
+    return st;
+}
+
+/* conv 3x3 -> batch_norm (eval) -> relu -> max_pool 2 -> flatten -> linear */
+static yg_status
+cnn_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *t[5] = {NULL};
+    const int64_t one[2] = {1, 1}, k2[2] = {2, 2};
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_conv2d(in[0], m->p[0], m->p[1], one, 2, one, 2, one, 2, 1, &t[0]);
+    if (st == YG_OK)
+        st = yg_batch_norm(t[0], m->p[2], m->p[3], m->p[4], m->p[5], false, 0.1, 1e-5, &t[1]);
+    if (st == YG_OK)
+        st = yg_relu(t[1], &t[2]);
+    if (st == YG_OK)
+        st = yg_max_pool2d(t[2], k2, 2, NULL, 0, (const int64_t[]){0}, 1, one, 1, false, &t[3]);
+    if (st == YG_OK)
+        st = yg_flatten(t[3], 1, -1, &t[4]);
+    if (st == YG_OK)
+        st = yg_linear(t[4], m->p[6], m->p[7], &out[0]);
+    for (int i = 0; i < 5; i++)
+        yg_release(t[i]);
+    return st;
+}
+
+/* Traces m on inputs made at batch b_trace, exports it with input and
+ * output names and a dynamic batch axis on every input and output, and
+ * writes the case at batch b_run. */
+static void export_model(model *m,
+                         const int64_t (*in_sizes)[4],
+                         const int64_t *in_ndim,
+                         int n_in,
+                         const char *const *in_names,
+                         const char *const *out_names,
+                         int n_out,
+                         int64_t b_trace,
+                         int64_t b_run,
+                         const yg_trace_options *topt) {
+    yg_tensor *ins[4] = {NULL}, *run_ins[4] = {NULL}, *outs[4] = {NULL};
+    yg_trace_result *r = NULL;
+    yg_onnx_dynamic_axis axes[8];
+    int n_axes = 0;
+
+    for (int i = 0; i < n_in; i++) {
+        int64_t s[4];
+        memcpy(s, in_sizes[i], sizeof s);
+        s[0] = b_trace;
+        ins[i] = yg_test_rand(YG_FLOAT32, s, in_ndim[i], -1, 1, 7 + (uint64_t)i);
+        s[0] = b_run;
+        run_ins[i] = yg_test_rand(YG_FLOAT32, s, in_ndim[i], -1, 1, 70 + (uint64_t)i);
+        axes[n_axes++] = (yg_onnx_dynamic_axis){false, i, 0, "batch"};
+    }
+    for (int i = 0; i < n_out; i++)
+        axes[n_axes++] = (yg_onnx_dynamic_axis){true, i, 0, "batch"};
+    YG_CHECK(yg_trace(m->fn, m, ins, n_in, n_out, topt, &r));
+    yg_onnx_options o = {.input_names = in_names,
+                         .n_input_names = n_in,
+                         .output_names = out_names,
+                         .n_output_names = n_out,
+                         .dynamic_axes = axes,
+                         .n_dynamic_axes = n_axes,
+                         .doc_string = m->name};
+    YG_CHECK(yg_onnx_export(r->graph, r->params, r->n_params, &o, path_of(m->name, ".onnx")));
+    YG_CHECK(m->fn(m, run_ins, n_in, outs, n_out));
+    write_case(m->name, in_names, run_ins, n_in, out_names, outs, n_out);
+    yg_trace_result_release(r);
+    for (int i = 0; i < 4; i++) {
+        yg_release(ins[i]);
+        yg_release(run_ins[i]);
+        yg_release(outs[i]);
+    }
+}
+
+static void test_export_mlp(void **state) {
+    (void)state;
+    model m = {.name = "mlp", .fn = mlp_fn};
+    param(&m, (const int64_t[]){16, 4}, 2, -0.5, 0.5);
+    param(&m, (const int64_t[]){16}, 1, -0.1, 0.1);
+    param(&m, (const int64_t[]){3, 16}, 2, -0.5, 0.5);
+    param(&m, (const int64_t[]){3}, 1, -0.1, 0.1);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 4}},
+                 (const int64_t[]){2},
+                 1,
+                 (const char *const[]){"x"},
+                 (const char *const[]){"logits"},
+                 1,
+                 5,
+                 7,
+                 NULL);
+    model_free(&m);
+}
+
+static void test_export_lstm_cell(void **state) {
+    (void)state;
+    model m = {.name = "lstm_cell", .fn = lstm_fn};
+    param(&m, (const int64_t[]){64, 8}, 2, -0.3, 0.3);
+    param(&m, (const int64_t[]){64, 16}, 2, -0.3, 0.3);
+    param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
+    param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 8}, {0, 16}, {0, 16}},
+                 (const int64_t[]){2, 2, 2},
+                 3,
+                 (const char *const[]){"x", "h", "c"},
+                 (const char *const[]){"hy", "cy"},
+                 2,
+                 3,
+                 20,
+                 NULL);
+    model_free(&m);
+}
+
+/* Traced through the composite: t, mm, add and the fused
+ * lstm_cell_gates; the peephole folds the projections back into linear. */
+static void test_export_lstm_cell_traced_through_composites(void **state) {
+    (void)state;
+    model m = {.name = "lstm_cell_parts", .fn = lstm_fn};
+    const yg_trace_options topt = {.trace_through_composites = true};
+    param(&m, (const int64_t[]){64, 8}, 2, -0.3, 0.3);
+    param(&m, (const int64_t[]){64, 16}, 2, -0.3, 0.3);
+    param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
+    param(&m, (const int64_t[]){64}, 1, -0.1, 0.1);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 8}, {0, 16}, {0, 16}},
+                 (const int64_t[]){2, 2, 2},
+                 3,
+                 (const char *const[]){"x", "h", "c"},
+                 (const char *const[]){"hy", "cy"},
+                 2,
+                 3,
+                 11,
+                 &topt);
+    model_free(&m);
+}
+
+static void test_export_view_and_expand_follow_a_dynamic_batch(void **state) {
+    (void)state;
+    model m = {.name = "reshape", .fn = reshape_fn};
+    param(&m, (const int64_t[]){3, 6}, 2, -0.5, 0.5);
+    param(&m, (const int64_t[]){3}, 1, 0.5, 1.5);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 2, 3}},
+                 (const int64_t[]){3},
+                 1,
+                 (const char *const[]){"x"},
+                 (const char *const[]){"y"},
+                 1,
+                 4,
+                 9,
+                 NULL);
+    model_free(&m);
+}
+
+static void test_export_gru_cell(void **state) {
+    (void)state;
+    model m = {.name = "gru_cell", .fn = gru_fn};
+    param(&m, (const int64_t[]){48, 8}, 2, -0.3, 0.3);
+    param(&m, (const int64_t[]){48, 16}, 2, -0.3, 0.3);
+    param(&m, (const int64_t[]){48}, 1, -0.1, 0.1);
+    param(&m, (const int64_t[]){48}, 1, -0.1, 0.1);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 8}, {0, 16}},
+                 (const int64_t[]){2, 2},
+                 2,
+                 (const char *const[]){"x", "h"},
+                 (const char *const[]){"hy"},
+                 1,
+                 4,
+                 9,
+                 NULL);
+    model_free(&m);
+}
+
+static void test_export_transformer_block(void **state) {
+    (void)state;
+    model m = {.name = "transformer_block", .fn = block_fn};
+    const int64_t d[1] = {16}, dd[2] = {16, 16}, up[2] = {64, 16}, down[2] = {16, 64},
+                  up_b[1] = {64};
+    param(&m, d, 1, 0.8, 1.2); /* ln1 weight, bias */
+    param(&m, d, 1, -0.1, 0.1);
+    for (int i = 0; i < 4; i++) { /* q, k, v, out projections */
+        param(&m, dd, 2, -0.3, 0.3);
+        param(&m, d, 1, -0.1, 0.1);
+    }
+    param(&m, d, 1, 0.8, 1.2); /* ln2 */
+    param(&m, d, 1, -0.1, 0.1);
+    param(&m, up, 2, -0.3, 0.3);
+    param(&m, up_b, 1, -0.1, 0.1);
+    param(&m, down, 2, -0.2, 0.2);
+    param(&m, d, 1, -0.1, 0.1);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 6, 16}},
+                 (const int64_t[]){3},
+                 1,
+                 (const char *const[]){"x"},
+                 (const char *const[]){"y"},
+                 1,
+                 2,
+                 3,
+                 NULL);
+    model_free(&m);
+}
+
+static void test_export_cnn(void **state) {
+    (void)state;
+    model m = {.name = "cnn", .fn = cnn_fn};
+    const int64_t c[1] = {4};
+    param(&m, (const int64_t[]){4, 1, 3, 3}, 4, -0.5, 0.5);
+    param(&m, c, 1, -0.1, 0.1);
+    param(&m, c, 1, 0.8, 1.2);  /* bn weight */
+    param(&m, c, 1, -0.1, 0.1); /* bn bias */
+    param(&m, c, 1, -0.2, 0.2); /* running mean */
+    param(&m, c, 1, 0.5, 1.5);  /* running var */
+    param(&m, (const int64_t[]){10, 64}, 2, -0.2, 0.2);
+    param(&m, (const int64_t[]){10}, 1, -0.1, 0.1);
+    export_model(&m,
+                 (const int64_t[][4]){{0, 1, 8, 8}},
+                 (const int64_t[]){4},
+                 1,
+                 (const char *const[]){"image"},
+                 (const char *const[]){"logits"},
+                 1,
+                 2,
+                 5,
+                 NULL);
+    model_free(&m);
+}
+
+/* ---- one small graph per exportable op ---- */
+
+#define F34      "Tensor(dtype=float32, sizes=[3, 4])"
+#define B34      "Tensor(dtype=bool, sizes=[3, 4])"
+#define G1(call) "graph(%a : " F34 "):\n  %y : Tensor = " call "(%a)\n  return (%y)\n"
+#define G2(call)                                                                                   \
+    "graph(%a : " F34 ", %b : " F34 "):\n  %y : Tensor = " call "(%a, %b)\n  return (%y)\n"
+#define GB2(call)                                                                                  \
+    "graph(%a : " B34 ", %b : " B34 "):\n  %y : Tensor = " call "(%a, %b)\n  return (%y)\n"
+#define GS(sizes, call)                                                                            \
+    "graph(%a : Tensor(dtype=float32, sizes=" sizes ")):\n  %y : Tensor = " call "(%a)\n"          \
+    "  return (%y)\n"
+
+typedef struct sym_case {
+    const char *op;      /* the op table name the case covers */
+    const char *text;    /* the graph */
+    bool positive;       /* float inputs in [0.5, 1.5) instead of [-1, 1) */
+    int64_t index_bound; /* int64 inputs take values in [0, index_bound) */
+} sym_case;
+
+static const sym_case sym_cases[] = {
+    {"add", G2("add[alpha=1]"), false, 0},
+    {"sub", G2("sub[alpha=1]"), false, 0},
+    {"mul", G2("mul"), false, 0},
+    {"div", G2("div"), true, 0},
+    {"mul.Scalar", G1("mul.Scalar[other=2.5]"), false, 0},
+    {"div.Scalar", G1("div.Scalar[other=2.0]"), false, 0},
+    {"add.Scalar", G1("add.Scalar[alpha=1, other=1.5]"), false, 0},
+    {"sub.Scalar", G1("sub.Scalar[alpha=1, other=0.5]"), false, 0},
+    {"rsub.Scalar", G1("rsub.Scalar[alpha=1, other=1.0]"), false, 0},
+    {"maximum", G2("maximum"), false, 0},
+    {"minimum", G2("minimum"), false, 0},
+    {"pow.Tensor", G2("pow.Tensor"), true, 0},
+    {"where",
+     "graph(%c : " B34 ", %a : " F34 ", %b : " F34 "):\n  %y : Tensor = where(%c, %a, %b)\n"
+     "  return (%y)\n",
+     false,
+     0},
+    {"where.ScalarOther",
+     "graph(%c : " B34 ", %a : " F34 "):\n  %y : Tensor = where.ScalarOther[other=0.5](%c, %a)\n"
+     "  return (%y)\n",
+     false,
+     0},
+    {"where.ScalarSelf",
+     "graph(%c : " B34 ", %b : " F34 "):\n  %y : Tensor = where.ScalarSelf[self=0.5](%c, %b)\n"
+     "  return (%y)\n",
+     false,
+     0},
+    {"masked_fill",
+     "graph(%a : " F34 ", %m : " B34 "):\n  %y : Tensor = masked_fill[value=-1.0](%a, %m)\n"
+     "  return (%y)\n",
+     false,
+     0},
+    {"eq", G2("eq"), false, 0},
+    {"ne", G2("ne"), false, 0},
+    {"lt", G2("lt"), false, 0},
+    {"le", G2("le"), false, 0},
+    {"gt", G2("gt"), false, 0},
+    {"ge", G2("ge"), false, 0},
+    {"eq.Scalar", G1("eq.Scalar[other=0.0]"), false, 0},
+    {"ne.Scalar", G1("ne.Scalar[other=0.0]"), false, 0},
+    {"lt.Scalar", G1("lt.Scalar[other=0.1]"), false, 0},
+    {"le.Scalar", G1("le.Scalar[other=0.1]"), false, 0},
+    {"gt.Scalar", G1("gt.Scalar[other=0.1]"), false, 0},
+    {"ge.Scalar", G1("ge.Scalar[other=0.1]"), false, 0},
+    {"logical_and", GB2("logical_and"), false, 0},
+    {"logical_or", GB2("logical_or"), false, 0},
+    {"logical_xor", GB2("logical_xor"), false, 0},
+    {"logical_not",
+     "graph(%a : " B34 "):\n  %y : Tensor = logical_not(%a)\n  return (%y)\n",
+     false,
+     0},
+    {"neg", G1("neg"), false, 0},
+    {"exp", G1("exp"), false, 0},
+    {"log", G1("log"), true, 0},
+    {"sqrt", G1("sqrt"), true, 0},
+    {"pow", G1("pow[exponent=2.0]"), true, 0},
+    {"abs", G1("abs"), false, 0},
+    {"sign", G1("sign"), false, 0},
+    {"reciprocal", G1("reciprocal"), true, 0},
+    {"tanh", G1("tanh"), false, 0},
+    {"sin", G1("sin"), false, 0},
+    {"cos", G1("cos"), false, 0},
+    {"tan", G1("tan"), false, 0},
+    {"erf", G1("erf"), false, 0},
+    {"sigmoid", G1("sigmoid"), false, 0},
+    {"relu", G1("relu"), false, 0},
+    {"gelu", G1("gelu"), false, 0},
+    {"silu", G1("silu"), false, 0},
+    {"elu", G1("elu[alpha=1.0]"), false, 0},
+    {"leaky_relu", G1("leaky_relu[negative_slope=0.1]"), false, 0},
+    {"softplus", G1("softplus[beta=1, threshold=20]"), false, 0},
+    {"hardtanh", G1("hardtanh[max_val=0.5, min_val=-0.5]"), false, 0},
+    {"clamp", G1("clamp[max=0.4, min=-0.3]"), false, 0},
+    {"clamp_min", G1("clamp_min[min=0.1]"), false, 0},
+    {"clamp_max", G1("clamp_max[max=0.2]"), false, 0},
+    {"floor", G1("floor"), false, 0},
+    {"ceil", G1("ceil"), false, 0},
+    {"round", G1("round"), false, 0},
+    {"sum", G1("sum"), false, 0},
+    {"sum.dim", G1("sum.dim[dim=[1], keepdim=0]"), false, 0},
+    {"mean", G1("mean"), false, 0},
+    {"mean.dim", G1("mean.dim[dim=[0], keepdim=1]"), false, 0},
+    {"prod", G1("prod"), true, 0},
+    {"prod.dim", G1("prod.dim[dim=[1], keepdim=0]"), true, 0},
+    {"amax", G1("amax[dim=[1], keepdim=0]"), false, 0},
+    {"amin", G1("amin[dim=[0], keepdim=1]"), false, 0},
+    {"max", G1("max"), false, 0},
+    {"min", G1("min"), false, 0},
+    {"argmax.dim", G1("argmax.dim[dim=1, keepdim=0]"), false, 0},
+    {"argmin.dim", G1("argmin.dim[dim=0, keepdim=1]"), false, 0},
+    {"logsumexp", G1("logsumexp[dim=[1], keepdim=0]"), false, 0},
+    {"softmax", G1("softmax[dim=1]"), false, 0},
+    {"log_softmax", G1("log_softmax[dim=1]"), false, 0},
+    {"mm",
+     "graph(%a : " F34 ", %b : Tensor(dtype=float32, sizes=[4, 5])):\n"
+     "  %y : Tensor = mm(%a, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"bmm",
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 4]), %b : Tensor(dtype=float32, sizes=[2, 4, "
+     "5])):\n"
+     "  %y : Tensor = bmm(%a, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"matmul",
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 4]), %b : Tensor(dtype=float32, sizes=[4, "
+     "5])):\n"
+     "  %y : Tensor = matmul(%a, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"dot",
+     "graph(%a : Tensor(dtype=float32, sizes=[4]), %b : Tensor(dtype=float32, sizes=[4])):\n"
+     "  %y : Tensor = dot(%a, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"mv",
+     "graph(%a : " F34 ", %b : Tensor(dtype=float32, sizes=[4])):\n"
+     "  %y : Tensor = mv(%a, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"addmm",
+     "graph(%s : Tensor(dtype=float32, sizes=[3, 5]), %a : " F34
+     ", %b : Tensor(dtype=float32, sizes=[4, 5])):\n"
+     "  %y : Tensor = addmm[alpha=0.5, beta=2.0](%s, %a, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"linear",
+     "graph(%a : " F34
+     ", %w : Tensor(dtype=float32, sizes=[5, 4]), %b : Tensor(dtype=float32, sizes=[5])):\n"
+     "  %y : Tensor = linear(%a, %w, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"t", G1("t"), false, 0},
+    {"transpose", GS("[2, 3, 4]", "transpose[dim0=0, dim1=-1]"), false, 0},
+    {"permute", GS("[2, 3, 4]", "permute[dims=[2, 0, 1]]"), false, 0},
+    {"view", G1("view[size=[2, -1]]"), false, 0},
+    {"reshape", G1("reshape[shape=[4, 3]]"), false, 0},
+    {"expand", GS("[3, 1]", "expand[size=[2, -1, 4]]"), false, 0},
+    {"unsqueeze", G1("unsqueeze[dim=1]"), false, 0},
+    {"squeeze", GS("[3, 1, 4]", "squeeze"), false, 0},
+    {"squeeze.dim", GS("[3, 1, 4]", "squeeze.dim[dim=1]"), false, 0},
+    {"flatten", GS("[2, 3, 2, 2]", "flatten[end_dim=-1, start_dim=1]"), false, 0},
+    {"clone", G1("clone"), false, 0},
+    {"contiguous", G1("contiguous"), false, 0},
+    {"select", G1("select[dim=1, index=-1]"), false, 0},
+    {"slice", G1("slice[dim=1, end=4, start=1, step=2]"), false, 0},
+    {"narrow", G1("narrow[dim=0, length=2, start=-2]"), false, 0},
+    {"cat", G2("cat[dim=1]"), false, 0},
+    {"stack", G2("stack[dim=-1]"), false, 0},
+    {"split",
+     "graph(%a : " F34 "):\n  %y0 : Tensor, %y1 : Tensor = split[dim=1, split_size=3](%a)\n"
+     "  return (%y0, %y1)\n",
+     false,
+     0},
+    {"split_with_sizes",
+     "graph(%a : " F34 "):\n"
+     "  %y0 : Tensor, %y1 : Tensor = split_with_sizes[dim=0, split_sizes=[1, 2]](%a)\n"
+     "  return (%y0, %y1)\n",
+     false,
+     0},
+    {"chunk",
+     "graph(%a : " F34 "):\n  %y0 : Tensor, %y1 : Tensor = chunk[chunks=2, dim=1](%a)\n"
+     "  return (%y0, %y1)\n",
+     false,
+     0},
+    {"index_select",
+     "graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[2])):\n"
+     "  %y : Tensor = index_select[dim=1](%a, %i)\n  return (%y)\n",
+     false,
+     4},
+    {"index",
+     "graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[2, 2])):\n"
+     "  %n : None = prim::None()\n"
+     "  %y : Tensor = index(%a, %n, %i)\n  return (%y)\n",
+     false,
+     4},
+    {"gather",
+     "graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[3, 2])):\n"
+     "  %y : Tensor = gather[dim=1](%a, %i)\n  return (%y)\n",
+     false,
+     4},
+    {"embedding",
+     "graph(%w : Tensor(dtype=float32, sizes=[5, 4]), %i : Tensor(dtype=int64, sizes=[2, 3])):\n"
+     "  %y : Tensor = embedding[padding_idx=-1](%w, %i)\n  return (%y)\n",
+     false,
+     5},
+    {"layer_norm",
+     "graph(%a : " F34
+     ", %w : Tensor(dtype=float32, sizes=[4]), %b : Tensor(dtype=float32, sizes=[4])):\n"
+     "  %y : Tensor = layer_norm[eps=1e-05, normalized_shape=[4]](%a, %w, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"group_norm",
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 4, 3]), %w : Tensor(dtype=float32, sizes=[4]),"
+     " %b : Tensor(dtype=float32, sizes=[4])):\n"
+     "  %y : Tensor = group_norm[eps=1e-05, num_groups=2](%a, %w, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"batch_norm",
+     "graph(%a : " F34
+     ", %w : Tensor(dtype=float32, sizes=[4]), %b : Tensor(dtype=float32, sizes=[4]),"
+     " %m : Tensor(dtype=float32, sizes=[4]), %v : Tensor(dtype=float32, sizes=[4])):\n"
+     "  %y : Tensor = batch_norm[eps=1e-05, momentum=0.1, training=0](%a, %w, %b, %m, %v)\n"
+     "  return (%y)\n",
+     true,
+     0},
+    {"dropout", G1("dropout[p=0.5, train=0]"), false, 0},
+    {"to.dtype", G1("to.dtype[copy=0, dtype=1]"), false, 0},
+    {"to_copy", G1("to_copy[dtype=1]"), false, 0},
+    {"type_as",
+     "graph(%a : " F34 ", %b : Tensor(dtype=float64, sizes=[2])):\n"
+     "  %y : Tensor = type_as(%a, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"conv1d",
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 8]), %w : Tensor(dtype=float32, sizes=[4, 3, "
+     "3])):\n"
+     "  %n : None = prim::None()\n"
+     "  %y : Tensor = conv1d[dilation=[1], groups=1, padding=[1], stride=[2]](%a, %w, %n)\n"
+     "  return (%y)\n",
+     false,
+     0},
+    {"conv2d",
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 5, 5]), %w : Tensor(dtype=float32, sizes=[4, "
+     "1, 3, 3]),"
+     " %b : Tensor(dtype=float32, sizes=[4])):\n"
+     "  %y : Tensor = conv2d[dilation=[1, 1], groups=2, padding=[1, 0], stride=[1, 2]](%a, %w, "
+     "%b)\n"
+     "  return (%y)\n",
+     false,
+     0},
+    {"conv3d",
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 1, 4, 4, 4]), %w : Tensor(dtype=float32, "
+     "sizes=[2, 1, 2, 2, 2])):\n"
+     "  %n : None = prim::None()\n"
+     "  %y : Tensor = conv3d[dilation=[1, 1, 1], groups=1, padding=[0, 0, 0], stride=[1, 1, "
+     "1]](%a, %w, %n)\n"
+     "  return (%y)\n",
+     false,
+     0},
+    {"convolution",
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 5, 5]), %w : Tensor(dtype=float32, sizes=[3, "
+     "2, 3, 3]),"
+     " %b : Tensor(dtype=float32, sizes=[3])):\n"
+     "  %y : Tensor = convolution[dilation=[2, 1], groups=1, output_padding=[0, 0], padding=[1, 1],"
+     " stride=[1, 1], transposed=0](%a, %w, %b)\n"
+     "  return (%y)\n",
+     false,
+     0},
+    {"max_pool2d",
+     GS("[1, 2, 5, 5]", "max_pool2d[ceil_mode=1, kernel_size=[2, 2], stride=[2, 2]]"),
+     false,
+     0},
+    {"avg_pool2d",
+     GS("[1, 2, 5, 5]",
+        "avg_pool2d[count_include_pad=0, kernel_size=[3, 3], padding=[1, 1], stride=[2, 2]]"),
+     false,
+     0},
+    {"adaptive_avg_pool2d",
+     GS("[1, 2, 4, 6]", "adaptive_avg_pool2d[output_size=[2, 3]]"),
+     false,
+     0},
+    {"lstm_cell",
+     "graph(%x : Tensor(dtype=float32, sizes=[2, 3]), %h : Tensor(dtype=float32, sizes=[2, 4]),"
+     " %c : Tensor(dtype=float32, sizes=[2, 4]), %wi : Tensor(dtype=float32, sizes=[16, 3]),"
+     " %wh : Tensor(dtype=float32, sizes=[16, 4])):\n"
+     "  %n : None = prim::None()\n"
+     "  %hy : Tensor, %cy : Tensor = lstm_cell(%x, %h, %c, %wi, %wh, %n, %n)\n"
+     "  return (%hy, %cy)\n",
+     false,
+     0},
+    {"lstm_cell_gates",
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 8]), %b : Tensor(dtype=float32, sizes=[2, 8]),"
+     " %c : Tensor(dtype=float32, sizes=[2, 2])):\n"
+     "  %hy : Tensor, %cy : Tensor = lstm_cell_gates(%a, %b, %c)\n"
+     "  return (%hy, %cy)\n",
+     false,
+     0},
+    {"gru_cell",
+     "graph(%x : Tensor(dtype=float32, sizes=[3]), %h : Tensor(dtype=float32, sizes=[4]),"
+     " %wi : Tensor(dtype=float32, sizes=[12, 3]), %wh : Tensor(dtype=float32, sizes=[12, 4]),"
+     " %bi : Tensor(dtype=float32, sizes=[12]), %bh : Tensor(dtype=float32, sizes=[12])):\n"
+     "  %y : Tensor = gru_cell(%x, %h, %wi, %wh, %bi, %bh)\n"
+     "  return (%y)\n",
+     false,
+     0},
+    {"scaled_dot_product_attention",
+     "graph(%q : Tensor(dtype=float32, sizes=[2, 3, 4]), %k : Tensor(dtype=float32, sizes=[2, 5, "
+     "4]),"
+     " %v : Tensor(dtype=float32, sizes=[2, 5, 2]), %m : Tensor(dtype=bool, sizes=[3, 5])):\n"
+     "  %y : Tensor = scaled_dot_product_attention[is_causal=0, scale=0.7](%q, %k, %v, %m)\n"
+     "  return (%y)\n",
+     false,
+     0},
+};
+
+static void fill_bool(yg_tensor *t, uint64_t seed) {
+    uint8_t *d = yg_tensor_data(t);
+    for (int64_t i = 0; i < yg_tensor_numel(t); i++)
+        d[i] = (uint8_t)(((uint64_t)i * 7 + seed) % 3 != 0);
+}
+
+/* An input matching v's type. */
+static yg_tensor *input_for(const yg_ir_value *v, const sym_case *c, uint64_t seed) {
+    yg_ir_type t = yg_ir_value_type(v);
+    yg_tensor *x = NULL;
+    if (t.dtype == YG_FLOAT32)
+        return yg_test_rand(
+            YG_FLOAT32, t.sizes, t.ndim, c->positive ? 0.5 : -1, c->positive ? 1.5 : 1, seed);
+    YG_CHECK(yg_tensor_zeros(t.sizes, t.ndim, (yg_dtype)t.dtype, &x));
+    if (t.dtype == YG_BOOL) {
+        fill_bool(x, seed);
+    } else if (t.dtype == YG_INT64) {
+        int64_t *d = yg_tensor_data(x);
+        for (int64_t i = 0; i < yg_tensor_numel(x); i++)
+            d[i] = (int64_t)(((uint64_t)i * 3 + seed) % (uint64_t)c->index_bound);
+    } else if (t.dtype == YG_FLOAT64) {
+        double *d = yg_tensor_data(x);
+        for (int64_t i = 0; i < yg_tensor_numel(x); i++)
+            d[i] = 0.25 * (double)i;
+    }
+    return x;
+}
+
+static void case_name(const sym_case *c, char *buf, size_t n) {
+    snprintf(buf, n, "sym_%s", c->op);
+    for (char *p = buf; *p != '\0'; p++)
+        if (*p == '.')
+            *p = '_';
+}
+
+/* Exports one case: parses it, runs it with the interpreter (yagrad's
+ * eager ops) and writes the model and the case. */
+static void export_sym_case(const sym_case *c, FILE *manifest, FILE *manifest13, int *n13) {
+    yg_graph *g = NULL;
+    yg_tensor *ins[8] = {NULL}, *outs[4] = {NULL};
+    const char *in_names[8] = {NULL}, *out_names[4] = {NULL};
+    char name[128];
+    int n_in = 0, n_model = 0;
+
+    YG_CHECK(yg_graph_parse(c->text, (int64_t)strlen(c->text), &g));
+    int64_t n = yg_graph_num_inputs(g), n_out = yg_graph_num_outputs(g);
+    assert_true(n <= 8 && n_out <= 4);
+    for (int64_t i = 0; i < n; i++) {
+        ins[i] = input_for(yg_graph_input(g, i), c, 11 * (uint64_t)i + 3);
+        n_in++;
+    }
+    YG_CHECK(yg_graph_run(g, ins, n, outs, n_out));
+    /* Shape propagation has no rule for a few ops (conv1d, ...): give
+     * the outputs the types a trace would have recorded. */
+    for (int64_t i = 0; i < n_out; i++) {
+        yg_ir_type t = yg_ir_type_tensor();
+        t.dtype = (int32_t)yg_tensor_dtype(outs[i]);
+        t.device = (int32_t)yg_tensor_device(outs[i]);
+        t.ndim = (int32_t)yg_tensor_ndim(outs[i]);
+        for (int32_t d = 0; d < t.ndim; d++)
+            t.sizes[d] = yg_tensor_sizes(outs[i])[d];
+        YG_CHECK(yg_ir_value_set_type(yg_graph_output(g, i), &t));
+    }
+    case_name(c, name, sizeof name);
+    yg_status st = yg_onnx_export(g, NULL, 0, NULL, path_of(name, ".onnx"));
+    if (st != YG_OK)
+        fail_msg("%s: %s", c->op, yg_last_error());
+    for (int64_t i = 0; i < n; i++)
+        in_names[n_model++] = yg_ir_value_name(yg_graph_input(g, i));
+    for (int64_t i = 0; i < n_out; i++)
+        out_names[i] = yg_ir_value_name(yg_graph_output(g, i));
+    write_case(name, in_names, ins, n_model, out_names, outs, (int)n_out);
+    fprintf(manifest, "%s\n", name);
+    /* The same at opset 13, the lowest accepted: it exports, or fails
+     * only because an operator it needs is newer. */
+    yg_onnx_options o13 = {.opset = 13};
+    char name13[140];
+    snprintf(name13, sizeof name13, "%s_opset13", name);
+    st = yg_onnx_export(g, NULL, 0, &o13, path_of(name13, ".onnx"));
+    if (st == YG_OK) {
+        write_case(name13, in_names, ins, n_model, out_names, outs, (int)n_out);
+        fprintf(manifest13, "%s\n", name13);
+        (*n13)++;
+    } else {
+        YG_EXPECT_ERROR(st, YG_ERR_NOT_IMPLEMENTED, "needs opset", "exporting opset 13");
+        assert_false(file_exists(path_of(name13, ".onnx")));
+    }
+    for (int i = 0; i < n_in; i++)
+        yg_release(ins[i]);
+    for (int64_t i = 0; i < n_out; i++)
+        yg_release(outs[i]);
+    yg_graph_release(g);
+}
+
+static void test_every_exportable_op_has_a_case_that_exports(void **state) {
+    (void)state;
+    FILE *manifest = fopen(path_of("manifest", ".txt"), "w");
+    FILE *manifest13 = fopen(path_of("manifest_opset13", ".txt"), "w");
+    int n13 = 0;
+    const size_t n_cases = sizeof sym_cases / sizeof sym_cases[0];
+    assert_non_null(manifest);
+    assert_non_null(manifest13);
+    for (size_t k = 0; k < n_cases; k++)
+        export_sym_case(&sym_cases[k], manifest, manifest13, &n13);
+    assert_int_equal(fclose(manifest), 0);
+    assert_int_equal(fclose(manifest13), 0);
+    printf("%zu op cases exported at opset 17, %d of them at opset 13\n", n_cases, n13);
+    /* Each op with a symbolic has a case, so a new `onnx:` mapping is
+     * checked and run in onnxruntime as soon as it is written. */
+    for (int32_t i = 0; i < yg__onnx_symbolics_count; i++) {
+        const yg_onnx_symbolic *s = &yg__onnx_symbolics[i];
+        bool found = false;
+        for (size_t k = 0; k < sizeof sym_cases / sizeof sym_cases[0] && !found; k++)
+            found = strcmp(sym_cases[k].op, s->name) == 0;
+        if (s->fn != NULL && !found)
+            fail_msg("%s exports (%s) but tests/test_onnx.c has no sym_cases entry for it",
+                     s->name,
+                     s->onnx_op);
+    }
+}
+
+/* Lists the coverage: every op is exportable (generated or handwritten)
+ * or marked unsupported with a reason; none is left unmapped. */
+static void test_every_op_is_exportable_or_marked_unsupported(void **state) {
+    int generated = 0, custom = 0, unsupported = 0;
+    (void)state;
+    assert_int_equal(yg__onnx_symbolics_count, yg__ops_count);
+    for (int32_t i = 0; i < yg__onnx_symbolics_count; i++) {
+        const yg_onnx_symbolic *s = &yg__onnx_symbolics[i];
+        const char *op = NULL, *reason = NULL;
+        assert_string_equal(s->name, yg__ops[i].name);
+        bool ok = yg_onnx_op_exportable(s->name, &op, &reason);
+        if (ok && strcmp(op, "custom") == 0)
+            custom++;
+        else if (ok)
+            generated++;
+        else if (reason != NULL)
+            unsupported++;
+        else
+            fail_msg("%s has no onnx: key in specs/native_functions.yaml (map it, mark it custom "
+                     "or unsupported(\"why\"))",
+                     s->name);
+    }
+    printf("onnx coverage: %d ops: %d exportable (%d generated from the YAML, %d handwritten), "
+           "%d unsupported\n",
+           yg__ops_count,
+           generated + custom,
+           generated,
+           custom,
+           unsupported);
+    assert_int_equal(generated + custom + unsupported, yg__ops_count);
+    const char *op = NULL, *reason = NULL;
+    assert_false(yg_onnx_op_exportable("no_such_op", &op, &reason));
+    assert_null(op);
+    assert_string_equal(reason, "unknown op");
+}
+
+/* ---- failures ---- */
+
+static yg_graph *parse(const char *text) {
+    yg_graph *g = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    return g;
+}
+
+static void test_unsupported_op_names_node_op_and_reason_and_writes_nothing(void **state) {
+    (void)state;
+    yg_graph *g =
+        parse("graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[3, 4]), %s : " F34 "):\n"
+              "  %y : Tensor = scatter_add[dim=1](%a, %i, %s)\n  return (%y)\n");
+    const char *path = path_of("unsupported", ".onnx");
+    remove(path);
+    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, path),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "onnx_export: %y = scatter_add(%a, %i, %s): scatter_add: not exportable: ",
+                    "ScatterElements reduction=add");
+    assert_false(file_exists(path));
+    uint8_t *buf = (uint8_t *)1;
+    size_t len = 1;
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "scatter_add");
+    assert_null(buf);
+    assert_int_equal(len, 0);
+    yg_graph_release(g);
+}
+
+static void test_op_needing_a_higher_opset_fails_naming_it(void **state) {
+    (void)state;
+    yg_graph *g = parse("graph(%a : " F34 "):\n"
+                        "  %n : None = prim::None()\n"
+                        "  %y : Tensor = layer_norm[eps=1e-05, normalized_shape=[4]](%a, %n, %n)\n"
+                        "  return (%y)\n");
+    const char *path = path_of("low_opset", ".onnx");
+    remove(path);
+    yg_onnx_options o = {.opset = 13};
+    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, &o, path),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "layer_norm: needs opset 17 (LayerNormalization), exporting opset 13");
+    assert_false(file_exists(path));
+    o.opset = 17;
+    YG_CHECK(yg_onnx_export(g, NULL, 0, &o, path));
+    assert_true(file_exists(path));
+    yg_graph_release(g);
+}
+
+static void test_opset_outside_13_to_17_is_refused(void **state) {
+    (void)state;
+    yg_graph *g = parse(G1("relu"));
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    yg_onnx_options o = {.opset = 12};
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "onnx_export: opset 12 is not supported (accepted: 13 to 17)");
+    o.opset = 18;
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "opset 18 is not supported");
+    o.opset = 13;
+    YG_CHECK(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len));
+    assert_non_null(buf);
+    assert_true(len > 0);
+    yg_onnx_buffer_release(buf);
+    yg_graph_release(g);
+}
+
+static void test_unwritable_path_is_an_io_error_and_leaves_no_file(void **state) {
+    (void)state;
+    yg_graph *g = parse(G1("relu"));
+    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, "/nonexistent-yagrad-dir/m.onnx"),
+                    YG_ERR_IO,
+                    "onnx_export: cannot create '/nonexistent-yagrad-dir/m.onnx.tmp.",
+                    "No such file or directory");
+    assert_false(file_exists("/nonexistent-yagrad-dir"));
+    /* A directory as the path: the temporary is written, the rename
+     * fails, and the temporary is removed. */
+    const char *dir = path_of("a_directory", "");
+    mkdir(dir, 0755);
+    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, dir), YG_ERR_IO, "cannot write", dir);
+    yg_graph_release(g);
+}
+
+static void test_failed_export_leaves_an_existing_file_unchanged(void **state) {
+    (void)state;
+    const char *path = path_of("keep", ".onnx");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("old", f);
+    fclose(f);
+    yg_graph *g =
+        parse("graph(%a : " F34 "):\n  %y : Tensor = cumprod[dim=1](%a)\n  return (%y)\n");
+    YG_EXPECT_ERROR(yg_onnx_export(g, NULL, 0, NULL, path),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "cumprod: not exportable: ONNX has no cumulative product operator");
+    char buf[16] = {0};
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "old");
+    yg_graph_release(g);
+}
+
+static void test_where_guard_refuses_values_the_mapping_cannot_express(void **state) {
+    (void)state;
+    yg_graph *g = parse(G2("add[alpha=2]"));
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    YG_EXPECT_ERROR(
+        yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+        YG_ERR_NOT_IMPLEMENTED,
+        "onnx_export: %y = add(%a, %b): add: argument 'alpha' must be 1 to export (got 2)");
+    yg_graph_release(g);
+    g = parse(G1("dropout[p=0.5, train=1]"));
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "dropout: train=1 drops at random; export in eval mode");
+    yg_graph_release(g);
+}
+
+static void test_index_with_two_index_tensors_or_a_mask_is_refused(void **state) {
+    (void)state;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    yg_graph *g = parse("graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[2]),"
+                        " %j : Tensor(dtype=int64, sizes=[2])):\n"
+                        "  %y : Tensor = index(%a, %i, %j)\n  return (%y)\n");
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "%y = index(%a, %i, %j): index: more than one index tensor needs GatherND");
+    yg_graph_release(g);
+    g = parse("graph(%a : " F34 ", %m : Tensor(dtype=bool, sizes=[3])):\n"
+              "  %y : Tensor = index(%a, %m)\n  return (%y)\n");
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "index 0 is not an int64 or int32 tensor (a boolean mask's result size");
+    assert_null(buf);
+    yg_graph_release(g);
+}
+
+static void test_result_dtype_onnx_would_not_compute_is_refused(void **state) {
+    (void)state;
+    /* yagrad sums bools to int64; ONNX ReduceSum keeps its input's type
+     * (and has no bool), so the mapping must not be applied blindly. */
+    yg_graph *g = parse("graph(%a : " B34 "):\n"
+                        "  %y : Tensor(dtype=int64, sizes=[]) = sum(%a)\n  return (%y)\n");
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "onnx_export: %y = sum(%a): sum: the result is int64 but ONNX ReduceSum "
+                    "computes in the type of input 0 (bool)");
+    assert_null(buf);
+    yg_graph_release(g);
+}
+
+static void test_bad_arguments_are_refused(void **state) {
+    (void)state;
+    yg_graph *g = parse("graph(%a : " F34 ", param %w : " F34 "):\n"
+                        "  %y : Tensor = mul(%a, %w)\n  return (%y)\n");
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    YG_EXPECT_ERROR(yg_onnx_export(NULL, NULL, 0, NULL, "x.onnx"),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "onnx_export: graph is NULL");
+    YG_EXPECT_ERROR(
+        yg_onnx_export(g, NULL, 0, NULL, NULL), YG_ERR_INVALID_ARGUMENT, "path is NULL");
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, NULL, &len),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "out or out_len is NULL");
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, NULL, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "the graph has 1 parameter inputs, got 0 params");
+    yg_tensor *w = yg_test_rand(YG_FLOAT32, (const int64_t[]){4, 3}, 2, -1, 1, 1);
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, &w, 1, NULL, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "param %w: sizes [4, 3] do not match the input's type");
+    const char *names[] = {"bad name"};
+    yg_onnx_options o = {.params_as_inputs = true, .input_names = names, .n_input_names = 1};
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "input name 0 'bad name' is malformed");
+    yg_onnx_dynamic_axis ax = {false, 0, 5, "batch"};
+    yg_onnx_options o2 = {.params_as_inputs = true, .dynamic_axes = &ax, .n_dynamic_axes = 1};
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o2, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "dynamic axis 5 of input 0 %a out of range (rank 2)");
+    ax = (yg_onnx_dynamic_axis){false, 0, 0, "9batch"};
+    YG_EXPECT_ERROR(yg_onnx_export_to_buffer(g, NULL, 0, &o2, &buf, &len),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "malformed name '9batch'");
+    /* params as model inputs: the export needs no tensors */
+    o2.n_dynamic_axes = 0;
+    YG_CHECK(yg_onnx_export_to_buffer(g, NULL, 0, &o2, &buf, &len));
+    yg_onnx_buffer_release(buf);
+    yg_release(w);
+    yg_graph_release(g);
+}
+
+/* ---- what the options put into the model ---- */
+
+static Onnx__ModelProto *export_and_unpack(const yg_graph *g,
+                                           yg_tensor *const *params,
+                                           int64_t n_params,
+                                           const yg_onnx_options *o) {
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    YG_CHECK(yg_onnx_export_to_buffer(g, params, n_params, o, &buf, &len));
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+    assert_non_null(m);
+    yg_onnx_buffer_release(buf);
+    return m;
+}
+
+static void test_options_reach_the_model(void **state) {
+    (void)state;
+    yg_graph *g = parse("graph(%a : " F34 ", param %w : " F34 "):\n"
+                        "  %y : Tensor = mul(%a, %w)\n  return (%y)\n");
+    const double wv[12] = {1, -2, 3.5, 4, 5, 6, 7, 8, 9, 10, 11, -0.25};
+    yg_tensor *w = yg_test_tensor(YG_FLOAT32, (const int64_t[]){3, 4}, 2, wv);
+    yg_onnx_dynamic_axis ax[2] = {{false, 0, 0, "batch"}, {true, 0, 0, "batch"}};
+    yg_onnx_summary sum = {0};
+    yg_onnx_options o = {.opset = 15,
+                         .input_names = (const char *const[]){"features"},
+                         .n_input_names = 1,
+                         .output_names = (const char *const[]){"scores"},
+                         .n_output_names = 1,
+                         .dynamic_axes = ax,
+                         .n_dynamic_axes = 2,
+                         .producer_name = "test",
+                         .producer_version = "9.9",
+                         .doc_string = "a doc",
+                         .summary = &sum};
+    Onnx__ModelProto *m = export_and_unpack(g, &w, 1, &o);
+    assert_int_equal(m->ir_version, 8);
+    assert_int_equal(m->n_opset_import, 1);
+    assert_string_equal(m->opset_import[0]->domain, "");
+    assert_int_equal(m->opset_import[0]->version, 15);
+    assert_string_equal(m->producer_name, "test");
+    assert_string_equal(m->producer_version, "9.9");
+    assert_string_equal(m->doc_string, "a doc");
+    Onnx__GraphProto *gp = m->graph;
+    assert_int_equal(gp->n_input, 1);
+    assert_string_equal(gp->input[0]->name, "features");
+    Onnx__TensorShapeProto *sh = gp->input[0]->type->tensor_type->shape;
+    assert_int_equal(sh->n_dim, 2);
+    assert_string_equal(sh->dim[0]->dim_param, "batch");
+    assert_int_equal(sh->dim[1]->dim_value, 4);
+    assert_int_equal(gp->n_output, 1);
+    assert_string_equal(gp->output[0]->name, "scores");
+    assert_string_equal(gp->output[0]->type->tensor_type->shape->dim[0]->dim_param, "batch");
+    /* The parameter is an initializer: float32, its sizes, raw
+     * little-endian bytes equal to the tensor's. */
+    assert_int_equal(gp->n_initializer, 1);
+    Onnx__TensorProto *t = gp->initializer[0];
+    assert_string_equal(t->name, "w");
+    assert_int_equal(t->data_type, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT);
+    assert_int_equal(t->n_dims, 2);
+    assert_int_equal(t->dims[0], 3);
+    assert_int_equal(t->dims[1], 4);
+    assert_int_equal(t->raw_data.len, 12 * sizeof(float));
+    assert_memory_equal(t->raw_data.data, yg_tensor_data(w), 12 * sizeof(float));
+    assert_int_equal(gp->n_node, 1);
+    assert_string_equal(gp->node[0]->op_type, "Mul");
+    assert_int_equal(sum.opset, 15);
+    assert_int_equal(sum.n_nodes, 1);
+    assert_int_equal(sum.n_initializers, 1);
+    assert_int_equal(sum.n_inputs, 1);
+    onnx__model_proto__free_unpacked(m, NULL);
+    /* With params_as_inputs the parameter is a model input instead. */
+    yg_onnx_options o2 = {.params_as_inputs = true};
+    m = export_and_unpack(g, NULL, 0, &o2);
+    assert_int_equal(m->opset_import[0]->version, 17);
+    assert_string_equal(m->producer_name, "yagrad");
+    assert_int_equal(m->graph->n_input, 2);
+    assert_string_equal(m->graph->input[1]->name, "w");
+    assert_int_equal(m->graph->n_initializer, 0);
+    onnx__model_proto__free_unpacked(m, NULL);
+    yg_release(w);
+    yg_graph_release(g);
+}
+
+static void test_output_that_is_an_input_gets_an_identity_with_its_name(void **state) {
+    (void)state;
+    /* clone is bypassed by the peephole, making the output %a itself. */
+    yg_graph *g = parse(G1("clone"));
+    Onnx__ModelProto *m = export_and_unpack(g, NULL, 0, NULL);
+    assert_int_equal(m->graph->n_node, 1);
+    assert_string_equal(m->graph->node[0]->op_type, "Identity");
+    assert_string_equal(m->graph->node[0]->input[0], "a");
+    assert_string_equal(m->graph->output[0]->name, "y");
+    onnx__model_proto__free_unpacked(m, NULL);
+    yg_graph_release(g);
+}
+
+/* ---- timing (reported, never asserted) ---- */
+
+static double seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One step of an LSTM language model: embedding, two lstm_cells, a
+ * decoder; the state of both layers starts from the same h, c inputs. */
+static yg_status
+lm_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *e = NULL, *h1 = NULL, *c1 = NULL, *h2 = NULL, *c2 = NULL;
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_embedding(m->p[0], in[0], -1, &e);
+    if (st == YG_OK)
+        st = yg_lstm_cell(e, in[1], in[2], m->p[1], m->p[2], m->p[3], m->p[4], &h1, &c1);
+    if (st == YG_OK)
+        st = yg_lstm_cell(h1, in[1], in[2], m->p[5], m->p[6], m->p[7], m->p[8], &h2, &c2);
+    if (st == YG_OK)
+        st = yg_linear(h2, m->p[9], m->p[10], &out[0]);
+    yg_release(e);
+    yg_release(h1);
+    yg_release(c1);
+    yg_release(h2);
+    yg_release(c2);
+    return st;
+}
+
+/* Exports the LM with vocabulary V and hidden size H five times and
+ * prints the best time (a figure for the report, never asserted). */
+static void time_lm_export(int64_t V, int64_t H) {
+    model m = {.name = "lstm_lm", .fn = lm_fn};
+    param(&m, (const int64_t[]){V, H}, 2, -0.1, 0.1);
+    for (int l = 0; l < 2; l++) {
+        param(&m, (const int64_t[]){4 * H, H}, 2, -0.05, 0.05);
+        param(&m, (const int64_t[]){4 * H, H}, 2, -0.05, 0.05);
+        param(&m, (const int64_t[]){4 * H}, 1, -0.05, 0.05);
+        param(&m, (const int64_t[]){4 * H}, 1, -0.05, 0.05);
+    }
+    param(&m, (const int64_t[]){V, H}, 2, -0.1, 0.1);
+    param(&m, (const int64_t[]){V}, 1, -0.1, 0.1);
+    int64_t n_params = 0;
+    for (int i = 0; i < m.n_p; i++)
+        n_params += yg_tensor_numel(m.p[i]);
+    yg_tensor *ins[3] = {NULL};
+    YG_CHECK(yg_tensor_zeros((const int64_t[]){20}, 1, YG_INT64, &ins[0]));
+    ins[1] = yg_test_rand(YG_FLOAT32, (const int64_t[]){20, H}, 2, -1, 1, 1);
+    ins[2] = yg_test_rand(YG_FLOAT32, (const int64_t[]){20, H}, 2, -1, 1, 2);
+    yg_trace_result *r = NULL;
+    YG_CHECK(yg_trace(lm_fn, &m, ins, 3, 1, NULL, &r));
+    double best = 1e9;
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = seconds();
+        YG_CHECK(
+            yg_onnx_export(r->graph, r->params, r->n_params, NULL, path_of("lstm_lm", ".onnx")));
+        double t = seconds() - t0;
+        best = t < best ? t : best;
+    }
+    printf("onnx export of an LSTM LM step (vocab %lld, 2 x lstm_cell %lld; %.1f MB of float32 "
+           "parameters): %.1f ms (best of 5, file written)\n",
+           (long long)V,
+           (long long)H,
+           (double)n_params * 4 / 1e6,
+           best * 1e3);
+    yg_trace_result_release(r);
+    for (int i = 0; i < 3; i++)
+        yg_release(ins[i]);
+    model_free(&m);
+}
+
+/* The size (<= 10 MB of parameters) and a larger one. */
+static void test_export_time_of_an_lstm_language_model(void **state) {
+    (void)state;
+    time_lm_export(4000, 200);
+    time_lm_export(2000, 650);
+}
+
+/* The LSTM cell of the benchmark (batch 20, hidden 650), exported for
+ * tests/onnx/bench_ort.js; prints yagrad's eager time for comparison. */
+static void test_export_lstm_cell_650_for_the_benchmark(void **state) {
+    (void)state;
+    model m = {.name = "lstm_cell_650", .fn = lstm_fn};
+    const int64_t H = 650, B = 20;
+    param(&m, (const int64_t[]){4 * H, H}, 2, -0.05, 0.05);
+    param(&m, (const int64_t[]){4 * H, H}, 2, -0.05, 0.05);
+    param(&m, (const int64_t[]){4 * H}, 1, -0.05, 0.05);
+    param(&m, (const int64_t[]){4 * H}, 1, -0.05, 0.05);
+    yg_tensor *ins[3], *outs[2] = {NULL};
+    for (int i = 0; i < 3; i++)
+        ins[i] = yg_test_rand(YG_FLOAT32, (const int64_t[]){B, H}, 2, -1, 1, 5 + (uint64_t)i);
+    yg_trace_result *r = NULL;
+    YG_CHECK(yg_trace(lstm_fn, &m, ins, 3, 2, NULL, &r));
+    yg_onnx_options o = {.input_names = (const char *const[]){"x", "h", "c"},
+                         .n_input_names = 3,
+                         .output_names = (const char *const[]){"hy", "cy"},
+                         .n_output_names = 2};
+    YG_CHECK(yg_onnx_export(r->graph, r->params, r->n_params, &o, path_of(m.name, ".onnx")));
+    bool prev = yg_set_grad_enabled(false);
+    double best = 1e9;
+    for (int rep = 0; rep < 50; rep++) {
+        double t0 = seconds();
+        YG_CHECK(lstm_fn(&m, ins, 3, outs, 2));
+        double t = seconds() - t0;
+        best = t < best ? t : best;
+        yg_release(outs[0]);
+        yg_release(outs[1]);
+        outs[0] = outs[1] = NULL;
+    }
+    yg_set_grad_enabled(prev);
+    printf("yagrad eager lstm_cell (batch 20, hidden 650): %.3f ms (best of 50)\n", best * 1e3);
+    yg_trace_result_release(r);
+    for (int i = 0; i < 3; i++)
+        yg_release(ins[i]);
+    model_free(&m);
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_export_mlp),
+        cmocka_unit_test(test_export_lstm_cell),
+        cmocka_unit_test(test_export_lstm_cell_traced_through_composites),
+        cmocka_unit_test(test_export_view_and_expand_follow_a_dynamic_batch),
+        cmocka_unit_test(test_export_gru_cell),
+        cmocka_unit_test(test_export_transformer_block),
+        cmocka_unit_test(test_export_cnn),
+        cmocka_unit_test(test_every_exportable_op_has_a_case_that_exports),
+        cmocka_unit_test(test_every_op_is_exportable_or_marked_unsupported),
+        cmocka_unit_test(test_unsupported_op_names_node_op_and_reason_and_writes_nothing),
+        cmocka_unit_test(test_op_needing_a_higher_opset_fails_naming_it),
+        cmocka_unit_test(test_opset_outside_13_to_17_is_refused),
+        cmocka_unit_test(test_unwritable_path_is_an_io_error_and_leaves_no_file),
+        cmocka_unit_test(test_failed_export_leaves_an_existing_file_unchanged),
+        cmocka_unit_test(test_where_guard_refuses_values_the_mapping_cannot_express),
+        cmocka_unit_test(test_result_dtype_onnx_would_not_compute_is_refused),
+        cmocka_unit_test(test_index_with_two_index_tensors_or_a_mask_is_refused),
+        cmocka_unit_test(test_bad_arguments_are_refused),
+        cmocka_unit_test(test_options_reach_the_model),
+        cmocka_unit_test(test_output_that_is_an_input_gets_an_identity_with_its_name),
+        cmocka_unit_test(test_export_time_of_an_lstm_language_model),
+        cmocka_unit_test(test_export_lstm_cell_650_for_the_benchmark),
+    };
+    return YG_TEST_RUN(tests, argc, argv);
+}
+#endif /* YG_WITHOUT_ONNX */
