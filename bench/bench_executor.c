@@ -28,7 +28,7 @@
 #define CHECK(x)                                                                                   \
     do {                                                                                           \
         if ((x) != YG_OK) {                                                                        \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, yg_last_error());         \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, yg_last_error());           \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -55,8 +55,8 @@ typedef struct mlp {
     yg_tensor *w[6];
 } mlp;
 
-static yg_status mlp_loss(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                          int64_t n_out) {
+static yg_status
+mlp_loss(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     mlp *m = ctx;
     yg_tensor *t[5] = {0};
     (void)n_in;
@@ -142,7 +142,11 @@ static void bench_mlp(int rounds) {
     double me = median(te, rounds), mj = median(tj, rounds);
     printf("{\"bench\":\"executor\",\"workload\":\"mlp_step\",\"threads\":%d,\"rounds\":%d,"
            "\"eager_ms\":%.4f,\"executor_ms\":%.4f,\"ratio\":%.4f}\n",
-           omp_get_max_threads(), rounds, me * 1e3, mj * 1e3, mj / me);
+           omp_get_max_threads(),
+           rounds,
+           me * 1e3,
+           mj * 1e3,
+           mj / me);
     free(te);
     free(tj);
     yg_executor_release(e);
@@ -200,7 +204,10 @@ static void bench_nodes(int rounds) {
     double me = median(te, rounds), mj = median(tj, rounds);
     printf("{\"bench\":\"executor\",\"workload\":\"node_overhead\",\"rounds\":%d,"
            "\"eager_us_per_op\":%.4f,\"executor_us_per_node\":%.4f,\"ratio\":%.4f}\n",
-           rounds, me * 1e6, mj * 1e6, mj / me);
+           rounds,
+           me * 1e6,
+           mj * 1e6,
+           mj / me);
     free(te);
     free(tj);
     yg_executor_release(e);
@@ -248,7 +255,10 @@ static void bench_lookup(int rounds) {
     double me = median(te, rounds), mj = median(tj, rounds);
     printf("{\"bench\":\"executor\",\"workload\":\"plan_lookup\",\"inputs\":10,\"rounds\":%d,"
            "\"graph_run_us\":%.4f,\"executor_run_us\":%.4f,\"lookup_ns\":%.1f}\n",
-           rounds, me * 1e6, mj * 1e6, (mj - me) * 1e9);
+           rounds,
+           me * 1e6,
+           mj * 1e6,
+           (mj - me) * 1e9);
     free(te);
     free(tj);
     for (int i = 0; i < 10; i++)

@@ -32,7 +32,7 @@
 #define CHECK(x)                                                                                   \
     do {                                                                                           \
         if ((x) != YG_OK) {                                                                        \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, yg_last_error());                 \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, yg_last_error());                   \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -43,13 +43,12 @@ typedef struct params {
 
 /* One cell step: (x, h, c) -> (h', c'), weights read from ctx (they
  * become the graph's parameter inputs). */
-static yg_status cell_step(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                           int64_t n_out) {
+static yg_status
+cell_step(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     params *p = ctx;
     (void)n_in;
     (void)n_out;
-    return yg_lstm_cell(in[0], in[1], in[2], p->w_ih, p->w_hh, p->b_ih, p->b_hh, &out[0],
-                        &out[1]);
+    return yg_lstm_cell(in[0], in[1], in[2], p->w_ih, p->w_hh, p->b_ih, p->b_hh, &out[0], &out[1]);
 }
 
 static yg_tensor *weight(int64_t a, int64_t b, double scale, unsigned seed) {
@@ -150,8 +149,10 @@ int main(int argc, char **argv) {
         }
     }
     yg_executor_stats s = yg_executor_get_stats(e);
-    printf("executor: %lld runs, %lld plans built, %lld cache hits\n", (long long)s.runs,
-           (long long)s.misses, (long long)s.hits);
+    printf("executor: %lld runs, %lld plans built, %lld cache hits\n",
+           (long long)s.runs,
+           (long long)s.misses,
+           (long long)s.hits);
     if (graphs)
         print_region(e);
     printf("final loss: %.6f (first %.6f)\n", last, first);

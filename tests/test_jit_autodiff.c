@@ -7,11 +7,6 @@
  * yg_backward's on the same cotangent.  An entry with a symbolic form that
  * no sample reaches fails, so the two forms cannot drift apart unnoticed.
  */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "generated_int.h"
 #include "jit/symbolic.h"
 #include "opinfo/opinfo.h"
@@ -19,8 +14,13 @@
 #include "yagrad/autograd.h"
 #include "yagrad/jit.h"
 
-static yg_status call_sample(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                             int64_t n_out) {
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static yg_status
+call_sample(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     (void)n_in;
     (void)n_out;
     return opinfo_call(ctx, in, &out[0]);
@@ -42,7 +42,10 @@ static bool has_symbolic(const sample *s) {
 
 static int compare(const sample *s, int i, const yg_tensor *eager, const yg_tensor *graph) {
     if (eager == NULL || graph == NULL) {
-        print_error("%s (%s): input %d: gradient %s\n", s->op, s->what, i,
+        print_error("%s (%s): input %d: gradient %s\n",
+                    s->op,
+                    s->what,
+                    i,
                     eager == NULL ? "missing in eager" : "missing from df");
         return 1;
     }
@@ -55,8 +58,13 @@ static int compare(const sample *s, int i, const yg_tensor *eager, const yg_tens
     int bad = 0;
     for (int64_t k = 0; k < yg_tensor_numel(eager) && !bad; k++) {
         if (fabs(a[k] - b[k]) > 1e-12 + 1e-10 * fabs(a[k])) {
-            print_error("%s (%s): d/d input %d [%lld]: eager %.17g, graph %.17g\n", s->op,
-                        s->what, i, (long long)k, a[k], b[k]);
+            print_error("%s (%s): d/d input %d [%lld]: eager %.17g, graph %.17g\n",
+                        s->op,
+                        s->what,
+                        i,
+                        (long long)k,
+                        a[k],
+                        b[k]);
             bad = 1;
         }
     }
@@ -130,15 +138,26 @@ static int check_sample(const sample *s, uint64_t seed, bool *covered) {
     /* Eager: the graph through the interpreter, with history. */
     YG_CHECK(yg_graph_run(tr->graph, fin, n_in, y, n_y));
     for (int64_t i = 0; i < n_y; i++)
-        v[i] = yg_test_rand(YG_FLOAT64, yg_tensor_sizes(y[i]), yg_tensor_ndim(y[i]), -1, 1,
+        v[i] = yg_test_rand(YG_FLOAT64,
+                            yg_tensor_sizes(y[i]),
+                            yg_tensor_ndim(y[i]),
+                            -1,
+                            1,
                             seed + 99 + (uint64_t)i);
     for (int i = 0; i < s->n_inputs; i++)
         if (gr->grad_of_input[i] >= 0) {
             which[n_wrt] = i;
             wrt[n_wrt++] = x[i];
         }
-    YG_CHECK(yg_grad((const yg_tensor *const *)y, n_y, (const yg_tensor *const *)v, wrt, n_wrt,
-                     false, false, true, eager));
+    YG_CHECK(yg_grad((const yg_tensor *const *)y,
+                     n_y,
+                     (const yg_tensor *const *)v,
+                     wrt,
+                     n_wrt,
+                     false,
+                     false,
+                     true,
+                     eager));
     /* Graph: f, then df on the cotangents and the captures. */
     bool prev = yg_set_grad_enabled(false);
     YG_CHECK(yg_graph_run(gr->f, fin, n_in, fout, n_f));
@@ -213,7 +232,9 @@ static void test_every_symbolic_derivative_matches_eager(void **state) {
     }
     printf("symbolic derivatives checked against eager: %d samples, %d failures, %d ops "
            "uncovered\n",
-           checked, failures, uncovered);
+           checked,
+           failures,
+           uncovered);
     free(covered);
     assert_int_equal(failures + uncovered, 0);
 }
@@ -308,8 +329,10 @@ static void test_every_sample_through_the_executor_matches_eager(void **state) {
         ran += r;
         skipped += !r;
     }
-    printf("samples through the executor: %d ran, %d not traceable, %d failures\n", ran,
-           skipped, failures);
+    printf("samples through the executor: %d ran, %d not traceable, %d failures\n",
+           ran,
+           skipped,
+           failures);
     assert_int_equal(failures, 0);
 }
 
@@ -337,7 +360,11 @@ static void test_symbolic_coverage_is_listed(void **state) {
     }
     printf("derivative entries: %d, with a symbolic form: %d, in-place: %d, without "
            "differentiable inputs: %d, marked not_implemented: %d\n",
-           yg__derivatives_count, with, inplace, no_grad, marked);
+           yg__derivatives_count,
+           with,
+           inplace,
+           no_grad,
+           marked);
     assert_int_equal(with + inplace + no_grad + marked, yg__derivatives_count);
 }
 

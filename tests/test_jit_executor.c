@@ -6,14 +6,14 @@
  * computes; the plan cache hits and misses on the right specs; in-place
  * ops stay outside regions; bad inputs are refused naming the input.
  */
+#include "testutil.h"
+#include "yagrad/jit.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "testutil.h"
-#include "yagrad/jit.h"
 
 #define MAXT 12
 
@@ -45,8 +45,8 @@ static yg_tensor *rnd4(const int64_t *s, uint64_t seed, bool rg) {
 
 /* ---- models ---- */
 
-static yg_status mlp_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                        int64_t n_out) {
+static yg_status
+mlp_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     yg_tensor *h = NULL, *a = NULL;
     (void)n_in;
@@ -61,17 +61,16 @@ static yg_status mlp_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor
     return st;
 }
 
-static yg_status lstm_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                         int64_t n_out) {
+static yg_status
+lstm_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     (void)n_in;
     (void)n_out;
-    return yg_lstm_cell(in[0], in[1], in[2], m->w[0], m->w[1], m->w[2], m->w[3], &out[0],
-                        &out[1]);
+    return yg_lstm_cell(in[0], in[1], in[2], m->w[0], m->w[1], m->w[2], m->w[3], &out[0], &out[1]);
 }
 
-static yg_status gru_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                        int64_t n_out) {
+static yg_status
+gru_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     (void)n_in;
     (void)n_out;
@@ -79,8 +78,8 @@ static yg_status gru_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor
 }
 
 /* x [T, D]: layer_norm, self-attention (one head), residual, MLP. */
-static yg_status block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                          int64_t n_out) {
+static yg_status
+block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     yg_tensor *t[10] = {0};
     int64_t d = yg_tensor_sizes(in[0])[1];
@@ -108,8 +107,8 @@ static yg_status block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tens
     return st;
 }
 
-static yg_status cnn_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                        int64_t n_out) {
+static yg_status
+cnn_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     yg_tensor *t[4] = {0};
     int64_t one[2] = {1, 1}, zero[2] = {0, 0}, k[2] = {2, 2};
@@ -130,8 +129,8 @@ static yg_status cnn_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor
 }
 
 /* In-place inside the traced function: relu_ on an intermediate. */
-static yg_status inplace_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                            int64_t n_out) {
+static yg_status
+inplace_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     yg_tensor *h = NULL, *r = NULL;
     (void)n_in;
@@ -147,8 +146,8 @@ static yg_status inplace_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_te
 }
 
 /* Views inside the region: narrow, transpose, select, unsqueeze. */
-static yg_status views_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                          int64_t n_out) {
+static yg_status
+views_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     yg_tensor *t[6] = {0};
     (void)n_in;
@@ -172,8 +171,8 @@ static yg_status views_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tens
 }
 
 /* A view written in place: the slice and everything aliasing it stay out. */
-static yg_status view_write_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                               int64_t n_out) {
+static yg_status
+view_write_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
     yg_tensor *t[4] = {0};
     (void)n_in;
@@ -309,15 +308,29 @@ static yg_executor *check_model(model *m, bool keep) {
         char what[96];
         snprintf(what, sizeof what, "%s output %d", m->name, i);
         expect_same(what, eo[i], jo[i]);
-        v[i] = yg_test_rand(YG_FLOAT64, yg_tensor_sizes(eo[i]), yg_tensor_ndim(eo[i]), -1, 1,
-                            900 + (uint64_t)i);
+        v[i] = yg_test_rand(
+            YG_FLOAT64, yg_tensor_sizes(eo[i]), yg_tensor_ndim(eo[i]), -1, 1, 900 + (uint64_t)i);
     }
     /* First order with create_graph, then the gradient of the sum of
      * squares of the first gradient: second order, where eager has it. */
-    YG_CHECK(yg_grad((const yg_tensor *const *)eo, m->n_out, (const yg_tensor *const *)v, wrt,
-                     n_wrt, false, true, true, eg));
-    YG_CHECK(yg_grad((const yg_tensor *const *)jo, m->n_out, (const yg_tensor *const *)v, wrt,
-                     n_wrt, false, true, true, jg));
+    YG_CHECK(yg_grad((const yg_tensor *const *)eo,
+                     m->n_out,
+                     (const yg_tensor *const *)v,
+                     wrt,
+                     n_wrt,
+                     false,
+                     true,
+                     true,
+                     eg));
+    YG_CHECK(yg_grad((const yg_tensor *const *)jo,
+                     m->n_out,
+                     (const yg_tensor *const *)v,
+                     wrt,
+                     n_wrt,
+                     false,
+                     true,
+                     true,
+                     jg));
     for (int i = 0; i < n_wrt; i++) {
         char what[96];
         snprintf(what, sizeof what, "%s gradient %d", m->name, i);
@@ -553,12 +566,15 @@ static void test_plan_cache_hits_and_misses_by_spec(void **state) {
     yg_tensor *xf = NULL, *x1 = rnd(12, 0, 62, false);
     YG_CHECK(yg_to_copy(x2, YG_FLOAT32, &xf));
     in[0] = xf;
-    YG_EXPECT_ERROR(yg_executor_run(e, in, 5, &out, 1), YG_ERR_DTYPE,
+    YG_EXPECT_ERROR(yg_executor_run(e, in, 5, &out, 1),
+                    YG_ERR_DTYPE,
                     "executor: input 0 %0: expected dtype float64, got float32");
     in[0] = x1;
-    YG_EXPECT_ERROR(yg_executor_run(e, in, 5, &out, 1), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_executor_run(e, in, 5, &out, 1),
+                    YG_ERR_SHAPE,
                     "executor: input 0 %0: expected rank 2, got 1");
-    YG_EXPECT_ERROR(yg_executor_run(e, in, 4, &out, 1), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_executor_run(e, in, 4, &out, 1),
+                    YG_ERR_INVALID_ARGUMENT,
                     "executor: graph has 5 inputs, got 4");
     assert_null(out);
     yg_string_release(with_grad);
@@ -669,12 +685,14 @@ static void test_double_backward_through_regions(void **state) {
                  "  %a = mul(%x, %x)\n"
                  "  %b = mul(%a, %x)\n"
                  "  return (%b)\n",
-                 cube_d1, cube_d2);
+                 cube_d1,
+                 cube_d2);
     second_order("graph(%x : Tensor(dtype=float64, sizes=[3], requires_grad=true)):\n"
                  "  %a = mul(%x, %x)\n"
                  "  %b = sin(%a)\n"
                  "  return (%b)\n",
-                 sinsq_d1, sinsq_d2);
+                 sinsq_d1,
+                 sinsq_d2);
 }
 
 /* Regions made with min_size 1 and put back with a larger one: the graph
@@ -721,8 +739,8 @@ typedef struct outer {
     yg_tensor *const *params;
 } outer;
 
-static yg_status outer_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                          int64_t n_out) {
+static yg_status
+outer_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     outer *o = ctx;
     yg_tensor *args[5] = {in[0], o->params[0], o->params[1], o->params[2], o->params[3]};
     yg_tensor *h = NULL;

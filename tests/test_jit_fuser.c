@@ -7,6 +7,11 @@
  * reason.  Each test uses its own cache folder.
  */
 #define _GNU_SOURCE
+#include "generated_int.h"
+#include "jit/fuser/fuser.h"
+#include "testutil.h"
+#include "yagrad/jit.h"
+
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -16,16 +21,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "generated_int.h"
-#include "jit/fuser/fuser.h"
-#include "testutil.h"
-#include "yagrad/jit.h"
-
 extern char **environ;
 
 /* tanh(x * w + b) * sigmoid(x): x [M, N], w [M, N], b [N] (broadcast). */
 static const char *chain_text(const char *dt, int m, int n, double alpha, char *buf, size_t len) {
-    snprintf(buf, len,
+    snprintf(buf,
+             len,
              "graph(%%x : Tensor(dtype=%s, sizes=[%d, %d]), %%w : Tensor(dtype=%s, sizes=[%d, %d]),"
              " %%b : Tensor(dtype=%s, sizes=[%d])):\n"
              "  %%p = mul(%%x, %%w)\n"
@@ -34,7 +35,15 @@ static const char *chain_text(const char *dt, int m, int n, double alpha, char *
              "  %%s = sigmoid(%%x)\n"
              "  %%y = mul(%%t, %%s)\n"
              "  return (%%y, %%q)\n",
-             dt, m, n, dt, m, n, dt, n, alpha);
+             dt,
+             m,
+             n,
+             dt,
+             m,
+             n,
+             dt,
+             n,
+             alpha);
     return buf;
 }
 
@@ -127,7 +136,8 @@ static void test_broadcast_shapes_match_unfused(void **state) {
     YG_CHECK(yg_graph_fuse(f));
     assert_int_equal(count_kind(f, "prim::FusionGroup"), 1);
     int64_t sx[3] = {4, 1, 6}, sy[2] = {3, 1};
-    yg_tensor *x = yg_test_rand(YG_FLOAT32, sx, 3, -1, 1, 4), *y = yg_test_rand(YG_FLOAT32, sy, 2, -1, 1, 5);
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, sx, 3, -1, 1, 4),
+              *y = yg_test_rand(YG_FLOAT32, sy, 2, -1, 1, 5);
     yg_tensor *z = NULL, *a = NULL, *c = NULL;
     YG_CHECK(yg_tensor_scalar(0.25, YG_FLOAT32, &z));
     yg_tensor *in[3] = {x, y, z};
@@ -169,7 +179,8 @@ static void test_cat_exits_match_unfused(void **state) {
     assert_int_equal(count_kind(f, "exp"), 1);
     yg_string_release(printed);
     int64_t sx[2] = {5, 7}, sy[1] = {7};
-    yg_tensor *x = yg_test_rand(YG_FLOAT32, sx, 2, -1, 1, 6), *y = yg_test_rand(YG_FLOAT32, sy, 1, -1, 1, 7);
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, sx, 2, -1, 1, 6),
+              *y = yg_test_rand(YG_FLOAT32, sy, 1, -1, 1, 7);
     yg_tensor *in[2] = {x, y}, *a[3] = {0}, *c[3] = {0};
     yg_fuser_stats before = yg_fuser_get_stats();
     YG_CHECK(yg_graph_run(g, in, 2, a, 3));
@@ -266,7 +277,10 @@ static void test_every_pointwise_op_fuses(void **state) {
             left += strcmp(yg_ir_node_kind(n), "prim::FusionGroup") != 0;
         printf("%s: %d pointwise ops, %d fusion groups, %d nodes left outside (other "
                "output dtypes)\n",
-               d == 0 ? "float32" : "float64", n_ops, groups, left);
+               d == 0 ? "float32" : "float64",
+               n_ops,
+               groups,
+               left);
         assert_true(groups >= 1);
         int64_t s[1] = {37};
         yg_tensor *in[3];
@@ -284,8 +298,8 @@ static void test_every_pointwise_op_fuses(void **state) {
                 bool same = (isnan(x[e]) && isnan(y[e])) || x[e] == y[e] ||
                             fabs(x[e] - y[e]) <= (d == 0 ? 1e-5 : 1e-12) * (1 + fabs(x[e]));
                 if (!same)
-                    fail_msg("output %d [%lld]: unfused %.9g, fused %.9g", i, (long long)e, x[e],
-                             y[e]);
+                    fail_msg(
+                        "output %d [%lld]: unfused %.9g, fused %.9g", i, (long long)e, x[e], y[e]);
             }
             free(x);
             free(y);
@@ -323,11 +337,15 @@ static void test_every_group_compiles_to_ptx(void **state) {
             fputs(ptx, fp);
             fclose(fp);
             for (int a = 0; a < 2; a++) {
-                snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o /dev/null", YG_PTXAS,
-                         a == 0 ? "sm_80" : "sm_90", path);
+                snprintf(cmd,
+                         sizeof cmd,
+                         "'%s' -arch=%s '%s' -o /dev/null",
+                         YG_PTXAS,
+                         a == 0 ? "sm_80" : "sm_90",
+                         path);
                 if (system(cmd) != 0)
-                    fail_msg("ptxas rejected group %d (%s):\n%s", k, a == 0 ? "sm_80" : "sm_90",
-                             src);
+                    fail_msg(
+                        "ptxas rejected group %d (%s):\n%s", k, a == 0 ? "sm_80" : "sm_90", src);
             }
             unlink(path);
             yg_string_release(src);

@@ -26,9 +26,9 @@
 typedef struct diff {
     yg_graph *f, *df;
     int64_t n_values;
-    yg_ir_value **grad;     /* per f value (by scratch): df gradient */
-    yg_ir_value **capture;  /* per f value: its df input once captured */
-    bool *rg;               /* per f value: requires grad */
+    yg_ir_value **grad;    /* per f value (by scratch): df gradient */
+    yg_ir_value **capture; /* per f value: its df input once captured */
+    bool *rg;              /* per f value: requires grad */
     yg_gradient *out;
     int64_t cap_captures;
 } diff;
@@ -99,8 +99,8 @@ static yg_ir_value *capture(yg_sym *s, yg_ir_value *v) {
 }
 
 /* A node appended to df (inputs given, attributes set by the caller). */
-static yg_status df_node(diff *d, const char *kind, yg_ir_value *const *in, int64_t n_in,
-                         yg_ir_node **out) {
+static yg_status
+df_node(diff *d, const char *kind, yg_ir_value *const *in, int64_t n_in, yg_ir_node **out) {
     return yg_graph_add_node(d->df, kind, in, n_in, 1, out);
 }
 
@@ -181,7 +181,8 @@ static yg_status forward_pass(diff *d, const bool *requires_grad) {
         if (!any)
             continue;
         if (yg__ir_node_has_side_effects(n))
-            return fail_node(n, YG_ERR_NOT_IMPLEMENTED,
+            return fail_node(n,
+                             YG_ERR_NOT_IMPLEMENTED,
                              "in-place ops are not differentiated in graphs (they stay outside "
                              "autodiff subgraphs)");
         const yg_symbolic_op *s = yg__symbolic_of(n);

@@ -17,9 +17,8 @@
  * df that reads some, the node also keeps its inputs and f, and under
  * create_graph runs f again with history to make them.
  */
-#include "jit/autodiff.h"
-
 #include "autograd/node.h"
+#include "jit/autodiff.h"
 #include "yagrad/autograd.h"
 
 #include <stdlib.h>
@@ -27,9 +26,9 @@
 
 typedef struct dg_backward {
     yg_node base;
-    yg_graph *df;              /* a reference */
-    int32_t n_inputs;          /* the node's inputs (edges) */
-    int64_t *grad_of_input;    /* per input: df output, -1: none */
+    yg_graph *df;           /* a reference */
+    int32_t n_inputs;       /* the node's inputs (edges) */
+    int64_t *grad_of_input; /* per input: df output, -1: none */
     int64_t n_captures;
     yg_saved_tensor *captured; /* n_captures */
     int64_t *capture_refs;     /* n_captures: input i, or -1 - output j of f */
@@ -155,11 +154,11 @@ static yg_status read_holder(const yg_ir_node *n, holder *h) {
 }
 
 /* Makes the backward node of one run and the outputs' history. */
-static yg_status record(const yg_ir_node *n, const holder *h, yg_tensor *const *in,
-                        yg_tensor **out) {
+static yg_status
+record(const yg_ir_node *n, const holder *h, yg_tensor *const *in, yg_tensor **out) {
     yg_node *base = NULL;
-    YG_RETURN_IF_ERROR(yg__node_new(&dg_vtable, sizeof(dg_backward), n->n_inputs,
-                                    (int32_t)h->n_grad_outputs, &base));
+    YG_RETURN_IF_ERROR(yg__node_new(
+        &dg_vtable, sizeof(dg_backward), n->n_inputs, (int32_t)h->n_grad_outputs, &base));
     dg_backward *b = (dg_backward *)base;
     yg_status st = YG_OK;
     b->df = yg__graph_retain((yg_graph *)h->df);
@@ -186,7 +185,10 @@ static yg_status record(const yg_ir_node *n, const holder *h, yg_tensor *const *
             int64_t j = -1 - ref;
             bool is_output = j < h->n_grad_outputs;
             b->reads_intermediates |= !is_output;
-            st = yg__saved_save(&b->captured[k], out[j], is_output, (int32_t)(is_output ? j : 0),
+            st = yg__saved_save(&b->captured[k],
+                                out[j],
+                                is_output,
+                                (int32_t)(is_output ? j : 0),
                                 is_output ? "output" : "intermediate");
         }
     }

@@ -18,7 +18,6 @@
  */
 #include "jit/autodiff.h"
 #include "jit/tracer.h"
-
 #include "yagrad/autograd.h"
 
 #include <inttypes.h>
@@ -91,9 +90,10 @@ static void spec_compute(const yg_executor *e, yg_tensor *const *inputs, spec *s
                 for (int32_t d = 0; d < t->ndim; d++)
                     x->sizes[d] = t->sizes[d];
         }
-        h = mix(h, (uint64_t)x->defined | (uint64_t)x->requires_grad << 8 |
-                       (uint64_t)x->contiguous << 16 | (uint64_t)(uint8_t)x->dtype << 24 |
-                       (uint64_t)(uint8_t)x->device << 32 | (uint64_t)(uint8_t)x->ndim << 40);
+        h = mix(h,
+                (uint64_t)x->defined | (uint64_t)x->requires_grad << 8 |
+                    (uint64_t)x->contiguous << 16 | (uint64_t)(uint8_t)x->dtype << 24 |
+                    (uint64_t)(uint8_t)x->device << 32 | (uint64_t)(uint8_t)x->ndim << 40);
         for (int32_t d = 0; s->sizes && d < x->ndim; d++)
             h = mix(h, (uint64_t)x->sizes[d]);
     }
@@ -114,13 +114,16 @@ static void spec_describe(const spec *s, char *buf, size_t len) {
             pos += (size_t)snprintf(buf + pos, len - pos, "%sNone", i ? ", " : "");
             continue;
         }
-        pos += (size_t)snprintf(buf + pos, len - pos, "%s%s %s ", i ? ", " : "",
+        pos += (size_t)snprintf(buf + pos,
+                                len - pos,
+                                "%s%s %s ",
+                                i ? ", " : "",
                                 yg_dtype_name((yg_dtype)x->dtype),
                                 yg__device_name((yg_device)x->device));
         if (s->sizes) {
             char sz[128];
-            pos += (size_t)snprintf(buf + pos, len - pos, "%s",
-                                    yg__format_sizes(x->sizes, x->ndim, sz, sizeof sz));
+            pos += (size_t)snprintf(
+                buf + pos, len - pos, "%s", yg__format_sizes(x->sizes, x->ndim, sz, sizeof sz));
         } else {
             pos += (size_t)snprintf(buf + pos, len - pos, "rank %d", x->ndim);
         }
@@ -274,8 +277,8 @@ static yg_status plan_get(yg_executor *e, const spec *s, plan **out) {
 
 /* ---- API ---- */
 
-yg_status yg_executor_create(const yg_graph *g, const yg_executor_options *options,
-                             yg_executor **out) {
+yg_status
+yg_executor_create(const yg_graph *g, const yg_executor_options *options, yg_executor **out) {
     if (out != NULL)
         *out = NULL;
     if (g == NULL || out == NULL)
@@ -313,29 +316,43 @@ static yg_status check_input(const yg_ir_value *v, int64_t i, const yg_tensor *t
     const yg_ir_type *ty = &v->type;
     if (ty->kind == YG_IR_TYPE_NONE || t == NULL) {
         if ((ty->kind == YG_IR_TYPE_NONE) != (t == NULL))
-            return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: input %" PRId64 " %%%s: %s", i,
-                            v->name, t == NULL ? "is NULL but its type is Tensor"
-                                               : "has type None but got a tensor");
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "executor: input %" PRId64 " %%%s: %s",
+                            i,
+                            v->name,
+                            t == NULL ? "is NULL but its type is Tensor"
+                                      : "has type None but got a tensor");
         return YG_OK;
     }
     if (ty->dtype != YG_IR_UNKNOWN && ty->dtype != (int32_t)yg_tensor_dtype(t))
-        return yg__fail(YG_ERR_DTYPE, "executor: input %" PRId64 " %%%s: expected dtype %s, got %s",
-                        i, v->name, yg_dtype_name((yg_dtype)ty->dtype),
+        return yg__fail(YG_ERR_DTYPE,
+                        "executor: input %" PRId64 " %%%s: expected dtype %s, got %s",
+                        i,
+                        v->name,
+                        yg_dtype_name((yg_dtype)ty->dtype),
                         yg_dtype_name(yg_tensor_dtype(t)));
     if (ty->device != YG_IR_UNKNOWN && ty->device != (int32_t)yg_tensor_device(t))
         return yg__fail(YG_ERR_DEVICE,
-                        "executor: input %" PRId64 " %%%s: expected device %s, got %s", i,
-                        v->name, yg__device_name((yg_device)ty->device),
+                        "executor: input %" PRId64 " %%%s: expected device %s, got %s",
+                        i,
+                        v->name,
+                        yg__device_name((yg_device)ty->device),
                         yg__device_name(yg_tensor_device(t)));
     if (ty->ndim != YG_IR_UNKNOWN && ty->ndim != t->ndim)
         return yg__fail(YG_ERR_SHAPE,
-                        "executor: input %" PRId64 " %%%s: expected rank %d, got %d", i, v->name,
-                        ty->ndim, t->ndim);
+                        "executor: input %" PRId64 " %%%s: expected rank %d, got %d",
+                        i,
+                        v->name,
+                        ty->ndim,
+                        t->ndim);
     return YG_OK;
 }
 
-yg_status yg_executor_run(yg_executor *e, yg_tensor *const *inputs, int64_t n_inputs,
-                          yg_tensor **outputs, int64_t n_outputs) {
+yg_status yg_executor_run(yg_executor *e,
+                          yg_tensor *const *inputs,
+                          int64_t n_inputs,
+                          yg_tensor **outputs,
+                          int64_t n_outputs) {
     spec_input stack_in[16];
     spec s = {0};
     yg_status st;
@@ -346,11 +363,14 @@ yg_status yg_executor_run(yg_executor *e, yg_tensor *const *inputs, int64_t n_in
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: executor, inputs or outputs is NULL");
     const yg_graph *g = e->graph;
     if (n_inputs != g->param->n_outputs)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: graph has %d inputs, got %" PRId64,
-                        g->param->n_outputs, n_inputs);
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "executor: graph has %d inputs, got %" PRId64,
+                        g->param->n_outputs,
+                        n_inputs);
     if (n_outputs != g->ret->n_inputs)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "executor: graph has %d outputs, got room for %" PRId64, g->ret->n_inputs,
+                        "executor: graph has %d outputs, got room for %" PRId64,
+                        g->ret->n_inputs,
                         n_outputs);
     for (int64_t i = 0; i < n_inputs; i++)
         YG_RETURN_IF_ERROR(check_input(g->param->outputs[i], i, inputs[i]));

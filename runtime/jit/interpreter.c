@@ -469,7 +469,7 @@ static yg_status check_args(const yg_graph *g,
 /* Frames of up to this many values, and nodes of up to this many inputs
  * and outputs, live on the stack. */
 #define STACK_VALUES 64
-#define STACK_IO 16
+#define STACK_IO     16
 
 static yg_status run_plan(const yg_interp_plan *p,
                           yg_tensor *const *inputs,

@@ -59,9 +59,8 @@ static bool ordinal_inputs(const yg_ir_node *n, int ord, int32_t *first, int32_t
 static yg_ir_value *slot_value(yg_sym *s, int slot) {
     int32_t first, len;
     if (slot >= 0)
-        return ordinal_inputs(s->node, slot, &first, &len) && len == 1
-                   ? s->node->inputs[first]
-                   : NULL;
+        return ordinal_inputs(s->node, slot, &first, &len) && len == 1 ? s->node->inputs[first]
+                                                                       : NULL;
     int32_t i = -1 - slot;
     return i < s->node->n_outputs ? s->node->outputs[i] : NULL;
 }
@@ -116,16 +115,16 @@ static const yg_ir_type *known_type(yg_sym *s, int slot, bool need_dtype) {
     if (!ok(s))
         return NULL;
     if (v == NULL || v->type.kind != YG_IR_TYPE_TENSOR) {
-        fail_node(s, YG_ERR_INTERNAL, "a formula read metadata of a value that is not a tensor",
-                  "");
+        fail_node(
+            s, YG_ERR_INTERNAL, "a formula read metadata of a value that is not a tensor", "");
         return NULL;
     }
     bool known = v->type.ndim != YG_IR_UNKNOWN && (!need_dtype || v->type.dtype != YG_IR_UNKNOWN);
     for (int32_t d = 0; known && d < v->type.ndim; d++)
         known = v->type.sizes[d] != YG_IR_UNKNOWN;
     if (!known) {
-        fail_node(s, YG_ERR_NOT_IMPLEMENTED, "its formula needs static sizes and dtype of %",
-                  v->name);
+        fail_node(
+            s, YG_ERR_NOT_IMPLEMENTED, "its formula needs static sizes and dtype of %", v->name);
         return NULL;
     }
     return &v->type;

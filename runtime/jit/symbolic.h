@@ -41,13 +41,13 @@ typedef struct yg_sym yg_sym;
 typedef yg_ir_value *(*yg_sym_capture_fn)(yg_sym *s, yg_ir_value *v);
 
 struct yg_sym {
-    const yg_ir_node *node;   /* the forward node */
-    yg_graph *df;             /* the backward graph, appended to */
+    const yg_ir_node *node; /* the forward node */
+    yg_graph *df;           /* the backward graph, appended to */
     yg_sym_capture_fn capture;
-    void *ctx;                /* the capture's state */
-    yg_ir_value **grads;      /* node->n_outputs df values; NULL: undefined
+    void *ctx;                 /* the capture's state */
+    yg_ir_value **grads;       /* node->n_outputs df values; NULL: undefined
                                  (a zero gradient, made on demand) */
-    const bool *needs;        /* per node input: its gradient is wanted */
+    const bool *needs;         /* per node input: its gradient is wanted */
     yg_ir_value **grad_inputs; /* out: per node input, NULL: none */
     yg_status st;
 };

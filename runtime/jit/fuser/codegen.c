@@ -18,9 +18,8 @@
  * (cpu/vec/vecmath.h), declared here with the same `simd` attribute, so
  * the kernel vectorises through them as the eager loops do.
  */
-#include "jit/fuser/fuser.h"
-
 #include "cpu/vec/vecmath_list.h"
+#include "jit/fuser/fuser.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -77,8 +76,8 @@ static void put(sbuf *b, const char *fmt, ...) {
         return;
     for (;;) {
         va_start(ap, fmt);
-        int n = vsnprintf(b->p != NULL ? b->p + b->len : NULL, b->p != NULL ? b->cap - b->len : 0,
-                          fmt, ap);
+        int n = vsnprintf(
+            b->p != NULL ? b->p + b->len : NULL, b->p != NULL ? b->cap - b->len : 0, fmt, ap);
         va_end(ap);
         if (n < 0) {
             b->oom = true;
@@ -159,7 +158,9 @@ static yg_status put_body(sbuf *b, const yg_graph *sub, bool f32) {
         n->outputs[0]->scratch = k;
         put(b, "            T v%d;\n            { /* %s */\n", k, n->kind);
         for (int32_t i = 0; i < n->n_inputs; i++)
-            put(b, "                const T %s = v%" PRId64 ";\n", f->input_names[i],
+            put(b,
+                "                const T %s = v%" PRId64 ";\n",
+                f->input_names[i],
                 n->inputs[i]->scratch);
         for (int32_t s = 0; s < f->n_scalars; s++) {
             double v;
@@ -176,7 +177,10 @@ static yg_status put_body(sbuf *b, const yg_graph *sub, bool f32) {
                 "                const T yg_then = (T)(%s);\n"
                 "                const T yg_else = (T)(%s);\n"
                 "                v%d = (%s) ? yg_then : yg_else;\n",
-                f->then_[f32], f->else_[f32], k, f->expr[f32]);
+                f->then_[f32],
+                f->else_[f32],
+                k,
+                f->expr[f32]);
         else
             put(b, "                v%d = (T)(%s);\n", k, f->expr[f32]);
         put(b, "            }\n");
@@ -198,8 +202,7 @@ yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, ch
     *source = NULL;
     if (dtype != YG_FLOAT32 && dtype != YG_FLOAT64)
         return fail("a group needs a float32 or float64 dtype", "");
-    put(&b, "/* a fusion group of %" PRId64 " nodes, input strides %s */\n", sub->n_nodes,
-        pattern);
+    put(&b, "/* a fusion group of %" PRId64 " nodes, input strides %s */\n", sub->n_nodes, pattern);
     for (size_t i = 0; i < sizeof prelude / sizeof prelude[0]; i++)
         put(&b, "%s", prelude[i]);
     put(&b, "\ntypedef %s T;\n\n", f32 ? "float" : "double");
@@ -222,7 +225,12 @@ yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, ch
         "            for (int k = 0; k < %d; k++)\n"
         "                off[k] += c * strides[k * ndim + d];\n"
         "        }\n",
-        YG_FUSE_TILE, YG_FUSE_TILE, YG_FUSE_TILE, YG_FUSE_TILE, YG_FUSE_TILE, n_in + n_out,
+        YG_FUSE_TILE,
+        YG_FUSE_TILE,
+        YG_FUSE_TILE,
+        YG_FUSE_TILE,
+        YG_FUSE_TILE,
+        n_in + n_out,
         n_in + n_out);
     for (int32_t o = 0; o < n_out; o++)
         put(&b, "        T *restrict o%d = (T *)ptrs[%d] + off[%d];\n", o, o, o);
@@ -264,10 +272,9 @@ yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, ch
  * linear index over the dims, 64-bit indices.  Math is CUDA's own device
  * functions under the same names (C++ overloads take float for float). */
 
-static const char cuda_prelude[] =
-    "typedef long long int64_t;\n"
-    "#define INFINITY __int_as_float(0x7f800000)\n"
-    "#define NAN __int_as_float(0x7fffffff)\n";
+static const char cuda_prelude[] = "typedef long long int64_t;\n"
+                                   "#define INFINITY __int_as_float(0x7f800000)\n"
+                                   "#define NAN __int_as_float(0x7fffffff)\n";
 
 yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source) {
     sbuf b = {0};
@@ -283,8 +290,11 @@ yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source) {
     if (dtype != YG_FLOAT32 && dtype != YG_FLOAT64)
         return fail("a group needs a float32 or float64 dtype", "");
     int32_t nops = n_in + n_out;
-    put(&b, "/* a fusion group of %" PRId64 " nodes, CUDA */\n%s\ntypedef %s T;\n\n", sub->n_nodes,
-        cuda_prelude, f32 ? "float" : "double");
+    put(&b,
+        "/* a fusion group of %" PRId64 " nodes, CUDA */\n%s\ntypedef %s T;\n\n",
+        sub->n_nodes,
+        cuda_prelude,
+        f32 ? "float" : "double");
     put(&b,
         "struct yg_fused_args {\n"
         "    int64_t n;\n"
@@ -304,9 +314,17 @@ yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source) {
         "            for (int k = 0; k < %d; k++)\n"
         "                off[k] += c * a.strides[k][d];\n"
         "        }\n",
-        YG_MAX_DIMS, nops, YG_MAX_DIMS, nops, nops, nops);
+        YG_MAX_DIMS,
+        nops,
+        YG_MAX_DIMS,
+        nops,
+        nops,
+        nops);
     for (int32_t i = 0; i < n_in; i++)
-        put(&b, "        const T v%d = ((const T *)a.ptrs[%d])[off[%d]];\n", i, n_out + i,
+        put(&b,
+            "        const T v%d = ((const T *)a.ptrs[%d])[off[%d]];\n",
+            i,
+            n_out + i,
             n_out + i);
     /* The block's body is indented for the CPU loop; it reads as well here. */
     yg_status st = put_body(&b, sub, f32);

@@ -17,7 +17,6 @@
  * and runs the group through the interpreter.
  */
 #include "jit/fuser/fuser.h"
-
 #include "yagrad/cpu.h"
 #include "yagrad/jit.h"
 
@@ -218,8 +217,13 @@ static void dump(const char *source, const char *key) {
 }
 
 /* Compiles source into the disk cache and opens it. */
-static yg_fused_fn build(const char *dir, const char *key, const char *source, const char *flags,
-                         const char *lib, char *reason, size_t reason_len) {
+static yg_fused_fn build(const char *dir,
+                         const char *key,
+                         const char *source,
+                         const char *flags,
+                         const char *lib,
+                         char *reason,
+                         size_t reason_len) {
     char src[1200], obj[1200], tmp[1200], err[1200], cmd[6000];
     long pid = (long)getpid();
     snprintf(src, sizeof src, "%s/%s.%ld.c", dir, key, pid);
@@ -239,16 +243,28 @@ static yg_fused_fn build(const char *dir, const char *key, const char *source, c
         snprintf(reason, reason_len, "cannot write %s: %s", src, strerror(errno));
         return NULL;
     }
-    snprintf(cmd, sizeof cmd,
+    snprintf(cmd,
+             sizeof cmd,
              "'%s' -std=gnu11 -O3 %s -fopenmp -fno-math-errno -fno-trapping-math "
              "-fvect-cost-model=dynamic -fPIC -shared -o '%s' '%s' %s%s%s 2>'%s'",
-             compiler(), flags, tmp, src, lib[0] ? "'" : "", lib, lib[0] ? "'" : "", err);
+             compiler(),
+             flags,
+             tmp,
+             src,
+             lib[0] ? "'" : "",
+             lib,
+             lib[0] ? "'" : "",
+             err);
     int rc = system(cmd);
     yg_fused_fn fn = NULL;
     if (rc != 0) {
         char msg[400];
         first_lines(err, msg, sizeof msg);
-        snprintf(reason, reason_len, "compiler '%s' failed (status %d): %s", compiler(), rc,
+        snprintf(reason,
+                 reason_len,
+                 "compiler '%s' failed (status %d): %s",
+                 compiler(),
+                 rc,
                  msg[0] != '\0' ? msg : "no output");
     } else if (rename(tmp, obj) != 0) {
         snprintf(reason, reason_len, "cannot rename %s: %s", tmp, strerror(errno));
@@ -289,8 +305,7 @@ yg_status yg__fuser_compile(const char *source, yg_fused_fn *fn, char *reason, s
      * once. */
     dump(source, key);
     if (!cache_dir(dir, sizeof dir)) {
-        snprintf(reason, reason_len, "cannot create the cache folder %s: %s", dir,
-                 strerror(errno));
+        snprintf(reason, reason_len, "cannot create the cache folder %s: %s", dir, strerror(errno));
     } else {
         char obj[1200];
         snprintf(obj, sizeof obj, "%s/%s.so", dir, key);

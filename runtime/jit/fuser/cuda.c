@@ -8,7 +8,6 @@
  * toolkit's ptxas.
  */
 #include "jit/fuser/fuser.h"
-
 #include "yagrad/jit.h"
 
 #include <stdio.h>
@@ -24,7 +23,11 @@
 static struct {
     bool tried;
     char why[256];
-    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+    nvrtcResult (*create)(nvrtcProgram *,
+                          const char *,
+                          const char *,
+                          int,
+                          const char *const *,
                           const char *const *);
     nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
     nvrtcResult (*ptx_size)(nvrtcProgram, size_t *);
@@ -52,8 +55,8 @@ static bool load_nvrtc(void) {
             *(void **)&nv.log_size = dlsym(h, "nvrtcGetProgramLogSize");
             *(void **)&nv.log = dlsym(h, "nvrtcGetProgramLog");
             *(void **)&nv.destroy = dlsym(h, "nvrtcDestroyProgram");
-            if (nv.create == NULL || nv.compile == NULL || nv.ptx_size == NULL ||
-                nv.ptx == NULL || nv.log_size == NULL || nv.log == NULL || nv.destroy == NULL)
+            if (nv.create == NULL || nv.compile == NULL || nv.ptx_size == NULL || nv.ptx == NULL ||
+                nv.log_size == NULL || nv.log == NULL || nv.destroy == NULL)
                 snprintf(nv.why, sizeof nv.why, "NVRTC lacks an entry point");
         }
     }
@@ -98,8 +101,8 @@ static yg_status compile_ptx(const char *source, const char *arch, char **ptx) {
 }
 #endif
 
-yg_status yg_fuser_cuda_ptx(const yg_graph *g, int64_t group, const char *arch, char **source,
-                            char **ptx) {
+yg_status
+yg_fuser_cuda_ptx(const yg_graph *g, int64_t group, const char *arch, char **source, char **ptx) {
     if (source != NULL)
         *source = NULL;
     if (ptx != NULL)

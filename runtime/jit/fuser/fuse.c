@@ -37,8 +37,7 @@ static int32_t fusible_dtype(const yg_ir_node *n) {
         return YG_IR_UNKNOWN;
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const yg_ir_value *v = n->inputs[i];
-        if (v->type.kind != YG_IR_TYPE_TENSOR || v->type.dtype != o->type.dtype ||
-            (v->scratch & 1))
+        if (v->type.kind != YG_IR_TYPE_TENSOR || v->type.dtype != o->type.dtype || (v->scratch & 1))
             return YG_IR_UNKNOWN;
     }
     return o->type.dtype;
@@ -62,7 +61,8 @@ static bool cat_exit(yg_ir_node *const *run, int32_t len, const yg_ir_node *n, i
         return false;
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const yg_ir_value *v = n->inputs[i];
-        if (v->node == NULL || !in_run(run, len, v->node) || v->type.dtype != dtype || !yg__pass_sizes_known(&v->type) ||
+        if (v->node == NULL || !in_run(run, len, v->node) || v->type.dtype != dtype ||
+            !yg__pass_sizes_known(&v->type) ||
             !yg__pass_same_known_sizes(&v->type, &n->inputs[0]->type))
             return false;
         for (int32_t j = 0; j < i; j++)

@@ -48,7 +48,7 @@ extern const int32_t yg__fuse_ops_count;
 const yg_fuse_op *yg__fuse_op_of(const yg_ir_node *n);
 
 /* The most inputs and outputs a group has. */
-#define YG_FUSE_MAX_INPUTS 16
+#define YG_FUSE_MAX_INPUTS  16
 #define YG_FUSE_MAX_OUTPUTS 16
 
 /* A compiled kernel:
@@ -56,15 +56,18 @@ const yg_fuse_op *yg__fuse_op_of(const yg_ir_node *n);
  *            ndim >= 1, the last dim innermost
  *   ptrs:    outputs, then inputs
  *   strides: per operand (same order), ndim element strides */
-typedef void (*yg_fused_fn)(int64_t n, int ndim, const int64_t *sizes, char *const *ptrs,
+typedef void (*yg_fused_fn)(int64_t n,
+                            int ndim,
+                            const int64_t *sizes,
+                            char *const *ptrs,
                             const int64_t *strides);
 
 /* A group's kernel, or why there is none. */
 typedef struct yg_fused_kernel {
-    yg_fused_fn fn;     /* NULL: fall back to the interpreter */
-    char reason[512];   /* when fn is NULL */
+    yg_fused_fn fn;   /* NULL: fall back to the interpreter */
+    char reason[512]; /* when fn is NULL */
     int32_t n_inputs, n_outputs;
-    int32_t dtype;      /* the group's dtype */
+    int32_t dtype; /* the group's dtype */
     /* Per output, a bit per input it depends on: an output must have the
      * broadcast shape of all inputs, checked per run. */
     uint32_t deps[YG_FUSE_MAX_OUTPUTS];

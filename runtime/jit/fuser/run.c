@@ -10,7 +10,6 @@
  * (codegen.c), made on first use.  Outputs are new contiguous tensors.
  */
 #include "jit/fuser/fuser.h"
-
 #include "yagrad/autograd.h"
 #include "yagrad/jit.h"
 
@@ -111,8 +110,8 @@ static const variant *variant_of(yg_graph *sub, fuser_state *s, const char *patt
 
 /* Broadcasts the inputs' sizes (NumPy rules); false when they do not go
  * together (the interpreter then reports it). */
-static bool broadcast(yg_tensor *const *in, int32_t n_in, uint32_t mask, int64_t *sizes,
-                      int32_t *ndim) {
+static bool
+broadcast(yg_tensor *const *in, int32_t n_in, uint32_t mask, int64_t *sizes, int32_t *ndim) {
     int32_t nd = 0;
     for (int32_t i = 0; i < n_in; i++)
         if ((mask >> i) & 1)
@@ -136,8 +135,8 @@ static bool broadcast(yg_tensor *const *in, int32_t n_in, uint32_t mask, int64_t
     return true;
 }
 
-static yg_status interpret(const yg_graph *sub, yg_tensor *const *in, int32_t n_in,
-                           yg_tensor **out, int32_t n_out) {
+static yg_status
+interpret(const yg_graph *sub, yg_tensor *const *in, int32_t n_in, yg_tensor **out, int32_t n_out) {
     return yg_graph_run(sub, in, n_in, out, n_out);
 }
 

@@ -118,8 +118,8 @@ static yg_status merge(yg_graph *g, region *r, const bool *rg) {
     for (int32_t i = 0; st == YG_OK && i < n_in; i++) {
         yg_ir_value *v = sub->param->outputs[i];
         const char *name = v->name;
-        sub_rg[i] = v->type.kind == YG_IR_TYPE_TENSOR &&
-                    rg[vidx(yg__ir_graph_find(g, name, strlen(name)))];
+        sub_rg[i] =
+            v->type.kind == YG_IR_TYPE_TENSOR && rg[vidx(yg__ir_graph_find(g, name, strlen(name)))];
         yg_ir_type t = v->type;
         if (t.kind == YG_IR_TYPE_TENSOR)
             t.requires_grad = sub_rg[i];
@@ -128,8 +128,7 @@ static yg_status merge(yg_graph *g, region *r, const bool *rg) {
     if (st == YG_OK)
         st = yg_graph_differentiate(sub, sub_rg, &grad);
     if (st == YG_OK)
-        st = yg__pass_holder(g, yg__prim_diff_graph, sub, grad->f->ret->n_inputs, r->nodes[0],
-                             &h);
+        st = yg__pass_holder(g, yg__prim_diff_graph, sub, grad->f->ret->n_inputs, r->nodes[0], &h);
     for (int32_t i = 0; st == YG_OK && i < h->n_outputs; i++)
         st = yg_ir_value_set_type(h->outputs[i], &grad->f->ret->inputs[i]->type);
     if (st == YG_OK)
@@ -150,8 +149,8 @@ static yg_status merge(yg_graph *g, region *r, const bool *rg) {
     return st;
 }
 
-yg_status yg_graph_create_autodiff_subgraphs(yg_graph *g, const bool *requires_grad,
-                                             int64_t min_size) {
+yg_status
+yg_graph_create_autodiff_subgraphs(yg_graph *g, const bool *requires_grad, int64_t min_size) {
     bool any_mutation = false;
     if (g == NULL || min_size < 1)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,

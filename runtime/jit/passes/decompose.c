@@ -28,8 +28,8 @@ typedef struct call {
     yg_tensor **all; /* n->n_inputs, NULL for None inputs */
 } call;
 
-static yg_status call_boxed(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
-                            int64_t n_out) {
+static yg_status
+call_boxed(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     call *c = ctx;
     (void)n_out;
     for (int32_t i = 0, k = 0; i < c->n->n_inputs; i++)
@@ -86,8 +86,8 @@ static yg_status dummy(const yg_ir_type *t, bool strided, yg_tensor **out) {
 
 /* Traces n's composite on dummy inputs; *text is the trace's canonical
  * text (caller frees), NULL when it cannot be used. */
-static yg_status trace_once(const yg_ir_node *n, bool strided, yg_tensor **buf,
-                            yg_trace_result **tr, char **text) {
+static yg_status
+trace_once(const yg_ir_node *n, bool strided, yg_tensor **buf, yg_trace_result **tr, char **text) {
     int32_t k = 0;
     yg_status st = YG_OK;
     *tr = NULL;
