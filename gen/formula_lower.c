@@ -97,13 +97,11 @@ static bool token_is(CXTranslationUnit tu, CXToken tok, const char *text)
 
 static char *lower_tokens(gen_formula_ctx *fc, CXToken *toks, unsigned from, unsigned to);
 
-/* size(x, d) at toks[i] (the `size` token) becomes a local read from x's
- * saved sizes with a range check before the call that uses it:
- *     int64_t self_size = 0;
- *     st = yg__saved_sizes_at(&node->self_sizes, "self", node->dim, &self_size);
- * Returns the local; *close is the index of the call's ')'. */
-static char *lower_size_call(gen_formula_ctx *fc, CXToken *toks, unsigned i, unsigned to,
-                             unsigned *close)
+/* The parts of size(x, d) at toks[i] (the `size` token): x's name
+ * (caller frees; NULL when there is none), the index of the ',' (0 when
+ * there is none) and, through *close, the index of the call's ')'. */
+static char *scan_size_call(gen_formula_ctx *fc, CXToken *toks, unsigned i, unsigned to,
+                            unsigned *comma_out, unsigned *close)
 {
     unsigned comma = 0, depth = 0, j = i + 1;
     char *x = NULL;
@@ -123,6 +121,22 @@ static char *lower_size_call(gen_formula_ctx *fc, CXToken *toks, unsigned i, uns
         }
     }
     *close = j;
+    *comma_out = comma;
+    return x;
+}
+
+/* size(x, d) at toks[i] (the `size` token) becomes a local read from x's
+ * saved sizes with a range check before the call that uses it:
+ *     int64_t self_size = 0;
+ *     st = yg__saved_sizes_at(&node->self_sizes, "self", node->dim, &self_size);
+ * Returns the local; *close is the index of the call's ')'. */
+static char *lower_size_call(gen_formula_ctx *fc, CXToken *toks, unsigned i, unsigned to,
+                             unsigned *close)
+{
+    unsigned comma = 0;
+    char *x = scan_size_call(fc, toks, i, to, &comma, close);
+    unsigned j = *close;
+
     if (j >= to || comma == 0 || x == NULL) {
         free(x);
         return NULL;
@@ -172,24 +186,9 @@ static char *lower_size_call(gen_formula_ctx *fc, CXToken *toks, unsigned i, uns
 static char *lower_size_symbolic(gen_formula_ctx *fc, CXToken *toks, unsigned i, unsigned to,
                                  unsigned *close)
 {
-    unsigned comma = 0, depth = 0, j = i + 1;
-    char *x = NULL;
-
-    for (; j < to; j++) {
-        if (token_is(fc->tu, toks[j], "("))
-            depth++;
-        else if (token_is(fc->tu, toks[j], ")") && --depth == 0)
-            break;
-        else if (depth == 1 && comma == 0 && token_is(fc->tu, toks[j], ","))
-            comma = j;
-        else if (depth >= 1 && comma == 0 && x == NULL &&
-                 clang_getTokenKind(toks[j]) == CXToken_Identifier) {
-            CXString sp = clang_getTokenSpelling(fc->tu, toks[j]);
-            x = gen_xstrdup(clang_getCString(sp));
-            clang_disposeString(sp);
-        }
-    }
-    *close = j;
+    unsigned comma = 0;
+    char *x = scan_size_call(fc, toks, i, to, &comma, close);
+    unsigned j = *close;
     char *slot = x != NULL ? gen__sym_slot(fc->d, x) : NULL;
     free(x);
     if (j >= to || comma == 0 || slot == NULL) {

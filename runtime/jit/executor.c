@@ -17,6 +17,7 @@
  * Plans are immutable once published, so runs share them without locks.
  */
 #include "jit/autodiff.h"
+#include "jit/interpreter.h"
 #include "jit/tracer.h"
 #include "yagrad/autograd.h"
 
@@ -310,44 +311,6 @@ void yg_executor_release(yg_executor *e) {
     free(e);
 }
 
-/* Checks an input against the graph's input type: defined-ness, dtype,
- * device and rank (sizes may differ from a traced example's). */
-static yg_status check_input(const yg_ir_value *v, int64_t i, const yg_tensor *t) {
-    const yg_ir_type *ty = &v->type;
-    if (ty->kind == YG_IR_TYPE_NONE || t == NULL) {
-        if ((ty->kind == YG_IR_TYPE_NONE) != (t == NULL))
-            return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                            "executor: input %" PRId64 " %%%s: %s",
-                            i,
-                            v->name,
-                            t == NULL ? "is NULL but its type is Tensor"
-                                      : "has type None but got a tensor");
-        return YG_OK;
-    }
-    if (ty->dtype != YG_IR_UNKNOWN && ty->dtype != (int32_t)yg_tensor_dtype(t))
-        return yg__fail(YG_ERR_DTYPE,
-                        "executor: input %" PRId64 " %%%s: expected dtype %s, got %s",
-                        i,
-                        v->name,
-                        yg_dtype_name((yg_dtype)ty->dtype),
-                        yg_dtype_name(yg_tensor_dtype(t)));
-    if (ty->device != YG_IR_UNKNOWN && ty->device != (int32_t)yg_tensor_device(t))
-        return yg__fail(YG_ERR_DEVICE,
-                        "executor: input %" PRId64 " %%%s: expected device %s, got %s",
-                        i,
-                        v->name,
-                        yg__device_name((yg_device)ty->device),
-                        yg__device_name(yg_tensor_device(t)));
-    if (ty->ndim != YG_IR_UNKNOWN && ty->ndim != t->ndim)
-        return yg__fail(YG_ERR_SHAPE,
-                        "executor: input %" PRId64 " %%%s: expected rank %d, got %d",
-                        i,
-                        v->name,
-                        ty->ndim,
-                        t->ndim);
-    return YG_OK;
-}
-
 yg_status yg_executor_run(yg_executor *e,
                           yg_tensor *const *inputs,
                           int64_t n_inputs,
@@ -373,7 +336,9 @@ yg_status yg_executor_run(yg_executor *e,
                         g->ret->n_inputs,
                         n_outputs);
     for (int64_t i = 0; i < n_inputs; i++)
-        YG_RETURN_IF_ERROR(check_input(g->param->outputs[i], i, inputs[i]));
+        /* Sizes may differ from a traced example's. */
+        YG_RETURN_IF_ERROR(
+            yg__graph_check_input("executor", g->param->outputs[i], i, inputs[i], false));
     /* Inside a trace: the graph's ops run one by one and are recorded. */
     if (yg__trace_recording(false)) {
         atomic_fetch_add(&e->inlined, 1);

@@ -142,45 +142,62 @@ static void format_type_sizes(const yg_ir_type *t, char *buf, size_t len) {
         snprintf(buf + pos, len - pos, "]");
 }
 
-static yg_status check_input(const yg_ir_value *v, int64_t i, const yg_tensor *t) {
+yg_status yg__graph_check_input(
+    const char *who, const yg_ir_value *v, int64_t i, const yg_tensor *t, bool sizes) {
     const yg_ir_type *ty = &v->type;
     char want[160], got[160];
     if (ty->kind == YG_IR_TYPE_NONE) {
         if (t != NULL)
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                            "interpreter: input %" PRId64 " %%%s has type None but got a tensor",
+                            "%s: input %" PRId64 " %%%s has type None but got a tensor",
+                            who,
                             i,
                             v->name);
         return YG_OK;
     }
     if (t == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "interpreter: input %" PRId64 " %%%s is NULL but its type is Tensor",
+                        "%s: input %" PRId64 " %%%s is NULL but its type is Tensor",
+                        who,
                         i,
                         v->name);
     if (ty->dtype != YG_IR_UNKNOWN && ty->dtype != (int32_t)yg_tensor_dtype(t))
         return yg__fail(YG_ERR_DTYPE,
-                        "interpreter: input %" PRId64 " %%%s: expected dtype %s, got %s",
+                        "%s: input %" PRId64 " %%%s: expected dtype %s, got %s",
+                        who,
                         i,
                         v->name,
                         yg_dtype_name((yg_dtype)ty->dtype),
                         yg_dtype_name(yg_tensor_dtype(t)));
     if (ty->device != YG_IR_UNKNOWN && ty->device != (int32_t)yg_tensor_device(t))
         return yg__fail(YG_ERR_DEVICE,
-                        "interpreter: input %" PRId64 " %%%s: expected device %s, got %s",
+                        "%s: input %" PRId64 " %%%s: expected device %s, got %s",
+                        who,
                         i,
                         v->name,
                         yg__device_name((yg_device)ty->device),
                         yg__device_name(yg_tensor_device(t)));
     if (ty->ndim == YG_IR_UNKNOWN)
         return YG_OK;
+    if (!sizes) {
+        if (ty->ndim != t->ndim)
+            return yg__fail(YG_ERR_SHAPE,
+                            "%s: input %" PRId64 " %%%s: expected rank %d, got %d",
+                            who,
+                            i,
+                            v->name,
+                            ty->ndim,
+                            t->ndim);
+        return YG_OK;
+    }
     bool ok = ty->ndim == t->ndim;
     for (int32_t d = 0; ok && d < ty->ndim; d++)
         ok = ty->sizes[d] == YG_IR_UNKNOWN || ty->sizes[d] == t->sizes[d];
     if (!ok) {
         format_type_sizes(ty, want, sizeof want);
         return yg__fail(YG_ERR_SHAPE,
-                        "interpreter: input %" PRId64 " %%%s: expected sizes %s, got %s",
+                        "%s: input %" PRId64 " %%%s: expected sizes %s, got %s",
+                        who,
                         i,
                         v->name,
                         want,
@@ -462,7 +479,8 @@ static yg_status check_args(const yg_graph *g,
                         g->ret->n_inputs,
                         n_outputs);
     for (int64_t i = 0; i < n_inputs; i++)
-        YG_RETURN_IF_ERROR(check_input(g->param->outputs[i], i, inputs[i]));
+        YG_RETURN_IF_ERROR(
+            yg__graph_check_input("interpreter", g->param->outputs[i], i, inputs[i], true));
     return YG_OK;
 }
 

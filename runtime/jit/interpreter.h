@@ -29,6 +29,13 @@ typedef struct yg_interp_plan yg_interp_plan;
 yg_status yg__interp_plan_create(const yg_graph *g, yg_interp_plan **out);
 void yg__interp_plan_free(yg_interp_plan *p);
 
+/* Checks tensor t (NULL for None) given as graph input i, value v:
+ * defined where the type is Tensor, its dtype and device where known, and
+ * its sizes (sizes true) or only its rank.  Messages start with who
+ * ("interpreter: input 0 %x: expected dtype float32, got float64"). */
+yg_status yg__graph_check_input(
+    const char *who, const yg_ir_value *v, int64_t i, const yg_tensor *t, bool sizes);
+
 /* yg_graph_run with a plan of g made by yg__interp_plan_create. */
 yg_status yg__graph_run_planned(const yg_graph *g,
                                 const yg_interp_plan *p,

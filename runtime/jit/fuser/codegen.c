@@ -100,6 +100,19 @@ static void put(sbuf *b, const char *fmt, ...) {
     }
 }
 
+/* Hands b's text to *source when st is YG_OK and nothing ran out of
+ * memory; frees it otherwise. */
+static yg_status take(sbuf *b, yg_status st, char **source) {
+    if (st == YG_OK && b->oom)
+        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "fuser: out of memory");
+    if (st != YG_OK) {
+        free(b->p);
+        return st;
+    }
+    *source = b->p;
+    return YG_OK;
+}
+
 /* The math prelude: yagrad's vector math under the usual names. */
 #define DECL1(name, u)                                                                             \
     "__attribute__((simd(\"notinbranch\"), const, nothrow, leaf)) float yg_vm_" #name              \
@@ -255,14 +268,7 @@ yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, ch
     for (int32_t o = 0; st == YG_OK && o < n_out; o++)
         put(&b, "            o%d[j] = v%" PRId64 ";\n", o, kout[o]->scratch);
     put(&b, "        }\n    }\n}\n");
-    if (st == YG_OK && b.oom)
-        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "fuser: out of memory");
-    if (st != YG_OK) {
-        free(b.p);
-        return st;
-    }
-    *source = b.p;
-    return YG_OK;
+    return take(&b, st, source);
 }
 
 /* ---- CUDA ----
@@ -331,12 +337,5 @@ yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source) {
     for (int32_t o = 0; st == YG_OK && o < n_out; o++)
         put(&b, "        ((T *)a.ptrs[%d])[off[%d]] = v%" PRId64 ";\n", o, o, kout[o]->scratch);
     put(&b, "    }\n}\n");
-    if (st == YG_OK && b.oom)
-        st = yg__fail(YG_ERR_OUT_OF_MEMORY, "fuser: out of memory");
-    if (st != YG_OK) {
-        free(b.p);
-        return st;
-    }
-    *source = b.p;
-    return YG_OK;
+    return take(&b, st, source);
 }
