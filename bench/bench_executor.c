@@ -7,7 +7,8 @@
  *                 the traced loss (autodiff regions, one backward node
  *                 per region)
  *   node_overhead a chain of 1000 neg on a 1-element tensor, grad mode
- *                 off: per eager op vs per executor node
+ *                 off: per eager op vs per executor node (passes and
+ *                 fusion off, so each node is dispatched)
  *   plan_lookup   a 10-input graph of one node: yg_executor_run minus
  *                 running the same graph with its compiled plan kept
  *                 (what the executor adds: input checks, spec, hash,
@@ -176,7 +177,9 @@ static void bench_nodes(int rounds) {
     }
     CHECK(yg_graph_set_outputs(g, &v, 1));
     yg_executor *e = NULL;
-    yg_executor_options opt = {.no_optimize = true}; /* keep the chain */
+    /* Keep the chain as 1000 nodes: no passes, no fusion (which would make
+     * it one kernel: the fused line below). */
+    yg_executor_options opt = {.no_optimize = true, .no_fuse = true};
     CHECK(yg_executor_create(g, &opt, &e));
     bool prev = yg_set_grad_enabled(false);
     double *te = malloc((size_t)rounds * sizeof *te), *tj = malloc((size_t)rounds * sizeof *tj);
