@@ -203,6 +203,67 @@ static void test_cat_exits_match_unfused(void **state) {
     yg_graph_release(f);
 }
 
+/* Reduction anchors: softmax, log_softmax and sum over the last dim end a
+ * group and run in its kernel, row by row. */
+static void check_anchor(const char *tail, yg_dtype dt, bool transpose_x, int outs) {
+    char text[1024];
+    const char *dn = dt == YG_FLOAT32 ? "float32" : "float64";
+    snprintf(text, sizeof text,
+             "graph(%%x : Tensor(dtype=%s, sizes=[6, 37]), %%w : Tensor(dtype=%s, sizes=[37])):\n"
+             "  %%a = mul(%%x, %%w)\n"
+             "  %%b = tanh(%%a)\n"
+             "%s",
+             dn, dn, tail);
+    yg_graph *g = parse(text), *f = parse(text);
+    YG_CHECK(yg_graph_fuse(f));
+    assert_int_equal(count_kind(f, "prim::FusionGroup"), 1);
+    assert_int_equal(yg_graph_num_nodes(f), 1); /* the anchor is inside */
+    int64_t s[2] = {6, 37}, st[2] = {37, 6}, sw[1] = {37};
+    yg_tensor *x = NULL, *xt = NULL, *w = yg_test_rand(dt, sw, 1, -1, 1, 31);
+    if (transpose_x) {
+        xt = yg_test_rand(dt, st, 2, -2, 2, 30);
+        YG_CHECK(yg_transpose(xt, 0, 1, &x));
+    } else {
+        x = yg_test_rand(dt, s, 2, -2, 2, 30);
+    }
+    yg_tensor *in[2] = {x, w}, *a[2] = {0}, *c[2] = {0};
+    yg_fuser_stats before = yg_fuser_get_stats();
+    YG_CHECK(yg_graph_run(g, in, 2, a, outs));
+    YG_CHECK(yg_graph_run(f, in, 2, c, outs));
+    yg_fuser_stats after = yg_fuser_get_stats();
+    assert_int_equal(after.fallbacks, before.fallbacks);
+    /* The kernel ran (it was compiled or found), not the interpreter. */
+    assert_true(after.kernels_compiled + after.disk_cache_hits + after.memory_cache_hits >
+                before.kernels_compiled + before.disk_cache_hits + before.memory_cache_hits);
+    for (int i = 0; i < outs; i++) {
+        assert_int_equal(yg_tensor_ndim(a[i]), yg_tensor_ndim(c[i]));
+        for (int d = 0; d < yg_tensor_ndim(a[i]); d++)
+            assert_int_equal(yg_tensor_sizes(a[i])[d], yg_tensor_sizes(c[i])[d]);
+        expect_close(a[i], c[i], dt == YG_FLOAT32 ? 1e-5 : 1e-12);
+        yg_release(a[i]);
+        yg_release(c[i]);
+    }
+    yg_release(x);
+    yg_release(xt);
+    yg_release(w);
+    yg_graph_release(g);
+    yg_graph_release(f);
+}
+
+static void test_reduction_anchors_match_unfused(void **state) {
+    (void)state;
+    for (int d = 0; d < 2; d++) {
+        yg_dtype dt = d == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        for (int t = 0; t < 2; t++) {
+            check_anchor("  %y = softmax[dim=-1](%b)\n  return (%y, %a)\n", dt, t, 2);
+            check_anchor("  %y = log_softmax[dim=1](%b)\n  return (%y)\n", dt, t, 1);
+            check_anchor("  %y = sum.dim[dim=[-1], keepdim=1](%b)\n  return (%y, %b)\n", dt, t,
+                         2);
+            check_anchor("  %y = sum.dim[dim=[1]](%b)\n  return (%y)\n", dt, t, 1);
+        }
+    }
+}
+
 /* Mixed dtypes, in-place writes and non-pointwise ops end groups. */
 static void test_what_is_not_fused(void **state) {
     (void)state;
@@ -439,6 +500,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_chain_fused_matches_unfused),
         cmocka_unit_test(test_broadcast_shapes_match_unfused),
         cmocka_unit_test(test_cat_exits_match_unfused),
+        cmocka_unit_test(test_reduction_anchors_match_unfused),
         cmocka_unit_test(test_every_pointwise_op_fuses),
         cmocka_unit_test(test_every_group_compiles_to_ptx),
         cmocka_unit_test(test_what_is_not_fused),

@@ -54,6 +54,33 @@ int32_t yg__fuser_kernel_outputs(const yg_graph *sub, const yg_ir_value **out, i
     return k;
 }
 
+yg_fuse_anchor yg__fuser_anchor(const yg_ir_node *n) {
+    if (n->op == NULL || n->n_inputs != 1 || n->n_outputs != 1)
+        return YG_ANCHOR_NONE;
+    int32_t nd = n->inputs[0]->type.ndim;
+    if (nd == YG_IR_UNKNOWN || nd < 1)
+        return YG_ANCHOR_NONE;
+    const char *k = n->op->name;
+    if (strcmp(k, "softmax") == 0 || strcmp(k, "log_softmax") == 0) {
+        int64_t dim = 0;
+        if (!yg__ir_attr_as_int(n, "dim", &dim) || (dim != nd - 1 && dim != -1))
+            return YG_ANCHOR_NONE;
+        return k[0] == 's' ? YG_ANCHOR_SOFTMAX : YG_ANCHOR_LOG_SOFTMAX;
+    }
+    if (strcmp(k, "sum.dim") == 0) {
+        const yg_ir_attr *a = yg__ir_node_attr(n, "dim");
+        int64_t d;
+        if (a != NULL && a->kind == YG_IR_ATTR_INTS && a->u.ints.len == 1)
+            d = a->u.ints.items[0];
+        else if (a != NULL && a->kind == YG_IR_ATTR_INT)
+            d = a->u.i;
+        else
+            return YG_ANCHOR_NONE;
+        return d == nd - 1 || d == -1 ? YG_ANCHOR_SUM : YG_ANCHOR_NONE;
+    }
+    return YG_ANCHOR_NONE;
+}
+
 const yg_fuse_op *yg__fuse_op_of(const yg_ir_node *n) {
     if (n->op == NULL)
         return NULL;
@@ -163,8 +190,8 @@ static yg_status put_body(sbuf *b, const yg_graph *sub, bool f32) {
     for (int32_t i = 0; i < sub->param->n_outputs; i++)
         sub->param->outputs[i]->scratch = k++;
     for (const yg_ir_node *n = sub->first; n != NULL; n = n->next) {
-        if (yg__fuser_is_cat(n))
-            continue; /* an exit: its pieces are written in place */
+        if (yg__fuser_is_cat(n) || yg__fuser_anchor(n) != YG_ANCHOR_NONE)
+            continue; /* an exit, or the anchor: the kernel's frame does them */
         const yg_fuse_op *f = yg__fuse_op_of(n);
         if (f == NULL || n->n_outputs != 1 || n->n_inputs != f->n_inputs)
             return fail("not a fusible node: ", n->kind);
@@ -202,8 +229,108 @@ static yg_status put_body(sbuf *b, const yg_graph *sub, bool f32) {
     return YG_OK;
 }
 
+/* The row kernel of a group ending in reduction anchor a: per row of the
+ * anchor's input, pass 1 evaluates the group (writing its other outputs)
+ * and reduces (max for the softmax family, the sum in double for sum);
+ * the softmax family then makes two more passes over the row, which is in
+ * cache by then, recomputing the anchor's input rather than keeping it. */
+static yg_status codegen_rows(const yg_graph *sub, const yg_ir_node *a, const char *pattern,
+                              char **source) {
+    sbuf b = {0};
+    const yg_ir_value *kout[YG_FUSE_MAX_OUTPUTS];
+    int32_t n_in = sub->param->n_outputs;
+    int32_t n_out = yg__fuser_kernel_outputs(sub, kout, YG_FUSE_MAX_OUTPUTS);
+    int32_t dtype = sub->param->outputs[0]->type.dtype;
+    bool f32 = dtype == YG_FLOAT32;
+    yg_fuse_anchor kind = yg__fuser_anchor(a);
+    int32_t ao = -1;
+    for (int32_t o = 0; o < n_out; o++)
+        if (kout[o] == a->outputs[0])
+            ao = o;
+    if (n_out < 0 || ao < 0)
+        return fail("an anchored group must output its anchor", "");
+    for (size_t i = 0; i < sizeof prelude / sizeof prelude[0]; i++)
+        put(&b, "%s", prelude[i]);
+    put(&b, "\ntypedef %s T;\n\n", f32 ? "float" : "double");
+    put(&b,
+        "/* a fusion group of %" PRId64 " nodes anchored by %s, input strides %s */\n"
+        "void yg_fused_kernel(int64_t n, int ndim, const int64_t *sizes, char *const *ptrs,\n"
+        "                     const int64_t *strides)\n{\n"
+        "    const int64_t inner = sizes[ndim - 1];\n"
+        "    if (n == 0 || inner == 0)\n        return;\n"
+        "    const int64_t rows = n / inner;\n"
+        "#pragma omp parallel for schedule(static) if (n >= 32768 && rows > 1)\n"
+        "    for (int64_t row = 0; row < rows; row++) {\n"
+        "        int64_t off[%d] = {0};\n"
+        "        int64_t r = row;\n"
+        "        for (int d = ndim - 2; d >= 0; d--) {\n"
+        "            const int64_t c = r %% sizes[d];\n"
+        "            r /= sizes[d];\n"
+        "            for (int k = 0; k < %d; k++)\n"
+        "                off[k] += c * strides[k * ndim + d];\n"
+        "        }\n",
+        sub->n_nodes, a->kind, pattern, n_in + n_out, n_in + n_out);
+    for (int32_t o = 0; o < n_out; o++)
+        put(&b, "        T *restrict o%d = (T *)ptrs[%d] + off[%d];\n", o, o, o);
+    for (int32_t i = 0; i < n_in; i++) {
+        int k = n_out + i;
+        put(&b, "        const T *restrict a%d = (const T *)ptrs[%d] + off[%d];\n", i, k, k);
+        if (pattern[i] == 's')
+            put(&b, "        const int64_t s%d = strides[%d * ndim + ndim - 1];\n", i, k);
+    }
+    int64_t x = 0;
+    int passes = kind == YG_ANCHOR_SUM ? 1 : 3;
+    put(&b, kind == YG_ANCHOR_SUM ? "        double acc = 0;\n" : "        T m = -INFINITY;\n");
+    yg_status st = YG_OK;
+    for (int pass = 0; st == YG_OK && pass < passes; pass++) {
+        if (pass == 1)
+            put(&b, "        double acc = 0;\n");
+        if (pass == 2)
+            put(&b,
+                kind == YG_ANCHOR_SOFTMAX ? "        const T inv = (T)(1 / acc);\n"
+                                          : "        const T lse = m + (T)log(acc);\n");
+        const char *red = kind == YG_ANCHOR_SUM || pass == 1 ? "reduction(+ : acc)"
+                          : pass == 0                         ? "reduction(max : m)"
+                                                              : "";
+        put(&b, "#pragma omp simd %s\n        for (int64_t j = 0; j < inner; j++) {\n", red);
+        for (int32_t i = 0; i < n_in; i++) {
+            if (pattern[i] == 'b')
+                put(&b, "            const T v%d = a%d[0];\n", i, i);
+            else if (pattern[i] == 's')
+                put(&b, "            const T v%d = a%d[j * s%d];\n", i, i, i);
+            else
+                put(&b, "            const T v%d = a%d[j];\n", i, i);
+        }
+        st = put_body(&b, sub, f32);
+        x = a->inputs[0]->scratch;
+        if (pass == 0)
+            for (int32_t o = 0; st == YG_OK && o < n_out; o++)
+                if (o != ao)
+                    put(&b, "            o%d[j] = v%" PRId64 ";\n", o, kout[o]->scratch);
+        if (kind == YG_ANCHOR_SUM)
+            put(&b, "            acc += v%" PRId64 ";\n", x);
+        else if (pass == 0)
+            put(&b, "            m = v%" PRId64 " > m ? v%" PRId64 " : m;\n", x, x);
+        else if (pass == 1)
+            put(&b, "            acc += exp(v%" PRId64 " - m);\n", x);
+        else if (kind == YG_ANCHOR_SOFTMAX)
+            put(&b, "            o%d[j] = exp(v%" PRId64 " - m) * inv;\n", ao, x);
+        else
+            put(&b, "            o%d[j] = v%" PRId64 " - lse;\n", ao, x);
+        put(&b, "        }\n");
+    }
+    if (kind == YG_ANCHOR_SUM)
+        put(&b, "        o%d[0] = (T)acc;\n", ao);
+    put(&b, "    }\n}\n");
+    return take(&b, st, source);
+}
+
 yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, char **source) {
     sbuf b = {0};
+    if (sub->last != NULL && yg__fuser_anchor(sub->last) != YG_ANCHOR_NONE &&
+        sub->param->n_outputs > 0 && (sub->param->outputs[0]->type.dtype == YG_FLOAT32 ||
+                                      sub->param->outputs[0]->type.dtype == YG_FLOAT64))
+        return codegen_rows(sub, sub->last, pattern, source);
     const yg_ir_value *kout[YG_FUSE_MAX_OUTPUTS];
     int32_t n_in = sub->param->n_outputs;
     int32_t n_out = yg__fuser_kernel_outputs(sub, kout, YG_FUSE_MAX_OUTPUTS);
@@ -295,6 +422,8 @@ yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source) {
         return fail("a group writes too many outputs", "");
     if (dtype != YG_FLOAT32 && dtype != YG_FLOAT64)
         return fail("a group needs a float32 or float64 dtype", "");
+    if (sub->last != NULL && yg__fuser_anchor(sub->last) != YG_ANCHOR_NONE)
+        return fail("a group ending in a reduction anchor has no CUDA form yet: ", sub->last->kind);
     int32_t nops = n_in + n_out;
     put(&b,
         "/* a fusion group of %" PRId64 " nodes, CUDA */\n%s\ntypedef %s T;\n\n",

@@ -12,7 +12,9 @@
  * a run ends where a node cannot join, the dtype changes, or the group
  * would pass YG_FUSE_MAX_INPUTS inputs or YG_FUSE_MAX_OUTPUTS outputs.
  * A `cat` of values of the run of one shape joins as an exit (the kernel writes the pieces into the cat's result);
- * a node reading the cat's result ends the run.
+ * a node reading the cat's result ends the run.  A softmax, log_softmax
+ * or sum over the last dim of a value of the run ends the run as its
+ * reduction anchor (the kernel reduces each row while it is in cache).
  * prim::Constant nodes in a run stay outside it (their values become
  * inputs).  A group's compiled kernels live in its subgraph.
  */
@@ -69,6 +71,24 @@ static bool cat_exit(yg_ir_node *const *run, int32_t len, const yg_ir_node *n, i
             if (n->inputs[j] == v)
                 return false;
     }
+    return true;
+}
+
+/* Whether n can end the run as its reduction anchor: a softmax,
+ * log_softmax or sum over the last dim of a pointwise value of the run, in
+ * the run's dtype. */
+static bool anchor_ok(yg_ir_node *const *run, int32_t len, const yg_ir_node *n, int32_t dtype) {
+    if (len == 0 || yg__fuser_anchor(n) == YG_ANCHOR_NONE || yg__ir_node_has_side_effects(n) ||
+        (n->outputs[0]->scratch & 1) || n->outputs[0]->type.dtype != dtype)
+        return false;
+    const yg_ir_value *x = n->inputs[0];
+    if (x->node == NULL || !in_run(run, len, x->node) || yg__fuser_is_cat(x->node) ||
+        x->type.dtype != dtype)
+        return false;
+    /* A cat exit in the run would make the iteration shapes differ. */
+    for (int32_t i = 0; i < len; i++)
+        if (yg__fuser_is_cat(run[i]))
+            return false;
     return true;
 }
 
@@ -162,13 +182,17 @@ yg_status yg_graph_fuse(yg_graph *g) {
             n = n->next;
             continue;
         }
-        while (n != NULL && !reads_exit(run, len, n) &&
-               (fusible_dtype(n) == dtype || cat_exit(run, len, n, dtype))) {
+        bool anchored = false;
+        while (n != NULL && !anchored && !reads_exit(run, len, n) &&
+               (fusible_dtype(n) == dtype || cat_exit(run, len, n, dtype) ||
+                (anchored = anchor_ok(run, len, n, dtype)))) {
             int32_t n_in, n_out;
             run[len] = n;
             count_io(run, len + 1, &n_in, &n_out);
-            if (n_in > YG_FUSE_MAX_INPUTS || n_out > YG_FUSE_MAX_OUTPUTS)
+            if (n_in > YG_FUSE_MAX_INPUTS || n_out > YG_FUSE_MAX_OUTPUTS) {
+                anchored = false;
                 break;
+            }
             len++;
             n = n->next;
         }

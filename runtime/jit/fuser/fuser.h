@@ -12,7 +12,10 @@
  * subgraph per element: every value has the broadcast shape of the
  * group's inputs, each input is read through its own strides (0 where it
  * is broadcast); a cat exit's pieces are written straight into their
- * slices of the cat's result, which is allocated once.  The kernel's
+ * slices of the cat's result, which is allocated once.  A group may also
+ * end in a reduction anchor (softmax, log_softmax or sum over the last dim
+ * of a value of the group): its kernel then walks rows, evaluates the
+ * group for a row and reduces it while the row is in cache.  The kernel's
  * outputs are the subgraph's outputs with each cat replaced by its pieces
  * (yg__fuser_kernel_outputs).
  */
@@ -75,6 +78,19 @@ typedef struct yg_fused_kernel {
 
 /* Whether n is a cat exit of a fusion group (a `cat` node). */
 bool yg__fuser_is_cat(const yg_ir_node *n);
+
+/* Reduction anchors: a group may end in a reduction over the last dim of
+ * a value of the group, computed row by row in the same kernel. */
+typedef enum yg_fuse_anchor {
+    YG_ANCHOR_NONE = 0,
+    YG_ANCHOR_SOFTMAX,     /* softmax(x, dim = last) */
+    YG_ANCHOR_LOG_SOFTMAX, /* log_softmax(x, dim = last) */
+    YG_ANCHOR_SUM,         /* sum.dim(x, [last], keepdim) */
+} yg_fuse_anchor;
+
+/* What anchor n is (its input's rank must be known), NONE for any other
+ * node. */
+yg_fuse_anchor yg__fuser_anchor(const yg_ir_node *n);
 
 /* The values the kernel of sub writes, in order: each output of sub, a
  * cat exit's output replaced by its pieces.  Returns their number (at

@@ -168,15 +168,18 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
         for (int32_t d = 0; fused && d < nd; d++)
             fused = osz[d] == sizes[d];
     }
-    /* A cat exit needs a dim to cat along. */
+    /* A cat exit needs a dim to cat along; an anchor, non-empty rows. */
     for (int32_t o = 0; fused && o < n_out; o++)
         fused = !yg__fuser_is_cat(sub->ret->inputs[o]->node) || nd > 0;
-    if (!fused)
-        return interpret(sub, in, n_in, out, n_out);
-
+    const yg_ir_node *anchor =
+        sub->last != NULL && yg__fuser_anchor(sub->last) != YG_ANCHOR_NONE ? sub->last : NULL;
     int64_t numel = 1;
     for (int32_t d = 0; d < nd; d++)
         numel *= sizes[d];
+    if (anchor != NULL)
+        fused = fused && nd > 0 && numel > 0;
+    if (!fused)
+        return interpret(sub, in, n_in, out, n_out);
     /* The outputs, and where each value the kernel writes goes: a base
      * pointer and strides over the iteration shape (a cat's pieces are
      * slices of its result). */
@@ -187,6 +190,23 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
     int32_t k = 0;
     for (int32_t o = 0; o < n_out && stt == YG_OK; o++) {
         const yg_ir_node *def = sub->ret->inputs[o]->node;
+        if (def == anchor && yg__fuser_anchor(anchor) == YG_ANCHOR_SUM) {
+            /* One value per row: the reduced shape, stride 0 along the row. */
+            int64_t keep = 0, rsz[YG_MAX_DIMS], acc = 1;
+            (void)yg__ir_attr_as_int(anchor, "keepdim", &keep);
+            for (int32_t d = 0; d < nd; d++)
+                rsz[d] = d == nd - 1 ? 1 : sizes[d];
+            stt = yg_tensor_empty(rsz, keep ? nd : nd - 1, (yg_dtype)dtype, &out[o]);
+            if (stt != YG_OK)
+                break;
+            base[k] = (char *)yg__tensor_ptr(out[o]);
+            for (int32_t d = nd - 1; d >= 0; d--) {
+                st[k][d] = d == nd - 1 ? 0 : acc;
+                acc *= rsz[d];
+            }
+            k++;
+            continue;
+        }
         bool cat = def != sub->param && yg__fuser_is_cat(def);
         int64_t csz[YG_MAX_DIMS], cd = 0, pieces = cat ? def->n_inputs : 1;
         for (int32_t d = 0; d < nd; d++)
@@ -228,11 +248,17 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
             st[k][d] = td < 0 || t->sizes[td] == 1 ? 0 : t->strides[td];
         }
     }
-    /* Drop size-1 dims and merge dims contiguous for every operand. */
+    /* Drop size-1 dims and merge dims contiguous for every operand (an
+     * anchored group keeps its dims: its kernel walks rows of the last). */
     int64_t cs[YG_MAX_DIMS];
     int64_t cst2[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS][YG_MAX_DIMS];
     int32_t cdn = 0;
-    for (int32_t d = 0; d < nd; d++) {
+    for (int32_t d = 0; anchor != NULL && d < nd; d++, cdn++) {
+        cs[d] = sizes[d];
+        for (int32_t q = 0; q < nops; q++)
+            cst2[q][d] = st[q][d];
+    }
+    for (int32_t d = 0; anchor == NULL && d < nd; d++) {
         if (sizes[d] == 1)
             continue;
         bool merge = cdn > 0;
@@ -255,10 +281,12 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
             cst2[q][0] = 1;
         cdn = 1;
     }
-    /* The kernel writes its outputs with unit inner stride. */
+    /* The kernel writes its outputs with unit inner stride (an anchored
+     * sum's output, one value per row, has stride 0 there). */
     bool unit = true;
     for (int32_t q = 0; q < n_k; q++)
-        unit &= cst2[q][cdn - 1] == 1 || cs[cdn - 1] == 1;
+        unit &= cst2[q][cdn - 1] == 1 || cs[cdn - 1] == 1 ||
+                (anchor != NULL && cst2[q][cdn - 1] == 0);
     char pattern[YG_FUSE_MAX_INPUTS + 1];
     for (int32_t i = 0; i < n_in; i++) {
         int64_t inner = cst2[n_k + i][cdn - 1];
