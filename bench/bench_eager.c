@@ -524,6 +524,48 @@ static void wl_softmax_fwdbwd(bench *b) {
     wl_rows(b, softmax_forward, false, true);
 }
 
+/* softmax(x * 0.125) over rows: the scaled scores of attention.  Eager:
+ * two ops; fused: the executor's group anchored by the softmax (x read
+ * once).  Bytes: x and y. */
+static yg_tensor *scaled_softmax_forward(yg_tensor *const *in) {
+    yg_tensor *s = NULL, *y = NULL;
+    ok(yg_mul_scalar(in[0], 0.125, &s), "mul_scalar");
+    ok(yg_softmax(s, 1, &y), "softmax");
+    yg_release(s);
+    return y;
+}
+
+static yg_status trace_scaled_softmax(void *ctx, yg_tensor *const *in, int64_t n_in,
+                                      yg_tensor **out, int64_t n_out) {
+    (void)ctx;
+    (void)n_in;
+    (void)n_out;
+    out[0] = scaled_softmax_forward(in);
+    return YG_OK;
+}
+
+static yg_tensor *scaled_softmax_fused_forward(yg_tensor *const *in) {
+    yg_tensor *y = NULL;
+    ok(yg_executor_run(fused_exec, in, 1, &y, 1), "executor_run");
+    return y;
+}
+
+static void wl_scaled_softmax_fwd(bench *b) {
+    wl_rows(b, scaled_softmax_forward, false, false);
+}
+
+static void wl_scaled_softmax_fused_fwd(bench *b) {
+    yg_tensor *x = fill_pattern(rows_cols, 2, 1, 8, 0);
+    yg_trace_result *tr = NULL;
+    ok(yg_trace(trace_scaled_softmax, NULL, &x, 1, 1, NULL, &tr), "trace");
+    ok(yg_executor_create(tr->graph, NULL, &fused_exec), "executor_create");
+    yg_release(x);
+    wl_rows(b, scaled_softmax_fused_forward, false, false);
+    yg_executor_release(fused_exec);
+    fused_exec = NULL;
+    yg_trace_result_release(tr);
+}
+
 static void wl_log_softmax_fwd(bench *b) {
     wl_rows(b, log_softmax_forward, false, false);
 }
@@ -814,6 +856,8 @@ static const workload workloads[] = {
     {"chain_fused_fwdbwd", wl_chain_fused_fwdbwd, 10},
     {"softmax_fwd", wl_softmax_fwd, 20},
     {"softmax_fwdbwd", wl_softmax_fwdbwd, 20},
+    {"scaled_softmax_fwd", wl_scaled_softmax_fwd, 20},
+    {"scaled_softmax_fused_fwd", wl_scaled_softmax_fused_fwd, 20},
     {"log_softmax_fwd", wl_log_softmax_fwd, 20},
     {"log_softmax_fwdbwd", wl_log_softmax_fwdbwd, 20},
     {"layer_norm_fwd", wl_layer_norm_fwd, 20},

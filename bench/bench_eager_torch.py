@@ -253,6 +253,14 @@ def layer_norm_forward(inp):
     return F.layer_norm(inp[0], (ROWS_COLS[1],), inp[1], inp[2], 1e-5)
 
 
+def scaled_softmax_forward(inp):
+    return torch.softmax(inp[0] * 0.125, 1)
+
+
+def wl_scaled_softmax_fwd(b):
+    wl_rows(b, scaled_softmax_forward, False, False)
+
+
 def wl_softmax_fwd(b):
     wl_rows(b, softmax_forward, False, False)
 
@@ -400,6 +408,10 @@ WORKLOADS = {
     "chain_fused_fwdbwd": (wl_chain_fwdbwd, 10),
     "softmax_fwd": (wl_softmax_fwd, 20),
     "softmax_fwdbwd": (wl_softmax_fwdbwd, 20),
+    "scaled_softmax_fwd": (wl_scaled_softmax_fwd, 20),
+    # yagrad runs this through its executor (a group anchored by softmax);
+    # PyTorch eager is the reference.
+    "scaled_softmax_fused_fwd": (wl_scaled_softmax_fwd, 20),
     "log_softmax_fwd": (wl_log_softmax_fwd, 20),
     "log_softmax_fwdbwd": (wl_log_softmax_fwdbwd, 20),
     "layer_norm_fwd": (wl_layer_norm_fwd, 20),

@@ -52,7 +52,8 @@ WORKLOADS = [
     "overhead_plain", "overhead_autograd", "overhead_backward",
     "mlp_step", "lstm_fwd", "lstm_fwdbwd",
     "chain_fwd", "chain_fwdbwd", "chain_fused_fwd", "chain_fused_fwdbwd",
-    "softmax_fwd", "softmax_fwdbwd", "log_softmax_fwd", "log_softmax_fwdbwd",
+    "softmax_fwd", "softmax_fwdbwd", "scaled_softmax_fwd", "scaled_softmax_fused_fwd",
+    "log_softmax_fwd", "log_softmax_fwdbwd",
     "layer_norm_fwd", "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd",
     "triad",
     "conv3x3_fwd", "conv3x3_fwdbwd", "conv1x1_fwd", "depthwise3x3_fwd", "conv_transpose2d_fwd",
@@ -60,7 +61,7 @@ WORKLOADS = [
 ]
 # Workloads whose lines carry gbps; the triad is run first when any is asked for.
 MEMORY_BOUND = {"chain_fwd", "chain_fwdbwd", "chain_fused_fwd", "chain_fused_fwdbwd",
-                "softmax_fwd", "softmax_fwdbwd",
+                "softmax_fwd", "scaled_softmax_fwd", "scaled_softmax_fused_fwd", "softmax_fwdbwd",
                 "log_softmax_fwd", "log_softmax_fwdbwd", "layer_norm_fwd",
                 "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd"}
 # Workloads whose lines carry gflops; fma_peak, the compute reference, is
