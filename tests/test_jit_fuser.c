@@ -212,6 +212,7 @@ static void check_anchor(const char *tail, yg_dtype dt, bool transpose_x, int ou
              "graph(%%x : Tensor(dtype=%s, sizes=[6, 37]), %%w : Tensor(dtype=%s, sizes=[37])):\n"
              "  %%a = mul(%%x, %%w)\n"
              "  %%b = tanh(%%a)\n"
+             "  %%c = mul.Scalar[other=2.5](%%w)\n"
              "%s",
              dn, dn, tail);
     yg_graph *g = parse(text), *f = parse(text);
@@ -260,6 +261,9 @@ static void test_reduction_anchors_match_unfused(void **state) {
             check_anchor("  %y = sum.dim[dim=[-1], keepdim=1](%b)\n  return (%y, %b)\n", dt, t,
                          2);
             check_anchor("  %y = sum.dim[dim=[1]](%b)\n  return (%y)\n", dt, t, 1);
+            check_anchor("  %y = layer_norm[eps=0.001, normalized_shape=[37]](%b, %w, %c)\n"
+                         "  return (%y)\n",
+                         dt, t, 1);
         }
     }
 }

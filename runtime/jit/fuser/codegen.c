@@ -55,12 +55,30 @@ int32_t yg__fuser_kernel_outputs(const yg_graph *sub, const yg_ir_value **out, i
 }
 
 yg_fuse_anchor yg__fuser_anchor(const yg_ir_node *n) {
-    if (n->op == NULL || n->n_inputs != 1 || n->n_outputs != 1)
+    if (n->op == NULL || n->n_inputs < 1 || n->n_outputs != 1)
         return YG_ANCHOR_NONE;
     int32_t nd = n->inputs[0]->type.ndim;
     if (nd == YG_IR_UNKNOWN || nd < 1)
         return YG_ANCHOR_NONE;
     const char *k = n->op->name;
+    if (strcmp(k, "layer_norm") == 0) {
+        /* Over the last dim, with a weight and a bias of that size. */
+        const yg_ir_attr *a = yg__ir_node_attr(n, "normalized_shape");
+        int64_t last = n->inputs[0]->type.sizes[nd - 1];
+        bool one = a != NULL && ((a->kind == YG_IR_ATTR_INTS && a->u.ints.len == 1 &&
+                                  a->u.ints.items[0] == last) ||
+                                 (a->kind == YG_IR_ATTR_INT && a->u.i == last));
+        if (!one || last == YG_IR_UNKNOWN || n->n_inputs != 3)
+            return YG_ANCHOR_NONE;
+        for (int32_t i = 1; i < 3; i++) {
+            const yg_ir_type *t = &n->inputs[i]->type;
+            if (t->kind != YG_IR_TYPE_TENSOR || t->ndim != 1 || t->sizes[0] != last)
+                return YG_ANCHOR_NONE;
+        }
+        return YG_ANCHOR_LAYER_NORM;
+    }
+    if (n->n_inputs != 1)
+        return YG_ANCHOR_NONE;
     if (strcmp(k, "softmax") == 0 || strcmp(k, "log_softmax") == 0) {
         int64_t dim = 0;
         if (!yg__ir_attr_as_int(n, "dim", &dim) || (dim != nd - 1 && dim != -1))
@@ -280,18 +298,33 @@ static yg_status codegen_rows(const yg_graph *sub, const yg_ir_node *a, const ch
     }
     int64_t x = 0;
     int passes = kind == YG_ANCHOR_SUM ? 1 : 3;
-    put(&b, kind == YG_ANCHOR_SUM ? "        double acc = 0;\n" : "        T m = -INFINITY;\n");
+    double eps = 1e-5;
+    if (kind == YG_ANCHOR_LAYER_NORM)
+        (void)yg__ir_attr_as_double(a, "eps", &eps);
+    put(&b, kind == YG_ANCHOR_SUM || kind == YG_ANCHOR_LAYER_NORM ? "        double acc = 0;\n"
+                                                                  : "        T m = -INFINITY;\n");
     yg_status st = YG_OK;
     for (int pass = 0; st == YG_OK && pass < passes; pass++) {
-        if (pass == 1)
+        if (pass == 1 && kind == YG_ANCHOR_LAYER_NORM)
+            put(&b, "        const double mean = acc / (double)inner;\n        double acc2 = 0;\n");
+        else if (pass == 1)
             put(&b, "        double acc = 0;\n");
-        if (pass == 2)
+        if (pass == 2 && kind == YG_ANCHOR_LAYER_NORM) {
+            put(&b,
+                "        const T rstd = (T)(1 / sqrt(acc2 / (double)inner + %a));\n"
+                "        const T tmean = (T)mean;\n",
+                eps);
+        } else if (pass == 2) {
             put(&b,
                 kind == YG_ANCHOR_SOFTMAX ? "        const T inv = (T)(1 / acc);\n"
                                           : "        const T lse = m + (T)log(acc);\n");
-        const char *red = kind == YG_ANCHOR_SUM || pass == 1 ? "reduction(+ : acc)"
-                          : pass == 0                         ? "reduction(max : m)"
-                                                              : "";
+        }
+        const char *red = kind == YG_ANCHOR_LAYER_NORM && pass == 1 ? "reduction(+ : acc2)"
+                          : kind == YG_ANCHOR_LAYER_NORM && pass == 0 ? "reduction(+ : acc)"
+                          : kind == YG_ANCHOR_LAYER_NORM              ? ""
+                          : kind == YG_ANCHOR_SUM || pass == 1        ? "reduction(+ : acc)"
+                          : pass == 0                                 ? "reduction(max : m)"
+                                                                      : "";
         put(&b, "#pragma omp simd %s\n        for (int64_t j = 0; j < inner; j++) {\n", red);
         for (int32_t i = 0; i < n_in; i++) {
             if (pattern[i] == 'b')
@@ -307,7 +340,19 @@ static yg_status codegen_rows(const yg_graph *sub, const yg_ir_node *a, const ch
             for (int32_t o = 0; st == YG_OK && o < n_out; o++)
                 if (o != ao)
                     put(&b, "            o%d[j] = v%" PRId64 ";\n", o, kout[o]->scratch);
-        if (kind == YG_ANCHOR_SUM)
+        if (kind == YG_ANCHOR_LAYER_NORM && pass == 0)
+            put(&b, "            acc += v%" PRId64 ";\n", x);
+        else if (kind == YG_ANCHOR_LAYER_NORM && pass == 1)
+            put(&b,
+                "            const double dv = (double)v%" PRId64 " - mean;\n"
+                "            acc2 += dv * dv;\n",
+                x);
+        else if (kind == YG_ANCHOR_LAYER_NORM)
+            put(&b,
+                "            o%d[j] = (v%" PRId64 " - tmean) * rstd * v%" PRId64 " + v%" PRId64
+                ";\n",
+                ao, x, a->inputs[1]->scratch, a->inputs[2]->scratch);
+        else if (kind == YG_ANCHOR_SUM)
             put(&b, "            acc += v%" PRId64 ";\n", x);
         else if (pass == 0)
             put(&b, "            m = v%" PRId64 " > m ? v%" PRId64 " : m;\n", x, x);

@@ -14,7 +14,8 @@
  * A `cat` of values of the run of one shape joins as an exit (the kernel writes the pieces into the cat's result);
  * a node reading the cat's result ends the run.  A softmax, log_softmax
  * or sum over the last dim of a value of the run ends the run as its
- * reduction anchor (the kernel reduces each row while it is in cache).
+ * reduction anchor (the kernel reduces each row while it is in cache);
+ * so does an affine layer_norm over the last dim.
  * prim::Constant nodes in a run stay outside it (their values become
  * inputs).  A group's compiled kernels live in its subgraph.
  */
@@ -75,8 +76,9 @@ static bool cat_exit(yg_ir_node *const *run, int32_t len, const yg_ir_node *n, i
 }
 
 /* Whether n can end the run as its reduction anchor: a softmax,
- * log_softmax or sum over the last dim of a pointwise value of the run, in
- * the run's dtype. */
+ * log_softmax, sum or affine layer_norm over the last dim of a pointwise
+ * value of the run, in the run's dtype (layer_norm's weight and bias, in
+ * it too, are the group's inputs or values). */
 static bool anchor_ok(yg_ir_node *const *run, int32_t len, const yg_ir_node *n, int32_t dtype) {
     if (len == 0 || yg__fuser_anchor(n) == YG_ANCHOR_NONE || yg__ir_node_has_side_effects(n) ||
         (n->outputs[0]->scratch & 1) || n->outputs[0]->type.dtype != dtype)
@@ -85,6 +87,9 @@ static bool anchor_ok(yg_ir_node *const *run, int32_t len, const yg_ir_node *n, 
     if (x->node == NULL || !in_run(run, len, x->node) || yg__fuser_is_cat(x->node) ||
         x->type.dtype != dtype)
         return false;
+    for (int32_t i = 1; i < n->n_inputs; i++)
+        if (n->inputs[i]->type.dtype != dtype || (n->inputs[i]->scratch & 1))
+            return false;
     /* A cat exit in the run would make the iteration shapes differ. */
     for (int32_t i = 0; i < len; i++)
         if (yg__fuser_is_cat(run[i]))

@@ -13,8 +13,8 @@
  * group's inputs, each input is read through its own strides (0 where it
  * is broadcast); a cat exit's pieces are written straight into their
  * slices of the cat's result, which is allocated once.  A group may also
- * end in a reduction anchor (softmax, log_softmax or sum over the last dim
- * of a value of the group): its kernel then walks rows, evaluates the
+ * end in a reduction anchor (softmax, log_softmax, sum or an affine
+ * layer_norm over the last dim of a value of the group): its kernel then walks rows, evaluates the
  * group for a row and reduces it while the row is in cache.  The kernel's
  * outputs are the subgraph's outputs with each cat replaced by its pieces
  * (yg__fuser_kernel_outputs).
@@ -86,6 +86,7 @@ typedef enum yg_fuse_anchor {
     YG_ANCHOR_SOFTMAX,     /* softmax(x, dim = last) */
     YG_ANCHOR_LOG_SOFTMAX, /* log_softmax(x, dim = last) */
     YG_ANCHOR_SUM,         /* sum.dim(x, [last], keepdim) */
+    YG_ANCHOR_LAYER_NORM,  /* layer_norm(x, [last], weight, bias, eps), affine */
 } yg_fuse_anchor;
 
 /* What anchor n is (its input's rank must be known), NONE for any other
