@@ -545,8 +545,15 @@ YG_NODISCARD yg_status yg_graph_inline_autodiff_subgraphs(yg_graph *g, int64_t m
  * loaded with dlopen (docs/ir.md, "The fuser").  A node joins when its
  * dtype and its inputs' dtypes are known and equal (float32 or float64),
  * it writes no memory and reads or makes no value anything writes; a run
- * needs two such nodes; a group has at most 16 inputs and 8 outputs.
- * Runs yg_graph_propagate_shapes first (dtypes decide).  g: in-out.
+ * needs two such nodes.  A `cat` of values of the run joins as an exit
+ * (written in place); a softmax, log_softmax, sum or affine layer_norm
+ * over the last dim of a value of the run ends it as a reduction anchor.
+ * A group has at most 16 inputs and writes at most 16 values.  Runs
+ * yg_graph_propagate_shapes first (dtypes decide).  g: in-out.
+ * Environment at run time: YG_FUSER_CC (the compiler; default: the one
+ * that built yagrad), YG_FUSER_CACHE_DIR (the disk cache; default
+ * $XDG_CACHE_HOME/yagrad/fuser or ~/.cache/yagrad/fuser), YG_FUSER_DUMP
+ * (a folder to write every kernel's source to).
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL g; shape propagation's errors;
  *          YG_ERR_OUT_OF_MEMORY. */
 YG_NODISCARD yg_status yg_graph_fuse(yg_graph *g);
