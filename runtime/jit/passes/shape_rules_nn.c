@@ -564,6 +564,25 @@ static bool rule_sizes_attr(shape_ctx *c) {
     return true;
 }
 
+/* Gradient ops whose outputs are shaped like some of their inputs: output
+ * k like input first + k (var_backward, mm_mat1_backward: like the forward
+ * input; the LSTM gates' backward: like the two gate tensors and cx), in
+ * the incoming gradient's dtype. */
+static bool like_inputs(shape_ctx *c, int32_t first) {
+    set_all(c, in(c, 0)->dtype, in(c, 0)->device);
+    for (int32_t k = 0; k < c->n->n_outputs && first + k < c->n->n_inputs; k++)
+        copy_sizes(&c->out[k], in(c, first + k));
+    return true;
+}
+
+static bool rule_like_input1(shape_ctx *c) {
+    return like_inputs(c, 1);
+}
+
+static bool rule_like_input2(shape_ctx *c) {
+    return like_inputs(c, 2);
+}
+
 /* permute_backward: grad permuted back (grad's dim i is dim dims[i]). */
 static bool rule_permute_backward(shape_ctx *c) {
     const yg_ir_type *g = in(c, 0);
@@ -606,14 +625,6 @@ static bool rule_constant_pad_nd_backward(shape_ctx *c) {
                   !__builtin_sub_overflow(shrunk, pad[2 * j + 1], &shrunk) && shrunk >= 0;
         c->out[0].sizes[dim] = ok ? shrunk : YG_IR_UNKNOWN;
     }
-    return true;
-}
-
-/* Gradients shaped like the forward input (input 1), in the incoming
- * gradient's dtype. */
-static bool rule_like_input1(shape_ctx *c) {
-    copy_sizes(&c->out[0], in(c, 1));
-    set_all(c, in(c, 0)->dtype, in(c, 0)->device);
     return true;
 }
 
@@ -948,6 +959,9 @@ const shape_rule yg__shape_rules_nn[] = {
     {"scatter.value", rule_self_type, DT_RULE},
     {"scatter_add", rule_self_type, DT_RULE},
     {"sum_backward", rule_sizes_attr, DT_RULE},
+    {"mm_mat1_backward", rule_like_input1, DT_RULE},
+    {"mm_mat2_backward", rule_like_input2, DT_RULE},
+    {"lstm_cell_gates_backward", rule_like_input2, DT_RULE},
     {"mean_backward", rule_sizes_attr, DT_RULE},
     {"value_selecting_reduction_backward", rule_sizes_attr, DT_RULE},
     {"select_backward", rule_sizes_attr, DT_RULE},
