@@ -733,6 +733,54 @@ static void test_small_regions_are_inlined_back(void **state) {
     yg_graph_release(orig);
 }
 
+/* A fused no-gradient plan serves other batch sizes (sizes are not in
+ * its spec); shapes that do not go together are refused by the ops, as
+ * eager mode refuses them, never read out of bounds. */
+static void test_fused_plan_takes_new_shapes_or_refuses_them(void **state) {
+    (void)state;
+    const char *text = "graph(%x : Tensor(dtype=float32, sizes=[2, 4]),"
+                       " %y : Tensor(dtype=float32, sizes=[4])):\n"
+                       "  %a = mul(%x, %y)\n"
+                       "  %b = tanh(%a)\n"
+                       "  %c = add(%b, %y)\n"
+                       "  return (%c)\n";
+    yg_graph *g = NULL;
+    yg_executor *e = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    YG_CHECK(yg_executor_create(g, NULL, &e));
+    int64_t sy[1] = {4};
+    yg_tensor *y = yg_test_rand(YG_FLOAT32, sy, 1, -1, 1, 101);
+    for (int64_t rows = 1; rows <= 9; rows += 4) {
+        int64_t sx[2] = {rows, 4};
+        yg_tensor *x = yg_test_rand(YG_FLOAT32, sx, 2, -1, 1, 100 + (uint64_t)rows);
+        yg_tensor *in[2] = {x, y}, *out = NULL, *ref = NULL, *t1 = NULL, *t2 = NULL;
+        YG_CHECK(yg_executor_run(e, in, 2, &out, 1));
+        YG_CHECK(yg_mul(x, y, &t1));
+        YG_CHECK(yg_tanh(t1, &t2));
+        YG_CHECK(yg_add(t2, y, 1, &ref));
+        expect_same("new batch size", ref, out);
+        yg_release(x);
+        yg_release(out);
+        yg_release(ref);
+        yg_release(t1);
+        yg_release(t2);
+    }
+    char *plan = NULL;
+    YG_CHECK(yg_executor_last_graph(e, &plan));
+    assert_non_null(strstr(plan, "prim::FusionGroup"));
+    yg_string_release(plan);
+    assert_int_equal(yg_executor_get_stats(e).plans, 1);
+    int64_t bad[2] = {3, 5};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, bad, 2, -1, 1, 102), *out = NULL;
+    yg_tensor *in[2] = {x, y};
+    YG_EXPECT_ERROR(yg_executor_run(e, in, 2, &out, 1), YG_ERR_SHAPE, "mul", "[3, 5]", "[4]");
+    assert_null(out);
+    yg_release(x);
+    yg_release(y);
+    yg_executor_release(e);
+    yg_graph_release(g);
+}
+
 /* An executor run while tracing: its ops land in the outer trace. */
 typedef struct outer {
     yg_executor *e;
@@ -836,6 +884,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_plan_cache_hits_and_misses_by_spec),
         cmocka_unit_test(test_graph_with_non_symbolic_op_still_runs),
         cmocka_unit_test(test_double_backward_through_regions),
+        cmocka_unit_test(test_fused_plan_takes_new_shapes_or_refuses_them),
         cmocka_unit_test(test_small_regions_are_inlined_back),
         cmocka_unit_test(test_executor_inlines_into_an_outer_trace),
         cmocka_unit_test(test_threads_share_one_executor),
