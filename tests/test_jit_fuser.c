@@ -268,6 +268,36 @@ static void test_reduction_anchors_match_unfused(void **state) {
     }
 }
 
+/* Siblings across a node that cannot join: sin and cos of x with a matmul
+ * between them (which neither reads) become one group. */
+static void test_siblings_fuse_across_other_nodes(void **state) {
+    (void)state;
+    const char *text = "graph(%x : Tensor(dtype=float32, sizes=[4, 4])):\n"
+                       "  %a = sin(%x)\n"
+                       "  %m = mm(%x, %x)\n"
+                       "  %c = cos(%x)\n"
+                       "  %d = add(%a, %c)\n"
+                       "  %e = add(%d, %m)\n"
+                       "  return (%e)\n";
+    yg_graph *g = parse(text), *f = parse(text);
+    YG_CHECK(yg_graph_fuse(f));
+    /* sin, cos and the first add in one group; mm; the last add reads mm
+     * and stays a node of its own (a run needs two). */
+    assert_int_equal(count_kind(f, "prim::FusionGroup"), 1);
+    assert_int_equal(count_kind(f, "sin"), 0);
+    assert_int_equal(count_kind(f, "cos"), 0);
+    int64_t s[2] = {4, 4};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 40), *a = NULL, *c = NULL;
+    YG_CHECK(yg_graph_run(g, &x, 1, &a, 1));
+    YG_CHECK(yg_graph_run(f, &x, 1, &c, 1));
+    expect_close(a, c, 1e-6);
+    yg_release(a);
+    yg_release(c);
+    yg_release(x);
+    yg_graph_release(g);
+    yg_graph_release(f);
+}
+
 /* Mixed dtypes, in-place writes and non-pointwise ops end groups. */
 static void test_what_is_not_fused(void **state) {
     (void)state;
@@ -507,6 +537,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_reduction_anchors_match_unfused),
         cmocka_unit_test(test_every_pointwise_op_fuses),
         cmocka_unit_test(test_every_group_compiles_to_ptx),
+        cmocka_unit_test(test_siblings_fuse_across_other_nodes),
         cmocka_unit_test(test_what_is_not_fused),
         cmocka_unit_test(test_disk_cache_is_shared_and_rebuilt_when_corrupt),
         cmocka_unit_test(test_missing_compiler_falls_back_with_reason),

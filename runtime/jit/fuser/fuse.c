@@ -15,7 +15,10 @@
  * a node reading the cat's result ends the run.  A softmax, log_softmax
  * or sum over the last dim of a value of the run ends the run as its
  * reduction anchor (the kernel reduces each row while it is in cache);
- * so does an affine layer_norm over the last dim.
+ * so does an affine layer_norm over the last dim.  First, each fusible
+ * node moves up next to the nearest fusible node of its dtype when only
+ * nodes that write nothing and that it does not read lie between
+ * (sibling fusion across a matmul, say).
  * prim::Constant nodes in a run stay outside it (their values become
  * inputs).  A group's compiled kernels live in its subgraph.
  */
@@ -138,6 +141,30 @@ static void count_io(yg_ir_node *const *nodes, int32_t len, int32_t *n_in, int32
         nodes[i]->scratch = 0;
 }
 
+/* Sibling fusion: moves each fusible node up to just after the nearest
+ * earlier fusible node of its dtype, past nodes that write nothing and
+ * define nothing it reads, so runs that a node which cannot join
+ * separates (a matmul between two users of one input) become one. */
+static void cluster(yg_graph *g) {
+    for (yg_ir_node *n = g->first; n != NULL; n = n->next) {
+        int32_t dtype = fusible_dtype(n);
+        if (dtype == YG_IR_UNKNOWN || n->prev == NULL || fusible_dtype(n->prev) == dtype)
+            continue;
+        yg_ir_node *q = n->prev;
+        bool ok = true;
+        while (q != NULL && fusible_dtype(q) != dtype && ok) {
+            ok = !yg__ir_node_has_side_effects(q) && !yg__fuser_is_cat(q) &&
+                 yg__fuser_anchor(q) == YG_ANCHOR_NONE;
+            for (int32_t i = 0; ok && i < n->n_inputs; i++)
+                ok = n->inputs[i]->node != q;
+            if (ok)
+                q = q->prev;
+        }
+        if (ok && q != NULL && q->next != n)
+            yg__ir_node_move_before(n, q->next);
+    }
+}
+
 static yg_status put_subgraph(yg_ir_node *h, yg_graph **sub) {
     yg_ir_attr a = {0};
     a.name = strdup("subgraph");
@@ -179,6 +206,7 @@ yg_status yg_graph_fuse(yg_graph *g) {
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "fuse: out of memory");
     for (yg_ir_node *n = g->first; n != NULL; n = n->next)
         n->scratch = 0;
+    cluster(g);
     yg_status st = YG_OK;
     yg_ir_node *n = g->first;
     while (st == YG_OK && n != NULL) {
