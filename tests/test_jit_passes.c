@@ -413,6 +413,24 @@ static void test_shape_propagation_survives_hostile_attributes_and_sizes(void **
                   "  return (%s, %k, %f, %v, %c, %l)\n");
 }
 
+/* sum accumulates bool and integer inputs in int64, as the kernel does. */
+static void test_shape_propagation_sums_bools_and_ints_in_int64(void **state) {
+    (void)state;
+    expect_passes("shape_propagation",
+                  "graph(%b : Tensor(dtype=bool, device=cpu, sizes=[4, 3]), "
+                  "%i : Tensor(dtype=int32, device=cpu, sizes=[2])):\n"
+                  "  %s = sum(%b)\n"
+                  "  %d = sum.dim[dim=[1]](%b)\n"
+                  "  %t = sum(%i)\n"
+                  "  return (%s, %d, %t)\n",
+                  "graph(%b : Tensor(dtype=bool, device=cpu, sizes=[4, 3]), "
+                  "%i : Tensor(dtype=int32, device=cpu, sizes=[2])):\n"
+                  "  %s : Tensor(dtype=int64, device=cpu, sizes=[]) = sum(%b)\n"
+                  "  %d : Tensor(dtype=int64, device=cpu, sizes=[4]) = sum.dim[dim=[1]](%b)\n"
+                  "  %t : Tensor(dtype=int64, device=cpu, sizes=[]) = sum(%i)\n"
+                  "  return (%s, %d, %t)\n");
+}
+
 static void test_shape_propagation_types_creation_like_and_conversion_ops(void **state) {
     (void)state;
     /* Creation ops take sizes, dtype and device from attributes (float32
@@ -1149,6 +1167,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_propagation_rejects_sizes_that_cannot_go_together),
         cmocka_unit_test(test_shape_propagation_survives_hostile_attributes_and_sizes),
         cmocka_unit_test(test_shape_propagation_types_creation_like_and_conversion_ops),
+        cmocka_unit_test(test_shape_propagation_sums_bools_and_ints_in_int64),
         cmocka_unit_test(test_shape_propagation_gives_each_piece_of_a_list_return_its_type),
         cmocka_unit_test(test_shape_propagation_types_norm_pool_and_pad_ops),
         cmocka_unit_test(test_shape_propagation_types_3d_adaptive_and_resampling_ops),

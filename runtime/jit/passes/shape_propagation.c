@@ -615,7 +615,7 @@ static const shape_rule rules[] = {
     {"logical_or", rule_broadcast, DT_BOOL},
     {"logical_xor", rule_broadcast, DT_BOOL},
     {"logical_not", rule_same, DT_BOOL},
-    {"sum", rule_scalar, DT_SAME},
+    {"sum", rule_scalar, DT_SUM},
     {"mean", rule_scalar, DT_SAME},
     {"prod", rule_scalar, DT_SAME},
     {"max", rule_scalar, DT_SAME},
@@ -624,7 +624,7 @@ static const shape_rule rules[] = {
     {"any", rule_scalar, DT_BOOL},
     {"argmax", rule_scalar, DT_INT64},
     {"argmin", rule_scalar, DT_INT64},
-    {"sum.dim", rule_reduce, DT_SAME},
+    {"sum.dim", rule_reduce, DT_SUM},
     {"mean.dim", rule_reduce, DT_SAME},
     {"prod.dim", rule_reduce, DT_SAME},
     {"amax", rule_reduce, DT_SAME},
@@ -820,6 +820,8 @@ static yg_status propagate_node(yg_ir_node *n, int depth) {
         dtype = r->dtype == DT_BOOL    ? YG_BOOL
                 : r->dtype == DT_INT64 ? YG_INT64
                                        : input_dtype(n, r->dtype == DT_PROMOTE);
+        if (r->dtype == DT_SUM && (dtype == YG_BOOL || dtype == YG_INT32 || dtype == YG_INT64))
+            dtype = YG_INT64;
     } else if (strcmp(n->op->kind, "pointwise") == 0) {
         ok = rule_broadcast(&c);
         dtype = input_dtype(n, true);

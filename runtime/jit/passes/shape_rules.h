@@ -31,6 +31,8 @@ typedef enum out_dtype {
     DT_INT64,
     DT_PROMOTE, /* the promotion of every tensor input's dtype */
     DT_RULE,    /* the rule sets dtype and device of every output itself */
+    DT_SUM,     /* the first input's dtype, int64 for bool and integer ones
+                   (sum's accumulation type) */
 } out_dtype;
 
 typedef bool (*rule_fn)(shape_ctx *c);
