@@ -13,6 +13,10 @@
  *                 running the same graph with its compiled plan kept
  *                 (what the executor adds: input checks, spec, hash,
  *                 lookup under the lock)
+ *   fuser_kernel  the first run of a fused 5-op chain (codegen and the
+ *                 compiler, or a load from the disk cache when a previous
+ *                 run left the kernel there: run twice to see both) and a
+ *                 later run, on 4096 floats
  * Prints one JSON line per measurement with both medians and the ratio
  * executor / eager.  Usage: bench_executor [ROUNDS]
  */
@@ -270,10 +274,51 @@ static void bench_lookup(int rounds) {
     yg_graph_release(g);
 }
 
+/* ---- the fuser's compile and load times ---- */
+
+static void bench_fuser_kernel(void) {
+    const char *text = "graph(%x : Tensor(dtype=float32, sizes=[4096]),"
+                       " %w : Tensor(dtype=float32, sizes=[4096])):\n"
+                       "  %a = mul(%x, %w)\n"
+                       "  %b = add[alpha=0.3](%a, %w)\n"
+                       "  %c = tanh(%b)\n"
+                       "  %d = sigmoid(%x)\n"
+                       "  %e = mul(%c, %d)\n"
+                       "  return (%e)\n";
+    yg_graph *g = NULL;
+    int64_t n = 4096;
+    yg_tensor *x = NULL, *w = NULL, *y = NULL;
+    CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    CHECK(yg_graph_fuse(g));
+    CHECK(yg_tensor_full(&n, 1, 0.5, YG_FLOAT32, &x));
+    CHECK(yg_tensor_full(&n, 1, 0.25, YG_FLOAT32, &w));
+    yg_tensor *in[2] = {x, w};
+    yg_fuser_stats before = yg_fuser_get_stats();
+    double t0 = now();
+    CHECK(yg_graph_run(g, in, 2, &y, 1));
+    double t1 = now();
+    yg_release(y);
+    yg_fuser_stats after = yg_fuser_get_stats();
+    double t2 = now();
+    CHECK(yg_graph_run(g, in, 2, &y, 1));
+    double t3 = now();
+    yg_release(y);
+    const char *how = after.kernels_compiled > before.kernels_compiled ? "compiled"
+                      : after.disk_cache_hits > before.disk_cache_hits ? "disk_cache"
+                                                                       : "memory";
+    printf("{\"bench\":\"executor\",\"workload\":\"fuser_kernel\",\"first_run\":\"%s\","
+           "\"first_run_ms\":%.3f,\"later_run_us\":%.3f,\"fallbacks\":%lld}\n",
+           how, (t1 - t0) * 1e3, (t3 - t2) * 1e6, (long long)(after.fallbacks - before.fallbacks));
+    yg_release(x);
+    yg_release(w);
+    yg_graph_release(g);
+}
+
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 21;
     if (rounds < 1)
         rounds = 21;
+    bench_fuser_kernel();
     bench_mlp(rounds);
     bench_nodes(rounds);
     bench_lookup(rounds);
