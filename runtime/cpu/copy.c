@@ -279,8 +279,7 @@ yg_status yg__tensor_contiguous_as(const yg_tensor *t,
         return YG_OK;
     }
     YG_RETURN_IF_ERROR(yg__tensor_empty_like(t, dtype, &res));
-    for (int32_t d = 0; d < t->ndim; d++)
-        numel *= t->sizes[d];
+    numel = yg_tensor_numel(t);
     if (numel > 0) {
         if (contiguous && t->dtype == dtype)
             memcpy(yg__tensor_ptr(res), yg__tensor_ptr(t), (size_t)numel * yg_dtype_size(dtype));
