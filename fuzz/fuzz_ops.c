@@ -9,7 +9,8 @@
  *     None for optional ones, else a dtype among all seven (claimed by the
  *     op or not), sizes of up to 4 dims from {0, 1, 2, 3, 4, 5}, or, when
  *     a 0 is among them, huge sizes such as 36854775808 (an empty tensor
- *     costs no memory: issue 18's class), values from a small set (small
+ *     costs no memory: issue 18's class; not for ops returning a list,
+ *     which would make one view per index), values from a small set (small
  *     integers, so index arguments are often in range), requires_grad for
  *     float tensors, and a non-contiguous layout (transpose, a slice with
  *     step 2 of a larger base, an expand of a size-1 dim);
@@ -264,7 +265,7 @@ static const int64_t huge_sizes[] = {
 
 /* A new tensor from the bytes (out NULL when building it failed, which is
  * itself checked: a status with a message). */
-static void make_tensor(reader *r, const yg_op_info *op, yg_tensor **out)
+static void make_tensor(reader *r, const yg_op_info *op, bool allow_huge, yg_tensor **out)
 {
     int64_t sizes[4], numel = 1;
     int ndim = (int)pick(r, 5);
@@ -284,7 +285,7 @@ static void make_tensor(reader *r, const yg_op_info *op, yg_tensor **out)
         sizes[i] = (int64_t)pick(r, 6);
         has_zero |= sizes[i] == 0;
     }
-    if (has_zero && (flags & 2) && ndim > 1) {
+    if (allow_huge && has_zero && (flags & 2) && ndim > 1) {
         int i = (int)pick(r, (unsigned)ndim);
         if (sizes[i] != 0)
             sizes[i] = huge_sizes[pick(r, 5)];
@@ -532,7 +533,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             if (n_inputs == MAX_TENSORS)
                 goto out;
-            make_tensor(&r, op, &inputs[n_inputs]);
+            /* An op returning a list may make one view per index of a
+             * dim (unbind, split): a huge dim would ask for billions. */
+            make_tensor(&r, op, s->n_returns > 0, &inputs[n_inputs]);
             if (inputs[n_inputs] == NULL)
                 goto out;
             put(&t, "%s%%i%d : Tensor", n_inputs ? ", " : "", n_inputs);

@@ -278,8 +278,16 @@ yg_status yg__composite_constant_pad_nd_backward(const yg_tensor *grad,
                         2 * YG_MAX_DIMS);
     /* Padding by -pad crops what the padding added and re-adds (as
      * zeros) what a negative pad cropped. */
-    for (int64_t i = 0; i < pad_len; i++)
+    for (int64_t i = 0; i < pad_len; i++) {
+        /* Bounded like sizes (sizes.h): -INT64_MIN does not exist. */
+        if (pad[i] < -YG__MAX_NUMEL || pad[i] > YG__MAX_NUMEL) {
+            char buf[2 * YG_MAX_DIMS * 22];
+            return yg__fail(YG_ERR_SHAPE,
+                            "pad %s has an entry beyond 2^59",
+                            yg__format_sizes(pad, pad_len, buf, sizeof buf));
+        }
         negated[i] = -pad[i];
+    }
     return yg_constant_pad_nd(grad, negated, pad_len, 0, out);
 }
 

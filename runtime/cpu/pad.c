@@ -41,6 +41,12 @@ yg_status yg__cpu_constant_pad_nd(const yg_tensor *self,
                         yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
     for (int32_t d = 0; d < self->ndim; d++)
         sizes[d] = self->sizes[d];
+    for (int64_t i = 0; i < pad_len; i++)
+        /* Bounded like sizes (sizes.h), so the sums below and -lo fit. */
+        if (pad[i] < -YG__MAX_NUMEL || pad[i] > YG__MAX_NUMEL)
+            return yg__fail(YG_ERR_SHAPE,
+                            "constant_pad_nd: pad %s has an entry beyond 2^59",
+                            yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf));
     for (int64_t i = 0; i < pad_len / 2; i++) {
         int64_t d = self->ndim - 1 - i;
         sizes[d] += pad[2 * i] + pad[2 * i + 1];

@@ -85,6 +85,13 @@ static yg_status dims_arg(const char *op,
                             name,
                             min,
                             yg__format_sizes(x, len, buf, sizeof buf));
+        /* Bounded like sizes (sizes.h), so out_size's sums cannot overflow. */
+        if (v[3 - nsp + i] > YG__MAX_NUMEL)
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: %s must be at most 2^59, got %s",
+                            op,
+                            name,
+                            yg__format_sizes(x, len, buf, sizeof buf));
     }
     return YG_OK;
 }
@@ -112,8 +119,16 @@ static yg_status check_input(const char *op,
                         "%s: unsupported dtype %s for self (supported: float32, float64)",
                         op,
                         yg_dtype_name(dtype));
+    int64_t numel;
+    /* sizes may come from the user (the backward ops' self_sizes). */
+    YG_RETURN_IF_ERROR(yg__sizes_numel(op, "self", sizes, ndim, &numel));
     g->nsp = nsp;
-    g->planes = sizes[0] * (ndim == nsp + 2 ? sizes[1] : 1);
+    g->planes = yg__sizes_product(sizes, ndim - nsp);
+    if (g->planes < 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: self %s has more than 2^59 planes",
+                        op,
+                        yg__format_sizes(sizes, ndim, buf, sizeof buf));
     g->in[0] = 1;
     for (int i = 0; i < nsp; i++)
         g->in[3 - nsp + i] = sizes[ndim - nsp + i];
@@ -121,7 +136,12 @@ static yg_status check_input(const char *op,
 }
 
 static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-    int64_t span = in + 2 * p - d * (k - 1) - 1;
+    int64_t reach;
+    /* Every value is in [0, 2^59] (dims_arg, check_input), so only the
+     * window's reach can overflow, and then no window fits. */
+    if (!yg__mul_ok(d, k - 1, &reach))
+        return 0;
+    int64_t span = in + 2 * p - reach - 1;
     if (span < 0)
         return 0;
     int64_t n = (ceil_mode ? span + s - 1 : span) / s + 1;

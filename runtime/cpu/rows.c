@@ -122,7 +122,12 @@ yg_status yg__rows_init_dim(const char *op,
                         yg__device_name(self->storage->device));
     YG_RETURN_IF_ERROR(mark_reduced(op, self, &dim, 1, rows->reduced));
     st = finish_init(op, self, true, dtype, rows);
-    /* A scan keeps every dim: the "result" of a row is the whole row. */
+    /* A scan keeps every dim: the "result" of a row is the whole row, so
+     * rows of no elements are no work: an empty self with a huge other
+     * dim must not loop over them (fuzz_ops: cumprod of [36854775808, 0]
+     * over dim 1). */
+    if (rows->inner == 0)
+        rows->outer = 0;
     rows->out_ndim = self->ndim;
     for (int32_t d = 0; d < self->ndim; d++)
         rows->out_sizes[d] = self->sizes[d];

@@ -455,15 +455,18 @@ yg_status yg__cpu_slice(const yg_tensor *self,
     /* end - start <= size, so dividing first cannot overflow where
      * end - start + step - 1 would for a huge step. */
     sizes[d] = (end - start) / step + ((end - start) % step != 0);
-    /* A dim of size 0 or 1 may keep any stride; others need the product. */
+    /* A dim of size 0 or 1, or any dim of an empty result, may keep any
+     * stride and offset (no element is reached through them); others
+     * need the product, which fits when the result's extent does. */
     strides[d] = self->strides[d];
+    int64_t offset = self->offset;
+    if (yg__sizes_product(sizes, self->ndim) == 0)
+        return yg__tensor_view("slice", self, sizes, strides, self->ndim, offset, out);
     if (sizes[d] > 1)
         YG_RETURN_IF_ERROR(
             yg__size_mul("slice", "stride", self->strides[d], step, &strides[d]));
-    /* start may equal the size (an empty slice): checked. */
-    int64_t offset;
-    YG_RETURN_IF_ERROR(yg__size_mul("slice", "offset", start, self->strides[d], &offset));
-    YG_RETURN_IF_ERROR(yg__size_add("slice", "offset", self->offset, offset, &offset));
+    offset = start * self->strides[d]; /* start < size: inside self's extent */
+    offset += self->offset;
     return yg__tensor_view("slice", self, sizes, strides, self->ndim, offset, out);
 }
 
