@@ -537,7 +537,7 @@ static void test_parse_takes_an_empty_constant_with_huge_sizes(void **state) {
                        "  return (%0)\n";
     yg_graph *g = NULL;
     yg_tensor *out = NULL;
-    YG_CHECK(yg_graph_parse(text, -1, &g));
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
     YG_CHECK(yg_graph_run(g, NULL, 0, &out, 1));
     assert_int_equal(yg_tensor_numel(out), 0);
     assert_int_equal(yg_tensor_sizes(out)[0], 36854775808LL);
@@ -555,7 +555,7 @@ static void test_parse_rejects_a_constant_whose_strides_overflow(void **state) {
                        "4611686018427387904, 4], [])]()\n"
                        "  return (%0)\n";
     yg_graph *g = NULL;
-    YG_EXPECT_ERROR(yg_graph_parse(text, -1, &g),
+    YG_EXPECT_ERROR(yg_graph_parse(text, (int64_t)strlen(text), &g),
                     YG_ERR_INVALID_ARGUMENT,
                     "graph_parse: 2:",
                     "tensor sizes [2, 0, 4611686018427387904, 4] have no int64 strides");

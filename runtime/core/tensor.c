@@ -377,9 +377,10 @@ bool yg_tensor_is_contiguous(const yg_tensor *t)
     int64_t expected = 1;
     if (t == NULL)
         return false;
+    /* Empty tensors first: their sizes' products need not fit. */
+    if (yg_tensor_numel(t) == 0)
+        return true;
     for (int32_t i = t->ndim - 1; i >= 0; i--) {
-        if (t->sizes[i] == 0)
-            return true;
         if (t->sizes[i] != 1 && t->strides[i] != expected)
             return false;
         /* The header's numel fits, so this product does (sizes.h). */

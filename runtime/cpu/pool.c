@@ -709,6 +709,21 @@ static bool leading_dims_match(const yg_tensor *g, const int64_t *sizes, int64_t
     return true;
 }
 
+/* As PyTorch: an adaptive window over an empty spatial dim has no mean,
+ * and walking the other dims' windows for nothing took hours for
+ * [2, 922337200, 0, 1] (fuzz_ops). */
+static yg_status
+check_spatial_nonzero(const char *op, const int64_t *sizes, int64_t ndim, const pool_geom *g) {
+    char buf[128];
+    for (int i = 3 - g->nsp; i < 3; i++)
+        if (g->in[i] == 0)
+            return yg__fail(YG_ERR_SHAPE,
+                            "%s: expected non-empty planes, got self %s",
+                            op,
+                            yg__format_sizes(sizes, ndim, buf, sizeof buf));
+    return YG_OK;
+}
+
 /* The input geometry of self and output sizes from output_size (1 or nsp
  * positive entries). */
 static yg_status adaptive_begin(const char *op,
@@ -718,6 +733,7 @@ static yg_status adaptive_begin(const char *op,
                                 int64_t output_size_len,
                                 pool_geom *g) {
     YG_RETURN_IF_ERROR(check_input(op, self->sizes, self->ndim, self->dtype, nsp, g));
+    YG_RETURN_IF_ERROR(check_spatial_nonzero(op, self->sizes, self->ndim, g));
     return dims_arg(op, "output_size", output_size, output_size_len, nsp, NULL, 1, 1, g->out);
 }
 
@@ -809,6 +825,7 @@ static yg_status backward_begin(const char *op,
     yg_status st;
 
     YG_RETURN_IF_ERROR(check_input(op, self_sizes, self_sizes_len, grad_output->dtype, nsp, g));
+    YG_RETURN_IF_ERROR(check_spatial_nonzero(op, self_sizes, self_sizes_len, g));
     if (!leading_dims_match(grad_output, self_sizes, self_sizes_len, nsp))
         return yg__fail(YG_ERR_SHAPE,
                         "%s: grad_output %s does not match the leading dims of self_sizes %s",

@@ -145,12 +145,10 @@ yg_status yg__rows_per_row(const char *op,
                            const yg_tensor *t,
                            yg_dtype dtype,
                            yg_tensor **out) {
-    int64_t n = 1;
+    int64_t n = yg_tensor_numel(t); /* a 0 first: fits (sizes.h) */
     char tbuf[128], rbuf[128];
 
     *out = NULL;
-    for (int32_t d = 0; d < t->ndim; d++)
-        n *= t->sizes[d];
     if (n != rows->outer)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: %s %s does not match the reduced shape %s",

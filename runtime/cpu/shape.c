@@ -149,8 +149,7 @@ static bool compute_stride(const int64_t *osizes,
             nstrides[d] = 1;
         return true;
     }
-    for (int64_t d = 0; d < ondim; d++)
-        numel *= osizes[d]; /* self's numel: fits (sizes.h) */
+    numel = yg__sizes_product(osizes, ondim); /* self's numel, a 0 first (sizes.h) */
     if (numel == 0) {
         /* Other shapes of an empty input get contiguous strides, which
          * yg__cpu_view computes (they may overflow: a status). */
@@ -417,9 +416,13 @@ yg_status yg__cpu_select(const yg_tensor *self, int64_t dim, int64_t index, yg_t
         strides[nd] = self->strides[i];
         nd++;
     }
-    /* index < size: index * stride lies inside self's extent. */
-    return yg__tensor_view(
-        "select", self, sizes, strides, nd, self->offset + index * self->strides[d], out);
+    /* index < size: for a non-empty self, index * stride lies inside its
+     * extent; an empty result reaches nothing, and an empty self's
+     * strides may be such that the product overflows: offset unused. */
+    int64_t offset = self->offset;
+    if (yg__sizes_product(sizes, nd) != 0)
+        offset += index * self->strides[d];
+    return yg__tensor_view("select", self, sizes, strides, nd, offset, out);
 }
 
 /* Python's slice bounds: negative start/end count from the end, both are
@@ -576,8 +579,9 @@ yg__cpu_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_te
                             yg__format_sizes(dims, dims_len, dbuf, sizeof dbuf));
         flipped[d] = true;
         /* Walk dim d backwards: start at its last element, negative stride
-         * (inside self's extent, so no overflow). */
-        if (self->sizes[d] > 0)
+         * (inside self's extent, so no overflow; an empty self reaches
+         * nothing and keeps its offset). */
+        if (yg_tensor_numel(self) > 0)
             offset += (self->sizes[d] - 1) * self->strides[d];
         strides[d] = -self->strides[d];
     }
