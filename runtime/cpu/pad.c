@@ -120,7 +120,10 @@ static yg_status pad_geometry(const char *op,
                               int64_t *osizes) {
     const char *mode = reflect ? "reflect" : "replicate";
     char pbuf[160], sbuf[128];
+    int64_t numel;
 
+    /* sizes may come from the caller (the backward's self_sizes). */
+    YG_RETURN_IF_ERROR(yg__sizes_numel(op, "self_sizes", sizes, ndim, &numel));
     if (pad_len > 0 && pad == NULL)
         return yg__fail(
             YG_ERR_INVALID_ARGUMENT, "%s: pad is NULL with length %" PRId64, op, pad_len);

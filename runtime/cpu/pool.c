@@ -217,8 +217,12 @@ static yg_status finish(yg_tensor *res, yg_dtype dtype, yg_tensor **out) {
     return st;
 }
 
+/* The product of a window or grid's three extents, checked (sizes.h):
+ * 0 when one is 0, and 0 too when it overflows, which only an empty
+ * tensor's grid can (the callers then have no element to walk). */
 static int64_t vol(const int64_t v[3]) {
-    return v[0] * v[1] * v[2];
+    int64_t n = yg__sizes_product(v, 3);
+    return n < 0 ? 0 : n;
 }
 
 /* ---- max pooling ---- */
@@ -937,7 +941,8 @@ yg_status yg__cpu_upsample_nearest2d_backward(const yg_tensor *grad_output,
     const double *gv = (const double *)yg__tensor_ptr(go);
     double *rv = (double *)yg__tensor_ptr(res);
     int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
-    for (int64_t p = 0; p < g.planes && ih > 0 && iw > 0; p++)
+    /* An empty grad_output may have a huge other dim: no walk over it. */
+    for (int64_t p = 0; p < g.planes && yg_tensor_numel(go) > 0; p++)
         for (int64_t oy = 0; oy < oh; oy++)
             for (int64_t ox = 0; ox < ow; ox++) {
                 int64_t y = oy * ih / oh, xx = ox * iw / ow;

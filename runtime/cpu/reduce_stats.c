@@ -215,7 +215,7 @@ yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
         st = yg__fail(YG_ERR_OUT_OF_MEMORY, "prod_double_backward: out of memory");
         goto out;
     }
-    double *dsuffix = suffix + rows.inner;
+    double *dsuffix = rows.outer > 0 ? suffix + rows.inner : suffix; /* unused without rows */
     const double *gov = (const double *)yg__tensor_ptr(g);
     for (int64_t r = 0; r < rows.outer; r++) {
         const double *x = (const double *)yg__tensor_ptr(rows.data) + r * rows.inner;

@@ -167,15 +167,17 @@ static yg_status taps(int64_t ih,
                       lerp_tap **rows,
                       size_t *nbytes) {
     int64_t bytes;
-    /* oh, ow <= 2^59 (output_hw); an empty self may still ask for more
-     * taps than memory holds: out of memory, not a wrapped size. */
-    bool fits = yg__mul_ok(oh + ow, (int64_t)sizeof **rows, &bytes);
+    /* oh, ow may be an empty grad_output's sizes, up to INT64_MAX: more
+     * taps than memory holds is out of memory, not a wrapped size. */
+    bool fits = yg__add_ok(oh, ow, &bytes) && yg__mul_ok(bytes, (int64_t)sizeof **rows, &bytes);
     *nbytes = fits ? (size_t)bytes : 0;
     *rows = fits ? yg__alloc(*nbytes) : NULL;
     if (*rows == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY,
-                        "upsample_bilinear2d: out of memory for %" PRId64 " interpolation weights",
-                        oh + ow);
+                        "upsample_bilinear2d: out of memory for %" PRId64 " + %" PRId64
+                        " interpolation weights",
+                        oh,
+                        ow);
     double sh = source_scale(ih, oh, align_corners, scales_h);
     double sw = source_scale(iw, ow, align_corners, scales_w);
     for (int64_t y = 0; y < oh; y++)
