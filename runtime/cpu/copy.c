@@ -154,6 +154,8 @@ static int collapse(const yg_tensor *t, int64_t *sizes, int64_t *strides) {
     for (int32_t d = t->ndim - 1; d >= 0; d--) {
         if (t->sizes[d] == 1)
             continue;
+        /* Only called for a non-empty t: its strides and sizes' products
+         * lie inside its extent (core/sizes.h). */
         int64_t stride = t->strides[d] * esize;
         if (nd > 0 && stride == strides[nd - 1] * sizes[nd - 1]) {
             sizes[nd - 1] *= t->sizes[d];

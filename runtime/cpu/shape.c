@@ -662,6 +662,8 @@ yg__cpu_cat(const yg_tensor *const *tensors, int64_t tensors_len, int64_t dim, y
     char *base = yg__tensor_ptr(res);
     for (int64_t i = 0; i < tensors_len; i++) {
         int64_t len = tensors[i]->sizes[d];
+        if (len == 0)
+            continue; /* nothing to copy (and its rows need no walk) */
         yg__cpu_copy_rows(
             base + offset * inner * esize, sizes[d] * inner * esize, tensors[i], (int32_t)d, dtype);
         offset += len;
