@@ -63,21 +63,19 @@ typedef struct reader {
 } reader;
 
 /* The next byte, 0 once the input is used up (so every input is valid). */
-static unsigned next(reader *r)
-{
+static unsigned next(reader *r) {
     return r->pos < r->size ? r->data[r->pos++] : 0;
 }
 
-static unsigned pick(reader *r, unsigned n)
-{
+static unsigned pick(reader *r, unsigned n) {
     return n == 0 ? 0 : next(r) % n;
 }
 
 /* ---- schemas ---- */
 
-#define MAX_ARGS 24
+#define MAX_ARGS    24
 #define MAX_TENSORS 12
-#define MAX_OUTS 6
+#define MAX_OUTS    6
 
 typedef enum arg_kind {
     ARG_TENSOR,
@@ -114,8 +112,7 @@ typedef struct op_schema {
 
 static op_schema *schemas;
 
-static arg_kind kind_of(const char *type, int *fixed_len)
-{
+static arg_kind kind_of(const char *type, int *fixed_len) {
     char base[32];
     size_t n = strcspn(type, "([?");
     bool opt = strchr(type, '?') != NULL;
@@ -151,8 +148,7 @@ static arg_kind kind_of(const char *type, int *fixed_len)
 }
 
 /* Parses "name(T a, T b=1, *, T c) -> R" into s. */
-static void parse_schema(const char *schema, op_schema *s)
-{
+static void parse_schema(const char *schema, op_schema *s) {
     const char *open = strchr(schema, '(');
     const char *arrow = strstr(schema, ") -> ");
     const char *p;
@@ -210,8 +206,7 @@ static void parse_schema(const char *schema, op_schema *s)
             s->usable = false;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
     /* One thread: the kernels' OpenMP teams would only add noise. */
@@ -231,14 +226,32 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* ---- values ---- */
 
 static const int64_t edge_ints[] = {
-    0, 1, 2, 3, -1, -2, 4, 5, 1, 0, 2, -3,
-    INT64_MAX, INT64_MIN, INT64_C(1) << 31, INT64_C(1) << 32, INT64_C(36854775808),
-    INT64_C(1) << 62, -(INT64_C(1) << 62), INT64_C(922337200), INT64_MAX / 2, 1000000007,
+    0,
+    1,
+    2,
+    3,
+    -1,
+    -2,
+    4,
+    5,
+    1,
+    0,
+    2,
+    -3,
+    INT64_MAX,
+    INT64_MIN,
+    INT64_C(1) << 31,
+    INT64_C(1) << 32,
+    INT64_C(36854775808),
+    INT64_C(1) << 62,
+    -(INT64_C(1) << 62),
+    INT64_C(922337200),
+    INT64_MAX / 2,
+    1000000007,
 };
 #define N_EDGE_INTS (sizeof edge_ints / sizeof edge_ints[0])
 
-static int64_t an_int(reader *r)
-{
+static int64_t an_int(reader *r) {
     unsigned b = next(r);
     /* Mostly small values, so arguments are often valid. */
     if (b < 192)
@@ -247,26 +260,55 @@ static int64_t an_int(reader *r)
 }
 
 static const char *const float_texts[] = {
-    "0.0", "1.0", "-1.0", "0.5", "2.0", "1e-07", "3.0", "-0.5", "inf", "-inf", "nan", "1e+300",
+    "0.0",
+    "1.0",
+    "-1.0",
+    "0.5",
+    "2.0",
+    "1e-07",
+    "3.0",
+    "-0.5",
+    "inf",
+    "-inf",
+    "nan",
+    "1e+300",
 };
 static const char *const str_values[] = {
-    "mean", "sum", "none", "same", "valid", "tanh", "reflect", "", "\\x01", "replicate",
+    "mean",
+    "sum",
+    "none",
+    "same",
+    "valid",
+    "tanh",
+    "reflect",
+    "",
+    "\\x01",
+    "replicate",
 };
 static const yg_dtype all_dtypes[] = {
-    YG_FLOAT32, YG_FLOAT64, YG_INT64, YG_INT32, YG_BOOL, YG_FLOAT16, YG_BFLOAT16,
+    YG_FLOAT32,
+    YG_FLOAT64,
+    YG_INT64,
+    YG_INT32,
+    YG_BOOL,
+    YG_FLOAT16,
+    YG_BFLOAT16,
 };
 
 /* ---- input tensors ---- */
 
 /* Sizes with a 0 may carry huge other dims: no memory, issue 18's class. */
 static const int64_t huge_sizes[] = {
-    INT64_C(36854775808), INT64_C(922337200), INT64_C(1) << 40, INT64_MAX, INT64_C(1) << 62,
+    INT64_C(36854775808),
+    INT64_C(922337200),
+    INT64_C(1) << 40,
+    INT64_MAX,
+    INT64_C(1) << 62,
 };
 
 /* A new tensor from the bytes (out NULL when building it failed, which is
  * itself checked: a status with a message). */
-static void make_tensor(reader *r, const yg_op_info *op, bool allow_huge, yg_tensor **out)
-{
+static void make_tensor(reader *r, const yg_op_info *op, bool allow_huge, yg_tensor **out) {
     int64_t sizes[4], numel = 1;
     int ndim = (int)pick(r, 5);
     bool has_zero = false;
@@ -368,8 +410,7 @@ typedef struct text {
 } text;
 
 static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(text *t, const char *fmt, ...)
-{
+static void put(text *t, const char *fmt, ...) {
     va_list ap;
     if (t->len >= sizeof t->buf)
         return;
@@ -381,8 +422,7 @@ static void put(text *t, const char *fmt, ...)
 }
 
 /* Writes one attribute for a; false when it is left out. */
-static bool put_attr(reader *r, text *t, const arg_info *a, bool first)
-{
+static bool put_attr(reader *r, text *t, const arg_info *a, bool first) {
     const char *sep = first ? "" : ", ";
     int n;
 
@@ -435,8 +475,7 @@ static bool put_attr(reader *r, text *t, const arg_info *a, bool first)
 
 /* A result's geometry obeys sizes.h: every size >= 0, the element count
  * fits and matches yg_tensor_numel, and the extent fits int64. */
-static void check_result(const yg_tensor *o)
-{
+static void check_result(const yg_tensor *o) {
     int64_t ndim = yg_tensor_ndim(o), n = 1, lo = 0, hi = 0;
     const int64_t *sizes = yg_tensor_sizes(o), *strides = yg_tensor_strides(o);
     bool empty = false;
@@ -460,8 +499,7 @@ static void check_result(const yg_tensor *o)
     CHECK(n <= YG__MAX_NUMEL);
 }
 
-static void check_failure(yg_status st, yg_tensor **outs, int n_outs)
-{
+static void check_failure(yg_status st, yg_tensor **outs, int n_outs) {
     CHECK(st != YG_OK);
     CHECK(yg_last_error()[0] != '\0');
     for (int i = 0; i < n_outs; i++)
@@ -470,8 +508,7 @@ static void check_failure(yg_status st, yg_tensor **outs, int n_outs)
 
 /* Backward from o with a zero gradient of its sizes (ignored when the
  * gradient cannot be made: o may be a huge empty view). */
-static void run_backward(yg_tensor *o)
-{
+static void run_backward(yg_tensor *o) {
     yg_tensor *grad = NULL;
     yg_status st;
 
@@ -490,8 +527,7 @@ static void run_backward(yg_tensor *o)
 
 /* ---- one input ---- */
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reader r = {data, size, 0};
     yg_tensor *inputs[MAX_TENSORS] = {NULL};
     yg_tensor *outs[MAX_OUTS] = {NULL};
@@ -565,11 +601,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fprintf(stderr, "%s", t.buf);
         for (int i = 0; i < n_inputs; i++) {
             char sb[160], tb[160];
-            fprintf(stderr, "  %%i%d: %s sizes %s strides %s%s\n", i,
+            fprintf(stderr,
+                    "  %%i%d: %s sizes %s strides %s%s\n",
+                    i,
                     yg_dtype_name(yg_tensor_dtype(inputs[i])),
                     yg_tensor_format_sizes(inputs[i], sb, sizeof sb),
-                    yg__format_sizes(yg_tensor_strides(inputs[i]), yg_tensor_ndim(inputs[i]), tb,
-                                     sizeof tb),
+                    yg__format_sizes(
+                        yg_tensor_strides(inputs[i]), yg_tensor_ndim(inputs[i]), tb, sizeof tb),
                     yg_tensor_requires_grad(inputs[i]) ? " requires_grad" : "");
         }
     }
@@ -587,7 +625,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bool prev = yg_set_grad_enabled(pass == 1);
         st = yg_graph_run(g, inputs, n_inputs, outs, n_outs);
         if (getenv("FUZZ_OPS_PRINT") != NULL)
-            fprintf(stderr, "grad mode %d: %s %s\n", pass, yg_status_name(st),
+            fprintf(stderr,
+                    "grad mode %d: %s %s\n",
+                    pass,
+                    yg_status_name(st),
                     st == YG_OK ? "" : yg_last_error());
         if (st != YG_OK) {
             check_failure(st, outs, n_outs);

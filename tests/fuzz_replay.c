@@ -18,14 +18,12 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int compare_names(const void *a, const void *b)
-{
+static int compare_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Runs one file; returns the number of files run (0 or 1). */
-static int replay_file(const char *path)
-{
+static int replay_file(const char *path) {
     FILE *f = fopen(path, "rb");
     uint8_t *data = NULL;
     long len;
@@ -50,8 +48,7 @@ static int replay_file(const char *path)
 }
 
 /* Runs every regular file of dir, in name order. */
-static int replay_dir(const char *dir)
-{
+static int replay_dir(const char *dir) {
     DIR *d = opendir(dir);
     struct dirent *e;
     char **names = NULL;
@@ -83,8 +80,7 @@ static int replay_dir(const char *dir)
     return ran;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int ran = 0;
 
     if (LLVMFuzzerInitialize != NULL)

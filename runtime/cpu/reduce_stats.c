@@ -209,8 +209,8 @@ yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
         goto out;
     /* No rows, no scratch (an empty self's row length may not fit 2x);
      * with rows, a row fits: the block holds it. */
-    suffix = malloc((size_t)(rows.inner > 0 && rows.outer > 0 ? 2 * rows.inner : 1) *
-                    sizeof(double));
+    suffix =
+        malloc((size_t)(rows.inner > 0 && rows.outer > 0 ? 2 * rows.inner : 1) * sizeof(double));
     if (suffix == NULL) {
         st = yg__fail(YG_ERR_OUT_OF_MEMORY, "prod_double_backward: out of memory");
         goto out;

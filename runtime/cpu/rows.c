@@ -43,11 +43,8 @@ static yg_status mark_reduced(const char *op,
 }
 
 /* Geometry from rows->reduced; then the copy when dtype is valid. */
-static yg_status finish_init(const char *op,
-                             const yg_tensor *self,
-                             bool keepdim,
-                             yg_dtype dtype,
-                             yg_rows *rows) {
+static yg_status
+finish_init(const char *op, const yg_tensor *self, bool keepdim, yg_dtype dtype, yg_rows *rows) {
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
     int64_t np = 0;
     yg_tensor *view = NULL;

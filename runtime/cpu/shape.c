@@ -168,10 +168,10 @@ static bool compute_stride(const int64_t *osizes,
         tensor_numel *= osizes[tensor_d]; /* a part of self's numel */
         /* A chunk ends where the next-outer dim is not contiguous with it;
          * a stride that would overflow is no stride of self. */
-        bool chunk_ends = tensor_d == 0 ||
-                          (osizes[tensor_d - 1] != 1 &&
-                           (!yg__mul_ok(tensor_numel, chunk_base_stride, &chunk_stride) ||
-                            ostrides[tensor_d - 1] != chunk_stride));
+        bool chunk_ends =
+            tensor_d == 0 || (osizes[tensor_d - 1] != 1 &&
+                              (!yg__mul_ok(tensor_numel, chunk_base_stride, &chunk_stride) ||
+                               ostrides[tensor_d - 1] != chunk_stride));
         if (chunk_ends) {
             while (view_d >= 0 && (view_numel < tensor_numel || nsizes[view_d] == 1)) {
                 /* view_numel <= tensor_numel: inside self's extent. */
@@ -466,8 +466,7 @@ yg_status yg__cpu_slice(const yg_tensor *self,
     if (yg__sizes_product(sizes, self->ndim) == 0)
         return yg__tensor_view("slice", self, sizes, strides, self->ndim, offset, out);
     if (sizes[d] > 1)
-        YG_RETURN_IF_ERROR(
-            yg__size_mul("slice", "stride", self->strides[d], step, &strides[d]));
+        YG_RETURN_IF_ERROR(yg__size_mul("slice", "stride", self->strides[d], step, &strides[d]));
     offset = start * self->strides[d]; /* start < size: inside self's extent */
     offset += self->offset;
     return yg__tensor_view("slice", self, sizes, strides, self->ndim, offset, out);
