@@ -155,6 +155,81 @@ static void test_reducing_an_empty_tensor_refuses_a_result_too_large(void **stat
     yg_release(t);
 }
 
+/* A huge empty dim: triu walked its batch row by row (fuzz_ops). */
+static void test_triu_of_an_empty_tensor_with_a_huge_batch_returns_at_once(void **state) {
+    const int64_t sizes[3] = {INT64_MAX, 0, 4};
+    yg_tensor *t = NULL, *r = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(sizes, 3, YG_FLOAT32, &t));
+    YG_CHECK(yg_triu(t, INT64_MAX, &r));
+    assert_int_equal(yg_tensor_numel(r), 0);
+    assert_int_equal(yg_tensor_sizes(r)[0], INT64_MAX);
+    yg_release(r);
+    yg_release(t);
+}
+
+/* An empty slice of an empty tensor keeps its strides: stride * step
+ * would overflow but reaches no element (fuzz_ops). */
+static void test_slice_of_an_empty_tensor_with_a_huge_stride(void **state) {
+    const int64_t sizes[3] = {4, INT64_MAX, 0};
+    yg_tensor *t = NULL, *s = NULL;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(sizes, 3, YG_FLOAT32, &t));
+    assert_int_equal(yg_tensor_strides(t)[0], INT64_MAX);
+    YG_CHECK(yg_slice(t, 0, 0, INT64_MAX, 2, &s));
+    assert_int_equal(yg_tensor_sizes(s)[0], 2);
+    assert_int_equal(yg_tensor_numel(s), 0);
+    yg_release(s);
+    yg_release(t);
+}
+
+static void test_constant_pad_nd_refuses_pads_beyond_2_59(void **state) {
+    const int64_t sizes[1] = {3}, pad[2] = {INT64_MIN, 0};
+    yg_tensor *t = NULL, *r = (yg_tensor *)0x1;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(sizes, 1, YG_FLOAT32, &t));
+    YG_EXPECT_ERROR(yg_constant_pad_nd(t, pad, 2, 0, &r),
+                    YG_ERR_SHAPE,
+                    "constant_pad_nd: pad [-9223372036854775808, 0] has an entry beyond 2^59");
+    assert_null(r);
+    r = (yg_tensor *)0x1;
+    YG_EXPECT_ERROR(yg_constant_pad_nd_backward(t, pad, 2, &r),
+                    YG_ERR_SHAPE,
+                    "constant_pad_nd_backward: pad [-9223372036854775808, 0] has an entry "
+                    "beyond 2^59");
+    assert_null(r);
+    yg_release(t);
+}
+
+static void test_conv2d_refuses_a_stride_beyond_2_59(void **state) {
+    const int64_t in_sizes[4] = {1, 1, 4, 4}, w_sizes[4] = {1, 1, 2, 2};
+    const int64_t stride[2] = {INT64_C(1) << 62, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
+    yg_tensor *x = NULL, *w = NULL, *y = (yg_tensor *)0x1;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(in_sizes, 4, YG_FLOAT32, &x));
+    YG_CHECK(yg_tensor_zeros(w_sizes, 4, YG_FLOAT32, &w));
+    YG_EXPECT_ERROR(yg_conv2d(x, w, NULL, stride, 2, padding, 2, dilation, 2, 1, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "conv2d:",
+                    "stride [4611686018427387904, 1] must be at most 2^59");
+    assert_null(y);
+    yg_release(w);
+    yg_release(x);
+}
+
+static void test_pixel_shuffle_refuses_a_factor_whose_square_overflows(void **state) {
+    const int64_t sizes[4] = {1, 4, 2, 2};
+    yg_tensor *x = NULL, *y = (yg_tensor *)0x1;
+    (void)state;
+    YG_CHECK(yg_tensor_zeros(sizes, 4, YG_FLOAT32, &x));
+    YG_EXPECT_ERROR(yg_pixel_shuffle(x, INT64_C(1) << 32, &y),
+                    YG_ERR_SHAPE,
+                    "pixel_shuffle: channels of self [1, 4, 2, 2] must be divisible by "
+                    "upscale_factor^2, and upscale_factor 4294967296 squared overflows int64");
+    assert_null(y);
+    yg_release(x);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zeros_with_issue_18_sizes_is_an_empty_tensor),
@@ -164,6 +239,11 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_expand_refuses_a_result_with_too_many_elements),
         cmocka_unit_test(test_slice_with_a_huge_step_keeps_one_element),
         cmocka_unit_test(test_reducing_an_empty_tensor_refuses_a_result_too_large),
+        cmocka_unit_test(test_triu_of_an_empty_tensor_with_a_huge_batch_returns_at_once),
+        cmocka_unit_test(test_slice_of_an_empty_tensor_with_a_huge_stride),
+        cmocka_unit_test(test_constant_pad_nd_refuses_pads_beyond_2_59),
+        cmocka_unit_test(test_conv2d_refuses_a_stride_beyond_2_59),
+        cmocka_unit_test(test_pixel_shuffle_refuses_a_factor_whose_square_overflows),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }
