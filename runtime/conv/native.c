@@ -25,6 +25,7 @@
 #include "conv/conv.h"
 
 #include <cblas.h>
+#include <inttypes.h>
 #include <omp.h>
 #include <string.h>
 
@@ -473,8 +474,20 @@ typedef enum pass { PASS_FORWARD, PASS_DATA, PASS_WEIGHT } pass;
 static yg_status
 run(const yg_conv_params *p, const geom *g, pass what, const void *a, const void *b, void *out) {
     int nt = batch_threads(p, g);
+    int64_t col_elems = 0, wn;
+    /* The weight exists (cy * cxg * K is its numel) but an im2col block,
+     * a group's weight times the output positions, need not fit int64:
+     * checked (core/sizes.h), reported as the memory it would take. */
+    bool fits = yg__mul_ok(p->cy * g->cxg, g->K, &wn) &&
+                (g->pointwise || (yg__mul_ok(g->cxg * g->K, g->P, &col_elems) &&
+                                  yg__mul_ok(col_elems, (int64_t)g->elt * (nt + 1), &col_elems)));
+    if (!fits)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "no memory for im2col buffers of %" PRId64 " x %" PRId64 " elements",
+                        g->cxg * g->K,
+                        g->P);
     size_t col_bytes = g->pointwise ? 0 : (size_t)(g->cxg * g->K * g->P) * g->elt;
-    size_t w_bytes = (size_t)(p->cy * g->cxg * g->K) * g->elt;
+    size_t w_bytes = (size_t)wn * g->elt;
     size_t acc_bytes = what == PASS_WEIGHT && nt > 1 ? w_bytes : 0;
     size_t per = col_bytes + acc_bytes, total = per * (size_t)nt;
     char *buf = NULL;
