@@ -51,9 +51,12 @@ static geom geometry(const yg_conv_params *p) {
     geom g;
     g.cxg = p->cx / p->groups;
     g.cyg = p->cy / p->groups;
-    g.K = p->k[0] * p->k[1] * p->k[2];
-    g.P = p->y[0] * p->y[1] * p->y[2];
-    g.Q = p->x[0] * p->x[1] * p->x[2];
+    /* Checked, a 0 first (core/sizes.h): the spatial sizes of an empty
+     * operand (batch 0) may not multiply within int64; -1 then, and the
+     * entry points below do no work for such operands. */
+    g.K = yg__sizes_product(p->k, 3);
+    g.P = yg__sizes_product(p->y, 3);
+    g.Q = yg__sizes_product(p->x, 3);
     g.f32 = p->dtype == YG_FLOAT32;
     g.elt = g.f32 ? sizeof(float) : sizeof(double);
     g.pointwise = g.K == 1 && p->stride[0] == 1 && p->stride[1] == 1 && p->stride[2] == 1 &&
@@ -540,6 +543,8 @@ yg_status yg__conv_native_forward(const yg_conv_params *p,
                                   const void *bias,
                                   void *y) {
     geom g = geometry(p);
+    if (p->batch == 0 || p->cy == 0 || g.P <= 0)
+        return YG_OK; /* y is empty */
     if (g.depthwise)
         depthwise(p, &g, x, w, y, NULL, 0);
     else
@@ -555,6 +560,8 @@ yg_status yg__conv_native_data(const yg_conv_params *p,
                                const void *bias,
                                void *x) {
     geom g = geometry(p);
+    if (p->batch == 0 || p->cx == 0 || g.Q <= 0)
+        return YG_OK; /* x is empty */
     if (g.depthwise) {
         memset(x, 0, (size_t)(p->batch * p->cx * g.Q) * g.elt);
         depthwise(p, &g, x, w, y, NULL, 1);
@@ -568,6 +575,11 @@ yg_status yg__conv_native_data(const yg_conv_params *p,
 
 yg_status yg__conv_native_weight(const yg_conv_params *p, const void *y, const void *x, void *w) {
     geom g = geometry(p);
+    if (p->batch == 0 || g.P <= 0 || g.Q <= 0) {
+        /* No image, or one of no positions: the gradient is zero. */
+        memset(w, 0, (size_t)(p->cy * g.cxg * g.K) * g.elt);
+        return YG_OK;
+    }
     if (g.depthwise) {
         memset(w, 0, (size_t)(p->cy * g.K) * g.elt);
         depthwise(p, &g, (void *)x, NULL, (void *)y, w, 2);
