@@ -136,17 +136,21 @@ static yg_status check_input(const char *op,
 }
 
 static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-    int64_t reach;
-    /* Every value is in [0, 2^59] (dims_arg, check_input), so only the
-     * window's reach can overflow, and then no window fits. */
+    int64_t reach, span, last, limit;
+    /* k, s, p, d are in [0, 2^59] (dims_arg); in is a size, up to
+     * INT64_MAX for an empty input (the soak of fuzz_ops: max_pool1d of
+     * [0, 9223372036854775807]).  A reach beyond int64 fits no window; a
+     * span beyond it gives more windows than any tensor may hold, which
+     * the result's allocation then refuses. */
     if (!yg__mul_ok(d, k - 1, &reach))
         return 0;
-    int64_t span = in + 2 * p - reach - 1;
+    if (!yg__add_ok(in - reach - 1, 2 * p, &span))
+        return INT64_MAX;
     if (span < 0)
         return 0;
-    int64_t n = (ceil_mode ? span + s - 1 : span) / s + 1;
+    int64_t n = span / s + (ceil_mode && span % s != 0) + 1;
     /* with ceil_mode the last window must start inside input or left pad */
-    if (ceil_mode && (n - 1) * s >= in + p)
+    if (ceil_mode && yg__mul_ok(n - 1, s, &last) && yg__add_ok(in, p, &limit) && last >= limit)
         n--;
     return n;
 }
