@@ -19,6 +19,8 @@
  * the caller goes on with the next entry.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,15 +159,25 @@ static bool is_reserved(const char *name)
     return false;
 }
 
+/* Whether d is an int64 (integer) or a finite double, as C can spell it
+ * in the generated code.  strtoll saturates out-of-range text (it set
+ * ERANGE, unread, so 99999999999999999999 passed and went into the
+ * generated C as a constant too large for int64: issue 18), and -2^63
+ * has no C literal (it is -(2^63), which does not fit), so both are
+ * refused; so is a double beyond DBL_MAX. */
 static bool is_number(const char *d, bool integer)
 {
     char *end;
 
-    if (integer)
-        strtoll(d, &end, 10);
-    else
+    errno = 0;
+    if (integer) {
+        long long v = strtoll(d, &end, 10);
+        if (v == LLONG_MIN)
+            return false;
+    } else {
         strtod(d, &end);
-    return end != d && *end == '\0' && !isspace((unsigned char)*d);
+    }
+    return errno != ERANGE && end != d && *end == '\0' && !isspace((unsigned char)*d);
 }
 
 /* Whether d is "[n, n, ...]" of integers (or of True/False when bools);

@@ -527,6 +527,41 @@ static void test_lint_names_an_output_that_is_not_defined_in_the_graph(void **st
     yg_graph_release(g);
 }
 
+/* Issue 18: fuzz_ir found that this constant's strides overflowed int64
+ * (undefined behaviour) while it was built; it is a valid empty tensor. */
+static void test_parse_takes_an_empty_constant_with_huge_sizes(void **state) {
+    (void)state;
+    const char *text = "graph():\n"
+                       "  %0 : Tensor = prim::Constant[value=tensor(float32, [036854775808, 0, "
+                       "922337200, 3], [])]()\n"
+                       "  return (%0)\n";
+    yg_graph *g = NULL;
+    yg_tensor *out = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    YG_CHECK(yg_graph_run(g, NULL, 0, &out, 1));
+    assert_int_equal(yg_tensor_numel(out), 0);
+    assert_int_equal(yg_tensor_sizes(out)[0], 36854775808LL);
+    assert_int_equal(yg_tensor_strides(out)[0], 2767011600LL);
+    yg_release(out);
+    yg_graph_release(g);
+}
+
+/* Sizes whose contiguous strides do not fit int64 are a located parse
+ * error, not a failure of the tensor constructor. */
+static void test_parse_rejects_a_constant_whose_strides_overflow(void **state) {
+    (void)state;
+    const char *text = "graph():\n"
+                       "  %0 : Tensor = prim::Constant[value=tensor(float32, [2, 0, "
+                       "4611686018427387904, 4], [])]()\n"
+                       "  return (%0)\n";
+    yg_graph *g = NULL;
+    YG_EXPECT_ERROR(yg_graph_parse(text, (int64_t)strlen(text), &g),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "graph_parse: 2:",
+                    "tensor sizes [2, 0, 4611686018427387904, 4] have no int64 strides");
+    assert_null(g);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_print_parse_round_trip_is_exact_for_every_test_graph),
@@ -543,6 +578,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_lint_names_a_use_list_that_does_not_match_inputs),
         cmocka_unit_test(test_lint_names_a_multi_output_node_that_is_inconsistent),
         cmocka_unit_test(test_lint_names_an_output_that_is_not_defined_in_the_graph),
+        cmocka_unit_test(test_parse_takes_an_empty_constant_with_huge_sizes),
+        cmocka_unit_test(test_parse_rejects_a_constant_whose_strides_overflow),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

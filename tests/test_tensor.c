@@ -44,7 +44,7 @@ static void test_empty_rejects_negative_size(void **state)
     yg_tensor *t = (yg_tensor *)0x1;
     (void)state;
     YG_EXPECT_ERROR(yg_tensor_empty(sizes, 2, YG_FLOAT32, &t), YG_ERR_SHAPE, "empty:",
-                    "negative size in [2, -1]");
+                    "negative size -1 in size [2, -1]");
     assert_null(t);
 }
 

@@ -58,7 +58,7 @@ static void geometry_of(const yg_tensor *view, const yg_tensor *base, view_geome
 /* A view of t (contiguous, base-shaped) at geometry g. */
 static yg_status slice_of(const yg_tensor *t, const view_geometry *g, yg_tensor **out)
 {
-    return yg__tensor_view(t, g->sizes, g->strides, g->ndim, t->offset + g->offset, out);
+    return yg__tensor_view("as_strided", t, g->sizes, g->strides, g->ndim, t->offset + g->offset, out);
 }
 
 yg_status yg__make_view(yg_tensor *view, const yg_tensor *self, const char *multi_output_op)

@@ -101,7 +101,11 @@ static yg_status front_str(int32_t n,
     if (yg_tensor_ndim(weight) != n + 2)
         return front(n, input, weight, bias, stride, pad, dilation, false, NULL, groups, out);
     for (int32_t i = 0; i < n; i++) {
-        int64_t total = dilation[i] * (yg_tensor_size(weight, 2 + i) - 1);
+        int64_t total, k = yg_tensor_size(weight, 2 + i);
+        /* A dilation or kernel the convolution refuses, or a padding
+         * beyond int64: left to its checks and messages (conv/params.c). */
+        if (dilation[i] < 1 || k < 1 || !yg__mul_ok(dilation[i], k - 1, &total))
+            return front(n, input, weight, bias, stride, pad, dilation, false, NULL, groups, out);
         pad[i] = total / 2;
         extra[2 * (n - 1 - i) + 1] = total % 2; /* constant_pad_nd: last dim first */
         odd = odd || total % 2 != 0;

@@ -45,6 +45,11 @@ yg_status yg__composite_scatter_src_backward(const yg_tensor *grad_output,
     for (int64_t i = 0; i < ndim; i++) {
         /* pad pairs run from the last dim: (before, after) of dim ndim-1-i */
         int64_t d = ndim - 1 - i;
+        /* src_sizes come from the caller: a size, or refused. */
+        if (src_sizes[d] < 0 || src_sizes[d] > YG__MAX_NUMEL)
+            return yg__fail(YG_ERR_SHAPE,
+                            "src_sizes %s must be sizes in [0, 2^59]",
+                            yg__format_sizes(src_sizes, src_sizes_len, sbuf, sizeof sbuf));
         pad[2 * i] = 0;
         pad[2 * i + 1] = src_sizes[d] - isizes[d];
         same = same && pad[2 * i + 1] == 0;

@@ -36,8 +36,14 @@ static yg_status matmul_nd_2d(const yg_tensor *self, const yg_tensor *other, yg_
     if (sn == 2)
         return yg_mm(self, other, out);
     /* Flatten with an explicit row count: -1 cannot be inferred for k = 0. */
-    for (int64_t d = 0; d < sn - 1; d++)
-        rows_shape[0] *= ss[d];
+    rows_shape[0] = yg__sizes_product(ss, sn - 1);
+    if (rows_shape[0] < 0) {
+        /* Only an empty self can have such leading dims (sizes.h). */
+        char sbuf[128];
+        return yg__fail(YG_ERR_SHAPE,
+                        "the leading dims of self %s have more than 2^59 rows",
+                        yg_tensor_format_sizes(self, sbuf, sizeof sbuf));
+    }
     st = yg_reshape(self, rows_shape, 2, &rows);
     if (st != YG_OK)
         goto out;
@@ -92,10 +98,16 @@ static yg_status matmul_batched(const yg_tensor *self, const yg_tensor *other, y
     }
     YG_RETURN_IF_ERROR(
         yg__broadcast_shapes("batch dims", "self", a, an - 2, "other", b, bn - 2, batch, &nb));
-    for (int64_t d = 0; d < nb; d++) {
-        count *= batch[d];
-        ea[d] = eb[d] = res[rn++] = batch[d];
+    count = yg__sizes_product(batch, nb);
+    if (count < 0) {
+        char sbuf[128], obuf[128];
+        return yg__fail(YG_ERR_SHAPE,
+                        "the batch dims of self %s and other %s have more than 2^59 elements",
+                        yg_tensor_format_sizes(self, sbuf, sizeof sbuf),
+                        yg_tensor_format_sizes(other, obuf, sizeof obuf));
     }
+    for (int64_t d = 0; d < nb; d++)
+        ea[d] = eb[d] = res[rn++] = batch[d];
     ea[nb] = n;
     ea[nb + 1] = k;
     eb[nb] = k;

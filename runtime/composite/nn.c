@@ -227,9 +227,13 @@ yg_status yg__composite_group_norm(const yg_tensor *input,
     const int64_t channels[1] = {sizes[1]};
     YG_RETURN_IF_ERROR(check_affine("weight", weight, channels, 1));
     YG_RETURN_IF_ERROR(check_affine("bias", bias, channels, 1));
-    int64_t per_group = 1;
-    for (int64_t d = 1; d < nd; d++)
-        per_group *= sizes[d];
+    /* Checked, a 0 first (core/sizes.h): an empty input's other dims may
+     * be huge; then the groups cannot be formed. */
+    int64_t per_group = yg__sizes_product(sizes + 1, nd - 1);
+    if (per_group < 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "input %s has more than 2^59 elements per sample",
+                        yg_tensor_format_sizes(input, ibuf, sizeof ibuf));
     per_group /= num_groups;
     const int64_t gs[3] = {sizes[0], num_groups, per_group}, last[1] = {2};
     /* [1, C, 1, ...]: weight and bias broadcast over N and the positions */

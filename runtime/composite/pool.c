@@ -50,14 +50,13 @@ yg_status yg__composite_max_pool2d(const yg_tensor *self,
 }
 
 /* sizes with the last n dims merged into one, into flat; returns its
- * number of dims. */
+ * number of dims, or -1 when the merged dim is no size (a negative
+ * entry, or more than 2^59 elements: sizes.h). */
 static int64_t merge_last(const int64_t *sizes, int64_t nd, int64_t n, int64_t *flat) {
     for (int64_t d = 0; d < nd - n; d++)
         flat[d] = sizes[d];
-    flat[nd - n] = 1;
-    for (int64_t d = nd - n; d < nd; d++)
-        flat[nd - n] *= sizes[d];
-    return nd - n + 1;
+    flat[nd - n] = yg__sizes_product(sizes + (nd - n), n);
+    return flat[nd - n] < 0 ? -1 : nd - n + 1;
 }
 
 /* The gradient of max pooling over the last nsp dims: grad_output added
@@ -90,7 +89,13 @@ static yg_status indices_backward(int64_t nsp,
             yg_tensor_format_sizes(grad_output, gbuf, sizeof gbuf),
             yg_tensor_format_sizes(indices, ibuf, sizeof ibuf));
     int64_t fnd = merge_last(self_sizes, nd, nsp, fs);
-    merge_last(yg_tensor_sizes(grad_output), nd, nsp, fg);
+    if (fnd < 0 || merge_last(yg_tensor_sizes(grad_output), nd, nsp, fg) < 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "the last %" PRId64 " dims of self_sizes %s or grad_output %s are no "
+                        "sizes of at most 2^59 elements",
+                        nsp,
+                        yg__format_sizes(self_sizes, nd, sbuf, sizeof sbuf),
+                        yg_tensor_format_sizes(grad_output, gbuf, sizeof gbuf));
     st = yg_reshape(grad_output, fg, fnd, &g);
     if (st == YG_OK)
         st = yg_reshape(indices, fg, fnd, &i);

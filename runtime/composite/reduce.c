@@ -58,6 +58,19 @@ static yg_status reduced_dims(const int64_t *dim, int64_t dim_len, int64_t ndim,
     return YG_OK;
 }
 
+/* The number of elements reduced into one: the product of the reduced
+ * sizes, checked (sizes.h).  It can only overflow for an empty input
+ * (a 0 among the kept sizes), whose gradient is empty and never divided:
+ * 0 then. */
+static int64_t reduced_count(const int64_t *sizes, int64_t ndim, const bool *reduced) {
+    int64_t kept[YG_MAX_DIMS], n = 0;
+    for (int64_t d = 0; d < ndim && d < YG_MAX_DIMS; d++)
+        if (reduced[d])
+            kept[n++] = sizes[d];
+    int64_t count = yg__sizes_product(kept, n);
+    return count < 0 ? 0 : count;
+}
+
 yg_status yg__composite_sum_backward(const yg_tensor *grad,
                                      const int64_t *sizes,
                                      int64_t sizes_len,
@@ -105,10 +118,7 @@ yg_status yg__composite_mean_backward(const yg_tensor *grad,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(reduced_dims(dim, dim_len, sizes_len, reduced));
-    for (int64_t d = 0; d < sizes_len; d++) {
-        if (reduced[d])
-            count *= sizes[d];
-    }
+    count = reduced_count(sizes, sizes_len, reduced);
     st = yg__composite_sum_backward(grad, sizes, sizes_len, dim, dim_len, keepdim, &summed);
     if (st != YG_OK)
         goto out;
@@ -199,9 +209,7 @@ yg_status yg__composite_var_backward(const yg_tensor *grad,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(reduced_dims(dim, dim_len, ndim, reduced));
-    for (int64_t d = 0; d < ndim; d++)
-        if (reduced[d])
-            count *= sizes[d];
+    count = reduced_count(sizes, ndim, reduced);
     /* 2 (self - mean) / (N - correction), times grad spread over the
      * reduced dims; N - correction <= 0 divides by 0, as the forward does. */
     double denom = (double)count - (double)correction;

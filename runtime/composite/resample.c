@@ -68,6 +68,20 @@ static yg_status check_shuffle(const yg_tensor *self, const char *name, int64_t 
     return YG_OK;
 }
 
+/* a * b for a size of self times a factor, or YG_ERR_SHAPE naming self
+ * (the composite's wrapper prefixes its name). */
+static yg_status shuffle_mul(const yg_tensor *self, int64_t a, int64_t b, int64_t *out) {
+    char buf[128];
+    if (!yg__mul_ok(a, b, out))
+        return yg__fail(YG_ERR_SHAPE,
+                        "a size of self %s times the factor overflows int64: %" PRId64
+                        " * %" PRId64,
+                        yg_tensor_format_sizes(self, buf, sizeof buf),
+                        a,
+                        b);
+    return YG_OK;
+}
+
 yg_status
 yg__composite_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_tensor **out) {
     int64_t nd = yg_tensor_ndim(self), r = upscale_factor, a[YG_MAX_DIMS], b[YG_MAX_DIMS],
@@ -77,19 +91,28 @@ yg__composite_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_te
     *out = NULL;
     YG_RETURN_IF_ERROR(check_shuffle(self, "upscale_factor", r));
     const int64_t *s = yg_tensor_sizes(self);
-    int64_t lead = nd - 3, c = s[nd - 3], h = s[nd - 2], w = s[nd - 1];
-    if (c % (r * r) != 0)
+    int64_t lead = nd - 3, c = s[nd - 3], h = s[nd - 2], w = s[nd - 1], rr, hr, wr;
+    /* r^2 beyond int64 divides no channel count but 0: refused too. */
+    if (!yg__mul_ok(r, r, &rr))
+        return yg__fail(YG_ERR_SHAPE,
+                        "channels of self %s must be divisible by upscale_factor^2, and "
+                        "upscale_factor %" PRId64 " squared overflows int64",
+                        yg_tensor_format_sizes(self, buf, sizeof buf),
+                        r);
+    if (c % rr != 0)
         return yg__fail(YG_ERR_SHAPE,
                         "channels of self %s must be divisible by upscale_factor^2 = %" PRId64,
                         yg_tensor_format_sizes(self, buf, sizeof buf),
-                        r * r);
+                        rr);
+    YG_RETURN_IF_ERROR(shuffle_mul(self, h, r, &hr));
+    YG_RETURN_IF_ERROR(shuffle_mul(self, w, r, &wr));
     /* [*, C, r, r, H, W] -> [*, C, H, r, W, r] -> [*, C, H r, W r] */
     for (int64_t d = 0; d < lead; d++) {
         a[d] = b[d] = s[d];
         perm[d] = d;
     }
-    int64_t a_tail[] = {c / (r * r), r, r, h, w}, p_tail[] = {0, 3, 1, 4, 2};
-    int64_t b_tail[] = {c / (r * r), h * r, w * r};
+    int64_t a_tail[] = {c / rr, r, r, h, w}, p_tail[] = {0, 3, 1, 4, 2};
+    int64_t b_tail[] = {c / rr, hr, wr};
     for (int64_t i = 0; i < 5; i++) {
         a[lead + i] = a_tail[i];
         perm[lead + i] = lead + p_tail[i];
@@ -120,8 +143,11 @@ yg__composite_pixel_unshuffle(const yg_tensor *self, int64_t downscale_factor, y
         a[d] = b[d] = s[d];
         perm[d] = d;
     }
+    int64_t cr, crr;
+    YG_RETURN_IF_ERROR(shuffle_mul(self, c, r, &cr));
+    YG_RETURN_IF_ERROR(shuffle_mul(self, cr, r, &crr));
     int64_t a_tail[] = {c, h / r, r, w / r, r}, p_tail[] = {0, 2, 4, 1, 3};
-    int64_t b_tail[] = {c * r * r, h / r, w / r};
+    int64_t b_tail[] = {crr, h / r, w / r};
     for (int64_t i = 0; i < 5; i++) {
         a[lead + i] = a_tail[i];
         perm[lead + i] = lead + p_tail[i];

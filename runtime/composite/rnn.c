@@ -35,7 +35,9 @@ static yg_status gates(const yg_tensor *t, int64_t n, yg_tensor **out) {
     yg_tensor **parts = NULL;
     char buf[128];
 
-    if (size % n != 0)
+    /* A last dim of 0 passes the modulo but chunks into one piece, not
+     * n (fuzz_ops found the read past the list). */
+    if (size % n != 0 || size == 0)
         return yg__fail(YG_ERR_SHAPE,
                         "gate projections %s are not %" PRId64 " stacked gates",
                         yg_tensor_format_sizes(t, buf, sizeof buf),

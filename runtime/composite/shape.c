@@ -92,7 +92,9 @@ yg_status yg__composite_narrow(const yg_tensor *self,
                         size);
     if (start < 0)
         start += size;
-    if (length < 0 || start + length > size)
+    /* start is in [0, size]: size - start cannot overflow, start + length
+     * could. */
+    if (length < 0 || length > size - start)
         return yg__fail(YG_ERR_INDEX,
                         "start %" PRId64 " + length %" PRId64 " exceeds dim %" PRId64
                         " of size %" PRId64,
@@ -129,9 +131,16 @@ yg__composite_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim,
     }
     for (int64_t d = 0; d < s; d++)
         shape[len++] = sizes[d];
-    shape[len] = 1;
-    for (int64_t d = s; d <= e; d++)
-        shape[len] *= sizes[d];
+    /* The merged dim of an empty self may not fit (sizes.h). */
+    shape[len] = yg__sizes_product(sizes + s, e - s + 1);
+    if (shape[len] < 0) {
+        char buf[128];
+        return yg__fail(YG_ERR_SHAPE,
+                        "dims %" PRId64 " to %" PRId64 " of self %s have more than 2^59 elements",
+                        s,
+                        e,
+                        yg_tensor_format_sizes(self, buf, sizeof buf));
+    }
     len++;
     for (int64_t d = e + 1; d < ndim; d++)
         shape[len++] = sizes[d];
@@ -159,13 +168,19 @@ static yg_status repeat_dim(const yg_tensor *x, int64_t dim, int64_t r, yg_tenso
     yg_tensor *v = NULL, *e = NULL;
     yg_status st;
 
-    for (int64_t i = 0; i < ndim; i++) {
-        if (i < dim)
-            a *= sizes[i];
-        else if (i > dim)
-            b *= sizes[i];
-        result[i] = i == dim ? r * sizes[i] : sizes[i];
+    /* r * sizes[dim] fits (yg__composite_repeat checked it); a and b,
+     * the products before and after dim, may not for an empty x. */
+    a = yg__sizes_product(sizes, dim);
+    b = yg__sizes_product(sizes + dim + 1, ndim - dim - 1);
+    if (a < 0 || b < 0) {
+        char buf[128];
+        return yg__fail(YG_ERR_SHAPE,
+                        "self %s has more than 2^59 elements around dim %" PRId64,
+                        yg_tensor_format_sizes(x, buf, sizeof buf),
+                        dim);
     }
+    for (int64_t i = 0; i < ndim; i++)
+        result[i] = i == dim ? r * sizes[i] : sizes[i];
     st = yg_reshape(x, (const int64_t[]){a, 1, sizes[dim], b}, 4, &v);
     if (st == YG_OK)
         st = yg_expand(v, (const int64_t[]){a, r, sizes[dim], b}, 4, &e);
@@ -278,8 +293,16 @@ yg_status yg__composite_constant_pad_nd_backward(const yg_tensor *grad,
                         2 * YG_MAX_DIMS);
     /* Padding by -pad crops what the padding added and re-adds (as
      * zeros) what a negative pad cropped. */
-    for (int64_t i = 0; i < pad_len; i++)
+    for (int64_t i = 0; i < pad_len; i++) {
+        /* Bounded like sizes (sizes.h): -INT64_MIN does not exist. */
+        if (pad[i] < -YG__MAX_NUMEL || pad[i] > YG__MAX_NUMEL) {
+            char buf[2 * YG_MAX_DIMS * 22];
+            return yg__fail(YG_ERR_SHAPE,
+                            "pad %s has an entry beyond 2^59",
+                            yg__format_sizes(pad, pad_len, buf, sizeof buf));
+        }
         negated[i] = -pad[i];
+    }
     return yg_constant_pad_nd(grad, negated, pad_len, 0, out);
 }
 

@@ -130,11 +130,10 @@ static yg_status bias_grad(const yg_conv_params *p, const yg_tensor *gy, yg_tens
     yg_status st;
 
     *out = NULL;
-    for (int32_t d = 2; d < gy->ndim; d++)
-        pos *= gy->sizes[d];
     st = yg_tensor_zeros(sizes, 1, p->dtype, out);
-    if (st != YG_OK)
-        return st;
+    if (st != YG_OK || yg_tensor_numel(gy) == 0)
+        return st; /* an empty gy sums to zeros, and pos may not fit */
+    pos = yg__sizes_product(gy->sizes + 2, gy->ndim - 2);
     for (int64_t n = 0; n < p->batch; n++)
         for (int64_t ch = 0; ch < c; ch++) {
             int64_t base = (n * c + ch) * pos;

@@ -25,6 +25,7 @@
 #include "conv/conv.h"
 
 #include <cblas.h>
+#include <inttypes.h>
 #include <omp.h>
 #include <string.h>
 
@@ -50,9 +51,12 @@ static geom geometry(const yg_conv_params *p) {
     geom g;
     g.cxg = p->cx / p->groups;
     g.cyg = p->cy / p->groups;
-    g.K = p->k[0] * p->k[1] * p->k[2];
-    g.P = p->y[0] * p->y[1] * p->y[2];
-    g.Q = p->x[0] * p->x[1] * p->x[2];
+    /* Checked, a 0 first (core/sizes.h): the spatial sizes of an empty
+     * operand (batch 0) may not multiply within int64; -1 then, and the
+     * entry points below do no work for such operands. */
+    g.K = yg__sizes_product(p->k, 3);
+    g.P = yg__sizes_product(p->y, 3);
+    g.Q = yg__sizes_product(p->x, 3);
     g.f32 = p->dtype == YG_FLOAT32;
     g.elt = g.f32 ? sizeof(float) : sizeof(double);
     g.pointwise = g.K == 1 && p->stride[0] == 1 && p->stride[1] == 1 && p->stride[2] == 1 &&
@@ -473,8 +477,20 @@ typedef enum pass { PASS_FORWARD, PASS_DATA, PASS_WEIGHT } pass;
 static yg_status
 run(const yg_conv_params *p, const geom *g, pass what, const void *a, const void *b, void *out) {
     int nt = batch_threads(p, g);
+    int64_t col_elems = 0, wn;
+    /* The weight exists (cy * cxg * K is its numel) but an im2col block,
+     * a group's weight times the output positions, need not fit int64:
+     * checked (core/sizes.h), reported as the memory it would take. */
+    bool fits = yg__mul_ok(p->cy * g->cxg, g->K, &wn) &&
+                (g->pointwise || (yg__mul_ok(g->cxg * g->K, g->P, &col_elems) &&
+                                  yg__mul_ok(col_elems, (int64_t)g->elt * (nt + 1), &col_elems)));
+    if (!fits)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "no memory for im2col buffers of %" PRId64 " x %" PRId64 " elements",
+                        g->cxg * g->K,
+                        g->P);
     size_t col_bytes = g->pointwise ? 0 : (size_t)(g->cxg * g->K * g->P) * g->elt;
-    size_t w_bytes = (size_t)(p->cy * g->cxg * g->K) * g->elt;
+    size_t w_bytes = (size_t)wn * g->elt;
     size_t acc_bytes = what == PASS_WEIGHT && nt > 1 ? w_bytes : 0;
     size_t per = col_bytes + acc_bytes, total = per * (size_t)nt;
     char *buf = NULL;
@@ -527,6 +543,8 @@ yg_status yg__conv_native_forward(const yg_conv_params *p,
                                   const void *bias,
                                   void *y) {
     geom g = geometry(p);
+    if (p->batch == 0 || p->cy == 0 || g.P <= 0)
+        return YG_OK; /* y is empty */
     if (g.depthwise)
         depthwise(p, &g, x, w, y, NULL, 0);
     else
@@ -542,6 +560,8 @@ yg_status yg__conv_native_data(const yg_conv_params *p,
                                const void *bias,
                                void *x) {
     geom g = geometry(p);
+    if (p->batch == 0 || p->cx == 0 || g.Q <= 0)
+        return YG_OK; /* x is empty */
     if (g.depthwise) {
         memset(x, 0, (size_t)(p->batch * p->cx * g.Q) * g.elt);
         depthwise(p, &g, x, w, y, NULL, 1);
@@ -555,6 +575,11 @@ yg_status yg__conv_native_data(const yg_conv_params *p,
 
 yg_status yg__conv_native_weight(const yg_conv_params *p, const void *y, const void *x, void *w) {
     geom g = geometry(p);
+    if (p->batch == 0 || g.P <= 0 || g.Q <= 0) {
+        /* No image, or one of no positions: the gradient is zero. */
+        memset(w, 0, (size_t)(p->cy * g.cxg * g.K) * g.elt);
+        return YG_OK;
+    }
     if (g.depthwise) {
         memset(w, 0, (size_t)(p->cy * g.K) * g.elt);
         depthwise(p, &g, (void *)x, NULL, (void *)y, w, 2);

@@ -53,6 +53,13 @@ check_list(const char *name, const int64_t *v, int64_t len, int32_t n, int64_t l
                         (int)n,
                         yg__format_sizes(v, len, buf, sizeof buf));
     for (int32_t i = 0; i < n; i++) {
+        /* Bounded like sizes (sizes.h): the output size arithmetic stays
+         * checkable. */
+        if (v[i] > YG__MAX_NUMEL)
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s %s must be at most 2^59",
+                            name,
+                            yg__format_sizes(v, len, buf, sizeof buf));
         if (v[i] < lo)
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
                             "%s %s must be %s",
@@ -95,10 +102,16 @@ static yg_status check_channels(const yg_tensor *input,
                                 yg_conv_params *p) {
     char ibuf[160], wbuf[160], bbuf[160];
     int64_t c = input->sizes[1], w0 = weight->sizes[0], w1 = weight->sizes[1], g = p->groups;
-    int64_t expect = p->transposed ? w0 : w1 * g, c_out = p->transposed ? w1 * g : w0;
+    int64_t w1g;
 
     yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf);
     yg__format_sizes(weight->sizes, weight->ndim, wbuf, sizeof wbuf);
+    if (!yg__mul_ok(w1, g, &w1g))
+        return yg__fail(YG_ERR_SHAPE,
+                        "weight of sizes %s times groups %" PRId64 " overflows int64 channels",
+                        wbuf,
+                        g);
+    int64_t expect = p->transposed ? w0 : w1g, c_out = p->transposed ? w1g : w0;
     if (w0 % g != 0)
         return yg__fail(YG_ERR_SHAPE,
                         "weight of sizes %s has %" PRId64
@@ -122,7 +135,7 @@ static yg_status check_channels(const yg_tensor *input,
                         c_out,
                         wbuf,
                         yg__format_sizes(bias->sizes, bias->ndim, bbuf, sizeof bbuf));
-    p->cx = p->transposed ? w1 * g : c;
+    p->cx = p->transposed ? w1g : c;
     p->cy = p->transposed ? c : w0;
     return YG_OK;
 }
@@ -177,13 +190,24 @@ yg_status yg__conv_params_init(const yg_tensor *input,
         bool real = s >= 0;
         int64_t in = real ? input->sizes[2 + s] : 1, k = real ? weight->sizes[2 + s] : 1;
         int64_t st = real ? stride[s] : 1, pd = real ? padding[s] : 0, dl = real ? dilation[s] : 1;
-        int64_t span = dl * (k - 1) + 1, out;
-        if (transposed)
-            out = (in - 1) * st - 2 * pd + span + (real ? output_padding[s] : 0);
-        else
-            out = (in + 2 * pd - span) / st + 1;
-        if (!transposed && in + 2 * pd < span)
-            out = 0;
+        int64_t span, out = 0, t;
+        /* k <= 2^59 (weight is not empty), st, pd, dl, output_padding
+         * <= 2^59 (check_list); in may be anything up to INT64_MAX (an
+         * empty input): every step that can overflow is checked. */
+        bool ok = yg__mul_ok(dl, k - 1, &span) && yg__add_ok(span, 1, &span);
+        if (ok && transposed) {
+            ok = yg__mul_ok(in - 1, st, &t) && yg__add_ok(t, span - 2 * pd, &t) &&
+                 yg__add_ok(t, real ? output_padding[s] : 0, &out);
+        } else if (ok) {
+            ok = yg__add_ok(in, 2 * pd, &t);
+            if (ok && t >= span)
+                out = (t - span) / st + 1;
+        }
+        if (!ok)
+            return yg__fail(YG_ERR_SHAPE,
+                            "output size of input %s, weight %s overflows int64",
+                            yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf),
+                            yg__format_sizes(weight->sizes, weight->ndim, sbuf, sizeof sbuf));
         if (real)
             outs[s] = out;
         p->x[i] = transposed ? out : in;

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/sizes.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
 
@@ -93,9 +94,24 @@ struct yg_tensor {
     uint64_t serial;              /* creation order, from yg__tensor_next_serial */
 };
 
+/* A new contiguous tensor of sizes and dtype, uninitialised; the checks
+ * and messages of yg_tensor_empty under the name op ("<op>: negative
+ * size in size [..]", "<op>: the contiguous strides of sizes [..]
+ * overflow int64", ...). */
+yg_status yg__tensor_new(const char *op,
+                         const int64_t *sizes,
+                         int64_t ndim,
+                         yg_dtype dtype,
+                         yg_tensor **out);
+
 /* A new tensor viewing t's storage with the given geometry (no autograd
- * history, dtype of t).  sizes/strides have ndim entries. */
-yg_status yg__tensor_view(const yg_tensor *t,
+ * history, dtype of t).  sizes/strides have ndim entries.  Every view goes
+ * through here, so this is where a geometry is checked (sizes.h,
+ * yg__geometry_check): a view that would reach outside t's storage, or
+ * whose element count or extent overflows, fails with YG_ERR_SHAPE
+ * "<op>: sizes [..] with strides [..] and offset N ..." naming op. */
+yg_status yg__tensor_view(const char *op,
+                          const yg_tensor *t,
                           const int64_t *sizes,
                           const int64_t *strides,
                           int32_t ndim,

@@ -131,9 +131,6 @@ uint64_t yg__tensor_next_serial(void)
 static yg_status check_geometry(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
                                 int64_t *numel)
 {
-    char buf[128];
-    int64_t n = 1;
-
     if (ndim < 0 || ndim > YG_MAX_DIMS)
         return yg__fail(YG_ERR_SHAPE, "%s: ndim %" PRId64 " out of range [0, %d]", op, ndim,
                         YG_MAX_DIMS);
@@ -141,28 +138,23 @@ static yg_status check_geometry(const char *op, const int64_t *sizes, int64_t nd
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: sizes is NULL with ndim %" PRId64, op, ndim);
     if ((unsigned)dtype >= YG_DTYPE_COUNT_)
         return yg__fail(YG_ERR_DTYPE, "%s: invalid dtype %d", op, (int)dtype);
-    for (int64_t i = 0; i < ndim; i++) {
-        if (sizes[i] < 0)
-            return yg__fail(YG_ERR_SHAPE, "%s: negative size in %s", op,
-                            yg__format_sizes(sizes, ndim, buf, sizeof buf));
-        if (sizes[i] != 0 && n > INT64_MAX / 16 / sizes[i])
-            return yg__fail(YG_ERR_SHAPE, "%s: sizes %s overflow", op,
-                            yg__format_sizes(sizes, ndim, buf, sizeof buf));
-        n *= sizes[i];
-    }
-    *numel = n;
-    return YG_OK;
+    /* numel <= YG__MAX_NUMEL, so numel * dtype size cannot overflow. */
+    return yg__sizes_numel(op, "size", sizes, ndim, numel);
 }
 
-static yg_status tensor_new(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
-                            yg_tensor **out)
+yg_status yg__tensor_new(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
+                         yg_tensor **out)
 {
-    int64_t numel = 0, stride = 1;
+    int64_t numel = 0, strides[YG_MAX_DIMS];
     yg_tensor *t;
     yg_status st;
 
     *out = NULL;
     YG_RETURN_IF_ERROR(check_geometry(op, sizes, ndim, dtype, &numel));
+    /* Strides before any allocation: an empty tensor whose strides do not
+     * fit int64 is refused (as PyTorch's "Stride calculation overflowed"),
+     * one whose strides fit exists however large its other sizes. */
+    YG_RETURN_IF_ERROR(yg__sizes_strides(op, sizes, ndim, strides));
     t = calloc(1, sizeof *t);
     if (t == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
@@ -175,10 +167,9 @@ static yg_status tensor_new(const char *op, const int64_t *sizes, int64_t ndim, 
     t->serial = atomic_fetch_add(&next_serial, 1);
     t->ndim = (int32_t)ndim;
     t->dtype = dtype;
-    for (int64_t i = ndim - 1; i >= 0; i--) {
+    for (int64_t i = 0; i < ndim; i++) {
         t->sizes[i] = sizes[i];
-        t->strides[i] = stride;
-        stride *= sizes[i] > 1 ? sizes[i] : 1;
+        t->strides[i] = strides[i];
     }
     *out = t;
     return YG_OK;
@@ -187,13 +178,13 @@ static yg_status tensor_new(const char *op, const int64_t *sizes, int64_t ndim, 
 yg_status yg_tensor_empty(const int64_t *sizes, int64_t ndim, yg_dtype dtype, yg_tensor **out)
 {
     YG_RETURN_IF_ERROR(yg__check_out("empty", "out", out));
-    return tensor_new("empty", sizes, ndim, dtype, out);
+    return yg__tensor_new("empty", sizes, ndim, dtype, out);
 }
 
 yg_status yg_tensor_zeros(const int64_t *sizes, int64_t ndim, yg_dtype dtype, yg_tensor **out)
 {
     YG_RETURN_IF_ERROR(yg__check_out("zeros", "out", out));
-    YG_RETURN_IF_ERROR(tensor_new("zeros", sizes, ndim, dtype, out));
+    YG_RETURN_IF_ERROR(yg__tensor_new("zeros", sizes, ndim, dtype, out));
     memset((*out)->storage->data, 0, (*out)->storage->nbytes);
     return YG_OK;
 }
@@ -230,7 +221,7 @@ yg_status yg_tensor_full(const int64_t *sizes, int64_t ndim, double value, yg_dt
                          yg_tensor **out)
 {
     YG_RETURN_IF_ERROR(yg__check_out("full", "out", out));
-    YG_RETURN_IF_ERROR(tensor_new("full", sizes, ndim, dtype, out));
+    YG_RETURN_IF_ERROR(yg__tensor_new("full", sizes, ndim, dtype, out));
     fill(*out, value);
     return YG_OK;
 }
@@ -238,7 +229,7 @@ yg_status yg_tensor_full(const int64_t *sizes, int64_t ndim, double value, yg_dt
 yg_status yg_tensor_scalar(double value, yg_dtype dtype, yg_tensor **out)
 {
     YG_RETURN_IF_ERROR(yg__check_out("scalar", "out", out));
-    YG_RETURN_IF_ERROR(tensor_new("scalar", NULL, 0, dtype, out));
+    YG_RETURN_IF_ERROR(yg__tensor_new("scalar", NULL, 0, dtype, out));
     fill(*out, value);
     return YG_OK;
 }
@@ -247,7 +238,7 @@ yg_status yg_tensor_from_data(const void *data, const int64_t *sizes, int64_t nd
                               yg_tensor **out)
 {
     YG_RETURN_IF_ERROR(yg__check_out("from_data", "out", out));
-    YG_RETURN_IF_ERROR(tensor_new("from_data", sizes, ndim, dtype, out));
+    YG_RETURN_IF_ERROR(yg__tensor_new("from_data", sizes, ndim, dtype, out));
     if ((*out)->storage->nbytes > 0) {
         if (data == NULL) {
             int64_t n = yg_tensor_numel(*out);
@@ -264,21 +255,24 @@ yg_status yg_tensor_from_data(const void *data, const int64_t *sizes, int64_t nd
 yg_status yg__tensor_empty_like(const yg_tensor *t, yg_dtype dtype, yg_tensor **out)
 {
     *out = NULL;
-    return tensor_new("empty_like", t->sizes, t->ndim, dtype, out);
+    return yg__tensor_new("empty_like", t->sizes, t->ndim, dtype, out);
 }
 
-yg_status yg__tensor_view(const yg_tensor *t, const int64_t *sizes, const int64_t *strides,
-                          int32_t ndim, int64_t offset, yg_tensor **out)
+yg_status yg__tensor_view(const char *op, const yg_tensor *t, const int64_t *sizes,
+                          const int64_t *strides, int32_t ndim, int64_t offset, yg_tensor **out)
 {
     yg_tensor *v;
+    size_t esize = yg_dtype_size(t->dtype);
 
     *out = NULL;
     if (ndim < 0 || ndim > YG_MAX_DIMS)
-        return yg__fail(YG_ERR_SHAPE, "view: ndim %d out of range [0, %d]", (int)ndim,
+        return yg__fail(YG_ERR_SHAPE, "%s: ndim %d out of range [0, %d]", op, (int)ndim,
                         YG_MAX_DIMS);
+    YG_RETURN_IF_ERROR(yg__geometry_check(op, sizes, strides, ndim, offset,
+                                          (int64_t)(t->storage->nbytes / (esize ? esize : 1))));
     v = calloc(1, sizeof *v);
     if (v == NULL)
-        return yg__fail(YG_ERR_OUT_OF_MEMORY, "view: out of memory");
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
     atomic_init(&v->refcount, 1);
     v->serial = atomic_fetch_add(&next_serial, 1);
     atomic_fetch_add(&t->storage->refcount, 1);
@@ -296,7 +290,7 @@ yg_status yg__tensor_view(const yg_tensor *t, const int64_t *sizes, const int64_
 
 yg_status yg__tensor_alias(const yg_tensor *t, yg_tensor **out)
 {
-    return yg__tensor_view(t, t->sizes, t->strides, t->ndim, t->offset, out);
+    return yg__tensor_view("alias", t, t->sizes, t->strides, t->ndim, t->offset, out);
 }
 
 /* ---- reference counting ---- */
@@ -364,12 +358,8 @@ int64_t yg_tensor_size(const yg_tensor *t, int64_t dim)
 
 int64_t yg_tensor_numel(const yg_tensor *t)
 {
-    int64_t n = 1;
-    if (t == NULL)
-        return 0;
-    for (int32_t i = 0; i < t->ndim; i++)
-        n *= t->sizes[i];
-    return n;
+    /* Every header passed yg__geometry_check: the product fits. */
+    return t ? yg__sizes_product(t->sizes, t->ndim) : 0;
 }
 
 yg_dtype yg_tensor_dtype(const yg_tensor *t)
@@ -387,11 +377,13 @@ bool yg_tensor_is_contiguous(const yg_tensor *t)
     int64_t expected = 1;
     if (t == NULL)
         return false;
+    /* Empty tensors first: their sizes' products need not fit. */
+    if (yg_tensor_numel(t) == 0)
+        return true;
     for (int32_t i = t->ndim - 1; i >= 0; i--) {
-        if (t->sizes[i] == 0)
-            return true;
         if (t->sizes[i] != 1 && t->strides[i] != expected)
             return false;
+        /* The header's numel fits, so this product does (sizes.h). */
         expected *= t->sizes[i];
     }
     return true;

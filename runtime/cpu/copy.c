@@ -154,6 +154,8 @@ static int collapse(const yg_tensor *t, int64_t *sizes, int64_t *strides) {
     for (int32_t d = t->ndim - 1; d >= 0; d--) {
         if (t->sizes[d] == 1)
             continue;
+        /* Only called for a non-empty t: its strides and sizes' products
+         * lie inside its extent (core/sizes.h). */
         int64_t stride = t->strides[d] * esize;
         if (nd > 0 && stride == strides[nd - 1] * sizes[nd - 1]) {
             sizes[nd - 1] *= t->sizes[d];
@@ -279,8 +281,7 @@ yg_status yg__tensor_contiguous_as(const yg_tensor *t,
         return YG_OK;
     }
     YG_RETURN_IF_ERROR(yg__tensor_empty_like(t, dtype, &res));
-    for (int32_t d = 0; d < t->ndim; d++)
-        numel *= t->sizes[d];
+    numel = yg_tensor_numel(t);
     if (numel > 0) {
         if (contiguous && t->dtype == dtype)
             memcpy(yg__tensor_ptr(res), yg__tensor_ptr(t), (size_t)numel * yg_dtype_size(dtype));

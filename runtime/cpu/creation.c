@@ -40,7 +40,6 @@ yg_status yg__creation_empty(const char *op,
                              yg_tensor **out)
 {
     char buf[160];
-    int64_t n = 1;
 
     *out = NULL;
     if (size_len < 0 || size_len > YG_MAX_DIMS)
@@ -49,16 +48,12 @@ yg_status yg__creation_empty(const char *op,
     if (size_len > 0 && size == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: size is NULL with size_len %" PRId64, op,
                         size_len);
-    for (int64_t i = 0; i < size_len; i++) {
+    for (int64_t i = 0; i < size_len; i++)
         if (size[i] < 0)
             return yg__fail(YG_ERR_SHAPE, "%s: negative size %" PRId64 " in size %s", op,
                             size[i], yg__format_sizes(size, size_len, buf, sizeof buf));
-        if (size[i] != 0 && n > INT64_MAX / 16 / size[i])
-            return yg__fail(YG_ERR_SHAPE, "%s: size %s has too many elements", op,
-                            yg__format_sizes(size, size_len, buf, sizeof buf));
-        n *= size[i];
-    }
-    return yg_tensor_empty(size, size_len, dtype, out);
+    /* Element count and strides checked there, under this op's name. */
+    return yg__tensor_new(op, size, size_len, dtype, out);
 }
 
 yg_status yg__creation_check_value(const char *op, const char *name, double v, yg_dtype dtype)

@@ -79,10 +79,7 @@ static char *elem_at(const yg_tensor *t, const int64_t *c, int64_t dim, int64_t 
 }
 
 static int64_t numel(const yg_tensor *t) {
-    int64_t n = 1;
-    for (int32_t d = 0; d < t->ndim; d++)
-        n *= t->sizes[d];
-    return n;
+    return yg_tensor_numel(t); /* a 0 first: fits (sizes.h) */
 }
 
 static yg_status check_index_dtype(const char *op, const yg_tensor *index) {
@@ -318,7 +315,8 @@ static void scatter_into(yg_tensor *res,
             memcpy(vbuf, &value, sizeof value);
             break;
         case YG_INT64: {
-            int64_t k = (int64_t)value;
+            /* Saturating: (int64_t)-inf is undefined (fuzz_ops). */
+            int64_t k = yg__i64_from_f64(value);
             memcpy(vbuf, &k, sizeof k);
             break;
         }

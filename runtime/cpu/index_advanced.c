@@ -53,8 +53,7 @@ static yg_status mask_positions(const yg_tensor *mask, yg_tensor **idx) {
     const size_t bsz = sizeof(bool);
     yg_status st = YG_OK;
 
-    for (int32_t d = 0; d < mask->ndim; d++)
-        n *= mask->sizes[d];
+    n = yg_tensor_numel(mask); /* a 0 first: fits (sizes.h) */
     /* Two passes: count, then write coordinates. */
     for (int pass = 0; pass < 2 && st == YG_OK; pass++) {
         int64_t k = 0;
@@ -270,11 +269,10 @@ static void coords_of(int64_t i, const int64_t *sizes, int32_t ndim, int64_t *c)
     }
 }
 
+/* The result's element count; the callers ask only after the result
+ * exists, so the checked product is its numel (sizes.h). */
 static int64_t plan_numel(const index_plan *p) {
-    int64_t n = 1;
-    for (int32_t d = 0; d < p->out_ndim; d++)
-        n *= p->out_sizes[d];
-    return n;
+    return yg__sizes_product(p->out_sizes, p->out_ndim);
 }
 
 yg_status yg__cpu_index(const yg_tensor *self,
@@ -375,6 +373,14 @@ static yg_status put_values(const char *op,
     }
     size_t esize = yg_dtype_size(dst->dtype);
     int64_t n = plan_numel(&p);
+    if (n < 0) {
+        /* No tensor of the indexed shape exists here to bound it. */
+        st = yg__fail(YG_ERR_SHAPE,
+                      "%s: the indexed shape %s has more than 2^59 elements",
+                      op,
+                      yg__format_sizes(p.out_sizes, p.out_ndim, obuf, sizeof obuf));
+        goto out;
+    }
     char *base = yg__tensor_ptr(dst), *vbase = yg__tensor_ptr(values);
     for (int64_t i = 0; i < n; i++) {
         coords_of(i, p.out_sizes, p.out_ndim, c);

@@ -33,13 +33,16 @@ enum { REDUCTION_NONE = 0, REDUCTION_MEAN = 1, REDUCTION_SUM = 2 };
 
 /* outer, dim size and inner extents of a contiguous tensor split at dim. */
 static void split_at(const yg_tensor *t, int64_t dim, int64_t *outer, int64_t *n, int64_t *inner) {
-    *outer = 1;
-    *inner = 1;
     *n = t->ndim > 0 ? t->sizes[dim] : 1;
-    for (int64_t d = 0; d < dim && d < t->ndim; d++)
-        *outer *= t->sizes[d];
-    for (int64_t d = dim + 1; d < t->ndim; d++)
-        *inner *= t->sizes[d];
+    /* An empty t may have huge other dims whose partial products
+     * overflow (sizes.h); it has no rows to walk. */
+    if (yg_tensor_numel(t) == 0) {
+        *outer = 0;
+        *inner = 0;
+        return;
+    }
+    *outer = yg__sizes_product(t->sizes, dim < t->ndim ? dim : t->ndim);
+    *inner = dim + 1 < t->ndim ? yg__sizes_product(t->sizes + dim + 1, t->ndim - dim - 1) : 1;
 }
 
 /* softmax and log_softmax: the same checks and layout, one kernel. */
@@ -335,9 +338,7 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
                                  &batch,
                                  &classes));
     YG_RETURN_IF_ERROR(nll_check_weight("nll_loss_backward", weight, classes, grad_output->dtype));
-    int64_t go_numel = 1;
-    for (int32_t d = 0; d < grad_output->ndim; d++)
-        go_numel *= grad_output->sizes[d];
+    int64_t go_numel = yg_tensor_numel(grad_output);
     int64_t want = reduction == REDUCTION_NONE ? batch : 1;
     if (go_numel != want ||
         (reduction == REDUCTION_NONE && grad_output->ndim != self_sizes_len - 1))

@@ -114,10 +114,14 @@ static yg_status layer_norm_geometry(const char *op,
                         op,
                         yg__format_sizes(ns, len, sbuf, sizeof sbuf),
                         yg__format_sizes(input->sizes, nd, ibuf, sizeof ibuf));
-    *rows = 1;
-    *m = 1;
-    for (int64_t d = 0; d < nd; d++)
-        *(d < nd - len ? rows : m) *= input->sizes[d];
+    /* Each part of an empty input's sizes may overflow alone (sizes.h). */
+    *rows = yg__sizes_product(input->sizes, nd - len);
+    *m = yg__sizes_product(input->sizes + (nd - len), len);
+    if (*rows < 0 || *m < 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: input %s has more than 2^59 rows or elements per row",
+                        op,
+                        yg__format_sizes(input->sizes, nd, ibuf, sizeof ibuf));
     return YG_OK;
 }
 
@@ -470,9 +474,14 @@ batch_norm_geometry(const char *op, const yg_tensor *input, int64_t *n, int64_t 
                         yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf));
     *n = input->sizes[0];
     *c = input->sizes[1];
-    *l = 1;
-    for (int32_t d = 2; d < input->ndim; d++)
-        *l *= input->sizes[d];
+    *l = yg__sizes_product(input->sizes + 2, input->ndim - 2);
+    /* An empty input may have huge other dims (sizes.h): the kernels
+     * loop over n and l per channel, so both become 0 (no element, the
+     * same counts), and c stays for the per-channel results. */
+    if (yg_tensor_numel(input) == 0) {
+        *n = 0;
+        *l = 0;
+    }
     return YG_OK;
 }
 

@@ -41,9 +41,17 @@ yg_status yg__cpu_constant_pad_nd(const yg_tensor *self,
                         yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
     for (int32_t d = 0; d < self->ndim; d++)
         sizes[d] = self->sizes[d];
+    for (int64_t i = 0; i < pad_len; i++)
+        /* Bounded like sizes (sizes.h), so the sums below and -lo fit. */
+        if (pad[i] < -YG__MAX_NUMEL || pad[i] > YG__MAX_NUMEL)
+            return yg__fail(YG_ERR_SHAPE,
+                            "constant_pad_nd: pad %s has an entry beyond 2^59",
+                            yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf));
     for (int64_t i = 0; i < pad_len / 2; i++) {
         int64_t d = self->ndim - 1 - i;
-        sizes[d] += pad[2 * i] + pad[2 * i + 1];
+        /* An empty self's size may be near INT64_MAX (sizes.h). */
+        YG_RETURN_IF_ERROR(yg__size_add(
+            "constant_pad_nd", "padded size", sizes[d], pad[2 * i] + pad[2 * i + 1], &sizes[d]));
         if (sizes[d] < 0)
             return yg__fail(YG_ERR_SHAPE,
                             "constant_pad_nd: pad %s crops dim %" PRId64 " of self %s below size 0",
@@ -112,7 +120,10 @@ static yg_status pad_geometry(const char *op,
                               int64_t *osizes) {
     const char *mode = reflect ? "reflect" : "replicate";
     char pbuf[160], sbuf[128];
+    int64_t numel;
 
+    /* sizes may come from the caller (the backward's self_sizes). */
+    YG_RETURN_IF_ERROR(yg__sizes_numel(op, "self_sizes", sizes, ndim, &numel));
     if (pad_len > 0 && pad == NULL)
         return yg__fail(
             YG_ERR_INVALID_ARGUMENT, "%s: pad is NULL with length %" PRId64, op, pad_len);
@@ -234,7 +245,9 @@ static yg_status mode_pad(const char *op,
     *out = NULL;
     YG_RETURN_IF_ERROR(pad_geometry(op, reflect, self->sizes, self->ndim, pad, pad_len, osizes));
     st = yg_tensor_empty(osizes, self->ndim, self->dtype, &res);
-    if (st == YG_OK)
+    /* No maps for an empty result: its other dims may be huge (sizes.h),
+     * and no element reads them. */
+    if (st == YG_OK && yg_tensor_numel(res) > 0)
         st = source_maps(op, reflect, self->sizes, osizes, self->ndim, pad, pad_len, maps, &block,
                          &block_bytes);
     if (st != YG_OK)
@@ -298,14 +311,14 @@ static yg_status mode_pad_backward(const char *op,
     st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, &go);
     if (st == YG_OK)
         st = yg_tensor_zeros(self_sizes, self_sizes_len, YG_FLOAT64, &res);
-    if (st == YG_OK)
+    /* As in mode_pad: no maps when no gradient element is read. */
+    if (st == YG_OK && yg_tensor_numel(go) > 0)
         st = source_maps(op, reflect, self_sizes, osizes, self_sizes_len, pad, pad_len, maps,
                          &block, &block_bytes);
     if (st != YG_OK)
         goto out;
-    strides[self_sizes_len - 1] = 1;
-    for (int64_t d = self_sizes_len - 2; d >= 0; d--)
-        strides[d] = strides[d + 1] * self_sizes[d + 1];
+    /* res is contiguous: its strides (sizes.h) rather than a product. */
+    memcpy(strides, res->strides, sizeof(int64_t) * (size_t)self_sizes_len);
     const double *gv = (const double *)yg__tensor_ptr(go);
     double *rv = (double *)yg__tensor_ptr(res);
     int64_t numel = yg_tensor_numel(go);

@@ -77,6 +77,7 @@ static void walk_init(walk *w, yg_tensor *const *ops, int nops) {
         if (merged > 0) {
             bool ok = true;
             int m = merged - 1;
+            /* Only walked for a non-empty result: within its extent. */
             for (int k = 0; k < nops && ok; k++)
                 ok = w->strides[d][k] == w->strides[m][k] * w->sizes[m];
             if (ok) {
@@ -312,11 +313,10 @@ static yg_status broadcast_all(const yg_pointwise_desc *desc,
     return YG_OK;
 }
 
+/* The result's element count: it exists, so its sizes' product fits
+ * (sizes.h), but only when a 0 is taken first. */
 static int64_t numel_of(const int64_t *sizes, int64_t ndim) {
-    int64_t n = 1;
-    for (int64_t i = 0; i < ndim; i++)
-        n *= sizes[i];
-    return n;
+    return yg__sizes_product(sizes, ndim);
 }
 
 /* Converts the inputs whose dtype differs from dtype; conv[i] is a new

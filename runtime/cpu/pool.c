@@ -85,6 +85,13 @@ static yg_status dims_arg(const char *op,
                             name,
                             min,
                             yg__format_sizes(x, len, buf, sizeof buf));
+        /* Bounded like sizes (sizes.h), so out_size's sums cannot overflow. */
+        if (v[3 - nsp + i] > YG__MAX_NUMEL)
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: %s must be at most 2^59, got %s",
+                            op,
+                            name,
+                            yg__format_sizes(x, len, buf, sizeof buf));
     }
     return YG_OK;
 }
@@ -112,8 +119,16 @@ static yg_status check_input(const char *op,
                         "%s: unsupported dtype %s for self (supported: float32, float64)",
                         op,
                         yg_dtype_name(dtype));
+    int64_t numel;
+    /* sizes may come from the user (the backward ops' self_sizes). */
+    YG_RETURN_IF_ERROR(yg__sizes_numel(op, "self", sizes, ndim, &numel));
     g->nsp = nsp;
-    g->planes = sizes[0] * (ndim == nsp + 2 ? sizes[1] : 1);
+    g->planes = yg__sizes_product(sizes, ndim - nsp);
+    if (g->planes < 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: self %s has more than 2^59 planes",
+                        op,
+                        yg__format_sizes(sizes, ndim, buf, sizeof buf));
     g->in[0] = 1;
     for (int i = 0; i < nsp; i++)
         g->in[3 - nsp + i] = sizes[ndim - nsp + i];
@@ -121,12 +136,21 @@ static yg_status check_input(const char *op,
 }
 
 static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-    int64_t span = in + 2 * p - d * (k - 1) - 1;
+    int64_t reach, span, last, limit;
+    /* k, s, p, d are in [0, 2^59] (dims_arg); in is a size, up to
+     * INT64_MAX for an empty input (the soak of fuzz_ops: max_pool1d of
+     * [0, 9223372036854775807]).  A reach beyond int64 fits no window; a
+     * span beyond it gives more windows than any tensor may hold, which
+     * the result's allocation then refuses. */
+    if (!yg__mul_ok(d, k - 1, &reach))
+        return 0;
+    if (!yg__add_ok(in - reach - 1, 2 * p, &span))
+        return INT64_MAX;
     if (span < 0)
         return 0;
-    int64_t n = (ceil_mode ? span + s - 1 : span) / s + 1;
+    int64_t n = span / s + (ceil_mode && span % s != 0) + 1;
     /* with ceil_mode the last window must start inside input or left pad */
-    if (ceil_mode && (n - 1) * s >= in + p)
+    if (ceil_mode && yg__mul_ok(n - 1, s, &last) && yg__add_ok(in, p, &limit) && last >= limit)
         n--;
     return n;
 }
@@ -197,8 +221,12 @@ static yg_status finish(yg_tensor *res, yg_dtype dtype, yg_tensor **out) {
     return st;
 }
 
+/* The product of a window or grid's three extents, checked (sizes.h):
+ * 0 when one is 0, and 0 too when it overflows, which only an empty
+ * tensor's grid can (the callers then have no element to walk). */
 static int64_t vol(const int64_t v[3]) {
-    return v[0] * v[1] * v[2];
+    int64_t n = yg__sizes_product(v, 3);
+    return n < 0 ? 0 : n;
 }
 
 /* ---- max pooling ---- */
@@ -689,6 +717,21 @@ static bool leading_dims_match(const yg_tensor *g, const int64_t *sizes, int64_t
     return true;
 }
 
+/* As PyTorch: an adaptive window over an empty spatial dim has no mean,
+ * and walking the other dims' windows for nothing took hours for
+ * [2, 922337200, 0, 1] (fuzz_ops). */
+static yg_status
+check_spatial_nonzero(const char *op, const int64_t *sizes, int64_t ndim, const pool_geom *g) {
+    char buf[128];
+    for (int i = 3 - g->nsp; i < 3; i++)
+        if (g->in[i] == 0)
+            return yg__fail(YG_ERR_SHAPE,
+                            "%s: expected non-empty planes, got self %s",
+                            op,
+                            yg__format_sizes(sizes, ndim, buf, sizeof buf));
+    return YG_OK;
+}
+
 /* The input geometry of self and output sizes from output_size (1 or nsp
  * positive entries). */
 static yg_status adaptive_begin(const char *op,
@@ -698,6 +741,7 @@ static yg_status adaptive_begin(const char *op,
                                 int64_t output_size_len,
                                 pool_geom *g) {
     YG_RETURN_IF_ERROR(check_input(op, self->sizes, self->ndim, self->dtype, nsp, g));
+    YG_RETURN_IF_ERROR(check_spatial_nonzero(op, self->sizes, self->ndim, g));
     return dims_arg(op, "output_size", output_size, output_size_len, nsp, NULL, 1, 1, g->out);
 }
 
@@ -789,6 +833,7 @@ static yg_status backward_begin(const char *op,
     yg_status st;
 
     YG_RETURN_IF_ERROR(check_input(op, self_sizes, self_sizes_len, grad_output->dtype, nsp, g));
+    YG_RETURN_IF_ERROR(check_spatial_nonzero(op, self_sizes, self_sizes_len, g));
     if (!leading_dims_match(grad_output, self_sizes, self_sizes_len, nsp))
         return yg__fail(YG_ERR_SHAPE,
                         "%s: grad_output %s does not match the leading dims of self_sizes %s",
@@ -900,7 +945,8 @@ yg_status yg__cpu_upsample_nearest2d_backward(const yg_tensor *grad_output,
     const double *gv = (const double *)yg__tensor_ptr(go);
     double *rv = (double *)yg__tensor_ptr(res);
     int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
-    for (int64_t p = 0; p < g.planes && ih > 0 && iw > 0; p++)
+    /* An empty grad_output may have a huge other dim: no walk over it. */
+    for (int64_t p = 0; p < g.planes && yg_tensor_numel(go) > 0; p++)
         for (int64_t oy = 0; oy < oh; oy++)
             for (int64_t ox = 0; ox < ow; ox++) {
                 int64_t y = oy * ih / oh, xx = ox * iw / ow;

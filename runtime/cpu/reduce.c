@@ -285,34 +285,38 @@ static yg_status reduce(const char *op,
                         mean ? "float32, float64" : "float32, float64, int64, int32, bool");
     YG_RETURN_IF_ERROR(reduced_mask(op, self, dim, dim_len, reduced));
 
-    /* Output sizes, and the accumulator stride of each input dim: the
-     * accumulator is laid out like the (contiguous) output. */
+    /* Output sizes first: the output's own checks (sizes.h) bound every
+     * product below, even for an empty self with huge other dims. */
+    int64_t rsizes[YG_MAX_DIMS], nr = 0;
     for (int32_t d = 0; d < self->ndim; d++) {
-        in_numel *= self->sizes[d];
         if (reduced[d]) {
-            count *= self->sizes[d];
+            rsizes[nr++] = self->sizes[d];
             if (keepdim)
                 out_sizes[out_ndim++] = 1;
         } else {
             out_sizes[out_ndim++] = self->sizes[d];
-            out_numel *= self->sizes[d];
         }
     }
+    bool floating = yg__dtype_is_floating(self->dtype);
+    yg_dtype out_dtype = floating ? self->dtype : YG_INT64;
+    size_t acc_esize = floating ? sizeof(double) : sizeof(int64_t);
+    st = yg__tensor_new(op, out_sizes, out_ndim, out_dtype, &res);
+    if (st != YG_OK)
+        goto out;
+    out_numel = yg_tensor_numel(res);
+    if (out_numel == 0)
+        goto done;
+    /* With a non-empty output, count is in_numel / out_numel (or a 0). */
+    in_numel = yg_tensor_numel(self);
+    count = yg__sizes_product(rsizes, nr);
+    /* The accumulator stride of each input dim: the accumulator is laid
+     * out like the (contiguous) output, whose products fit. */
     int64_t stride = 1;
     for (int32_t d = self->ndim - 1; d >= 0; d--) {
         astride_of[d] = reduced[d] ? 0 : stride;
         if (!reduced[d])
             stride *= self->sizes[d];
     }
-
-    bool floating = yg__dtype_is_floating(self->dtype);
-    yg_dtype out_dtype = floating ? self->dtype : YG_INT64;
-    size_t acc_esize = floating ? sizeof(double) : sizeof(int64_t);
-    st = yg_tensor_empty(out_sizes, out_ndim, out_dtype, &res);
-    if (st != YG_OK)
-        goto out;
-    if (out_numel == 0)
-        goto done;
     acc = calloc((size_t)out_numel, acc_esize);
     if (acc == NULL) {
         st = yg__fail(

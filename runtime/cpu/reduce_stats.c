@@ -136,7 +136,8 @@ yg_status yg__cpu_prod_backward(const yg_tensor *grad_output,
     }
     if (st != YG_OK)
         goto out;
-    suffix = malloc((size_t)(rows.inner > 0 ? rows.inner : 1) * sizeof(double));
+    /* No rows, no scratch: an empty self may have a huge row length. */
+    suffix = malloc((size_t)(rows.inner > 0 && rows.outer > 0 ? rows.inner : 1) * sizeof(double));
     if (suffix == NULL) {
         st = yg__fail(YG_ERR_OUT_OF_MEMORY, "prod_backward: out of memory");
         goto out;
@@ -206,12 +207,15 @@ yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
     }
     if (st != YG_OK)
         goto out;
-    suffix = malloc((size_t)(rows.inner > 0 ? 2 * rows.inner : 1) * sizeof(double));
+    /* No rows, no scratch (an empty self's row length may not fit 2x);
+     * with rows, a row fits: the block holds it. */
+    suffix =
+        malloc((size_t)(rows.inner > 0 && rows.outer > 0 ? 2 * rows.inner : 1) * sizeof(double));
     if (suffix == NULL) {
         st = yg__fail(YG_ERR_OUT_OF_MEMORY, "prod_double_backward: out of memory");
         goto out;
     }
-    double *dsuffix = suffix + rows.inner;
+    double *dsuffix = rows.outer > 0 ? suffix + rows.inner : suffix; /* unused without rows */
     const double *gov = (const double *)yg__tensor_ptr(g);
     for (int64_t r = 0; r < rows.outer; r++) {
         const double *x = (const double *)yg__tensor_ptr(rows.data) + r * rows.inner;

@@ -43,7 +43,8 @@ static yg_status mark_reduced(const char *op,
 }
 
 /* Geometry from rows->reduced; then the copy when dtype is valid. */
-static yg_status finish_init(const yg_tensor *self, bool keepdim, yg_dtype dtype, yg_rows *rows) {
+static yg_status
+finish_init(const char *op, const yg_tensor *self, bool keepdim, yg_dtype dtype, yg_rows *rows) {
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
     int64_t np = 0;
     yg_tensor *view = NULL;
@@ -55,12 +56,16 @@ static yg_status finish_init(const yg_tensor *self, bool keepdim, yg_dtype dtype
     rows->out_ndim = 0;
     rows->data = NULL;
     for (int32_t d = 0; d < self->ndim; d++) {
+        /* Only overflows for an empty self with huge other dims (a 0 in
+         * the other half of the product). */
         if (rows->reduced[d]) {
-            rows->inner *= self->sizes[d];
+            YG_RETURN_IF_ERROR(
+                yg__size_mul(op, "row length", rows->inner, self->sizes[d], &rows->inner));
             if (keepdim)
                 rows->out_sizes[rows->out_ndim++] = 1;
         } else {
-            rows->outer *= self->sizes[d];
+            YG_RETURN_IF_ERROR(
+                yg__size_mul(op, "row count", rows->outer, self->sizes[d], &rows->outer));
             rows->out_sizes[rows->out_ndim++] = self->sizes[d];
             rows->perm[np++] = d;
         }
@@ -74,7 +79,7 @@ static yg_status finish_init(const yg_tensor *self, bool keepdim, yg_dtype dtype
         sizes[i] = self->sizes[rows->perm[i]];
         strides[i] = self->strides[rows->perm[i]];
     }
-    st = yg__tensor_view(self, sizes, strides, self->ndim, self->offset, &view);
+    st = yg__tensor_view(op, self, sizes, strides, self->ndim, self->offset, &view);
     if (st != YG_OK)
         return st;
     st = yg__tensor_contiguous_as(view, dtype, true, &rows->data);
@@ -96,7 +101,7 @@ yg_status yg__rows_init(const char *op,
                         op,
                         yg__device_name(self->storage->device));
     YG_RETURN_IF_ERROR(mark_reduced(op, self, dim, dim_len, rows->reduced));
-    return finish_init(self, keepdim, dtype, rows);
+    return finish_init(op, self, keepdim, dtype, rows);
 }
 
 yg_status yg__rows_init_dim(const char *op,
@@ -113,8 +118,13 @@ yg_status yg__rows_init_dim(const char *op,
                         op,
                         yg__device_name(self->storage->device));
     YG_RETURN_IF_ERROR(mark_reduced(op, self, &dim, 1, rows->reduced));
-    st = finish_init(self, true, dtype, rows);
-    /* A scan keeps every dim: the "result" of a row is the whole row. */
+    st = finish_init(op, self, true, dtype, rows);
+    /* A scan keeps every dim: the "result" of a row is the whole row, so
+     * rows of no elements are no work: an empty self with a huge other
+     * dim must not loop over them (fuzz_ops: cumprod of [36854775808, 0]
+     * over dim 1). */
+    if (rows->inner == 0)
+        rows->outer = 0;
     rows->out_ndim = self->ndim;
     for (int32_t d = 0; d < self->ndim; d++)
         rows->out_sizes[d] = self->sizes[d];
@@ -132,12 +142,10 @@ yg_status yg__rows_per_row(const char *op,
                            const yg_tensor *t,
                            yg_dtype dtype,
                            yg_tensor **out) {
-    int64_t n = 1;
+    int64_t n = yg_tensor_numel(t); /* a 0 first: fits (sizes.h) */
     char tbuf[128], rbuf[128];
 
     *out = NULL;
-    for (int32_t d = 0; d < t->ndim; d++)
-        n *= t->sizes[d];
     if (n != rows->outer)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: %s %s does not match the reduced shape %s",
@@ -159,17 +167,14 @@ yg_status yg__rows_unpermute(const yg_rows *rows,
     *out = NULL;
     /* block is contiguous over the permuted sizes; dim perm[i] of self is
      * dim i of that layout. */
-    int64_t stride = 1;
-    for (int32_t i = rows->ndim - 1; i >= 0; i--) {
+    for (int32_t i = 0; i < rows->ndim; i++)
         psizes[i] = self_sizes[rows->perm[i]];
-        pstrides[i] = stride;
-        stride *= psizes[i];
-    }
+    YG_RETURN_IF_ERROR(yg__sizes_strides("rows", psizes, rows->ndim, pstrides));
     for (int32_t i = 0; i < rows->ndim; i++) {
         sizes[rows->perm[i]] = psizes[i];
         strides[rows->perm[i]] = pstrides[i];
     }
-    st = yg__tensor_view(block, sizes, strides, rows->ndim, block->offset, &view);
+    st = yg__tensor_view("rows", block, sizes, strides, rows->ndim, block->offset, &view);
     if (st != YG_OK)
         return st;
     st = yg__tensor_contiguous_as(view, block->dtype, true, out);

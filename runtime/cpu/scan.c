@@ -278,7 +278,8 @@ yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,
     st = yg_tensor_empty(bs, 2, YG_FLOAT64, &block);
     if (st != YG_OK)
         goto out;
-    suffix = malloc((size_t)(rows.inner > 0 ? rows.inner : 1) * sizeof(double));
+    /* No rows, no scratch: an empty self may have a huge row length. */
+    suffix = malloc((size_t)(rows.inner > 0 && rows.outer > 0 ? rows.inner : 1) * sizeof(double));
     if (suffix == NULL) {
         st = yg__fail(YG_ERR_OUT_OF_MEMORY, "cumprod_double_backward: out of memory");
         goto out;

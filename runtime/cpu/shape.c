@@ -36,7 +36,7 @@ yg_status yg__cpu_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, y
         strides[d0] = self->strides[d1];
         strides[d1] = self->strides[d0];
     }
-    return yg__tensor_view(self, sizes, strides, self->ndim, self->offset, out);
+    return yg__tensor_view("transpose", self, sizes, strides, self->ndim, self->offset, out);
 }
 
 yg_status yg__cpu_t(const yg_tensor *self, yg_tensor **out) {
@@ -52,6 +52,14 @@ yg_status yg__cpu_t(const yg_tensor *self, yg_tensor **out) {
     return yg__cpu_transpose(self, 0, 1, out);
 }
 
+/* Whether any of sizes[0..n) is 0. */
+static bool has_zero(const int64_t *sizes, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (sizes[i] == 0)
+            return true;
+    return false;
+}
+
 /* Resolves one -1 in size against numel into shape; rejects other
  * negative sizes, two -1s and a numel mismatch. */
 static yg_status infer_size(const char *op,
@@ -60,10 +68,9 @@ static yg_status infer_size(const char *op,
                             int64_t size_len,
                             int64_t *shape) {
     char sbuf[160], ibuf[128];
-    int64_t numel = 1, known = 1, infer = -1;
+    int64_t numel = yg_tensor_numel(self), known = 1, infer = -1;
+    bool zero = false;
 
-    for (int32_t d = 0; d < self->ndim; d++)
-        numel *= self->sizes[d];
     if (size_len < 0 || size_len > YG_MAX_DIMS)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: %" PRId64 " dims requested, at most %d are supported",
@@ -87,11 +94,24 @@ static yg_status infer_size(const char *op,
                             op,
                             size[i],
                             yg__format_sizes(size, size_len, sbuf, sizeof sbuf));
-        } else {
-            known *= size[i];
+        } else if (size[i] == 0) {
+            zero = true;
+        } else if (!yg__mul_ok(known, size[i], &known) || known > YG__MAX_NUMEL) {
+            /* The product of the non-zero sizes is bounded by numel unless
+             * a 0 makes the whole product 0; either way it cannot match. */
+            if (!zero && !has_zero(size + i, size_len - i))
+                return yg__fail(YG_ERR_SHAPE,
+                                "%s: size %s is invalid for input %s with %" PRId64 " elements",
+                                op,
+                                yg__format_sizes(size, size_len, sbuf, sizeof sbuf),
+                                yg__format_sizes(self->sizes, self->ndim, ibuf, sizeof ibuf),
+                                numel);
+            known = YG__MAX_NUMEL + 1; /* saturate: only a 0 can still come */
         }
         shape[i] = size[i];
     }
+    if (zero)
+        known = 0;
     if (infer >= 0) {
         /* numel 0 with a 0 among the known sizes leaves -1 ambiguous. */
         if (known == 0 || numel % known != 0)
@@ -129,31 +149,32 @@ static bool compute_stride(const int64_t *osizes,
             nstrides[d] = 1;
         return true;
     }
-    for (int64_t d = 0; d < ondim; d++)
-        numel *= osizes[d];
+    numel = yg__sizes_product(osizes, ondim); /* self's numel, a 0 first (sizes.h) */
     if (numel == 0) {
+        /* Other shapes of an empty input get contiguous strides, which
+         * yg__cpu_view computes (they may overflow: a status). */
         if (ondim == nndim && memcmp(osizes, nsizes, sizeof(int64_t) * (size_t)ondim) == 0) {
             memcpy(nstrides, ostrides, sizeof(int64_t) * (size_t)ondim);
             return true;
         }
-        for (int64_t d = nndim - 1; d >= 0; d--) {
-            if (d == nndim - 1)
-                nstrides[d] = 1;
-            else
-                nstrides[d] = (nsizes[d + 1] > 1 ? nsizes[d + 1] : 1) * nstrides[d + 1];
-        }
-        return true;
+        return false;
     }
 
     int64_t view_d = nndim - 1;
     int64_t chunk_base_stride = ostrides[ondim - 1];
     int64_t tensor_numel = 1, view_numel = 1;
     for (int64_t tensor_d = ondim - 1; tensor_d >= 0; tensor_d--) {
-        tensor_numel *= osizes[tensor_d];
-        /* A chunk ends where the next-outer dim is not contiguous with it. */
-        if (tensor_d == 0 || (osizes[tensor_d - 1] != 1 &&
-                              ostrides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+        int64_t chunk_stride;
+        tensor_numel *= osizes[tensor_d]; /* a part of self's numel */
+        /* A chunk ends where the next-outer dim is not contiguous with it;
+         * a stride that would overflow is no stride of self. */
+        bool chunk_ends =
+            tensor_d == 0 || (osizes[tensor_d - 1] != 1 &&
+                              (!yg__mul_ok(tensor_numel, chunk_base_stride, &chunk_stride) ||
+                               ostrides[tensor_d - 1] != chunk_stride));
+        if (chunk_ends) {
             while (view_d >= 0 && (view_numel < tensor_numel || nsizes[view_d] == 1)) {
+                /* view_numel <= tensor_numel: inside self's extent. */
                 nstrides[view_d] = view_numel * chunk_base_stride;
                 view_numel *= nsizes[view_d];
                 view_d--;
@@ -180,6 +201,12 @@ yg__cpu_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_te
 
     *out = NULL;
     YG_RETURN_IF_ERROR(infer_size("view", self, size, size_len, shape));
+    if (yg_tensor_numel(self) == 0 &&
+        !(self->ndim == size_len &&
+          memcmp(self->sizes, shape, sizeof(int64_t) * (size_t)size_len) == 0)) {
+        YG_RETURN_IF_ERROR(yg__sizes_strides("view", shape, size_len, strides));
+        return yg__tensor_view("view", self, shape, strides, (int32_t)size_len, self->offset, out);
+    }
     if (!compute_stride(self->sizes, self->strides, self->ndim, shape, size_len, strides)) {
         char nbuf[160], ibuf[128], sbuf[128];
         format_strides(self, sbuf, sizeof sbuf);
@@ -189,7 +216,7 @@ yg__cpu_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_te
                         yg__format_sizes(self->sizes, self->ndim, ibuf, sizeof ibuf),
                         sbuf);
     }
-    return yg__tensor_view(self, shape, strides, (int32_t)size_len, self->offset, out);
+    return yg__tensor_view("view", self, shape, strides, (int32_t)size_len, self->offset, out);
 }
 
 yg_status
@@ -241,7 +268,8 @@ yg__cpu_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_
                             want);
         }
     }
-    return yg__tensor_view(self, sizes, strides, (int32_t)size_len, self->offset, out);
+    /* The view check refuses a result of more than 2^59 elements. */
+    return yg__tensor_view("expand", self, sizes, strides, (int32_t)size_len, self->offset, out);
 }
 
 yg_status yg__cpu_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out) {
@@ -261,14 +289,16 @@ yg_status yg__cpu_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
             sizes[i] = 1;
             /* Any stride is valid for a size-1 dim; this one keeps a
              * contiguous tensor contiguous by PyTorch's definition. */
-            strides[i] = d < self->ndim ? self->sizes[d] * self->strides[d] : 1;
+            strides[i] = 1;
+            if (d < self->ndim && !yg__mul_ok(self->sizes[d], self->strides[d], &strides[i]))
+                strides[i] = 1; /* only an empty self's strides get so large */
             continue;
         }
         sizes[i] = self->sizes[j];
         strides[i] = self->strides[j];
         j++;
     }
-    return yg__tensor_view(self, sizes, strides, self->ndim + 1, self->offset, out);
+    return yg__tensor_view("unsqueeze", self, sizes, strides, self->ndim + 1, self->offset, out);
 }
 
 yg_status yg__cpu_clone(const yg_tensor *self, yg_tensor **out) {
@@ -288,7 +318,7 @@ yg_status yg__cpu_squeeze(const yg_tensor *self, yg_tensor **out) {
         strides[nd] = self->strides[d];
         nd++;
     }
-    return yg__tensor_view(self, sizes, strides, nd, self->offset, out);
+    return yg__tensor_view("squeeze", self, sizes, strides, nd, self->offset, out);
 }
 
 yg_status yg__cpu_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out) {
@@ -308,7 +338,7 @@ yg_status yg__cpu_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **ou
         strides[nd] = self->strides[i];
         nd++;
     }
-    return yg__tensor_view(self, sizes, strides, nd, self->offset, out);
+    return yg__tensor_view("squeeze", self, sizes, strides, nd, self->offset, out);
 }
 
 /* Checks that dims is a permutation of [0, ndim) (negative dims wrap) and
@@ -355,7 +385,7 @@ yg__cpu_permute(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg
         sizes[i] = self->sizes[perm[i]];
         strides[i] = self->strides[perm[i]];
     }
-    return yg__tensor_view(self, sizes, strides, self->ndim, self->offset, out);
+    return yg__tensor_view("permute", self, sizes, strides, self->ndim, self->offset, out);
 }
 
 yg_status yg__cpu_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out) {
@@ -386,7 +416,13 @@ yg_status yg__cpu_select(const yg_tensor *self, int64_t dim, int64_t index, yg_t
         strides[nd] = self->strides[i];
         nd++;
     }
-    return yg__tensor_view(self, sizes, strides, nd, self->offset + index * self->strides[d], out);
+    /* index < size: for a non-empty self, index * stride lies inside its
+     * extent; an empty result reaches nothing, and an empty self's
+     * strides may be such that the product overflows: offset unused. */
+    int64_t offset = self->offset;
+    if (yg__sizes_product(sizes, nd) != 0)
+        offset += index * self->strides[d];
+    return yg__tensor_view("select", self, sizes, strides, nd, offset, out);
 }
 
 /* Python's slice bounds: negative start/end count from the end, both are
@@ -419,10 +455,21 @@ yg_status yg__cpu_slice(const yg_tensor *self,
     slice_bounds(self->sizes[d], &start, &end);
     memcpy(sizes, self->sizes, sizeof sizes);
     memcpy(strides, self->strides, sizeof strides);
-    sizes[d] = (end - start + step - 1) / step;
-    strides[d] = self->strides[d] * step;
-    return yg__tensor_view(
-        self, sizes, strides, self->ndim, self->offset + start * self->strides[d], out);
+    /* end - start <= size, so dividing first cannot overflow where
+     * end - start + step - 1 would for a huge step. */
+    sizes[d] = (end - start) / step + ((end - start) % step != 0);
+    /* A dim of size 0 or 1, or any dim of an empty result, may keep any
+     * stride and offset (no element is reached through them); others
+     * need the product, which fits when the result's extent does. */
+    strides[d] = self->strides[d];
+    int64_t offset = self->offset;
+    if (yg__sizes_product(sizes, self->ndim) == 0)
+        return yg__tensor_view("slice", self, sizes, strides, self->ndim, offset, out);
+    if (sizes[d] > 1)
+        YG_RETURN_IF_ERROR(yg__size_mul("slice", "stride", self->strides[d], step, &strides[d]));
+    offset = start * self->strides[d]; /* start < size: inside self's extent */
+    offset += self->offset;
+    return yg__tensor_view("slice", self, sizes, strides, self->ndim, offset, out);
 }
 
 /* zeros of input_sizes (dtype of grad_output), the part that `part`
@@ -530,13 +577,15 @@ yg__cpu_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_te
                             d,
                             yg__format_sizes(dims, dims_len, dbuf, sizeof dbuf));
         flipped[d] = true;
-        /* Walk dim d backwards: start at its last element, negative stride. */
-        if (self->sizes[d] > 0)
+        /* Walk dim d backwards: start at its last element, negative stride
+         * (inside self's extent, so no overflow; an empty self reaches
+         * nothing and keeps its offset). */
+        if (yg_tensor_numel(self) > 0)
             offset += (self->sizes[d] - 1) * self->strides[d];
         strides[d] = -self->strides[d];
     }
     /* The reversed view is internal: it never escapes, only its copy does. */
-    st = yg__tensor_view(self, self->sizes, strides, self->ndim, offset, &reversed);
+    st = yg__tensor_view("flip", self, self->sizes, strides, self->ndim, offset, &reversed);
     if (st != YG_OK)
         return st;
     st = yg__tensor_contiguous_as(reversed, self->dtype, false, out);
@@ -598,15 +647,22 @@ yg__cpu_cat(const yg_tensor *const *tensors, int64_t tensors_len, int64_t dim, y
         sizes[d] += t->sizes[d];
         dtype = yg__promote_types(dtype, t->dtype);
     }
-    st = yg_tensor_empty(sizes, ndim, dtype, &res);
+    st = yg__tensor_new("cat", sizes, ndim, dtype, &res);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "cat");
+        return st;
+    if (yg_tensor_numel(res) == 0) {
+        /* Nothing to copy; the trailing product below need not fit. */
+        *out = res;
+        return YG_OK;
+    }
     for (int32_t k = (int32_t)d + 1; k < ndim; k++)
-        inner *= sizes[k];
+        inner *= sizes[k]; /* a part of res's numel: fits */
     int64_t esize = (int64_t)yg_dtype_size(dtype);
     char *base = yg__tensor_ptr(res);
     for (int64_t i = 0; i < tensors_len; i++) {
         int64_t len = tensors[i]->sizes[d];
+        if (len == 0)
+            continue; /* nothing to copy (and its rows need no walk) */
         yg__cpu_copy_rows(
             base + offset * inner * esize, sizes[d] * inner * esize, tensors[i], (int32_t)d, dtype);
         offset += len;

@@ -46,8 +46,14 @@ static yg_status make_pieces(const char *op,
             vstrides[nd] = self->strides[k];
             nd++;
         }
-        st = yg__tensor_view(
-            self, vsizes, vstrides, nd, self->offset + start * self->strides[d], &items[i]);
+        int64_t offset;
+        /* start may equal the dim's size (an empty last piece), one
+         * stride past what self reaches: checked. */
+        st = yg__size_mul(op, "piece offset", start, self->strides[d], &offset);
+        if (st == YG_OK)
+            st = yg__size_add(op, "piece offset", self->offset, offset, &offset);
+        if (st == YG_OK)
+            st = yg__tensor_view(op, self, vsizes, vstrides, nd, offset, &items[i]);
         start += sizes != NULL ? sizes[i] : 1;
     }
     if (st != YG_OK) {

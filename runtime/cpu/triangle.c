@@ -28,9 +28,19 @@ triangle(const char *op, const yg_tensor *self, int64_t diagonal, bool lower, yg
                         yg__format_sizes(self->sizes, self->ndim, buf, sizeof buf));
     YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, self->dtype, false, &res));
     int64_t rows = self->sizes[self->ndim - 2], cols = self->sizes[self->ndim - 1];
-    int64_t batch = 1;
-    for (int32_t d = 0; d < self->ndim - 2; d++)
-        batch *= self->sizes[d];
+    if (yg_tensor_numel(res) == 0) {
+        /* An empty self may have huge other dims: no loop over them. */
+        *out = res;
+        return YG_OK;
+    }
+    /* batch * rows * cols is res's numel: it fits.  A diagonal beyond
+     * the matrix acts as its edge, and clamping keeps i + diagonal from
+     * overflowing. */
+    int64_t batch = yg_tensor_numel(res) / (rows * cols);
+    if (diagonal > cols + 1)
+        diagonal = cols + 1;
+    if (diagonal < -rows - 1)
+        diagonal = -rows - 1;
     size_t esize = yg_dtype_size(self->dtype);
     char *base = yg__tensor_ptr(res);
     for (int64_t b = 0; b < batch; b++) {

@@ -44,6 +44,11 @@ static lerp_tap tap(int64_t dst, int64_t in, double scale, bool align_corners) {
     double src = align_corners ? scale * (double)dst : scale * ((double)dst + 0.5) - 0.5;
     if (!align_corners && src < 0)
         src = 0;
+    /* Clamped in double first: a tiny scales_h gives a source index far
+     * beyond int64 (converting it is undefined), a NaN one no index. */
+    double last = (double)(in - 1 < YG__MAX_NUMEL ? in - 1 : YG__MAX_NUMEL);
+    if (!(src <= last))
+        src = last;
     t.i0 = (int64_t)floor(src);
     if (t.i0 > in - 1)
         t.i0 = in - 1;
@@ -75,7 +80,15 @@ static yg_status check_input(const char *op,
                         "%s: unsupported dtype %s for self (supported: float32, float64)",
                         op,
                         yg_dtype_name(dtype));
-    *planes = sizes[0] * (ndim == 4 ? sizes[1] : 1);
+    int64_t numel;
+    /* sizes may come from the caller (the backward's self_sizes). */
+    YG_RETURN_IF_ERROR(yg__sizes_numel(op, "self", sizes, ndim, &numel));
+    *planes = yg__sizes_product(sizes, ndim - 2);
+    if (*planes < 0)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: self %s has more than 2^59 planes",
+                        op,
+                        yg__format_sizes(sizes, ndim, buf, sizeof buf));
     *ih = sizes[ndim - 2];
     *iw = sizes[ndim - 1];
     if (*ih < 1 || *iw < 1)
@@ -131,6 +144,13 @@ static yg_status output_hw(const char *op,
                         op,
                         o[0],
                         o[1]);
+    /* Bounded like sizes (sizes.h): the taps' count and bytes fit. */
+    if (o[0] > YG__MAX_NUMEL || o[1] > YG__MAX_NUMEL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: output size must be at most 2^59, got %" PRId64 " x %" PRId64,
+                        op,
+                        o[0],
+                        o[1]);
     return YG_OK;
 }
 
@@ -146,12 +166,18 @@ static yg_status taps(int64_t ih,
                       double scales_w,
                       lerp_tap **rows,
                       size_t *nbytes) {
-    *nbytes = (size_t)(oh + ow) * sizeof **rows;
-    *rows = yg__alloc(*nbytes);
+    int64_t bytes;
+    /* oh, ow may be an empty grad_output's sizes, up to INT64_MAX: more
+     * taps than memory holds is out of memory, not a wrapped size. */
+    bool fits = yg__add_ok(oh, ow, &bytes) && yg__mul_ok(bytes, (int64_t)sizeof **rows, &bytes);
+    *nbytes = fits ? (size_t)bytes : 0;
+    *rows = fits ? yg__alloc(*nbytes) : NULL;
     if (*rows == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY,
-                        "upsample_bilinear2d: out of memory for %" PRId64 " interpolation weights",
-                        oh + ow);
+                        "upsample_bilinear2d: out of memory for %" PRId64 " + %" PRId64
+                        " interpolation weights",
+                        oh,
+                        ow);
     double sh = source_scale(ih, oh, align_corners, scales_h);
     double sw = source_scale(iw, ow, align_corners, scales_w);
     for (int64_t y = 0; y < oh; y++)

@@ -596,12 +596,10 @@ static yg_status parse_tensor(parser *ps, yg_tensor **out) {
         if (st != YG_OK)
             goto out;
     }
-    for (int32_t i = 0; i < ndim; i++) {
-        if (sizes[i] != 0 && numel > INT64_MAX / sizes[i])
-            overflow = true;
-        else
-            numel *= sizes[i];
-    }
+    /* Checked (sizes.h): a 0 anywhere makes the count 0 however large
+     * the other sizes are (issue 18: [036854775808, 0, 922337200, 3]). */
+    numel = yg__sizes_product(sizes, ndim);
+    overflow = numel < 0;
     if (overflow || numel != values.len) {
         yg__format_sizes(sizes, ndim, buf, sizeof buf);
         st = fail_at(&start,
@@ -610,6 +608,12 @@ static yg_status parse_tensor(parser *ps, yg_tensor **out) {
                      buf,
                      overflow ? "more than " : "",
                      (long long)(overflow ? INT64_MAX : numel));
+        goto out;
+    }
+    int64_t strides[YG_MAX_DIMS];
+    if (yg__sizes_strides("graph_parse", sizes, ndim, strides) != YG_OK) {
+        yg__format_sizes(sizes, ndim, buf, sizeof buf);
+        st = fail_at(&start, "tensor sizes %s have no int64 strides", buf);
         goto out;
     }
     st = advance(ps); /* ']' */

@@ -310,7 +310,8 @@ static bool view_like(shape_ctx *c, const char *attr) {
     const yg_ir_type *t = in(c, 0);
     int64_t size[YG_MAX_DIMS + 1];
     int32_t nd = 0, infer = -1;
-    int64_t known = 1;
+    int64_t known = 1, rest[YG_MAX_DIMS];
+    int32_t n_rest = 0;
     if (!yg__pass_ints_attr(c->n, attr, size, YG_MAX_DIMS + 1, &nd))
         return true;
     if (nd > YG_MAX_DIMS)
@@ -322,12 +323,14 @@ static bool view_like(shape_ctx *c, const char *attr) {
             infer = i;
         } else if (size[i] < 0) {
             return fail(c, "invalid size %lld in %s", (long long)size[i], attr);
-        } else if (size[i] != 0 && known > INT64_MAX / size[i]) {
-            return fail(c, "%s has too many elements", attr);
         } else {
-            known *= size[i];
+            rest[n_rest++] = size[i];
         }
     }
+    /* Checked, a 0 first (core/sizes.h), as the view kernel counts. */
+    known = yg__sizes_product(rest, n_rest);
+    if (known < 0)
+        return fail(c, "%s has too many elements", attr);
     int64_t numel = yg__pass_sizes_known(t) ? known_numel(t) : -1;
     if (infer >= 0) {
         size[infer] = numel >= 0 && known != 0 ? numel / known : YG_IR_UNKNOWN;

@@ -81,12 +81,9 @@ static inline void fmt_sizes(const yg_ir_type *t, char *buf, size_t len) {
 /* The element count of a type whose sizes are all known, or -1 when it
  * does not fit in int64 (sizes come from text and may be anything). */
 static inline int64_t known_numel(const yg_ir_type *t) {
-    int64_t n = 1;
-    for (int32_t i = 0; i < t->ndim; i++) {
-        if (__builtin_mul_overflow(n, t->sizes[i], &n))
-            return -1;
-    }
-    return n;
+    /* Checked, a 0 first (core/sizes.h): [36854775808, 0, 922337200, 3]
+     * has 0 elements, not an overflow. */
+    return yg__sizes_product(t->sizes, t->ndim);
 }
 
 /* Sets out's rank and sizes. */
