@@ -167,10 +167,13 @@ int64_t yg__sym_list_len(yg_sym *s, int ord) {
 
 int64_t yg__sym_numel(yg_sym *s, int slot) {
     const yg_ir_type *t = known_type(s, slot, false);
-    int64_t n = 1;
-    for (int32_t d = 0; t != NULL && d < t->ndim; d++)
-        n *= t->sizes[d];
-    return t != NULL ? n : 0;
+    if (t == NULL)
+        return 0;
+    int64_t n = yg__sizes_product(t->sizes, t->ndim);
+    if (n < 0)
+        fail_node(s, YG_ERR_SHAPE, "the element count of a value overflows: %",
+                  slot_value(s, slot)->name);
+    return n < 0 ? 0 : n;
 }
 
 int64_t yg__sym_size(yg_sym *s, int slot, int64_t dim) {

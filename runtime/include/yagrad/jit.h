@@ -523,8 +523,9 @@ YG_NODISCARD yg_status yg_graph_create_autodiff_subgraphs(yg_graph *g,
  * inputs' dtype, device (CPU) and sizes are all known by the ops it calls,
  * found by tracing it once through its composite on zero tensors of those
  * types, so autodiff can differentiate through it as eager autograd does.
- * Nodes it cannot decompose (types unknown, the composite reads tensors it
- * did not receive) stay.  g: in-out.
+ * Nodes it cannot decompose (types unknown, an input of more than 2^24
+ * elements, parts that depend on the inputs' memory layout, the composite
+ * reads tensors it did not receive) stay.  g: in-out.
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL g; YG_ERR_OUT_OF_MEMORY. */
 YG_NODISCARD yg_status yg_graph_decompose_composites(yg_graph *g);
 

@@ -173,9 +173,16 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
         fused = !yg__fuser_is_cat(sub->ret->inputs[o]->node) || nd > 0;
     const yg_ir_node *anchor =
         sub->last != NULL && yg__fuser_anchor(sub->last) != YG_ANCHOR_NONE ? sub->last : NULL;
-    int64_t numel = 1;
-    for (int32_t d = 0; d < nd; d++)
-        numel *= sizes[d];
+    /* The broadcast of tensors that exist may still be too large: then
+     * the interpreter's ops refuse it with their message. */
+    int64_t numel = yg__sizes_product(sizes, nd);
+    fused = fused && numel >= 0;
+    for (int32_t o = 0; fused && o < n_out; o++) {
+        const yg_ir_node *def = sub->ret->inputs[o]->node;
+        int64_t whole = 0;
+        if (def != sub->param && yg__fuser_is_cat(def))
+            fused = yg__mul_ok(numel, def->n_inputs, &whole) && whole <= YG__MAX_NUMEL;
+    }
     if (anchor != NULL)
         fused = fused && nd > 0 && numel > 0;
     if (!fused)
@@ -199,6 +206,7 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
             stt = yg_tensor_empty(rsz, keep ? nd : nd - 1, (yg_dtype)dtype, &out[o]);
             if (stt != YG_OK)
                 break;
+            /* Strides of the result just allocated: bounded. */
             base[k] = (char *)yg__tensor_ptr(out[o]);
             for (int32_t d = nd - 1; d >= 0; d--) {
                 st[k][d] = d == nd - 1 ? 0 : acc;
@@ -219,11 +227,13 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
                 drop(out, o);
                 return interpret(sub, in, n_in, out, n_out);
             }
-            csz[cd] *= pieces;
+            csz[cd] *= pieces; /* numel * pieces was checked above */
         }
         stt = yg_tensor_empty(csz, nd, (yg_dtype)dtype, &out[o]);
         if (stt != YG_OK)
             break;
+        /* Strides and offsets below stay inside this result, which was just
+         * allocated (its element count is bounded). */
         int64_t acc = 1, cst[YG_MAX_DIMS];
         for (int32_t d = nd - 1; d >= 0; d--) {
             cst[d] = acc;
@@ -249,7 +259,9 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
         }
     }
     /* Drop size-1 dims and merge dims contiguous for every operand (an
-     * anchored group keeps its dims: its kernel walks rows of the last). */
+     * anchored group keeps its dims: its kernel walks rows of the last).
+     * A merged size is a product of the output's sizes (bounded by its
+     * element count); stride * size is the extent of an existing operand. */
     int64_t cs[YG_MAX_DIMS];
     int64_t cst2[YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS][YG_MAX_DIMS];
     int32_t cdn = 0;

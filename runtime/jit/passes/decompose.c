@@ -10,8 +10,9 @@
  * static input types, then copied in place of the node.  A composite's
  * structure depends on its inputs' types and its attributes, not on their
  * values; a node whose inputs' types are not fully known (dtype, device,
- * sizes), that reads a tensor it did not receive (a parameter), or whose
- * trace fails stays as it is.
+ * sizes), with an input of more than 2^24 elements (the trace computes on
+ * dummies that large), that reads a tensor it did not receive (a
+ * parameter), or whose trace fails stays as it is.
  */
 #include "jit/autodiff.h"
 #include "jit/boxing.h"
@@ -22,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The largest input (in elements) a composite is traced on to split it. */
+#define YG_DECOMPOSE_MAX_NUMEL ((int64_t)1 << 24)
 
 typedef struct call {
     const yg_ir_node *n;
@@ -52,6 +56,11 @@ static bool decomposable(const yg_ir_node *n) {
             continue;
         if (t->dtype == YG_IR_UNKNOWN || t->device != YG_CPU || !yg__pass_sizes_known(t))
             return false;
+        /* The trace runs the composite on dummies of these sizes: a plan
+         * does not allocate and compute on inputs larger than this. */
+        int64_t numel = yg__sizes_product(t->sizes, t->ndim);
+        if (numel < 0 || numel > YG_DECOMPOSE_MAX_NUMEL)
+            return false;
     }
     return true;
 }
@@ -69,7 +78,7 @@ static yg_status dummy(const yg_ir_type *t, bool strided, yg_tensor **out) {
     if (!strided || t->ndim == 0)
         return yg_tensor_zeros(sizes, t->ndim, (yg_dtype)t->dtype, out);
     if (t->ndim == 1) {
-        sizes[0] *= 2;
+        sizes[0] *= 2; /* a vector of t's elements, which the node's input has */
         st = yg_tensor_zeros(sizes, 1, (yg_dtype)t->dtype, &base);
         if (st == YG_OK)
             st = yg_slice(base, 0, 0, sizes[0], 2, out);
