@@ -368,11 +368,78 @@ static void test_symbolic_coverage_is_listed(void **state) {
     assert_int_equal(with + inplace + no_grad + marked, yg__derivatives_count);
 }
 
+/* Bad input: each refusal names the node or argument. */
+static void expect_differentiate_error(const char *text, yg_status code, const char *a,
+                                       const char *b) {
+    yg_graph *g = NULL;
+    yg_gradient *gr = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    YG_EXPECT_ERROR(yg_graph_differentiate(g, NULL, &gr), code, a, b);
+    assert_null(gr);
+    yg_graph_release(g);
+}
+
+static void test_bad_inputs_are_refused_by_name(void **state) {
+    (void)state;
+    yg_gradient *gr = NULL;
+    YG_EXPECT_ERROR(yg_graph_differentiate(NULL, NULL, &gr), YG_ERR_INVALID_ARGUMENT,
+                    "differentiate: graph or out is NULL");
+    /* An in-place op on a gradient path. */
+    expect_differentiate_error("graph(%x : Tensor(dtype=float64, sizes=[3], requires_grad=true)):\n"
+                               "  %a = exp(%x)\n"
+                               "  %b = add_(%a, %x)\n"
+                               "  return (%b)\n",
+                               YG_ERR_NOT_IMPLEMENTED, "autodiff: %b = add_(%a, %x)",
+                               "in-place");
+    /* A composite op, not split first. */
+    expect_differentiate_error(
+        "graph(%x : Tensor(dtype=float64, sizes=[2, 3], requires_grad=true),"
+        " %w : Tensor(dtype=float64, sizes=[4, 3])):\n"
+        "  %n = prim::None()\n"
+        "  %y = linear(%x, %w, %n)\n"
+        "  return (%y)\n",
+        YG_ERR_NOT_IMPLEMENTED, "autodiff: %y = linear(%x, %w, %n)",
+        "no entry in specs/derivatives.yaml");
+    /* A formula that reads sizes the graph does not know. */
+    expect_differentiate_error("graph(%x : Tensor(dtype=float64, requires_grad=true)):\n"
+                               "  %y = sum(%x)\n"
+                               "  return (%y)\n",
+                               YG_ERR_NOT_IMPLEMENTED, "autodiff: %y = sum(%x)",
+                               "needs static sizes and dtype of %x");
+    /* Passes and the fuser's CUDA form. */
+    const char *text = "graph(%x : Tensor(dtype=float32, sizes=[4])):\n"
+                       "  %a = exp(%x)\n"
+                       "  %b = neg(%a)\n"
+                       "  return (%b)\n";
+    yg_graph *g = NULL;
+    char *src = NULL, *ptx = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    YG_EXPECT_ERROR(yg_graph_create_autodiff_subgraphs(g, NULL, 0), YG_ERR_INVALID_ARGUMENT,
+                    "min_size < 1");
+    YG_CHECK(yg_graph_fuse(g));
+    YG_EXPECT_ERROR(yg_fuser_cuda_ptx(g, 3, "compute_80", &src, &ptx), YG_ERR_INVALID_ARGUMENT,
+                    "fuser_cuda_ptx: the graph has no prim::FusionGroup number 3");
+    assert_null(src);
+    assert_null(ptx);
+    yg_status st = yg_fuser_cuda_ptx(g, 0, "compute_nonsense", &src, &ptx);
+    if (st == YG_ERR_NOT_IMPLEMENTED) {
+        /* built without NVRTC: the source only */
+        assert_non_null(src);
+    } else {
+        YG_EXPECT_ERROR(st, YG_ERR_INVALID_ARGUMENT, "fuser: NVRTC failed for compute_nonsense");
+        assert_null(src);
+    }
+    assert_null(ptx);
+    yg_string_release(src);
+    yg_graph_release(g);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_symbolic_derivative_matches_eager),
         cmocka_unit_test(test_symbolic_coverage_is_listed),
         cmocka_unit_test(test_every_sample_through_the_executor_matches_eager),
+        cmocka_unit_test(test_bad_inputs_are_refused_by_name),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }
