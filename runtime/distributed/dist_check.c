@@ -2,6 +2,8 @@
  * dist_check.c - argument checks shared by the MPI process group and its
  * stub, so both builds report bad arguments alike.
  */
+#include <limits.h>
+
 #include "distributed/dist_int.h"
 
 const char *yg__reduce_op_name(yg_reduce_op op)
@@ -26,6 +28,11 @@ yg_status yg__dist_check_tensor(const char *op, const char *arg, const yg_tensor
                         "%s: %s is on a CUDA device; only CPU tensors are supported (the NCCL "
                         "backend is not implemented)",
                         op, arg);
+    /* MPI counts are int: a larger count would be truncated silently. */
+    if (yg_tensor_numel(t) > INT_MAX)
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: %s has %lld elements; MPI counts are int, at most %d per call", op,
+                        arg, (long long)yg_tensor_numel(t), INT_MAX);
     return YG_OK;
 }
 

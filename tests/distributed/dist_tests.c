@@ -251,6 +251,17 @@ static int case_collective_argument_errors(yg_process_group *pg)
                  "all_gather: input is int64 but output is float32");
     EXPECT_ERROR(yg_process_group_all_reduce(pg, NULL, YG_REDUCE_SUM, NULL),
                  YG_ERR_INVALID_ARGUMENT, "all_reduce: tensor is undefined");
+    {
+        /* 3e9 elements through a stride-0 view: refused before any copy. */
+        int64_t huge[1] = {3000000000LL};
+        yg_tensor *one = NULL, *big = NULL;
+        CHECK_OK(yg_tensor_zeros(NULL, 0, YG_FLOAT32, &one));
+        CHECK_OK(yg_expand(one, huge, 1, &big));
+        EXPECT_ERROR(yg_process_group_all_reduce(pg, big, YG_REDUCE_SUM, NULL), YG_ERR_SHAPE,
+                     "all_reduce: tensor has 3000000000 elements; MPI counts are int");
+        yg_release(big);
+        yg_release(one);
+    }
     /* Nothing was queued: the group still works. */
     CHECK_OK(yg_process_group_barrier(pg, NULL));
     yg_release(i64);

@@ -48,7 +48,9 @@
  * to a contiguous buffer and back.  float16/bfloat16 are reduced in
  * float32 (converted once each way); bool reduces with logical or (sum and
  * max); avg needs a floating dtype.  A tensor given to a non-blocking
- * collective must not be read or written until the work completes.
+ * collective must not be read or written until the work completes.  A
+ * tensor of more than INT_MAX elements (MPI's count is an int) fails with
+ * YG_ERR_SHAPE.
  *
  * Thread safety: a group may be used from one thread at a time (the
  * communication thread is internal).  yg_work handles are not shared.
