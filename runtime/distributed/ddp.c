@@ -416,22 +416,43 @@ int64_t yg_ddp_bucket_size(const yg_ddp *ddp, int64_t bucket)
 
 /* ---- finish ---- */
 
-/* Writes p's averaged slot into its .grad. */
+/* Multiplies the n elements at p (float32 or float64) by inv, into dst
+ * (may be p). */
+static void scale_into(void *dst, const void *src, int64_t n, yg_dtype dt, double inv)
+{
+    if (dt == YG_FLOAT32) {
+        float *o = dst, f = (float)inv;
+        const float *i = src;
+        for (int64_t e = 0; e < n; e++)
+            o[e] = i[e] * f;
+    } else {
+        double *o = dst;
+        const double *i = src;
+        for (int64_t e = 0; e < n; e++)
+            o[e] = i[e] * inv;
+    }
+}
+
+/* Writes p's slot (the sum over ranks) divided by the world size into
+ * its .grad: one pass straight into a plain contiguous .grad (the usual
+ * case), else through a tensor of the slot. */
 static yg_status write_grad(yg_ddp *d, ddp_param *p)
 {
     yg_tensor *g = NULL, *src = NULL, *same = NULL;
     yg_dtype dt = d->buckets[p->bucket].dtype;
+    double inv = 1.0 / (double)yg_process_group_world_size(d->pg);
     yg_status st;
     bool prev;
 
     YG_RETURN_IF_ERROR(yg_tensor_grad(p->t, &g));
     if (g != NULL && yg_tensor_is_contiguous(g) && yg_tensor_dtype(g) == dt &&
         !yg_tensor_requires_grad(g)) {
-        memcpy(yg_tensor_data(g), slot_ptr(d, p), (size_t)p->numel * yg_dtype_size(dt));
+        scale_into(yg_tensor_data(g), slot_ptr(d, p), p->numel, dt, inv);
         yg__tensor_bump_version(g);
         yg_release(g);
         return YG_OK;
     }
+    scale_into(slot_ptr(d, p), slot_ptr(d, p), p->numel, dt, inv);
     st = yg_tensor_from_data(slot_ptr(d, p), yg_tensor_sizes(p->t), yg_tensor_ndim(p->t), dt, &src);
     if (st == YG_OK && g == NULL) {
         st = yg__accumulate_grad(p->t, src, 1);
@@ -525,20 +546,6 @@ yg_status yg_ddp_finish(yg_ddp *ddp)
     if (st == YG_OK) {
         c = yg_tensor_data(counts);
         st = check_counts(ddp, c);
-        for (int64_t k = 0; k < ddp->n_buckets && st == YG_OK; k++) {
-            yg_tensor *b = ddp->buckets[k].buf;
-            double inv = 1.0 / (double)yg_process_group_world_size(ddp->pg);
-            int64_t n = ddp->buckets[k].numel;
-            if (ddp->buckets[k].dtype == YG_FLOAT32) {
-                float *p = yg_tensor_data(b), f = (float)inv;
-                for (int64_t e = 0; e < n; e++)
-                    p[e] *= f;
-            } else {
-                double *p = yg_tensor_data(b);
-                for (int64_t e = 0; e < n; e++)
-                    p[e] *= inv;
-            }
-        }
         for (int64_t i = 0; i < ddp->n_params && st == YG_OK; i++)
             if (c[i] > 0)
                 st = write_grad(ddp, &ddp->params[i]);
