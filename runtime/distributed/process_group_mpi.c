@@ -338,10 +338,22 @@ yg_status yg_process_group_create(const yg_process_group_options *options, yg_pr
     pg->timeout_ms = timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS;
     pg->comm = MPI_COMM_NULL;
     pthread_mutex_lock(&g_mu);
+    if (options != NULL && options->mpi_comm != NULL) {
+        int initialised = 0;
+        MPI_Initialized(&initialised);
+        if (!initialised) {
+            st = yg__fail(YG_ERR_INVALID_ARGUMENT,
+                          "process_group_create: mpi_comm given but MPI is not initialised");
+            goto out;
+        }
+    }
     st = ensure_mpi();
     if (st != YG_OK)
         goto out;
-    rc = MPI_Comm_dup(MPI_COMM_WORLD, &pg->comm);
+    rc = MPI_Comm_dup(options != NULL && options->mpi_comm != NULL
+                          ? *(const MPI_Comm *)options->mpi_comm
+                          : MPI_COMM_WORLD,
+                      &pg->comm);
     if (rc != MPI_SUCCESS) {
         st = mpi_fail("MPI_Comm_dup", rc);
         goto out;

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <mpi.h> /* only to split a communicator for one case */
+
 #include "yagrad/yagrad.h"
 
 static int g_rank = -1;
@@ -622,6 +624,37 @@ static int case_single_rank(yg_process_group *pg)
     return 0;
 }
 
+/* A group over the even ranks and one over the odd ranks, from an
+ * MPI_Comm_split of the program's own: sums stay within each group. */
+static int case_group_from_a_split_communicator(yg_process_group *pg)
+{
+    int r = yg_process_group_rank(pg), w = yg_process_group_world_size(pg), size = 0;
+    int64_t s[1] = {1};
+    double v[1] = {(double)r}, want = 0;
+    yg_process_group_options opts = {.timeout_ms = 20000};
+    yg_process_group *sub = NULL;
+    yg_tensor *t = NULL;
+    MPI_Comm split;
+
+    CHECK(MPI_Comm_split(MPI_COMM_WORLD, r % 2, r, &split) == MPI_SUCCESS);
+    opts.mpi_comm = &split;
+    CHECK_OK(yg_process_group_create(&opts, &sub));
+    MPI_Comm_free(&split); /* the group holds its own duplicate */
+    for (int q = r % 2; q < w; q += 2) {
+        want += q;
+        size++;
+    }
+    CHECK(yg_process_group_world_size(sub) == size);
+    CHECK(yg_process_group_rank(sub) == r / 2);
+    t = make(YG_FLOAT64, s, 1, v);
+    CHECK_OK(yg_process_group_all_reduce(sub, t, YG_REDUCE_SUM, NULL));
+    expect_values(t, &want, 1, "all_reduce in the split group");
+    yg_release(t);
+    yg_process_group_release(sub);
+    CHECK_OK(yg_process_group_barrier(pg, NULL)); /* the world group still works */
+    return 0;
+}
+
 typedef struct test_case {
     const char *name;
     int (*fn)(yg_process_group *pg);
@@ -638,6 +671,7 @@ static const test_case cases[] = {
     {"ddp_shape_mismatch_fails_on_every_rank", case_ddp_shape_mismatch, 5000},
     {"rank_exiting_early_times_out_on_the_others", case_rank_exits_early, 2000},
     {"single_rank_group_is_an_identity", case_single_rank, 0},
+    {"group_from_a_split_communicator", case_group_from_a_split_communicator, 0},
 };
 
 int main(int argc, char **argv)

@@ -83,19 +83,29 @@ typedef enum yg_reduce_op {
 
 typedef struct yg_process_group_options {
     int64_t timeout_ms; /* per collective, from when it starts; 0: 600000 (10 min) */
+    /* nullable: points at an MPI_Comm (from <mpi.h>) whose ranks form the
+     * group, e.g. one made with MPI_Comm_split; NULL: MPI_COMM_WORLD.  The
+     * communicator is duplicated (collective over its ranks), so the
+     * caller may free theirs at once.  Non-NULL needs MPI initialised by
+     * the program or by an earlier group. */
+    const void *mpi_comm;
 } yg_process_group_options;
 
 /* Whether yagrad was built with MPI.  Cannot fail. */
 bool yg_distributed_is_available(void);
 
 /* Creates a group of all ranks of the job, from the environment mpirun
- * sets (a program run without mpirun is a group of one rank).
+ * sets (a program run without mpirun is a group of one rank), or of the
+ * ranks of options->mpi_comm.  Collective: every rank of the group calls
+ * it, groups in the same order.
  *   options: nullable, borrowed (NULL: defaults)
  *   out:     out: new group, release with yg_process_group_release
  * Returns: YG_ERR_NOT_IMPLEMENTED when built without MPI;
  *          YG_ERR_INVALID_ARGUMENT for NULL out or timeout_ms < 0;
  *          YG_ERR_IO when MPI fails to initialise, was already finalised,
- *          or gives a thread level below MPI_THREAD_SERIALIZED;
+ *          gives a thread level below MPI_THREAD_SERIALIZED, or cannot
+ *          duplicate the communicator; YG_ERR_INVALID_ARGUMENT when
+ *          mpi_comm is given before MPI is initialised;
  *          YG_ERR_OUT_OF_MEMORY. */
 YG_NODISCARD yg_status yg_process_group_create(const yg_process_group_options *options,
                                                yg_process_group **out);
