@@ -191,8 +191,11 @@ YG_NODISCARD yg_status yg_work_wait(yg_work *work);
 YG_NODISCARD yg_status yg_work_test(yg_work *work, bool *done);
 
 /* Releases a handle.  A collective still in flight completes in the
- * background (its tensors stay retained until then), but its result is
- * not written back into a non-contiguous tensor.  NULL-safe. */
+ * background (its tensors stay retained until then), but what wait would
+ * have done on this thread is skipped: the result is not copied back into
+ * a tensor that needed a buffer (non-contiguous, float16/bfloat16 in a
+ * reduction), nor divided for avg.  Release after wait or a test that
+ * said done for the full result.  NULL-safe. */
 void yg_work_release(yg_work *work);
 
 /* ---- data parallelism ----
