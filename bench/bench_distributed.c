@@ -18,14 +18,14 @@
  *      all gradients after backward; hidden_fraction = 1 - (ddp - backward)
  *      / comm, the share of communication overlap hid.
  */
+#include "yagrad/yagrad.h"
+
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include "yagrad/yagrad.h"
 
 #define CHECK(expr)                                                                                \
     do {                                                                                           \
@@ -36,27 +36,23 @@
         }                                                                                          \
     } while (0)
 
-static double now_ms(void)
-{
+static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static int cmp(const void *a, const void *b)
-{
+static int cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
-{
+static double median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp);
     return v[n / 2];
 }
 
-static void bench_all_reduce(yg_process_group *pg, int reps)
-{
+static void bench_all_reduce(yg_process_group *pg, int reps) {
     double *ty = malloc((size_t)reps * sizeof *ty), *tm = malloc((size_t)reps * sizeof *tm);
     double *ti = malloc((size_t)reps * sizeof *ti);
     for (int64_t mb = 1; mb <= 64; mb *= 2) {
@@ -89,7 +85,11 @@ static void bench_all_reduce(yg_process_group *pg, int reps)
             printf("{\"bench\": \"all_reduce\", \"mb\": %lld, \"yagrad_ms\": %.3f, "
                    "\"mpi_allreduce_ms\": %.3f, \"mpi_iallreduce_ms\": %.3f, "
                    "\"yagrad_vs_mpi\": %.3f}\n",
-                   (long long)mb, y, m, i, y / m);
+                   (long long)mb,
+                   y,
+                   m,
+                   i,
+                   y / m);
             fflush(stdout);
         }
         yg_release(t);
@@ -100,8 +100,7 @@ static void bench_all_reduce(yg_process_group *pg, int reps)
     free(ti);
 }
 
-static yg_tensor *param(int64_t rows, int64_t cols, uint64_t seed)
-{
+static yg_tensor *param(int64_t rows, int64_t cols, uint64_t seed) {
     int64_t sizes[2] = {rows, cols}, n = rows * (cols > 0 ? cols : 1);
     float *v = malloc((size_t)n * sizeof *v);
     yg_tensor *t = NULL;
@@ -113,8 +112,7 @@ static yg_tensor *param(int64_t rows, int64_t cols, uint64_t seed)
     return t;
 }
 
-static yg_tensor *mlp_loss(yg_tensor **p, const yg_tensor *x)
-{
+static yg_tensor *mlp_loss(yg_tensor **p, const yg_tensor *x) {
     yg_tensor *h = NULL, *a = NULL, *cur = yg_retain((yg_tensor *)x), *loss = NULL;
     for (int l = 0; l < 3; l++) {
         CHECK(yg_linear(cur, p[2 * l], p[2 * l + 1], &h));
@@ -132,8 +130,7 @@ static yg_tensor *mlp_loss(yg_tensor **p, const yg_tensor *x)
     return loss;
 }
 
-static void bench_mlp(yg_process_group *pg, int reps, int64_t bucket_bytes)
-{
+static void bench_mlp(yg_process_group *pg, int reps, int64_t bucket_bytes) {
     const int64_t dims[4] = {784, 512, 512, 10};
     int64_t xs[2] = {64, 784}, total = 0;
     yg_tensor *p[6], *x = NULL, *flat = NULL;
@@ -191,8 +188,13 @@ static void bench_mlp(yg_process_group *pg, int reps, int64_t bucket_bytes)
         printf("{\"bench\": \"mlp_step\", \"bucket_mb\": %.2f, \"buckets\": %lld, "
                "\"grad_mb\": %.2f, \"backward_ms\": %.3f, \"ddp_ms\": %.3f, \"comm_ms\": %.3f, "
                "\"hidden_fraction\": %.3f}\n",
-               (double)bucket_bytes / (1 << 20), (long long)yg_ddp_bucket_count(ddp),
-               (double)total * 4 / (1 << 20), b, d, c, 1.0 - (d - b) / c);
+               (double)bucket_bytes / (1 << 20),
+               (long long)yg_ddp_bucket_count(ddp),
+               (double)total * 4 / (1 << 20),
+               b,
+               d,
+               c,
+               1.0 - (d - b) / c);
         fflush(stdout);
     }
     yg_ddp_release(ddp);
@@ -205,8 +207,7 @@ static void bench_mlp(yg_process_group *pg, int reps, int64_t bucket_bytes)
     free(tc);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 20;
     yg_process_group *pg = NULL;
 

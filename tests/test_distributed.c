@@ -4,10 +4,10 @@
  * sampler, and argument checks that need no peer.  The multi-rank tests
  * run under mpirun: tests/distributed/dist_tests.c.
  */
+#include "testutil.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-#include "testutil.h"
 
 typedef struct hook_log {
     int calls;
@@ -16,8 +16,7 @@ typedef struct hook_log {
     int n_order;
 } hook_log;
 
-static yg_status record_grad(yg_tensor *leaf, void *ctx)
-{
+static yg_status record_grad(yg_tensor *leaf, void *ctx) {
     hook_log *log = ctx;
     yg_tensor *g = NULL;
     yg_status st = yg_tensor_grad(leaf, &g);
@@ -30,16 +29,14 @@ static yg_status record_grad(yg_tensor *leaf, void *ctx)
     return YG_OK;
 }
 
-static yg_status fail_hook(yg_tensor *leaf, void *ctx)
-{
+static yg_status fail_hook(yg_tensor *leaf, void *ctx) {
     (void)leaf, (void)ctx;
     return yg_set_error(YG_ERR_IO, "my hook: peer gone");
 }
 
 /* y = sum(w * x), twice: the hook sees the gradient already added, the
  * second time the sum of both. */
-static void test_post_accumulate_hook_sees_the_accumulated_grad(void **state)
-{
+static void test_post_accumulate_hook_sees_the_accumulated_grad(void **state) {
     int64_t s[1] = {2};
     yg_tensor *w = yg_test_tensor(YG_FLOAT64, s, 1, (double[]){1, 2});
     yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 1, (double[]){3, 4});
@@ -63,8 +60,7 @@ static void test_post_accumulate_hook_sees_the_accumulated_grad(void **state)
     yg_release(x);
 }
 
-static void test_post_accumulate_hook_failure_stops_backward_with_its_message(void **state)
-{
+static void test_post_accumulate_hook_failure_stops_backward_with_its_message(void **state) {
     int64_t s[1] = {2};
     yg_tensor *w = yg_test_tensor(YG_FLOAT64, s, 1, (double[]){1, 2});
     yg_tensor *y = NULL;
@@ -73,14 +69,13 @@ static void test_post_accumulate_hook_failure_stops_backward_with_its_message(vo
     YG_CHECK(yg_tensor_set_requires_grad(w, true));
     YG_CHECK(yg_tensor_register_post_accumulate_grad_hook(w, fail_hook, NULL));
     YG_CHECK(yg_sum(w, &y));
-    YG_EXPECT_ERROR(yg_backward(y, NULL, false), YG_ERR_IO, "post-accumulate hook",
-                    "my hook: peer gone");
+    YG_EXPECT_ERROR(
+        yg_backward(y, NULL, false), YG_ERR_IO, "post-accumulate hook", "my hook: peer gone");
     yg_release(y);
     yg_release(w);
 }
 
-static void test_removed_post_accumulate_hook_no_longer_runs(void **state)
-{
+static void test_removed_post_accumulate_hook_no_longer_runs(void **state) {
     int64_t s[1] = {2};
     yg_tensor *w = yg_test_tensor(YG_FLOAT64, s, 1, (double[]){1, 2});
     yg_tensor *y = NULL;
@@ -91,7 +86,9 @@ static void test_removed_post_accumulate_hook_no_longer_runs(void **state)
     YG_CHECK(yg_tensor_register_post_accumulate_grad_hook(w, record_grad, &log));
     YG_CHECK(yg_tensor_remove_post_accumulate_grad_hook(w, record_grad, &log));
     YG_EXPECT_ERROR(yg_tensor_remove_post_accumulate_grad_hook(w, record_grad, &log),
-                    YG_ERR_INVALID_ARGUMENT, "remove_post_accumulate_grad_hook", "no such hook");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "remove_post_accumulate_grad_hook",
+                    "no such hook");
     YG_CHECK(yg_sum(w, &y));
     YG_CHECK(yg_backward(y, NULL, false));
     assert_int_equal(log.calls, 0);
@@ -99,8 +96,7 @@ static void test_removed_post_accumulate_hook_no_longer_runs(void **state)
     yg_release(w);
 }
 
-static void test_post_accumulate_hook_rejects_non_leaves_and_plain_tensors(void **state)
-{
+static void test_post_accumulate_hook_rejects_non_leaves_and_plain_tensors(void **state) {
     int64_t s[1] = {2};
     yg_tensor *w = yg_test_tensor(YG_FLOAT64, s, 1, (double[]){1, 2});
     yg_tensor *plain = yg_test_tensor(YG_FLOAT64, s, 1, (double[]){1, 2});
@@ -110,13 +106,19 @@ static void test_post_accumulate_hook_rejects_non_leaves_and_plain_tensors(void 
     YG_CHECK(yg_tensor_set_requires_grad(w, true));
     YG_CHECK(yg_mul(w, w, &y));
     YG_EXPECT_ERROR(yg_tensor_register_post_accumulate_grad_hook(y, record_grad, NULL),
-                    YG_ERR_AUTOGRAD, "register_post_accumulate_grad_hook", "non-leaf");
+                    YG_ERR_AUTOGRAD,
+                    "register_post_accumulate_grad_hook",
+                    "non-leaf");
     YG_EXPECT_ERROR(yg_tensor_register_post_accumulate_grad_hook(plain, record_grad, NULL),
-                    YG_ERR_AUTOGRAD, "register_post_accumulate_grad_hook", "without grad");
+                    YG_ERR_AUTOGRAD,
+                    "register_post_accumulate_grad_hook",
+                    "without grad");
     YG_EXPECT_ERROR(yg_tensor_register_post_accumulate_grad_hook(w, NULL, NULL),
-                    YG_ERR_INVALID_ARGUMENT, "fn is NULL");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "fn is NULL");
     YG_EXPECT_ERROR(yg_tensor_register_post_accumulate_grad_hook(NULL, record_grad, NULL),
-                    YG_ERR_INVALID_ARGUMENT, "register_post_accumulate_grad_hook");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "register_post_accumulate_grad_hook");
     yg_release(y);
     yg_release(w);
     yg_release(plain);
@@ -124,8 +126,7 @@ static void test_post_accumulate_hook_rejects_non_leaves_and_plain_tensors(void 
 
 /* ---- sampler ---- */
 
-static void test_sampler_shards_cover_every_index_once_padded(void **state)
-{
+static void test_sampler_shards_cover_every_index_once_padded(void **state) {
     enum { N = 10, W = 3 };
     int64_t len = yg_distributed_sampler_len(N, W), idx[W][4];
     int seen[N] = {0};
@@ -144,8 +145,7 @@ static void test_sampler_shards_cover_every_index_once_padded(void **state)
         assert_true(seen[i] == 1 || seen[i] == 2);
 }
 
-static void test_sampler_is_the_same_for_a_seed_and_changes_with_the_epoch(void **state)
-{
+static void test_sampler_is_the_same_for_a_seed_and_changes_with_the_epoch(void **state) {
     int64_t a[50], b[50], c[50];
     (void)state;
 
@@ -159,28 +159,33 @@ static void test_sampler_is_the_same_for_a_seed_and_changes_with_the_epoch(void 
         assert_int_equal(a[k], 1 + 2 * k);
 }
 
-static void test_sampler_rejects_bad_arguments_naming_the_values(void **state)
-{
+static void test_sampler_rejects_bad_arguments_naming_the_values(void **state) {
     int64_t out[4];
     (void)state;
 
     YG_EXPECT_ERROR(yg_distributed_sampler_indices(10, 3, 3, 0, 0, true, out, 4),
-                    YG_ERR_INVALID_ARGUMENT, "distributed_sampler", "rank 3");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "distributed_sampler",
+                    "rank 3");
     YG_EXPECT_ERROR(yg_distributed_sampler_indices(10, 3, 0, 0, 0, true, out, 3),
-                    YG_ERR_INVALID_ARGUMENT, "distributed_sampler", "= 4 indices");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "distributed_sampler",
+                    "= 4 indices");
     YG_EXPECT_ERROR(yg_distributed_sampler_indices(0, 3, 0, 0, 0, true, out, 0),
-                    YG_ERR_INVALID_ARGUMENT, "n 0");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "n 0");
     assert_int_equal(yg_distributed_sampler_len(10, 0), 0);
 }
 
 /* ---- without peers ---- */
 
-static void test_collectives_reject_a_null_group_and_bad_arguments(void **state)
-{
+static void test_collectives_reject_a_null_group_and_bad_arguments(void **state) {
     yg_work *work = (yg_work *)1;
     (void)state;
 
-    YG_EXPECT_ERROR(yg_process_group_barrier(NULL, &work), YG_ERR_INVALID_ARGUMENT, "barrier",
+    YG_EXPECT_ERROR(yg_process_group_barrier(NULL, &work),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "barrier",
                     "process group is NULL");
     assert_null(work);
     YG_EXPECT_ERROR(yg_work_wait(NULL), YG_ERR_INVALID_ARGUMENT, "work_wait");
@@ -188,26 +193,26 @@ static void test_collectives_reject_a_null_group_and_bad_arguments(void **state)
     yg_process_group_release(NULL);
     assert_int_equal(yg_process_group_rank(NULL), 0);
     assert_int_equal(yg_process_group_world_size(NULL), 0);
-    YG_EXPECT_ERROR(yg_ddp_create(NULL, NULL, 0, NULL, NULL), YG_ERR_INVALID_ARGUMENT,
-                    "ddp_create");
+    YG_EXPECT_ERROR(
+        yg_ddp_create(NULL, NULL, 0, NULL, NULL), YG_ERR_INVALID_ARGUMENT, "ddp_create");
     YG_EXPECT_ERROR(yg_ddp_finish(NULL), YG_ERR_INVALID_ARGUMENT, "ddp_finish");
     yg_ddp_release(NULL);
 }
 
-static void test_process_group_says_when_built_without_mpi(void **state)
-{
+static void test_process_group_says_when_built_without_mpi(void **state) {
     yg_process_group *pg = (yg_process_group *)1;
     (void)state;
 
     if (yg_distributed_is_available())
         skip(); /* the MPI build: tests/distributed/ covers creation */
-    YG_EXPECT_ERROR(yg_process_group_create(NULL, &pg), YG_ERR_NOT_IMPLEMENTED,
-                    "process_group_create", "built without MPI");
+    YG_EXPECT_ERROR(yg_process_group_create(NULL, &pg),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "process_group_create",
+                    "built without MPI");
     assert_null(pg);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_post_accumulate_hook_sees_the_accumulated_grad),
         cmocka_unit_test(test_post_accumulate_hook_failure_stops_backward_with_its_message),

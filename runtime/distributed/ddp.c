@@ -17,25 +17,25 @@
  * rank had its gradient), so every rank learns the same counts and either
  * fails with the same message or leaves globally unused parameters alone.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "autograd/node.h"
 #include "distributed/dist_int.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #define DEFAULT_BUCKET_BYTES (25 * 1024 * 1024)
-#define DESC_LEN (2 + YG_MAX_DIMS) /* dtype, ndim, sizes */
+#define DESC_LEN             (2 + YG_MAX_DIMS) /* dtype, ndim, sizes */
 
 typedef struct ddp_param {
     yg_ddp *owner;
-    yg_tensor *t;   /* retained */
+    yg_tensor *t; /* retained */
     int64_t bucket;
     int64_t offset; /* elements into the bucket's buffer */
     int64_t numel;
-    bool ready;     /* its gradient is in the bucket this iteration */
+    bool ready; /* its gradient is in the bucket this iteration */
     bool hooked;
 } ddp_param;
 
@@ -59,21 +59,18 @@ struct yg_ddp {
     yg_ddp_options opts;
 };
 
-static void emit(yg_ddp *d, yg_ddp_event ev, int64_t bucket)
-{
+static void emit(yg_ddp *d, yg_ddp_event ev, int64_t bucket) {
     if (d->opts.on_event != NULL)
         d->opts.on_event(ev, bucket, d->opts.on_event_ctx);
 }
 
-static char *slot_ptr(const yg_ddp *d, const ddp_param *p)
-{
+static char *slot_ptr(const yg_ddp *d, const ddp_param *p) {
     const ddp_bucket *b = &d->buckets[p->bucket];
     return (char *)yg_tensor_data(b->buf) + p->offset * (int64_t)yg_dtype_size(b->dtype);
 }
 
 /* Queues every bucket from next_launch on whose parameters are ready. */
-static yg_status launch_ready(yg_ddp *d)
-{
+static yg_status launch_ready(yg_ddp *d) {
     while (d->next_launch < d->n_buckets && d->buckets[d->next_launch].pending == 0) {
         ddp_bucket *b = &d->buckets[d->next_launch];
         YG_RETURN_IF_ERROR(yg_process_group_all_reduce(d->pg, b->buf, YG_REDUCE_SUM, &b->work));
@@ -84,8 +81,7 @@ static yg_status launch_ready(yg_ddp *d)
 }
 
 /* Copies src (any layout) into the contiguous slot of p. */
-static yg_status copy_into_slot(yg_ddp *d, ddp_param *p, const yg_tensor *src)
-{
+static yg_status copy_into_slot(yg_ddp *d, ddp_param *p, const yg_tensor *src) {
     yg_tensor *c = NULL;
     yg_dtype dt = d->buckets[p->bucket].dtype;
 
@@ -95,8 +91,7 @@ static yg_status copy_into_slot(yg_ddp *d, ddp_param *p, const yg_tensor *src)
     return YG_OK;
 }
 
-static yg_status on_accumulated(yg_tensor *leaf, void *ctx)
-{
+static yg_status on_accumulated(yg_tensor *leaf, void *ctx) {
     ddp_param *p = ctx;
     yg_ddp *d = p->owner;
     yg_tensor *g = NULL;
@@ -126,17 +121,17 @@ static yg_status on_accumulated(yg_tensor *leaf, void *ctx)
 
 /* ---- creation ---- */
 
-static yg_status check_local(yg_tensor *const *params, int64_t n)
-{
+static yg_status check_local(yg_tensor *const *params, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         if (params[i] == NULL)
-            return yg__fail(YG_ERR_INVALID_ARGUMENT, "ddp_create: parameter %lld is NULL",
-                            (long long)i);
+            return yg__fail(
+                YG_ERR_INVALID_ARGUMENT, "ddp_create: parameter %lld is NULL", (long long)i);
         for (int64_t j = 0; j < i; j++)
             if (params[j] == params[i])
                 return yg__fail(YG_ERR_INVALID_ARGUMENT,
                                 "ddp_create: parameter %lld repeats parameter %lld",
-                                (long long)i, (long long)j);
+                                (long long)i,
+                                (long long)j);
         if (!yg_tensor_requires_grad(params[i]) || !yg_tensor_is_leaf(params[i]))
             return yg__fail(YG_ERR_AUTOGRAD,
                             "ddp_create: parameter %lld is not a leaf that requires grad",
@@ -144,14 +139,14 @@ static yg_status check_local(yg_tensor *const *params, int64_t n)
         if (!yg__dtype_is_floating(yg_tensor_dtype(params[i])))
             return yg__fail(YG_ERR_DTYPE,
                             "ddp_create: parameter %lld is %s; float32 or float64 expected",
-                            (long long)i, yg_dtype_name(yg_tensor_dtype(params[i])));
+                            (long long)i,
+                            yg_dtype_name(yg_tensor_dtype(params[i])));
         YG_RETURN_IF_ERROR(yg__dist_check_tensor("ddp_create", "parameter", params[i]));
     }
     return YG_OK;
 }
 
-static void describe(const yg_tensor *t, int64_t *desc)
-{
+static void describe(const yg_tensor *t, int64_t *desc) {
     memset(desc, 0, DESC_LEN * sizeof *desc);
     desc[0] = yg_tensor_dtype(t);
     desc[1] = yg_tensor_ndim(t);
@@ -159,8 +154,7 @@ static void describe(const yg_tensor *t, int64_t *desc)
         desc[2 + k] = yg_tensor_sizes(t)[k];
 }
 
-static void format_desc(const int64_t *desc, char *buf, size_t cap)
-{
+static void format_desc(const int64_t *desc, char *buf, size_t cap) {
     char sizes[160];
     yg__format_sizes(desc + 2, desc[1], sizes, sizeof sizes);
     snprintf(buf, cap, "%s %s", sizes, yg_dtype_name((yg_dtype)desc[0]));
@@ -169,8 +163,7 @@ static void format_desc(const int64_t *desc, char *buf, size_t cap)
 /* Gathers one int64 per rank: each rank's parameter count, or -1 when it
  * rejected its own arguments (local_st), so no rank waits for one that
  * already returned. */
-static yg_status agree_on_count(yg_process_group *pg, int64_t n, yg_status local_st)
-{
+static yg_status agree_on_count(yg_process_group *pg, int64_t n, yg_status local_st) {
     int world = yg_process_group_world_size(pg);
     int64_t mine = local_st == YG_OK ? n : -1, sizes[1] = {world};
     int64_t one[1] = {1};
@@ -201,7 +194,9 @@ static yg_status agree_on_count(yg_process_group *pg, int64_t n, yg_status local
         if (v != ((int64_t *)yg_tensor_data(all))[0]) {
             st = yg__fail(YG_ERR_SHAPE,
                           "ddp_create: rank 0 has %lld parameters but rank %d has %lld",
-                          (long long)((int64_t *)yg_tensor_data(all))[0], r, (long long)v);
+                          (long long)((int64_t *)yg_tensor_data(all))[0],
+                          r,
+                          (long long)v);
             goto out;
         }
     }
@@ -213,8 +208,7 @@ out:
 
 /* Every rank gathers every rank's descriptors and reports the first
  * mismatch with rank 0, by parameter then rank: the same on every rank. */
-static yg_status check_shapes(yg_process_group *pg, yg_tensor *const *params, int64_t n)
-{
+static yg_status check_shapes(yg_process_group *pg, yg_tensor *const *params, int64_t n) {
     int world = yg_process_group_world_size(pg);
     int64_t mine_sizes[1] = {n * DESC_LEN}, all_sizes[1] = {(int64_t)world * n * DESC_LEN};
     yg_tensor *mine = NULL, *all = NULL;
@@ -240,8 +234,12 @@ static yg_status check_shapes(yg_process_group *pg, yg_tensor *const *params, in
                 continue;
             format_desc(ref, a, sizeof a);
             format_desc(other, b, sizeof b);
-            st = yg__fail(YG_ERR_SHAPE, "ddp_create: parameter %lld is %s on rank 0 but %s on rank %d",
-                          (long long)i, a, b, r);
+            st = yg__fail(YG_ERR_SHAPE,
+                          "ddp_create: parameter %lld is %s on rank 0 but %s on rank %d",
+                          (long long)i,
+                          a,
+                          b,
+                          r);
             break;
         }
     }
@@ -251,8 +249,7 @@ out:
     return st;
 }
 
-static yg_status broadcast_params(yg_process_group *pg, yg_tensor *const *params, int64_t n)
-{
+static yg_status broadcast_params(yg_process_group *pg, yg_tensor *const *params, int64_t n) {
     yg_work **works = calloc((size_t)n, sizeof *works);
     yg_status st = YG_OK;
 
@@ -273,8 +270,7 @@ static yg_status broadcast_params(yg_process_group *pg, yg_tensor *const *params
 }
 
 /* Lays the buckets out: reverse registration order, one dtype each. */
-static yg_status plan_buckets(yg_ddp *d, int64_t cap_bytes)
-{
+static yg_status plan_buckets(yg_ddp *d, int64_t cap_bytes) {
     d->buckets = calloc((size_t)d->n_params, sizeof *d->buckets);
     if (d->buckets == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "ddp_create: out of memory");
@@ -302,8 +298,7 @@ static yg_status plan_buckets(yg_ddp *d, int64_t cap_bytes)
     return YG_OK;
 }
 
-static void ddp_free(yg_ddp *d)
-{
+static void ddp_free(yg_ddp *d) {
     for (int64_t k = 0; k < d->n_buckets; k++) {
         /* Its status is dropped: release cannot fail, and a failure
          * already broke the group, which reports it on the next call. */
@@ -332,8 +327,7 @@ yg_status yg_ddp_create(yg_process_group *pg,
                         yg_tensor *const *params,
                         int64_t params_len,
                         const yg_ddp_options *options,
-                        yg_ddp **out)
-{
+                        yg_ddp **out) {
     yg_ddp *d = NULL;
     yg_status st, local;
 
@@ -344,9 +338,11 @@ yg_status yg_ddp_create(yg_process_group *pg,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "ddp_create: need a process group and at least one parameter, got pg %s, "
                         "params_len %lld",
-                        pg == NULL ? "NULL" : "set", (long long)params_len);
+                        pg == NULL ? "NULL" : "set",
+                        (long long)params_len);
     if (options != NULL && options->bucket_bytes < 0)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "ddp_create: bucket_bytes must be >= 0, got %lld",
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "ddp_create: bucket_bytes must be >= 0, got %lld",
                         (long long)options->bucket_bytes);
     /* Every rank takes part in the count exchange, even one whose own
      * arguments are bad, so that no rank waits for it. */
@@ -380,8 +376,8 @@ yg_status yg_ddp_create(yg_process_group *pg,
     }
     st = plan_buckets(d, d->opts.bucket_bytes);
     for (int64_t i = 0; i < params_len && st == YG_OK; i++) {
-        st = yg_tensor_register_post_accumulate_grad_hook(d->params[i].t, on_accumulated,
-                                                          &d->params[i]);
+        st = yg_tensor_register_post_accumulate_grad_hook(
+            d->params[i].t, on_accumulated, &d->params[i]);
         d->params[i].hooked = st == YG_OK;
     }
     if (st != YG_OK) {
@@ -392,8 +388,7 @@ yg_status yg_ddp_create(yg_process_group *pg,
     return YG_OK;
 }
 
-bool yg_ddp_set_sync(yg_ddp *ddp, bool sync)
-{
+bool yg_ddp_set_sync(yg_ddp *ddp, bool sync) {
     bool prev;
     if (ddp == NULL)
         return false;
@@ -402,13 +397,11 @@ bool yg_ddp_set_sync(yg_ddp *ddp, bool sync)
     return prev;
 }
 
-int64_t yg_ddp_bucket_count(const yg_ddp *ddp)
-{
+int64_t yg_ddp_bucket_count(const yg_ddp *ddp) {
     return ddp != NULL ? ddp->n_buckets : 0;
 }
 
-int64_t yg_ddp_bucket_size(const yg_ddp *ddp, int64_t bucket)
-{
+int64_t yg_ddp_bucket_size(const yg_ddp *ddp, int64_t bucket) {
     if (ddp == NULL || bucket < 0 || bucket >= ddp->n_buckets)
         return 0;
     return ddp->buckets[bucket].n_params;
@@ -418,8 +411,7 @@ int64_t yg_ddp_bucket_size(const yg_ddp *ddp, int64_t bucket)
 
 /* Multiplies the n elements at p (float32 or float64) by inv, into dst
  * (may be p). */
-static void scale_into(void *dst, const void *src, int64_t n, yg_dtype dt, double inv)
-{
+static void scale_into(void *dst, const void *src, int64_t n, yg_dtype dt, double inv) {
     if (dt == YG_FLOAT32) {
         float *o = dst, f = (float)inv;
         const float *i = src;
@@ -436,8 +428,7 @@ static void scale_into(void *dst, const void *src, int64_t n, yg_dtype dt, doubl
 /* Writes p's slot (the sum over ranks) divided by the world size into
  * its .grad: one pass straight into a plain contiguous .grad (the usual
  * case), else through a tensor of the slot. */
-static yg_status write_grad(yg_ddp *d, ddp_param *p)
-{
+static yg_status write_grad(yg_ddp *d, ddp_param *p) {
     yg_tensor *g = NULL, *src = NULL, *same = NULL;
     yg_dtype dt = d->buckets[p->bucket].dtype;
     double inv = 1.0 / (double)yg_process_group_world_size(d->pg);
@@ -467,8 +458,7 @@ static yg_status write_grad(yg_ddp *d, ddp_param *p)
     return st;
 }
 
-static void reset(yg_ddp *d)
-{
+static void reset(yg_ddp *d) {
     for (int64_t k = 0; k < d->n_buckets; k++) {
         yg_work_release(d->buckets[k].work);
         d->buckets[k].work = NULL;
@@ -481,8 +471,7 @@ static void reset(yg_ddp *d)
 
 /* Queues the buckets backward left, with zeros for missing gradients,
  * then the per-parameter counts (after them: FIFO). */
-static yg_status launch_rest(yg_ddp *d, yg_tensor *counts, yg_work **counts_work)
-{
+static yg_status launch_rest(yg_ddp *d, yg_tensor *counts, yg_work **counts_work) {
     int32_t *c = yg_tensor_data(counts);
     for (int64_t i = 0; i < d->n_params; i++) {
         ddp_param *p = &d->params[i];
@@ -496,8 +485,7 @@ static yg_status launch_rest(yg_ddp *d, yg_tensor *counts, yg_work **counts_work
     return yg_process_group_all_reduce(d->pg, counts, YG_REDUCE_SUM, counts_work);
 }
 
-static yg_status check_counts(const yg_ddp *d, const int32_t *c)
-{
+static yg_status check_counts(const yg_ddp *d, const int32_t *c) {
     int world = yg_process_group_world_size(d->pg);
     for (int64_t i = 0; i < d->n_params; i++) {
         char s[128];
@@ -507,14 +495,15 @@ static yg_status check_counts(const yg_ddp *d, const int32_t *c)
                         "ddp_finish: parameter %lld %s received no gradient on %d of %d ranks in "
                         "this iteration; create the wrapper with find_unused_parameters when "
                         "some parameters may go unused",
-                        (long long)i, yg_tensor_format_sizes(d->params[i].t, s, sizeof s),
-                        world - c[i], world);
+                        (long long)i,
+                        yg_tensor_format_sizes(d->params[i].t, s, sizeof s),
+                        world - c[i],
+                        world);
     }
     return YG_OK;
 }
 
-yg_status yg_ddp_finish(yg_ddp *ddp)
-{
+yg_status yg_ddp_finish(yg_ddp *ddp) {
     int64_t one[1];
     yg_tensor *counts = NULL;
     yg_work *counts_work = NULL;
@@ -558,8 +547,7 @@ yg_status yg_ddp_finish(yg_ddp *ddp)
     return st;
 }
 
-void yg_ddp_release(yg_ddp *ddp)
-{
+void yg_ddp_release(yg_ddp *ddp) {
     if (ddp == NULL)
         return;
     ddp_free(ddp);

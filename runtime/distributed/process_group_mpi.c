@@ -24,6 +24,10 @@
  * communication thread makes them).  g_mu guards the process-wide MPI
  * lifetime (how many groups live, whether yagrad initialised MPI).
  */
+#include "distributed/dist_int.h"
+#include "yagrad/autograd.h"
+#include "yagrad/ops.h"
+
 #include <mpi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -32,10 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include "distributed/dist_int.h"
-#include "yagrad/autograd.h"
-#include "yagrad/ops.h"
 
 #define DEFAULT_TIMEOUT_MS 600000
 
@@ -52,19 +52,19 @@ struct yg_work {
     yg_process_group *pg;
     struct yg_work *next; /* queue link, under pg->mu */
     coll_kind kind;
-    const char *op;       /* "all_reduce", ... for messages */
+    const char *op; /* "all_reduce", ... for messages */
     yg_reduce_op rop;
     int root;
-    yg_tensor *user_in;   /* retained; NULL for all_reduce/broadcast/barrier */
-    yg_tensor *user_out;  /* retained; written */
-    yg_tensor *buf_in;    /* what MPI reads (may be user_in or buf_out) */
-    yg_tensor *buf_out;   /* what MPI writes (may be user_out) */
+    yg_tensor *user_in;  /* retained; NULL for all_reduce/broadcast/barrier */
+    yg_tensor *user_out; /* retained; written */
+    yg_tensor *buf_in;   /* what MPI reads (may be user_in or buf_out) */
+    yg_tensor *buf_out;  /* what MPI writes (may be user_out) */
     /* under pg->mu */
     bool done;
     yg_status status;
     char message[YG__MESSAGE_CAP];
     /* caller's thread only */
-    bool finished;        /* result written back, final status kept */
+    bool finished; /* result written back, final status kept */
     yg_status final_status;
 };
 
@@ -85,22 +85,19 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_live_groups;
 static bool g_we_initialised;
 
-bool yg_distributed_is_available(void)
-{
+bool yg_distributed_is_available(void) {
     return true;
 }
 
 /* ---- helpers ---- */
 
-static double now_ms(void)
-{
+static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static void mpi_error_text(int rc, char *buf, size_t cap)
-{
+static void mpi_error_text(int rc, char *buf, size_t cap) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
@@ -110,8 +107,7 @@ static void mpi_error_text(int rc, char *buf, size_t cap)
 
 /* The MPI type a buffer of dtype travels as; reductions of half dtypes
  * use float32 buffers, so they never reach here. */
-static MPI_Datatype mpi_type(yg_dtype dtype)
-{
+static MPI_Datatype mpi_type(yg_dtype dtype) {
     switch (dtype) {
     case YG_FLOAT32:
         return MPI_FLOAT;
@@ -128,8 +124,7 @@ static MPI_Datatype mpi_type(yg_dtype dtype)
     }
 }
 
-static MPI_Op mpi_op(yg_reduce_op rop, yg_dtype dtype)
-{
+static MPI_Op mpi_op(yg_reduce_op rop, yg_dtype dtype) {
     if (dtype == YG_BOOL)
         return MPI_LOR; /* MPI defines no sum or max on booleans */
     return rop == YG_REDUCE_MAX ? MPI_MAX : MPI_SUM;
@@ -137,8 +132,7 @@ static MPI_Op mpi_op(yg_reduce_op rop, yg_dtype dtype)
 
 /* ---- work lifetime ---- */
 
-static void work_unref(yg_work *w)
-{
+static void work_unref(yg_work *w) {
     if (w == NULL || atomic_fetch_sub(&w->refs, 1) != 1)
         return;
     yg_release(w->user_in);
@@ -148,8 +142,7 @@ static void work_unref(yg_work *w)
     free(w);
 }
 
-static void complete(yg_work *w, yg_status st, const char *msg)
-{
+static void complete(yg_work *w, yg_status st, const char *msg) {
     yg_process_group *pg = w->pg;
     pthread_mutex_lock(&pg->mu);
     w->done = true;
@@ -165,8 +158,7 @@ static void complete(yg_work *w, yg_status st, const char *msg)
 
 /* ---- the communication thread ---- */
 
-static int start_mpi(yg_work *w, MPI_Request *req)
-{
+static int start_mpi(yg_work *w, MPI_Request *req) {
     yg_process_group *pg = w->pg;
     void *out = w->buf_out != NULL ? yg_tensor_data(w->buf_out) : NULL;
     void *in = w->buf_in != NULL ? yg_tensor_data(w->buf_in) : NULL;
@@ -175,24 +167,29 @@ static int start_mpi(yg_work *w, MPI_Request *req)
 
     switch (w->kind) {
     case COLL_ALL_REDUCE:
-        return MPI_Iallreduce(MPI_IN_PLACE, out, (int)n, mpi_type(dt), mpi_op(w->rop, dt),
-                              pg->comm, req);
+        return MPI_Iallreduce(
+            MPI_IN_PLACE, out, (int)n, mpi_type(dt), mpi_op(w->rop, dt), pg->comm, req);
     case COLL_BROADCAST:
         return MPI_Ibcast(out, (int)n, mpi_type(dt), w->root, pg->comm, req);
     case COLL_ALL_GATHER:
-        return MPI_Iallgather(in, (int)(n / pg->world_size), mpi_type(dt), out,
-                              (int)(n / pg->world_size), mpi_type(dt), pg->comm, req);
+        return MPI_Iallgather(in,
+                              (int)(n / pg->world_size),
+                              mpi_type(dt),
+                              out,
+                              (int)(n / pg->world_size),
+                              mpi_type(dt),
+                              pg->comm,
+                              req);
     case COLL_REDUCE_SCATTER:
-        return MPI_Ireduce_scatter_block(in, out, (int)n, mpi_type(dt), mpi_op(w->rop, dt),
-                                         pg->comm, req);
+        return MPI_Ireduce_scatter_block(
+            in, out, (int)n, mpi_type(dt), mpi_op(w->rop, dt), pg->comm, req);
     case COLL_BARRIER:
         return MPI_Ibarrier(pg->comm, req);
     }
     return MPI_ERR_OTHER;
 }
 
-static void run_work(yg_work *w)
-{
+static void run_work(yg_work *w) {
     yg_process_group *pg = w->pg;
     MPI_Request req = MPI_REQUEST_NULL;
     char msg[YG__MESSAGE_CAP], text[YG__MESSAGE_CAP / 2];
@@ -202,8 +199,8 @@ static void run_work(yg_work *w)
     rc = start_mpi(w, &req);
     if (rc != MPI_SUCCESS) {
         mpi_error_text(rc, text, sizeof text);
-        snprintf(msg, sizeof msg, "%s: MPI failed to start it on rank %d: %s", w->op, pg->rank,
-                 text);
+        snprintf(
+            msg, sizeof msg, "%s: MPI failed to start it on rank %d: %s", w->op, pg->rank, text);
         complete(w, YG_ERR_IO, msg);
         return;
     }
@@ -221,10 +218,14 @@ static void run_work(yg_work *w)
         t = now_ms();
         if (t > deadline) {
             /* The request stays pending: MPI cannot cancel a collective. */
-            snprintf(msg, sizeof msg,
+            snprintf(msg,
+                     sizeof msg,
                      "%s: timed out after %lld ms on rank %d of %d; a peer exited, failed or "
                      "did not call the same collective",
-                     w->op, (long long)pg->timeout_ms, pg->rank, pg->world_size);
+                     w->op,
+                     (long long)pg->timeout_ms,
+                     pg->rank,
+                     pg->world_size);
             complete(w, YG_ERR_IO, msg);
             return;
         }
@@ -238,8 +239,7 @@ static void run_work(yg_work *w)
     complete(w, YG_OK, NULL);
 }
 
-static void *comm_thread(void *arg)
-{
+static void *comm_thread(void *arg) {
     yg_process_group *pg = arg;
 
     for (;;) {
@@ -260,8 +260,11 @@ static void *comm_thread(void *arg)
             pg->tail = NULL;
         broken = pg->broken;
         if (broken)
-            snprintf(msg, sizeof msg, "%s: the process group is broken by an earlier failure: %.900s",
-                     w->op, pg->broken_msg);
+            snprintf(msg,
+                     sizeof msg,
+                     "%s: the process group is broken by an earlier failure: %.900s",
+                     w->op,
+                     pg->broken_msg);
         pthread_mutex_unlock(&pg->mu);
         if (broken)
             complete(w, YG_ERR_IO, msg);
@@ -273,23 +276,22 @@ static void *comm_thread(void *arg)
 
 /* ---- creation ---- */
 
-static yg_status mpi_fail(const char *what, int rc)
-{
+static yg_status mpi_fail(const char *what, int rc) {
     char text[MPI_MAX_ERROR_STRING + 1];
     mpi_error_text(rc, text, sizeof text);
     return yg__fail(YG_ERR_IO, "process_group_create: %s failed: %s", what, text);
 }
 
 /* Initialises MPI when no one did (under g_mu). */
-static yg_status ensure_mpi(void)
-{
+static yg_status ensure_mpi(void) {
     int initialised = 0, finalised = 0, provided = 0, rc;
 
     MPI_Finalized(&finalised);
     if (finalised)
-        return yg__fail(YG_ERR_IO, "process_group_create: MPI was already finalised in this "
-                                   "process (the last group was released); MPI cannot be "
-                                   "initialised twice");
+        return yg__fail(YG_ERR_IO,
+                        "process_group_create: MPI was already finalised in this "
+                        "process (the last group was released); MPI cannot be "
+                        "initialised twice");
     MPI_Initialized(&initialised);
     if (!initialised) {
         rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
@@ -303,12 +305,12 @@ static yg_status ensure_mpi(void)
         return yg__fail(YG_ERR_IO,
                         "process_group_create: MPI gives thread level %d, yagrad needs "
                         "MPI_THREAD_SERIALIZED (%d) or higher for its communication thread",
-                        provided, MPI_THREAD_SERIALIZED);
+                        provided,
+                        MPI_THREAD_SERIALIZED);
     return YG_OK;
 }
 
-static void finalise_if_last(void)
-{
+static void finalise_if_last(void) {
     /* g_mu held */
     if (g_live_groups == 0 && g_we_initialised) {
         int finalised = 0;
@@ -318,8 +320,7 @@ static void finalise_if_last(void)
     }
 }
 
-yg_status yg_process_group_create(const yg_process_group_options *options, yg_process_group **out)
-{
+yg_status yg_process_group_create(const yg_process_group_options *options, yg_process_group **out) {
     yg_process_group *pg = NULL;
     int64_t timeout = options != NULL ? options->timeout_ms : 0;
     yg_status st;
@@ -383,18 +384,15 @@ out:
     return st;
 }
 
-int yg_process_group_rank(const yg_process_group *pg)
-{
+int yg_process_group_rank(const yg_process_group *pg) {
     return pg != NULL ? pg->rank : 0;
 }
 
-int yg_process_group_world_size(const yg_process_group *pg)
-{
+int yg_process_group_world_size(const yg_process_group *pg) {
     return pg != NULL ? pg->world_size : 0;
 }
 
-bool yg__process_group_broken(const yg_process_group *pg)
-{
+bool yg__process_group_broken(const yg_process_group *pg) {
     bool b;
     pthread_mutex_lock((pthread_mutex_t *)&pg->mu);
     b = pg->broken;
@@ -402,8 +400,7 @@ bool yg__process_group_broken(const yg_process_group *pg)
     return b;
 }
 
-void yg_process_group_release(yg_process_group *pg)
-{
+void yg_process_group_release(yg_process_group *pg) {
     bool broken;
 
     if (pg == NULL)
@@ -429,14 +426,14 @@ void yg_process_group_release(yg_process_group *pg)
 
 /* ---- queueing ---- */
 
-static yg_status check_pg(const char *op, yg_process_group *pg)
-{
+static yg_status check_pg(const char *op, yg_process_group *pg) {
     if (pg == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: process group is NULL", op);
     pthread_mutex_lock(&pg->mu);
     if (pg->broken) {
         yg_status st = yg__fail(YG_ERR_IO,
-                                "%s: the process group is broken by an earlier failure: %.900s", op,
+                                "%s: the process group is broken by an earlier failure: %.900s",
+                                op,
                                 pg->broken_msg);
         pthread_mutex_unlock(&pg->mu);
         return st;
@@ -447,16 +444,14 @@ static yg_status check_pg(const char *op, yg_process_group *pg)
 
 /* A contiguous buffer of t for MPI: t itself when it is contiguous in a
  * dtype MPI moves as is (reduce: not half), else a copy (as dtype). */
-static yg_status buffer_for(const yg_tensor *t, bool reduce, yg_tensor **out)
-{
+static yg_status buffer_for(const yg_tensor *t, bool reduce, yg_tensor **out) {
     yg_dtype dt = yg_tensor_dtype(t);
     if (reduce && yg__dtype_is_half(dt))
         dt = YG_FLOAT32;
     return yg__tensor_contiguous_as(t, dt, true, out);
 }
 
-static yg_status work_new(yg_process_group *pg, coll_kind kind, const char *op, yg_work **out)
-{
+static yg_status work_new(yg_process_group *pg, coll_kind kind, const char *op, yg_work **out) {
     yg_work *w = calloc(1, sizeof *w);
     if (w == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
@@ -470,8 +465,7 @@ static yg_status work_new(yg_process_group *pg, coll_kind kind, const char *op, 
 
 /* Queues w (which holds one reference for the thread and one for the
  * caller), then either hands it out or waits for it. */
-static yg_status submit(yg_work *w, yg_work **work)
-{
+static yg_status submit(yg_work *w, yg_work **work) {
     yg_process_group *pg = w->pg;
     yg_status st;
 
@@ -493,17 +487,13 @@ static yg_status submit(yg_work *w, yg_work **work)
 }
 
 /* Frees a work that was never queued (both references). */
-static void work_discard(yg_work *w)
-{
+static void work_discard(yg_work *w) {
     work_unref(w);
     work_unref(w);
 }
 
-yg_status yg_process_group_all_reduce(yg_process_group *pg,
-                                      yg_tensor *t,
-                                      yg_reduce_op op,
-                                      yg_work **work)
-{
+yg_status
+yg_process_group_all_reduce(yg_process_group *pg, yg_tensor *t, yg_reduce_op op, yg_work **work) {
     yg_work *w = NULL;
     yg_status st;
 
@@ -523,8 +513,7 @@ yg_status yg_process_group_all_reduce(yg_process_group *pg,
     return submit(w, work);
 }
 
-yg_status yg_process_group_broadcast(yg_process_group *pg, yg_tensor *t, int root, yg_work **work)
-{
+yg_status yg_process_group_broadcast(yg_process_group *pg, yg_tensor *t, int root, yg_work **work) {
     yg_work *w = NULL;
     yg_status st;
 
@@ -533,7 +522,9 @@ yg_status yg_process_group_broadcast(yg_process_group *pg, yg_tensor *t, int roo
     YG_RETURN_IF_ERROR(check_pg("broadcast", pg));
     YG_RETURN_IF_ERROR(yg__dist_check_tensor("broadcast", "tensor", t));
     if (root < 0 || root >= pg->world_size)
-        return yg__fail(YG_ERR_INDEX, "broadcast: root %d out of range for world size %d", root,
+        return yg__fail(YG_ERR_INDEX,
+                        "broadcast: root %d out of range for world size %d",
+                        root,
                         pg->world_size);
     YG_RETURN_IF_ERROR(work_new(pg, COLL_BROADCAST, "broadcast", &w));
     w->root = root;
@@ -550,8 +541,7 @@ static yg_status check_pair(const char *op,
                             yg_process_group *pg,
                             const yg_tensor *input,
                             const yg_tensor *output,
-                            bool gather)
-{
+                            bool gather) {
     char a[128], b[128];
     int64_t big = gather ? yg_tensor_numel(output) : yg_tensor_numel(input);
     int64_t small = gather ? yg_tensor_numel(input) : yg_tensor_numel(output);
@@ -559,15 +549,19 @@ static yg_status check_pair(const char *op,
     YG_RETURN_IF_ERROR(yg__dist_check_tensor(op, "input", input));
     YG_RETURN_IF_ERROR(yg__dist_check_tensor(op, "output", output));
     if (yg_tensor_dtype(input) != yg_tensor_dtype(output))
-        return yg__fail(YG_ERR_DTYPE, "%s: input is %s but output is %s", op,
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: input is %s but output is %s",
+                        op,
                         yg_dtype_name(yg_tensor_dtype(input)),
                         yg_dtype_name(yg_tensor_dtype(output)));
     if (big != small * pg->world_size)
         return yg__fail(YG_ERR_SHAPE,
-                        "%s: %s %s must have world size (%d) times the elements of %s %s", op,
+                        "%s: %s %s must have world size (%d) times the elements of %s %s",
+                        op,
                         gather ? "output" : "input",
                         yg_tensor_format_sizes(gather ? output : input, a, sizeof a),
-                        pg->world_size, gather ? "input" : "output",
+                        pg->world_size,
+                        gather ? "input" : "output",
                         yg_tensor_format_sizes(gather ? input : output, b, sizeof b));
     return YG_OK;
 }
@@ -575,8 +569,7 @@ static yg_status check_pair(const char *op,
 yg_status yg_process_group_all_gather(yg_process_group *pg,
                                       const yg_tensor *input,
                                       yg_tensor *output,
-                                      yg_work **work)
-{
+                                      yg_work **work) {
     yg_work *w = NULL;
     yg_status st;
 
@@ -601,8 +594,7 @@ yg_status yg_process_group_reduce_scatter(yg_process_group *pg,
                                           const yg_tensor *input,
                                           yg_tensor *output,
                                           yg_reduce_op op,
-                                          yg_work **work)
-{
+                                          yg_work **work) {
     yg_work *w = NULL;
     yg_status st;
 
@@ -625,8 +617,7 @@ yg_status yg_process_group_reduce_scatter(yg_process_group *pg,
     return submit(w, work);
 }
 
-yg_status yg_process_group_barrier(yg_process_group *pg, yg_work **work)
-{
+yg_status yg_process_group_barrier(yg_process_group *pg, yg_work **work) {
     yg_work *w = NULL;
 
     if (work != NULL)
@@ -638,8 +629,7 @@ yg_status yg_process_group_barrier(yg_process_group *pg, yg_work **work)
 
 /* ---- completion ---- */
 
-static void scale(yg_tensor *t, double factor)
-{
+static void scale(yg_tensor *t, double factor) {
     int64_t n = yg_tensor_numel(t);
     if (yg_tensor_dtype(t) == YG_FLOAT32) {
         float *p = yg_tensor_data(t), f = (float)factor;
@@ -654,16 +644,14 @@ static void scale(yg_tensor *t, double factor)
 
 /* After success, on the caller's thread: avg's division, and the copy
  * back when MPI wrote a buffer of our own. */
-static yg_status write_back(yg_work *w)
-{
+static yg_status write_back(yg_work *w) {
     yg_tensor *same = NULL;
     yg_status st = YG_OK;
     bool prev;
 
     if (w->buf_out == NULL)
         return YG_OK;
-    if (w->rop == YG_REDUCE_AVG &&
-        (w->kind == COLL_ALL_REDUCE || w->kind == COLL_REDUCE_SCATTER))
+    if (w->rop == YG_REDUCE_AVG && (w->kind == COLL_ALL_REDUCE || w->kind == COLL_REDUCE_SCATTER))
         scale(w->buf_out, 1.0 / (double)w->pg->world_size);
     if (w->buf_out == w->user_out) {
         yg__tensor_bump_version(w->user_out);
@@ -678,8 +666,7 @@ static yg_status write_back(yg_work *w)
     return YG_OK;
 }
 
-static yg_status finish(yg_work *w)
-{
+static yg_status finish(yg_work *w) {
     yg_status st;
 
     if (!w->finished) {
@@ -701,8 +688,7 @@ static yg_status finish(yg_work *w)
     return YG_OK;
 }
 
-yg_status yg_work_wait(yg_work *work)
-{
+yg_status yg_work_wait(yg_work *work) {
     if (work == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "work_wait: work is NULL");
     pthread_mutex_lock(&work->pg->mu);
@@ -712,8 +698,7 @@ yg_status yg_work_wait(yg_work *work)
     return finish(work);
 }
 
-yg_status yg_work_test(yg_work *work, bool *done)
-{
+yg_status yg_work_test(yg_work *work, bool *done) {
     bool d;
 
     if (done != NULL)
@@ -729,7 +714,6 @@ yg_status yg_work_test(yg_work *work, bool *done)
     return finish(work);
 }
 
-void yg_work_release(yg_work *work)
-{
+void yg_work_release(yg_work *work) {
     work_unref(work);
 }

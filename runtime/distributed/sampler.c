@@ -5,20 +5,18 @@
  * tensor RNG so that it is identical on every rank whatever else each
  * rank drew from its generators (which is the whole contract).
  */
-#include <stdlib.h>
-
 #include "distributed/dist_int.h"
 
-static uint64_t splitmix64(uint64_t *state)
-{
+#include <stdlib.h>
+
+static uint64_t splitmix64(uint64_t *state) {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
 }
 
-int64_t yg_distributed_sampler_len(int64_t n, int world_size)
-{
+int64_t yg_distributed_sampler_len(int64_t n, int world_size) {
     if (n < 1 || world_size < 1)
         return 0;
     return (n + world_size - 1) / world_size;
@@ -31,8 +29,7 @@ yg_status yg_distributed_sampler_indices(int64_t n,
                                          int64_t epoch,
                                          bool shuffle,
                                          int64_t *out,
-                                         int64_t out_len)
-{
+                                         int64_t out_len) {
     int64_t *perm, len = yg_distributed_sampler_len(n, world_size);
     uint64_t state = seed ^ ((uint64_t)epoch * 0xd1b54a32d192ed03ULL);
 
@@ -40,15 +37,20 @@ yg_status yg_distributed_sampler_indices(int64_t n,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "distributed_sampler: need n >= 1, world_size >= 1 and 0 <= rank < "
                         "world_size, got n %lld, world_size %d, rank %d",
-                        (long long)n, world_size, rank);
+                        (long long)n,
+                        world_size,
+                        rank);
     if (out == NULL || out_len != len)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "distributed_sampler: out must hold ceil(n / world_size) = %lld indices, "
                         "got %s with out_len %lld",
-                        (long long)len, out == NULL ? "NULL" : "a buffer", (long long)out_len);
+                        (long long)len,
+                        out == NULL ? "NULL" : "a buffer",
+                        (long long)out_len);
     perm = malloc((size_t)n * sizeof *perm);
     if (perm == NULL)
-        return yg__fail(YG_ERR_OUT_OF_MEMORY, "distributed_sampler: out of memory for %lld indices",
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "distributed_sampler: out of memory for %lld indices",
                         (long long)n);
     for (int64_t i = 0; i < n; i++)
         perm[i] = i;

@@ -8,15 +8,14 @@
  * The failure cases (shape mismatch, a rank leaving early) pass when
  * every rank gets the documented error within the time bound.
  */
+#include "yagrad/yagrad.h"
+
 #include <math.h>
+#include <mpi.h> /* only to split a communicator for one case */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include <mpi.h> /* only to split a communicator for one case */
-
-#include "yagrad/yagrad.h"
 
 static int g_rank = -1;
 static const char *g_case = "";
@@ -33,35 +32,43 @@ static const char *g_case = "";
             fail_at(__LINE__, #expr, yg_last_error());                                             \
     } while (0)
 
-static void fail_at(int line, const char *what, const char *msg)
-{
-    fprintf(stderr, "rank %d: %s: line %d: check failed: %s%s%s\n", g_rank, g_case, line, what,
-            msg != NULL ? ": " : "", msg != NULL ? msg : "");
+static void fail_at(int line, const char *what, const char *msg) {
+    fprintf(stderr,
+            "rank %d: %s: line %d: check failed: %s%s%s\n",
+            g_rank,
+            g_case,
+            line,
+            what,
+            msg != NULL ? ": " : "",
+            msg != NULL ? msg : "");
     exit(1);
 }
 
 /* st must be `code` with a message containing `part`. */
-static void expect_error(int line, yg_status st, yg_status code, const char *part)
-{
+static void expect_error(int line, yg_status st, yg_status code, const char *part) {
     if (st != code || strstr(yg_last_error(), part) == NULL) {
-        fprintf(stderr, "rank %d: %s: line %d: expected %s containing \"%s\", got %s: %s\n",
-                g_rank, g_case, line, yg_status_name(code), part, yg_status_name(st),
+        fprintf(stderr,
+                "rank %d: %s: line %d: expected %s containing \"%s\", got %s: %s\n",
+                g_rank,
+                g_case,
+                line,
+                yg_status_name(code),
+                part,
+                yg_status_name(st),
                 yg_last_error());
         exit(1);
     }
 }
 #define EXPECT_ERROR(st, code, part) expect_error(__LINE__, (st), (code), (part))
 
-static double now_s(void)
-{
+static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* A tensor of dtype holding values (converted). */
-static yg_tensor *make(yg_dtype dtype, const int64_t *sizes, int64_t ndim, const double *values)
-{
+static yg_tensor *make(yg_dtype dtype, const int64_t *sizes, int64_t ndim, const double *values) {
     yg_tensor *d = NULL, *t = NULL;
     CHECK_OK(yg_tensor_from_data(values, sizes, ndim, YG_FLOAT64, &d));
     CHECK_OK(yg_to_copy(d, dtype, &t));
@@ -69,15 +76,20 @@ static yg_tensor *make(yg_dtype dtype, const int64_t *sizes, int64_t ndim, const
     return t;
 }
 
-static void expect_values(const yg_tensor *t, const double *want, int64_t n, const char *what)
-{
+static void expect_values(const yg_tensor *t, const double *want, int64_t n, const char *what) {
     double got[64];
     CHECK(yg_tensor_numel(t) == n && n <= 64);
     CHECK_OK(yg_tensor_to_f64(t, got, n));
     for (int64_t i = 0; i < n; i++)
         if (got[i] != want[i]) {
-            fprintf(stderr, "rank %d: %s: %s %s: element %lld is %g, expected %g\n", g_rank,
-                    g_case, what, yg_dtype_name(yg_tensor_dtype(t)), (long long)i, got[i],
+            fprintf(stderr,
+                    "rank %d: %s: %s %s: element %lld is %g, expected %g\n",
+                    g_rank,
+                    g_case,
+                    what,
+                    yg_dtype_name(yg_tensor_dtype(t)),
+                    (long long)i,
+                    got[i],
                     want[i]);
             exit(1);
         }
@@ -87,13 +99,11 @@ static void expect_values(const yg_tensor *t, const double *want, int64_t n, con
 
 /* Element i of rank r's input: r + i (bool: (r + i) odd), exact in every
  * dtype, halves included. */
-static double input_value(yg_dtype dt, int r, int64_t i)
-{
+static double input_value(yg_dtype dt, int r, int64_t i) {
     return dt == YG_BOOL ? (double)((r + i) % 2) : (double)(r + i);
 }
 
-static void check_all_reduce(yg_process_group *pg, yg_dtype dt, yg_reduce_op op, bool async)
-{
+static void check_all_reduce(yg_process_group *pg, yg_dtype dt, yg_reduce_op op, bool async) {
     int w = yg_process_group_world_size(pg), r = yg_process_group_rank(pg);
     int64_t sizes[2] = {2, 3};
     double in[6], want[6];
@@ -139,8 +149,7 @@ static void check_all_reduce(yg_process_group *pg, yg_dtype dt, yg_reduce_op op,
 }
 
 /* A transposed (non-contiguous) view is reduced in place through a copy. */
-static void check_non_contiguous(yg_process_group *pg)
-{
+static void check_non_contiguous(yg_process_group *pg) {
     int w = yg_process_group_world_size(pg), r = yg_process_group_rank(pg);
     int64_t sizes[2] = {2, 3};
     double in[6], want[6], got[6];
@@ -161,8 +170,7 @@ static void check_non_contiguous(yg_process_group *pg)
     yg_release(base);
 }
 
-static void check_broadcast_gather_scatter(yg_process_group *pg, yg_dtype dt)
-{
+static void check_broadcast_gather_scatter(yg_process_group *pg, yg_dtype dt) {
     int w = yg_process_group_world_size(pg), r = yg_process_group_rank(pg);
     int64_t s3[1] = {3}, sg[2] = {w, 3};
     double in[3], want[64];
@@ -211,14 +219,13 @@ static void check_broadcast_gather_scatter(yg_process_group *pg, yg_dtype dt)
     }
 }
 
-static int case_collectives(yg_process_group *pg)
-{
-    const yg_dtype dtypes[] = {YG_FLOAT32, YG_FLOAT64, YG_INT64, YG_BOOL,
-                               YG_INT32,   YG_FLOAT16, YG_BFLOAT16};
+static int case_collectives(yg_process_group *pg) {
+    const yg_dtype dtypes[] = {
+        YG_FLOAT32, YG_FLOAT64, YG_INT64, YG_BOOL, YG_INT32, YG_FLOAT16, YG_BFLOAT16};
     for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++) {
         yg_dtype dt = dtypes[k];
-        bool floating = dt == YG_FLOAT32 || dt == YG_FLOAT64 || dt == YG_FLOAT16 ||
-                        dt == YG_BFLOAT16;
+        bool floating =
+            dt == YG_FLOAT32 || dt == YG_FLOAT64 || dt == YG_FLOAT16 || dt == YG_BFLOAT16;
         check_all_reduce(pg, dt, YG_REDUCE_SUM, false);
         check_all_reduce(pg, dt, YG_REDUCE_MAX, true);
         if (floating)
@@ -230,8 +237,7 @@ static int case_collectives(yg_process_group *pg)
     return 0;
 }
 
-static int case_collective_argument_errors(yg_process_group *pg)
-{
+static int case_collective_argument_errors(yg_process_group *pg) {
     int w = yg_process_group_world_size(pg);
     int64_t s3[1] = {3}, s4[1] = {4};
     yg_tensor *i64 = NULL, *f32 = NULL, *f32b = NULL;
@@ -240,26 +246,31 @@ static int case_collective_argument_errors(yg_process_group *pg)
     CHECK_OK(yg_tensor_zeros(s3, 1, YG_INT64, &i64));
     CHECK_OK(yg_tensor_zeros(s3, 1, YG_FLOAT32, &f32));
     CHECK_OK(yg_tensor_zeros(s4, 1, YG_FLOAT32, &f32b));
-    EXPECT_ERROR(yg_process_group_all_reduce(pg, i64, YG_REDUCE_AVG, &work), YG_ERR_DTYPE,
+    EXPECT_ERROR(yg_process_group_all_reduce(pg, i64, YG_REDUCE_AVG, &work),
+                 YG_ERR_DTYPE,
                  "all_reduce: avg needs a floating dtype, got int64");
     CHECK(work == NULL);
     EXPECT_ERROR(yg_process_group_all_reduce(pg, f32, (yg_reduce_op)7, NULL),
-                 YG_ERR_INVALID_ARGUMENT, "all_reduce: unknown reduce op 7");
-    EXPECT_ERROR(yg_process_group_broadcast(pg, f32, w, NULL), YG_ERR_INDEX,
-                 "broadcast: root");
-    EXPECT_ERROR(yg_process_group_all_gather(pg, f32, f32b, NULL), YG_ERR_SHAPE,
+                 YG_ERR_INVALID_ARGUMENT,
+                 "all_reduce: unknown reduce op 7");
+    EXPECT_ERROR(yg_process_group_broadcast(pg, f32, w, NULL), YG_ERR_INDEX, "broadcast: root");
+    EXPECT_ERROR(yg_process_group_all_gather(pg, f32, f32b, NULL),
+                 YG_ERR_SHAPE,
                  "all_gather: output [4] must have world size");
-    EXPECT_ERROR(yg_process_group_all_gather(pg, i64, f32, NULL), YG_ERR_DTYPE,
+    EXPECT_ERROR(yg_process_group_all_gather(pg, i64, f32, NULL),
+                 YG_ERR_DTYPE,
                  "all_gather: input is int64 but output is float32");
     EXPECT_ERROR(yg_process_group_all_reduce(pg, NULL, YG_REDUCE_SUM, NULL),
-                 YG_ERR_INVALID_ARGUMENT, "all_reduce: tensor is undefined");
+                 YG_ERR_INVALID_ARGUMENT,
+                 "all_reduce: tensor is undefined");
     {
         /* 3e9 elements through a stride-0 view: refused before any copy. */
         int64_t huge[1] = {3000000000LL};
         yg_tensor *one = NULL, *big = NULL;
         CHECK_OK(yg_tensor_zeros(NULL, 0, YG_FLOAT32, &one));
         CHECK_OK(yg_expand(one, huge, 1, &big));
-        EXPECT_ERROR(yg_process_group_all_reduce(pg, big, YG_REDUCE_SUM, NULL), YG_ERR_SHAPE,
+        EXPECT_ERROR(yg_process_group_all_reduce(pg, big, YG_REDUCE_SUM, NULL),
+                     YG_ERR_SHAPE,
                      "all_reduce: tensor has 3000000000 elements; MPI counts are int");
         yg_release(big);
         yg_release(one);
@@ -280,8 +291,7 @@ typedef struct model {
     yg_tensor *p[5]; /* w1 [4, 8], b1 [8], w2 [8, 3], b2 [3], unused [3, 3] */
 } model;
 
-static void model_init(model *m, uint64_t seed)
-{
+static void model_init(model *m, uint64_t seed) {
     const int64_t shapes[5][2] = {{D_IN, D_HID}, {D_HID, 0}, {D_HID, D_OUT}, {D_OUT, 0}, {3, 3}};
     for (int k = 0; k < 5; k++) {
         int64_t ndim = shapes[k][1] ? 2 : 1, n = shapes[k][0] * (ndim == 2 ? shapes[k][1] : 1);
@@ -293,15 +303,13 @@ static void model_init(model *m, uint64_t seed)
     }
 }
 
-static void model_free(model *m)
-{
+static void model_free(model *m) {
     for (int k = 0; k < 5; k++)
         yg_release(m->p[k]);
 }
 
 /* The batch of a step: the same on every rank. */
-static void batch(int step, yg_tensor **x, yg_tensor **t)
-{
+static void batch(int step, yg_tensor **x, yg_tensor **t) {
     int64_t sx[2] = {B, D_IN}, st[2] = {B, D_OUT};
     double vx[B * D_IN], vt[B * D_OUT];
     for (int i = 0; i < B * D_IN; i++)
@@ -313,9 +321,8 @@ static void batch(int step, yg_tensor **x, yg_tensor **t)
 }
 
 /* Backward of scale * mse(model(x[rows]), t[rows]). */
-static void forward_backward(model *m, yg_tensor *x, yg_tensor *t, int64_t start, int64_t rows,
-                             double scale)
-{
+static void
+forward_backward(model *m, yg_tensor *x, yg_tensor *t, int64_t start, int64_t rows, double scale) {
     yg_tensor *xs = NULL, *ts = NULL, *h = NULL, *a = NULL, *y = NULL, *l = NULL, *ls = NULL;
     CHECK_OK(yg_narrow(x, 0, start, rows, &xs));
     CHECK_OK(yg_narrow(t, 0, start, rows, &ts));
@@ -337,8 +344,7 @@ static void forward_backward(model *m, yg_tensor *x, yg_tensor *t, int64_t start
 /* 20 SGD steps: reference on the full batch in this process, the same
  * through yg_ddp with each rank on its B / world rows (in two no_sync
  * micro-batches when accumulate), then every parameter compared. */
-static int run_equivalence(yg_process_group *pg, bool accumulate)
-{
+static int run_equivalence(yg_process_group *pg, bool accumulate) {
     int w = yg_process_group_world_size(pg), r = yg_process_group_rank(pg);
     int64_t per_rank = B / w;
     yg_sgd_options sgd = {.lr = 0.1};
@@ -383,8 +389,14 @@ static int run_equivalence(yg_process_group *pg, bool accumulate)
         CHECK_OK(yg_tensor_to_f64(m.p[k], b, n));
         for (int64_t i = 0; i < n; i++)
             if (fabs(a[i] - b[i]) > 1e-6) {
-                fprintf(stderr, "rank %d: %s: parameter %d element %lld: ddp %.17g, one rank %.17g\n",
-                        r, g_case, k, (long long)i, b[i], a[i]);
+                fprintf(stderr,
+                        "rank %d: %s: parameter %d element %lld: ddp %.17g, one rank %.17g\n",
+                        r,
+                        g_case,
+                        k,
+                        (long long)i,
+                        b[i],
+                        a[i]);
                 exit(1);
             }
         CHECK_OK(yg_tensor_grad(m.p[k], &g));
@@ -404,26 +416,22 @@ static int run_equivalence(yg_process_group *pg, bool accumulate)
     return 0;
 }
 
-static int case_ddp_equivalence(yg_process_group *pg)
-{
+static int case_ddp_equivalence(yg_process_group *pg) {
     return run_equivalence(pg, false);
 }
 
-static int case_ddp_equivalence_no_sync(yg_process_group *pg)
-{
+static int case_ddp_equivalence_no_sync(yg_process_group *pg) {
     return run_equivalence(pg, true);
 }
 
 /* A parameter only rank 0 uses: with find_unused_parameters its gradient
  * is rank 0's divided by the world size; without, every rank fails
  * naming it. */
-static void sum_of(yg_tensor *p, yg_tensor **loss)
-{
+static void sum_of(yg_tensor *p, yg_tensor **loss) {
     CHECK_OK(yg_sum(p, loss));
 }
 
-static int case_ddp_unused_on_some_ranks(yg_process_group *pg)
-{
+static int case_ddp_unused_on_some_ranks(yg_process_group *pg) {
     int w = yg_process_group_world_size(pg), r = yg_process_group_rank(pg);
     int64_t s[1] = {4};
     double ones[4] = {1, 1, 1, 1};
@@ -460,8 +468,10 @@ static int case_ddp_unused_on_some_ranks(yg_process_group *pg)
             yg_release(g);
         } else {
             char want[128];
-            snprintf(want, sizeof want,
-                     "ddp_finish: parameter 1 [4] received no gradient on %d of %d ranks", w - 1,
+            snprintf(want,
+                     sizeof want,
+                     "ddp_finish: parameter 1 [4] received no gradient on %d of %d ranks",
+                     w - 1,
                      w);
             EXPECT_ERROR(yg_ddp_finish(ddp), YG_ERR_AUTOGRAD, want);
         }
@@ -485,42 +495,39 @@ typedef struct event_log {
     char what[64][32];
 } event_log;
 
-static void log_event(event_log *log, const char *s)
-{
+static void log_event(event_log *log, const char *s) {
     if (log->n < 64)
         snprintf(log->what[log->n++], sizeof log->what[0], "%s", s);
 }
 
-static void on_ddp_event(yg_ddp_event ev, int64_t bucket, void *ctx)
-{
+static void on_ddp_event(yg_ddp_event ev, int64_t bucket, void *ctx) {
     char s[32];
-    snprintf(s, sizeof s, "%s %lld", ev == YG_DDP_BUCKET_STARTED ? "started" : "finished",
+    snprintf(s,
+             sizeof s,
+             "%s %lld",
+             ev == YG_DDP_BUCKET_STARTED ? "started" : "finished",
              (long long)bucket);
     log_event(ctx, s);
 }
 
-static yg_status first_layer_starts(yg_node *node, yg_tensor **g, int32_t n, void *ctx)
-{
+static yg_status first_layer_starts(yg_node *node, yg_tensor **g, int32_t n, void *ctx) {
     (void)node, (void)g, (void)n;
     log_event(ctx, "first layer backward");
     return YG_OK;
 }
 
-static int index_of(const event_log *log, const char *s)
-{
+static int index_of(const event_log *log, const char *s) {
     for (int i = 0; i < log->n; i++)
         if (strcmp(log->what[i], s) == 0)
             return i;
     return -1;
 }
 
-static int case_ddp_overlaps_backward(yg_process_group *pg)
-{
+static int case_ddp_overlaps_backward(yg_process_group *pg) {
     int64_t sx[2] = {16, 64}, sw[2] = {64, 64}, sb[1] = {64};
     event_log log = {0};
-    yg_ddp_options opts = {.bucket_bytes = 64 * 64 * 8 + 64 * 8,
-                           .on_event = on_ddp_event,
-                           .on_event_ctx = &log};
+    yg_ddp_options opts = {
+        .bucket_bytes = 64 * 64 * 8 + 64 * 8, .on_event = on_ddp_event, .on_event_ctx = &log};
     yg_tensor *p[6], *x = NULL, *h = NULL, *a = NULL, *loss = NULL;
     yg_ddp *ddp = NULL;
 
@@ -562,8 +569,7 @@ static int case_ddp_overlaps_backward(yg_process_group *pg)
 
 /* Rank 1 has a different second parameter: every rank fails with the
  * same message, none hangs. */
-static int case_ddp_shape_mismatch(yg_process_group *pg)
-{
+static int case_ddp_shape_mismatch(yg_process_group *pg) {
     int r = yg_process_group_rank(pg);
     int64_t s0[2] = {4, 8}, s1[2] = {4, r == 1 ? 9 : 8};
     yg_tensor *p[2];
@@ -574,8 +580,10 @@ static int case_ddp_shape_mismatch(yg_process_group *pg)
     CHECK_OK(yg_tensor_zeros(s1, 2, YG_FLOAT64, &p[1]));
     CHECK_OK(yg_tensor_set_requires_grad(p[0], true));
     CHECK_OK(yg_tensor_set_requires_grad(p[1], true));
-    EXPECT_ERROR(yg_ddp_create(pg, p, 2, NULL, &ddp), YG_ERR_SHAPE,
-                 "ddp_create: parameter 1 is [4, 8] float64 on rank 0 but [4, 9] float64 on rank 1");
+    EXPECT_ERROR(
+        yg_ddp_create(pg, p, 2, NULL, &ddp),
+        YG_ERR_SHAPE,
+        "ddp_create: parameter 1 is [4, 8] float64 on rank 0 but [4, 9] float64 on rank 1");
     CHECK(ddp == NULL);
     CHECK(now_s() - t0 < 5.0);
     /* The group still works: the mismatch was found from gathered data. */
@@ -588,8 +596,7 @@ static int case_ddp_shape_mismatch(yg_process_group *pg)
 /* The last rank releases its group (MPI_Finalize) and leaves; the others'
  * next collective times out within its bound, and the group is then
  * broken for every later call. */
-static int case_rank_exits_early(yg_process_group *pg)
-{
+static int case_rank_exits_early(yg_process_group *pg) {
     int w = yg_process_group_world_size(pg), r = yg_process_group_rank(pg);
     int64_t s[1] = {1000};
     yg_tensor *t = NULL;
@@ -600,10 +607,12 @@ static int case_rank_exits_early(yg_process_group *pg)
         return 0; /* main releases the group and exits */
     CHECK_OK(yg_tensor_full(s, 1, 1.0, YG_FLOAT32, &t));
     t0 = now_s();
-    EXPECT_ERROR(yg_process_group_all_reduce(pg, t, YG_REDUCE_SUM, NULL), YG_ERR_IO,
+    EXPECT_ERROR(yg_process_group_all_reduce(pg, t, YG_REDUCE_SUM, NULL),
+                 YG_ERR_IO,
                  "all_reduce: timed out after 2000 ms");
     CHECK(now_s() - t0 < 10.0);
-    EXPECT_ERROR(yg_process_group_barrier(pg, NULL), YG_ERR_IO,
+    EXPECT_ERROR(yg_process_group_barrier(pg, NULL),
+                 YG_ERR_IO,
                  "barrier: the process group is broken by an earlier failure: all_reduce: timed "
                  "out");
     yg_release(t);
@@ -612,8 +621,7 @@ static int case_rank_exits_early(yg_process_group *pg)
 }
 
 /* A group of one rank (no peer): collectives are identities. */
-static int case_single_rank(yg_process_group *pg)
-{
+static int case_single_rank(yg_process_group *pg) {
     int64_t s[1] = {3};
     double v[3] = {1, 2, 3};
     yg_tensor *t = make(YG_FLOAT64, s, 1, v);
@@ -626,8 +634,7 @@ static int case_single_rank(yg_process_group *pg)
 
 /* A group over the even ranks and one over the odd ranks, from an
  * MPI_Comm_split of the program's own: sums stay within each group. */
-static int case_group_from_a_split_communicator(yg_process_group *pg)
-{
+static int case_group_from_a_split_communicator(yg_process_group *pg) {
     int r = yg_process_group_rank(pg), w = yg_process_group_world_size(pg), size = 0;
     int64_t s[1] = {1};
     double v[1] = {(double)r}, want = 0;
@@ -674,8 +681,7 @@ static const test_case cases[] = {
     {"group_from_a_split_communicator", case_group_from_a_split_communicator, 0},
 };
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     yg_process_group_options opts = {0};
     yg_process_group *pg = NULL;
     const test_case *tc = NULL;

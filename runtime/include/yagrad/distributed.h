@@ -60,11 +60,11 @@
 #ifndef YAGRAD_DISTRIBUTED_H
 #define YAGRAD_DISTRIBUTED_H
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
