@@ -35,8 +35,12 @@
  * MPI itself: the first group created initialises MPI (MPI_Init_thread)
  * unless the program did; yagrad then finalises it when the last group
  * is released, and MPI cannot be initialised again in that process (a
- * later yg_process_group_create fails).  A program that initialised MPI
- * itself also finalises it, after releasing its groups.
+ * later yg_process_group_create fails).  When yagrad initialises Open
+ * MPI, it first asks (through the MPI tool interface) for the ring
+ * algorithm of MPI_Iallreduce, unless the environment sets
+ * OMPI_MCA_coll_libnbc_iallreduce_algorithm (docs/distributed.md has the
+ * measurements).  A program that initialised MPI itself also finalises
+ * it, after releasing its groups.
  *
  * Built without MPI (CMake YG_WITH_MPI=OFF, or no MPI found):
  * yg_process_group_create fails with YG_ERR_NOT_IMPLEMENTED, "... built
