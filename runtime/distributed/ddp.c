@@ -13,15 +13,17 @@
  *   - each parameter is copied into its bucket at most once per
  *     iteration (ready); finish resets everything for the next one.
  * Unused parameters: finish queues what backward left, with zeros for the
- * missing gradients, then all-reduces one int32 per parameter (1 when the
- * rank had its gradient), so every rank learns the same counts and either
- * fails with the same message or leaves globally unused parameters alone.
+ * missing gradients; the last bucket also sums one count per parameter (1
+ * when the rank had its gradient), so every rank learns the same counts
+ * and either fails with the same message or leaves globally unused
+ * parameters alone.
  */
 #include "autograd/node.h"
 #include "distributed/dist_int.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,10 +71,39 @@ static char *slot_ptr(const yg_ddp *d, const ddp_param *p) {
     return (char *)yg_tensor_data(b->buf) + p->offset * (int64_t)yg_dtype_size(b->dtype);
 }
 
+/* The last bucket carries one count per parameter after its gradients
+ * (1 where this rank had the gradient), in the bucket's dtype (exact for
+ * any world size below 2^24): every parameter's readiness is final when
+ * that bucket is queued, as it is queued last, and it saves finish a
+ * collective of its own. */
+static void *counts_ptr(const yg_ddp *d) {
+    const ddp_bucket *b = &d->buckets[d->n_buckets - 1];
+    return (char *)yg_tensor_data(b->buf) + b->numel * (int64_t)yg_dtype_size(b->dtype);
+}
+
+static void fill_counts(yg_ddp *d) {
+    for (int64_t i = 0; i < d->n_params; i++) {
+        double v = d->params[i].ready ? 1.0 : 0.0;
+        if (d->buckets[d->n_buckets - 1].dtype == YG_FLOAT32)
+            ((float *)counts_ptr(d))[i] = (float)v;
+        else
+            ((double *)counts_ptr(d))[i] = v;
+    }
+}
+
+/* How many ranks had parameter i's gradient (after the last bucket). */
+static int count_of(const yg_ddp *d, int64_t i) {
+    if (d->buckets[d->n_buckets - 1].dtype == YG_FLOAT32)
+        return (int)lround(((const float *)counts_ptr(d))[i]);
+    return (int)lround(((const double *)counts_ptr(d))[i]);
+}
+
 /* Queues every bucket from next_launch on whose parameters are ready. */
 static yg_status launch_ready(yg_ddp *d) {
     while (d->next_launch < d->n_buckets && d->buckets[d->next_launch].pending == 0) {
         ddp_bucket *b = &d->buckets[d->next_launch];
+        if (d->next_launch == d->n_buckets - 1)
+            fill_counts(d);
         YG_RETURN_IF_ERROR(yg_process_group_all_reduce(d->pg, b->buf, YG_REDUCE_SUM, &b->work));
         emit(d, YG_DDP_BUCKET_STARTED, d->next_launch);
         d->next_launch++;
@@ -291,7 +322,7 @@ static yg_status plan_buckets(yg_ddp *d, int64_t cap_bytes) {
     }
     for (int64_t k = 0; k < d->n_buckets; k++) {
         ddp_bucket *b = &d->buckets[k];
-        int64_t sizes[1] = {b->numel};
+        int64_t sizes[1] = {b->numel + (k == d->n_buckets - 1 ? d->n_params : 0)};
         b->pending = b->n_params;
         YG_RETURN_IF_ERROR(yg_tensor_zeros(sizes, 1, b->dtype, &b->buf));
     }
@@ -469,27 +500,24 @@ static void reset(yg_ddp *d) {
     d->next_launch = 0;
 }
 
-/* Queues the buckets backward left, with zeros for missing gradients,
- * then the per-parameter counts (after them: FIFO). */
-static yg_status launch_rest(yg_ddp *d, yg_tensor *counts, yg_work **counts_work) {
-    int32_t *c = yg_tensor_data(counts);
+/* Queues the buckets backward left, with zeros for missing gradients
+ * (the last one with the counts). */
+static yg_status launch_rest(yg_ddp *d) {
     for (int64_t i = 0; i < d->n_params; i++) {
         ddp_param *p = &d->params[i];
-        c[i] = p->ready ? 1 : 0;
         if (p->ready || p->bucket < d->next_launch)
             continue;
         memset(slot_ptr(d, p), 0, (size_t)p->numel * yg_dtype_size(d->buckets[p->bucket].dtype));
         d->buckets[p->bucket].pending--;
     }
-    YG_RETURN_IF_ERROR(launch_ready(d));
-    return yg_process_group_all_reduce(d->pg, counts, YG_REDUCE_SUM, counts_work);
+    return launch_ready(d);
 }
 
-static yg_status check_counts(const yg_ddp *d, const int32_t *c) {
+static yg_status check_counts(const yg_ddp *d) {
     int world = yg_process_group_world_size(d->pg);
     for (int64_t i = 0; i < d->n_params; i++) {
         char s[128];
-        if (c[i] == world || d->opts.find_unused_parameters)
+        if (count_of(d, i) == world || d->opts.find_unused_parameters)
             continue;
         return yg__fail(YG_ERR_AUTOGRAD,
                         "ddp_finish: parameter %lld %s received no gradient on %d of %d ranks in "
@@ -497,27 +525,20 @@ static yg_status check_counts(const yg_ddp *d, const int32_t *c) {
                         "some parameters may go unused",
                         (long long)i,
                         yg_tensor_format_sizes(d->params[i].t, s, sizeof s),
-                        world - c[i],
+                        world - count_of(d, i),
                         world);
     }
     return YG_OK;
 }
 
 yg_status yg_ddp_finish(yg_ddp *ddp) {
-    int64_t one[1];
-    yg_tensor *counts = NULL;
-    yg_work *counts_work = NULL;
     yg_status st, w;
-    const int32_t *c;
 
     if (ddp == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "ddp_finish: ddp is NULL");
     if (!ddp->sync)
         return YG_OK;
-    one[0] = ddp->n_params;
-    st = yg_tensor_zeros(one, 1, YG_INT32, &counts);
-    if (st == YG_OK)
-        st = launch_rest(ddp, counts, &counts_work);
+    st = launch_rest(ddp);
     /* Wait for everything queued, whatever failed, before touching any
      * buffer again. */
     for (int64_t k = 0; k < ddp->n_buckets; k++) {
@@ -527,22 +548,14 @@ yg_status yg_ddp_finish(yg_ddp *ddp) {
         if (st == YG_OK)
             st = w;
     }
-    if (counts_work != NULL) {
-        w = yg_work_wait(counts_work);
-        if (st == YG_OK)
-            st = w;
-    }
     if (st == YG_OK) {
-        c = yg_tensor_data(counts);
-        st = check_counts(ddp, c);
+        st = check_counts(ddp);
         for (int64_t i = 0; i < ddp->n_params && st == YG_OK; i++)
-            if (c[i] > 0)
+            if (count_of(ddp, i) > 0)
                 st = write_grad(ddp, &ddp->params[i]);
         for (int64_t k = 0; k < ddp->n_buckets && st == YG_OK; k++)
             emit(ddp, YG_DDP_BUCKET_FINISHED, k);
     }
-    yg_work_release(counts_work);
-    yg_release(counts);
     reset(ddp);
     return st;
 }

@@ -222,8 +222,8 @@ void yg_work_release(yg_work *work);
  * find_unused_parameters, finish counts them as zeros on this rank (their
  * buckets start only in finish); a parameter no rank gave a gradient
  * keeps .grad none.  Without it, finish fails on every rank naming the
- * first such parameter.  Both are decided from a per-parameter count that
- * finish all-reduces after the buckets (one small extra collective).
+ * first such parameter.  Both are decided from a per-parameter count
+ * (how many ranks had the gradient) summed with the last bucket.
  */
 
 typedef struct yg_ddp yg_ddp;
