@@ -593,6 +593,41 @@ static int case_ddp_shape_mismatch(yg_process_group *pg) {
     return 0;
 }
 
+/* Rank 1 passes one parameter fewer, then a parameter that does not
+ * require grad: every rank fails, none waits for another. */
+static int case_ddp_count_mismatch_and_local_rejection(yg_process_group *pg) {
+    int r = yg_process_group_rank(pg);
+    int64_t s[1] = {3};
+    yg_tensor *p[2];
+    yg_ddp *ddp = (yg_ddp *)1;
+
+    CHECK_OK(yg_tensor_zeros(s, 1, YG_FLOAT64, &p[0]));
+    CHECK_OK(yg_tensor_zeros(s, 1, YG_FLOAT64, &p[1]));
+    CHECK_OK(yg_tensor_set_requires_grad(p[0], true));
+    CHECK_OK(yg_ddp_create(pg, p, 1, NULL, &ddp)); /* one parameter everywhere: fine */
+    yg_ddp_release(ddp);
+    CHECK_OK(yg_tensor_set_requires_grad(p[1], true));
+    EXPECT_ERROR(yg_ddp_create(pg, p, r == 1 ? 1 : 2, NULL, &ddp),
+                 YG_ERR_SHAPE,
+                 "ddp_create: rank 0 has 2 parameters but rank 1 has 1");
+    CHECK(ddp == NULL);
+    if (r == 1)
+        CHECK_OK(yg_tensor_set_requires_grad(p[1], false));
+    if (r == 1)
+        EXPECT_ERROR(yg_ddp_create(pg, p, 2, NULL, &ddp),
+                     YG_ERR_AUTOGRAD,
+                     "ddp_create: parameter 1 is not a leaf that requires grad");
+    else
+        EXPECT_ERROR(yg_ddp_create(pg, p, 2, NULL, &ddp),
+                     YG_ERR_INVALID_ARGUMENT,
+                     "ddp_create: rank 1 rejected its parameters");
+    CHECK(ddp == NULL);
+    CHECK_OK(yg_process_group_barrier(pg, NULL));
+    yg_release(p[0]);
+    yg_release(p[1]);
+    return 0;
+}
+
 /* The last rank releases its group (MPI_Finalize) and leaves; the others'
  * next collective times out within its bound, and the group is then
  * broken for every later call. */
@@ -676,6 +711,9 @@ static const test_case cases[] = {
     {"ddp_handles_parameters_unused_on_some_ranks", case_ddp_unused_on_some_ranks, 0},
     {"ddp_first_bucket_starts_before_backward_ends", case_ddp_overlaps_backward, 0},
     {"ddp_shape_mismatch_fails_on_every_rank", case_ddp_shape_mismatch, 5000},
+    {"ddp_count_mismatch_and_local_rejection_fail_on_every_rank",
+     case_ddp_count_mismatch_and_local_rejection,
+     5000},
     {"rank_exiting_early_times_out_on_the_others", case_rank_exits_early, 2000},
     {"single_rank_group_is_an_identity", case_single_rank, 0},
     {"group_from_a_split_communicator", case_group_from_a_split_communicator, 0},

@@ -217,6 +217,8 @@ void yg_work_release(yg_work *work);
  * produces them), one dtype per bucket, up to bucket_bytes (a larger
  * parameter gets a bucket of its own).  yg_ddp_finish waits for every
  * bucket and writes the averaged gradients into the parameters' .grad.
+ * A second synchronised backward before finish makes backward fail
+ * (YG_ERR_AUTOGRAD, "ddp: parameter <i> received a second gradient ...").
  *
  * Parameters without a gradient in an iteration: with
  * find_unused_parameters, finish counts them as zeros on this rank (their
@@ -257,7 +259,11 @@ typedef struct yg_ddp_options {
  *          another dtype; YG_ERR_SHAPE on every rank when the ranks'
  *          parameters differ: "ddp_create: parameter <i> is [..] float32 on
  *          rank 0 but [..] float32 on rank <r>" (the first mismatch, the
- *          same message on every rank); YG_ERR_IO from the collectives;
+ *          same message on every rank), or "rank 0 has <n> parameters but
+ *          rank <r> has <m>"; on the other ranks, when one rank rejected
+ *          its own arguments (which it reports as above),
+ *          YG_ERR_INVALID_ARGUMENT "ddp_create: rank <r> rejected its
+ *          parameters ..."; YG_ERR_IO from the collectives;
  *          YG_ERR_OUT_OF_MEMORY.  On failure no hook stays registered. */
 YG_NODISCARD yg_status yg_ddp_create(yg_process_group *pg,
                                      yg_tensor *const *params,
