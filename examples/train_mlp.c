@@ -7,12 +7,20 @@
  *   loss = nll_loss(log_softmax(logits, 1), labels)
  *
  * Prints the loss and training accuracy after each epoch and ends with
- * "accuracy: <value>".  Usage: train_mlp [epochs]
+ * "accuracy: <value>".  Usage: train_mlp [--ddp] [epochs]
+ *
+ * --ddp trains data-parallel (yagrad/distributed.h) under mpirun:
+ *   mpirun -np 2 build/dev/examples/train_mlp --ddp
+ * Each rank takes its share of every epoch's shuffled points (the
+ * distributed sampler), the global batch of BATCH points is split
+ * across the ranks, yg_ddp averages the gradients, and rank 0 prints
+ * (its own shard's loss, and the accuracy on all points).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "yagrad/yagrad.h"
@@ -159,9 +167,51 @@ static double accuracy(layer *net, const yg_tensor *x, const int64_t *ys)
     return (double)correct / N_POINTS;
 }
 
+/* Data-parallel state: NULL pg when training alone. */
+typedef struct ddp_run {
+    yg_process_group *pg;
+    yg_ddp *ddp;
+    int rank, world;
+} ddp_run;
+
+static void ddp_start(ddp_run *run, layer *net)
+{
+    yg_tensor *params[6];
+    for (int l = 0; l < 3; l++) {
+        params[2 * l] = net[l].weight;
+        params[2 * l + 1] = net[l].bias;
+    }
+    CHECK(yg_process_group_create(NULL, &run->pg));
+    run->rank = yg_process_group_rank(run->pg);
+    run->world = yg_process_group_world_size(run->pg);
+    if (BATCH % run->world != 0) {
+        fprintf(stderr, "train_mlp --ddp: the batch of %d must split evenly over %d ranks\n",
+                BATCH, run->world);
+        exit(1);
+    }
+    /* Rank 0's initial parameters are copied to every rank here. */
+    CHECK(yg_ddp_create(run->pg, params, 6, NULL, &run->ddp));
+}
+
+/* This epoch's points for this rank: all of them shuffled when alone,
+ * else the rank's shard of one shuffle common to all ranks. */
+static int epoch_order(const ddp_run *run, int epoch, int *order)
+{
+    int64_t idx[N_POINTS];
+    int64_t len = yg_distributed_sampler_len(N_POINTS, run->world);
+    CHECK(yg_distributed_sampler_indices(N_POINTS, run->world, run->rank, 1234, epoch, true, idx,
+                                         len));
+    for (int64_t i = 0; i < len; i++)
+        order[i] = (int)idx[i];
+    return (int)len;
+}
+
 int main(int argc, char **argv)
 {
-    int epochs = argc > 1 ? atoi(argv[1]) : 60;
+    bool use_ddp = argc > 1 && strcmp(argv[1], "--ddp") == 0;
+    int epochs = argc > 1 + use_ddp ? atoi(argv[1 + use_ddp]) : 60;
+    int batch = BATCH, n_local = N_POINTS;
+    ddp_run run = {NULL, NULL, 0, 1};
     static float xs[N_POINTS * 2];
     static int64_t ys[N_POINTS];
     int order[N_POINTS];
@@ -178,22 +228,30 @@ int main(int argc, char **argv)
     layer_init(&net[2], HIDDEN, CLASSES);
     for (int i = 0; i < N_POINTS; i++)
         order[i] = i;
+    if (use_ddp) {
+        ddp_start(&run, net);
+        batch = BATCH / run.world;
+    }
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int epoch = 1; epoch <= epochs; epoch++) {
         double loss_sum = 0;
         int batches = 0;
-        for (int i = N_POINTS - 1; i > 0; i--) { /* shuffle */
-            int j = (int)(uniform() * (i + 1)), tmp = order[i];
-            order[i] = order[j];
-            order[j] = tmp;
+        if (use_ddp) {
+            n_local = epoch_order(&run, epoch, order);
+        } else {
+            for (int i = N_POINTS - 1; i > 0; i--) { /* shuffle */
+                int j = (int)(uniform() * (i + 1)), tmp = order[i];
+                order[i] = order[j];
+                order[j] = tmp;
+            }
         }
-        for (int start = 0; start + BATCH <= N_POINTS; start += BATCH) {
+        for (int start = 0; start + batch <= n_local; start += batch) {
             float bx[BATCH * 2];
-            int64_t by[BATCH], bxs[2] = {BATCH, 2}, bys[1] = {BATCH};
+            int64_t by[BATCH], bxs[2] = {batch, 2}, bys[1] = {batch};
             yg_tensor *x = NULL, *y = NULL, *logits, *logp = NULL, *loss = NULL;
             double loss_value;
-            for (int b = 0; b < BATCH; b++) {
+            for (int b = 0; b < batch; b++) {
                 int n = order[start + b];
                 bx[2 * b] = xs[2 * n];
                 bx[2 * b + 1] = xs[2 * n + 1];
@@ -206,6 +264,8 @@ int main(int argc, char **argv)
             CHECK(yg_nll_loss(logp, y, NULL, 1, -100, &loss));
             CHECK(yg_tensor_item(loss, &loss_value));
             CHECK(yg_backward(loss, NULL, false));
+            if (use_ddp) /* waits for the buckets backward started; averages */
+                CHECK(yg_ddp_finish(run.ddp));
             {
                 bool prev = yg_set_grad_enabled(false);
                 for (int l = 0; l < 3; l++) {
@@ -223,16 +283,21 @@ int main(int argc, char **argv)
             yg_release(y);
         }
         acc = accuracy(net, x_all, ys);
-        printf("epoch %3d/%d  loss %.4f  train accuracy %.4f\n", epoch, epochs,
+        if (run.rank == 0)
+            printf("epoch %3d/%d  loss %.4f  train accuracy %.4f\n", epoch, epochs,
                loss_sum / batches, acc);
         fflush(stdout);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("trained %d epochs in %.2f s\n", epochs,
-           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    if (run.rank == 0)
+        printf("trained %d epochs in %.2f s on %d rank(s)\n", epochs,
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec), run.world);
     for (int l = 0; l < 3; l++)
         layer_free(&net[l]);
     yg_release(x_all);
-    printf("accuracy: %.4f\n", acc);
+    yg_ddp_release(run.ddp);
+    yg_process_group_release(run.pg);
+    if (run.rank == 0)
+        printf("accuracy: %.4f\n", acc);
     return 0;
 }

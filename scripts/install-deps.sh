@@ -20,6 +20,8 @@ pkgs=(
     protobuf-c-compiler   # ONNX export: protoc-c, run at build time over onnx.proto
     libonnx-dev           # ONNX export: /usr/include/onnx/onnx.proto (the bindings' source)
     python3-onnx          # ONNX tests: onnx.checker.check_model(full_check=True) on exported models
+    libopenmpi-dev        # distributed: MPI process groups (optional to CMake, YG_WITH_MPI)
+    openmpi-bin           # distributed tests: mpirun launches the multi-rank tests
 )
 # The onnxruntime tests run the npm package onnxruntime-node under Node.js;
 # CTest's onnx.ort_setup fixture installs it into the build tree with npm

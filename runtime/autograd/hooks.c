@@ -10,6 +10,8 @@
  * that owns the hook); the tensor clears the pointer when it dies.
  *
  * Order, as in PyTorch: tensor hooks, then retain_grad, then node pre-hooks.
+ * A leaf's post-accumulate hooks share its hook list (kind
+ * YG_HOOK_POST_ACCUMULATE) and run in AccumulateGrad after the sum.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -110,6 +112,55 @@ yg_status yg_tensor_register_hook(yg_tensor *t, yg_tensor_hook_fn fn, void *ctx)
         append(&t->autograd->hooks, h);
         yg__leaf_unlock(t);
     }
+    return YG_OK;
+}
+
+yg_status yg_tensor_register_post_accumulate_grad_hook(yg_tensor *t,
+                                                      yg_post_accumulate_hook_fn fn,
+                                                      void *ctx)
+{
+    yg_hook *h = NULL;
+
+    YG_RETURN_IF_ERROR(yg__check_defined("register_post_accumulate_grad_hook", "self", t));
+    if (fn == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "register_post_accumulate_grad_hook: fn is NULL");
+    if (!yg_tensor_requires_grad(t) || yg_tensor_grad_fn(t) != NULL)
+        return yg__fail(YG_ERR_AUTOGRAD,
+                        "register_post_accumulate_grad_hook: self must be a leaf that requires "
+                        "grad (got %s)",
+                        yg_tensor_requires_grad(t) ? "a non-leaf" : "a tensor without grad");
+    YG_RETURN_IF_ERROR(hook_new(YG_HOOK_POST_ACCUMULATE, 0, ctx, &h));
+    h->fn.post_accumulate = fn;
+    yg__leaf_lock(t);
+    append(&t->autograd->hooks, h);
+    yg__leaf_unlock(t);
+    return YG_OK;
+}
+
+yg_status yg_tensor_remove_post_accumulate_grad_hook(yg_tensor *t,
+                                                    yg_post_accumulate_hook_fn fn,
+                                                    void *ctx)
+{
+    yg_hook **link, *found = NULL;
+
+    YG_RETURN_IF_ERROR(yg__check_defined("remove_post_accumulate_grad_hook", "self", t));
+    if (t->autograd != NULL) {
+        yg__leaf_lock(t);
+        for (link = &t->autograd->hooks; *link != NULL; link = &(*link)->next) {
+            yg_hook *h = *link;
+            if (h->kind == YG_HOOK_POST_ACCUMULATE && h->fn.post_accumulate == fn &&
+                h->ctx == ctx) {
+                *link = h->next;
+                found = h;
+                break;
+            }
+        }
+        yg__leaf_unlock(t);
+    }
+    if (found == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "remove_post_accumulate_grad_hook: no such hook is registered on self");
+    free(found);
     return YG_OK;
 }
 
@@ -226,6 +277,18 @@ yg_status yg__run_post_hooks(yg_node *node, yg_tensor **grad_inputs, yg_tensor *
         yg_status st = h->fn.post(node, grad_inputs, node->n_edges, grads, node->n_outputs, h->ctx);
         if (st != YG_OK)
             return yg__fail_prefix(st, node->vt->name);
+    }
+    return YG_OK;
+}
+
+yg_status yg__run_post_accumulate_hooks(yg_hook *hooks, yg_tensor *leaf)
+{
+    for (yg_hook *h = hooks; h != NULL; h = h->next) {
+        if (h->kind != YG_HOOK_POST_ACCUMULATE)
+            continue;
+        yg_status st = h->fn.post_accumulate(leaf, h->ctx);
+        if (st != YG_OK)
+            return yg__fail_prefix(st, "post-accumulate hook");
     }
     return YG_OK;
 }

@@ -178,6 +178,10 @@ static yg_status accumulate_grad_apply(yg_node *base, yg_tensor *const *grads,
     if (st == YG_OK)
         st = yg__accumulate_grad(leaf, g, g == grads[0] ? 2 : 1);
     yg_release(g);
+    /* After the sum, so a hook reads the .grad this backward completed
+     * (data-parallel training starts a bucket's all-reduce from here). */
+    if (st == YG_OK)
+        st = yg__run_post_accumulate_hooks(hooks, leaf);
     return st;
 }
 

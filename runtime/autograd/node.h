@@ -64,6 +64,7 @@ typedef enum yg_hook_kind {
     YG_HOOK_RETAIN_GRAD, /* stores the grad of output_nr into target .grad */
     YG_HOOK_NODE_PRE,
     YG_HOOK_NODE_POST,
+    YG_HOOK_POST_ACCUMULATE, /* leaf: after the gradient is added into .grad */
 } yg_hook_kind;
 
 typedef struct yg_hook {
@@ -74,6 +75,7 @@ typedef struct yg_hook {
         yg_tensor_hook_fn tensor;
         yg_node_pre_hook_fn pre;
         yg_node_post_hook_fn post;
+        yg_post_accumulate_hook_fn post_accumulate;
     } fn;
     void *ctx;
     yg_tensor *target; /* RETAIN_GRAD: weak; cleared when the tensor dies */
@@ -106,7 +108,7 @@ struct yg_autograd_meta {
                                    version regenerates it (views.c).  Here
                                    it fills output_nr's padding. */
     yg_node *grad_accumulator;  /* weak: AccumulateGrad of this leaf */
-    yg_hook *hooks;             /* leaf tensor hooks (owned) */
+    yg_hook *hooks;             /* leaf tensor and post-accumulate hooks (owned) */
     yg_hook *retain_hook;       /* weak: this tensor's RETAIN_GRAD hook in
                                    grad_fn->pre_hooks, cleared on death */
     yg_tensor *view_base;       /* strong: the (root) tensor this one views,
@@ -187,6 +189,8 @@ yg_status yg__retain_hook_new(yg_tensor *t, int32_t output_nr, yg_hook **out);
 yg_status yg__run_tensor_hooks(yg_hook *hooks, int32_t output_nr, yg_tensor **grad);
 yg_status yg__run_pre_hooks(yg_node *node, yg_tensor **grads);
 yg_status yg__run_post_hooks(yg_node *node, yg_tensor **grad_inputs, yg_tensor *const *grads);
+/* Runs leaf's post-accumulate hooks (in hooks, its meta's list). */
+yg_status yg__run_post_accumulate_hooks(yg_hook *hooks, yg_tensor *leaf);
 void yg__hooks_free(yg_hook *hooks);
 
 /* ---- recording (called by generated wrappers) ---- */

@@ -128,6 +128,29 @@ typedef yg_status (*yg_tensor_hook_fn)(const yg_tensor *grad, void *ctx, yg_tens
  * grad; YG_ERR_OUT_OF_MEMORY. */
 YG_NODISCARD yg_status yg_tensor_register_hook(yg_tensor *t, yg_tensor_hook_fn fn, void *ctx);
 
+/* Called after backward has added a gradient into leaf's .grad (read it
+ * with yg_tensor_grad), once per backward that reaches leaf, after its
+ * tensor hooks.  Data-parallel training (distributed.h) starts gradient
+ * communication from here, while backward goes on.
+ *   leaf: borrowed, the tensor the hook was registered on
+ *   ctx:  the pointer given at registration */
+typedef yg_status (*yg_post_accumulate_hook_fn)(yg_tensor *leaf, void *ctx);
+
+/* Registers fn on leaf t until removed or t dies.  t: in-out.
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL t or fn; YG_ERR_AUTOGRAD when
+ *          t is not a leaf that requires grad; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_tensor_register_post_accumulate_grad_hook(yg_tensor *t,
+                                                                 yg_post_accumulate_hook_fn fn,
+                                                                 void *ctx);
+
+/* Removes one registration of (fn, ctx) from t.  Not while a backward
+ * that reaches t runs.  t: in-out.
+ * Returns: YG_ERR_INVALID_ARGUMENT for NULL t or when (fn, ctx) is not
+ *          registered on t. */
+YG_NODISCARD yg_status yg_tensor_remove_post_accumulate_grad_hook(yg_tensor *t,
+                                                               yg_post_accumulate_hook_fn fn,
+                                                               void *ctx);
+
 /* A backward node (the grad_fn of a tensor).  Opaque. */
 typedef struct yg_node yg_node;
 
