@@ -249,9 +249,12 @@ static yg_status put_body(sbuf *b, const yg_graph *sub, bool f32) {
 
 /* The row kernel of a group ending in reduction anchor a: per row of the
  * anchor's input, pass 1 evaluates the group (writing its other outputs)
- * and reduces (max for the softmax family, the sum in double for sum);
- * the softmax family then makes two more passes over the row, which is in
- * cache by then, recomputing the anchor's input rather than keeping it. */
+ * and reduces (max for the softmax family, the sum in double for sum and
+ * layer_norm's mean); softmax, log_softmax and layer_norm then make two
+ * more passes over the row, which is in cache by then, recomputing the
+ * anchor's input rather than keeping it (softmax writes its exponentials
+ * in the second and scales them in the third, as the eager kernel does;
+ * the compiler drops the recomputation a pass does not read). */
 static yg_status codegen_rows(const yg_graph *sub, const yg_ir_node *a, const char *pattern,
                               char **source) {
     sbuf b = {0};
@@ -356,10 +359,16 @@ static yg_status codegen_rows(const yg_graph *sub, const yg_ir_node *a, const ch
             put(&b, "            acc += v%" PRId64 ";\n", x);
         else if (pass == 0)
             put(&b, "            m = v%" PRId64 " > m ? v%" PRId64 " : m;\n", x, x);
+        else if (pass == 1 && kind == YG_ANCHOR_SOFTMAX)
+            put(&b,
+                "            const T e = exp(v%" PRId64 " - m);\n"
+                "            o%d[j] = e;\n"
+                "            acc += e;\n",
+                x, ao);
         else if (pass == 1)
             put(&b, "            acc += exp(v%" PRId64 " - m);\n", x);
         else if (kind == YG_ANCHOR_SOFTMAX)
-            put(&b, "            o%d[j] = exp(v%" PRId64 " - m) * inv;\n", ao, x);
+            put(&b, "            o%d[j] *= inv;\n", ao);
         else
             put(&b, "            o%d[j] = v%" PRId64 " - lse;\n", ao, x);
         put(&b, "        }\n");
