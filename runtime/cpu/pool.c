@@ -148,7 +148,12 @@ static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, 
         return INT64_MAX;
     if (span < 0)
         return 0;
-    int64_t n = span / s + (ceil_mode && span % s != 0) + 1;
+    int64_t n;
+    /* span / s may be INT64_MAX itself (stride 1): more windows than any
+     * tensor holds, as above (the soak of fuzz_ops: avg_pool2d with
+     * ceil_mode of [1, 9223372036854775807, 0]). */
+    if (!yg__add_ok(span / s, (ceil_mode && span % s != 0) + 1, &n))
+        return INT64_MAX;
     /* with ceil_mode the last window must start inside input or left pad */
     if (ceil_mode && yg__mul_ok(n - 1, s, &last) && yg__add_ok(in, p, &limit) && last >= limit)
         n--;
