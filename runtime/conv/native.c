@@ -1,6 +1,6 @@
 /*
  * conv/native.c - the native convolution backend: im2col/col2im around
- * OpenBLAS gemm (the cblas_sgemm/dgemm that mm uses), a plain gemm for
+ * gemm (yg__cpu_gemm, the one mm uses), a plain gemm for
  * 1x1 stride-1 unpadded convolutions, and a direct kernel for depthwise
  * ones (groups == input channels).  float32 and float64; everything is
  * 3-d (conv/conv.h: 1-d and 2-d have size-1 leading spatial dims).
@@ -14,7 +14,7 @@
  * gemm reads w_g transposed through its trans flag, never a copy.  Groups
  * are a loop over groups.
  *
- * Threads.  libopenblas here is the OpenMP build, which runs a gemm on
+ * Threads.  Both gemms (OpenBLAS's OpenMP build, oneDNN) run a gemm on
  * one thread when called inside a parallel region.  So with a batch of at
  * least two images and enough work (YG_CONV_PARALLEL_MIN multiply-adds)
  * images are spread over OpenMP threads, each with its own col buffer
@@ -23,8 +23,8 @@
  * run one after another and gemm uses the BLAS threads.
  */
 #include "conv/conv.h"
+#include "cpu/cpu.h"
 
-#include <cblas.h>
 #include <inttypes.h>
 #include <omp.h>
 #include <string.h>
@@ -83,54 +83,6 @@ static void valid_range(int64_t off, int64_t s, int64_t nx, int64_t ny, int64_t 
     *hi = b < ny ? b : ny;
     if (*hi < *lo)
         *hi = *lo;
-}
-
-static void gemm(bool f32,
-                 bool ta,
-                 bool tb,
-                 int64_t m,
-                 int64_t n,
-                 int64_t k,
-                 const void *a,
-                 int64_t lda,
-                 const void *b,
-                 int64_t ldb,
-                 double beta,
-                 void *c,
-                 int64_t ldc) {
-    CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
-    if (m == 0 || n == 0)
-        return;
-    if (f32)
-        cblas_sgemm(CblasRowMajor,
-                    at,
-                    bt,
-                    (int)m,
-                    (int)n,
-                    (int)k,
-                    1.0f,
-                    a,
-                    (int)lda,
-                    b,
-                    (int)ldb,
-                    (float)beta,
-                    c,
-                    (int)ldc);
-    else
-        cblas_dgemm(CblasRowMajor,
-                    at,
-                    bt,
-                    (int)m,
-                    (int)n,
-                    (int)k,
-                    1.0,
-                    a,
-                    (int)lda,
-                    b,
-                    (int)ldb,
-                    beta,
-                    c,
-                    (int)ldc);
 }
 
 /* im2col (add false: col = gather of x) and col2im (add true: x += the
@@ -376,7 +328,7 @@ static void forward_image(const yg_conv_params *p,
             columns(p, g, (void *)xg, col, false, par);
             b = col;
         }
-        gemm(g->f32,
+        yg__cpu_gemm(p->dtype,
              false,
              false,
              g->cyg,
@@ -406,7 +358,7 @@ static void data_image(const yg_conv_params *p,
         const void *wg = at(w, gi * g->cyg * g->cxg * g->K, g->elt);
         const void *yg = at(y, (n * p->cy + gi * g->cyg) * g->P, g->elt);
         if (col == NULL) {
-            gemm(g->f32,
+            yg__cpu_gemm(p->dtype,
                  true,
                  false,
                  g->cxg,
@@ -421,7 +373,7 @@ static void data_image(const yg_conv_params *p,
                  g->P);
             continue;
         }
-        gemm(g->f32,
+        yg__cpu_gemm(p->dtype,
              true,
              false,
              g->cxg * g->K,
@@ -455,7 +407,7 @@ static void weight_image(const yg_conv_params *p,
             columns(p, g, (void *)xg, col, false, par);
             b = col;
         }
-        gemm(g->f32,
+        yg__cpu_gemm(p->dtype,
              false,
              true,
              g->cyg,

@@ -354,6 +354,23 @@ yg_status yg__cpu_cumprod_backward(const yg_tensor *grad_output,
                                    yg_tensor **out);
 
 /* blas.c */
+/* c [m, n] (row-major, leading dim ldc) = op(a) op(b) + beta c, op
+ * transposing when ta / tb is set; float32 or float64 (dtype); m, n, k and
+ * the leading dims within int and valid for row-major BLAS.  Cannot fail.
+ * float32 goes to oneDNN or OpenBLAS (blas.c says which, and why). */
+void yg__cpu_gemm(yg_dtype dtype,
+                  bool ta,
+                  bool tb,
+                  int64_t m,
+                  int64_t n,
+                  int64_t k,
+                  const void *a,
+                  int64_t lda,
+                  const void *b,
+                  int64_t ldb,
+                  double beta,
+                  void *c,
+                  int64_t ldc);
 yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
 yg_status yg__cpu_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
 
