@@ -292,8 +292,49 @@ static void wl_mlp_step(bench *b) {
 /* lstm_cell, batch 20, input and hidden 650.  fwd: nothing requires grad.
  * fwdbwd: all seven inputs require grad and yg_grad takes the gradients of
  * (hy, cy) with fixed (g_h, g_c) with respect to all of them (PyTorch:
- * torch.autograd.grad). */
-static void wl_lstm(bench *b, bool backward) {
+ * torch.autograd.grad).  lstm_*: the lstm_cell op (two products and the
+ * handwritten gate kernel); lstm_fused_*: the cell written as ops, traced
+ * once and run by the graph executor (its gates one fusion group forward
+ * and one backward), against the same PyTorch lstm_cell. */
+static yg_executor *lstm_exec;
+
+/* The cell as a user writes it with ops (and as PyTorch's fuser
+ * benchmarks script it): in = input, hx, cx, w_ih, w_hh, b_ih, b_hh;
+ * out = hy, cy. */
+static yg_status lstm_of_ops(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out,
+                             int64_t n_out) {
+    yg_tensor *gi = NULL, *gh = NULL, *gates = NULL, **ch = NULL, *act[4] = {NULL};
+    yg_tensor *fc = NULL, *ig = NULL, *tc = NULL;
+    int64_t n_ch = 0;
+    (void)ctx;
+    (void)n_in;
+    (void)n_out;
+    ok(yg_linear(in[0], in[3], in[5], &gi), "linear");
+    ok(yg_linear(in[1], in[4], in[6], &gh), "linear");
+    ok(yg_add(gi, gh, 1.0, &gates), "add");
+    ok(yg_chunk(gates, 4, 1, &ch, &n_ch), "chunk");
+    ok(yg_sigmoid(ch[0], &act[0]), "sigmoid");
+    ok(yg_sigmoid(ch[1], &act[1]), "sigmoid");
+    ok(yg_tanh(ch[2], &act[2]), "tanh");
+    ok(yg_sigmoid(ch[3], &act[3]), "sigmoid");
+    ok(yg_mul(act[1], in[2], &fc), "mul");
+    ok(yg_mul(act[0], act[2], &ig), "mul");
+    ok(yg_add(fc, ig, 1.0, &out[1]), "add");
+    ok(yg_tanh(out[1], &tc), "tanh");
+    ok(yg_mul(act[3], tc, &out[0]), "mul");
+    yg_release_list(ch, n_ch);
+    for (int i = 0; i < 4; i++)
+        yg_release(act[i]);
+    yg_release(gi);
+    yg_release(gh);
+    yg_release(gates);
+    yg_release(fc);
+    yg_release(ig);
+    yg_release(tc);
+    return YG_OK;
+}
+
+static void wl_lstm(bench *b, bool backward, bool fused) {
     const int64_t n = 20, hid = 650;
     const int64_t xs[] = {n, hid}, ws[] = {4 * hid, hid}, bs[] = {4 * hid};
     const double wscale = 2.0 / sqrt((double)hid);
@@ -309,12 +350,20 @@ static void wl_lstm(bench *b, bool backward) {
         leaf(fill_pattern(bs, 1, 7, wscale, 0), backward),
     };
     yg_tensor *g[2] = {fill_pattern(xs, 2, 8, 2, 0), fill_pattern(xs, 2, 9, 2, 0)};
+    yg_trace_result *tr = NULL;
 
+    if (fused) {
+        ok(yg_trace(lstm_of_ops, NULL, in, 7, 2, NULL, &tr), "trace");
+        ok(yg_executor_create(tr->graph, NULL, &lstm_exec), "executor_create");
+    }
     for (int r = 0; r < total_reps(b); r++) {
         yg_tensor *out[2] = {NULL, NULL}, *grads[7] = {NULL};
         double t0 = now_s();
-        ok(yg_lstm_cell(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &out[0], &out[1]),
-           "lstm_cell");
+        if (fused)
+            ok(yg_executor_run(lstm_exec, in, 7, out, 2), "executor_run");
+        else
+            ok(yg_lstm_cell(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &out[0], &out[1]),
+               "lstm_cell");
         if (backward)
             ok(yg_grad((const yg_tensor *const *)out,
                        2,
@@ -336,6 +385,9 @@ static void wl_lstm(bench *b, bool backward) {
         yg_release(out[0]);
         yg_release(out[1]);
     }
+    yg_executor_release(lstm_exec);
+    lstm_exec = NULL;
+    yg_trace_result_release(tr);
     for (int i = 0; i < 7; i++)
         yg_release(in[i]);
     yg_release(g[0]);
@@ -343,11 +395,19 @@ static void wl_lstm(bench *b, bool backward) {
 }
 
 static void wl_lstm_fwd(bench *b) {
-    wl_lstm(b, false);
+    wl_lstm(b, false, false);
 }
 
 static void wl_lstm_fwdbwd(bench *b) {
-    wl_lstm(b, true);
+    wl_lstm(b, true, false);
+}
+
+static void wl_lstm_fused_fwd(bench *b) {
+    wl_lstm(b, false, true);
+}
+
+static void wl_lstm_fused_fwdbwd(bench *b) {
+    wl_lstm(b, true, true);
 }
 
 /* ---- backward from y with a fixed g, shared by the fwdbwd workloads ---- */
@@ -564,6 +624,61 @@ static void wl_scaled_softmax_fused_fwd(bench *b) {
     yg_executor_release(fused_exec);
     fused_exec = NULL;
     yg_trace_result_release(tr);
+}
+
+/* layer_norm(x + r) over rows, affine: a transformer's add & norm.
+ * Eager: two ops; fused: the executor's group anchored by the layer_norm
+ * (x and r read once, no sum written).  in = x, weight, bias, r.  Bytes:
+ * x, r and y. */
+static yg_tensor *add_layer_norm_forward(yg_tensor *const *in) {
+    yg_tensor *s = NULL, *y = NULL;
+    ok(yg_add(in[0], in[3], 1.0, &s), "add");
+    ok(yg_layer_norm(s, &rows_cols[1], 1, in[1], in[2], 1e-5, &y), "layer_norm");
+    yg_release(s);
+    return y;
+}
+
+static yg_status trace_add_layer_norm(void *ctx, yg_tensor *const *in, int64_t n_in,
+                                      yg_tensor **out, int64_t n_out) {
+    (void)ctx;
+    (void)n_in;
+    (void)n_out;
+    out[0] = add_layer_norm_forward(in);
+    return YG_OK;
+}
+
+static yg_tensor *add_layer_norm_fused_forward(yg_tensor *const *in) {
+    yg_tensor *y = NULL;
+    ok(yg_executor_run(fused_exec, in, 4, &y, 1), "executor_run");
+    return y;
+}
+
+static void wl_add_layer_norm(bench *b, bool fused) {
+    yg_tensor *in[4] = {fill_pattern(rows_cols, 2, 1, 8, 0),
+                        fill_pattern(&rows_cols[1], 1, 2, 0.2, 1),
+                        fill_pattern(&rows_cols[1], 1, 3, 0.2, 0),
+                        fill_pattern(rows_cols, 2, 5, 2, 0)};
+    yg_trace_result *tr = NULL;
+    if (fused) {
+        ok(yg_trace(trace_add_layer_norm, NULL, in, 4, 1, NULL, &tr), "trace");
+        ok(yg_executor_create(tr->graph, NULL, &fused_exec), "executor_create");
+    }
+    b->bytes = 3.0 * 4.0 * (double)(rows_cols[0] * rows_cols[1]);
+    run_fwd_or_fwdbwd(
+        b, fused ? add_layer_norm_fused_forward : add_layer_norm_forward, in, NULL, 0, NULL);
+    yg_executor_release(fused_exec);
+    fused_exec = NULL;
+    yg_trace_result_release(tr);
+    for (int i = 0; i < 4; i++)
+        yg_release(in[i]);
+}
+
+static void wl_add_layer_norm_fwd(bench *b) {
+    wl_add_layer_norm(b, false);
+}
+
+static void wl_add_layer_norm_fused_fwd(bench *b) {
+    wl_add_layer_norm(b, true);
 }
 
 static void wl_log_softmax_fwd(bench *b) {
@@ -850,6 +965,8 @@ static const workload workloads[] = {
     {"mlp_step", wl_mlp_step, 50},
     {"lstm_fwd", wl_lstm_fwd, 50},
     {"lstm_fwdbwd", wl_lstm_fwdbwd, 50},
+    {"lstm_fused_fwd", wl_lstm_fused_fwd, 50},
+    {"lstm_fused_fwdbwd", wl_lstm_fused_fwdbwd, 50},
     {"chain_fwd", wl_chain_fwd, 10},
     {"chain_fwdbwd", wl_chain_fwdbwd, 10},
     {"chain_fused_fwd", wl_chain_fused_fwd, 10},
@@ -861,6 +978,8 @@ static const workload workloads[] = {
     {"log_softmax_fwd", wl_log_softmax_fwd, 20},
     {"log_softmax_fwdbwd", wl_log_softmax_fwdbwd, 20},
     {"layer_norm_fwd", wl_layer_norm_fwd, 20},
+    {"add_layer_norm_fwd", wl_add_layer_norm_fwd, 20},
+    {"add_layer_norm_fused_fwd", wl_add_layer_norm_fused_fwd, 20},
     {"layer_norm_fwdbwd", wl_layer_norm_fwdbwd, 20},
     {"batch_norm_fwd", wl_batch_norm_fwd, 10},
     {"batch_norm_fwdbwd", wl_batch_norm_fwdbwd, 10},

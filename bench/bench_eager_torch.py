@@ -277,6 +277,18 @@ def wl_log_softmax_fwdbwd(b):
     wl_rows(b, log_softmax_forward, False, True)
 
 
+def add_layer_norm_forward(inp):
+    x, w, bias, r = inp
+    return F.layer_norm(x + r, (ROWS_COLS[1],), w, bias, 1e-5)
+
+
+def wl_add_layer_norm_fwd(b):
+    inp = [fill_pattern(list(ROWS_COLS), 1, 8, 0), fill_pattern([ROWS_COLS[1]], 2, 0.2, 1),
+           fill_pattern([ROWS_COLS[1]], 3, 0.2, 0), fill_pattern(list(ROWS_COLS), 5, 2, 0)]
+    b.bytes = 3.0 * 4.0 * ROWS_COLS[0] * ROWS_COLS[1]
+    run_fwd_or_fwdbwd(b, add_layer_norm_forward, inp, [], None)
+
+
 def wl_layer_norm_fwd(b):
     wl_rows(b, layer_norm_forward, True, False)
 
@@ -400,6 +412,10 @@ WORKLOADS = {
     "mlp_step": (wl_mlp_step, 50),
     "lstm_fwd": (wl_lstm_fwd, 50),
     "lstm_fwdbwd": (wl_lstm_fwdbwd, 50),
+    # yagrad runs the cell written as ops through its executor (its gates
+    # fused); PyTorch's lstm_cell eager is the reference.
+    "lstm_fused_fwd": (wl_lstm_fwd, 50),
+    "lstm_fused_fwdbwd": (wl_lstm_fwdbwd, 50),
     "chain_fwd": (wl_chain_fwd, 10),
     "chain_fwdbwd": (wl_chain_fwdbwd, 10),
     # yagrad runs these through its executor (fused); PyTorch eager is the
@@ -416,6 +432,10 @@ WORKLOADS = {
     "log_softmax_fwdbwd": (wl_log_softmax_fwdbwd, 20),
     "layer_norm_fwd": (wl_layer_norm_fwd, 20),
     "layer_norm_fwdbwd": (wl_layer_norm_fwdbwd, 20),
+    "add_layer_norm_fwd": (wl_add_layer_norm_fwd, 20),
+    # yagrad runs this through its executor (a group anchored by
+    # layer_norm); PyTorch eager is the reference.
+    "add_layer_norm_fused_fwd": (wl_add_layer_norm_fwd, 20),
     "batch_norm_fwd": (wl_batch_norm_fwd, 10),
     "batch_norm_fwdbwd": (wl_batch_norm_fwdbwd, 10),
     "triad": (wl_triad, 20),

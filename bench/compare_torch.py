@@ -50,11 +50,12 @@ TORCH_PYTHON = "/usr/bin/python3"
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 WORKLOADS = [
     "overhead_plain", "overhead_autograd", "overhead_backward",
-    "mlp_step", "lstm_fwd", "lstm_fwdbwd",
+    "mlp_step", "lstm_fwd", "lstm_fwdbwd", "lstm_fused_fwd", "lstm_fused_fwdbwd",
     "chain_fwd", "chain_fwdbwd", "chain_fused_fwd", "chain_fused_fwdbwd",
     "softmax_fwd", "softmax_fwdbwd", "scaled_softmax_fwd", "scaled_softmax_fused_fwd",
     "log_softmax_fwd", "log_softmax_fwdbwd",
-    "layer_norm_fwd", "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd",
+    "layer_norm_fwd", "layer_norm_fwdbwd", "add_layer_norm_fwd", "add_layer_norm_fused_fwd",
+    "batch_norm_fwd", "batch_norm_fwdbwd",
     "triad",
     "conv3x3_fwd", "conv3x3_fwdbwd", "conv1x1_fwd", "depthwise3x3_fwd", "conv_transpose2d_fwd",
     "fma_peak",
@@ -63,6 +64,7 @@ WORKLOADS = [
 MEMORY_BOUND = {"chain_fwd", "chain_fwdbwd", "chain_fused_fwd", "chain_fused_fwdbwd",
                 "softmax_fwd", "scaled_softmax_fwd", "scaled_softmax_fused_fwd", "softmax_fwdbwd",
                 "log_softmax_fwd", "log_softmax_fwdbwd", "layer_norm_fwd",
+                "add_layer_norm_fwd", "add_layer_norm_fused_fwd",
                 "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd"}
 # Workloads whose lines carry gflops; fma_peak, the compute reference, is
 # run first when any is asked for.

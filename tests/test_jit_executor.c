@@ -77,6 +77,49 @@ gru_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n
     return yg_gru_cell(in[0], in[1], m->w[0], m->w[1], m->w[2], m->w[3], &out[0]);
 }
 
+/* The LSTM cell written with ops, as a user (or PyTorch's fuser tests)
+ * writes it: the gates' products, chunk, sigmoid / tanh and the cell
+ * update.  in = input, hx, cx; w = w_ih, w_hh, b_ih, b_hh. */
+static yg_status
+lstm_ops_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *t[9] = {0}, **ch = NULL;
+    int64_t n_ch = 0;
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_linear(in[0], m->w[0], m->w[2], &t[0]);
+    if (st == YG_OK)
+        st = yg_linear(in[1], m->w[1], m->w[3], &t[1]);
+    if (st == YG_OK)
+        st = yg_add(t[0], t[1], 1, &t[2]);
+    if (st == YG_OK)
+        st = yg_chunk(t[2], 4, 1, &ch, &n_ch);
+    if (st == YG_OK)
+        st = yg_sigmoid(ch[0], &t[3]); /* input gate */
+    if (st == YG_OK)
+        st = yg_sigmoid(ch[1], &t[4]); /* forget gate */
+    if (st == YG_OK)
+        st = yg_tanh(ch[2], &t[5]); /* cell candidate */
+    if (st == YG_OK)
+        st = yg_sigmoid(ch[3], &t[6]); /* output gate */
+    if (st == YG_OK)
+        st = yg_mul(t[4], in[2], &t[7]);
+    if (st == YG_OK)
+        st = yg_mul(t[3], t[5], &t[8]);
+    if (st == YG_OK)
+        st = yg_add(t[7], t[8], 1, &out[1]);
+    yg_release(t[7]);
+    t[7] = NULL;
+    if (st == YG_OK)
+        st = yg_tanh(out[1], &t[7]);
+    if (st == YG_OK)
+        st = yg_mul(t[6], t[7], &out[0]);
+    yg_release_list(ch, n_ch);
+    for (int i = 0; i < 9; i++)
+        yg_release(t[i]);
+    return st;
+}
+
 /* x [T, D]: layer_norm, self-attention (one head), residual, MLP. */
 static yg_status
 block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
@@ -217,6 +260,13 @@ static model make_lstm(bool x_rg) {
     m.x[0] = rnd(3, 5, 15, x_rg);
     m.x[1] = rnd(3, 6, 16, x_rg);
     m.x[2] = rnd(3, 6, 17, x_rg);
+    return m;
+}
+
+static model make_lstm_ops(bool x_rg) {
+    model m = make_lstm(x_rg);
+    m.name = "lstm cell of ops";
+    m.fn = lstm_ops_fn;
     return m;
 }
 
@@ -400,6 +450,7 @@ static void test_mlp_matches_eager(void **state) {
 static void test_lstm_cell_matches_eager(void **state) {
     (void)state;
     run_model(make_lstm);
+    run_model(make_lstm_ops);
 }
 
 static void test_gru_cell_matches_eager(void **state) {
@@ -417,25 +468,28 @@ static void test_cnn_matches_eager(void **state) {
     run_model(make_cnn);
 }
 
-/* The GRU cell's pointwise ops become one fusion group in the region's
- * forward graph and one in its backward graph (df is printed before f). */
-static void test_gru_cell_fuses_forward_and_backward(void **state) {
-    (void)state;
-    model m = make_gru(true);
+/* A cell's pointwise ops become one fusion group in the region's forward
+ * graph and one in its backward graph (df is printed before f), and the
+ * backward's cats of the gate gradients (n_cats of them) are that
+ * group's exits. */
+static void check_cell_fuses(model (*make)(bool), int n_cats) {
+    model m = make(true);
     yg_executor *e = check_model(&m, true);
     char *text = NULL;
     YG_CHECK(yg_executor_last_graph(e, &text));
     const char *f_at = strstr(text, ", f=graph(");
     assert_non_null(f_at);
-    int in_df = 0, in_f = 0;
+    int in_df = 0, in_f = 0, cats = 0;
     for (const char *p = strstr(text, "prim::FusionGroup"); p != NULL;
          p = strstr(p + 1, "prim::FusionGroup"))
         *(p < f_at ? &in_df : &in_f) += 1;
     assert_int_equal(in_df, 1);
     assert_int_equal(in_f, 1);
-    /* The backward's two cats of the gate gradients are the group's
-     * exits (inside it, indented past df's own nodes), not copies after. */
-    assert_non_null(strstr(text, "= cat["));
+    /* The cats are inside the group (indented past df's own nodes), not
+     * copies after it. */
+    for (const char *p = strstr(text, "= cat["); p != NULL; p = strstr(p + 1, "= cat["))
+        cats++;
+    assert_int_equal(cats, n_cats);
     for (const char *p = strstr(text, "\n      %"); p != NULL; p = strstr(p + 1, "\n      %")) {
         const char *eol = strchr(p + 1, '\n');
         const char *cat = strstr(p, "= cat[");
@@ -446,6 +500,18 @@ static void test_gru_cell_fuses_forward_and_backward(void **state) {
     yg_string_release(text);
     yg_executor_release(e);
     model_free(&m);
+}
+
+static void test_gru_cell_fuses_forward_and_backward(void **state) {
+    (void)state;
+    check_cell_fuses(make_gru, 2);
+}
+
+/* The LSTM cell of ops: chunk's pieces read in place forward, one cat of
+ * the four gate gradients as the backward group's exit. */
+static void test_lstm_cell_of_ops_fuses_forward_and_backward(void **state) {
+    (void)state;
+    check_cell_fuses(make_lstm_ops, 1);
 }
 
 static void test_inplace_ops_stay_outside_regions(void **state) {
@@ -878,6 +944,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_transformer_block_matches_eager),
         cmocka_unit_test(test_cnn_matches_eager),
         cmocka_unit_test(test_gru_cell_fuses_forward_and_backward),
+        cmocka_unit_test(test_lstm_cell_of_ops_fuses_forward_and_backward),
         cmocka_unit_test(test_inplace_ops_stay_outside_regions),
         cmocka_unit_test(test_views_inside_regions_match_eager),
         cmocka_unit_test(test_views_written_in_place_stay_outside),

@@ -298,6 +298,70 @@ static void test_siblings_fuse_across_other_nodes(void **state) {
     yg_graph_release(f);
 }
 
+/* A chunk of a pointwise value moves up through its producers: the
+ * pieces of the inputs (a bias [8] broadcast along rows is chunked too; a
+ * [5, 1] column and a 0-dim scalar are read whole) feed one group with
+ * the pieces' users.  A value read outside the chunk too, or a split that
+ * is not even, stays as it is. */
+static void test_chunks_move_up_into_the_group(void **state) {
+    (void)state;
+    const char *lstm_like =
+        "graph(%x : Tensor(dtype=float64, sizes=[5, 8]), %b : Tensor(dtype=float64, sizes=[8]),"
+        " %c : Tensor(dtype=float64, sizes=[5, 1]), %s : Tensor(dtype=float64, sizes=[])):\n"
+        "  %a = add(%x, %b)\n"
+        "  %d = mul(%a, %c)\n"
+        "  %e = sub(%d, %s)\n"
+        "  %p0, %p1, %p2, %p3 = chunk[chunks=4, dim=1](%e)\n"
+        "  %q0 = sigmoid(%p0)\n"
+        "  %q1 = tanh(%p1)\n"
+        "  %q2 = mul(%q0, %q1)\n"
+        "  %q3 = add(%q2, %p2)\n"
+        "  %y = mul(%q3, %p3)\n"
+        "  return (%y)\n";
+    yg_graph *g = parse(lstm_like), *f = parse(lstm_like);
+    YG_CHECK(yg_graph_fuse(f));
+    assert_int_equal(count_kind(f, "prim::FusionGroup"), 1);
+    assert_int_equal(count_kind(f, "chunk"), 2); /* of %x and of %b */
+    assert_int_equal(yg_graph_num_nodes(f), 3);
+    int64_t sx[2] = {5, 8}, sb[1] = {8}, sc[2] = {5, 1};
+    yg_tensor *in[4] = {yg_test_rand(YG_FLOAT64, sx, 2, -1, 1, 41),
+                        yg_test_rand(YG_FLOAT64, sb, 1, -1, 1, 42),
+                        yg_test_rand(YG_FLOAT64, sc, 2, -1, 1, 43),
+                        NULL};
+    YG_CHECK(yg_tensor_scalar(0.25, YG_FLOAT64, &in[3]));
+    yg_tensor *a = NULL, *c = NULL;
+    YG_CHECK(yg_graph_run(g, in, 4, &a, 1));
+    YG_CHECK(yg_graph_run(f, in, 4, &c, 1));
+    expect_close(a, c, 1e-14);
+    yg_release(a);
+    yg_release(c);
+    for (int i = 0; i < 4; i++)
+        yg_release(in[i]);
+    yg_graph_release(g);
+    yg_graph_release(f);
+
+    /* %e also returned: not moved; 8 into 3 pieces: not moved. */
+    const char *kept[] = {
+        "graph(%x : Tensor(dtype=float64, sizes=[5, 8])):\n"
+        "  %e = exp(%x)\n"
+        "  %p0, %p1 = chunk[chunks=2, dim=1](%e)\n"
+        "  %y = mul(%p0, %p1)\n"
+        "  return (%y, %e)\n",
+        "graph(%x : Tensor(dtype=float64, sizes=[5, 8])):\n"
+        "  %e = exp(%x)\n"
+        "  %p0, %p1, %p2 = chunk[chunks=3, dim=1](%e)\n"
+        "  %y = mul(%p0, %p1)\n"
+        "  return (%y, %p2)\n",
+    };
+    for (int k = 0; k < 2; k++) {
+        yg_graph *h = parse(kept[k]);
+        YG_CHECK(yg_graph_fuse(h));
+        assert_int_equal(count_kind(h, "chunk"), 1);
+        assert_int_equal(count_kind(h, "exp"), 1); /* alone: no group of one */
+        yg_graph_release(h);
+    }
+}
+
 /* Mixed dtypes, in-place writes and non-pointwise ops end groups. */
 static void test_what_is_not_fused(void **state) {
     (void)state;
@@ -539,6 +603,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_every_group_compiles_to_ptx),
         cmocka_unit_test(test_siblings_fuse_across_other_nodes),
         cmocka_unit_test(test_what_is_not_fused),
+        cmocka_unit_test(test_chunks_move_up_into_the_group),
         cmocka_unit_test(test_disk_cache_is_shared_and_rebuilt_when_corrupt),
         cmocka_unit_test(test_missing_compiler_falls_back_with_reason),
     };

@@ -7,7 +7,8 @@
  * form; no list is kept here.  A node joins a run when its one output and
  * every input have the same known floating dtype (the kernel computes in
  * it), it writes no memory and reads or makes no value anything writes
- * (yg__pass_mark_mutated).  Runs are taken in graph order, as the autodiff
+ * (yg__pass_mark_mutated).  First, a chunk of a pointwise value moves up
+ * through its producers (push_chunks).  Runs are taken in graph order, as the autodiff
  * regions are, so a group never has a path that leaves it and comes back;
  * a run ends where a node cannot join, the dtype changes, or the group
  * would pass YG_FUSE_MAX_INPUTS inputs or YG_FUSE_MAX_OUTPUTS outputs.
@@ -143,8 +144,10 @@ static void count_io(yg_ir_node *const *nodes, int32_t len, int32_t *n_in, int32
 
 /* Sibling fusion: moves each fusible node up to just after the nearest
  * earlier fusible node of its dtype, past nodes that write nothing and
- * define nothing it reads, so runs that a node which cannot join
- * separates (a matmul between two users of one input) become one. */
+ * define nothing it reads, then down to just before the next one, past
+ * nodes that write nothing and do not read it, so runs that a node which
+ * cannot join separates (a matmul between two users of one input, or
+ * between two products' pointwise users) become one. */
 static void cluster(yg_graph *g) {
     for (yg_ir_node *n = g->first; n != NULL; n = n->next) {
         int32_t dtype = fusible_dtype(n);
@@ -163,6 +166,166 @@ static void cluster(yg_graph *g) {
         if (ok && q != NULL && q->next != n)
             yg__ir_node_move_before(n, q->next);
     }
+    /* Then down: a fusible node moves to just before the next fusible
+     * node of its dtype past nodes that write nothing and do not read it
+     * (the pieces of one matmul's result, added before the other matmul
+     * runs), last node first so that a run moves as a whole. */
+    for (yg_ir_node *n = g->last, *prev; n != NULL; n = prev) {
+        prev = n->prev;
+        int32_t dtype = fusible_dtype(n);
+        if (dtype == YG_IR_UNKNOWN || n->next == NULL || fusible_dtype(n->next) == dtype)
+            continue;
+        yg_ir_node *q = n->next;
+        bool ok = true;
+        while (q != NULL && fusible_dtype(q) != dtype && ok) {
+            ok = !yg__ir_node_has_side_effects(q) && !yg__fuser_is_cat(q) &&
+                 yg__fuser_anchor(q) == YG_ANCHOR_NONE;
+            for (int32_t i = 0; ok && i < q->n_inputs; i++)
+                ok = q->inputs[i]->node != n;
+            if (ok)
+                q = q->next;
+        }
+        if (ok && q != NULL)
+            yg__ir_node_move_before(n, q);
+    }
+}
+
+/* ---- chunk pushed up through pointwise producers ---- */
+
+static yg_status put_int_attr(yg_ir_node *n, const char *name, int64_t v) {
+    yg_ir_attr a = {0};
+    a.name = strdup(name);
+    a.kind = YG_IR_ATTR_INT;
+    a.u.i = v;
+    if (a.name == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "fuse: out of memory");
+    return yg__ir_node_put_attr(n, &a);
+}
+
+/* How chunk node c (k pieces along dim d of x's n-d shape) would reach
+ * input u of x's producer: -1 whole (u broadcasts along d: no such dim or
+ * size 1), else the dim of u to chunk (its size along it is x's); -2 when
+ * neither. */
+static int32_t chunk_dim_of(const yg_ir_type *x, int32_t d, const yg_ir_type *u) {
+    if (!yg__pass_sizes_known(u) || u->ndim > x->ndim)
+        return -2;
+    int32_t a = d - (x->ndim - u->ndim);
+    if (a < 0 || u->sizes[a] == 1)
+        return -1;
+    return u->sizes[a] == x->sizes[d] ? a : -2;
+}
+
+/* Whether chunk node c can move above the producer of its input: a
+ * fusible node read by c alone, with known sizes that split evenly into
+ * the k pieces c has, each of its inputs chunkable or broadcast. */
+static bool chunk_pushable(const yg_ir_node *c, int32_t *k, int32_t *d) {
+    if (!yg__pass_is(c, "chunk") || c->n_inputs != 1 || yg__ir_node_has_side_effects(c))
+        return false;
+    const yg_ir_value *x = c->inputs[0];
+    const yg_ir_node *p = x->node;
+    if (p == NULL || p->kind == yg__prim_param || fusible_dtype(p) == YG_IR_UNKNOWN ||
+        x->n_uses != 1 || !yg__pass_sizes_known(&x->type) || x->type.ndim < 1)
+        return false;
+    int64_t chunks = yg__pass_int_attr(c, "chunks", 0), dim = yg__pass_int_attr(c, "dim", 0);
+    if (dim < 0)
+        dim += x->type.ndim;
+    if (dim < 0 || dim >= x->type.ndim || chunks < 2 || chunks != c->n_outputs ||
+        x->type.sizes[dim] % chunks != 0)
+        return false;
+    for (int32_t j = 0; j < p->n_inputs; j++)
+        if (chunk_dim_of(&x->type, (int32_t)dim, &p->inputs[j]->type) == -2)
+            return false;
+    *k = (int32_t)chunks;
+    *d = (int32_t)dim;
+    return true;
+}
+
+/* Replaces c = chunk(p(u...)) by k copies of p, copy i reading piece i of
+ * a new chunk of each u that has the chunked dim (u itself where it
+ * broadcasts); the copies are placed before c, the chunks right after
+ * their u's definition; c and p are removed. */
+static yg_status push_chunk(yg_graph *g, yg_ir_node *c, int32_t k, int32_t d) {
+    yg_ir_node *p = c->inputs[0]->node;
+    const yg_ir_type *xt = &c->inputs[0]->type;
+    yg_ir_node *pieces[YG_FUSE_MAX_INPUTS] = {NULL}; /* per input of p: its chunk */
+    const yg_op_info *chunk_op = NULL;
+    const char *chunk_kind = yg__ir_kind_lookup("chunk", 5, &chunk_op);
+    yg_status st = YG_OK;
+
+    if (p->n_inputs > YG_FUSE_MAX_INPUTS || chunk_kind == NULL)
+        return YG_OK;
+    for (int32_t j = 0; j < p->n_inputs && st == YG_OK; j++) {
+        int32_t a = chunk_dim_of(xt, d, &p->inputs[j]->type);
+        if (a < 0)
+            continue;
+        for (int32_t q = 0; q < j && pieces[j] == NULL; q++) /* one chunk per value */
+            if (p->inputs[q] == p->inputs[j])
+                pieces[j] = pieces[q];
+        if (pieces[j] != NULL)
+            continue;
+        st = yg__ir_node_create(g, chunk_kind, chunk_op, k, false, &pieces[j]);
+        if (st != YG_OK)
+            break;
+        /* Right after u's definition, so that pieces of several values
+         * (two matmuls' results) do not split the run of their users. */
+        yg_ir_node *def = p->inputs[j]->node;
+        if (def == g->param)
+            yg__ir_node_move_to_front(pieces[j]);
+        else
+            yg__ir_node_move_before(pieces[j], def->next);
+        st = yg__ir_node_add_input(pieces[j], p->inputs[j]);
+        if (st == YG_OK)
+            st = put_int_attr(pieces[j], "chunks", k);
+        if (st == YG_OK)
+            st = put_int_attr(pieces[j], "dim", a);
+        if (st == YG_OK)
+            st = yg__shape_propagate_node(pieces[j]);
+    }
+    for (int32_t i = 0; i < k && st == YG_OK; i++) {
+        yg_ir_node *n = NULL;
+        st = yg__ir_node_create(g, p->kind, p->op, 1, false, &n);
+        if (st != YG_OK)
+            break;
+        yg__ir_node_move_before(n, c);
+        for (int32_t j = 0; j < p->n_inputs && st == YG_OK; j++)
+            st = yg__ir_node_add_input(n, pieces[j] != NULL ? pieces[j]->outputs[i] : p->inputs[j]);
+        for (int32_t a = 0; a < p->n_attrs && st == YG_OK; a++) {
+            yg_ir_attr copy = {0};
+            st = yg__ir_attr_copy(&p->attrs[a], &copy);
+            if (st == YG_OK)
+                st = yg__ir_node_put_attr(n, &copy);
+        }
+        if (st == YG_OK)
+            st = yg__shape_propagate_node(n);
+        if (st == YG_OK)
+            st = yg__ir_value_replace_all_uses(c->outputs[i], n->outputs[0]);
+    }
+    if (st != YG_OK)
+        return st; /* the graph stays valid: c still computes what it did */
+    yg__ir_node_destroy(c);
+    yg__ir_node_destroy(p);
+    return YG_OK;
+}
+
+/* Chunks pushed up through pointwise producers until none moves (as
+ * PyTorch's fuser did), so that the pieces a run reads are pieces of its
+ * inputs (a matmul's result, a parameter), read in place, and the
+ * producers join the run of the pieces' consumers: chunk(a + b, 4) of an
+ * LSTM's gates becomes the pieces of a and b, added in the group. */
+static yg_status push_chunks(yg_graph *g) {
+    bool moved = true;
+    while (moved) {
+        moved = false;
+        for (yg_ir_node *c = g->first; c != NULL; c = c->next) {
+            int32_t k, d;
+            if (!chunk_pushable(c, &k, &d))
+                continue;
+            YG_RETURN_IF_ERROR(push_chunk(g, c, k, d));
+            moved = true;
+            break;
+        }
+    }
+    return YG_OK;
 }
 
 static yg_status put_subgraph(yg_ir_node *h, yg_graph **sub) {
@@ -201,12 +364,13 @@ yg_status yg_graph_fuse(yg_graph *g) {
     /* Groups need their values' dtypes. */
     YG_RETURN_IF_ERROR(yg_graph_propagate_shapes(g));
     YG_RETURN_IF_ERROR(yg__pass_mark_mutated(g, "fuse", &any));
+    for (yg_ir_node *n = g->first; n != NULL; n = n->next)
+        n->scratch = 0;
+    YG_RETURN_IF_ERROR(push_chunks(g));
+    cluster(g);
     yg_ir_node **run = malloc((size_t)(g->n_nodes + 1) * sizeof *run);
     if (run == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "fuse: out of memory");
-    for (yg_ir_node *n = g->first; n != NULL; n = n->next)
-        n->scratch = 0;
-    cluster(g);
     yg_status st = YG_OK;
     yg_ir_node *n = g->first;
     while (st == YG_OK && n != NULL) {

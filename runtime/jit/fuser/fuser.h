@@ -50,8 +50,9 @@ extern const int32_t yg__fuse_ops_count;
 /* The fuse entry of an op node, NULL when the op is not fusible. */
 const yg_fuse_op *yg__fuse_op_of(const yg_ir_node *n);
 
-/* The most inputs and outputs a group has. */
-#define YG_FUSE_MAX_INPUTS  16
+/* The most inputs and outputs a group has (deps below is a bit per
+ * input: at most 32). */
+#define YG_FUSE_MAX_INPUTS  32
 #define YG_FUSE_MAX_OUTPUTS 16
 
 /* A compiled kernel:
