@@ -474,6 +474,33 @@ static void test_every_pointwise_op_fuses(void **state) {
 
 /* The CUDA form of every group compiles with NVRTC, and ptxas assembles
  * the PTX for sm_80 and sm_90 (no GPU needed). */
+/* Compiles group k of f to PTX for compute_80 and has ptxas assemble it
+ * for sm_80 and sm_90; both index widths must be there. */
+static void check_ptx(yg_graph *f, int k, const char *what) {
+    char *src = NULL, *ptx = NULL, path[256], cmd[800];
+    YG_CHECK(yg_fuser_cuda_ptx(f, k, "compute_80", &src, &ptx));
+    assert_non_null(strstr(ptx, ".entry yg_fused_kernel("));
+    assert_non_null(strstr(ptx, ".entry yg_fused_kernel_i32("));
+    snprintf(path, sizeof path, "/tmp/yg-ptx-%d-%s-%d.ptx", (int)getpid(), what, k);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(ptx, fp);
+    fclose(fp);
+    for (int a = 0; a < 2; a++) {
+        snprintf(cmd,
+                 sizeof cmd,
+                 "'%s' -arch=%s '%s' -o /dev/null",
+                 YG_PTXAS,
+                 a == 0 ? "sm_80" : "sm_90",
+                 path);
+        if (system(cmd) != 0)
+            fail_msg("ptxas rejected %s group %d (%s):\n%s", what, k, a == 0 ? "sm_80" : "sm_90", src);
+    }
+    unlink(path);
+    yg_string_release(src);
+    yg_string_release(ptx);
+}
+
 static void test_every_group_compiles_to_ptx(void **state) {
     (void)state;
     if (YG_PTXAS[0] == '\0') {
@@ -482,39 +509,60 @@ static void test_every_group_compiles_to_ptx(void **state) {
     }
     int checked = 0;
     for (int d = 0; d < 2; d++) {
+        const char *dn = d == 0 ? "float32" : "float64";
         int n_ops = 0;
         yg_graph *f = all_ops_graph(d == 0 ? YG_FLOAT32 : YG_FLOAT64, &n_ops);
         YG_CHECK(yg_graph_fuse(f));
         int groups = count_kind(f, "prim::FusionGroup");
-        for (int k = 0; k < groups; k++) {
-            char *src = NULL, *ptx = NULL, path[256], cmd[800];
-            YG_CHECK(yg_fuser_cuda_ptx(f, k, "compute_80", &src, &ptx));
-            assert_non_null(strstr(ptx, ".entry yg_fused_kernel"));
-            snprintf(path, sizeof path, "/tmp/yg-ptx-%d-%d-%d.ptx", (int)getpid(), d, k);
-            FILE *fp = fopen(path, "w");
-            assert_non_null(fp);
-            fputs(ptx, fp);
-            fclose(fp);
-            for (int a = 0; a < 2; a++) {
-                snprintf(cmd,
-                         sizeof cmd,
-                         "'%s' -arch=%s '%s' -o /dev/null",
-                         YG_PTXAS,
-                         a == 0 ? "sm_80" : "sm_90",
-                         path);
-                if (system(cmd) != 0)
-                    fail_msg(
-                        "ptxas rejected group %d (%s):\n%s", k, a == 0 ? "sm_80" : "sm_90", src);
-            }
-            unlink(path);
-            yg_string_release(src);
-            yg_string_release(ptx);
-            checked++;
-        }
+        for (int k = 0; k < groups; k++, checked++)
+            check_ptx(f, k, dn);
         yg_graph_release(f);
+        /* Each reduction anchor's row kernel. */
+        static const char *const anchors[] = {
+            "  %y = softmax[dim=-1](%b)\n  return (%y, %a)\n",
+            "  %y = log_softmax[dim=1](%b)\n  return (%y)\n",
+            "  %y = sum.dim[dim=[-1], keepdim=1](%b)\n  return (%y, %b)\n",
+            "  %y = layer_norm[eps=0.001, normalized_shape=[37]](%b, %w, %c)\n  return (%y)\n",
+        };
+        for (size_t i = 0; i < sizeof anchors / sizeof anchors[0]; i++, checked++) {
+            char text[1024];
+            snprintf(text, sizeof text,
+                     "graph(%%x : Tensor(dtype=%s, sizes=[6, 37]),"
+                     " %%w : Tensor(dtype=%s, sizes=[37])):\n"
+                     "  %%a = mul(%%x, %%w)\n"
+                     "  %%b = tanh(%%a)\n"
+                     "  %%c = mul.Scalar[other=2.5](%%w)\n%s",
+                     dn, dn, anchors[i]);
+            yg_graph *h = parse(text);
+            YG_CHECK(yg_graph_fuse(h));
+            assert_int_equal(count_kind(h, "prim::FusionGroup"), 1);
+            check_ptx(h, 0, dn);
+            yg_graph_release(h);
+        }
     }
     printf("%d groups compiled to PTX and assembled for sm_80 and sm_90\n", checked);
-    assert_true(checked >= 2);
+    assert_true(checked >= 10);
+}
+
+/* The 32-bit kernel is allowed exactly when every index fits int32. */
+static void test_cuda_index32_choice(void **state) {
+    (void)state;
+    int64_t sizes[2] = {1000, 1000}, contig[4] = {1000, 1, 1000, 1}, bcast[4] = {1000, 1, 0, 1};
+    assert_true(yg__fuser_cuda_index32_ok(1000000, 2, sizes, contig, 2, 65536));
+    assert_true(yg__fuser_cuda_index32_ok(1000000, 2, sizes, bcast, 2, 65536));
+    /* n plus the grid's step past INT32_MAX. */
+    int64_t big[1] = {INT32_MAX - 10}, one[2] = {1, 1};
+    assert_false(yg__fuser_cuda_index32_ok(big[0], 1, big, one, 2, 65536));
+    assert_true(yg__fuser_cuda_index32_ok(big[0], 1, big, one, 2, 10));
+    /* A small output reading a wide stride: the offset passes int32. */
+    int64_t s2[2] = {3, 4}, wide[4] = {4, 1, (int64_t)1 << 31, 1};
+    assert_false(yg__fuser_cuda_index32_ok(12, 2, s2, wide, 2, 128));
+    /* Empty: nothing is indexed. */
+    int64_t e[2] = {0, 5};
+    assert_true(yg__fuser_cuda_index32_ok(0, 2, e, wide, 2, 128));
+    /* Overflowing products are refused, not wrapped. */
+    int64_t h[1] = {INT64_MAX / 2}, hs[1] = {4};
+    assert_false(yg__fuser_cuda_index32_ok(10, 1, h, hs, 1, 1));
 }
 
 /* ---- caches and fallbacks, across processes ---- */
@@ -601,6 +649,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_reduction_anchors_match_unfused),
         cmocka_unit_test(test_every_pointwise_op_fuses),
         cmocka_unit_test(test_every_group_compiles_to_ptx),
+        cmocka_unit_test(test_cuda_index32_choice),
         cmocka_unit_test(test_siblings_fuse_across_other_nodes),
         cmocka_unit_test(test_what_is_not_fused),
         cmocka_unit_test(test_chunks_move_up_into_the_group),

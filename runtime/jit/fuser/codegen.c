@@ -454,14 +454,208 @@ yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, ch
 
 /* ---- CUDA ----
  *
- * The same body as a CUDA C++ kernel for NVRTC: one thread per output
- * element (a grid-stride loop), every operand addressed by div/mod of the
- * linear index over the dims, 64-bit indices.  Math is CUDA's own device
- * functions under the same names (C++ overloads take float for float). */
+ * The same body as CUDA C++ for NVRTC.  Every operand is addressed by
+ * div/mod of an index over the dims through its strides (0 where
+ * broadcast).  Each kernel comes in two index widths from one template:
+ * yg_fused_kernel (64-bit) and yg_fused_kernel_i32, which a launch may
+ * take when yg__fuser_cuda_index32_ok says the sizes allow (32-bit
+ * division is several times cheaper on the GPU).  Math is CUDA's own
+ * device functions under the same names (C++ overloads take float for
+ * float).
+ *   elementwise: one thread per output element, a grid-stride loop;
+ *   anchored:    one block per row (a grid-stride loop over rows), the
+ *                block's threads striding along the row; the passes of
+ *                the CPU row kernel, each ending in a block reduction
+ *                (warp shuffles, then one warp over the warps' partials),
+ *                in double for sums as on the CPU.  Launch with a multiple
+ *                of 32 threads per block, at most 1024. */
 
-static const char cuda_prelude[] = "typedef long long int64_t;\n"
-                                   "#define INFINITY __int_as_float(0x7f800000)\n"
-                                   "#define NAN __int_as_float(0x7fffffff)\n";
+static const char cuda_prelude[] =
+    "typedef long long int64_t;\n"
+    "#define INFINITY __int_as_float(0x7f800000)\n"
+    "#define NAN __int_as_float(0x7fffffff)\n";
+
+/* Block-wide sum and max in double, every thread of the block calling;
+ * sh: 32 doubles of shared memory. */
+static const char cuda_block_reduce[] =
+    "__device__ double yg_block_reduce(double v, double *sh, bool max)\n"
+    "{\n"
+    "    for (int o = 16; o > 0; o >>= 1) {\n"
+    "        const double w = __shfl_down_sync(0xffffffffu, v, o);\n"
+    "        v = max ? (w > v ? w : v) : v + w;\n"
+    "    }\n"
+    "    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+    "    __syncthreads(); /* sh may still be read from the last call */\n"
+    "    if (lane == 0)\n"
+    "        sh[warp] = v;\n"
+    "    __syncthreads();\n"
+    "    if (warp == 0) {\n"
+    "        v = lane < (int)((blockDim.x + 31) >> 5) ? sh[lane] : (max ? -INFINITY : 0.0);\n"
+    "        for (int o = 16; o > 0; o >>= 1) {\n"
+    "            const double w = __shfl_down_sync(0xffffffffu, v, o);\n"
+    "            v = max ? (w > v ? w : v) : v + w;\n"
+    "        }\n"
+    "        if (lane == 0)\n"
+    "            sh[0] = v;\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    return sh[0];\n"
+    "}\n\n";
+
+/* The argument block and the two entry points over body template
+ * yg_fused_body<I>. */
+static void cuda_head(sbuf *b, const yg_graph *sub, const char *what, bool f32, int32_t nops,
+                      bool rows) {
+    put(b,
+        "/* a fusion group of %" PRId64 " nodes%s, CUDA */\n%s\ntypedef %s T;\n\n",
+        sub->n_nodes,
+        what,
+        cuda_prelude,
+        f32 ? "float" : "double");
+    if (rows)
+        put(b, "%s", cuda_block_reduce);
+    put(b,
+        "struct yg_fused_args {\n"
+        "    int64_t n;\n"
+        "    int ndim;\n"
+        "    int64_t sizes[%d];\n"
+        "    int64_t strides[%d][%d]; /* outputs, then inputs; elements */\n"
+        "    char *ptrs[%d];\n"
+        "};\n\n"
+        "template <typename I>\n"
+        "__device__ __forceinline__ void yg_fused_body(const yg_fused_args &a)\n{\n",
+        YG_MAX_DIMS,
+        nops,
+        YG_MAX_DIMS,
+        nops);
+}
+
+static const char cuda_entries[] =
+    "extern \"C\" __global__ void yg_fused_kernel(const yg_fused_args a)\n"
+    "{\n    yg_fused_body<int64_t>(a);\n}\n\n"
+    "extern \"C\" __global__ void yg_fused_kernel_i32(const yg_fused_args a)\n"
+    "{\n    yg_fused_body<int>(a);\n}\n";
+
+/* The operands' offsets for index r over dims [0, last) (the row's, or
+ * the element's with last = ndim). */
+static void cuda_offsets(sbuf *b, int32_t nops, const char *index, const char *last) {
+    put(b,
+        "        I off[%d] = {0};\n"
+        "        I r = %s;\n"
+        "        for (int d = %s - 1; d >= 0; d--) {\n"
+        "            const I c = r %% (I)a.sizes[d];\n"
+        "            r /= (I)a.sizes[d];\n"
+        "            for (int k = 0; k < %d; k++)\n"
+        "                off[k] += c * (I)a.strides[k][d];\n"
+        "        }\n",
+        nops,
+        index,
+        last,
+        nops);
+}
+
+static yg_status codegen_cuda_rows(const yg_graph *sub, const yg_ir_node *an, char **source) {
+    sbuf b = {0};
+    const yg_ir_value *kout[YG_FUSE_MAX_OUTPUTS];
+    int32_t n_in = sub->param->n_outputs;
+    int32_t n_out = yg__fuser_kernel_outputs(sub, kout, YG_FUSE_MAX_OUTPUTS);
+    bool f32 = sub->param->outputs[0]->type.dtype == YG_FLOAT32;
+    yg_fuse_anchor kind = yg__fuser_anchor(an);
+    int32_t ao = -1, nops = n_in + n_out;
+    char what[128];
+    for (int32_t o = 0; o < n_out; o++)
+        if (kout[o] == an->outputs[0])
+            ao = o;
+    if (n_out < 0 || ao < 0)
+        return fail("an anchored group must output its anchor", "");
+    snprintf(what, sizeof what, " anchored by %s", an->kind);
+    cuda_head(&b, sub, what, f32, nops, true);
+    put(&b,
+        "    __shared__ double sh[32];\n"
+        "    const I inner = (I)a.sizes[a.ndim - 1];\n"
+        "    const I rows = inner == 0 ? 0 : (I)a.n / inner;\n"
+        "    for (I row = blockIdx.x; row < rows; row += (I)gridDim.x) {\n");
+    cuda_offsets(&b, nops, "row", "(a.ndim - 1)");
+    for (int32_t o = 0; o < n_out; o++)
+        put(&b,
+            "        T *o%d = (T *)a.ptrs[%d] + off[%d];\n"
+            "        const I so%d = (I)a.strides[%d][a.ndim - 1];\n",
+            o, o, o, o, o);
+    for (int32_t i = 0; i < n_in; i++) {
+        int k = n_out + i;
+        put(&b,
+            "        const T *a%d = (const T *)a.ptrs[%d] + off[%d];\n"
+            "        const I s%d = (I)a.strides[%d][a.ndim - 1];\n",
+            i, k, k, i, k);
+    }
+    int passes = kind == YG_ANCHOR_SUM ? 1 : 3;
+    double eps = 1e-5;
+    if (kind == YG_ANCHOR_LAYER_NORM)
+        (void)yg__ir_attr_as_double(an, "eps", &eps);
+    int64_t x = an->inputs[0]->scratch;
+    yg_status st = YG_OK;
+    bool max_pass0 = kind == YG_ANCHOR_SOFTMAX || kind == YG_ANCHOR_LOG_SOFTMAX;
+    put(&b, "        double acc = %s;\n", max_pass0 ? "-INFINITY" : "0");
+    for (int pass = 0; st == YG_OK && pass < passes; pass++) {
+        if (pass == 1 && kind == YG_ANCHOR_LAYER_NORM)
+            put(&b, "        const double mean = acc / (double)inner;\n        acc = 0;\n");
+        else if (pass == 1)
+            put(&b, "        const T m = (T)acc;\n        acc = 0;\n");
+        if (pass == 2 && kind == YG_ANCHOR_LAYER_NORM)
+            put(&b,
+                "        const T rstd = (T)(1 / sqrt(acc / (double)inner + %a));\n"
+                "        const T tmean = (T)mean;\n",
+                eps);
+        else if (pass == 2)
+            put(&b,
+                kind == YG_ANCHOR_SOFTMAX ? "        const T inv = (T)(1 / acc);\n"
+                                          : "        const T lse = m + (T)log(acc);\n");
+        put(&b, "        for (I j = threadIdx.x; j < inner; j += (I)blockDim.x) {\n");
+        for (int32_t i = 0; i < n_in; i++)
+            put(&b, "            const T v%d = a%d[j * s%d];\n", i, i, i);
+        st = put_body(&b, sub, f32);
+        x = an->inputs[0]->scratch;
+        if (pass == 0)
+            for (int32_t o = 0; st == YG_OK && o < n_out; o++)
+                if (o != ao)
+                    put(&b, "            o%d[j * so%d] = v%" PRId64 ";\n", o, o, kout[o]->scratch);
+        if (kind == YG_ANCHOR_LAYER_NORM && pass == 1)
+            put(&b,
+                "            const double dv = (double)v%" PRId64 " - mean;\n"
+                "            acc += dv * dv;\n",
+                x);
+        else if (kind == YG_ANCHOR_LAYER_NORM && pass == 2)
+            put(&b,
+                "            o%d[j * so%d] = (v%" PRId64 " - tmean) * rstd * v%" PRId64
+                " + v%" PRId64 ";\n",
+                ao, ao, x, an->inputs[1]->scratch, an->inputs[2]->scratch);
+        else if (pass == 0 && max_pass0)
+            put(&b, "            acc = (double)v%" PRId64 " > acc ? (double)v%" PRId64 " : acc;\n",
+                x, x);
+        else if (pass == 0)
+            put(&b, "            acc += v%" PRId64 ";\n", x);
+        else if (pass == 1 && kind == YG_ANCHOR_SOFTMAX)
+            put(&b,
+                "            const T e = exp(v%" PRId64 " - m);\n"
+                "            o%d[j * so%d] = e;\n"
+                "            acc += e;\n",
+                x, ao, ao);
+        else if (pass == 1)
+            put(&b, "            acc += exp(v%" PRId64 " - m);\n", x);
+        else if (kind == YG_ANCHOR_SOFTMAX)
+            put(&b, "            o%d[j * so%d] *= inv;\n", ao, ao);
+        else
+            put(&b, "            o%d[j * so%d] = v%" PRId64 " - lse;\n", ao, ao, x);
+        put(&b, "        }\n");
+        if (pass < 2)
+            put(&b, "        acc = yg_block_reduce(acc, sh, %s);\n",
+                pass == 0 && max_pass0 ? "true" : "false");
+    }
+    if (kind == YG_ANCHOR_SUM)
+        put(&b, "        if (threadIdx.x == 0)\n            o%d[0] = (T)acc;\n", ao);
+    put(&b, "    }\n}\n\n%s", cuda_entries);
+    return take(&b, st, source);
+}
 
 yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source) {
     sbuf b = {0};
@@ -477,38 +671,13 @@ yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source) {
     if (dtype != YG_FLOAT32 && dtype != YG_FLOAT64)
         return fail("a group needs a float32 or float64 dtype", "");
     if (sub->last != NULL && yg__fuser_anchor(sub->last) != YG_ANCHOR_NONE)
-        return fail("a group ending in a reduction anchor has no CUDA form yet: ", sub->last->kind);
+        return codegen_cuda_rows(sub, sub->last, source);
     int32_t nops = n_in + n_out;
+    cuda_head(&b, sub, "", f32, nops, false);
     put(&b,
-        "/* a fusion group of %" PRId64 " nodes, CUDA */\n%s\ntypedef %s T;\n\n",
-        sub->n_nodes,
-        cuda_prelude,
-        f32 ? "float" : "double");
-    put(&b,
-        "struct yg_fused_args {\n"
-        "    int64_t n;\n"
-        "    int ndim;\n"
-        "    int64_t sizes[%d];\n"
-        "    int64_t strides[%d][%d]; /* outputs, then inputs; elements */\n"
-        "    char *ptrs[%d];\n"
-        "};\n\n"
-        "extern \"C\" __global__ void yg_fused_kernel(const yg_fused_args a)\n{\n"
-        "    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < a.n;\n"
-        "         i += (int64_t)gridDim.x * blockDim.x) {\n"
-        "        int64_t off[%d] = {0};\n"
-        "        int64_t r = i;\n"
-        "        for (int d = a.ndim - 1; d >= 0; d--) {\n"
-        "            const int64_t c = r %% a.sizes[d];\n"
-        "            r /= a.sizes[d];\n"
-        "            for (int k = 0; k < %d; k++)\n"
-        "                off[k] += c * a.strides[k][d];\n"
-        "        }\n",
-        YG_MAX_DIMS,
-        nops,
-        YG_MAX_DIMS,
-        nops,
-        nops,
-        nops);
+        "    for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < (I)a.n;\n"
+        "         i += (I)gridDim.x * (I)blockDim.x) {\n");
+    cuda_offsets(&b, nops, "i", "a.ndim");
     for (int32_t i = 0; i < n_in; i++)
         put(&b,
             "        const T v%d = ((const T *)a.ptrs[%d])[off[%d]];\n",
@@ -519,6 +688,25 @@ yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source) {
     yg_status st = put_body(&b, sub, f32);
     for (int32_t o = 0; st == YG_OK && o < n_out; o++)
         put(&b, "        ((T *)a.ptrs[%d])[off[%d]] = v%" PRId64 ";\n", o, o, kout[o]->scratch);
-    put(&b, "    }\n}\n");
+    put(&b, "    }\n}\n\n%s", cuda_entries);
     return take(&b, st, source);
+}
+
+bool yg__fuser_cuda_index32_ok(int64_t n, int ndim, const int64_t *sizes,
+                               const int64_t *strides, int nops, int64_t grid_threads) {
+    const int64_t lim = INT32_MAX;
+    if (n < 0 || grid_threads < 0 || n > lim - grid_threads)
+        return false;
+    for (int k = 0; k < nops; k++) {
+        int64_t last = 0; /* the operand's largest offset */
+        for (int d = 0; d < ndim; d++) {
+            int64_t st = strides[k * ndim + d], t;
+            if (sizes[d] <= 0)
+                return n == 0;
+            if (st < 0 || __builtin_mul_overflow(sizes[d] - 1, st, &t) ||
+                __builtin_add_overflow(last, t, &last) || last > lim)
+                return false;
+        }
+    }
+    return true;
 }

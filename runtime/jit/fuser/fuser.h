@@ -107,8 +107,19 @@ int32_t yg__fuser_kernel_outputs(const yg_graph *sub, const yg_ir_value **out, i
 yg_status yg__fuser_codegen_pattern(const yg_graph *sub, const char *pattern, char **source);
 
 /* codegen.c: the CUDA C++ source of sub's kernel (for NVRTC), or
- * YG_ERR_NOT_IMPLEMENTED with the reason.  *source: caller frees. */
+ * YG_ERR_NOT_IMPLEMENTED with the reason.  *source: caller frees.  It
+ * defines yg_fused_kernel (64-bit indices) and yg_fused_kernel_i32, both
+ * taking one struct yg_fused_args by value (n, ndim, sizes, strides per
+ * operand, ptrs: outputs then inputs); an anchored group's kernels take a
+ * block per row and a multiple of 32 threads per block. */
 yg_status yg__fuser_codegen_cuda(const yg_graph *sub, char **source);
+
+/* Whether yg_fused_kernel_i32 may run: n output elements plus the
+ * launch's grid_threads (blocks x threads, the grid-stride loop's step)
+ * and every operand's largest offset (strides: nops x ndim, elements,
+ * non-negative) fit in int32.  Cannot fail. */
+bool yg__fuser_cuda_index32_ok(int64_t n, int ndim, const int64_t *sizes,
+                               const int64_t *strides, int nops, int64_t grid_threads);
 
 /* compile.c: a kernel for source: from the memory cache, the disk cache,
  * or the compiler.  Never fails for a compiler problem: *fn NULL and the
