@@ -120,6 +120,32 @@ lstm_ops_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int6
     return st;
 }
 
+/* A gated MLP block: silu(x w0^T) * gelu(x w1^T) w2^T + x, the pointwise
+ * ops between the products fused forward and backward. */
+static yg_status
+act_mlp_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *t[6] = {0};
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_linear(in[0], m->w[0], NULL, &t[0]);
+    if (st == YG_OK)
+        st = yg_linear(in[0], m->w[1], NULL, &t[1]);
+    if (st == YG_OK)
+        st = yg_silu(t[0], &t[2]);
+    if (st == YG_OK)
+        st = yg_gelu(t[1], &t[3]);
+    if (st == YG_OK)
+        st = yg_mul(t[2], t[3], &t[4]);
+    if (st == YG_OK)
+        st = yg_linear(t[4], m->w[2], NULL, &t[5]);
+    if (st == YG_OK)
+        st = yg_add(t[5], in[0], 1, &out[0]);
+    for (int i = 0; i < 6; i++)
+        yg_release(t[i]);
+    return st;
+}
+
 /* x [T, D]: layer_norm, self-attention (one head), residual, MLP. */
 static yg_status
 block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
@@ -267,6 +293,15 @@ static model make_lstm_ops(bool x_rg) {
     model m = make_lstm(x_rg);
     m.name = "lstm cell of ops";
     m.fn = lstm_ops_fn;
+    return m;
+}
+
+static model make_act_mlp(bool x_rg) {
+    model m = {.name = "silu-gelu MLP block", .fn = act_mlp_fn, .n_w = 3, .n_x = 1, .n_out = 1};
+    m.w[0] = rnd(16, 8, 61, true);
+    m.w[1] = rnd(16, 8, 62, true);
+    m.w[2] = rnd(8, 16, 63, true);
+    m.x[0] = rnd(5, 8, 64, x_rg);
     return m;
 }
 
@@ -453,6 +488,17 @@ static void test_lstm_cell_matches_eager(void **state) {
     run_model(make_lstm_ops);
 }
 
+static void check_cell_fuses(model (*make)(bool), int n_cats, int df_groups);
+
+/* The block's silu, gelu and product are one group forward; backward,
+ * silu_backward, gelu_backward and the products' gradients are one, and
+ * the sum of x's three gradients (after the matmuls) another. */
+static void test_act_mlp_block_fuses_and_matches_eager(void **state) {
+    (void)state;
+    run_model(make_act_mlp);
+    check_cell_fuses(make_act_mlp, 0, 2);
+}
+
 static void test_gru_cell_matches_eager(void **state) {
     (void)state;
     run_model(make_gru);
@@ -469,10 +515,10 @@ static void test_cnn_matches_eager(void **state) {
 }
 
 /* A cell's pointwise ops become one fusion group in the region's forward
- * graph and one in its backward graph (df is printed before f), and the
- * backward's cats of the gate gradients (n_cats of them) are that
- * group's exits. */
-static void check_cell_fuses(model (*make)(bool), int n_cats) {
+ * graph and df_groups in its backward graph (df is printed before f), and
+ * the backward's cats of the gate gradients (n_cats of them) are exits
+ * of those groups. */
+static void check_cell_fuses(model (*make)(bool), int n_cats, int df_groups) {
     model m = make(true);
     yg_executor *e = check_model(&m, true);
     char *text = NULL;
@@ -483,7 +529,7 @@ static void check_cell_fuses(model (*make)(bool), int n_cats) {
     for (const char *p = strstr(text, "prim::FusionGroup"); p != NULL;
          p = strstr(p + 1, "prim::FusionGroup"))
         *(p < f_at ? &in_df : &in_f) += 1;
-    assert_int_equal(in_df, 1);
+    assert_int_equal(in_df, df_groups);
     assert_int_equal(in_f, 1);
     /* The cats are inside the group (indented past df's own nodes), not
      * copies after it. */
@@ -504,14 +550,14 @@ static void check_cell_fuses(model (*make)(bool), int n_cats) {
 
 static void test_gru_cell_fuses_forward_and_backward(void **state) {
     (void)state;
-    check_cell_fuses(make_gru, 2);
+    check_cell_fuses(make_gru, 2, 1);
 }
 
 /* The LSTM cell of ops: chunk's pieces read in place forward, one cat of
  * the four gate gradients as the backward group's exit. */
 static void test_lstm_cell_of_ops_fuses_forward_and_backward(void **state) {
     (void)state;
-    check_cell_fuses(make_lstm_ops, 1);
+    check_cell_fuses(make_lstm_ops, 1, 1);
 }
 
 static void test_inplace_ops_stay_outside_regions(void **state) {
@@ -945,6 +991,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_cnn_matches_eager),
         cmocka_unit_test(test_gru_cell_fuses_forward_and_backward),
         cmocka_unit_test(test_lstm_cell_of_ops_fuses_forward_and_backward),
+        cmocka_unit_test(test_act_mlp_block_fuses_and_matches_eager),
         cmocka_unit_test(test_inplace_ops_stay_outside_regions),
         cmocka_unit_test(test_views_inside_regions_match_eager),
         cmocka_unit_test(test_views_written_in_place_stay_outside),
