@@ -15,7 +15,7 @@
  * dnnl_sgemm when the library is built with oneDNN and the product has at
  * least YG_GEMM_ONEDNN_MIN multiply-adds, else OpenBLAS's sgemm: measured
  * on a 2-core AMD EPYC (Zen 4) against OpenBLAS 0.3.21 (which runs its
- * Cooper Lake kernels there), oneDNN 2.7 was 1.2-4x faster on the shapes
+ * Cooper Lake kernels there), oneDNN 2.6 was 1.2-4x faster on the shapes
  * of training (an LSTM cell's weight gradient [2600, 20] x [20, 650]: 0.38
  * against 1.45 ms; its input gradient [20, 2600] x [2600, 650]: 0.31
  * against 0.64 ms; a 1024^3 square product 10.5 against 12.8 ms) and at
