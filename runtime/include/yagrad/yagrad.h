@@ -23,6 +23,7 @@
 #include "yagrad/autograd.h"
 #include "yagrad/conv.h"
 #include "yagrad/cpu.h"
+#include "yagrad/cuda.h"
 #include "yagrad/distributed.h"
 #include "yagrad/jit.h"
 #include "yagrad/onnx.h"

@@ -1,0 +1,62 @@
+/*
+ * cuda_stub.c - yagrad/cuda.h in a library built without the CUDA backend
+ * (no nvcc found, or YG_WITH_CUDA=OFF): no device is available, and every
+ * call that needs one fails with "built without CUDA".
+ */
+#include "cuda/cuda.h"
+
+#include "core/core.h"
+
+#include <string.h>
+
+static const char why[] = "built without CUDA (configure with the CUDA toolkit installed and "
+                          "YG_WITH_CUDA=ON)";
+
+bool yg_cuda_is_available(void) {
+    return false;
+}
+
+int yg_cuda_device_count(void) {
+    return 0;
+}
+
+yg_status yg_cuda_check(void) {
+    return yg__fail(YG_ERR_DEVICE, "cuda: %s", why);
+}
+
+yg_status yg__cuda_check_index(const char *op, int index) {
+    (void)index;
+    return yg__fail(YG_ERR_DEVICE, "%s: %s", op, why);
+}
+
+yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out) {
+    (void)nbytes;
+    *out = NULL;
+    return yg__cuda_check_index(op, index);
+}
+
+void yg__cuda_free(int index, void *ptr) {
+    (void)index;
+    (void)ptr;
+}
+
+yg_status yg_cuda_get_device_properties(int index, yg_cuda_device_properties *out) {
+    if (out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_get_device_properties: out is NULL");
+    memset(out, 0, sizeof *out);
+    return yg__cuda_check_index("cuda_get_device_properties", index);
+}
+
+yg_status yg_cuda_synchronize(int index) {
+    return yg__cuda_check_index("cuda_synchronize", index);
+}
+
+yg_status yg_cuda_memory_stats_get(int index, yg_cuda_memory_stats *out) {
+    if (out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_memory_stats_get: out is NULL");
+    memset(out, 0, sizeof *out);
+    return yg__cuda_check_index("cuda_memory_stats_get", index);
+}
+
+void yg_cuda_empty_cache(void) {
+}

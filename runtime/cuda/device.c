@@ -1,0 +1,211 @@
+/*
+ * device.c - CUDA devices (yagrad/cuda.h) and their caching allocators.
+ *
+ * The device count is read once (pthread_once); a machine without a
+ * driver or a GPU gets 0 and the CUDA runtime's reason, kept for
+ * yg_cuda_check's message.  Each device gets a block cache
+ * (block_cache.h) on first use, whose segments come from cudaMalloc on
+ * that device (the calling thread's current device is restored after).
+ * Every allocation is on the default stream for now: per-thread streams
+ * come with the kernels that run on them.
+ */
+#include "cuda/cuda.h"
+
+#include "core/core.h"
+#include "cuda/block_cache.h"
+
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int n_devices;
+static char why[256]; /* when n_devices == 0 */
+static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
+static yg_block_cache *caches[YG_CUDA_MAX_DEVICES];
+
+static void init(void) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        snprintf(why, sizeof why, "cuda: no CUDA device (%s)", cudaGetErrorString(e));
+        (void)cudaGetLastError(); /* clear the sticky-free error */
+        n = 0;
+    } else if (n == 0) {
+        snprintf(why, sizeof why, "cuda: no CUDA device (the driver reports none)");
+    }
+    n_devices = n > YG_CUDA_MAX_DEVICES ? YG_CUDA_MAX_DEVICES : n;
+}
+
+bool yg_cuda_is_available(void) {
+    pthread_once(&init_once, init);
+    return n_devices > 0;
+}
+
+int yg_cuda_device_count(void) {
+    pthread_once(&init_once, init);
+    return n_devices;
+}
+
+yg_status yg_cuda_check(void) {
+    pthread_once(&init_once, init);
+    return n_devices > 0 ? YG_OK : yg__fail(YG_ERR_DEVICE, "%s", why);
+}
+
+yg_status yg__cuda_check_index(const char *op, int index) {
+    pthread_once(&init_once, init);
+    if (n_devices == 0)
+        return yg__fail(YG_ERR_DEVICE, "%s: %s", op, why);
+    if (index < 0 || index >= n_devices)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: device index %d out of range (%d device%s)",
+                        op,
+                        index,
+                        n_devices,
+                        n_devices == 1 ? "" : "s");
+    return YG_OK;
+}
+
+/* ---- the allocator's backend: cudaMalloc / cudaFree on one device ---- */
+
+static void *raw_alloc(void *ctx, size_t nbytes) {
+    int dev = (int)(intptr_t)ctx, prev = 0;
+    void *p = NULL;
+    if (cudaGetDevice(&prev) != cudaSuccess || cudaSetDevice(dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (cudaMalloc(&p, nbytes) != cudaSuccess) {
+        (void)cudaGetLastError(); /* out of memory is not sticky */
+        p = NULL;
+    }
+    (void)cudaSetDevice(prev);
+    return p;
+}
+
+static void raw_free(void *ctx, void *ptr) {
+    int dev = (int)(intptr_t)ctx, prev = 0;
+    if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(dev) == cudaSuccess) {
+        (void)cudaFree(ptr);
+        (void)cudaSetDevice(prev);
+    }
+    (void)cudaGetLastError();
+}
+
+/* Device index's cache, made on first use; NULL when out of host memory. */
+static yg_block_cache *cache_of(int index) {
+    pthread_mutex_lock(&caches_lock);
+    if (caches[index] == NULL) {
+        yg_block_cache_backend be = {
+            .ctx = (void *)(intptr_t)index, .raw_alloc = raw_alloc, .raw_free = raw_free};
+        if (yg__block_cache_create(&be, &caches[index]) != YG_OK)
+            caches[index] = NULL;
+    }
+    yg_block_cache *c = caches[index];
+    pthread_mutex_unlock(&caches_lock);
+    return c;
+}
+
+yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out) {
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__cuda_check_index(op, index));
+    yg_block_cache *c = cache_of(index);
+    if (c == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of host memory", op);
+    void *p = yg__block_cache_alloc(c, nbytes, NULL);
+    if (p == NULL) {
+        yg_block_cache_stats s = yg__block_cache_stats(c);
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "%s: out of CUDA memory allocating %zu bytes on cuda:%d (allocated %lld, "
+                        "reserved %lld bytes)",
+                        op,
+                        nbytes,
+                        index,
+                        (long long)s.allocated_bytes,
+                        (long long)s.reserved_bytes);
+    }
+    *out = p;
+    return YG_OK;
+}
+
+void yg__cuda_free(int index, void *ptr) {
+    if (ptr == NULL || index < 0 || index >= YG_CUDA_MAX_DEVICES)
+        return;
+    pthread_mutex_lock(&caches_lock);
+    yg_block_cache *c = caches[index];
+    pthread_mutex_unlock(&caches_lock);
+    if (c != NULL)
+        (void)yg__block_cache_free(c, ptr);
+}
+
+yg_status yg_cuda_get_device_properties(int index, yg_cuda_device_properties *out) {
+    if (out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_get_device_properties: out is NULL");
+    memset(out, 0, sizeof *out);
+    YG_RETURN_IF_ERROR(yg__cuda_check_index("cuda_get_device_properties", index));
+    struct cudaDeviceProp p;
+    cudaError_t e = cudaGetDeviceProperties(&p, index);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return yg__fail(YG_ERR_DEVICE,
+                        "cuda_get_device_properties: cuda:%d: %s",
+                        index,
+                        cudaGetErrorString(e));
+    }
+    snprintf(out->name, sizeof out->name, "%s", p.name);
+    out->major = p.major;
+    out->minor = p.minor;
+    out->multiprocessor_count = p.multiProcessorCount;
+    out->total_memory = (int64_t)p.totalGlobalMem;
+    out->shared_memory_per_block = (int64_t)p.sharedMemPerBlock;
+    return YG_OK;
+}
+
+yg_status yg_cuda_synchronize(int index) {
+    YG_RETURN_IF_ERROR(yg__cuda_check_index("cuda_synchronize", index));
+    int prev = 0;
+    cudaError_t e = cudaGetDevice(&prev);
+    if (e == cudaSuccess)
+        e = cudaSetDevice(index);
+    if (e == cudaSuccess)
+        e = cudaDeviceSynchronize();
+    (void)cudaSetDevice(prev);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return yg__fail(YG_ERR_DEVICE, "cuda_synchronize: cuda:%d: %s", index, cudaGetErrorString(e));
+    }
+    return YG_OK;
+}
+
+yg_status yg_cuda_memory_stats_get(int index, yg_cuda_memory_stats *out) {
+    if (out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_memory_stats_get: out is NULL");
+    memset(out, 0, sizeof *out);
+    YG_RETURN_IF_ERROR(yg__cuda_check_index("cuda_memory_stats_get", index));
+    pthread_mutex_lock(&caches_lock);
+    yg_block_cache *c = caches[index];
+    pthread_mutex_unlock(&caches_lock);
+    if (c == NULL)
+        return YG_OK;
+    yg_block_cache_stats s = yg__block_cache_stats(c);
+    out->allocated_bytes = s.allocated_bytes;
+    out->reserved_bytes = s.reserved_bytes;
+    out->peak_allocated_bytes = s.peak_allocated_bytes;
+    out->peak_reserved_bytes = s.peak_reserved_bytes;
+    out->num_allocs = s.num_allocs;
+    out->num_frees = s.num_frees;
+    out->num_cuda_mallocs = s.num_raw_allocs;
+    out->num_cuda_frees = s.num_raw_frees;
+    out->num_ooms = s.num_ooms;
+    return YG_OK;
+}
+
+void yg_cuda_empty_cache(void) {
+    pthread_mutex_lock(&caches_lock);
+    for (int i = 0; i < YG_CUDA_MAX_DEVICES; i++)
+        if (caches[i] != NULL)
+            yg__block_cache_empty(caches[i]);
+    pthread_mutex_unlock(&caches_lock);
+}
