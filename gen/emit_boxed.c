@@ -318,7 +318,7 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
         gen_sb_puts(&locals, "    yg_tensor **items = NULL;\n    int64_t len = 0;\n");
 
     gen_sb_puts(sb, "\n");
-    gen_emit_schema_comment(sb, "", op->func, op->loc);
+    gen_emit_schema_only(sb, "", op->func);
     gen_sb_printf(sb,
                   "yg_status yg__boxed_%s(const yg_ir_node *node,\n"
                   "%*syg_tensor *const *in,\n"

@@ -19,41 +19,6 @@ void gen_emit_marker(gen_sb *sb, const char *spec_file)
     gen_sb_printf(sb, "/* %s by gen from %s. DO NOT EDIT. */\n", "@" "generated", spec_file);
 }
 
-void gen_emit_schema_comment(gen_sb *sb, const char *indent, const char *schema, gen_loc loc)
-{
-    if (loc.file == NULL) {
-        gen_emit_schema_only(sb, indent, schema);
-        return;
-    }
-    size_t width = strlen(indent) + strlen(schema) + strlen(loc.file) + 16;
-
-    if (width <= 100) {
-        gen_sb_printf(sb, "%s/* %s  [%s:%d] */\n", indent, schema, loc.file, loc.line);
-        return;
-    }
-    /* Break the schema after commas so no line passes 100 columns. */
-    size_t col = strlen(indent) + 3;
-    const char *s = schema;
-    gen_sb_printf(sb, "%s/* ", indent);
-    while (*s != '\0') {
-        size_t n = strcspn(s, ",");
-        if (s[n] == ',')
-            n++;
-        if (col + n > 100 && col > strlen(indent) + 3) {
-            gen_sb_printf(sb, "\n%s *   ", indent);
-            col = strlen(indent) + 5;
-            while (*s == ' ') {
-                s++;
-                n--;
-            }
-        }
-        gen_sb_putn(sb, s, n);
-        col += n;
-        s += n;
-    }
-    gen_sb_printf(sb, "\n%s * [%s:%d] */\n", indent, loc.file, loc.line);
-}
-
 void gen_emit_schema_only(gen_sb *sb, const char *indent, const char *schema)
 {
     if (strlen(indent) + strlen(schema) + 6 <= 100) {

@@ -268,7 +268,7 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
     const char *cn = d->op->cname;
     char *display = gen_node_display_name(cn);
 
-    gen_emit_schema_comment(sb, "", d->name_text, d->loc);
+    gen_emit_schema_only(sb, "", d->name_text);
     gen_sb_printf(sb,
                   "static yg_status %s_backward_apply(yg_node *base,\n"
                   "%*syg_tensor *const *grads,\n"

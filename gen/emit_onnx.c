@@ -299,7 +299,7 @@ static void emit_symbolic(gen_sb *sb, const gen_op *op, const gen_onnx_map *m)
     gen_sb_puts(&body, "    return yg__onnx_outputs(cx, o, node);\n");
 
     gen_sb_puts(sb, "\n");
-    gen_emit_schema_comment(sb, "", op->func, op->loc);
+    gen_emit_schema_only(sb, "", op->func);
     gen_sb_printf(sb, "/* onnx: %s */\n", op->onnx);
     gen_sb_printf(sb, "yg_status yg__onnx_sym_%s(yg_onnx_ctx *cx, const yg_ir_node *node)\n{\n",
                   op->cname);

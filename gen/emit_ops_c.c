@@ -1036,7 +1036,7 @@ char *gen_emit_api_c(const gen_model *model, int section)
                 emit_record(&sb, op);
         }
         emit_traced(&sb, op);
-        gen_emit_schema_comment(&sb, "", op->func, op->loc);
+        gen_emit_schema_only(&sb, "", op->func);
         gen_params params;
         gen_op_params(op, &params);
         char *prefix = gen_xprintf("yg_status yg_%s(", op->cname);

@@ -226,7 +226,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     else
         gen_sb_puts(sb, "        },\n};\n\n");
 
-    gen_emit_schema_comment(sb, "", op->func, op->loc);
+    gen_emit_schema_only(sb, "", op->func);
     gen_params params;
     gen_op_params(op, &params);
     char *prefix = gen_xprintf("yg_status yg__cpu_%s(", op->cname);

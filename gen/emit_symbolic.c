@@ -119,7 +119,7 @@ static void emit_fn(gen_sb *sb, const gen_deriv *d)
     }
 
     gen_sb_puts(sb, "\n");
-    gen_emit_schema_comment(sb, "", d->name_text, d->loc);
+    gen_emit_schema_only(sb, "", d->name_text);
     gen_sb_printf(sb, "yg_status yg__symbolic_%s(yg_sym *s, const yg_ir_node *node)\n{\n",
                   op->cname);
     if (any_call)

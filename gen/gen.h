@@ -414,10 +414,11 @@ char *gen_needs_grad(const gen_deriv *d, int edge);
 #define GEN_OUT_LOCALS "&result..."
 void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, const gen_op *op,
                            const char *out_name, const char *tail);
-/* "/<star> mul(Tensor self, ...) -> Tensor  [specs/native_functions.yaml:25] <star>/"; with
- * loc.file NULL, the schema only (headers: a line shift in the YAML must
- * not change them, or every file including them would recompile). */
-void gen_emit_schema_comment(gen_sb *sb, const char *indent, const char *schema, gen_loc loc);
+/* "/<star> mul(Tensor self, ...) -> Tensor <star>/", wrapped past 100
+ * columns.  Generated code names an entry by its schema, never by its
+ * line in the YAML: a line shift must change no generated file but the
+ * op tables (generated/registry.c, whose .location fields say where each
+ * entry is), or adding an op would touch every section's files. */
 void gen_emit_schema_only(gen_sb *sb, const char *indent, const char *schema);
 /* Emits indent + head + args joined by ", " + tail + "\n", or, past 100
  * columns, one argument per line aligned after head. */

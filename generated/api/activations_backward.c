@@ -89,8 +89,7 @@ static yg_status tanh_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:564] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg_tanh_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, output};
@@ -192,8 +191,7 @@ static yg_status sigmoid_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:570] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg_sigmoid_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               yg_tensor **out)
@@ -289,8 +287,7 @@ static yg_status relu_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:576] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg_relu_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {grad_output};
@@ -392,7 +389,7 @@ static yg_status gelu_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:582] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg_gelu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
@@ -494,8 +491,7 @@ static yg_status gelu_tanh_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:589] */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -599,7 +595,7 @@ static yg_status silu_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:595] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg_silu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
@@ -706,8 +702,7 @@ static yg_status elu_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:600] */
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
 yg_status yg_elu_backward(const yg_tensor *grad_output,
                           const yg_tensor *self,
                           double alpha,
@@ -809,8 +804,7 @@ static yg_status leaky_relu_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:605] */
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
 yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,
                                  const yg_tensor *self,
                                  double negative_slope,
@@ -925,8 +919,7 @@ static yg_status softplus_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:610] */
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
 yg_status yg_softplus_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double beta,
@@ -1034,8 +1027,7 @@ static yg_status hardtanh_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:616] */
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
 yg_status yg_hardtanh_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double min_val,

@@ -82,7 +82,7 @@ static yg_status index_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1293] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
                    int64_t indices_len,
@@ -198,8 +198,7 @@ static yg_status index_put_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/native_functions.yaml:1303] */
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
 yg_status yg_index_put(const yg_tensor *self,
                        const yg_tensor *const *indices,
                        int64_t indices_len,
@@ -322,8 +321,7 @@ static yg_status index_put__traced(yg_tensor *self,
 }
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
- *   bool accumulate=False) -> Tensor(a!)
- * [specs/native_functions.yaml:1309] */
+ *   bool accumulate=False) -> Tensor(a!) */
 yg_status yg_index_put_(yg_tensor *self,
                         const yg_tensor *const *indices,
                         int64_t indices_len,
@@ -402,8 +400,7 @@ static yg_status index_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:1316] */
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
 yg_status yg_index_backward(const yg_tensor *grad_output,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,
@@ -462,8 +459,7 @@ static yg_status index_put_self_backward_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
- * [specs/native_functions.yaml:1322] */
+/* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor */
 yg_status yg_index_put_self_backward(const yg_tensor *grad,
                                      const yg_tensor *const *indices,
                                      int64_t indices_len,

@@ -82,8 +82,7 @@ static yg_status add_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:25] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg_add(const yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -178,8 +177,7 @@ static yg_status sub_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:30] */
+/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg_sub(const yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -273,7 +271,7 @@ static yg_status mul_traced(const yg_tensor *self, const yg_tensor *other, yg_te
     return yg__trace_end_node();
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:35] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -365,7 +363,7 @@ static yg_status div_traced(const yg_tensor *self, const yg_tensor *other, yg_te
     return yg__trace_end_node();
 }
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:40] */
+/* div(Tensor self, Tensor other) -> Tensor */
 yg_status yg_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -447,7 +445,7 @@ static yg_status mul_scalar_traced(const yg_tensor *self, double other, yg_tenso
     return yg__trace_end_node();
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:45] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -502,8 +500,7 @@ static yg_status div_mode_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor
- * [specs/native_functions.yaml:52] */
+/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor */
 yg_status yg_div_mode(const yg_tensor *self,
                       const yg_tensor *other,
                       const char *rounding_mode,
@@ -570,7 +567,7 @@ static yg_status div_scalar_traced(const yg_tensor *self, double other, yg_tenso
     return yg__trace_end_node();
 }
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:55] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg_div_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -667,8 +664,7 @@ static yg_status add__traced(yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:60] */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -764,8 +760,7 @@ static yg_status add_scalar_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:65] */
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg_add_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -850,8 +845,7 @@ static yg_status sub_scalar_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:70] */
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg_sub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -939,8 +933,7 @@ static yg_status rsub_scalar_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:76] */
+/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -121,8 +121,7 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
 }
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1657] */
+ *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -292,8 +291,7 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
 }
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1662] */
+ *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -400,8 +398,7 @@ static yg_status avg_pool1d_traced(const yg_tensor *self,
 }
 
 /* avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1670] */
+ *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
 yg_status yg_avg_pool1d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -501,8 +498,7 @@ static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1676] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -597,8 +593,7 @@ static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_outpu
     return yg__trace_end_node();
 }
 
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1681] */
+/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -655,8 +650,7 @@ static yg_status adaptive_avg_pool2d_to_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1690] */
+/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor */
 yg_status yg_adaptive_avg_pool2d_to(const yg_tensor *self,
                                     const int64_t *sizes,
                                     int64_t sizes_len,
@@ -780,8 +774,7 @@ static yg_status avg_pool3d_traced(const yg_tensor *self,
 }
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
- * [specs/native_functions.yaml:1695] */
+ *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
 yg_status yg_avg_pool3d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -960,8 +953,7 @@ static yg_status avg_pool3d_backward_traced(const yg_tensor *grad_output,
 }
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
- * [specs/native_functions.yaml:1700] */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
 yg_status yg_avg_pool3d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -1051,8 +1043,7 @@ static yg_status adaptive_avg_pool1d_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1706] */
+/* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor */
 yg_status yg_adaptive_avg_pool1d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -1128,8 +1119,7 @@ static yg_status adaptive_avg_pool3d_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1711] */
+/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
 yg_status yg_adaptive_avg_pool3d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -1224,8 +1214,7 @@ static yg_status adaptive_avg_pool3d_backward_traced(const yg_tensor *grad_outpu
     return yg__trace_end_node();
 }
 
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1716] */
+/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
 yg_status yg_adaptive_avg_pool3d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -1282,8 +1271,7 @@ static yg_status adaptive_avg_pool3d_to_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1723] */
+/* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor */
 yg_status yg_adaptive_avg_pool3d_to(const yg_tensor *self,
                                     const int64_t *sizes,
                                     int64_t sizes_len,

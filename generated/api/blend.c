@@ -82,7 +82,7 @@ static yg_status lerp_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:119] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
 yg_status yg_lerp(const yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, end};
@@ -194,8 +194,7 @@ static yg_status lerp_tensor_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
- * [specs/native_functions.yaml:125] */
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
 yg_status yg_lerp_tensor(const yg_tensor *self,
                          const yg_tensor *end,
                          const yg_tensor *weight,
@@ -311,8 +310,7 @@ static yg_status addcmul_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:131] */
+/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 yg_status yg_addcmul(const yg_tensor *self,
                      const yg_tensor *tensor1,
                      const yg_tensor *tensor2,
@@ -429,8 +427,7 @@ static yg_status addcdiv_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:136] */
+/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 yg_status yg_addcdiv(const yg_tensor *self,
                      const yg_tensor *tensor1,
                      const yg_tensor *tensor2,
@@ -532,8 +529,7 @@ static yg_status where_traced(const yg_tensor *condition,
     return yg__trace_end_node();
 }
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:143] */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
 yg_status yg_where(const yg_tensor *condition,
                    const yg_tensor *self,
                    const yg_tensor *other,
@@ -634,8 +630,7 @@ static yg_status where_scalarother_traced(const yg_tensor *condition,
     return yg__trace_end_node();
 }
 
-/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/native_functions.yaml:148] */
+/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
 yg_status yg_where_scalarother(const yg_tensor *condition,
                                const yg_tensor *self,
                                double other,
@@ -735,8 +730,7 @@ static yg_status where_scalarself_traced(const yg_tensor *condition,
     return yg__trace_end_node();
 }
 
-/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:153] */
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
 yg_status yg_where_scalarself(const yg_tensor *condition,
                               double self,
                               const yg_tensor *other,
@@ -832,8 +826,7 @@ static yg_status masked_fill_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
- * [specs/native_functions.yaml:158] */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
 yg_status yg_masked_fill(const yg_tensor *self,
                          const yg_tensor *mask,
                          double value,

@@ -65,8 +65,7 @@ static yg_status conv1d_traced(const yg_tensor *input,
 }
 
 /* conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0,
- *   int[1] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1531] */
+ *   int[1] dilation=1, int groups=1) -> Tensor */
 yg_status yg_conv1d(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -166,8 +165,7 @@ static yg_status conv1d_padding_traced(const yg_tensor *input,
 }
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
- *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1536] */
+ *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor */
 yg_status yg_conv1d_padding(const yg_tensor *input,
                             const yg_tensor *weight,
                             const yg_tensor *bias,
@@ -262,8 +260,7 @@ static yg_status conv2d_traced(const yg_tensor *input,
 }
 
 /* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0,
- *   int[2] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1540] */
+ *   int[2] dilation=1, int groups=1) -> Tensor */
 yg_status yg_conv2d(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -363,8 +360,7 @@ static yg_status conv2d_padding_traced(const yg_tensor *input,
 }
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1543] */
+ *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor */
 yg_status yg_conv2d_padding(const yg_tensor *input,
                             const yg_tensor *weight,
                             const yg_tensor *bias,
@@ -459,8 +455,7 @@ static yg_status conv3d_traced(const yg_tensor *input,
 }
 
 /* conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0,
- *   int[3] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1547] */
+ *   int[3] dilation=1, int groups=1) -> Tensor */
 yg_status yg_conv3d(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -560,8 +555,7 @@ static yg_status conv3d_padding_traced(const yg_tensor *input,
 }
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1550] */
+ *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor */
 yg_status yg_conv3d_padding(const yg_tensor *input,
                             const yg_tensor *weight,
                             const yg_tensor *bias,
@@ -661,8 +655,7 @@ static yg_status conv_transpose1d_traced(const yg_tensor *input,
 }
 
 /* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
- *   int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1556] */
+ *   int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor */
 yg_status yg_conv_transpose1d(const yg_tensor *input,
                               const yg_tensor *weight,
                               const yg_tensor *bias,
@@ -779,8 +772,7 @@ static yg_status conv_transpose2d_traced(const yg_tensor *input,
 }
 
 /* conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1559] */
+ *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor */
 yg_status yg_conv_transpose2d(const yg_tensor *input,
                               const yg_tensor *weight,
                               const yg_tensor *bias,
@@ -897,8 +889,7 @@ static yg_status conv_transpose3d_traced(const yg_tensor *input,
 }
 
 /* conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1562] */
+ *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor */
 yg_status yg_conv_transpose3d(const yg_tensor *input,
                               const yg_tensor *weight,
                               const yg_tensor *bias,
@@ -1018,8 +1009,7 @@ static yg_status convolution_traced(const yg_tensor *input,
 }
 
 /* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
- *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
- * [specs/native_functions.yaml:1568] */
+ *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
 yg_status yg_convolution(const yg_tensor *input,
                          const yg_tensor *weight,
                          const yg_tensor *bias,
@@ -1224,8 +1214,7 @@ static yg_status convolution_dispatch_traced(const yg_tensor *input,
 
 /* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
- *   bool deterministic, bool allow_backend_choice) -> Tensor
- * [specs/native_functions.yaml:1576] */
+ *   bool deterministic, bool allow_backend_choice) -> Tensor */
 yg_status yg_convolution_dispatch(const yg_tensor *input,
                                   const yg_tensor *weight,
                                   const yg_tensor *bias,
@@ -1369,8 +1358,7 @@ static yg_status convolution_backward_traced(const yg_tensor *grad_output,
 
 /* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride,
  *   int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups,
- *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1587] */
+ *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
 yg_status yg_convolution_backward(const yg_tensor *grad_output,
                                   const yg_tensor *input,
                                   const yg_tensor *weight,

@@ -57,8 +57,7 @@ static yg_status zeros_traced(const int64_t *size,
     return yg__trace_end_node();
 }
 
-/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1789] */
+/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg_zeros(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -115,8 +114,7 @@ static yg_status ones_traced(const int64_t *size,
     return yg__trace_end_node();
 }
 
-/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1794] */
+/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg_ones(const int64_t *size,
                   int64_t size_len,
                   const yg_dtype *dtype,
@@ -176,8 +174,7 @@ static yg_status full_traced(const int64_t *size,
     return yg__trace_end_node();
 }
 
-/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1799] */
+/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg_full(const int64_t *size,
                   int64_t size_len,
                   double fill_value,
@@ -235,8 +232,7 @@ static yg_status empty_traced(const int64_t *size,
     return yg__trace_end_node();
 }
 
-/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1805] */
+/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg_empty(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -291,8 +287,7 @@ static yg_status arange_traced(double end,
     return yg__trace_end_node();
 }
 
-/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1812] */
+/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -350,8 +345,7 @@ static yg_status arange_start_traced(double start,
 }
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1817] */
+ *   Device? device=None) -> Tensor */
 yg_status yg_arange_start(double start,
                           double end,
                           double step,
@@ -414,8 +408,7 @@ static yg_status linspace_traced(double start,
 }
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1823] */
+ *   Device? device=None) -> Tensor */
 yg_status yg_linspace(double start,
                       double end,
                       int64_t steps,
@@ -471,8 +464,7 @@ static yg_status eye_traced(int64_t n,
     return yg__trace_end_node();
 }
 
-/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1829] */
+/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -526,8 +518,7 @@ static yg_status eye_m_traced(int64_t n,
     return yg__trace_end_node();
 }
 
-/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1834] */
+/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg_eye_m(int64_t n,
                    int64_t m,
                    const yg_dtype *dtype,
@@ -572,8 +563,7 @@ static yg_status zeros_like_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1839] */
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg_zeros_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -615,8 +605,7 @@ static yg_status ones_like_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1843] */
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg_ones_like(const yg_tensor *self,
                        const yg_dtype *dtype,
                        const yg_device *device,
@@ -661,8 +650,7 @@ static yg_status full_like_traced(const yg_tensor *self,
 }
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1847] */
+ *   Device? device=None) -> Tensor */
 yg_status yg_full_like(const yg_tensor *self,
                        double fill_value,
                        const yg_dtype *dtype,
@@ -705,8 +693,7 @@ static yg_status empty_like_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1851] */
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg_empty_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,

@@ -91,8 +91,7 @@ static yg_status amax_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:788] */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 yg_status yg_amax(const yg_tensor *self,
                   const int64_t *dim,
                   int64_t dim_len,
@@ -199,8 +198,7 @@ static yg_status amin_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:794] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 yg_status yg_amin(const yg_tensor *self,
                   const int64_t *dim,
                   int64_t dim_len,
@@ -254,7 +252,7 @@ static yg_status max_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:801] */
+/* max(Tensor self) -> Tensor */
 yg_status yg_max(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -286,7 +284,7 @@ static yg_status min_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:805] */
+/* min(Tensor self) -> Tensor */
 yg_status yg_min(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -374,8 +372,7 @@ static yg_status max_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:812] */
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 yg_status yg_max_dim(const yg_tensor *self,
                      int64_t dim,
                      bool keepdim,
@@ -490,8 +487,7 @@ static yg_status min_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:818] */
+/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 yg_status yg_min_dim(const yg_tensor *self,
                      int64_t dim,
                      bool keepdim,
@@ -561,8 +557,7 @@ static yg_status value_selecting_reduction_backward_traced(const yg_tensor *grad
 }
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
- *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:826] */
+ *   bool keepdim) -> Tensor */
 yg_status yg_value_selecting_reduction_backward(const yg_tensor *grad,
                                                 int64_t dim,
                                                 const yg_tensor *indices,
@@ -679,8 +674,7 @@ static yg_status minmax_backward_traced(const yg_tensor *grad_output,
 }
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
- *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:832] */
+ *   bool keepdim) -> Tensor */
 yg_status yg_minmax_backward(const yg_tensor *grad_output,
                              const yg_tensor *self,
                              const yg_tensor *output,
@@ -745,7 +739,7 @@ static yg_status argmax_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:839] */
+/* argmax(Tensor self) -> Tensor */
 yg_status yg_argmax(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -795,8 +789,7 @@ static yg_status argmax_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:845] */
+/* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
 yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -838,7 +831,7 @@ static yg_status argmin_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:851] */
+/* argmin(Tensor self) -> Tensor */
 yg_status yg_argmin(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -888,8 +881,7 @@ static yg_status argmin_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:857] */
+/* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
 yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -931,7 +923,7 @@ static yg_status all_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:864] */
+/* all(Tensor self) -> Tensor */
 yg_status yg_all(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -983,8 +975,7 @@ static yg_status all_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:870] */
+/* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg_all_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -1030,7 +1021,7 @@ static yg_status any_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:876] */
+/* any(Tensor self) -> Tensor */
 yg_status yg_any(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -1082,8 +1073,7 @@ static yg_status any_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:882] */
+/* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg_any_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,

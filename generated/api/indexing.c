@@ -87,8 +87,7 @@ static yg_status index_select_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index_select(Tensor self, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1213] */
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
 yg_status yg_index_select(const yg_tensor *self,
                           int64_t dim,
                           const yg_tensor *index,
@@ -195,8 +194,7 @@ static yg_status index_select_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1221] */
+/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
 yg_status yg_index_select_backward(const yg_tensor *grad_output,
                                    const int64_t *self_sizes,
                                    int64_t self_sizes_len,
@@ -302,7 +300,7 @@ static yg_status gather_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:1230] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor */
 yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -406,8 +404,7 @@ static yg_status gather_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1238] */
+/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
 yg_status yg_gather_backward(const yg_tensor *grad_output,
                              const int64_t *self_sizes,
                              int64_t self_sizes_len,
@@ -517,8 +514,7 @@ static yg_status scatter_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:1246] */
+/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 yg_status yg_scatter(const yg_tensor *self,
                      int64_t dim,
                      const yg_tensor *index,
@@ -625,8 +621,7 @@ static yg_status scatter_value_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/native_functions.yaml:1252] */
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
 yg_status yg_scatter_value(const yg_tensor *self,
                            int64_t dim,
                            const yg_tensor *index,
@@ -737,8 +732,7 @@ static yg_status scatter_add_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:1259] */
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 yg_status yg_scatter_add(const yg_tensor *self,
                          int64_t dim,
                          const yg_tensor *index,
@@ -802,8 +796,7 @@ static yg_status scatter_src_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:1267] */
+/* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor */
 yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
                                   int64_t dim,
                                   const yg_tensor *index,
@@ -872,7 +865,7 @@ static yg_status tril_traced(const yg_tensor *self, int64_t diagonal, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1273] */
+/* tril(Tensor self, int diagonal=0) -> Tensor */
 yg_status yg_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -953,7 +946,7 @@ static yg_status triu_traced(const yg_tensor *self, int64_t diagonal, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1279] */
+/* triu(Tensor self, int diagonal=0) -> Tensor */
 yg_status yg_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -77,7 +77,7 @@ static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tens
     return yg__trace_end_node();
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:939] */
+/* mm(Tensor self, Tensor mat2) -> Tensor */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -133,8 +133,7 @@ static yg_status mm_mat1_backward_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
- * [specs/native_functions.yaml:951] */
+/* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
 yg_status yg_mm_mat1_backward(const yg_tensor *grad,
                               const yg_tensor *mat1,
                               const yg_tensor *mat2,
@@ -176,8 +175,7 @@ static yg_status mm_mat2_backward_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
- * [specs/native_functions.yaml:954] */
+/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
 yg_status yg_mm_mat2_backward(const yg_tensor *grad,
                               const yg_tensor *mat1,
                               const yg_tensor *mat2,
@@ -257,7 +255,7 @@ static yg_status bmm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_ten
     return yg__trace_end_node();
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:958] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor */
 yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -309,7 +307,7 @@ static yg_status matmul_traced(const yg_tensor *self, const yg_tensor *other, yg
     return yg__trace_end_node();
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:965] */
+/* matmul(Tensor self, Tensor other) -> Tensor */
 yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
@@ -343,7 +341,7 @@ static yg_status dot_traced(const yg_tensor *self, const yg_tensor *tensor, yg_t
     return yg__trace_end_node();
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:969] */
+/* dot(Tensor self, Tensor tensor) -> Tensor */
 yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out)
 {
     yg_status st;
@@ -377,7 +375,7 @@ static yg_status mv_traced(const yg_tensor *self, const yg_tensor *vec, yg_tenso
     return yg__trace_end_node();
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:974] */
+/* mv(Tensor self, Tensor vec) -> Tensor */
 yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 {
     yg_status st;
@@ -411,7 +409,7 @@ static yg_status outer_traced(const yg_tensor *self, const yg_tensor *vec2, yg_t
     return yg__trace_end_node();
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:978] */
+/* outer(Tensor self, Tensor vec2) -> Tensor */
 yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out)
 {
     yg_status st;
@@ -453,8 +451,7 @@ static yg_status addmm_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:984] */
+/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 yg_status yg_addmm(const yg_tensor *self,
                    const yg_tensor *mat1,
                    const yg_tensor *mat2,
@@ -502,8 +499,7 @@ static yg_status baddbmm_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:988] */
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 yg_status yg_baddbmm(const yg_tensor *self,
                      const yg_tensor *batch1,
                      const yg_tensor *batch2,
@@ -547,8 +543,7 @@ static yg_status linear_traced(const yg_tensor *input,
     return yg__trace_end_node();
 }
 
-/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:991] */
+/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,

@@ -96,8 +96,7 @@ static yg_status nll_loss_traced(const yg_tensor *self,
 }
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
- *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:1361] */
+ *   int ignore_index=-100) -> Tensor */
 yg_status yg_nll_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       const yg_tensor *weight,
@@ -226,8 +225,7 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
 }
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
- *   int reduction, int ignore_index) -> Tensor
- * [specs/native_functions.yaml:1366] */
+ *   int reduction, int ignore_index) -> Tensor */
 yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
                                const yg_tensor *target,
                                const yg_tensor *weight,
@@ -304,8 +302,7 @@ static yg_status mse_loss_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1374] */
+/* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
 yg_status yg_mse_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -346,8 +343,7 @@ static yg_status l1_loss_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1378] */
+/* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
 yg_status yg_l1_loss(const yg_tensor *self,
                      const yg_tensor *target,
                      int64_t reduction,
@@ -390,8 +386,7 @@ static yg_status smooth_l1_loss_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:1383] */
+/* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor */
 yg_status yg_smooth_l1_loss(const yg_tensor *self,
                             const yg_tensor *target,
                             int64_t reduction,
@@ -435,8 +430,8 @@ static yg_status binary_cross_entropy_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1388] */
+/* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
+ *   int reduction=1) -> Tensor */
 yg_status yg_binary_cross_entropy(const yg_tensor *self,
                                   const yg_tensor *target,
                                   const yg_tensor *weight,
@@ -483,8 +478,7 @@ static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
 }
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
- *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1393] */
+ *   Tensor? pos_weight=None, int reduction=1) -> Tensor */
 yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
                                               const yg_tensor *target,
                                               const yg_tensor *weight,
@@ -542,8 +536,7 @@ static yg_status cross_entropy_traced(const yg_tensor *self,
 }
 
 /* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
- *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:1401] */
+ *   int ignore_index=-100) -> Tensor */
 yg_status yg_cross_entropy(const yg_tensor *self,
                            const yg_tensor *target,
                            const yg_tensor *weight,

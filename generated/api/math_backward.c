@@ -94,8 +94,7 @@ static yg_status pow_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:624] */
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
 yg_status yg_pow_backward(const yg_tensor *grad_output,
                           const yg_tensor *self,
                           double exponent,
@@ -202,8 +201,7 @@ static yg_status clamp_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:630] */
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
 yg_status yg_clamp_backward(const yg_tensor *grad_output,
                             const yg_tensor *self,
                             double min,
@@ -306,8 +304,7 @@ static yg_status clamp_min_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:635] */
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
 yg_status yg_clamp_min_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 double min,
@@ -409,8 +406,7 @@ static yg_status clamp_max_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:640] */
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
 yg_status yg_clamp_max_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 double max,
@@ -514,8 +510,7 @@ static yg_status maximum_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:648] */
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
 yg_status yg_maximum_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               const yg_tensor *other,
@@ -620,8 +615,7 @@ static yg_status minimum_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:653] */
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
 yg_status yg_minimum_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               const yg_tensor *other,
@@ -686,8 +680,7 @@ static yg_status atan2_backward_traced(const yg_tensor *grad,
 }
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
- *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
- * [specs/native_functions.yaml:662] */
+ *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other) */
 yg_status yg_atan2_backward(const yg_tensor *grad,
                             const yg_tensor *self,
                             const yg_tensor *other,
@@ -798,8 +791,7 @@ static yg_status pow_backward_self_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:665] */
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
 yg_status yg_pow_backward_self(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                const yg_tensor *exponent,
@@ -931,8 +923,8 @@ static yg_status pow_backward_exponent_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:672] */
+/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
+ *   Tensor output) -> Tensor */
 yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *exponent,

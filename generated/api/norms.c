@@ -49,8 +49,7 @@ static yg_status layer_norm_traced(const yg_tensor *input,
 }
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
- *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1409] */
+ *   float eps=1e-05) -> Tensor */
 yg_status yg_layer_norm(const yg_tensor *input,
                         const int64_t *normalized_shape,
                         int64_t normalized_shape_len,
@@ -110,8 +109,7 @@ static yg_status group_norm_traced(const yg_tensor *input,
 }
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
- *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1414] */
+ *   float eps=1e-05) -> Tensor */
 yg_status yg_group_norm(const yg_tensor *input,
                         int64_t num_groups,
                         const yg_tensor *weight,
@@ -171,10 +169,9 @@ static yg_status batch_norm_traced(const yg_tensor *input,
     return yg__trace_end_node();
 }
 
-/* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
- *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
- *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1422] */
+/* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,
+ *   Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None, bool training=False,
+ *   float momentum=0.1, float eps=1e-05) -> Tensor */
 yg_status yg_batch_norm(const yg_tensor *input,
                         const yg_tensor *weight,
                         const yg_tensor *bias,
@@ -342,8 +339,7 @@ static yg_status native_layer_norm_traced(const yg_tensor *input,
 }
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
- *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
- * [specs/native_functions.yaml:1428] */
+ *   float eps) -> (Tensor output, Tensor mean, Tensor rstd) */
 yg_status yg_native_layer_norm(const yg_tensor *input,
                                const int64_t *normalized_shape,
                                int64_t normalized_shape_len,
@@ -460,8 +456,7 @@ static yg_status native_layer_norm_backward_traced(const yg_tensor *grad_out,
 
 /* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, float eps,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1439] */
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
 yg_status yg_native_layer_norm_backward(const yg_tensor *grad_out,
                                         const yg_tensor *input,
                                         const yg_tensor *mean,
@@ -578,8 +573,7 @@ static yg_status native_layer_norm_backward_fused_traced(const yg_tensor *grad_o
 
 /* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
- *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1444] */
+ *   Tensor grad_weight, Tensor grad_bias) */
 yg_status yg_native_layer_norm_backward_fused(const yg_tensor *grad_out,
                                               const yg_tensor *input,
                                               const yg_tensor *mean,
@@ -761,8 +755,7 @@ static yg_status native_batch_norm_traced(const yg_tensor *input,
 
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
  *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
- *   Tensor save_mean, Tensor save_invstd)
- * [specs/native_functions.yaml:1453] */
+ *   Tensor save_mean, Tensor save_invstd) */
 yg_status yg_native_batch_norm(const yg_tensor *input,
                                const yg_tensor *weight,
                                const yg_tensor *bias,
@@ -894,9 +887,8 @@ static yg_status native_batch_norm_backward_traced(const yg_tensor *grad_out,
 }
 
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
- *   Tensor save_invstd, bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,
- *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1463] */
+ *   Tensor save_invstd, bool training, float eps,
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
 yg_status yg_native_batch_norm_backward(const yg_tensor *grad_out,
                                         const yg_tensor *input,
                                         const yg_tensor *weight,
@@ -1005,10 +997,9 @@ static yg_status native_batch_norm_backward_fused_traced(const yg_tensor *grad_o
     return yg__trace_end_node();
 }
 
-/* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
- *   Tensor save_invstd, bool training, bool[3] grad_input_mask) -> (Tensor grad_input,
- *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1467] */
+/* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight,
+ *   Tensor save_mean, Tensor save_invstd, bool training,
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
 yg_status yg_native_batch_norm_backward_fused(const yg_tensor *grad_out,
                                               const yg_tensor *input,
                                               const yg_tensor *weight,

@@ -87,8 +87,7 @@ static yg_status constant_pad_nd_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/native_functions.yaml:1163] */
+/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
 yg_status yg_constant_pad_nd(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -146,8 +145,7 @@ static yg_status constant_pad_nd_backward_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1170] */
+/* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor */
 yg_status yg_constant_pad_nd_backward(const yg_tensor *grad,
                                       const int64_t *pad,
                                       int64_t pad_len,
@@ -229,7 +227,7 @@ static yg_status reflection_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1178] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor */
 yg_status yg_reflection_pad(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
@@ -333,8 +331,7 @@ static yg_status reflection_pad_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1186] */
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
 yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
                                      const int64_t *self_sizes,
                                      int64_t self_sizes_len,
@@ -441,7 +438,7 @@ static yg_status replication_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1192] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor */
 yg_status yg_replication_pad(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -545,8 +542,7 @@ static yg_status replication_pad_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1198] */
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
 yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
                                       const int64_t *self_sizes,
                                       int64_t self_sizes_len,
@@ -614,8 +610,7 @@ static yg_status pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1205] */
+/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor */
 yg_status yg_pad(const yg_tensor *self,
                  const int64_t *pad,
                  int64_t pad_len,

@@ -64,8 +64,7 @@ static yg_status max_pool2d_traced(const yg_tensor *self,
 }
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1596] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
 yg_status yg_max_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -212,8 +211,7 @@ static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
 }
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1603] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
 yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -307,8 +305,8 @@ static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_o
     return yg__trace_end_node();
 }
 
-/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1610] */
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,
+ *   int[] self_sizes) -> Tensor */
 yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
                                               const yg_tensor *indices,
                                               const int64_t *self_sizes,
@@ -382,8 +380,7 @@ static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
 }
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1617] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
 yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -475,8 +472,7 @@ static yg_status max_pool1d_traced(const yg_tensor *self,
 }
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1621] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
 yg_status yg_max_pool1d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -623,8 +619,7 @@ static yg_status max_pool3d_with_indices_traced(const yg_tensor *self,
 }
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1629] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
 yg_status yg_max_pool3d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -738,8 +733,7 @@ static yg_status max_pool3d_traced(const yg_tensor *self,
 }
 
 /* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1634] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
 yg_status yg_max_pool3d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -807,8 +801,8 @@ static yg_status max_pool3d_with_indices_backward_traced(const yg_tensor *grad_o
     return yg__trace_end_node();
 }
 
-/* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1640] */
+/* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,
+ *   int[] self_sizes) -> Tensor */
 yg_status yg_max_pool3d_with_indices_backward(const yg_tensor *grad_output,
                                               const yg_tensor *indices,
                                               const int64_t *self_sizes,
@@ -908,8 +902,7 @@ static yg_status adaptive_max_pool2d_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1647] */
+/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices) */
 yg_status yg_adaptive_max_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,

@@ -61,8 +61,7 @@ static yg_status rand_traced(const int64_t *size,
 }
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1862] */
+ *   Device? device=None) -> Tensor */
 yg_status yg_rand(const int64_t *size,
                   int64_t size_len,
                   yg_generator *generator,
@@ -124,8 +123,7 @@ static yg_status randn_traced(const int64_t *size,
 }
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1868] */
+ *   Device? device=None) -> Tensor */
 yg_status yg_randn(const int64_t *size,
                    int64_t size_len,
                    yg_generator *generator,
@@ -193,8 +191,7 @@ static yg_status randint_traced(int64_t low,
 }
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1874] */
+ *   Device? device=None) -> Tensor */
 yg_status yg_randint(int64_t low,
                      int64_t high,
                      const int64_t *size,
@@ -245,8 +242,7 @@ static yg_status bernoulli_traced(const yg_tensor *self, yg_generator *generator
     return yg__trace_end_node();
 }
 
-/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1880] */
+/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor */
 yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
     yg_device dev;
@@ -296,8 +292,7 @@ static yg_status bernoulli_p_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1886] */
+/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor */
 yg_status yg_bernoulli_p(const yg_tensor *self,
                          double p,
                          yg_generator *generator,
@@ -345,8 +340,7 @@ static yg_status rand_like_traced(const yg_tensor *self,
 }
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1892] */
+ *   Device? device=None) -> Tensor */
 yg_status yg_rand_like(const yg_tensor *self,
                        yg_generator *generator,
                        const yg_dtype *dtype,
@@ -392,8 +386,7 @@ static yg_status randn_like_traced(const yg_tensor *self,
 }
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1895] */
+ *   Device? device=None) -> Tensor */
 yg_status yg_randn_like(const yg_tensor *self,
                         yg_generator *generator,
                         const yg_dtype *dtype,
@@ -436,8 +429,7 @@ static yg_status dropout_traced(const yg_tensor *input,
     return yg__trace_end_node();
 }
 
-/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1900] */
+/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor */
 yg_status yg_dropout(const yg_tensor *input,
                      double p,
                      bool train,

@@ -72,7 +72,7 @@ static yg_status log_softmax_traced(const yg_tensor *self, int64_t dim, yg_tenso
     return yg__trace_end_node();
 }
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1329] */
+/* log_softmax(Tensor self, int dim) -> Tensor */
 yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -178,8 +178,7 @@ static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1334] */
+/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
 yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
                                   const yg_tensor *output,
                                   int64_t dim,
@@ -238,8 +237,7 @@ static yg_status log_softmax_jvp_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1342] */
+/* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor */
 yg_status yg_log_softmax_jvp(const yg_tensor *grad,
                              const yg_tensor *output,
                              int64_t dim,
@@ -309,7 +307,7 @@ static yg_status softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **
     return yg__trace_end_node();
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1345] */
+/* softmax(Tensor self, int dim) -> Tensor */
 yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -364,8 +362,7 @@ static yg_status softmax_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1352] */
+/* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
 yg_status yg_softmax_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               int64_t dim,

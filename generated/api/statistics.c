@@ -93,8 +93,7 @@ static yg_status var_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:893] */
+/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 yg_status yg_var(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -207,8 +206,7 @@ static yg_status std_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:898] */
+/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 yg_status yg_std(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -335,8 +333,7 @@ static yg_status var_mean_traced(const yg_tensor *self,
 }
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
- *   Tensor mean)
- * [specs/native_functions.yaml:904] */
+ *   Tensor mean) */
 yg_status yg_var_mean(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -407,8 +404,7 @@ static yg_status var_backward_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:910] */
+/* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor */
 yg_status yg_var_backward(const yg_tensor *grad,
                           const yg_tensor *self,
                           const int64_t *dim,
@@ -505,8 +501,7 @@ static yg_status norm_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:915] */
+/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor */
 yg_status yg_norm(const yg_tensor *self,
                   double p,
                   const int64_t *dim,
@@ -641,8 +636,7 @@ static yg_status norm_backward_traced(const yg_tensor *grad_output,
 }
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
- *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:920] */
+ *   bool keepdim) -> Tensor */
 yg_status yg_norm_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const yg_tensor *output,
@@ -754,8 +748,7 @@ static yg_status logsumexp_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:926] */
+/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg_logsumexp(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
@@ -819,8 +812,7 @@ static yg_status logsumexp_backward_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:933] */
+/* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor */
 yg_status yg_logsumexp_backward(const yg_tensor *grad,
                                 const yg_tensor *self,
                                 const yg_tensor *output,

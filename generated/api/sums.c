@@ -68,7 +68,7 @@ static yg_status sum_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:680] */
+/* sum(Tensor self) -> Tensor */
 yg_status yg_sum(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -166,8 +166,7 @@ static yg_status sum_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:686] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg_sum_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -252,7 +251,7 @@ static yg_status mean_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:692] */
+/* mean(Tensor self) -> Tensor */
 yg_status yg_mean(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -350,8 +349,7 @@ static yg_status mean_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:697] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg_mean_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -405,7 +403,7 @@ static yg_status prod_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:706] */
+/* prod(Tensor self) -> Tensor */
 yg_status yg_prod(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -487,8 +485,7 @@ static yg_status prod_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:710] */
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg_prod_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -606,8 +603,7 @@ static yg_status prod_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:717] */
+/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor */
 yg_status yg_prod_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const int64_t *dim,
@@ -687,8 +683,7 @@ static yg_status prod_double_backward_traced(const yg_tensor *grad,
 }
 
 /* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
- *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:725] */
+ *   bool keepdim) -> Tensor */
 yg_status yg_prod_double_backward(const yg_tensor *grad,
                                   const yg_tensor *grad_output,
                                   const yg_tensor *self,
@@ -745,8 +740,7 @@ static yg_status sum_backward_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:731] */
+/* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
 yg_status yg_sum_backward(const yg_tensor *grad,
                           const int64_t *sizes,
                           int64_t sizes_len,
@@ -793,8 +787,7 @@ static yg_status mean_backward_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:736] */
+/* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
 yg_status yg_mean_backward(const yg_tensor *grad,
                            const int64_t *sizes,
                            int64_t sizes_len,
@@ -836,7 +829,7 @@ static yg_status sum_to_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:740] */
+/* sum_to(Tensor self, int[] size) -> Tensor */
 yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     yg_status st;

@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:564] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__boxed_tanh_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -22,8 +21,7 @@ yg_status yg__boxed_tanh_backward(const yg_ir_node *node,
     return yg_tanh_backward(in[0], in[1], &out[0]);
 }
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:570] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__boxed_sigmoid_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -34,8 +32,7 @@ yg_status yg__boxed_sigmoid_backward(const yg_ir_node *node,
     return yg_sigmoid_backward(in[0], in[1], &out[0]);
 }
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:576] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__boxed_relu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -46,7 +43,7 @@ yg_status yg__boxed_relu_backward(const yg_ir_node *node,
     return yg_relu_backward(in[0], in[1], &out[0]);
 }
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:582] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__boxed_gelu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -57,8 +54,7 @@ yg_status yg__boxed_gelu_backward(const yg_ir_node *node,
     return yg_gelu_backward(in[0], in[1], &out[0]);
 }
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:589] */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__boxed_gelu_tanh_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -69,7 +65,7 @@ yg_status yg__boxed_gelu_tanh_backward(const yg_ir_node *node,
     return yg_gelu_tanh_backward(in[0], in[1], &out[0]);
 }
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:595] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__boxed_silu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -80,8 +76,7 @@ yg_status yg__boxed_silu_backward(const yg_ir_node *node,
     return yg_silu_backward(in[0], in[1], &out[0]);
 }
 
-/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:600] */
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
 yg_status yg__boxed_elu_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -94,8 +89,7 @@ yg_status yg__boxed_elu_backward(const yg_ir_node *node,
     return yg_elu_backward(in[0], in[1], alpha, &out[0]);
 }
 
-/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:605] */
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
 yg_status yg__boxed_leaky_relu_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -108,8 +102,7 @@ yg_status yg__boxed_leaky_relu_backward(const yg_ir_node *node,
     return yg_leaky_relu_backward(in[0], in[1], negative_slope, &out[0]);
 }
 
-/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:610] */
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
 yg_status yg__boxed_softplus_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -124,8 +117,7 @@ yg_status yg__boxed_softplus_backward(const yg_ir_node *node,
     return yg_softplus_backward(in[0], in[1], beta, threshold, &out[0]);
 }
 
-/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:616] */
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
 yg_status yg__boxed_hardtanh_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1293] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
 yg_status yg__boxed_index(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -20,8 +20,7 @@ yg_status yg__boxed_index(const yg_ir_node *node,
     return yg_index(in[0], (const yg_tensor *const *)(in + 1), n_in - 1, &out[0]);
 }
 
-/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/native_functions.yaml:1303] */
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
 yg_status yg__boxed_index_put(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -39,8 +38,7 @@ yg_status yg__boxed_index_put(const yg_ir_node *node,
 }
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
- *   bool accumulate=False) -> Tensor(a!)
- * [specs/native_functions.yaml:1309] */
+ *   bool accumulate=False) -> Tensor(a!) */
 yg_status yg__boxed_index_put_(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -57,8 +55,7 @@ yg_status yg__boxed_index_put_(const yg_ir_node *node,
                          &out[0]);
 }
 
-/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:1316] */
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -75,8 +72,7 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
                              &out[0]);
 }
 
-/* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
- * [specs/native_functions.yaml:1322] */
+/* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor */
 yg_status yg__boxed_index_put_self_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,

@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:25] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__boxed_add(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -24,8 +23,7 @@ yg_status yg__boxed_add(const yg_ir_node *node,
     return yg_add(in[0], in[1], alpha, &out[0]);
 }
 
-/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:30] */
+/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__boxed_sub(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -38,7 +36,7 @@ yg_status yg__boxed_sub(const yg_ir_node *node,
     return yg_sub(in[0], in[1], alpha, &out[0]);
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:35] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 yg_status yg__boxed_mul(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -49,7 +47,7 @@ yg_status yg__boxed_mul(const yg_ir_node *node,
     return yg_mul(in[0], in[1], &out[0]);
 }
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:40] */
+/* div(Tensor self, Tensor other) -> Tensor */
 yg_status yg__boxed_div(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -60,7 +58,7 @@ yg_status yg__boxed_div(const yg_ir_node *node,
     return yg_div(in[0], in[1], &out[0]);
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:45] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -73,8 +71,7 @@ yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
     return yg_mul_scalar(in[0], other, &out[0]);
 }
 
-/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor
- * [specs/native_functions.yaml:52] */
+/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor */
 yg_status yg__boxed_div_mode(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -87,7 +84,7 @@ yg_status yg__boxed_div_mode(const yg_ir_node *node,
     return yg_div_mode(in[0], in[1], rounding_mode, &out[0]);
 }
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:55] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__boxed_div_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -100,8 +97,7 @@ yg_status yg__boxed_div_scalar(const yg_ir_node *node,
     return yg_div_scalar(in[0], other, &out[0]);
 }
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:60] */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__boxed_add_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -114,8 +110,7 @@ yg_status yg__boxed_add_(const yg_ir_node *node,
     return yg_add_(in[0], in[1], alpha, &out[0]);
 }
 
-/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:65] */
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg__boxed_add_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -130,8 +125,7 @@ yg_status yg__boxed_add_scalar(const yg_ir_node *node,
     return yg_add_scalar(in[0], other, alpha, &out[0]);
 }
 
-/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:70] */
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg__boxed_sub_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -146,8 +140,7 @@ yg_status yg__boxed_sub_scalar(const yg_ir_node *node,
     return yg_sub_scalar(in[0], other, alpha, &out[0]);
 }
 
-/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:76] */
+/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg__boxed_rsub_scalar(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,

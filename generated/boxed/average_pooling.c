@@ -11,8 +11,7 @@
 #include "yagrad/ops.h"
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1657] */
+ *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
 yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -44,8 +43,7 @@ yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
 }
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1662] */
+ *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
 yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -80,8 +78,7 @@ yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1670] */
+ *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
 yg_status yg__boxed_avg_pool1d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -112,8 +109,7 @@ yg_status yg__boxed_avg_pool1d(const yg_ir_node *node,
                          &out[0]);
 }
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1676] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
 yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -126,8 +122,7 @@ yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
     return yg_adaptive_avg_pool2d(in[0], output_size.items, output_size.len, &out[0]);
 }
 
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1681] */
+/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
 yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -140,8 +135,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
     return yg_adaptive_avg_pool2d_backward(in[0], self_sizes.items, self_sizes.len, &out[0]);
 }
 
-/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1690] */
+/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor */
 yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,
@@ -155,8 +149,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
 }
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
- * [specs/native_functions.yaml:1695] */
+ *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
 yg_status yg__boxed_avg_pool3d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -191,8 +184,7 @@ yg_status yg__boxed_avg_pool3d(const yg_ir_node *node,
 }
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
- * [specs/native_functions.yaml:1700] */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
 yg_status yg__boxed_avg_pool3d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -229,8 +221,7 @@ yg_status yg__boxed_avg_pool3d_backward(const yg_ir_node *node,
                                   &out[0]);
 }
 
-/* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1706] */
+/* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor */
 yg_status yg__boxed_adaptive_avg_pool1d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -243,8 +234,7 @@ yg_status yg__boxed_adaptive_avg_pool1d(const yg_ir_node *node,
     return yg_adaptive_avg_pool1d(in[0], output_size.items, output_size.len, &out[0]);
 }
 
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1711] */
+/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
 yg_status yg__boxed_adaptive_avg_pool3d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -257,8 +247,7 @@ yg_status yg__boxed_adaptive_avg_pool3d(const yg_ir_node *node,
     return yg_adaptive_avg_pool3d(in[0], output_size.items, output_size.len, &out[0]);
 }
 
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1716] */
+/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
 yg_status yg__boxed_adaptive_avg_pool3d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -271,8 +260,7 @@ yg_status yg__boxed_adaptive_avg_pool3d_backward(const yg_ir_node *node,
     return yg_adaptive_avg_pool3d_backward(in[0], self_sizes.items, self_sizes.len, &out[0]);
 }
 
-/* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1723] */
+/* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor */
 yg_status yg__boxed_adaptive_avg_pool3d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:119] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
 yg_status yg__boxed_lerp(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -23,8 +23,7 @@ yg_status yg__boxed_lerp(const yg_ir_node *node,
     return yg_lerp(in[0], in[1], weight, &out[0]);
 }
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
- * [specs/native_functions.yaml:125] */
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
 yg_status yg__boxed_lerp_tensor(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -35,8 +34,7 @@ yg_status yg__boxed_lerp_tensor(const yg_ir_node *node,
     return yg_lerp_tensor(in[0], in[1], in[2], &out[0]);
 }
 
-/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:131] */
+/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 yg_status yg__boxed_addcmul(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -49,8 +47,7 @@ yg_status yg__boxed_addcmul(const yg_ir_node *node,
     return yg_addcmul(in[0], in[1], in[2], value, &out[0]);
 }
 
-/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:136] */
+/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 yg_status yg__boxed_addcdiv(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -63,8 +60,7 @@ yg_status yg__boxed_addcdiv(const yg_ir_node *node,
     return yg_addcdiv(in[0], in[1], in[2], value, &out[0]);
 }
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:143] */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
 yg_status yg__boxed_where(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -75,8 +71,7 @@ yg_status yg__boxed_where(const yg_ir_node *node,
     return yg_where(in[0], in[1], in[2], &out[0]);
 }
 
-/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/native_functions.yaml:148] */
+/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
 yg_status yg__boxed_where_scalarother(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -89,8 +84,7 @@ yg_status yg__boxed_where_scalarother(const yg_ir_node *node,
     return yg_where_scalarother(in[0], in[1], other, &out[0]);
 }
 
-/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:153] */
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
 yg_status yg__boxed_where_scalarself(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -103,8 +97,7 @@ yg_status yg__boxed_where_scalarself(const yg_ir_node *node,
     return yg_where_scalarself(in[0], self, in[1], &out[0]);
 }
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
- * [specs/native_functions.yaml:158] */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
 yg_status yg__boxed_masked_fill(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,

@@ -11,8 +11,7 @@
 #include "yagrad/ops.h"
 
 /* conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0,
- *   int[1] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1531] */
+ *   int[1] dilation=1, int groups=1) -> Tensor */
 yg_status yg__boxed_conv1d(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -45,8 +44,7 @@ yg_status yg__boxed_conv1d(const yg_ir_node *node,
 }
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
- *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1536] */
+ *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor */
 yg_status yg__boxed_conv1d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -77,8 +75,7 @@ yg_status yg__boxed_conv1d_padding(const yg_ir_node *node,
 }
 
 /* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0,
- *   int[2] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1540] */
+ *   int[2] dilation=1, int groups=1) -> Tensor */
 yg_status yg__boxed_conv2d(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -111,8 +108,7 @@ yg_status yg__boxed_conv2d(const yg_ir_node *node,
 }
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1543] */
+ *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor */
 yg_status yg__boxed_conv2d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -143,8 +139,7 @@ yg_status yg__boxed_conv2d_padding(const yg_ir_node *node,
 }
 
 /* conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0,
- *   int[3] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1547] */
+ *   int[3] dilation=1, int groups=1) -> Tensor */
 yg_status yg__boxed_conv3d(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -177,8 +172,7 @@ yg_status yg__boxed_conv3d(const yg_ir_node *node,
 }
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1550] */
+ *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor */
 yg_status yg__boxed_conv3d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -209,8 +203,7 @@ yg_status yg__boxed_conv3d_padding(const yg_ir_node *node,
 }
 
 /* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
- *   int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1556] */
+ *   int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor */
 yg_status yg__boxed_conv_transpose1d(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -248,8 +241,7 @@ yg_status yg__boxed_conv_transpose1d(const yg_ir_node *node,
 }
 
 /* conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1559] */
+ *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor */
 yg_status yg__boxed_conv_transpose2d(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -287,8 +279,7 @@ yg_status yg__boxed_conv_transpose2d(const yg_ir_node *node,
 }
 
 /* conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1562] */
+ *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor */
 yg_status yg__boxed_conv_transpose3d(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -326,8 +317,7 @@ yg_status yg__boxed_conv_transpose3d(const yg_ir_node *node,
 }
 
 /* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
- *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
- * [specs/native_functions.yaml:1568] */
+ *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
 yg_status yg__boxed_convolution(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -365,8 +355,7 @@ yg_status yg__boxed_convolution(const yg_ir_node *node,
 
 /* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
- *   bool deterministic, bool allow_backend_choice) -> Tensor
- * [specs/native_functions.yaml:1576] */
+ *   bool deterministic, bool allow_backend_choice) -> Tensor */
 yg_status yg__boxed_convolution_dispatch(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -413,8 +402,7 @@ yg_status yg__boxed_convolution_dispatch(const yg_ir_node *node,
 
 /* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride,
  *   int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups,
- *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1587] */
+ *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
 yg_status yg__boxed_convolution_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,

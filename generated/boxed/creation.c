@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1789] */
+/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg__boxed_zeros(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -31,8 +30,7 @@ yg_status yg__boxed_zeros(const yg_ir_node *node,
     return yg_zeros(size.items, size.len, dtype, device, &out[0]);
 }
 
-/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1794] */
+/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg__boxed_ones(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -52,8 +50,7 @@ yg_status yg__boxed_ones(const yg_ir_node *node,
     return yg_ones(size.items, size.len, dtype, device, &out[0]);
 }
 
-/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1799] */
+/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg__boxed_full(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -75,8 +72,7 @@ yg_status yg__boxed_full(const yg_ir_node *node,
     return yg_full(size.items, size.len, fill_value, dtype, device, &out[0]);
 }
 
-/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1805] */
+/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg__boxed_empty(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -96,8 +92,7 @@ yg_status yg__boxed_empty(const yg_ir_node *node,
     return yg_empty(size.items, size.len, dtype, device, &out[0]);
 }
 
-/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1812] */
+/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg__boxed_arange(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -118,8 +113,7 @@ yg_status yg__boxed_arange(const yg_ir_node *node,
 }
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1817] */
+ *   Device? device=None) -> Tensor */
 yg_status yg__boxed_arange_start(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -144,8 +138,7 @@ yg_status yg__boxed_arange_start(const yg_ir_node *node,
 }
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1823] */
+ *   Device? device=None) -> Tensor */
 yg_status yg__boxed_linspace(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -169,8 +162,7 @@ yg_status yg__boxed_linspace(const yg_ir_node *node,
     return yg_linspace(start, end, steps, dtype, device, &out[0]);
 }
 
-/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1829] */
+/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg__boxed_eye(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -190,8 +182,7 @@ yg_status yg__boxed_eye(const yg_ir_node *node,
     return yg_eye(n, dtype, device, &out[0]);
 }
 
-/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1834] */
+/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg__boxed_eye_m(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -213,8 +204,7 @@ yg_status yg__boxed_eye_m(const yg_ir_node *node,
     return yg_eye_m(n, m, dtype, device, &out[0]);
 }
 
-/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1839] */
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg__boxed_zeros_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -231,8 +221,7 @@ yg_status yg__boxed_zeros_like(const yg_ir_node *node,
     return yg_zeros_like(in[0], dtype, device, &out[0]);
 }
 
-/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1843] */
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg__boxed_ones_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -250,8 +239,7 @@ yg_status yg__boxed_ones_like(const yg_ir_node *node,
 }
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1847] */
+ *   Device? device=None) -> Tensor */
 yg_status yg__boxed_full_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -270,8 +258,7 @@ yg_status yg__boxed_full_like(const yg_ir_node *node,
     return yg_full_like(in[0], fill_value, dtype, device, &out[0]);
 }
 
-/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1851] */
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
 yg_status yg__boxed_empty_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,

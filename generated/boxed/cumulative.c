@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:748] */
+/* cumsum(Tensor self, int dim) -> Tensor */
 yg_status yg__boxed_cumsum(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -23,7 +23,7 @@ yg_status yg__boxed_cumsum(const yg_ir_node *node,
     return yg_cumsum(in[0], dim, &out[0]);
 }
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:754] */
+/* cumprod(Tensor self, int dim) -> Tensor */
 yg_status yg__boxed_cumprod(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -36,7 +36,7 @@ yg_status yg__boxed_cumprod(const yg_ir_node *node,
     return yg_cumprod(in[0], dim, &out[0]);
 }
 
-/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:761] */
+/* cumsum_backward(Tensor grad, int dim) -> Tensor */
 yg_status yg__boxed_cumsum_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -49,8 +49,7 @@ yg_status yg__boxed_cumsum_backward(const yg_ir_node *node,
     return yg_cumsum_backward(in[0], dim, &out[0]);
 }
 
-/* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:765] */
+/* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
 yg_status yg__boxed_cumprod_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -63,7 +62,7 @@ yg_status yg__boxed_cumprod_backward(const yg_ir_node *node,
     return yg_cumprod_backward(in[0], in[1], dim, &out[0]);
 }
 
-/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:774] */
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor */
 yg_status yg__boxed_cumprod_jvp(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -76,8 +75,7 @@ yg_status yg__boxed_cumprod_jvp(const yg_ir_node *node,
     return yg_cumprod_jvp(in[0], in[1], dim, &out[0]);
 }
 
-/* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:779] */
+/* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor */
 yg_status yg__boxed_cumprod_double_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,

@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:788] */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 yg_status yg__boxed_amax(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -26,8 +25,7 @@ yg_status yg__boxed_amax(const yg_ir_node *node,
     return yg_amax(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:794] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 yg_status yg__boxed_amin(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -42,7 +40,7 @@ yg_status yg__boxed_amin(const yg_ir_node *node,
     return yg_amin(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:801] */
+/* max(Tensor self) -> Tensor */
 yg_status yg__boxed_max(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -53,7 +51,7 @@ yg_status yg__boxed_max(const yg_ir_node *node,
     return yg_max(in[0], &out[0]);
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:805] */
+/* min(Tensor self) -> Tensor */
 yg_status yg__boxed_min(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -64,8 +62,7 @@ yg_status yg__boxed_min(const yg_ir_node *node,
     return yg_min(in[0], &out[0]);
 }
 
-/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:812] */
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 yg_status yg__boxed_max_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -80,8 +77,7 @@ yg_status yg__boxed_max_dim(const yg_ir_node *node,
     return yg_max_dim(in[0], dim, keepdim, &out[0], &out[1]);
 }
 
-/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:818] */
+/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 yg_status yg__boxed_min_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -97,8 +93,7 @@ yg_status yg__boxed_min_dim(const yg_ir_node *node,
 }
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
- *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:826] */
+ *   bool keepdim) -> Tensor */
 yg_status yg__boxed_value_selecting_reduction_backward(const yg_ir_node *node,
                                                        yg_tensor *const *in,
                                                        int32_t n_in,
@@ -122,8 +117,7 @@ yg_status yg__boxed_value_selecting_reduction_backward(const yg_ir_node *node,
 }
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
- *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:832] */
+ *   bool keepdim) -> Tensor */
 yg_status yg__boxed_minmax_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -138,7 +132,7 @@ yg_status yg__boxed_minmax_backward(const yg_ir_node *node,
     return yg_minmax_backward(in[0], in[1], in[2], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:839] */
+/* argmax(Tensor self) -> Tensor */
 yg_status yg__boxed_argmax(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -149,8 +143,7 @@ yg_status yg__boxed_argmax(const yg_ir_node *node,
     return yg_argmax(in[0], &out[0]);
 }
 
-/* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:845] */
+/* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_argmax_dim(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -165,7 +158,7 @@ yg_status yg__boxed_argmax_dim(const yg_ir_node *node,
     return yg_argmax_dim(in[0], dim, keepdim, &out[0]);
 }
 
-/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:851] */
+/* argmin(Tensor self) -> Tensor */
 yg_status yg__boxed_argmin(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -176,8 +169,7 @@ yg_status yg__boxed_argmin(const yg_ir_node *node,
     return yg_argmin(in[0], &out[0]);
 }
 
-/* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:857] */
+/* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_argmin_dim(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -192,7 +184,7 @@ yg_status yg__boxed_argmin_dim(const yg_ir_node *node,
     return yg_argmin_dim(in[0], dim, keepdim, &out[0]);
 }
 
-/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:864] */
+/* all(Tensor self) -> Tensor */
 yg_status yg__boxed_all(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -203,8 +195,7 @@ yg_status yg__boxed_all(const yg_ir_node *node,
     return yg_all(in[0], &out[0]);
 }
 
-/* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:870] */
+/* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_all_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -219,7 +210,7 @@ yg_status yg__boxed_all_dim(const yg_ir_node *node,
     return yg_all_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:876] */
+/* any(Tensor self) -> Tensor */
 yg_status yg__boxed_any(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -230,8 +221,7 @@ yg_status yg__boxed_any(const yg_ir_node *node,
     return yg_any(in[0], &out[0]);
 }
 
-/* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:882] */
+/* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_any_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* index_select(Tensor self, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1213] */
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
 yg_status yg__boxed_index_select(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -24,8 +23,7 @@ yg_status yg__boxed_index_select(const yg_ir_node *node,
     return yg_index_select(in[0], dim, in[1], &out[0]);
 }
 
-/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1221] */
+/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
 yg_status yg__boxed_index_select_backward(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,
@@ -40,7 +38,7 @@ yg_status yg__boxed_index_select_backward(const yg_ir_node *node,
     return yg_index_select_backward(in[0], self_sizes.items, self_sizes.len, dim, in[1], &out[0]);
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:1230] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor */
 yg_status yg__boxed_gather(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -53,8 +51,7 @@ yg_status yg__boxed_gather(const yg_ir_node *node,
     return yg_gather(in[0], dim, in[1], &out[0]);
 }
 
-/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1238] */
+/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
 yg_status yg__boxed_gather_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -69,8 +66,7 @@ yg_status yg__boxed_gather_backward(const yg_ir_node *node,
     return yg_gather_backward(in[0], self_sizes.items, self_sizes.len, dim, in[1], &out[0]);
 }
 
-/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:1246] */
+/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 yg_status yg__boxed_scatter(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -83,8 +79,7 @@ yg_status yg__boxed_scatter(const yg_ir_node *node,
     return yg_scatter(in[0], dim, in[1], in[2], &out[0]);
 }
 
-/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/native_functions.yaml:1252] */
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
 yg_status yg__boxed_scatter_value(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -99,8 +94,7 @@ yg_status yg__boxed_scatter_value(const yg_ir_node *node,
     return yg_scatter_value(in[0], dim, in[1], value, &out[0]);
 }
 
-/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:1259] */
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 yg_status yg__boxed_scatter_add(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -113,8 +107,7 @@ yg_status yg__boxed_scatter_add(const yg_ir_node *node,
     return yg_scatter_add(in[0], dim, in[1], in[2], &out[0]);
 }
 
-/* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:1267] */
+/* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor */
 yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -129,7 +122,7 @@ yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
     return yg_scatter_src_backward(in[0], dim, in[1], src_sizes.items, src_sizes.len, &out[0]);
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1273] */
+/* tril(Tensor self, int diagonal=0) -> Tensor */
 yg_status yg__boxed_tril(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -142,7 +135,7 @@ yg_status yg__boxed_tril(const yg_ir_node *node,
     return yg_tril(in[0], diagonal, &out[0]);
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1279] */
+/* triu(Tensor self, int diagonal=0) -> Tensor */
 yg_status yg__boxed_triu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,

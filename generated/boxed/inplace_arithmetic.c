@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:170] */
+/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__boxed_sub_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -24,7 +23,7 @@ yg_status yg__boxed_sub_(const yg_ir_node *node,
     return yg_sub_(in[0], in[1], alpha, &out[0]);
 }
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:175] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 yg_status yg__boxed_mul_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -35,7 +34,7 @@ yg_status yg__boxed_mul_(const yg_ir_node *node,
     return yg_mul_(in[0], in[1], &out[0]);
 }
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:180] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 yg_status yg__boxed_div_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -46,8 +45,7 @@ yg_status yg__boxed_div_(const yg_ir_node *node,
     return yg_div_(in[0], in[1], &out[0]);
 }
 
-/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:185] */
+/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__boxed_add_scalar_(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -62,7 +60,7 @@ yg_status yg__boxed_add_scalar_(const yg_ir_node *node,
     return yg_add_scalar_(in[0], other, alpha, &out[0]);
 }
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:190] */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 yg_status yg__boxed_mul_scalar_(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -75,7 +73,7 @@ yg_status yg__boxed_mul_scalar_(const yg_ir_node *node,
     return yg_mul_scalar_(in[0], other, &out[0]);
 }
 
-/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:195] */
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 yg_status yg__boxed_div_scalar_(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -88,8 +86,7 @@ yg_status yg__boxed_div_scalar_(const yg_ir_node *node,
     return yg_div_scalar_(in[0], other, &out[0]);
 }
 
-/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:200] */
+/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
 yg_status yg__boxed_addcmul_(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -102,8 +99,7 @@ yg_status yg__boxed_addcmul_(const yg_ir_node *node,
     return yg_addcmul_(in[0], in[1], in[2], value, &out[0]);
 }
 
-/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:205] */
+/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
 yg_status yg__boxed_addcdiv_(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -116,8 +112,7 @@ yg_status yg__boxed_addcdiv_(const yg_ir_node *node,
     return yg_addcdiv_(in[0], in[1], in[2], value, &out[0]);
 }
 
-/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
- * [specs/native_functions.yaml:210] */
+/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
 yg_status yg__boxed_lerp_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:1105] */
+/* repeat(Tensor self, int[] repeats) -> Tensor */
 yg_status yg__boxed_repeat(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -23,7 +23,7 @@ yg_status yg__boxed_repeat(const yg_ir_node *node,
     return yg_repeat(in[0], repeats.items, repeats.len, &out[0]);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1112] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor */
 yg_status yg__boxed_cat(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -35,7 +35,7 @@ yg_status yg__boxed_cat(const yg_ir_node *node,
     return yg_cat((const yg_tensor *const *)in, n_in, dim, &out[0]);
 }
 
-/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1118] */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor */
 yg_status yg__boxed_stack(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -47,7 +47,7 @@ yg_status yg__boxed_stack(const yg_ir_node *node,
     return yg_stack((const yg_tensor *const *)in, n_in, dim, &out[0]);
 }
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:1123] */
+/* flip(Tensor self, int[] dims) -> Tensor */
 yg_status yg__boxed_flip(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -60,8 +60,7 @@ yg_status yg__boxed_flip(const yg_ir_node *node,
     return yg_flip(in[0], dims.items, dims.len, &out[0]);
 }
 
-/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1133] */
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
 yg_status yg__boxed_split(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -79,8 +78,7 @@ yg_status yg__boxed_split(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1139] */
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
 yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -103,8 +101,7 @@ yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1146] */
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
 yg_status yg__boxed_chunk(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -122,7 +119,7 @@ yg_status yg__boxed_chunk(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1153] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
 yg_status yg__boxed_unbind(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:1477] */
+/* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
 yg_status yg__boxed_embedding(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -25,8 +24,7 @@ yg_status yg__boxed_embedding(const yg_ir_node *node,
 }
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
- *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:1483] */
+ *   int padding_idx) -> Tensor */
 yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -47,8 +45,7 @@ yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
 }
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
- *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:1492] */
+ *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy) */
 yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -59,8 +56,7 @@ yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
     return yg_lstm_cell(in[0], in[1], in[2], in[3], in[4], in[5], in[6], &out[0], &out[1]);
 }
 
-/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:1500] */
+/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy) */
 yg_status yg__boxed_lstm_cell_gates(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -71,10 +67,9 @@ yg_status yg__boxed_lstm_cell_gates(const yg_ir_node *node,
     return yg_lstm_cell_gates(in[0], in[1], in[2], &out[0], &out[1]);
 }
 
-/* lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy, Tensor input_gates, Tensor hidden_gates,
- *   Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates, Tensor grad_hidden_gates,
- *   Tensor grad_cx)
- * [specs/native_functions.yaml:1510] */
+/* lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy, Tensor input_gates,
+ *   Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,
+ *   Tensor grad_hidden_gates, Tensor grad_cx) */
 yg_status yg__boxed_lstm_cell_gates_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -96,8 +91,7 @@ yg_status yg__boxed_lstm_cell_gates_backward(const yg_ir_node *node,
 }
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
- *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:1515] */
+ *   Tensor? b_hh=None) -> Tensor */
 yg_status yg__boxed_gru_cell(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -109,8 +103,7 @@ yg_status yg__boxed_gru_cell(const yg_ir_node *node,
 }
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
- *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:1522] */
+ *   bool is_causal=False, float? scale=None) -> Tensor */
 yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:939] */
+/* mm(Tensor self, Tensor mat2) -> Tensor */
 yg_status yg__boxed_mm(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -21,8 +21,7 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
     return yg_mm(in[0], in[1], &out[0]);
 }
 
-/* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
- * [specs/native_functions.yaml:951] */
+/* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
 yg_status yg__boxed_mm_mat1_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -33,8 +32,7 @@ yg_status yg__boxed_mm_mat1_backward(const yg_ir_node *node,
     return yg_mm_mat1_backward(in[0], in[1], in[2], &out[0]);
 }
 
-/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
- * [specs/native_functions.yaml:954] */
+/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
 yg_status yg__boxed_mm_mat2_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -45,7 +43,7 @@ yg_status yg__boxed_mm_mat2_backward(const yg_ir_node *node,
     return yg_mm_mat2_backward(in[0], in[1], in[2], &out[0]);
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:958] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor */
 yg_status yg__boxed_bmm(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -56,7 +54,7 @@ yg_status yg__boxed_bmm(const yg_ir_node *node,
     return yg_bmm(in[0], in[1], &out[0]);
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:965] */
+/* matmul(Tensor self, Tensor other) -> Tensor */
 yg_status yg__boxed_matmul(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -67,7 +65,7 @@ yg_status yg__boxed_matmul(const yg_ir_node *node,
     return yg_matmul(in[0], in[1], &out[0]);
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:969] */
+/* dot(Tensor self, Tensor tensor) -> Tensor */
 yg_status yg__boxed_dot(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -78,7 +76,7 @@ yg_status yg__boxed_dot(const yg_ir_node *node,
     return yg_dot(in[0], in[1], &out[0]);
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:974] */
+/* mv(Tensor self, Tensor vec) -> Tensor */
 yg_status yg__boxed_mv(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -89,7 +87,7 @@ yg_status yg__boxed_mv(const yg_ir_node *node,
     return yg_mv(in[0], in[1], &out[0]);
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:978] */
+/* outer(Tensor self, Tensor vec2) -> Tensor */
 yg_status yg__boxed_outer(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -100,8 +98,7 @@ yg_status yg__boxed_outer(const yg_ir_node *node,
     return yg_outer(in[0], in[1], &out[0]);
 }
 
-/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:984] */
+/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 yg_status yg__boxed_addmm(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -116,8 +113,7 @@ yg_status yg__boxed_addmm(const yg_ir_node *node,
     return yg_addmm(in[0], in[1], in[2], beta, alpha, &out[0]);
 }
 
-/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:988] */
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 yg_status yg__boxed_baddbmm(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -132,8 +128,7 @@ yg_status yg__boxed_baddbmm(const yg_ir_node *node,
     return yg_baddbmm(in[0], in[1], in[2], beta, alpha, &out[0]);
 }
 
-/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:991] */
+/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

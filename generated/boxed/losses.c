@@ -11,8 +11,7 @@
 #include "yagrad/ops.h"
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
- *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:1361] */
+ *   int ignore_index=-100) -> Tensor */
 yg_status yg__boxed_nll_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -28,8 +27,7 @@ yg_status yg__boxed_nll_loss(const yg_ir_node *node,
 }
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
- *   int reduction, int ignore_index) -> Tensor
- * [specs/native_functions.yaml:1366] */
+ *   int reduction, int ignore_index) -> Tensor */
 yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -53,8 +51,7 @@ yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
                                 &out[0]);
 }
 
-/* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1374] */
+/* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
 yg_status yg__boxed_mse_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -67,8 +64,7 @@ yg_status yg__boxed_mse_loss(const yg_ir_node *node,
     return yg_mse_loss(in[0], in[1], reduction, &out[0]);
 }
 
-/* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1378] */
+/* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
 yg_status yg__boxed_l1_loss(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -81,8 +77,7 @@ yg_status yg__boxed_l1_loss(const yg_ir_node *node,
     return yg_l1_loss(in[0], in[1], reduction, &out[0]);
 }
 
-/* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:1383] */
+/* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor */
 yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -97,8 +92,8 @@ yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
     return yg_smooth_l1_loss(in[0], in[1], reduction, beta, &out[0]);
 }
 
-/* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1388] */
+/* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
+ *   int reduction=1) -> Tensor */
 yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -112,8 +107,7 @@ yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
 }
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
- *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1393] */
+ *   Tensor? pos_weight=None, int reduction=1) -> Tensor */
 yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -127,8 +121,7 @@ yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
 }
 
 /* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
- *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:1401] */
+ *   int ignore_index=-100) -> Tensor */
 yg_status yg__boxed_cross_entropy(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,

@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:624] */
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
 yg_status yg__boxed_pow_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -24,8 +23,7 @@ yg_status yg__boxed_pow_backward(const yg_ir_node *node,
     return yg_pow_backward(in[0], in[1], exponent, &out[0]);
 }
 
-/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:630] */
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
 yg_status yg__boxed_clamp_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -40,8 +38,7 @@ yg_status yg__boxed_clamp_backward(const yg_ir_node *node,
     return yg_clamp_backward(in[0], in[1], min, max, &out[0]);
 }
 
-/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:635] */
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
 yg_status yg__boxed_clamp_min_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -54,8 +51,7 @@ yg_status yg__boxed_clamp_min_backward(const yg_ir_node *node,
     return yg_clamp_min_backward(in[0], in[1], min, &out[0]);
 }
 
-/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:640] */
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
 yg_status yg__boxed_clamp_max_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -68,8 +64,7 @@ yg_status yg__boxed_clamp_max_backward(const yg_ir_node *node,
     return yg_clamp_max_backward(in[0], in[1], max, &out[0]);
 }
 
-/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:648] */
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
 yg_status yg__boxed_maximum_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -80,8 +75,7 @@ yg_status yg__boxed_maximum_backward(const yg_ir_node *node,
     return yg_maximum_backward(in[0], in[1], in[2], &out[0]);
 }
 
-/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:653] */
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
 yg_status yg__boxed_minimum_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -93,8 +87,7 @@ yg_status yg__boxed_minimum_backward(const yg_ir_node *node,
 }
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
- *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
- * [specs/native_functions.yaml:662] */
+ *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other) */
 yg_status yg__boxed_atan2_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -107,8 +100,7 @@ yg_status yg__boxed_atan2_backward(const yg_ir_node *node,
     return yg_atan2_backward(in[0], in[1], in[2], grad_input_mask, &out[0], &out[1]);
 }
 
-/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:665] */
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
 yg_status yg__boxed_pow_backward_self(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -119,8 +111,8 @@ yg_status yg__boxed_pow_backward_self(const yg_ir_node *node,
     return yg_pow_backward_self(in[0], in[1], in[2], &out[0]);
 }
 
-/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:672] */
+/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
+ *   Tensor output) -> Tensor */
 yg_status yg__boxed_pow_backward_exponent(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,

@@ -11,8 +11,7 @@
 #include "yagrad/ops.h"
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
- *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1409] */
+ *   float eps=1e-05) -> Tensor */
 yg_status yg__boxed_layer_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -34,8 +33,7 @@ yg_status yg__boxed_layer_norm(const yg_ir_node *node,
 }
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
- *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1414] */
+ *   float eps=1e-05) -> Tensor */
 yg_status yg__boxed_group_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -50,10 +48,9 @@ yg_status yg__boxed_group_norm(const yg_ir_node *node,
     return yg_group_norm(in[0], num_groups, in[1], in[2], eps, &out[0]);
 }
 
-/* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
- *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
- *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1422] */
+/* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,
+ *   Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None, bool training=False,
+ *   float momentum=0.1, float eps=1e-05) -> Tensor */
 yg_status yg__boxed_batch_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -71,8 +68,7 @@ yg_status yg__boxed_batch_norm(const yg_ir_node *node,
 }
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
- *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
- * [specs/native_functions.yaml:1428] */
+ *   float eps) -> (Tensor output, Tensor mean, Tensor rstd) */
 yg_status yg__boxed_native_layer_norm(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -97,8 +93,7 @@ yg_status yg__boxed_native_layer_norm(const yg_ir_node *node,
 
 /* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, float eps,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1439] */
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
 yg_status yg__boxed_native_layer_norm_backward(const yg_ir_node *node,
                                                yg_tensor *const *in,
                                                int32_t n_in,
@@ -128,8 +123,7 @@ yg_status yg__boxed_native_layer_norm_backward(const yg_ir_node *node,
 
 /* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
- *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1444] */
+ *   Tensor grad_weight, Tensor grad_bias) */
 yg_status yg__boxed_native_layer_norm_backward_fused(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -156,8 +150,7 @@ yg_status yg__boxed_native_layer_norm_backward_fused(const yg_ir_node *node,
 
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
  *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
- *   Tensor save_mean, Tensor save_invstd)
- * [specs/native_functions.yaml:1453] */
+ *   Tensor save_mean, Tensor save_invstd) */
 yg_status yg__boxed_native_batch_norm(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -185,9 +178,8 @@ yg_status yg__boxed_native_batch_norm(const yg_ir_node *node,
 }
 
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
- *   Tensor save_invstd, bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,
- *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1463] */
+ *   Tensor save_invstd, bool training, float eps,
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
 yg_status yg__boxed_native_batch_norm_backward(const yg_ir_node *node,
                                                yg_tensor *const *in,
                                                int32_t n_in,
@@ -214,10 +206,9 @@ yg_status yg__boxed_native_batch_norm_backward(const yg_ir_node *node,
                                          &out[2]);
 }
 
-/* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
- *   Tensor save_invstd, bool training, bool[3] grad_input_mask) -> (Tensor grad_input,
- *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1467] */
+/* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight,
+ *   Tensor save_mean, Tensor save_invstd, bool training,
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
 yg_status yg__boxed_native_batch_norm_backward_fused(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,

@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/native_functions.yaml:1163] */
+/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
 yg_status yg__boxed_constant_pad_nd(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -26,8 +25,7 @@ yg_status yg__boxed_constant_pad_nd(const yg_ir_node *node,
     return yg_constant_pad_nd(in[0], pad.items, pad.len, value, &out[0]);
 }
 
-/* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1170] */
+/* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor */
 yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -40,7 +38,7 @@ yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
     return yg_constant_pad_nd_backward(in[0], pad.items, pad.len, &out[0]);
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1178] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor */
 yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -53,8 +51,7 @@ yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
     return yg_reflection_pad(in[0], pad.items, pad.len, &out[0]);
 }
 
-/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1186] */
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
 yg_status yg__boxed_reflection_pad_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -74,7 +71,7 @@ yg_status yg__boxed_reflection_pad_backward(const yg_ir_node *node,
                                       &out[0]);
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1192] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor */
 yg_status yg__boxed_replication_pad(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -87,8 +84,7 @@ yg_status yg__boxed_replication_pad(const yg_ir_node *node,
     return yg_replication_pad(in[0], pad.items, pad.len, &out[0]);
 }
 
-/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1198] */
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
 yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -108,8 +104,7 @@ yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
                                        &out[0]);
 }
 
-/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1205] */
+/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor */
 yg_status yg__boxed_pad(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,

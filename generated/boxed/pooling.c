@@ -11,8 +11,7 @@
 #include "yagrad/ops.h"
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1596] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
 yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -46,8 +45,7 @@ yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
 }
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1603] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
 yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -81,8 +79,8 @@ yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
                                       &out[1]);
 }
 
-/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1610] */
+/* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,
+ *   int[] self_sizes) -> Tensor */
 yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -100,8 +98,7 @@ yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
 }
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1617] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
 yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -136,8 +133,7 @@ yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
 }
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1621] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
 yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -171,8 +167,7 @@ yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
 }
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1629] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
 yg_status yg__boxed_max_pool3d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -207,8 +202,7 @@ yg_status yg__boxed_max_pool3d_with_indices(const yg_ir_node *node,
 }
 
 /* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1634] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
 yg_status yg__boxed_max_pool3d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -241,8 +235,8 @@ yg_status yg__boxed_max_pool3d(const yg_ir_node *node,
                          &out[0]);
 }
 
-/* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1640] */
+/* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,
+ *   int[] self_sizes) -> Tensor */
 yg_status yg__boxed_max_pool3d_with_indices_backward(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -259,8 +253,7 @@ yg_status yg__boxed_max_pool3d_with_indices_backward(const yg_ir_node *node,
                                                &out[0]);
 }
 
-/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1647] */
+/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices) */
 yg_status yg__boxed_adaptive_max_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,

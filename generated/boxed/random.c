@@ -11,8 +11,7 @@
 #include "yagrad/ops.h"
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1862] */
+ *   Device? device=None) -> Tensor */
 yg_status yg__boxed_rand(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -33,8 +32,7 @@ yg_status yg__boxed_rand(const yg_ir_node *node,
 }
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1868] */
+ *   Device? device=None) -> Tensor */
 yg_status yg__boxed_randn(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -55,8 +53,7 @@ yg_status yg__boxed_randn(const yg_ir_node *node,
 }
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1874] */
+ *   Device? device=None) -> Tensor */
 yg_status yg__boxed_randint(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -80,8 +77,7 @@ yg_status yg__boxed_randint(const yg_ir_node *node,
     return yg_randint(low, high, size.items, size.len, NULL, dtype, device, &out[0]);
 }
 
-/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1880] */
+/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor */
 yg_status yg__boxed_bernoulli(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -92,8 +88,7 @@ yg_status yg__boxed_bernoulli(const yg_ir_node *node,
     return yg_bernoulli(in[0], NULL, &out[0]);
 }
 
-/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1886] */
+/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor */
 yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -107,8 +102,7 @@ yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
 }
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1892] */
+ *   Device? device=None) -> Tensor */
 yg_status yg__boxed_rand_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -126,8 +120,7 @@ yg_status yg__boxed_rand_like(const yg_ir_node *node,
 }
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1895] */
+ *   Device? device=None) -> Tensor */
 yg_status yg__boxed_randn_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -144,8 +137,7 @@ yg_status yg__boxed_randn_like(const yg_ir_node *node,
     return yg_randn_like(in[0], NULL, dtype, device, &out[0]);
 }
 
-/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1900] */
+/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor */
 yg_status yg__boxed_dropout(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1730] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor */
 yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -24,8 +23,7 @@ yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
     return yg_upsample_nearest2d(in[0], output_size.items, output_size.len, &out[0]);
 }
 
-/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1735] */
+/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
 yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
                                                 yg_tensor *const *in,
                                                 int32_t n_in,
@@ -38,7 +36,7 @@ yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
     return yg_upsample_nearest2d_backward(in[0], self_sizes.items, self_sizes.len, &out[0]);
 }
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1740] */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor */
 yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,
@@ -52,8 +50,7 @@ yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
 }
 
 /* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor
- * [specs/native_functions.yaml:1748] */
+ *   float scales_w=0.0) -> Tensor */
 yg_status yg__boxed_upsample_bilinear2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -79,8 +76,7 @@ yg_status yg__boxed_upsample_bilinear2d(const yg_ir_node *node,
 }
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor
- * [specs/native_functions.yaml:1753] */
+ *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
 yg_status yg__boxed_upsample_bilinear2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -106,8 +102,7 @@ yg_status yg__boxed_upsample_bilinear2d_backward(const yg_ir_node *node,
 }
 
 /* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor
- * [specs/native_functions.yaml:1760] */
+ *   float scales_w=0.0) -> Tensor */
 yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,
@@ -132,7 +127,7 @@ yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
                                      &out[0]);
 }
 
-/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor  [specs/native_functions.yaml:1765] */
+/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor */
 yg_status yg__boxed_pixel_shuffle(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -145,8 +140,7 @@ yg_status yg__boxed_pixel_shuffle(const yg_ir_node *node,
     return yg_pixel_shuffle(in[0], upscale_factor, &out[0]);
 }
 
-/* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
- * [specs/native_functions.yaml:1770] */
+/* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor */
 yg_status yg__boxed_pixel_unshuffle(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -159,7 +153,7 @@ yg_status yg__boxed_pixel_unshuffle(const yg_ir_node *node,
     return yg_pixel_unshuffle(in[0], downscale_factor, &out[0]);
 }
 
-/* channel_shuffle(Tensor self, int groups) -> Tensor  [specs/native_functions.yaml:1776] */
+/* channel_shuffle(Tensor self, int groups) -> Tensor */
 yg_status yg__boxed_channel_shuffle(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:1069] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a) */
 yg_status yg__boxed_select(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -26,8 +26,7 @@ yg_status yg__boxed_select(const yg_ir_node *node,
 }
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
- *   int step=1) -> Tensor(a)
- * [specs/native_functions.yaml:1077] */
+ *   int step=1) -> Tensor(a) */
 yg_status yg__boxed_slice(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -46,8 +45,7 @@ yg_status yg__boxed_slice(const yg_ir_node *node,
     return yg_slice(in[0], dim, start, end, step, &out[0]);
 }
 
-/* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
- * [specs/native_functions.yaml:1083] */
+/* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a) */
 yg_status yg__boxed_narrow(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -64,8 +62,7 @@ yg_status yg__boxed_narrow(const yg_ir_node *node,
     return yg_narrow(in[0], dim, start, length, &out[0]);
 }
 
-/* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/native_functions.yaml:1088] */
+/* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor */
 yg_status yg__boxed_select_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -83,8 +80,7 @@ yg_status yg__boxed_select_backward(const yg_ir_node *node,
 }
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
- *   int step) -> Tensor
- * [specs/native_functions.yaml:1094] */
+ *   int step) -> Tensor */
 yg_status yg__boxed_slice_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,

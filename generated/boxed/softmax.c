@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1329] */
+/* log_softmax(Tensor self, int dim) -> Tensor */
 yg_status yg__boxed_log_softmax(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -23,8 +23,7 @@ yg_status yg__boxed_log_softmax(const yg_ir_node *node,
     return yg_log_softmax(in[0], dim, &out[0]);
 }
 
-/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1334] */
+/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
 yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -37,8 +36,7 @@ yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
     return yg_log_softmax_backward(in[0], in[1], dim, &out[0]);
 }
 
-/* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1342] */
+/* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor */
 yg_status yg__boxed_log_softmax_jvp(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -51,7 +49,7 @@ yg_status yg__boxed_log_softmax_jvp(const yg_ir_node *node,
     return yg_log_softmax_jvp(in[0], in[1], dim, &out[0]);
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1345] */
+/* softmax(Tensor self, int dim) -> Tensor */
 yg_status yg__boxed_softmax(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -64,8 +62,7 @@ yg_status yg__boxed_softmax(const yg_ir_node *node,
     return yg_softmax(in[0], dim, &out[0]);
 }
 
-/* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1352] */
+/* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
 yg_status yg__boxed_softmax_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,

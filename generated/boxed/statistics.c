@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:893] */
+/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_var(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -28,8 +27,7 @@ yg_status yg__boxed_var(const yg_ir_node *node,
     return yg_var(in[0], dim.items, dim.len, correction, keepdim, &out[0]);
 }
 
-/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:898] */
+/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_std(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -47,8 +45,7 @@ yg_status yg__boxed_std(const yg_ir_node *node,
 }
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
- *   Tensor mean)
- * [specs/native_functions.yaml:904] */
+ *   Tensor mean) */
 yg_status yg__boxed_var_mean(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -65,8 +62,7 @@ yg_status yg__boxed_var_mean(const yg_ir_node *node,
     return yg_var_mean(in[0], dim.items, dim.len, correction, keepdim, &out[0], &out[1]);
 }
 
-/* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:910] */
+/* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor */
 yg_status yg__boxed_var_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -83,8 +79,7 @@ yg_status yg__boxed_var_backward(const yg_ir_node *node,
     return yg_var_backward(in[0], in[1], dim.items, dim.len, correction, keepdim, &out[0]);
 }
 
-/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:915] */
+/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor */
 yg_status yg__boxed_norm(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -102,8 +97,7 @@ yg_status yg__boxed_norm(const yg_ir_node *node,
 }
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
- *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:920] */
+ *   bool keepdim) -> Tensor */
 yg_status yg__boxed_norm_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -120,8 +114,7 @@ yg_status yg__boxed_norm_backward(const yg_ir_node *node,
     return yg_norm_backward(in[0], in[1], in[2], p, dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:926] */
+/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_logsumexp(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -136,8 +129,7 @@ yg_status yg__boxed_logsumexp(const yg_ir_node *node,
     return yg_logsumexp(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:933] */
+/* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor */
 yg_status yg__boxed_logsumexp_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,

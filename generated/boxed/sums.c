@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:680] */
+/* sum(Tensor self) -> Tensor */
 yg_status yg__boxed_sum(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -21,8 +21,7 @@ yg_status yg__boxed_sum(const yg_ir_node *node,
     return yg_sum(in[0], &out[0]);
 }
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:686] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_sum_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -37,7 +36,7 @@ yg_status yg__boxed_sum_dim(const yg_ir_node *node,
     return yg_sum_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:692] */
+/* mean(Tensor self) -> Tensor */
 yg_status yg__boxed_mean(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -48,8 +47,7 @@ yg_status yg__boxed_mean(const yg_ir_node *node,
     return yg_mean(in[0], &out[0]);
 }
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:697] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_mean_dim(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -64,7 +62,7 @@ yg_status yg__boxed_mean_dim(const yg_ir_node *node,
     return yg_mean_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:706] */
+/* prod(Tensor self) -> Tensor */
 yg_status yg__boxed_prod(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -75,8 +73,7 @@ yg_status yg__boxed_prod(const yg_ir_node *node,
     return yg_prod(in[0], &out[0]);
 }
 
-/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:710] */
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_prod_dim(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -91,8 +88,7 @@ yg_status yg__boxed_prod_dim(const yg_ir_node *node,
     return yg_prod_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:717] */
+/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor */
 yg_status yg__boxed_prod_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -108,8 +104,7 @@ yg_status yg__boxed_prod_backward(const yg_ir_node *node,
 }
 
 /* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
- *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:725] */
+ *   bool keepdim) -> Tensor */
 yg_status yg__boxed_prod_double_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -124,8 +119,7 @@ yg_status yg__boxed_prod_double_backward(const yg_ir_node *node,
     return yg_prod_double_backward(in[0], in[1], in[2], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:731] */
+/* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
 yg_status yg__boxed_sum_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -142,8 +136,7 @@ yg_status yg__boxed_sum_backward(const yg_ir_node *node,
     return yg_sum_backward(in[0], sizes.items, sizes.len, dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:736] */
+/* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
 yg_status yg__boxed_mean_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -160,7 +153,7 @@ yg_status yg__boxed_mean_backward(const yg_ir_node *node,
     return yg_mean_backward(in[0], sizes.items, sizes.len, dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:740] */
+/* sum_to(Tensor self, int[] size) -> Tensor */
 yg_status yg__boxed_sum_to(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

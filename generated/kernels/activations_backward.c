@@ -32,8 +32,7 @@ static const yg_pointwise_desc tanh_backward_desc = {
         },
 };
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:564] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__cpu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -63,8 +62,7 @@ static const yg_pointwise_desc sigmoid_backward_desc = {
         },
 };
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:570] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__cpu_sigmoid_backward(const yg_tensor *grad_output,
                                    const yg_tensor *output,
                                    yg_tensor **out)
@@ -94,8 +92,7 @@ static const yg_pointwise_desc relu_backward_desc = {
         },
 };
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:576] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -125,7 +122,7 @@ static const yg_pointwise_desc gelu_backward_desc = {
         },
 };
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:582] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__cpu_gelu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -155,8 +152,7 @@ static const yg_pointwise_desc gelu_tanh_backward_desc = {
         },
 };
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:589] */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__cpu_gelu_tanh_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      yg_tensor **out)
@@ -186,7 +182,7 @@ static const yg_pointwise_desc silu_backward_desc = {
         },
 };
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:595] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__cpu_silu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -220,8 +216,7 @@ static const yg_pointwise_desc elu_backward_desc = {
     .scalar_names = elu_backward_scalar_names,
 };
 
-/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:600] */
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
 yg_status yg__cpu_elu_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double alpha,
@@ -257,8 +252,7 @@ static const yg_pointwise_desc leaky_relu_backward_desc = {
     .scalar_names = leaky_relu_backward_scalar_names,
 };
 
-/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:605] */
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
 yg_status yg__cpu_leaky_relu_backward(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       double negative_slope,
@@ -294,8 +288,7 @@ static const yg_pointwise_desc softplus_backward_desc = {
     .scalar_names = softplus_backward_scalar_names,
 };
 
-/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:610] */
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
 yg_status yg__cpu_softplus_backward(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     double beta,
@@ -332,8 +325,7 @@ static const yg_pointwise_desc hardtanh_backward_desc = {
     .scalar_names = hardtanh_backward_scalar_names,
 };
 
-/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:616] */
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
 yg_status yg__cpu_hardtanh_backward(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     double min_val,

@@ -36,8 +36,7 @@ static const yg_pointwise_desc add_desc = {
     .scalar_names = add_scalar_names,
 };
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:25] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__cpu_add(const yg_tensor *self,
                       const yg_tensor *other,
                       double alpha,
@@ -73,8 +72,7 @@ static const yg_pointwise_desc sub_desc = {
     .scalar_names = sub_scalar_names,
 };
 
-/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:30] */
+/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__cpu_sub(const yg_tensor *self,
                       const yg_tensor *other,
                       double alpha,
@@ -106,7 +104,7 @@ static const yg_pointwise_desc mul_desc = {
         },
 };
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:35] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -134,7 +132,7 @@ static const yg_pointwise_desc div_desc = {
         },
 };
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:40] */
+/* div(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -166,7 +164,7 @@ static const yg_pointwise_desc mul_scalar_desc = {
     .scalar_names = mul_scalar_scalar_names,
 };
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:45] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -199,7 +197,7 @@ static const yg_pointwise_desc div_scalar_desc = {
     .scalar_names = div_scalar_scalar_names,
 };
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:55] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__cpu_div_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -232,8 +230,7 @@ static const yg_pointwise_desc add__desc = {
     .scalar_names = add__scalar_names,
 };
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:60] */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -268,8 +265,7 @@ static const yg_pointwise_desc add_scalar_desc = {
     .scalar_names = add_scalar_scalar_names,
 };
 
-/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:65] */
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg__cpu_add_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -302,8 +298,7 @@ static const yg_pointwise_desc sub_scalar_desc = {
     .scalar_names = sub_scalar_scalar_names,
 };
 
-/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:70] */
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg__cpu_sub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -336,8 +331,7 @@ static const yg_pointwise_desc rsub_scalar_desc = {
     .scalar_names = rsub_scalar_scalar_names,
 };
 
-/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:76] */
+/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg__cpu_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

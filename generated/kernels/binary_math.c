@@ -32,7 +32,7 @@ static const yg_pointwise_desc maximum_desc = {
         },
 };
 
-/* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:84] */
+/* maximum(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_maximum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -60,7 +60,7 @@ static const yg_pointwise_desc minimum_desc = {
         },
 };
 
-/* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:89] */
+/* minimum(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_minimum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -88,7 +88,7 @@ static const yg_pointwise_desc atan2_desc = {
         },
 };
 
-/* atan2(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:94] */
+/* atan2(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -116,7 +116,7 @@ static const yg_pointwise_desc remainder_desc = {
         },
 };
 
-/* remainder(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:101] */
+/* remainder(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_remainder(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -148,7 +148,7 @@ static const yg_pointwise_desc remainder_scalar_desc = {
     .scalar_names = remainder_scalar_scalar_names,
 };
 
-/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:106] */
+/* remainder.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__cpu_remainder_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -177,7 +177,7 @@ static const yg_pointwise_desc pow_tensor_desc = {
         },
 };
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:111] */
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
 yg_status yg__cpu_pow_tensor(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, exponent};

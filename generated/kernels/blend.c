@@ -36,7 +36,7 @@ static const yg_pointwise_desc lerp_desc = {
     .scalar_names = lerp_scalar_names,
 };
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:119] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
 yg_status yg__cpu_lerp(const yg_tensor *self,
                        const yg_tensor *end,
                        double weight,
@@ -68,8 +68,7 @@ static const yg_pointwise_desc lerp_tensor_desc = {
         },
 };
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
- * [specs/native_functions.yaml:125] */
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
 yg_status yg__cpu_lerp_tensor(const yg_tensor *self,
                               const yg_tensor *end,
                               const yg_tensor *weight,
@@ -104,8 +103,7 @@ static const yg_pointwise_desc addcmul_desc = {
     .scalar_names = addcmul_scalar_names,
 };
 
-/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:131] */
+/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 yg_status yg__cpu_addcmul(const yg_tensor *self,
                           const yg_tensor *tensor1,
                           const yg_tensor *tensor2,
@@ -142,8 +140,7 @@ static const yg_pointwise_desc addcdiv_desc = {
     .scalar_names = addcdiv_scalar_names,
 };
 
-/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:136] */
+/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 yg_status yg__cpu_addcdiv(const yg_tensor *self,
                           const yg_tensor *tensor1,
                           const yg_tensor *tensor2,
@@ -176,8 +173,7 @@ static const yg_pointwise_desc where_desc = {
         },
 };
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:143] */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_where(const yg_tensor *condition,
                         const yg_tensor *self,
                         const yg_tensor *other,
@@ -212,8 +208,7 @@ static const yg_pointwise_desc where_scalarother_desc = {
     .scalar_names = where_scalarother_scalar_names,
 };
 
-/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/native_functions.yaml:148] */
+/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
 yg_status yg__cpu_where_scalarother(const yg_tensor *condition,
                                     const yg_tensor *self,
                                     double other,
@@ -249,8 +244,7 @@ static const yg_pointwise_desc where_scalarself_desc = {
     .scalar_names = where_scalarself_scalar_names,
 };
 
-/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:153] */
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
 yg_status yg__cpu_where_scalarself(const yg_tensor *condition,
                                    double self,
                                    const yg_tensor *other,
@@ -286,8 +280,7 @@ static const yg_pointwise_desc masked_fill_desc = {
     .scalar_names = masked_fill_scalar_names,
 };
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
- * [specs/native_functions.yaml:158] */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
 yg_status yg__cpu_masked_fill(const yg_tensor *self,
                               const yg_tensor *mask,
                               double value,

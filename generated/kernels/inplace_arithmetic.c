@@ -36,8 +36,7 @@ static const yg_pointwise_desc sub__desc = {
     .scalar_names = sub__scalar_names,
 };
 
-/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:170] */
+/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__cpu_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -68,7 +67,7 @@ static const yg_pointwise_desc mul__desc = {
         },
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:175] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 yg_status yg__cpu_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -98,7 +97,7 @@ static const yg_pointwise_desc div__desc = {
         },
 };
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:180] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 yg_status yg__cpu_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -132,8 +131,7 @@ static const yg_pointwise_desc add_scalar__desc = {
     .scalar_names = add_scalar__scalar_names,
 };
 
-/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:185] */
+/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__cpu_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -168,7 +166,7 @@ static const yg_pointwise_desc mul_scalar__desc = {
     .scalar_names = mul_scalar__scalar_names,
 };
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:190] */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 yg_status yg__cpu_mul_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -203,7 +201,7 @@ static const yg_pointwise_desc div_scalar__desc = {
     .scalar_names = div_scalar__scalar_names,
 };
 
-/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:195] */
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
 yg_status yg__cpu_div_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -238,8 +236,7 @@ static const yg_pointwise_desc addcmul__desc = {
     .scalar_names = addcmul__scalar_names,
 };
 
-/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:200] */
+/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
 yg_status yg__cpu_addcmul_(yg_tensor *self,
                            const yg_tensor *tensor1,
                            const yg_tensor *tensor2,
@@ -278,8 +275,7 @@ static const yg_pointwise_desc addcdiv__desc = {
     .scalar_names = addcdiv__scalar_names,
 };
 
-/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:205] */
+/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
 yg_status yg__cpu_addcdiv_(yg_tensor *self,
                            const yg_tensor *tensor1,
                            const yg_tensor *tensor2,
@@ -318,8 +314,7 @@ static const yg_pointwise_desc lerp__desc = {
     .scalar_names = lerp__scalar_names,
 };
 
-/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
- * [specs/native_functions.yaml:210] */
+/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
 yg_status yg__cpu_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, end};

@@ -36,8 +36,7 @@ static const yg_pointwise_desc pow_backward_desc = {
     .scalar_names = pow_backward_scalar_names,
 };
 
-/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:624] */
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
 yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double exponent,
@@ -73,8 +72,7 @@ static const yg_pointwise_desc clamp_backward_desc = {
     .scalar_names = clamp_backward_scalar_names,
 };
 
-/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:630] */
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
 yg_status yg__cpu_clamp_backward(const yg_tensor *grad_output,
                                  const yg_tensor *self,
                                  double min,
@@ -111,8 +109,7 @@ static const yg_pointwise_desc clamp_min_backward_desc = {
     .scalar_names = clamp_min_backward_scalar_names,
 };
 
-/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:635] */
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
 yg_status yg__cpu_clamp_min_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double min,
@@ -148,8 +145,7 @@ static const yg_pointwise_desc clamp_max_backward_desc = {
     .scalar_names = clamp_max_backward_scalar_names,
 };
 
-/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:640] */
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
 yg_status yg__cpu_clamp_max_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double max,
@@ -181,8 +177,7 @@ static const yg_pointwise_desc maximum_backward_desc = {
         },
 };
 
-/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:648] */
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_maximum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *other,
@@ -213,8 +208,7 @@ static const yg_pointwise_desc minimum_backward_desc = {
         },
 };
 
-/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:653] */
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_minimum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *other,
@@ -245,8 +239,7 @@ static const yg_pointwise_desc pow_backward_self_desc = {
         },
 };
 
-/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:665] */
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
 yg_status yg__cpu_pow_backward_self(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     const yg_tensor *exponent,
@@ -277,8 +270,8 @@ static const yg_pointwise_desc pow_backward_exponent_desc = {
         },
 };
 
-/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:672] */
+/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
+ *   Tensor output) -> Tensor */
 yg_status yg__cpu_pow_backward_exponent(const yg_tensor *grad_output,
                                         const yg_tensor *self,
                                         const yg_tensor *exponent,

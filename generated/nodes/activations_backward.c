@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:326] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
 static yg_status tanh_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -86,7 +86,7 @@ const yg_node_vtable yg__tanh_backward_backward_vtable = {
     .release_saved = tanh_backward_backward_release_saved,
 };
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:330] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
 static yg_status sigmoid_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -167,7 +167,7 @@ const yg_node_vtable yg__sigmoid_backward_backward_vtable = {
     .release_saved = sigmoid_backward_backward_release_saved,
 };
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:334] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
 static yg_status relu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -211,7 +211,7 @@ const yg_node_vtable yg__relu_backward_backward_vtable = {
     .release_saved = relu_backward_backward_release_saved,
 };
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:344] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
 static yg_status gelu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -313,7 +313,7 @@ const yg_node_vtable yg__gelu_backward_backward_vtable = {
     .release_saved = gelu_backward_backward_release_saved,
 };
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:351] */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
 static yg_status gelu_tanh_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -515,7 +515,7 @@ const yg_node_vtable yg__gelu_tanh_backward_backward_vtable = {
     .release_saved = gelu_tanh_backward_backward_release_saved,
 };
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:356] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
 static yg_status silu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -612,8 +612,7 @@ const yg_node_vtable yg__silu_backward_backward_vtable = {
     .release_saved = silu_backward_backward_release_saved,
 };
 
-/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/derivatives.yaml:361] */
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
 static yg_status elu_backward_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -695,8 +694,7 @@ const yg_node_vtable yg__elu_backward_backward_vtable = {
     .release_saved = elu_backward_backward_release_saved,
 };
 
-/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/derivatives.yaml:367] */
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
 static yg_status leaky_relu_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -740,8 +738,7 @@ const yg_node_vtable yg__leaky_relu_backward_backward_vtable = {
     .release_saved = leaky_relu_backward_backward_release_saved,
 };
 
-/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/derivatives.yaml:373] */
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
 static yg_status softplus_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -839,8 +836,7 @@ const yg_node_vtable yg__softplus_backward_backward_vtable = {
     .release_saved = softplus_backward_backward_release_saved,
 };
 
-/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/derivatives.yaml:379] */
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
 static yg_status hardtanh_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)

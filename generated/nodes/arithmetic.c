@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:20] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 static yg_status add_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -56,7 +56,7 @@ const yg_node_vtable yg__add_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:24] */
+/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 static yg_status sub_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -96,7 +96,7 @@ const yg_node_vtable yg__sub_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:28] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 static yg_status mul_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -156,7 +156,7 @@ const yg_node_vtable yg__mul_backward_vtable = {
     .release_saved = mul_backward_release_saved,
 };
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:32] */
+/* div(Tensor self, Tensor other) -> Tensor */
 static yg_status div_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -226,7 +226,7 @@ const yg_node_vtable yg__div_backward_vtable = {
     .release_saved = div_backward_release_saved,
 };
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/derivatives.yaml:36] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 static yg_status mul_scalar_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -258,7 +258,7 @@ const yg_node_vtable yg__mul_scalar_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/derivatives.yaml:39] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor */
 static yg_status div_scalar_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -290,8 +290,7 @@ const yg_node_vtable yg__div_scalar_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/derivatives.yaml:43] */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 static yg_status add__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -331,8 +330,7 @@ const yg_node_vtable yg__add__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/derivatives.yaml:47] */
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 static yg_status add_scalar_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -360,8 +358,7 @@ const yg_node_vtable yg__add_scalar_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/derivatives.yaml:50] */
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 static yg_status sub_scalar_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -389,8 +386,7 @@ const yg_node_vtable yg__sub_scalar_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/derivatives.yaml:53] */
+/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 static yg_status rsub_scalar_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)

@@ -17,8 +17,7 @@
 #include "yagrad/ops.h"
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:800] */
+ *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -73,8 +72,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
 };
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:804] */
+ *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
 static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -125,7 +123,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:807] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -160,8 +158,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:814] */
+/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
 static yg_status adaptive_avg_pool2d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)
@@ -197,8 +194,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable = {
 };
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
- * [specs/derivatives.yaml:817] */
+ *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
 static yg_status avg_pool3d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -254,8 +250,7 @@ const yg_node_vtable yg__avg_pool3d_backward_vtable = {
 };
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
- * [specs/derivatives.yaml:821] */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
 static yg_status avg_pool3d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -308,7 +303,7 @@ const yg_node_vtable yg__avg_pool3d_backward_backward_vtable = {
     .release_saved = avg_pool3d_backward_backward_release_saved,
 };
 
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:824] */
+/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
 static yg_status adaptive_avg_pool3d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -343,8 +338,7 @@ const yg_node_vtable yg__adaptive_avg_pool3d_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:827] */
+/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
 static yg_status adaptive_avg_pool3d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/derivatives.yaml:84] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
 static yg_status lerp_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -58,7 +58,7 @@ const yg_node_vtable yg__lerp_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor  [specs/derivatives.yaml:88] */
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
 static yg_status lerp_tensor_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -144,8 +144,7 @@ const yg_node_vtable yg__lerp_tensor_backward_vtable = {
     .release_saved = lerp_tensor_backward_release_saved,
 };
 
-/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:93] */
+/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 static yg_status addcmul_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -223,8 +222,7 @@ const yg_node_vtable yg__addcmul_backward_vtable = {
     .release_saved = addcmul_backward_release_saved,
 };
 
-/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:98] */
+/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 static yg_status addcdiv_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -312,7 +310,7 @@ const yg_node_vtable yg__addcdiv_backward_vtable = {
     .release_saved = addcdiv_backward_release_saved,
 };
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:103] */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
 static yg_status where_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -366,8 +364,7 @@ const yg_node_vtable yg__where_backward_vtable = {
     .release_saved = where_backward_release_saved,
 };
 
-/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/derivatives.yaml:108] */
+/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
 static yg_status where_scalarother_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -411,8 +408,7 @@ const yg_node_vtable yg__where_scalarother_backward_vtable = {
     .release_saved = where_scalarother_backward_release_saved,
 };
 
-/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:112] */
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
 static yg_status where_scalarself_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -456,7 +452,7 @@ const yg_node_vtable yg__where_scalarself_backward_vtable = {
     .release_saved = where_scalarself_backward_release_saved,
 };
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor  [specs/derivatives.yaml:116] */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
 static yg_status masked_fill_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:662] */
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
 static yg_status index_select_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -65,8 +65,7 @@ const yg_node_vtable yg__index_select_backward_vtable = {
     .release_saved = index_select_backward_release_saved,
 };
 
-/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:666] */
+/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
 static yg_status index_select_backward_backward_apply(yg_node *base,
                                                       yg_tensor *const *grads,
                                                       yg_tensor **grad_inputs)
@@ -110,7 +109,7 @@ const yg_node_vtable yg__index_select_backward_backward_vtable = {
     .release_saved = index_select_backward_backward_release_saved,
 };
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:670] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor */
 static yg_status gather_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -159,8 +158,7 @@ const yg_node_vtable yg__gather_backward_vtable = {
     .release_saved = gather_backward_release_saved,
 };
 
-/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:674] */
+/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
 static yg_status gather_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -204,8 +202,7 @@ const yg_node_vtable yg__gather_backward_backward_vtable = {
     .release_saved = gather_backward_backward_release_saved,
 };
 
-/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:678] */
+/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 static yg_status scatter_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -264,8 +261,7 @@ const yg_node_vtable yg__scatter_backward_vtable = {
     .release_saved = scatter_backward_release_saved,
 };
 
-/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/derivatives.yaml:683] */
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
 static yg_status scatter_value_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -309,8 +305,7 @@ const yg_node_vtable yg__scatter_value_backward_vtable = {
     .release_saved = scatter_value_backward_release_saved,
 };
 
-/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:687] */
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 static yg_status scatter_add_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -367,7 +362,7 @@ const yg_node_vtable yg__scatter_add_backward_vtable = {
     .release_saved = scatter_add_backward_release_saved,
 };
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:692] */
+/* tril(Tensor self, int diagonal=0) -> Tensor */
 static yg_status tril_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -399,7 +394,7 @@ const yg_node_vtable yg__tril_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:695] */
+/* triu(Tensor self, int diagonal=0) -> Tensor */
 static yg_status triu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)

@@ -16,8 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/derivatives.yaml:759] */
+/* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
 static yg_status embedding_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -67,8 +66,7 @@ const yg_node_vtable yg__embedding_backward_vtable = {
 };
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
- *   int padding_idx) -> Tensor
- * [specs/derivatives.yaml:766] */
+ *   int padding_idx) -> Tensor */
 static yg_status embedding_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -129,8 +127,7 @@ const yg_node_vtable yg__embedding_backward_backward_vtable = {
     .release_saved = embedding_backward_backward_release_saved,
 };
 
-/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
- * [specs/derivatives.yaml:770] */
+/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy) */
 static yg_status lstm_cell_gates_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)

@@ -16,8 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/derivatives.yaml:385] */
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
 static yg_status pow_backward_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -94,8 +93,7 @@ const yg_node_vtable yg__pow_backward_backward_vtable = {
     .release_saved = pow_backward_backward_release_saved,
 };
 
-/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/derivatives.yaml:391] */
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
 static yg_status clamp_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -139,8 +137,7 @@ const yg_node_vtable yg__clamp_backward_backward_vtable = {
     .release_saved = clamp_backward_backward_release_saved,
 };
 
-/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/derivatives.yaml:397] */
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
 static yg_status clamp_min_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -184,8 +181,7 @@ const yg_node_vtable yg__clamp_min_backward_backward_vtable = {
     .release_saved = clamp_min_backward_backward_release_saved,
 };
 
-/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/derivatives.yaml:403] */
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
 static yg_status clamp_max_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -229,8 +225,7 @@ const yg_node_vtable yg__clamp_max_backward_backward_vtable = {
     .release_saved = clamp_max_backward_backward_release_saved,
 };
 
-/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:409] */
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
 static yg_status maximum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -280,8 +275,7 @@ const yg_node_vtable yg__maximum_backward_backward_vtable = {
     .release_saved = maximum_backward_backward_release_saved,
 };
 
-/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:416] */
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
 static yg_status minimum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -331,8 +325,7 @@ const yg_node_vtable yg__minimum_backward_backward_vtable = {
     .release_saved = minimum_backward_backward_release_saved,
 };
 
-/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/derivatives.yaml:424] */
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
 static yg_status pow_backward_self_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -462,8 +455,8 @@ const yg_node_vtable yg__pow_backward_self_backward_vtable = {
     .release_saved = pow_backward_self_backward_release_saved,
 };
 
-/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/derivatives.yaml:432] */
+/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
+ *   Tensor output) -> Tensor */
 static yg_status pow_backward_exponent_backward_apply(yg_node *base,
                                                       yg_tensor *const *grads,
                                                       yg_tensor **grad_inputs)

@@ -17,8 +17,7 @@
 #include "yagrad/ops.h"
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
- *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
- * [specs/derivatives.yaml:747] */
+ *   float eps) -> (Tensor output, Tensor mean, Tensor rstd) */
 static yg_status native_layer_norm_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -107,8 +106,7 @@ const yg_node_vtable yg__native_layer_norm_backward_vtable = {
 
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
  *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
- *   Tensor save_mean, Tensor save_invstd)
- * [specs/derivatives.yaml:751] */
+ *   Tensor save_mean, Tensor save_invstd) */
 static yg_status native_batch_norm_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)

@@ -16,8 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/derivatives.yaml:643] */
+/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
 static yg_status constant_pad_nd_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -56,7 +55,7 @@ const yg_node_vtable yg__constant_pad_nd_backward_vtable = {
     .release_saved = constant_pad_nd_backward_release_saved,
 };
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:646] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor */
 static yg_status reflection_pad_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -100,8 +99,7 @@ const yg_node_vtable yg__reflection_pad_backward_vtable = {
     .release_saved = reflection_pad_backward_release_saved,
 };
 
-/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:651] */
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
 static yg_status reflection_pad_backward_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -140,7 +138,7 @@ const yg_node_vtable yg__reflection_pad_backward_backward_vtable = {
     .release_saved = reflection_pad_backward_backward_release_saved,
 };
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:654] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor */
 static yg_status replication_pad_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -184,8 +182,7 @@ const yg_node_vtable yg__replication_pad_backward_vtable = {
     .release_saved = replication_pad_backward_release_saved,
 };
 
-/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:657] */
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
 static yg_status replication_pad_backward_backward_apply(yg_node *base,
                                                          yg_tensor *const *grads,
                                                          yg_tensor **grad_inputs)

@@ -17,8 +17,7 @@
 #include "yagrad/ops.h"
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:784] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
 static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -67,8 +66,7 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
 };
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:789] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
 static yg_status max_pool3d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -116,8 +114,7 @@ const yg_node_vtable yg__max_pool3d_with_indices_backward_vtable = {
     .release_saved = max_pool3d_with_indices_backward_release_saved,
 };
 
-/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:794] */
+/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices) */
 static yg_status adaptive_max_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)

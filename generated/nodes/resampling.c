@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:832] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -51,8 +51,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:835] */
+/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
 static yg_status upsample_nearest2d_backward_backward_apply(yg_node *base,
                                                             yg_tensor *const *grads,
                                                             yg_tensor **grad_inputs)
@@ -88,8 +87,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable = {
 };
 
 /* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor
- * [specs/derivatives.yaml:838] */
+ *   float scales_w=0.0) -> Tensor */
 static yg_status upsample_bilinear2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -129,8 +127,7 @@ const yg_node_vtable yg__upsample_bilinear2d_backward_vtable = {
 };
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor
- * [specs/derivatives.yaml:843] */
+ *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
 static yg_status upsample_bilinear2d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)

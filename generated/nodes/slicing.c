@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/derivatives.yaml:603] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a) */
 static yg_status select_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -54,8 +54,7 @@ const yg_node_vtable yg__select_backward_vtable = {
 };
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
- *   int step=1) -> Tensor(a)
- * [specs/derivatives.yaml:606] */
+ *   int step=1) -> Tensor(a) */
 static yg_status slice_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -94,8 +93,7 @@ const yg_node_vtable yg__slice_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/derivatives.yaml:609] */
+/* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor */
 static yg_status select_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -128,8 +126,7 @@ const yg_node_vtable yg__select_backward_backward_vtable = {
 };
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
- *   int step) -> Tensor
- * [specs/derivatives.yaml:612] */
+ *   int step) -> Tensor */
 static yg_status slice_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)

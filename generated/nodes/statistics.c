@@ -16,8 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:533] */
+/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 static yg_status var_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -68,8 +67,7 @@ const yg_node_vtable yg__var_backward_vtable = {
     .release_saved = var_backward_release_saved,
 };
 
-/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:537] */
+/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 static yg_status std_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -137,8 +135,7 @@ const yg_node_vtable yg__std_backward_vtable = {
 };
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
- *   Tensor mean)
- * [specs/derivatives.yaml:542] */
+ *   Tensor mean) */
 static yg_status var_mean_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -230,8 +227,7 @@ const yg_node_vtable yg__var_mean_backward_vtable = {
     .release_saved = var_mean_backward_release_saved,
 };
 
-/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:545] */
+/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor */
 static yg_status norm_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -290,8 +286,7 @@ const yg_node_vtable yg__norm_backward_vtable = {
 };
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
- *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:554] */
+ *   bool keepdim) -> Tensor */
 static yg_status norm_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -466,8 +461,7 @@ const yg_node_vtable yg__norm_backward_backward_vtable = {
     .release_saved = norm_backward_backward_release_saved,
 };
 
-/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:559] */
+/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 static yg_status logsumexp_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)

@@ -9,8 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:25] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 /* onnx: Add(self, other) where alpha == 1 */
 yg_status yg__onnx_sym_add(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -27,8 +26,7 @@ yg_status yg__onnx_sym_add(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:30] */
+/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 /* onnx: Sub(self, other) where alpha == 1 */
 yg_status yg__onnx_sym_sub(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -45,7 +43,7 @@ yg_status yg__onnx_sym_sub(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:35] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 /* onnx: Mul(self, other) */
 yg_status yg__onnx_sym_mul(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -58,7 +56,7 @@ yg_status yg__onnx_sym_mul(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:40] */
+/* div(Tensor self, Tensor other) -> Tensor */
 /* onnx: Div(self, other) */
 yg_status yg__onnx_sym_div(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -71,7 +69,7 @@ yg_status yg__onnx_sym_div(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:45] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: Mul(self, scalar(other)) */
 yg_status yg__onnx_sym_mul_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -87,7 +85,7 @@ yg_status yg__onnx_sym_mul_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:55] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: Div(self, scalar(other)) */
 yg_status yg__onnx_sym_div_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -103,8 +101,7 @@ yg_status yg__onnx_sym_div_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:65] */
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 /* onnx: Add(self, scalar(other)) where alpha == 1 */
 yg_status yg__onnx_sym_add_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -123,8 +120,7 @@ yg_status yg__onnx_sym_add_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:70] */
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 /* onnx: Sub(self, scalar(other)) where alpha == 1 */
 yg_status yg__onnx_sym_sub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -143,8 +139,7 @@ yg_status yg__onnx_sym_sub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:76] */
+/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 /* onnx: Sub(scalar(other, self), self) where alpha == 1 */
 yg_status yg__onnx_sym_rsub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

@@ -9,8 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:143] */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
 /* onnx: Where(condition, self, other) */
 yg_status yg__onnx_sym_where(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -24,8 +23,7 @@ yg_status yg__onnx_sym_where(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/native_functions.yaml:148] */
+/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
 /* onnx: Where(condition, self, scalar(other, self)) */
 yg_status yg__onnx_sym_where_scalarother(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -42,8 +40,7 @@ yg_status yg__onnx_sym_where_scalarother(yg_onnx_ctx *cx, const yg_ir_node *node
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:153] */
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
 /* onnx: Where(condition, scalar(self, other), other) */
 yg_status yg__onnx_sym_where_scalarself(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -60,8 +57,7 @@ yg_status yg__onnx_sym_where_scalarself(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
- * [specs/native_functions.yaml:158] */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
 /* onnx: Where(mask, scalar(value, self), self) */
 yg_status yg__onnx_sym_masked_fill(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

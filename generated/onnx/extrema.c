@@ -9,8 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:788] */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 /* onnx: ReduceMax(self, axes=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_amax(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -29,8 +28,7 @@ yg_status yg__onnx_sym_amax(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:794] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 /* onnx: ReduceMin(self, axes=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_amin(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -49,7 +47,7 @@ yg_status yg__onnx_sym_amin(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:801] */
+/* max(Tensor self) -> Tensor */
 /* onnx: ReduceMax(self, keepdims=0) */
 yg_status yg__onnx_sym_max(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -62,7 +60,7 @@ yg_status yg__onnx_sym_max(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:805] */
+/* min(Tensor self) -> Tensor */
 /* onnx: ReduceMin(self, keepdims=0) */
 yg_status yg__onnx_sym_min(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -75,8 +73,7 @@ yg_status yg__onnx_sym_min(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:845] */
+/* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
 /* onnx: ArgMax(self, axis=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_argmax_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -94,8 +91,7 @@ yg_status yg__onnx_sym_argmax_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:857] */
+/* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
 /* onnx: ArgMin(self, axis=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_argmin_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

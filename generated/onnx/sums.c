@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:680] */
+/* sum(Tensor self) -> Tensor */
 /* onnx: ReduceSum(self, keepdims=0) */
 yg_status yg__onnx_sym_sum(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -22,8 +22,7 @@ yg_status yg__onnx_sym_sum(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:686] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 /* onnx: ReduceSum(self, ints(dim), keepdims=keepdim) */
 yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -42,7 +41,7 @@ yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:692] */
+/* mean(Tensor self) -> Tensor */
 /* onnx: ReduceMean(self, keepdims=0) */
 yg_status yg__onnx_sym_mean(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -55,8 +54,7 @@ yg_status yg__onnx_sym_mean(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:697] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 /* onnx: ReduceMean(self, axes=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_mean_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -75,7 +73,7 @@ yg_status yg__onnx_sym_mean_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:706] */
+/* prod(Tensor self) -> Tensor */
 /* onnx: ReduceProd(self, keepdims=0) */
 yg_status yg__onnx_sym_prod(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -88,8 +86,7 @@ yg_status yg__onnx_sym_prod(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:710] */
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 /* onnx: ReduceProd(self, axes=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_prod_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:326] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__symbolic_tanh_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -41,7 +41,7 @@ yg_status yg__symbolic_tanh_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:330] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__symbolic_sigmoid_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -83,7 +83,7 @@ yg_status yg__symbolic_sigmoid_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:334] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
 yg_status yg__symbolic_relu_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -100,7 +100,7 @@ yg_status yg__symbolic_relu_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:344] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__symbolic_gelu_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -157,7 +157,7 @@ yg_status yg__symbolic_gelu_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:351] */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__symbolic_gelu_tanh_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -294,7 +294,7 @@ yg_status yg__symbolic_gelu_tanh_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:356] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__symbolic_silu_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -347,8 +347,7 @@ yg_status yg__symbolic_silu_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/derivatives.yaml:361] */
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
 yg_status yg__symbolic_elu_backward(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -393,8 +392,7 @@ yg_status yg__symbolic_elu_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/derivatives.yaml:367] */
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
 yg_status yg__symbolic_leaky_relu_backward(yg_sym *s, const yg_ir_node *node)
 {
     double negative_slope = 0;
@@ -413,8 +411,7 @@ yg_status yg__symbolic_leaky_relu_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/derivatives.yaml:373] */
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
 yg_status yg__symbolic_softplus_backward(yg_sym *s, const yg_ir_node *node)
 {
     double beta = 0;
@@ -472,8 +469,7 @@ yg_status yg__symbolic_softplus_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/derivatives.yaml:379] */
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
 yg_status yg__symbolic_hardtanh_backward(yg_sym *s, const yg_ir_node *node)
 {
     double min_val = 0;

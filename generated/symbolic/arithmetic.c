@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:20] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__symbolic_add(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -30,7 +30,7 @@ yg_status yg__symbolic_add(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:24] */
+/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__symbolic_sub(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -52,7 +52,7 @@ yg_status yg__symbolic_sub(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:28] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 yg_status yg__symbolic_mul(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -77,7 +77,7 @@ yg_status yg__symbolic_mul(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* div(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:32] */
+/* div(Tensor self, Tensor other) -> Tensor */
 yg_status yg__symbolic_div(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -109,7 +109,7 @@ yg_status yg__symbolic_div(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/derivatives.yaml:36] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__symbolic_mul_scalar(yg_sym *s, const yg_ir_node *node)
 {
     double other = 0;
@@ -127,7 +127,7 @@ yg_status yg__symbolic_mul_scalar(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/derivatives.yaml:39] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__symbolic_div_scalar(yg_sym *s, const yg_ir_node *node)
 {
     double other = 0;
@@ -145,8 +145,7 @@ yg_status yg__symbolic_div_scalar(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/derivatives.yaml:47] */
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg__symbolic_add_scalar(yg_sym *s, const yg_ir_node *node)
 {
     (void)node;
@@ -157,8 +156,7 @@ yg_status yg__symbolic_add_scalar(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/derivatives.yaml:50] */
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg__symbolic_sub_scalar(yg_sym *s, const yg_ir_node *node)
 {
     (void)node;
@@ -169,8 +167,7 @@ yg_status yg__symbolic_sub_scalar(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/derivatives.yaml:53] */
+/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 yg_status yg__symbolic_rsub_scalar(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;

@@ -9,8 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:800] */
+ *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
 yg_status yg__symbolic_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -43,8 +42,7 @@ yg_status yg__symbolic_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 }
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:804] */
+ *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
 yg_status yg__symbolic_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -74,7 +72,7 @@ yg_status yg__symbolic_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:807] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
 yg_status yg__symbolic_adaptive_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -91,8 +89,7 @@ yg_status yg__symbolic_adaptive_avg_pool2d(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:814] */
+/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
 yg_status yg__symbolic_adaptive_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -110,8 +107,7 @@ yg_status yg__symbolic_adaptive_avg_pool2d_backward(yg_sym *s, const yg_ir_node 
 }
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
- * [specs/derivatives.yaml:817] */
+ *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
 yg_status yg__symbolic_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -147,8 +143,7 @@ yg_status yg__symbolic_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 }
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
- * [specs/derivatives.yaml:821] */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
 yg_status yg__symbolic_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -181,7 +176,7 @@ yg_status yg__symbolic_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:824] */
+/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
 yg_status yg__symbolic_adaptive_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -198,8 +193,7 @@ yg_status yg__symbolic_adaptive_avg_pool3d(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:827] */
+/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
 yg_status yg__symbolic_adaptive_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

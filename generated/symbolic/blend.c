@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/derivatives.yaml:84] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
 yg_status yg__symbolic_lerp(yg_sym *s, const yg_ir_node *node)
 {
     double weight = 0;
@@ -34,7 +34,7 @@ yg_status yg__symbolic_lerp(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor  [specs/derivatives.yaml:88] */
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
 yg_status yg__symbolic_lerp_tensor(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -77,8 +77,7 @@ yg_status yg__symbolic_lerp_tensor(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:93] */
+/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 yg_status yg__symbolic_addcmul(yg_sym *s, const yg_ir_node *node)
 {
     double value = 0;
@@ -116,8 +115,7 @@ yg_status yg__symbolic_addcmul(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:98] */
+/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 yg_status yg__symbolic_addcdiv(yg_sym *s, const yg_ir_node *node)
 {
     double value = 0;
@@ -163,7 +161,7 @@ yg_status yg__symbolic_addcdiv(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:103] */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
 yg_status yg__symbolic_where(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -190,8 +188,7 @@ yg_status yg__symbolic_where(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/derivatives.yaml:108] */
+/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
 yg_status yg__symbolic_where_scalarother(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -209,8 +206,7 @@ yg_status yg__symbolic_where_scalarother(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:112] */
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
 yg_status yg__symbolic_where_scalarself(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -228,7 +224,7 @@ yg_status yg__symbolic_where_scalarself(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor  [specs/derivatives.yaml:116] */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
 yg_status yg__symbolic_masked_fill(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:482] */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 yg_status yg__symbolic_amax(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -31,7 +31,7 @@ yg_status yg__symbolic_amax(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:485] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 yg_status yg__symbolic_amin(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -54,8 +54,7 @@ yg_status yg__symbolic_amin(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:490] */
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 yg_status yg__symbolic_max_dim(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -78,8 +77,7 @@ yg_status yg__symbolic_max_dim(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:494] */
+/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 yg_status yg__symbolic_min_dim(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -103,8 +101,7 @@ yg_status yg__symbolic_min_dim(yg_sym *s, const yg_ir_node *node)
 }
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
- *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:502] */
+ *   bool keepdim) -> Tensor */
 yg_status yg__symbolic_minmax_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};

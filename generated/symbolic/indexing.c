@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:662] */
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
 yg_status yg__symbolic_index_select(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -28,8 +28,7 @@ yg_status yg__symbolic_index_select(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:666] */
+/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
 yg_status yg__symbolic_index_select_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -48,7 +47,7 @@ yg_status yg__symbolic_index_select_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:670] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor */
 yg_status yg__symbolic_gather(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -68,8 +67,7 @@ yg_status yg__symbolic_gather(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:674] */
+/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
 yg_status yg__symbolic_gather_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -88,8 +86,7 @@ yg_status yg__symbolic_gather_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:678] */
+/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 yg_status yg__symbolic_scatter(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -119,8 +116,7 @@ yg_status yg__symbolic_scatter(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/derivatives.yaml:683] */
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
 yg_status yg__symbolic_scatter_value(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -140,8 +136,7 @@ yg_status yg__symbolic_scatter_value(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:687] */
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 yg_status yg__symbolic_scatter_add(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -165,7 +160,7 @@ yg_status yg__symbolic_scatter_add(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:692] */
+/* tril(Tensor self, int diagonal=0) -> Tensor */
 yg_status yg__symbolic_tril(yg_sym *s, const yg_ir_node *node)
 {
     int64_t diagonal = 0;
@@ -183,7 +178,7 @@ yg_status yg__symbolic_tril(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:695] */
+/* triu(Tensor self, int diagonal=0) -> Tensor */
 yg_status yg__symbolic_triu(yg_sym *s, const yg_ir_node *node)
 {
     int64_t diagonal = 0;

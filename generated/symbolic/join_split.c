@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/derivatives.yaml:620] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor */
 yg_status yg__symbolic_cat(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -26,7 +26,7 @@ yg_status yg__symbolic_cat(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:623] */
+/* flip(Tensor self, int[] dims) -> Tensor */
 yg_status yg__symbolic_flip(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dims = {0};
@@ -44,8 +44,7 @@ yg_status yg__symbolic_flip(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:629] */
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
 yg_status yg__symbolic_split(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -63,8 +62,7 @@ yg_status yg__symbolic_split(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:632] */
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
 yg_status yg__symbolic_split_with_sizes(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -82,7 +80,7 @@ yg_status yg__symbolic_split_with_sizes(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:635] */
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
 yg_status yg__symbolic_chunk(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -100,7 +98,7 @@ yg_status yg__symbolic_chunk(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:638] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
 yg_status yg__symbolic_unbind(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

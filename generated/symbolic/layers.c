@@ -8,8 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/derivatives.yaml:759] */
+/* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
 yg_status yg__symbolic_embedding(yg_sym *s, const yg_ir_node *node)
 {
     int64_t padding_idx = 0;
@@ -30,8 +29,7 @@ yg_status yg__symbolic_embedding(yg_sym *s, const yg_ir_node *node)
 }
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
- *   int padding_idx) -> Tensor
- * [specs/derivatives.yaml:766] */
+ *   int padding_idx) -> Tensor */
 yg_status yg__symbolic_embedding_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t padding_idx = 0;
@@ -63,8 +61,7 @@ yg_status yg__symbolic_embedding_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
- * [specs/derivatives.yaml:770] */
+/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy) */
 yg_status yg__symbolic_lstm_cell_gates(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

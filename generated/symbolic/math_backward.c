@@ -8,8 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/derivatives.yaml:385] */
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
 yg_status yg__symbolic_pow_backward(yg_sym *s, const yg_ir_node *node)
 {
     double exponent = 0;
@@ -48,8 +47,7 @@ yg_status yg__symbolic_pow_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/derivatives.yaml:391] */
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
 yg_status yg__symbolic_clamp_backward(yg_sym *s, const yg_ir_node *node)
 {
     double min = 0;
@@ -71,8 +69,7 @@ yg_status yg__symbolic_clamp_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/derivatives.yaml:397] */
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
 yg_status yg__symbolic_clamp_min_backward(yg_sym *s, const yg_ir_node *node)
 {
     double min = 0;
@@ -91,8 +88,7 @@ yg_status yg__symbolic_clamp_min_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/derivatives.yaml:403] */
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
 yg_status yg__symbolic_clamp_max_backward(yg_sym *s, const yg_ir_node *node)
 {
     double max = 0;
@@ -111,8 +107,7 @@ yg_status yg__symbolic_clamp_max_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:409] */
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
 yg_status yg__symbolic_maximum_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -130,8 +125,7 @@ yg_status yg__symbolic_maximum_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:416] */
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
 yg_status yg__symbolic_minimum_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -149,8 +143,7 @@ yg_status yg__symbolic_minimum_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/derivatives.yaml:424] */
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
 yg_status yg__symbolic_pow_backward_self(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -227,8 +220,8 @@ yg_status yg__symbolic_pow_backward_self(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/derivatives.yaml:432] */
+/* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
+ *   Tensor output) -> Tensor */
 yg_status yg__symbolic_pow_backward_exponent(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

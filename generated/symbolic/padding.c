@@ -8,8 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/derivatives.yaml:643] */
+/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
 yg_status yg__symbolic_constant_pad_nd(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -27,7 +26,7 @@ yg_status yg__symbolic_constant_pad_nd(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:646] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor */
 yg_status yg__symbolic_reflection_pad(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -46,8 +45,7 @@ yg_status yg__symbolic_reflection_pad(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:651] */
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
 yg_status yg__symbolic_reflection_pad_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -65,7 +63,7 @@ yg_status yg__symbolic_reflection_pad_backward(yg_sym *s, const yg_ir_node *node
     return yg__sym_status(s);
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:654] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor */
 yg_status yg__symbolic_replication_pad(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -84,8 +82,7 @@ yg_status yg__symbolic_replication_pad(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:657] */
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
 yg_status yg__symbolic_replication_pad_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};

@@ -9,8 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:784] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
 yg_status yg__symbolic_max_pool2d_with_indices(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -29,8 +28,7 @@ yg_status yg__symbolic_max_pool2d_with_indices(yg_sym *s, const yg_ir_node *node
 }
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:789] */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
 yg_status yg__symbolic_max_pool3d_with_indices(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -48,8 +46,7 @@ yg_status yg__symbolic_max_pool3d_with_indices(yg_sym *s, const yg_ir_node *node
     return yg__sym_status(s);
 }
 
-/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:794] */
+/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices) */
 yg_status yg__symbolic_adaptive_max_pool2d(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:715] */
+/* log_softmax(Tensor self, int dim) -> Tensor */
 yg_status yg__symbolic_log_softmax(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -27,8 +27,7 @@ yg_status yg__symbolic_log_softmax(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/derivatives.yaml:721] */
+/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
 yg_status yg__symbolic_log_softmax_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -65,7 +64,7 @@ yg_status yg__symbolic_log_softmax_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:725] */
+/* softmax(Tensor self, int dim) -> Tensor */
 yg_status yg__symbolic_softmax(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

@@ -8,8 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:533] */
+/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 yg_status yg__symbolic_var(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -34,8 +33,7 @@ yg_status yg__symbolic_var(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:537] */
+/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 yg_status yg__symbolic_std(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -69,8 +67,7 @@ yg_status yg__symbolic_std(yg_sym *s, const yg_ir_node *node)
 }
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
- *   Tensor mean)
- * [specs/derivatives.yaml:542] */
+ *   Tensor mean) */
 yg_status yg__symbolic_var_mean(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -106,8 +103,7 @@ yg_status yg__symbolic_var_mean(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:545] */
+/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor */
 yg_status yg__symbolic_norm(yg_sym *s, const yg_ir_node *node)
 {
     double p = 0;
@@ -134,8 +130,7 @@ yg_status yg__symbolic_norm(yg_sym *s, const yg_ir_node *node)
 }
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
- *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:554] */
+ *   bool keepdim) -> Tensor */
 yg_status yg__symbolic_norm_backward(yg_sym *s, const yg_ir_node *node)
 {
     double p = 0;
@@ -234,8 +229,7 @@ yg_status yg__symbolic_norm_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:559] */
+/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg__symbolic_logsumexp(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};

@@ -82,8 +82,7 @@ static yg_status add_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:13] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg_add(const yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -166,7 +165,7 @@ static yg_status exp_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:19] */
+/* exp(Tensor self) -> Tensor */
 yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -224,7 +223,7 @@ static yg_status mul_scalar_traced(const yg_tensor *self, double other, yg_tenso
     return yg__trace_end_node();
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:25] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -307,7 +306,7 @@ static yg_status mul_traced(const yg_tensor *self, const yg_tensor *other, yg_te
     return yg__trace_end_node();
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:30] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -373,8 +372,7 @@ static yg_status add__traced(yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:34] */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -466,7 +464,7 @@ static yg_status mul__traced(yg_tensor *self, const yg_tensor *other, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:40] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -557,7 +555,7 @@ static yg_status exp__traced(yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:43] */
+/* exp_(Tensor(a!) self) -> Tensor(a!) */
 yg_status yg_exp_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:148] */
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
 yg_status yg__boxed_split(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -29,8 +28,7 @@ yg_status yg__boxed_split(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:153] */
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
 yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -53,7 +51,7 @@ yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:158] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
 yg_status yg__boxed_unbind(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -69,7 +67,7 @@ yg_status yg__boxed_unbind(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:163] */
+/* chunk(Tensor self, int chunks) -> Tensor[] */
 yg_status yg__boxed_chunk(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -85,7 +83,7 @@ yg_status yg__boxed_chunk(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:166] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
 yg_status yg__boxed_index(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -95,8 +93,7 @@ yg_status yg__boxed_index(const yg_ir_node *node,
     return yg_index(in[0], (const yg_tensor *const *)(in + 1), n_in - 1, &out[0]);
 }
 
-/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:169] */
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -113,7 +110,7 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
                              &out[0]);
 }
 
-/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:174] */
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
 yg_status yg__boxed_cat_then(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -123,7 +120,7 @@ yg_status yg__boxed_cat_then(const yg_ir_node *node,
     return yg_cat_then((const yg_tensor *const *)in, n_in - 1, in[n_in - 1], &out[0]);
 }
 
-/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:181] */
+/* convert(Tensor self, ScalarType dtype) -> Tensor */
 yg_status yg__boxed_convert(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -136,7 +133,7 @@ yg_status yg__boxed_convert(const yg_ir_node *node,
     return yg_convert(in[0], dtype, &out[0]);
 }
 
-/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:185] */
+/* round_trip(Tensor self, ScalarType via) -> Tensor */
 yg_status yg__boxed_round_trip(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -149,7 +146,7 @@ yg_status yg__boxed_round_trip(const yg_ir_node *node,
     return yg_round_trip(in[0], via, &out[0]);
 }
 
-/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:188] */
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor */
 yg_status yg__boxed_total(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -163,8 +160,8 @@ yg_status yg__boxed_total(const yg_ir_node *node,
     return yg_total(in[0], dtype, &out[0]);
 }
 
-/* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype, ScalarType? dtype) -> Tensor
- * [specs/native_functions.yaml:192] */
+/* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,
+ *   ScalarType? dtype) -> Tensor */
 yg_status yg__boxed_total_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -182,8 +179,7 @@ yg_status yg__boxed_total_backward(const yg_ir_node *node,
     return yg_total_backward(in[0], self_sizes.items, self_sizes.len, self_dtype, dtype, &out[0]);
 }
 
-/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
- * [specs/native_functions.yaml:198] */
+/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor */
 yg_status yg__boxed_narrow_copy(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -200,8 +196,7 @@ yg_status yg__boxed_narrow_copy(const yg_ir_node *node,
     return yg_narrow_copy(in[0], dim, start, length, &out[0]);
 }
 
-/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor
- * [specs/native_functions.yaml:201] */
+/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor */
 yg_status yg__boxed_pad_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

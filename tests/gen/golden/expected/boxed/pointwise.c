@@ -10,8 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:13] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__boxed_add(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -24,7 +23,7 @@ yg_status yg__boxed_add(const yg_ir_node *node,
     return yg_add(in[0], in[1], alpha, &out[0]);
 }
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:19] */
+/* exp(Tensor self) -> Tensor */
 yg_status yg__boxed_exp(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -35,7 +34,7 @@ yg_status yg__boxed_exp(const yg_ir_node *node,
     return yg_exp(in[0], &out[0]);
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:25] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -48,7 +47,7 @@ yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
     return yg_mul_scalar(in[0], other, &out[0]);
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:30] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 yg_status yg__boxed_mul(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -59,8 +58,7 @@ yg_status yg__boxed_mul(const yg_ir_node *node,
     return yg_mul(in[0], in[1], &out[0]);
 }
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:34] */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__boxed_add_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -73,7 +71,7 @@ yg_status yg__boxed_add_(const yg_ir_node *node,
     return yg_add_(in[0], in[1], alpha, &out[0]);
 }
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:40] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 yg_status yg__boxed_mul_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -84,7 +82,7 @@ yg_status yg__boxed_mul_(const yg_ir_node *node,
     return yg_mul_(in[0], in[1], &out[0]);
 }
 
-/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:43] */
+/* exp_(Tensor(a!) self) -> Tensor(a!) */
 yg_status yg__boxed_exp_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,

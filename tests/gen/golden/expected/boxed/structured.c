@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:49] */
+/* clone(Tensor self) -> Tensor */
 yg_status yg__boxed_clone(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -21,7 +21,7 @@ yg_status yg__boxed_clone(const yg_ir_node *node,
     return yg_clone(in[0], &out[0]);
 }
 
-/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:54] */
+/* sign_backward(Tensor grad_output, Tensor self) -> Tensor */
 yg_status yg__boxed_sign_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -32,8 +32,7 @@ yg_status yg__boxed_sign_backward(const yg_ir_node *node,
     return yg_sign_backward(in[0], in[1], &out[0]);
 }
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:58] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_sum_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -48,7 +47,7 @@ yg_status yg__boxed_sum_dim(const yg_ir_node *node,
     return yg_sum_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:64] */
+/* mm(Tensor self, Tensor mat2) -> Tensor */
 yg_status yg__boxed_mm(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -59,7 +58,7 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
     return yg_mm(in[0], in[1], &out[0]);
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:71] */
+/* t(Tensor(a) self) -> Tensor(a) */
 yg_status yg__boxed_t(const yg_ir_node *node,
                       yg_tensor *const *in,
                       int32_t n_in,
@@ -70,7 +69,7 @@ yg_status yg__boxed_t(const yg_ir_node *node,
     return yg_t(in[0], &out[0]);
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:75] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a) */
 yg_status yg__boxed_expand(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -83,8 +82,7 @@ yg_status yg__boxed_expand(const yg_ir_node *node,
     return yg_expand(in[0], size.items, size.len, &out[0]);
 }
 
-/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:80] */
+/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -95,7 +93,7 @@ yg_status yg__boxed_linear(const yg_ir_node *node,
     return yg_linear(in[0], in[1], in[2], &out[0]);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:84] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor */
 yg_status yg__boxed_cat(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -107,8 +105,7 @@ yg_status yg__boxed_cat(const yg_ir_node *node,
     return yg_cat((const yg_tensor *const *)in, n_in, dim, &out[0]);
 }
 
-/* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:89] */
+/* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 yg_status yg__boxed_argmax(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -125,8 +122,7 @@ yg_status yg__boxed_argmax(const yg_ir_node *node,
 }
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
- *   str mode='max', ScalarType? dtype=None) -> Tensor
- * [specs/native_functions.yaml:95] */
+ *   str mode='max', ScalarType? dtype=None) -> Tensor */
 yg_status yg__boxed_pool(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -163,8 +159,7 @@ yg_status yg__boxed_pool(const yg_ir_node *node,
 }
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
- *   Tensor grad_scale)
- * [specs/native_functions.yaml:100] */
+ *   Tensor grad_scale) */
 yg_status yg__boxed_pool_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -177,7 +172,7 @@ yg_status yg__boxed_pool_backward(const yg_ir_node *node,
     return yg_pool_backward(in[0], in[1], output_mask, &out[0], &out[1]);
 }
 
-/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:104] */
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor) */
 yg_status yg__boxed_max_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -190,8 +185,7 @@ yg_status yg__boxed_max_dim(const yg_ir_node *node,
     return yg_max_dim(in[0], dim, &out[0], &out[1]);
 }
 
-/* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:108] */
+/* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor */
 yg_status yg__boxed_max_dim_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -206,7 +200,7 @@ yg_status yg__boxed_max_dim_backward(const yg_ir_node *node,
     return yg_max_dim_backward(in[0], dim, in[1], sizes.items, sizes.len, &out[0]);
 }
 
-/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:113] */
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos) */
 yg_status yg__boxed_sincos(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -217,7 +211,7 @@ yg_status yg__boxed_sincos(const yg_ir_node *node,
     return yg_sincos(in[0], &out[0], &out[1]);
 }
 
-/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:117] */
+/* scaled(Tensor self, Tensor scale) -> Tensor */
 yg_status yg__boxed_scaled(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -229,8 +223,7 @@ yg_status yg__boxed_scaled(const yg_ir_node *node,
 }
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
- *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)
- * [specs/native_functions.yaml:120] */
+ *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale) */
 yg_status yg__boxed_scaled_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -243,8 +236,7 @@ yg_status yg__boxed_scaled_backward(const yg_ir_node *node,
     return yg_scaled_backward(in[0], in[1], in[2], grad_input_mask, &out[0], &out[1]);
 }
 
-/* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
- * [specs/native_functions.yaml:124] */
+/* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!) */
 yg_status yg__boxed_mul_out(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -255,7 +247,7 @@ yg_status yg__boxed_mul_out(const yg_ir_node *node,
     return yg_mul_out(in[0], in[1], in[2], &out[0]);
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:128] */
+/* sign(Tensor self) -> Tensor */
 yg_status yg__boxed_sign(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -267,8 +259,7 @@ yg_status yg__boxed_sign(const yg_ir_node *node,
 }
 
 /* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:133] */
+ *   Device? device=None) -> Tensor */
 yg_status yg__boxed_noise(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -288,7 +279,7 @@ yg_status yg__boxed_noise(const yg_ir_node *node,
     return yg_noise(size.items, size.len, NULL, dtype, device, &out[0]);
 }
 
-/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:137] */
+/* noise_like(Tensor self, Device device) -> Tensor */
 yg_status yg__boxed_noise_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -301,8 +292,7 @@ yg_status yg__boxed_noise_like(const yg_ir_node *node,
     return yg_noise_like(in[0], device, &out[0]);
 }
 
-/* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
- * [specs/native_functions.yaml:141] */
+/* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor */
 yg_status yg__boxed_running_scale(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,

@@ -36,8 +36,7 @@ static const yg_pointwise_desc add_desc = {
     .scalar_names = add_scalar_names,
 };
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:13] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__cpu_add(const yg_tensor *self,
                       const yg_tensor *other,
                       double alpha,
@@ -69,7 +68,7 @@ static const yg_pointwise_desc exp_desc = {
         },
 };
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:19] */
+/* exp(Tensor self) -> Tensor */
 yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -101,7 +100,7 @@ static const yg_pointwise_desc mul_scalar_desc = {
     .scalar_names = mul_scalar_scalar_names,
 };
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:25] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -130,7 +129,7 @@ static const yg_pointwise_desc mul_desc = {
         },
 };
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:30] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -162,8 +161,7 @@ static const yg_pointwise_desc add__desc = {
     .scalar_names = add__scalar_names,
 };
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:34] */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -194,7 +192,7 @@ static const yg_pointwise_desc mul__desc = {
         },
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:40] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 yg_status yg__cpu_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -224,7 +222,7 @@ static const yg_pointwise_desc exp__desc = {
         },
 };
 
-/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:43] */
+/* exp_(Tensor(a!) self) -> Tensor(a!) */
 yg_status yg__cpu_exp_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -16,8 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:67] */
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
 static yg_status split_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -56,7 +55,7 @@ const yg_node_vtable yg__split_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:71] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
 static yg_status index_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -105,7 +104,7 @@ const yg_node_vtable yg__index_backward_vtable = {
     .release_saved = index_backward_release_saved,
 };
 
-/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:76] */
+/* convert(Tensor self, ScalarType dtype) -> Tensor */
 static yg_status convert_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -137,7 +136,7 @@ const yg_node_vtable yg__convert_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/derivatives.yaml:80] */
+/* round_trip(Tensor self, ScalarType via) -> Tensor */
 static yg_status round_trip_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -174,7 +173,7 @@ const yg_node_vtable yg__round_trip_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/derivatives.yaml:85] */
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor */
 static yg_status total_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -211,7 +210,7 @@ const yg_node_vtable yg__total_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/derivatives.yaml:95] */
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
 static yg_status cat_then_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -261,8 +260,7 @@ const yg_node_vtable yg__cat_then_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
- * [specs/derivatives.yaml:101] */
+/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor */
 static yg_status narrow_copy_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -302,7 +300,7 @@ const yg_node_vtable yg__narrow_copy_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor  [specs/derivatives.yaml:106] */
+/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor */
 static yg_status pad_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:4] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 static yg_status add_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -56,7 +56,7 @@ const yg_node_vtable yg__add_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* exp(Tensor self) -> Tensor  [specs/derivatives.yaml:10] */
+/* exp(Tensor self) -> Tensor */
 static yg_status exp_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -100,7 +100,7 @@ const yg_node_vtable yg__exp_backward_vtable = {
     .release_saved = exp_backward_release_saved,
 };
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:14] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 static yg_status mul_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -160,7 +160,7 @@ const yg_node_vtable yg__mul_backward_vtable = {
     .release_saved = mul_backward_release_saved,
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:41] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 static yg_status mul__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -220,7 +220,7 @@ const yg_node_vtable yg__mul__backward_vtable = {
     .release_saved = mul__backward_release_saved,
 };
 
-/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:46] */
+/* exp_(Tensor(a!) self) -> Tensor(a!) */
 static yg_status exp__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)

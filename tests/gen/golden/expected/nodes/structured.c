@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:19] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 static yg_status sum_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__sum_dim_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:23] */
+/* mm(Tensor self, Tensor mat2) -> Tensor */
 static yg_status mm_backward_apply(yg_node *base,
                                    yg_tensor *const *grads,
                                    yg_tensor **grad_inputs)
@@ -118,7 +118,7 @@ const yg_node_vtable yg__mm_backward_vtable = {
     .release_saved = mm_backward_release_saved,
 };
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:28] */
+/* t(Tensor(a) self) -> Tensor(a) */
 static yg_status t_backward_apply(yg_node *base,
                                   yg_tensor *const *grads,
                                   yg_tensor **grad_inputs)
@@ -149,7 +149,7 @@ const yg_node_vtable yg__t_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* sign(Tensor self) -> Tensor  [specs/derivatives.yaml:37] */
+/* sign(Tensor self) -> Tensor */
 static yg_status sign_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -180,7 +180,7 @@ const yg_node_vtable yg__sign_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/derivatives.yaml:51] */
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor) */
 static yg_status max_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -229,7 +229,7 @@ const yg_node_vtable yg__max_dim_backward_vtable = {
     .release_saved = max_dim_backward_release_saved,
 };
 
-/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/derivatives.yaml:57] */
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos) */
 static yg_status sincos_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -312,7 +312,7 @@ const yg_node_vtable yg__sincos_backward_vtable = {
     .release_saved = sincos_backward_release_saved,
 };
 
-/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/derivatives.yaml:62] */
+/* scaled(Tensor self, Tensor scale) -> Tensor */
 static yg_status scaled_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -367,7 +367,7 @@ const yg_node_vtable yg__scaled_backward_vtable = {
     .release_saved = scaled_backward_release_saved,
 };
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/derivatives.yaml:91] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor */
 static yg_status cat_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)

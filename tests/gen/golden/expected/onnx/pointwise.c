@@ -9,8 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:13] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 /* onnx: Add(self, other) where alpha == 1 */
 yg_status yg__onnx_sym_add(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -27,7 +26,7 @@ yg_status yg__onnx_sym_add(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:19] */
+/* exp(Tensor self) -> Tensor */
 /* onnx: Exp(self) */
 yg_status yg__onnx_sym_exp(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -39,7 +38,7 @@ yg_status yg__onnx_sym_exp(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:25] */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: Mul(self, scalar(other)) */
 yg_status yg__onnx_sym_mul_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

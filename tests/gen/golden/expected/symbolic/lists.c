@@ -8,8 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:67] */
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
 yg_status yg__symbolic_split(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -27,7 +26,7 @@ yg_status yg__symbolic_split(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:71] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor */
 yg_status yg__symbolic_index(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -45,7 +44,7 @@ yg_status yg__symbolic_index(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/derivatives.yaml:95] */
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
 yg_status yg__symbolic_cat_then(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -66,7 +65,7 @@ yg_status yg__symbolic_cat_then(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:76] */
+/* convert(Tensor self, ScalarType dtype) -> Tensor */
 yg_status yg__symbolic_convert(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -83,7 +82,7 @@ yg_status yg__symbolic_convert(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/derivatives.yaml:80] */
+/* round_trip(Tensor self, ScalarType via) -> Tensor */
 yg_status yg__symbolic_round_trip(yg_sym *s, const yg_ir_node *node)
 {
     yg_dtype via = YG_FLOAT32;
@@ -105,7 +104,7 @@ yg_status yg__symbolic_round_trip(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/derivatives.yaml:85] */
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor */
 yg_status yg__symbolic_total(yg_sym *s, const yg_ir_node *node)
 {
     yg_dtype dtype_buf = YG_FLOAT32;
@@ -127,8 +126,7 @@ yg_status yg__symbolic_total(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
- * [specs/derivatives.yaml:101] */
+/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor */
 yg_status yg__symbolic_narrow_copy(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -152,7 +150,7 @@ yg_status yg__symbolic_narrow_copy(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor  [specs/derivatives.yaml:106] */
+/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor */
 yg_status yg__symbolic_pad_dim(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:4] */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 yg_status yg__symbolic_add(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -30,7 +30,7 @@ yg_status yg__symbolic_add(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* exp(Tensor self) -> Tensor  [specs/derivatives.yaml:10] */
+/* exp(Tensor self) -> Tensor */
 yg_status yg__symbolic_exp(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -47,7 +47,7 @@ yg_status yg__symbolic_exp(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* mul(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:14] */
+/* mul(Tensor self, Tensor other) -> Tensor */
 yg_status yg__symbolic_mul(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:19] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 yg_status yg__symbolic_sum_dim(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -25,7 +25,7 @@ yg_status yg__symbolic_sum_dim(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:23] */
+/* mm(Tensor self, Tensor mat2) -> Tensor */
 yg_status yg__symbolic_mm(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -56,7 +56,7 @@ yg_status yg__symbolic_mm(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:28] */
+/* t(Tensor(a) self) -> Tensor(a) */
 yg_status yg__symbolic_t(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -72,7 +72,7 @@ yg_status yg__symbolic_t(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/derivatives.yaml:91] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor */
 yg_status yg__symbolic_cat(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -90,7 +90,7 @@ yg_status yg__symbolic_cat(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/derivatives.yaml:51] */
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor) */
 yg_status yg__symbolic_max_dim(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -110,7 +110,7 @@ yg_status yg__symbolic_max_dim(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/derivatives.yaml:57] */
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos) */
 yg_status yg__symbolic_sincos(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -136,7 +136,7 @@ yg_status yg__symbolic_sincos(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/derivatives.yaml:62] */
+/* scaled(Tensor self, Tensor scale) -> Tensor */
 yg_status yg__symbolic_scaled(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
