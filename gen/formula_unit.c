@@ -203,23 +203,102 @@ static char *tuple_message(const char *msg)
                        got, got);
 }
 
-/* Rewrites clang's messages into the specs' terms. */
-static char *friendly_message(const char *msg, bool pointwise)
+/* The functions a pointwise expression may call (pointwise_prelude below), for
+ * "did you mean" hints. */
+static const char *const pointwise_functions[] = {
+    "exp",   "exp2",  "expm1", "log",   "log2",     "log10", "log1p",  "sqrt",  "cbrt",
+    "sin",   "cos",   "tan",   "asin",  "acos",     "atan",  "atan2",  "sinh",  "cosh",
+    "tanh",  "asinh", "acosh", "atanh", "pow",      "fabs",  "floor",  "ceil",  "round",
+    "trunc", "fmin",  "fmax",  "fmod",  "erf",      "erfc",  "tgamma", "lgamma", "hypot",
+    "copysign", "isinf", "isnan", "isfinite"};
+
+/* "; did you mean 'x'?" for the name quoted at p (n bytes) when one of
+ * candidates is near it, else "".  Caller frees. */
+static char *did_you_mean(const char *p, size_t n, const char *const *candidates, int count)
+{
+    char *want = gen_xstrndup(p, n);
+    const char *near = gen_nearest_name(want, candidates, count);
+    free(want);
+    return near != NULL ? gen_xprintf("; did you mean '%s'?", near) : gen_xstrdup("");
+}
+
+/* What a formula or expression may name, for hints: the ops' C names and
+ * the helpers (formulas), or the functions of pointwise_prelude
+ * (pointwise expressions); the entry's arguments and, in formulas, grad
+ * and result.  names[] of *n. */
+typedef struct name_list {
+    const char **v;
+    int n;
+} name_list;
+
+static void add_name(name_list *l, const char *s)
+{
+    l->v = gen_xrealloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
+    l->v[l->n++] = s;
+}
+
+/* Rewrites clang's messages into the specs' terms; entry: the op whose
+ * formula or expression it is (for its argument names), or NULL. */
+static char *friendly_message(const char *msg, bool pointwise, const gen_model *model,
+                              const char *entry)
 {
     const char *prefix = "implicit declaration of function '";
     const char *p = strstr(msg, prefix);
+    const char *undeclared = "use of undeclared identifier '";
+    const char *u = strstr(msg, undeclared);
 
     if (p != NULL) {
         p += strlen(prefix);
         size_t n = strcspn(p, "'");
+        name_list l = {0};
+        if (pointwise) {
+            for (size_t i = 0; i < sizeof pointwise_functions / sizeof pointwise_functions[0]; i++)
+                add_name(&l, pointwise_functions[i]);
+        } else {
+            for (int i = 0; i < model->n_ops; i++)
+                if (model->ops[i].valid)
+                    add_name(&l, model->ops[i].cname);
+            add_name(&l, "sizes");
+            add_name(&l, "size");
+            add_name(&l, "numel");
+            add_name(&l, "dtype");
+            add_name(&l, "list_sizes");
+        }
+        char *hint = did_you_mean(p, n, l.v, l.n), *r;
+        free(l.v);
         if (pointwise)
-            return gen_xprintf("unknown function '%.*s' (pointwise expressions may call only "
-                               "C math functions)",
-                               (int)n, p);
-        return gen_xprintf("unknown op '%.*s' (no op in " GEN_NATIVE_FILE
-                           " has that C name, and the helpers are sizes(), size(), numel() and "
-                           "dtype())",
-                           (int)n, p);
+            r = gen_xprintf("unknown function '%.*s'%s (pointwise expressions may call the C "
+                            "math functions listed in docs/spec-reference.md)",
+                            (int)n, p, hint);
+        else
+            r = gen_xprintf("unknown op '%.*s'%s (no op in " GEN_NATIVE_FILE
+                            " has that C name, and the helpers are sizes(), size(), numel() and "
+                            "dtype())",
+                            (int)n, p, hint);
+        free(hint);
+        return r;
+    }
+    if (u != NULL && entry != NULL) {
+        u += strlen(undeclared);
+        size_t n = strcspn(u, "'");
+        const gen_op *op = NULL;
+        for (int i = 0; i < model->n_ops && op == NULL; i++)
+            if (model->ops[i].valid && strcmp(model->ops[i].full_name, entry) == 0)
+                op = &model->ops[i];
+        name_list l = {0};
+        for (int i = 0; op != NULL && i < op->schema.n_args; i++)
+            add_name(&l, op->schema.args[i].name);
+        if (!pointwise) {
+            add_name(&l, "grad");
+            add_name(&l, "grads");
+            add_name(&l, "result");
+            add_name(&l, "results");
+        }
+        char *hint = did_you_mean(u, n, l.v, l.n);
+        free(l.v);
+        char *r = gen_xprintf("use of undeclared identifier '%.*s'%s", (int)n, u, hint);
+        free(hint);
+        return r;
     }
     char *tuple = pointwise ? NULL : tuple_message(msg);
     if (tuple != NULL)
@@ -237,9 +316,11 @@ static char *friendly_message(const char *msg, bool pointwise)
     return strip_aka(msg);
 }
 
-static void report_diagnostics(CXTranslationUnit tu, unit *u, bool pointwise)
+static void report_diagnostics(CXTranslationUnit tu, unit *u, bool pointwise,
+                               const gen_model *model)
 {
     unsigned n = clang_getNumDiagnostics(tu);
+    gen_loc last = {0}; /* of the last error reported */
 
     for (unsigned i = 0; i < n; i++) {
         CXDiagnostic diag = clang_getDiagnostic(tu, i);
@@ -253,7 +334,6 @@ static void report_diagnostics(CXTranslationUnit tu, unit *u, bool pointwise)
         clang_getPresumedLocation(clang_getDiagnosticLocation(diag), &fname, &line, &col);
         const char *file = clang_getCString(fname);
         CXString spelling = clang_getDiagnosticSpelling(diag);
-        char *msg = friendly_message(clang_getCString(spelling), pointwise);
         const region *hit = NULL;
         for (int r = 0; r < u->n_regions && file != NULL; r++) {
             const region *reg = &u->regions[r];
@@ -262,15 +342,20 @@ static void report_diagnostics(CXTranslationUnit tu, unit *u, bool pointwise)
                 break;
             }
         }
-        if (hit != NULL && !hit->exact && hit->err_flag != NULL && *hit->err_flag) {
+        char *msg = friendly_message(clang_getCString(spelling), pointwise, model,
+                                     hit != NULL ? hit->entry : NULL);
+        gen_loc loc = hit != NULL ? hit->base : (gen_loc){0};
+        if (hit != NULL && hit->exact && col > 0)
+            loc.col = hit->base.col + (int)col - 1;
+        if (hit != NULL && ((!hit->exact && hit->err_flag != NULL && *hit->err_flag) ||
+                            (loc.file == last.file && loc.line == last.line &&
+                             loc.col == last.col))) {
             /* A follow-on of an error already reported for this expression
-             * (an unknown op returns int in C, which then fails to convert
-             * to Tensor): one message per mistake is enough. */
+             * or at this very spot (an unknown op returns int in C, which
+             * then fails to convert to Tensor): one message per mistake. */
         } else if (hit != NULL) {
-            gen_loc loc = hit->base;
-            if (hit->exact && col > 0)
-                loc.col = hit->base.col + (int)col - 1;
             gen_error_in(hit->entry, loc, "%s", msg);
+            last = loc;
             if (hit->err_flag != NULL)
                 *hit->err_flag = true;
         } else {
@@ -660,7 +745,7 @@ static void analyse_formulas(gen_model *model, CXIndex index)
     CXTranslationUnit tu = parse_unit(index, &u, "yagrad-gen-formulas.c");
     if (tu == NULL)
         goto out;
-    report_diagnostics(tu, &u, false);
+    report_diagnostics(tu, &u, false, model);
     fn_slot *slots = gen_xcalloc((size_t)n_formulas, sizeof(fn_slot));
     find_ctx fctx = {.prefix = "yg__formula_", .slots = slots, .n = n_formulas};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &fctx);
@@ -702,7 +787,12 @@ static const char pointwise_prelude[] =
     "double trunc(double); double fmin(double, double); double fmax(double, double);\n"
     "double fmod(double, double); double erf(double); double erfc(double);\n"
     "double tgamma(double); double lgamma(double); double hypot(double, double);\n"
-    "double copysign(double, double);\n";
+    "double copysign(double, double);\n"
+    /* Classification, as <math.h> has them (C99 macros; int results). */
+    "int isinf(double); int isnan(double); int isfinite(double);\n"
+    "#define INFINITY (__builtin_inf())\n"
+    "#define NAN (__builtin_nan(\"\"))\n";
+
 
 typedef struct calls_ctx {
     bool has_call;
@@ -861,7 +951,7 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
     CXTranslationUnit tu = parse_unit(index, &u, "yagrad-gen-pointwise.c");
     if (tu == NULL)
         goto out;
-    report_diagnostics(tu, &u, true);
+    report_diagnostics(tu, &u, true, model);
     fn_slot *slots = gen_xcalloc((size_t)model->n_ops, sizeof(fn_slot));
     find_ctx fctx = {.prefix = "yg__pointwise_", .slots = slots, .n = model->n_ops};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &fctx);

@@ -42,6 +42,12 @@ void gen_error(gen_loc loc, const char *fmt, ...) GEN_PRINTF(2, 3);
  * entry may be NULL. */
 void gen_error_in(const char *entry, gen_loc loc, const char *fmt, ...) GEN_PRINTF(3, 4);
 int gen_error_count(void);
+/* Levenshtein distance between a and b.  Cannot fail. */
+size_t gen_edit_distance(const char *a, const char *b);
+/* The candidate nearest to want, when it is near enough to be the name
+ * meant (distance <= 2, and less than half of want's length); NULL
+ * otherwise.  For "did you mean" hints. */
+const char *gen_nearest_name(const char *want, const char *const *candidates, int n);
 /* Zeroes the count; with be_quiet, errors are counted but not printed (the
  * fuzz harness and the benchmark run gen many times in one process). */
 void gen_diag_reset(bool be_quiet);
@@ -284,6 +290,7 @@ typedef struct gen_model {
     int n_ops;
     gen_deriv *derivs;
     int n_derivs;
+    bool unreadable; /* a YAML file did not parse: nothing after loading runs */
 } gen_model;
 
 /* yaml_load.c: loads both files into model; reports located errors. */

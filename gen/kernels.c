@@ -165,32 +165,6 @@ out:
 }
 
 /* Edit distance of a and b (both short C names). */
-static size_t distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    size_t *row = gen_xcalloc(lb + 1, sizeof(size_t));
-
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    size_t d = row[lb];
-    free(row);
-    return d;
-}
-
 /* The (up to 4) declarations with prefix whose names are nearest to want,
  * nearest first (ties in declaration order). */
 static char *candidates(const decls *ds, const char *prefix, const char *want)
@@ -208,7 +182,7 @@ static char *candidates(const decls *ds, const char *prefix, const char *want)
                 taken |= picked[k] == i;
             if (taken || strncmp(ds->v[i].name, prefix, strlen(prefix)) != 0)
                 continue;
-            size_t d = distance(ds->v[i].name, want);
+            size_t d = gen_edit_distance(ds->v[i].name, want);
             if (best < 0 || d < best_d) {
                 best = i;
                 best_d = d;
@@ -225,14 +199,30 @@ static char *candidates(const decls *ds, const char *prefix, const char *want)
     return gen_sb_take(&sb);
 }
 
+/* "yg_status name(const yg_tensor *self, ...);": the whole prototype the
+ * YAML implies for op's kernel or composite, with parameter names, to
+ * paste into the header.  Caller frees. */
+static char *prototype(const gen_op *op, const char *name)
+{
+    gen_sb sb = {0};
+    gen_params params;
+    gen_op_params(op, &params);
+    gen_sb_printf(&sb, "yg_status %s(", name);
+    for (int j = 0; j < params.n; j++)
+        gen_sb_printf(&sb, "%s%s", j > 0 ? ", " : "", params.decls[j]);
+    gen_sb_puts(&sb, params.n == 0 ? "void);" : ");");
+    gen_params_free(&params);
+    return gen_sb_take(&sb);
+}
+
 /* Says how the declaration d differs from the one the YAML implies. */
 static void report_mismatch(const gen_op *op, gen_loc loc, const decl *d, const decl *e)
 {
     if (d->n_params != e->n_params) {
-        gen_error_in(op->full_name, loc,
-                     "%s takes %d parameters but the YAML implies %d: %s %s(%s%s)", d->name,
-                     d->n_params, e->n_params, e->result, d->name,
-                     e->n_params > 0 ? e->params[0] : "void", e->n_params > 1 ? ", ..." : "");
+        char *proto = prototype(op, d->name);
+        gen_error_in(op->full_name, loc, "%s takes %d parameters but the YAML implies %d: %s",
+                     d->name, d->n_params, e->n_params, proto);
+        free(proto);
         return;
     }
     for (int i = 0; i < d->n_params; i++) {
@@ -280,9 +270,12 @@ void gen_check_kernels(const gen_model *model, const char *runtime_dir,
         const decl *d = find_decl(&ds, want);
         if (d == NULL) {
             char *list = candidates(&ds, prefix, want);
+            char *proto = prototype(op, want);
             gen_error_in(op->full_name, loc,
-                         "%s is not declared in %s; the nearest declared there: %s", want,
-                         header, list);
+                         "%s is not declared in %s; declare it as: %s (the nearest declared "
+                         "there: %s)",
+                         want, header, proto, list);
+            free(proto);
             free(list);
         } else if (strcmp(d->type, canon[i]) != 0) {
             char *name = gen_xprintf("yg__expected_%d", i);

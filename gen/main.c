@@ -156,9 +156,12 @@ int main(int argc, char **argv)
     char *native = gen_xprintf("%s/native_functions.yaml", positional[0]);
     char *derivs = gen_xprintf("%s/derivatives.yaml", positional[0]);
     gen_load_native(native, &model);
-    gen_load_derivatives(derivs, &model);
+    if (!model.unreadable) /* nothing in derivatives.yaml can match a broken file's ops */
+        gen_load_derivatives(derivs, &model);
     free(native);
     free(derivs);
+    if (model.unreadable)
+        goto out;
     gen_model_resolve(&model);
     gen_analyse(&model);
     if (runtime_dir != NULL)

@@ -346,11 +346,16 @@ static bool parse_type(parser *p, gen_arg *a)
         ok = expect(p, '?', "'?' (a generator is written Generator?: NULL means the default "
                             "generator)");
     } else {
+        static const char *const types[] = {"Tensor", "int",        "float", "bool",     "Scalar",
+                                            "str",    "ScalarType", "Device", "Generator"};
+        const char *near = gen_nearest_name(t, types, (int)(sizeof types / sizeof types[0]));
+        char *hint = near != NULL ? gen_xprintf("; did you mean '%s'?", near) : gen_xstrdup("");
         perror_at(p, start,
                   "unknown argument type '%s'%s (expected Tensor, Tensor?, Tensor[], int, int?, "
                   "int[], int[N], float, float?, bool, bool[N], Scalar, Scalar?, ScalarType?, "
                   "str, Device, Device?, Generator?)",
-                  t, "");
+                  t, hint);
+        free(hint);
         ok = false;
     }
     if (ok && !p->failed && strchr("?[(", p->text[p->pos]) != NULL && p->text[p->pos] != '\0') {

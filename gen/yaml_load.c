@@ -54,12 +54,22 @@ static bool load_document(const char *text, size_t len, const char *file, yaml_d
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, doc)) {
         gen_loc loc = mark_loc(file, parser.problem_mark);
+        const char *problem = parser.problem != NULL ? parser.problem : "invalid YAML";
+        /* libyaml's words for a key indented deeper or shallower than its
+         * neighbours, or a value with an unquoted ": " in it. */
+        const char *hint =
+            strstr(problem, "mapping values are not allowed") != NULL
+                ? " (hint: a key indented deeper than the keys before it, or a value with "
+                  "\": \" in it that needs quotes; an entry's keys line up under 'func:' or "
+                  "'name:')"
+            : strstr(problem, "did not find expected key") != NULL ||
+                    strstr(problem, "did not find expected '-' indicator") != NULL
+                ? " (hint: an unclosed quote, or a key indented less than the keys before it)"
+                : "";
         if (parser.context != NULL)
-            gen_error(loc, "YAML syntax error: %s %s",
-                      parser.problem != NULL ? parser.problem : "invalid YAML", parser.context);
+            gen_error(loc, "YAML syntax error: %s %s%s", problem, parser.context, hint);
         else
-            gen_error(loc, "YAML syntax error: %s",
-                      parser.problem != NULL ? parser.problem : "invalid YAML");
+            gen_error(loc, "YAML syntax error: %s%s", problem, hint);
     } else {
         ok = true;
     }
@@ -447,8 +457,10 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model)
     const char *file = GEN_NATIVE_FILE;
     yaml_document_t doc;
 
-    if (!load_document(text, len, file, &doc))
+    if (!load_document(text, len, file, &doc)) {
+        model->unreadable = true;
         return;
+    }
     yaml_node_t *root = root_list(file, &doc);
     bool seen_section = false;
     if (root != NULL) {
@@ -652,8 +664,10 @@ void gen_load_derivatives_text(const char *text, size_t len, gen_model *model)
     const char *file = GEN_DERIV_FILE;
     yaml_document_t doc;
 
-    if (!load_document(text, len, file, &doc))
+    if (!load_document(text, len, file, &doc)) {
+        model->unreadable = true;
         return;
+    }
     yaml_node_t *root = root_list(file, &doc);
     if (root != NULL) {
         size_t n = (size_t)(root->data.sequence.items.top - root->data.sequence.items.start);

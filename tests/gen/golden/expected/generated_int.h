@@ -29,6 +29,9 @@ yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **ou
 /* mul(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
+/* logaddexp(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out);
 

@@ -340,6 +340,55 @@ out:
     return st;
 }
 
+typedef yg_status (*logaddexp_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+static const logaddexp_fn logaddexp_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_logaddexp,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_logaddexp with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status logaddexp_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_logaddexp(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("logaddexp");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* logaddexp(Tensor self, Tensor other) -> Tensor */
+yg_status yg_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, other};
+    yg_device dev;
+    logaddexp_fn kernel;
+
+    if (yg__trace_recording(false))
+        return logaddexp_traced(self, other, out);
+    YG_RETURN_IF_ERROR(yg__check_out("logaddexp", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("logaddexp", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("logaddexp", "other", other));
+    if (yg__any_requires_grad(2, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "logaddexp: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(self);
+    kernel = logaddexp_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "logaddexp: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, other, out);
+}
+
 typedef yg_status (*add__fn)(yg_tensor *self,
                              const yg_tensor *other,
                              double alpha,

@@ -58,6 +58,17 @@ yg_status yg__boxed_mul(const yg_ir_node *node,
     return yg_mul(in[0], in[1], &out[0]);
 }
 
+/* logaddexp(Tensor self, Tensor other) -> Tensor */
+yg_status yg__boxed_logaddexp(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_logaddexp(in[0], in[1], &out[0]);
+}
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__boxed_add_(const yg_ir_node *node,
                          yg_tensor *const *in,

@@ -17,6 +17,7 @@ static const char *const mul_scalar_inputs[] = {"self"};
 static const char *const mul_scalar_scalars[] = {"other"};
 static const double mul_scalar_defaults[] = {NAN};
 static const char *const mul_inputs[] = {"self", "other"};
+static const char *const logaddexp_inputs[] = {"self", "other"};
 static const char *const sign_backward_inputs[] = {"grad_output", "self"};
 
 const yg_fuse_op yg__fuse_ops[] = {
@@ -42,6 +43,12 @@ const yg_fuse_op yg__fuse_ops[] = {
      .expr = {"self * other", "self * other"},
      .n_inputs = 2,
      .input_names = mul_inputs},
+    {/* logaddexp */
+     .expr = {"isinf(self) && self == other", "isinf(self) && self == other"},
+     .then_ = {"self", "self"},
+     .else_ = {"(isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0)", "(isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0)"},
+     .n_inputs = 2,
+     .input_names = logaddexp_inputs},
     {.n_inputs = 0}, /* add_ */
     {.n_inputs = 0}, /* mul_ */
     {.n_inputs = 0}, /* exp_ */
@@ -83,6 +90,6 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* narrow_copy */
     {.n_inputs = 0}, /* pad_dim */
 };
-const int32_t yg__fuse_ops_count = 41;
-_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 41,
+const int32_t yg__fuse_ops_count = 42;
+_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 42,
                "fuser table size");

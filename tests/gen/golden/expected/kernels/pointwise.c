@@ -137,6 +137,34 @@ yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor *
     return yg__cpu_pointwise(&mul_desc, inputs, NULL, out);
 }
 
+/* ---- logaddexp: isinf(self) && self == other ? self : (isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0) ---- */
+
+extern const yg_loop_table yg__loops_logaddexp_baseline;
+extern const yg_loop_table yg__loops_logaddexp_avx2;
+extern const yg_loop_table yg__loops_logaddexp_avx512;
+
+static const char *const logaddexp_input_names[] = {"self", "other"};
+
+static const yg_pointwise_desc logaddexp_desc = {
+    .op = "logaddexp",
+    .n_inputs = 2,
+    .input_names = logaddexp_input_names,
+    .loops =
+        {
+            [YG_CPU_BASELINE] = &yg__loops_logaddexp_baseline,
+            [YG_CPU_AVX2] = &yg__loops_logaddexp_avx2,
+            [YG_CPU_AVX512] = &yg__loops_logaddexp_avx512,
+        },
+};
+
+/* logaddexp(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, other};
+
+    return yg__cpu_pointwise(&logaddexp_desc, inputs, NULL, out);
+}
+
 /* ---- add_: self + alpha * other ---- */
 
 extern const yg_loop_table yg__loops_add__baseline;

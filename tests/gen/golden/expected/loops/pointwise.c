@@ -399,6 +399,77 @@ const yg_loop_table YG_ISA_NAME(yg__loops_mul) = {{
     [YG_INT32] = mul_loop_int32,
 }};
 
+/* ---- logaddexp: isinf(self) && self == other ? self : (isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0) ---- */
+
+static void logaddexp_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(float);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        float *restrict dst = (float *)p[0];
+        const float *restrict src_self = (const float *)p[1];
+        const float *restrict src_other = (const float *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const float self = src_self[i];
+            const float other = src_other[i];
+
+            const float yg_then = (float)(self);
+            const float yg_else = (float)((isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0));
+
+            dst[i] = isinf(self) && self == other ? yg_then : yg_else;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const float self = *(const float *)(p[1] + i * s[1]);
+        const float other = *(const float *)(p[2] + i * s[2]);
+
+        const float yg_then = (float)(self);
+        const float yg_else = (float)((isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0));
+
+        *(float *)(p[0] + i * s[0]) = isinf(self) && self == other ? yg_then : yg_else;
+    }
+}
+
+static void logaddexp_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(double);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        double *restrict dst = (double *)p[0];
+        const double *restrict src_self = (const double *)p[1];
+        const double *restrict src_other = (const double *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const double self = src_self[i];
+            const double other = src_other[i];
+
+            const double yg_then = (double)(self);
+            const double yg_else = (double)((isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0));
+
+            dst[i] = isinf(self) && self == other ? yg_then : yg_else;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const double self = *(const double *)(p[1] + i * s[1]);
+        const double other = *(const double *)(p[2] + i * s[2]);
+
+        const double yg_then = (double)(self);
+        const double yg_else = (double)((isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0));
+
+        *(double *)(p[0] + i * s[0]) = isinf(self) && self == other ? yg_then : yg_else;
+    }
+}
+
+const yg_loop_table YG_ISA_NAME(yg__loops_logaddexp) = {{
+    [YG_FLOAT32] = logaddexp_loop_float32,
+    [YG_FLOAT64] = logaddexp_loop_float64,
+}};
+
 /* ---- add_: self + alpha * other ---- */
 
 static void add__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)

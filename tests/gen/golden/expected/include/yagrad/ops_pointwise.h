@@ -38,6 +38,11 @@ YG_NODISCARD yg_status yg_mul(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               yg_tensor **out);        /* out: new ref */
 
+/* logaddexp(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_logaddexp(const yg_tensor *self,   /* borrowed */
+                                    const yg_tensor *other,  /* borrowed */
+                                    yg_tensor **out);        /* out: new ref */
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
