@@ -70,7 +70,7 @@ static yg_status sigmoid_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:463] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:491] */
 yg_status yg_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -152,7 +152,7 @@ static yg_status relu_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:468] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:496] */
 yg_status yg_relu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -234,7 +234,7 @@ static yg_status gelu_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:474] */
+/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:502] */
 yg_status yg_gelu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -316,7 +316,7 @@ static yg_status gelu_tanh_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:481] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:509] */
 yg_status yg_gelu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -398,7 +398,7 @@ static yg_status silu_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:486] */
+/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:514] */
 yg_status yg_silu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -482,7 +482,7 @@ static yg_status elu_traced(const yg_tensor *self, double alpha, yg_tensor **out
     return yg__trace_end_node();
 }
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:491] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:519] */
 yg_status yg_elu(const yg_tensor *self, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -569,7 +569,7 @@ static yg_status leaky_relu_traced(const yg_tensor *self, double negative_slope,
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:496] */
+ * [specs/native_functions.yaml:524] */
 yg_status yg_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -665,7 +665,7 @@ static yg_status softplus_traced(const yg_tensor *self,
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:504] */
+ * [specs/native_functions.yaml:532] */
 yg_status yg_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -761,7 +761,7 @@ static yg_status hardtanh_traced(const yg_tensor *self,
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:509] */
+ * [specs/native_functions.yaml:537] */
 yg_status yg_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -90,7 +90,7 @@ static yg_status tanh_backward_traced(const yg_tensor *grad_output,
 }
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:564] */
+ * [specs/native_functions.yaml:592] */
 yg_status yg_tanh_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, output};
@@ -193,7 +193,7 @@ static yg_status sigmoid_backward_traced(const yg_tensor *grad_output,
 }
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:570] */
+ * [specs/native_functions.yaml:598] */
 yg_status yg_sigmoid_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               yg_tensor **out)
@@ -290,7 +290,7 @@ static yg_status relu_backward_traced(const yg_tensor *grad_output,
 }
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:576] */
+ * [specs/native_functions.yaml:604] */
 yg_status yg_relu_backward(const yg_tensor *grad_output, const yg_tensor *output, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {grad_output};
@@ -392,7 +392,7 @@ static yg_status gelu_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:582] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:610] */
 yg_status yg_gelu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
@@ -495,7 +495,7 @@ static yg_status gelu_tanh_backward_traced(const yg_tensor *grad_output,
 }
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:589] */
+ * [specs/native_functions.yaml:617] */
 yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -599,7 +599,7 @@ static yg_status silu_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:595] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:623] */
 yg_status yg_silu_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
@@ -707,7 +707,7 @@ static yg_status elu_backward_traced(const yg_tensor *grad_output,
 }
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:600] */
+ * [specs/native_functions.yaml:628] */
 yg_status yg_elu_backward(const yg_tensor *grad_output,
                           const yg_tensor *self,
                           double alpha,
@@ -810,7 +810,7 @@ static yg_status leaky_relu_backward_traced(const yg_tensor *grad_output,
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:605] */
+ * [specs/native_functions.yaml:633] */
 yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,
                                  const yg_tensor *self,
                                  double negative_slope,
@@ -926,7 +926,7 @@ static yg_status softplus_backward_traced(const yg_tensor *grad_output,
 }
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:610] */
+ * [specs/native_functions.yaml:638] */
 yg_status yg_softplus_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double beta,
@@ -1035,7 +1035,7 @@ static yg_status hardtanh_backward_traced(const yg_tensor *grad_output,
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:616] */
+ * [specs/native_functions.yaml:644] */
 yg_status yg_hardtanh_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double min_val,

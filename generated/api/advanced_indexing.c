@@ -82,7 +82,7 @@ static yg_status index_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1293] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1321] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
                    int64_t indices_len,
@@ -199,7 +199,7 @@ static yg_status index_put_traced(const yg_tensor *self,
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/native_functions.yaml:1303] */
+ * [specs/native_functions.yaml:1331] */
 yg_status yg_index_put(const yg_tensor *self,
                        const yg_tensor *const *indices,
                        int64_t indices_len,
@@ -323,7 +323,7 @@ static yg_status index_put__traced(yg_tensor *self,
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/native_functions.yaml:1309] */
+ * [specs/native_functions.yaml:1337] */
 yg_status yg_index_put_(yg_tensor *self,
                         const yg_tensor *const *indices,
                         int64_t indices_len,
@@ -403,7 +403,7 @@ static yg_status index_backward_traced(const yg_tensor *grad_output,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:1316] */
+ * [specs/native_functions.yaml:1344] */
 yg_status yg_index_backward(const yg_tensor *grad_output,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,
@@ -463,7 +463,7 @@ static yg_status index_put_self_backward_traced(const yg_tensor *grad,
 }
 
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
- * [specs/native_functions.yaml:1322] */
+ * [specs/native_functions.yaml:1350] */
 yg_status yg_index_put_self_backward(const yg_tensor *grad,
                                      const yg_tensor *const *indices,
                                      int64_t indices_len,

@@ -122,7 +122,7 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1657] */
+ * [specs/native_functions.yaml:1685] */
 yg_status yg_avg_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -293,7 +293,7 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1662] */
+ * [specs/native_functions.yaml:1690] */
 yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -401,7 +401,7 @@ static yg_status avg_pool1d_traced(const yg_tensor *self,
 
 /* avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1670] */
+ * [specs/native_functions.yaml:1698] */
 yg_status yg_avg_pool1d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -502,7 +502,7 @@ static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1676] */
+ * [specs/native_functions.yaml:1704] */
 yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -598,7 +598,7 @@ static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_outpu
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1681] */
+ * [specs/native_functions.yaml:1709] */
 yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -656,7 +656,7 @@ static yg_status adaptive_avg_pool2d_to_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1690] */
+ * [specs/native_functions.yaml:1718] */
 yg_status yg_adaptive_avg_pool2d_to(const yg_tensor *self,
                                     const int64_t *sizes,
                                     int64_t sizes_len,
@@ -781,7 +781,7 @@ static yg_status avg_pool3d_traced(const yg_tensor *self,
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
- * [specs/native_functions.yaml:1695] */
+ * [specs/native_functions.yaml:1723] */
 yg_status yg_avg_pool3d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -961,7 +961,7 @@ static yg_status avg_pool3d_backward_traced(const yg_tensor *grad_output,
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
- * [specs/native_functions.yaml:1700] */
+ * [specs/native_functions.yaml:1728] */
 yg_status yg_avg_pool3d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -1052,7 +1052,7 @@ static yg_status adaptive_avg_pool1d_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1706] */
+ * [specs/native_functions.yaml:1734] */
 yg_status yg_adaptive_avg_pool1d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -1129,7 +1129,7 @@ static yg_status adaptive_avg_pool3d_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1711] */
+ * [specs/native_functions.yaml:1739] */
 yg_status yg_adaptive_avg_pool3d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -1225,7 +1225,7 @@ static yg_status adaptive_avg_pool3d_backward_traced(const yg_tensor *grad_outpu
 }
 
 /* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1716] */
+ * [specs/native_functions.yaml:1744] */
 yg_status yg_adaptive_avg_pool3d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -1283,7 +1283,7 @@ static yg_status adaptive_avg_pool3d_to_traced(const yg_tensor *self,
 }
 
 /* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1723] */
+ * [specs/native_functions.yaml:1751] */
 yg_status yg_adaptive_avg_pool3d_to(const yg_tensor *self,
                                     const int64_t *sizes,
                                     int64_t sizes_len,

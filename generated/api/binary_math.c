@@ -77,7 +77,7 @@ static yg_status maximum_traced(const yg_tensor *self, const yg_tensor *other, y
     return yg__trace_end_node();
 }
 
-/* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:84] */
+/* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:106] */
 yg_status yg_maximum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -167,7 +167,7 @@ static yg_status minimum_traced(const yg_tensor *self, const yg_tensor *other, y
     return yg__trace_end_node();
 }
 
-/* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:89] */
+/* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:111] */
 yg_status yg_minimum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -257,7 +257,7 @@ static yg_status atan2_traced(const yg_tensor *self, const yg_tensor *other, yg_
     return yg__trace_end_node();
 }
 
-/* atan2(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:94] */
+/* atan2(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:116] */
 yg_status yg_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -353,7 +353,7 @@ static yg_status remainder_traced(const yg_tensor *self, const yg_tensor *other,
     return yg__trace_end_node();
 }
 
-/* remainder(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:101] */
+/* remainder(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:125] */
 yg_status yg_remainder(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -436,7 +436,7 @@ static yg_status remainder_scalar_traced(const yg_tensor *self, double other, yg
     return yg__trace_end_node();
 }
 
-/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:106] */
+/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:132] */
 yg_status yg_remainder_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -536,7 +536,7 @@ static yg_status pow_tensor_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:111] */
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:139] */
 yg_status yg_pow_tensor(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, exponent};

@@ -82,7 +82,7 @@ static yg_status lerp_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:119] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:147] */
 yg_status yg_lerp(const yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, end};
@@ -195,7 +195,7 @@ static yg_status lerp_tensor_traced(const yg_tensor *self,
 }
 
 /* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
- * [specs/native_functions.yaml:125] */
+ * [specs/native_functions.yaml:153] */
 yg_status yg_lerp_tensor(const yg_tensor *self,
                          const yg_tensor *end,
                          const yg_tensor *weight,
@@ -312,7 +312,7 @@ static yg_status addcmul_traced(const yg_tensor *self,
 }
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:131] */
+ * [specs/native_functions.yaml:159] */
 yg_status yg_addcmul(const yg_tensor *self,
                      const yg_tensor *tensor1,
                      const yg_tensor *tensor2,
@@ -430,7 +430,7 @@ static yg_status addcdiv_traced(const yg_tensor *self,
 }
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:136] */
+ * [specs/native_functions.yaml:164] */
 yg_status yg_addcdiv(const yg_tensor *self,
                      const yg_tensor *tensor1,
                      const yg_tensor *tensor2,
@@ -533,7 +533,7 @@ static yg_status where_traced(const yg_tensor *condition,
 }
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:143] */
+ * [specs/native_functions.yaml:171] */
 yg_status yg_where(const yg_tensor *condition,
                    const yg_tensor *self,
                    const yg_tensor *other,
@@ -635,7 +635,7 @@ static yg_status where_scalarother_traced(const yg_tensor *condition,
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/native_functions.yaml:148] */
+ * [specs/native_functions.yaml:176] */
 yg_status yg_where_scalarother(const yg_tensor *condition,
                                const yg_tensor *self,
                                double other,
@@ -736,7 +736,7 @@ static yg_status where_scalarself_traced(const yg_tensor *condition,
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:153] */
+ * [specs/native_functions.yaml:181] */
 yg_status yg_where_scalarself(const yg_tensor *condition,
                               double self,
                               const yg_tensor *other,
@@ -833,7 +833,7 @@ static yg_status masked_fill_traced(const yg_tensor *self,
 }
 
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
- * [specs/native_functions.yaml:158] */
+ * [specs/native_functions.yaml:186] */
 yg_status yg_masked_fill(const yg_tensor *self,
                          const yg_tensor *mask,
                          double value,

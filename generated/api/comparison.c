@@ -46,7 +46,7 @@ static yg_status eq_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:270] */
+/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:298] */
 yg_status yg_eq(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -90,7 +90,7 @@ static yg_status ne_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:276] */
+/* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:304] */
 yg_status yg_ne(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -134,7 +134,7 @@ static yg_status lt_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:282] */
+/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:310] */
 yg_status yg_lt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -178,7 +178,7 @@ static yg_status le_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:288] */
+/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:316] */
 yg_status yg_le(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -222,7 +222,7 @@ static yg_status gt_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:294] */
+/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:322] */
 yg_status yg_gt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -266,7 +266,7 @@ static yg_status ge_traced(const yg_tensor *self, const yg_tensor *other, yg_ten
     return yg__trace_end_node();
 }
 
-/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:300] */
+/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:328] */
 yg_status yg_ge(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -310,7 +310,7 @@ static yg_status eq_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:307] */
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:335] */
 yg_status yg_eq_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -353,7 +353,7 @@ static yg_status ne_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:313] */
+/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:341] */
 yg_status yg_ne_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -396,7 +396,7 @@ static yg_status lt_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:319] */
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:347] */
 yg_status yg_lt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -439,7 +439,7 @@ static yg_status le_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:325] */
+/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:353] */
 yg_status yg_le_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -482,7 +482,7 @@ static yg_status gt_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:331] */
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:359] */
 yg_status yg_gt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -525,7 +525,7 @@ static yg_status ge_scalar_traced(const yg_tensor *self, double other, yg_tensor
     return yg__trace_end_node();
 }
 
-/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:337] */
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:365] */
 yg_status yg_ge_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_device dev;
@@ -572,7 +572,7 @@ static yg_status logical_and_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:344] */
+/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:372] */
 yg_status yg_logical_and(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -618,7 +618,7 @@ static yg_status logical_or_traced(const yg_tensor *self, const yg_tensor *other
     return yg__trace_end_node();
 }
 
-/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:350] */
+/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:378] */
 yg_status yg_logical_or(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -666,7 +666,7 @@ static yg_status logical_xor_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:356] */
+/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:384] */
 yg_status yg_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_device dev;
@@ -709,7 +709,7 @@ static yg_status logical_not_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:362] */
+/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:390] */
 yg_status yg_logical_not(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;

@@ -66,7 +66,7 @@ static yg_status conv1d_traced(const yg_tensor *input,
 
 /* conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0,
  *   int[1] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1531] */
+ * [specs/native_functions.yaml:1559] */
 yg_status yg_conv1d(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -167,7 +167,7 @@ static yg_status conv1d_padding_traced(const yg_tensor *input,
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
  *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1536] */
+ * [specs/native_functions.yaml:1564] */
 yg_status yg_conv1d_padding(const yg_tensor *input,
                             const yg_tensor *weight,
                             const yg_tensor *bias,
@@ -263,7 +263,7 @@ static yg_status conv2d_traced(const yg_tensor *input,
 
 /* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0,
  *   int[2] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1540] */
+ * [specs/native_functions.yaml:1568] */
 yg_status yg_conv2d(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -364,7 +364,7 @@ static yg_status conv2d_padding_traced(const yg_tensor *input,
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
  *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1543] */
+ * [specs/native_functions.yaml:1571] */
 yg_status yg_conv2d_padding(const yg_tensor *input,
                             const yg_tensor *weight,
                             const yg_tensor *bias,
@@ -460,7 +460,7 @@ static yg_status conv3d_traced(const yg_tensor *input,
 
 /* conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0,
  *   int[3] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1547] */
+ * [specs/native_functions.yaml:1575] */
 yg_status yg_conv3d(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -561,7 +561,7 @@ static yg_status conv3d_padding_traced(const yg_tensor *input,
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
  *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1550] */
+ * [specs/native_functions.yaml:1578] */
 yg_status yg_conv3d_padding(const yg_tensor *input,
                             const yg_tensor *weight,
                             const yg_tensor *bias,
@@ -662,7 +662,7 @@ static yg_status conv_transpose1d_traced(const yg_tensor *input,
 
 /* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
  *   int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1556] */
+ * [specs/native_functions.yaml:1584] */
 yg_status yg_conv_transpose1d(const yg_tensor *input,
                               const yg_tensor *weight,
                               const yg_tensor *bias,
@@ -780,7 +780,7 @@ static yg_status conv_transpose2d_traced(const yg_tensor *input,
 
 /* conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
  *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1559] */
+ * [specs/native_functions.yaml:1587] */
 yg_status yg_conv_transpose2d(const yg_tensor *input,
                               const yg_tensor *weight,
                               const yg_tensor *bias,
@@ -898,7 +898,7 @@ static yg_status conv_transpose3d_traced(const yg_tensor *input,
 
 /* conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
  *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1562] */
+ * [specs/native_functions.yaml:1590] */
 yg_status yg_conv_transpose3d(const yg_tensor *input,
                               const yg_tensor *weight,
                               const yg_tensor *bias,
@@ -1019,7 +1019,7 @@ static yg_status convolution_traced(const yg_tensor *input,
 
 /* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
- * [specs/native_functions.yaml:1568] */
+ * [specs/native_functions.yaml:1596] */
 yg_status yg_convolution(const yg_tensor *input,
                          const yg_tensor *weight,
                          const yg_tensor *bias,
@@ -1225,7 +1225,7 @@ static yg_status convolution_dispatch_traced(const yg_tensor *input,
 /* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
  *   bool deterministic, bool allow_backend_choice) -> Tensor
- * [specs/native_functions.yaml:1576] */
+ * [specs/native_functions.yaml:1604] */
 yg_status yg_convolution_dispatch(const yg_tensor *input,
                                   const yg_tensor *weight,
                                   const yg_tensor *bias,
@@ -1370,7 +1370,7 @@ static yg_status convolution_backward_traced(const yg_tensor *grad_output,
 /* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride,
  *   int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups,
  *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1587] */
+ * [specs/native_functions.yaml:1615] */
 yg_status yg_convolution_backward(const yg_tensor *grad_output,
                                   const yg_tensor *input,
                                   const yg_tensor *weight,

@@ -58,7 +58,7 @@ static yg_status zeros_traced(const int64_t *size,
 }
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1789] */
+ * [specs/native_functions.yaml:1817] */
 yg_status yg_zeros(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -116,7 +116,7 @@ static yg_status ones_traced(const int64_t *size,
 }
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1794] */
+ * [specs/native_functions.yaml:1822] */
 yg_status yg_ones(const int64_t *size,
                   int64_t size_len,
                   const yg_dtype *dtype,
@@ -177,7 +177,7 @@ static yg_status full_traced(const int64_t *size,
 }
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1799] */
+ * [specs/native_functions.yaml:1827] */
 yg_status yg_full(const int64_t *size,
                   int64_t size_len,
                   double fill_value,
@@ -236,7 +236,7 @@ static yg_status empty_traced(const int64_t *size,
 }
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1805] */
+ * [specs/native_functions.yaml:1833] */
 yg_status yg_empty(const int64_t *size,
                    int64_t size_len,
                    const yg_dtype *dtype,
@@ -292,7 +292,7 @@ static yg_status arange_traced(double end,
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1812] */
+ * [specs/native_functions.yaml:1840] */
 yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -351,7 +351,7 @@ static yg_status arange_start_traced(double start,
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1817] */
+ * [specs/native_functions.yaml:1845] */
 yg_status yg_arange_start(double start,
                           double end,
                           double step,
@@ -415,7 +415,7 @@ static yg_status linspace_traced(double start,
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1823] */
+ * [specs/native_functions.yaml:1851] */
 yg_status yg_linspace(double start,
                       double end,
                       int64_t steps,
@@ -472,7 +472,7 @@ static yg_status eye_traced(int64_t n,
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1829] */
+ * [specs/native_functions.yaml:1857] */
 yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
     yg_device dev;
@@ -527,7 +527,7 @@ static yg_status eye_m_traced(int64_t n,
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1834] */
+ * [specs/native_functions.yaml:1862] */
 yg_status yg_eye_m(int64_t n,
                    int64_t m,
                    const yg_dtype *dtype,
@@ -573,7 +573,7 @@ static yg_status zeros_like_traced(const yg_tensor *self,
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1839] */
+ * [specs/native_functions.yaml:1867] */
 yg_status yg_zeros_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -616,7 +616,7 @@ static yg_status ones_like_traced(const yg_tensor *self,
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1843] */
+ * [specs/native_functions.yaml:1871] */
 yg_status yg_ones_like(const yg_tensor *self,
                        const yg_dtype *dtype,
                        const yg_device *device,
@@ -662,7 +662,7 @@ static yg_status full_like_traced(const yg_tensor *self,
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1847] */
+ * [specs/native_functions.yaml:1875] */
 yg_status yg_full_like(const yg_tensor *self,
                        double fill_value,
                        const yg_dtype *dtype,
@@ -706,7 +706,7 @@ static yg_status empty_like_traced(const yg_tensor *self,
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1851] */
+ * [specs/native_functions.yaml:1879] */
 yg_status yg_empty_like(const yg_tensor *self,
                         const yg_dtype *dtype,
                         const yg_device *device,

@@ -69,7 +69,7 @@ static yg_status cumsum_traced(const yg_tensor *self, int64_t dim, yg_tensor **o
     return yg__trace_end_node();
 }
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:748] */
+/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:776] */
 yg_status yg_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -153,7 +153,7 @@ static yg_status cumprod_traced(const yg_tensor *self, int64_t dim, yg_tensor **
     return yg__trace_end_node();
 }
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:754] */
+/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:782] */
 yg_status yg_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -204,7 +204,7 @@ static yg_status cumsum_backward_traced(const yg_tensor *grad, int64_t dim, yg_t
     return yg__trace_end_node();
 }
 
-/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:761] */
+/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:789] */
 yg_status yg_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out)
 {
     yg_status st;
@@ -293,7 +293,7 @@ static yg_status cumprod_backward_traced(const yg_tensor *grad_output,
 }
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:765] */
+ * [specs/native_functions.yaml:793] */
 yg_status yg_cumprod_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               int64_t dim,
@@ -362,7 +362,7 @@ static yg_status cumprod_jvp_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:774] */
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:802] */
 yg_status yg_cumprod_jvp(const yg_tensor *grad,
                          const yg_tensor *self,
                          int64_t dim,
@@ -425,7 +425,7 @@ static yg_status cumprod_double_backward_traced(const yg_tensor *grad,
 }
 
 /* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:779] */
+ * [specs/native_functions.yaml:807] */
 yg_status yg_cumprod_double_backward(const yg_tensor *grad,
                                      const yg_tensor *grad_output,
                                      const yg_tensor *self,

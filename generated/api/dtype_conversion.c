@@ -69,7 +69,7 @@ static yg_status to_copy_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor
     return yg__trace_end_node();
 }
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1908] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1936] */
 yg_status yg_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -125,7 +125,7 @@ static yg_status to_dtype_traced(const yg_tensor *self,
 }
 
 /* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
- * [specs/native_functions.yaml:1916] */
+ * [specs/native_functions.yaml:1944] */
 yg_status yg_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tensor **out)
 {
     yg_status st;
@@ -158,7 +158,7 @@ static yg_status type_as_traced(const yg_tensor *self, const yg_tensor *other, y
     return yg__trace_end_node();
 }
 
-/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1921] */
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1949] */
 yg_status yg_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;

@@ -92,7 +92,7 @@ static yg_status amax_traced(const yg_tensor *self,
 }
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:788] */
+ * [specs/native_functions.yaml:816] */
 yg_status yg_amax(const yg_tensor *self,
                   const int64_t *dim,
                   int64_t dim_len,
@@ -200,7 +200,7 @@ static yg_status amin_traced(const yg_tensor *self,
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:794] */
+ * [specs/native_functions.yaml:822] */
 yg_status yg_amin(const yg_tensor *self,
                   const int64_t *dim,
                   int64_t dim_len,
@@ -254,7 +254,7 @@ static yg_status max_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:801] */
+/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:829] */
 yg_status yg_max(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -286,7 +286,7 @@ static yg_status min_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:805] */
+/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:833] */
 yg_status yg_min(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -375,7 +375,7 @@ static yg_status max_dim_traced(const yg_tensor *self,
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:812] */
+ * [specs/native_functions.yaml:840] */
 yg_status yg_max_dim(const yg_tensor *self,
                      int64_t dim,
                      bool keepdim,
@@ -491,7 +491,7 @@ static yg_status min_dim_traced(const yg_tensor *self,
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:818] */
+ * [specs/native_functions.yaml:846] */
 yg_status yg_min_dim(const yg_tensor *self,
                      int64_t dim,
                      bool keepdim,
@@ -562,7 +562,7 @@ static yg_status value_selecting_reduction_backward_traced(const yg_tensor *grad
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:826] */
+ * [specs/native_functions.yaml:854] */
 yg_status yg_value_selecting_reduction_backward(const yg_tensor *grad,
                                                 int64_t dim,
                                                 const yg_tensor *indices,
@@ -680,7 +680,7 @@ static yg_status minmax_backward_traced(const yg_tensor *grad_output,
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:832] */
+ * [specs/native_functions.yaml:860] */
 yg_status yg_minmax_backward(const yg_tensor *grad_output,
                              const yg_tensor *self,
                              const yg_tensor *output,
@@ -745,7 +745,7 @@ static yg_status argmax_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:839] */
+/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:867] */
 yg_status yg_argmax(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -796,7 +796,7 @@ static yg_status argmax_dim_traced(const yg_tensor *self,
 }
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:845] */
+ * [specs/native_functions.yaml:873] */
 yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -838,7 +838,7 @@ static yg_status argmin_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:851] */
+/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:879] */
 yg_status yg_argmin(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -889,7 +889,7 @@ static yg_status argmin_dim_traced(const yg_tensor *self,
 }
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:857] */
+ * [specs/native_functions.yaml:885] */
 yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -931,7 +931,7 @@ static yg_status all_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:864] */
+/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:892] */
 yg_status yg_all(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -984,7 +984,7 @@ static yg_status all_dim_traced(const yg_tensor *self,
 }
 
 /* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:870] */
+ * [specs/native_functions.yaml:898] */
 yg_status yg_all_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -1030,7 +1030,7 @@ static yg_status any_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:876] */
+/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:904] */
 yg_status yg_any(const yg_tensor *self, yg_tensor **out)
 {
     yg_device dev;
@@ -1083,7 +1083,7 @@ static yg_status any_dim_traced(const yg_tensor *self,
 }
 
 /* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:882] */
+ * [specs/native_functions.yaml:910] */
 yg_status yg_any_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,

@@ -88,7 +88,7 @@ static yg_status index_select_traced(const yg_tensor *self,
 }
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1213] */
+ * [specs/native_functions.yaml:1241] */
 yg_status yg_index_select(const yg_tensor *self,
                           int64_t dim,
                           const yg_tensor *index,
@@ -196,7 +196,7 @@ static yg_status index_select_backward_traced(const yg_tensor *grad_output,
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1221] */
+ * [specs/native_functions.yaml:1249] */
 yg_status yg_index_select_backward(const yg_tensor *grad_output,
                                    const int64_t *self_sizes,
                                    int64_t self_sizes_len,
@@ -302,7 +302,7 @@ static yg_status gather_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:1230] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:1258] */
 yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -407,7 +407,7 @@ static yg_status gather_backward_traced(const yg_tensor *grad_output,
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1238] */
+ * [specs/native_functions.yaml:1266] */
 yg_status yg_gather_backward(const yg_tensor *grad_output,
                              const int64_t *self_sizes,
                              int64_t self_sizes_len,
@@ -518,7 +518,7 @@ static yg_status scatter_traced(const yg_tensor *self,
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:1246] */
+ * [specs/native_functions.yaml:1274] */
 yg_status yg_scatter(const yg_tensor *self,
                      int64_t dim,
                      const yg_tensor *index,
@@ -626,7 +626,7 @@ static yg_status scatter_value_traced(const yg_tensor *self,
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/native_functions.yaml:1252] */
+ * [specs/native_functions.yaml:1280] */
 yg_status yg_scatter_value(const yg_tensor *self,
                            int64_t dim,
                            const yg_tensor *index,
@@ -738,7 +738,7 @@ static yg_status scatter_add_traced(const yg_tensor *self,
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:1259] */
+ * [specs/native_functions.yaml:1287] */
 yg_status yg_scatter_add(const yg_tensor *self,
                          int64_t dim,
                          const yg_tensor *index,
@@ -803,7 +803,7 @@ static yg_status scatter_src_backward_traced(const yg_tensor *grad_output,
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:1267] */
+ * [specs/native_functions.yaml:1295] */
 yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
                                   int64_t dim,
                                   const yg_tensor *index,
@@ -872,7 +872,7 @@ static yg_status tril_traced(const yg_tensor *self, int64_t diagonal, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1273] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1301] */
 yg_status yg_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -953,7 +953,7 @@ static yg_status triu_traced(const yg_tensor *self, int64_t diagonal, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1279] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1307] */
 yg_status yg_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

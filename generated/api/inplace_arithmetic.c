@@ -86,7 +86,7 @@ static yg_status sub__traced(yg_tensor *self,
 }
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:170] */
+ * [specs/native_functions.yaml:198] */
 yg_status yg_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -198,7 +198,7 @@ static yg_status mul__traced(yg_tensor *self, const yg_tensor *other, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:175] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:203] */
 yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -298,7 +298,7 @@ static yg_status div__traced(yg_tensor *self, const yg_tensor *other, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:180] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:208] */
 yg_status yg_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -376,7 +376,7 @@ static yg_status add_scalar__traced(yg_tensor *self, double other, double alpha,
 }
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:185] */
+ * [specs/native_functions.yaml:213] */
 yg_status yg_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -450,7 +450,7 @@ static yg_status mul_scalar__traced(yg_tensor *self, double other, yg_tensor **o
     return yg__trace_end_node();
 }
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:190] */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:218] */
 yg_status yg_mul_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -518,7 +518,7 @@ static yg_status div_scalar__traced(yg_tensor *self, double other, yg_tensor **o
     return yg__trace_end_node();
 }
 
-/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:195] */
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:223] */
 yg_status yg_div_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -577,7 +577,7 @@ static yg_status addcmul__traced(yg_tensor *self,
 }
 
 /* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:200] */
+ * [specs/native_functions.yaml:228] */
 yg_status yg_addcmul_(yg_tensor *self,
                       const yg_tensor *tensor1,
                       const yg_tensor *tensor2,
@@ -642,7 +642,7 @@ static yg_status addcdiv__traced(yg_tensor *self,
 }
 
 /* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:205] */
+ * [specs/native_functions.yaml:233] */
 yg_status yg_addcdiv_(yg_tensor *self,
                       const yg_tensor *tensor1,
                       const yg_tensor *tensor2,
@@ -704,7 +704,7 @@ static yg_status lerp__traced(yg_tensor *self,
 }
 
 /* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
- * [specs/native_functions.yaml:210] */
+ * [specs/native_functions.yaml:238] */
 yg_status yg_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, end};

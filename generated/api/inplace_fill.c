@@ -68,7 +68,7 @@ static yg_status relu__traced(yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:219] */
+/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:247] */
 yg_status yg_relu_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -143,7 +143,7 @@ static yg_status clamp__traced(yg_tensor *self, double min, double max, yg_tenso
 }
 
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)
- * [specs/native_functions.yaml:224] */
+ * [specs/native_functions.yaml:252] */
 yg_status yg_clamp_(yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -191,7 +191,7 @@ static yg_status clamp_min__traced(yg_tensor *self, double min, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)  [specs/native_functions.yaml:229] */
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)  [specs/native_functions.yaml:257] */
 yg_status yg_clamp_min_(yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -239,7 +239,7 @@ static yg_status clamp_max__traced(yg_tensor *self, double max, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)  [specs/native_functions.yaml:234] */
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)  [specs/native_functions.yaml:262] */
 yg_status yg_clamp_max_(yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -295,7 +295,7 @@ static yg_status masked_fill__traced(yg_tensor *self,
 }
 
 /* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
- * [specs/native_functions.yaml:239] */
+ * [specs/native_functions.yaml:267] */
 yg_status yg_masked_fill_(yg_tensor *self, const yg_tensor *mask, double value, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mask};
@@ -344,7 +344,7 @@ static yg_status fill__traced(yg_tensor *self, double value, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)  [specs/native_functions.yaml:246] */
+/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)  [specs/native_functions.yaml:274] */
 yg_status yg_fill_(yg_tensor *self, double value, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -414,7 +414,7 @@ static yg_status zero__traced(yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:252] */
+/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:280] */
 yg_status yg_zero_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -508,7 +508,7 @@ static yg_status copy__traced(yg_tensor *self, const yg_tensor *src, yg_tensor *
     return yg__trace_end_node();
 }
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:259] */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:287] */
 yg_status yg_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, src};

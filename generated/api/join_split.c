@@ -42,7 +42,7 @@ static yg_status repeat_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:1105] */
+/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:1133] */
 yg_status yg_repeat(const yg_tensor *self,
                     const int64_t *repeats,
                     int64_t repeats_len,
@@ -131,7 +131,7 @@ static yg_status cat_traced(const yg_tensor *const *tensors,
     return yg__trace_end_node();
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1112] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1140] */
 yg_status yg_cat(const yg_tensor *const *tensors,
                  int64_t tensors_len,
                  int64_t dim,
@@ -197,7 +197,7 @@ static yg_status stack_traced(const yg_tensor *const *tensors,
     return yg__trace_end_node();
 }
 
-/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1118] */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1146] */
 yg_status yg_stack(const yg_tensor *const *tensors,
                    int64_t tensors_len,
                    int64_t dim,
@@ -280,7 +280,7 @@ static yg_status flip_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:1123] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:1151] */
 yg_status yg_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -388,7 +388,7 @@ static yg_status split_traced(const yg_tensor *self,
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1133] */
+ * [specs/native_functions.yaml:1161] */
 yg_status yg_split(const yg_tensor *self,
                    int64_t split_size,
                    int64_t dim,
@@ -509,7 +509,7 @@ static yg_status split_with_sizes_traced(const yg_tensor *self,
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1139] */
+ * [specs/native_functions.yaml:1167] */
 yg_status yg_split_with_sizes(const yg_tensor *self,
                               const int64_t *split_sizes,
                               int64_t split_sizes_len,
@@ -629,7 +629,7 @@ static yg_status chunk_traced(const yg_tensor *self,
 }
 
 /* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1146] */
+ * [specs/native_functions.yaml:1174] */
 yg_status yg_chunk(const yg_tensor *self,
                    int64_t chunks,
                    int64_t dim,
@@ -744,7 +744,7 @@ static yg_status unbind_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1153] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1181] */
 yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len)
 {
     const yg_tensor *inputs[1] = {self};

@@ -84,7 +84,7 @@ static yg_status embedding_traced(const yg_tensor *weight,
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:1477] */
+ * [specs/native_functions.yaml:1505] */
 yg_status yg_embedding(const yg_tensor *weight,
                        const yg_tensor *indices,
                        int64_t padding_idx,
@@ -198,7 +198,7 @@ static yg_status embedding_backward_traced(const yg_tensor *grad_output,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:1483] */
+ * [specs/native_functions.yaml:1511] */
 yg_status yg_embedding_backward(const yg_tensor *grad_output,
                                 const yg_tensor *indices,
                                 const int64_t *weight_sizes,
@@ -276,7 +276,7 @@ static yg_status lstm_cell_traced(const yg_tensor *input,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:1492] */
+ * [specs/native_functions.yaml:1520] */
 yg_status yg_lstm_cell(const yg_tensor *input,
                        const yg_tensor *hx,
                        const yg_tensor *cx,
@@ -396,7 +396,7 @@ static yg_status lstm_cell_gates_traced(const yg_tensor *input_gates,
 }
 
 /* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:1500] */
+ * [specs/native_functions.yaml:1528] */
 yg_status yg_lstm_cell_gates(const yg_tensor *input_gates,
                              const yg_tensor *hidden_gates,
                              const yg_tensor *cx,
@@ -483,7 +483,7 @@ static yg_status lstm_cell_gates_backward_traced(const yg_tensor *grad_hy,
 /* lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy, Tensor input_gates, Tensor hidden_gates,
  *   Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates, Tensor grad_hidden_gates,
  *   Tensor grad_cx)
- * [specs/native_functions.yaml:1510] */
+ * [specs/native_functions.yaml:1538] */
 yg_status yg_lstm_cell_gates_backward(const yg_tensor *grad_hy,
                                       const yg_tensor *grad_cy,
                                       const yg_tensor *input_gates,
@@ -558,7 +558,7 @@ static yg_status gru_cell_traced(const yg_tensor *input,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:1515] */
+ * [specs/native_functions.yaml:1543] */
 yg_status yg_gru_cell(const yg_tensor *input,
                       const yg_tensor *hx,
                       const yg_tensor *w_ih,
@@ -613,7 +613,7 @@ static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:1522] */
+ * [specs/native_functions.yaml:1550] */
 yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
                                           const yg_tensor *key,
                                           const yg_tensor *value,

@@ -77,7 +77,7 @@ static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tens
     return yg__trace_end_node();
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:939] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:967] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -134,7 +134,7 @@ static yg_status mm_mat1_backward_traced(const yg_tensor *grad,
 }
 
 /* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
- * [specs/native_functions.yaml:951] */
+ * [specs/native_functions.yaml:979] */
 yg_status yg_mm_mat1_backward(const yg_tensor *grad,
                               const yg_tensor *mat1,
                               const yg_tensor *mat2,
@@ -177,7 +177,7 @@ static yg_status mm_mat2_backward_traced(const yg_tensor *grad,
 }
 
 /* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
- * [specs/native_functions.yaml:954] */
+ * [specs/native_functions.yaml:982] */
 yg_status yg_mm_mat2_backward(const yg_tensor *grad,
                               const yg_tensor *mat1,
                               const yg_tensor *mat2,
@@ -257,7 +257,7 @@ static yg_status bmm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_ten
     return yg__trace_end_node();
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:958] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:986] */
 yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -309,7 +309,7 @@ static yg_status matmul_traced(const yg_tensor *self, const yg_tensor *other, yg
     return yg__trace_end_node();
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:965] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:993] */
 yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
@@ -343,7 +343,7 @@ static yg_status dot_traced(const yg_tensor *self, const yg_tensor *tensor, yg_t
     return yg__trace_end_node();
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:969] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:997] */
 yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out)
 {
     yg_status st;
@@ -377,7 +377,7 @@ static yg_status mv_traced(const yg_tensor *self, const yg_tensor *vec, yg_tenso
     return yg__trace_end_node();
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:974] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:1002] */
 yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 {
     yg_status st;
@@ -411,7 +411,7 @@ static yg_status outer_traced(const yg_tensor *self, const yg_tensor *vec2, yg_t
     return yg__trace_end_node();
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:978] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:1006] */
 yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out)
 {
     yg_status st;
@@ -454,7 +454,7 @@ static yg_status addmm_traced(const yg_tensor *self,
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:984] */
+ * [specs/native_functions.yaml:1012] */
 yg_status yg_addmm(const yg_tensor *self,
                    const yg_tensor *mat1,
                    const yg_tensor *mat2,
@@ -503,7 +503,7 @@ static yg_status baddbmm_traced(const yg_tensor *self,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:988] */
+ * [specs/native_functions.yaml:1016] */
 yg_status yg_baddbmm(const yg_tensor *self,
                      const yg_tensor *batch1,
                      const yg_tensor *batch2,
@@ -548,7 +548,7 @@ static yg_status linear_traced(const yg_tensor *input,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:991] */
+ * [specs/native_functions.yaml:1019] */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,

@@ -97,7 +97,7 @@ static yg_status nll_loss_traced(const yg_tensor *self,
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:1361] */
+ * [specs/native_functions.yaml:1389] */
 yg_status yg_nll_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       const yg_tensor *weight,
@@ -227,7 +227,7 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
  *   int reduction, int ignore_index) -> Tensor
- * [specs/native_functions.yaml:1366] */
+ * [specs/native_functions.yaml:1394] */
 yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
                                const yg_tensor *target,
                                const yg_tensor *weight,
@@ -305,7 +305,7 @@ static yg_status mse_loss_traced(const yg_tensor *self,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1374] */
+ * [specs/native_functions.yaml:1402] */
 yg_status yg_mse_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       int64_t reduction,
@@ -347,7 +347,7 @@ static yg_status l1_loss_traced(const yg_tensor *self,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1378] */
+ * [specs/native_functions.yaml:1406] */
 yg_status yg_l1_loss(const yg_tensor *self,
                      const yg_tensor *target,
                      int64_t reduction,
@@ -391,7 +391,7 @@ static yg_status smooth_l1_loss_traced(const yg_tensor *self,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:1383] */
+ * [specs/native_functions.yaml:1411] */
 yg_status yg_smooth_l1_loss(const yg_tensor *self,
                             const yg_tensor *target,
                             int64_t reduction,
@@ -436,7 +436,7 @@ static yg_status binary_cross_entropy_traced(const yg_tensor *self,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1388] */
+ * [specs/native_functions.yaml:1416] */
 yg_status yg_binary_cross_entropy(const yg_tensor *self,
                                   const yg_tensor *target,
                                   const yg_tensor *weight,
@@ -484,7 +484,7 @@ static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1393] */
+ * [specs/native_functions.yaml:1421] */
 yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
                                               const yg_tensor *target,
                                               const yg_tensor *weight,
@@ -543,7 +543,7 @@ static yg_status cross_entropy_traced(const yg_tensor *self,
 
 /* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:1401] */
+ * [specs/native_functions.yaml:1429] */
 yg_status yg_cross_entropy(const yg_tensor *self,
                            const yg_tensor *target,
                            const yg_tensor *weight,

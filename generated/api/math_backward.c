@@ -95,7 +95,7 @@ static yg_status pow_backward_traced(const yg_tensor *grad_output,
 }
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:624] */
+ * [specs/native_functions.yaml:652] */
 yg_status yg_pow_backward(const yg_tensor *grad_output,
                           const yg_tensor *self,
                           double exponent,
@@ -203,7 +203,7 @@ static yg_status clamp_backward_traced(const yg_tensor *grad_output,
 }
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:630] */
+ * [specs/native_functions.yaml:658] */
 yg_status yg_clamp_backward(const yg_tensor *grad_output,
                             const yg_tensor *self,
                             double min,
@@ -307,7 +307,7 @@ static yg_status clamp_min_backward_traced(const yg_tensor *grad_output,
 }
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:635] */
+ * [specs/native_functions.yaml:663] */
 yg_status yg_clamp_min_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 double min,
@@ -410,7 +410,7 @@ static yg_status clamp_max_backward_traced(const yg_tensor *grad_output,
 }
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:640] */
+ * [specs/native_functions.yaml:668] */
 yg_status yg_clamp_max_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 double max,
@@ -515,7 +515,7 @@ static yg_status maximum_backward_traced(const yg_tensor *grad_output,
 }
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:648] */
+ * [specs/native_functions.yaml:676] */
 yg_status yg_maximum_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               const yg_tensor *other,
@@ -621,7 +621,7 @@ static yg_status minimum_backward_traced(const yg_tensor *grad_output,
 }
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:653] */
+ * [specs/native_functions.yaml:681] */
 yg_status yg_minimum_backward(const yg_tensor *grad_output,
                               const yg_tensor *self,
                               const yg_tensor *other,
@@ -687,7 +687,7 @@ static yg_status atan2_backward_traced(const yg_tensor *grad,
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
- * [specs/native_functions.yaml:662] */
+ * [specs/native_functions.yaml:690] */
 yg_status yg_atan2_backward(const yg_tensor *grad,
                             const yg_tensor *self,
                             const yg_tensor *other,
@@ -799,7 +799,7 @@ static yg_status pow_backward_self_traced(const yg_tensor *grad_output,
 }
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:665] */
+ * [specs/native_functions.yaml:693] */
 yg_status yg_pow_backward_self(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                const yg_tensor *exponent,
@@ -932,7 +932,7 @@ static yg_status pow_backward_exponent_traced(const yg_tensor *grad_output,
 }
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:672] */
+ * [specs/native_functions.yaml:700] */
 yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *exponent,

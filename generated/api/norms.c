@@ -50,7 +50,7 @@ static yg_status layer_norm_traced(const yg_tensor *input,
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1409] */
+ * [specs/native_functions.yaml:1437] */
 yg_status yg_layer_norm(const yg_tensor *input,
                         const int64_t *normalized_shape,
                         int64_t normalized_shape_len,
@@ -111,7 +111,7 @@ static yg_status group_norm_traced(const yg_tensor *input,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1414] */
+ * [specs/native_functions.yaml:1442] */
 yg_status yg_group_norm(const yg_tensor *input,
                         int64_t num_groups,
                         const yg_tensor *weight,
@@ -174,7 +174,7 @@ static yg_status batch_norm_traced(const yg_tensor *input,
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1422] */
+ * [specs/native_functions.yaml:1450] */
 yg_status yg_batch_norm(const yg_tensor *input,
                         const yg_tensor *weight,
                         const yg_tensor *bias,
@@ -343,7 +343,7 @@ static yg_status native_layer_norm_traced(const yg_tensor *input,
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
  *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
- * [specs/native_functions.yaml:1428] */
+ * [specs/native_functions.yaml:1456] */
 yg_status yg_native_layer_norm(const yg_tensor *input,
                                const int64_t *normalized_shape,
                                int64_t normalized_shape_len,
@@ -461,7 +461,7 @@ static yg_status native_layer_norm_backward_traced(const yg_tensor *grad_out,
 /* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, float eps,
  *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1439] */
+ * [specs/native_functions.yaml:1467] */
 yg_status yg_native_layer_norm_backward(const yg_tensor *grad_out,
                                         const yg_tensor *input,
                                         const yg_tensor *mean,
@@ -579,7 +579,7 @@ static yg_status native_layer_norm_backward_fused_traced(const yg_tensor *grad_o
 /* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
  *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1444] */
+ * [specs/native_functions.yaml:1472] */
 yg_status yg_native_layer_norm_backward_fused(const yg_tensor *grad_out,
                                               const yg_tensor *input,
                                               const yg_tensor *mean,
@@ -762,7 +762,7 @@ static yg_status native_batch_norm_traced(const yg_tensor *input,
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
  *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
  *   Tensor save_mean, Tensor save_invstd)
- * [specs/native_functions.yaml:1453] */
+ * [specs/native_functions.yaml:1481] */
 yg_status yg_native_batch_norm(const yg_tensor *input,
                                const yg_tensor *weight,
                                const yg_tensor *bias,
@@ -896,7 +896,7 @@ static yg_status native_batch_norm_backward_traced(const yg_tensor *grad_out,
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
  *   Tensor save_invstd, bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,
  *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1463] */
+ * [specs/native_functions.yaml:1491] */
 yg_status yg_native_batch_norm_backward(const yg_tensor *grad_out,
                                         const yg_tensor *input,
                                         const yg_tensor *weight,
@@ -1008,7 +1008,7 @@ static yg_status native_batch_norm_backward_fused_traced(const yg_tensor *grad_o
 /* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
  *   Tensor save_invstd, bool training, bool[3] grad_input_mask) -> (Tensor grad_input,
  *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1467] */
+ * [specs/native_functions.yaml:1495] */
 yg_status yg_native_batch_norm_backward_fused(const yg_tensor *grad_out,
                                               const yg_tensor *input,
                                               const yg_tensor *weight,

@@ -88,7 +88,7 @@ static yg_status constant_pad_nd_traced(const yg_tensor *self,
 }
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/native_functions.yaml:1163] */
+ * [specs/native_functions.yaml:1191] */
 yg_status yg_constant_pad_nd(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -147,7 +147,7 @@ static yg_status constant_pad_nd_backward_traced(const yg_tensor *grad,
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1170] */
+ * [specs/native_functions.yaml:1198] */
 yg_status yg_constant_pad_nd_backward(const yg_tensor *grad,
                                       const int64_t *pad,
                                       int64_t pad_len,
@@ -229,7 +229,7 @@ static yg_status reflection_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1178] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1206] */
 yg_status yg_reflection_pad(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
@@ -334,7 +334,7 @@ static yg_status reflection_pad_backward_traced(const yg_tensor *grad_output,
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1186] */
+ * [specs/native_functions.yaml:1214] */
 yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
                                      const int64_t *self_sizes,
                                      int64_t self_sizes_len,
@@ -441,7 +441,7 @@ static yg_status replication_pad_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1192] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1220] */
 yg_status yg_replication_pad(const yg_tensor *self,
                              const int64_t *pad,
                              int64_t pad_len,
@@ -546,7 +546,7 @@ static yg_status replication_pad_backward_traced(const yg_tensor *grad_output,
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1198] */
+ * [specs/native_functions.yaml:1226] */
 yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
                                       const int64_t *self_sizes,
                                       int64_t self_sizes_len,
@@ -615,7 +615,7 @@ static yg_status pad_traced(const yg_tensor *self,
 }
 
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1205] */
+ * [specs/native_functions.yaml:1233] */
 yg_status yg_pad(const yg_tensor *self,
                  const int64_t *pad,
                  int64_t pad_len,

@@ -65,7 +65,7 @@ static yg_status max_pool2d_traced(const yg_tensor *self,
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1596] */
+ * [specs/native_functions.yaml:1624] */
 yg_status yg_max_pool2d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -213,7 +213,7 @@ static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1603] */
+ * [specs/native_functions.yaml:1631] */
 yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -308,7 +308,7 @@ static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_o
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1610] */
+ * [specs/native_functions.yaml:1638] */
 yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
                                               const yg_tensor *indices,
                                               const int64_t *self_sizes,
@@ -383,7 +383,7 @@ static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1617] */
+ * [specs/native_functions.yaml:1645] */
 yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -476,7 +476,7 @@ static yg_status max_pool1d_traced(const yg_tensor *self,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1621] */
+ * [specs/native_functions.yaml:1649] */
 yg_status yg_max_pool1d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -624,7 +624,7 @@ static yg_status max_pool3d_with_indices_traced(const yg_tensor *self,
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1629] */
+ * [specs/native_functions.yaml:1657] */
 yg_status yg_max_pool3d_with_indices(const yg_tensor *self,
                                      const int64_t *kernel_size,
                                      int64_t kernel_size_len,
@@ -739,7 +739,7 @@ static yg_status max_pool3d_traced(const yg_tensor *self,
 
 /* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
- * [specs/native_functions.yaml:1634] */
+ * [specs/native_functions.yaml:1662] */
 yg_status yg_max_pool3d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -808,7 +808,7 @@ static yg_status max_pool3d_with_indices_backward_traced(const yg_tensor *grad_o
 }
 
 /* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1640] */
+ * [specs/native_functions.yaml:1668] */
 yg_status yg_max_pool3d_with_indices_backward(const yg_tensor *grad_output,
                                               const yg_tensor *indices,
                                               const int64_t *self_sizes,
@@ -909,7 +909,7 @@ static yg_status adaptive_max_pool2d_traced(const yg_tensor *self,
 }
 
 /* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:1647] */
+ * [specs/native_functions.yaml:1675] */
 yg_status yg_adaptive_max_pool2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,

@@ -62,7 +62,7 @@ static yg_status rand_traced(const int64_t *size,
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1862] */
+ * [specs/native_functions.yaml:1890] */
 yg_status yg_rand(const int64_t *size,
                   int64_t size_len,
                   yg_generator *generator,
@@ -125,7 +125,7 @@ static yg_status randn_traced(const int64_t *size,
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1868] */
+ * [specs/native_functions.yaml:1896] */
 yg_status yg_randn(const int64_t *size,
                    int64_t size_len,
                    yg_generator *generator,
@@ -194,7 +194,7 @@ static yg_status randint_traced(int64_t low,
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1874] */
+ * [specs/native_functions.yaml:1902] */
 yg_status yg_randint(int64_t low,
                      int64_t high,
                      const int64_t *size,
@@ -246,7 +246,7 @@ static yg_status bernoulli_traced(const yg_tensor *self, yg_generator *generator
 }
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1880] */
+ * [specs/native_functions.yaml:1908] */
 yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
     yg_device dev;
@@ -297,7 +297,7 @@ static yg_status bernoulli_p_traced(const yg_tensor *self,
 }
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1886] */
+ * [specs/native_functions.yaml:1914] */
 yg_status yg_bernoulli_p(const yg_tensor *self,
                          double p,
                          yg_generator *generator,
@@ -346,7 +346,7 @@ static yg_status rand_like_traced(const yg_tensor *self,
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1892] */
+ * [specs/native_functions.yaml:1920] */
 yg_status yg_rand_like(const yg_tensor *self,
                        yg_generator *generator,
                        const yg_dtype *dtype,
@@ -393,7 +393,7 @@ static yg_status randn_like_traced(const yg_tensor *self,
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1895] */
+ * [specs/native_functions.yaml:1923] */
 yg_status yg_randn_like(const yg_tensor *self,
                         yg_generator *generator,
                         const yg_dtype *dtype,
@@ -437,7 +437,7 @@ static yg_status dropout_traced(const yg_tensor *input,
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1900] */
+ * [specs/native_functions.yaml:1928] */
 yg_status yg_dropout(const yg_tensor *input,
                      double p,
                      bool train,

@@ -80,7 +80,7 @@ static yg_status upsample_nearest2d_traced(const yg_tensor *self,
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1730] */
+ * [specs/native_functions.yaml:1758] */
 yg_status yg_upsample_nearest2d(const yg_tensor *self,
                                 const int64_t *output_size,
                                 int64_t output_size_len,
@@ -176,7 +176,7 @@ static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1735] */
+ * [specs/native_functions.yaml:1763] */
 yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                          const int64_t *self_sizes,
                                          int64_t self_sizes_len,
@@ -233,7 +233,7 @@ static yg_status upsample_nearest2d_to_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1740] */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1768] */
 yg_status yg_upsample_nearest2d_to(const yg_tensor *self,
                                    const int64_t *sizes,
                                    int64_t sizes_len,
@@ -333,7 +333,7 @@ static yg_status upsample_bilinear2d_traced(const yg_tensor *self,
 
 /* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
  *   float scales_w=0.0) -> Tensor
- * [specs/native_functions.yaml:1748] */
+ * [specs/native_functions.yaml:1776] */
 yg_status yg_upsample_bilinear2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
@@ -460,7 +460,7 @@ static yg_status upsample_bilinear2d_backward_traced(const yg_tensor *grad_outpu
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
  *   float scales_h=0.0, float scales_w=0.0) -> Tensor
- * [specs/native_functions.yaml:1753] */
+ * [specs/native_functions.yaml:1781] */
 yg_status yg_upsample_bilinear2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -540,7 +540,7 @@ static yg_status upsample_bilinear2d_to_traced(const yg_tensor *self,
 
 /* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
  *   float scales_w=0.0) -> Tensor
- * [specs/native_functions.yaml:1760] */
+ * [specs/native_functions.yaml:1788] */
 yg_status yg_upsample_bilinear2d_to(const yg_tensor *self,
                                     const int64_t *sizes,
                                     int64_t sizes_len,
@@ -593,7 +593,7 @@ static yg_status pixel_shuffle_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor  [specs/native_functions.yaml:1765] */
+/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor  [specs/native_functions.yaml:1793] */
 yg_status yg_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_tensor **out)
 {
     yg_status st;
@@ -629,7 +629,7 @@ static yg_status pixel_unshuffle_traced(const yg_tensor *self,
 }
 
 /* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
- * [specs/native_functions.yaml:1770] */
+ * [specs/native_functions.yaml:1798] */
 yg_status yg_pixel_unshuffle(const yg_tensor *self, int64_t downscale_factor, yg_tensor **out)
 {
     yg_status st;
@@ -662,7 +662,7 @@ static yg_status channel_shuffle_traced(const yg_tensor *self, int64_t groups, y
     return yg__trace_end_node();
 }
 
-/* channel_shuffle(Tensor self, int groups) -> Tensor  [specs/native_functions.yaml:1776] */
+/* channel_shuffle(Tensor self, int groups) -> Tensor  [specs/native_functions.yaml:1804] */
 yg_status yg_channel_shuffle(const yg_tensor *self, int64_t groups, yg_tensor **out)
 {
     yg_status st;

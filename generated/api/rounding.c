@@ -74,7 +74,7 @@ static yg_status clamp_traced(const yg_tensor *self, double min, double max, yg_
     return yg__trace_end_node();
 }
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:518] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:546] */
 yg_status yg_clamp(const yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -158,7 +158,7 @@ static yg_status clamp_min_traced(const yg_tensor *self, double min, yg_tensor *
     return yg__trace_end_node();
 }
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:523] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:551] */
 yg_status yg_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -242,7 +242,7 @@ static yg_status clamp_max_traced(const yg_tensor *self, double max, yg_tensor *
     return yg__trace_end_node();
 }
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:528] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:556] */
 yg_status yg_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -300,7 +300,7 @@ static yg_status clamp_opt_traced(const yg_tensor *self,
 }
 
 /* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
- * [specs/native_functions.yaml:535] */
+ * [specs/native_functions.yaml:563] */
 yg_status yg_clamp_opt(const yg_tensor *self,
                        const double *min,
                        const double *max,
@@ -362,7 +362,7 @@ static yg_status floor_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:541] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:569] */
 yg_status yg_floor(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -439,7 +439,7 @@ static yg_status ceil_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:546] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:574] */
 yg_status yg_ceil(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -516,7 +516,7 @@ static yg_status round_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:551] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:579] */
 yg_status yg_round(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -593,7 +593,7 @@ static yg_status trunc_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:556] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:584] */
 yg_status yg_trunc(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

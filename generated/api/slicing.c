@@ -78,7 +78,7 @@ static yg_status select_traced(const yg_tensor *self, int64_t dim, int64_t index
     return yg__trace_end_node();
 }
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:1069] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:1097] */
 yg_status yg_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -186,7 +186,7 @@ static yg_status slice_traced(const yg_tensor *self,
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
- * [specs/native_functions.yaml:1077] */
+ * [specs/native_functions.yaml:1105] */
 yg_status yg_slice(const yg_tensor *self,
                    int64_t dim,
                    int64_t start,
@@ -252,7 +252,7 @@ static yg_status narrow_traced(const yg_tensor *self,
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
- * [specs/native_functions.yaml:1083] */
+ * [specs/native_functions.yaml:1111] */
 yg_status yg_narrow(const yg_tensor *self,
                     int64_t dim,
                     int64_t start,
@@ -340,7 +340,7 @@ static yg_status select_backward_traced(const yg_tensor *grad_output,
 }
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/native_functions.yaml:1088] */
+ * [specs/native_functions.yaml:1116] */
 yg_status yg_select_backward(const yg_tensor *grad_output,
                              const int64_t *input_sizes,
                              int64_t input_sizes_len,
@@ -458,7 +458,7 @@ static yg_status slice_backward_traced(const yg_tensor *grad_output,
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
- * [specs/native_functions.yaml:1094] */
+ * [specs/native_functions.yaml:1122] */
 yg_status yg_slice_backward(const yg_tensor *grad_output,
                             const int64_t *input_sizes,
                             int64_t input_sizes_len,

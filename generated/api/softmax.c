@@ -72,7 +72,7 @@ static yg_status log_softmax_traced(const yg_tensor *self, int64_t dim, yg_tenso
     return yg__trace_end_node();
 }
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1329] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1357] */
 yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -179,7 +179,7 @@ static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1334] */
+ * [specs/native_functions.yaml:1362] */
 yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
                                   const yg_tensor *output,
                                   int64_t dim,
@@ -239,7 +239,7 @@ static yg_status log_softmax_jvp_traced(const yg_tensor *grad,
 }
 
 /* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1342] */
+ * [specs/native_functions.yaml:1370] */
 yg_status yg_log_softmax_jvp(const yg_tensor *grad,
                              const yg_tensor *output,
                              int64_t dim,
@@ -309,7 +309,7 @@ static yg_status softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **
     return yg__trace_end_node();
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1345] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1373] */
 yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -365,7 +365,7 @@ static yg_status softmax_backward_traced(const yg_tensor *grad_output,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1352] */
+ * [specs/native_functions.yaml:1380] */
 yg_status yg_softmax_backward(const yg_tensor *grad_output,
                               const yg_tensor *output,
                               int64_t dim,

@@ -94,7 +94,7 @@ static yg_status var_traced(const yg_tensor *self,
 }
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:893] */
+ * [specs/native_functions.yaml:921] */
 yg_status yg_var(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -208,7 +208,7 @@ static yg_status std_traced(const yg_tensor *self,
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:898] */
+ * [specs/native_functions.yaml:926] */
 yg_status yg_std(const yg_tensor *self,
                  const int64_t *dim,
                  int64_t dim_len,
@@ -336,7 +336,7 @@ static yg_status var_mean_traced(const yg_tensor *self,
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/native_functions.yaml:904] */
+ * [specs/native_functions.yaml:932] */
 yg_status yg_var_mean(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -408,7 +408,7 @@ static yg_status var_backward_traced(const yg_tensor *grad,
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:910] */
+ * [specs/native_functions.yaml:938] */
 yg_status yg_var_backward(const yg_tensor *grad,
                           const yg_tensor *self,
                           const int64_t *dim,
@@ -506,7 +506,7 @@ static yg_status norm_traced(const yg_tensor *self,
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:915] */
+ * [specs/native_functions.yaml:943] */
 yg_status yg_norm(const yg_tensor *self,
                   double p,
                   const int64_t *dim,
@@ -642,7 +642,7 @@ static yg_status norm_backward_traced(const yg_tensor *grad_output,
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:920] */
+ * [specs/native_functions.yaml:948] */
 yg_status yg_norm_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const yg_tensor *output,
@@ -755,7 +755,7 @@ static yg_status logsumexp_traced(const yg_tensor *self,
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:926] */
+ * [specs/native_functions.yaml:954] */
 yg_status yg_logsumexp(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
@@ -820,7 +820,7 @@ static yg_status logsumexp_backward_traced(const yg_tensor *grad,
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:933] */
+ * [specs/native_functions.yaml:961] */
 yg_status yg_logsumexp_backward(const yg_tensor *grad,
                                 const yg_tensor *self,
                                 const yg_tensor *output,

@@ -68,7 +68,7 @@ static yg_status sum_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:680] */
+/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:708] */
 yg_status yg_sum(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -167,7 +167,7 @@ static yg_status sum_dim_traced(const yg_tensor *self,
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:686] */
+ * [specs/native_functions.yaml:714] */
 yg_status yg_sum_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -252,7 +252,7 @@ static yg_status mean_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:692] */
+/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:720] */
 yg_status yg_mean(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -351,7 +351,7 @@ static yg_status mean_dim_traced(const yg_tensor *self,
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:697] */
+ * [specs/native_functions.yaml:725] */
 yg_status yg_mean_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -405,7 +405,7 @@ static yg_status prod_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:706] */
+/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:734] */
 yg_status yg_prod(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
@@ -488,7 +488,7 @@ static yg_status prod_dim_traced(const yg_tensor *self,
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:710] */
+ * [specs/native_functions.yaml:738] */
 yg_status yg_prod_dim(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -607,7 +607,7 @@ static yg_status prod_backward_traced(const yg_tensor *grad_output,
 }
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:717] */
+ * [specs/native_functions.yaml:745] */
 yg_status yg_prod_backward(const yg_tensor *grad_output,
                            const yg_tensor *self,
                            const int64_t *dim,
@@ -688,7 +688,7 @@ static yg_status prod_double_backward_traced(const yg_tensor *grad,
 
 /* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:725] */
+ * [specs/native_functions.yaml:753] */
 yg_status yg_prod_double_backward(const yg_tensor *grad,
                                   const yg_tensor *grad_output,
                                   const yg_tensor *self,
@@ -746,7 +746,7 @@ static yg_status sum_backward_traced(const yg_tensor *grad,
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:731] */
+ * [specs/native_functions.yaml:759] */
 yg_status yg_sum_backward(const yg_tensor *grad,
                           const int64_t *sizes,
                           int64_t sizes_len,
@@ -794,7 +794,7 @@ static yg_status mean_backward_traced(const yg_tensor *grad,
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:736] */
+ * [specs/native_functions.yaml:764] */
 yg_status yg_mean_backward(const yg_tensor *grad,
                            const int64_t *sizes,
                            int64_t sizes_len,
@@ -836,7 +836,7 @@ static yg_status sum_to_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:740] */
+/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:768] */
 yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     yg_status st;

@@ -70,7 +70,7 @@ static yg_status tanh_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:435] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:463] */
 yg_status yg_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -152,7 +152,7 @@ static yg_status sin_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:440] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:468] */
 yg_status yg_sin(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -234,7 +234,7 @@ static yg_status cos_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:473] */
 yg_status yg_cos(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -316,7 +316,7 @@ static yg_status tan_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:450] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:478] */
 yg_status yg_tan(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -398,7 +398,7 @@ static yg_status erf_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:455] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:483] */
 yg_status yg_erf(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -65,7 +65,7 @@ static yg_status neg_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:371] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:399] */
 yg_status yg_neg(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -147,7 +147,7 @@ static yg_status exp_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:376] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:404] */
 yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -229,7 +229,7 @@ static yg_status log_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:381] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:409] */
 yg_status yg_log(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -311,7 +311,7 @@ static yg_status sqrt_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:386] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:414] */
 yg_status yg_sqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -395,7 +395,7 @@ static yg_status pow_traced(const yg_tensor *self, double exponent, yg_tensor **
     return yg__trace_end_node();
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:391] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:419] */
 yg_status yg_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -477,7 +477,7 @@ static yg_status abs_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:396] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:424] */
 yg_status yg_abs(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -554,7 +554,7 @@ static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:402] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:430] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -636,7 +636,7 @@ static yg_status expm1_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:407] */
+/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:435] */
 yg_status yg_expm1(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -718,7 +718,7 @@ static yg_status log1p_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:412] */
+/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:440] */
 yg_status yg_log1p(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -800,7 +800,7 @@ static yg_status log2_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:417] */
+/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
 yg_status yg_log2(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -882,7 +882,7 @@ static yg_status rsqrt_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:422] */
+/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:450] */
 yg_status yg_rsqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -964,7 +964,7 @@ static yg_status reciprocal_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:427] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:455] */
 yg_status yg_reciprocal(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -81,7 +81,7 @@ static yg_status transpose_traced(const yg_tensor *self,
 }
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
- * [specs/native_functions.yaml:997] */
+ * [specs/native_functions.yaml:1025] */
 yg_status yg_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -161,7 +161,7 @@ static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:1002] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:1030] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -251,7 +251,7 @@ static yg_status view_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:1007] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:1035] */
 yg_status yg_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -341,7 +341,7 @@ static yg_status expand_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:1012] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:1040] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -425,7 +425,7 @@ static yg_status unsqueeze_traced(const yg_tensor *self, int64_t dim, yg_tensor 
     return yg__trace_end_node();
 }
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1017] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1045] */
 yg_status yg_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -505,7 +505,7 @@ static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:1022] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:1050] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -559,7 +559,7 @@ static yg_status reshape_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:1028] */
+/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:1056] */
 yg_status yg_reshape(const yg_tensor *self,
                      const int64_t *shape,
                      int64_t shape_len,
@@ -624,7 +624,7 @@ static yg_status squeeze_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:1033] */
+/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:1061] */
 yg_status yg_squeeze(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -708,7 +708,7 @@ static yg_status squeeze_dim_traced(const yg_tensor *self, int64_t dim, yg_tenso
     return yg__trace_end_node();
 }
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1039] */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1067] */
 yg_status yg_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -803,7 +803,7 @@ static yg_status permute_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:1045] */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:1073] */
 yg_status yg_permute(const yg_tensor *self,
                      const int64_t *dims,
                      int64_t dims_len,
@@ -863,7 +863,7 @@ static yg_status permute_backward_traced(const yg_tensor *grad,
     return yg__trace_end_node();
 }
 
-/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:1051] */
+/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:1079] */
 yg_status yg_permute_backward(const yg_tensor *grad,
                               const int64_t *dims,
                               int64_t dims_len,
@@ -904,7 +904,7 @@ static yg_status flatten_traced(const yg_tensor *self,
 }
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
- * [specs/native_functions.yaml:1056] */
+ * [specs/native_functions.yaml:1084] */
 yg_status yg_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, yg_tensor **out)
 {
     yg_status st;
@@ -936,7 +936,7 @@ static yg_status contiguous_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:1061] */
+/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:1089] */
 yg_status yg_contiguous(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;

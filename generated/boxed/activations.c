@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:463] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:491] */
 yg_status yg__boxed_sigmoid(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -21,7 +21,7 @@ yg_status yg__boxed_sigmoid(const yg_ir_node *node,
     return yg_sigmoid(in[0], &out[0]);
 }
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:468] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:496] */
 yg_status yg__boxed_relu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -32,7 +32,7 @@ yg_status yg__boxed_relu(const yg_ir_node *node,
     return yg_relu(in[0], &out[0]);
 }
 
-/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:474] */
+/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:502] */
 yg_status yg__boxed_gelu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -43,7 +43,7 @@ yg_status yg__boxed_gelu(const yg_ir_node *node,
     return yg_gelu(in[0], &out[0]);
 }
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:481] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:509] */
 yg_status yg__boxed_gelu_tanh(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -54,7 +54,7 @@ yg_status yg__boxed_gelu_tanh(const yg_ir_node *node,
     return yg_gelu_tanh(in[0], &out[0]);
 }
 
-/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:486] */
+/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:514] */
 yg_status yg__boxed_silu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -65,7 +65,7 @@ yg_status yg__boxed_silu(const yg_ir_node *node,
     return yg_silu(in[0], &out[0]);
 }
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:491] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:519] */
 yg_status yg__boxed_elu(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -79,7 +79,7 @@ yg_status yg__boxed_elu(const yg_ir_node *node,
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:496] */
+ * [specs/native_functions.yaml:524] */
 yg_status yg__boxed_leaky_relu(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -93,7 +93,7 @@ yg_status yg__boxed_leaky_relu(const yg_ir_node *node,
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:504] */
+ * [specs/native_functions.yaml:532] */
 yg_status yg__boxed_softplus(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -109,7 +109,7 @@ yg_status yg__boxed_softplus(const yg_ir_node *node,
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:509] */
+ * [specs/native_functions.yaml:537] */
 yg_status yg__boxed_hardtanh(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:564] */
+ * [specs/native_functions.yaml:592] */
 yg_status yg__boxed_tanh_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -23,7 +23,7 @@ yg_status yg__boxed_tanh_backward(const yg_ir_node *node,
 }
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:570] */
+ * [specs/native_functions.yaml:598] */
 yg_status yg__boxed_sigmoid_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -35,7 +35,7 @@ yg_status yg__boxed_sigmoid_backward(const yg_ir_node *node,
 }
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:576] */
+ * [specs/native_functions.yaml:604] */
 yg_status yg__boxed_relu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -46,7 +46,7 @@ yg_status yg__boxed_relu_backward(const yg_ir_node *node,
     return yg_relu_backward(in[0], in[1], &out[0]);
 }
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:582] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:610] */
 yg_status yg__boxed_gelu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -58,7 +58,7 @@ yg_status yg__boxed_gelu_backward(const yg_ir_node *node,
 }
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:589] */
+ * [specs/native_functions.yaml:617] */
 yg_status yg__boxed_gelu_tanh_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -69,7 +69,7 @@ yg_status yg__boxed_gelu_tanh_backward(const yg_ir_node *node,
     return yg_gelu_tanh_backward(in[0], in[1], &out[0]);
 }
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:595] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:623] */
 yg_status yg__boxed_silu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -81,7 +81,7 @@ yg_status yg__boxed_silu_backward(const yg_ir_node *node,
 }
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:600] */
+ * [specs/native_functions.yaml:628] */
 yg_status yg__boxed_elu_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -95,7 +95,7 @@ yg_status yg__boxed_elu_backward(const yg_ir_node *node,
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:605] */
+ * [specs/native_functions.yaml:633] */
 yg_status yg__boxed_leaky_relu_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -109,7 +109,7 @@ yg_status yg__boxed_leaky_relu_backward(const yg_ir_node *node,
 }
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:610] */
+ * [specs/native_functions.yaml:638] */
 yg_status yg__boxed_softplus_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -125,7 +125,7 @@ yg_status yg__boxed_softplus_backward(const yg_ir_node *node,
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:616] */
+ * [specs/native_functions.yaml:644] */
 yg_status yg__boxed_hardtanh_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1293] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:1321] */
 yg_status yg__boxed_index(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -21,7 +21,7 @@ yg_status yg__boxed_index(const yg_ir_node *node,
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/native_functions.yaml:1303] */
+ * [specs/native_functions.yaml:1331] */
 yg_status yg__boxed_index_put(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -40,7 +40,7 @@ yg_status yg__boxed_index_put(const yg_ir_node *node,
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/native_functions.yaml:1309] */
+ * [specs/native_functions.yaml:1337] */
 yg_status yg__boxed_index_put_(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -58,7 +58,7 @@ yg_status yg__boxed_index_put_(const yg_ir_node *node,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:1316] */
+ * [specs/native_functions.yaml:1344] */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -76,7 +76,7 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
 }
 
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
- * [specs/native_functions.yaml:1322] */
+ * [specs/native_functions.yaml:1350] */
 yg_status yg__boxed_index_put_self_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,

@@ -74,7 +74,7 @@ yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
 }
 
 /* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor
- * [specs/native_functions.yaml:52] */
+ * [specs/native_functions.yaml:54] */
 yg_status yg__boxed_div_mode(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -87,7 +87,29 @@ yg_status yg__boxed_div_mode(const yg_ir_node *node,
     return yg_div_mode(in[0], in[1], rounding_mode, &out[0]);
 }
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:55] */
+/* div.trunc(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:61] */
+yg_status yg__boxed_div_trunc(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_div_trunc(in[0], in[1], &out[0]);
+}
+
+/* div.floor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:70] */
+yg_status yg__boxed_div_floor(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_div_floor(in[0], in[1], &out[0]);
+}
+
+/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:77] */
 yg_status yg__boxed_div_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -101,7 +123,7 @@ yg_status yg__boxed_div_scalar(const yg_ir_node *node,
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:60] */
+ * [specs/native_functions.yaml:82] */
 yg_status yg__boxed_add_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -115,7 +137,7 @@ yg_status yg__boxed_add_(const yg_ir_node *node,
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:65] */
+ * [specs/native_functions.yaml:87] */
 yg_status yg__boxed_add_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -131,7 +153,7 @@ yg_status yg__boxed_add_scalar(const yg_ir_node *node,
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:70] */
+ * [specs/native_functions.yaml:92] */
 yg_status yg__boxed_sub_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -147,7 +169,7 @@ yg_status yg__boxed_sub_scalar(const yg_ir_node *node,
 }
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:76] */
+ * [specs/native_functions.yaml:98] */
 yg_status yg__boxed_rsub_scalar(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,

@@ -12,7 +12,7 @@
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1657] */
+ * [specs/native_functions.yaml:1685] */
 yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -45,7 +45,7 @@ yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/native_functions.yaml:1662] */
+ * [specs/native_functions.yaml:1690] */
 yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -81,7 +81,7 @@ yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
 
 /* avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/native_functions.yaml:1670] */
+ * [specs/native_functions.yaml:1698] */
 yg_status yg__boxed_avg_pool1d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -113,7 +113,7 @@ yg_status yg__boxed_avg_pool1d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1676] */
+ * [specs/native_functions.yaml:1704] */
 yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -127,7 +127,7 @@ yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1681] */
+ * [specs/native_functions.yaml:1709] */
 yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -141,7 +141,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1690] */
+ * [specs/native_functions.yaml:1718] */
 yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,
@@ -156,7 +156,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
- * [specs/native_functions.yaml:1695] */
+ * [specs/native_functions.yaml:1723] */
 yg_status yg__boxed_avg_pool3d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -192,7 +192,7 @@ yg_status yg__boxed_avg_pool3d(const yg_ir_node *node,
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
- * [specs/native_functions.yaml:1700] */
+ * [specs/native_functions.yaml:1728] */
 yg_status yg__boxed_avg_pool3d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -230,7 +230,7 @@ yg_status yg__boxed_avg_pool3d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1706] */
+ * [specs/native_functions.yaml:1734] */
 yg_status yg__boxed_adaptive_avg_pool1d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -244,7 +244,7 @@ yg_status yg__boxed_adaptive_avg_pool1d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1711] */
+ * [specs/native_functions.yaml:1739] */
 yg_status yg__boxed_adaptive_avg_pool3d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -258,7 +258,7 @@ yg_status yg__boxed_adaptive_avg_pool3d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1716] */
+ * [specs/native_functions.yaml:1744] */
 yg_status yg__boxed_adaptive_avg_pool3d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -272,7 +272,7 @@ yg_status yg__boxed_adaptive_avg_pool3d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:1723] */
+ * [specs/native_functions.yaml:1751] */
 yg_status yg__boxed_adaptive_avg_pool3d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,

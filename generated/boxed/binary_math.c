@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:84] */
+/* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:106] */
 yg_status yg__boxed_maximum(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -21,7 +21,7 @@ yg_status yg__boxed_maximum(const yg_ir_node *node,
     return yg_maximum(in[0], in[1], &out[0]);
 }
 
-/* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:89] */
+/* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:111] */
 yg_status yg__boxed_minimum(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -32,7 +32,7 @@ yg_status yg__boxed_minimum(const yg_ir_node *node,
     return yg_minimum(in[0], in[1], &out[0]);
 }
 
-/* atan2(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:94] */
+/* atan2(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:116] */
 yg_status yg__boxed_atan2(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -43,7 +43,7 @@ yg_status yg__boxed_atan2(const yg_ir_node *node,
     return yg_atan2(in[0], in[1], &out[0]);
 }
 
-/* remainder(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:101] */
+/* remainder(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:125] */
 yg_status yg__boxed_remainder(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -54,7 +54,7 @@ yg_status yg__boxed_remainder(const yg_ir_node *node,
     return yg_remainder(in[0], in[1], &out[0]);
 }
 
-/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:106] */
+/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:132] */
 yg_status yg__boxed_remainder_scalar(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -67,7 +67,7 @@ yg_status yg__boxed_remainder_scalar(const yg_ir_node *node,
     return yg_remainder_scalar(in[0], other, &out[0]);
 }
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:111] */
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:139] */
 yg_status yg__boxed_pow_tensor(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,

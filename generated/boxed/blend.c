@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:119] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:147] */
 yg_status yg__boxed_lerp(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -24,7 +24,7 @@ yg_status yg__boxed_lerp(const yg_ir_node *node,
 }
 
 /* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
- * [specs/native_functions.yaml:125] */
+ * [specs/native_functions.yaml:153] */
 yg_status yg__boxed_lerp_tensor(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -36,7 +36,7 @@ yg_status yg__boxed_lerp_tensor(const yg_ir_node *node,
 }
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:131] */
+ * [specs/native_functions.yaml:159] */
 yg_status yg__boxed_addcmul(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -50,7 +50,7 @@ yg_status yg__boxed_addcmul(const yg_ir_node *node,
 }
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:136] */
+ * [specs/native_functions.yaml:164] */
 yg_status yg__boxed_addcdiv(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -64,7 +64,7 @@ yg_status yg__boxed_addcdiv(const yg_ir_node *node,
 }
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:143] */
+ * [specs/native_functions.yaml:171] */
 yg_status yg__boxed_where(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -76,7 +76,7 @@ yg_status yg__boxed_where(const yg_ir_node *node,
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/native_functions.yaml:148] */
+ * [specs/native_functions.yaml:176] */
 yg_status yg__boxed_where_scalarother(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -90,7 +90,7 @@ yg_status yg__boxed_where_scalarother(const yg_ir_node *node,
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:153] */
+ * [specs/native_functions.yaml:181] */
 yg_status yg__boxed_where_scalarself(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -104,7 +104,7 @@ yg_status yg__boxed_where_scalarself(const yg_ir_node *node,
 }
 
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
- * [specs/native_functions.yaml:158] */
+ * [specs/native_functions.yaml:186] */
 yg_status yg__boxed_masked_fill(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:270] */
+/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:298] */
 yg_status yg__boxed_eq(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -21,7 +21,7 @@ yg_status yg__boxed_eq(const yg_ir_node *node,
     return yg_eq(in[0], in[1], &out[0]);
 }
 
-/* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:276] */
+/* ne(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:304] */
 yg_status yg__boxed_ne(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -32,7 +32,7 @@ yg_status yg__boxed_ne(const yg_ir_node *node,
     return yg_ne(in[0], in[1], &out[0]);
 }
 
-/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:282] */
+/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:310] */
 yg_status yg__boxed_lt(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -43,7 +43,7 @@ yg_status yg__boxed_lt(const yg_ir_node *node,
     return yg_lt(in[0], in[1], &out[0]);
 }
 
-/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:288] */
+/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:316] */
 yg_status yg__boxed_le(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -54,7 +54,7 @@ yg_status yg__boxed_le(const yg_ir_node *node,
     return yg_le(in[0], in[1], &out[0]);
 }
 
-/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:294] */
+/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:322] */
 yg_status yg__boxed_gt(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -65,7 +65,7 @@ yg_status yg__boxed_gt(const yg_ir_node *node,
     return yg_gt(in[0], in[1], &out[0]);
 }
 
-/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:300] */
+/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:328] */
 yg_status yg__boxed_ge(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -76,7 +76,7 @@ yg_status yg__boxed_ge(const yg_ir_node *node,
     return yg_ge(in[0], in[1], &out[0]);
 }
 
-/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:307] */
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:335] */
 yg_status yg__boxed_eq_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -89,7 +89,7 @@ yg_status yg__boxed_eq_scalar(const yg_ir_node *node,
     return yg_eq_scalar(in[0], other, &out[0]);
 }
 
-/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:313] */
+/* ne.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:341] */
 yg_status yg__boxed_ne_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -102,7 +102,7 @@ yg_status yg__boxed_ne_scalar(const yg_ir_node *node,
     return yg_ne_scalar(in[0], other, &out[0]);
 }
 
-/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:319] */
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:347] */
 yg_status yg__boxed_lt_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -115,7 +115,7 @@ yg_status yg__boxed_lt_scalar(const yg_ir_node *node,
     return yg_lt_scalar(in[0], other, &out[0]);
 }
 
-/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:325] */
+/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:353] */
 yg_status yg__boxed_le_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -128,7 +128,7 @@ yg_status yg__boxed_le_scalar(const yg_ir_node *node,
     return yg_le_scalar(in[0], other, &out[0]);
 }
 
-/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:331] */
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:359] */
 yg_status yg__boxed_gt_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -141,7 +141,7 @@ yg_status yg__boxed_gt_scalar(const yg_ir_node *node,
     return yg_gt_scalar(in[0], other, &out[0]);
 }
 
-/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:337] */
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:365] */
 yg_status yg__boxed_ge_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -154,7 +154,7 @@ yg_status yg__boxed_ge_scalar(const yg_ir_node *node,
     return yg_ge_scalar(in[0], other, &out[0]);
 }
 
-/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:344] */
+/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:372] */
 yg_status yg__boxed_logical_and(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -165,7 +165,7 @@ yg_status yg__boxed_logical_and(const yg_ir_node *node,
     return yg_logical_and(in[0], in[1], &out[0]);
 }
 
-/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:350] */
+/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:378] */
 yg_status yg__boxed_logical_or(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -176,7 +176,7 @@ yg_status yg__boxed_logical_or(const yg_ir_node *node,
     return yg_logical_or(in[0], in[1], &out[0]);
 }
 
-/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:356] */
+/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:384] */
 yg_status yg__boxed_logical_xor(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -187,7 +187,7 @@ yg_status yg__boxed_logical_xor(const yg_ir_node *node,
     return yg_logical_xor(in[0], in[1], &out[0]);
 }
 
-/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:362] */
+/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:390] */
 yg_status yg__boxed_logical_not(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,

@@ -12,7 +12,7 @@
 
 /* conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0,
  *   int[1] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1531] */
+ * [specs/native_functions.yaml:1559] */
 yg_status yg__boxed_conv1d(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -46,7 +46,7 @@ yg_status yg__boxed_conv1d(const yg_ir_node *node,
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
  *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1536] */
+ * [specs/native_functions.yaml:1564] */
 yg_status yg__boxed_conv1d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -78,7 +78,7 @@ yg_status yg__boxed_conv1d_padding(const yg_ir_node *node,
 
 /* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0,
  *   int[2] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1540] */
+ * [specs/native_functions.yaml:1568] */
 yg_status yg__boxed_conv2d(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -112,7 +112,7 @@ yg_status yg__boxed_conv2d(const yg_ir_node *node,
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
  *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1543] */
+ * [specs/native_functions.yaml:1571] */
 yg_status yg__boxed_conv2d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -144,7 +144,7 @@ yg_status yg__boxed_conv2d_padding(const yg_ir_node *node,
 
 /* conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0,
  *   int[3] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1547] */
+ * [specs/native_functions.yaml:1575] */
 yg_status yg__boxed_conv3d(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -178,7 +178,7 @@ yg_status yg__boxed_conv3d(const yg_ir_node *node,
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
  *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor
- * [specs/native_functions.yaml:1550] */
+ * [specs/native_functions.yaml:1578] */
 yg_status yg__boxed_conv3d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -210,7 +210,7 @@ yg_status yg__boxed_conv3d_padding(const yg_ir_node *node,
 
 /* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
  *   int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1556] */
+ * [specs/native_functions.yaml:1584] */
 yg_status yg__boxed_conv_transpose1d(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -249,7 +249,7 @@ yg_status yg__boxed_conv_transpose1d(const yg_ir_node *node,
 
 /* conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
  *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1559] */
+ * [specs/native_functions.yaml:1587] */
 yg_status yg__boxed_conv_transpose2d(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -288,7 +288,7 @@ yg_status yg__boxed_conv_transpose2d(const yg_ir_node *node,
 
 /* conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
  *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor
- * [specs/native_functions.yaml:1562] */
+ * [specs/native_functions.yaml:1590] */
 yg_status yg__boxed_conv_transpose3d(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -327,7 +327,7 @@ yg_status yg__boxed_conv_transpose3d(const yg_ir_node *node,
 
 /* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
- * [specs/native_functions.yaml:1568] */
+ * [specs/native_functions.yaml:1596] */
 yg_status yg__boxed_convolution(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -366,7 +366,7 @@ yg_status yg__boxed_convolution(const yg_ir_node *node,
 /* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
  *   bool deterministic, bool allow_backend_choice) -> Tensor
- * [specs/native_functions.yaml:1576] */
+ * [specs/native_functions.yaml:1604] */
 yg_status yg__boxed_convolution_dispatch(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -414,7 +414,7 @@ yg_status yg__boxed_convolution_dispatch(const yg_ir_node *node,
 /* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride,
  *   int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups,
  *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1587] */
+ * [specs/native_functions.yaml:1615] */
 yg_status yg__boxed_convolution_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1789] */
+ * [specs/native_functions.yaml:1817] */
 yg_status yg__boxed_zeros(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -32,7 +32,7 @@ yg_status yg__boxed_zeros(const yg_ir_node *node,
 }
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1794] */
+ * [specs/native_functions.yaml:1822] */
 yg_status yg__boxed_ones(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -53,7 +53,7 @@ yg_status yg__boxed_ones(const yg_ir_node *node,
 }
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1799] */
+ * [specs/native_functions.yaml:1827] */
 yg_status yg__boxed_full(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -76,7 +76,7 @@ yg_status yg__boxed_full(const yg_ir_node *node,
 }
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1805] */
+ * [specs/native_functions.yaml:1833] */
 yg_status yg__boxed_empty(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -97,7 +97,7 @@ yg_status yg__boxed_empty(const yg_ir_node *node,
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1812] */
+ * [specs/native_functions.yaml:1840] */
 yg_status yg__boxed_arange(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -119,7 +119,7 @@ yg_status yg__boxed_arange(const yg_ir_node *node,
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1817] */
+ * [specs/native_functions.yaml:1845] */
 yg_status yg__boxed_arange_start(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -145,7 +145,7 @@ yg_status yg__boxed_arange_start(const yg_ir_node *node,
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1823] */
+ * [specs/native_functions.yaml:1851] */
 yg_status yg__boxed_linspace(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -170,7 +170,7 @@ yg_status yg__boxed_linspace(const yg_ir_node *node,
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1829] */
+ * [specs/native_functions.yaml:1857] */
 yg_status yg__boxed_eye(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -191,7 +191,7 @@ yg_status yg__boxed_eye(const yg_ir_node *node,
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1834] */
+ * [specs/native_functions.yaml:1862] */
 yg_status yg__boxed_eye_m(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -214,7 +214,7 @@ yg_status yg__boxed_eye_m(const yg_ir_node *node,
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1839] */
+ * [specs/native_functions.yaml:1867] */
 yg_status yg__boxed_zeros_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -232,7 +232,7 @@ yg_status yg__boxed_zeros_like(const yg_ir_node *node,
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1843] */
+ * [specs/native_functions.yaml:1871] */
 yg_status yg__boxed_ones_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -251,7 +251,7 @@ yg_status yg__boxed_ones_like(const yg_ir_node *node,
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1847] */
+ * [specs/native_functions.yaml:1875] */
 yg_status yg__boxed_full_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -271,7 +271,7 @@ yg_status yg__boxed_full_like(const yg_ir_node *node,
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1851] */
+ * [specs/native_functions.yaml:1879] */
 yg_status yg__boxed_empty_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,

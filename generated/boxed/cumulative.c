@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:748] */
+/* cumsum(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:776] */
 yg_status yg__boxed_cumsum(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -23,7 +23,7 @@ yg_status yg__boxed_cumsum(const yg_ir_node *node,
     return yg_cumsum(in[0], dim, &out[0]);
 }
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:754] */
+/* cumprod(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:782] */
 yg_status yg__boxed_cumprod(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -36,7 +36,7 @@ yg_status yg__boxed_cumprod(const yg_ir_node *node,
     return yg_cumprod(in[0], dim, &out[0]);
 }
 
-/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:761] */
+/* cumsum_backward(Tensor grad, int dim) -> Tensor  [specs/native_functions.yaml:789] */
 yg_status yg__boxed_cumsum_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -50,7 +50,7 @@ yg_status yg__boxed_cumsum_backward(const yg_ir_node *node,
 }
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:765] */
+ * [specs/native_functions.yaml:793] */
 yg_status yg__boxed_cumprod_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -63,7 +63,7 @@ yg_status yg__boxed_cumprod_backward(const yg_ir_node *node,
     return yg_cumprod_backward(in[0], in[1], dim, &out[0]);
 }
 
-/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:774] */
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:802] */
 yg_status yg__boxed_cumprod_jvp(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -77,7 +77,7 @@ yg_status yg__boxed_cumprod_jvp(const yg_ir_node *node,
 }
 
 /* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/native_functions.yaml:779] */
+ * [specs/native_functions.yaml:807] */
 yg_status yg__boxed_cumprod_double_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,

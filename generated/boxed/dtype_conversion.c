@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1908] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:1936] */
 yg_status yg__boxed_to_copy(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -24,7 +24,7 @@ yg_status yg__boxed_to_copy(const yg_ir_node *node,
 }
 
 /* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
- * [specs/native_functions.yaml:1916] */
+ * [specs/native_functions.yaml:1944] */
 yg_status yg__boxed_to_dtype(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -39,7 +39,7 @@ yg_status yg__boxed_to_dtype(const yg_ir_node *node,
     return yg_to_dtype(in[0], dtype, copy, &out[0]);
 }
 
-/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1921] */
+/* type_as(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:1949] */
 yg_status yg__boxed_type_as(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:788] */
+ * [specs/native_functions.yaml:816] */
 yg_status yg__boxed_amax(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -27,7 +27,7 @@ yg_status yg__boxed_amax(const yg_ir_node *node,
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:794] */
+ * [specs/native_functions.yaml:822] */
 yg_status yg__boxed_amin(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -42,7 +42,7 @@ yg_status yg__boxed_amin(const yg_ir_node *node,
     return yg_amin(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:801] */
+/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:829] */
 yg_status yg__boxed_max(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -53,7 +53,7 @@ yg_status yg__boxed_max(const yg_ir_node *node,
     return yg_max(in[0], &out[0]);
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:805] */
+/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:833] */
 yg_status yg__boxed_min(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -65,7 +65,7 @@ yg_status yg__boxed_min(const yg_ir_node *node,
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:812] */
+ * [specs/native_functions.yaml:840] */
 yg_status yg__boxed_max_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -81,7 +81,7 @@ yg_status yg__boxed_max_dim(const yg_ir_node *node,
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/native_functions.yaml:818] */
+ * [specs/native_functions.yaml:846] */
 yg_status yg__boxed_min_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -98,7 +98,7 @@ yg_status yg__boxed_min_dim(const yg_ir_node *node,
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:826] */
+ * [specs/native_functions.yaml:854] */
 yg_status yg__boxed_value_selecting_reduction_backward(const yg_ir_node *node,
                                                        yg_tensor *const *in,
                                                        int32_t n_in,
@@ -123,7 +123,7 @@ yg_status yg__boxed_value_selecting_reduction_backward(const yg_ir_node *node,
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:832] */
+ * [specs/native_functions.yaml:860] */
 yg_status yg__boxed_minmax_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -138,7 +138,7 @@ yg_status yg__boxed_minmax_backward(const yg_ir_node *node,
     return yg_minmax_backward(in[0], in[1], in[2], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:839] */
+/* argmax(Tensor self) -> Tensor  [specs/native_functions.yaml:867] */
 yg_status yg__boxed_argmax(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -150,7 +150,7 @@ yg_status yg__boxed_argmax(const yg_ir_node *node,
 }
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:845] */
+ * [specs/native_functions.yaml:873] */
 yg_status yg__boxed_argmax_dim(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -165,7 +165,7 @@ yg_status yg__boxed_argmax_dim(const yg_ir_node *node,
     return yg_argmax_dim(in[0], dim, keepdim, &out[0]);
 }
 
-/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:851] */
+/* argmin(Tensor self) -> Tensor  [specs/native_functions.yaml:879] */
 yg_status yg__boxed_argmin(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -177,7 +177,7 @@ yg_status yg__boxed_argmin(const yg_ir_node *node,
 }
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:857] */
+ * [specs/native_functions.yaml:885] */
 yg_status yg__boxed_argmin_dim(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -192,7 +192,7 @@ yg_status yg__boxed_argmin_dim(const yg_ir_node *node,
     return yg_argmin_dim(in[0], dim, keepdim, &out[0]);
 }
 
-/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:864] */
+/* all(Tensor self) -> Tensor  [specs/native_functions.yaml:892] */
 yg_status yg__boxed_all(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -204,7 +204,7 @@ yg_status yg__boxed_all(const yg_ir_node *node,
 }
 
 /* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:870] */
+ * [specs/native_functions.yaml:898] */
 yg_status yg__boxed_all_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -219,7 +219,7 @@ yg_status yg__boxed_all_dim(const yg_ir_node *node,
     return yg_all_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:876] */
+/* any(Tensor self) -> Tensor  [specs/native_functions.yaml:904] */
 yg_status yg__boxed_any(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -231,7 +231,7 @@ yg_status yg__boxed_any(const yg_ir_node *node,
 }
 
 /* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:882] */
+ * [specs/native_functions.yaml:910] */
 yg_status yg__boxed_any_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

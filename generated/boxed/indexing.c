@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1213] */
+ * [specs/native_functions.yaml:1241] */
 yg_status yg__boxed_index_select(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -25,7 +25,7 @@ yg_status yg__boxed_index_select(const yg_ir_node *node,
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1221] */
+ * [specs/native_functions.yaml:1249] */
 yg_status yg__boxed_index_select_backward(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,
@@ -40,7 +40,7 @@ yg_status yg__boxed_index_select_backward(const yg_ir_node *node,
     return yg_index_select_backward(in[0], self_sizes.items, self_sizes.len, dim, in[1], &out[0]);
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:1230] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:1258] */
 yg_status yg__boxed_gather(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -54,7 +54,7 @@ yg_status yg__boxed_gather(const yg_ir_node *node,
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1238] */
+ * [specs/native_functions.yaml:1266] */
 yg_status yg__boxed_gather_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -70,7 +70,7 @@ yg_status yg__boxed_gather_backward(const yg_ir_node *node,
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:1246] */
+ * [specs/native_functions.yaml:1274] */
 yg_status yg__boxed_scatter(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -84,7 +84,7 @@ yg_status yg__boxed_scatter(const yg_ir_node *node,
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/native_functions.yaml:1252] */
+ * [specs/native_functions.yaml:1280] */
 yg_status yg__boxed_scatter_value(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -100,7 +100,7 @@ yg_status yg__boxed_scatter_value(const yg_ir_node *node,
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/native_functions.yaml:1259] */
+ * [specs/native_functions.yaml:1287] */
 yg_status yg__boxed_scatter_add(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -114,7 +114,7 @@ yg_status yg__boxed_scatter_add(const yg_ir_node *node,
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
- * [specs/native_functions.yaml:1267] */
+ * [specs/native_functions.yaml:1295] */
 yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -129,7 +129,7 @@ yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
     return yg_scatter_src_backward(in[0], dim, in[1], src_sizes.items, src_sizes.len, &out[0]);
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1273] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1301] */
 yg_status yg__boxed_tril(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -142,7 +142,7 @@ yg_status yg__boxed_tril(const yg_ir_node *node,
     return yg_tril(in[0], diagonal, &out[0]);
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1279] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/native_functions.yaml:1307] */
 yg_status yg__boxed_triu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:170] */
+ * [specs/native_functions.yaml:198] */
 yg_status yg__boxed_sub_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -24,7 +24,7 @@ yg_status yg__boxed_sub_(const yg_ir_node *node,
     return yg_sub_(in[0], in[1], alpha, &out[0]);
 }
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:175] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:203] */
 yg_status yg__boxed_mul_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -35,7 +35,7 @@ yg_status yg__boxed_mul_(const yg_ir_node *node,
     return yg_mul_(in[0], in[1], &out[0]);
 }
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:180] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:208] */
 yg_status yg__boxed_div_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -47,7 +47,7 @@ yg_status yg__boxed_div_(const yg_ir_node *node,
 }
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:185] */
+ * [specs/native_functions.yaml:213] */
 yg_status yg__boxed_add_scalar_(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -62,7 +62,7 @@ yg_status yg__boxed_add_scalar_(const yg_ir_node *node,
     return yg_add_scalar_(in[0], other, alpha, &out[0]);
 }
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:190] */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:218] */
 yg_status yg__boxed_mul_scalar_(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -75,7 +75,7 @@ yg_status yg__boxed_mul_scalar_(const yg_ir_node *node,
     return yg_mul_scalar_(in[0], other, &out[0]);
 }
 
-/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:195] */
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:223] */
 yg_status yg__boxed_div_scalar_(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -89,7 +89,7 @@ yg_status yg__boxed_div_scalar_(const yg_ir_node *node,
 }
 
 /* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:200] */
+ * [specs/native_functions.yaml:228] */
 yg_status yg__boxed_addcmul_(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -103,7 +103,7 @@ yg_status yg__boxed_addcmul_(const yg_ir_node *node,
 }
 
 /* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:205] */
+ * [specs/native_functions.yaml:233] */
 yg_status yg__boxed_addcdiv_(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -117,7 +117,7 @@ yg_status yg__boxed_addcdiv_(const yg_ir_node *node,
 }
 
 /* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
- * [specs/native_functions.yaml:210] */
+ * [specs/native_functions.yaml:238] */
 yg_status yg__boxed_lerp_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:219] */
+/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:247] */
 yg_status yg__boxed_relu_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -22,7 +22,7 @@ yg_status yg__boxed_relu_(const yg_ir_node *node,
 }
 
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)
- * [specs/native_functions.yaml:224] */
+ * [specs/native_functions.yaml:252] */
 yg_status yg__boxed_clamp_(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -37,7 +37,7 @@ yg_status yg__boxed_clamp_(const yg_ir_node *node,
     return yg_clamp_(in[0], min, max, &out[0]);
 }
 
-/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)  [specs/native_functions.yaml:229] */
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)  [specs/native_functions.yaml:257] */
 yg_status yg__boxed_clamp_min_(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -50,7 +50,7 @@ yg_status yg__boxed_clamp_min_(const yg_ir_node *node,
     return yg_clamp_min_(in[0], min, &out[0]);
 }
 
-/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)  [specs/native_functions.yaml:234] */
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)  [specs/native_functions.yaml:262] */
 yg_status yg__boxed_clamp_max_(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -64,7 +64,7 @@ yg_status yg__boxed_clamp_max_(const yg_ir_node *node,
 }
 
 /* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
- * [specs/native_functions.yaml:239] */
+ * [specs/native_functions.yaml:267] */
 yg_status yg__boxed_masked_fill_(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -77,7 +77,7 @@ yg_status yg__boxed_masked_fill_(const yg_ir_node *node,
     return yg_masked_fill_(in[0], in[1], value, &out[0]);
 }
 
-/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)  [specs/native_functions.yaml:246] */
+/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)  [specs/native_functions.yaml:274] */
 yg_status yg__boxed_fill_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -90,7 +90,7 @@ yg_status yg__boxed_fill_(const yg_ir_node *node,
     return yg_fill_(in[0], value, &out[0]);
 }
 
-/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:252] */
+/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:280] */
 yg_status yg__boxed_zero_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -101,7 +101,7 @@ yg_status yg__boxed_zero_(const yg_ir_node *node,
     return yg_zero_(in[0], &out[0]);
 }
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:259] */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/native_functions.yaml:287] */
 yg_status yg__boxed_copy_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:1105] */
+/* repeat(Tensor self, int[] repeats) -> Tensor  [specs/native_functions.yaml:1133] */
 yg_status yg__boxed_repeat(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -23,7 +23,7 @@ yg_status yg__boxed_repeat(const yg_ir_node *node,
     return yg_repeat(in[0], repeats.items, repeats.len, &out[0]);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1112] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1140] */
 yg_status yg__boxed_cat(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -35,7 +35,7 @@ yg_status yg__boxed_cat(const yg_ir_node *node,
     return yg_cat((const yg_tensor *const *)in, n_in, dim, &out[0]);
 }
 
-/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1118] */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1146] */
 yg_status yg__boxed_stack(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -47,7 +47,7 @@ yg_status yg__boxed_stack(const yg_ir_node *node,
     return yg_stack((const yg_tensor *const *)in, n_in, dim, &out[0]);
 }
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:1123] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/native_functions.yaml:1151] */
 yg_status yg__boxed_flip(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -61,7 +61,7 @@ yg_status yg__boxed_flip(const yg_ir_node *node,
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1133] */
+ * [specs/native_functions.yaml:1161] */
 yg_status yg__boxed_split(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -80,7 +80,7 @@ yg_status yg__boxed_split(const yg_ir_node *node,
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1139] */
+ * [specs/native_functions.yaml:1167] */
 yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -104,7 +104,7 @@ yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
 }
 
 /* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:1146] */
+ * [specs/native_functions.yaml:1174] */
 yg_status yg__boxed_chunk(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -122,7 +122,7 @@ yg_status yg__boxed_chunk(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1153] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:1181] */
 yg_status yg__boxed_unbind(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:1477] */
+ * [specs/native_functions.yaml:1505] */
 yg_status yg__boxed_embedding(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -26,7 +26,7 @@ yg_status yg__boxed_embedding(const yg_ir_node *node,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/native_functions.yaml:1483] */
+ * [specs/native_functions.yaml:1511] */
 yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -48,7 +48,7 @@ yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:1492] */
+ * [specs/native_functions.yaml:1520] */
 yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -60,7 +60,7 @@ yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
 }
 
 /* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
- * [specs/native_functions.yaml:1500] */
+ * [specs/native_functions.yaml:1528] */
 yg_status yg__boxed_lstm_cell_gates(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -74,7 +74,7 @@ yg_status yg__boxed_lstm_cell_gates(const yg_ir_node *node,
 /* lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy, Tensor input_gates, Tensor hidden_gates,
  *   Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates, Tensor grad_hidden_gates,
  *   Tensor grad_cx)
- * [specs/native_functions.yaml:1510] */
+ * [specs/native_functions.yaml:1538] */
 yg_status yg__boxed_lstm_cell_gates_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -97,7 +97,7 @@ yg_status yg__boxed_lstm_cell_gates_backward(const yg_ir_node *node,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
- * [specs/native_functions.yaml:1515] */
+ * [specs/native_functions.yaml:1543] */
 yg_status yg__boxed_gru_cell(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -110,7 +110,7 @@ yg_status yg__boxed_gru_cell(const yg_ir_node *node,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
- * [specs/native_functions.yaml:1522] */
+ * [specs/native_functions.yaml:1550] */
 yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:939] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:967] */
 yg_status yg__boxed_mm(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -22,7 +22,7 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
 }
 
 /* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
- * [specs/native_functions.yaml:951] */
+ * [specs/native_functions.yaml:979] */
 yg_status yg__boxed_mm_mat1_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -34,7 +34,7 @@ yg_status yg__boxed_mm_mat1_backward(const yg_ir_node *node,
 }
 
 /* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
- * [specs/native_functions.yaml:954] */
+ * [specs/native_functions.yaml:982] */
 yg_status yg__boxed_mm_mat2_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -45,7 +45,7 @@ yg_status yg__boxed_mm_mat2_backward(const yg_ir_node *node,
     return yg_mm_mat2_backward(in[0], in[1], in[2], &out[0]);
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:958] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:986] */
 yg_status yg__boxed_bmm(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -56,7 +56,7 @@ yg_status yg__boxed_bmm(const yg_ir_node *node,
     return yg_bmm(in[0], in[1], &out[0]);
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:965] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:993] */
 yg_status yg__boxed_matmul(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -67,7 +67,7 @@ yg_status yg__boxed_matmul(const yg_ir_node *node,
     return yg_matmul(in[0], in[1], &out[0]);
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:969] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:997] */
 yg_status yg__boxed_dot(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -78,7 +78,7 @@ yg_status yg__boxed_dot(const yg_ir_node *node,
     return yg_dot(in[0], in[1], &out[0]);
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:974] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:1002] */
 yg_status yg__boxed_mv(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -89,7 +89,7 @@ yg_status yg__boxed_mv(const yg_ir_node *node,
     return yg_mv(in[0], in[1], &out[0]);
 }
 
-/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:978] */
+/* outer(Tensor self, Tensor vec2) -> Tensor  [specs/native_functions.yaml:1006] */
 yg_status yg__boxed_outer(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -101,7 +101,7 @@ yg_status yg__boxed_outer(const yg_ir_node *node,
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:984] */
+ * [specs/native_functions.yaml:1012] */
 yg_status yg__boxed_addmm(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -117,7 +117,7 @@ yg_status yg__boxed_addmm(const yg_ir_node *node,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:988] */
+ * [specs/native_functions.yaml:1016] */
 yg_status yg__boxed_baddbmm(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -133,7 +133,7 @@ yg_status yg__boxed_baddbmm(const yg_ir_node *node,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:991] */
+ * [specs/native_functions.yaml:1019] */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

@@ -12,7 +12,7 @@
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:1361] */
+ * [specs/native_functions.yaml:1389] */
 yg_status yg__boxed_nll_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -29,7 +29,7 @@ yg_status yg__boxed_nll_loss(const yg_ir_node *node,
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
  *   int reduction, int ignore_index) -> Tensor
- * [specs/native_functions.yaml:1366] */
+ * [specs/native_functions.yaml:1394] */
 yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -54,7 +54,7 @@ yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1374] */
+ * [specs/native_functions.yaml:1402] */
 yg_status yg__boxed_mse_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -68,7 +68,7 @@ yg_status yg__boxed_mse_loss(const yg_ir_node *node,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1378] */
+ * [specs/native_functions.yaml:1406] */
 yg_status yg__boxed_l1_loss(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -82,7 +82,7 @@ yg_status yg__boxed_l1_loss(const yg_ir_node *node,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
- * [specs/native_functions.yaml:1383] */
+ * [specs/native_functions.yaml:1411] */
 yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -98,7 +98,7 @@ yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1388] */
+ * [specs/native_functions.yaml:1416] */
 yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -113,7 +113,7 @@ yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
- * [specs/native_functions.yaml:1393] */
+ * [specs/native_functions.yaml:1421] */
 yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -128,7 +128,7 @@ yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
 
 /* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/native_functions.yaml:1401] */
+ * [specs/native_functions.yaml:1429] */
 yg_status yg__boxed_cross_entropy(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:624] */
+ * [specs/native_functions.yaml:652] */
 yg_status yg__boxed_pow_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -25,7 +25,7 @@ yg_status yg__boxed_pow_backward(const yg_ir_node *node,
 }
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:630] */
+ * [specs/native_functions.yaml:658] */
 yg_status yg__boxed_clamp_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -41,7 +41,7 @@ yg_status yg__boxed_clamp_backward(const yg_ir_node *node,
 }
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:635] */
+ * [specs/native_functions.yaml:663] */
 yg_status yg__boxed_clamp_min_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -55,7 +55,7 @@ yg_status yg__boxed_clamp_min_backward(const yg_ir_node *node,
 }
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:640] */
+ * [specs/native_functions.yaml:668] */
 yg_status yg__boxed_clamp_max_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -69,7 +69,7 @@ yg_status yg__boxed_clamp_max_backward(const yg_ir_node *node,
 }
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:648] */
+ * [specs/native_functions.yaml:676] */
 yg_status yg__boxed_maximum_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -81,7 +81,7 @@ yg_status yg__boxed_maximum_backward(const yg_ir_node *node,
 }
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:653] */
+ * [specs/native_functions.yaml:681] */
 yg_status yg__boxed_minimum_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -94,7 +94,7 @@ yg_status yg__boxed_minimum_backward(const yg_ir_node *node,
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
- * [specs/native_functions.yaml:662] */
+ * [specs/native_functions.yaml:690] */
 yg_status yg__boxed_atan2_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -108,7 +108,7 @@ yg_status yg__boxed_atan2_backward(const yg_ir_node *node,
 }
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:665] */
+ * [specs/native_functions.yaml:693] */
 yg_status yg__boxed_pow_backward_self(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -120,7 +120,7 @@ yg_status yg__boxed_pow_backward_self(const yg_ir_node *node,
 }
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:672] */
+ * [specs/native_functions.yaml:700] */
 yg_status yg__boxed_pow_backward_exponent(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,

@@ -12,7 +12,7 @@
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1409] */
+ * [specs/native_functions.yaml:1437] */
 yg_status yg__boxed_layer_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -35,7 +35,7 @@ yg_status yg__boxed_layer_norm(const yg_ir_node *node,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1414] */
+ * [specs/native_functions.yaml:1442] */
 yg_status yg__boxed_group_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -53,7 +53,7 @@ yg_status yg__boxed_group_norm(const yg_ir_node *node,
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None, Tensor(a!)? running_mean=None,
  *   Tensor(b!)? running_var=None, bool training=False, float momentum=0.1,
  *   float eps=1e-05) -> Tensor
- * [specs/native_functions.yaml:1422] */
+ * [specs/native_functions.yaml:1450] */
 yg_status yg__boxed_batch_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -72,7 +72,7 @@ yg_status yg__boxed_batch_norm(const yg_ir_node *node,
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
  *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
- * [specs/native_functions.yaml:1428] */
+ * [specs/native_functions.yaml:1456] */
 yg_status yg__boxed_native_layer_norm(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -98,7 +98,7 @@ yg_status yg__boxed_native_layer_norm(const yg_ir_node *node,
 /* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, float eps,
  *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1439] */
+ * [specs/native_functions.yaml:1467] */
 yg_status yg__boxed_native_layer_norm_backward(const yg_ir_node *node,
                                                yg_tensor *const *in,
                                                int32_t n_in,
@@ -129,7 +129,7 @@ yg_status yg__boxed_native_layer_norm_backward(const yg_ir_node *node,
 /* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
  *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1444] */
+ * [specs/native_functions.yaml:1472] */
 yg_status yg__boxed_native_layer_norm_backward_fused(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -157,7 +157,7 @@ yg_status yg__boxed_native_layer_norm_backward_fused(const yg_ir_node *node,
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
  *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
  *   Tensor save_mean, Tensor save_invstd)
- * [specs/native_functions.yaml:1453] */
+ * [specs/native_functions.yaml:1481] */
 yg_status yg__boxed_native_batch_norm(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -187,7 +187,7 @@ yg_status yg__boxed_native_batch_norm(const yg_ir_node *node,
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
  *   Tensor save_invstd, bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,
  *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1463] */
+ * [specs/native_functions.yaml:1491] */
 yg_status yg__boxed_native_batch_norm_backward(const yg_ir_node *node,
                                                yg_tensor *const *in,
                                                int32_t n_in,
@@ -217,7 +217,7 @@ yg_status yg__boxed_native_batch_norm_backward(const yg_ir_node *node,
 /* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
  *   Tensor save_invstd, bool training, bool[3] grad_input_mask) -> (Tensor grad_input,
  *   Tensor grad_weight, Tensor grad_bias)
- * [specs/native_functions.yaml:1467] */
+ * [specs/native_functions.yaml:1495] */
 yg_status yg__boxed_native_batch_norm_backward_fused(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/native_functions.yaml:1163] */
+ * [specs/native_functions.yaml:1191] */
 yg_status yg__boxed_constant_pad_nd(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -27,7 +27,7 @@ yg_status yg__boxed_constant_pad_nd(const yg_ir_node *node,
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1170] */
+ * [specs/native_functions.yaml:1198] */
 yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -40,7 +40,7 @@ yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
     return yg_constant_pad_nd_backward(in[0], pad.items, pad.len, &out[0]);
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1178] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1206] */
 yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -54,7 +54,7 @@ yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1186] */
+ * [specs/native_functions.yaml:1214] */
 yg_status yg__boxed_reflection_pad_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -74,7 +74,7 @@ yg_status yg__boxed_reflection_pad_backward(const yg_ir_node *node,
                                       &out[0]);
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1192] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/native_functions.yaml:1220] */
 yg_status yg__boxed_replication_pad(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -88,7 +88,7 @@ yg_status yg__boxed_replication_pad(const yg_ir_node *node,
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/native_functions.yaml:1198] */
+ * [specs/native_functions.yaml:1226] */
 yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -109,7 +109,7 @@ yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
 }
 
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
- * [specs/native_functions.yaml:1205] */
+ * [specs/native_functions.yaml:1233] */
 yg_status yg__boxed_pad(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,

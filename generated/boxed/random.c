@@ -12,7 +12,7 @@
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1862] */
+ * [specs/native_functions.yaml:1890] */
 yg_status yg__boxed_rand(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -34,7 +34,7 @@ yg_status yg__boxed_rand(const yg_ir_node *node,
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1868] */
+ * [specs/native_functions.yaml:1896] */
 yg_status yg__boxed_randn(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -56,7 +56,7 @@ yg_status yg__boxed_randn(const yg_ir_node *node,
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1874] */
+ * [specs/native_functions.yaml:1902] */
 yg_status yg__boxed_randint(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -81,7 +81,7 @@ yg_status yg__boxed_randint(const yg_ir_node *node,
 }
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1880] */
+ * [specs/native_functions.yaml:1908] */
 yg_status yg__boxed_bernoulli(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -93,7 +93,7 @@ yg_status yg__boxed_bernoulli(const yg_ir_node *node,
 }
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1886] */
+ * [specs/native_functions.yaml:1914] */
 yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -108,7 +108,7 @@ yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1892] */
+ * [specs/native_functions.yaml:1920] */
 yg_status yg__boxed_rand_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -127,7 +127,7 @@ yg_status yg__boxed_rand_like(const yg_ir_node *node,
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:1895] */
+ * [specs/native_functions.yaml:1923] */
 yg_status yg__boxed_randn_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -145,7 +145,7 @@ yg_status yg__boxed_randn_like(const yg_ir_node *node,
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
- * [specs/native_functions.yaml:1900] */
+ * [specs/native_functions.yaml:1928] */
 yg_status yg__boxed_dropout(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

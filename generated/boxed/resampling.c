@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
- * [specs/native_functions.yaml:1730] */
+ * [specs/native_functions.yaml:1758] */
 yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -25,7 +25,7 @@ yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/native_functions.yaml:1735] */
+ * [specs/native_functions.yaml:1763] */
 yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
                                                 yg_tensor *const *in,
                                                 int32_t n_in,
@@ -38,7 +38,7 @@ yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
     return yg_upsample_nearest2d_backward(in[0], self_sizes.items, self_sizes.len, &out[0]);
 }
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1740] */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor  [specs/native_functions.yaml:1768] */
 yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,
@@ -53,7 +53,7 @@ yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
 
 /* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
  *   float scales_w=0.0) -> Tensor
- * [specs/native_functions.yaml:1748] */
+ * [specs/native_functions.yaml:1776] */
 yg_status yg__boxed_upsample_bilinear2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -80,7 +80,7 @@ yg_status yg__boxed_upsample_bilinear2d(const yg_ir_node *node,
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
  *   float scales_h=0.0, float scales_w=0.0) -> Tensor
- * [specs/native_functions.yaml:1753] */
+ * [specs/native_functions.yaml:1781] */
 yg_status yg__boxed_upsample_bilinear2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -107,7 +107,7 @@ yg_status yg__boxed_upsample_bilinear2d_backward(const yg_ir_node *node,
 
 /* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
  *   float scales_w=0.0) -> Tensor
- * [specs/native_functions.yaml:1760] */
+ * [specs/native_functions.yaml:1788] */
 yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,
@@ -132,7 +132,7 @@ yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
                                      &out[0]);
 }
 
-/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor  [specs/native_functions.yaml:1765] */
+/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor  [specs/native_functions.yaml:1793] */
 yg_status yg__boxed_pixel_shuffle(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -146,7 +146,7 @@ yg_status yg__boxed_pixel_shuffle(const yg_ir_node *node,
 }
 
 /* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
- * [specs/native_functions.yaml:1770] */
+ * [specs/native_functions.yaml:1798] */
 yg_status yg__boxed_pixel_unshuffle(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -159,7 +159,7 @@ yg_status yg__boxed_pixel_unshuffle(const yg_ir_node *node,
     return yg_pixel_unshuffle(in[0], downscale_factor, &out[0]);
 }
 
-/* channel_shuffle(Tensor self, int groups) -> Tensor  [specs/native_functions.yaml:1776] */
+/* channel_shuffle(Tensor self, int groups) -> Tensor  [specs/native_functions.yaml:1804] */
 yg_status yg__boxed_channel_shuffle(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:518] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:546] */
 yg_status yg__boxed_clamp(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -25,7 +25,7 @@ yg_status yg__boxed_clamp(const yg_ir_node *node,
     return yg_clamp(in[0], min, max, &out[0]);
 }
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:523] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:551] */
 yg_status yg__boxed_clamp_min(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -38,7 +38,7 @@ yg_status yg__boxed_clamp_min(const yg_ir_node *node,
     return yg_clamp_min(in[0], min, &out[0]);
 }
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:528] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:556] */
 yg_status yg__boxed_clamp_max(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -52,7 +52,7 @@ yg_status yg__boxed_clamp_max(const yg_ir_node *node,
 }
 
 /* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
- * [specs/native_functions.yaml:535] */
+ * [specs/native_functions.yaml:563] */
 yg_status yg__boxed_clamp_opt(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -69,7 +69,7 @@ yg_status yg__boxed_clamp_opt(const yg_ir_node *node,
     return yg_clamp_opt(in[0], min, max, &out[0]);
 }
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:541] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:569] */
 yg_status yg__boxed_floor(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -80,7 +80,7 @@ yg_status yg__boxed_floor(const yg_ir_node *node,
     return yg_floor(in[0], &out[0]);
 }
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:546] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:574] */
 yg_status yg__boxed_ceil(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -91,7 +91,7 @@ yg_status yg__boxed_ceil(const yg_ir_node *node,
     return yg_ceil(in[0], &out[0]);
 }
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:551] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:579] */
 yg_status yg__boxed_round(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -102,7 +102,7 @@ yg_status yg__boxed_round(const yg_ir_node *node,
     return yg_round(in[0], &out[0]);
 }
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:556] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:584] */
 yg_status yg__boxed_trunc(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,

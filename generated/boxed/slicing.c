@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:1069] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/native_functions.yaml:1097] */
 yg_status yg__boxed_select(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -27,7 +27,7 @@ yg_status yg__boxed_select(const yg_ir_node *node,
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
- * [specs/native_functions.yaml:1077] */
+ * [specs/native_functions.yaml:1105] */
 yg_status yg__boxed_slice(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -47,7 +47,7 @@ yg_status yg__boxed_slice(const yg_ir_node *node,
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
- * [specs/native_functions.yaml:1083] */
+ * [specs/native_functions.yaml:1111] */
 yg_status yg__boxed_narrow(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -65,7 +65,7 @@ yg_status yg__boxed_narrow(const yg_ir_node *node,
 }
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/native_functions.yaml:1088] */
+ * [specs/native_functions.yaml:1116] */
 yg_status yg__boxed_select_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -84,7 +84,7 @@ yg_status yg__boxed_select_backward(const yg_ir_node *node,
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
- * [specs/native_functions.yaml:1094] */
+ * [specs/native_functions.yaml:1122] */
 yg_status yg__boxed_slice_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,

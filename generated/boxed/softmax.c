@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1329] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1357] */
 yg_status yg__boxed_log_softmax(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -24,7 +24,7 @@ yg_status yg__boxed_log_softmax(const yg_ir_node *node,
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1334] */
+ * [specs/native_functions.yaml:1362] */
 yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -38,7 +38,7 @@ yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
 }
 
 /* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1342] */
+ * [specs/native_functions.yaml:1370] */
 yg_status yg__boxed_log_softmax_jvp(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -51,7 +51,7 @@ yg_status yg__boxed_log_softmax_jvp(const yg_ir_node *node,
     return yg_log_softmax_jvp(in[0], in[1], dim, &out[0]);
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1345] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1373] */
 yg_status yg__boxed_softmax(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -65,7 +65,7 @@ yg_status yg__boxed_softmax(const yg_ir_node *node,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/native_functions.yaml:1352] */
+ * [specs/native_functions.yaml:1380] */
 yg_status yg__boxed_softmax_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,

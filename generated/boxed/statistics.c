@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:893] */
+ * [specs/native_functions.yaml:921] */
 yg_status yg__boxed_var(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -29,7 +29,7 @@ yg_status yg__boxed_var(const yg_ir_node *node,
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:898] */
+ * [specs/native_functions.yaml:926] */
 yg_status yg__boxed_std(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -48,7 +48,7 @@ yg_status yg__boxed_std(const yg_ir_node *node,
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/native_functions.yaml:904] */
+ * [specs/native_functions.yaml:932] */
 yg_status yg__boxed_var_mean(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -66,7 +66,7 @@ yg_status yg__boxed_var_mean(const yg_ir_node *node,
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:910] */
+ * [specs/native_functions.yaml:938] */
 yg_status yg__boxed_var_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -84,7 +84,7 @@ yg_status yg__boxed_var_backward(const yg_ir_node *node,
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:915] */
+ * [specs/native_functions.yaml:943] */
 yg_status yg__boxed_norm(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -103,7 +103,7 @@ yg_status yg__boxed_norm(const yg_ir_node *node,
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:920] */
+ * [specs/native_functions.yaml:948] */
 yg_status yg__boxed_norm_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -121,7 +121,7 @@ yg_status yg__boxed_norm_backward(const yg_ir_node *node,
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:926] */
+ * [specs/native_functions.yaml:954] */
 yg_status yg__boxed_logsumexp(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -137,7 +137,7 @@ yg_status yg__boxed_logsumexp(const yg_ir_node *node,
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:933] */
+ * [specs/native_functions.yaml:961] */
 yg_status yg__boxed_logsumexp_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:680] */
+/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:708] */
 yg_status yg__boxed_sum(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -22,7 +22,7 @@ yg_status yg__boxed_sum(const yg_ir_node *node,
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:686] */
+ * [specs/native_functions.yaml:714] */
 yg_status yg__boxed_sum_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -37,7 +37,7 @@ yg_status yg__boxed_sum_dim(const yg_ir_node *node,
     return yg_sum_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:692] */
+/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:720] */
 yg_status yg__boxed_mean(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -49,7 +49,7 @@ yg_status yg__boxed_mean(const yg_ir_node *node,
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:697] */
+ * [specs/native_functions.yaml:725] */
 yg_status yg__boxed_mean_dim(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -64,7 +64,7 @@ yg_status yg__boxed_mean_dim(const yg_ir_node *node,
     return yg_mean_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:706] */
+/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:734] */
 yg_status yg__boxed_prod(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -76,7 +76,7 @@ yg_status yg__boxed_prod(const yg_ir_node *node,
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:710] */
+ * [specs/native_functions.yaml:738] */
 yg_status yg__boxed_prod_dim(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -92,7 +92,7 @@ yg_status yg__boxed_prod_dim(const yg_ir_node *node,
 }
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:717] */
+ * [specs/native_functions.yaml:745] */
 yg_status yg__boxed_prod_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -109,7 +109,7 @@ yg_status yg__boxed_prod_backward(const yg_ir_node *node,
 
 /* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/native_functions.yaml:725] */
+ * [specs/native_functions.yaml:753] */
 yg_status yg__boxed_prod_double_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -125,7 +125,7 @@ yg_status yg__boxed_prod_double_backward(const yg_ir_node *node,
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:731] */
+ * [specs/native_functions.yaml:759] */
 yg_status yg__boxed_sum_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -143,7 +143,7 @@ yg_status yg__boxed_sum_backward(const yg_ir_node *node,
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
- * [specs/native_functions.yaml:736] */
+ * [specs/native_functions.yaml:764] */
 yg_status yg__boxed_mean_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -160,7 +160,7 @@ yg_status yg__boxed_mean_backward(const yg_ir_node *node,
     return yg_mean_backward(in[0], sizes.items, sizes.len, dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:740] */
+/* sum_to(Tensor self, int[] size) -> Tensor  [specs/native_functions.yaml:768] */
 yg_status yg__boxed_sum_to(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:435] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:463] */
 yg_status yg__boxed_tanh(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -21,7 +21,7 @@ yg_status yg__boxed_tanh(const yg_ir_node *node,
     return yg_tanh(in[0], &out[0]);
 }
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:440] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:468] */
 yg_status yg__boxed_sin(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -32,7 +32,7 @@ yg_status yg__boxed_sin(const yg_ir_node *node,
     return yg_sin(in[0], &out[0]);
 }
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:473] */
 yg_status yg__boxed_cos(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -43,7 +43,7 @@ yg_status yg__boxed_cos(const yg_ir_node *node,
     return yg_cos(in[0], &out[0]);
 }
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:450] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:478] */
 yg_status yg__boxed_tan(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -54,7 +54,7 @@ yg_status yg__boxed_tan(const yg_ir_node *node,
     return yg_tan(in[0], &out[0]);
 }
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:455] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:483] */
 yg_status yg__boxed_erf(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,

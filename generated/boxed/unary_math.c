@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:371] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:399] */
 yg_status yg__boxed_neg(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -21,7 +21,7 @@ yg_status yg__boxed_neg(const yg_ir_node *node,
     return yg_neg(in[0], &out[0]);
 }
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:376] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:404] */
 yg_status yg__boxed_exp(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -32,7 +32,7 @@ yg_status yg__boxed_exp(const yg_ir_node *node,
     return yg_exp(in[0], &out[0]);
 }
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:381] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:409] */
 yg_status yg__boxed_log(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -43,7 +43,7 @@ yg_status yg__boxed_log(const yg_ir_node *node,
     return yg_log(in[0], &out[0]);
 }
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:386] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:414] */
 yg_status yg__boxed_sqrt(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -54,7 +54,7 @@ yg_status yg__boxed_sqrt(const yg_ir_node *node,
     return yg_sqrt(in[0], &out[0]);
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:391] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:419] */
 yg_status yg__boxed_pow(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -67,7 +67,7 @@ yg_status yg__boxed_pow(const yg_ir_node *node,
     return yg_pow(in[0], exponent, &out[0]);
 }
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:396] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:424] */
 yg_status yg__boxed_abs(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -78,7 +78,7 @@ yg_status yg__boxed_abs(const yg_ir_node *node,
     return yg_abs(in[0], &out[0]);
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:402] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:430] */
 yg_status yg__boxed_sign(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -89,7 +89,7 @@ yg_status yg__boxed_sign(const yg_ir_node *node,
     return yg_sign(in[0], &out[0]);
 }
 
-/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:407] */
+/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:435] */
 yg_status yg__boxed_expm1(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -100,7 +100,7 @@ yg_status yg__boxed_expm1(const yg_ir_node *node,
     return yg_expm1(in[0], &out[0]);
 }
 
-/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:412] */
+/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:440] */
 yg_status yg__boxed_log1p(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -111,7 +111,7 @@ yg_status yg__boxed_log1p(const yg_ir_node *node,
     return yg_log1p(in[0], &out[0]);
 }
 
-/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:417] */
+/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
 yg_status yg__boxed_log2(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -122,7 +122,7 @@ yg_status yg__boxed_log2(const yg_ir_node *node,
     return yg_log2(in[0], &out[0]);
 }
 
-/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:422] */
+/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:450] */
 yg_status yg__boxed_rsqrt(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -133,7 +133,7 @@ yg_status yg__boxed_rsqrt(const yg_ir_node *node,
     return yg_rsqrt(in[0], &out[0]);
 }
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:427] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:455] */
 yg_status yg__boxed_reciprocal(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,

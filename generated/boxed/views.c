@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
- * [specs/native_functions.yaml:997] */
+ * [specs/native_functions.yaml:1025] */
 yg_status yg__boxed_transpose(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -26,7 +26,7 @@ yg_status yg__boxed_transpose(const yg_ir_node *node,
     return yg_transpose(in[0], dim0, dim1, &out[0]);
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:1002] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:1030] */
 yg_status yg__boxed_t(const yg_ir_node *node,
                       yg_tensor *const *in,
                       int32_t n_in,
@@ -37,7 +37,7 @@ yg_status yg__boxed_t(const yg_ir_node *node,
     return yg_t(in[0], &out[0]);
 }
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:1007] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:1035] */
 yg_status yg__boxed_view(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -50,7 +50,7 @@ yg_status yg__boxed_view(const yg_ir_node *node,
     return yg_view(in[0], size.items, size.len, &out[0]);
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:1012] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:1040] */
 yg_status yg__boxed_expand(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -63,7 +63,7 @@ yg_status yg__boxed_expand(const yg_ir_node *node,
     return yg_expand(in[0], size.items, size.len, &out[0]);
 }
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1017] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1045] */
 yg_status yg__boxed_unsqueeze(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -76,7 +76,7 @@ yg_status yg__boxed_unsqueeze(const yg_ir_node *node,
     return yg_unsqueeze(in[0], dim, &out[0]);
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:1022] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:1050] */
 yg_status yg__boxed_clone(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -87,7 +87,7 @@ yg_status yg__boxed_clone(const yg_ir_node *node,
     return yg_clone(in[0], &out[0]);
 }
 
-/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:1028] */
+/* reshape(Tensor self, int[] shape) -> Tensor  [specs/native_functions.yaml:1056] */
 yg_status yg__boxed_reshape(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -100,7 +100,7 @@ yg_status yg__boxed_reshape(const yg_ir_node *node,
     return yg_reshape(in[0], shape.items, shape.len, &out[0]);
 }
 
-/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:1033] */
+/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:1061] */
 yg_status yg__boxed_squeeze(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -111,7 +111,7 @@ yg_status yg__boxed_squeeze(const yg_ir_node *node,
     return yg_squeeze(in[0], &out[0]);
 }
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1039] */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1067] */
 yg_status yg__boxed_squeeze_dim(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -124,7 +124,7 @@ yg_status yg__boxed_squeeze_dim(const yg_ir_node *node,
     return yg_squeeze_dim(in[0], dim, &out[0]);
 }
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:1045] */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/native_functions.yaml:1073] */
 yg_status yg__boxed_permute(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -137,7 +137,7 @@ yg_status yg__boxed_permute(const yg_ir_node *node,
     return yg_permute(in[0], dims.items, dims.len, &out[0]);
 }
 
-/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:1051] */
+/* permute_backward(Tensor grad, int[] dims) -> Tensor  [specs/native_functions.yaml:1079] */
 yg_status yg__boxed_permute_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -151,7 +151,7 @@ yg_status yg__boxed_permute_backward(const yg_ir_node *node,
 }
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
- * [specs/native_functions.yaml:1056] */
+ * [specs/native_functions.yaml:1084] */
 yg_status yg__boxed_flatten(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -166,7 +166,7 @@ yg_status yg__boxed_flatten(const yg_ir_node *node,
     return yg_flatten(in[0], start_dim, end_dim, &out[0]);
 }
 
-/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:1061] */
+/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:1089] */
 yg_status yg__boxed_contiguous(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,

@@ -32,7 +32,7 @@ static const yg_pointwise_desc sigmoid_desc = {
         },
 };
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:463] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:491] */
 yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -60,7 +60,7 @@ static const yg_pointwise_desc relu_desc = {
         },
 };
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:468] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:496] */
 yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -88,7 +88,7 @@ static const yg_pointwise_desc gelu_desc = {
         },
 };
 
-/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:474] */
+/* gelu(Tensor self) -> Tensor  [specs/native_functions.yaml:502] */
 yg_status yg__cpu_gelu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -116,7 +116,7 @@ static const yg_pointwise_desc gelu_tanh_desc = {
         },
 };
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:481] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:509] */
 yg_status yg__cpu_gelu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -144,7 +144,7 @@ static const yg_pointwise_desc silu_desc = {
         },
 };
 
-/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:486] */
+/* silu(Tensor self) -> Tensor  [specs/native_functions.yaml:514] */
 yg_status yg__cpu_silu(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -176,7 +176,7 @@ static const yg_pointwise_desc elu_desc = {
     .scalar_names = elu_scalar_names,
 };
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:491] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:519] */
 yg_status yg__cpu_elu(const yg_tensor *self, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -210,7 +210,7 @@ static const yg_pointwise_desc leaky_relu_desc = {
 };
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:496] */
+ * [specs/native_functions.yaml:524] */
 yg_status yg__cpu_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -244,7 +244,7 @@ static const yg_pointwise_desc softplus_desc = {
 };
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:504] */
+ * [specs/native_functions.yaml:532] */
 yg_status yg__cpu_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -278,7 +278,7 @@ static const yg_pointwise_desc hardtanh_desc = {
 };
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:509] */
+ * [specs/native_functions.yaml:537] */
 yg_status yg__cpu_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -33,7 +33,7 @@ static const yg_pointwise_desc tanh_backward_desc = {
 };
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:564] */
+ * [specs/native_functions.yaml:592] */
 yg_status yg__cpu_tanh_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -64,7 +64,7 @@ static const yg_pointwise_desc sigmoid_backward_desc = {
 };
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:570] */
+ * [specs/native_functions.yaml:598] */
 yg_status yg__cpu_sigmoid_backward(const yg_tensor *grad_output,
                                    const yg_tensor *output,
                                    yg_tensor **out)
@@ -95,7 +95,7 @@ static const yg_pointwise_desc relu_backward_desc = {
 };
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
- * [specs/native_functions.yaml:576] */
+ * [specs/native_functions.yaml:604] */
 yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *output,
                                 yg_tensor **out)
@@ -125,7 +125,7 @@ static const yg_pointwise_desc gelu_backward_desc = {
         },
 };
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:582] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:610] */
 yg_status yg__cpu_gelu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -156,7 +156,7 @@ static const yg_pointwise_desc gelu_tanh_backward_desc = {
 };
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
- * [specs/native_functions.yaml:589] */
+ * [specs/native_functions.yaml:617] */
 yg_status yg__cpu_gelu_tanh_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      yg_tensor **out)
@@ -186,7 +186,7 @@ static const yg_pointwise_desc silu_backward_desc = {
         },
 };
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:595] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:623] */
 yg_status yg__cpu_silu_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)
@@ -221,7 +221,7 @@ static const yg_pointwise_desc elu_backward_desc = {
 };
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/native_functions.yaml:600] */
+ * [specs/native_functions.yaml:628] */
 yg_status yg__cpu_elu_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double alpha,
@@ -258,7 +258,7 @@ static const yg_pointwise_desc leaky_relu_backward_desc = {
 };
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/native_functions.yaml:605] */
+ * [specs/native_functions.yaml:633] */
 yg_status yg__cpu_leaky_relu_backward(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       double negative_slope,
@@ -295,7 +295,7 @@ static const yg_pointwise_desc softplus_backward_desc = {
 };
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/native_functions.yaml:610] */
+ * [specs/native_functions.yaml:638] */
 yg_status yg__cpu_softplus_backward(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     double beta,
@@ -333,7 +333,7 @@ static const yg_pointwise_desc hardtanh_backward_desc = {
 };
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/native_functions.yaml:616] */
+ * [specs/native_functions.yaml:644] */
 yg_status yg__cpu_hardtanh_backward(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     double min_val,

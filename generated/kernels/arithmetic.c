@@ -175,6 +175,68 @@ yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **ou
     return yg__cpu_pointwise(&mul_scalar_desc, inputs, scalars, out);
 }
 
+/* ---- div.trunc: trunc(self / other) ---- */
+
+extern const yg_loop_table yg__loops_div_trunc_baseline;
+extern const yg_loop_table yg__loops_div_trunc_avx2;
+extern const yg_loop_table yg__loops_div_trunc_avx512;
+
+static const char *const div_trunc_input_names[] = {"self", "other"};
+
+static const yg_pointwise_desc div_trunc_desc = {
+    .op = "div",
+    .n_inputs = 2,
+    .input_names = div_trunc_input_names,
+    .loops =
+        {
+            [YG_CPU_BASELINE] = &yg__loops_div_trunc_baseline,
+            [YG_CPU_AVX2] = &yg__loops_div_trunc_avx2,
+            [YG_CPU_AVX512] = &yg__loops_div_trunc_avx512,
+        },
+};
+
+/* div.trunc(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:61] */
+yg_status yg__cpu_div_trunc(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, other};
+
+    YG_RETURN_IF_ERROR(
+        yg__check_int_divisor(div_trunc_desc.op, inputs, 2, 1, "other"));
+
+    return yg__cpu_pointwise(&div_trunc_desc, inputs, NULL, out);
+}
+
+/* ---- div.floor: floor(self / other) ---- */
+
+extern const yg_loop_table yg__loops_div_floor_baseline;
+extern const yg_loop_table yg__loops_div_floor_avx2;
+extern const yg_loop_table yg__loops_div_floor_avx512;
+
+static const char *const div_floor_input_names[] = {"self", "other"};
+
+static const yg_pointwise_desc div_floor_desc = {
+    .op = "div",
+    .n_inputs = 2,
+    .input_names = div_floor_input_names,
+    .loops =
+        {
+            [YG_CPU_BASELINE] = &yg__loops_div_floor_baseline,
+            [YG_CPU_AVX2] = &yg__loops_div_floor_avx2,
+            [YG_CPU_AVX512] = &yg__loops_div_floor_avx512,
+        },
+};
+
+/* div.floor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:70] */
+yg_status yg__cpu_div_floor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, other};
+
+    YG_RETURN_IF_ERROR(
+        yg__check_int_divisor(div_floor_desc.op, inputs, 2, 1, "other"));
+
+    return yg__cpu_pointwise(&div_floor_desc, inputs, NULL, out);
+}
+
 /* ---- div.Scalar: self / other ---- */
 
 extern const yg_loop_table yg__loops_div_scalar_baseline;
@@ -199,7 +261,7 @@ static const yg_pointwise_desc div_scalar_desc = {
     .scalar_names = div_scalar_scalar_names,
 };
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:55] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:77] */
 yg_status yg__cpu_div_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -233,7 +295,7 @@ static const yg_pointwise_desc add__desc = {
 };
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:60] */
+ * [specs/native_functions.yaml:82] */
 yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -269,7 +331,7 @@ static const yg_pointwise_desc add_scalar_desc = {
 };
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:65] */
+ * [specs/native_functions.yaml:87] */
 yg_status yg__cpu_add_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -303,7 +365,7 @@ static const yg_pointwise_desc sub_scalar_desc = {
 };
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:70] */
+ * [specs/native_functions.yaml:92] */
 yg_status yg__cpu_sub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -337,7 +399,7 @@ static const yg_pointwise_desc rsub_scalar_desc = {
 };
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:76] */
+ * [specs/native_functions.yaml:98] */
 yg_status yg__cpu_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -32,7 +32,7 @@ static const yg_pointwise_desc maximum_desc = {
         },
 };
 
-/* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:84] */
+/* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:106] */
 yg_status yg__cpu_maximum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -60,7 +60,7 @@ static const yg_pointwise_desc minimum_desc = {
         },
 };
 
-/* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:89] */
+/* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:111] */
 yg_status yg__cpu_minimum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -88,7 +88,7 @@ static const yg_pointwise_desc atan2_desc = {
         },
 };
 
-/* atan2(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:94] */
+/* atan2(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:116] */
 yg_status yg__cpu_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -116,10 +116,13 @@ static const yg_pointwise_desc remainder_desc = {
         },
 };
 
-/* remainder(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:101] */
+/* remainder(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:125] */
 yg_status yg__cpu_remainder(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
+
+    YG_RETURN_IF_ERROR(
+        yg__check_int_divisor(remainder_desc.op, inputs, 2, 1, "other"));
 
     return yg__cpu_pointwise(&remainder_desc, inputs, NULL, out);
 }
@@ -148,11 +151,14 @@ static const yg_pointwise_desc remainder_scalar_desc = {
     .scalar_names = remainder_scalar_scalar_names,
 };
 
-/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:106] */
+/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:132] */
 yg_status yg__cpu_remainder_scalar(const yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
     const double scalars[1] = {other};
+
+    YG_RETURN_IF_ERROR(
+        yg__check_int_divisor_scalar(remainder_scalar_desc.op, inputs, 1, other, "other"));
 
     return yg__cpu_pointwise(&remainder_scalar_desc, inputs, scalars, out);
 }
@@ -177,7 +183,7 @@ static const yg_pointwise_desc pow_tensor_desc = {
         },
 };
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:111] */
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:139] */
 yg_status yg__cpu_pow_tensor(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, exponent};

@@ -36,7 +36,7 @@ static const yg_pointwise_desc lerp_desc = {
     .scalar_names = lerp_scalar_names,
 };
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:119] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/native_functions.yaml:147] */
 yg_status yg__cpu_lerp(const yg_tensor *self,
                        const yg_tensor *end,
                        double weight,
@@ -69,7 +69,7 @@ static const yg_pointwise_desc lerp_tensor_desc = {
 };
 
 /* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
- * [specs/native_functions.yaml:125] */
+ * [specs/native_functions.yaml:153] */
 yg_status yg__cpu_lerp_tensor(const yg_tensor *self,
                               const yg_tensor *end,
                               const yg_tensor *weight,
@@ -105,7 +105,7 @@ static const yg_pointwise_desc addcmul_desc = {
 };
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:131] */
+ * [specs/native_functions.yaml:159] */
 yg_status yg__cpu_addcmul(const yg_tensor *self,
                           const yg_tensor *tensor1,
                           const yg_tensor *tensor2,
@@ -143,7 +143,7 @@ static const yg_pointwise_desc addcdiv_desc = {
 };
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/native_functions.yaml:136] */
+ * [specs/native_functions.yaml:164] */
 yg_status yg__cpu_addcdiv(const yg_tensor *self,
                           const yg_tensor *tensor1,
                           const yg_tensor *tensor2,
@@ -177,7 +177,7 @@ static const yg_pointwise_desc where_desc = {
 };
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:143] */
+ * [specs/native_functions.yaml:171] */
 yg_status yg__cpu_where(const yg_tensor *condition,
                         const yg_tensor *self,
                         const yg_tensor *other,
@@ -213,7 +213,7 @@ static const yg_pointwise_desc where_scalarother_desc = {
 };
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/native_functions.yaml:148] */
+ * [specs/native_functions.yaml:176] */
 yg_status yg__cpu_where_scalarother(const yg_tensor *condition,
                                     const yg_tensor *self,
                                     double other,
@@ -250,7 +250,7 @@ static const yg_pointwise_desc where_scalarself_desc = {
 };
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:153] */
+ * [specs/native_functions.yaml:181] */
 yg_status yg__cpu_where_scalarself(const yg_tensor *condition,
                                    double self,
                                    const yg_tensor *other,
@@ -287,7 +287,7 @@ static const yg_pointwise_desc masked_fill_desc = {
 };
 
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
- * [specs/native_functions.yaml:158] */
+ * [specs/native_functions.yaml:186] */
 yg_status yg__cpu_masked_fill(const yg_tensor *self,
                               const yg_tensor *mask,
                               double value,

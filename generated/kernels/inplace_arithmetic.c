@@ -37,7 +37,7 @@ static const yg_pointwise_desc sub__desc = {
 };
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:170] */
+ * [specs/native_functions.yaml:198] */
 yg_status yg__cpu_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -68,7 +68,7 @@ static const yg_pointwise_desc mul__desc = {
         },
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:175] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:203] */
 yg_status yg__cpu_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -98,7 +98,7 @@ static const yg_pointwise_desc div__desc = {
         },
 };
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:180] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:208] */
 yg_status yg__cpu_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, other};
@@ -133,7 +133,7 @@ static const yg_pointwise_desc add_scalar__desc = {
 };
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:185] */
+ * [specs/native_functions.yaml:213] */
 yg_status yg__cpu_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -168,7 +168,7 @@ static const yg_pointwise_desc mul_scalar__desc = {
     .scalar_names = mul_scalar__scalar_names,
 };
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:190] */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:218] */
 yg_status yg__cpu_mul_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -203,7 +203,7 @@ static const yg_pointwise_desc div_scalar__desc = {
     .scalar_names = div_scalar__scalar_names,
 };
 
-/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:195] */
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/native_functions.yaml:223] */
 yg_status yg__cpu_div_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -239,7 +239,7 @@ static const yg_pointwise_desc addcmul__desc = {
 };
 
 /* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:200] */
+ * [specs/native_functions.yaml:228] */
 yg_status yg__cpu_addcmul_(yg_tensor *self,
                            const yg_tensor *tensor1,
                            const yg_tensor *tensor2,
@@ -279,7 +279,7 @@ static const yg_pointwise_desc addcdiv__desc = {
 };
 
 /* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
- * [specs/native_functions.yaml:205] */
+ * [specs/native_functions.yaml:233] */
 yg_status yg__cpu_addcdiv_(yg_tensor *self,
                            const yg_tensor *tensor1,
                            const yg_tensor *tensor2,
@@ -319,7 +319,7 @@ static const yg_pointwise_desc lerp__desc = {
 };
 
 /* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
- * [specs/native_functions.yaml:210] */
+ * [specs/native_functions.yaml:238] */
 yg_status yg__cpu_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, end};

@@ -32,7 +32,7 @@ static const yg_pointwise_desc relu__desc = {
         },
 };
 
-/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:219] */
+/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:247] */
 yg_status yg__cpu_relu_(yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -67,7 +67,7 @@ static const yg_pointwise_desc clamp__desc = {
 };
 
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)
- * [specs/native_functions.yaml:224] */
+ * [specs/native_functions.yaml:252] */
 yg_status yg__cpu_clamp_(yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -102,7 +102,7 @@ static const yg_pointwise_desc clamp_min__desc = {
     .scalar_names = clamp_min__scalar_names,
 };
 
-/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)  [specs/native_functions.yaml:229] */
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)  [specs/native_functions.yaml:257] */
 yg_status yg__cpu_clamp_min_(yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -137,7 +137,7 @@ static const yg_pointwise_desc clamp_max__desc = {
     .scalar_names = clamp_max__scalar_names,
 };
 
-/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)  [specs/native_functions.yaml:234] */
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)  [specs/native_functions.yaml:262] */
 yg_status yg__cpu_clamp_max_(yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -173,7 +173,7 @@ static const yg_pointwise_desc masked_fill__desc = {
 };
 
 /* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
- * [specs/native_functions.yaml:239] */
+ * [specs/native_functions.yaml:267] */
 yg_status yg__cpu_masked_fill_(yg_tensor *self,
                                const yg_tensor *mask,
                                double value,

@@ -37,7 +37,7 @@ static const yg_pointwise_desc pow_backward_desc = {
 };
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/native_functions.yaml:624] */
+ * [specs/native_functions.yaml:652] */
 yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
                                const yg_tensor *self,
                                double exponent,
@@ -74,7 +74,7 @@ static const yg_pointwise_desc clamp_backward_desc = {
 };
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/native_functions.yaml:630] */
+ * [specs/native_functions.yaml:658] */
 yg_status yg__cpu_clamp_backward(const yg_tensor *grad_output,
                                  const yg_tensor *self,
                                  double min,
@@ -112,7 +112,7 @@ static const yg_pointwise_desc clamp_min_backward_desc = {
 };
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/native_functions.yaml:635] */
+ * [specs/native_functions.yaml:663] */
 yg_status yg__cpu_clamp_min_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double min,
@@ -149,7 +149,7 @@ static const yg_pointwise_desc clamp_max_backward_desc = {
 };
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/native_functions.yaml:640] */
+ * [specs/native_functions.yaml:668] */
 yg_status yg__cpu_clamp_max_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double max,
@@ -182,7 +182,7 @@ static const yg_pointwise_desc maximum_backward_desc = {
 };
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:648] */
+ * [specs/native_functions.yaml:676] */
 yg_status yg__cpu_maximum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *other,
@@ -214,7 +214,7 @@ static const yg_pointwise_desc minimum_backward_desc = {
 };
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:653] */
+ * [specs/native_functions.yaml:681] */
 yg_status yg__cpu_minimum_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *other,
@@ -246,7 +246,7 @@ static const yg_pointwise_desc pow_backward_self_desc = {
 };
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/native_functions.yaml:665] */
+ * [specs/native_functions.yaml:693] */
 yg_status yg__cpu_pow_backward_self(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     const yg_tensor *exponent,
@@ -278,7 +278,7 @@ static const yg_pointwise_desc pow_backward_exponent_desc = {
 };
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/native_functions.yaml:672] */
+ * [specs/native_functions.yaml:700] */
 yg_status yg__cpu_pow_backward_exponent(const yg_tensor *grad_output,
                                         const yg_tensor *self,
                                         const yg_tensor *exponent,

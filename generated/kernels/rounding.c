@@ -36,7 +36,7 @@ static const yg_pointwise_desc clamp_desc = {
     .scalar_names = clamp_scalar_names,
 };
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:518] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:546] */
 yg_status yg__cpu_clamp(const yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -69,7 +69,7 @@ static const yg_pointwise_desc clamp_min_desc = {
     .scalar_names = clamp_min_scalar_names,
 };
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:523] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:551] */
 yg_status yg__cpu_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -102,7 +102,7 @@ static const yg_pointwise_desc clamp_max_desc = {
     .scalar_names = clamp_max_scalar_names,
 };
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:528] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:556] */
 yg_status yg__cpu_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -131,7 +131,7 @@ static const yg_pointwise_desc floor_desc = {
         },
 };
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:541] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:569] */
 yg_status yg__cpu_floor(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -159,7 +159,7 @@ static const yg_pointwise_desc ceil_desc = {
         },
 };
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:546] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:574] */
 yg_status yg__cpu_ceil(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -187,7 +187,7 @@ static const yg_pointwise_desc round_desc = {
         },
 };
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:551] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:579] */
 yg_status yg__cpu_round(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -215,7 +215,7 @@ static const yg_pointwise_desc trunc_desc = {
         },
 };
 
-/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:556] */
+/* trunc(Tensor self) -> Tensor  [specs/native_functions.yaml:584] */
 yg_status yg__cpu_trunc(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -32,7 +32,7 @@ static const yg_pointwise_desc tanh_desc = {
         },
 };
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:435] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:463] */
 yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -60,7 +60,7 @@ static const yg_pointwise_desc sin_desc = {
         },
 };
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:440] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:468] */
 yg_status yg__cpu_sin(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -88,7 +88,7 @@ static const yg_pointwise_desc cos_desc = {
         },
 };
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:473] */
 yg_status yg__cpu_cos(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -116,7 +116,7 @@ static const yg_pointwise_desc tan_desc = {
         },
 };
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:450] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:478] */
 yg_status yg__cpu_tan(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -144,7 +144,7 @@ static const yg_pointwise_desc erf_desc = {
         },
 };
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:455] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:483] */
 yg_status yg__cpu_erf(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

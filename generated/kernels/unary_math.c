@@ -32,7 +32,7 @@ static const yg_pointwise_desc neg_desc = {
         },
 };
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:371] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:399] */
 yg_status yg__cpu_neg(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -60,7 +60,7 @@ static const yg_pointwise_desc exp_desc = {
         },
 };
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:376] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:404] */
 yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -88,7 +88,7 @@ static const yg_pointwise_desc log_desc = {
         },
 };
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:381] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:409] */
 yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -116,7 +116,7 @@ static const yg_pointwise_desc sqrt_desc = {
         },
 };
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:386] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:414] */
 yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -148,7 +148,7 @@ static const yg_pointwise_desc pow_desc = {
     .scalar_names = pow_scalar_names,
 };
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:391] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:419] */
 yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -177,7 +177,7 @@ static const yg_pointwise_desc abs_desc = {
         },
 };
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:396] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:424] */
 yg_status yg__cpu_abs(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -205,7 +205,7 @@ static const yg_pointwise_desc sign_desc = {
         },
 };
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:402] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:430] */
 yg_status yg__cpu_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -233,7 +233,7 @@ static const yg_pointwise_desc expm1_desc = {
         },
 };
 
-/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:407] */
+/* expm1(Tensor self) -> Tensor  [specs/native_functions.yaml:435] */
 yg_status yg__cpu_expm1(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -261,7 +261,7 @@ static const yg_pointwise_desc log1p_desc = {
         },
 };
 
-/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:412] */
+/* log1p(Tensor self) -> Tensor  [specs/native_functions.yaml:440] */
 yg_status yg__cpu_log1p(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -289,7 +289,7 @@ static const yg_pointwise_desc log2_desc = {
         },
 };
 
-/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:417] */
+/* log2(Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
 yg_status yg__cpu_log2(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -317,7 +317,7 @@ static const yg_pointwise_desc rsqrt_desc = {
         },
 };
 
-/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:422] */
+/* rsqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:450] */
 yg_status yg__cpu_rsqrt(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -345,7 +345,7 @@ static const yg_pointwise_desc reciprocal_desc = {
         },
 };
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:427] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:455] */
 yg_status yg__cpu_reciprocal(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* sigmoid(Tensor self) -> Tensor  [specs/derivatives.yaml:274] */
+/* sigmoid(Tensor self) -> Tensor  [specs/derivatives.yaml:283] */
 static yg_status sigmoid_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -60,7 +60,7 @@ const yg_node_vtable yg__sigmoid_backward_vtable = {
     .release_saved = sigmoid_backward_release_saved,
 };
 
-/* relu(Tensor self) -> Tensor  [specs/derivatives.yaml:277] */
+/* relu(Tensor self) -> Tensor  [specs/derivatives.yaml:286] */
 static yg_status relu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -104,7 +104,7 @@ const yg_node_vtable yg__relu_backward_vtable = {
     .release_saved = relu_backward_release_saved,
 };
 
-/* gelu(Tensor self) -> Tensor  [specs/derivatives.yaml:280] */
+/* gelu(Tensor self) -> Tensor  [specs/derivatives.yaml:289] */
 static yg_status gelu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -148,7 +148,7 @@ const yg_node_vtable yg__gelu_backward_vtable = {
     .release_saved = gelu_backward_release_saved,
 };
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:283] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:292] */
 static yg_status gelu_tanh_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -192,7 +192,7 @@ const yg_node_vtable yg__gelu_tanh_backward_vtable = {
     .release_saved = gelu_tanh_backward_release_saved,
 };
 
-/* silu(Tensor self) -> Tensor  [specs/derivatives.yaml:286] */
+/* silu(Tensor self) -> Tensor  [specs/derivatives.yaml:295] */
 static yg_status silu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -236,7 +236,7 @@ const yg_node_vtable yg__silu_backward_vtable = {
     .release_saved = silu_backward_release_saved,
 };
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:289] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:298] */
 static yg_status elu_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -280,7 +280,7 @@ const yg_node_vtable yg__elu_backward_vtable = {
     .release_saved = elu_backward_release_saved,
 };
 
-/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor  [specs/derivatives.yaml:292] */
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor  [specs/derivatives.yaml:301] */
 static yg_status leaky_relu_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -325,7 +325,7 @@ const yg_node_vtable yg__leaky_relu_backward_vtable = {
 };
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/derivatives.yaml:295] */
+ * [specs/derivatives.yaml:304] */
 static yg_status softplus_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -370,7 +370,7 @@ const yg_node_vtable yg__softplus_backward_vtable = {
 };
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/derivatives.yaml:298] */
+ * [specs/derivatives.yaml:307] */
 static yg_status hardtanh_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)

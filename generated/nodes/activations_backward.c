@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:326] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:335] */
 static yg_status tanh_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -86,7 +86,7 @@ const yg_node_vtable yg__tanh_backward_backward_vtable = {
     .release_saved = tanh_backward_backward_release_saved,
 };
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:330] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:339] */
 static yg_status sigmoid_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -167,7 +167,7 @@ const yg_node_vtable yg__sigmoid_backward_backward_vtable = {
     .release_saved = sigmoid_backward_backward_release_saved,
 };
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:334] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:343] */
 static yg_status relu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -211,7 +211,7 @@ const yg_node_vtable yg__relu_backward_backward_vtable = {
     .release_saved = relu_backward_backward_release_saved,
 };
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:344] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:353] */
 static yg_status gelu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -313,7 +313,7 @@ const yg_node_vtable yg__gelu_backward_backward_vtable = {
     .release_saved = gelu_backward_backward_release_saved,
 };
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:351] */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:360] */
 static yg_status gelu_tanh_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -515,7 +515,7 @@ const yg_node_vtable yg__gelu_tanh_backward_backward_vtable = {
     .release_saved = gelu_tanh_backward_backward_release_saved,
 };
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:356] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:365] */
 static yg_status silu_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -613,7 +613,7 @@ const yg_node_vtable yg__silu_backward_backward_vtable = {
 };
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/derivatives.yaml:361] */
+ * [specs/derivatives.yaml:370] */
 static yg_status elu_backward_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -696,7 +696,7 @@ const yg_node_vtable yg__elu_backward_backward_vtable = {
 };
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/derivatives.yaml:367] */
+ * [specs/derivatives.yaml:376] */
 static yg_status leaky_relu_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -741,7 +741,7 @@ const yg_node_vtable yg__leaky_relu_backward_backward_vtable = {
 };
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/derivatives.yaml:373] */
+ * [specs/derivatives.yaml:382] */
 static yg_status softplus_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -840,7 +840,7 @@ const yg_node_vtable yg__softplus_backward_backward_vtable = {
 };
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/derivatives.yaml:379] */
+ * [specs/derivatives.yaml:388] */
 static yg_status hardtanh_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:702] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:711] */
 static yg_status index_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -66,7 +66,7 @@ const yg_node_vtable yg__index_backward_vtable = {
 };
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/derivatives.yaml:705] */
+ * [specs/derivatives.yaml:714] */
 static yg_status index_put_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -134,7 +134,7 @@ const yg_node_vtable yg__index_put_backward_vtable = {
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!)
- * [specs/derivatives.yaml:709] */
+ * [specs/derivatives.yaml:718] */
 static yg_status index_put__backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)

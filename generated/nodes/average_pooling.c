@@ -18,7 +18,7 @@
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:800] */
+ * [specs/derivatives.yaml:809] */
 static yg_status avg_pool2d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -74,7 +74,7 @@ const yg_node_vtable yg__avg_pool2d_backward_vtable = {
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:804] */
+ * [specs/derivatives.yaml:813] */
 static yg_status avg_pool2d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -125,7 +125,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
     .release_saved = avg_pool2d_backward_backward_release_saved,
 };
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:807] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:816] */
 static yg_status adaptive_avg_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -161,7 +161,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable = {
 };
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:814] */
+ * [specs/derivatives.yaml:823] */
 static yg_status adaptive_avg_pool2d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)
@@ -198,7 +198,7 @@ const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable = {
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
- * [specs/derivatives.yaml:817] */
+ * [specs/derivatives.yaml:826] */
 static yg_status avg_pool3d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -255,7 +255,7 @@ const yg_node_vtable yg__avg_pool3d_backward_vtable = {
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
- * [specs/derivatives.yaml:821] */
+ * [specs/derivatives.yaml:830] */
 static yg_status avg_pool3d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -308,7 +308,7 @@ const yg_node_vtable yg__avg_pool3d_backward_backward_vtable = {
     .release_saved = avg_pool3d_backward_backward_release_saved,
 };
 
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:824] */
+/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:833] */
 static yg_status adaptive_avg_pool3d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -344,7 +344,7 @@ const yg_node_vtable yg__adaptive_avg_pool3d_backward_vtable = {
 };
 
 /* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:827] */
+ * [specs/derivatives.yaml:836] */
 static yg_status adaptive_avg_pool3d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* maximum(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:58] */
+/* maximum(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:67] */
 static yg_status maximum_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -76,7 +76,7 @@ const yg_node_vtable yg__maximum_backward_vtable = {
     .release_saved = maximum_backward_release_saved,
 };
 
-/* minimum(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:62] */
+/* minimum(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:71] */
 static yg_status minimum_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -136,7 +136,7 @@ const yg_node_vtable yg__minimum_backward_vtable = {
     .release_saved = minimum_backward_release_saved,
 };
 
-/* atan2(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:68] */
+/* atan2(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:77] */
 static yg_status atan2_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -191,7 +191,7 @@ const yg_node_vtable yg__atan2_backward_vtable = {
     .release_saved = atan2_backward_release_saved,
 };
 
-/* remainder(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:71] */
+/* remainder(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:80] */
 static yg_status remainder_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -264,7 +264,7 @@ const yg_node_vtable yg__remainder_backward_vtable = {
     .release_saved = remainder_backward_release_saved,
 };
 
-/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/derivatives.yaml:75] */
+/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/derivatives.yaml:84] */
 static yg_status remainder_scalar_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -292,7 +292,7 @@ const yg_node_vtable yg__remainder_scalar_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/derivatives.yaml:78] */
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/derivatives.yaml:87] */
 static yg_status pow_tensor_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)

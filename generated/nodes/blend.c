@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/derivatives.yaml:84] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/derivatives.yaml:93] */
 static yg_status lerp_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -58,7 +58,7 @@ const yg_node_vtable yg__lerp_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor  [specs/derivatives.yaml:88] */
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor  [specs/derivatives.yaml:97] */
 static yg_status lerp_tensor_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -145,7 +145,7 @@ const yg_node_vtable yg__lerp_tensor_backward_vtable = {
 };
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:93] */
+ * [specs/derivatives.yaml:102] */
 static yg_status addcmul_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -224,7 +224,7 @@ const yg_node_vtable yg__addcmul_backward_vtable = {
 };
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:98] */
+ * [specs/derivatives.yaml:107] */
 static yg_status addcdiv_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -312,7 +312,7 @@ const yg_node_vtable yg__addcdiv_backward_vtable = {
     .release_saved = addcdiv_backward_release_saved,
 };
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:103] */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:112] */
 static yg_status where_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -367,7 +367,7 @@ const yg_node_vtable yg__where_backward_vtable = {
 };
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/derivatives.yaml:108] */
+ * [specs/derivatives.yaml:117] */
 static yg_status where_scalarother_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -412,7 +412,7 @@ const yg_node_vtable yg__where_scalarother_backward_vtable = {
 };
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:112] */
+ * [specs/derivatives.yaml:121] */
 static yg_status where_scalarself_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -456,7 +456,7 @@ const yg_node_vtable yg__where_scalarself_backward_vtable = {
     .release_saved = where_scalarself_backward_release_saved,
 };
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor  [specs/derivatives.yaml:116] */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor  [specs/derivatives.yaml:125] */
 static yg_status masked_fill_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)

@@ -19,7 +19,7 @@
 /* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
  *   bool deterministic, bool allow_backend_choice) -> Tensor
- * [specs/derivatives.yaml:777] */
+ * [specs/derivatives.yaml:786] */
 static yg_status convolution_dispatch_backward_apply(yg_node *base,
                                                      yg_tensor *const *grads,
                                                      yg_tensor **grad_inputs)

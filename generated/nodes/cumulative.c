@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:466] */
+/* cumsum(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:475] */
 static yg_status cumsum_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__cumsum_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:469] */
+/* cumprod(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:478] */
 static yg_status cumprod_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -93,7 +93,7 @@ const yg_node_vtable yg__cumprod_backward_vtable = {
 };
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/derivatives.yaml:475] */
+ * [specs/derivatives.yaml:484] */
 static yg_status cumprod_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:482] */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:491] */
 static yg_status amax_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -73,7 +73,7 @@ const yg_node_vtable yg__amax_backward_vtable = {
     .release_saved = amax_backward_release_saved,
 };
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:485] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:494] */
 static yg_status amin_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -131,7 +131,7 @@ const yg_node_vtable yg__amin_backward_vtable = {
 };
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:490] */
+ * [specs/derivatives.yaml:499] */
 static yg_status max_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -183,7 +183,7 @@ const yg_node_vtable yg__max_dim_backward_vtable = {
 };
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:494] */
+ * [specs/derivatives.yaml:503] */
 static yg_status min_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -236,7 +236,7 @@ const yg_node_vtable yg__min_dim_backward_vtable = {
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:502] */
+ * [specs/derivatives.yaml:511] */
 static yg_status minmax_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:662] */
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:671] */
 static yg_status index_select_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -66,7 +66,7 @@ const yg_node_vtable yg__index_select_backward_vtable = {
 };
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:666] */
+ * [specs/derivatives.yaml:675] */
 static yg_status index_select_backward_backward_apply(yg_node *base,
                                                       yg_tensor *const *grads,
                                                       yg_tensor **grad_inputs)
@@ -110,7 +110,7 @@ const yg_node_vtable yg__index_select_backward_backward_vtable = {
     .release_saved = index_select_backward_backward_release_saved,
 };
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:670] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:679] */
 static yg_status gather_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -160,7 +160,7 @@ const yg_node_vtable yg__gather_backward_vtable = {
 };
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:674] */
+ * [specs/derivatives.yaml:683] */
 static yg_status gather_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -205,7 +205,7 @@ const yg_node_vtable yg__gather_backward_backward_vtable = {
 };
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:678] */
+ * [specs/derivatives.yaml:687] */
 static yg_status scatter_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -265,7 +265,7 @@ const yg_node_vtable yg__scatter_backward_vtable = {
 };
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/derivatives.yaml:683] */
+ * [specs/derivatives.yaml:692] */
 static yg_status scatter_value_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -310,7 +310,7 @@ const yg_node_vtable yg__scatter_value_backward_vtable = {
 };
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:687] */
+ * [specs/derivatives.yaml:696] */
 static yg_status scatter_add_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -367,7 +367,7 @@ const yg_node_vtable yg__scatter_add_backward_vtable = {
     .release_saved = scatter_add_backward_release_saved,
 };
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:692] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:701] */
 static yg_status tril_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -399,7 +399,7 @@ const yg_node_vtable yg__tril_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:695] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:704] */
 static yg_status triu_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)

@@ -17,7 +17,7 @@
 #include "yagrad/ops.h"
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/derivatives.yaml:125] */
+ * [specs/derivatives.yaml:134] */
 static yg_status sub__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -57,7 +57,7 @@ const yg_node_vtable yg__sub__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:129] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:138] */
 static yg_status mul__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -117,7 +117,7 @@ const yg_node_vtable yg__mul__backward_vtable = {
     .release_saved = mul__backward_release_saved,
 };
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:133] */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/derivatives.yaml:142] */
 static yg_status div__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -187,7 +187,7 @@ const yg_node_vtable yg__div__backward_vtable = {
     .release_saved = div__backward_release_saved,
 };
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/derivatives.yaml:137] */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)  [specs/derivatives.yaml:146] */
 static yg_status mul_scalar__backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:142] */
+/* relu_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:151] */
 static yg_status relu__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -60,7 +60,7 @@ const yg_node_vtable yg__relu__backward_vtable = {
     .release_saved = relu__backward_release_saved,
 };
 
-/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:145] */
+/* zero_(Tensor(a!) self) -> Tensor(a!)  [specs/derivatives.yaml:154] */
 static yg_status zero__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -91,7 +91,7 @@ const yg_node_vtable yg__zero__backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:148] */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)  [specs/derivatives.yaml:157] */
 static yg_status copy__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/derivatives.yaml:620] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/derivatives.yaml:629] */
 static yg_status cat_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -71,7 +71,7 @@ const yg_node_vtable yg__cat_backward_vtable = {
     .release_saved = cat_backward_release_saved,
 };
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:623] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:632] */
 static yg_status flip_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -111,7 +111,7 @@ const yg_node_vtable yg__flip_backward_vtable = {
 };
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:629] */
+ * [specs/derivatives.yaml:638] */
 static yg_status split_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -151,7 +151,7 @@ const yg_node_vtable yg__split_backward_vtable = {
 };
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:632] */
+ * [specs/derivatives.yaml:641] */
 static yg_status split_with_sizes_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -190,7 +190,7 @@ const yg_node_vtable yg__split_with_sizes_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:635] */
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:644] */
 static yg_status chunk_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -229,7 +229,7 @@ const yg_node_vtable yg__chunk_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:638] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:647] */
 static yg_status unbind_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)

@@ -17,7 +17,7 @@
 #include "yagrad/ops.h"
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/derivatives.yaml:759] */
+ * [specs/derivatives.yaml:768] */
 static yg_status embedding_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -68,7 +68,7 @@ const yg_node_vtable yg__embedding_backward_vtable = {
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/derivatives.yaml:766] */
+ * [specs/derivatives.yaml:775] */
 static yg_status embedding_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -130,7 +130,7 @@ const yg_node_vtable yg__embedding_backward_backward_vtable = {
 };
 
 /* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
- * [specs/derivatives.yaml:770] */
+ * [specs/derivatives.yaml:779] */
 static yg_status lstm_cell_gates_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)

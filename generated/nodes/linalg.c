@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:564] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:573] */
 static yg_status mm_backward_apply(yg_node *base,
                                    yg_tensor *const *grads,
                                    yg_tensor **grad_inputs)
@@ -76,7 +76,7 @@ const yg_node_vtable yg__mm_backward_vtable = {
     .release_saved = mm_backward_release_saved,
 };
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:568] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:577] */
 static yg_status bmm_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)

@@ -18,7 +18,7 @@
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
- * [specs/derivatives.yaml:731] */
+ * [specs/derivatives.yaml:740] */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -77,7 +77,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
  *   int reduction, int ignore_index) -> Tensor
- * [specs/derivatives.yaml:738] */
+ * [specs/derivatives.yaml:747] */
 static yg_status nll_loss_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)

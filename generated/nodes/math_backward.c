@@ -17,7 +17,7 @@
 #include "yagrad/ops.h"
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/derivatives.yaml:385] */
+ * [specs/derivatives.yaml:394] */
 static yg_status pow_backward_backward_apply(yg_node *base,
                                              yg_tensor *const *grads,
                                              yg_tensor **grad_inputs)
@@ -95,7 +95,7 @@ const yg_node_vtable yg__pow_backward_backward_vtable = {
 };
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/derivatives.yaml:391] */
+ * [specs/derivatives.yaml:400] */
 static yg_status clamp_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -140,7 +140,7 @@ const yg_node_vtable yg__clamp_backward_backward_vtable = {
 };
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/derivatives.yaml:397] */
+ * [specs/derivatives.yaml:406] */
 static yg_status clamp_min_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -185,7 +185,7 @@ const yg_node_vtable yg__clamp_min_backward_backward_vtable = {
 };
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/derivatives.yaml:403] */
+ * [specs/derivatives.yaml:412] */
 static yg_status clamp_max_backward_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -230,7 +230,7 @@ const yg_node_vtable yg__clamp_max_backward_backward_vtable = {
 };
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:409] */
+ * [specs/derivatives.yaml:418] */
 static yg_status maximum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -281,7 +281,7 @@ const yg_node_vtable yg__maximum_backward_backward_vtable = {
 };
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:416] */
+ * [specs/derivatives.yaml:425] */
 static yg_status minimum_backward_backward_apply(yg_node *base,
                                                  yg_tensor *const *grads,
                                                  yg_tensor **grad_inputs)
@@ -332,7 +332,7 @@ const yg_node_vtable yg__minimum_backward_backward_vtable = {
 };
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/derivatives.yaml:424] */
+ * [specs/derivatives.yaml:433] */
 static yg_status pow_backward_self_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -463,7 +463,7 @@ const yg_node_vtable yg__pow_backward_self_backward_vtable = {
 };
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/derivatives.yaml:432] */
+ * [specs/derivatives.yaml:441] */
 static yg_status pow_backward_exponent_backward_apply(yg_node *base,
                                                       yg_tensor *const *grads,
                                                       yg_tensor **grad_inputs)

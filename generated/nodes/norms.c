@@ -18,7 +18,7 @@
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
  *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
- * [specs/derivatives.yaml:747] */
+ * [specs/derivatives.yaml:756] */
 static yg_status native_layer_norm_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)
@@ -108,7 +108,7 @@ const yg_node_vtable yg__native_layer_norm_backward_vtable = {
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
  *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
  *   Tensor save_mean, Tensor save_invstd)
- * [specs/derivatives.yaml:751] */
+ * [specs/derivatives.yaml:760] */
 static yg_status native_batch_norm_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)

@@ -17,7 +17,7 @@
 #include "yagrad/ops.h"
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/derivatives.yaml:643] */
+ * [specs/derivatives.yaml:652] */
 static yg_status constant_pad_nd_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -56,7 +56,7 @@ const yg_node_vtable yg__constant_pad_nd_backward_vtable = {
     .release_saved = constant_pad_nd_backward_release_saved,
 };
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:646] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:655] */
 static yg_status reflection_pad_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)
@@ -101,7 +101,7 @@ const yg_node_vtable yg__reflection_pad_backward_vtable = {
 };
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:651] */
+ * [specs/derivatives.yaml:660] */
 static yg_status reflection_pad_backward_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -140,7 +140,7 @@ const yg_node_vtable yg__reflection_pad_backward_backward_vtable = {
     .release_saved = reflection_pad_backward_backward_release_saved,
 };
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:654] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:663] */
 static yg_status replication_pad_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -185,7 +185,7 @@ const yg_node_vtable yg__replication_pad_backward_vtable = {
 };
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:657] */
+ * [specs/derivatives.yaml:666] */
 static yg_status replication_pad_backward_backward_apply(yg_node *base,
                                                          yg_tensor *const *grads,
                                                          yg_tensor **grad_inputs)

@@ -18,7 +18,7 @@
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:784] */
+ * [specs/derivatives.yaml:793] */
 static yg_status max_pool2d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -68,7 +68,7 @@ const yg_node_vtable yg__max_pool2d_with_indices_backward_vtable = {
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:789] */
+ * [specs/derivatives.yaml:798] */
 static yg_status max_pool3d_with_indices_backward_apply(yg_node *base,
                                                         yg_tensor *const *grads,
                                                         yg_tensor **grad_inputs)
@@ -117,7 +117,7 @@ const yg_node_vtable yg__max_pool3d_with_indices_backward_vtable = {
 };
 
 /* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:794] */
+ * [specs/derivatives.yaml:803] */
 static yg_status adaptive_max_pool2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)

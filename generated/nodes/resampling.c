@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:832] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:841] */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,
                                                    yg_tensor *const *grads,
                                                    yg_tensor **grad_inputs)
@@ -52,7 +52,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_vtable = {
 };
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:835] */
+ * [specs/derivatives.yaml:844] */
 static yg_status upsample_nearest2d_backward_backward_apply(yg_node *base,
                                                             yg_tensor *const *grads,
                                                             yg_tensor **grad_inputs)
@@ -89,7 +89,7 @@ const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable = {
 
 /* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
  *   float scales_w=0.0) -> Tensor
- * [specs/derivatives.yaml:838] */
+ * [specs/derivatives.yaml:847] */
 static yg_status upsample_bilinear2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -130,7 +130,7 @@ const yg_node_vtable yg__upsample_bilinear2d_backward_vtable = {
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
  *   float scales_h=0.0, float scales_w=0.0) -> Tensor
- * [specs/derivatives.yaml:843] */
+ * [specs/derivatives.yaml:852] */
 static yg_status upsample_bilinear2d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)

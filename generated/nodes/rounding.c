@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/derivatives.yaml:303] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/derivatives.yaml:312] */
 static yg_status clamp_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -60,7 +60,7 @@ const yg_node_vtable yg__clamp_backward_vtable = {
     .release_saved = clamp_backward_release_saved,
 };
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/derivatives.yaml:306] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/derivatives.yaml:315] */
 static yg_status clamp_min_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -104,7 +104,7 @@ const yg_node_vtable yg__clamp_min_backward_vtable = {
     .release_saved = clamp_min_backward_release_saved,
 };
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/derivatives.yaml:309] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/derivatives.yaml:318] */
 static yg_status clamp_max_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -148,7 +148,7 @@ const yg_node_vtable yg__clamp_max_backward_vtable = {
     .release_saved = clamp_max_backward_release_saved,
 };
 
-/* floor(Tensor self) -> Tensor  [specs/derivatives.yaml:312] */
+/* floor(Tensor self) -> Tensor  [specs/derivatives.yaml:321] */
 static yg_status floor_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -179,7 +179,7 @@ const yg_node_vtable yg__floor_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* ceil(Tensor self) -> Tensor  [specs/derivatives.yaml:315] */
+/* ceil(Tensor self) -> Tensor  [specs/derivatives.yaml:324] */
 static yg_status ceil_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -210,7 +210,7 @@ const yg_node_vtable yg__ceil_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* round(Tensor self) -> Tensor  [specs/derivatives.yaml:318] */
+/* round(Tensor self) -> Tensor  [specs/derivatives.yaml:327] */
 static yg_status round_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -241,7 +241,7 @@ const yg_node_vtable yg__round_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* trunc(Tensor self) -> Tensor  [specs/derivatives.yaml:321] */
+/* trunc(Tensor self) -> Tensor  [specs/derivatives.yaml:330] */
 static yg_status trunc_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)

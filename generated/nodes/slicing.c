@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/derivatives.yaml:603] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/derivatives.yaml:612] */
 static yg_status select_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -55,7 +55,7 @@ const yg_node_vtable yg__select_backward_vtable = {
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
- * [specs/derivatives.yaml:606] */
+ * [specs/derivatives.yaml:615] */
 static yg_status slice_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -95,7 +95,7 @@ const yg_node_vtable yg__slice_backward_vtable = {
 };
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/derivatives.yaml:609] */
+ * [specs/derivatives.yaml:618] */
 static yg_status select_backward_backward_apply(yg_node *base,
                                                 yg_tensor *const *grads,
                                                 yg_tensor **grad_inputs)
@@ -129,7 +129,7 @@ const yg_node_vtable yg__select_backward_backward_vtable = {
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
- * [specs/derivatives.yaml:612] */
+ * [specs/derivatives.yaml:621] */
 static yg_status slice_backward_backward_apply(yg_node *base,
                                                yg_tensor *const *grads,
                                                yg_tensor **grad_inputs)

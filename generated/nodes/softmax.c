@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:715] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:724] */
 static yg_status log_softmax_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -61,7 +61,7 @@ const yg_node_vtable yg__log_softmax_backward_vtable = {
 };
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/derivatives.yaml:721] */
+ * [specs/derivatives.yaml:730] */
 static yg_status log_softmax_backward_backward_apply(yg_node *base,
                                                      yg_tensor *const *grads,
                                                      yg_tensor **grad_inputs)
@@ -131,7 +131,7 @@ const yg_node_vtable yg__log_softmax_backward_backward_vtable = {
     .release_saved = log_softmax_backward_backward_release_saved,
 };
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:725] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:734] */
 static yg_status softmax_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)

@@ -17,7 +17,7 @@
 #include "yagrad/ops.h"
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:533] */
+ * [specs/derivatives.yaml:542] */
 static yg_status var_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -69,7 +69,7 @@ const yg_node_vtable yg__var_backward_vtable = {
 };
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:537] */
+ * [specs/derivatives.yaml:546] */
 static yg_status std_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -138,7 +138,7 @@ const yg_node_vtable yg__std_backward_vtable = {
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/derivatives.yaml:542] */
+ * [specs/derivatives.yaml:551] */
 static yg_status var_mean_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -231,7 +231,7 @@ const yg_node_vtable yg__var_mean_backward_vtable = {
 };
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:545] */
+ * [specs/derivatives.yaml:554] */
 static yg_status norm_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -291,7 +291,7 @@ const yg_node_vtable yg__norm_backward_vtable = {
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:554] */
+ * [specs/derivatives.yaml:563] */
 static yg_status norm_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)
@@ -467,7 +467,7 @@ const yg_node_vtable yg__norm_backward_backward_vtable = {
 };
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:559] */
+ * [specs/derivatives.yaml:568] */
 static yg_status logsumexp_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)

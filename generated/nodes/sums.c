@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:440] */
+/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:449] */
 static yg_status sum_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__sum_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:443] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:452] */
 static yg_status sum_dim_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -93,7 +93,7 @@ const yg_node_vtable yg__sum_dim_backward_vtable = {
     .release_saved = sum_dim_backward_release_saved,
 };
 
-/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:446] */
+/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:455] */
 static yg_status mean_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -130,7 +130,7 @@ const yg_node_vtable yg__mean_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:449] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:458] */
 static yg_status mean_dim_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -175,7 +175,7 @@ const yg_node_vtable yg__mean_dim_backward_vtable = {
     .release_saved = mean_dim_backward_release_saved,
 };
 
-/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:452] */
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:461] */
 static yg_status prod_dim_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
                                          yg_tensor **grad_inputs)
@@ -226,7 +226,7 @@ const yg_node_vtable yg__prod_dim_backward_vtable = {
 };
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/derivatives.yaml:459] */
+ * [specs/derivatives.yaml:468] */
 static yg_status prod_backward_backward_apply(yg_node *base,
                                               yg_tensor *const *grads,
                                               yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:256] */
+/* tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:265] */
 static yg_status tanh_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -60,7 +60,7 @@ const yg_node_vtable yg__tanh_backward_vtable = {
     .release_saved = tanh_backward_release_saved,
 };
 
-/* sin(Tensor self) -> Tensor  [specs/derivatives.yaml:259] */
+/* sin(Tensor self) -> Tensor  [specs/derivatives.yaml:268] */
 static yg_status sin_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -109,7 +109,7 @@ const yg_node_vtable yg__sin_backward_vtable = {
     .release_saved = sin_backward_release_saved,
 };
 
-/* cos(Tensor self) -> Tensor  [specs/derivatives.yaml:262] */
+/* cos(Tensor self) -> Tensor  [specs/derivatives.yaml:271] */
 static yg_status cos_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -163,7 +163,7 @@ const yg_node_vtable yg__cos_backward_vtable = {
     .release_saved = cos_backward_release_saved,
 };
 
-/* tan(Tensor self) -> Tensor  [specs/derivatives.yaml:265] */
+/* tan(Tensor self) -> Tensor  [specs/derivatives.yaml:274] */
 static yg_status tan_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -217,7 +217,7 @@ const yg_node_vtable yg__tan_backward_vtable = {
     .release_saved = tan_backward_release_saved,
 };
 
-/* erf(Tensor self) -> Tensor  [specs/derivatives.yaml:269] */
+/* erf(Tensor self) -> Tensor  [specs/derivatives.yaml:278] */
 static yg_status erf_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* neg(Tensor self) -> Tensor  [specs/derivatives.yaml:215] */
+/* neg(Tensor self) -> Tensor  [specs/derivatives.yaml:224] */
 static yg_status neg_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -47,7 +47,7 @@ const yg_node_vtable yg__neg_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* exp(Tensor self) -> Tensor  [specs/derivatives.yaml:218] */
+/* exp(Tensor self) -> Tensor  [specs/derivatives.yaml:227] */
 static yg_status exp_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -91,7 +91,7 @@ const yg_node_vtable yg__exp_backward_vtable = {
     .release_saved = exp_backward_release_saved,
 };
 
-/* log(Tensor self) -> Tensor  [specs/derivatives.yaml:221] */
+/* log(Tensor self) -> Tensor  [specs/derivatives.yaml:230] */
 static yg_status log_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -135,7 +135,7 @@ const yg_node_vtable yg__log_backward_vtable = {
     .release_saved = log_backward_release_saved,
 };
 
-/* sqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:224] */
+/* sqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:233] */
 static yg_status sqrt_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -184,7 +184,7 @@ const yg_node_vtable yg__sqrt_backward_vtable = {
     .release_saved = sqrt_backward_release_saved,
 };
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/derivatives.yaml:227] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/derivatives.yaml:236] */
 static yg_status pow_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -228,7 +228,7 @@ const yg_node_vtable yg__pow_backward_vtable = {
     .release_saved = pow_backward_release_saved,
 };
 
-/* abs(Tensor self) -> Tensor  [specs/derivatives.yaml:230] */
+/* abs(Tensor self) -> Tensor  [specs/derivatives.yaml:239] */
 static yg_status abs_backward_apply(yg_node *base,
                                     yg_tensor *const *grads,
                                     yg_tensor **grad_inputs)
@@ -277,7 +277,7 @@ const yg_node_vtable yg__abs_backward_vtable = {
     .release_saved = abs_backward_release_saved,
 };
 
-/* sign(Tensor self) -> Tensor  [specs/derivatives.yaml:235] */
+/* sign(Tensor self) -> Tensor  [specs/derivatives.yaml:244] */
 static yg_status sign_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -308,7 +308,7 @@ const yg_node_vtable yg__sign_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* expm1(Tensor self) -> Tensor  [specs/derivatives.yaml:238] */
+/* expm1(Tensor self) -> Tensor  [specs/derivatives.yaml:247] */
 static yg_status expm1_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -357,7 +357,7 @@ const yg_node_vtable yg__expm1_backward_vtable = {
     .release_saved = expm1_backward_release_saved,
 };
 
-/* log1p(Tensor self) -> Tensor  [specs/derivatives.yaml:241] */
+/* log1p(Tensor self) -> Tensor  [specs/derivatives.yaml:250] */
 static yg_status log1p_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -406,7 +406,7 @@ const yg_node_vtable yg__log1p_backward_vtable = {
     .release_saved = log1p_backward_release_saved,
 };
 
-/* log2(Tensor self) -> Tensor  [specs/derivatives.yaml:245] */
+/* log2(Tensor self) -> Tensor  [specs/derivatives.yaml:254] */
 static yg_status log2_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -455,7 +455,7 @@ const yg_node_vtable yg__log2_backward_vtable = {
     .release_saved = log2_backward_release_saved,
 };
 
-/* rsqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:248] */
+/* rsqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:257] */
 static yg_status rsqrt_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -509,7 +509,7 @@ const yg_node_vtable yg__rsqrt_backward_vtable = {
     .release_saved = rsqrt_backward_release_saved,
 };
 
-/* reciprocal(Tensor self) -> Tensor  [specs/derivatives.yaml:251] */
+/* reciprocal(Tensor self) -> Tensor  [specs/derivatives.yaml:260] */
 static yg_status reciprocal_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
-/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:574] */
+/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:583] */
 static yg_status transpose_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -48,7 +48,7 @@ const yg_node_vtable yg__transpose_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:577] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:586] */
 static yg_status t_backward_apply(yg_node *base,
                                   yg_tensor *const *grads,
                                   yg_tensor **grad_inputs)
@@ -79,7 +79,7 @@ const yg_node_vtable yg__t_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:580] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:589] */
 static yg_status view_backward_apply(yg_node *base,
                                      yg_tensor *const *grads,
                                      yg_tensor **grad_inputs)
@@ -111,7 +111,7 @@ const yg_node_vtable yg__view_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:583] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:592] */
 static yg_status expand_backward_apply(yg_node *base,
                                        yg_tensor *const *grads,
                                        yg_tensor **grad_inputs)
@@ -143,7 +143,7 @@ const yg_node_vtable yg__expand_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:586] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:595] */
 static yg_status unsqueeze_backward_apply(yg_node *base,
                                           yg_tensor *const *grads,
                                           yg_tensor **grad_inputs)
@@ -175,7 +175,7 @@ const yg_node_vtable yg__unsqueeze_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:589] */
+/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:598] */
 static yg_status clone_backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
                                       yg_tensor **grad_inputs)
@@ -203,7 +203,7 @@ const yg_node_vtable yg__clone_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:592] */
+/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:601] */
 static yg_status squeeze_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)
@@ -235,7 +235,7 @@ const yg_node_vtable yg__squeeze_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:595] */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:604] */
 static yg_status squeeze_dim_backward_apply(yg_node *base,
                                             yg_tensor *const *grads,
                                             yg_tensor **grad_inputs)
@@ -267,7 +267,7 @@ const yg_node_vtable yg__squeeze_dim_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/derivatives.yaml:598] */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/derivatives.yaml:607] */
 static yg_status permute_backward_apply(yg_node *base,
                                         yg_tensor *const *grads,
                                         yg_tensor **grad_inputs)

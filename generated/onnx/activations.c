@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:463] */
+/* sigmoid(Tensor self) -> Tensor  [specs/native_functions.yaml:491] */
 /* onnx: Sigmoid(self) */
 yg_status yg__onnx_sym_sigmoid(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -21,7 +21,7 @@ yg_status yg__onnx_sym_sigmoid(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:468] */
+/* relu(Tensor self) -> Tensor  [specs/native_functions.yaml:496] */
 /* onnx: Relu(self) */
 yg_status yg__onnx_sym_relu(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -33,7 +33,7 @@ yg_status yg__onnx_sym_relu(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:491] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/native_functions.yaml:519] */
 /* onnx: Elu(self, alpha=alpha) */
 yg_status yg__onnx_sym_elu(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -50,7 +50,7 @@ yg_status yg__onnx_sym_elu(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
- * [specs/native_functions.yaml:496] */
+ * [specs/native_functions.yaml:524] */
 /* onnx: LeakyRelu(self, alpha=negative_slope) */
 yg_status yg__onnx_sym_leaky_relu(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -67,7 +67,7 @@ yg_status yg__onnx_sym_leaky_relu(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/native_functions.yaml:504] */
+ * [specs/native_functions.yaml:532] */
 /* onnx: Softplus(self) where beta == 1 and threshold == 20 */
 yg_status yg__onnx_sym_softplus(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -87,7 +87,7 @@ yg_status yg__onnx_sym_softplus(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/native_functions.yaml:509] */
+ * [specs/native_functions.yaml:537] */
 /* onnx: Clip(self, scalar(min_val), scalar(max_val)) */
 yg_status yg__onnx_sym_hardtanh(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

@@ -87,7 +87,7 @@ yg_status yg__onnx_sym_mul_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:55] */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:77] */
 /* onnx: Div(self, scalar(other)) */
 yg_status yg__onnx_sym_div_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -104,7 +104,7 @@ yg_status yg__onnx_sym_div_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:65] */
+ * [specs/native_functions.yaml:87] */
 /* onnx: Add(self, scalar(other)) where alpha == 1 */
 yg_status yg__onnx_sym_add_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -124,7 +124,7 @@ yg_status yg__onnx_sym_add_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:70] */
+ * [specs/native_functions.yaml:92] */
 /* onnx: Sub(self, scalar(other)) where alpha == 1 */
 yg_status yg__onnx_sym_sub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -144,7 +144,7 @@ yg_status yg__onnx_sym_sub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:76] */
+ * [specs/native_functions.yaml:98] */
 /* onnx: Sub(scalar(other, self), self) where alpha == 1 */
 yg_status yg__onnx_sym_rsub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:84] */
+/* maximum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:106] */
 /* onnx: Max(self, other) */
 yg_status yg__onnx_sym_maximum(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -22,7 +22,7 @@ yg_status yg__onnx_sym_maximum(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:89] */
+/* minimum(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:111] */
 /* onnx: Min(self, other) */
 yg_status yg__onnx_sym_minimum(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -35,7 +35,7 @@ yg_status yg__onnx_sym_minimum(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:111] */
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/native_functions.yaml:139] */
 /* onnx: Pow(self, exponent) */
 yg_status yg__onnx_sym_pow_tensor(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

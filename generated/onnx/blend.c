@@ -10,7 +10,7 @@
 #include "jit/boxing.h"
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:143] */
+ * [specs/native_functions.yaml:171] */
 /* onnx: Where(condition, self, other) */
 yg_status yg__onnx_sym_where(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -25,7 +25,7 @@ yg_status yg__onnx_sym_where(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/native_functions.yaml:148] */
+ * [specs/native_functions.yaml:176] */
 /* onnx: Where(condition, self, scalar(other, self)) */
 yg_status yg__onnx_sym_where_scalarother(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -43,7 +43,7 @@ yg_status yg__onnx_sym_where_scalarother(yg_onnx_ctx *cx, const yg_ir_node *node
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/native_functions.yaml:153] */
+ * [specs/native_functions.yaml:181] */
 /* onnx: Where(condition, scalar(self, other), other) */
 yg_status yg__onnx_sym_where_scalarself(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -61,7 +61,7 @@ yg_status yg__onnx_sym_where_scalarself(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
- * [specs/native_functions.yaml:158] */
+ * [specs/native_functions.yaml:186] */
 /* onnx: Where(mask, scalar(value, self), self) */
 yg_status yg__onnx_sym_masked_fill(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:270] */
+/* eq(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:298] */
 /* onnx: Equal(self, other) */
 yg_status yg__onnx_sym_eq(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -21,7 +21,7 @@ yg_status yg__onnx_sym_eq(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:282] */
+/* lt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:310] */
 /* onnx: Less(self, other) */
 yg_status yg__onnx_sym_lt(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -33,7 +33,7 @@ yg_status yg__onnx_sym_lt(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:288] */
+/* le(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:316] */
 /* onnx: LessOrEqual(self, other) */
 yg_status yg__onnx_sym_le(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -45,7 +45,7 @@ yg_status yg__onnx_sym_le(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:294] */
+/* gt(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:322] */
 /* onnx: Greater(self, other) */
 yg_status yg__onnx_sym_gt(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -57,7 +57,7 @@ yg_status yg__onnx_sym_gt(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:300] */
+/* ge(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:328] */
 /* onnx: GreaterOrEqual(self, other) */
 yg_status yg__onnx_sym_ge(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -69,7 +69,7 @@ yg_status yg__onnx_sym_ge(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:307] */
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:335] */
 /* onnx: Equal(self, scalar(other)) */
 yg_status yg__onnx_sym_eq_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -84,7 +84,7 @@ yg_status yg__onnx_sym_eq_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:319] */
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:347] */
 /* onnx: Less(self, scalar(other)) */
 yg_status yg__onnx_sym_lt_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -99,7 +99,7 @@ yg_status yg__onnx_sym_lt_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:325] */
+/* le.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:353] */
 /* onnx: LessOrEqual(self, scalar(other)) */
 yg_status yg__onnx_sym_le_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -114,7 +114,7 @@ yg_status yg__onnx_sym_le_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:331] */
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:359] */
 /* onnx: Greater(self, scalar(other)) */
 yg_status yg__onnx_sym_gt_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -129,7 +129,7 @@ yg_status yg__onnx_sym_gt_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:337] */
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:365] */
 /* onnx: GreaterOrEqual(self, scalar(other)) */
 yg_status yg__onnx_sym_ge_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -144,7 +144,7 @@ yg_status yg__onnx_sym_ge_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:344] */
+/* logical_and(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:372] */
 /* onnx: And(self, other) */
 yg_status yg__onnx_sym_logical_and(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -156,7 +156,7 @@ yg_status yg__onnx_sym_logical_and(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:350] */
+/* logical_or(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:378] */
 /* onnx: Or(self, other) */
 yg_status yg__onnx_sym_logical_or(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -168,7 +168,7 @@ yg_status yg__onnx_sym_logical_or(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:356] */
+/* logical_xor(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:384] */
 /* onnx: Xor(self, other) */
 yg_status yg__onnx_sym_logical_xor(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -180,7 +180,7 @@ yg_status yg__onnx_sym_logical_xor(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:362] */
+/* logical_not(Tensor self) -> Tensor  [specs/native_functions.yaml:390] */
 /* onnx: Not(self) */
 yg_status yg__onnx_sym_logical_not(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

@@ -10,7 +10,7 @@
 #include "jit/boxing.h"
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:788] */
+ * [specs/native_functions.yaml:816] */
 /* onnx: ReduceMax(self, axes=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_amax(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -30,7 +30,7 @@ yg_status yg__onnx_sym_amax(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:794] */
+ * [specs/native_functions.yaml:822] */
 /* onnx: ReduceMin(self, axes=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_amin(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -49,7 +49,7 @@ yg_status yg__onnx_sym_amin(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:801] */
+/* max(Tensor self) -> Tensor  [specs/native_functions.yaml:829] */
 /* onnx: ReduceMax(self, keepdims=0) */
 yg_status yg__onnx_sym_max(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -62,7 +62,7 @@ yg_status yg__onnx_sym_max(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:805] */
+/* min(Tensor self) -> Tensor  [specs/native_functions.yaml:833] */
 /* onnx: ReduceMin(self, keepdims=0) */
 yg_status yg__onnx_sym_min(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -76,7 +76,7 @@ yg_status yg__onnx_sym_min(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:845] */
+ * [specs/native_functions.yaml:873] */
 /* onnx: ArgMax(self, axis=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_argmax_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -95,7 +95,7 @@ yg_status yg__onnx_sym_argmax_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:857] */
+ * [specs/native_functions.yaml:885] */
 /* onnx: ArgMin(self, axis=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_argmin_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

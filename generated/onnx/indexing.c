@@ -10,7 +10,7 @@
 #include "jit/boxing.h"
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
- * [specs/native_functions.yaml:1213] */
+ * [specs/native_functions.yaml:1241] */
 /* onnx: Gather(self, index, axis=dim) */
 yg_status yg__onnx_sym_index_select(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -27,7 +27,7 @@ yg_status yg__onnx_sym_index_select(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:1230] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/native_functions.yaml:1258] */
 /* onnx: GatherElements(self, index, axis=dim) */
 yg_status yg__onnx_sym_gather(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1112] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:1140] */
 /* onnx: Concat(tensors, axis=dim) */
 yg_status yg__onnx_sym_cat(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

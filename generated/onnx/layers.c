@@ -10,7 +10,7 @@
 #include "jit/boxing.h"
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/native_functions.yaml:1477] */
+ * [specs/native_functions.yaml:1505] */
 /* onnx: Gather(weight, indices, ignore(padding_idx)) */
 yg_status yg__onnx_sym_embedding(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

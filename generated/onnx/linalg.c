@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:939] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:967] */
 /* onnx: MatMul(self, mat2) */
 yg_status yg__onnx_sym_mm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -22,7 +22,7 @@ yg_status yg__onnx_sym_mm(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:958] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:986] */
 /* onnx: MatMul(self, mat2) */
 yg_status yg__onnx_sym_bmm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -35,7 +35,7 @@ yg_status yg__onnx_sym_bmm(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:965] */
+/* matmul(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:993] */
 /* onnx: MatMul(self, other) */
 yg_status yg__onnx_sym_matmul(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -48,7 +48,7 @@ yg_status yg__onnx_sym_matmul(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:969] */
+/* dot(Tensor self, Tensor tensor) -> Tensor  [specs/native_functions.yaml:997] */
 /* onnx: MatMul(self, tensor) */
 yg_status yg__onnx_sym_dot(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -61,7 +61,7 @@ yg_status yg__onnx_sym_dot(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:974] */
+/* mv(Tensor self, Tensor vec) -> Tensor  [specs/native_functions.yaml:1002] */
 /* onnx: MatMul(self, vec) */
 yg_status yg__onnx_sym_mv(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -75,7 +75,7 @@ yg_status yg__onnx_sym_mv(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * [specs/native_functions.yaml:984] */
+ * [specs/native_functions.yaml:1012] */
 /* onnx: Gemm(mat1, mat2, self, alpha=alpha, beta=beta) */
 yg_status yg__onnx_sym_addmm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

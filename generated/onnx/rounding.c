@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:518] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/native_functions.yaml:546] */
 /* onnx: Clip(self, scalar(min), scalar(max)) */
 yg_status yg__onnx_sym_clamp(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -28,7 +28,7 @@ yg_status yg__onnx_sym_clamp(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:523] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/native_functions.yaml:551] */
 /* onnx: Max(self, scalar(min)) */
 yg_status yg__onnx_sym_clamp_min(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -44,7 +44,7 @@ yg_status yg__onnx_sym_clamp_min(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:528] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/native_functions.yaml:556] */
 /* onnx: Min(self, scalar(max)) */
 yg_status yg__onnx_sym_clamp_max(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -60,7 +60,7 @@ yg_status yg__onnx_sym_clamp_max(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:541] */
+/* floor(Tensor self) -> Tensor  [specs/native_functions.yaml:569] */
 /* onnx: Floor(self) */
 yg_status yg__onnx_sym_floor(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -72,7 +72,7 @@ yg_status yg__onnx_sym_floor(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:546] */
+/* ceil(Tensor self) -> Tensor  [specs/native_functions.yaml:574] */
 /* onnx: Ceil(self) */
 yg_status yg__onnx_sym_ceil(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -84,7 +84,7 @@ yg_status yg__onnx_sym_ceil(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:551] */
+/* round(Tensor self) -> Tensor  [specs/native_functions.yaml:579] */
 /* onnx: Round(self) */
 yg_status yg__onnx_sym_round(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

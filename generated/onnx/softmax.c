@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1329] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1357] */
 /* onnx: LogSoftmax(self, axis=dim) */
 yg_status yg__onnx_sym_log_softmax(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -25,7 +25,7 @@ yg_status yg__onnx_sym_log_softmax(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1345] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/native_functions.yaml:1373] */
 /* onnx: Softmax(self, axis=dim) */
 yg_status yg__onnx_sym_softmax(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

@@ -10,7 +10,7 @@
 #include "jit/boxing.h"
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:926] */
+ * [specs/native_functions.yaml:954] */
 /* onnx: ReduceLogSumExp(self, axes=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_logsumexp(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

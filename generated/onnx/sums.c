@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:680] */
+/* sum(Tensor self) -> Tensor  [specs/native_functions.yaml:708] */
 /* onnx: ReduceSum(self, keepdims=0) */
 yg_status yg__onnx_sym_sum(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -23,7 +23,7 @@ yg_status yg__onnx_sym_sum(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:686] */
+ * [specs/native_functions.yaml:714] */
 /* onnx: ReduceSum(self, ints(dim), keepdims=keepdim) */
 yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -42,7 +42,7 @@ yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:692] */
+/* mean(Tensor self) -> Tensor  [specs/native_functions.yaml:720] */
 /* onnx: ReduceMean(self, keepdims=0) */
 yg_status yg__onnx_sym_mean(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -56,7 +56,7 @@ yg_status yg__onnx_sym_mean(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:697] */
+ * [specs/native_functions.yaml:725] */
 /* onnx: ReduceMean(self, axes=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_mean_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -75,7 +75,7 @@ yg_status yg__onnx_sym_mean_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:706] */
+/* prod(Tensor self) -> Tensor  [specs/native_functions.yaml:734] */
 /* onnx: ReduceProd(self, keepdims=0) */
 yg_status yg__onnx_sym_prod(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -89,7 +89,7 @@ yg_status yg__onnx_sym_prod(yg_onnx_ctx *cx, const yg_ir_node *node)
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:710] */
+ * [specs/native_functions.yaml:738] */
 /* onnx: ReduceProd(self, axes=dim, keepdims=keepdim) */
 yg_status yg__onnx_sym_prod_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

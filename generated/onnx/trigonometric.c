@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:435] */
+/* tanh(Tensor self) -> Tensor  [specs/native_functions.yaml:463] */
 /* onnx: Tanh(self) */
 yg_status yg__onnx_sym_tanh(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -21,7 +21,7 @@ yg_status yg__onnx_sym_tanh(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:440] */
+/* sin(Tensor self) -> Tensor  [specs/native_functions.yaml:468] */
 /* onnx: Sin(self) */
 yg_status yg__onnx_sym_sin(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -33,7 +33,7 @@ yg_status yg__onnx_sym_sin(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:445] */
+/* cos(Tensor self) -> Tensor  [specs/native_functions.yaml:473] */
 /* onnx: Cos(self) */
 yg_status yg__onnx_sym_cos(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -45,7 +45,7 @@ yg_status yg__onnx_sym_cos(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:450] */
+/* tan(Tensor self) -> Tensor  [specs/native_functions.yaml:478] */
 /* onnx: Tan(self) */
 yg_status yg__onnx_sym_tan(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -57,7 +57,7 @@ yg_status yg__onnx_sym_tan(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:455] */
+/* erf(Tensor self) -> Tensor  [specs/native_functions.yaml:483] */
 /* onnx: Erf(self) */
 yg_status yg__onnx_sym_erf(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

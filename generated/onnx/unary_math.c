@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:371] */
+/* neg(Tensor self) -> Tensor  [specs/native_functions.yaml:399] */
 /* onnx: Neg(self) */
 yg_status yg__onnx_sym_neg(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -21,7 +21,7 @@ yg_status yg__onnx_sym_neg(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:376] */
+/* exp(Tensor self) -> Tensor  [specs/native_functions.yaml:404] */
 /* onnx: Exp(self) */
 yg_status yg__onnx_sym_exp(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -33,7 +33,7 @@ yg_status yg__onnx_sym_exp(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:381] */
+/* log(Tensor self) -> Tensor  [specs/native_functions.yaml:409] */
 /* onnx: Log(self) */
 yg_status yg__onnx_sym_log(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -45,7 +45,7 @@ yg_status yg__onnx_sym_log(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:386] */
+/* sqrt(Tensor self) -> Tensor  [specs/native_functions.yaml:414] */
 /* onnx: Sqrt(self) */
 yg_status yg__onnx_sym_sqrt(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -57,7 +57,7 @@ yg_status yg__onnx_sym_sqrt(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:391] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/native_functions.yaml:419] */
 /* onnx: Pow(self, scalar(exponent)) */
 yg_status yg__onnx_sym_pow(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -73,7 +73,7 @@ yg_status yg__onnx_sym_pow(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:396] */
+/* abs(Tensor self) -> Tensor  [specs/native_functions.yaml:424] */
 /* onnx: Abs(self) */
 yg_status yg__onnx_sym_abs(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -85,7 +85,7 @@ yg_status yg__onnx_sym_abs(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:402] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:430] */
 /* onnx: Sign(self) */
 yg_status yg__onnx_sym_sign(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -97,7 +97,7 @@ yg_status yg__onnx_sym_sign(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:427] */
+/* reciprocal(Tensor self) -> Tensor  [specs/native_functions.yaml:455] */
 /* onnx: Reciprocal(self) */
 yg_status yg__onnx_sym_reciprocal(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1017] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1045] */
 /* onnx: Unsqueeze(self, ints(dim)) */
 yg_status yg__onnx_sym_unsqueeze(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -25,7 +25,7 @@ yg_status yg__onnx_sym_unsqueeze(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:1022] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:1050] */
 /* onnx: Identity(self) */
 yg_status yg__onnx_sym_clone(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -37,7 +37,7 @@ yg_status yg__onnx_sym_clone(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:1033] */
+/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:1061] */
 /* onnx: Squeeze(self) */
 yg_status yg__onnx_sym_squeeze(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -49,7 +49,7 @@ yg_status yg__onnx_sym_squeeze(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1039] */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/native_functions.yaml:1067] */
 /* onnx: Squeeze(self, ints(dim)) */
 yg_status yg__onnx_sym_squeeze_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -65,7 +65,7 @@ yg_status yg__onnx_sym_squeeze_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:1061] */
+/* contiguous(Tensor self) -> Tensor  [specs/native_functions.yaml:1089] */
 /* onnx: Identity(self) */
 yg_status yg__onnx_sym_contiguous(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

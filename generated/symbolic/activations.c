@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* sigmoid(Tensor self) -> Tensor  [specs/derivatives.yaml:274] */
+/* sigmoid(Tensor self) -> Tensor  [specs/derivatives.yaml:283] */
 yg_status yg__symbolic_sigmoid(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -25,7 +25,7 @@ yg_status yg__symbolic_sigmoid(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* relu(Tensor self) -> Tensor  [specs/derivatives.yaml:277] */
+/* relu(Tensor self) -> Tensor  [specs/derivatives.yaml:286] */
 yg_status yg__symbolic_relu(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -42,7 +42,7 @@ yg_status yg__symbolic_relu(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* gelu(Tensor self) -> Tensor  [specs/derivatives.yaml:280] */
+/* gelu(Tensor self) -> Tensor  [specs/derivatives.yaml:289] */
 yg_status yg__symbolic_gelu(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -59,7 +59,7 @@ yg_status yg__symbolic_gelu(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* gelu_tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:283] */
+/* gelu_tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:292] */
 yg_status yg__symbolic_gelu_tanh(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -76,7 +76,7 @@ yg_status yg__symbolic_gelu_tanh(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* silu(Tensor self) -> Tensor  [specs/derivatives.yaml:286] */
+/* silu(Tensor self) -> Tensor  [specs/derivatives.yaml:295] */
 yg_status yg__symbolic_silu(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -93,7 +93,7 @@ yg_status yg__symbolic_silu(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:289] */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor  [specs/derivatives.yaml:298] */
 yg_status yg__symbolic_elu(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -112,7 +112,7 @@ yg_status yg__symbolic_elu(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor  [specs/derivatives.yaml:292] */
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor  [specs/derivatives.yaml:301] */
 yg_status yg__symbolic_leaky_relu(yg_sym *s, const yg_ir_node *node)
 {
     double negative_slope = 0;
@@ -132,7 +132,7 @@ yg_status yg__symbolic_leaky_relu(yg_sym *s, const yg_ir_node *node)
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
- * [specs/derivatives.yaml:295] */
+ * [specs/derivatives.yaml:304] */
 yg_status yg__symbolic_softplus(yg_sym *s, const yg_ir_node *node)
 {
     double beta = 0;
@@ -155,7 +155,7 @@ yg_status yg__symbolic_softplus(yg_sym *s, const yg_ir_node *node)
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
- * [specs/derivatives.yaml:298] */
+ * [specs/derivatives.yaml:307] */
 yg_status yg__symbolic_hardtanh(yg_sym *s, const yg_ir_node *node)
 {
     double min_val = 0;

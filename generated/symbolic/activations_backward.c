@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:326] */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:335] */
 yg_status yg__symbolic_tanh_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -41,7 +41,7 @@ yg_status yg__symbolic_tanh_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:330] */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:339] */
 yg_status yg__symbolic_sigmoid_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -83,7 +83,7 @@ yg_status yg__symbolic_sigmoid_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:334] */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor  [specs/derivatives.yaml:343] */
 yg_status yg__symbolic_relu_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -100,7 +100,7 @@ yg_status yg__symbolic_relu_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:344] */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:353] */
 yg_status yg__symbolic_gelu_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -157,7 +157,7 @@ yg_status yg__symbolic_gelu_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:351] */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:360] */
 yg_status yg__symbolic_gelu_tanh_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -294,7 +294,7 @@ yg_status yg__symbolic_gelu_tanh_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:356] */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/derivatives.yaml:365] */
 yg_status yg__symbolic_silu_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -348,7 +348,7 @@ yg_status yg__symbolic_silu_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
- * [specs/derivatives.yaml:361] */
+ * [specs/derivatives.yaml:370] */
 yg_status yg__symbolic_elu_backward(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -394,7 +394,7 @@ yg_status yg__symbolic_elu_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
- * [specs/derivatives.yaml:367] */
+ * [specs/derivatives.yaml:376] */
 yg_status yg__symbolic_leaky_relu_backward(yg_sym *s, const yg_ir_node *node)
 {
     double negative_slope = 0;
@@ -414,7 +414,7 @@ yg_status yg__symbolic_leaky_relu_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
- * [specs/derivatives.yaml:373] */
+ * [specs/derivatives.yaml:382] */
 yg_status yg__symbolic_softplus_backward(yg_sym *s, const yg_ir_node *node)
 {
     double beta = 0;
@@ -473,7 +473,7 @@ yg_status yg__symbolic_softplus_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
- * [specs/derivatives.yaml:379] */
+ * [specs/derivatives.yaml:388] */
 yg_status yg__symbolic_hardtanh_backward(yg_sym *s, const yg_ir_node *node)
 {
     double min_val = 0;

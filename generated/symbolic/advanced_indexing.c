@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:702] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/derivatives.yaml:711] */
 yg_status yg__symbolic_index(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -27,7 +27,7 @@ yg_status yg__symbolic_index(yg_sym *s, const yg_ir_node *node)
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
- * [specs/derivatives.yaml:705] */
+ * [specs/derivatives.yaml:714] */
 yg_status yg__symbolic_index_put(yg_sym *s, const yg_ir_node *node)
 {
     bool accumulate = false;

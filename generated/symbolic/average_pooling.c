@@ -10,7 +10,7 @@
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
- * [specs/derivatives.yaml:800] */
+ * [specs/derivatives.yaml:809] */
 yg_status yg__symbolic_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -44,7 +44,7 @@ yg_status yg__symbolic_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
- * [specs/derivatives.yaml:804] */
+ * [specs/derivatives.yaml:813] */
 yg_status yg__symbolic_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -74,7 +74,7 @@ yg_status yg__symbolic_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:807] */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:816] */
 yg_status yg__symbolic_adaptive_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -92,7 +92,7 @@ yg_status yg__symbolic_adaptive_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:814] */
+ * [specs/derivatives.yaml:823] */
 yg_status yg__symbolic_adaptive_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -111,7 +111,7 @@ yg_status yg__symbolic_adaptive_avg_pool2d_backward(yg_sym *s, const yg_ir_node 
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
- * [specs/derivatives.yaml:817] */
+ * [specs/derivatives.yaml:826] */
 yg_status yg__symbolic_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -148,7 +148,7 @@ yg_status yg__symbolic_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
- * [specs/derivatives.yaml:821] */
+ * [specs/derivatives.yaml:830] */
 yg_status yg__symbolic_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -181,7 +181,7 @@ yg_status yg__symbolic_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:824] */
+/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:833] */
 yg_status yg__symbolic_adaptive_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -199,7 +199,7 @@ yg_status yg__symbolic_adaptive_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 }
 
 /* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:827] */
+ * [specs/derivatives.yaml:836] */
 yg_status yg__symbolic_adaptive_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* maximum(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:58] */
+/* maximum(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:67] */
 yg_status yg__symbolic_maximum(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -35,7 +35,7 @@ yg_status yg__symbolic_maximum(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* minimum(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:62] */
+/* minimum(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:71] */
 yg_status yg__symbolic_minimum(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -62,7 +62,7 @@ yg_status yg__symbolic_minimum(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* atan2(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:68] */
+/* atan2(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:77] */
 yg_status yg__symbolic_atan2(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -81,7 +81,7 @@ yg_status yg__symbolic_atan2(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* remainder(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:71] */
+/* remainder(Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:80] */
 yg_status yg__symbolic_remainder(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -112,7 +112,7 @@ yg_status yg__symbolic_remainder(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/derivatives.yaml:75] */
+/* remainder.Scalar(Tensor self, Scalar other) -> Tensor  [specs/derivatives.yaml:84] */
 yg_status yg__symbolic_remainder_scalar(yg_sym *s, const yg_ir_node *node)
 {
     (void)node;
@@ -123,7 +123,7 @@ yg_status yg__symbolic_remainder_scalar(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/derivatives.yaml:78] */
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor  [specs/derivatives.yaml:87] */
 yg_status yg__symbolic_pow_tensor(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/derivatives.yaml:84] */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor  [specs/derivatives.yaml:93] */
 yg_status yg__symbolic_lerp(yg_sym *s, const yg_ir_node *node)
 {
     double weight = 0;
@@ -34,7 +34,7 @@ yg_status yg__symbolic_lerp(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor  [specs/derivatives.yaml:88] */
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor  [specs/derivatives.yaml:97] */
 yg_status yg__symbolic_lerp_tensor(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -78,7 +78,7 @@ yg_status yg__symbolic_lerp_tensor(yg_sym *s, const yg_ir_node *node)
 }
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:93] */
+ * [specs/derivatives.yaml:102] */
 yg_status yg__symbolic_addcmul(yg_sym *s, const yg_ir_node *node)
 {
     double value = 0;
@@ -117,7 +117,7 @@ yg_status yg__symbolic_addcmul(yg_sym *s, const yg_ir_node *node)
 }
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
- * [specs/derivatives.yaml:98] */
+ * [specs/derivatives.yaml:107] */
 yg_status yg__symbolic_addcdiv(yg_sym *s, const yg_ir_node *node)
 {
     double value = 0;
@@ -163,7 +163,7 @@ yg_status yg__symbolic_addcdiv(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:103] */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor  [specs/derivatives.yaml:112] */
 yg_status yg__symbolic_where(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -191,7 +191,7 @@ yg_status yg__symbolic_where(yg_sym *s, const yg_ir_node *node)
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
- * [specs/derivatives.yaml:108] */
+ * [specs/derivatives.yaml:117] */
 yg_status yg__symbolic_where_scalarother(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -210,7 +210,7 @@ yg_status yg__symbolic_where_scalarother(yg_sym *s, const yg_ir_node *node)
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:112] */
+ * [specs/derivatives.yaml:121] */
 yg_status yg__symbolic_where_scalarself(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -228,7 +228,7 @@ yg_status yg__symbolic_where_scalarself(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor  [specs/derivatives.yaml:116] */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor  [specs/derivatives.yaml:125] */
 yg_status yg__symbolic_masked_fill(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

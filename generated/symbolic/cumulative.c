@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* cumsum(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:466] */
+/* cumsum(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:475] */
 yg_status yg__symbolic_cumsum(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -26,7 +26,7 @@ yg_status yg__symbolic_cumsum(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* cumprod(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:469] */
+/* cumprod(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:478] */
 yg_status yg__symbolic_cumprod(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -46,7 +46,7 @@ yg_status yg__symbolic_cumprod(yg_sym *s, const yg_ir_node *node)
 }
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
- * [specs/derivatives.yaml:475] */
+ * [specs/derivatives.yaml:484] */
 yg_status yg__symbolic_cumprod_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:865] */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor  [specs/derivatives.yaml:874] */
 yg_status yg__symbolic_to_copy(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

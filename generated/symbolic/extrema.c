@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:482] */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:491] */
 yg_status yg__symbolic_amax(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -31,7 +31,7 @@ yg_status yg__symbolic_amax(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:485] */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor  [specs/derivatives.yaml:494] */
 yg_status yg__symbolic_amin(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -55,7 +55,7 @@ yg_status yg__symbolic_amin(yg_sym *s, const yg_ir_node *node)
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:490] */
+ * [specs/derivatives.yaml:499] */
 yg_status yg__symbolic_max_dim(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -79,7 +79,7 @@ yg_status yg__symbolic_max_dim(yg_sym *s, const yg_ir_node *node)
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
- * [specs/derivatives.yaml:494] */
+ * [specs/derivatives.yaml:503] */
 yg_status yg__symbolic_min_dim(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -104,7 +104,7 @@ yg_status yg__symbolic_min_dim(yg_sym *s, const yg_ir_node *node)
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:502] */
+ * [specs/derivatives.yaml:511] */
 yg_status yg__symbolic_minmax_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:662] */
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:671] */
 yg_status yg__symbolic_index_select(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -29,7 +29,7 @@ yg_status yg__symbolic_index_select(yg_sym *s, const yg_ir_node *node)
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:666] */
+ * [specs/derivatives.yaml:675] */
 yg_status yg__symbolic_index_select_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -48,7 +48,7 @@ yg_status yg__symbolic_index_select_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:670] */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor  [specs/derivatives.yaml:679] */
 yg_status yg__symbolic_gather(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -69,7 +69,7 @@ yg_status yg__symbolic_gather(yg_sym *s, const yg_ir_node *node)
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
- * [specs/derivatives.yaml:674] */
+ * [specs/derivatives.yaml:683] */
 yg_status yg__symbolic_gather_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -89,7 +89,7 @@ yg_status yg__symbolic_gather_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:678] */
+ * [specs/derivatives.yaml:687] */
 yg_status yg__symbolic_scatter(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -120,7 +120,7 @@ yg_status yg__symbolic_scatter(yg_sym *s, const yg_ir_node *node)
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
- * [specs/derivatives.yaml:683] */
+ * [specs/derivatives.yaml:692] */
 yg_status yg__symbolic_scatter_value(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -141,7 +141,7 @@ yg_status yg__symbolic_scatter_value(yg_sym *s, const yg_ir_node *node)
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
- * [specs/derivatives.yaml:687] */
+ * [specs/derivatives.yaml:696] */
 yg_status yg__symbolic_scatter_add(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -165,7 +165,7 @@ yg_status yg__symbolic_scatter_add(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:692] */
+/* tril(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:701] */
 yg_status yg__symbolic_tril(yg_sym *s, const yg_ir_node *node)
 {
     int64_t diagonal = 0;
@@ -183,7 +183,7 @@ yg_status yg__symbolic_tril(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:695] */
+/* triu(Tensor self, int diagonal=0) -> Tensor  [specs/derivatives.yaml:704] */
 yg_status yg__symbolic_triu(yg_sym *s, const yg_ir_node *node)
 {
     int64_t diagonal = 0;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/derivatives.yaml:620] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/derivatives.yaml:629] */
 yg_status yg__symbolic_cat(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -26,7 +26,7 @@ yg_status yg__symbolic_cat(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:623] */
+/* flip(Tensor self, int[] dims) -> Tensor  [specs/derivatives.yaml:632] */
 yg_status yg__symbolic_flip(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dims = {0};
@@ -45,7 +45,7 @@ yg_status yg__symbolic_flip(yg_sym *s, const yg_ir_node *node)
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:629] */
+ * [specs/derivatives.yaml:638] */
 yg_status yg__symbolic_split(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -64,7 +64,7 @@ yg_status yg__symbolic_split(yg_sym *s, const yg_ir_node *node)
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/derivatives.yaml:632] */
+ * [specs/derivatives.yaml:641] */
 yg_status yg__symbolic_split_with_sizes(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -82,7 +82,7 @@ yg_status yg__symbolic_split_with_sizes(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:635] */
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:644] */
 yg_status yg__symbolic_chunk(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -100,7 +100,7 @@ yg_status yg__symbolic_chunk(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:638] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/derivatives.yaml:647] */
 yg_status yg__symbolic_unbind(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

@@ -9,7 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
- * [specs/derivatives.yaml:759] */
+ * [specs/derivatives.yaml:768] */
 yg_status yg__symbolic_embedding(yg_sym *s, const yg_ir_node *node)
 {
     int64_t padding_idx = 0;
@@ -31,7 +31,7 @@ yg_status yg__symbolic_embedding(yg_sym *s, const yg_ir_node *node)
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor
- * [specs/derivatives.yaml:766] */
+ * [specs/derivatives.yaml:775] */
 yg_status yg__symbolic_embedding_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t padding_idx = 0;
@@ -64,7 +64,7 @@ yg_status yg__symbolic_embedding_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
- * [specs/derivatives.yaml:770] */
+ * [specs/derivatives.yaml:779] */
 yg_status yg__symbolic_lstm_cell_gates(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:564] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:573] */
 yg_status yg__symbolic_mm(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -35,7 +35,7 @@ yg_status yg__symbolic_mm(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:568] */
+/* bmm(Tensor self, Tensor mat2) -> Tensor  [specs/derivatives.yaml:577] */
 yg_status yg__symbolic_bmm(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

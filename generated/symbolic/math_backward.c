@@ -9,7 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
- * [specs/derivatives.yaml:385] */
+ * [specs/derivatives.yaml:394] */
 yg_status yg__symbolic_pow_backward(yg_sym *s, const yg_ir_node *node)
 {
     double exponent = 0;
@@ -49,7 +49,7 @@ yg_status yg__symbolic_pow_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
- * [specs/derivatives.yaml:391] */
+ * [specs/derivatives.yaml:400] */
 yg_status yg__symbolic_clamp_backward(yg_sym *s, const yg_ir_node *node)
 {
     double min = 0;
@@ -72,7 +72,7 @@ yg_status yg__symbolic_clamp_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
- * [specs/derivatives.yaml:397] */
+ * [specs/derivatives.yaml:406] */
 yg_status yg__symbolic_clamp_min_backward(yg_sym *s, const yg_ir_node *node)
 {
     double min = 0;
@@ -92,7 +92,7 @@ yg_status yg__symbolic_clamp_min_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
- * [specs/derivatives.yaml:403] */
+ * [specs/derivatives.yaml:412] */
 yg_status yg__symbolic_clamp_max_backward(yg_sym *s, const yg_ir_node *node)
 {
     double max = 0;
@@ -112,7 +112,7 @@ yg_status yg__symbolic_clamp_max_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:409] */
+ * [specs/derivatives.yaml:418] */
 yg_status yg__symbolic_maximum_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -131,7 +131,7 @@ yg_status yg__symbolic_maximum_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
- * [specs/derivatives.yaml:416] */
+ * [specs/derivatives.yaml:425] */
 yg_status yg__symbolic_minimum_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -150,7 +150,7 @@ yg_status yg__symbolic_minimum_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
- * [specs/derivatives.yaml:424] */
+ * [specs/derivatives.yaml:433] */
 yg_status yg__symbolic_pow_backward_self(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -228,7 +228,7 @@ yg_status yg__symbolic_pow_backward_self(yg_sym *s, const yg_ir_node *node)
 }
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent, Tensor output) -> Tensor
- * [specs/derivatives.yaml:432] */
+ * [specs/derivatives.yaml:441] */
 yg_status yg__symbolic_pow_backward_exponent(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -10,7 +10,7 @@
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
  *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
- * [specs/derivatives.yaml:747] */
+ * [specs/derivatives.yaml:756] */
 yg_status yg__symbolic_native_layer_norm(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints normalized_shape = {0};

@@ -9,7 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
- * [specs/derivatives.yaml:643] */
+ * [specs/derivatives.yaml:652] */
 yg_status yg__symbolic_constant_pad_nd(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -27,7 +27,7 @@ yg_status yg__symbolic_constant_pad_nd(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:646] */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:655] */
 yg_status yg__symbolic_reflection_pad(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -47,7 +47,7 @@ yg_status yg__symbolic_reflection_pad(yg_sym *s, const yg_ir_node *node)
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:651] */
+ * [specs/derivatives.yaml:660] */
 yg_status yg__symbolic_reflection_pad_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -65,7 +65,7 @@ yg_status yg__symbolic_reflection_pad_backward(yg_sym *s, const yg_ir_node *node
     return yg__sym_status(s);
 }
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:654] */
+/* replication_pad(Tensor self, int[] pad) -> Tensor  [specs/derivatives.yaml:663] */
 yg_status yg__symbolic_replication_pad(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -85,7 +85,7 @@ yg_status yg__symbolic_replication_pad(yg_sym *s, const yg_ir_node *node)
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
- * [specs/derivatives.yaml:657] */
+ * [specs/derivatives.yaml:666] */
 yg_status yg__symbolic_replication_pad_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:832] */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor  [specs/derivatives.yaml:841] */
 yg_status yg__symbolic_upsample_nearest2d(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -26,7 +26,7 @@ yg_status yg__symbolic_upsample_nearest2d(yg_sym *s, const yg_ir_node *node)
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- * [specs/derivatives.yaml:835] */
+ * [specs/derivatives.yaml:844] */
 yg_status yg__symbolic_upsample_nearest2d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -45,7 +45,7 @@ yg_status yg__symbolic_upsample_nearest2d_backward(yg_sym *s, const yg_ir_node *
 
 /* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
  *   float scales_w=0.0) -> Tensor
- * [specs/derivatives.yaml:838] */
+ * [specs/derivatives.yaml:847] */
 yg_status yg__symbolic_upsample_bilinear2d(yg_sym *s, const yg_ir_node *node)
 {
     bool align_corners = false;
@@ -72,7 +72,7 @@ yg_status yg__symbolic_upsample_bilinear2d(yg_sym *s, const yg_ir_node *node)
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
  *   float scales_h=0.0, float scales_w=0.0) -> Tensor
- * [specs/derivatives.yaml:843] */
+ * [specs/derivatives.yaml:852] */
 yg_status yg__symbolic_upsample_bilinear2d_backward(yg_sym *s, const yg_ir_node *node)
 {
     bool align_corners = false;

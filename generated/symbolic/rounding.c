@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/derivatives.yaml:303] */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor  [specs/derivatives.yaml:312] */
 yg_status yg__symbolic_clamp(yg_sym *s, const yg_ir_node *node)
 {
     double min = 0;
@@ -30,7 +30,7 @@ yg_status yg__symbolic_clamp(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/derivatives.yaml:306] */
+/* clamp_min(Tensor self, Scalar min) -> Tensor  [specs/derivatives.yaml:315] */
 yg_status yg__symbolic_clamp_min(yg_sym *s, const yg_ir_node *node)
 {
     double min = 0;
@@ -49,7 +49,7 @@ yg_status yg__symbolic_clamp_min(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/derivatives.yaml:309] */
+/* clamp_max(Tensor self, Scalar max) -> Tensor  [specs/derivatives.yaml:318] */
 yg_status yg__symbolic_clamp_max(yg_sym *s, const yg_ir_node *node)
 {
     double max = 0;
@@ -68,7 +68,7 @@ yg_status yg__symbolic_clamp_max(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* floor(Tensor self) -> Tensor  [specs/derivatives.yaml:312] */
+/* floor(Tensor self) -> Tensor  [specs/derivatives.yaml:321] */
 yg_status yg__symbolic_floor(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -85,7 +85,7 @@ yg_status yg__symbolic_floor(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* ceil(Tensor self) -> Tensor  [specs/derivatives.yaml:315] */
+/* ceil(Tensor self) -> Tensor  [specs/derivatives.yaml:324] */
 yg_status yg__symbolic_ceil(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -102,7 +102,7 @@ yg_status yg__symbolic_ceil(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* round(Tensor self) -> Tensor  [specs/derivatives.yaml:318] */
+/* round(Tensor self) -> Tensor  [specs/derivatives.yaml:327] */
 yg_status yg__symbolic_round(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -119,7 +119,7 @@ yg_status yg__symbolic_round(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* trunc(Tensor self) -> Tensor  [specs/derivatives.yaml:321] */
+/* trunc(Tensor self) -> Tensor  [specs/derivatives.yaml:330] */
 yg_status yg__symbolic_trunc(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

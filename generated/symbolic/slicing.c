@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/derivatives.yaml:603] */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a)  [specs/derivatives.yaml:612] */
 yg_status yg__symbolic_select(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -32,7 +32,7 @@ yg_status yg__symbolic_select(yg_sym *s, const yg_ir_node *node)
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a)
- * [specs/derivatives.yaml:606] */
+ * [specs/derivatives.yaml:615] */
 yg_status yg__symbolic_slice(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -61,7 +61,7 @@ yg_status yg__symbolic_slice(yg_sym *s, const yg_ir_node *node)
 }
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
- * [specs/derivatives.yaml:609] */
+ * [specs/derivatives.yaml:618] */
 yg_status yg__symbolic_select_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -84,7 +84,7 @@ yg_status yg__symbolic_select_backward(yg_sym *s, const yg_ir_node *node)
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor
- * [specs/derivatives.yaml:612] */
+ * [specs/derivatives.yaml:621] */
 yg_status yg__symbolic_slice_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

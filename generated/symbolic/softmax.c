@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:715] */
+/* log_softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:724] */
 yg_status yg__symbolic_log_softmax(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -28,7 +28,7 @@ yg_status yg__symbolic_log_softmax(yg_sym *s, const yg_ir_node *node)
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
- * [specs/derivatives.yaml:721] */
+ * [specs/derivatives.yaml:730] */
 yg_status yg__symbolic_log_softmax_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -65,7 +65,7 @@ yg_status yg__symbolic_log_softmax_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:725] */
+/* softmax(Tensor self, int dim) -> Tensor  [specs/derivatives.yaml:734] */
 yg_status yg__symbolic_softmax(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

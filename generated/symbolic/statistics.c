@@ -9,7 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:533] */
+ * [specs/derivatives.yaml:542] */
 yg_status yg__symbolic_var(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -35,7 +35,7 @@ yg_status yg__symbolic_var(yg_sym *s, const yg_ir_node *node)
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:537] */
+ * [specs/derivatives.yaml:546] */
 yg_status yg__symbolic_std(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -70,7 +70,7 @@ yg_status yg__symbolic_std(yg_sym *s, const yg_ir_node *node)
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
- * [specs/derivatives.yaml:542] */
+ * [specs/derivatives.yaml:551] */
 yg_status yg__symbolic_var_mean(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -107,7 +107,7 @@ yg_status yg__symbolic_var_mean(yg_sym *s, const yg_ir_node *node)
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:545] */
+ * [specs/derivatives.yaml:554] */
 yg_status yg__symbolic_norm(yg_sym *s, const yg_ir_node *node)
 {
     double p = 0;
@@ -135,7 +135,7 @@ yg_status yg__symbolic_norm(yg_sym *s, const yg_ir_node *node)
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor
- * [specs/derivatives.yaml:554] */
+ * [specs/derivatives.yaml:563] */
 yg_status yg__symbolic_norm_backward(yg_sym *s, const yg_ir_node *node)
 {
     double p = 0;
@@ -235,7 +235,7 @@ yg_status yg__symbolic_norm_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/derivatives.yaml:559] */
+ * [specs/derivatives.yaml:568] */
 yg_status yg__symbolic_logsumexp(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:440] */
+/* sum(Tensor self) -> Tensor  [specs/derivatives.yaml:449] */
 yg_status yg__symbolic_sum(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -25,7 +25,7 @@ yg_status yg__symbolic_sum(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:443] */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:452] */
 yg_status yg__symbolic_sum_dim(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -47,7 +47,7 @@ yg_status yg__symbolic_sum_dim(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:446] */
+/* mean(Tensor self) -> Tensor  [specs/derivatives.yaml:455] */
 yg_status yg__symbolic_mean(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -68,7 +68,7 @@ yg_status yg__symbolic_mean(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:449] */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:458] */
 yg_status yg__symbolic_mean_dim(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -90,7 +90,7 @@ yg_status yg__symbolic_mean_dim(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:452] */
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor  [specs/derivatives.yaml:461] */
 yg_status yg__symbolic_prod_dim(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -113,7 +113,7 @@ yg_status yg__symbolic_prod_dim(yg_sym *s, const yg_ir_node *node)
 }
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
- * [specs/derivatives.yaml:459] */
+ * [specs/derivatives.yaml:468] */
 yg_status yg__symbolic_prod_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:256] */
+/* tanh(Tensor self) -> Tensor  [specs/derivatives.yaml:265] */
 yg_status yg__symbolic_tanh(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -25,7 +25,7 @@ yg_status yg__symbolic_tanh(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* sin(Tensor self) -> Tensor  [specs/derivatives.yaml:259] */
+/* sin(Tensor self) -> Tensor  [specs/derivatives.yaml:268] */
 yg_status yg__symbolic_sin(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -45,7 +45,7 @@ yg_status yg__symbolic_sin(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* cos(Tensor self) -> Tensor  [specs/derivatives.yaml:262] */
+/* cos(Tensor self) -> Tensor  [specs/derivatives.yaml:271] */
 yg_status yg__symbolic_cos(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -68,7 +68,7 @@ yg_status yg__symbolic_cos(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* tan(Tensor self) -> Tensor  [specs/derivatives.yaml:265] */
+/* tan(Tensor self) -> Tensor  [specs/derivatives.yaml:274] */
 yg_status yg__symbolic_tan(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -94,7 +94,7 @@ yg_status yg__symbolic_tan(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* erf(Tensor self) -> Tensor  [specs/derivatives.yaml:269] */
+/* erf(Tensor self) -> Tensor  [specs/derivatives.yaml:278] */
 yg_status yg__symbolic_erf(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

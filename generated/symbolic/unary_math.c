@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* neg(Tensor self) -> Tensor  [specs/derivatives.yaml:215] */
+/* neg(Tensor self) -> Tensor  [specs/derivatives.yaml:224] */
 yg_status yg__symbolic_neg(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -24,7 +24,7 @@ yg_status yg__symbolic_neg(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* exp(Tensor self) -> Tensor  [specs/derivatives.yaml:218] */
+/* exp(Tensor self) -> Tensor  [specs/derivatives.yaml:227] */
 yg_status yg__symbolic_exp(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -41,7 +41,7 @@ yg_status yg__symbolic_exp(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* log(Tensor self) -> Tensor  [specs/derivatives.yaml:221] */
+/* log(Tensor self) -> Tensor  [specs/derivatives.yaml:230] */
 yg_status yg__symbolic_log(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -58,7 +58,7 @@ yg_status yg__symbolic_log(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* sqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:224] */
+/* sqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:233] */
 yg_status yg__symbolic_sqrt(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -79,7 +79,7 @@ yg_status yg__symbolic_sqrt(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/derivatives.yaml:227] */
+/* pow(Tensor self, Scalar exponent) -> Tensor  [specs/derivatives.yaml:236] */
 yg_status yg__symbolic_pow(yg_sym *s, const yg_ir_node *node)
 {
     double exponent = 0;
@@ -98,7 +98,7 @@ yg_status yg__symbolic_pow(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* abs(Tensor self) -> Tensor  [specs/derivatives.yaml:230] */
+/* abs(Tensor self) -> Tensor  [specs/derivatives.yaml:239] */
 yg_status yg__symbolic_abs(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -118,7 +118,7 @@ yg_status yg__symbolic_abs(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* sign(Tensor self) -> Tensor  [specs/derivatives.yaml:235] */
+/* sign(Tensor self) -> Tensor  [specs/derivatives.yaml:244] */
 yg_status yg__symbolic_sign(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -135,7 +135,7 @@ yg_status yg__symbolic_sign(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* expm1(Tensor self) -> Tensor  [specs/derivatives.yaml:238] */
+/* expm1(Tensor self) -> Tensor  [specs/derivatives.yaml:247] */
 yg_status yg__symbolic_expm1(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -157,7 +157,7 @@ yg_status yg__symbolic_expm1(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* log1p(Tensor self) -> Tensor  [specs/derivatives.yaml:241] */
+/* log1p(Tensor self) -> Tensor  [specs/derivatives.yaml:250] */
 yg_status yg__symbolic_log1p(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -179,7 +179,7 @@ yg_status yg__symbolic_log1p(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* log2(Tensor self) -> Tensor  [specs/derivatives.yaml:245] */
+/* log2(Tensor self) -> Tensor  [specs/derivatives.yaml:254] */
 yg_status yg__symbolic_log2(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -200,7 +200,7 @@ yg_status yg__symbolic_log2(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* rsqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:248] */
+/* rsqrt(Tensor self) -> Tensor  [specs/derivatives.yaml:257] */
 yg_status yg__symbolic_rsqrt(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -225,7 +225,7 @@ yg_status yg__symbolic_rsqrt(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* reciprocal(Tensor self) -> Tensor  [specs/derivatives.yaml:251] */
+/* reciprocal(Tensor self) -> Tensor  [specs/derivatives.yaml:260] */
 yg_status yg__symbolic_reciprocal(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:574] */
+/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  [specs/derivatives.yaml:583] */
 yg_status yg__symbolic_transpose(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim0 = 0;
@@ -29,7 +29,7 @@ yg_status yg__symbolic_transpose(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:577] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:586] */
 yg_status yg__symbolic_t(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -45,7 +45,7 @@ yg_status yg__symbolic_t(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:580] */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:589] */
 yg_status yg__symbolic_view(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -62,7 +62,7 @@ yg_status yg__symbolic_view(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:583] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/derivatives.yaml:592] */
 yg_status yg__symbolic_expand(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -79,7 +79,7 @@ yg_status yg__symbolic_expand(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:586] */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:595] */
 yg_status yg__symbolic_unsqueeze(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -96,7 +96,7 @@ yg_status yg__symbolic_unsqueeze(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:589] */
+/* clone(Tensor self) -> Tensor  [specs/derivatives.yaml:598] */
 yg_status yg__symbolic_clone(yg_sym *s, const yg_ir_node *node)
 {
     (void)node;
@@ -107,7 +107,7 @@ yg_status yg__symbolic_clone(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:592] */
+/* squeeze(Tensor(a) self) -> Tensor(a)  [specs/derivatives.yaml:601] */
 yg_status yg__symbolic_squeeze(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -124,7 +124,7 @@ yg_status yg__symbolic_squeeze(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:595] */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  [specs/derivatives.yaml:604] */
 yg_status yg__symbolic_squeeze_dim(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -141,7 +141,7 @@ yg_status yg__symbolic_squeeze_dim(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/derivatives.yaml:598] */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)  [specs/derivatives.yaml:607] */
 yg_status yg__symbolic_permute(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dims = {0};

@@ -96,7 +96,7 @@ static yg_status split_traced(const yg_tensor *self,
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:148] */
+ * [specs/native_functions.yaml:161] */
 yg_status yg_split(const yg_tensor *self,
                    int64_t split_size,
                    int64_t dim,
@@ -177,7 +177,7 @@ static yg_status split_with_sizes_traced(const yg_tensor *self,
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:153] */
+ * [specs/native_functions.yaml:166] */
 yg_status yg_split_with_sizes(const yg_tensor *self,
                               const int64_t *split_sizes,
                               int64_t split_sizes_len,
@@ -247,7 +247,7 @@ static yg_status unbind_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:158] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:171] */
 yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len)
 {
     const yg_tensor *inputs[1] = {self};
@@ -302,7 +302,7 @@ static yg_status chunk_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:163] */
+/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:176] */
 yg_status yg_chunk(const yg_tensor *self, int64_t chunks, yg_tensor ***out, int64_t *out_len)
 {
     yg_status st;
@@ -378,7 +378,7 @@ static yg_status index_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:166] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:179] */
 yg_status yg_index(const yg_tensor *self,
                    const yg_tensor *const *indices,
                    int64_t indices_len,
@@ -457,7 +457,7 @@ static yg_status index_backward_traced(const yg_tensor *grad_output,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:169] */
+ * [specs/native_functions.yaml:182] */
 yg_status yg_index_backward(const yg_tensor *grad_output,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,
@@ -564,7 +564,7 @@ static yg_status cat_then_traced(const yg_tensor *const *tensors,
     return yg__trace_end_node();
 }
 
-/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:174] */
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:187] */
 yg_status yg_cat_then(const yg_tensor *const *tensors,
                       int64_t tensors_len,
                       const yg_tensor *other,
@@ -656,7 +656,7 @@ static yg_status convert_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor
     return yg__trace_end_node();
 }
 
-/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:181] */
+/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:194] */
 yg_status yg_convert(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -738,7 +738,7 @@ static yg_status round_trip_traced(const yg_tensor *self, yg_dtype via, yg_tenso
     return yg__trace_end_node();
 }
 
-/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:185] */
+/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:198] */
 yg_status yg_round_trip(const yg_tensor *self, yg_dtype via, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -824,7 +824,7 @@ static yg_status total_traced(const yg_tensor *self, const yg_dtype *dtype, yg_t
     return yg__trace_end_node();
 }
 
-/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:188] */
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:201] */
 yg_status yg_total(const yg_tensor *self, const yg_dtype *dtype, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -896,7 +896,7 @@ static yg_status total_backward_traced(const yg_tensor *grad,
 }
 
 /* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype, ScalarType? dtype) -> Tensor
- * [specs/native_functions.yaml:192] */
+ * [specs/native_functions.yaml:205] */
 yg_status yg_total_backward(const yg_tensor *grad,
                             const int64_t *self_sizes,
                             int64_t self_sizes_len,
@@ -990,7 +990,7 @@ static yg_status narrow_copy_traced(const yg_tensor *self,
 }
 
 /* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
- * [specs/native_functions.yaml:198] */
+ * [specs/native_functions.yaml:211] */
 yg_status yg_narrow_copy(const yg_tensor *self,
                          int64_t dim,
                          int64_t start,
@@ -1093,7 +1093,7 @@ static yg_status pad_dim_traced(const yg_tensor *self,
 }
 
 /* pad_dim(Tensor self, int dim, int before, int after) -> Tensor
- * [specs/native_functions.yaml:201] */
+ * [specs/native_functions.yaml:214] */
 yg_status yg_pad_dim(const yg_tensor *self,
                      int64_t dim,
                      int64_t before,

@@ -45,7 +45,7 @@ static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:49] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:62] */
 yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -97,7 +97,7 @@ static yg_status sign_backward_traced(const yg_tensor *grad_output,
     return yg__trace_end_node();
 }
 
-/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:54] */
+/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:67] */
 yg_status yg_sign_backward(const yg_tensor *grad_output, const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {grad_output, self};
@@ -179,7 +179,7 @@ static yg_status sum_dim_traced(const yg_tensor *self,
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:58] */
+ * [specs/native_functions.yaml:71] */
 yg_status yg_sum_dim(const yg_tensor *self,
                      const int64_t *dim,
                      int64_t dim_len,
@@ -276,7 +276,7 @@ static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tens
     return yg__trace_end_node();
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:64] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:77] */
 yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, mat2};
@@ -354,7 +354,7 @@ static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:71] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:84] */
 yg_status yg_t(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -421,7 +421,7 @@ static yg_status expand_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:75] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:88] */
 yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -476,7 +476,7 @@ static yg_status linear_traced(const yg_tensor *input,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:80] */
+ * [specs/native_functions.yaml:93] */
 yg_status yg_linear(const yg_tensor *input,
                     const yg_tensor *weight,
                     const yg_tensor *bias,
@@ -566,7 +566,7 @@ static yg_status cat_traced(const yg_tensor *const *tensors,
     return yg__trace_end_node();
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:84] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:97] */
 yg_status yg_cat(const yg_tensor *const *tensors,
                  int64_t tensors_len,
                  int64_t dim,
@@ -644,7 +644,7 @@ static yg_status argmax_traced(const yg_tensor *self,
 }
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:89] */
+ * [specs/native_functions.yaml:102] */
 yg_status yg_argmax(const yg_tensor *self, const int64_t *dim, bool keepdim, yg_tensor **out)
 {
     yg_device dev;
@@ -724,7 +724,7 @@ static yg_status pool_traced(const yg_tensor *self,
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor
- * [specs/native_functions.yaml:95] */
+ * [specs/native_functions.yaml:108] */
 yg_status yg_pool(const yg_tensor *self,
                   const int64_t *kernel_size,
                   int64_t kernel_size_len,
@@ -819,7 +819,7 @@ static yg_status pool_backward_traced(const yg_tensor *grad,
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
  *   Tensor grad_scale)
- * [specs/native_functions.yaml:100] */
+ * [specs/native_functions.yaml:113] */
 yg_status yg_pool_backward(const yg_tensor *grad,
                            const yg_tensor *self,
                            const bool *output_mask,
@@ -916,7 +916,7 @@ static yg_status max_dim_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:104] */
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:117] */
 yg_status yg_max_dim(const yg_tensor *self, int64_t dim, yg_tensor **out0, yg_tensor **out1)
 {
     const yg_tensor *inputs[1] = {self};
@@ -992,7 +992,7 @@ static yg_status max_dim_backward_traced(const yg_tensor *grad,
 }
 
 /* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:108] */
+ * [specs/native_functions.yaml:121] */
 yg_status yg_max_dim_backward(const yg_tensor *grad,
                               int64_t dim,
                               const yg_tensor *indices,
@@ -1093,7 +1093,7 @@ static yg_status sincos_traced(const yg_tensor *self, yg_tensor **out_sin, yg_te
     return yg__trace_end_node();
 }
 
-/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:113] */
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:126] */
 yg_status yg_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1187,7 +1187,7 @@ static yg_status scaled_traced(const yg_tensor *self, const yg_tensor *scale, yg
     return yg__trace_end_node();
 }
 
-/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:117] */
+/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:130] */
 yg_status yg_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, scale};
@@ -1261,7 +1261,7 @@ static yg_status scaled_backward_traced(const yg_tensor *grad,
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)
- * [specs/native_functions.yaml:120] */
+ * [specs/native_functions.yaml:133] */
 yg_status yg_scaled_backward(const yg_tensor *grad,
                              const yg_tensor *self,
                              const yg_tensor *scale,
@@ -1330,7 +1330,7 @@ static yg_status mul_out_traced(const yg_tensor *self,
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
- * [specs/native_functions.yaml:124] */
+ * [specs/native_functions.yaml:137] */
 yg_status yg_mul_out(const yg_tensor *self,
                      const yg_tensor *other,
                      yg_tensor *dest,
@@ -1402,7 +1402,7 @@ static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
     return yg__trace_end_node();
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:128] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:141] */
 yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1476,7 +1476,7 @@ static yg_status noise_traced(const int64_t *size,
 
 /* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:133] */
+ * [specs/native_functions.yaml:146] */
 yg_status yg_noise(const int64_t *size,
                    int64_t size_len,
                    yg_generator *generator,
@@ -1523,7 +1523,7 @@ static yg_status noise_like_traced(const yg_tensor *self, yg_device device, yg_t
     return yg__trace_end_node();
 }
 
-/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:137] */
+/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:150] */
 yg_status yg_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -1579,7 +1579,7 @@ static yg_status running_scale_traced(const yg_tensor *self,
 }
 
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
- * [specs/native_functions.yaml:141] */
+ * [specs/native_functions.yaml:154] */
 yg_status yg_running_scale(const yg_tensor *self,
                            yg_tensor *running,
                            double momentum,

@@ -11,7 +11,7 @@
 #include "yagrad/ops.h"
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:148] */
+ * [specs/native_functions.yaml:161] */
 yg_status yg__boxed_split(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -30,7 +30,7 @@ yg_status yg__boxed_split(const yg_ir_node *node,
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
- * [specs/native_functions.yaml:153] */
+ * [specs/native_functions.yaml:166] */
 yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -53,7 +53,7 @@ yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:158] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]  [specs/native_functions.yaml:171] */
 yg_status yg__boxed_unbind(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -69,7 +69,7 @@ yg_status yg__boxed_unbind(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:163] */
+/* chunk(Tensor self, int chunks) -> Tensor[]  [specs/native_functions.yaml:176] */
 yg_status yg__boxed_chunk(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -85,7 +85,7 @@ yg_status yg__boxed_chunk(const yg_ir_node *node,
     return yg__box_list_out(node, items, len, out);
 }
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:166] */
+/* index(Tensor self, Tensor?[] indices) -> Tensor  [specs/native_functions.yaml:179] */
 yg_status yg__boxed_index(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -96,7 +96,7 @@ yg_status yg__boxed_index(const yg_ir_node *node,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
- * [specs/native_functions.yaml:169] */
+ * [specs/native_functions.yaml:182] */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -113,7 +113,7 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
                              &out[0]);
 }
 
-/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:174] */
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:187] */
 yg_status yg__boxed_cat_then(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -123,7 +123,7 @@ yg_status yg__boxed_cat_then(const yg_ir_node *node,
     return yg_cat_then((const yg_tensor *const *)in, n_in - 1, in[n_in - 1], &out[0]);
 }
 
-/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:181] */
+/* convert(Tensor self, ScalarType dtype) -> Tensor  [specs/native_functions.yaml:194] */
 yg_status yg__boxed_convert(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -136,7 +136,7 @@ yg_status yg__boxed_convert(const yg_ir_node *node,
     return yg_convert(in[0], dtype, &out[0]);
 }
 
-/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:185] */
+/* round_trip(Tensor self, ScalarType via) -> Tensor  [specs/native_functions.yaml:198] */
 yg_status yg__boxed_round_trip(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -149,7 +149,7 @@ yg_status yg__boxed_round_trip(const yg_ir_node *node,
     return yg_round_trip(in[0], via, &out[0]);
 }
 
-/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:188] */
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor  [specs/native_functions.yaml:201] */
 yg_status yg__boxed_total(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -164,7 +164,7 @@ yg_status yg__boxed_total(const yg_ir_node *node,
 }
 
 /* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype, ScalarType? dtype) -> Tensor
- * [specs/native_functions.yaml:192] */
+ * [specs/native_functions.yaml:205] */
 yg_status yg__boxed_total_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -183,7 +183,7 @@ yg_status yg__boxed_total_backward(const yg_ir_node *node,
 }
 
 /* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
- * [specs/native_functions.yaml:198] */
+ * [specs/native_functions.yaml:211] */
 yg_status yg__boxed_narrow_copy(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -201,7 +201,7 @@ yg_status yg__boxed_narrow_copy(const yg_ir_node *node,
 }
 
 /* pad_dim(Tensor self, int dim, int before, int after) -> Tensor
- * [specs/native_functions.yaml:201] */
+ * [specs/native_functions.yaml:214] */
 yg_status yg__boxed_pad_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

@@ -59,8 +59,32 @@ yg_status yg__boxed_mul(const yg_ir_node *node,
     return yg_mul(in[0], in[1], &out[0]);
 }
 
+/* floor_divide(Tensor self, Tensor other) -> Tensor  [specs/native_functions.yaml:36] */
+yg_status yg__boxed_floor_divide(const yg_ir_node *node,
+                                 yg_tensor *const *in,
+                                 int32_t n_in,
+                                 yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_floor_divide(in[0], in[1], &out[0]);
+}
+
+/* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor  [specs/native_functions.yaml:41] */
+yg_status yg__boxed_floor_divide_scalar(const yg_ir_node *node,
+                                        yg_tensor *const *in,
+                                        int32_t n_in,
+                                        yg_tensor **out)
+{
+    double other = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_double(node, "other", NULL, &other));
+    return yg_floor_divide_scalar(in[0], other, &out[0]);
+}
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
- * [specs/native_functions.yaml:34] */
+ * [specs/native_functions.yaml:47] */
 yg_status yg__boxed_add_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -73,7 +97,7 @@ yg_status yg__boxed_add_(const yg_ir_node *node,
     return yg_add_(in[0], in[1], alpha, &out[0]);
 }
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:40] */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)  [specs/native_functions.yaml:53] */
 yg_status yg__boxed_mul_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -84,7 +108,7 @@ yg_status yg__boxed_mul_(const yg_ir_node *node,
     return yg_mul_(in[0], in[1], &out[0]);
 }
 
-/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:43] */
+/* exp_(Tensor(a!) self) -> Tensor(a!)  [specs/native_functions.yaml:56] */
 yg_status yg__boxed_exp_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,

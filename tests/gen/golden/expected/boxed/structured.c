@@ -10,7 +10,7 @@
 
 #include "yagrad/ops.h"
 
-/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:49] */
+/* clone(Tensor self) -> Tensor  [specs/native_functions.yaml:62] */
 yg_status yg__boxed_clone(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -21,7 +21,7 @@ yg_status yg__boxed_clone(const yg_ir_node *node,
     return yg_clone(in[0], &out[0]);
 }
 
-/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:54] */
+/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:67] */
 yg_status yg__boxed_sign_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -33,7 +33,7 @@ yg_status yg__boxed_sign_backward(const yg_ir_node *node,
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:58] */
+ * [specs/native_functions.yaml:71] */
 yg_status yg__boxed_sum_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -48,7 +48,7 @@ yg_status yg__boxed_sum_dim(const yg_ir_node *node,
     return yg_sum_dim(in[0], dim.items, dim.len, keepdim, &out[0]);
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:64] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:77] */
 yg_status yg__boxed_mm(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -59,7 +59,7 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
     return yg_mm(in[0], in[1], &out[0]);
 }
 
-/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:71] */
+/* t(Tensor(a) self) -> Tensor(a)  [specs/native_functions.yaml:84] */
 yg_status yg__boxed_t(const yg_ir_node *node,
                       yg_tensor *const *in,
                       int32_t n_in,
@@ -70,7 +70,7 @@ yg_status yg__boxed_t(const yg_ir_node *node,
     return yg_t(in[0], &out[0]);
 }
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:75] */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)  [specs/native_functions.yaml:88] */
 yg_status yg__boxed_expand(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -84,7 +84,7 @@ yg_status yg__boxed_expand(const yg_ir_node *node,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
- * [specs/native_functions.yaml:80] */
+ * [specs/native_functions.yaml:93] */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -95,7 +95,7 @@ yg_status yg__boxed_linear(const yg_ir_node *node,
     return yg_linear(in[0], in[1], in[2], &out[0]);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:84] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:97] */
 yg_status yg__boxed_cat(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -108,7 +108,7 @@ yg_status yg__boxed_cat(const yg_ir_node *node,
 }
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:89] */
+ * [specs/native_functions.yaml:102] */
 yg_status yg__boxed_argmax(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -126,7 +126,7 @@ yg_status yg__boxed_argmax(const yg_ir_node *node,
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor
- * [specs/native_functions.yaml:95] */
+ * [specs/native_functions.yaml:108] */
 yg_status yg__boxed_pool(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -164,7 +164,7 @@ yg_status yg__boxed_pool(const yg_ir_node *node,
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
  *   Tensor grad_scale)
- * [specs/native_functions.yaml:100] */
+ * [specs/native_functions.yaml:113] */
 yg_status yg__boxed_pool_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -177,7 +177,7 @@ yg_status yg__boxed_pool_backward(const yg_ir_node *node,
     return yg_pool_backward(in[0], in[1], output_mask, &out[0], &out[1]);
 }
 
-/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:104] */
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)  [specs/native_functions.yaml:117] */
 yg_status yg__boxed_max_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -191,7 +191,7 @@ yg_status yg__boxed_max_dim(const yg_ir_node *node,
 }
 
 /* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor
- * [specs/native_functions.yaml:108] */
+ * [specs/native_functions.yaml:121] */
 yg_status yg__boxed_max_dim_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -206,7 +206,7 @@ yg_status yg__boxed_max_dim_backward(const yg_ir_node *node,
     return yg_max_dim_backward(in[0], dim, in[1], sizes.items, sizes.len, &out[0]);
 }
 
-/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:113] */
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos)  [specs/native_functions.yaml:126] */
 yg_status yg__boxed_sincos(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -217,7 +217,7 @@ yg_status yg__boxed_sincos(const yg_ir_node *node,
     return yg_sincos(in[0], &out[0], &out[1]);
 }
 
-/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:117] */
+/* scaled(Tensor self, Tensor scale) -> Tensor  [specs/native_functions.yaml:130] */
 yg_status yg__boxed_scaled(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -230,7 +230,7 @@ yg_status yg__boxed_scaled(const yg_ir_node *node,
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)
- * [specs/native_functions.yaml:120] */
+ * [specs/native_functions.yaml:133] */
 yg_status yg__boxed_scaled_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -244,7 +244,7 @@ yg_status yg__boxed_scaled_backward(const yg_ir_node *node,
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
- * [specs/native_functions.yaml:124] */
+ * [specs/native_functions.yaml:137] */
 yg_status yg__boxed_mul_out(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -255,7 +255,7 @@ yg_status yg__boxed_mul_out(const yg_ir_node *node,
     return yg_mul_out(in[0], in[1], in[2], &out[0]);
 }
 
-/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:128] */
+/* sign(Tensor self) -> Tensor  [specs/native_functions.yaml:141] */
 yg_status yg__boxed_sign(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -268,7 +268,7 @@ yg_status yg__boxed_sign(const yg_ir_node *node,
 
 /* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
- * [specs/native_functions.yaml:133] */
+ * [specs/native_functions.yaml:146] */
 yg_status yg__boxed_noise(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -288,7 +288,7 @@ yg_status yg__boxed_noise(const yg_ir_node *node,
     return yg_noise(size.items, size.len, NULL, dtype, device, &out[0]);
 }
 
-/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:137] */
+/* noise_like(Tensor self, Device device) -> Tensor  [specs/native_functions.yaml:150] */
 yg_status yg__boxed_noise_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -302,7 +302,7 @@ yg_status yg__boxed_noise_like(const yg_ir_node *node,
 }
 
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
- * [specs/native_functions.yaml:141] */
+ * [specs/native_functions.yaml:154] */
 yg_status yg__boxed_running_scale(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,

@@ -11,6 +11,8 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "exp", .fn = yg__boxed_exp},
     {.name = "mul.Scalar", .fn = yg__boxed_mul_scalar},
     {.name = "mul", .fn = yg__boxed_mul},
+    {.name = "floor_divide", .fn = yg__boxed_floor_divide},
+    {.name = "floor_divide.Scalar", .fn = yg__boxed_floor_divide_scalar},
     {.name = "add_", .fn = yg__boxed_add_},
     {.name = "mul_", .fn = yg__boxed_mul_},
     {.name = "exp_", .fn = yg__boxed_exp_},
@@ -49,6 +51,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "narrow_copy", .fn = yg__boxed_narrow_copy},
     {.name = "pad_dim", .fn = yg__boxed_pad_dim},
 };
-const int32_t yg__boxed_ops_count = 41;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 41,
+const int32_t yg__boxed_ops_count = 43;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 43,
                "boxed table size");

@@ -32,7 +32,7 @@ static const yg_pointwise_desc sign_backward_desc = {
         },
 };
 
-/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:54] */
+/* sign_backward(Tensor grad_output, Tensor self) -> Tensor  [specs/native_functions.yaml:67] */
 yg_status yg__cpu_sign_backward(const yg_tensor *grad_output,
                                 const yg_tensor *self,
                                 yg_tensor **out)

@@ -9,7 +9,7 @@
 
 #include "jit/boxing.h"
 
-/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:174] */
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor  [specs/native_functions.yaml:187] */
 /* onnx: Concat(tensors, other, axis=0) */
 yg_status yg__onnx_sym_cat_then(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

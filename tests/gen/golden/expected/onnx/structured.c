@@ -10,7 +10,7 @@
 #include "jit/boxing.h"
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
- * [specs/native_functions.yaml:58] */
+ * [specs/native_functions.yaml:71] */
 /* onnx: ReduceSum(self, ints(dim), keepdims=keepdim) */
 yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -29,7 +29,7 @@ yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:64] */
+/* mm(Tensor self, Tensor mat2) -> Tensor  [specs/native_functions.yaml:77] */
 /* onnx: MatMul(self, mat2) */
 yg_status yg__onnx_sym_mm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -42,7 +42,7 @@ yg_status yg__onnx_sym_mm(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:84] */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor  [specs/native_functions.yaml:97] */
 /* onnx: Concat(tensors, axis=dim) */
 yg_status yg__onnx_sym_cat(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
@@ -60,7 +60,7 @@ yg_status yg__onnx_sym_cat(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor
- * [specs/native_functions.yaml:95] */
+ * [specs/native_functions.yaml:108] */
 /* onnx: MaxPool(self, kernel_shape=kernel_size, strides=stride, auto_pad=mode, ignore(eps), ignore(scale), ignore(dtype)) */
 yg_status yg__onnx_sym_pool(yg_onnx_ctx *cx, const yg_ir_node *node)
 {

@@ -10,6 +10,8 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"exp", yg__onnx_sym_exp, 13, "Exp", NULL},
     {"mul.Scalar", yg__onnx_sym_mul_scalar, 13, "Mul", NULL},
     {"mul", NULL, 0, NULL, NULL},
+    {"floor_divide", NULL, 0, NULL, NULL},
+    {"floor_divide.Scalar", NULL, 0, NULL, NULL},
     {"add_", NULL, 0, NULL, "an in-place op (export functional graphs)"},
     {"mul_", NULL, 0, NULL, NULL},
     {"exp_", NULL, 0, NULL, NULL},
@@ -49,4 +51,4 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"pad_dim", NULL, 0, NULL, NULL},
 };
 
-const int32_t yg__onnx_symbolics_count = 41;
+const int32_t yg__onnx_symbolics_count = 43;
