@@ -14,8 +14,12 @@
  * from gen_op.body (float constants as float in float32 loops; both arms
  * of a top-level select computed first).  int64 and int32 loops exist only
  * when formula_unit.c found the expression integer-safe (no calls, no
- * division) and the op claims them; the descriptor names the Scalar
- * arguments, which the iterator requires to be integers on those dtypes.
+ * division), or the op gives a `pointwise_int:` expression for them, and
+ * the op claims them; the descriptor names the Scalar arguments, which the
+ * iterator requires to be integers on those dtypes.  With `int_divisor:`
+ * the kernel first refuses a 0 divisor when the compute dtype is an
+ * integer one (yg__check_int_divisor, core/core.h): integer division by
+ * zero traps.
  * In-place loops drop `restrict`: there the output and self are the same
  * memory.
  */
@@ -39,7 +43,7 @@ static const dtype_info dtypes[] = {
 
 static int n_loop_dtypes(const gen_op *op)
 {
-    return op->int_safe ? 4 : 2;
+    return op->int_safe || op->pointwise_int != NULL ? 4 : 2;
 }
 
 /* Whether op gets a loop for dtypes[d]: gen can write one and the op
@@ -79,7 +83,10 @@ static void emit_body(gen_sb *sb, const gen_op *op, const dtype_info *dt, const 
 {
     char *const *body = op->body[strcmp(dt->ctype, "float") == 0];
     const char *ct = dt->ctype;
+    char *const int_body[3] = {op->pointwise_int, NULL, NULL};
 
+    if (op->pointwise_int != NULL && strncmp(ct, "int", 3) == 0)
+        body = int_body;
     if (body[1] != NULL) {
         gen_sb_printf(sb, "\n%sconst %s yg_then = (%s)(%s);\n", indent, ct, ct, body[1]);
         gen_sb_printf(sb, "%sconst %s yg_else = (%s)(%s);\n\n", indent, ct, ct, body[2]);
@@ -252,6 +259,22 @@ static void emit_op(gen_sb *sb, const gen_op *op)
         gen_sb_puts(sb, "};\n");
     }
     const char *sc = n_scalars > 0 ? "scalars" : "NULL";
+    if (op->int_divisor_arg >= 0) {
+        const gen_arg *d = &op->schema.args[op->int_divisor_arg];
+        int index = 0;
+        for (int i = 0; i < op->int_divisor_arg; i++)
+            index += op->schema.args[i].type == GEN_T_TENSOR;
+        if (d->type == GEN_T_TENSOR)
+            gen_sb_printf(sb,
+                          "\n    YG_RETURN_IF_ERROR(\n        yg__check_int_divisor(%s_desc.op, "
+                          "inputs, %d, %d, \"%s\"));\n",
+                          op->cname, n_in, index, d->name);
+        else
+            gen_sb_printf(sb,
+                          "\n    YG_RETURN_IF_ERROR(\n        yg__check_int_divisor_scalar(%s_desc.op, "
+                          "inputs, %d, %s, \"%s\"));\n",
+                          op->cname, n_in, d->name, d->name);
+    }
     if (op_inplace(op)) {
         gen_sb_printf(sb,
                       "\n    YG_RETURN_IF_ERROR(yg__cpu_pointwise_inplace(&%s_desc, %s, inputs, "
@@ -310,11 +333,20 @@ char *gen_emit_loops_c(const gen_model *model, int section)
                 " * the expression's floating constants as float.  A top-level `c ? a : b`\n"
                 " * whose arms call functions computes both arms first (yg_then, yg_else):\n"
                 " * GCC vectorises that, not a call under a condition.  int64 and int32\n"
-                " * loops exist only for expressions without calls and division.\n"
+                " * loops exist for expressions without calls and division, or come from\n"
+                " * the op's `pointwise_int:` expression (core/intmath.h).\n"
                 " */\n"
                 "#include <stdint.h>\n\n"
                 "#include \"cpu/vec/vec.h\"\n#include \"cpu/vec/vecmath.h\"\n",
                 model->sections[section].name, model->sections[section].name);
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (op->valid && op->kind == GEN_OP_POINTWISE && op->section == section &&
+            op->pointwise_int != NULL) {
+            gen_sb_puts(&sb, "#include \"core/intmath.h\"\n");
+            break;
+        }
+    }
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)

@@ -791,8 +791,14 @@ static const char pointwise_prelude[] =
     /* Classification, as <math.h> has them (C99 macros; int results). */
     "int isinf(double); int isnan(double); int isfinite(double);\n"
     "#define INFINITY (__builtin_inf())\n"
-    "#define NAN (__builtin_nan(\"\"))\n";
+    "#define NAN (__builtin_nan(\"\"))\n"
+    /* core/intmath.h, for `pointwise_int:` expressions */
+    "long yg_int_div_trunc(long, long); long yg_int_div_floor(long, long);\n"
+    "long yg_int_remainder(long, long);\n";
 
+/* The functions a `pointwise_int:` expression may call (core/intmath.h). */
+static const char *const int_functions[] = {"yg_int_div_trunc", "yg_int_div_floor",
+                                            "yg_int_remainder"};
 
 typedef struct calls_ctx {
     bool has_call;
@@ -805,6 +811,35 @@ static enum CXChildVisitResult find_call(CXCursor c, CXCursor parent, CXClientDa
     (void)parent;
     if (clang_getCursorKind(c) == CXCursor_CallExpr) {
         cc->has_call = true;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* The first call under a cursor of a function other than the yg_int_*
+ * ones, for `pointwise_int:` (NULL when there is none; caller frees). */
+typedef struct int_calls_ctx {
+    char *bad;
+} int_calls_ctx;
+
+static enum CXChildVisitResult find_non_int_call(CXCursor c, CXCursor parent, CXClientData data)
+{
+    int_calls_ctx *ic = data;
+
+    (void)parent;
+    if (clang_getCursorKind(c) == CXCursor_CallExpr) {
+        char *name = gen__cursor_name(c);
+        bool ok = false;
+        for (size_t i = 0; i < sizeof int_functions / sizeof int_functions[0]; i++)
+            ok |= strcmp(name, int_functions[i]) == 0;
+        if (!ok) {
+            ic->bad = name;
+            return CXChildVisit_Break;
+        }
+        free(name);
+    }
+    if (clang_getCursorKind(c) == CXCursor_FloatingLiteral) {
+        ic->bad = gen_xstrdup("a floating literal");
         return CXChildVisit_Break;
     }
     return CXChildVisit_Recurse;
@@ -947,6 +982,30 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
         synthetic_line(&u, name, end, &errors[i], op->full_name);
         free(name);
         gen_sb_puts(&u.text, ";}\n");
+        if (op->pointwise_int == NULL)
+            continue;
+        /* The integer loops' expression: every argument an integer. */
+        if (strpbrk(op->pointwise_int, ";{}#") != NULL) {
+            gen_error_in(op->full_name, op->pointwise_int_loc,
+                         "a pointwise_int expression must be a single C expression (no ';', "
+                         "'{', '}' or '#')");
+            errors[i] = true;
+        }
+        name = gen_xprintf("yagrad-gen:pointwise-int:%d", i);
+        synthetic_line(&u, name, op->func_loc, &errors[i], op->full_name);
+        free(name);
+        gen_sb_printf(&u.text, "long yg__pwint_%d(", i);
+        for (int a = 0; a < op->schema.n_args; a++)
+            gen_sb_printf(&u.text, "%slong %s", a > 0 ? ", " : "", op->schema.args[a].name);
+        gen_sb_puts(&u.text, ") { return\n");
+        yaml_line(&u, errors[i] ? "0" : op->pointwise_int, op->pointwise_int_loc, &errors[i],
+                  op->full_name);
+        end = op->pointwise_int_loc;
+        end.col += (int)strlen(op->pointwise_int);
+        name = gen_xprintf("yagrad-gen:pointwise-int-end:%d", i);
+        synthetic_line(&u, name, end, &errors[i], op->full_name);
+        free(name);
+        gen_sb_puts(&u.text, ";}\n");
     }
     CXTranslationUnit tu = parse_unit(index, &u, "yagrad-gen-pointwise.c");
     if (tu == NULL)
@@ -955,6 +1014,9 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
     fn_slot *slots = gen_xcalloc((size_t)model->n_ops, sizeof(fn_slot));
     find_ctx fctx = {.prefix = "yg__pointwise_", .slots = slots, .n = model->n_ops};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &fctx);
+    fn_slot *int_slots = gen_xcalloc((size_t)model->n_ops, sizeof(fn_slot));
+    find_ctx ictx = {.prefix = "yg__pwint_", .slots = int_slots, .n = model->n_ops};
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &ictx);
     for (int i = 0; i < model->n_ops; i++) {
         gen_op *op = &model->ops[i];
         CXCursor expr;
@@ -968,7 +1030,32 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
          * functions) and division (integer division truncates). */
         op->int_safe = !has_call(expr) && strchr(op->pointwise, '/') == NULL;
         pointwise_bodies(op, expr, bases[i]);
+        if (op->pointwise_int == NULL)
+            continue;
+        if (op->int_safe) {
+            gen_error_in(op->full_name, op->pointwise_int_loc,
+                         "the 'pointwise' expression already runs on integers (no calls, no "
+                         "'/'); drop 'pointwise_int'");
+            continue;
+        }
+        if (!int_slots[i].found || !body_expr(int_slots[i].cursor, &expr)) {
+            gen_error(op->pointwise_int_loc, "internal: pointwise_int function %d not found", i);
+            continue;
+        }
+        int_calls_ctx ic = {NULL};
+        if (find_non_int_call(expr, clang_getNullCursor(), &ic) != CXChildVisit_Break)
+            clang_visitChildren(expr, find_non_int_call, &ic);
+        if (ic.bad != NULL) {
+            gen_error_in(op->full_name, op->pointwise_int_loc,
+                         "a pointwise_int expression computes in integers: it may call "
+                         "yg_int_div_trunc, yg_int_div_floor and yg_int_remainder "
+                         "(core/intmath.h), not %s%s%s",
+                         strcmp(ic.bad, "a floating literal") == 0 ? "" : "'", ic.bad,
+                         strcmp(ic.bad, "a floating literal") == 0 ? "" : "'");
+            free(ic.bad);
+        }
     }
+    free(int_slots);
     free(slots);
     clang_disposeTranslationUnit(tu);
 out:

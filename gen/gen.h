@@ -173,6 +173,18 @@ typedef struct gen_op {
     char *pointwise;
     gen_loc pointwise_loc;
     bool int_safe;     /* the pointwise expression may run on int64 */
+    /* `pointwise_int:` the expression of the int64 and int32 loops of an op
+     * whose `pointwise:` expression is floating only (calls, '/'): C
+     * integer arithmetic and the yg_int_* functions of core/intmath.h
+     * (division and remainder by Python's rules).  NULL when absent. */
+    char *pointwise_int;
+    gen_loc pointwise_int_loc;
+    /* `int_divisor:` the Tensor or Scalar argument that divides in the
+     * integer loops; the kernel fails naming it when it holds a 0 and the
+     * compute dtype is an integer one.  -1 when absent. */
+    char *int_divisor;
+    gen_loc int_divisor_loc;
+    int int_divisor_arg;
     /* The loop bodies gen writes from the expression, [0] for float64 and
      * integer loops, [1] for float32 loops (whose floating literals get an
      * f suffix, so float math stays float): body[k][0] alone is the value;

@@ -83,6 +83,48 @@ static void check_pointwise(gen_op *op)
     }
 }
 
+/* pointwise_int and int_divisor: an integer expression belongs to a
+ * pointwise op, and the divisor is one of its Tensor or Scalar arguments
+ * (formula_unit.c checks the expression itself). */
+static void check_pointwise_int(gen_op *op)
+{
+    op->int_divisor_arg = -1;
+    if (op->pointwise_int != NULL && op->pointwise == NULL) {
+        gen_error_in(op->full_name, op->pointwise_int_loc,
+                     "'pointwise_int' gives the integer loops of a pointwise op, and this op "
+                     "has no 'pointwise' expression");
+        op->valid = false;
+    }
+    if (op->int_divisor == NULL)
+        return;
+    if (op->pointwise_int == NULL) {
+        gen_error_in(op->full_name, op->int_divisor_loc,
+                     "'int_divisor' names the divisor of the 'pointwise_int' expression, and "
+                     "this op has none");
+        op->valid = false;
+        return;
+    }
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (strcmp(a->name, op->int_divisor) == 0 &&
+            (a->type == GEN_T_TENSOR || a->type == GEN_T_SCALAR)) {
+            op->int_divisor_arg = i;
+            return;
+        }
+    }
+    gen_sb names = {0};
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->type == GEN_T_TENSOR || a->type == GEN_T_SCALAR)
+            gen_sb_printf(&names, "%s'%s'", names.len > 0 ? ", " : "", a->name);
+    }
+    gen_error_in(op->full_name, op->int_divisor_loc,
+                 "int_divisor '%s' is not a Tensor or Scalar argument of %s (those are: %s)",
+                 op->int_divisor, op->full_name, names.len > 0 ? names.buf : "none");
+    free(names.buf);
+    op->valid = false;
+}
+
 /* The argument whose alias annotation is alias, or NULL. */
 static const gen_arg *alias_arg(const gen_op *op, const char *alias)
 {
@@ -250,7 +292,7 @@ void gen_resolve_dtypes(gen_model *model)
                 gen_error_in(op->full_name, op->dtype_locs[d],
                              "claims dtype '%s' but gen writes no %s loop for this pointwise "
                              "expression (int64 loops need an expression without calls and "
-                             "'/'); drop it from 'dtypes'",
+                             "'/', or a 'pointwise_int' expression); drop it from 'dtypes'",
                              gen_dtypes[d].name, gen_dtypes[d].name);
         }
     }
@@ -331,6 +373,7 @@ static void resolve_op(gen_model *model, int index)
                         op->schema.args[i].type == GEN_T_TENSOR_LIST) &&
                        !op->schema.args[i].nullable) ||
                       op->schema.args[i].type == GEN_T_DEVICE;
+    check_pointwise_int(op);
     if (op->pointwise != NULL) {
         op->kind = GEN_OP_POINTWISE;
         check_pointwise(op);
@@ -584,6 +627,8 @@ void gen_model_free_op(gen_op *op)
     free(op->cname);
     free(op->display);
     free(op->pointwise);
+    free(op->pointwise_int);
+    free(op->int_divisor);
     for (int k = 0; k < 2; k++)
         for (int j = 0; j < 3; j++)
             free(op->body[k][j]);

@@ -348,6 +348,16 @@ static void load_native_entry(loader *l, yaml_node_t *entry, gen_op *op)
                 op->pointwise = gen_xstrdup(s);
                 op->pointwise_loc = value_loc(l->file, v);
             }
+        } else if (strcmp(key, "pointwise_int") == 0) {
+            if ((s = scalar_value(l, v, key)) != NULL) {
+                op->pointwise_int = gen_xstrdup(s);
+                op->pointwise_int_loc = value_loc(l->file, v);
+            }
+        } else if (strcmp(key, "int_divisor") == 0) {
+            if ((s = scalar_value(l, v, key)) != NULL) {
+                op->int_divisor = gen_xstrdup(s);
+                op->int_divisor_loc = value_loc(l->file, v);
+            }
         } else if (strcmp(key, "dispatch") == 0) {
             load_dispatch(l, v, op);
         } else if (strcmp(key, "tags") == 0) {
@@ -366,8 +376,8 @@ static void load_native_entry(loader *l, yaml_node_t *entry, gen_op *op)
             for_each_item(l, v, key, add_dtype, op);
         } else {
             gen_error_in(l->entry, node_loc(l->file, kn),
-                         "unknown key '%s' (expected func, variants, dispatch, pointwise, tags, "
-                         "onnx or dtypes)",
+                         "unknown key '%s' (expected func, variants, dispatch, pointwise, "
+                         "pointwise_int, int_divisor, tags, onnx or dtypes)",
                          key);
         }
     }

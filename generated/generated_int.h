@@ -35,6 +35,12 @@ yg_status yg__cpu_div(const yg_tensor *self, const yg_tensor *other, yg_tensor *
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **out);
 
+/* div.trunc(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_div_trunc(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+/* div.floor(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_div_floor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__cpu_div_scalar(const yg_tensor *self, double other, yg_tensor **out);
 

@@ -12,6 +12,8 @@ static const char *const mul_derivative_inputs[] = {"self", "other"};
 static const char *const div_derivative_inputs[] = {"self", "other"};
 static const char *const mul_scalar_derivative_inputs[] = {"self"};
 static const char *const div_scalar_derivative_inputs[] = {"self"};
+static const char *const div_trunc_derivative_inputs[] = {"self", "other"};
+static const char *const div_floor_derivative_inputs[] = {"self", "other"};
 static const char *const add__derivative_inputs[] = {"self", "other"};
 static const char *const add_scalar_derivative_inputs[] = {"self"};
 static const char *const sub_scalar_derivative_inputs[] = {"self"};
@@ -217,21 +219,38 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div.mode",
         .schema = "div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor",
-        .location = "specs/native_functions.yaml:52",
+        .location = "specs/native_functions.yaml:54",
         .kind = "composite",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "div.trunc",
+        .schema = "div.trunc(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:61",
+        .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "div.floor",
+        .schema = "div.floor(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:70",
+        .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "div.Scalar",
         .schema = "div.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:55",
+        .location = "specs/native_functions.yaml:77",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:60",
+        .location = "specs/native_functions.yaml:82",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -239,7 +258,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "add.Scalar",
         .schema = "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:65",
+        .location = "specs/native_functions.yaml:87",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -247,7 +266,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sub.Scalar",
         .schema = "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:70",
+        .location = "specs/native_functions.yaml:92",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -255,7 +274,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "rsub.Scalar",
         .schema = "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:76",
+        .location = "specs/native_functions.yaml:98",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -263,7 +282,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "maximum",
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:84",
+        .location = "specs/native_functions.yaml:106",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -271,7 +290,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "minimum",
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:89",
+        .location = "specs/native_functions.yaml:111",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -279,42 +298,44 @@ const yg_op_info yg__ops[] = {
     {
         .name = "atan2",
         .schema = "atan2(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:94",
+        .location = "specs/native_functions.yaml:116",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "remainder",
         .schema = "remainder(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:101",
+        .location = "specs/native_functions.yaml:125",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "remainder.Scalar",
         .schema = "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:106",
+        .location = "specs/native_functions.yaml:132",
         .kind = "pointwise",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
     },
     {
         .name = "pow.Tensor",
         .schema = "pow.Tensor(Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:111",
+        .location = "specs/native_functions.yaml:139",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp",
         .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        .location = "specs/native_functions.yaml:119",
+        .location = "specs/native_functions.yaml:147",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp.Tensor",
         .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-        .location = "specs/native_functions.yaml:125",
+        .location = "specs/native_functions.yaml:153",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -322,7 +343,7 @@ const yg_op_info yg__ops[] = {
         .name = "addcmul",
         .schema = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/native_functions.yaml:131",
+        .location = "specs/native_functions.yaml:159",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -331,14 +352,14 @@ const yg_op_info yg__ops[] = {
         .name = "addcdiv",
         .schema = "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/native_functions.yaml:136",
+        .location = "specs/native_functions.yaml:164",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "where",
         .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:143",
+        .location = "specs/native_functions.yaml:171",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -346,7 +367,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "where.ScalarOther",
         .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:148",
+        .location = "specs/native_functions.yaml:176",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -354,7 +375,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "where.ScalarSelf",
         .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:153",
+        .location = "specs/native_functions.yaml:181",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -362,7 +383,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "masked_fill",
         .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:158",
+        .location = "specs/native_functions.yaml:186",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -370,7 +391,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:170",
+        .location = "specs/native_functions.yaml:198",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -378,7 +399,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:175",
+        .location = "specs/native_functions.yaml:203",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -386,14 +407,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:180",
+        .location = "specs/native_functions.yaml:208",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "add_.Scalar",
         .schema = "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:185",
+        .location = "specs/native_functions.yaml:213",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -401,7 +422,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:190",
+        .location = "specs/native_functions.yaml:218",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -409,7 +430,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div_.Scalar",
         .schema = "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:195",
+        .location = "specs/native_functions.yaml:223",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -417,7 +438,7 @@ const yg_op_info yg__ops[] = {
         .name = "addcmul_",
         .schema = "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
                   " *, Scalar value=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:200",
+        .location = "specs/native_functions.yaml:228",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -426,21 +447,21 @@ const yg_op_info yg__ops[] = {
         .name = "addcdiv_",
         .schema = "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
                   " *, Scalar value=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:205",
+        .location = "specs/native_functions.yaml:233",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp_",
         .schema = "lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:210",
+        .location = "specs/native_functions.yaml:238",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:219",
+        .location = "specs/native_functions.yaml:247",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -448,7 +469,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_",
         .schema = "clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:224",
+        .location = "specs/native_functions.yaml:252",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -456,7 +477,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min_",
         .schema = "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:229",
+        .location = "specs/native_functions.yaml:257",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -464,7 +485,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max_",
         .schema = "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:234",
+        .location = "specs/native_functions.yaml:262",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -472,7 +493,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "masked_fill_",
         .schema = "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:239",
+        .location = "specs/native_functions.yaml:267",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -480,7 +501,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "fill_",
         .schema = "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:246",
+        .location = "specs/native_functions.yaml:274",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -489,7 +510,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:252",
+        .location = "specs/native_functions.yaml:280",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -498,7 +519,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:259",
+        .location = "specs/native_functions.yaml:287",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -507,7 +528,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eq",
         .schema = "eq(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:270",
+        .location = "specs/native_functions.yaml:298",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -515,7 +536,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ne",
         .schema = "ne(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:276",
+        .location = "specs/native_functions.yaml:304",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -523,7 +544,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lt",
         .schema = "lt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:282",
+        .location = "specs/native_functions.yaml:310",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -531,7 +552,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "le",
         .schema = "le(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:288",
+        .location = "specs/native_functions.yaml:316",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -539,7 +560,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gt",
         .schema = "gt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:294",
+        .location = "specs/native_functions.yaml:322",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -547,7 +568,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ge",
         .schema = "ge(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:300",
+        .location = "specs/native_functions.yaml:328",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -555,7 +576,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eq.Scalar",
         .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:307",
+        .location = "specs/native_functions.yaml:335",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -563,7 +584,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ne.Scalar",
         .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:313",
+        .location = "specs/native_functions.yaml:341",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -571,7 +592,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lt.Scalar",
         .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:319",
+        .location = "specs/native_functions.yaml:347",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -579,7 +600,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "le.Scalar",
         .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:325",
+        .location = "specs/native_functions.yaml:353",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -587,7 +608,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gt.Scalar",
         .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:331",
+        .location = "specs/native_functions.yaml:359",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -595,7 +616,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ge.Scalar",
         .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:337",
+        .location = "specs/native_functions.yaml:365",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -603,7 +624,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_and",
         .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:344",
+        .location = "specs/native_functions.yaml:372",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -611,7 +632,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_or",
         .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:350",
+        .location = "specs/native_functions.yaml:378",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -619,7 +640,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_xor",
         .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:356",
+        .location = "specs/native_functions.yaml:384",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -627,7 +648,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_not",
         .schema = "logical_not(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:362",
+        .location = "specs/native_functions.yaml:390",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -635,7 +656,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:371",
+        .location = "specs/native_functions.yaml:399",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -643,35 +664,35 @@ const yg_op_info yg__ops[] = {
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:376",
+        .location = "specs/native_functions.yaml:404",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:381",
+        .location = "specs/native_functions.yaml:409",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:386",
+        .location = "specs/native_functions.yaml:414",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow",
         .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:391",
+        .location = "specs/native_functions.yaml:419",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "abs",
         .schema = "abs(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:396",
+        .location = "specs/native_functions.yaml:424",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -679,7 +700,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:402",
+        .location = "specs/native_functions.yaml:430",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -687,84 +708,84 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expm1",
         .schema = "expm1(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:407",
+        .location = "specs/native_functions.yaml:435",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log1p",
         .schema = "log1p(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:412",
+        .location = "specs/native_functions.yaml:440",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log2",
         .schema = "log2(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:417",
+        .location = "specs/native_functions.yaml:445",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "rsqrt",
         .schema = "rsqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:422",
+        .location = "specs/native_functions.yaml:450",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reciprocal",
         .schema = "reciprocal(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:427",
+        .location = "specs/native_functions.yaml:455",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tanh",
         .schema = "tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:435",
+        .location = "specs/native_functions.yaml:463",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sin",
         .schema = "sin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:440",
+        .location = "specs/native_functions.yaml:468",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cos",
         .schema = "cos(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:445",
+        .location = "specs/native_functions.yaml:473",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tan",
         .schema = "tan(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:450",
+        .location = "specs/native_functions.yaml:478",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "erf",
         .schema = "erf(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:455",
+        .location = "specs/native_functions.yaml:483",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sigmoid",
         .schema = "sigmoid(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:463",
+        .location = "specs/native_functions.yaml:491",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "relu",
         .schema = "relu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:468",
+        .location = "specs/native_functions.yaml:496",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -772,49 +793,49 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gelu",
         .schema = "gelu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:474",
+        .location = "specs/native_functions.yaml:502",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh",
         .schema = "gelu_tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:481",
+        .location = "specs/native_functions.yaml:509",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu",
         .schema = "silu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:486",
+        .location = "specs/native_functions.yaml:514",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu",
         .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:491",
+        .location = "specs/native_functions.yaml:519",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu",
         .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-        .location = "specs/native_functions.yaml:496",
+        .location = "specs/native_functions.yaml:524",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softplus",
         .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-        .location = "specs/native_functions.yaml:504",
+        .location = "specs/native_functions.yaml:532",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "hardtanh",
         .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-        .location = "specs/native_functions.yaml:509",
+        .location = "specs/native_functions.yaml:537",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -822,7 +843,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:518",
+        .location = "specs/native_functions.yaml:546",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -830,7 +851,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min",
         .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:523",
+        .location = "specs/native_functions.yaml:551",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -838,7 +859,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max",
         .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:528",
+        .location = "specs/native_functions.yaml:556",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -846,7 +867,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp.opt",
         .schema = "clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-        .location = "specs/native_functions.yaml:535",
+        .location = "specs/native_functions.yaml:563",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -854,49 +875,49 @@ const yg_op_info yg__ops[] = {
     {
         .name = "floor",
         .schema = "floor(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:541",
+        .location = "specs/native_functions.yaml:569",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ceil",
         .schema = "ceil(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:546",
+        .location = "specs/native_functions.yaml:574",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round",
         .schema = "round(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:551",
+        .location = "specs/native_functions.yaml:579",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "trunc",
         .schema = "trunc(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:556",
+        .location = "specs/native_functions.yaml:584",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:564",
+        .location = "specs/native_functions.yaml:592",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:570",
+        .location = "specs/native_functions.yaml:598",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:576",
+        .location = "specs/native_functions.yaml:604",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -904,35 +925,35 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:582",
+        .location = "specs/native_functions.yaml:610",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:589",
+        .location = "specs/native_functions.yaml:617",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:595",
+        .location = "specs/native_functions.yaml:623",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/native_functions.yaml:600",
+        .location = "specs/native_functions.yaml:628",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/native_functions.yaml:605",
+        .location = "specs/native_functions.yaml:633",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -941,7 +962,7 @@ const yg_op_info yg__ops[] = {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/native_functions.yaml:610",
+        .location = "specs/native_functions.yaml:638",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -949,7 +970,7 @@ const yg_op_info yg__ops[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/native_functions.yaml:616",
+        .location = "specs/native_functions.yaml:644",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -957,7 +978,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:624",
+        .location = "specs/native_functions.yaml:652",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -965,7 +986,7 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:630",
+        .location = "specs/native_functions.yaml:658",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -973,7 +994,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:635",
+        .location = "specs/native_functions.yaml:663",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -981,7 +1002,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:640",
+        .location = "specs/native_functions.yaml:668",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -989,7 +1010,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:648",
+        .location = "specs/native_functions.yaml:676",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -997,7 +1018,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:653",
+        .location = "specs/native_functions.yaml:681",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1006,14 +1027,14 @@ const yg_op_info yg__ops[] = {
         .name = "atan2_backward",
         .schema = "atan2_backward(Tensor grad, Tensor self, Tensor other,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)",
-        .location = "specs/native_functions.yaml:662",
+        .location = "specs/native_functions.yaml:690",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow_backward_self",
         .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:665",
+        .location = "specs/native_functions.yaml:693",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1021,14 +1042,14 @@ const yg_op_info yg__ops[] = {
         .name = "pow_backward_exponent",
         .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
                   " Tensor exponent, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:672",
+        .location = "specs/native_functions.yaml:700",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:680",
+        .location = "specs/native_functions.yaml:708",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1036,7 +1057,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:686",
+        .location = "specs/native_functions.yaml:714",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1044,21 +1065,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:692",
+        .location = "specs/native_functions.yaml:720",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:697",
+        .location = "specs/native_functions.yaml:725",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "prod",
         .schema = "prod(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:706",
+        .location = "specs/native_functions.yaml:734",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1066,7 +1087,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "prod.dim",
         .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:710",
+        .location = "specs/native_functions.yaml:738",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1075,7 +1096,7 @@ const yg_op_info yg__ops[] = {
         .name = "prod_backward",
         .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:717",
+        .location = "specs/native_functions.yaml:745",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1083,14 +1104,14 @@ const yg_op_info yg__ops[] = {
         .name = "prod_double_backward",
         .schema = "prod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:725",
+        .location = "specs/native_functions.yaml:753",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_backward",
         .schema = "sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:731",
+        .location = "specs/native_functions.yaml:759",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1099,14 +1120,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mean_backward",
         .schema = "mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:736",
+        .location = "specs/native_functions.yaml:764",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_to",
         .schema = "sum_to(Tensor self, int[] size) -> Tensor",
-        .location = "specs/native_functions.yaml:740",
+        .location = "specs/native_functions.yaml:768",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1114,7 +1135,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:748",
+        .location = "specs/native_functions.yaml:776",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1122,7 +1143,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod",
         .schema = "cumprod(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:754",
+        .location = "specs/native_functions.yaml:782",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1130,7 +1151,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumsum_backward",
         .schema = "cumsum_backward(Tensor grad, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:761",
+        .location = "specs/native_functions.yaml:789",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1138,14 +1159,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod_backward",
         .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:765",
+        .location = "specs/native_functions.yaml:793",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cumprod_jvp",
         .schema = "cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:774",
+        .location = "specs/native_functions.yaml:802",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1153,14 +1174,14 @@ const yg_op_info yg__ops[] = {
         .name = "cumprod_double_backward",
         .schema = "cumprod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:779",
+        .location = "specs/native_functions.yaml:807",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:788",
+        .location = "specs/native_functions.yaml:816",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1169,7 +1190,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:794",
+        .location = "specs/native_functions.yaml:822",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1178,7 +1199,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "max",
         .schema = "max(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:801",
+        .location = "specs/native_functions.yaml:829",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1187,7 +1208,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "min",
         .schema = "min(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:805",
+        .location = "specs/native_functions.yaml:833",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1197,7 +1218,7 @@ const yg_op_info yg__ops[] = {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:812",
+        .location = "specs/native_functions.yaml:840",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1207,7 +1228,7 @@ const yg_op_info yg__ops[] = {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:818",
+        .location = "specs/native_functions.yaml:846",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1217,7 +1238,7 @@ const yg_op_info yg__ops[] = {
         .name = "value_selecting_reduction_backward",
         .schema = "value_selecting_reduction_backward(Tensor grad, int dim,"
                   " Tensor indices, int[] sizes, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:826",
+        .location = "specs/native_functions.yaml:854",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1226,14 +1247,14 @@ const yg_op_info yg__ops[] = {
         .name = "minmax_backward",
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:832",
+        .location = "specs/native_functions.yaml:860",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:839",
+        .location = "specs/native_functions.yaml:867",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1242,7 +1263,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:845",
+        .location = "specs/native_functions.yaml:873",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1251,7 +1272,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:851",
+        .location = "specs/native_functions.yaml:879",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1260,7 +1281,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:857",
+        .location = "specs/native_functions.yaml:885",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1269,7 +1290,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:864",
+        .location = "specs/native_functions.yaml:892",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1278,7 +1299,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:870",
+        .location = "specs/native_functions.yaml:898",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1287,7 +1308,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:876",
+        .location = "specs/native_functions.yaml:904",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1296,7 +1317,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:882",
+        .location = "specs/native_functions.yaml:910",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1305,14 +1326,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:893",
+        .location = "specs/native_functions.yaml:921",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "std",
         .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:898",
+        .location = "specs/native_functions.yaml:926",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1320,7 +1341,7 @@ const yg_op_info yg__ops[] = {
         .name = "var_mean",
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
-        .location = "specs/native_functions.yaml:904",
+        .location = "specs/native_functions.yaml:932",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1328,14 +1349,14 @@ const yg_op_info yg__ops[] = {
         .name = "var_backward",
         .schema = "var_backward(Tensor grad, Tensor self, int[] dim, int correction,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:910",
+        .location = "specs/native_functions.yaml:938",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:915",
+        .location = "specs/native_functions.yaml:943",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1343,14 +1364,14 @@ const yg_op_info yg__ops[] = {
         .name = "norm_backward",
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:920",
+        .location = "specs/native_functions.yaml:948",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:926",
+        .location = "specs/native_functions.yaml:954",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1358,49 +1379,49 @@ const yg_op_info yg__ops[] = {
         .name = "logsumexp_backward",
         .schema = "logsumexp_backward(Tensor grad, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:933",
+        .location = "specs/native_functions.yaml:961",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:939",
+        .location = "specs/native_functions.yaml:967",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm_mat1_backward",
         .schema = "mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:951",
+        .location = "specs/native_functions.yaml:979",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm_mat2_backward",
         .schema = "mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:954",
+        .location = "specs/native_functions.yaml:982",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:958",
+        .location = "specs/native_functions.yaml:986",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "matmul",
         .schema = "matmul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:965",
+        .location = "specs/native_functions.yaml:993",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dot",
         .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
-        .location = "specs/native_functions.yaml:969",
+        .location = "specs/native_functions.yaml:997",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1408,14 +1429,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mv",
         .schema = "mv(Tensor self, Tensor vec) -> Tensor",
-        .location = "specs/native_functions.yaml:974",
+        .location = "specs/native_functions.yaml:1002",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "outer",
         .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
-        .location = "specs/native_functions.yaml:978",
+        .location = "specs/native_functions.yaml:1006",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1424,7 +1445,7 @@ const yg_op_info yg__ops[] = {
         .name = "addmm",
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,"
                   " Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:984",
+        .location = "specs/native_functions.yaml:1012",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1432,21 +1453,21 @@ const yg_op_info yg__ops[] = {
         .name = "baddbmm",
         .schema = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *,"
                   " Scalar beta=1, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:988",
+        .location = "specs/native_functions.yaml:1016",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:991",
+        .location = "specs/native_functions.yaml:1019",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:997",
+        .location = "specs/native_functions.yaml:1025",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1455,7 +1476,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1002",
+        .location = "specs/native_functions.yaml:1030",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1464,7 +1485,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1007",
+        .location = "specs/native_functions.yaml:1035",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1473,7 +1494,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1012",
+        .location = "specs/native_functions.yaml:1040",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1482,7 +1503,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1017",
+        .location = "specs/native_functions.yaml:1045",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1491,7 +1512,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1022",
+        .location = "specs/native_functions.yaml:1050",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1500,7 +1521,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reshape",
         .schema = "reshape(Tensor self, int[] shape) -> Tensor",
-        .location = "specs/native_functions.yaml:1028",
+        .location = "specs/native_functions.yaml:1056",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1509,7 +1530,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1033",
+        .location = "specs/native_functions.yaml:1061",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1518,7 +1539,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1039",
+        .location = "specs/native_functions.yaml:1067",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1527,7 +1548,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1045",
+        .location = "specs/native_functions.yaml:1073",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1536,7 +1557,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute_backward",
         .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:1051",
+        .location = "specs/native_functions.yaml:1079",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1545,7 +1566,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flatten",
         .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1056",
+        .location = "specs/native_functions.yaml:1084",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1554,7 +1575,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "contiguous",
         .schema = "contiguous(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1061",
+        .location = "specs/native_functions.yaml:1089",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1563,7 +1584,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1069",
+        .location = "specs/native_functions.yaml:1097",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1573,7 +1594,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1077",
+        .location = "specs/native_functions.yaml:1105",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1582,7 +1603,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "narrow",
         .schema = "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1083",
+        .location = "specs/native_functions.yaml:1111",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1592,7 +1613,7 @@ const yg_op_info yg__ops[] = {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/native_functions.yaml:1088",
+        .location = "specs/native_functions.yaml:1116",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1602,7 +1623,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/native_functions.yaml:1094",
+        .location = "specs/native_functions.yaml:1122",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1611,7 +1632,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "repeat",
         .schema = "repeat(Tensor self, int[] repeats) -> Tensor",
-        .location = "specs/native_functions.yaml:1105",
+        .location = "specs/native_functions.yaml:1133",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1620,7 +1641,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1112",
+        .location = "specs/native_functions.yaml:1140",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1629,7 +1650,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1118",
+        .location = "specs/native_functions.yaml:1146",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1638,7 +1659,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:1123",
+        .location = "specs/native_functions.yaml:1151",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1647,7 +1668,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1133",
+        .location = "specs/native_functions.yaml:1161",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1656,7 +1677,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1139",
+        .location = "specs/native_functions.yaml:1167",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1665,7 +1686,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1146",
+        .location = "specs/native_functions.yaml:1174",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1674,7 +1695,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1153",
+        .location = "specs/native_functions.yaml:1181",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1683,7 +1704,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1163",
+        .location = "specs/native_functions.yaml:1191",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1692,7 +1713,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1170",
+        .location = "specs/native_functions.yaml:1198",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1701,7 +1722,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1178",
+        .location = "specs/native_functions.yaml:1206",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1711,14 +1732,14 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1186",
+        .location = "specs/native_functions.yaml:1214",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1192",
+        .location = "specs/native_functions.yaml:1220",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1728,14 +1749,14 @@ const yg_op_info yg__ops[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1198",
+        .location = "specs/native_functions.yaml:1226",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1205",
+        .location = "specs/native_functions.yaml:1233",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1744,7 +1765,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1213",
+        .location = "specs/native_functions.yaml:1241",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1754,7 +1775,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1221",
+        .location = "specs/native_functions.yaml:1249",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1762,7 +1783,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1230",
+        .location = "specs/native_functions.yaml:1258",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1772,7 +1793,7 @@ const yg_op_info yg__ops[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1238",
+        .location = "specs/native_functions.yaml:1266",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1780,7 +1801,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:1246",
+        .location = "specs/native_functions.yaml:1274",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1789,7 +1810,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:1252",
+        .location = "specs/native_functions.yaml:1280",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1798,7 +1819,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:1259",
+        .location = "specs/native_functions.yaml:1287",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1807,7 +1828,7 @@ const yg_op_info yg__ops[] = {
         .name = "scatter_src_backward",
         .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
                   " int[] src_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1267",
+        .location = "specs/native_functions.yaml:1295",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1816,7 +1837,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1273",
+        .location = "specs/native_functions.yaml:1301",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1825,7 +1846,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1279",
+        .location = "specs/native_functions.yaml:1307",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1834,7 +1855,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1293",
+        .location = "specs/native_functions.yaml:1321",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1844,7 +1865,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1303",
+        .location = "specs/native_functions.yaml:1331",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1854,7 +1875,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1309",
+        .location = "specs/native_functions.yaml:1337",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1863,7 +1884,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1316",
+        .location = "specs/native_functions.yaml:1344",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1873,7 +1894,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1322",
+        .location = "specs/native_functions.yaml:1350",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1882,7 +1903,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1329",
+        .location = "specs/native_functions.yaml:1357",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1890,28 +1911,28 @@ const yg_op_info yg__ops[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1334",
+        .location = "specs/native_functions.yaml:1362",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log_softmax_jvp",
         .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1342",
+        .location = "specs/native_functions.yaml:1370",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1345",
+        .location = "specs/native_functions.yaml:1373",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1352",
+        .location = "specs/native_functions.yaml:1380",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1919,7 +1940,7 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1361",
+        .location = "specs/native_functions.yaml:1389",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1927,21 +1948,21 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:1366",
+        .location = "specs/native_functions.yaml:1394",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1374",
+        .location = "specs/native_functions.yaml:1402",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1378",
+        .location = "specs/native_functions.yaml:1406",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1949,7 +1970,7 @@ const yg_op_info yg__ops[] = {
         .name = "smooth_l1_loss",
         .schema = "smooth_l1_loss(Tensor self, Tensor target, int reduction=1,"
                   " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1383",
+        .location = "specs/native_functions.yaml:1411",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1957,7 +1978,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy",
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1388",
+        .location = "specs/native_functions.yaml:1416",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1965,7 +1986,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy_with_logits",
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1393",
+        .location = "specs/native_functions.yaml:1421",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1973,7 +1994,7 @@ const yg_op_info yg__ops[] = {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1401",
+        .location = "specs/native_functions.yaml:1429",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1981,7 +2002,7 @@ const yg_op_info yg__ops[] = {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1409",
+        .location = "specs/native_functions.yaml:1437",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1989,7 +2010,7 @@ const yg_op_info yg__ops[] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1414",
+        .location = "specs/native_functions.yaml:1442",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1998,7 +2019,7 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1422",
+        .location = "specs/native_functions.yaml:1450",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2007,7 +2028,7 @@ const yg_op_info yg__ops[] = {
         .schema = "native_layer_norm(Tensor input, int[] normalized_shape,"
                   " Tensor? weight, Tensor? bias, float eps) -> (Tensor output,"
                   " Tensor mean, Tensor rstd)",
-        .location = "specs/native_functions.yaml:1428",
+        .location = "specs/native_functions.yaml:1456",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2017,7 +2038,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1439",
+        .location = "specs/native_functions.yaml:1467",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2027,7 +2048,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight,"
                   " Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1444",
+        .location = "specs/native_functions.yaml:1472",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2037,7 +2058,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training,"
                   " float momentum, float eps) -> (Tensor output, Tensor save_mean,"
                   " Tensor save_invstd)",
-        .location = "specs/native_functions.yaml:1453",
+        .location = "specs/native_functions.yaml:1481",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2047,7 +2068,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1463",
+        .location = "specs/native_functions.yaml:1491",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2057,14 +2078,14 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1467",
+        .location = "specs/native_functions.yaml:1495",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1477",
+        .location = "specs/native_functions.yaml:1505",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2074,7 +2095,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:1483",
+        .location = "specs/native_functions.yaml:1511",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2084,7 +2105,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:1492",
+        .location = "specs/native_functions.yaml:1520",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2092,7 +2113,7 @@ const yg_op_info yg__ops[] = {
         .name = "lstm_cell_gates",
         .schema = "lstm_cell_gates(Tensor input_gates, Tensor hidden_gates,"
                   " Tensor cx) -> (Tensor hy, Tensor cy)",
-        .location = "specs/native_functions.yaml:1500",
+        .location = "specs/native_functions.yaml:1528",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2101,7 +2122,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy,"
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,"
                   " Tensor grad_hidden_gates, Tensor grad_cx)",
-        .location = "specs/native_functions.yaml:1510",
+        .location = "specs/native_functions.yaml:1538",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2109,7 +2130,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1515",
+        .location = "specs/native_functions.yaml:1543",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2118,7 +2139,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1522",
+        .location = "specs/native_functions.yaml:1550",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2127,7 +2148,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1531",
+        .location = "specs/native_functions.yaml:1559",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2136,7 +2157,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, str padding='valid', int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1536",
+        .location = "specs/native_functions.yaml:1564",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2145,7 +2166,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1540",
+        .location = "specs/native_functions.yaml:1568",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2154,7 +2175,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, str padding='valid', int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1543",
+        .location = "specs/native_functions.yaml:1571",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2163,7 +2184,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1547",
+        .location = "specs/native_functions.yaml:1575",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2172,7 +2193,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, str padding='valid', int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1550",
+        .location = "specs/native_functions.yaml:1578",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2181,7 +2202,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
                   " int groups=1, int[1] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1556",
+        .location = "specs/native_functions.yaml:1584",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2190,7 +2211,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
                   " int groups=1, int[2] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1559",
+        .location = "specs/native_functions.yaml:1587",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2199,7 +2220,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
                   " int groups=1, int[3] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1562",
+        .location = "specs/native_functions.yaml:1590",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2208,7 +2229,7 @@ const yg_op_info yg__ops[] = {
         .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:1568",
+        .location = "specs/native_functions.yaml:1596",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2218,7 +2239,7 @@ const yg_op_info yg__ops[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/native_functions.yaml:1576",
+        .location = "specs/native_functions.yaml:1604",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2228,7 +2249,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor weight, int[] stride, int[] padding, int[] dilation,"
                   " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1587",
+        .location = "specs/native_functions.yaml:1615",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2236,7 +2257,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1596",
+        .location = "specs/native_functions.yaml:1624",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2245,7 +2266,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1603",
+        .location = "specs/native_functions.yaml:1631",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2253,7 +2274,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1610",
+        .location = "specs/native_functions.yaml:1638",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2263,7 +2284,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1617",
+        .location = "specs/native_functions.yaml:1645",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2271,7 +2292,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1621",
+        .location = "specs/native_functions.yaml:1649",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2280,7 +2301,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1629",
+        .location = "specs/native_functions.yaml:1657",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2288,7 +2309,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d",
         .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1634",
+        .location = "specs/native_functions.yaml:1662",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2296,7 +2317,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d_with_indices_backward",
         .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1640",
+        .location = "specs/native_functions.yaml:1668",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2305,7 +2326,7 @@ const yg_op_info yg__ops[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:1647",
+        .location = "specs/native_functions.yaml:1675",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2313,7 +2334,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1657",
+        .location = "specs/native_functions.yaml:1685",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2322,7 +2343,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1662",
+        .location = "specs/native_functions.yaml:1690",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2330,28 +2351,28 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool1d",
         .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1670",
+        .location = "specs/native_functions.yaml:1698",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1676",
+        .location = "specs/native_functions.yaml:1704",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1681",
+        .location = "specs/native_functions.yaml:1709",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1690",
+        .location = "specs/native_functions.yaml:1718",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2360,7 +2381,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int divisor_override=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1695",
+        .location = "specs/native_functions.yaml:1723",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2369,56 +2390,56 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int divisor_override) -> Tensor",
-        .location = "specs/native_functions.yaml:1700",
+        .location = "specs/native_functions.yaml:1728",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool1d",
         .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1706",
+        .location = "specs/native_functions.yaml:1734",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1711",
+        .location = "specs/native_functions.yaml:1739",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1716",
+        .location = "specs/native_functions.yaml:1744",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_to",
         .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1723",
+        .location = "specs/native_functions.yaml:1751",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1730",
+        .location = "specs/native_functions.yaml:1758",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1735",
+        .location = "specs/native_functions.yaml:1763",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1740",
+        .location = "specs/native_functions.yaml:1768",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2426,7 +2447,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1748",
+        .location = "specs/native_functions.yaml:1776",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2434,7 +2455,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1753",
+        .location = "specs/native_functions.yaml:1781",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2442,14 +2463,14 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_to",
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1760",
+        .location = "specs/native_functions.yaml:1788",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:1765",
+        .location = "specs/native_functions.yaml:1793",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2458,7 +2479,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:1770",
+        .location = "specs/native_functions.yaml:1798",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2467,7 +2488,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:1776",
+        .location = "specs/native_functions.yaml:1804",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2476,14 +2497,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1789",
+        .location = "specs/native_functions.yaml:1817",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1794",
+        .location = "specs/native_functions.yaml:1822",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2491,21 +2512,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1799",
+        .location = "specs/native_functions.yaml:1827",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1805",
+        .location = "specs/native_functions.yaml:1833",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1812",
+        .location = "specs/native_functions.yaml:1840",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2513,7 +2534,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1817",
+        .location = "specs/native_functions.yaml:1845",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2521,28 +2542,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1823",
+        .location = "specs/native_functions.yaml:1851",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1829",
+        .location = "specs/native_functions.yaml:1857",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1834",
+        .location = "specs/native_functions.yaml:1862",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1839",
+        .location = "specs/native_functions.yaml:1867",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2551,7 +2572,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1843",
+        .location = "specs/native_functions.yaml:1871",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2561,7 +2582,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1847",
+        .location = "specs/native_functions.yaml:1875",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2570,7 +2591,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1851",
+        .location = "specs/native_functions.yaml:1879",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2580,7 +2601,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1862",
+        .location = "specs/native_functions.yaml:1890",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2588,7 +2609,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1868",
+        .location = "specs/native_functions.yaml:1896",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2596,21 +2617,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1874",
+        .location = "specs/native_functions.yaml:1902",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1880",
+        .location = "specs/native_functions.yaml:1908",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1886",
+        .location = "specs/native_functions.yaml:1914",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2620,7 +2641,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1892",
+        .location = "specs/native_functions.yaml:1920",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2628,21 +2649,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1895",
+        .location = "specs/native_functions.yaml:1923",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1900",
+        .location = "specs/native_functions.yaml:1928",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1908",
+        .location = "specs/native_functions.yaml:1936",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2651,7 +2672,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1916",
+        .location = "specs/native_functions.yaml:1944",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2660,15 +2681,15 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1921",
+        .location = "specs/native_functions.yaml:1949",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 306;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 306, "op table size");
+const int32_t yg__ops_count = 308;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 308, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -2714,86 +2735,100 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = div_scalar_derivative_inputs,
     },
     {
+        .name = "div.trunc",
+        .schema = "div.trunc(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:43",
+        .n_inputs = 2,
+        .inputs = div_trunc_derivative_inputs,
+    },
+    {
+        .name = "div.floor",
+        .schema = "div.floor(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/derivatives.yaml:47",
+        .n_inputs = 2,
+        .inputs = div_floor_derivative_inputs,
+    },
+    {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:43",
+        .location = "specs/derivatives.yaml:52",
         .n_inputs = 2,
         .inputs = add__derivative_inputs,
     },
     {
         .name = "add.Scalar",
         .schema = "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:47",
+        .location = "specs/derivatives.yaml:56",
         .n_inputs = 1,
         .inputs = add_scalar_derivative_inputs,
     },
     {
         .name = "sub.Scalar",
         .schema = "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:50",
+        .location = "specs/derivatives.yaml:59",
         .n_inputs = 1,
         .inputs = sub_scalar_derivative_inputs,
     },
     {
         .name = "rsub.Scalar",
         .schema = "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:53",
+        .location = "specs/derivatives.yaml:62",
         .n_inputs = 1,
         .inputs = rsub_scalar_derivative_inputs,
     },
     {
         .name = "maximum",
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:58",
+        .location = "specs/derivatives.yaml:67",
         .n_inputs = 2,
         .inputs = maximum_derivative_inputs,
     },
     {
         .name = "minimum",
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:62",
+        .location = "specs/derivatives.yaml:71",
         .n_inputs = 2,
         .inputs = minimum_derivative_inputs,
     },
     {
         .name = "atan2",
         .schema = "atan2(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:68",
+        .location = "specs/derivatives.yaml:77",
         .n_inputs = 2,
         .inputs = atan2_derivative_inputs,
     },
     {
         .name = "remainder",
         .schema = "remainder(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:71",
+        .location = "specs/derivatives.yaml:80",
         .n_inputs = 2,
         .inputs = remainder_derivative_inputs,
     },
     {
         .name = "remainder.Scalar",
         .schema = "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:75",
+        .location = "specs/derivatives.yaml:84",
         .n_inputs = 1,
         .inputs = remainder_scalar_derivative_inputs,
     },
     {
         .name = "pow.Tensor",
         .schema = "pow.Tensor(Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:78",
+        .location = "specs/derivatives.yaml:87",
         .n_inputs = 2,
         .inputs = pow_tensor_derivative_inputs,
     },
     {
         .name = "lerp",
         .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        .location = "specs/derivatives.yaml:84",
+        .location = "specs/derivatives.yaml:93",
         .n_inputs = 2,
         .inputs = lerp_derivative_inputs,
     },
     {
         .name = "lerp.Tensor",
         .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
-        .location = "specs/derivatives.yaml:88",
+        .location = "specs/derivatives.yaml:97",
         .n_inputs = 3,
         .inputs = lerp_tensor_derivative_inputs,
     },
@@ -2801,7 +2836,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "addcmul",
         .schema = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/derivatives.yaml:93",
+        .location = "specs/derivatives.yaml:102",
         .n_inputs = 3,
         .inputs = addcmul_derivative_inputs,
     },
@@ -2809,483 +2844,483 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "addcdiv",
         .schema = "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/derivatives.yaml:98",
+        .location = "specs/derivatives.yaml:107",
         .n_inputs = 3,
         .inputs = addcdiv_derivative_inputs,
     },
     {
         .name = "where",
         .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:103",
+        .location = "specs/derivatives.yaml:112",
         .n_inputs = 2,
         .inputs = where_derivative_inputs,
     },
     {
         .name = "where.ScalarOther",
         .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:108",
+        .location = "specs/derivatives.yaml:117",
         .n_inputs = 1,
         .inputs = where_scalarother_derivative_inputs,
     },
     {
         .name = "where.ScalarSelf",
         .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:112",
+        .location = "specs/derivatives.yaml:121",
         .n_inputs = 1,
         .inputs = where_scalarself_derivative_inputs,
     },
     {
         .name = "masked_fill",
         .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
-        .location = "specs/derivatives.yaml:116",
+        .location = "specs/derivatives.yaml:125",
         .n_inputs = 1,
         .inputs = masked_fill_derivative_inputs,
     },
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:125",
+        .location = "specs/derivatives.yaml:134",
         .n_inputs = 2,
         .inputs = sub__derivative_inputs,
     },
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:129",
+        .location = "specs/derivatives.yaml:138",
         .n_inputs = 2,
         .inputs = mul__derivative_inputs,
     },
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:133",
+        .location = "specs/derivatives.yaml:142",
         .n_inputs = 2,
         .inputs = div__derivative_inputs,
     },
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:137",
+        .location = "specs/derivatives.yaml:146",
         .n_inputs = 1,
         .inputs = mul_scalar__derivative_inputs,
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:142",
+        .location = "specs/derivatives.yaml:151",
         .n_inputs = 1,
         .inputs = relu__derivative_inputs,
     },
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:145",
+        .location = "specs/derivatives.yaml:154",
         .n_inputs = 1,
         .inputs = zero__derivative_inputs,
     },
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:148",
+        .location = "specs/derivatives.yaml:157",
         .n_inputs = 2,
         .inputs = copy__derivative_inputs,
     },
     {
         .name = "eq",
         .schema = "eq(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:156",
+        .location = "specs/derivatives.yaml:165",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ne",
         .schema = "ne(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:160",
+        .location = "specs/derivatives.yaml:169",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "lt",
         .schema = "lt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:164",
+        .location = "specs/derivatives.yaml:173",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "le",
         .schema = "le(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:168",
+        .location = "specs/derivatives.yaml:177",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "gt",
         .schema = "gt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:172",
+        .location = "specs/derivatives.yaml:181",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ge",
         .schema = "ge(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:176",
+        .location = "specs/derivatives.yaml:185",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "eq.Scalar",
         .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:180",
+        .location = "specs/derivatives.yaml:189",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ne.Scalar",
         .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:183",
+        .location = "specs/derivatives.yaml:192",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "lt.Scalar",
         .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:186",
+        .location = "specs/derivatives.yaml:195",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "le.Scalar",
         .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:189",
+        .location = "specs/derivatives.yaml:198",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "gt.Scalar",
         .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:192",
+        .location = "specs/derivatives.yaml:201",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ge.Scalar",
         .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:195",
+        .location = "specs/derivatives.yaml:204",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_and",
         .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:198",
+        .location = "specs/derivatives.yaml:207",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_or",
         .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:202",
+        .location = "specs/derivatives.yaml:211",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_xor",
         .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:206",
+        .location = "specs/derivatives.yaml:215",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_not",
         .schema = "logical_not(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:210",
+        .location = "specs/derivatives.yaml:219",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:215",
+        .location = "specs/derivatives.yaml:224",
         .n_inputs = 1,
         .inputs = neg_derivative_inputs,
     },
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:218",
+        .location = "specs/derivatives.yaml:227",
         .n_inputs = 1,
         .inputs = exp_derivative_inputs,
     },
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:221",
+        .location = "specs/derivatives.yaml:230",
         .n_inputs = 1,
         .inputs = log_derivative_inputs,
     },
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:224",
+        .location = "specs/derivatives.yaml:233",
         .n_inputs = 1,
         .inputs = sqrt_derivative_inputs,
     },
     {
         .name = "pow",
         .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:227",
+        .location = "specs/derivatives.yaml:236",
         .n_inputs = 1,
         .inputs = pow_derivative_inputs,
     },
     {
         .name = "abs",
         .schema = "abs(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:230",
+        .location = "specs/derivatives.yaml:239",
         .n_inputs = 1,
         .inputs = abs_derivative_inputs,
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:235",
+        .location = "specs/derivatives.yaml:244",
         .n_inputs = 1,
         .inputs = sign_derivative_inputs,
     },
     {
         .name = "expm1",
         .schema = "expm1(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:238",
+        .location = "specs/derivatives.yaml:247",
         .n_inputs = 1,
         .inputs = expm1_derivative_inputs,
     },
     {
         .name = "log1p",
         .schema = "log1p(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:241",
+        .location = "specs/derivatives.yaml:250",
         .n_inputs = 1,
         .inputs = log1p_derivative_inputs,
     },
     {
         .name = "log2",
         .schema = "log2(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:245",
+        .location = "specs/derivatives.yaml:254",
         .n_inputs = 1,
         .inputs = log2_derivative_inputs,
     },
     {
         .name = "rsqrt",
         .schema = "rsqrt(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:248",
+        .location = "specs/derivatives.yaml:257",
         .n_inputs = 1,
         .inputs = rsqrt_derivative_inputs,
     },
     {
         .name = "reciprocal",
         .schema = "reciprocal(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:251",
+        .location = "specs/derivatives.yaml:260",
         .n_inputs = 1,
         .inputs = reciprocal_derivative_inputs,
     },
     {
         .name = "tanh",
         .schema = "tanh(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:256",
+        .location = "specs/derivatives.yaml:265",
         .n_inputs = 1,
         .inputs = tanh_derivative_inputs,
     },
     {
         .name = "sin",
         .schema = "sin(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:259",
+        .location = "specs/derivatives.yaml:268",
         .n_inputs = 1,
         .inputs = sin_derivative_inputs,
     },
     {
         .name = "cos",
         .schema = "cos(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:262",
+        .location = "specs/derivatives.yaml:271",
         .n_inputs = 1,
         .inputs = cos_derivative_inputs,
     },
     {
         .name = "tan",
         .schema = "tan(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:265",
+        .location = "specs/derivatives.yaml:274",
         .n_inputs = 1,
         .inputs = tan_derivative_inputs,
     },
     {
         .name = "erf",
         .schema = "erf(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:269",
+        .location = "specs/derivatives.yaml:278",
         .n_inputs = 1,
         .inputs = erf_derivative_inputs,
     },
     {
         .name = "sigmoid",
         .schema = "sigmoid(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:274",
+        .location = "specs/derivatives.yaml:283",
         .n_inputs = 1,
         .inputs = sigmoid_derivative_inputs,
     },
     {
         .name = "relu",
         .schema = "relu(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:277",
+        .location = "specs/derivatives.yaml:286",
         .n_inputs = 1,
         .inputs = relu_derivative_inputs,
     },
     {
         .name = "gelu",
         .schema = "gelu(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:280",
+        .location = "specs/derivatives.yaml:289",
         .n_inputs = 1,
         .inputs = gelu_derivative_inputs,
     },
     {
         .name = "gelu_tanh",
         .schema = "gelu_tanh(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:283",
+        .location = "specs/derivatives.yaml:292",
         .n_inputs = 1,
         .inputs = gelu_tanh_derivative_inputs,
     },
     {
         .name = "silu",
         .schema = "silu(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:286",
+        .location = "specs/derivatives.yaml:295",
         .n_inputs = 1,
         .inputs = silu_derivative_inputs,
     },
     {
         .name = "elu",
         .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:289",
+        .location = "specs/derivatives.yaml:298",
         .n_inputs = 1,
         .inputs = elu_derivative_inputs,
     },
     {
         .name = "leaky_relu",
         .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-        .location = "specs/derivatives.yaml:292",
+        .location = "specs/derivatives.yaml:301",
         .n_inputs = 1,
         .inputs = leaky_relu_derivative_inputs,
     },
     {
         .name = "softplus",
         .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-        .location = "specs/derivatives.yaml:295",
+        .location = "specs/derivatives.yaml:304",
         .n_inputs = 1,
         .inputs = softplus_derivative_inputs,
     },
     {
         .name = "hardtanh",
         .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-        .location = "specs/derivatives.yaml:298",
+        .location = "specs/derivatives.yaml:307",
         .n_inputs = 1,
         .inputs = hardtanh_derivative_inputs,
     },
     {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:303",
+        .location = "specs/derivatives.yaml:312",
         .n_inputs = 1,
         .inputs = clamp_derivative_inputs,
     },
     {
         .name = "clamp_min",
         .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:306",
+        .location = "specs/derivatives.yaml:315",
         .n_inputs = 1,
         .inputs = clamp_min_derivative_inputs,
     },
     {
         .name = "clamp_max",
         .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:309",
+        .location = "specs/derivatives.yaml:318",
         .n_inputs = 1,
         .inputs = clamp_max_derivative_inputs,
     },
     {
         .name = "floor",
         .schema = "floor(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:312",
+        .location = "specs/derivatives.yaml:321",
         .n_inputs = 1,
         .inputs = floor_derivative_inputs,
     },
     {
         .name = "ceil",
         .schema = "ceil(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:315",
+        .location = "specs/derivatives.yaml:324",
         .n_inputs = 1,
         .inputs = ceil_derivative_inputs,
     },
     {
         .name = "round",
         .schema = "round(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:318",
+        .location = "specs/derivatives.yaml:327",
         .n_inputs = 1,
         .inputs = round_derivative_inputs,
     },
     {
         .name = "trunc",
         .schema = "trunc(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:321",
+        .location = "specs/derivatives.yaml:330",
         .n_inputs = 1,
         .inputs = trunc_derivative_inputs,
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:326",
+        .location = "specs/derivatives.yaml:335",
         .n_inputs = 2,
         .inputs = tanh_backward_derivative_inputs,
     },
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:330",
+        .location = "specs/derivatives.yaml:339",
         .n_inputs = 2,
         .inputs = sigmoid_backward_derivative_inputs,
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:334",
+        .location = "specs/derivatives.yaml:343",
         .n_inputs = 1,
         .inputs = relu_backward_derivative_inputs,
     },
     {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:344",
+        .location = "specs/derivatives.yaml:353",
         .n_inputs = 2,
         .inputs = gelu_backward_derivative_inputs,
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:351",
+        .location = "specs/derivatives.yaml:360",
         .n_inputs = 2,
         .inputs = gelu_tanh_backward_derivative_inputs,
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:356",
+        .location = "specs/derivatives.yaml:365",
         .n_inputs = 2,
         .inputs = silu_backward_derivative_inputs,
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/derivatives.yaml:361",
+        .location = "specs/derivatives.yaml:370",
         .n_inputs = 2,
         .inputs = elu_backward_derivative_inputs,
     },
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/derivatives.yaml:367",
+        .location = "specs/derivatives.yaml:376",
         .n_inputs = 1,
         .inputs = leaky_relu_backward_derivative_inputs,
     },
@@ -3293,7 +3328,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/derivatives.yaml:373",
+        .location = "specs/derivatives.yaml:382",
         .n_inputs = 2,
         .inputs = softplus_backward_derivative_inputs,
     },
@@ -3301,14 +3336,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/derivatives.yaml:379",
+        .location = "specs/derivatives.yaml:388",
         .n_inputs = 1,
         .inputs = hardtanh_backward_derivative_inputs,
     },
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:385",
+        .location = "specs/derivatives.yaml:394",
         .n_inputs = 2,
         .inputs = pow_backward_derivative_inputs,
     },
@@ -3316,42 +3351,42 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:391",
+        .location = "specs/derivatives.yaml:400",
         .n_inputs = 1,
         .inputs = clamp_backward_derivative_inputs,
     },
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:397",
+        .location = "specs/derivatives.yaml:406",
         .n_inputs = 1,
         .inputs = clamp_min_backward_derivative_inputs,
     },
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:403",
+        .location = "specs/derivatives.yaml:412",
         .n_inputs = 1,
         .inputs = clamp_max_backward_derivative_inputs,
     },
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:409",
+        .location = "specs/derivatives.yaml:418",
         .n_inputs = 1,
         .inputs = maximum_backward_derivative_inputs,
     },
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:416",
+        .location = "specs/derivatives.yaml:425",
         .n_inputs = 1,
         .inputs = minimum_backward_derivative_inputs,
     },
     {
         .name = "pow_backward_self",
         .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:424",
+        .location = "specs/derivatives.yaml:433",
         .n_inputs = 3,
         .inputs = pow_backward_self_derivative_inputs,
     },
@@ -3359,42 +3394,42 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "pow_backward_exponent",
         .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
                   " Tensor exponent, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:432",
+        .location = "specs/derivatives.yaml:441",
         .n_inputs = 4,
         .inputs = pow_backward_exponent_derivative_inputs,
     },
     {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:440",
+        .location = "specs/derivatives.yaml:449",
         .n_inputs = 1,
         .inputs = sum_derivative_inputs,
     },
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:443",
+        .location = "specs/derivatives.yaml:452",
         .n_inputs = 1,
         .inputs = sum_dim_derivative_inputs,
     },
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:446",
+        .location = "specs/derivatives.yaml:455",
         .n_inputs = 1,
         .inputs = mean_derivative_inputs,
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:449",
+        .location = "specs/derivatives.yaml:458",
         .n_inputs = 1,
         .inputs = mean_dim_derivative_inputs,
     },
     {
         .name = "prod.dim",
         .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:452",
+        .location = "specs/derivatives.yaml:461",
         .n_inputs = 1,
         .inputs = prod_dim_derivative_inputs,
     },
@@ -3402,7 +3437,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "prod_backward",
         .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:459",
+        .location = "specs/derivatives.yaml:468",
         .n_inputs = 2,
         .inputs = prod_backward_derivative_inputs,
         .no_double_backward = "prod_double_backward has no derivative entry",
@@ -3410,21 +3445,21 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:466",
+        .location = "specs/derivatives.yaml:475",
         .n_inputs = 1,
         .inputs = cumsum_derivative_inputs,
     },
     {
         .name = "cumprod",
         .schema = "cumprod(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:469",
+        .location = "specs/derivatives.yaml:478",
         .n_inputs = 1,
         .inputs = cumprod_derivative_inputs,
     },
     {
         .name = "cumprod_backward",
         .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:475",
+        .location = "specs/derivatives.yaml:484",
         .n_inputs = 2,
         .inputs = cumprod_backward_derivative_inputs,
         .no_double_backward = "cumprod_jvp and cumprod_double_backward have no derivative entries",
@@ -3432,14 +3467,14 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:482",
+        .location = "specs/derivatives.yaml:491",
         .n_inputs = 1,
         .inputs = amax_derivative_inputs,
     },
     {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:485",
+        .location = "specs/derivatives.yaml:494",
         .n_inputs = 1,
         .inputs = amin_derivative_inputs,
     },
@@ -3447,7 +3482,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/derivatives.yaml:490",
+        .location = "specs/derivatives.yaml:499",
         .n_inputs = 1,
         .inputs = max_dim_derivative_inputs,
     },
@@ -3455,7 +3490,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/derivatives.yaml:494",
+        .location = "specs/derivatives.yaml:503",
         .n_inputs = 1,
         .inputs = min_dim_derivative_inputs,
     },
@@ -3463,77 +3498,77 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "minmax_backward",
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:502",
+        .location = "specs/derivatives.yaml:511",
         .n_inputs = 1,
         .inputs = minmax_backward_derivative_inputs,
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:507",
+        .location = "specs/derivatives.yaml:516",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:510",
+        .location = "specs/derivatives.yaml:519",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:513",
+        .location = "specs/derivatives.yaml:522",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:516",
+        .location = "specs/derivatives.yaml:525",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:519",
+        .location = "specs/derivatives.yaml:528",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:522",
+        .location = "specs/derivatives.yaml:531",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:525",
+        .location = "specs/derivatives.yaml:534",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:528",
+        .location = "specs/derivatives.yaml:537",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:533",
+        .location = "specs/derivatives.yaml:542",
         .n_inputs = 1,
         .inputs = var_derivative_inputs,
     },
     {
         .name = "std",
         .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:537",
+        .location = "specs/derivatives.yaml:546",
         .n_inputs = 1,
         .inputs = std_derivative_inputs,
     },
@@ -3541,14 +3576,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "var_mean",
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
-        .location = "specs/derivatives.yaml:542",
+        .location = "specs/derivatives.yaml:551",
         .n_inputs = 1,
         .inputs = var_mean_derivative_inputs,
     },
     {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:545",
+        .location = "specs/derivatives.yaml:554",
         .n_inputs = 1,
         .inputs = norm_derivative_inputs,
     },
@@ -3556,98 +3591,98 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "norm_backward",
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:554",
+        .location = "specs/derivatives.yaml:563",
         .n_inputs = 3,
         .inputs = norm_backward_derivative_inputs,
     },
     {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:559",
+        .location = "specs/derivatives.yaml:568",
         .n_inputs = 1,
         .inputs = logsumexp_derivative_inputs,
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/derivatives.yaml:564",
+        .location = "specs/derivatives.yaml:573",
         .n_inputs = 2,
         .inputs = mm_derivative_inputs,
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/derivatives.yaml:568",
+        .location = "specs/derivatives.yaml:577",
         .n_inputs = 2,
         .inputs = bmm_derivative_inputs,
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:574",
+        .location = "specs/derivatives.yaml:583",
         .n_inputs = 1,
         .inputs = transpose_derivative_inputs,
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:577",
+        .location = "specs/derivatives.yaml:586",
         .n_inputs = 1,
         .inputs = t_derivative_inputs,
     },
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:580",
+        .location = "specs/derivatives.yaml:589",
         .n_inputs = 1,
         .inputs = view_derivative_inputs,
     },
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:583",
+        .location = "specs/derivatives.yaml:592",
         .n_inputs = 1,
         .inputs = expand_derivative_inputs,
     },
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:586",
+        .location = "specs/derivatives.yaml:595",
         .n_inputs = 1,
         .inputs = unsqueeze_derivative_inputs,
     },
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:589",
+        .location = "specs/derivatives.yaml:598",
         .n_inputs = 1,
         .inputs = clone_derivative_inputs,
     },
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:592",
+        .location = "specs/derivatives.yaml:601",
         .n_inputs = 1,
         .inputs = squeeze_derivative_inputs,
     },
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:595",
+        .location = "specs/derivatives.yaml:604",
         .n_inputs = 1,
         .inputs = squeeze_dim_derivative_inputs,
     },
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:598",
+        .location = "specs/derivatives.yaml:607",
         .n_inputs = 1,
         .inputs = permute_derivative_inputs,
     },
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:603",
+        .location = "specs/derivatives.yaml:612",
         .n_inputs = 1,
         .inputs = select_derivative_inputs,
     },
@@ -3655,7 +3690,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:606",
+        .location = "specs/derivatives.yaml:615",
         .n_inputs = 1,
         .inputs = slice_derivative_inputs,
     },
@@ -3663,7 +3698,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/derivatives.yaml:609",
+        .location = "specs/derivatives.yaml:618",
         .n_inputs = 1,
         .inputs = select_backward_derivative_inputs,
     },
@@ -3671,63 +3706,63 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/derivatives.yaml:612",
+        .location = "specs/derivatives.yaml:621",
         .n_inputs = 1,
         .inputs = slice_backward_derivative_inputs,
     },
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/derivatives.yaml:620",
+        .location = "specs/derivatives.yaml:629",
         .n_inputs = 1,
         .inputs = cat_derivative_inputs,
     },
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/derivatives.yaml:623",
+        .location = "specs/derivatives.yaml:632",
         .n_inputs = 1,
         .inputs = flip_derivative_inputs,
     },
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:629",
+        .location = "specs/derivatives.yaml:638",
         .n_inputs = 1,
         .inputs = split_derivative_inputs,
     },
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:632",
+        .location = "specs/derivatives.yaml:641",
         .n_inputs = 1,
         .inputs = split_with_sizes_derivative_inputs,
     },
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:635",
+        .location = "specs/derivatives.yaml:644",
         .n_inputs = 1,
         .inputs = chunk_derivative_inputs,
     },
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:638",
+        .location = "specs/derivatives.yaml:647",
         .n_inputs = 1,
         .inputs = unbind_derivative_inputs,
     },
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/derivatives.yaml:643",
+        .location = "specs/derivatives.yaml:652",
         .n_inputs = 1,
         .inputs = constant_pad_nd_derivative_inputs,
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:646",
+        .location = "specs/derivatives.yaml:655",
         .n_inputs = 1,
         .inputs = reflection_pad_derivative_inputs,
     },
@@ -3735,14 +3770,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:651",
+        .location = "specs/derivatives.yaml:660",
         .n_inputs = 1,
         .inputs = reflection_pad_backward_derivative_inputs,
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:654",
+        .location = "specs/derivatives.yaml:663",
         .n_inputs = 1,
         .inputs = replication_pad_derivative_inputs,
     },
@@ -3750,14 +3785,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:657",
+        .location = "specs/derivatives.yaml:666",
         .n_inputs = 1,
         .inputs = replication_pad_backward_derivative_inputs,
     },
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:662",
+        .location = "specs/derivatives.yaml:671",
         .n_inputs = 1,
         .inputs = index_select_derivative_inputs,
     },
@@ -3765,14 +3800,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:666",
+        .location = "specs/derivatives.yaml:675",
         .n_inputs = 1,
         .inputs = index_select_backward_derivative_inputs,
     },
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:670",
+        .location = "specs/derivatives.yaml:679",
         .n_inputs = 1,
         .inputs = gather_derivative_inputs,
     },
@@ -3780,49 +3815,49 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:674",
+        .location = "specs/derivatives.yaml:683",
         .n_inputs = 1,
         .inputs = gather_backward_derivative_inputs,
     },
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/derivatives.yaml:678",
+        .location = "specs/derivatives.yaml:687",
         .n_inputs = 2,
         .inputs = scatter_derivative_inputs,
     },
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/derivatives.yaml:683",
+        .location = "specs/derivatives.yaml:692",
         .n_inputs = 1,
         .inputs = scatter_value_derivative_inputs,
     },
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/derivatives.yaml:687",
+        .location = "specs/derivatives.yaml:696",
         .n_inputs = 2,
         .inputs = scatter_add_derivative_inputs,
     },
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/derivatives.yaml:692",
+        .location = "specs/derivatives.yaml:701",
         .n_inputs = 1,
         .inputs = tril_derivative_inputs,
     },
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/derivatives.yaml:695",
+        .location = "specs/derivatives.yaml:704",
         .n_inputs = 1,
         .inputs = triu_derivative_inputs,
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/derivatives.yaml:702",
+        .location = "specs/derivatives.yaml:711",
         .n_inputs = 1,
         .inputs = index_derivative_inputs,
     },
@@ -3830,7 +3865,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/derivatives.yaml:705",
+        .location = "specs/derivatives.yaml:714",
         .n_inputs = 2,
         .inputs = index_put_derivative_inputs,
     },
@@ -3838,14 +3873,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:709",
+        .location = "specs/derivatives.yaml:718",
         .n_inputs = 2,
         .inputs = index_put__derivative_inputs,
     },
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:715",
+        .location = "specs/derivatives.yaml:724",
         .n_inputs = 1,
         .inputs = log_softmax_derivative_inputs,
     },
@@ -3853,14 +3888,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:721",
+        .location = "specs/derivatives.yaml:730",
         .n_inputs = 2,
         .inputs = log_softmax_backward_derivative_inputs,
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:725",
+        .location = "specs/derivatives.yaml:734",
         .n_inputs = 1,
         .inputs = softmax_derivative_inputs,
     },
@@ -3868,7 +3903,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/derivatives.yaml:731",
+        .location = "specs/derivatives.yaml:740",
         .n_inputs = 1,
         .inputs = nll_loss_derivative_inputs,
     },
@@ -3876,7 +3911,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
-        .location = "specs/derivatives.yaml:738",
+        .location = "specs/derivatives.yaml:747",
         .n_inputs = 1,
         .inputs = nll_loss_backward_derivative_inputs,
     },
@@ -3885,7 +3920,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "native_layer_norm(Tensor input, int[] normalized_shape,"
                   " Tensor? weight, Tensor? bias, float eps) -> (Tensor output,"
                   " Tensor mean, Tensor rstd)",
-        .location = "specs/derivatives.yaml:747",
+        .location = "specs/derivatives.yaml:756",
         .n_inputs = 3,
         .inputs = native_layer_norm_derivative_inputs,
     },
@@ -3895,14 +3930,14 @@ const yg_derivative_info yg__derivatives[] = {
                   " Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training,"
                   " float momentum, float eps) -> (Tensor output, Tensor save_mean,"
                   " Tensor save_invstd)",
-        .location = "specs/derivatives.yaml:751",
+        .location = "specs/derivatives.yaml:760",
         .n_inputs = 3,
         .inputs = native_batch_norm_derivative_inputs,
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/derivatives.yaml:759",
+        .location = "specs/derivatives.yaml:768",
         .n_inputs = 1,
         .inputs = embedding_derivative_inputs,
     },
@@ -3910,7 +3945,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/derivatives.yaml:766",
+        .location = "specs/derivatives.yaml:775",
         .n_inputs = 1,
         .inputs = embedding_backward_derivative_inputs,
     },
@@ -3918,7 +3953,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "lstm_cell_gates",
         .schema = "lstm_cell_gates(Tensor input_gates, Tensor hidden_gates,"
                   " Tensor cx) -> (Tensor hy, Tensor cy)",
-        .location = "specs/derivatives.yaml:770",
+        .location = "specs/derivatives.yaml:779",
         .n_inputs = 3,
         .inputs = lstm_cell_gates_derivative_inputs,
     },
@@ -3928,7 +3963,7 @@ const yg_derivative_info yg__derivatives[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/derivatives.yaml:777",
+        .location = "specs/derivatives.yaml:786",
         .n_inputs = 3,
         .inputs = convolution_dispatch_derivative_inputs,
     },
@@ -3937,7 +3972,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:784",
+        .location = "specs/derivatives.yaml:793",
         .n_inputs = 1,
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
@@ -3946,7 +3981,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:789",
+        .location = "specs/derivatives.yaml:798",
         .n_inputs = 1,
         .inputs = max_pool3d_with_indices_derivative_inputs,
     },
@@ -3954,7 +3989,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/derivatives.yaml:794",
+        .location = "specs/derivatives.yaml:803",
         .n_inputs = 1,
         .inputs = adaptive_max_pool2d_derivative_inputs,
     },
@@ -3962,7 +3997,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:800",
+        .location = "specs/derivatives.yaml:809",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -3971,21 +4006,21 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:804",
+        .location = "specs/derivatives.yaml:813",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:807",
+        .location = "specs/derivatives.yaml:816",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:814",
+        .location = "specs/derivatives.yaml:823",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
     },
@@ -3994,7 +4029,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int divisor_override=0) -> Tensor",
-        .location = "specs/derivatives.yaml:817",
+        .location = "specs/derivatives.yaml:826",
         .n_inputs = 1,
         .inputs = avg_pool3d_derivative_inputs,
     },
@@ -4003,35 +4038,35 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int divisor_override) -> Tensor",
-        .location = "specs/derivatives.yaml:821",
+        .location = "specs/derivatives.yaml:830",
         .n_inputs = 1,
         .inputs = avg_pool3d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:824",
+        .location = "specs/derivatives.yaml:833",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool3d_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:827",
+        .location = "specs/derivatives.yaml:836",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool3d_backward_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:832",
+        .location = "specs/derivatives.yaml:841",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:835",
+        .location = "specs/derivatives.yaml:844",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_backward_derivative_inputs,
     },
@@ -4039,7 +4074,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/derivatives.yaml:838",
+        .location = "specs/derivatives.yaml:847",
         .n_inputs = 1,
         .inputs = upsample_bilinear2d_derivative_inputs,
     },
@@ -4047,32 +4082,32 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/derivatives.yaml:843",
+        .location = "specs/derivatives.yaml:852",
         .n_inputs = 1,
         .inputs = upsample_bilinear2d_backward_derivative_inputs,
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:851",
+        .location = "specs/derivatives.yaml:860",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:855",
+        .location = "specs/derivatives.yaml:864",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:865",
+        .location = "specs/derivatives.yaml:874",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
 };
-const int32_t yg__derivatives_count = 193;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 193,
+const int32_t yg__derivatives_count = 195;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 195,
                "derivative table size");

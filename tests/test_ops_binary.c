@@ -449,9 +449,115 @@ static void test_binary_math_rejects_integer_operands(void **state) {
     YG_CHECK(yg_tensor_zeros(s, 1, YG_INT64, &a));
     YG_EXPECT_ERROR(yg_atan2(a, a, &y), YG_ERR_DTYPE, "atan2: unsupported dtype int64 for self");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_remainder(a, a, &y), YG_ERR_DTYPE, "remainder: unsupported dtype int64");
+    YG_EXPECT_ERROR(yg_div(a, a, &y), YG_ERR_DTYPE, "div: unsupported dtype int64 for self");
     assert_null(y);
     yg_release(a);
+}
+
+/* Integer div with a rounding mode and remainder, as Python and PyTorch
+ * compute them (-7 // 2 == -4, -7 % 2 == 1, 7 % -2 == -1, trunc(-7 / 2)
+ * == -3), exact, in the inputs' integer dtype; the most negative value
+ * divided by -1 wraps to itself instead of trapping. */
+static void check_integer_division(yg_dtype dtype, double most_negative) {
+    const int64_t s[] = {6};
+    const double a[] = {7, -7, 7, -7, 0, most_negative}, b[] = {2, 2, -2, -2, 3, -1};
+    const double tr[] = {3, -3, -3, 3, 0, most_negative};
+    const double fl[] = {3, -4, -4, 3, 0, most_negative};
+    const double rem[] = {1, 1, -1, -1, 0, 0};
+    yg_tensor *x = yg_test_tensor(dtype, s, 1, a), *y = yg_test_tensor(dtype, s, 1, b), *z = NULL;
+
+    YG_CHECK(yg_div_mode(x, y, "trunc", &z));
+    assert_int_equal(yg_tensor_dtype(z), dtype);
+    YG_EXPECT_CLOSE(z, s, 1, tr, 0, 0);
+    yg_release(z);
+    YG_CHECK(yg_div_mode(x, y, "floor", &z));
+    assert_int_equal(yg_tensor_dtype(z), dtype);
+    YG_EXPECT_CLOSE(z, s, 1, fl, 0, 0);
+    yg_release(z);
+    YG_CHECK(yg_remainder(x, y, &z));
+    assert_int_equal(yg_tensor_dtype(z), dtype);
+    YG_EXPECT_CLOSE(z, s, 1, rem, 0, 0);
+    yg_release(z);
+    /* a == (a // b) * b + a % b, element by element */
+    for (int i = 0; i < 5; i++)
+        assert_true(fl[i] * b[i] + rem[i] == a[i]);
+    YG_CHECK(yg_remainder_scalar(x, -3, &z));
+    {
+        /* 2^63 and 2^31 are both 2 modulo 3 */
+        const double e[] = {-2, -1, -2, -1, 0, -2};
+        YG_EXPECT_CLOSE(z, s, 1, e, 0, 0);
+    }
+    yg_release(z);
+    yg_release(x);
+    yg_release(y);
+}
+
+static void test_integer_div_and_remainder_follow_python(void **state) {
+    (void)state;
+    check_integer_division(YG_INT64, -9223372036854775808.0);
+    check_integer_division(YG_INT32, -2147483648.0);
+}
+
+/* int32 with int64 promotes to int64; a float operand makes it floating. */
+static void test_integer_division_promotes_mixed_operands(void **state) {
+    const int64_t s[] = {2};
+    const double a[] = {-7, 9}, b[] = {2, -4}, fl[] = {-4, -3}, half[] = {0.5, 0.5};
+    yg_tensor *x = yg_test_tensor(YG_INT32, s, 1, a), *y = yg_test_tensor(YG_INT64, s, 1, b);
+    yg_tensor *h = yg_test_tensor(YG_FLOAT32, s, 1, half), *z = NULL;
+    (void)state;
+    YG_CHECK(yg_div_floor(x, y, &z));
+    assert_int_equal(yg_tensor_dtype(z), YG_INT64);
+    YG_EXPECT_CLOSE(z, s, 1, fl, 0, 0);
+    yg_release(z);
+    YG_CHECK(yg_div_trunc(x, h, &z));
+    assert_int_equal(yg_tensor_dtype(z), YG_FLOAT32);
+    {
+        const double e[] = {-14, 18};
+        YG_EXPECT_CLOSE(z, s, 1, e, 0, 0);
+    }
+    yg_release(z);
+    yg_release(h);
+    yg_release(x);
+    yg_release(y);
+}
+
+/* A 0 divisor on integers is an error naming the op, the argument and the
+ * first zero (broadcast divisors included), and nothing is returned; on
+ * floating inputs it stays IEEE arithmetic. */
+static void test_integer_division_by_zero_is_an_error(void **state) {
+    const int64_t s[] = {2, 3}, col[] = {2, 1};
+    const double a[] = {1, 2, 3, 4, 5, 6}, b[] = {1, 0};
+    yg_tensor *x = yg_test_tensor(YG_INT64, s, 2, a), *y = yg_test_tensor(YG_INT64, col, 2, b);
+    yg_tensor *x32 = yg_test_tensor(YG_INT32, s, 2, a), *f = yg_test_tensor(YG_FLOAT64, s, 2, a);
+    yg_tensor *fy = yg_test_tensor(YG_FLOAT64, col, 2, b), *z = NULL;
+    (void)state;
+    YG_EXPECT_ERROR(yg_remainder(x, y, &z), YG_ERR_INVALID_ARGUMENT,
+                    "remainder: integer division by zero: other holds a 0 (at [1, 0]; the inputs "
+                    "are int64)");
+    assert_null(z);
+    YG_EXPECT_ERROR(yg_div_mode(x32, y, "floor", &z), YG_ERR_INVALID_ARGUMENT,
+                    "div: integer division by zero: other holds a 0 (at [1, 0]; the inputs are "
+                    "int64)");
+    assert_null(z);
+    YG_CHECK(yg_div_mode(x32, x32, "trunc", &z)); /* no zero: fine */
+    yg_release(z);
+    YG_EXPECT_ERROR(yg_div_trunc(y, y, &z), YG_ERR_INVALID_ARGUMENT,
+                    "div: integer division by zero: other holds a 0 (at [1, 0]");
+    assert_null(z);
+    YG_EXPECT_ERROR(yg_remainder_scalar(x32, 0, &z), YG_ERR_INVALID_ARGUMENT,
+                    "remainder: integer division by zero: other is 0 (the input is int32)");
+    assert_null(z);
+    YG_CHECK(yg_div_mode(f, fy, "floor", &z));
+    {
+        const double e[] = {1, 2, 3, INFINITY, INFINITY, INFINITY};
+        YG_EXPECT_CLOSE(z, s, 2, e, 0, 0);
+    }
+    yg_release(z);
+    yg_release(fy);
+    yg_release(f);
+    yg_release(x32);
+    yg_release(x);
+    yg_release(y);
 }
 
 static void test_comparisons_of_inputs_that_require_grad_do_not_require_grad(void **state) {
@@ -508,6 +614,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_comparisons_reject_shapes_that_do_not_broadcast),
         cmocka_unit_test(test_binary_math_rejects_integer_operands),
         cmocka_unit_test(test_div_with_rounding_modes),
+        cmocka_unit_test(test_integer_div_and_remainder_follow_python),
+        cmocka_unit_test(test_integer_division_promotes_mixed_operands),
+        cmocka_unit_test(test_integer_division_by_zero_is_an_error),
         cmocka_unit_test(test_comparisons_of_inputs_that_require_grad_do_not_require_grad),
     };
     return YG_TEST_RUN(tests, argc, argv);

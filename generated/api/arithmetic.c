@@ -519,6 +519,174 @@ yg_status yg_div_mode(const yg_tensor *self,
     return YG_OK;
 }
 
+typedef yg_status (*div_trunc_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+static const div_trunc_fn div_trunc_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_div_trunc,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records DivTruncBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status div_trunc_record(const yg_tensor *self,
+                                  const yg_tensor *other,
+                                  yg_tensor *result)
+{
+    yg_node *base = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__div_trunc_backward_vtable, sizeof(div_trunc_backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, other);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_div_trunc with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status div_trunc_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_div_trunc(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("div.trunc");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* div.trunc(Tensor self, Tensor other) -> Tensor */
+yg_status yg_div_trunc(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, other};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    div_trunc_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return div_trunc_traced(self, other, out);
+    YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("div", "other", other));
+    dev = yg_tensor_device(self);
+    kernel = div_trunc_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "div: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, other, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = div_trunc_record(self, other, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
+typedef yg_status (*div_floor_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+static const div_floor_fn div_floor_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_div_floor,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records DivFloorBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status div_floor_record(const yg_tensor *self,
+                                  const yg_tensor *other,
+                                  yg_tensor *result)
+{
+    yg_node *base = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__div_floor_backward_vtable, sizeof(div_floor_backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, other);
+    if (st != YG_OK)
+        goto out;
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_div_floor with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status div_floor_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_div_floor(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("div.floor");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* div.floor(Tensor self, Tensor other) -> Tensor */
+yg_status yg_div_floor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, other};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    div_floor_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return div_floor_traced(self, other, out);
+    YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("div", "other", other));
+    dev = yg_tensor_device(self);
+    kernel = div_floor_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "div: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, other, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(2, inputs)) {
+        st = div_floor_record(self, other, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
 typedef yg_status (*div_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const div_scalar_fn div_scalar_kernels[YG_DEVICE_COUNT_] = {

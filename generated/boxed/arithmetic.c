@@ -84,6 +84,28 @@ yg_status yg__boxed_div_mode(const yg_ir_node *node,
     return yg_div_mode(in[0], in[1], rounding_mode, &out[0]);
 }
 
+/* div.trunc(Tensor self, Tensor other) -> Tensor */
+yg_status yg__boxed_div_trunc(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_div_trunc(in[0], in[1], &out[0]);
+}
+
+/* div.floor(Tensor self, Tensor other) -> Tensor */
+yg_status yg__boxed_div_floor(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_div_floor(in[0], in[1], &out[0]);
+}
+
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__boxed_div_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,

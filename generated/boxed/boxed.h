@@ -14,6 +14,8 @@ yg_boxed_impl yg__boxed_mul;
 yg_boxed_impl yg__boxed_div;
 yg_boxed_impl yg__boxed_mul_scalar;
 yg_boxed_impl yg__boxed_div_mode;
+yg_boxed_impl yg__boxed_div_trunc;
+yg_boxed_impl yg__boxed_div_floor;
 yg_boxed_impl yg__boxed_div_scalar;
 yg_boxed_impl yg__boxed_add_;
 yg_boxed_impl yg__boxed_add_scalar;

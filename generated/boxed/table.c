@@ -13,6 +13,8 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "div", .fn = yg__boxed_div},
     {.name = "mul.Scalar", .fn = yg__boxed_mul_scalar},
     {.name = "div.mode", .fn = yg__boxed_div_mode},
+    {.name = "div.trunc", .fn = yg__boxed_div_trunc},
+    {.name = "div.floor", .fn = yg__boxed_div_floor},
     {.name = "div.Scalar", .fn = yg__boxed_div_scalar},
     {.name = "add_", .fn = yg__boxed_add_},
     {.name = "add.Scalar", .fn = yg__boxed_add_scalar},
@@ -314,6 +316,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 306;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 306,
+const int32_t yg__boxed_ops_count = 308;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 308,
                "boxed table size");

@@ -20,6 +20,8 @@ static const char *const div_inputs[] = {"self", "other"};
 static const char *const mul_scalar_inputs[] = {"self"};
 static const char *const mul_scalar_scalars[] = {"other"};
 static const double mul_scalar_defaults[] = {NAN};
+static const char *const div_trunc_inputs[] = {"self", "other"};
+static const char *const div_floor_inputs[] = {"self", "other"};
 static const char *const div_scalar_inputs[] = {"self"};
 static const char *const div_scalar_scalars[] = {"other"};
 static const double div_scalar_defaults[] = {NAN};
@@ -175,6 +177,14 @@ const yg_fuse_op yg__fuse_ops[] = {
      .scalar_names = mul_scalar_scalars,
      .scalar_defaults = mul_scalar_defaults},
     {.n_inputs = 0}, /* div.mode */
+    {/* div.trunc */
+     .expr = {"trunc(self / other)", "trunc(self / other)"},
+     .n_inputs = 2,
+     .input_names = div_trunc_inputs},
+    {/* div.floor */
+     .expr = {"floor(self / other)", "floor(self / other)"},
+     .n_inputs = 2,
+     .input_names = div_floor_inputs},
     {/* div.Scalar */
      .expr = {"self / other", "self / other"},
      .n_inputs = 1,
@@ -784,6 +794,6 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* to.dtype */
     {.n_inputs = 0}, /* type_as */
 };
-const int32_t yg__fuse_ops_count = 306;
-_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 306,
+const int32_t yg__fuse_ops_count = 308;
+_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 308,
                "fuser table size");

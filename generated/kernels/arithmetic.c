@@ -173,6 +173,68 @@ yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **ou
     return yg__cpu_pointwise(&mul_scalar_desc, inputs, scalars, out);
 }
 
+/* ---- div.trunc: trunc(self / other) ---- */
+
+extern const yg_loop_table yg__loops_div_trunc_baseline;
+extern const yg_loop_table yg__loops_div_trunc_avx2;
+extern const yg_loop_table yg__loops_div_trunc_avx512;
+
+static const char *const div_trunc_input_names[] = {"self", "other"};
+
+static const yg_pointwise_desc div_trunc_desc = {
+    .op = "div",
+    .n_inputs = 2,
+    .input_names = div_trunc_input_names,
+    .loops =
+        {
+            [YG_CPU_BASELINE] = &yg__loops_div_trunc_baseline,
+            [YG_CPU_AVX2] = &yg__loops_div_trunc_avx2,
+            [YG_CPU_AVX512] = &yg__loops_div_trunc_avx512,
+        },
+};
+
+/* div.trunc(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_div_trunc(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, other};
+
+    YG_RETURN_IF_ERROR(
+        yg__check_int_divisor(div_trunc_desc.op, inputs, 2, 1, "other"));
+
+    return yg__cpu_pointwise(&div_trunc_desc, inputs, NULL, out);
+}
+
+/* ---- div.floor: floor(self / other) ---- */
+
+extern const yg_loop_table yg__loops_div_floor_baseline;
+extern const yg_loop_table yg__loops_div_floor_avx2;
+extern const yg_loop_table yg__loops_div_floor_avx512;
+
+static const char *const div_floor_input_names[] = {"self", "other"};
+
+static const yg_pointwise_desc div_floor_desc = {
+    .op = "div",
+    .n_inputs = 2,
+    .input_names = div_floor_input_names,
+    .loops =
+        {
+            [YG_CPU_BASELINE] = &yg__loops_div_floor_baseline,
+            [YG_CPU_AVX2] = &yg__loops_div_floor_avx2,
+            [YG_CPU_AVX512] = &yg__loops_div_floor_avx512,
+        },
+};
+
+/* div.floor(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_div_floor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, other};
+
+    YG_RETURN_IF_ERROR(
+        yg__check_int_divisor(div_floor_desc.op, inputs, 2, 1, "other"));
+
+    return yg__cpu_pointwise(&div_floor_desc, inputs, NULL, out);
+}
+
 /* ---- div.Scalar: self / other ---- */
 
 extern const yg_loop_table yg__loops_div_scalar_baseline;

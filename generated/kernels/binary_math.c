@@ -121,6 +121,9 @@ yg_status yg__cpu_remainder(const yg_tensor *self, const yg_tensor *other, yg_te
 {
     const yg_tensor *inputs[2] = {self, other};
 
+    YG_RETURN_IF_ERROR(
+        yg__check_int_divisor(remainder_desc.op, inputs, 2, 1, "other"));
+
     return yg__cpu_pointwise(&remainder_desc, inputs, NULL, out);
 }
 
@@ -153,6 +156,9 @@ yg_status yg__cpu_remainder_scalar(const yg_tensor *self, double other, yg_tenso
 {
     const yg_tensor *inputs[1] = {self};
     const double scalars[1] = {other};
+
+    YG_RETURN_IF_ERROR(
+        yg__check_int_divisor_scalar(remainder_scalar_desc.op, inputs, 1, other, "other"));
 
     return yg__cpu_pointwise(&remainder_scalar_desc, inputs, scalars, out);
 }

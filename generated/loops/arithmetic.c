@@ -12,12 +12,14 @@
  * the expression's floating constants as float.  A top-level `c ? a : b`
  * whose arms call functions computes both arms first (yg_then, yg_else):
  * GCC vectorises that, not a call under a condition.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * loops exist for expressions without calls and division, or come from
+ * the op's `pointwise_int:` expression (core/intmath.h).
  */
 #include <stdint.h>
 
 #include "cpu/vec/vec.h"
 #include "cpu/vec/vecmath.h"
+#include "core/intmath.h"
 
 /* ---- add: self + alpha * other ---- */
 
@@ -516,6 +518,232 @@ const yg_loop_table YG_ISA_NAME(yg__loops_mul_scalar) = {{
     [YG_FLOAT64] = mul_scalar_loop_float64,
     [YG_INT64] = mul_scalar_loop_int64,
     [YG_INT32] = mul_scalar_loop_int32,
+}};
+
+/* ---- div.trunc: trunc(self / other) ---- */
+
+static void div_trunc_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(float);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        float *restrict dst = (float *)p[0];
+        const float *restrict src_self = (const float *)p[1];
+        const float *restrict src_other = (const float *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const float self = src_self[i];
+            const float other = src_other[i];
+
+            dst[i] = trunc(self / other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const float self = *(const float *)(p[1] + i * s[1]);
+        const float other = *(const float *)(p[2] + i * s[2]);
+
+        *(float *)(p[0] + i * s[0]) = trunc(self / other);
+    }
+}
+
+static void div_trunc_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(double);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        double *restrict dst = (double *)p[0];
+        const double *restrict src_self = (const double *)p[1];
+        const double *restrict src_other = (const double *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const double self = src_self[i];
+            const double other = src_other[i];
+
+            dst[i] = trunc(self / other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const double self = *(const double *)(p[1] + i * s[1]);
+        const double other = *(const double *)(p[2] + i * s[2]);
+
+        *(double *)(p[0] + i * s[0]) = trunc(self / other);
+    }
+}
+
+static void div_trunc_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int64_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int64_t *restrict dst = (int64_t *)p[0];
+        const int64_t *restrict src_self = (const int64_t *)p[1];
+        const int64_t *restrict src_other = (const int64_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t self = src_self[i];
+            const int64_t other = src_other[i];
+
+            dst[i] = yg_int_div_trunc(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
+        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
+
+        *(int64_t *)(p[0] + i * s[0]) = yg_int_div_trunc(self, other);
+    }
+}
+
+static void div_trunc_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = yg_int_div_trunc(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = yg_int_div_trunc(self, other);
+    }
+}
+
+const yg_loop_table YG_ISA_NAME(yg__loops_div_trunc) = {{
+    [YG_FLOAT32] = div_trunc_loop_float32,
+    [YG_FLOAT64] = div_trunc_loop_float64,
+    [YG_INT64] = div_trunc_loop_int64,
+    [YG_INT32] = div_trunc_loop_int32,
+}};
+
+/* ---- div.floor: floor(self / other) ---- */
+
+static void div_floor_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(float);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        float *restrict dst = (float *)p[0];
+        const float *restrict src_self = (const float *)p[1];
+        const float *restrict src_other = (const float *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const float self = src_self[i];
+            const float other = src_other[i];
+
+            dst[i] = floor(self / other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const float self = *(const float *)(p[1] + i * s[1]);
+        const float other = *(const float *)(p[2] + i * s[2]);
+
+        *(float *)(p[0] + i * s[0]) = floor(self / other);
+    }
+}
+
+static void div_floor_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(double);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        double *restrict dst = (double *)p[0];
+        const double *restrict src_self = (const double *)p[1];
+        const double *restrict src_other = (const double *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const double self = src_self[i];
+            const double other = src_other[i];
+
+            dst[i] = floor(self / other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const double self = *(const double *)(p[1] + i * s[1]);
+        const double other = *(const double *)(p[2] + i * s[2]);
+
+        *(double *)(p[0] + i * s[0]) = floor(self / other);
+    }
+}
+
+static void div_floor_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int64_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int64_t *restrict dst = (int64_t *)p[0];
+        const int64_t *restrict src_self = (const int64_t *)p[1];
+        const int64_t *restrict src_other = (const int64_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t self = src_self[i];
+            const int64_t other = src_other[i];
+
+            dst[i] = yg_int_div_floor(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
+        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
+
+        *(int64_t *)(p[0] + i * s[0]) = yg_int_div_floor(self, other);
+    }
+}
+
+static void div_floor_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = yg_int_div_floor(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = yg_int_div_floor(self, other);
+    }
+}
+
+const yg_loop_table YG_ISA_NAME(yg__loops_div_floor) = {{
+    [YG_FLOAT32] = div_floor_loop_float32,
+    [YG_FLOAT64] = div_floor_loop_float64,
+    [YG_INT64] = div_floor_loop_int64,
+    [YG_INT32] = div_floor_loop_int32,
 }};
 
 /* ---- div.Scalar: self / other ---- */

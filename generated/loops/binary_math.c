@@ -12,12 +12,14 @@
  * the expression's floating constants as float.  A top-level `c ? a : b`
  * whose arms call functions computes both arms first (yg_then, yg_else):
  * GCC vectorises that, not a call under a condition.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * loops exist for expressions without calls and division, or come from
+ * the op's `pointwise_int:` expression (core/intmath.h).
  */
 #include <stdint.h>
 
 #include "cpu/vec/vec.h"
 #include "cpu/vec/vecmath.h"
+#include "core/intmath.h"
 
 /* ---- maximum: self != self || self > other ? self : other ---- */
 
@@ -370,9 +372,63 @@ static void remainder_loop_float64(char **p, const int64_t *s, int64_t n, const 
     }
 }
 
+static void remainder_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int64_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int64_t *restrict dst = (int64_t *)p[0];
+        const int64_t *restrict src_self = (const int64_t *)p[1];
+        const int64_t *restrict src_other = (const int64_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t self = src_self[i];
+            const int64_t other = src_other[i];
+
+            dst[i] = yg_int_remainder(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
+        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
+
+        *(int64_t *)(p[0] + i * s[0]) = yg_int_remainder(self, other);
+    }
+}
+
+static void remainder_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = yg_int_remainder(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = yg_int_remainder(self, other);
+    }
+}
+
 const yg_loop_table YG_ISA_NAME(yg__loops_remainder) = {{
     [YG_FLOAT32] = remainder_loop_float32,
     [YG_FLOAT64] = remainder_loop_float64,
+    [YG_INT64] = remainder_loop_int64,
+    [YG_INT32] = remainder_loop_int32,
 }};
 
 /* ---- remainder.Scalar: fmod(self, other) != 0 && (fmod(self, other) < 0) != (other < 0) ? fmod(self, other) + other : fmod(self, other) ---- */
@@ -441,9 +497,63 @@ static void remainder_scalar_loop_float64(char **p,
     }
 }
 
+static void remainder_scalar_loop_int64(char **p,
+                                        const int64_t *s,
+                                        int64_t n,
+                                        const double *scalars)
+{
+    const int64_t other = (int64_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int64_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int64_t *restrict dst = (int64_t *)p[0];
+        const int64_t *restrict src_self = (const int64_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t self = src_self[i];
+
+            dst[i] = yg_int_remainder(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
+
+        *(int64_t *)(p[0] + i * s[0]) = yg_int_remainder(self, other);
+    }
+}
+
+static void remainder_scalar_loop_int32(char **p,
+                                        const int64_t *s,
+                                        int64_t n,
+                                        const double *scalars)
+{
+    const int32_t other = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = yg_int_remainder(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = yg_int_remainder(self, other);
+    }
+}
+
 const yg_loop_table YG_ISA_NAME(yg__loops_remainder_scalar) = {{
     [YG_FLOAT32] = remainder_scalar_loop_float32,
     [YG_FLOAT64] = remainder_scalar_loop_float64,
+    [YG_INT64] = remainder_scalar_loop_int64,
+    [YG_INT32] = remainder_scalar_loop_int32,
 }};
 
 /* ---- pow.Tensor: pow(self, exponent) ---- */

@@ -12,7 +12,8 @@
  * the expression's floating constants as float.  A top-level `c ? a : b`
  * whose arms call functions computes both arms first (yg_then, yg_else):
  * GCC vectorises that, not a call under a condition.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * loops exist for expressions without calls and division, or come from
+ * the op's `pointwise_int:` expression (core/intmath.h).
  */
 #include <stdint.h>
 

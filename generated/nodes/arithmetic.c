@@ -290,6 +290,88 @@ const yg_node_vtable yg__div_scalar_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
+/* div.trunc(Tensor self, Tensor other) -> Tensor */
+static yg_status div_trunc_backward_apply(yg_node *base,
+                                          yg_tensor *const *grads,
+                                          yg_tensor **grad_inputs)
+{
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_other = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: mul_scalar(grad, 0) */
+        st = yg_mul_scalar(grad, 0, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* other: mul_scalar(grad, 0) */
+        st = yg_mul_scalar(grad, 0, &grad_other);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_other;
+    grad_other = NULL;
+out:
+    yg_release(grad_other);
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "DivTruncBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__div_trunc_backward_vtable = {
+    .name = "DivTruncBackward",
+    .apply = div_trunc_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* div.floor(Tensor self, Tensor other) -> Tensor */
+static yg_status div_floor_backward_apply(yg_node *base,
+                                          yg_tensor *const *grads,
+                                          yg_tensor **grad_inputs)
+{
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_other = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: mul_scalar(grad, 0) */
+        st = yg_mul_scalar(grad, 0, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* other: mul_scalar(grad, 0) */
+        st = yg_mul_scalar(grad, 0, &grad_other);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_other;
+    grad_other = NULL;
+out:
+    yg_release(grad_other);
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "DivFloorBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__div_floor_backward_vtable = {
+    .name = "DivFloorBackward",
+    .apply = div_floor_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 static yg_status add__backward_apply(yg_node *base,
                                      yg_tensor *const *grads,

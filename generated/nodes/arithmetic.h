@@ -57,6 +57,18 @@ typedef struct div_scalar_backward {
 } div_scalar_backward;
 extern const yg_node_vtable yg__div_scalar_backward_vtable;
 
+/* div.trunc(Tensor self, Tensor other) -> Tensor */
+typedef struct div_trunc_backward {
+    yg_node base;
+} div_trunc_backward;
+extern const yg_node_vtable yg__div_trunc_backward_vtable;
+
+/* div.floor(Tensor self, Tensor other) -> Tensor */
+typedef struct div_floor_backward {
+    yg_node base;
+} div_floor_backward;
+extern const yg_node_vtable yg__div_floor_backward_vtable;
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 typedef struct add__backward {
     yg_node base;

@@ -13,6 +13,10 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"mul.Scalar", yg__onnx_sym_mul_scalar, 13, "Mul", NULL},
     {"div.mode", NULL, 0, NULL,
      "rounding division needs a Floor/Cast decomposition; not written yet"},
+    {"div.trunc", NULL, 0, NULL,
+     "rounding division needs a Floor/Cast decomposition; not written yet"},
+    {"div.floor", NULL, 0, NULL,
+     "rounding division needs a Floor/Cast decomposition; not written yet"},
     {"div.Scalar", yg__onnx_sym_div_scalar, 13, "Div", NULL},
     {"add_", NULL, 0, NULL, "an in-place op (export functional graphs)"},
     {"add.Scalar", yg__onnx_sym_add_scalar, 13, "Add", NULL},
@@ -380,4 +384,4 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"type_as", yg__onnx_sym_type_as, 0, "custom", NULL},
 };
 
-const int32_t yg__onnx_symbolics_count = 306;
+const int32_t yg__onnx_symbolics_count = 308;

@@ -127,6 +127,56 @@ yg_status yg__symbolic_mul_scalar(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
+/* div.trunc(Tensor self, Tensor other) -> Tensor */
+yg_status yg__symbolic_div_trunc(yg_sym *s, const yg_ir_node *node)
+{
+    yg_ir_node *n = NULL;
+
+    (void)node;
+    if (yg__sym_needs(s, 0)) {
+        /* self: mul_scalar(grad, 0) */
+        n = yg__sym_op(s, "mul.Scalar", 1);
+        yg__sym_in(s, n, yg__sym_grad(s, 0));
+        yg__sym_float(s, n, "other", 0);
+        yg_ir_value *mul_scalar_tmp0 = yg__sym_out(s, n, 0);
+        yg__sym_set_grad(s, 0, mul_scalar_tmp0);
+    }
+    if (yg__sym_needs(s, 1)) {
+        /* other: mul_scalar(grad, 0) */
+        n = yg__sym_op(s, "mul.Scalar", 1);
+        yg__sym_in(s, n, yg__sym_grad(s, 0));
+        yg__sym_float(s, n, "other", 0);
+        yg_ir_value *mul_scalar_tmp1 = yg__sym_out(s, n, 0);
+        yg__sym_set_grad(s, 1, mul_scalar_tmp1);
+    }
+    return yg__sym_status(s);
+}
+
+/* div.floor(Tensor self, Tensor other) -> Tensor */
+yg_status yg__symbolic_div_floor(yg_sym *s, const yg_ir_node *node)
+{
+    yg_ir_node *n = NULL;
+
+    (void)node;
+    if (yg__sym_needs(s, 0)) {
+        /* self: mul_scalar(grad, 0) */
+        n = yg__sym_op(s, "mul.Scalar", 1);
+        yg__sym_in(s, n, yg__sym_grad(s, 0));
+        yg__sym_float(s, n, "other", 0);
+        yg_ir_value *mul_scalar_tmp0 = yg__sym_out(s, n, 0);
+        yg__sym_set_grad(s, 0, mul_scalar_tmp0);
+    }
+    if (yg__sym_needs(s, 1)) {
+        /* other: mul_scalar(grad, 0) */
+        n = yg__sym_op(s, "mul.Scalar", 1);
+        yg__sym_in(s, n, yg__sym_grad(s, 0));
+        yg__sym_float(s, n, "other", 0);
+        yg_ir_value *mul_scalar_tmp1 = yg__sym_out(s, n, 0);
+        yg__sym_set_grad(s, 1, mul_scalar_tmp1);
+    }
+    return yg__sym_status(s);
+}
+
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__symbolic_div_scalar(yg_sym *s, const yg_ir_node *node)
 {

@@ -15,6 +15,8 @@ yg_symbolic_impl yg__symbolic_sub;
 yg_symbolic_impl yg__symbolic_mul;
 yg_symbolic_impl yg__symbolic_div;
 yg_symbolic_impl yg__symbolic_mul_scalar;
+yg_symbolic_impl yg__symbolic_div_trunc;
+yg_symbolic_impl yg__symbolic_div_floor;
 yg_symbolic_impl yg__symbolic_div_scalar;
 yg_symbolic_impl yg__symbolic_add_scalar;
 yg_symbolic_impl yg__symbolic_sub_scalar;

@@ -12,6 +12,8 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = yg__symbolic_div}, /* div */
     {.fn = yg__symbolic_mul_scalar}, /* mul.Scalar */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* div.mode */
+    {.fn = yg__symbolic_div_trunc}, /* div.trunc */
+    {.fn = yg__symbolic_div_floor}, /* div.floor */
     {.fn = yg__symbolic_div_scalar}, /* div.Scalar */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* add_ */
     {.fn = yg__symbolic_add_scalar}, /* add.Scalar */
@@ -313,6 +315,6 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* to.dtype */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* type_as */
 };
-const int32_t yg__symbolic_ops_count = 306;
-_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 306,
+const int32_t yg__symbolic_ops_count = 308;
+_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 308,
                "symbolic table size");

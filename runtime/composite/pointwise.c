@@ -5,9 +5,11 @@
  * again because its parts are, and clamp.opt, which picks clamp, clamp_min
  * or clamp_max by the bounds it is given.
  *
- * div.mode divides and then rounds with trunc or floor, whose zero
- * gradients make the result's gradient zero, as in PyTorch.  The quotient
- * is rounded as computed in the inputs' floating dtype.
+ * div.mode checks its rounding mode and runs div.trunc or div.floor,
+ * pointwise ops whose gradients are zero, as in PyTorch.  On floating
+ * inputs the quotient is rounded as computed in their dtype; on int64 and
+ * int32 it is exact integer division (core/intmath.h), and a 0 divisor is
+ * an error naming the op.
  */
 #include "composite/composite.h"
 #include "yagrad/ops.h"
@@ -18,8 +20,6 @@ yg_status yg__composite_div_mode(const yg_tensor *self,
                                  const yg_tensor *other,
                                  const char *rounding_mode,
                                  yg_tensor **out) {
-    yg_tensor *q = NULL;
-    yg_status st;
     bool trunc = rounding_mode != NULL && strcmp(rounding_mode, "trunc") == 0;
     bool floor = rounding_mode != NULL && strcmp(rounding_mode, "floor") == 0;
 
@@ -30,11 +30,7 @@ yg_status yg__composite_div_mode(const yg_tensor *self,
                         rounding_mode ? "\"" : "",
                         rounding_mode ? rounding_mode : "NULL",
                         rounding_mode ? "\"" : "");
-    st = yg_div(self, other, &q);
-    if (st == YG_OK)
-        st = trunc ? yg_trunc(q, out) : yg_floor(q, out);
-    yg_release(q);
-    return st;
+    return trunc ? yg_div_trunc(self, other, out) : yg_div_floor(self, other, out);
 }
 
 yg_status yg__composite_clamp_opt(const yg_tensor *self,

@@ -228,6 +228,25 @@ yg_status yg__broadcast_shapes(const char *op,
                                int64_t *out_sizes,
                                int64_t *out_ndim);
 
+/* For the kernels gen writes for ops with an `int_divisor:` (core/intmath.h):
+ * when the inputs (all present) promote to int64 or int32, fails with
+ * YG_ERR_INVALID_ARGUMENT, "<op>: integer division by zero: <name> holds
+ * a 0 (at [1, 0]; the inputs are int64)", if inputs[divisor] has a zero
+ * element, or "<op>: integer division by zero: <name> is 0 (the input is
+ * int64)" for a Scalar divisor.  Other dtypes and devices pass through,
+ * for the pointwise iterator to take or refuse.  Reads every element of
+ * the divisor once (core/int_divisor.c). */
+yg_status yg__check_int_divisor(const char *op,
+                                const yg_tensor *const *inputs,
+                                int n_inputs,
+                                int divisor,
+                                const char *name);
+yg_status yg__check_int_divisor_scalar(const char *op,
+                                       const yg_tensor *const *inputs,
+                                       int n_inputs,
+                                       double divisor,
+                                       const char *name);
+
 /* Fails with "<op>: <arg> is undefined (NULL)" when t is NULL. */
 yg_status yg__check_defined(const char *op, const char *arg, const yg_tensor *t);
 

@@ -597,6 +597,10 @@ yg_status yg_onnx_export(const yg_graph *g,
     return st;
 }
 
+bool yg_onnx_is_available(void) {
+    return true;
+}
+
 bool yg_onnx_op_exportable(const char *name, const char **onnx_op, const char **reason) {
     if (onnx_op != NULL)
         *onnx_op = NULL;

@@ -6,6 +6,10 @@
 #include "core/core.h"
 #include "yagrad/onnx.h"
 
+bool yg_onnx_is_available(void) {
+    return false;
+}
+
 static yg_status off(void) {
     return yg__fail(YG_ERR_NOT_IMPLEMENTED,
                     "onnx_export: built without ONNX (configure with -DYG_WITH_ONNX=ON and "

@@ -80,6 +80,9 @@ static yg_status f_minimum(yg_tensor *const *x, yg_tensor **o) { return yg_minim
 static yg_status f_atan2(yg_tensor *const *x, yg_tensor **o) { return yg_atan2(x[0], x[1], o); }
 static yg_status f_remainder(yg_tensor *const *x, yg_tensor **o) { return yg_remainder(x[0], x[1], o); }
 static yg_status f_remainder_scalar(yg_tensor *const *x, yg_tensor **o) { return yg_remainder_scalar(x[0], -0.7, o); }
+static yg_status f_remainder_scalar_int(yg_tensor *const *x, yg_tensor **o) { return yg_remainder_scalar(x[0], -3, o); }
+static yg_status f_div_trunc_op(yg_tensor *const *x, yg_tensor **o) { return yg_div_trunc(x[0], x[1], o); }
+static yg_status f_div_floor_op(yg_tensor *const *x, yg_tensor **o) { return yg_div_floor(x[0], x[1], o); }
 static yg_status f_pow_tensor(yg_tensor *const *x, yg_tensor **o) { return yg_pow_tensor(x[0], x[1], o); }
 static yg_status f_lerp(yg_tensor *const *x, yg_tensor **o) { return yg_lerp(x[0], x[1], 0.3, o); }
 static yg_status f_lerp_tensor(yg_tensor *const *x, yg_tensor **o) { return yg_lerp_tensor(x[0], x[1], x[2], o); }
@@ -664,9 +667,14 @@ const sample opinfo_derivative_samples[] = {
     {"atan2", "all quadrants", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3)}, f_atan2},
     {"atan2", "other constant: grad_input_mask {1, 0}", 2, {F64(-1, 1, 2, 2, 3), C64(-1, 1, 1, 3)}, f_atan2},
     {"atan2", "self constant: grad_input_mask {0, 1}", 2, {C64(-1, 1, 1, 3), F64(-1, 1, 2, 2, 3)}, f_atan2},
-    {"remainder", "positive divisor", 2, {F64(-3, 3, 2, 2, 3), F64(0.5, 1.5, 1, 3)}, f_remainder},
-    {"remainder", "negative divisor", 2, {F64(-3, 3, 1, 5), F64(-1.5, -0.5, 1, 5)}, f_remainder},
-    {"remainder.Scalar", "by -0.7", 1, {F64(-3, 3, 2, 2, 3)}, f_remainder_scalar},
+    /* Divisors at least 1 away from 0, so the int64 and int32 runs (the
+     * values floored or truncated) never divide by zero. */
+    {"remainder", "positive divisor", 2, {F64(-3, 3, 2, 2, 3), F64(1.2, 3.5, 1, 3)}, f_remainder},
+    {"remainder", "negative divisor", 2, {F64(-3, 3, 1, 5), F64(-3.5, -1.2, 1, 5)}, f_remainder},
+    {"remainder.Scalar", "by -0.7", 1, {F64(-3, 3, 2, 2, 3)}, f_remainder_scalar, NULL, OPINFO_FRACTIONAL_SCALAR},
+    {"remainder.Scalar", "by -3", 1, {F64(-5, 5, 2, 2, 3)}, f_remainder_scalar_int},
+    {"div.trunc", "positive divisor, broadcast", 2, {F64(-3, 3, 2, 2, 3), F64(1.2, 3.5, 1, 3)}, f_div_trunc_op},
+    {"div.floor", "negative divisor", 2, {F64(-3, 3, 2, 2, 3), F64(-3.5, -1.2, 2, 2, 3)}, f_div_floor_op},
     {"pow.Tensor", "positive base", 2, {F64(0.5, 2, 2, 2, 3), F64(-2, 2, 2, 2, 3)}, f_pow_tensor},
     {"pow.Tensor", "broadcast exponent", 2, {F64(0.5, 2, 2, 2, 3), F64(-1, 3, 0, 0)}, f_pow_tensor},
     {"lerp", "weight 0.3", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_lerp},

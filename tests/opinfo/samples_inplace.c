@@ -48,7 +48,7 @@ const sample opinfo_inplace_samples[] = {
     {"clamp_max_", "integer max 1", 1, {F64(-3, 3, 2, 3, 4)}, f_clamp_max_int_, f_clamp_max_int__twin},
     {"masked_fill_", "mask broadcast over rows", 2, {F64(-1, 1, 2, 3, 4), I64(0, 2, 1, 4)}, f_masked_fill_, f_masked_fill__twin, OPINFO_NO_DTYPE_SWEEP},
     {"fill_", "-1.25", 1, {F64(-1, 1, 2, 2, 3)}, f_fill_},
-    {"div.mode", "trunc, divisor away from 0", 2, {F64(-3, 3, 2, 2, 3), F64(0.4, 1.5, 1, 3)}, f_div_trunc},
-    {"div.mode", "floor, negative divisor", 2, {F64(-3, 3, 2, 2, 3), F64(-1.5, -0.4, 2, 2, 3)}, f_div_floor},
+    {"div.mode", "trunc, divisor away from 0", 2, {F64(-3, 3, 2, 2, 3), F64(1.2, 3.5, 1, 3)}, f_div_trunc},
+    {"div.mode", "floor, negative divisor", 2, {F64(-3, 3, 2, 2, 3), F64(-3.5, -1.2, 2, 2, 3)}, f_div_floor},
     {NULL, NULL, 0, {{0}}, NULL, NULL, 0},
 };

@@ -51,6 +51,16 @@ YG_NODISCARD yg_status yg_div_mode(const yg_tensor *self,      /* borrowed */
                                    const char *rounding_mode,
                                    yg_tensor **out);           /* out: new ref */
 
+/* div.trunc(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_div_trunc(const yg_tensor *self,   /* borrowed */
+                                    const yg_tensor *other,  /* borrowed */
+                                    yg_tensor **out);        /* out: new ref */
+
+/* div.floor(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_div_floor(const yg_tensor *self,   /* borrowed */
+                                    const yg_tensor *other,  /* borrowed */
+                                    yg_tensor **out);        /* out: new ref */
+
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
 YG_NODISCARD yg_status yg_div_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,

@@ -52,6 +52,12 @@
 extern "C" {
 #endif
 
+/* Whether this build of yagrad has the exporter (configured with
+ * YG_WITH_ONNX, protobuf-c and libonnx-dev found).  Without it every
+ * export fails with YG_ERR_NOT_IMPLEMENTED, "onnx_export: built without
+ * ONNX ...".  Cannot fail. */
+bool yg_onnx_is_available(void);
+
 /* The opsets the exporter accepts, and its default. */
 #define YG_ONNX_OPSET_MIN     13
 #define YG_ONNX_OPSET_MAX     17

@@ -13,6 +13,9 @@
  *   optim.h     optimizers: SGD, Adam, AdamW
  *   random.h    yg_generator: seeded Philox streams for the random ops
  *   jit.h       the graph IR: build, print/parse, lint, passes, dumps
+ *   onnx.h      export a graph as an ONNX model
+ *   distributed.h  process groups over MPI, collectives, data parallelism
+ *   version.h   YG_VERSION_*, yg_version(), yg_build_info() (generated)
  *
  * Conventions, everywhere: functions return yg_status; results come back
  * through trailing out-parameters as new references; inputs are borrowed.
@@ -32,5 +35,6 @@
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
+#include "yagrad/version.h"
 
 #endif /* YAGRAD_YAGRAD_H */

@@ -684,7 +684,12 @@ REFS = {
     "minimum": lambda x: np.minimum(x[0], x[1]),
     "atan2": lambda x: np.arctan2(x[0], x[1]),
     "remainder": lambda x: np.remainder(x[0], x[1]),
-    "remainder.Scalar": lambda x: np.remainder(x[0], -0.7),
+    "remainder.Scalar": {
+        "by -0.7": lambda x: np.remainder(x[0], -0.7),
+        "by -3": lambda x: np.remainder(x[0], -3),
+    },
+    "div.trunc": lambda x: np.trunc(x[0] / x[1]),
+    "div.floor": lambda x: np.floor(x[0] / x[1]),
     "pow.Tensor": lambda x: x[0] ** x[1],
     "lerp": lambda x: x[0] + 0.3 * (x[1] - x[0]),
     "lerp.Tensor": lambda x: x[0] + x[2] * (x[1] - x[0]),
@@ -1261,6 +1266,10 @@ EXACT_ON_INTEGERS = {
     "add", "sub", "add.Scalar", "sub.Scalar", "rsub.Scalar", "mul.Scalar", "add_", "sub_",
     "add_.Scalar", "mul_.Scalar", "addcmul", "addcmul_", "clamp", "clamp_min", "clamp_max",
     "clamp.opt", "clamp_", "clamp_min_", "clamp_max_", "hardtanh", "relu_backward",
+    # Rounding division and remainder: on int64 and int32 the integer
+    # loops (core/intmath.h) must give what NumPy's float64 trunc/floor of
+    # the quotient and np.remainder give for the samples' small values.
+    "div.trunc", "div.floor", "div.mode", "remainder", "remainder.Scalar",
 }
 
 # Ops that store a Scalar (fill_ -1.25, pad 0.5, scatter 2.5) or convert

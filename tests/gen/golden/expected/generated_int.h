@@ -32,6 +32,12 @@ yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor *
 /* logaddexp(Tensor self, Tensor other) -> Tensor */
 yg_status yg__cpu_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
+/* floor_divide(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_floor_divide(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+
+/* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_status yg__cpu_floor_divide_scalar(const yg_tensor *self, double other, yg_tensor **out);
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out);
 

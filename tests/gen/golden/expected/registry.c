@@ -68,9 +68,25 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "floor_divide",
+        .schema = "floor_divide(Tensor self, Tensor other) -> Tensor",
+        .location = "specs/native_functions.yaml:42",
+        .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
+    },
+    {
+        .name = "floor_divide.Scalar",
+        .schema = "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
+        .location = "specs/native_functions.yaml:47",
+        .kind = "pointwise",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_INT32),
+    },
+    {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:40",
+        .location = "specs/native_functions.yaml:53",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -78,7 +94,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:46",
+        .location = "specs/native_functions.yaml:59",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -86,14 +102,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "exp_",
         .schema = "exp_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:49",
+        .location = "specs/native_functions.yaml:62",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:55",
+        .location = "specs/native_functions.yaml:68",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL),
@@ -101,7 +117,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sign_backward",
         .schema = "sign_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:60",
+        .location = "specs/native_functions.yaml:73",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -109,21 +125,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:64",
+        .location = "specs/native_functions.yaml:77",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:70",
+        .location = "specs/native_functions.yaml:83",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:77",
+        .location = "specs/native_functions.yaml:90",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -132,7 +148,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:81",
+        .location = "specs/native_functions.yaml:94",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -141,21 +157,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:86",
+        .location = "specs/native_functions.yaml:99",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:90",
+        .location = "specs/native_functions.yaml:103",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:95",
+        .location = "specs/native_functions.yaml:108",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -164,7 +180,7 @@ const yg_op_info yg__ops[] = {
         .schema = "pool(Tensor self, int[2] kernel_size, int[2] stride=1,"
                   " float? eps=None, Scalar? scale=None, str mode='max',"
                   " ScalarType? dtype=None) -> Tensor",
-        .location = "specs/native_functions.yaml:101",
+        .location = "specs/native_functions.yaml:114",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -172,14 +188,14 @@ const yg_op_info yg__ops[] = {
         .name = "pool_backward",
         .schema = "pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,"
                   " Tensor grad_scale)",
-        .location = "specs/native_functions.yaml:106",
+        .location = "specs/native_functions.yaml:119",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim) -> (Tensor, Tensor)",
-        .location = "specs/native_functions.yaml:110",
+        .location = "specs/native_functions.yaml:123",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -187,21 +203,21 @@ const yg_op_info yg__ops[] = {
         .name = "max_dim_backward",
         .schema = "max_dim_backward(Tensor grad, int dim, Tensor indices,"
                   " int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:114",
+        .location = "specs/native_functions.yaml:127",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sincos",
         .schema = "sincos(Tensor self) -> (Tensor sin, Tensor cos)",
-        .location = "specs/native_functions.yaml:119",
+        .location = "specs/native_functions.yaml:132",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "scaled",
         .schema = "scaled(Tensor self, Tensor scale) -> Tensor",
-        .location = "specs/native_functions.yaml:123",
+        .location = "specs/native_functions.yaml:136",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -209,21 +225,21 @@ const yg_op_info yg__ops[] = {
         .name = "scaled_backward",
         .schema = "scaled_backward(Tensor grad, Tensor self, Tensor scale,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)",
-        .location = "specs/native_functions.yaml:126",
+        .location = "specs/native_functions.yaml:139",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.out",
         .schema = "mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:130",
+        .location = "specs/native_functions.yaml:143",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:134",
+        .location = "specs/native_functions.yaml:147",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -231,28 +247,28 @@ const yg_op_info yg__ops[] = {
         .name = "noise",
         .schema = "noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:139",
+        .location = "specs/native_functions.yaml:152",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "noise_like",
         .schema = "noise_like(Tensor self, Device device) -> Tensor",
-        .location = "specs/native_functions.yaml:143",
+        .location = "specs/native_functions.yaml:156",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "running_scale",
         .schema = "running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor",
-        .location = "specs/native_functions.yaml:147",
+        .location = "specs/native_functions.yaml:160",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:154",
+        .location = "specs/native_functions.yaml:167",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -261,7 +277,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:159",
+        .location = "specs/native_functions.yaml:172",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -270,7 +286,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:164",
+        .location = "specs/native_functions.yaml:177",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -279,49 +295,49 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor self, int chunks) -> Tensor[]",
-        .location = "specs/native_functions.yaml:169",
+        .location = "specs/native_functions.yaml:182",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:172",
+        .location = "specs/native_functions.yaml:185",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:175",
+        .location = "specs/native_functions.yaml:188",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat_then",
         .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:180",
+        .location = "specs/native_functions.yaml:193",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "convert",
         .schema = "convert(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:187",
+        .location = "specs/native_functions.yaml:200",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round_trip",
         .schema = "round_trip(Tensor self, ScalarType via) -> Tensor",
-        .location = "specs/native_functions.yaml:191",
+        .location = "specs/native_functions.yaml:204",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "total",
         .schema = "total(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-        .location = "specs/native_functions.yaml:194",
+        .location = "specs/native_functions.yaml:207",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -329,27 +345,27 @@ const yg_op_info yg__ops[] = {
         .name = "total_backward",
         .schema = "total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,"
                   " ScalarType? dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:198",
+        .location = "specs/native_functions.yaml:211",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "narrow_copy",
         .schema = "narrow_copy(Tensor self, int dim, int start, int length) -> Tensor",
-        .location = "specs/native_functions.yaml:204",
+        .location = "specs/native_functions.yaml:217",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad_dim",
         .schema = "pad_dim(Tensor self, int dim, int before, int after) -> Tensor",
-        .location = "specs/native_functions.yaml:207",
+        .location = "specs/native_functions.yaml:220",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
 };
-const int32_t yg__ops_count = 42;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 42, "op table size");
+const int32_t yg__ops_count = 44;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 44, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

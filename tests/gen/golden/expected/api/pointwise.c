@@ -389,6 +389,107 @@ yg_status yg_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_tensor 
     return kernel(self, other, out);
 }
 
+typedef yg_status (*floor_divide_fn)(const yg_tensor *self,
+                                     const yg_tensor *other,
+                                     yg_tensor **out);
+
+static const floor_divide_fn floor_divide_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_floor_divide,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_floor_divide with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status floor_divide_traced(const yg_tensor *self,
+                                     const yg_tensor *other,
+                                     yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_floor_divide(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("floor_divide");
+    yg__trace_input(self);
+    yg__trace_input(other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* floor_divide(Tensor self, Tensor other) -> Tensor */
+yg_status yg_floor_divide(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, other};
+    yg_device dev;
+    floor_divide_fn kernel;
+
+    if (yg__trace_recording(false))
+        return floor_divide_traced(self, other, out);
+    YG_RETURN_IF_ERROR(yg__check_out("floor_divide", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("floor_divide", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("floor_divide", "other", other));
+    if (yg__any_requires_grad(2, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "floor_divide: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(self);
+    kernel = floor_divide_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "floor_divide: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, other, out);
+}
+
+typedef yg_status (*floor_divide_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
+
+static const floor_divide_scalar_fn floor_divide_scalar_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_floor_divide_scalar,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_floor_divide_scalar with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status floor_divide_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_floor_divide_scalar(self, other, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("floor_divide.Scalar");
+    yg__trace_input(self);
+    yg__trace_attr_float("other", other);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_status yg_floor_divide_scalar(const yg_tensor *self, double other, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_device dev;
+    floor_divide_scalar_fn kernel;
+
+    if (yg__trace_recording(false))
+        return floor_divide_scalar_traced(self, other, out);
+    YG_RETURN_IF_ERROR(yg__check_out("floor_divide", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("floor_divide", "self", self));
+    if (yg__any_requires_grad(1, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "floor_divide: no derivative formula in specs/derivatives.yaml, "
+                        "but an input requires grad");
+    dev = yg_tensor_device(self);
+    kernel = floor_divide_scalar_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "floor_divide: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, other, out);
+}
+
 typedef yg_status (*add__fn)(yg_tensor *self,
                              const yg_tensor *other,
                              double alpha,

@@ -13,6 +13,8 @@ yg_boxed_impl yg__boxed_exp;
 yg_boxed_impl yg__boxed_mul_scalar;
 yg_boxed_impl yg__boxed_mul;
 yg_boxed_impl yg__boxed_logaddexp;
+yg_boxed_impl yg__boxed_floor_divide;
+yg_boxed_impl yg__boxed_floor_divide_scalar;
 yg_boxed_impl yg__boxed_add_;
 yg_boxed_impl yg__boxed_mul_;
 yg_boxed_impl yg__boxed_exp_;

@@ -69,6 +69,30 @@ yg_status yg__boxed_logaddexp(const yg_ir_node *node,
     return yg_logaddexp(in[0], in[1], &out[0]);
 }
 
+/* floor_divide(Tensor self, Tensor other) -> Tensor */
+yg_status yg__boxed_floor_divide(const yg_ir_node *node,
+                                 yg_tensor *const *in,
+                                 int32_t n_in,
+                                 yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_floor_divide(in[0], in[1], &out[0]);
+}
+
+/* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_status yg__boxed_floor_divide_scalar(const yg_ir_node *node,
+                                        yg_tensor *const *in,
+                                        int32_t n_in,
+                                        yg_tensor **out)
+{
+    double other = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_double(node, "other", NULL, &other));
+    return yg_floor_divide_scalar(in[0], other, &out[0]);
+}
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 yg_status yg__boxed_add_(const yg_ir_node *node,
                          yg_tensor *const *in,

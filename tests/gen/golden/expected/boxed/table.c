@@ -12,6 +12,8 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "mul.Scalar", .fn = yg__boxed_mul_scalar},
     {.name = "mul", .fn = yg__boxed_mul},
     {.name = "logaddexp", .fn = yg__boxed_logaddexp},
+    {.name = "floor_divide", .fn = yg__boxed_floor_divide},
+    {.name = "floor_divide.Scalar", .fn = yg__boxed_floor_divide_scalar},
     {.name = "add_", .fn = yg__boxed_add_},
     {.name = "mul_", .fn = yg__boxed_mul_},
     {.name = "exp_", .fn = yg__boxed_exp_},
@@ -50,6 +52,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "narrow_copy", .fn = yg__boxed_narrow_copy},
     {.name = "pad_dim", .fn = yg__boxed_pad_dim},
 };
-const int32_t yg__boxed_ops_count = 42;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 42,
+const int32_t yg__boxed_ops_count = 44;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 44,
                "boxed table size");

@@ -18,6 +18,10 @@ static const char *const mul_scalar_scalars[] = {"other"};
 static const double mul_scalar_defaults[] = {NAN};
 static const char *const mul_inputs[] = {"self", "other"};
 static const char *const logaddexp_inputs[] = {"self", "other"};
+static const char *const floor_divide_inputs[] = {"self", "other"};
+static const char *const floor_divide_scalar_inputs[] = {"self"};
+static const char *const floor_divide_scalar_scalars[] = {"other"};
+static const double floor_divide_scalar_defaults[] = {NAN};
 static const char *const sign_backward_inputs[] = {"grad_output", "self"};
 
 const yg_fuse_op yg__fuse_ops[] = {
@@ -46,9 +50,20 @@ const yg_fuse_op yg__fuse_ops[] = {
     {/* logaddexp */
      .expr = {"isinf(self) && self == other", "isinf(self) && self == other"},
      .then_ = {"self", "self"},
-     .else_ = {"(isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0)", "(isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0)"},
+     .else_ = {"(isnan(self) || isnan(other) ? NAN : (isfinite(self) || other != -INFINITY ? fmax(self, other) + log1p(exp(-fabs(self - other))) : self))", "(isnan(self) || isnan(other) ? NAN : (isfinite(self) || other != -INFINITY ? fmax(self, other) + log1p(exp(-fabs(self - other))) : self))"},
      .n_inputs = 2,
      .input_names = logaddexp_inputs},
+    {/* floor_divide */
+     .expr = {"floor(self / other)", "floor(self / other)"},
+     .n_inputs = 2,
+     .input_names = floor_divide_inputs},
+    {/* floor_divide.Scalar */
+     .expr = {"floor(self / other)", "floor(self / other)"},
+     .n_inputs = 1,
+     .input_names = floor_divide_scalar_inputs,
+     .n_scalars = 1,
+     .scalar_names = floor_divide_scalar_scalars,
+     .scalar_defaults = floor_divide_scalar_defaults},
     {.n_inputs = 0}, /* add_ */
     {.n_inputs = 0}, /* mul_ */
     {.n_inputs = 0}, /* exp_ */
@@ -90,6 +105,6 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* narrow_copy */
     {.n_inputs = 0}, /* pad_dim */
 };
-const int32_t yg__fuse_ops_count = 42;
-_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 42,
+const int32_t yg__fuse_ops_count = 44;
+_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 44,
                "fuser table size");

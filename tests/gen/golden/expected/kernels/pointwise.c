@@ -137,7 +137,7 @@ yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor *
     return yg__cpu_pointwise(&mul_desc, inputs, NULL, out);
 }
 
-/* ---- logaddexp: isinf(self) && self == other ? self : (isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0) ---- */
+/* ---- logaddexp: isinf(self) && self == other ? self : (isnan(self) || isnan(other) ? NAN : (isfinite(self) || other != -INFINITY ? fmax(self, other) + log1p(exp(-fabs(self - other))) : self)) ---- */
 
 extern const yg_loop_table yg__loops_logaddexp_baseline;
 extern const yg_loop_table yg__loops_logaddexp_avx2;
@@ -163,6 +163,73 @@ yg_status yg__cpu_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_te
     const yg_tensor *inputs[2] = {self, other};
 
     return yg__cpu_pointwise(&logaddexp_desc, inputs, NULL, out);
+}
+
+/* ---- floor_divide: floor(self / other) ---- */
+
+extern const yg_loop_table yg__loops_floor_divide_baseline;
+extern const yg_loop_table yg__loops_floor_divide_avx2;
+extern const yg_loop_table yg__loops_floor_divide_avx512;
+
+static const char *const floor_divide_input_names[] = {"self", "other"};
+
+static const yg_pointwise_desc floor_divide_desc = {
+    .op = "floor_divide",
+    .n_inputs = 2,
+    .input_names = floor_divide_input_names,
+    .loops =
+        {
+            [YG_CPU_BASELINE] = &yg__loops_floor_divide_baseline,
+            [YG_CPU_AVX2] = &yg__loops_floor_divide_avx2,
+            [YG_CPU_AVX512] = &yg__loops_floor_divide_avx512,
+        },
+};
+
+/* floor_divide(Tensor self, Tensor other) -> Tensor */
+yg_status yg__cpu_floor_divide(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, other};
+
+    YG_RETURN_IF_ERROR(
+        yg__check_int_divisor(floor_divide_desc.op, inputs, 2, 1, "other"));
+
+    return yg__cpu_pointwise(&floor_divide_desc, inputs, NULL, out);
+}
+
+/* ---- floor_divide.Scalar: floor(self / other) ---- */
+
+extern const yg_loop_table yg__loops_floor_divide_scalar_baseline;
+extern const yg_loop_table yg__loops_floor_divide_scalar_avx2;
+extern const yg_loop_table yg__loops_floor_divide_scalar_avx512;
+
+static const char *const floor_divide_scalar_input_names[] = {"self"};
+
+static const char *const floor_divide_scalar_scalar_names[] = {"other"};
+
+static const yg_pointwise_desc floor_divide_scalar_desc = {
+    .op = "floor_divide",
+    .n_inputs = 1,
+    .input_names = floor_divide_scalar_input_names,
+    .loops =
+        {
+            [YG_CPU_BASELINE] = &yg__loops_floor_divide_scalar_baseline,
+            [YG_CPU_AVX2] = &yg__loops_floor_divide_scalar_avx2,
+            [YG_CPU_AVX512] = &yg__loops_floor_divide_scalar_avx512,
+        },
+    .n_scalars = 1,
+    .scalar_names = floor_divide_scalar_scalar_names,
+};
+
+/* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_status yg__cpu_floor_divide_scalar(const yg_tensor *self, double other, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    const double scalars[1] = {other};
+
+    YG_RETURN_IF_ERROR(
+        yg__check_int_divisor_scalar(floor_divide_scalar_desc.op, inputs, 1, other, "other"));
+
+    return yg__cpu_pointwise(&floor_divide_scalar_desc, inputs, scalars, out);
 }
 
 /* ---- add_: self + alpha * other ---- */

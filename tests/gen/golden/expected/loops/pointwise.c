@@ -12,12 +12,14 @@
  * the expression's floating constants as float.  A top-level `c ? a : b`
  * whose arms call functions computes both arms first (yg_then, yg_else):
  * GCC vectorises that, not a call under a condition.  int64 and int32
- * loops exist only for expressions without calls and division.
+ * loops exist for expressions without calls and division, or come from
+ * the op's `pointwise_int:` expression (core/intmath.h).
  */
 #include <stdint.h>
 
 #include "cpu/vec/vec.h"
 #include "cpu/vec/vecmath.h"
+#include "core/intmath.h"
 
 /* ---- add: self + alpha * other ---- */
 
@@ -399,7 +401,7 @@ const yg_loop_table YG_ISA_NAME(yg__loops_mul) = {{
     [YG_INT32] = mul_loop_int32,
 }};
 
-/* ---- logaddexp: isinf(self) && self == other ? self : (isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0) ---- */
+/* ---- logaddexp: isinf(self) && self == other ? self : (isnan(self) || isnan(other) ? NAN : (isfinite(self) || other != -INFINITY ? fmax(self, other) + log1p(exp(-fabs(self - other))) : self)) ---- */
 
 static void logaddexp_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
@@ -416,7 +418,7 @@ static void logaddexp_loop_float32(char **p, const int64_t *s, int64_t n, const 
             const float other = src_other[i];
 
             const float yg_then = (float)(self);
-            const float yg_else = (float)((isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0));
+            const float yg_else = (float)((isnan(self) || isnan(other) ? NAN : (isfinite(self) || other != -INFINITY ? fmax(self, other) + log1p(exp(-fabs(self - other))) : self)));
 
             dst[i] = isinf(self) && self == other ? yg_then : yg_else;
         }
@@ -427,7 +429,7 @@ static void logaddexp_loop_float32(char **p, const int64_t *s, int64_t n, const 
         const float other = *(const float *)(p[2] + i * s[2]);
 
         const float yg_then = (float)(self);
-        const float yg_else = (float)((isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0));
+        const float yg_else = (float)((isnan(self) || isnan(other) ? NAN : (isfinite(self) || other != -INFINITY ? fmax(self, other) + log1p(exp(-fabs(self - other))) : self)));
 
         *(float *)(p[0] + i * s[0]) = isinf(self) && self == other ? yg_then : yg_else;
     }
@@ -448,7 +450,7 @@ static void logaddexp_loop_float64(char **p, const int64_t *s, int64_t n, const 
             const double other = src_other[i];
 
             const double yg_then = (double)(self);
-            const double yg_else = (double)((isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0));
+            const double yg_else = (double)((isnan(self) || isnan(other) ? NAN : (isfinite(self) || other != -INFINITY ? fmax(self, other) + log1p(exp(-fabs(self - other))) : self)));
 
             dst[i] = isinf(self) && self == other ? yg_then : yg_else;
         }
@@ -459,7 +461,7 @@ static void logaddexp_loop_float64(char **p, const int64_t *s, int64_t n, const 
         const double other = *(const double *)(p[2] + i * s[2]);
 
         const double yg_then = (double)(self);
-        const double yg_else = (double)((isnan(self) || !isfinite(other) ? self + other : fmax(self, other) + log1p(exp(-fabs(self - other))) + 0 * INFINITY * 0));
+        const double yg_else = (double)((isnan(self) || isnan(other) ? NAN : (isfinite(self) || other != -INFINITY ? fmax(self, other) + log1p(exp(-fabs(self - other))) : self)));
 
         *(double *)(p[0] + i * s[0]) = isinf(self) && self == other ? yg_then : yg_else;
     }
@@ -468,6 +470,232 @@ static void logaddexp_loop_float64(char **p, const int64_t *s, int64_t n, const 
 const yg_loop_table YG_ISA_NAME(yg__loops_logaddexp) = {{
     [YG_FLOAT32] = logaddexp_loop_float32,
     [YG_FLOAT64] = logaddexp_loop_float64,
+}};
+
+/* ---- floor_divide: floor(self / other) ---- */
+
+static void floor_divide_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(float);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        float *restrict dst = (float *)p[0];
+        const float *restrict src_self = (const float *)p[1];
+        const float *restrict src_other = (const float *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const float self = src_self[i];
+            const float other = src_other[i];
+
+            dst[i] = floor(self / other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const float self = *(const float *)(p[1] + i * s[1]);
+        const float other = *(const float *)(p[2] + i * s[2]);
+
+        *(float *)(p[0] + i * s[0]) = floor(self / other);
+    }
+}
+
+static void floor_divide_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(double);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        double *restrict dst = (double *)p[0];
+        const double *restrict src_self = (const double *)p[1];
+        const double *restrict src_other = (const double *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const double self = src_self[i];
+            const double other = src_other[i];
+
+            dst[i] = floor(self / other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const double self = *(const double *)(p[1] + i * s[1]);
+        const double other = *(const double *)(p[2] + i * s[2]);
+
+        *(double *)(p[0] + i * s[0]) = floor(self / other);
+    }
+}
+
+static void floor_divide_loop_int64(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int64_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int64_t *restrict dst = (int64_t *)p[0];
+        const int64_t *restrict src_self = (const int64_t *)p[1];
+        const int64_t *restrict src_other = (const int64_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t self = src_self[i];
+            const int64_t other = src_other[i];
+
+            dst[i] = yg_int_div_floor(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
+        const int64_t other = *(const int64_t *)(p[2] + i * s[2]);
+
+        *(int64_t *)(p[0] + i * s[0]) = yg_int_div_floor(self, other);
+    }
+}
+
+static void floor_divide_loop_int32(char **p, const int64_t *s, int64_t n, const double *scalars)
+{
+    (void)scalars;
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem && s[2] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+        const int32_t *restrict src_other = (const int32_t *)p[2];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+            const int32_t other = src_other[i];
+
+            dst[i] = yg_int_div_floor(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+        const int32_t other = *(const int32_t *)(p[2] + i * s[2]);
+
+        *(int32_t *)(p[0] + i * s[0]) = yg_int_div_floor(self, other);
+    }
+}
+
+const yg_loop_table YG_ISA_NAME(yg__loops_floor_divide) = {{
+    [YG_FLOAT32] = floor_divide_loop_float32,
+    [YG_FLOAT64] = floor_divide_loop_float64,
+    [YG_INT64] = floor_divide_loop_int64,
+    [YG_INT32] = floor_divide_loop_int32,
+}};
+
+/* ---- floor_divide.Scalar: floor(self / other) ---- */
+
+static void floor_divide_scalar_loop_float32(char **p,
+                                             const int64_t *s,
+                                             int64_t n,
+                                             const double *scalars)
+{
+    const float other = (float)scalars[0];
+    const int64_t elem = (int64_t)sizeof(float);
+
+    if (s[0] == elem && s[1] == elem) {
+        float *restrict dst = (float *)p[0];
+        const float *restrict src_self = (const float *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const float self = src_self[i];
+
+            dst[i] = floor(self / other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const float self = *(const float *)(p[1] + i * s[1]);
+
+        *(float *)(p[0] + i * s[0]) = floor(self / other);
+    }
+}
+
+static void floor_divide_scalar_loop_float64(char **p,
+                                             const int64_t *s,
+                                             int64_t n,
+                                             const double *scalars)
+{
+    const double other = (double)scalars[0];
+    const int64_t elem = (int64_t)sizeof(double);
+
+    if (s[0] == elem && s[1] == elem) {
+        double *restrict dst = (double *)p[0];
+        const double *restrict src_self = (const double *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const double self = src_self[i];
+
+            dst[i] = floor(self / other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const double self = *(const double *)(p[1] + i * s[1]);
+
+        *(double *)(p[0] + i * s[0]) = floor(self / other);
+    }
+}
+
+static void floor_divide_scalar_loop_int64(char **p,
+                                           const int64_t *s,
+                                           int64_t n,
+                                           const double *scalars)
+{
+    const int64_t other = (int64_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int64_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int64_t *restrict dst = (int64_t *)p[0];
+        const int64_t *restrict src_self = (const int64_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t self = src_self[i];
+
+            dst[i] = yg_int_div_floor(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t self = *(const int64_t *)(p[1] + i * s[1]);
+
+        *(int64_t *)(p[0] + i * s[0]) = yg_int_div_floor(self, other);
+    }
+}
+
+static void floor_divide_scalar_loop_int32(char **p,
+                                           const int64_t *s,
+                                           int64_t n,
+                                           const double *scalars)
+{
+    const int32_t other = (int32_t)scalars[0];
+    const int64_t elem = (int64_t)sizeof(int32_t);
+
+    if (s[0] == elem && s[1] == elem) {
+        int32_t *restrict dst = (int32_t *)p[0];
+        const int32_t *restrict src_self = (const int32_t *)p[1];
+
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t self = src_self[i];
+
+            dst[i] = yg_int_div_floor(self, other);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t self = *(const int32_t *)(p[1] + i * s[1]);
+
+        *(int32_t *)(p[0] + i * s[0]) = yg_int_div_floor(self, other);
+    }
+}
+
+const yg_loop_table YG_ISA_NAME(yg__loops_floor_divide_scalar) = {{
+    [YG_FLOAT32] = floor_divide_scalar_loop_float32,
+    [YG_FLOAT64] = floor_divide_scalar_loop_float64,
+    [YG_INT64] = floor_divide_scalar_loop_int64,
+    [YG_INT32] = floor_divide_scalar_loop_int32,
 }};
 
 /* ---- add_: self + alpha * other ---- */

@@ -11,6 +11,8 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"mul.Scalar", yg__onnx_sym_mul_scalar, 13, "Mul", NULL},
     {"mul", NULL, 0, NULL, NULL},
     {"logaddexp", NULL, 0, NULL, "not mapped in the golden spec"},
+    {"floor_divide", NULL, 0, NULL, NULL},
+    {"floor_divide.Scalar", NULL, 0, NULL, NULL},
     {"add_", NULL, 0, NULL, "an in-place op (export functional graphs)"},
     {"mul_", NULL, 0, NULL, NULL},
     {"exp_", NULL, 0, NULL, NULL},
@@ -50,4 +52,4 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"pad_dim", NULL, 0, NULL, NULL},
 };
 
-const int32_t yg__onnx_symbolics_count = 42;
+const int32_t yg__onnx_symbolics_count = 44;

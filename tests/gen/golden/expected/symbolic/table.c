@@ -11,6 +11,8 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* mul.Scalar */
     {.fn = yg__symbolic_mul}, /* mul */
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* logaddexp */
+    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* floor_divide */
+    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* floor_divide.Scalar */
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* add_ */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* mul_ */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* exp_ */
@@ -49,6 +51,6 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = yg__symbolic_narrow_copy}, /* narrow_copy */
     {.fn = yg__symbolic_pad_dim}, /* pad_dim */
 };
-const int32_t yg__symbolic_ops_count = 42;
-_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 42,
+const int32_t yg__symbolic_ops_count = 44;
+_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 44,
                "symbolic table size");

@@ -43,6 +43,16 @@ YG_NODISCARD yg_status yg_logaddexp(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
                                     yg_tensor **out);        /* out: new ref */
 
+/* floor_divide(Tensor self, Tensor other) -> Tensor */
+YG_NODISCARD yg_status yg_floor_divide(const yg_tensor *self,   /* borrowed */
+                                       const yg_tensor *other,  /* borrowed */
+                                       yg_tensor **out);        /* out: new ref */
+
+/* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor */
+YG_NODISCARD yg_status yg_floor_divide_scalar(const yg_tensor *self,  /* borrowed */
+                                              double other,
+                                              yg_tensor **out);       /* out: new ref */
+
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */

@@ -1,0 +1,21 @@
+# The second edge of yg_gen_command (cmake/GenCommand.cmake): runs after
+# gen.stamp; when a file of LIST is missing, runs GEN ARGS in DIR again
+# (gen rewrites what is missing or stale); then touches STAMP.
+file(STRINGS ${LIST} files)
+set(missing "")
+foreach(f ${files})
+  if(NOT EXISTS ${f})
+    list(APPEND missing ${f})
+  endif()
+endforeach()
+if(missing)
+  list(LENGTH missing n)
+  list(GET missing 0 first)
+  message(STATUS "yagrad-gen: ${n} generated file(s) missing (${first}): running it again")
+  separate_arguments(args UNIX_COMMAND "${ARGS}")
+  execute_process(COMMAND ${GEN} ${args} WORKING_DIRECTORY ${DIR} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "yagrad-gen failed (${rc})")
+  endif()
+endif()
+file(TOUCH ${STAMP})

@@ -1,0 +1,88 @@
+/*
+ * A program outside yagrad's tree, built against an installed yagrad by
+ * tests/external/CMakeLists.txt (find_package) and by a plain compiler
+ * command line with pkg-config (tests/external/drive.cmake).
+ *
+ * It fits nothing; it checks one gradient.  For the least-squares loss
+ *   L(w) = sum((x w - y)^2),  x [4, 3], w [3, 1], y [4, 1]
+ * the gradient is dL/dw = 2 x^T (x w - y).  yagrad computes it with mm
+ * (OpenBLAS), sub, mul, sum and backward; this file computes it again
+ * with plain loops and compares.  Exit status 0 when they agree.
+ */
+#include <yagrad/yagrad.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define N 4
+#define D 3
+
+static int check(yg_status st, const char *what)
+{
+    if (st != YG_OK)
+        fprintf(stderr, "%s: %s: %s\n", what, yg_status_name(st), yg_last_error());
+    return st == YG_OK;
+}
+
+int main(void)
+{
+    double x[N][D], w[D], y[N], expected[D] = {0}, got[D] = {0};
+    yg_tensor *tx = NULL, *tw = NULL, *ty = NULL, *pred = NULL, *r = NULL, *r2 = NULL;
+    yg_tensor *loss = NULL, *grad = NULL;
+    int64_t x_sizes[] = {N, D}, w_sizes[] = {D, 1}, y_sizes[] = {N, 1};
+    int ok = 1;
+
+    printf("%s; headers %s\n", yg_build_info(), YG_VERSION_STRING);
+    if (strcmp(yg_version(), YG_VERSION_STRING) != 0) {
+        fprintf(stderr, "library %s, headers %s\n", yg_version(), YG_VERSION_STRING);
+        return 1;
+    }
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < D; j++)
+            x[i][j] = sin(1.0 + i * D + j);
+        y[i] = 0.5 * i - 1.0;
+    }
+    for (int j = 0; j < D; j++)
+        w[j] = 0.25 * (j + 1);
+
+    /* The reference: 2 x^T (x w - y), by loops. */
+    for (int i = 0; i < N; i++) {
+        double ri = -y[i];
+        for (int j = 0; j < D; j++)
+            ri += x[i][j] * w[j];
+        for (int j = 0; j < D; j++)
+            expected[j] += 2.0 * x[i][j] * ri;
+    }
+
+    ok = check(yg_tensor_from_data(x, x_sizes, 2, YG_FLOAT64, &tx), "x") &&
+         check(yg_tensor_from_data(w, w_sizes, 2, YG_FLOAT64, &tw), "w") &&
+         check(yg_tensor_from_data(y, y_sizes, 2, YG_FLOAT64, &ty), "y") &&
+         check(yg_tensor_set_requires_grad(tw, true), "requires_grad") &&
+         check(yg_mm(tx, tw, &pred), "mm") && check(yg_sub(pred, ty, 1.0, &r), "sub") &&
+         check(yg_mul(r, r, &r2), "mul") && check(yg_sum(r2, &loss), "sum") &&
+         check(yg_backward(loss, NULL, false), "backward") &&
+         check(yg_tensor_grad(tw, &grad), "grad") &&
+         check(yg_tensor_to_f64(grad, got, D), "to_f64");
+    if (ok) {
+        printf("gradient:");
+        for (int j = 0; j < D; j++) {
+            printf(" %.6f", got[j]);
+            if (fabs(got[j] - expected[j]) > 1e-12 * (1.0 + fabs(expected[j])))
+                ok = 0;
+        }
+        printf("\nexpected:");
+        for (int j = 0; j < D; j++)
+            printf(" %.6f", expected[j]);
+        printf("\n%s\n", ok ? "ok" : "MISMATCH");
+    }
+    yg_release(grad);
+    yg_release(loss);
+    yg_release(r2);
+    yg_release(r);
+    yg_release(pred);
+    yg_release(ty);
+    yg_release(tw);
+    yg_release(tx);
+    return ok ? 0 : 1;
+}
