@@ -877,7 +877,14 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
             gen_sb_printf(&cond, "%syg__any_requires_grad((int)%s_len, %s)",
                           cond.len > 0 ? " ||\n        " : "", a->name, a->name);
     }
-    if (d == NULL && cond.len > 0)
+    if (d == NULL && cond.len > 0 && op->no_derivative != NULL)
+        gen_sb_printf(sb,
+                      "    if (%s)\n"
+                      "        return yg__fail(YG_ERR_NOT_IMPLEMENTED,\n"
+                      "                        \"%s: not differentiable (%s), \"\n"
+                      "                        \"but an input requires grad\");\n",
+                      cond.buf, op->display, op->no_derivative);
+    else if (d == NULL && cond.len > 0)
         gen_sb_printf(sb,
                       "    if (%s)\n"
                       "        return yg__fail(YG_ERR_NOT_IMPLEMENTED,\n"

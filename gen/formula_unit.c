@@ -1070,6 +1070,7 @@ void gen_analyse(gen_model *model)
 
     analyse_pointwise(model, index);
     gen_resolve_dtypes(model);
+    gen_check_derivatives_present(model);
     analyse_formulas(model, index);
     for (int i = 0; i < model->n_derivs; i++)
         if (model->derivs[i].op != NULL)

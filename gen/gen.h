@@ -208,6 +208,12 @@ typedef struct gen_op {
     bool variant_function; /* variants: function (the default) */
     bool variant_method;   /* variants: method (no C form; validated only) */
     struct gen_deriv *deriv; /* borrowed; NULL without a derivative entry */
+    /* `derivative: not_differentiable("why")`: an op that has no formula on
+     * purpose (a helper of backward formulas); its wrapper refuses inputs
+     * that require grad, saying why.  NULL when absent. */
+    char *no_derivative;
+    gen_loc no_derivative_loc;
+    bool derivative_key; /* the entry has a 'derivative' key, valid or not */
     int section;         /* index into gen_model.sections; -1 before the first */
 } gen_op;
 
@@ -313,6 +319,11 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model);
 void gen_load_derivatives_text(const char *text, size_t len, gen_model *model);
 /* Resolves names, C names, derivative entries and edges (after loading). */
 void gen_model_resolve(gen_model *model);
+/* After gen_resolve_dtypes: every functional or in-place op that computes
+ * floating values with a kernel has a derivative entry or says why not
+ * (`derivative:`), so a missing formula is found when gen runs, not when
+ * an input first requires grad.  Views and out variants are exempt. */
+void gen_check_derivatives_present(const gen_model *model);
 
 /* The dtypes an op may claim with 'dtypes:', in the order of their bits in
  * gen_op.dtypes.  A new runtime dtype is one more row of gen_dtypes in

@@ -611,6 +611,44 @@ void gen_model_resolve(gen_model *model)
         resolve_deriv(model, i);
 }
 
+void gen_check_derivatives_present(const gen_model *model)
+{
+    uint32_t floating = dtype_bit("float32") | dtype_bit("float64");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid)
+            continue;
+        if (op->no_derivative != NULL && op->deriv != NULL) {
+            gen_error_in(op->full_name, op->no_derivative_loc,
+                         "says 'derivative: not_differentiable' but has an entry in "
+                         GEN_DERIV_FILE " (line %d): keep one",
+                         op->deriv->loc.line);
+            continue;
+        }
+        if (op->no_derivative != NULL && op->kind == GEN_OP_COMPOSITE) {
+            gen_error_in(op->full_name, op->no_derivative_loc,
+                         "a composite op differentiates through its parts; 'derivative' "
+                         "applies to ops with a kernel");
+            continue;
+        }
+        bool tensor_in = false;
+        for (int a = 0; a < op->schema.n_args; a++)
+            tensor_in |= op->schema.args[a].type == GEN_T_TENSOR ||
+                         op->schema.args[a].type == GEN_T_TENSOR_LIST;
+        /* Out variants are not differentiated (as in PyTorch): their
+         * wrapper refuses inputs that require grad. */
+        if (op->deriv != NULL || op->derivative_key || op->kind == GEN_OP_COMPOSITE ||
+            op->form == GEN_FORM_VIEW || op->form == GEN_FORM_OUT || !tensor_in ||
+            (op->dtypes & floating) == 0)
+            continue;
+        gen_error_in(op->full_name, op->func_loc,
+                     "computes floating-point values with a kernel but has no entry in "
+                     GEN_DERIV_FILE ": add one (a formula per input, or 'non_differentiable' "
+                     "for an input whose gradient is not defined), or say why it has none "
+                     "with 'derivative: not_differentiable(\"<why>\")' here");
+    }
+}
+
 gen_op *gen_model_find_cname(const gen_model *model, const char *cname)
 {
     for (int i = 0; i < model->n_ops; i++)
@@ -629,6 +667,7 @@ void gen_model_free_op(gen_op *op)
     free(op->pointwise);
     free(op->pointwise_int);
     free(op->int_divisor);
+    free(op->no_derivative);
     for (int k = 0; k < 2; k++)
         for (int j = 0; j < 3; j++)
             free(op->body[k][j]);

@@ -323,6 +323,28 @@ static void add_dtype(loader *l, const char *item, gen_loc loc, gen_op *op)
     }
 }
 
+/* `derivative: not_differentiable("why")`: the reason, a non-empty
+ * string without '"' (it becomes part of a C string literal). */
+static void load_no_derivative(loader *l, const char *s, gen_loc loc, gen_op *op)
+{
+    const char *head = "not_differentiable(\"";
+    size_t n = strlen(s), h = strlen(head);
+    if (n < h + 2 || strncmp(s, head, h) != 0 || strcmp(s + n - 2, "\")") != 0 ||
+        memchr(s + h, '"', n - h - 2) != NULL || memchr(s + h, '\\', n - h - 2) != NULL) {
+        gen_error_in(l->entry, loc,
+                     "'derivative' takes not_differentiable(\"<why>\") (a reason without quotes "
+                     "or backslashes), not '%s'",
+                     s);
+        return;
+    }
+    if (n == h + 2) {
+        gen_error_in(l->entry, loc, "not_differentiable(\"\") needs a reason");
+        return;
+    }
+    op->no_derivative = gen_xstrndup(s + h, n - h - 2);
+    op->no_derivative_loc = loc;
+}
+
 static void load_native_entry(loader *l, yaml_node_t *entry, gen_op *op)
 {
     bool has_variants = false;
@@ -374,10 +396,14 @@ static void load_native_entry(loader *l, yaml_node_t *entry, gen_op *op)
             op->dtypes_given = true;
             op->dtypes_loc = value_loc(l->file, v);
             for_each_item(l, v, key, add_dtype, op);
+        } else if (strcmp(key, "derivative") == 0) {
+            op->derivative_key = true;
+            if ((s = scalar_value(l, v, key)) != NULL)
+                load_no_derivative(l, s, value_loc(l->file, v), op);
         } else {
             gen_error_in(l->entry, node_loc(l->file, kn),
                          "unknown key '%s' (expected func, variants, dispatch, pointwise, "
-                         "pointwise_int, int_divisor, tags, onnx or dtypes)",
+                         "pointwise_int, int_divisor, tags, onnx, dtypes or derivative)",
                          key);
         }
     }

@@ -36,8 +36,18 @@ static const char *const sub__derivative_inputs[] = {"self", "other"};
 static const char *const mul__derivative_inputs[] = {"self", "other"};
 static const char *const div__derivative_inputs[] = {"self", "other"};
 static const char *const mul_scalar__derivative_inputs[] = {"self"};
+static const char *const add_scalar__derivative_inputs[] = {"self"};
+static const char *const div_scalar__derivative_inputs[] = {"self"};
+static const char *const addcmul__derivative_inputs[] = {"self", "tensor1", "tensor2"};
+static const char *const addcdiv__derivative_inputs[] = {"self", "tensor1", "tensor2"};
+static const char *const lerp__derivative_inputs[] = {"self", "end"};
+static const char *const clamp__derivative_inputs[] = {"self"};
+static const char *const clamp_min__derivative_inputs[] = {"self"};
+static const char *const clamp_max__derivative_inputs[] = {"self"};
+static const char *const masked_fill__derivative_inputs[] = {"self"};
 static const char *const relu__derivative_inputs[] = {"self"};
 static const char *const zero__derivative_inputs[] = {"self"};
+static const char *const fill__derivative_inputs[] = {"self"};
 static const char *const copy__derivative_inputs[] = {"self", "src"};
 static const char *const neg_derivative_inputs[] = {"self"};
 static const char *const exp_derivative_inputs[] = {"self"};
@@ -1111,7 +1121,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum_backward",
         .schema = "sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:759",
+        .location = "specs/native_functions.yaml:760",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1120,14 +1130,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mean_backward",
         .schema = "mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:764",
+        .location = "specs/native_functions.yaml:765",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_to",
         .schema = "sum_to(Tensor self, int[] size) -> Tensor",
-        .location = "specs/native_functions.yaml:768",
+        .location = "specs/native_functions.yaml:769",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1135,7 +1145,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:776",
+        .location = "specs/native_functions.yaml:777",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1143,7 +1153,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod",
         .schema = "cumprod(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:782",
+        .location = "specs/native_functions.yaml:783",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1151,7 +1161,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumsum_backward",
         .schema = "cumsum_backward(Tensor grad, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:789",
+        .location = "specs/native_functions.yaml:790",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1159,14 +1169,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod_backward",
         .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:793",
+        .location = "specs/native_functions.yaml:794",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cumprod_jvp",
         .schema = "cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:802",
+        .location = "specs/native_functions.yaml:803",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1174,14 +1184,14 @@ const yg_op_info yg__ops[] = {
         .name = "cumprod_double_backward",
         .schema = "cumprod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:807",
+        .location = "specs/native_functions.yaml:809",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:816",
+        .location = "specs/native_functions.yaml:819",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1190,7 +1200,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:822",
+        .location = "specs/native_functions.yaml:825",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1199,7 +1209,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "max",
         .schema = "max(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:829",
+        .location = "specs/native_functions.yaml:832",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1208,7 +1218,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "min",
         .schema = "min(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:833",
+        .location = "specs/native_functions.yaml:836",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1218,7 +1228,7 @@ const yg_op_info yg__ops[] = {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:840",
+        .location = "specs/native_functions.yaml:843",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1228,7 +1238,7 @@ const yg_op_info yg__ops[] = {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:846",
+        .location = "specs/native_functions.yaml:849",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1238,7 +1248,7 @@ const yg_op_info yg__ops[] = {
         .name = "value_selecting_reduction_backward",
         .schema = "value_selecting_reduction_backward(Tensor grad, int dim,"
                   " Tensor indices, int[] sizes, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:854",
+        .location = "specs/native_functions.yaml:857",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1247,14 +1257,14 @@ const yg_op_info yg__ops[] = {
         .name = "minmax_backward",
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:860",
+        .location = "specs/native_functions.yaml:863",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:867",
+        .location = "specs/native_functions.yaml:870",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1263,7 +1273,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:873",
+        .location = "specs/native_functions.yaml:876",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1272,7 +1282,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:879",
+        .location = "specs/native_functions.yaml:882",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1281,7 +1291,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:885",
+        .location = "specs/native_functions.yaml:888",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1290,7 +1300,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:892",
+        .location = "specs/native_functions.yaml:895",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1299,7 +1309,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:898",
+        .location = "specs/native_functions.yaml:901",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1308,7 +1318,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:904",
+        .location = "specs/native_functions.yaml:907",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1317,7 +1327,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:910",
+        .location = "specs/native_functions.yaml:913",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1326,14 +1336,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:921",
+        .location = "specs/native_functions.yaml:924",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "std",
         .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:926",
+        .location = "specs/native_functions.yaml:929",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1341,7 +1351,7 @@ const yg_op_info yg__ops[] = {
         .name = "var_mean",
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
-        .location = "specs/native_functions.yaml:932",
+        .location = "specs/native_functions.yaml:935",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1349,14 +1359,14 @@ const yg_op_info yg__ops[] = {
         .name = "var_backward",
         .schema = "var_backward(Tensor grad, Tensor self, int[] dim, int correction,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:938",
+        .location = "specs/native_functions.yaml:941",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:943",
+        .location = "specs/native_functions.yaml:946",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1364,14 +1374,14 @@ const yg_op_info yg__ops[] = {
         .name = "norm_backward",
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:948",
+        .location = "specs/native_functions.yaml:951",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:954",
+        .location = "specs/native_functions.yaml:957",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1379,49 +1389,49 @@ const yg_op_info yg__ops[] = {
         .name = "logsumexp_backward",
         .schema = "logsumexp_backward(Tensor grad, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:961",
+        .location = "specs/native_functions.yaml:964",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:967",
+        .location = "specs/native_functions.yaml:970",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm_mat1_backward",
         .schema = "mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:979",
+        .location = "specs/native_functions.yaml:982",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm_mat2_backward",
         .schema = "mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:982",
+        .location = "specs/native_functions.yaml:985",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:986",
+        .location = "specs/native_functions.yaml:989",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "matmul",
         .schema = "matmul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:993",
+        .location = "specs/native_functions.yaml:996",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dot",
         .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
-        .location = "specs/native_functions.yaml:997",
+        .location = "specs/native_functions.yaml:1000",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1429,14 +1439,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mv",
         .schema = "mv(Tensor self, Tensor vec) -> Tensor",
-        .location = "specs/native_functions.yaml:1002",
+        .location = "specs/native_functions.yaml:1005",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "outer",
         .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
-        .location = "specs/native_functions.yaml:1006",
+        .location = "specs/native_functions.yaml:1009",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -1445,7 +1455,7 @@ const yg_op_info yg__ops[] = {
         .name = "addmm",
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,"
                   " Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1012",
+        .location = "specs/native_functions.yaml:1015",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1453,21 +1463,21 @@ const yg_op_info yg__ops[] = {
         .name = "baddbmm",
         .schema = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *,"
                   " Scalar beta=1, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1016",
+        .location = "specs/native_functions.yaml:1019",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1019",
+        .location = "specs/native_functions.yaml:1022",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1025",
+        .location = "specs/native_functions.yaml:1028",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1476,7 +1486,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1030",
+        .location = "specs/native_functions.yaml:1033",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1485,7 +1495,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1035",
+        .location = "specs/native_functions.yaml:1038",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1494,7 +1504,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1040",
+        .location = "specs/native_functions.yaml:1043",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1503,7 +1513,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1045",
+        .location = "specs/native_functions.yaml:1048",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1512,7 +1522,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1050",
+        .location = "specs/native_functions.yaml:1053",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1521,7 +1531,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reshape",
         .schema = "reshape(Tensor self, int[] shape) -> Tensor",
-        .location = "specs/native_functions.yaml:1056",
+        .location = "specs/native_functions.yaml:1059",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1530,7 +1540,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1061",
+        .location = "specs/native_functions.yaml:1064",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1539,7 +1549,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1067",
+        .location = "specs/native_functions.yaml:1070",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1548,7 +1558,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1073",
+        .location = "specs/native_functions.yaml:1076",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1557,7 +1567,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute_backward",
         .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:1079",
+        .location = "specs/native_functions.yaml:1082",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1566,7 +1576,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flatten",
         .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1084",
+        .location = "specs/native_functions.yaml:1087",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1575,7 +1585,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "contiguous",
         .schema = "contiguous(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1089",
+        .location = "specs/native_functions.yaml:1092",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1584,7 +1594,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1097",
+        .location = "specs/native_functions.yaml:1100",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1594,7 +1604,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1105",
+        .location = "specs/native_functions.yaml:1108",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1603,7 +1613,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "narrow",
         .schema = "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1111",
+        .location = "specs/native_functions.yaml:1114",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1613,7 +1623,7 @@ const yg_op_info yg__ops[] = {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/native_functions.yaml:1116",
+        .location = "specs/native_functions.yaml:1119",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1623,7 +1633,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/native_functions.yaml:1122",
+        .location = "specs/native_functions.yaml:1125",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1632,7 +1642,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "repeat",
         .schema = "repeat(Tensor self, int[] repeats) -> Tensor",
-        .location = "specs/native_functions.yaml:1133",
+        .location = "specs/native_functions.yaml:1136",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1641,7 +1651,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1140",
+        .location = "specs/native_functions.yaml:1143",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1650,7 +1660,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1146",
+        .location = "specs/native_functions.yaml:1149",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1659,7 +1669,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:1151",
+        .location = "specs/native_functions.yaml:1154",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1668,7 +1678,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1161",
+        .location = "specs/native_functions.yaml:1164",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1677,7 +1687,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1167",
+        .location = "specs/native_functions.yaml:1170",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1686,7 +1696,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1174",
+        .location = "specs/native_functions.yaml:1177",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1695,7 +1705,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1181",
+        .location = "specs/native_functions.yaml:1184",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1704,7 +1714,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1191",
+        .location = "specs/native_functions.yaml:1194",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1713,7 +1723,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1198",
+        .location = "specs/native_functions.yaml:1201",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1722,7 +1732,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1206",
+        .location = "specs/native_functions.yaml:1209",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1732,14 +1742,14 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1214",
+        .location = "specs/native_functions.yaml:1217",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1220",
+        .location = "specs/native_functions.yaml:1223",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1749,14 +1759,14 @@ const yg_op_info yg__ops[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1226",
+        .location = "specs/native_functions.yaml:1229",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1233",
+        .location = "specs/native_functions.yaml:1236",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1765,7 +1775,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1241",
+        .location = "specs/native_functions.yaml:1244",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1775,7 +1785,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1249",
+        .location = "specs/native_functions.yaml:1252",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1783,7 +1793,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1258",
+        .location = "specs/native_functions.yaml:1261",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1793,7 +1803,7 @@ const yg_op_info yg__ops[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1266",
+        .location = "specs/native_functions.yaml:1269",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1801,7 +1811,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:1274",
+        .location = "specs/native_functions.yaml:1277",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1810,7 +1820,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:1280",
+        .location = "specs/native_functions.yaml:1283",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1819,7 +1829,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:1287",
+        .location = "specs/native_functions.yaml:1290",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -1828,7 +1838,7 @@ const yg_op_info yg__ops[] = {
         .name = "scatter_src_backward",
         .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
                   " int[] src_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1295",
+        .location = "specs/native_functions.yaml:1298",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1837,7 +1847,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1301",
+        .location = "specs/native_functions.yaml:1304",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1846,7 +1856,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1307",
+        .location = "specs/native_functions.yaml:1310",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1855,7 +1865,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1321",
+        .location = "specs/native_functions.yaml:1324",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1865,7 +1875,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1331",
+        .location = "specs/native_functions.yaml:1334",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1875,7 +1885,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1337",
+        .location = "specs/native_functions.yaml:1340",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1884,7 +1894,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1344",
+        .location = "specs/native_functions.yaml:1347",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1894,7 +1904,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1350",
+        .location = "specs/native_functions.yaml:1353",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -1903,7 +1913,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1357",
+        .location = "specs/native_functions.yaml:1360",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1911,28 +1921,28 @@ const yg_op_info yg__ops[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1362",
+        .location = "specs/native_functions.yaml:1365",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log_softmax_jvp",
         .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1370",
+        .location = "specs/native_functions.yaml:1373",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1373",
+        .location = "specs/native_functions.yaml:1376",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1380",
+        .location = "specs/native_functions.yaml:1383",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1940,7 +1950,7 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1389",
+        .location = "specs/native_functions.yaml:1392",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1948,21 +1958,21 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:1394",
+        .location = "specs/native_functions.yaml:1397",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1402",
+        .location = "specs/native_functions.yaml:1405",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1406",
+        .location = "specs/native_functions.yaml:1409",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1970,7 +1980,7 @@ const yg_op_info yg__ops[] = {
         .name = "smooth_l1_loss",
         .schema = "smooth_l1_loss(Tensor self, Tensor target, int reduction=1,"
                   " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1411",
+        .location = "specs/native_functions.yaml:1414",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1978,7 +1988,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy",
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1416",
+        .location = "specs/native_functions.yaml:1419",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1986,7 +1996,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy_with_logits",
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1421",
+        .location = "specs/native_functions.yaml:1424",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1994,7 +2004,7 @@ const yg_op_info yg__ops[] = {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1429",
+        .location = "specs/native_functions.yaml:1432",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2002,7 +2012,7 @@ const yg_op_info yg__ops[] = {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1437",
+        .location = "specs/native_functions.yaml:1440",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2010,7 +2020,7 @@ const yg_op_info yg__ops[] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1442",
+        .location = "specs/native_functions.yaml:1445",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2019,7 +2029,7 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1450",
+        .location = "specs/native_functions.yaml:1453",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2028,7 +2038,7 @@ const yg_op_info yg__ops[] = {
         .schema = "native_layer_norm(Tensor input, int[] normalized_shape,"
                   " Tensor? weight, Tensor? bias, float eps) -> (Tensor output,"
                   " Tensor mean, Tensor rstd)",
-        .location = "specs/native_functions.yaml:1456",
+        .location = "specs/native_functions.yaml:1459",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2038,7 +2048,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1467",
+        .location = "specs/native_functions.yaml:1470",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2048,7 +2058,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight,"
                   " Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1472",
+        .location = "specs/native_functions.yaml:1475",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2058,7 +2068,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training,"
                   " float momentum, float eps) -> (Tensor output, Tensor save_mean,"
                   " Tensor save_invstd)",
-        .location = "specs/native_functions.yaml:1481",
+        .location = "specs/native_functions.yaml:1485",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2068,7 +2078,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1491",
+        .location = "specs/native_functions.yaml:1495",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2078,14 +2088,14 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1495",
+        .location = "specs/native_functions.yaml:1499",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1505",
+        .location = "specs/native_functions.yaml:1510",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2095,7 +2105,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:1511",
+        .location = "specs/native_functions.yaml:1516",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2105,7 +2115,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:1520",
+        .location = "specs/native_functions.yaml:1525",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2113,7 +2123,7 @@ const yg_op_info yg__ops[] = {
         .name = "lstm_cell_gates",
         .schema = "lstm_cell_gates(Tensor input_gates, Tensor hidden_gates,"
                   " Tensor cx) -> (Tensor hy, Tensor cy)",
-        .location = "specs/native_functions.yaml:1528",
+        .location = "specs/native_functions.yaml:1533",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2122,7 +2132,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy,"
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,"
                   " Tensor grad_hidden_gates, Tensor grad_cx)",
-        .location = "specs/native_functions.yaml:1538",
+        .location = "specs/native_functions.yaml:1543",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2130,7 +2140,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1543",
+        .location = "specs/native_functions.yaml:1548",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2139,7 +2149,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1550",
+        .location = "specs/native_functions.yaml:1555",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2148,7 +2158,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1559",
+        .location = "specs/native_functions.yaml:1564",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2157,7 +2167,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, str padding='valid', int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1564",
+        .location = "specs/native_functions.yaml:1569",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2166,7 +2176,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1568",
+        .location = "specs/native_functions.yaml:1573",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2175,7 +2185,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, str padding='valid', int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1571",
+        .location = "specs/native_functions.yaml:1576",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2184,7 +2194,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1575",
+        .location = "specs/native_functions.yaml:1580",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2193,7 +2203,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, str padding='valid', int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1578",
+        .location = "specs/native_functions.yaml:1583",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2202,7 +2212,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
                   " int groups=1, int[1] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1584",
+        .location = "specs/native_functions.yaml:1589",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2211,7 +2221,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
                   " int groups=1, int[2] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1587",
+        .location = "specs/native_functions.yaml:1592",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2220,7 +2230,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
                   " int groups=1, int[3] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1590",
+        .location = "specs/native_functions.yaml:1595",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2229,7 +2239,7 @@ const yg_op_info yg__ops[] = {
         .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:1596",
+        .location = "specs/native_functions.yaml:1601",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2239,7 +2249,7 @@ const yg_op_info yg__ops[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/native_functions.yaml:1604",
+        .location = "specs/native_functions.yaml:1609",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2249,7 +2259,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor weight, int[] stride, int[] padding, int[] dilation,"
                   " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1615",
+        .location = "specs/native_functions.yaml:1620",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2257,7 +2267,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1624",
+        .location = "specs/native_functions.yaml:1629",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2266,7 +2276,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1631",
+        .location = "specs/native_functions.yaml:1636",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2274,7 +2284,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1638",
+        .location = "specs/native_functions.yaml:1643",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2284,7 +2294,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1645",
+        .location = "specs/native_functions.yaml:1650",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2292,7 +2302,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1649",
+        .location = "specs/native_functions.yaml:1654",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2301,7 +2311,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1657",
+        .location = "specs/native_functions.yaml:1662",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2309,7 +2319,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d",
         .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1662",
+        .location = "specs/native_functions.yaml:1667",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2317,7 +2327,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d_with_indices_backward",
         .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1668",
+        .location = "specs/native_functions.yaml:1673",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2326,7 +2336,7 @@ const yg_op_info yg__ops[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:1675",
+        .location = "specs/native_functions.yaml:1680",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2334,7 +2344,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1685",
+        .location = "specs/native_functions.yaml:1690",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2343,7 +2353,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1690",
+        .location = "specs/native_functions.yaml:1695",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2351,28 +2361,28 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool1d",
         .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1698",
+        .location = "specs/native_functions.yaml:1703",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1704",
+        .location = "specs/native_functions.yaml:1709",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1709",
+        .location = "specs/native_functions.yaml:1714",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1718",
+        .location = "specs/native_functions.yaml:1723",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2381,7 +2391,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int divisor_override=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1723",
+        .location = "specs/native_functions.yaml:1728",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2390,56 +2400,56 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int divisor_override) -> Tensor",
-        .location = "specs/native_functions.yaml:1728",
+        .location = "specs/native_functions.yaml:1733",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool1d",
         .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1734",
+        .location = "specs/native_functions.yaml:1739",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1739",
+        .location = "specs/native_functions.yaml:1744",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1744",
+        .location = "specs/native_functions.yaml:1749",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_to",
         .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1751",
+        .location = "specs/native_functions.yaml:1756",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1758",
+        .location = "specs/native_functions.yaml:1763",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1763",
+        .location = "specs/native_functions.yaml:1768",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1768",
+        .location = "specs/native_functions.yaml:1773",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2447,7 +2457,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1776",
+        .location = "specs/native_functions.yaml:1781",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2455,7 +2465,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1781",
+        .location = "specs/native_functions.yaml:1786",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2463,14 +2473,14 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_to",
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1788",
+        .location = "specs/native_functions.yaml:1793",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:1793",
+        .location = "specs/native_functions.yaml:1798",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2479,7 +2489,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:1798",
+        .location = "specs/native_functions.yaml:1803",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2488,7 +2498,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:1804",
+        .location = "specs/native_functions.yaml:1809",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2497,14 +2507,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1817",
+        .location = "specs/native_functions.yaml:1822",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1822",
+        .location = "specs/native_functions.yaml:1827",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2512,21 +2522,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1827",
+        .location = "specs/native_functions.yaml:1832",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1833",
+        .location = "specs/native_functions.yaml:1838",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1840",
+        .location = "specs/native_functions.yaml:1845",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2534,7 +2544,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1845",
+        .location = "specs/native_functions.yaml:1850",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2542,28 +2552,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1851",
+        .location = "specs/native_functions.yaml:1856",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1857",
+        .location = "specs/native_functions.yaml:1862",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1862",
+        .location = "specs/native_functions.yaml:1867",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1867",
+        .location = "specs/native_functions.yaml:1872",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2572,7 +2582,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1871",
+        .location = "specs/native_functions.yaml:1876",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2582,7 +2592,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1875",
+        .location = "specs/native_functions.yaml:1880",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2591,7 +2601,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1879",
+        .location = "specs/native_functions.yaml:1884",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2601,7 +2611,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1890",
+        .location = "specs/native_functions.yaml:1895",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2609,7 +2619,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1896",
+        .location = "specs/native_functions.yaml:1901",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2617,21 +2627,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1902",
+        .location = "specs/native_functions.yaml:1907",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1908",
+        .location = "specs/native_functions.yaml:1913",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1914",
+        .location = "specs/native_functions.yaml:1919",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2641,7 +2651,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1920",
+        .location = "specs/native_functions.yaml:1925",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2649,21 +2659,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1923",
+        .location = "specs/native_functions.yaml:1928",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1928",
+        .location = "specs/native_functions.yaml:1933",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:1936",
+        .location = "specs/native_functions.yaml:1941",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2672,7 +2682,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1944",
+        .location = "specs/native_functions.yaml:1949",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2681,7 +2691,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1949",
+        .location = "specs/native_functions.yaml:1954",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2905,422 +2915,494 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = mul_scalar__derivative_inputs,
     },
     {
+        .name = "add_.Scalar",
+        .schema = "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:149",
+        .n_inputs = 1,
+        .inputs = add_scalar__derivative_inputs,
+    },
+    {
+        .name = "div_.Scalar",
+        .schema = "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:152",
+        .n_inputs = 1,
+        .inputs = div_scalar__derivative_inputs,
+    },
+    {
+        .name = "addcmul_",
+        .schema = "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
+                  " *, Scalar value=1) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:155",
+        .n_inputs = 3,
+        .inputs = addcmul__derivative_inputs,
+    },
+    {
+        .name = "addcdiv_",
+        .schema = "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
+                  " *, Scalar value=1) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:160",
+        .n_inputs = 3,
+        .inputs = addcdiv__derivative_inputs,
+    },
+    {
+        .name = "lerp_",
+        .schema = "lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:165",
+        .n_inputs = 2,
+        .inputs = lerp__derivative_inputs,
+    },
+    {
+        .name = "clamp_",
+        .schema = "clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:170",
+        .n_inputs = 1,
+        .inputs = clamp__derivative_inputs,
+    },
+    {
+        .name = "clamp_min_",
+        .schema = "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:173",
+        .n_inputs = 1,
+        .inputs = clamp_min__derivative_inputs,
+    },
+    {
+        .name = "clamp_max_",
+        .schema = "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:176",
+        .n_inputs = 1,
+        .inputs = clamp_max__derivative_inputs,
+    },
+    {
+        .name = "masked_fill_",
+        .schema = "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:179",
+        .n_inputs = 1,
+        .inputs = masked_fill__derivative_inputs,
+    },
+    {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:151",
+        .location = "specs/derivatives.yaml:185",
         .n_inputs = 1,
         .inputs = relu__derivative_inputs,
     },
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:154",
+        .location = "specs/derivatives.yaml:188",
         .n_inputs = 1,
         .inputs = zero__derivative_inputs,
     },
     {
+        .name = "fill_",
+        .schema = "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+        .location = "specs/derivatives.yaml:191",
+        .n_inputs = 1,
+        .inputs = fill__derivative_inputs,
+    },
+    {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:157",
+        .location = "specs/derivatives.yaml:194",
         .n_inputs = 2,
         .inputs = copy__derivative_inputs,
     },
     {
         .name = "eq",
         .schema = "eq(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:165",
+        .location = "specs/derivatives.yaml:202",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ne",
         .schema = "ne(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:169",
+        .location = "specs/derivatives.yaml:206",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "lt",
         .schema = "lt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:173",
+        .location = "specs/derivatives.yaml:210",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "le",
         .schema = "le(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:177",
+        .location = "specs/derivatives.yaml:214",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "gt",
         .schema = "gt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:181",
+        .location = "specs/derivatives.yaml:218",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ge",
         .schema = "ge(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:185",
+        .location = "specs/derivatives.yaml:222",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "eq.Scalar",
         .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:189",
+        .location = "specs/derivatives.yaml:226",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ne.Scalar",
         .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:192",
+        .location = "specs/derivatives.yaml:229",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "lt.Scalar",
         .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:195",
+        .location = "specs/derivatives.yaml:232",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "le.Scalar",
         .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:198",
+        .location = "specs/derivatives.yaml:235",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "gt.Scalar",
         .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:201",
+        .location = "specs/derivatives.yaml:238",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "ge.Scalar",
         .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/derivatives.yaml:204",
+        .location = "specs/derivatives.yaml:241",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_and",
         .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:207",
+        .location = "specs/derivatives.yaml:244",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_or",
         .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:211",
+        .location = "specs/derivatives.yaml:248",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_xor",
         .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:215",
+        .location = "specs/derivatives.yaml:252",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "logical_not",
         .schema = "logical_not(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:219",
+        .location = "specs/derivatives.yaml:256",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:224",
+        .location = "specs/derivatives.yaml:261",
         .n_inputs = 1,
         .inputs = neg_derivative_inputs,
     },
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:227",
+        .location = "specs/derivatives.yaml:264",
         .n_inputs = 1,
         .inputs = exp_derivative_inputs,
     },
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:230",
+        .location = "specs/derivatives.yaml:267",
         .n_inputs = 1,
         .inputs = log_derivative_inputs,
     },
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:233",
+        .location = "specs/derivatives.yaml:270",
         .n_inputs = 1,
         .inputs = sqrt_derivative_inputs,
     },
     {
         .name = "pow",
         .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:236",
+        .location = "specs/derivatives.yaml:273",
         .n_inputs = 1,
         .inputs = pow_derivative_inputs,
     },
     {
         .name = "abs",
         .schema = "abs(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:239",
+        .location = "specs/derivatives.yaml:276",
         .n_inputs = 1,
         .inputs = abs_derivative_inputs,
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:244",
+        .location = "specs/derivatives.yaml:281",
         .n_inputs = 1,
         .inputs = sign_derivative_inputs,
     },
     {
         .name = "expm1",
         .schema = "expm1(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:247",
+        .location = "specs/derivatives.yaml:284",
         .n_inputs = 1,
         .inputs = expm1_derivative_inputs,
     },
     {
         .name = "log1p",
         .schema = "log1p(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:250",
+        .location = "specs/derivatives.yaml:287",
         .n_inputs = 1,
         .inputs = log1p_derivative_inputs,
     },
     {
         .name = "log2",
         .schema = "log2(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:254",
+        .location = "specs/derivatives.yaml:291",
         .n_inputs = 1,
         .inputs = log2_derivative_inputs,
     },
     {
         .name = "rsqrt",
         .schema = "rsqrt(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:257",
+        .location = "specs/derivatives.yaml:294",
         .n_inputs = 1,
         .inputs = rsqrt_derivative_inputs,
     },
     {
         .name = "reciprocal",
         .schema = "reciprocal(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:260",
+        .location = "specs/derivatives.yaml:297",
         .n_inputs = 1,
         .inputs = reciprocal_derivative_inputs,
     },
     {
         .name = "tanh",
         .schema = "tanh(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:265",
+        .location = "specs/derivatives.yaml:302",
         .n_inputs = 1,
         .inputs = tanh_derivative_inputs,
     },
     {
         .name = "sin",
         .schema = "sin(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:268",
+        .location = "specs/derivatives.yaml:305",
         .n_inputs = 1,
         .inputs = sin_derivative_inputs,
     },
     {
         .name = "cos",
         .schema = "cos(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:271",
+        .location = "specs/derivatives.yaml:308",
         .n_inputs = 1,
         .inputs = cos_derivative_inputs,
     },
     {
         .name = "tan",
         .schema = "tan(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:274",
+        .location = "specs/derivatives.yaml:311",
         .n_inputs = 1,
         .inputs = tan_derivative_inputs,
     },
     {
         .name = "erf",
         .schema = "erf(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:278",
+        .location = "specs/derivatives.yaml:315",
         .n_inputs = 1,
         .inputs = erf_derivative_inputs,
     },
     {
         .name = "sigmoid",
         .schema = "sigmoid(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:283",
+        .location = "specs/derivatives.yaml:320",
         .n_inputs = 1,
         .inputs = sigmoid_derivative_inputs,
     },
     {
         .name = "relu",
         .schema = "relu(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:286",
+        .location = "specs/derivatives.yaml:323",
         .n_inputs = 1,
         .inputs = relu_derivative_inputs,
     },
     {
         .name = "gelu",
         .schema = "gelu(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:289",
+        .location = "specs/derivatives.yaml:326",
         .n_inputs = 1,
         .inputs = gelu_derivative_inputs,
     },
     {
         .name = "gelu_tanh",
         .schema = "gelu_tanh(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:292",
+        .location = "specs/derivatives.yaml:329",
         .n_inputs = 1,
         .inputs = gelu_tanh_derivative_inputs,
     },
     {
         .name = "silu",
         .schema = "silu(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:295",
+        .location = "specs/derivatives.yaml:332",
         .n_inputs = 1,
         .inputs = silu_derivative_inputs,
     },
     {
         .name = "elu",
         .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
-        .location = "specs/derivatives.yaml:298",
+        .location = "specs/derivatives.yaml:335",
         .n_inputs = 1,
         .inputs = elu_derivative_inputs,
     },
     {
         .name = "leaky_relu",
         .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-        .location = "specs/derivatives.yaml:301",
+        .location = "specs/derivatives.yaml:338",
         .n_inputs = 1,
         .inputs = leaky_relu_derivative_inputs,
     },
     {
         .name = "softplus",
         .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-        .location = "specs/derivatives.yaml:304",
+        .location = "specs/derivatives.yaml:341",
         .n_inputs = 1,
         .inputs = softplus_derivative_inputs,
     },
     {
         .name = "hardtanh",
         .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-        .location = "specs/derivatives.yaml:307",
+        .location = "specs/derivatives.yaml:344",
         .n_inputs = 1,
         .inputs = hardtanh_derivative_inputs,
     },
     {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:312",
+        .location = "specs/derivatives.yaml:349",
         .n_inputs = 1,
         .inputs = clamp_derivative_inputs,
     },
     {
         .name = "clamp_min",
         .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:315",
+        .location = "specs/derivatives.yaml:352",
         .n_inputs = 1,
         .inputs = clamp_min_derivative_inputs,
     },
     {
         .name = "clamp_max",
         .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:318",
+        .location = "specs/derivatives.yaml:355",
         .n_inputs = 1,
         .inputs = clamp_max_derivative_inputs,
     },
     {
         .name = "floor",
         .schema = "floor(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:321",
+        .location = "specs/derivatives.yaml:358",
         .n_inputs = 1,
         .inputs = floor_derivative_inputs,
     },
     {
         .name = "ceil",
         .schema = "ceil(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:324",
+        .location = "specs/derivatives.yaml:361",
         .n_inputs = 1,
         .inputs = ceil_derivative_inputs,
     },
     {
         .name = "round",
         .schema = "round(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:327",
+        .location = "specs/derivatives.yaml:364",
         .n_inputs = 1,
         .inputs = round_derivative_inputs,
     },
     {
         .name = "trunc",
         .schema = "trunc(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:330",
+        .location = "specs/derivatives.yaml:367",
         .n_inputs = 1,
         .inputs = trunc_derivative_inputs,
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:335",
+        .location = "specs/derivatives.yaml:372",
         .n_inputs = 2,
         .inputs = tanh_backward_derivative_inputs,
     },
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:339",
+        .location = "specs/derivatives.yaml:376",
         .n_inputs = 2,
         .inputs = sigmoid_backward_derivative_inputs,
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:343",
+        .location = "specs/derivatives.yaml:380",
         .n_inputs = 1,
         .inputs = relu_backward_derivative_inputs,
     },
     {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:353",
+        .location = "specs/derivatives.yaml:390",
         .n_inputs = 2,
         .inputs = gelu_backward_derivative_inputs,
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:360",
+        .location = "specs/derivatives.yaml:397",
         .n_inputs = 2,
         .inputs = gelu_tanh_backward_derivative_inputs,
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:365",
+        .location = "specs/derivatives.yaml:402",
         .n_inputs = 2,
         .inputs = silu_backward_derivative_inputs,
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/derivatives.yaml:370",
+        .location = "specs/derivatives.yaml:407",
         .n_inputs = 2,
         .inputs = elu_backward_derivative_inputs,
     },
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/derivatives.yaml:376",
+        .location = "specs/derivatives.yaml:413",
         .n_inputs = 1,
         .inputs = leaky_relu_backward_derivative_inputs,
     },
@@ -3328,7 +3410,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/derivatives.yaml:382",
+        .location = "specs/derivatives.yaml:419",
         .n_inputs = 2,
         .inputs = softplus_backward_derivative_inputs,
     },
@@ -3336,14 +3418,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/derivatives.yaml:388",
+        .location = "specs/derivatives.yaml:425",
         .n_inputs = 1,
         .inputs = hardtanh_backward_derivative_inputs,
     },
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:394",
+        .location = "specs/derivatives.yaml:431",
         .n_inputs = 2,
         .inputs = pow_backward_derivative_inputs,
     },
@@ -3351,42 +3433,42 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:400",
+        .location = "specs/derivatives.yaml:437",
         .n_inputs = 1,
         .inputs = clamp_backward_derivative_inputs,
     },
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/derivatives.yaml:406",
+        .location = "specs/derivatives.yaml:443",
         .n_inputs = 1,
         .inputs = clamp_min_backward_derivative_inputs,
     },
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/derivatives.yaml:412",
+        .location = "specs/derivatives.yaml:449",
         .n_inputs = 1,
         .inputs = clamp_max_backward_derivative_inputs,
     },
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:418",
+        .location = "specs/derivatives.yaml:455",
         .n_inputs = 1,
         .inputs = maximum_backward_derivative_inputs,
     },
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/derivatives.yaml:425",
+        .location = "specs/derivatives.yaml:462",
         .n_inputs = 1,
         .inputs = minimum_backward_derivative_inputs,
     },
     {
         .name = "pow_backward_self",
         .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/derivatives.yaml:433",
+        .location = "specs/derivatives.yaml:470",
         .n_inputs = 3,
         .inputs = pow_backward_self_derivative_inputs,
     },
@@ -3394,42 +3476,42 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "pow_backward_exponent",
         .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
                   " Tensor exponent, Tensor output) -> Tensor",
-        .location = "specs/derivatives.yaml:441",
+        .location = "specs/derivatives.yaml:478",
         .n_inputs = 4,
         .inputs = pow_backward_exponent_derivative_inputs,
     },
     {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:449",
+        .location = "specs/derivatives.yaml:486",
         .n_inputs = 1,
         .inputs = sum_derivative_inputs,
     },
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:452",
+        .location = "specs/derivatives.yaml:489",
         .n_inputs = 1,
         .inputs = sum_dim_derivative_inputs,
     },
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:455",
+        .location = "specs/derivatives.yaml:492",
         .n_inputs = 1,
         .inputs = mean_derivative_inputs,
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:458",
+        .location = "specs/derivatives.yaml:495",
         .n_inputs = 1,
         .inputs = mean_dim_derivative_inputs,
     },
     {
         .name = "prod.dim",
         .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:461",
+        .location = "specs/derivatives.yaml:498",
         .n_inputs = 1,
         .inputs = prod_dim_derivative_inputs,
     },
@@ -3437,7 +3519,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "prod_backward",
         .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:468",
+        .location = "specs/derivatives.yaml:505",
         .n_inputs = 2,
         .inputs = prod_backward_derivative_inputs,
         .no_double_backward = "prod_double_backward has no derivative entry",
@@ -3445,21 +3527,21 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:475",
+        .location = "specs/derivatives.yaml:512",
         .n_inputs = 1,
         .inputs = cumsum_derivative_inputs,
     },
     {
         .name = "cumprod",
         .schema = "cumprod(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:478",
+        .location = "specs/derivatives.yaml:515",
         .n_inputs = 1,
         .inputs = cumprod_derivative_inputs,
     },
     {
         .name = "cumprod_backward",
         .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:484",
+        .location = "specs/derivatives.yaml:521",
         .n_inputs = 2,
         .inputs = cumprod_backward_derivative_inputs,
         .no_double_backward = "cumprod_jvp and cumprod_double_backward have no derivative entries",
@@ -3467,14 +3549,14 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:491",
+        .location = "specs/derivatives.yaml:528",
         .n_inputs = 1,
         .inputs = amax_derivative_inputs,
     },
     {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:494",
+        .location = "specs/derivatives.yaml:531",
         .n_inputs = 1,
         .inputs = amin_derivative_inputs,
     },
@@ -3482,7 +3564,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/derivatives.yaml:499",
+        .location = "specs/derivatives.yaml:536",
         .n_inputs = 1,
         .inputs = max_dim_derivative_inputs,
     },
@@ -3490,7 +3572,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/derivatives.yaml:503",
+        .location = "specs/derivatives.yaml:540",
         .n_inputs = 1,
         .inputs = min_dim_derivative_inputs,
     },
@@ -3498,77 +3580,77 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "minmax_backward",
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:511",
+        .location = "specs/derivatives.yaml:548",
         .n_inputs = 1,
         .inputs = minmax_backward_derivative_inputs,
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:516",
+        .location = "specs/derivatives.yaml:553",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:519",
+        .location = "specs/derivatives.yaml:556",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:522",
+        .location = "specs/derivatives.yaml:559",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:525",
+        .location = "specs/derivatives.yaml:562",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:528",
+        .location = "specs/derivatives.yaml:565",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:531",
+        .location = "specs/derivatives.yaml:568",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:534",
+        .location = "specs/derivatives.yaml:571",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:537",
+        .location = "specs/derivatives.yaml:574",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:542",
+        .location = "specs/derivatives.yaml:579",
         .n_inputs = 1,
         .inputs = var_derivative_inputs,
     },
     {
         .name = "std",
         .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:546",
+        .location = "specs/derivatives.yaml:583",
         .n_inputs = 1,
         .inputs = std_derivative_inputs,
     },
@@ -3576,14 +3658,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "var_mean",
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
-        .location = "specs/derivatives.yaml:551",
+        .location = "specs/derivatives.yaml:588",
         .n_inputs = 1,
         .inputs = var_mean_derivative_inputs,
     },
     {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:554",
+        .location = "specs/derivatives.yaml:591",
         .n_inputs = 1,
         .inputs = norm_derivative_inputs,
     },
@@ -3591,98 +3673,98 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "norm_backward",
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/derivatives.yaml:563",
+        .location = "specs/derivatives.yaml:600",
         .n_inputs = 3,
         .inputs = norm_backward_derivative_inputs,
     },
     {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/derivatives.yaml:568",
+        .location = "specs/derivatives.yaml:605",
         .n_inputs = 1,
         .inputs = logsumexp_derivative_inputs,
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/derivatives.yaml:573",
+        .location = "specs/derivatives.yaml:610",
         .n_inputs = 2,
         .inputs = mm_derivative_inputs,
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/derivatives.yaml:577",
+        .location = "specs/derivatives.yaml:614",
         .n_inputs = 2,
         .inputs = bmm_derivative_inputs,
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:583",
+        .location = "specs/derivatives.yaml:620",
         .n_inputs = 1,
         .inputs = transpose_derivative_inputs,
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:586",
+        .location = "specs/derivatives.yaml:623",
         .n_inputs = 1,
         .inputs = t_derivative_inputs,
     },
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:589",
+        .location = "specs/derivatives.yaml:626",
         .n_inputs = 1,
         .inputs = view_derivative_inputs,
     },
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:592",
+        .location = "specs/derivatives.yaml:629",
         .n_inputs = 1,
         .inputs = expand_derivative_inputs,
     },
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:595",
+        .location = "specs/derivatives.yaml:632",
         .n_inputs = 1,
         .inputs = unsqueeze_derivative_inputs,
     },
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/derivatives.yaml:598",
+        .location = "specs/derivatives.yaml:635",
         .n_inputs = 1,
         .inputs = clone_derivative_inputs,
     },
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:601",
+        .location = "specs/derivatives.yaml:638",
         .n_inputs = 1,
         .inputs = squeeze_derivative_inputs,
     },
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:604",
+        .location = "specs/derivatives.yaml:641",
         .n_inputs = 1,
         .inputs = squeeze_dim_derivative_inputs,
     },
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:607",
+        .location = "specs/derivatives.yaml:644",
         .n_inputs = 1,
         .inputs = permute_derivative_inputs,
     },
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:612",
+        .location = "specs/derivatives.yaml:649",
         .n_inputs = 1,
         .inputs = select_derivative_inputs,
     },
@@ -3690,7 +3772,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/derivatives.yaml:615",
+        .location = "specs/derivatives.yaml:652",
         .n_inputs = 1,
         .inputs = slice_derivative_inputs,
     },
@@ -3698,7 +3780,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/derivatives.yaml:618",
+        .location = "specs/derivatives.yaml:655",
         .n_inputs = 1,
         .inputs = select_backward_derivative_inputs,
     },
@@ -3706,63 +3788,63 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/derivatives.yaml:621",
+        .location = "specs/derivatives.yaml:658",
         .n_inputs = 1,
         .inputs = slice_backward_derivative_inputs,
     },
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/derivatives.yaml:629",
+        .location = "specs/derivatives.yaml:666",
         .n_inputs = 1,
         .inputs = cat_derivative_inputs,
     },
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/derivatives.yaml:632",
+        .location = "specs/derivatives.yaml:669",
         .n_inputs = 1,
         .inputs = flip_derivative_inputs,
     },
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:638",
+        .location = "specs/derivatives.yaml:675",
         .n_inputs = 1,
         .inputs = split_derivative_inputs,
     },
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:641",
+        .location = "specs/derivatives.yaml:678",
         .n_inputs = 1,
         .inputs = split_with_sizes_derivative_inputs,
     },
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:644",
+        .location = "specs/derivatives.yaml:681",
         .n_inputs = 1,
         .inputs = chunk_derivative_inputs,
     },
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/derivatives.yaml:647",
+        .location = "specs/derivatives.yaml:684",
         .n_inputs = 1,
         .inputs = unbind_derivative_inputs,
     },
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/derivatives.yaml:652",
+        .location = "specs/derivatives.yaml:689",
         .n_inputs = 1,
         .inputs = constant_pad_nd_derivative_inputs,
     },
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:655",
+        .location = "specs/derivatives.yaml:692",
         .n_inputs = 1,
         .inputs = reflection_pad_derivative_inputs,
     },
@@ -3770,14 +3852,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:660",
+        .location = "specs/derivatives.yaml:697",
         .n_inputs = 1,
         .inputs = reflection_pad_backward_derivative_inputs,
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:663",
+        .location = "specs/derivatives.yaml:700",
         .n_inputs = 1,
         .inputs = replication_pad_derivative_inputs,
     },
@@ -3785,14 +3867,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/derivatives.yaml:666",
+        .location = "specs/derivatives.yaml:703",
         .n_inputs = 1,
         .inputs = replication_pad_backward_derivative_inputs,
     },
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:671",
+        .location = "specs/derivatives.yaml:708",
         .n_inputs = 1,
         .inputs = index_select_derivative_inputs,
     },
@@ -3800,14 +3882,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:675",
+        .location = "specs/derivatives.yaml:712",
         .n_inputs = 1,
         .inputs = index_select_backward_derivative_inputs,
     },
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:679",
+        .location = "specs/derivatives.yaml:716",
         .n_inputs = 1,
         .inputs = gather_derivative_inputs,
     },
@@ -3815,49 +3897,49 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/derivatives.yaml:683",
+        .location = "specs/derivatives.yaml:720",
         .n_inputs = 1,
         .inputs = gather_backward_derivative_inputs,
     },
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/derivatives.yaml:687",
+        .location = "specs/derivatives.yaml:724",
         .n_inputs = 2,
         .inputs = scatter_derivative_inputs,
     },
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/derivatives.yaml:692",
+        .location = "specs/derivatives.yaml:729",
         .n_inputs = 1,
         .inputs = scatter_value_derivative_inputs,
     },
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/derivatives.yaml:696",
+        .location = "specs/derivatives.yaml:733",
         .n_inputs = 2,
         .inputs = scatter_add_derivative_inputs,
     },
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/derivatives.yaml:701",
+        .location = "specs/derivatives.yaml:738",
         .n_inputs = 1,
         .inputs = tril_derivative_inputs,
     },
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/derivatives.yaml:704",
+        .location = "specs/derivatives.yaml:741",
         .n_inputs = 1,
         .inputs = triu_derivative_inputs,
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/derivatives.yaml:711",
+        .location = "specs/derivatives.yaml:748",
         .n_inputs = 1,
         .inputs = index_derivative_inputs,
     },
@@ -3865,7 +3947,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/derivatives.yaml:714",
+        .location = "specs/derivatives.yaml:751",
         .n_inputs = 2,
         .inputs = index_put_derivative_inputs,
     },
@@ -3873,14 +3955,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/derivatives.yaml:718",
+        .location = "specs/derivatives.yaml:755",
         .n_inputs = 2,
         .inputs = index_put__derivative_inputs,
     },
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:724",
+        .location = "specs/derivatives.yaml:761",
         .n_inputs = 1,
         .inputs = log_softmax_derivative_inputs,
     },
@@ -3888,14 +3970,14 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:730",
+        .location = "specs/derivatives.yaml:767",
         .n_inputs = 2,
         .inputs = log_softmax_backward_derivative_inputs,
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/derivatives.yaml:734",
+        .location = "specs/derivatives.yaml:771",
         .n_inputs = 1,
         .inputs = softmax_derivative_inputs,
     },
@@ -3903,7 +3985,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " int reduction=1, int ignore_index=-100) -> Tensor",
-        .location = "specs/derivatives.yaml:740",
+        .location = "specs/derivatives.yaml:777",
         .n_inputs = 1,
         .inputs = nll_loss_derivative_inputs,
     },
@@ -3911,7 +3993,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, int reduction, int ignore_index) -> Tensor",
-        .location = "specs/derivatives.yaml:747",
+        .location = "specs/derivatives.yaml:784",
         .n_inputs = 1,
         .inputs = nll_loss_backward_derivative_inputs,
     },
@@ -3920,7 +4002,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "native_layer_norm(Tensor input, int[] normalized_shape,"
                   " Tensor? weight, Tensor? bias, float eps) -> (Tensor output,"
                   " Tensor mean, Tensor rstd)",
-        .location = "specs/derivatives.yaml:756",
+        .location = "specs/derivatives.yaml:793",
         .n_inputs = 3,
         .inputs = native_layer_norm_derivative_inputs,
     },
@@ -3930,14 +4012,14 @@ const yg_derivative_info yg__derivatives[] = {
                   " Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training,"
                   " float momentum, float eps) -> (Tensor output, Tensor save_mean,"
                   " Tensor save_invstd)",
-        .location = "specs/derivatives.yaml:760",
+        .location = "specs/derivatives.yaml:797",
         .n_inputs = 3,
         .inputs = native_batch_norm_derivative_inputs,
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/derivatives.yaml:768",
+        .location = "specs/derivatives.yaml:805",
         .n_inputs = 1,
         .inputs = embedding_derivative_inputs,
     },
@@ -3945,7 +4027,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/derivatives.yaml:775",
+        .location = "specs/derivatives.yaml:812",
         .n_inputs = 1,
         .inputs = embedding_backward_derivative_inputs,
     },
@@ -3953,7 +4035,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "lstm_cell_gates",
         .schema = "lstm_cell_gates(Tensor input_gates, Tensor hidden_gates,"
                   " Tensor cx) -> (Tensor hy, Tensor cy)",
-        .location = "specs/derivatives.yaml:779",
+        .location = "specs/derivatives.yaml:816",
         .n_inputs = 3,
         .inputs = lstm_cell_gates_derivative_inputs,
     },
@@ -3963,7 +4045,7 @@ const yg_derivative_info yg__derivatives[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/derivatives.yaml:786",
+        .location = "specs/derivatives.yaml:823",
         .n_inputs = 3,
         .inputs = convolution_dispatch_derivative_inputs,
     },
@@ -3972,7 +4054,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:793",
+        .location = "specs/derivatives.yaml:830",
         .n_inputs = 1,
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
@@ -3981,7 +4063,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:798",
+        .location = "specs/derivatives.yaml:835",
         .n_inputs = 1,
         .inputs = max_pool3d_with_indices_derivative_inputs,
     },
@@ -3989,7 +4071,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/derivatives.yaml:803",
+        .location = "specs/derivatives.yaml:840",
         .n_inputs = 1,
         .inputs = adaptive_max_pool2d_derivative_inputs,
     },
@@ -3997,7 +4079,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:809",
+        .location = "specs/derivatives.yaml:846",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -4006,21 +4088,21 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:813",
+        .location = "specs/derivatives.yaml:850",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:816",
+        .location = "specs/derivatives.yaml:853",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:823",
+        .location = "specs/derivatives.yaml:860",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
     },
@@ -4029,7 +4111,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int divisor_override=0) -> Tensor",
-        .location = "specs/derivatives.yaml:826",
+        .location = "specs/derivatives.yaml:863",
         .n_inputs = 1,
         .inputs = avg_pool3d_derivative_inputs,
     },
@@ -4038,35 +4120,35 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int divisor_override) -> Tensor",
-        .location = "specs/derivatives.yaml:830",
+        .location = "specs/derivatives.yaml:867",
         .n_inputs = 1,
         .inputs = avg_pool3d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:833",
+        .location = "specs/derivatives.yaml:870",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool3d_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:836",
+        .location = "specs/derivatives.yaml:873",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool3d_backward_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:841",
+        .location = "specs/derivatives.yaml:878",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:844",
+        .location = "specs/derivatives.yaml:881",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_backward_derivative_inputs,
     },
@@ -4074,7 +4156,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/derivatives.yaml:847",
+        .location = "specs/derivatives.yaml:884",
         .n_inputs = 1,
         .inputs = upsample_bilinear2d_derivative_inputs,
     },
@@ -4082,32 +4164,32 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/derivatives.yaml:852",
+        .location = "specs/derivatives.yaml:889",
         .n_inputs = 1,
         .inputs = upsample_bilinear2d_backward_derivative_inputs,
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:860",
+        .location = "specs/derivatives.yaml:897",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:864",
+        .location = "specs/derivatives.yaml:901",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:874",
+        .location = "specs/derivatives.yaml:911",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
 };
-const int32_t yg__derivatives_count = 195;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 195,
+const int32_t yg__derivatives_count = 205;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 205,
                "derivative table size");

@@ -396,16 +396,17 @@ static void test_requires_grad_is_refused_for_non_leaf_and_integers(void **state
 static void test_op_without_formula_refuses_inputs_that_require_grad(void **state)
 {
     /* cumprod_jvp has no entry in derivatives.yaml (it is only ever
-     * called by CumprodBackwardBackward); giving it a tensor that requires
-     * grad must fail at the call, not at a later backward. */
+     * called by CumprodBackwardBackward; its YAML entry says why with
+     * `derivative: not_differentiable`); giving it a tensor that requires
+     * grad must fail at the call, not at a later backward, saying why. */
     const int64_t s[] = {2};
     const double gv[] = {1, 2}, ov[] = {-0.5, -1.0};
     yg_tensor *g = leaf(s, 1, gv), *o = yg_test_tensor(YG_FLOAT64, s, 1, ov), *y = NULL;
     (void)state;
     YG_EXPECT_ERROR(yg_cumprod_jvp(g, o, 0, &y),
                     YG_ERR_NOT_IMPLEMENTED,
-                    "cumprod_jvp:",
-                    "no derivative formula");
+                    "cumprod_jvp: not differentiable (a part of cumprod's second derivative",
+                    "but an input requires grad");
     assert_null(y);
     yg_release(g);
     yg_release(o);

@@ -378,7 +378,7 @@ yg_status yg_cumprod_jvp(const yg_tensor *grad,
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_jvp", "self", self));
     if (yg__any_requires_grad(2, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "cumprod_jvp: no derivative formula in specs/derivatives.yaml, "
+                        "cumprod_jvp: not differentiable (a part of cumprod's second derivative; cumprod has no third), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
     kernel = cumprod_jvp_kernels[dev];
@@ -442,7 +442,7 @@ yg_status yg_cumprod_double_backward(const yg_tensor *grad,
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_double_backward", "self", self));
     if (yg__any_requires_grad(3, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "cumprod_double_backward: no derivative formula in specs/derivatives.yaml, "
+                        "cumprod_double_backward: not differentiable (the second derivative of cumprod; cumprod has no third), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
     kernel = cumprod_double_backward_kernels[dev];

@@ -355,6 +355,29 @@ static const add_scalar__fn add_scalar__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds AddScalarBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status add_scalar__record(yg_tensor *self, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__add_scalar__backward_vtable, sizeof(add_scalar__backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_add_scalar_ with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status add_scalar__traced(yg_tensor *self, double other, double alpha, yg_tensor **out)
@@ -378,23 +401,43 @@ static yg_status add_scalar__traced(yg_tensor *self, double other, double alpha,
 yg_status yg_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     add_scalar__fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return add_scalar__traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "self", self));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "add_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = add_scalar__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "add_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, other, alpha, out);
+    if (yg__any_requires_grad(1, inputs)) {
+        st = yg__check_inplace("add_", self);
+        if (st != YG_OK)
+            return st;
+        st = add_scalar__record(self, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, other, alpha, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*mul_scalar__fn)(yg_tensor *self, double other, yg_tensor **out);
@@ -498,6 +541,32 @@ static const div_scalar__fn div_scalar__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds DivScalarBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status div_scalar__record(yg_tensor *self, double other, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    div_scalar__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__div_scalar__backward_vtable, sizeof(div_scalar__backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (div_scalar__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    node->other = other;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_div_scalar_ with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status div_scalar__traced(yg_tensor *self, double other, yg_tensor **out)
@@ -520,23 +589,43 @@ static yg_status div_scalar__traced(yg_tensor *self, double other, yg_tensor **o
 yg_status yg_div_scalar_(yg_tensor *self, double other, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     div_scalar__fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return div_scalar__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div_", "self", self));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "div_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = div_scalar__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "div_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, other, out);
+    if (yg__any_requires_grad(1, inputs)) {
+        st = yg__check_inplace("div_", self);
+        if (st != YG_OK)
+            return st;
+        st = div_scalar__record(self, other, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, other, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*addcmul__fn)(yg_tensor *self,
@@ -549,6 +638,52 @@ static const addcmul__fn addcmul__kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = yg__cpu_addcmul_,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Builds AddcmulBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status addcmul__record(yg_tensor *self,
+                                 const yg_tensor *tensor1,
+                                 const yg_tensor *tensor2,
+                                 double value,
+                                 yg_node **node_out)
+{
+    yg_node *base = NULL;
+    addcmul__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__addcmul__backward_vtable, sizeof(addcmul__backward), 3, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (addcmul__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, tensor1);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 2, tensor2);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 2)) {
+        st = yg__saved_save(&node->tensor1, tensor1, false, 0, "tensor1");
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        st = yg__saved_save(&node->tensor2, tensor2, false, 0, "tensor2");
+        if (st != YG_OK)
+            goto out;
+    }
+    node->value = value;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_addcmul_ with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -582,8 +717,11 @@ yg_status yg_addcmul_(yg_tensor *self,
                       yg_tensor **out)
 {
     const yg_tensor *inputs[3] = {self, tensor1, tensor2};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     addcmul__fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return addcmul__traced(self, tensor1, tensor2, value, out);
@@ -591,16 +729,33 @@ yg_status yg_addcmul_(yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul_", "tensor1", tensor1));
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul_", "tensor2", tensor2));
-    if (yg__any_requires_grad(3, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "addcmul_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = addcmul__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "addcmul_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, tensor1, tensor2, value, out);
+    if (yg__any_requires_grad(3, inputs)) {
+        st = yg__check_inplace("addcmul_", self);
+        if (st != YG_OK)
+            return st;
+        st = addcmul__record(self, tensor1, tensor2, value, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, tensor1, tensor2, value, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*addcdiv__fn)(yg_tensor *self,
@@ -613,6 +768,52 @@ static const addcdiv__fn addcdiv__kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = yg__cpu_addcdiv_,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Builds AddcdivBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status addcdiv__record(yg_tensor *self,
+                                 const yg_tensor *tensor1,
+                                 const yg_tensor *tensor2,
+                                 double value,
+                                 yg_node **node_out)
+{
+    yg_node *base = NULL;
+    addcdiv__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__addcdiv__backward_vtable, sizeof(addcdiv__backward), 3, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (addcdiv__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, tensor1);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 2, tensor2);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 2)) {
+        st = yg__saved_save(&node->tensor1, tensor1, false, 0, "tensor1");
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1) || yg__node_needs_grad(base, 2)) {
+        st = yg__saved_save(&node->tensor2, tensor2, false, 0, "tensor2");
+        if (st != YG_OK)
+            goto out;
+    }
+    node->value = value;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_addcdiv_ with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -646,8 +847,11 @@ yg_status yg_addcdiv_(yg_tensor *self,
                       yg_tensor **out)
 {
     const yg_tensor *inputs[3] = {self, tensor1, tensor2};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     addcdiv__fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return addcdiv__traced(self, tensor1, tensor2, value, out);
@@ -655,16 +859,33 @@ yg_status yg_addcdiv_(yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv_", "tensor1", tensor1));
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv_", "tensor2", tensor2));
-    if (yg__any_requires_grad(3, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "addcdiv_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = addcdiv__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "addcdiv_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, tensor1, tensor2, value, out);
+    if (yg__any_requires_grad(3, inputs)) {
+        st = yg__check_inplace("addcdiv_", self);
+        if (st != YG_OK)
+            return st;
+        st = addcdiv__record(self, tensor1, tensor2, value, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, tensor1, tensor2, value, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*lerp__fn)(yg_tensor *self,
@@ -676,6 +897,38 @@ static const lerp__fn lerp__kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = yg__cpu_lerp_,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Builds LerpBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status lerp__record(yg_tensor *self,
+                              const yg_tensor *end,
+                              double weight,
+                              yg_node **node_out)
+{
+    yg_node *base = NULL;
+    lerp__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__lerp__backward_vtable, sizeof(lerp__backward), 2, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (lerp__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, end);
+    if (st != YG_OK)
+        goto out;
+    node->weight = weight;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_lerp_ with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -703,22 +956,42 @@ static yg_status lerp__traced(yg_tensor *self,
 yg_status yg_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, end};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     lerp__fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return lerp__traced(self, end, weight, out);
     YG_RETURN_IF_ERROR(yg__check_out("lerp_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp_", "end", end));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "lerp_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = lerp__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "lerp_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, end, weight, out);
+    if (yg__any_requires_grad(2, inputs)) {
+        st = yg__check_inplace("lerp_", self);
+        if (st != YG_OK)
+            return st;
+        st = lerp__record(self, end, weight, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, end, weight, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }

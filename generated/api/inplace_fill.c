@@ -123,6 +123,41 @@ static const clamp__fn clamp__kernels[YG_DEVICE_COUNT_] = {
     [YG_CUDA] = NULL, /* reserved */
 };
 
+/* Builds ClampBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status clamp__record(yg_tensor *self, double min, double max, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    clamp__backward *node;
+    yg_tensor *self_before = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__clamp__backward_vtable, sizeof(clamp__backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (clamp__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg_clone(self, &self_before);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self_before, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->min = min;
+    node->max = max;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg_release(self_before);
+    yg__node_release(base);
+    return st;
+}
+
 /* Runs yg_clamp_ with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status clamp__traced(yg_tensor *self, double min, double max, yg_tensor **out)
@@ -146,23 +181,43 @@ static yg_status clamp__traced(yg_tensor *self, double min, double max, yg_tenso
 yg_status yg_clamp_(yg_tensor *self, double min, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     clamp__fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return clamp__traced(self, min, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_", "self", self));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "clamp_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = clamp__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "clamp_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, min, max, out);
+    if (yg__any_requires_grad(1, inputs)) {
+        st = yg__check_inplace("clamp_", self);
+        if (st != YG_OK)
+            return st;
+        st = clamp__record(self, min, max, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, min, max, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*clamp_min__fn)(yg_tensor *self, double min, yg_tensor **out);
@@ -171,6 +226,40 @@ static const clamp_min__fn clamp_min__kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = yg__cpu_clamp_min_,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Builds ClampMinBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status clamp_min__record(yg_tensor *self, double min, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    clamp_min__backward *node;
+    yg_tensor *self_before = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__clamp_min__backward_vtable, sizeof(clamp_min__backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (clamp_min__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg_clone(self, &self_before);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self_before, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->min = min;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg_release(self_before);
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_clamp_min_ with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -194,23 +283,43 @@ static yg_status clamp_min__traced(yg_tensor *self, double min, yg_tensor **out)
 yg_status yg_clamp_min_(yg_tensor *self, double min, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     clamp_min__fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return clamp_min__traced(self, min, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_min_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min_", "self", self));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "clamp_min_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = clamp_min__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "clamp_min_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, min, out);
+    if (yg__any_requires_grad(1, inputs)) {
+        st = yg__check_inplace("clamp_min_", self);
+        if (st != YG_OK)
+            return st;
+        st = clamp_min__record(self, min, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, min, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*clamp_max__fn)(yg_tensor *self, double max, yg_tensor **out);
@@ -219,6 +328,40 @@ static const clamp_max__fn clamp_max__kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = yg__cpu_clamp_max_,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Builds ClampMaxBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status clamp_max__record(yg_tensor *self, double max, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    clamp_max__backward *node;
+    yg_tensor *self_before = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__clamp_max__backward_vtable, sizeof(clamp_max__backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (clamp_max__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg_clone(self, &self_before);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->self, self_before, false, 0, "self");
+    if (st != YG_OK)
+        goto out;
+    node->max = max;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg_release(self_before);
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_clamp_max_ with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -242,23 +385,43 @@ static yg_status clamp_max__traced(yg_tensor *self, double max, yg_tensor **out)
 yg_status yg_clamp_max_(yg_tensor *self, double max, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     clamp_max__fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return clamp_max__traced(self, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_max_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max_", "self", self));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "clamp_max_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = clamp_max__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "clamp_max_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, max, out);
+    if (yg__any_requires_grad(1, inputs)) {
+        st = yg__check_inplace("clamp_max_", self);
+        if (st != YG_OK)
+            return st;
+        st = clamp_max__record(self, max, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, max, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*masked_fill__fn)(yg_tensor *self,
@@ -270,6 +433,38 @@ static const masked_fill__fn masked_fill__kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = yg__cpu_masked_fill_,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Builds MaskedFillBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status masked_fill__record(yg_tensor *self, const yg_tensor *mask, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    masked_fill__backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__masked_fill__backward_vtable,
+                      sizeof(masked_fill__backward),
+                      1,
+                      1,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (masked_fill__backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->mask, mask, false, 0, "mask");
+    if (st != YG_OK)
+        goto out;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_masked_fill_ with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -296,25 +491,45 @@ static yg_status masked_fill__traced(yg_tensor *self,
 /* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
 yg_status yg_masked_fill_(yg_tensor *self, const yg_tensor *mask, double value, yg_tensor **out)
 {
-    const yg_tensor *inputs[2] = {self, mask};
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     masked_fill__fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return masked_fill__traced(self, mask, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("masked_fill_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill_", "mask", mask));
-    if (yg__any_requires_grad(2, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "masked_fill_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = masked_fill__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "masked_fill_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, mask, value, out);
+    if (yg__any_requires_grad(1, inputs)) {
+        st = yg__check_inplace("masked_fill_", self);
+        if (st != YG_OK)
+            return st;
+        st = masked_fill__record(self, mask, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, mask, value, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*fill__fn)(yg_tensor *self, double value, yg_tensor **out);
@@ -323,6 +538,29 @@ static const fill__fn fill__kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = yg__cpu_fill_,
     [YG_CUDA] = NULL, /* reserved */
 };
+
+/* Builds FillBackward before the kernel writes self: one edge per
+ * differentiable input (self's edge is its history so far) and the
+ * values its formulas read, each saved only when a gradient that reads
+ * it is wanted; a formula that reads self gets a copy of its old value.
+ * The caller saves result and rebases self's history on the node. */
+static yg_status fill__record(yg_tensor *self, yg_node **node_out)
+{
+    yg_node *base = NULL;
+    yg_status st;
+
+    st = yg__node_new(&yg__fill__backward_vtable, sizeof(fill__backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    *node_out = yg__node_retain(base);
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
 
 /* Runs yg_fill_ with tracing paused and records it as one node
  * (jit/tracer.h). */
@@ -346,23 +584,43 @@ static yg_status fill__traced(yg_tensor *self, double value, yg_tensor **out)
 yg_status yg_fill_(yg_tensor *self, double value, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_node *base = NULL;
     yg_device dev;
     fill__fn kernel;
+    yg_status st;
 
     if (yg__trace_recording(false))
         return fill__traced(self, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("fill_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("fill_", "self", self));
-    if (yg__any_requires_grad(1, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "fill_: no derivative formula in specs/derivatives.yaml, "
-                        "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = fill__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "fill_: no kernel for device %s",
                         yg__device_name(dev));
-    return kernel(self, value, out);
+    if (yg__any_requires_grad(1, inputs)) {
+        st = yg__check_inplace("fill_", self);
+        if (st != YG_OK)
+            return st;
+        st = fill__record(self, &base);
+        if (st != YG_OK)
+            return st;
+    }
+    st = kernel(self, value, &result);
+    if (st != YG_OK)
+        goto out;
+    if (base != NULL) {
+        st = yg__rebase_history(self, base);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg__node_release(base);
+    yg_release(result);
+    return st;
 }
 
 typedef yg_status (*zero__fn)(yg_tensor *self, yg_tensor **out);

@@ -611,7 +611,7 @@ yg_status yg_native_layer_norm_backward_fused(const yg_tensor *grad_out,
     YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward_fused", "rstd", rstd));
     if (yg__any_requires_grad(5, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "native_layer_norm_backward_fused: no derivative formula in specs/derivatives.yaml, "
+                        "native_layer_norm_backward_fused: not differentiable (runs only when nothing records; a recording native_layer_norm_backward is differentiable ops), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad_out);
     kernel = native_layer_norm_backward_fused_kernels[dev];
@@ -1035,7 +1035,7 @@ yg_status yg_native_batch_norm_backward_fused(const yg_tensor *grad_out,
     YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward_fused", "save_invstd", save_invstd));
     if (yg__any_requires_grad(5, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "native_batch_norm_backward_fused: no derivative formula in specs/derivatives.yaml, "
+                        "native_batch_norm_backward_fused: not differentiable (runs only when nothing records; a recording native_batch_norm_backward is differentiable ops), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad_out);
     kernel = native_batch_norm_backward_fused_kernels[dev];

@@ -704,7 +704,7 @@ yg_status yg_prod_double_backward(const yg_tensor *grad,
     YG_RETURN_IF_ERROR(yg__check_defined("prod_double_backward", "self", self));
     if (yg__any_requires_grad(3, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "prod_double_backward: no derivative formula in specs/derivatives.yaml, "
+                        "prod_double_backward: not differentiable (the second derivative of prod; prod has no third), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
     kernel = prod_double_backward_kernels[dev];

@@ -217,3 +217,271 @@ const yg_node_vtable yg__mul_scalar__backward_vtable = {
     .apply = mul_scalar__backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
+
+/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
+static yg_status add_scalar__backward_apply(yg_node *base,
+                                            yg_tensor *const *grads,
+                                            yg_tensor **grad_inputs)
+{
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: grad */
+        grad_self = yg_retain(grad);
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "AddScalarBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__add_scalar__backward_vtable = {
+    .name = "AddScalarBackward",
+    .apply = add_scalar__backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+static yg_status div_scalar__backward_apply(yg_node *base,
+                                            yg_tensor *const *grads,
+                                            yg_tensor **grad_inputs)
+{
+    div_scalar__backward *node = (div_scalar__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: div_scalar(grad, other) */
+        st = yg_div_scalar(grad, node->other, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "DivScalarBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__div_scalar__backward_vtable = {
+    .name = "DivScalarBackward",
+    .apply = div_scalar__backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+static yg_status addcmul__backward_apply(yg_node *base,
+                                         yg_tensor *const *grads,
+                                         yg_tensor **grad_inputs)
+{
+    addcmul__backward *node = (addcmul__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *tensor1 = NULL;
+    yg_tensor *tensor2 = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_tensor1 = NULL;
+    yg_tensor *grad_tensor2 = NULL;
+    yg_tensor *mul_tmp0 = NULL;
+    yg_tensor *mul_tmp1 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->tensor1, base, &tensor1);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->tensor2, base, &tensor2);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: grad */
+        grad_self = yg_retain(grad);
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* tensor1: mul_scalar(mul(grad, tensor2), value) */
+        st = yg_mul(grad, tensor2, &mul_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(mul_tmp0, node->value, &grad_tensor1);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 2)) {
+        /* tensor2: mul_scalar(mul(grad, tensor1), value) */
+        st = yg_mul(grad, tensor1, &mul_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(mul_tmp1, node->value, &grad_tensor2);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_tensor1;
+    grad_tensor1 = NULL;
+    grad_inputs[2] = grad_tensor2;
+    grad_tensor2 = NULL;
+out:
+    yg_release(mul_tmp1);
+    yg_release(mul_tmp0);
+    yg_release(grad_tensor2);
+    yg_release(grad_tensor1);
+    yg_release(grad_self);
+    yg_release(tensor2);
+    yg_release(tensor1);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "AddcmulBackward");
+    return YG_OK;
+}
+
+static void addcmul__backward_release_saved(yg_node *base)
+{
+    addcmul__backward *node = (addcmul__backward *)base;
+
+    yg__saved_release(&node->tensor1);
+    yg__saved_release(&node->tensor2);
+}
+
+const yg_node_vtable yg__addcmul__backward_vtable = {
+    .name = "AddcmulBackward",
+    .apply = addcmul__backward_apply,
+    .release_saved = addcmul__backward_release_saved,
+};
+
+/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+static yg_status addcdiv__backward_apply(yg_node *base,
+                                         yg_tensor *const *grads,
+                                         yg_tensor **grad_inputs)
+{
+    addcdiv__backward *node = (addcdiv__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *tensor1 = NULL;
+    yg_tensor *tensor2 = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_tensor1 = NULL;
+    yg_tensor *grad_tensor2 = NULL;
+    yg_tensor *div_tmp0 = NULL;
+    yg_tensor *mul_tmp1 = NULL;
+    yg_tensor *mul_tmp2 = NULL;
+    yg_tensor *div_tmp3 = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->tensor1, base, &tensor1);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->tensor2, base, &tensor2);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: grad */
+        grad_self = yg_retain(grad);
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* tensor1: mul_scalar(div(grad, tensor2), value) */
+        st = yg_div(grad, tensor2, &div_tmp0);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(div_tmp0, node->value, &grad_tensor1);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 2)) {
+        /* tensor2: mul_scalar(div(mul(grad, tensor1), mul(tensor2, tensor2)), -value) */
+        st = yg_mul(grad, tensor1, &mul_tmp1);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul(tensor2, tensor2, &mul_tmp2);
+        if (st != YG_OK)
+            goto out;
+        st = yg_div(mul_tmp1, mul_tmp2, &div_tmp3);
+        if (st != YG_OK)
+            goto out;
+        st = yg_mul_scalar(div_tmp3, -node->value, &grad_tensor2);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_tensor1;
+    grad_tensor1 = NULL;
+    grad_inputs[2] = grad_tensor2;
+    grad_tensor2 = NULL;
+out:
+    yg_release(div_tmp3);
+    yg_release(mul_tmp2);
+    yg_release(mul_tmp1);
+    yg_release(div_tmp0);
+    yg_release(grad_tensor2);
+    yg_release(grad_tensor1);
+    yg_release(grad_self);
+    yg_release(tensor2);
+    yg_release(tensor1);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "AddcdivBackward");
+    return YG_OK;
+}
+
+static void addcdiv__backward_release_saved(yg_node *base)
+{
+    addcdiv__backward *node = (addcdiv__backward *)base;
+
+    yg__saved_release(&node->tensor1);
+    yg__saved_release(&node->tensor2);
+}
+
+const yg_node_vtable yg__addcdiv__backward_vtable = {
+    .name = "AddcdivBackward",
+    .apply = addcdiv__backward_apply,
+    .release_saved = addcdiv__backward_release_saved,
+};
+
+/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+static yg_status lerp__backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    lerp__backward *node = (lerp__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_tensor *grad_end = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: mul_scalar(grad, 1 - weight) */
+        st = yg_mul_scalar(grad, 1 - node->weight, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (yg__node_needs_grad(base, 1)) {
+        /* end: mul_scalar(grad, weight) */
+        st = yg_mul_scalar(grad, node->weight, &grad_end);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+    grad_inputs[1] = grad_end;
+    grad_end = NULL;
+out:
+    yg_release(grad_end);
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "LerpBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__lerp__backward_vtable = {
+    .name = "LerpBackward",
+    .apply = lerp__backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

@@ -43,4 +43,42 @@ typedef struct mul_scalar__backward {
 } mul_scalar__backward;
 extern const yg_node_vtable yg__mul_scalar__backward_vtable;
 
+/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
+typedef struct add_scalar__backward {
+    yg_node base;
+} add_scalar__backward;
+extern const yg_node_vtable yg__add_scalar__backward_vtable;
+
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+typedef struct div_scalar__backward {
+    yg_node base;
+    double other;
+} div_scalar__backward;
+extern const yg_node_vtable yg__div_scalar__backward_vtable;
+
+/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+typedef struct addcmul__backward {
+    yg_node base;
+    yg_saved_tensor tensor1;
+    yg_saved_tensor tensor2;
+    double value;
+} addcmul__backward;
+extern const yg_node_vtable yg__addcmul__backward_vtable;
+
+/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+typedef struct addcdiv__backward {
+    yg_node base;
+    yg_saved_tensor tensor1;
+    yg_saved_tensor tensor2;
+    double value;
+} addcdiv__backward;
+extern const yg_node_vtable yg__addcdiv__backward_vtable;
+
+/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+typedef struct lerp__backward {
+    yg_node base;
+    double weight;
+} lerp__backward;
+extern const yg_node_vtable yg__lerp__backward_vtable;
+
 #endif /* YAGRAD_NODES_INPLACE_ARITHMETIC_H */

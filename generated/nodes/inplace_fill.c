@@ -16,6 +16,182 @@
 #include "core/core.h"
 #include "yagrad/ops.h"
 
+/* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!) */
+static yg_status clamp__backward_apply(yg_node *base,
+                                       yg_tensor *const *grads,
+                                       yg_tensor **grad_inputs)
+{
+    clamp__backward *node = (clamp__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: clamp_backward(grad, self, min, max) */
+        st = yg_clamp_backward(grad, self, node->min, node->max, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ClampBackward");
+    return YG_OK;
+}
+
+static void clamp__backward_release_saved(yg_node *base)
+{
+    clamp__backward *node = (clamp__backward *)base;
+
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__clamp__backward_vtable = {
+    .name = "ClampBackward",
+    .apply = clamp__backward_apply,
+    .release_saved = clamp__backward_release_saved,
+};
+
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!) */
+static yg_status clamp_min__backward_apply(yg_node *base,
+                                           yg_tensor *const *grads,
+                                           yg_tensor **grad_inputs)
+{
+    clamp_min__backward *node = (clamp_min__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: clamp_min_backward(grad, self, min) */
+        st = yg_clamp_min_backward(grad, self, node->min, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ClampMinBackward");
+    return YG_OK;
+}
+
+static void clamp_min__backward_release_saved(yg_node *base)
+{
+    clamp_min__backward *node = (clamp_min__backward *)base;
+
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__clamp_min__backward_vtable = {
+    .name = "ClampMinBackward",
+    .apply = clamp_min__backward_apply,
+    .release_saved = clamp_min__backward_release_saved,
+};
+
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!) */
+static yg_status clamp_max__backward_apply(yg_node *base,
+                                           yg_tensor *const *grads,
+                                           yg_tensor **grad_inputs)
+{
+    clamp_max__backward *node = (clamp_max__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *self = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->self, base, &self);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: clamp_max_backward(grad, self, max) */
+        st = yg_clamp_max_backward(grad, self, node->max, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ClampMaxBackward");
+    return YG_OK;
+}
+
+static void clamp_max__backward_release_saved(yg_node *base)
+{
+    clamp_max__backward *node = (clamp_max__backward *)base;
+
+    yg__saved_release(&node->self);
+}
+
+const yg_node_vtable yg__clamp_max__backward_vtable = {
+    .name = "ClampMaxBackward",
+    .apply = clamp_max__backward_apply,
+    .release_saved = clamp_max__backward_release_saved,
+};
+
+/* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+static yg_status masked_fill__backward_apply(yg_node *base,
+                                             yg_tensor *const *grads,
+                                             yg_tensor **grad_inputs)
+{
+    masked_fill__backward *node = (masked_fill__backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *mask = NULL;
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->mask, base, &mask);
+    if (st != YG_OK)
+        goto out;
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: masked_fill(grad, mask, 0) */
+        st = yg_masked_fill(grad, mask, 0, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    yg_release(mask);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "MaskedFillBackward");
+    return YG_OK;
+}
+
+static void masked_fill__backward_release_saved(yg_node *base)
+{
+    masked_fill__backward *node = (masked_fill__backward *)base;
+
+    yg__saved_release(&node->mask);
+}
+
+const yg_node_vtable yg__masked_fill__backward_vtable = {
+    .name = "MaskedFillBackward",
+    .apply = masked_fill__backward_apply,
+    .release_saved = masked_fill__backward_release_saved,
+};
+
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
 static yg_status relu__backward_apply(yg_node *base,
                                       yg_tensor *const *grads,
@@ -88,6 +264,37 @@ out:
 const yg_node_vtable yg__zero__backward_vtable = {
     .name = "ZeroBackward",
     .apply = zero__backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};
+
+/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!) */
+static yg_status fill__backward_apply(yg_node *base,
+                                      yg_tensor *const *grads,
+                                      yg_tensor **grad_inputs)
+{
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: mul_scalar(grad, 0) */
+        st = yg_mul_scalar(grad, 0, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "FillBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__fill__backward_vtable = {
+    .name = "FillBackward",
+    .apply = fill__backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
 

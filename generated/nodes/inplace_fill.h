@@ -13,6 +13,38 @@
 
 #include "autograd/node.h"
 
+/* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!) */
+typedef struct clamp__backward {
+    yg_node base;
+    yg_saved_tensor self;
+    double min;
+    double max;
+} clamp__backward;
+extern const yg_node_vtable yg__clamp__backward_vtable;
+
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!) */
+typedef struct clamp_min__backward {
+    yg_node base;
+    yg_saved_tensor self;
+    double min;
+} clamp_min__backward;
+extern const yg_node_vtable yg__clamp_min__backward_vtable;
+
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!) */
+typedef struct clamp_max__backward {
+    yg_node base;
+    yg_saved_tensor self;
+    double max;
+} clamp_max__backward;
+extern const yg_node_vtable yg__clamp_max__backward_vtable;
+
+/* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+typedef struct masked_fill__backward {
+    yg_node base;
+    yg_saved_tensor mask;
+} masked_fill__backward;
+extern const yg_node_vtable yg__masked_fill__backward_vtable;
+
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
 typedef struct relu__backward {
     yg_node base;
@@ -25,6 +57,12 @@ typedef struct zero__backward {
     yg_node base;
 } zero__backward;
 extern const yg_node_vtable yg__zero__backward_vtable;
+
+/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!) */
+typedef struct fill__backward {
+    yg_node base;
+} fill__backward;
+extern const yg_node_vtable yg__fill__backward_vtable;
 
 /* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!) */
 typedef struct copy__backward {

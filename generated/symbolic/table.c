@@ -36,18 +36,18 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* sub_ */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* mul_ */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* div_ */
-    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* add_.Scalar */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* add_.Scalar */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* mul_.Scalar */
-    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* div_.Scalar */
-    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* addcmul_ */
-    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* addcdiv_ */
-    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* lerp_ */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* div_.Scalar */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* addcmul_ */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* addcdiv_ */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* lerp_ */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* relu_ */
-    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* clamp_ */
-    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* clamp_min_ */
-    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* clamp_max_ */
-    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* masked_fill_ */
-    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* fill_ */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* clamp_ */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* clamp_min_ */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* clamp_max_ */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* masked_fill_ */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* fill_ */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* zero_ */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* copy_ */
     {.fn = NULL, .no_grad = true, .unsupported = "no differentiable input"}, /* eq */

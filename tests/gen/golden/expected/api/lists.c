@@ -483,7 +483,7 @@ yg_status yg_index_backward(const yg_tensor *grad_output,
     if (yg__any_requires_grad(1, inputs) ||
         yg__any_requires_grad((int)indices_len, indices))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "index_backward: no derivative formula in specs/derivatives.yaml, "
+                        "index_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = index_backward_kernels[dev];
@@ -911,7 +911,7 @@ yg_status yg_total_backward(const yg_tensor *grad,
     YG_RETURN_IF_ERROR(yg__check_defined("total_backward", "grad", grad));
     if (yg__any_requires_grad(1, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "total_backward: no derivative formula in specs/derivatives.yaml, "
+                        "total_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
     kernel = total_backward_kernels[dev];

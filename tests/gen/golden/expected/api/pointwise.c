@@ -236,7 +236,7 @@ yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
     if (yg__any_requires_grad(1, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "mul: no derivative formula in specs/derivatives.yaml, "
+                        "mul: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = mul_scalar_kernels[dev];
@@ -379,7 +379,7 @@ yg_status yg_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_tensor 
     YG_RETURN_IF_ERROR(yg__check_defined("logaddexp", "other", other));
     if (yg__any_requires_grad(2, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "logaddexp: no derivative formula in specs/derivatives.yaml, "
+                        "logaddexp: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = logaddexp_kernels[dev];
@@ -432,7 +432,7 @@ yg_status yg_floor_divide(const yg_tensor *self, const yg_tensor *other, yg_tens
     YG_RETURN_IF_ERROR(yg__check_defined("floor_divide", "other", other));
     if (yg__any_requires_grad(2, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "floor_divide: no derivative formula in specs/derivatives.yaml, "
+                        "floor_divide: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = floor_divide_kernels[dev];
@@ -480,7 +480,7 @@ yg_status yg_floor_divide_scalar(const yg_tensor *self, double other, yg_tensor 
     YG_RETURN_IF_ERROR(yg__check_defined("floor_divide", "self", self));
     if (yg__any_requires_grad(1, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "floor_divide: no derivative formula in specs/derivatives.yaml, "
+                        "floor_divide: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = floor_divide_scalar_kernels[dev];
@@ -536,7 +536,7 @@ yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "other", other));
     if (yg__any_requires_grad(2, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "add_: no derivative formula in specs/derivatives.yaml, "
+                        "add_: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = add__kernels[dev];

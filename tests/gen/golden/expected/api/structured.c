@@ -58,7 +58,7 @@ yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("clone", "self", self));
     if (yg__any_requires_grad(1, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "clone: no derivative formula in specs/derivatives.yaml, "
+                        "clone: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = clone_kernels[dev];
@@ -111,7 +111,7 @@ yg_status yg_sign_backward(const yg_tensor *grad_output, const yg_tensor *self, 
     YG_RETURN_IF_ERROR(yg__check_defined("sign_backward", "self", self));
     if (yg__any_requires_grad(2, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "sign_backward: no derivative formula in specs/derivatives.yaml, "
+                        "sign_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad_output);
     kernel = sign_backward_kernels[dev];
@@ -759,7 +759,7 @@ yg_status yg_pool(const yg_tensor *self,
                         (long long)stride_len);
     if (yg__any_requires_grad(1, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "pool: no derivative formula in specs/derivatives.yaml, "
+                        "pool: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = pool_kernels[dev];
@@ -833,7 +833,7 @@ yg_status yg_pool_backward(const yg_tensor *grad,
     YG_RETURN_IF_ERROR(yg__check_defined("pool_backward", "self", self));
     if (yg__any_requires_grad(2, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "pool_backward: no derivative formula in specs/derivatives.yaml, "
+                        "pool_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
     kernel = pool_backward_kernels[dev];
@@ -1005,7 +1005,7 @@ yg_status yg_max_dim_backward(const yg_tensor *grad,
     YG_RETURN_IF_ERROR(yg__check_defined("max_dim_backward", "indices", indices));
     if (yg__any_requires_grad(2, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "max_dim_backward: no derivative formula in specs/derivatives.yaml, "
+                        "max_dim_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
     kernel = max_dim_backward_kernels[dev];
@@ -1280,7 +1280,7 @@ yg_status yg_scaled_backward(const yg_tensor *grad,
     YG_RETURN_IF_ERROR(yg__check_defined("scaled_backward", "scale", scale));
     if (yg__any_requires_grad(3, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "scaled_backward: no derivative formula in specs/derivatives.yaml, "
+                        "scaled_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
     kernel = scaled_backward_kernels[dev];
@@ -1527,7 +1527,7 @@ yg_status yg_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out
     YG_RETURN_IF_ERROR(yg__check_defined("noise_like", "self", self));
     if (yg__any_requires_grad(1, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "noise_like: no derivative formula in specs/derivatives.yaml, "
+                        "noise_like: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     YG_RETURN_IF_ERROR(yg__dispatch_device("noise_like", &device, self, &dev));
     kernel = noise_like_kernels[dev];
@@ -1590,7 +1590,7 @@ yg_status yg_running_scale(const yg_tensor *self,
                         "require grad");
     if (yg__any_requires_grad(2, inputs))
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "running_scale: no derivative formula in specs/derivatives.yaml, "
+                        "running_scale: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
     kernel = running_scale_kernels[dev];
