@@ -55,14 +55,15 @@
  * is below --max-ratio (default 1) times the unigram baseline, 2 when it
  * is not, 1 on an error.
  */
-#define _POSIX_C_SOURCE 200809L /* strdup, lstat, clock_gettime, isatty */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
+
+#include "word_lm.h"
 
 #include "yagrad/jit.h"
 #include "yagrad/optim.h"
 #include "yagrad/random.h"
 #include "yagrad/yagrad.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -70,14 +71,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_CORPUS "/usr/share/common-licenses"
 #define MAX_LAYERS     8
 #define EVAL_BATCH     10
-#define SPLIT_BLOCK    100 /* lines per block: 90 train, 5 valid, 5 test */
 
 /* Example code: stop on the first failure, saying why. */
 #define CHECK(expr)                                                                                \
@@ -94,17 +93,17 @@
         }                                                                                          \
     } while (0)
 
-static void die(const char *fmt, const char *arg) {
+void wl_die(const char *fmt, const char *arg) {
     fprintf(stderr, "word_lm: ");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n");
     exit(1);
 }
 
-static void *xmalloc(size_t n) {
+void *wl_xmalloc(size_t n) {
     void *p = malloc(n > 0 ? n : 1);
     if (p == NULL)
-        die("out of memory%s", "");
+        wl_die("out of memory%s", "");
     return p;
 }
 
@@ -155,7 +154,7 @@ static void usage(FILE *f) {
             "  --max-ratio R    exit 2 unless the final validation perplexity is below\n"
             "                   R times the unigram baseline (1)\n"
             "  --help\n",
-            SPLIT_BLOCK,
+            WL_SPLIT_BLOCK,
             DEFAULT_CORPUS,
             MAX_LAYERS,
             EVAL_BATCH);
@@ -281,302 +280,6 @@ static options parse_args(int argc, char **argv) {
     return o;
 }
 
-/* ---- vocabulary: words <-> ids (open addressing, FNV-1a) ---- */
-
-typedef struct vocab {
-    char **words;    /* id -> word */
-    int64_t *counts; /* id -> occurrences in the training text */
-    int64_t n, cap;
-    int64_t *slots; /* hash table of ids, -1 empty; 2 * cap entries */
-} vocab;
-
-static uint64_t hash_word(const char *w) {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *w; w++)
-        h = (h ^ (unsigned char)*w) * 1099511628211ULL;
-    return h;
-}
-
-static int64_t *vocab_slot(vocab *v, const char *w) {
-    uint64_t mask = (uint64_t)(2 * v->cap - 1);
-    for (uint64_t i = hash_word(w) & mask;; i = (i + 1) & mask)
-        if (v->slots[i] < 0 || strcmp(v->words[v->slots[i]], w) == 0)
-            return &v->slots[i];
-}
-
-static int64_t vocab_find(vocab *v, const char *w) {
-    return v->cap == 0 ? -1 : *vocab_slot(v, w);
-}
-
-/* The id of w, added (count 0) when new. */
-static int64_t vocab_add(vocab *v, const char *w) {
-    int64_t id = vocab_find(v, w);
-    if (id >= 0)
-        return id;
-    if (v->n == v->cap) {
-        int64_t cap = v->cap ? 2 * v->cap : 1024;
-        v->words = realloc(v->words, (size_t)cap * sizeof *v->words);
-        v->counts = realloc(v->counts, (size_t)cap * sizeof *v->counts);
-        free(v->slots);
-        v->slots = xmalloc((size_t)(2 * cap) * sizeof *v->slots);
-        if (v->words == NULL || v->counts == NULL)
-            die("out of memory%s", "");
-        v->cap = cap;
-        for (int64_t i = 0; i < 2 * cap; i++)
-            v->slots[i] = -1;
-        for (int64_t i = 0; i < v->n; i++)
-            *vocab_slot(v, v->words[i]) = i;
-    }
-    v->words[v->n] = strdup(w);
-    if (v->words[v->n] == NULL)
-        die("out of memory%s", "");
-    v->counts[v->n] = 0;
-    *vocab_slot(v, w) = v->n;
-    return v->n++;
-}
-
-static void vocab_free(vocab *v) {
-    for (int64_t i = 0; i < v->n; i++)
-        free(v->words[i]);
-    free(v->words);
-    free(v->counts);
-    free(v->slots);
-}
-
-/* ---- text: files -> lines -> tokens ---- */
-
-/* A growing list of token strings (one buffer, NUL-separated). */
-typedef struct toklist {
-    char *buf;
-    size_t len, cap;
-    int64_t n;
-} toklist;
-
-static void toklist_push(toklist *t, const char *s, size_t n) {
-    if (t->len + n + 1 > t->cap) {
-        t->cap = 2 * (t->len + n + 1) + 4096;
-        t->buf = realloc(t->buf, t->cap);
-        if (t->buf == NULL)
-            die("out of memory%s", "");
-    }
-    memcpy(t->buf + t->len, s, n);
-    t->buf[t->len + n] = '\0';
-    t->len += n + 1;
-    t->n++;
-}
-
-static bool word_byte(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
-}
-
-/* Appends the tokens of one line (and <eos> when it has any). */
-static void tokenize_line(const char *s, size_t n, toklist *out) {
-    char word[256];
-    size_t i = 0;
-    int64_t before = out->n;
-    while (i < n) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-            i++;
-        } else if (word_byte(c)) {
-            size_t len = 0;
-            while (i < n) {
-                unsigned char d = (unsigned char)s[i];
-                bool inner = (d == '\'' || d == '-') && len > 0 && i + 1 < n &&
-                             word_byte((unsigned char)s[i + 1]);
-                if (!word_byte(d) && !inner)
-                    break;
-                if (len + 1 < sizeof word) /* longer words are cut */
-                    word[len++] = (char)(d >= 'A' && d <= 'Z' ? d - 'A' + 'a' : d);
-                i++;
-            }
-            toklist_push(out, word, len);
-        } else {
-            toklist_push(out, s + i, 1);
-            i++;
-        }
-    }
-    if (out->n > before)
-        toklist_push(out, "<eos>", 5);
-}
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    if (f == NULL)
-        die("cannot open %s", path);
-    do {
-        if (n + 65536 > cap) {
-            cap = 2 * cap + 65536;
-            buf = realloc(buf, cap + 1);
-            if (buf == NULL)
-                die("out of memory reading %s", path);
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    if (ferror(f))
-        die("cannot read %s", path);
-    fclose(f);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
-/* Tokenises path.  With split, each non-empty line goes to parts[0..2]
- * by its place in its block of SPLIT_BLOCK (*line counts non-empty lines
- * across files); without, everything goes to parts[0]. */
-static void tokenize_file(const char *path, toklist *parts, bool split, int64_t *line) {
-    size_t len;
-    char *text = read_file(path, &len);
-    for (size_t start = 0; start < len;) {
-        size_t end = start;
-        while (end < len && text[end] != '\n')
-            end++;
-        int part = 0;
-        if (split) {
-            int64_t k = *line % SPLIT_BLOCK;
-            part = k < SPLIT_BLOCK * 90 / 100 ? 0 : k < SPLIT_BLOCK * 95 / 100 ? 1 : 2;
-        }
-        int64_t before = parts[part].n;
-        tokenize_line(text + start, end - start, &parts[part]);
-        if (parts[part].n > before)
-            (*line)++;
-        start = end + 1;
-    }
-    free(text);
-}
-
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The corpus given as CORPUS: one file, or a folder's regular files. */
-static void tokenize_corpus(const char *path, toklist parts[3]) {
-    struct stat sb;
-    int64_t line = 0;
-    if (stat(path, &sb) != 0)
-        die("cannot open %s", path);
-    if (!S_ISDIR(sb.st_mode)) {
-        tokenize_file(path, parts, true, &line);
-        return;
-    }
-    DIR *d = opendir(path);
-    char **names = NULL;
-    size_t n = 0;
-    struct dirent *e;
-    if (d == NULL)
-        die("cannot open folder %s", path);
-    while ((e = readdir(d)) != NULL) {
-        size_t need = strlen(path) + strlen(e->d_name) + 2;
-        char *full = xmalloc(need);
-        snprintf(full, need, "%s/%s", path, e->d_name);
-        if (e->d_name[0] != '.' && lstat(full, &sb) == 0 && S_ISREG(sb.st_mode)) {
-            names = realloc(names, (n + 1) * sizeof *names);
-            if (names == NULL)
-                die("out of memory%s", "");
-            names[n++] = full;
-        } else {
-            free(full);
-        }
-    }
-    closedir(d);
-    if (n == 0)
-        die("no regular files in %s", path);
-    qsort(names, n, sizeof *names, cmp_str);
-    for (size_t i = 0; i < n; i++) {
-        tokenize_file(names[i], parts, true, &line);
-        free(names[i]);
-    }
-    free(names);
-}
-
-/* Token ids of t under v; words not in v become <unk>. */
-static int64_t *to_ids(const toklist *t, vocab *v, int64_t unk) {
-    int64_t *ids = xmalloc((size_t)t->n * sizeof *ids);
-    const char *w = t->buf;
-    for (int64_t i = 0; i < t->n; i++, w += strlen(w) + 1) {
-        int64_t id = vocab_find(v, w);
-        ids[i] = id >= 0 ? id : unk;
-    }
-    return ids;
-}
-
-typedef struct corpus {
-    vocab v;
-    int64_t *ids[3]; /* train, valid, test token ids */
-    int64_t len[3];
-    int64_t raw_types; /* distinct training words before --min-count */
-} corpus;
-
-static void load_corpus(const options *o, corpus *c) {
-    toklist parts[3] = {{0}};
-    vocab all = {0};
-    int64_t line = 0;
-    if (o->train != NULL) {
-        tokenize_file(o->train, &parts[0], false, &line);
-        tokenize_file(o->valid, &parts[1], false, &line);
-        if (o->test != NULL)
-            tokenize_file(o->test, &parts[2], false, &line);
-    } else {
-        tokenize_corpus(o->corpus, parts);
-    }
-    /* Count the training words, then keep those seen min_count times. */
-    const char *w = parts[0].buf;
-    for (int64_t i = 0; i < parts[0].n; i++, w += strlen(w) + 1) {
-        int64_t id = vocab_add(&all, w);
-        all.counts[id]++;
-    }
-    memset(c, 0, sizeof *c);
-    c->raw_types = all.n;
-    int64_t unk = vocab_add(&c->v, "<unk>");
-    vocab_add(&c->v, "<eos>");
-    for (int64_t i = 0; i < all.n; i++)
-        if (all.counts[i] >= o->min_count)
-            vocab_add(&c->v, all.words[i]);
-    vocab_free(&all);
-    for (int k = 0; k < 3; k++) {
-        c->ids[k] = to_ids(&parts[k], &c->v, unk);
-        c->len[k] = parts[k].n;
-        free(parts[k].buf);
-    }
-    for (int64_t i = 0; i < c->len[0]; i++)
-        c->v.counts[c->ids[0][i]]++;
-}
-
-/* ---- batches ---- */
-
-/* PyTorch's batchify: B streams, each a contiguous stretch of the text,
- * stored row-major [rows][B] (row r holds token r of every stream), so the
- * rows of a segment are one contiguous block. */
-typedef struct batched {
-    int64_t *data;
-    int64_t rows, b;
-} batched;
-
-static batched batchify(const int64_t *ids, int64_t n, int64_t b) {
-    batched d = {.rows = n / b, .b = b};
-    d.data = xmalloc((size_t)(d.rows * b) * sizeof *d.data);
-    for (int64_t s = 0; s < b; s++)
-        for (int64_t r = 0; r < d.rows; r++)
-            d.data[r * b + s] = ids[s * d.rows + r];
-    return d;
-}
-
-/* Perplexity of the positions the model predicts (rows 1..rows-1) under
- * add-one-smoothed unigram frequencies of the training text. */
-static double unigram_ppl(const batched *d, const vocab *v, int64_t train_len) {
-    double nll = 0;
-    int64_t n = 0;
-    for (int64_t r = 1; r < d->rows; r++)
-        for (int64_t s = 0; s < d->b; s++, n++) {
-            int64_t id = d->data[r * d->b + s];
-            nll -= log((double)(v->counts[id] + 1) / (double)(train_len + v->n));
-        }
-    return n > 0 ? exp(nll / (double)n) : NAN;
-}
-
 /* ---- the model ---- */
 
 typedef struct model {
@@ -603,7 +306,7 @@ static double uniform(void) {
 /* A float32 parameter with values in [-bound, bound). */
 static yg_tensor *param(model *m, int64_t rows, int64_t cols, double bound) {
     int64_t sizes[2] = {rows, cols}, n = rows * (cols > 0 ? cols : 1);
-    float *v = xmalloc((size_t)n * sizeof *v);
+    float *v = wl_xmalloc((size_t)n * sizeof *v);
     yg_tensor *t = NULL;
     for (int64_t i = 0; i < n; i++)
         v[i] = (float)((2 * uniform() - 1) * bound);
@@ -665,8 +368,8 @@ static yg_status
 segment(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     const model *m = ctx;
     int64_t steps = yg_tensor_size(in[0], 0);
-    yg_tensor **cur = xmalloc((size_t)steps * sizeof *cur),
-              **next = xmalloc((size_t)steps * sizeof *next);
+    yg_tensor **cur = wl_xmalloc((size_t)steps * sizeof *cur),
+              **next = wl_xmalloc((size_t)steps * sizeof *next);
     yg_tensor *emb = NULL, *embd = NULL, *stacked = NULL, *dropped = NULL, *flat = NULL,
               *logits = NULL;
     yg_status st = YG_OK;
@@ -814,24 +517,6 @@ static void runner_release(runner *r) {
 
 /* ---- training and evaluation ---- */
 
-/* What the plot shows. */
-typedef struct curve {
-    double *x, *y; /* epochs (fractional), loss in nats */
-    int64_t n, cap;
-} curve;
-
-static void curve_add(curve *c, double x, double y) {
-    if (c->n == c->cap) {
-        c->cap = c->cap ? 2 * c->cap : 64;
-        c->x = realloc(c->x, (size_t)c->cap * sizeof *c->x);
-        c->y = realloc(c->y, (size_t)c->cap * sizeof *c->y);
-        if (c->x == NULL || c->y == NULL)
-            die("out of memory%s", "");
-    }
-    c->x[c->n] = x;
-    c->y[c->n++] = y;
-}
-
 typedef struct stats {
     int64_t tokens;
     double seconds;
@@ -881,7 +566,7 @@ static double train_epoch(runner *r,
                    exp(cur),
                    tty ? "" : "\n");
             fflush(stdout);
-            curve_add(
+            wl_curve_add(
                 train_curve, (double)(epoch - 1) + (double)(batch + 1) / (double)n_batches, cur);
             interval = 0;
             interval_tokens = 0;
@@ -915,189 +600,6 @@ static double evaluate(runner *r, const batched *d, int64_t bptt) {
     return tokens > 0 ? total / (double)tokens : NAN;
 }
 
-/* ---- the plot ---- */
-
-/* A "nice" tick step (1, 2 or 5 times a power of ten) giving about n
- * ticks over span. */
-static double nice_step(double span, int n) {
-    double raw = span / n, p = pow(10, floor(log10(raw))), f = raw / p;
-    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
-}
-
-static void xml_escaped(FILE *f, const char *s) {
-    for (; *s; s++)
-        if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '>')
-            fputs("&gt;", f);
-        else if (*s == '&')
-            fputs("&amp;", f);
-        else if (*s == '"')
-            fputs("&quot;", f);
-        else
-            fputc(*s, f);
-}
-
-typedef struct plot {
-    double x0, x1, y0, y1;           /* data ranges */
-    double left, top, width, height; /* plot area in pixels */
-} plot;
-
-static double px(const plot *p, double x) {
-    return p->left + (x - p->x0) / (p->x1 - p->x0) * p->width;
-}
-
-static double py(const plot *p, double y) {
-    return p->top + (p->y1 - y) / (p->y1 - p->y0) * p->height;
-}
-
-static void polyline(FILE *f, const plot *p, const curve *c, const char *color, bool dots) {
-    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
-    for (int64_t i = 0; i < c->n; i++)
-        if (isfinite(c->y[i]))
-            fprintf(f, "%s%.1f,%.1f", i ? " " : "", px(p, c->x[i]), py(p, c->y[i]));
-    fprintf(f, "\"/>\n");
-    for (int64_t i = 0; dots && i < c->n; i++)
-        if (isfinite(c->y[i]))
-            fprintf(f,
-                    "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n",
-                    px(p, c->x[i]),
-                    py(p, c->y[i]),
-                    color);
-}
-
-/* Writes the loss curves (left axis: loss in nats; right axis: the same
- * heights as perplexity) with the unigram baseline, as a standalone SVG. */
-static void write_svg(const char *path,
-                      const char *title,
-                      const curve *train,
-                      const curve *valid,
-                      double unigram_loss,
-                      int64_t epochs) {
-    FILE *f = fopen(path, "w");
-    plot p = {.x0 = 0, .x1 = (double)epochs, .left = 70, .top = 40, .width = 560, .height = 330};
-    double lo = unigram_loss, hi = unigram_loss;
-    if (f == NULL) {
-        fprintf(stderr, "word_lm: cannot write %s: %s\n", path, strerror(errno));
-        return;
-    }
-    for (int k = 0; k < 2; k++) {
-        const curve *c = k ? valid : train;
-        for (int64_t i = 0; i < c->n; i++)
-            if (isfinite(c->y[i])) {
-                lo = fmin(lo, c->y[i]);
-                hi = fmax(hi, c->y[i]);
-            }
-    }
-    if (!isfinite(lo) || !isfinite(hi) || hi - lo < 1e-3) {
-        lo = isfinite(lo) ? lo - 0.5 : 0;
-        hi = lo + 1;
-    }
-    double ystep = nice_step(hi - lo, 6);
-    p.y0 = floor(lo / ystep) * ystep;
-    p.y1 = ceil(hi / ystep) * ystep;
-    fprintf(f,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"470\" "
-            "font-family=\"sans-serif\" font-size=\"12\">\n"
-            "<rect width=\"760\" height=\"470\" fill=\"white\"/>\n"
-            "<text x=\"380\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">");
-    xml_escaped(f, title);
-    fprintf(f, "</text>\n");
-    /* Grid, left ticks (loss) and right ticks (perplexity). */
-    for (double y = p.y0; y <= p.y1 + 1e-9; y += ystep) {
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n"
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n",
-                p.left,
-                py(&p, y),
-                p.left + p.width,
-                py(&p, y),
-                p.left - 6,
-                py(&p, y) + 4,
-                y);
-    }
-    for (int e10 = (int)floor(p.y0 / log(10)); e10 <= (int)ceil(p.y1 / log(10)); e10++)
-        for (int k = 0; k < 3; k++) {
-            double ppl = (k == 0 ? 1 : k == 1 ? 2 : 5) * pow(10, e10), y = log(ppl);
-            if (y < p.y0 || y > p.y1 || ppl < 1)
-                continue;
-            fprintf(f,
-                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
-                    "<text x=\"%.1f\" y=\"%.1f\">%g</text>\n",
-                    p.left + p.width,
-                    py(&p, y),
-                    p.left + p.width + 5,
-                    py(&p, y),
-                    p.left + p.width + 8,
-                    py(&p, y) + 4,
-                    ppl);
-        }
-    double xstep = nice_step((double)epochs, epochs < 10 ? (int)epochs : 10);
-    if (xstep < 1)
-        xstep = 1;
-    for (double x = 0; x <= (double)epochs + 1e-9; x += xstep)
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
-                px(&p, x),
-                p.top + p.height,
-                px(&p, x),
-                p.top + p.height + 5,
-                px(&p, x),
-                p.top + p.height + 18,
-                x);
-    fprintf(f,
-            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-            "stroke=\"black\"/>\n"
-            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">epoch</text>\n"
-            "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">"
-            "cross entropy (nats per token)</text>\n"
-            "<text transform=\"translate(%.1f %.1f) rotate(90)\" text-anchor=\"middle\">"
-            "perplexity</text>\n",
-            p.left,
-            p.top,
-            p.width,
-            p.height,
-            p.left + p.width / 2,
-            p.top + p.height + 36,
-            p.top + p.height / 2,
-            p.left + p.width + 58,
-            p.top + p.height / 2);
-    /* The curves, then the legend. */
-    fprintf(f,
-            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888888\" "
-            "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n",
-            p.left,
-            py(&p, unigram_loss),
-            p.left + p.width,
-            py(&p, unigram_loss));
-    polyline(f, &p, train, "#1f77b4", false);
-    polyline(f, &p, valid, "#ff7f0e", true);
-    const char *names[3] = {"train (running, with dropout)", "validation", "unigram baseline"};
-    const char *colors[3] = {"#1f77b4", "#ff7f0e", "#888888"};
-    /* The legend, in a row under the plot (inside it would hide a curve). */
-    const double offset[3] = {0, 250, 380};
-    double ly = p.top + p.height + 58;
-    for (int k = 0; k < 3; k++) {
-        double lx = p.left + offset[k];
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                "stroke-width=\"2\"%s/>\n<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-                lx,
-                ly - 4,
-                lx + 28,
-                ly - 4,
-                colors[k],
-                k == 2 ? " stroke-dasharray=\"6 4\"" : "",
-                lx + 36,
-                ly,
-                names[k]);
-    }
-    fprintf(f, "</svg>\n");
-    if (fclose(f) != 0)
-        fprintf(stderr, "word_lm: cannot write %s: %s\n", path, strerror(errno));
-}
-
 /* ---- main ---- */
 
 int main(int argc, char **argv) {
@@ -1107,7 +609,12 @@ int main(int argc, char **argv) {
     curve train_curve = {0}, valid_curve = {0};
     stats s = {0};
 
-    load_corpus(&o, &c);
+    wl_corpus_options co = {.path = o.corpus,
+                            .train = o.train,
+                            .valid = o.valid,
+                            .test = o.test,
+                            .min_count = o.min_count};
+    wl_load_corpus(&co, &c);
     printf("corpus: %s | vocabulary %lld (of %lld distinct training tokens; min count %lld) | "
            "tokens: train %lld, valid %lld, test %lld\n",
            o.train != NULL ? o.train : o.corpus,
@@ -1117,9 +624,9 @@ int main(int argc, char **argv) {
            (long long)c.len[0],
            (long long)c.len[1],
            (long long)c.len[2]);
-    batched train = batchify(c.ids[0], c.len[0], o.batch);
-    batched valid = batchify(c.ids[1], c.len[1], EVAL_BATCH);
-    batched test = batchify(c.ids[2], c.len[2], EVAL_BATCH);
+    batched train = wl_batchify(c.ids[0], c.len[0], o.batch);
+    batched valid = wl_batchify(c.ids[1], c.len[1], EVAL_BATCH);
+    batched test = wl_batchify(c.ids[2], c.len[2], EVAL_BATCH);
     if (train.rows < 2 || valid.rows < 2) {
         fprintf(stderr,
                 "word_lm: the corpus is too small: %lld training and %lld validation tokens for "
@@ -1130,7 +637,7 @@ int main(int argc, char **argv) {
                 EVAL_BATCH);
         return 1;
     }
-    double unigram = unigram_ppl(&valid, &c.v, c.len[0]);
+    double unigram = wl_unigram_ppl(&valid, &c.v, c.len[0]);
 
     rng_state = 0x9E3779B97F4A7C15ULL ^ (o.seed * 0xBF58476D1CE4E5B9ULL + 1);
     yg_manual_seed(o.seed);
@@ -1171,7 +678,7 @@ int main(int argc, char **argv) {
         double train_loss = train_epoch(&tr, opt, &train, &o, epoch, &train_curve, &s);
         double train_seconds = now() - t0;
         val_loss = evaluate(&ev, &valid, o.bptt);
-        curve_add(&valid_curve, (double)epoch, val_loss);
+        wl_curve_add(&valid_curve, (double)epoch, val_loss);
         printf("| end of epoch %3lld | %6.1f s | %7.0f tok/s | train ppl %9.2f | valid ppl %9.2f | "
                "unigram ppl %9.2f\n",
                (long long)epoch,
@@ -1195,7 +702,7 @@ int main(int argc, char **argv) {
         double test_loss = evaluate(&ev, &test, o.bptt);
         printf("test: ppl %.2f | unigram baseline %.2f\n",
                exp(test_loss),
-               unigram_ppl(&test, &c.v, c.len[0]));
+               wl_unigram_ppl(&test, &c.v, c.len[0]));
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -1219,7 +726,7 @@ int main(int argc, char **argv) {
              (long long)o.nhid,
              (long long)c.v.n,
              o.executor ? ", graph executor" : "");
-    write_svg(o.svg, title, &train_curve, &valid_curve, log(unigram), o.epochs);
+    wl_write_svg(o.svg, title, &train_curve, &valid_curve, log(unigram), o.epochs);
     printf("plot: %s\n", o.svg);
 
     int rc = val_ppl < o.max_ratio * unigram ? 0 : 2;
@@ -1241,6 +748,6 @@ int main(int argc, char **argv) {
     free(train_curve.y);
     free(valid_curve.x);
     free(valid_curve.y);
-    vocab_free(&c.v);
+    wl_vocab_free(&c.v);
     return rc;
 }
