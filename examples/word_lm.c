@@ -53,7 +53,7 @@
  * SVG plot of the loss and perplexity curves (--svg, default word_lm.svg
  * in the current folder).  Exits 0 when the final validation perplexity
  * is below --max-ratio (default 1) times the unigram baseline, 2 when it
- * is not, 1 on an error.
+ * is not, 1 on an error (a bad option or file, a plot it cannot write).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
 
@@ -615,10 +615,11 @@ int main(int argc, char **argv) {
                             .test = o.test,
                             .min_count = o.min_count};
     wl_load_corpus(&co, &c);
-    printf("corpus: %s | vocabulary %lld (of %lld distinct training tokens; min count %lld) | "
-           "tokens: train %lld, valid %lld, test %lld\n",
+    printf("corpus: %s | vocabulary %lld: <unk> and the %lld of %lld distinct training tokens "
+           "seen %lld+ times | tokens: train %lld, valid %lld, test %lld\n",
            o.train != NULL ? o.train : o.corpus,
            (long long)c.v.n,
+           (long long)c.kept_types,
            (long long)c.raw_types,
            (long long)o.min_count,
            (long long)c.len[0],
@@ -726,11 +727,12 @@ int main(int argc, char **argv) {
              (long long)o.nhid,
              (long long)c.v.n,
              o.executor ? ", graph executor" : "");
-    wl_write_svg(o.svg, title, &train_curve, &valid_curve, log(unigram), o.epochs);
-    printf("plot: %s\n", o.svg);
+    bool plotted = wl_write_svg(o.svg, title, &train_curve, &valid_curve, log(unigram), o.epochs);
+    if (plotted)
+        printf("plot: %s\n", o.svg);
 
-    int rc = val_ppl < o.max_ratio * unigram ? 0 : 2;
-    if (rc != 0)
+    int rc = !plotted ? 1 : val_ppl < o.max_ratio * unigram ? 0 : 2;
+    if (rc == 2)
         printf("FAIL: valid ppl %.2f is not below %g x the unigram baseline %.2f\n",
                val_ppl,
                o.max_ratio,

@@ -38,7 +38,8 @@ typedef struct corpus {
     vocab v;         /* <unk>, <eos>, then the kept training words */
     int64_t *ids[3]; /* train, valid, test token ids (malloc'd) */
     int64_t len[3];
-    int64_t raw_types; /* distinct training tokens before min_count */
+    int64_t raw_types;  /* distinct training tokens */
+    int64_t kept_types; /* those seen at least min_count times */
 } corpus;
 
 /* Where the text comes from: one file or folder split by lines (path),
@@ -79,9 +80,9 @@ void wl_curve_add(curve *c, double x, double y);
 
 /* Writes the train and validation loss curves (left axis: loss in nats;
  * right axis: the same heights as perplexity) and the unigram baseline
- * (dashed) as a standalone SVG; prints a warning when path cannot be
- * written. */
-void wl_write_svg(const char *path,
+ * (dashed) as a standalone SVG.  Returns false, having said why on
+ * stderr, when path cannot be written. */
+bool wl_write_svg(const char *path,
                   const char *title,
                   const curve *train,
                   const curve *valid,

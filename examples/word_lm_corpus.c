@@ -254,8 +254,10 @@ void wl_load_corpus(const wl_corpus_options *o, corpus *c) {
     int64_t unk = vocab_add(&c->v, "<unk>");
     vocab_add(&c->v, "<eos>");
     for (int64_t i = 0; i < all.n; i++)
-        if (all.counts[i] >= o->min_count)
+        if (all.counts[i] >= o->min_count) {
             vocab_add(&c->v, all.words[i]);
+            c->kept_types++;
+        }
     wl_vocab_free(&all);
     for (int k = 0; k < 3; k++) {
         c->ids[k] = to_ids(&parts[k], &c->v, unk);

@@ -75,7 +75,7 @@ static void polyline(FILE *f, const plot *p, const curve *c, const char *color, 
                     color);
 }
 
-void wl_write_svg(const char *path,
+bool wl_write_svg(const char *path,
                   const char *title,
                   const curve *train,
                   const curve *valid,
@@ -86,7 +86,7 @@ void wl_write_svg(const char *path,
     double lo = unigram_loss, hi = unigram_loss;
     if (f == NULL) {
         fprintf(stderr, "word_lm: cannot write %s: %s\n", path, strerror(errno));
-        return;
+        return false;
     }
     for (int k = 0; k < 2; k++) {
         const curve *c = k ? valid : train;
@@ -201,6 +201,9 @@ void wl_write_svg(const char *path,
                 names[k]);
     }
     fprintf(f, "</svg>\n");
-    if (fclose(f) != 0)
+    if (fclose(f) != 0) {
         fprintf(stderr, "word_lm: cannot write %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    return true;
 }
