@@ -123,22 +123,36 @@ bool wl_write_svg(const char *path,
                 py(&p, y) + 4,
                 y);
     }
-    for (int e10 = (int)floor(p.y0 / log(10)); e10 <= (int)ceil(p.y1 / log(10)); e10++)
-        for (int k = 0; k < 3; k++) {
-            double ppl = (k == 0 ? 1 : k == 1 ? 2 : 5) * pow(10, e10), y = log(ppl);
-            if (y < p.y0 || y > p.y1 || ppl < 1)
-                continue;
-            fprintf(f,
-                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
-                    "<text x=\"%.1f\" y=\"%.1f\">%g</text>\n",
-                    p.left + p.width,
-                    py(&p, y),
-                    p.left + p.width + 5,
-                    py(&p, y),
-                    p.left + p.width + 8,
-                    py(&p, y) + 4,
-                    ppl);
+    /* Perplexity ticks at 1, 2 and 5 times powers of ten, or at finer
+     * steps when the range holds fewer than three of those. */
+    static const double coarse[] = {1, 2, 5}, fine[] = {1, 1.5, 2, 3, 4, 5, 7};
+    const double *mult = coarse;
+    int n_mult = 3;
+    for (int pass = 0; pass < 2; pass++) {
+        int shown = 0;
+        for (int e10 = (int)floor(p.y0 / log(10)); e10 <= (int)ceil(p.y1 / log(10)); e10++)
+            for (int k = 0; k < n_mult; k++) {
+                double ppl = mult[k] * pow(10, e10), y = log(ppl);
+                if (y < p.y0 || y > p.y1 || ppl < 1)
+                    continue;
+                shown++;
+                if (pass == 1)
+                    fprintf(f,
+                            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                            "stroke=\"black\"/>\n<text x=\"%.1f\" y=\"%.1f\">%g</text>\n",
+                            p.left + p.width,
+                            py(&p, y),
+                            p.left + p.width + 5,
+                            py(&p, y),
+                            p.left + p.width + 8,
+                            py(&p, y) + 4,
+                            ppl);
+            }
+        if (pass == 0 && shown < 3) {
+            mult = fine;
+            n_mult = 7;
         }
+    }
     double xstep = nice_step((double)epochs, epochs < 10 ? (int)epochs : 10);
     if (xstep < 1)
         xstep = 1;
