@@ -3,7 +3,8 @@
  * computed by hand here (plain double loops over the formulas in the
  * header, which are PyTorch's), over several steps with changing
  * gradients; and their contract: skipped parameters, zero_grad, the
- * learning rate, grad mode, and the messages for bad options.
+ * learning rate, grad mode, and the messages for bad options.  Gradient
+ * clipping (yg_clip_grad_norm) against norms computed by hand.
  */
 #include "testutil.h"
 
@@ -401,6 +402,177 @@ static void test_optimizer_keeps_its_parameters_alive(void **state) {
     yg_optimizer_release(opt);
 }
 
+/* The 2-norm over every gradient, by hand. */
+static double hand_norm(const double (*g)[N], int n) {
+    double s = 0;
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < N; i++)
+            s += g[k][i] * g[k][i];
+    return sqrt(s);
+}
+
+static void expect_grad(const yg_tensor *p, const double *expected, double tol) {
+    yg_tensor *g = NULL;
+    YG_CHECK(yg_tensor_grad(p, &g));
+    assert_non_null(g);
+    YG_EXPECT_CLOSE(g, sizes, 1, expected, tol, tol);
+    yg_release(g);
+}
+
+static void test_clip_grad_norm_scales_gradients_above_max_norm(void **state) {
+    yg_tensor *ps[2] = {param(p0, YG_FLOAT64), param(p0, YG_FLOAT32)};
+    double total = 0, coef, want[2][N];
+    (void)state;
+    set_grad(ps[0], grads[0]);
+    set_grad(ps[1], grads[2]);
+    /* grads[0] and grads[2]: |(0.5, 1, -0.25, 0.05, -1.5, 0.7)| =
+     * sqrt(4.055) = 2.01370... in exact arithmetic; ps[1] holds the
+     * float32 roundings of the last three, and those are what count. */
+    double g[2][N] = {{0.5, 1.0, -0.25}, {0.05, -1.5, 0.7}};
+    assert_true(fabs(hand_norm((const double(*)[N])g, 2) - sqrt(4.055)) < 1e-15);
+    for (int i = 0; i < N; i++)
+        g[1][i] = (float)g[1][i];
+    double norm = hand_norm((const double(*)[N])g, 2);
+    YG_CHECK(yg_clip_grad_norm(ps, 2, 0.5, &total));
+    if (fabs(total - norm) > 1e-15)
+        fail_msg("clip_grad_norm returned total norm %.17g, expected %.17g", total, norm);
+    coef = 0.5 / (norm + 1e-6);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < N; i++)
+            want[k][i] = g[k][i] * coef;
+    expect_grad(ps[0], want[0], 1e-15);
+    expect_grad(ps[1], want[1], 1e-7);
+    /* The clipped gradients now have norm max_norm (up to the 1e-6). */
+    YG_CHECK(yg_clip_grad_norm(ps, 2, 10, &total));
+    assert_true(fabs(total - 0.5) < 1e-6);
+    yg_release(ps[0]);
+    yg_release(ps[1]);
+}
+
+static void test_clip_grad_norm_leaves_gradients_below_max_norm_alone(void **state) {
+    yg_tensor *p = param(p0, YG_FLOAT64);
+    double total = 0;
+    (void)state;
+    set_grad(p, grads[1]);
+    YG_CHECK(yg_clip_grad_norm(&p, 1, 1.0, &total));
+    assert_true(fabs(total - hand_norm(&grads[1], 1)) < 1e-15);
+    expect_grad(p, grads[1], 0);
+    /* The total norm is optional. */
+    YG_CHECK(yg_clip_grad_norm(&p, 1, 1.0, NULL));
+    /* No parameters: nothing to clip, norm 0. */
+    total = -1;
+    YG_CHECK(yg_clip_grad_norm(NULL, 0, 1.0, &total));
+    assert_true(total == 0);
+    yg_release(p);
+}
+
+static void test_clip_grad_norm_skips_parameters_without_gradient(void **state) {
+    yg_tensor *ps[3] = {param(p0, YG_FLOAT64), param(p0, YG_FLOAT64), param(p0, YG_FLOAT64)};
+    yg_tensor *g = NULL;
+    double total = 0, want[N];
+    (void)state;
+    set_grad(ps[0], grads[0]);
+    set_grad(ps[2], grads[2]);
+    YG_CHECK(yg_tensor_grad(ps[1], &g));
+    assert_null(g); /* ps[1] has no gradient: it counts as nothing */
+    const double g2[2][N] = {{0.5, 1.0, -0.25}, {0.05, -1.5, 0.7}};
+    double norm = hand_norm(g2, 2);
+    YG_CHECK(yg_clip_grad_norm(ps, 3, 1.0, &total));
+    assert_true(fabs(total - norm) < 1e-15);
+    for (int i = 0; i < N; i++)
+        want[i] = g2[0][i] / (norm + 1e-6);
+    expect_grad(ps[0], want, 1e-15);
+    YG_CHECK(yg_tensor_grad(ps[1], &g));
+    assert_null(g);
+    yg_release(ps[0]);
+    yg_release(ps[1]);
+    yg_release(ps[2]);
+}
+
+/* A leaf that is a transposed view: whatever layout its gradient has, the
+ * norm and the scaling are those of its values. */
+static void test_clip_grad_norm_of_a_transposed_parameter(void **state) {
+    const int64_t s[] = {3, 2}, st[] = {2, 3};
+    const double v[] = {1, 2, 3, 4, 5, 6}, w[] = {0.5, -1, 2, 0.25, -3, 1};
+    yg_tensor *base = yg_test_tensor(YG_FLOAT64, st, 2, v), *p = NULL, *c = NULL, *prod = NULL,
+              *loss = NULL, *g = NULL;
+    double total = 0, norm = 0, want[6];
+    (void)state;
+    YG_CHECK(yg_transpose(base, 0, 1, &p)); /* [3, 2], not contiguous */
+    assert_false(yg_tensor_is_contiguous(p));
+    YG_CHECK(yg_tensor_set_requires_grad(p, true));
+    c = yg_test_tensor(YG_FLOAT64, s, 2, w);
+    YG_CHECK(yg_mul(p, c, &prod));
+    YG_CHECK(yg_sum(prod, &loss));
+    YG_CHECK(yg_backward(loss, NULL, false)); /* p's gradient: w */
+    for (int i = 0; i < 6; i++)
+        norm += w[i] * w[i];
+    norm = sqrt(norm);
+    YG_CHECK(yg_clip_grad_norm(&p, 1, 1.0, &total));
+    assert_true(fabs(total - norm) < 1e-15);
+    for (int i = 0; i < 6; i++)
+        want[i] = w[i] / (norm + 1e-6);
+    YG_CHECK(yg_tensor_grad(p, &g));
+    YG_EXPECT_CLOSE(g, s, 2, want, 1e-15, 1e-15);
+    yg_release(g);
+    yg_release(loss);
+    yg_release(prod);
+    yg_release(c);
+    yg_release(p);
+    yg_release(base);
+}
+
+static void test_clip_grad_norm_rejects_bad_arguments_and_changes_nothing(void **state) {
+    yg_tensor *ps[2] = {param(p0, YG_FLOAT64), param(p0, YG_FLOAT64)};
+    yg_tensor *dup[2] = {ps[0], ps[0]}, *with_null[2] = {ps[0], NULL};
+    const double bad[N] = {1.0, INFINITY, 0.5};
+    double total = 0;
+    (void)state;
+    set_grad(ps[0], grads[0]);
+    set_grad(ps[1], bad);
+    total = 7;
+    YG_EXPECT_ERROR(yg_clip_grad_norm(ps, 1, 0, &total),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "clip_grad_norm: max_norm must be positive and finite, got 0");
+    assert_true(total == 0);
+    YG_EXPECT_ERROR(yg_clip_grad_norm(ps, 1, -0.5, &total),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "clip_grad_norm: max_norm must be positive and finite, got -0.5");
+    YG_EXPECT_ERROR(yg_clip_grad_norm(ps, 1, NAN, &total),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "clip_grad_norm: max_norm",
+                    "got nan");
+    YG_EXPECT_ERROR(yg_clip_grad_norm(ps, 1, INFINITY, &total),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "clip_grad_norm: max_norm",
+                    "got inf");
+    YG_EXPECT_ERROR(yg_clip_grad_norm(NULL, 2, 1.0, &total),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "clip_grad_norm: params is NULL or params_len 2");
+    YG_EXPECT_ERROR(yg_clip_grad_norm(ps, -1, 1.0, &total),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "clip_grad_norm: params is NULL or params_len -1 is negative");
+    YG_EXPECT_ERROR(yg_clip_grad_norm(dup, 2, 0.1, &total),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "clip_grad_norm: parameter 1 is parameter 0 again");
+    YG_EXPECT_ERROR(yg_clip_grad_norm(with_null, 2, 0.1, &total),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "clip_grad_norm: parameter 1 is NULL");
+    /* A gradient holding inf: refused before anything is scaled, so the
+     * finite gradient of parameter 0 is unchanged too. */
+    total = 7;
+    YG_EXPECT_ERROR(yg_clip_grad_norm(ps, 2, 0.1, &total),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "clip_grad_norm: the gradient of parameter 1 has a non-finite norm (inf)");
+    assert_true(total == 0);
+    expect_grad(ps[0], grads[0], 0);
+    /* None of the failures above scaled anything. */
+    YG_CHECK(yg_clip_grad_norm(ps, 1, 100, &total));
+    assert_true(fabs(total - hand_norm(&grads[0], 1)) < 1e-15);
+    yg_release(ps[0]);
+    yg_release(ps[1]);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sgd_plain_step_is_p_minus_lr_g),
@@ -417,6 +589,11 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_learning_rate_can_be_changed_between_steps),
         cmocka_unit_test(test_create_rejects_bad_options_and_parameters),
         cmocka_unit_test(test_optimizer_keeps_its_parameters_alive),
+        cmocka_unit_test(test_clip_grad_norm_scales_gradients_above_max_norm),
+        cmocka_unit_test(test_clip_grad_norm_leaves_gradients_below_max_norm_alone),
+        cmocka_unit_test(test_clip_grad_norm_skips_parameters_without_gradient),
+        cmocka_unit_test(test_clip_grad_norm_of_a_transposed_parameter),
+        cmocka_unit_test(test_clip_grad_norm_rejects_bad_arguments_and_changes_nothing),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -18,8 +18,13 @@
  * graph that saved a parameter before the step refuses to run backward
  * through the modified value.
  *
+ * yg_clip_grad_norm rescales a list of parameters' gradients so that
+ * their total 2-norm is at most a bound (PyTorch's
+ * torch.nn.utils.clip_grad_norm_), between yg_backward and the step.
+ *
  * Thread safety: an optimizer is not thread-safe; step it from one thread
- * at a time, while no other thread uses its parameters.
+ * at a time, while no other thread uses its parameters.  The same holds
+ * for yg_clip_grad_norm and the parameters it is given.
  *
  * Errors: see status.h.  Anything not declared here is not API.
  */
@@ -122,6 +127,32 @@ double yg_optimizer_lr(const yg_optimizer *opt);
  *   opt: in-out
  * Returns: YG_ERR_INVALID_ARGUMENT when opt is NULL or lr < 0 (or NaN). */
 YG_NODISCARD yg_status yg_optimizer_set_lr(yg_optimizer *opt, double lr);
+
+/* Clips gradients by their total norm, as PyTorch's clip_grad_norm_ with
+ * norm_type 2: with total = sqrt(sum over the parameters' gradients of
+ * their squared elements), computed in double precision, every gradient
+ * is multiplied in place by max_norm / (total + 1e-6) when that factor is
+ * below 1, and left alone otherwise.  Parameters without a gradient
+ * (.grad none) are skipped.  The scaling is not recorded by autograd and
+ * bumps each scaled gradient's version counter.
+ *   params:         borrowed array of params_len tensors (leaves or not)
+ *   params_len:     >= 0 (0: nothing to clip, the norm is 0)
+ *   max_norm:       > 0 and finite
+ *   out_total_norm: nullable; out: the total norm before clipping
+ * Returns: YG_ERR_INVALID_ARGUMENT for max_norm <= 0, NaN or infinite, a
+ *          NULL params with params_len > 0, a negative params_len, a NULL
+ *          or repeated parameter, or a total norm that is not finite (a
+ *          gradient holds inf or NaN: the message names the first such
+ *          parameter); YG_ERR_DTYPE for a gradient that is not float32 or
+ *          float64; YG_ERR_DEVICE for a gradient not on the CPU;
+ *          YG_ERR_OUT_OF_MEMORY.  On failure *out_total_norm is 0 and no
+ *          gradient has been changed (every check runs before any scaling;
+ *          contiguous gradients, which backward makes, are scaled by a loop
+ *          that cannot fail). */
+YG_NODISCARD yg_status yg_clip_grad_norm(yg_tensor *const *params,
+                                         int64_t params_len,
+                                         double max_norm,
+                                         double *out_total_norm);
 
 /* Releases the optimizer, its state and its references to the parameters
  * (which live on while others hold them).  NULL-safe. */

@@ -1,0 +1,181 @@
+/*
+ * clip_grad.c - yg_clip_grad_norm of yagrad/optim.h: rescale a list of
+ * parameters' gradients so that their total 2-norm stays under a bound
+ * (PyTorch's torch.nn.utils.clip_grad_norm_ with norm_type 2).
+ *
+ * It runs in two passes so that a failure changes nothing: the first
+ * checks every parameter and gradient and sums the squares, the second
+ * scales.  Squares are summed in double precision whatever the gradient's
+ * dtype: a float32 running sum over a few million elements loses the
+ * low digits of the norm, and the clipping factor would follow.
+ *
+ * Contiguous CPU gradients (what backward accumulates) are read and
+ * scaled directly; any other gradient goes through the public ops
+ * (a contiguous copy to read, the in-place mul_scalar_ to scale).
+ */
+#include "optim/optim_int.h"
+#include "yagrad/autograd.h"
+#include "yagrad/ops.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* The margin PyTorch adds to the norm before dividing, so that an all-zero
+ * gradient does not divide by zero. */
+#define CLIP_EPS 1e-6
+
+static bool direct(const yg_tensor *g) {
+    return g->storage->device == YG_CPU && yg_tensor_is_contiguous(g);
+}
+
+/* Sum of the squared elements of contiguous CPU g (float32 or float64). */
+static double sum_squares_direct(const yg_tensor *g) {
+    int64_t n = yg_tensor_numel(g);
+    double s = 0;
+
+    if (g->dtype == YG_FLOAT32) {
+        const float *v = (const float *)yg__tensor_ptr(g);
+        for (int64_t i = 0; i < n; i++)
+            s += (double)v[i] * (double)v[i];
+    } else {
+        const double *v = (const double *)yg__tensor_ptr(g);
+        for (int64_t i = 0; i < n; i++)
+            s += v[i] * v[i];
+    }
+    return s;
+}
+
+/* Sum of the squared elements of g, any layout. */
+static yg_status sum_squares(const yg_tensor *g, double *out) {
+    yg_tensor *c = NULL;
+    yg_status st;
+
+    if (direct(g)) {
+        *out = sum_squares_direct(g);
+        return YG_OK;
+    }
+    st = yg_contiguous(g, &c);
+    if (st == YG_OK && !direct(c))
+        st = yg__fail(YG_ERR_DEVICE,
+                      "clip_grad_norm: gradients on device %s are not supported",
+                      yg__device_name(yg_tensor_device(g)));
+    if (st == YG_OK)
+        *out = sum_squares_direct(c);
+    yg_release(c);
+    return st;
+}
+
+/* Multiplies g by coef in place. */
+static yg_status scale(yg_tensor *g, double coef) {
+    int64_t n = yg_tensor_numel(g);
+    yg_tensor *self = NULL;
+    yg_status st;
+
+    if (!direct(g)) {
+        st = yg_mul_scalar_(g, coef, &self);
+        yg_release(self);
+        return st;
+    }
+    if (g->dtype == YG_FLOAT32) {
+        float *v = (float *)yg__tensor_ptr(g);
+        for (int64_t i = 0; i < n; i++)
+            v[i] = (float)(v[i] * coef);
+    } else {
+        double *v = (double *)yg__tensor_ptr(g);
+        for (int64_t i = 0; i < n; i++)
+            v[i] *= coef;
+    }
+    yg__tensor_bump_version(g);
+    return YG_OK;
+}
+
+/* Checks parameter i and its gradient *g (a new ref, NULL without one),
+ * and adds the gradient's squared norm to *total. */
+static yg_status check_and_sum(yg_tensor *const *params, int64_t i, yg_tensor **g, double *total) {
+    const yg_tensor *p = params[i];
+    double sq = 0;
+
+    if (p == NULL)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "clip_grad_norm: parameter %" PRId64 " is NULL", i);
+    for (int64_t j = 0; j < i; j++)
+        if (params[j] == p)
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "clip_grad_norm: parameter %" PRId64 " is parameter %" PRId64
+                            " again (its gradient would be scaled twice)",
+                            i,
+                            j);
+    YG_RETURN_IF_ERROR(yg_tensor_grad(p, g));
+    if (*g == NULL)
+        return YG_OK;
+    if (!yg__dtype_is_floating((*g)->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "clip_grad_norm: the gradient of parameter %" PRId64
+                        " has dtype %s (expected float32 or float64)",
+                        i,
+                        yg_dtype_name((*g)->dtype));
+    YG_RETURN_IF_ERROR(sum_squares(*g, &sq));
+    if (!isfinite(sq))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "clip_grad_norm: the gradient of parameter %" PRId64
+                        " has a non-finite norm (%g); no gradient was changed",
+                        i,
+                        sqrt(sq));
+    *total += sq;
+    return YG_OK;
+}
+
+yg_status yg_clip_grad_norm(yg_tensor *const *params,
+                            int64_t params_len,
+                            double max_norm,
+                            double *out_total_norm) {
+    yg_tensor **grads = NULL;
+    double total = 0;
+    yg_status st = YG_OK;
+
+    if (out_total_norm != NULL)
+        *out_total_norm = 0;
+    if (!(max_norm > 0) || isinf(max_norm))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "clip_grad_norm: max_norm must be positive and finite, got %g",
+                        max_norm);
+    if (params_len < 0 || (params_len > 0 && params == NULL))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "clip_grad_norm: params is NULL or params_len %" PRId64 " is negative",
+                        params_len);
+    if (params_len == 0)
+        return YG_OK;
+    grads = calloc((size_t)params_len, sizeof *grads);
+    if (grads == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "clip_grad_norm: out of memory");
+    for (int64_t i = 0; i < params_len && st == YG_OK; i++)
+        st = check_and_sum(params, i, &grads[i], &total);
+    if (st != YG_OK)
+        goto out;
+    total = sqrt(total);
+    if (!isfinite(total)) {
+        st = yg__fail(YG_ERR_INVALID_ARGUMENT,
+                      "clip_grad_norm: the total norm of the gradients overflows (%g); no "
+                      "gradient was changed",
+                      total);
+        goto out;
+    }
+    double coef = max_norm / (total + CLIP_EPS);
+    if (coef < 1) {
+        bool prev = yg_set_grad_enabled(false);
+        for (int64_t i = 0; i < params_len && st == YG_OK; i++)
+            if (grads[i] != NULL)
+                st = scale(grads[i], coef);
+        yg_set_grad_enabled(prev);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (out_total_norm != NULL)
+        *out_total_norm = total;
+out:
+    for (int64_t i = 0; i < params_len; i++)
+        yg_release(grads[i]);
+    free(grads);
+    return st;
+}
