@@ -319,6 +319,7 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
 
     gen_sb_puts(sb, "\n");
     gen_emit_schema_only(sb, "", op->func);
+    gen_sb_printf(sb, "yg_boxed_impl yg__boxed_%s; /* listed in boxed/table.c */\n", op->cname);
     gen_sb_printf(sb,
                   "yg_status yg__boxed_%s(const yg_ir_node *node,\n"
                   "%*syg_tensor *const *in,\n"
@@ -383,7 +384,7 @@ char *gen_emit_boxed_c(const gen_model *model, int section)
                   " * and attribute.  Outputs are new references.\n"
                   " */\n"
                   "#include \"boxed/boxed.h\"\n\n"
-                  "#include \"yagrad/ops.h\"\n",
+                  GEN_OPS_INCLUDES,
                   model->sections[section].name, model->sections[section].name);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
@@ -394,7 +395,7 @@ char *gen_emit_boxed_c(const gen_model *model, int section)
             emit_boxed_fn(&sb, op);
         free(why);
     }
-    return gen_sb_take(&sb);
+    return gen_take_with_ops_includes(model, section, &sb);
 }
 
 char *gen_emit_boxed_h(const gen_model *model)
@@ -404,21 +405,16 @@ char *gen_emit_boxed_h(const gen_model *model)
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_puts(&sb,
                 "/*\n"
-                " * boxed/boxed.h - the boxed function of every op that can be boxed\n"
-                " * (defined in boxed/<section>.c, listed in yg__boxed_ops[]).  Not public API.\n"
+                " * boxed/boxed.h - what the boxed functions of the ops (defined in\n"
+                " * boxed/<section>.c, listed in yg__boxed_ops[]) are written against.  Not\n"
+                " * public API.\n"
                 " */\n"
                 "#ifndef YAGRAD_GENERATED_BOXED_H\n#define YAGRAD_GENERATED_BOXED_H\n\n"
-                "#include \"jit/boxing.h\"\n\n");
-    for (int i = 0; i < model->n_ops; i++) {
-        const gen_op *op = &model->ops[i];
-        char *why;
-        if (!op->valid || (why = unsupported_reason(op)) != NULL) {
-            if (op->valid)
-                free(why);
-            continue;
-        }
-        gen_sb_printf(&sb, "yg_boxed_impl yg__boxed_%s;\n", op->cname);
-    }
+                "#include \"jit/boxing.h\"\n\n"
+                "/* Each boxed function is declared where it is defined and in\n"
+                " * boxed/table.c, not here: this header does not change when an op is\n"
+                " * added, so what includes it does not recompile. */\n");
+    (void)model;
     gen_sb_puts(&sb, "\n#endif /* YAGRAD_GENERATED_BOXED_H */\n");
     return gen_sb_take(&sb);
 }
@@ -435,8 +431,18 @@ char *gen_emit_boxed_table_c(const gen_model *model)
                 " * order of yg__ops[] (registry.c), so an op's index finds both.  Ops with\n"
                 " * an argument type that cannot be boxed yet have no function and say why.\n"
                 " */\n"
-                "#include \"boxed/boxed.h\"\n\n"
-                "const yg_boxed_op yg__boxed_ops[] = {\n");
+                "#include \"boxed/boxed.h\"\n\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        char *why;
+        if (!op->valid || (why = unsupported_reason(op)) != NULL) {
+            if (op->valid)
+                free(why);
+            continue;
+        }
+        gen_sb_printf(&sb, "yg_boxed_impl yg__boxed_%s;\n", op->cname);
+    }
+    gen_sb_puts(&sb, "\nconst yg_boxed_op yg__boxed_ops[] = {\n");
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         if (!op->valid)

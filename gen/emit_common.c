@@ -374,3 +374,41 @@ void gen_emit_wrapped(gen_sb *sb, const char *indent, const char *head, const ch
     }
     gen_sb_printf(sb, "%s\n", tail);
 }
+
+char *gen_take_with_ops_includes(const gen_model *model, int own, gen_sb *sb)
+{
+    bool *used = gen_xcalloc((size_t)model->n_sections + 1, sizeof(bool));
+    const char *text = sb->buf != NULL ? sb->buf : "";
+    const char *mark = strstr(text, GEN_OPS_INCLUDES);
+    gen_sb out = {0};
+
+    if (own >= 0)
+        used[own] = true;
+    /* Every yg_<cname>( of a public op in the text names its section. */
+    for (const char *p = strstr(text, "yg_"); p != NULL; p = strstr(p + 1, "yg_")) {
+        if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        const char *e = p + 3;
+        while (isalnum((unsigned char)*e) || *e == '_')
+            e++;
+        if (*e != '(')
+            continue;
+        char *name = gen_xstrndup(p + 3, (size_t)(e - p - 3));
+        const gen_op *op = gen_model_find_cname(model, name);
+        if (op != NULL && op->section >= 0)
+            used[op->section] = true;
+        free(name);
+    }
+    if (mark == NULL) {
+        free(used);
+        return gen_sb_take(sb);
+    }
+    gen_sb_putn(&out, text, (size_t)(mark - text));
+    for (int s = 0; s < model->n_sections; s++)
+        if (used[s])
+            gen_sb_printf(&out, "#include \"yagrad/ops_%s.h\"\n", model->sections[s].name);
+    gen_sb_puts(&out, mark + strlen(GEN_OPS_INCLUDES));
+    free(used);
+    gen_sb_free(sb);
+    return gen_sb_take(&out);
+}

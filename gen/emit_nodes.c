@@ -465,7 +465,7 @@ char *gen_emit_nodes_c(const gen_model *model, int section)
                 "#include \"nodes/%s.h\"\n\n"
                 "#include \"autograd/node.h\"\n"
                 "#include \"core/core.h\"\n"
-                "#include \"yagrad/ops.h\"\n",
+                GEN_OPS_INCLUDES,
                 fam, fam, fam);
     for (int i = 0; i < model->n_derivs; i++) {
         const gen_deriv *d = &model->derivs[i];
@@ -487,5 +487,5 @@ char *gen_emit_nodes_c(const gen_model *model, int section)
         gen_sb_puts(&sb, "};\n");
         free(display);
     }
-    return gen_sb_take(&sb);
+    return gen_take_with_ops_includes(model, -1, &sb);
 }

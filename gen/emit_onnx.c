@@ -301,6 +301,8 @@ static void emit_symbolic(gen_sb *sb, const gen_op *op, const gen_onnx_map *m)
     gen_sb_puts(sb, "\n");
     gen_emit_schema_only(sb, "", op->func);
     gen_sb_printf(sb, "/* onnx: %s */\n", op->onnx);
+    gen_sb_printf(sb, "yg_onnx_symbolic_fn yg__onnx_sym_%s; /* listed in onnx/table.c */\n",
+                  op->cname);
     gen_sb_printf(sb, "yg_status yg__onnx_sym_%s(yg_onnx_ctx *cx, const yg_ir_node *node)\n{\n",
                   op->cname);
     char *d = gen_sb_take(&decl);
@@ -357,16 +359,20 @@ char *gen_emit_onnx_gen_h(const gen_model *model, const gen_onnx_map *maps)
 
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_puts(&sb, "/*\n"
-                     " * onnx/onnx_gen.h - the ONNX symbolic of every op whose `onnx:` key is an\n"
-                     " * ONNX operator (generated, onnx/<section>.c) or custom (handwritten in\n"
-                     " * runtime/onnx/).  Private to the exporter.\n"
+                     " * onnx/onnx_gen.h - the ONNX symbolic of every op whose `onnx:` key is\n"
+                     " * custom (handwritten in runtime/onnx/); the generated ones (an `onnx:`\n"
+                     " * operator, onnx/<section>.c) are declared in onnx/table.c.  Private to\n"
+                     " * the exporter.\n"
                      " */\n"
                      "#ifndef YAGRAD_GENERATED_ONNX_GEN_H\n#define YAGRAD_GENERATED_ONNX_GEN_H\n\n"
                      "#include \"onnx/symbolic.h\"\n\n");
+    /* The handwritten ones only: a generated symbolic is declared where
+     * it is defined and in onnx/table.c, so adding an op that maps to an
+     * operator does not change this header (and recompile the exporter). */
     for (int i = 0; i < model->n_ops; i++)
-        if (maps[i].form == GEN_ONNX_OP || maps[i].form == GEN_ONNX_CUSTOM)
-            gen_sb_printf(&sb, "yg_onnx_symbolic_fn yg__onnx_sym_%s;%s\n", model->ops[i].cname,
-                          maps[i].form == GEN_ONNX_CUSTOM ? " /* handwritten */" : "");
+        if (maps[i].form == GEN_ONNX_CUSTOM)
+            gen_sb_printf(&sb, "yg_onnx_symbolic_fn yg__onnx_sym_%s; /* handwritten */\n",
+                          model->ops[i].cname);
     gen_sb_puts(&sb, "\n#endif /* YAGRAD_GENERATED_ONNX_GEN_H */\n");
     return gen_sb_take(&sb);
 }
@@ -392,8 +398,11 @@ char *gen_emit_onnx_table_c(const gen_model *model, const gen_onnx_map *maps)
                      " * onnx/table.c - yg__onnx_symbolics[]: how each op of yg__ops[] (same\n"
                      " * index) exports to ONNX, from its `onnx:` key.\n"
                      " */\n"
-                     "#include \"onnx/onnx_gen.h\"\n\n"
-                     "const yg_onnx_symbolic yg__onnx_symbolics[] = {\n");
+                     "#include \"onnx/onnx_gen.h\"\n\n");
+    for (int i = 0; i < model->n_ops; i++)
+        if (maps[i].form == GEN_ONNX_OP)
+            gen_sb_printf(&sb, "yg_onnx_symbolic_fn yg__onnx_sym_%s;\n", model->ops[i].cname);
+    gen_sb_puts(&sb, "\nconst yg_onnx_symbolic yg__onnx_symbolics[] = {\n");
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         const gen_onnx_map *m = &maps[i];

@@ -1023,15 +1023,18 @@ char *gen_emit_api_c(const gen_model *model, int section)
                 " * without a derivative refuses inputs that require grad before running.\n"
                 " * *out is set only on success.\n"
                 " */\n"
-                "#include \"yagrad/ops.h\"\n\n"
+                GEN_OPS_INCLUDES
+                "\n"
                 "#include \"autograd/node.h\"\n"
                 "#include \"composite/composite.h\"\n"
                 "#include \"core/core.h\"\n"
                 "#include \"cpu/cpu.h\"\n"
                 "#include \"generated_int.h\"\n"
-                "#include \"jit/tracer.h\"\n"
-                "#include \"nodes/%s.h\"\n",
-                sec, sec, sec, sec);
+                "#include \"jit/tracer.h\"\n",
+                sec, sec, sec);
+    if (model->sections[section].has_pointwise)
+        gen_sb_printf(&sb, "#include \"kernels/%s.h\"\n", sec);
+    gen_sb_printf(&sb, "#include \"nodes/%s.h\"\n", sec);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         if (!op->valid || op->section != section)
@@ -1055,5 +1058,5 @@ char *gen_emit_api_c(const gen_model *model, int section)
         else
             emit_dispatch_body(&sb, op);
     }
-    return gen_sb_take(&sb);
+    return gen_take_with_ops_includes(model, section, &sb);
 }

@@ -300,10 +300,11 @@ char *gen_emit_pointwise_c(const gen_model *model, int section)
                 " * CPU capability (loops/%s.c compiled for each, cpu/vec/vec.h), and a\n"
                 " * kernel that runs the broadcasting iterator of cpu/cpu.h over it.\n"
                 " */\n"
+                "#include \"kernels/%s.h\"\n\n"
                 "#include <stdint.h>\n\n"
                 "#include \"cpu/cpu.h\"\n#include \"generated_int.h\"\n",
                 model->sections[section].name, model->sections[section].name,
-                model->sections[section].name);
+                model->sections[section].name, model->sections[section].name);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)

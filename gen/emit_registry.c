@@ -19,27 +19,16 @@ char *gen_emit_generated_int_h(const gen_model *model)
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_puts(&sb,
                 "/*\n"
-                " * generated_int.h - internal declarations of the generated code: the CPU\n"
-                " * kernels generated from `pointwise:` expressions (cpu_pointwise.c) and the\n"
-                " * registry of ops and derivatives (registry.c).  Not public API.\n"
+                " * generated_int.h - internal declarations of the generated code: the\n"
+                " * registry of ops and derivatives (registry.c).  It does not change when an\n"
+                " * op is added (the tables' lengths are variables), so what includes it does\n"
+                " * not recompile; the generated CPU kernels are declared per section in\n"
+                " * kernels/<section>.h.  Not public API.\n"
                 " */\n"
                 "#ifndef YAGRAD_GENERATED_INT_H\n#define YAGRAD_GENERATED_INT_H\n\n"
                 "#include <stdbool.h>\n#include <stdint.h>\n\n"
-                "#include \"core/core.h\"\n\n"
-                "/* ---- generated pointwise kernels (same contract as cpu/cpu.h) ---- */\n");
-    for (int i = 0; i < model->n_ops; i++) {
-        const gen_op *op = &model->ops[i];
-        if (!op->valid || op->kind != GEN_OP_POINTWISE)
-            continue;
-        gen_sb_puts(&sb, "\n");
-        gen_emit_schema_only(&sb, "", op->func);
-        gen_params params;
-        gen_op_params(op, &params);
-        char *prefix = gen_xprintf("yg_status yg__cpu_%s(", op->cname);
-        gen_emit_call_decl(&sb, prefix, &params, false, ";");
-        free(prefix);
-        gen_params_free(&params);
-    }
+                "#include \"core/core.h\"\n");
+    (void)model;
     gen_sb_puts(&sb,
                 "\n/* ---- registry (registry.c) ---- */\n\n"
                 "/* One op of specs/native_functions.yaml. */\n"
@@ -179,5 +168,37 @@ char *gen_emit_registry_c(const gen_model *model)
     gen_sb_printf(&sb, "const int32_t yg__derivatives_count = %d;\n", n_derivs);
     gen_sb_puts(&sb, "_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == ");
     gen_sb_printf(&sb, "%d,\n               \"derivative table size\");\n", n_derivs);
+    return gen_sb_take(&sb);
+}
+
+char *gen_emit_kernels_h(const gen_model *model, int section)
+{
+    gen_sb sb = {0};
+    const char *sec = model->sections[section].name;
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_printf(&sb,
+                  "/*\n"
+                  " * kernels/%s.h - the CPU kernels gen writes for the ops of section\n"
+                  " * %s that have a `pointwise:` expression (kernels/%s.c), with\n"
+                  " * the contract of cpu/cpu.h.  Not public API.\n"
+                  " */\n"
+                  "#ifndef YAGRAD_GENERATED_KERNELS_%s_H\n#define YAGRAD_GENERATED_KERNELS_%s_H\n\n"
+                  "#include \"core/core.h\"\n",
+                  sec, sec, sec, sec, sec);
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
+            continue;
+        gen_sb_puts(&sb, "\n");
+        gen_emit_schema_only(&sb, "", op->func);
+        gen_params params;
+        gen_op_params(op, &params);
+        char *prefix = gen_xprintf("yg_status yg__cpu_%s(", op->cname);
+        gen_emit_call_decl(&sb, prefix, &params, false, ";");
+        free(prefix);
+        gen_params_free(&params);
+    }
+    gen_sb_printf(&sb, "\n#endif /* YAGRAD_GENERATED_KERNELS_%s_H */\n", sec);
     return gen_sb_take(&sb);
 }

@@ -378,6 +378,7 @@ char *gen_emit_nodes_c(const gen_model *model, int section);
 char *gen_emit_pointwise_c(const gen_model *model, int section);
 char *gen_emit_loops_c(const gen_model *model, int section);
 char *gen_emit_generated_int_h(const gen_model *model);
+char *gen_emit_kernels_h(const gen_model *model, int section);
 char *gen_emit_registry_c(const gen_model *model);
 /* emit_boxed.c: boxed/<section>.c, boxed/boxed.h, boxed/table.c. */
 char *gen_emit_boxed_c(const gen_model *model, int section);
@@ -450,6 +451,15 @@ void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, con
  * op tables (generated/registry.c, whose .location fields say where each
  * entry is), or adding an op would touch every section's files. */
 void gen_emit_schema_only(gen_sb *sb, const char *indent, const char *schema);
+/* Where an emitter wants the public headers of the ops its file calls:
+ * gen_take_with_ops_includes replaces this line by one
+ * `#include "yagrad/ops_<section>.h"` per section (in YAML order) whose ops
+ * the text calls (yg_<cname>(), plus section own when own >= 0, and
+ * returns the text (sb is consumed).  A file includes what it uses, not
+ * the umbrella yagrad/ops.h, so adding an op recompiles the files that
+ * call its section's ops, not every generated file. */
+#define GEN_OPS_INCLUDES "@ops-includes@\n"
+char *gen_take_with_ops_includes(const gen_model *model, int own, gen_sb *sb);
 /* Emits indent + head + args joined by ", " + tail + "\n", or, past 100
  * columns, one argument per line aligned after head. */
 void gen_emit_wrapped(gen_sb *sb, const char *indent, const char *head, const char *const *args,

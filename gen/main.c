@@ -106,6 +106,9 @@ static void write_outputs(const gen_model *model, const gen_onnx_map *onnx, cons
         free(path);
         if (!model->sections[s].has_pointwise)
             continue;
+        path = gen_xprintf("kernels/%s.h", name);
+        emit(&o, out_dir, path, gen_emit_kernels_h(model, s));
+        free(path);
         path = gen_xprintf("kernels/%s.c", name);
         emit(&o, out_dir, path, gen_emit_pointwise_c(model, s));
         free(path);

@@ -11,7 +11,7 @@
  * without a derivative refuses inputs that require grad before running.
  * *out is set only on success.
  */
-#include "yagrad/ops.h"
+#include "yagrad/ops_activations_backward.h"
 
 #include "autograd/node.h"
 #include "composite/composite.h"
@@ -19,6 +19,7 @@
 #include "cpu/cpu.h"
 #include "generated_int.h"
 #include "jit/tracer.h"
+#include "kernels/activations_backward.h"
 #include "nodes/activations_backward.h"
 
 typedef yg_status (*tanh_backward_fn)(const yg_tensor *grad_output,

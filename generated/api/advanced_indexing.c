@@ -11,7 +11,7 @@
  * without a derivative refuses inputs that require grad before running.
  * *out is set only on success.
  */
-#include "yagrad/ops.h"
+#include "yagrad/ops_advanced_indexing.h"
 
 #include "autograd/node.h"
 #include "composite/composite.h"

@@ -11,7 +11,7 @@
  * without a derivative refuses inputs that require grad before running.
  * *out is set only on success.
  */
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
 
 #include "autograd/node.h"
 #include "composite/composite.h"
@@ -19,6 +19,7 @@
 #include "cpu/cpu.h"
 #include "generated_int.h"
 #include "jit/tracer.h"
+#include "kernels/arithmetic.h"
 #include "nodes/arithmetic.h"
 
 typedef yg_status (*add_fn)(const yg_tensor *self,

@@ -11,7 +11,7 @@
  * without a derivative refuses inputs that require grad before running.
  * *out is set only on success.
  */
-#include "yagrad/ops.h"
+#include "yagrad/ops_binary_math.h"
 
 #include "autograd/node.h"
 #include "composite/composite.h"
@@ -19,6 +19,7 @@
 #include "cpu/cpu.h"
 #include "generated_int.h"
 #include "jit/tracer.h"
+#include "kernels/binary_math.h"
 #include "nodes/binary_math.h"
 
 typedef yg_status (*maximum_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);

@@ -11,7 +11,8 @@
  * without a derivative refuses inputs that require grad before running.
  * *out is set only on success.
  */
-#include "yagrad/ops.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_views.h"
 
 #include "autograd/node.h"
 #include "composite/composite.h"
@@ -19,6 +20,7 @@
 #include "cpu/cpu.h"
 #include "generated_int.h"
 #include "jit/tracer.h"
+#include "kernels/inplace_fill.h"
 #include "nodes/inplace_fill.h"
 
 typedef yg_status (*relu__fn)(yg_tensor *self, yg_tensor **out);

@@ -11,7 +11,7 @@
  * without a derivative refuses inputs that require grad before running.
  * *out is set only on success.
  */
-#include "yagrad/ops.h"
+#include "yagrad/ops_trigonometric.h"
 
 #include "autograd/node.h"
 #include "composite/composite.h"
@@ -19,6 +19,7 @@
 #include "cpu/cpu.h"
 #include "generated_int.h"
 #include "jit/tracer.h"
+#include "kernels/trigonometric.h"
 #include "nodes/trigonometric.h"
 
 typedef yg_status (*tanh_fn)(const yg_tensor *self, yg_tensor **out);

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_activations.h"
 
 /* sigmoid(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_sigmoid; /* listed in boxed/table.c */
 yg_status yg__boxed_sigmoid(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -22,6 +23,7 @@ yg_status yg__boxed_sigmoid(const yg_ir_node *node,
 }
 
 /* relu(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_relu; /* listed in boxed/table.c */
 yg_status yg__boxed_relu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -33,6 +35,7 @@ yg_status yg__boxed_relu(const yg_ir_node *node,
 }
 
 /* gelu(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_gelu; /* listed in boxed/table.c */
 yg_status yg__boxed_gelu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -44,6 +47,7 @@ yg_status yg__boxed_gelu(const yg_ir_node *node,
 }
 
 /* gelu_tanh(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_gelu_tanh; /* listed in boxed/table.c */
 yg_status yg__boxed_gelu_tanh(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -55,6 +59,7 @@ yg_status yg__boxed_gelu_tanh(const yg_ir_node *node,
 }
 
 /* silu(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_silu; /* listed in boxed/table.c */
 yg_status yg__boxed_silu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -66,6 +71,7 @@ yg_status yg__boxed_silu(const yg_ir_node *node,
 }
 
 /* elu(Tensor self, Scalar alpha=1) -> Tensor */
+yg_boxed_impl yg__boxed_elu; /* listed in boxed/table.c */
 yg_status yg__boxed_elu(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -79,6 +85,7 @@ yg_status yg__boxed_elu(const yg_ir_node *node,
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+yg_boxed_impl yg__boxed_leaky_relu; /* listed in boxed/table.c */
 yg_status yg__boxed_leaky_relu(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -92,6 +99,7 @@ yg_status yg__boxed_leaky_relu(const yg_ir_node *node,
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+yg_boxed_impl yg__boxed_softplus; /* listed in boxed/table.c */
 yg_status yg__boxed_softplus(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -107,6 +115,7 @@ yg_status yg__boxed_softplus(const yg_ir_node *node,
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+yg_boxed_impl yg__boxed_hardtanh; /* listed in boxed/table.c */
 yg_status yg__boxed_hardtanh(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,

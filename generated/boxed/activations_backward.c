@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_activations_backward.h"
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
+yg_boxed_impl yg__boxed_tanh_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_tanh_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -22,6 +23,7 @@ yg_status yg__boxed_tanh_backward(const yg_ir_node *node,
 }
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
+yg_boxed_impl yg__boxed_sigmoid_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_sigmoid_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -33,6 +35,7 @@ yg_status yg__boxed_sigmoid_backward(const yg_ir_node *node,
 }
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
+yg_boxed_impl yg__boxed_relu_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_relu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -44,6 +47,7 @@ yg_status yg__boxed_relu_backward(const yg_ir_node *node,
 }
 
 /* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_gelu_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_gelu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -55,6 +59,7 @@ yg_status yg__boxed_gelu_backward(const yg_ir_node *node,
 }
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_gelu_tanh_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_gelu_tanh_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -66,6 +71,7 @@ yg_status yg__boxed_gelu_tanh_backward(const yg_ir_node *node,
 }
 
 /* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_silu_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_silu_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -77,6 +83,7 @@ yg_status yg__boxed_silu_backward(const yg_ir_node *node,
 }
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
+yg_boxed_impl yg__boxed_elu_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_elu_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -90,6 +97,7 @@ yg_status yg__boxed_elu_backward(const yg_ir_node *node,
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
+yg_boxed_impl yg__boxed_leaky_relu_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_leaky_relu_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -103,6 +111,7 @@ yg_status yg__boxed_leaky_relu_backward(const yg_ir_node *node,
 }
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+yg_boxed_impl yg__boxed_softplus_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_softplus_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -118,6 +127,7 @@ yg_status yg__boxed_softplus_backward(const yg_ir_node *node,
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+yg_boxed_impl yg__boxed_hardtanh_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_hardtanh_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_advanced_indexing.h"
 
 /* index(Tensor self, Tensor?[] indices) -> Tensor */
+yg_boxed_impl yg__boxed_index; /* listed in boxed/table.c */
 yg_status yg__boxed_index(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -21,6 +22,7 @@ yg_status yg__boxed_index(const yg_ir_node *node,
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+yg_boxed_impl yg__boxed_index_put; /* listed in boxed/table.c */
 yg_status yg__boxed_index_put(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -39,6 +41,7 @@ yg_status yg__boxed_index_put(const yg_ir_node *node,
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
  *   bool accumulate=False) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_index_put_; /* listed in boxed/table.c */
 yg_status yg__boxed_index_put_(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -56,6 +59,7 @@ yg_status yg__boxed_index_put_(const yg_ir_node *node,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
+yg_boxed_impl yg__boxed_index_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -73,6 +77,7 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
 }
 
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor */
+yg_boxed_impl yg__boxed_index_put_self_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_index_put_self_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+yg_boxed_impl yg__boxed_add; /* listed in boxed/table.c */
 yg_status yg__boxed_add(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_add(const yg_ir_node *node,
 }
 
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+yg_boxed_impl yg__boxed_sub; /* listed in boxed/table.c */
 yg_status yg__boxed_sub(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -37,6 +39,7 @@ yg_status yg__boxed_sub(const yg_ir_node *node,
 }
 
 /* mul(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_mul; /* listed in boxed/table.c */
 yg_status yg__boxed_mul(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -48,6 +51,7 @@ yg_status yg__boxed_mul(const yg_ir_node *node,
 }
 
 /* div(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_div; /* listed in boxed/table.c */
 yg_status yg__boxed_div(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -59,6 +63,7 @@ yg_status yg__boxed_div(const yg_ir_node *node,
 }
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_mul_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -72,6 +77,7 @@ yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
 }
 
 /* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor */
+yg_boxed_impl yg__boxed_div_mode; /* listed in boxed/table.c */
 yg_status yg__boxed_div_mode(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -85,6 +91,7 @@ yg_status yg__boxed_div_mode(const yg_ir_node *node,
 }
 
 /* div.trunc(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_div_trunc; /* listed in boxed/table.c */
 yg_status yg__boxed_div_trunc(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -96,6 +103,7 @@ yg_status yg__boxed_div_trunc(const yg_ir_node *node,
 }
 
 /* div.floor(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_div_floor; /* listed in boxed/table.c */
 yg_status yg__boxed_div_floor(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -107,6 +115,7 @@ yg_status yg__boxed_div_floor(const yg_ir_node *node,
 }
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_div_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_div_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -120,6 +129,7 @@ yg_status yg__boxed_div_scalar(const yg_ir_node *node,
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_add_; /* listed in boxed/table.c */
 yg_status yg__boxed_add_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -133,6 +143,7 @@ yg_status yg__boxed_add_(const yg_ir_node *node,
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+yg_boxed_impl yg__boxed_add_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_add_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -148,6 +159,7 @@ yg_status yg__boxed_add_scalar(const yg_ir_node *node,
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+yg_boxed_impl yg__boxed_sub_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_sub_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -163,6 +175,7 @@ yg_status yg__boxed_sub_scalar(const yg_ir_node *node,
 }
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+yg_boxed_impl yg__boxed_rsub_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_rsub_scalar(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,

@@ -8,10 +8,11 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_average_pooling.h"
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
+yg_boxed_impl yg__boxed_avg_pool2d; /* listed in boxed/table.c */
 yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -44,6 +45,7 @@ yg_status yg__boxed_avg_pool2d(const yg_ir_node *node,
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
+yg_boxed_impl yg__boxed_avg_pool2d_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -79,6 +81,7 @@ yg_status yg__boxed_avg_pool2d_backward(const yg_ir_node *node,
 
 /* avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
+yg_boxed_impl yg__boxed_avg_pool1d; /* listed in boxed/table.c */
 yg_status yg__boxed_avg_pool1d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -110,6 +113,7 @@ yg_status yg__boxed_avg_pool1d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
+yg_boxed_impl yg__boxed_adaptive_avg_pool2d; /* listed in boxed/table.c */
 yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -123,6 +127,7 @@ yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+yg_boxed_impl yg__boxed_adaptive_avg_pool2d_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -136,6 +141,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor */
+yg_boxed_impl yg__boxed_adaptive_avg_pool2d_to; /* listed in boxed/table.c */
 yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,
@@ -150,6 +156,7 @@ yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
+yg_boxed_impl yg__boxed_avg_pool3d; /* listed in boxed/table.c */
 yg_status yg__boxed_avg_pool3d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -185,6 +192,7 @@ yg_status yg__boxed_avg_pool3d(const yg_ir_node *node,
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
+yg_boxed_impl yg__boxed_avg_pool3d_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_avg_pool3d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -222,6 +230,7 @@ yg_status yg__boxed_avg_pool3d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor */
+yg_boxed_impl yg__boxed_adaptive_avg_pool1d; /* listed in boxed/table.c */
 yg_status yg__boxed_adaptive_avg_pool1d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -235,6 +244,7 @@ yg_status yg__boxed_adaptive_avg_pool1d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
+yg_boxed_impl yg__boxed_adaptive_avg_pool3d; /* listed in boxed/table.c */
 yg_status yg__boxed_adaptive_avg_pool3d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -248,6 +258,7 @@ yg_status yg__boxed_adaptive_avg_pool3d(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+yg_boxed_impl yg__boxed_adaptive_avg_pool3d_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_adaptive_avg_pool3d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -261,6 +272,7 @@ yg_status yg__boxed_adaptive_avg_pool3d_backward(const yg_ir_node *node,
 }
 
 /* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor */
+yg_boxed_impl yg__boxed_adaptive_avg_pool3d_to; /* listed in boxed/table.c */
 yg_status yg__boxed_adaptive_avg_pool3d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_binary_math.h"
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_maximum; /* listed in boxed/table.c */
 yg_status yg__boxed_maximum(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -22,6 +23,7 @@ yg_status yg__boxed_maximum(const yg_ir_node *node,
 }
 
 /* minimum(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_minimum; /* listed in boxed/table.c */
 yg_status yg__boxed_minimum(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -33,6 +35,7 @@ yg_status yg__boxed_minimum(const yg_ir_node *node,
 }
 
 /* atan2(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_atan2; /* listed in boxed/table.c */
 yg_status yg__boxed_atan2(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -44,6 +47,7 @@ yg_status yg__boxed_atan2(const yg_ir_node *node,
 }
 
 /* remainder(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_remainder; /* listed in boxed/table.c */
 yg_status yg__boxed_remainder(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -55,6 +59,7 @@ yg_status yg__boxed_remainder(const yg_ir_node *node,
 }
 
 /* remainder.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_remainder_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_remainder_scalar(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -68,6 +73,7 @@ yg_status yg__boxed_remainder_scalar(const yg_ir_node *node,
 }
 
 /* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
+yg_boxed_impl yg__boxed_pow_tensor; /* listed in boxed/table.c */
 yg_status yg__boxed_pow_tensor(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,

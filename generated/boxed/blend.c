@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_blend.h"
 
 /* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
+yg_boxed_impl yg__boxed_lerp; /* listed in boxed/table.c */
 yg_status yg__boxed_lerp(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_lerp(const yg_ir_node *node,
 }
 
 /* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
+yg_boxed_impl yg__boxed_lerp_tensor; /* listed in boxed/table.c */
 yg_status yg__boxed_lerp_tensor(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -35,6 +37,7 @@ yg_status yg__boxed_lerp_tensor(const yg_ir_node *node,
 }
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+yg_boxed_impl yg__boxed_addcmul; /* listed in boxed/table.c */
 yg_status yg__boxed_addcmul(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -48,6 +51,7 @@ yg_status yg__boxed_addcmul(const yg_ir_node *node,
 }
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+yg_boxed_impl yg__boxed_addcdiv; /* listed in boxed/table.c */
 yg_status yg__boxed_addcdiv(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -61,6 +65,7 @@ yg_status yg__boxed_addcdiv(const yg_ir_node *node,
 }
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_where; /* listed in boxed/table.c */
 yg_status yg__boxed_where(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -72,6 +77,7 @@ yg_status yg__boxed_where(const yg_ir_node *node,
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_where_scalarother; /* listed in boxed/table.c */
 yg_status yg__boxed_where_scalarother(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -85,6 +91,7 @@ yg_status yg__boxed_where_scalarother(const yg_ir_node *node,
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_where_scalarself; /* listed in boxed/table.c */
 yg_status yg__boxed_where_scalarself(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -98,6 +105,7 @@ yg_status yg__boxed_where_scalarself(const yg_ir_node *node,
 }
 
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
+yg_boxed_impl yg__boxed_masked_fill; /* listed in boxed/table.c */
 yg_status yg__boxed_masked_fill(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,

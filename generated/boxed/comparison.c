@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_comparison.h"
 
 /* eq(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_eq; /* listed in boxed/table.c */
 yg_status yg__boxed_eq(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -22,6 +23,7 @@ yg_status yg__boxed_eq(const yg_ir_node *node,
 }
 
 /* ne(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_ne; /* listed in boxed/table.c */
 yg_status yg__boxed_ne(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -33,6 +35,7 @@ yg_status yg__boxed_ne(const yg_ir_node *node,
 }
 
 /* lt(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_lt; /* listed in boxed/table.c */
 yg_status yg__boxed_lt(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -44,6 +47,7 @@ yg_status yg__boxed_lt(const yg_ir_node *node,
 }
 
 /* le(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_le; /* listed in boxed/table.c */
 yg_status yg__boxed_le(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -55,6 +59,7 @@ yg_status yg__boxed_le(const yg_ir_node *node,
 }
 
 /* gt(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_gt; /* listed in boxed/table.c */
 yg_status yg__boxed_gt(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -66,6 +71,7 @@ yg_status yg__boxed_gt(const yg_ir_node *node,
 }
 
 /* ge(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_ge; /* listed in boxed/table.c */
 yg_status yg__boxed_ge(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -77,6 +83,7 @@ yg_status yg__boxed_ge(const yg_ir_node *node,
 }
 
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_eq_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_eq_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -90,6 +97,7 @@ yg_status yg__boxed_eq_scalar(const yg_ir_node *node,
 }
 
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_ne_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_ne_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -103,6 +111,7 @@ yg_status yg__boxed_ne_scalar(const yg_ir_node *node,
 }
 
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_lt_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_lt_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -116,6 +125,7 @@ yg_status yg__boxed_lt_scalar(const yg_ir_node *node,
 }
 
 /* le.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_le_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_le_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -129,6 +139,7 @@ yg_status yg__boxed_le_scalar(const yg_ir_node *node,
 }
 
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_gt_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_gt_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -142,6 +153,7 @@ yg_status yg__boxed_gt_scalar(const yg_ir_node *node,
 }
 
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_ge_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_ge_scalar(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -155,6 +167,7 @@ yg_status yg__boxed_ge_scalar(const yg_ir_node *node,
 }
 
 /* logical_and(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_logical_and; /* listed in boxed/table.c */
 yg_status yg__boxed_logical_and(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -166,6 +179,7 @@ yg_status yg__boxed_logical_and(const yg_ir_node *node,
 }
 
 /* logical_or(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_logical_or; /* listed in boxed/table.c */
 yg_status yg__boxed_logical_or(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -177,6 +191,7 @@ yg_status yg__boxed_logical_or(const yg_ir_node *node,
 }
 
 /* logical_xor(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_logical_xor; /* listed in boxed/table.c */
 yg_status yg__boxed_logical_xor(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -188,6 +203,7 @@ yg_status yg__boxed_logical_xor(const yg_ir_node *node,
 }
 
 /* logical_not(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_logical_not; /* listed in boxed/table.c */
 yg_status yg__boxed_logical_not(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,

@@ -8,10 +8,11 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_convolution.h"
 
 /* conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0,
  *   int[1] dilation=1, int groups=1) -> Tensor */
+yg_boxed_impl yg__boxed_conv1d; /* listed in boxed/table.c */
 yg_status yg__boxed_conv1d(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -45,6 +46,7 @@ yg_status yg__boxed_conv1d(const yg_ir_node *node,
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
  *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor */
+yg_boxed_impl yg__boxed_conv1d_padding; /* listed in boxed/table.c */
 yg_status yg__boxed_conv1d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -76,6 +78,7 @@ yg_status yg__boxed_conv1d_padding(const yg_ir_node *node,
 
 /* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0,
  *   int[2] dilation=1, int groups=1) -> Tensor */
+yg_boxed_impl yg__boxed_conv2d; /* listed in boxed/table.c */
 yg_status yg__boxed_conv2d(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -109,6 +112,7 @@ yg_status yg__boxed_conv2d(const yg_ir_node *node,
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
  *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor */
+yg_boxed_impl yg__boxed_conv2d_padding; /* listed in boxed/table.c */
 yg_status yg__boxed_conv2d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -140,6 +144,7 @@ yg_status yg__boxed_conv2d_padding(const yg_ir_node *node,
 
 /* conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0,
  *   int[3] dilation=1, int groups=1) -> Tensor */
+yg_boxed_impl yg__boxed_conv3d; /* listed in boxed/table.c */
 yg_status yg__boxed_conv3d(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -173,6 +178,7 @@ yg_status yg__boxed_conv3d(const yg_ir_node *node,
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
  *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor */
+yg_boxed_impl yg__boxed_conv3d_padding; /* listed in boxed/table.c */
 yg_status yg__boxed_conv3d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -204,6 +210,7 @@ yg_status yg__boxed_conv3d_padding(const yg_ir_node *node,
 
 /* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
  *   int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor */
+yg_boxed_impl yg__boxed_conv_transpose1d; /* listed in boxed/table.c */
 yg_status yg__boxed_conv_transpose1d(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -242,6 +249,7 @@ yg_status yg__boxed_conv_transpose1d(const yg_ir_node *node,
 
 /* conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
  *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor */
+yg_boxed_impl yg__boxed_conv_transpose2d; /* listed in boxed/table.c */
 yg_status yg__boxed_conv_transpose2d(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -280,6 +288,7 @@ yg_status yg__boxed_conv_transpose2d(const yg_ir_node *node,
 
 /* conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
  *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor */
+yg_boxed_impl yg__boxed_conv_transpose3d; /* listed in boxed/table.c */
 yg_status yg__boxed_conv_transpose3d(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -318,6 +327,7 @@ yg_status yg__boxed_conv_transpose3d(const yg_ir_node *node,
 
 /* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
+yg_boxed_impl yg__boxed_convolution; /* listed in boxed/table.c */
 yg_status yg__boxed_convolution(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -356,6 +366,7 @@ yg_status yg__boxed_convolution(const yg_ir_node *node,
 /* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
  *   bool deterministic, bool allow_backend_choice) -> Tensor */
+yg_boxed_impl yg__boxed_convolution_dispatch; /* listed in boxed/table.c */
 yg_status yg__boxed_convolution_dispatch(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -403,6 +414,7 @@ yg_status yg__boxed_convolution_dispatch(const yg_ir_node *node,
 /* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride,
  *   int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups,
  *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+yg_boxed_impl yg__boxed_convolution_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_convolution_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_creation.h"
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_zeros; /* listed in boxed/table.c */
 yg_status yg__boxed_zeros(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -31,6 +32,7 @@ yg_status yg__boxed_zeros(const yg_ir_node *node,
 }
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_ones; /* listed in boxed/table.c */
 yg_status yg__boxed_ones(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -51,6 +53,7 @@ yg_status yg__boxed_ones(const yg_ir_node *node,
 }
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_full; /* listed in boxed/table.c */
 yg_status yg__boxed_full(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -73,6 +76,7 @@ yg_status yg__boxed_full(const yg_ir_node *node,
 }
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_empty; /* listed in boxed/table.c */
 yg_status yg__boxed_empty(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -93,6 +97,7 @@ yg_status yg__boxed_empty(const yg_ir_node *node,
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_arange; /* listed in boxed/table.c */
 yg_status yg__boxed_arange(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -114,6 +119,7 @@ yg_status yg__boxed_arange(const yg_ir_node *node,
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_arange_start; /* listed in boxed/table.c */
 yg_status yg__boxed_arange_start(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -139,6 +145,7 @@ yg_status yg__boxed_arange_start(const yg_ir_node *node,
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_linspace; /* listed in boxed/table.c */
 yg_status yg__boxed_linspace(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -163,6 +170,7 @@ yg_status yg__boxed_linspace(const yg_ir_node *node,
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_eye; /* listed in boxed/table.c */
 yg_status yg__boxed_eye(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -183,6 +191,7 @@ yg_status yg__boxed_eye(const yg_ir_node *node,
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_eye_m; /* listed in boxed/table.c */
 yg_status yg__boxed_eye_m(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -205,6 +214,7 @@ yg_status yg__boxed_eye_m(const yg_ir_node *node,
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_zeros_like; /* listed in boxed/table.c */
 yg_status yg__boxed_zeros_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -222,6 +232,7 @@ yg_status yg__boxed_zeros_like(const yg_ir_node *node,
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_ones_like; /* listed in boxed/table.c */
 yg_status yg__boxed_ones_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -240,6 +251,7 @@ yg_status yg__boxed_ones_like(const yg_ir_node *node,
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_full_like; /* listed in boxed/table.c */
 yg_status yg__boxed_full_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -259,6 +271,7 @@ yg_status yg__boxed_full_like(const yg_ir_node *node,
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_empty_like; /* listed in boxed/table.c */
 yg_status yg__boxed_empty_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,

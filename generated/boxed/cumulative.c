@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_cumulative.h"
 
 /* cumsum(Tensor self, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_cumsum; /* listed in boxed/table.c */
 yg_status yg__boxed_cumsum(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_cumsum(const yg_ir_node *node,
 }
 
 /* cumprod(Tensor self, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_cumprod; /* listed in boxed/table.c */
 yg_status yg__boxed_cumprod(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -37,6 +39,7 @@ yg_status yg__boxed_cumprod(const yg_ir_node *node,
 }
 
 /* cumsum_backward(Tensor grad, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_cumsum_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_cumsum_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -50,6 +53,7 @@ yg_status yg__boxed_cumsum_backward(const yg_ir_node *node,
 }
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_cumprod_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_cumprod_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -63,6 +67,7 @@ yg_status yg__boxed_cumprod_backward(const yg_ir_node *node,
 }
 
 /* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_cumprod_jvp; /* listed in boxed/table.c */
 yg_status yg__boxed_cumprod_jvp(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -76,6 +81,7 @@ yg_status yg__boxed_cumprod_jvp(const yg_ir_node *node,
 }
 
 /* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_cumprod_double_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_cumprod_double_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 /* to_copy(Tensor self, ScalarType dtype) -> Tensor */
+yg_boxed_impl yg__boxed_to_copy; /* listed in boxed/table.c */
 yg_status yg__boxed_to_copy(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_to_copy(const yg_ir_node *node,
 }
 
 /* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor */
+yg_boxed_impl yg__boxed_to_dtype; /* listed in boxed/table.c */
 yg_status yg__boxed_to_dtype(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -39,6 +41,7 @@ yg_status yg__boxed_to_dtype(const yg_ir_node *node,
 }
 
 /* type_as(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_type_as; /* listed in boxed/table.c */
 yg_status yg__boxed_type_as(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_extrema.h"
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_amax; /* listed in boxed/table.c */
 yg_status yg__boxed_amax(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -26,6 +27,7 @@ yg_status yg__boxed_amax(const yg_ir_node *node,
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_amin; /* listed in boxed/table.c */
 yg_status yg__boxed_amin(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -41,6 +43,7 @@ yg_status yg__boxed_amin(const yg_ir_node *node,
 }
 
 /* max(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_max; /* listed in boxed/table.c */
 yg_status yg__boxed_max(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -52,6 +55,7 @@ yg_status yg__boxed_max(const yg_ir_node *node,
 }
 
 /* min(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_min; /* listed in boxed/table.c */
 yg_status yg__boxed_min(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -63,6 +67,7 @@ yg_status yg__boxed_min(const yg_ir_node *node,
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+yg_boxed_impl yg__boxed_max_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_max_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -78,6 +83,7 @@ yg_status yg__boxed_max_dim(const yg_ir_node *node,
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+yg_boxed_impl yg__boxed_min_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_min_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -94,6 +100,7 @@ yg_status yg__boxed_min_dim(const yg_ir_node *node,
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
  *   bool keepdim) -> Tensor */
+yg_boxed_impl yg__boxed_value_selecting_reduction_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_value_selecting_reduction_backward(const yg_ir_node *node,
                                                        yg_tensor *const *in,
                                                        int32_t n_in,
@@ -118,6 +125,7 @@ yg_status yg__boxed_value_selecting_reduction_backward(const yg_ir_node *node,
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor */
+yg_boxed_impl yg__boxed_minmax_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_minmax_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -133,6 +141,7 @@ yg_status yg__boxed_minmax_backward(const yg_ir_node *node,
 }
 
 /* argmax(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_argmax; /* listed in boxed/table.c */
 yg_status yg__boxed_argmax(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -144,6 +153,7 @@ yg_status yg__boxed_argmax(const yg_ir_node *node,
 }
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_argmax_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_argmax_dim(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -159,6 +169,7 @@ yg_status yg__boxed_argmax_dim(const yg_ir_node *node,
 }
 
 /* argmin(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_argmin; /* listed in boxed/table.c */
 yg_status yg__boxed_argmin(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -170,6 +181,7 @@ yg_status yg__boxed_argmin(const yg_ir_node *node,
 }
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_argmin_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_argmin_dim(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -185,6 +197,7 @@ yg_status yg__boxed_argmin_dim(const yg_ir_node *node,
 }
 
 /* all(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_all; /* listed in boxed/table.c */
 yg_status yg__boxed_all(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -196,6 +209,7 @@ yg_status yg__boxed_all(const yg_ir_node *node,
 }
 
 /* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_all_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_all_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -211,6 +225,7 @@ yg_status yg__boxed_all_dim(const yg_ir_node *node,
 }
 
 /* any(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_any; /* listed in boxed/table.c */
 yg_status yg__boxed_any(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -222,6 +237,7 @@ yg_status yg__boxed_any(const yg_ir_node *node,
 }
 
 /* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_any_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_any_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

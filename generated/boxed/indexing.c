@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_indexing.h"
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+yg_boxed_impl yg__boxed_index_select; /* listed in boxed/table.c */
 yg_status yg__boxed_index_select(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_index_select(const yg_ir_node *node,
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
+yg_boxed_impl yg__boxed_index_select_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_index_select_backward(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,
@@ -39,6 +41,7 @@ yg_status yg__boxed_index_select_backward(const yg_ir_node *node,
 }
 
 /* gather(Tensor self, int dim, Tensor index) -> Tensor */
+yg_boxed_impl yg__boxed_gather; /* listed in boxed/table.c */
 yg_status yg__boxed_gather(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -52,6 +55,7 @@ yg_status yg__boxed_gather(const yg_ir_node *node,
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
+yg_boxed_impl yg__boxed_gather_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_gather_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -67,6 +71,7 @@ yg_status yg__boxed_gather_backward(const yg_ir_node *node,
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+yg_boxed_impl yg__boxed_scatter; /* listed in boxed/table.c */
 yg_status yg__boxed_scatter(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -80,6 +85,7 @@ yg_status yg__boxed_scatter(const yg_ir_node *node,
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+yg_boxed_impl yg__boxed_scatter_value; /* listed in boxed/table.c */
 yg_status yg__boxed_scatter_value(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -95,6 +101,7 @@ yg_status yg__boxed_scatter_value(const yg_ir_node *node,
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+yg_boxed_impl yg__boxed_scatter_add; /* listed in boxed/table.c */
 yg_status yg__boxed_scatter_add(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -108,6 +115,7 @@ yg_status yg__boxed_scatter_add(const yg_ir_node *node,
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor */
+yg_boxed_impl yg__boxed_scatter_src_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -123,6 +131,7 @@ yg_status yg__boxed_scatter_src_backward(const yg_ir_node *node,
 }
 
 /* tril(Tensor self, int diagonal=0) -> Tensor */
+yg_boxed_impl yg__boxed_tril; /* listed in boxed/table.c */
 yg_status yg__boxed_tril(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -136,6 +145,7 @@ yg_status yg__boxed_tril(const yg_ir_node *node,
 }
 
 /* triu(Tensor self, int diagonal=0) -> Tensor */
+yg_boxed_impl yg__boxed_triu; /* listed in boxed/table.c */
 yg_status yg__boxed_triu(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_inplace_arithmetic.h"
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_sub_; /* listed in boxed/table.c */
 yg_status yg__boxed_sub_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_sub_(const yg_ir_node *node,
 }
 
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_mul_; /* listed in boxed/table.c */
 yg_status yg__boxed_mul_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -35,6 +37,7 @@ yg_status yg__boxed_mul_(const yg_ir_node *node,
 }
 
 /* div_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_div_; /* listed in boxed/table.c */
 yg_status yg__boxed_div_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -46,6 +49,7 @@ yg_status yg__boxed_div_(const yg_ir_node *node,
 }
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_add_scalar_; /* listed in boxed/table.c */
 yg_status yg__boxed_add_scalar_(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -61,6 +65,7 @@ yg_status yg__boxed_add_scalar_(const yg_ir_node *node,
 }
 
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_mul_scalar_; /* listed in boxed/table.c */
 yg_status yg__boxed_mul_scalar_(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -74,6 +79,7 @@ yg_status yg__boxed_mul_scalar_(const yg_ir_node *node,
 }
 
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_div_scalar_; /* listed in boxed/table.c */
 yg_status yg__boxed_div_scalar_(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -87,6 +93,7 @@ yg_status yg__boxed_div_scalar_(const yg_ir_node *node,
 }
 
 /* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_addcmul_; /* listed in boxed/table.c */
 yg_status yg__boxed_addcmul_(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -100,6 +107,7 @@ yg_status yg__boxed_addcmul_(const yg_ir_node *node,
 }
 
 /* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_addcdiv_; /* listed in boxed/table.c */
 yg_status yg__boxed_addcdiv_(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -113,6 +121,7 @@ yg_status yg__boxed_addcdiv_(const yg_ir_node *node,
 }
 
 /* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_lerp_; /* listed in boxed/table.c */
 yg_status yg__boxed_lerp_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_inplace_fill.h"
 
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_relu_; /* listed in boxed/table.c */
 yg_status yg__boxed_relu_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -22,6 +23,7 @@ yg_status yg__boxed_relu_(const yg_ir_node *node,
 }
 
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_clamp_; /* listed in boxed/table.c */
 yg_status yg__boxed_clamp_(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -37,6 +39,7 @@ yg_status yg__boxed_clamp_(const yg_ir_node *node,
 }
 
 /* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_clamp_min_; /* listed in boxed/table.c */
 yg_status yg__boxed_clamp_min_(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -50,6 +53,7 @@ yg_status yg__boxed_clamp_min_(const yg_ir_node *node,
 }
 
 /* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_clamp_max_; /* listed in boxed/table.c */
 yg_status yg__boxed_clamp_max_(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -63,6 +67,7 @@ yg_status yg__boxed_clamp_max_(const yg_ir_node *node,
 }
 
 /* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_masked_fill_; /* listed in boxed/table.c */
 yg_status yg__boxed_masked_fill_(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -76,6 +81,7 @@ yg_status yg__boxed_masked_fill_(const yg_ir_node *node,
 }
 
 /* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_fill_; /* listed in boxed/table.c */
 yg_status yg__boxed_fill_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -89,6 +95,7 @@ yg_status yg__boxed_fill_(const yg_ir_node *node,
 }
 
 /* zero_(Tensor(a!) self) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_zero_; /* listed in boxed/table.c */
 yg_status yg__boxed_zero_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -100,6 +107,7 @@ yg_status yg__boxed_zero_(const yg_ir_node *node,
 }
 
 /* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_copy_; /* listed in boxed/table.c */
 yg_status yg__boxed_copy_(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,

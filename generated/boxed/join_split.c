@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_join_split.h"
 
 /* repeat(Tensor self, int[] repeats) -> Tensor */
+yg_boxed_impl yg__boxed_repeat; /* listed in boxed/table.c */
 yg_status yg__boxed_repeat(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_repeat(const yg_ir_node *node,
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
+yg_boxed_impl yg__boxed_cat; /* listed in boxed/table.c */
 yg_status yg__boxed_cat(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -36,6 +38,7 @@ yg_status yg__boxed_cat(const yg_ir_node *node,
 }
 
 /* stack(Tensor[] tensors, int dim=0) -> Tensor */
+yg_boxed_impl yg__boxed_stack; /* listed in boxed/table.c */
 yg_status yg__boxed_stack(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -48,6 +51,7 @@ yg_status yg__boxed_stack(const yg_ir_node *node,
 }
 
 /* flip(Tensor self, int[] dims) -> Tensor */
+yg_boxed_impl yg__boxed_flip; /* listed in boxed/table.c */
 yg_status yg__boxed_flip(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -61,6 +65,7 @@ yg_status yg__boxed_flip(const yg_ir_node *node,
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+yg_boxed_impl yg__boxed_split; /* listed in boxed/table.c */
 yg_status yg__boxed_split(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -79,6 +84,7 @@ yg_status yg__boxed_split(const yg_ir_node *node,
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
+yg_boxed_impl yg__boxed_split_with_sizes; /* listed in boxed/table.c */
 yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -102,6 +108,7 @@ yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
 }
 
 /* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
+yg_boxed_impl yg__boxed_chunk; /* listed in boxed/table.c */
 yg_status yg__boxed_chunk(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -120,6 +127,7 @@ yg_status yg__boxed_chunk(const yg_ir_node *node,
 }
 
 /* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
+yg_boxed_impl yg__boxed_unbind; /* listed in boxed/table.c */
 yg_status yg__boxed_unbind(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

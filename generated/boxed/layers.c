@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_layers.h"
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
+yg_boxed_impl yg__boxed_embedding; /* listed in boxed/table.c */
 yg_status yg__boxed_embedding(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -25,6 +26,7 @@ yg_status yg__boxed_embedding(const yg_ir_node *node,
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor */
+yg_boxed_impl yg__boxed_embedding_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -46,6 +48,7 @@ yg_status yg__boxed_embedding_backward(const yg_ir_node *node,
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy) */
+yg_boxed_impl yg__boxed_lstm_cell; /* listed in boxed/table.c */
 yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -57,6 +60,7 @@ yg_status yg__boxed_lstm_cell(const yg_ir_node *node,
 }
 
 /* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy) */
+yg_boxed_impl yg__boxed_lstm_cell_gates; /* listed in boxed/table.c */
 yg_status yg__boxed_lstm_cell_gates(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -70,6 +74,7 @@ yg_status yg__boxed_lstm_cell_gates(const yg_ir_node *node,
 /* lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy, Tensor input_gates,
  *   Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,
  *   Tensor grad_hidden_gates, Tensor grad_cx) */
+yg_boxed_impl yg__boxed_lstm_cell_gates_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_lstm_cell_gates_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -92,6 +97,7 @@ yg_status yg__boxed_lstm_cell_gates_backward(const yg_ir_node *node,
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor */
+yg_boxed_impl yg__boxed_gru_cell; /* listed in boxed/table.c */
 yg_status yg__boxed_gru_cell(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -104,6 +110,7 @@ yg_status yg__boxed_gru_cell(const yg_ir_node *node,
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor */
+yg_boxed_impl yg__boxed_scaled_dot_product_attention; /* listed in boxed/table.c */
 yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,

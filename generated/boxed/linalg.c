@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_linalg.h"
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
+yg_boxed_impl yg__boxed_mm; /* listed in boxed/table.c */
 yg_status yg__boxed_mm(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -22,6 +23,7 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
 }
 
 /* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
+yg_boxed_impl yg__boxed_mm_mat1_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_mm_mat1_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -33,6 +35,7 @@ yg_status yg__boxed_mm_mat1_backward(const yg_ir_node *node,
 }
 
 /* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
+yg_boxed_impl yg__boxed_mm_mat2_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_mm_mat2_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -44,6 +47,7 @@ yg_status yg__boxed_mm_mat2_backward(const yg_ir_node *node,
 }
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
+yg_boxed_impl yg__boxed_bmm; /* listed in boxed/table.c */
 yg_status yg__boxed_bmm(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -55,6 +59,7 @@ yg_status yg__boxed_bmm(const yg_ir_node *node,
 }
 
 /* matmul(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_matmul; /* listed in boxed/table.c */
 yg_status yg__boxed_matmul(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -66,6 +71,7 @@ yg_status yg__boxed_matmul(const yg_ir_node *node,
 }
 
 /* dot(Tensor self, Tensor tensor) -> Tensor */
+yg_boxed_impl yg__boxed_dot; /* listed in boxed/table.c */
 yg_status yg__boxed_dot(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -77,6 +83,7 @@ yg_status yg__boxed_dot(const yg_ir_node *node,
 }
 
 /* mv(Tensor self, Tensor vec) -> Tensor */
+yg_boxed_impl yg__boxed_mv; /* listed in boxed/table.c */
 yg_status yg__boxed_mv(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -88,6 +95,7 @@ yg_status yg__boxed_mv(const yg_ir_node *node,
 }
 
 /* outer(Tensor self, Tensor vec2) -> Tensor */
+yg_boxed_impl yg__boxed_outer; /* listed in boxed/table.c */
 yg_status yg__boxed_outer(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -99,6 +107,7 @@ yg_status yg__boxed_outer(const yg_ir_node *node,
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+yg_boxed_impl yg__boxed_addmm; /* listed in boxed/table.c */
 yg_status yg__boxed_addmm(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -114,6 +123,7 @@ yg_status yg__boxed_addmm(const yg_ir_node *node,
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+yg_boxed_impl yg__boxed_baddbmm; /* listed in boxed/table.c */
 yg_status yg__boxed_baddbmm(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -129,6 +139,7 @@ yg_status yg__boxed_baddbmm(const yg_ir_node *node,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
+yg_boxed_impl yg__boxed_linear; /* listed in boxed/table.c */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

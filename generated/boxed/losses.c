@@ -8,10 +8,11 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_losses.h"
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor */
+yg_boxed_impl yg__boxed_nll_loss; /* listed in boxed/table.c */
 yg_status yg__boxed_nll_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -28,6 +29,7 @@ yg_status yg__boxed_nll_loss(const yg_ir_node *node,
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
  *   int reduction, int ignore_index) -> Tensor */
+yg_boxed_impl yg__boxed_nll_loss_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -52,6 +54,7 @@ yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
 }
 
 /* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
+yg_boxed_impl yg__boxed_mse_loss; /* listed in boxed/table.c */
 yg_status yg__boxed_mse_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -65,6 +68,7 @@ yg_status yg__boxed_mse_loss(const yg_ir_node *node,
 }
 
 /* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
+yg_boxed_impl yg__boxed_l1_loss; /* listed in boxed/table.c */
 yg_status yg__boxed_l1_loss(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -78,6 +82,7 @@ yg_status yg__boxed_l1_loss(const yg_ir_node *node,
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor */
+yg_boxed_impl yg__boxed_smooth_l1_loss; /* listed in boxed/table.c */
 yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -94,6 +99,7 @@ yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
  *   int reduction=1) -> Tensor */
+yg_boxed_impl yg__boxed_binary_cross_entropy; /* listed in boxed/table.c */
 yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -108,6 +114,7 @@ yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor */
+yg_boxed_impl yg__boxed_binary_cross_entropy_with_logits; /* listed in boxed/table.c */
 yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -122,6 +129,7 @@ yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
 
 /* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor */
+yg_boxed_impl yg__boxed_cross_entropy; /* listed in boxed/table.c */
 yg_status yg__boxed_cross_entropy(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_math_backward.h"
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
+yg_boxed_impl yg__boxed_pow_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_pow_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_pow_backward(const yg_ir_node *node,
 }
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
+yg_boxed_impl yg__boxed_clamp_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_clamp_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -39,6 +41,7 @@ yg_status yg__boxed_clamp_backward(const yg_ir_node *node,
 }
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
+yg_boxed_impl yg__boxed_clamp_min_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_clamp_min_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -52,6 +55,7 @@ yg_status yg__boxed_clamp_min_backward(const yg_ir_node *node,
 }
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
+yg_boxed_impl yg__boxed_clamp_max_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_clamp_max_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -65,6 +69,7 @@ yg_status yg__boxed_clamp_max_backward(const yg_ir_node *node,
 }
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_maximum_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_maximum_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -76,6 +81,7 @@ yg_status yg__boxed_maximum_backward(const yg_ir_node *node,
 }
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_minimum_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_minimum_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -88,6 +94,7 @@ yg_status yg__boxed_minimum_backward(const yg_ir_node *node,
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other) */
+yg_boxed_impl yg__boxed_atan2_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_atan2_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -101,6 +108,7 @@ yg_status yg__boxed_atan2_backward(const yg_ir_node *node,
 }
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
+yg_boxed_impl yg__boxed_pow_backward_self; /* listed in boxed/table.c */
 yg_status yg__boxed_pow_backward_self(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -113,6 +121,7 @@ yg_status yg__boxed_pow_backward_self(const yg_ir_node *node,
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
  *   Tensor output) -> Tensor */
+yg_boxed_impl yg__boxed_pow_backward_exponent; /* listed in boxed/table.c */
 yg_status yg__boxed_pow_backward_exponent(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,

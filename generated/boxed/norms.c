@@ -8,10 +8,11 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_norms.h"
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor */
+yg_boxed_impl yg__boxed_layer_norm; /* listed in boxed/table.c */
 yg_status yg__boxed_layer_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -34,6 +35,7 @@ yg_status yg__boxed_layer_norm(const yg_ir_node *node,
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor */
+yg_boxed_impl yg__boxed_group_norm; /* listed in boxed/table.c */
 yg_status yg__boxed_group_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -51,6 +53,7 @@ yg_status yg__boxed_group_norm(const yg_ir_node *node,
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,
  *   Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None, bool training=False,
  *   float momentum=0.1, float eps=1e-05) -> Tensor */
+yg_boxed_impl yg__boxed_batch_norm; /* listed in boxed/table.c */
 yg_status yg__boxed_batch_norm(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -69,6 +72,7 @@ yg_status yg__boxed_batch_norm(const yg_ir_node *node,
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
  *   float eps) -> (Tensor output, Tensor mean, Tensor rstd) */
+yg_boxed_impl yg__boxed_native_layer_norm; /* listed in boxed/table.c */
 yg_status yg__boxed_native_layer_norm(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -94,6 +98,7 @@ yg_status yg__boxed_native_layer_norm(const yg_ir_node *node,
 /* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, float eps,
  *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+yg_boxed_impl yg__boxed_native_layer_norm_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_native_layer_norm_backward(const yg_ir_node *node,
                                                yg_tensor *const *in,
                                                int32_t n_in,
@@ -124,6 +129,7 @@ yg_status yg__boxed_native_layer_norm_backward(const yg_ir_node *node,
 /* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
  *   Tensor grad_weight, Tensor grad_bias) */
+yg_boxed_impl yg__boxed_native_layer_norm_backward_fused; /* listed in boxed/table.c */
 yg_status yg__boxed_native_layer_norm_backward_fused(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -151,6 +157,7 @@ yg_status yg__boxed_native_layer_norm_backward_fused(const yg_ir_node *node,
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
  *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
  *   Tensor save_mean, Tensor save_invstd) */
+yg_boxed_impl yg__boxed_native_batch_norm; /* listed in boxed/table.c */
 yg_status yg__boxed_native_batch_norm(const yg_ir_node *node,
                                       yg_tensor *const *in,
                                       int32_t n_in,
@@ -180,6 +187,7 @@ yg_status yg__boxed_native_batch_norm(const yg_ir_node *node,
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
  *   Tensor save_invstd, bool training, float eps,
  *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+yg_boxed_impl yg__boxed_native_batch_norm_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_native_batch_norm_backward(const yg_ir_node *node,
                                                yg_tensor *const *in,
                                                int32_t n_in,
@@ -209,6 +217,7 @@ yg_status yg__boxed_native_batch_norm_backward(const yg_ir_node *node,
 /* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight,
  *   Tensor save_mean, Tensor save_invstd, bool training,
  *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+yg_boxed_impl yg__boxed_native_batch_norm_backward_fused; /* listed in boxed/table.c */
 yg_status yg__boxed_native_batch_norm_backward_fused(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,

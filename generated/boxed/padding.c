@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_padding.h"
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
+yg_boxed_impl yg__boxed_constant_pad_nd; /* listed in boxed/table.c */
 yg_status yg__boxed_constant_pad_nd(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -26,6 +27,7 @@ yg_status yg__boxed_constant_pad_nd(const yg_ir_node *node,
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor */
+yg_boxed_impl yg__boxed_constant_pad_nd_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -39,6 +41,7 @@ yg_status yg__boxed_constant_pad_nd_backward(const yg_ir_node *node,
 }
 
 /* reflection_pad(Tensor self, int[] pad) -> Tensor */
+yg_boxed_impl yg__boxed_reflection_pad; /* listed in boxed/table.c */
 yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -52,6 +55,7 @@ yg_status yg__boxed_reflection_pad(const yg_ir_node *node,
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+yg_boxed_impl yg__boxed_reflection_pad_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_reflection_pad_backward(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -72,6 +76,7 @@ yg_status yg__boxed_reflection_pad_backward(const yg_ir_node *node,
 }
 
 /* replication_pad(Tensor self, int[] pad) -> Tensor */
+yg_boxed_impl yg__boxed_replication_pad; /* listed in boxed/table.c */
 yg_status yg__boxed_replication_pad(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -85,6 +90,7 @@ yg_status yg__boxed_replication_pad(const yg_ir_node *node,
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+yg_boxed_impl yg__boxed_replication_pad_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
                                              yg_tensor *const *in,
                                              int32_t n_in,
@@ -105,6 +111,7 @@ yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
 }
 
 /* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor */
+yg_boxed_impl yg__boxed_pad; /* listed in boxed/table.c */
 yg_status yg__boxed_pad(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,

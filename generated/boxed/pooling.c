@@ -8,10 +8,11 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_pooling.h"
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+yg_boxed_impl yg__boxed_max_pool2d; /* listed in boxed/table.c */
 yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -46,6 +47,7 @@ yg_status yg__boxed_max_pool2d(const yg_ir_node *node,
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+yg_boxed_impl yg__boxed_max_pool2d_with_indices; /* listed in boxed/table.c */
 yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -81,6 +83,7 @@ yg_status yg__boxed_max_pool2d_with_indices(const yg_ir_node *node,
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,
  *   int[] self_sizes) -> Tensor */
+yg_boxed_impl yg__boxed_max_pool2d_with_indices_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -99,6 +102,7 @@ yg_status yg__boxed_max_pool2d_with_indices_backward(const yg_ir_node *node,
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+yg_boxed_impl yg__boxed_max_pool1d_with_indices; /* listed in boxed/table.c */
 yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -134,6 +138,7 @@ yg_status yg__boxed_max_pool1d_with_indices(const yg_ir_node *node,
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+yg_boxed_impl yg__boxed_max_pool1d; /* listed in boxed/table.c */
 yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -168,6 +173,7 @@ yg_status yg__boxed_max_pool1d(const yg_ir_node *node,
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+yg_boxed_impl yg__boxed_max_pool3d_with_indices; /* listed in boxed/table.c */
 yg_status yg__boxed_max_pool3d_with_indices(const yg_ir_node *node,
                                             yg_tensor *const *in,
                                             int32_t n_in,
@@ -203,6 +209,7 @@ yg_status yg__boxed_max_pool3d_with_indices(const yg_ir_node *node,
 
 /* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+yg_boxed_impl yg__boxed_max_pool3d; /* listed in boxed/table.c */
 yg_status yg__boxed_max_pool3d(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -237,6 +244,7 @@ yg_status yg__boxed_max_pool3d(const yg_ir_node *node,
 
 /* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,
  *   int[] self_sizes) -> Tensor */
+yg_boxed_impl yg__boxed_max_pool3d_with_indices_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_max_pool3d_with_indices_backward(const yg_ir_node *node,
                                                      yg_tensor *const *in,
                                                      int32_t n_in,
@@ -254,6 +262,7 @@ yg_status yg__boxed_max_pool3d_with_indices_backward(const yg_ir_node *node,
 }
 
 /* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices) */
+yg_boxed_impl yg__boxed_adaptive_max_pool2d; /* listed in boxed/table.c */
 yg_status yg__boxed_adaptive_max_pool2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,

@@ -8,10 +8,11 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_random.h"
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_rand; /* listed in boxed/table.c */
 yg_status yg__boxed_rand(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -33,6 +34,7 @@ yg_status yg__boxed_rand(const yg_ir_node *node,
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_randn; /* listed in boxed/table.c */
 yg_status yg__boxed_randn(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -54,6 +56,7 @@ yg_status yg__boxed_randn(const yg_ir_node *node,
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_randint; /* listed in boxed/table.c */
 yg_status yg__boxed_randint(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -78,6 +81,7 @@ yg_status yg__boxed_randint(const yg_ir_node *node,
 }
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor */
+yg_boxed_impl yg__boxed_bernoulli; /* listed in boxed/table.c */
 yg_status yg__boxed_bernoulli(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -89,6 +93,7 @@ yg_status yg__boxed_bernoulli(const yg_ir_node *node,
 }
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor */
+yg_boxed_impl yg__boxed_bernoulli_p; /* listed in boxed/table.c */
 yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -103,6 +108,7 @@ yg_status yg__boxed_bernoulli_p(const yg_ir_node *node,
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_rand_like; /* listed in boxed/table.c */
 yg_status yg__boxed_rand_like(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -121,6 +127,7 @@ yg_status yg__boxed_rand_like(const yg_ir_node *node,
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_randn_like; /* listed in boxed/table.c */
 yg_status yg__boxed_randn_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -138,6 +145,7 @@ yg_status yg__boxed_randn_like(const yg_ir_node *node,
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor */
+yg_boxed_impl yg__boxed_dropout; /* listed in boxed/table.c */
 yg_status yg__boxed_dropout(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_resampling.h"
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor */
+yg_boxed_impl yg__boxed_upsample_nearest2d; /* listed in boxed/table.c */
 yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_upsample_nearest2d(const yg_ir_node *node,
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+yg_boxed_impl yg__boxed_upsample_nearest2d_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
                                                 yg_tensor *const *in,
                                                 int32_t n_in,
@@ -37,6 +39,7 @@ yg_status yg__boxed_upsample_nearest2d_backward(const yg_ir_node *node,
 }
 
 /* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor */
+yg_boxed_impl yg__boxed_upsample_nearest2d_to; /* listed in boxed/table.c */
 yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
                                           yg_tensor *const *in,
                                           int32_t n_in,
@@ -51,6 +54,7 @@ yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
 
 /* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
  *   float scales_w=0.0) -> Tensor */
+yg_boxed_impl yg__boxed_upsample_bilinear2d; /* listed in boxed/table.c */
 yg_status yg__boxed_upsample_bilinear2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -77,6 +81,7 @@ yg_status yg__boxed_upsample_bilinear2d(const yg_ir_node *node,
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
  *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+yg_boxed_impl yg__boxed_upsample_bilinear2d_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_upsample_bilinear2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
                                                  int32_t n_in,
@@ -103,6 +108,7 @@ yg_status yg__boxed_upsample_bilinear2d_backward(const yg_ir_node *node,
 
 /* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
  *   float scales_w=0.0) -> Tensor */
+yg_boxed_impl yg__boxed_upsample_bilinear2d_to; /* listed in boxed/table.c */
 yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
                                            int32_t n_in,
@@ -128,6 +134,7 @@ yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
 }
 
 /* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor */
+yg_boxed_impl yg__boxed_pixel_shuffle; /* listed in boxed/table.c */
 yg_status yg__boxed_pixel_shuffle(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -141,6 +148,7 @@ yg_status yg__boxed_pixel_shuffle(const yg_ir_node *node,
 }
 
 /* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor */
+yg_boxed_impl yg__boxed_pixel_unshuffle; /* listed in boxed/table.c */
 yg_status yg__boxed_pixel_unshuffle(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -154,6 +162,7 @@ yg_status yg__boxed_pixel_unshuffle(const yg_ir_node *node,
 }
 
 /* channel_shuffle(Tensor self, int groups) -> Tensor */
+yg_boxed_impl yg__boxed_channel_shuffle; /* listed in boxed/table.c */
 yg_status yg__boxed_channel_shuffle(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_rounding.h"
 
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
+yg_boxed_impl yg__boxed_clamp; /* listed in boxed/table.c */
 yg_status yg__boxed_clamp(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -26,6 +27,7 @@ yg_status yg__boxed_clamp(const yg_ir_node *node,
 }
 
 /* clamp_min(Tensor self, Scalar min) -> Tensor */
+yg_boxed_impl yg__boxed_clamp_min; /* listed in boxed/table.c */
 yg_status yg__boxed_clamp_min(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -39,6 +41,7 @@ yg_status yg__boxed_clamp_min(const yg_ir_node *node,
 }
 
 /* clamp_max(Tensor self, Scalar max) -> Tensor */
+yg_boxed_impl yg__boxed_clamp_max; /* listed in boxed/table.c */
 yg_status yg__boxed_clamp_max(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -52,6 +55,7 @@ yg_status yg__boxed_clamp_max(const yg_ir_node *node,
 }
 
 /* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
+yg_boxed_impl yg__boxed_clamp_opt; /* listed in boxed/table.c */
 yg_status yg__boxed_clamp_opt(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -69,6 +73,7 @@ yg_status yg__boxed_clamp_opt(const yg_ir_node *node,
 }
 
 /* floor(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_floor; /* listed in boxed/table.c */
 yg_status yg__boxed_floor(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -80,6 +85,7 @@ yg_status yg__boxed_floor(const yg_ir_node *node,
 }
 
 /* ceil(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_ceil; /* listed in boxed/table.c */
 yg_status yg__boxed_ceil(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -91,6 +97,7 @@ yg_status yg__boxed_ceil(const yg_ir_node *node,
 }
 
 /* round(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_round; /* listed in boxed/table.c */
 yg_status yg__boxed_round(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -102,6 +109,7 @@ yg_status yg__boxed_round(const yg_ir_node *node,
 }
 
 /* trunc(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_trunc; /* listed in boxed/table.c */
 yg_status yg__boxed_trunc(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_slicing.h"
 
 /* select(Tensor(a) self, int dim, int index) -> Tensor(a) */
+yg_boxed_impl yg__boxed_select; /* listed in boxed/table.c */
 yg_status yg__boxed_select(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -27,6 +28,7 @@ yg_status yg__boxed_select(const yg_ir_node *node,
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a) */
+yg_boxed_impl yg__boxed_slice; /* listed in boxed/table.c */
 yg_status yg__boxed_slice(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -46,6 +48,7 @@ yg_status yg__boxed_slice(const yg_ir_node *node,
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a) */
+yg_boxed_impl yg__boxed_narrow; /* listed in boxed/table.c */
 yg_status yg__boxed_narrow(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -63,6 +66,7 @@ yg_status yg__boxed_narrow(const yg_ir_node *node,
 }
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor */
+yg_boxed_impl yg__boxed_select_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_select_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -81,6 +85,7 @@ yg_status yg__boxed_select_backward(const yg_ir_node *node,
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor */
+yg_boxed_impl yg__boxed_slice_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_slice_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,

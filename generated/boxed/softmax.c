@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_softmax.h"
 
 /* log_softmax(Tensor self, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_log_softmax; /* listed in boxed/table.c */
 yg_status yg__boxed_log_softmax(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_log_softmax(const yg_ir_node *node,
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_log_softmax_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -37,6 +39,7 @@ yg_status yg__boxed_log_softmax_backward(const yg_ir_node *node,
 }
 
 /* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_log_softmax_jvp; /* listed in boxed/table.c */
 yg_status yg__boxed_log_softmax_jvp(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -50,6 +53,7 @@ yg_status yg__boxed_log_softmax_jvp(const yg_ir_node *node,
 }
 
 /* softmax(Tensor self, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_softmax; /* listed in boxed/table.c */
 yg_status yg__boxed_softmax(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -63,6 +67,7 @@ yg_status yg__boxed_softmax(const yg_ir_node *node,
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_softmax_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_softmax_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_statistics.h"
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_var; /* listed in boxed/table.c */
 yg_status yg__boxed_var(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -28,6 +29,7 @@ yg_status yg__boxed_var(const yg_ir_node *node,
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_std; /* listed in boxed/table.c */
 yg_status yg__boxed_std(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -46,6 +48,7 @@ yg_status yg__boxed_std(const yg_ir_node *node,
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean) */
+yg_boxed_impl yg__boxed_var_mean; /* listed in boxed/table.c */
 yg_status yg__boxed_var_mean(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -63,6 +66,7 @@ yg_status yg__boxed_var_mean(const yg_ir_node *node,
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor */
+yg_boxed_impl yg__boxed_var_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_var_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -80,6 +84,7 @@ yg_status yg__boxed_var_backward(const yg_ir_node *node,
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_norm; /* listed in boxed/table.c */
 yg_status yg__boxed_norm(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -98,6 +103,7 @@ yg_status yg__boxed_norm(const yg_ir_node *node,
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor */
+yg_boxed_impl yg__boxed_norm_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_norm_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -115,6 +121,7 @@ yg_status yg__boxed_norm_backward(const yg_ir_node *node,
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_logsumexp; /* listed in boxed/table.c */
 yg_status yg__boxed_logsumexp(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -130,6 +137,7 @@ yg_status yg__boxed_logsumexp(const yg_ir_node *node,
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor */
+yg_boxed_impl yg__boxed_logsumexp_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_logsumexp_backward(const yg_ir_node *node,
                                        yg_tensor *const *in,
                                        int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_sums.h"
 
 /* sum(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_sum; /* listed in boxed/table.c */
 yg_status yg__boxed_sum(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -22,6 +23,7 @@ yg_status yg__boxed_sum(const yg_ir_node *node,
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_sum_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_sum_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -37,6 +39,7 @@ yg_status yg__boxed_sum_dim(const yg_ir_node *node,
 }
 
 /* mean(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_mean; /* listed in boxed/table.c */
 yg_status yg__boxed_mean(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -48,6 +51,7 @@ yg_status yg__boxed_mean(const yg_ir_node *node,
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_mean_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_mean_dim(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -63,6 +67,7 @@ yg_status yg__boxed_mean_dim(const yg_ir_node *node,
 }
 
 /* prod(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_prod; /* listed in boxed/table.c */
 yg_status yg__boxed_prod(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -74,6 +79,7 @@ yg_status yg__boxed_prod(const yg_ir_node *node,
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_prod_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_prod_dim(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -89,6 +95,7 @@ yg_status yg__boxed_prod_dim(const yg_ir_node *node,
 }
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor */
+yg_boxed_impl yg__boxed_prod_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_prod_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -105,6 +112,7 @@ yg_status yg__boxed_prod_backward(const yg_ir_node *node,
 
 /* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
  *   bool keepdim) -> Tensor */
+yg_boxed_impl yg__boxed_prod_double_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_prod_double_backward(const yg_ir_node *node,
                                          yg_tensor *const *in,
                                          int32_t n_in,
@@ -120,6 +128,7 @@ yg_status yg__boxed_prod_double_backward(const yg_ir_node *node,
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
+yg_boxed_impl yg__boxed_sum_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_sum_backward(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -137,6 +146,7 @@ yg_status yg__boxed_sum_backward(const yg_ir_node *node,
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
+yg_boxed_impl yg__boxed_mean_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_mean_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -154,6 +164,7 @@ yg_status yg__boxed_mean_backward(const yg_ir_node *node,
 }
 
 /* sum_to(Tensor self, int[] size) -> Tensor */
+yg_boxed_impl yg__boxed_sum_to; /* listed in boxed/table.c */
 yg_status yg__boxed_sum_to(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_unary_math.h"
 
 /* neg(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_neg; /* listed in boxed/table.c */
 yg_status yg__boxed_neg(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -22,6 +23,7 @@ yg_status yg__boxed_neg(const yg_ir_node *node,
 }
 
 /* exp(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_exp; /* listed in boxed/table.c */
 yg_status yg__boxed_exp(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -33,6 +35,7 @@ yg_status yg__boxed_exp(const yg_ir_node *node,
 }
 
 /* log(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_log; /* listed in boxed/table.c */
 yg_status yg__boxed_log(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -44,6 +47,7 @@ yg_status yg__boxed_log(const yg_ir_node *node,
 }
 
 /* sqrt(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_sqrt; /* listed in boxed/table.c */
 yg_status yg__boxed_sqrt(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -55,6 +59,7 @@ yg_status yg__boxed_sqrt(const yg_ir_node *node,
 }
 
 /* pow(Tensor self, Scalar exponent) -> Tensor */
+yg_boxed_impl yg__boxed_pow; /* listed in boxed/table.c */
 yg_status yg__boxed_pow(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -68,6 +73,7 @@ yg_status yg__boxed_pow(const yg_ir_node *node,
 }
 
 /* abs(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_abs; /* listed in boxed/table.c */
 yg_status yg__boxed_abs(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -79,6 +85,7 @@ yg_status yg__boxed_abs(const yg_ir_node *node,
 }
 
 /* sign(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_sign; /* listed in boxed/table.c */
 yg_status yg__boxed_sign(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -90,6 +97,7 @@ yg_status yg__boxed_sign(const yg_ir_node *node,
 }
 
 /* expm1(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_expm1; /* listed in boxed/table.c */
 yg_status yg__boxed_expm1(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -101,6 +109,7 @@ yg_status yg__boxed_expm1(const yg_ir_node *node,
 }
 
 /* log1p(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_log1p; /* listed in boxed/table.c */
 yg_status yg__boxed_log1p(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -112,6 +121,7 @@ yg_status yg__boxed_log1p(const yg_ir_node *node,
 }
 
 /* log2(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_log2; /* listed in boxed/table.c */
 yg_status yg__boxed_log2(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -123,6 +133,7 @@ yg_status yg__boxed_log2(const yg_ir_node *node,
 }
 
 /* rsqrt(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_rsqrt; /* listed in boxed/table.c */
 yg_status yg__boxed_rsqrt(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -134,6 +145,7 @@ yg_status yg__boxed_rsqrt(const yg_ir_node *node,
 }
 
 /* reciprocal(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_reciprocal; /* listed in boxed/table.c */
 yg_status yg__boxed_reciprocal(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,

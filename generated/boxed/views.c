@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_views.h"
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
+yg_boxed_impl yg__boxed_transpose; /* listed in boxed/table.c */
 yg_status yg__boxed_transpose(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -26,6 +27,7 @@ yg_status yg__boxed_transpose(const yg_ir_node *node,
 }
 
 /* t(Tensor(a) self) -> Tensor(a) */
+yg_boxed_impl yg__boxed_t; /* listed in boxed/table.c */
 yg_status yg__boxed_t(const yg_ir_node *node,
                       yg_tensor *const *in,
                       int32_t n_in,
@@ -37,6 +39,7 @@ yg_status yg__boxed_t(const yg_ir_node *node,
 }
 
 /* view(Tensor(a) self, int[] size) -> Tensor(a) */
+yg_boxed_impl yg__boxed_view; /* listed in boxed/table.c */
 yg_status yg__boxed_view(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -50,6 +53,7 @@ yg_status yg__boxed_view(const yg_ir_node *node,
 }
 
 /* expand(Tensor(a) self, int[] size) -> Tensor(a) */
+yg_boxed_impl yg__boxed_expand; /* listed in boxed/table.c */
 yg_status yg__boxed_expand(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -63,6 +67,7 @@ yg_status yg__boxed_expand(const yg_ir_node *node,
 }
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
+yg_boxed_impl yg__boxed_unsqueeze; /* listed in boxed/table.c */
 yg_status yg__boxed_unsqueeze(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -76,6 +81,7 @@ yg_status yg__boxed_unsqueeze(const yg_ir_node *node,
 }
 
 /* clone(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_clone; /* listed in boxed/table.c */
 yg_status yg__boxed_clone(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -87,6 +93,7 @@ yg_status yg__boxed_clone(const yg_ir_node *node,
 }
 
 /* reshape(Tensor self, int[] shape) -> Tensor */
+yg_boxed_impl yg__boxed_reshape; /* listed in boxed/table.c */
 yg_status yg__boxed_reshape(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -100,6 +107,7 @@ yg_status yg__boxed_reshape(const yg_ir_node *node,
 }
 
 /* squeeze(Tensor(a) self) -> Tensor(a) */
+yg_boxed_impl yg__boxed_squeeze; /* listed in boxed/table.c */
 yg_status yg__boxed_squeeze(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -111,6 +119,7 @@ yg_status yg__boxed_squeeze(const yg_ir_node *node,
 }
 
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
+yg_boxed_impl yg__boxed_squeeze_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_squeeze_dim(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -124,6 +133,7 @@ yg_status yg__boxed_squeeze_dim(const yg_ir_node *node,
 }
 
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
+yg_boxed_impl yg__boxed_permute; /* listed in boxed/table.c */
 yg_status yg__boxed_permute(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -137,6 +147,7 @@ yg_status yg__boxed_permute(const yg_ir_node *node,
 }
 
 /* permute_backward(Tensor grad, int[] dims) -> Tensor */
+yg_boxed_impl yg__boxed_permute_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_permute_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -150,6 +161,7 @@ yg_status yg__boxed_permute_backward(const yg_ir_node *node,
 }
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor */
+yg_boxed_impl yg__boxed_flatten; /* listed in boxed/table.c */
 yg_status yg__boxed_flatten(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -165,6 +177,7 @@ yg_status yg__boxed_flatten(const yg_ir_node *node,
 }
 
 /* contiguous(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_contiguous; /* listed in boxed/table.c */
 yg_status yg__boxed_contiguous(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,

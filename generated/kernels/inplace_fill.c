@@ -7,6 +7,8 @@
  * CPU capability (loops/inplace_fill.c compiled for each, cpu/vec/vec.h), and a
  * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
+#include "kernels/inplace_fill.h"
+
 #include <stdint.h>
 
 #include "cpu/cpu.h"

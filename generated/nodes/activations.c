@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_activations_backward.h"
 
 /* sigmoid(Tensor self) -> Tensor */
 static yg_status sigmoid_backward_apply(yg_node *base,

@@ -14,7 +14,13 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_comparison.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_trigonometric.h"
+#include "yagrad/ops_activations.h"
+#include "yagrad/ops_activations_backward.h"
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
 static yg_status tanh_backward_backward_apply(yg_node *base,

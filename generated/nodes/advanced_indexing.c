@@ -14,7 +14,8 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_advanced_indexing.h"
 
 /* index(Tensor self, Tensor?[] indices) -> Tensor */
 static yg_status index_backward_apply(yg_node *base,

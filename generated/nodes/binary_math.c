@@ -14,7 +14,10 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_rounding.h"
+#include "yagrad/ops_math_backward.h"
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
 static yg_status maximum_backward_apply(yg_node *base,

@@ -14,7 +14,8 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_blend.h"
 
 /* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
 static yg_status lerp_backward_apply(yg_node *base,

@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_convolution.h"
 
 /* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,

@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_cumulative.h"
 
 /* cumsum(Tensor self, int dim) -> Tensor */
 static yg_status cumsum_backward_apply(yg_node *base,

@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 /* to_copy(Tensor self, ScalarType dtype) -> Tensor */
 static yg_status to_copy_backward_apply(yg_node *base,

@@ -14,7 +14,10 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_extrema.h"
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 static yg_status amax_backward_apply(yg_node *base,

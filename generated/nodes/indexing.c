@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_indexing.h"
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor */
 static yg_status index_select_backward_apply(yg_node *base,

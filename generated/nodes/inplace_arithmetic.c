@@ -14,7 +14,8 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 static yg_status sub__backward_apply(yg_node *base,

@@ -14,7 +14,10 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_activations_backward.h"
+#include "yagrad/ops_math_backward.h"
 
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!) */
 static yg_status clamp__backward_apply(yg_node *base,

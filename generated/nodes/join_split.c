@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_join_split.h"
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
 static yg_status cat_backward_apply(yg_node *base,

@@ -14,7 +14,10 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_comparison.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_layers.h"
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
 static yg_status embedding_backward_apply(yg_node *base,

@@ -14,7 +14,8 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
 static yg_status mm_backward_apply(yg_node *base,

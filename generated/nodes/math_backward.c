@@ -14,7 +14,12 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_binary_math.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_comparison.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_math_backward.h"
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
 static yg_status pow_backward_backward_apply(yg_node *base,

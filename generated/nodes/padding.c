@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_padding.h"
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
 static yg_status constant_pad_nd_backward_apply(yg_node *base,

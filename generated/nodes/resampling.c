@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_resampling.h"
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor */
 static yg_status upsample_nearest2d_backward_apply(yg_node *base,

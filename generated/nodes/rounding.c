@@ -14,7 +14,8 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_math_backward.h"
 
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
 static yg_status clamp_backward_apply(yg_node *base,

@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_slicing.h"
 
 /* select(Tensor(a) self, int dim, int index) -> Tensor(a) */
 static yg_status select_backward_apply(yg_node *base,

@@ -14,7 +14,8 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_softmax.h"
 
 /* log_softmax(Tensor self, int dim) -> Tensor */
 static yg_status log_softmax_backward_apply(yg_node *base,

@@ -14,7 +14,10 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_statistics.h"
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
 static yg_status var_backward_apply(yg_node *base,

@@ -14,7 +14,10 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_trigonometric.h"
+#include "yagrad/ops_activations_backward.h"
 
 /* tanh(Tensor self) -> Tensor */
 static yg_status tanh_backward_apply(yg_node *base,

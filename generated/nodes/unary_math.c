@@ -14,7 +14,9 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_math_backward.h"
 
 /* neg(Tensor self) -> Tensor */
 static yg_status neg_backward_apply(yg_node *base,

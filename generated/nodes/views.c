@@ -14,7 +14,8 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
 static yg_status transpose_backward_apply(yg_node *base,

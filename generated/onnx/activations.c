@@ -11,6 +11,7 @@
 
 /* sigmoid(Tensor self) -> Tensor */
 /* onnx: Sigmoid(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_sigmoid; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_sigmoid(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -23,6 +24,7 @@ yg_status yg__onnx_sym_sigmoid(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* relu(Tensor self) -> Tensor */
 /* onnx: Relu(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_relu; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_relu(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -35,6 +37,7 @@ yg_status yg__onnx_sym_relu(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* elu(Tensor self, Scalar alpha=1) -> Tensor */
 /* onnx: Elu(self, alpha=alpha) */
+yg_onnx_symbolic_fn yg__onnx_sym_elu; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_elu(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -51,6 +54,7 @@ yg_status yg__onnx_sym_elu(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
 /* onnx: LeakyRelu(self, alpha=negative_slope) */
+yg_onnx_symbolic_fn yg__onnx_sym_leaky_relu; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_leaky_relu(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double negative_slope = 0;
@@ -67,6 +71,7 @@ yg_status yg__onnx_sym_leaky_relu(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
 /* onnx: Softplus(self) where beta == 1 and threshold == 20 */
+yg_onnx_symbolic_fn yg__onnx_sym_softplus; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_softplus(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double beta = 0;
@@ -86,6 +91,7 @@ yg_status yg__onnx_sym_softplus(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
 /* onnx: Clip(self, scalar(min_val), scalar(max_val)) */
+yg_onnx_symbolic_fn yg__onnx_sym_hardtanh; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_hardtanh(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double min_val = 0;

@@ -11,6 +11,7 @@
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 /* onnx: Add(self, other) where alpha == 1 */
+yg_onnx_symbolic_fn yg__onnx_sym_add; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_add(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -28,6 +29,7 @@ yg_status yg__onnx_sym_add(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 /* onnx: Sub(self, other) where alpha == 1 */
+yg_onnx_symbolic_fn yg__onnx_sym_sub; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_sub(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -45,6 +47,7 @@ yg_status yg__onnx_sym_sub(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* mul(Tensor self, Tensor other) -> Tensor */
 /* onnx: Mul(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_mul; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_mul(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -58,6 +61,7 @@ yg_status yg__onnx_sym_mul(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* div(Tensor self, Tensor other) -> Tensor */
 /* onnx: Div(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_div; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_div(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -71,6 +75,7 @@ yg_status yg__onnx_sym_div(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: Mul(self, scalar(other)) */
+yg_onnx_symbolic_fn yg__onnx_sym_mul_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_mul_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;
@@ -87,6 +92,7 @@ yg_status yg__onnx_sym_mul_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: Div(self, scalar(other)) */
+yg_onnx_symbolic_fn yg__onnx_sym_div_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_div_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;
@@ -103,6 +109,7 @@ yg_status yg__onnx_sym_div_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 /* onnx: Add(self, scalar(other)) where alpha == 1 */
+yg_onnx_symbolic_fn yg__onnx_sym_add_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_add_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;
@@ -122,6 +129,7 @@ yg_status yg__onnx_sym_add_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 /* onnx: Sub(self, scalar(other)) where alpha == 1 */
+yg_onnx_symbolic_fn yg__onnx_sym_sub_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_sub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;
@@ -141,6 +149,7 @@ yg_status yg__onnx_sym_sub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
 /* onnx: Sub(scalar(other, self), self) where alpha == 1 */
+yg_onnx_symbolic_fn yg__onnx_sym_rsub_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_rsub_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;

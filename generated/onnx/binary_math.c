@@ -11,6 +11,7 @@
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
 /* onnx: Max(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_maximum; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_maximum(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -24,6 +25,7 @@ yg_status yg__onnx_sym_maximum(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* minimum(Tensor self, Tensor other) -> Tensor */
 /* onnx: Min(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_minimum; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_minimum(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -37,6 +39,7 @@ yg_status yg__onnx_sym_minimum(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
 /* onnx: Pow(self, exponent) */
+yg_onnx_symbolic_fn yg__onnx_sym_pow_tensor; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_pow_tensor(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;

@@ -11,6 +11,7 @@
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
 /* onnx: Where(condition, self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_where; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_where(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -25,6 +26,7 @@ yg_status yg__onnx_sym_where(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
 /* onnx: Where(condition, self, scalar(other, self)) */
+yg_onnx_symbolic_fn yg__onnx_sym_where_scalarother; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_where_scalarother(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;
@@ -42,6 +44,7 @@ yg_status yg__onnx_sym_where_scalarother(yg_onnx_ctx *cx, const yg_ir_node *node
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
 /* onnx: Where(condition, scalar(self, other), other) */
+yg_onnx_symbolic_fn yg__onnx_sym_where_scalarself; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_where_scalarself(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double self = 0;
@@ -59,6 +62,7 @@ yg_status yg__onnx_sym_where_scalarself(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
 /* onnx: Where(mask, scalar(value, self), self) */
+yg_onnx_symbolic_fn yg__onnx_sym_masked_fill; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_masked_fill(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double value = 0;

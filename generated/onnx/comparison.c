@@ -11,6 +11,7 @@
 
 /* eq(Tensor self, Tensor other) -> Tensor */
 /* onnx: Equal(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_eq; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_eq(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -23,6 +24,7 @@ yg_status yg__onnx_sym_eq(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* lt(Tensor self, Tensor other) -> Tensor */
 /* onnx: Less(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_lt; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_lt(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -35,6 +37,7 @@ yg_status yg__onnx_sym_lt(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* le(Tensor self, Tensor other) -> Tensor */
 /* onnx: LessOrEqual(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_le; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_le(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -47,6 +50,7 @@ yg_status yg__onnx_sym_le(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* gt(Tensor self, Tensor other) -> Tensor */
 /* onnx: Greater(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_gt; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_gt(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -59,6 +63,7 @@ yg_status yg__onnx_sym_gt(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* ge(Tensor self, Tensor other) -> Tensor */
 /* onnx: GreaterOrEqual(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_ge; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_ge(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -71,6 +76,7 @@ yg_status yg__onnx_sym_ge(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: Equal(self, scalar(other)) */
+yg_onnx_symbolic_fn yg__onnx_sym_eq_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_eq_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;
@@ -86,6 +92,7 @@ yg_status yg__onnx_sym_eq_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: Less(self, scalar(other)) */
+yg_onnx_symbolic_fn yg__onnx_sym_lt_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_lt_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;
@@ -101,6 +108,7 @@ yg_status yg__onnx_sym_lt_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* le.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: LessOrEqual(self, scalar(other)) */
+yg_onnx_symbolic_fn yg__onnx_sym_le_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_le_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;
@@ -116,6 +124,7 @@ yg_status yg__onnx_sym_le_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: Greater(self, scalar(other)) */
+yg_onnx_symbolic_fn yg__onnx_sym_gt_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_gt_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;
@@ -131,6 +140,7 @@ yg_status yg__onnx_sym_gt_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: GreaterOrEqual(self, scalar(other)) */
+yg_onnx_symbolic_fn yg__onnx_sym_ge_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_ge_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;
@@ -146,6 +156,7 @@ yg_status yg__onnx_sym_ge_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* logical_and(Tensor self, Tensor other) -> Tensor */
 /* onnx: And(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_logical_and; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_logical_and(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -158,6 +169,7 @@ yg_status yg__onnx_sym_logical_and(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* logical_or(Tensor self, Tensor other) -> Tensor */
 /* onnx: Or(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_logical_or; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_logical_or(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -170,6 +182,7 @@ yg_status yg__onnx_sym_logical_or(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* logical_xor(Tensor self, Tensor other) -> Tensor */
 /* onnx: Xor(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_logical_xor; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_logical_xor(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -182,6 +195,7 @@ yg_status yg__onnx_sym_logical_xor(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* logical_not(Tensor self) -> Tensor */
 /* onnx: Not(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_logical_not; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_logical_not(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;

@@ -11,6 +11,7 @@
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 /* onnx: ReduceMax(self, axes=dim, keepdims=keepdim) */
+yg_onnx_symbolic_fn yg__onnx_sym_amax; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_amax(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -30,6 +31,7 @@ yg_status yg__onnx_sym_amax(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
 /* onnx: ReduceMin(self, axes=dim, keepdims=keepdim) */
+yg_onnx_symbolic_fn yg__onnx_sym_amin; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_amin(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -49,6 +51,7 @@ yg_status yg__onnx_sym_amin(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* max(Tensor self) -> Tensor */
 /* onnx: ReduceMax(self, keepdims=0) */
+yg_onnx_symbolic_fn yg__onnx_sym_max; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_max(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -62,6 +65,7 @@ yg_status yg__onnx_sym_max(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* min(Tensor self) -> Tensor */
 /* onnx: ReduceMin(self, keepdims=0) */
+yg_onnx_symbolic_fn yg__onnx_sym_min; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_min(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -75,6 +79,7 @@ yg_status yg__onnx_sym_min(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
 /* onnx: ArgMax(self, axis=dim, keepdims=keepdim) */
+yg_onnx_symbolic_fn yg__onnx_sym_argmax_dim; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_argmax_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -93,6 +98,7 @@ yg_status yg__onnx_sym_argmax_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
 /* onnx: ArgMin(self, axis=dim, keepdims=keepdim) */
+yg_onnx_symbolic_fn yg__onnx_sym_argmin_dim; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_argmin_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t dim = 0;

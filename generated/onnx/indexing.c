@@ -11,6 +11,7 @@
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor */
 /* onnx: Gather(self, index, axis=dim) */
+yg_onnx_symbolic_fn yg__onnx_sym_index_select; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_index_select(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -28,6 +29,7 @@ yg_status yg__onnx_sym_index_select(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* gather(Tensor self, int dim, Tensor index) -> Tensor */
 /* onnx: GatherElements(self, index, axis=dim) */
+yg_onnx_symbolic_fn yg__onnx_sym_gather; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_gather(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t dim = 0;

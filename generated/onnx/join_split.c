@@ -11,6 +11,7 @@
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
 /* onnx: Concat(tensors, axis=dim) */
+yg_onnx_symbolic_fn yg__onnx_sym_cat; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_cat(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t dim = 0;

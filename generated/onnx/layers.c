@@ -11,6 +11,7 @@
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
 /* onnx: Gather(weight, indices, ignore(padding_idx)) */
+yg_onnx_symbolic_fn yg__onnx_sym_embedding; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_embedding(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t padding_idx = 0;

@@ -11,6 +11,7 @@
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
 /* onnx: MatMul(self, mat2) */
+yg_onnx_symbolic_fn yg__onnx_sym_mm; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_mm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -24,6 +25,7 @@ yg_status yg__onnx_sym_mm(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
 /* onnx: MatMul(self, mat2) */
+yg_onnx_symbolic_fn yg__onnx_sym_bmm; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_bmm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -37,6 +39,7 @@ yg_status yg__onnx_sym_bmm(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* matmul(Tensor self, Tensor other) -> Tensor */
 /* onnx: MatMul(self, other) */
+yg_onnx_symbolic_fn yg__onnx_sym_matmul; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_matmul(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -50,6 +53,7 @@ yg_status yg__onnx_sym_matmul(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* dot(Tensor self, Tensor tensor) -> Tensor */
 /* onnx: MatMul(self, tensor) */
+yg_onnx_symbolic_fn yg__onnx_sym_dot; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_dot(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -63,6 +67,7 @@ yg_status yg__onnx_sym_dot(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* mv(Tensor self, Tensor vec) -> Tensor */
 /* onnx: MatMul(self, vec) */
+yg_onnx_symbolic_fn yg__onnx_sym_mv; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_mv(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -76,6 +81,7 @@ yg_status yg__onnx_sym_mv(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 /* onnx: Gemm(mat1, mat2, self, alpha=alpha, beta=beta) */
+yg_onnx_symbolic_fn yg__onnx_sym_addmm; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_addmm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double beta = 0;

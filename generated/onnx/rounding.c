@@ -11,6 +11,7 @@
 
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
 /* onnx: Clip(self, scalar(min), scalar(max)) */
+yg_onnx_symbolic_fn yg__onnx_sym_clamp; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_clamp(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double min = 0;
@@ -30,6 +31,7 @@ yg_status yg__onnx_sym_clamp(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* clamp_min(Tensor self, Scalar min) -> Tensor */
 /* onnx: Max(self, scalar(min)) */
+yg_onnx_symbolic_fn yg__onnx_sym_clamp_min; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_clamp_min(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double min = 0;
@@ -46,6 +48,7 @@ yg_status yg__onnx_sym_clamp_min(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* clamp_max(Tensor self, Scalar max) -> Tensor */
 /* onnx: Min(self, scalar(max)) */
+yg_onnx_symbolic_fn yg__onnx_sym_clamp_max; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_clamp_max(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double max = 0;
@@ -62,6 +65,7 @@ yg_status yg__onnx_sym_clamp_max(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* floor(Tensor self) -> Tensor */
 /* onnx: Floor(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_floor; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_floor(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -74,6 +78,7 @@ yg_status yg__onnx_sym_floor(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* ceil(Tensor self) -> Tensor */
 /* onnx: Ceil(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_ceil; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_ceil(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -86,6 +91,7 @@ yg_status yg__onnx_sym_ceil(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* round(Tensor self) -> Tensor */
 /* onnx: Round(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_round; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_round(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;

@@ -11,6 +11,7 @@
 
 /* log_softmax(Tensor self, int dim) -> Tensor */
 /* onnx: LogSoftmax(self, axis=dim) */
+yg_onnx_symbolic_fn yg__onnx_sym_log_softmax; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_log_softmax(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -27,6 +28,7 @@ yg_status yg__onnx_sym_log_softmax(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* softmax(Tensor self, int dim) -> Tensor */
 /* onnx: Softmax(self, axis=dim) */
+yg_onnx_symbolic_fn yg__onnx_sym_softmax; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_softmax(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t dim = 0;

@@ -11,6 +11,7 @@
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 /* onnx: ReduceLogSumExp(self, axes=dim, keepdims=keepdim) */
+yg_onnx_symbolic_fn yg__onnx_sym_logsumexp; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_logsumexp(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};

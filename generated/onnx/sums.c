@@ -11,6 +11,7 @@
 
 /* sum(Tensor self) -> Tensor */
 /* onnx: ReduceSum(self, keepdims=0) */
+yg_onnx_symbolic_fn yg__onnx_sym_sum; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_sum(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -24,6 +25,7 @@ yg_status yg__onnx_sym_sum(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 /* onnx: ReduceSum(self, ints(dim), keepdims=keepdim) */
+yg_onnx_symbolic_fn yg__onnx_sym_sum_dim; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -43,6 +45,7 @@ yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* mean(Tensor self) -> Tensor */
 /* onnx: ReduceMean(self, keepdims=0) */
+yg_onnx_symbolic_fn yg__onnx_sym_mean; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_mean(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -56,6 +59,7 @@ yg_status yg__onnx_sym_mean(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 /* onnx: ReduceMean(self, axes=dim, keepdims=keepdim) */
+yg_onnx_symbolic_fn yg__onnx_sym_mean_dim; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_mean_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -75,6 +79,7 @@ yg_status yg__onnx_sym_mean_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* prod(Tensor self) -> Tensor */
 /* onnx: ReduceProd(self, keepdims=0) */
+yg_onnx_symbolic_fn yg__onnx_sym_prod; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_prod(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -88,6 +93,7 @@ yg_status yg__onnx_sym_prod(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 /* onnx: ReduceProd(self, axes=dim, keepdims=keepdim) */
+yg_onnx_symbolic_fn yg__onnx_sym_prod_dim; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_prod_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};

@@ -11,6 +11,7 @@
 
 /* tanh(Tensor self) -> Tensor */
 /* onnx: Tanh(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_tanh; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_tanh(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -23,6 +24,7 @@ yg_status yg__onnx_sym_tanh(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* sin(Tensor self) -> Tensor */
 /* onnx: Sin(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_sin; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_sin(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -35,6 +37,7 @@ yg_status yg__onnx_sym_sin(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* cos(Tensor self) -> Tensor */
 /* onnx: Cos(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_cos; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_cos(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -47,6 +50,7 @@ yg_status yg__onnx_sym_cos(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* tan(Tensor self) -> Tensor */
 /* onnx: Tan(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_tan; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_tan(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -59,6 +63,7 @@ yg_status yg__onnx_sym_tan(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* erf(Tensor self) -> Tensor */
 /* onnx: Erf(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_erf; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_erf(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;

@@ -11,6 +11,7 @@
 
 /* neg(Tensor self) -> Tensor */
 /* onnx: Neg(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_neg; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_neg(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -23,6 +24,7 @@ yg_status yg__onnx_sym_neg(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* exp(Tensor self) -> Tensor */
 /* onnx: Exp(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_exp; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_exp(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -35,6 +37,7 @@ yg_status yg__onnx_sym_exp(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* log(Tensor self) -> Tensor */
 /* onnx: Log(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_log; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_log(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -47,6 +50,7 @@ yg_status yg__onnx_sym_log(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* sqrt(Tensor self) -> Tensor */
 /* onnx: Sqrt(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_sqrt; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_sqrt(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -59,6 +63,7 @@ yg_status yg__onnx_sym_sqrt(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* pow(Tensor self, Scalar exponent) -> Tensor */
 /* onnx: Pow(self, scalar(exponent)) */
+yg_onnx_symbolic_fn yg__onnx_sym_pow; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_pow(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double exponent = 0;
@@ -75,6 +80,7 @@ yg_status yg__onnx_sym_pow(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* abs(Tensor self) -> Tensor */
 /* onnx: Abs(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_abs; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_abs(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -87,6 +93,7 @@ yg_status yg__onnx_sym_abs(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* sign(Tensor self) -> Tensor */
 /* onnx: Sign(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_sign; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_sign(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -99,6 +106,7 @@ yg_status yg__onnx_sym_sign(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* reciprocal(Tensor self) -> Tensor */
 /* onnx: Reciprocal(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_reciprocal; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_reciprocal(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;

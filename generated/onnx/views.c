@@ -11,6 +11,7 @@
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
 /* onnx: Unsqueeze(self, ints(dim)) */
+yg_onnx_symbolic_fn yg__onnx_sym_unsqueeze; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_unsqueeze(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -27,6 +28,7 @@ yg_status yg__onnx_sym_unsqueeze(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* clone(Tensor self) -> Tensor */
 /* onnx: Identity(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_clone; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_clone(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -39,6 +41,7 @@ yg_status yg__onnx_sym_clone(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* squeeze(Tensor(a) self) -> Tensor(a) */
 /* onnx: Squeeze(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_squeeze; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_squeeze(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -51,6 +54,7 @@ yg_status yg__onnx_sym_squeeze(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
 /* onnx: Squeeze(self, ints(dim)) */
+yg_onnx_symbolic_fn yg__onnx_sym_squeeze_dim; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_squeeze_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -67,6 +71,7 @@ yg_status yg__onnx_sym_squeeze_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* contiguous(Tensor self) -> Tensor */
 /* onnx: Identity(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_contiguous; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_contiguous(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;

@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* sigmoid(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_sigmoid; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sigmoid(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -26,6 +27,7 @@ yg_status yg__symbolic_sigmoid(yg_sym *s, const yg_ir_node *node)
 }
 
 /* relu(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_relu; /* listed in symbolic/table.c */
 yg_status yg__symbolic_relu(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -43,6 +45,7 @@ yg_status yg__symbolic_relu(yg_sym *s, const yg_ir_node *node)
 }
 
 /* gelu(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_gelu; /* listed in symbolic/table.c */
 yg_status yg__symbolic_gelu(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -60,6 +63,7 @@ yg_status yg__symbolic_gelu(yg_sym *s, const yg_ir_node *node)
 }
 
 /* gelu_tanh(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_gelu_tanh; /* listed in symbolic/table.c */
 yg_status yg__symbolic_gelu_tanh(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -77,6 +81,7 @@ yg_status yg__symbolic_gelu_tanh(yg_sym *s, const yg_ir_node *node)
 }
 
 /* silu(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_silu; /* listed in symbolic/table.c */
 yg_status yg__symbolic_silu(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -94,6 +99,7 @@ yg_status yg__symbolic_silu(yg_sym *s, const yg_ir_node *node)
 }
 
 /* elu(Tensor self, Scalar alpha=1) -> Tensor */
+yg_symbolic_impl yg__symbolic_elu; /* listed in symbolic/table.c */
 yg_status yg__symbolic_elu(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -113,6 +119,7 @@ yg_status yg__symbolic_elu(yg_sym *s, const yg_ir_node *node)
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+yg_symbolic_impl yg__symbolic_leaky_relu; /* listed in symbolic/table.c */
 yg_status yg__symbolic_leaky_relu(yg_sym *s, const yg_ir_node *node)
 {
     double negative_slope = 0;
@@ -132,6 +139,7 @@ yg_status yg__symbolic_leaky_relu(yg_sym *s, const yg_ir_node *node)
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+yg_symbolic_impl yg__symbolic_softplus; /* listed in symbolic/table.c */
 yg_status yg__symbolic_softplus(yg_sym *s, const yg_ir_node *node)
 {
     double beta = 0;
@@ -154,6 +162,7 @@ yg_status yg__symbolic_softplus(yg_sym *s, const yg_ir_node *node)
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+yg_symbolic_impl yg__symbolic_hardtanh; /* listed in symbolic/table.c */
 yg_status yg__symbolic_hardtanh(yg_sym *s, const yg_ir_node *node)
 {
     double min_val = 0;

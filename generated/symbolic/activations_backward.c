@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
+yg_symbolic_impl yg__symbolic_tanh_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_tanh_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -42,6 +43,7 @@ yg_status yg__symbolic_tanh_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
+yg_symbolic_impl yg__symbolic_sigmoid_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sigmoid_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -84,6 +86,7 @@ yg_status yg__symbolic_sigmoid_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
+yg_symbolic_impl yg__symbolic_relu_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_relu_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -101,6 +104,7 @@ yg_status yg__symbolic_relu_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_gelu_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_gelu_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -158,6 +162,7 @@ yg_status yg__symbolic_gelu_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_gelu_tanh_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_gelu_tanh_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -295,6 +300,7 @@ yg_status yg__symbolic_gelu_tanh_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_silu_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_silu_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -348,6 +354,7 @@ yg_status yg__symbolic_silu_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
+yg_symbolic_impl yg__symbolic_elu_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_elu_backward(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -393,6 +400,7 @@ yg_status yg__symbolic_elu_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
+yg_symbolic_impl yg__symbolic_leaky_relu_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_leaky_relu_backward(yg_sym *s, const yg_ir_node *node)
 {
     double negative_slope = 0;
@@ -412,6 +420,7 @@ yg_status yg__symbolic_leaky_relu_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+yg_symbolic_impl yg__symbolic_softplus_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_softplus_backward(yg_sym *s, const yg_ir_node *node)
 {
     double beta = 0;
@@ -470,6 +479,7 @@ yg_status yg__symbolic_softplus_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+yg_symbolic_impl yg__symbolic_hardtanh_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_hardtanh_backward(yg_sym *s, const yg_ir_node *node)
 {
     double min_val = 0;

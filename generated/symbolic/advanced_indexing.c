@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* index(Tensor self, Tensor?[] indices) -> Tensor */
+yg_symbolic_impl yg__symbolic_index; /* listed in symbolic/table.c */
 yg_status yg__symbolic_index(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -27,6 +28,7 @@ yg_status yg__symbolic_index(yg_sym *s, const yg_ir_node *node)
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_index_put; /* listed in symbolic/table.c */
 yg_status yg__symbolic_index_put(yg_sym *s, const yg_ir_node *node)
 {
     bool accumulate = false;

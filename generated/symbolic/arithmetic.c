@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+yg_symbolic_impl yg__symbolic_add; /* listed in symbolic/table.c */
 yg_status yg__symbolic_add(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -31,6 +32,7 @@ yg_status yg__symbolic_add(yg_sym *s, const yg_ir_node *node)
 }
 
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+yg_symbolic_impl yg__symbolic_sub; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sub(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -53,6 +55,7 @@ yg_status yg__symbolic_sub(yg_sym *s, const yg_ir_node *node)
 }
 
 /* mul(Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_mul; /* listed in symbolic/table.c */
 yg_status yg__symbolic_mul(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -78,6 +81,7 @@ yg_status yg__symbolic_mul(yg_sym *s, const yg_ir_node *node)
 }
 
 /* div(Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_div; /* listed in symbolic/table.c */
 yg_status yg__symbolic_div(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -110,6 +114,7 @@ yg_status yg__symbolic_div(yg_sym *s, const yg_ir_node *node)
 }
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_symbolic_impl yg__symbolic_mul_scalar; /* listed in symbolic/table.c */
 yg_status yg__symbolic_mul_scalar(yg_sym *s, const yg_ir_node *node)
 {
     double other = 0;
@@ -128,6 +133,7 @@ yg_status yg__symbolic_mul_scalar(yg_sym *s, const yg_ir_node *node)
 }
 
 /* div.trunc(Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_div_trunc; /* listed in symbolic/table.c */
 yg_status yg__symbolic_div_trunc(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -153,6 +159,7 @@ yg_status yg__symbolic_div_trunc(yg_sym *s, const yg_ir_node *node)
 }
 
 /* div.floor(Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_div_floor; /* listed in symbolic/table.c */
 yg_status yg__symbolic_div_floor(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -178,6 +185,7 @@ yg_status yg__symbolic_div_floor(yg_sym *s, const yg_ir_node *node)
 }
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_symbolic_impl yg__symbolic_div_scalar; /* listed in symbolic/table.c */
 yg_status yg__symbolic_div_scalar(yg_sym *s, const yg_ir_node *node)
 {
     double other = 0;
@@ -196,6 +204,7 @@ yg_status yg__symbolic_div_scalar(yg_sym *s, const yg_ir_node *node)
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+yg_symbolic_impl yg__symbolic_add_scalar; /* listed in symbolic/table.c */
 yg_status yg__symbolic_add_scalar(yg_sym *s, const yg_ir_node *node)
 {
     (void)node;
@@ -207,6 +216,7 @@ yg_status yg__symbolic_add_scalar(yg_sym *s, const yg_ir_node *node)
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+yg_symbolic_impl yg__symbolic_sub_scalar; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sub_scalar(yg_sym *s, const yg_ir_node *node)
 {
     (void)node;
@@ -218,6 +228,7 @@ yg_status yg__symbolic_sub_scalar(yg_sym *s, const yg_ir_node *node)
 }
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+yg_symbolic_impl yg__symbolic_rsub_scalar; /* listed in symbolic/table.c */
 yg_status yg__symbolic_rsub_scalar(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;

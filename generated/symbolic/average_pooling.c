@@ -10,6 +10,7 @@
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
+yg_symbolic_impl yg__symbolic_avg_pool2d; /* listed in symbolic/table.c */
 yg_status yg__symbolic_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -43,6 +44,7 @@ yg_status yg__symbolic_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
+yg_symbolic_impl yg__symbolic_avg_pool2d_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -73,6 +75,7 @@ yg_status yg__symbolic_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
+yg_symbolic_impl yg__symbolic_adaptive_avg_pool2d; /* listed in symbolic/table.c */
 yg_status yg__symbolic_adaptive_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -90,6 +93,7 @@ yg_status yg__symbolic_adaptive_avg_pool2d(yg_sym *s, const yg_ir_node *node)
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+yg_symbolic_impl yg__symbolic_adaptive_avg_pool2d_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_adaptive_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -108,6 +112,7 @@ yg_status yg__symbolic_adaptive_avg_pool2d_backward(yg_sym *s, const yg_ir_node 
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
+yg_symbolic_impl yg__symbolic_avg_pool3d; /* listed in symbolic/table.c */
 yg_status yg__symbolic_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -144,6 +149,7 @@ yg_status yg__symbolic_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
+yg_symbolic_impl yg__symbolic_avg_pool3d_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};
@@ -177,6 +183,7 @@ yg_status yg__symbolic_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
+yg_symbolic_impl yg__symbolic_adaptive_avg_pool3d; /* listed in symbolic/table.c */
 yg_status yg__symbolic_adaptive_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -194,6 +201,7 @@ yg_status yg__symbolic_adaptive_avg_pool3d(yg_sym *s, const yg_ir_node *node)
 }
 
 /* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+yg_symbolic_impl yg__symbolic_adaptive_avg_pool3d_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_adaptive_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

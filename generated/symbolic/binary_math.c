@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_maximum; /* listed in symbolic/table.c */
 yg_status yg__symbolic_maximum(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -36,6 +37,7 @@ yg_status yg__symbolic_maximum(yg_sym *s, const yg_ir_node *node)
 }
 
 /* minimum(Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_minimum; /* listed in symbolic/table.c */
 yg_status yg__symbolic_minimum(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -63,6 +65,7 @@ yg_status yg__symbolic_minimum(yg_sym *s, const yg_ir_node *node)
 }
 
 /* atan2(Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_atan2; /* listed in symbolic/table.c */
 yg_status yg__symbolic_atan2(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -82,6 +85,7 @@ yg_status yg__symbolic_atan2(yg_sym *s, const yg_ir_node *node)
 }
 
 /* remainder(Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_remainder; /* listed in symbolic/table.c */
 yg_status yg__symbolic_remainder(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -113,6 +117,7 @@ yg_status yg__symbolic_remainder(yg_sym *s, const yg_ir_node *node)
 }
 
 /* remainder.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_symbolic_impl yg__symbolic_remainder_scalar; /* listed in symbolic/table.c */
 yg_status yg__symbolic_remainder_scalar(yg_sym *s, const yg_ir_node *node)
 {
     (void)node;
@@ -124,6 +129,7 @@ yg_status yg__symbolic_remainder_scalar(yg_sym *s, const yg_ir_node *node)
 }
 
 /* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
+yg_symbolic_impl yg__symbolic_pow_tensor; /* listed in symbolic/table.c */
 yg_status yg__symbolic_pow_tensor(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

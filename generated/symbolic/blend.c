@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
+yg_symbolic_impl yg__symbolic_lerp; /* listed in symbolic/table.c */
 yg_status yg__symbolic_lerp(yg_sym *s, const yg_ir_node *node)
 {
     double weight = 0;
@@ -35,6 +36,7 @@ yg_status yg__symbolic_lerp(yg_sym *s, const yg_ir_node *node)
 }
 
 /* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
+yg_symbolic_impl yg__symbolic_lerp_tensor; /* listed in symbolic/table.c */
 yg_status yg__symbolic_lerp_tensor(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -78,6 +80,7 @@ yg_status yg__symbolic_lerp_tensor(yg_sym *s, const yg_ir_node *node)
 }
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+yg_symbolic_impl yg__symbolic_addcmul; /* listed in symbolic/table.c */
 yg_status yg__symbolic_addcmul(yg_sym *s, const yg_ir_node *node)
 {
     double value = 0;
@@ -116,6 +119,7 @@ yg_status yg__symbolic_addcmul(yg_sym *s, const yg_ir_node *node)
 }
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+yg_symbolic_impl yg__symbolic_addcdiv; /* listed in symbolic/table.c */
 yg_status yg__symbolic_addcdiv(yg_sym *s, const yg_ir_node *node)
 {
     double value = 0;
@@ -162,6 +166,7 @@ yg_status yg__symbolic_addcdiv(yg_sym *s, const yg_ir_node *node)
 }
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_where; /* listed in symbolic/table.c */
 yg_status yg__symbolic_where(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -189,6 +194,7 @@ yg_status yg__symbolic_where(yg_sym *s, const yg_ir_node *node)
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
+yg_symbolic_impl yg__symbolic_where_scalarother; /* listed in symbolic/table.c */
 yg_status yg__symbolic_where_scalarother(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -207,6 +213,7 @@ yg_status yg__symbolic_where_scalarother(yg_sym *s, const yg_ir_node *node)
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_where_scalarself; /* listed in symbolic/table.c */
 yg_status yg__symbolic_where_scalarself(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -225,6 +232,7 @@ yg_status yg__symbolic_where_scalarself(yg_sym *s, const yg_ir_node *node)
 }
 
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
+yg_symbolic_impl yg__symbolic_masked_fill; /* listed in symbolic/table.c */
 yg_status yg__symbolic_masked_fill(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -11,6 +11,7 @@
 /* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
  *   bool deterministic, bool allow_backend_choice) -> Tensor */
+yg_symbolic_impl yg__symbolic_convolution_dispatch; /* listed in symbolic/table.c */
 yg_status yg__symbolic_convolution_dispatch(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints stride = {0};

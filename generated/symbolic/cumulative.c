@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* cumsum(Tensor self, int dim) -> Tensor */
+yg_symbolic_impl yg__symbolic_cumsum; /* listed in symbolic/table.c */
 yg_status yg__symbolic_cumsum(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -27,6 +28,7 @@ yg_status yg__symbolic_cumsum(yg_sym *s, const yg_ir_node *node)
 }
 
 /* cumprod(Tensor self, int dim) -> Tensor */
+yg_symbolic_impl yg__symbolic_cumprod; /* listed in symbolic/table.c */
 yg_status yg__symbolic_cumprod(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -46,6 +48,7 @@ yg_status yg__symbolic_cumprod(yg_sym *s, const yg_ir_node *node)
 }
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+yg_symbolic_impl yg__symbolic_cumprod_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_cumprod_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* to_copy(Tensor self, ScalarType dtype) -> Tensor */
+yg_symbolic_impl yg__symbolic_to_copy; /* listed in symbolic/table.c */
 yg_status yg__symbolic_to_copy(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_amax; /* listed in symbolic/table.c */
 yg_status yg__symbolic_amax(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -32,6 +33,7 @@ yg_status yg__symbolic_amax(yg_sym *s, const yg_ir_node *node)
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_amin; /* listed in symbolic/table.c */
 yg_status yg__symbolic_amin(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -55,6 +57,7 @@ yg_status yg__symbolic_amin(yg_sym *s, const yg_ir_node *node)
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+yg_symbolic_impl yg__symbolic_max_dim; /* listed in symbolic/table.c */
 yg_status yg__symbolic_max_dim(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -78,6 +81,7 @@ yg_status yg__symbolic_max_dim(yg_sym *s, const yg_ir_node *node)
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+yg_symbolic_impl yg__symbolic_min_dim; /* listed in symbolic/table.c */
 yg_status yg__symbolic_min_dim(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -102,6 +106,7 @@ yg_status yg__symbolic_min_dim(yg_sym *s, const yg_ir_node *node)
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
  *   bool keepdim) -> Tensor */
+yg_symbolic_impl yg__symbolic_minmax_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_minmax_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};

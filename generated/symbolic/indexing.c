@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+yg_symbolic_impl yg__symbolic_index_select; /* listed in symbolic/table.c */
 yg_status yg__symbolic_index_select(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -29,6 +30,7 @@ yg_status yg__symbolic_index_select(yg_sym *s, const yg_ir_node *node)
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
+yg_symbolic_impl yg__symbolic_index_select_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_index_select_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -48,6 +50,7 @@ yg_status yg__symbolic_index_select_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* gather(Tensor self, int dim, Tensor index) -> Tensor */
+yg_symbolic_impl yg__symbolic_gather; /* listed in symbolic/table.c */
 yg_status yg__symbolic_gather(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -68,6 +71,7 @@ yg_status yg__symbolic_gather(yg_sym *s, const yg_ir_node *node)
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
+yg_symbolic_impl yg__symbolic_gather_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_gather_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -87,6 +91,7 @@ yg_status yg__symbolic_gather_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+yg_symbolic_impl yg__symbolic_scatter; /* listed in symbolic/table.c */
 yg_status yg__symbolic_scatter(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -117,6 +122,7 @@ yg_status yg__symbolic_scatter(yg_sym *s, const yg_ir_node *node)
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+yg_symbolic_impl yg__symbolic_scatter_value; /* listed in symbolic/table.c */
 yg_status yg__symbolic_scatter_value(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -137,6 +143,7 @@ yg_status yg__symbolic_scatter_value(yg_sym *s, const yg_ir_node *node)
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+yg_symbolic_impl yg__symbolic_scatter_add; /* listed in symbolic/table.c */
 yg_status yg__symbolic_scatter_add(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -161,6 +168,7 @@ yg_status yg__symbolic_scatter_add(yg_sym *s, const yg_ir_node *node)
 }
 
 /* tril(Tensor self, int diagonal=0) -> Tensor */
+yg_symbolic_impl yg__symbolic_tril; /* listed in symbolic/table.c */
 yg_status yg__symbolic_tril(yg_sym *s, const yg_ir_node *node)
 {
     int64_t diagonal = 0;
@@ -179,6 +187,7 @@ yg_status yg__symbolic_tril(yg_sym *s, const yg_ir_node *node)
 }
 
 /* triu(Tensor self, int diagonal=0) -> Tensor */
+yg_symbolic_impl yg__symbolic_triu; /* listed in symbolic/table.c */
 yg_status yg__symbolic_triu(yg_sym *s, const yg_ir_node *node)
 {
     int64_t diagonal = 0;

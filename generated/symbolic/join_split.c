@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
+yg_symbolic_impl yg__symbolic_cat; /* listed in symbolic/table.c */
 yg_status yg__symbolic_cat(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -27,6 +28,7 @@ yg_status yg__symbolic_cat(yg_sym *s, const yg_ir_node *node)
 }
 
 /* flip(Tensor self, int[] dims) -> Tensor */
+yg_symbolic_impl yg__symbolic_flip; /* listed in symbolic/table.c */
 yg_status yg__symbolic_flip(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dims = {0};
@@ -45,6 +47,7 @@ yg_status yg__symbolic_flip(yg_sym *s, const yg_ir_node *node)
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+yg_symbolic_impl yg__symbolic_split; /* listed in symbolic/table.c */
 yg_status yg__symbolic_split(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -63,6 +66,7 @@ yg_status yg__symbolic_split(yg_sym *s, const yg_ir_node *node)
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
+yg_symbolic_impl yg__symbolic_split_with_sizes; /* listed in symbolic/table.c */
 yg_status yg__symbolic_split_with_sizes(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -81,6 +85,7 @@ yg_status yg__symbolic_split_with_sizes(yg_sym *s, const yg_ir_node *node)
 }
 
 /* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
+yg_symbolic_impl yg__symbolic_chunk; /* listed in symbolic/table.c */
 yg_status yg__symbolic_chunk(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -99,6 +104,7 @@ yg_status yg__symbolic_chunk(yg_sym *s, const yg_ir_node *node)
 }
 
 /* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
+yg_symbolic_impl yg__symbolic_unbind; /* listed in symbolic/table.c */
 yg_status yg__symbolic_unbind(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

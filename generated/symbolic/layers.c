@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
+yg_symbolic_impl yg__symbolic_embedding; /* listed in symbolic/table.c */
 yg_status yg__symbolic_embedding(yg_sym *s, const yg_ir_node *node)
 {
     int64_t padding_idx = 0;
@@ -30,6 +31,7 @@ yg_status yg__symbolic_embedding(yg_sym *s, const yg_ir_node *node)
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
  *   int padding_idx) -> Tensor */
+yg_symbolic_impl yg__symbolic_embedding_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_embedding_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t padding_idx = 0;
@@ -62,6 +64,7 @@ yg_status yg__symbolic_embedding_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy) */
+yg_symbolic_impl yg__symbolic_lstm_cell_gates; /* listed in symbolic/table.c */
 yg_status yg__symbolic_lstm_cell_gates(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

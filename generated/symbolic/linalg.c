@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
+yg_symbolic_impl yg__symbolic_mm; /* listed in symbolic/table.c */
 yg_status yg__symbolic_mm(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -36,6 +37,7 @@ yg_status yg__symbolic_mm(yg_sym *s, const yg_ir_node *node)
 }
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
+yg_symbolic_impl yg__symbolic_bmm; /* listed in symbolic/table.c */
 yg_status yg__symbolic_bmm(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

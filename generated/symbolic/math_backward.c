@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
+yg_symbolic_impl yg__symbolic_pow_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_pow_backward(yg_sym *s, const yg_ir_node *node)
 {
     double exponent = 0;
@@ -48,6 +49,7 @@ yg_status yg__symbolic_pow_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
+yg_symbolic_impl yg__symbolic_clamp_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_clamp_backward(yg_sym *s, const yg_ir_node *node)
 {
     double min = 0;
@@ -70,6 +72,7 @@ yg_status yg__symbolic_clamp_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
+yg_symbolic_impl yg__symbolic_clamp_min_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_clamp_min_backward(yg_sym *s, const yg_ir_node *node)
 {
     double min = 0;
@@ -89,6 +92,7 @@ yg_status yg__symbolic_clamp_min_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
+yg_symbolic_impl yg__symbolic_clamp_max_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_clamp_max_backward(yg_sym *s, const yg_ir_node *node)
 {
     double max = 0;
@@ -108,6 +112,7 @@ yg_status yg__symbolic_clamp_max_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_maximum_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_maximum_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -126,6 +131,7 @@ yg_status yg__symbolic_maximum_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_minimum_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_minimum_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -144,6 +150,7 @@ yg_status yg__symbolic_minimum_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
+yg_symbolic_impl yg__symbolic_pow_backward_self; /* listed in symbolic/table.c */
 yg_status yg__symbolic_pow_backward_self(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -222,6 +229,7 @@ yg_status yg__symbolic_pow_backward_self(yg_sym *s, const yg_ir_node *node)
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
  *   Tensor output) -> Tensor */
+yg_symbolic_impl yg__symbolic_pow_backward_exponent; /* listed in symbolic/table.c */
 yg_status yg__symbolic_pow_backward_exponent(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -10,6 +10,7 @@
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
  *   float eps) -> (Tensor output, Tensor mean, Tensor rstd) */
+yg_symbolic_impl yg__symbolic_native_layer_norm; /* listed in symbolic/table.c */
 yg_status yg__symbolic_native_layer_norm(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints normalized_shape = {0};

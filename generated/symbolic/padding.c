@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
+yg_symbolic_impl yg__symbolic_constant_pad_nd; /* listed in symbolic/table.c */
 yg_status yg__symbolic_constant_pad_nd(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -27,6 +28,7 @@ yg_status yg__symbolic_constant_pad_nd(yg_sym *s, const yg_ir_node *node)
 }
 
 /* reflection_pad(Tensor self, int[] pad) -> Tensor */
+yg_symbolic_impl yg__symbolic_reflection_pad; /* listed in symbolic/table.c */
 yg_status yg__symbolic_reflection_pad(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -46,6 +48,7 @@ yg_status yg__symbolic_reflection_pad(yg_sym *s, const yg_ir_node *node)
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+yg_symbolic_impl yg__symbolic_reflection_pad_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_reflection_pad_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -64,6 +67,7 @@ yg_status yg__symbolic_reflection_pad_backward(yg_sym *s, const yg_ir_node *node
 }
 
 /* replication_pad(Tensor self, int[] pad) -> Tensor */
+yg_symbolic_impl yg__symbolic_replication_pad; /* listed in symbolic/table.c */
 yg_status yg__symbolic_replication_pad(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};
@@ -83,6 +87,7 @@ yg_status yg__symbolic_replication_pad(yg_sym *s, const yg_ir_node *node)
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+yg_symbolic_impl yg__symbolic_replication_pad_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_replication_pad_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints pad = {0};

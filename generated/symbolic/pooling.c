@@ -10,6 +10,7 @@
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+yg_symbolic_impl yg__symbolic_max_pool2d_with_indices; /* listed in symbolic/table.c */
 yg_status yg__symbolic_max_pool2d_with_indices(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -29,6 +30,7 @@ yg_status yg__symbolic_max_pool2d_with_indices(yg_sym *s, const yg_ir_node *node
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+yg_symbolic_impl yg__symbolic_max_pool3d_with_indices; /* listed in symbolic/table.c */
 yg_status yg__symbolic_max_pool3d_with_indices(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -47,6 +49,7 @@ yg_status yg__symbolic_max_pool3d_with_indices(yg_sym *s, const yg_ir_node *node
 }
 
 /* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices) */
+yg_symbolic_impl yg__symbolic_adaptive_max_pool2d; /* listed in symbolic/table.c */
 yg_status yg__symbolic_adaptive_max_pool2d(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

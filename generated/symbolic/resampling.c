@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor */
+yg_symbolic_impl yg__symbolic_upsample_nearest2d; /* listed in symbolic/table.c */
 yg_status yg__symbolic_upsample_nearest2d(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -26,6 +27,7 @@ yg_status yg__symbolic_upsample_nearest2d(yg_sym *s, const yg_ir_node *node)
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+yg_symbolic_impl yg__symbolic_upsample_nearest2d_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_upsample_nearest2d_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -44,6 +46,7 @@ yg_status yg__symbolic_upsample_nearest2d_backward(yg_sym *s, const yg_ir_node *
 
 /* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
  *   float scales_w=0.0) -> Tensor */
+yg_symbolic_impl yg__symbolic_upsample_bilinear2d; /* listed in symbolic/table.c */
 yg_status yg__symbolic_upsample_bilinear2d(yg_sym *s, const yg_ir_node *node)
 {
     bool align_corners = false;
@@ -70,6 +73,7 @@ yg_status yg__symbolic_upsample_bilinear2d(yg_sym *s, const yg_ir_node *node)
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
  *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+yg_symbolic_impl yg__symbolic_upsample_bilinear2d_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_upsample_bilinear2d_backward(yg_sym *s, const yg_ir_node *node)
 {
     bool align_corners = false;

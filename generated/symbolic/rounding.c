@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
+yg_symbolic_impl yg__symbolic_clamp; /* listed in symbolic/table.c */
 yg_status yg__symbolic_clamp(yg_sym *s, const yg_ir_node *node)
 {
     double min = 0;
@@ -31,6 +32,7 @@ yg_status yg__symbolic_clamp(yg_sym *s, const yg_ir_node *node)
 }
 
 /* clamp_min(Tensor self, Scalar min) -> Tensor */
+yg_symbolic_impl yg__symbolic_clamp_min; /* listed in symbolic/table.c */
 yg_status yg__symbolic_clamp_min(yg_sym *s, const yg_ir_node *node)
 {
     double min = 0;
@@ -50,6 +52,7 @@ yg_status yg__symbolic_clamp_min(yg_sym *s, const yg_ir_node *node)
 }
 
 /* clamp_max(Tensor self, Scalar max) -> Tensor */
+yg_symbolic_impl yg__symbolic_clamp_max; /* listed in symbolic/table.c */
 yg_status yg__symbolic_clamp_max(yg_sym *s, const yg_ir_node *node)
 {
     double max = 0;
@@ -69,6 +72,7 @@ yg_status yg__symbolic_clamp_max(yg_sym *s, const yg_ir_node *node)
 }
 
 /* floor(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_floor; /* listed in symbolic/table.c */
 yg_status yg__symbolic_floor(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -86,6 +90,7 @@ yg_status yg__symbolic_floor(yg_sym *s, const yg_ir_node *node)
 }
 
 /* ceil(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_ceil; /* listed in symbolic/table.c */
 yg_status yg__symbolic_ceil(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -103,6 +108,7 @@ yg_status yg__symbolic_ceil(yg_sym *s, const yg_ir_node *node)
 }
 
 /* round(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_round; /* listed in symbolic/table.c */
 yg_status yg__symbolic_round(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -120,6 +126,7 @@ yg_status yg__symbolic_round(yg_sym *s, const yg_ir_node *node)
 }
 
 /* trunc(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_trunc; /* listed in symbolic/table.c */
 yg_status yg__symbolic_trunc(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* select(Tensor(a) self, int dim, int index) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_select; /* listed in symbolic/table.c */
 yg_status yg__symbolic_select(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -32,6 +33,7 @@ yg_status yg__symbolic_select(yg_sym *s, const yg_ir_node *node)
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
  *   int step=1) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_slice; /* listed in symbolic/table.c */
 yg_status yg__symbolic_slice(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -60,6 +62,7 @@ yg_status yg__symbolic_slice(yg_sym *s, const yg_ir_node *node)
 }
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor */
+yg_symbolic_impl yg__symbolic_select_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_select_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -82,6 +85,7 @@ yg_status yg__symbolic_select_backward(yg_sym *s, const yg_ir_node *node)
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
  *   int step) -> Tensor */
+yg_symbolic_impl yg__symbolic_slice_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_slice_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* log_softmax(Tensor self, int dim) -> Tensor */
+yg_symbolic_impl yg__symbolic_log_softmax; /* listed in symbolic/table.c */
 yg_status yg__symbolic_log_softmax(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -28,6 +29,7 @@ yg_status yg__symbolic_log_softmax(yg_sym *s, const yg_ir_node *node)
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
+yg_symbolic_impl yg__symbolic_log_softmax_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_log_softmax_backward(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -65,6 +67,7 @@ yg_status yg__symbolic_log_softmax_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* softmax(Tensor self, int dim) -> Tensor */
+yg_symbolic_impl yg__symbolic_softmax; /* listed in symbolic/table.c */
 yg_status yg__symbolic_softmax(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_var; /* listed in symbolic/table.c */
 yg_status yg__symbolic_var(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -34,6 +35,7 @@ yg_status yg__symbolic_var(yg_sym *s, const yg_ir_node *node)
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_std; /* listed in symbolic/table.c */
 yg_status yg__symbolic_std(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -68,6 +70,7 @@ yg_status yg__symbolic_std(yg_sym *s, const yg_ir_node *node)
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean) */
+yg_symbolic_impl yg__symbolic_var_mean; /* listed in symbolic/table.c */
 yg_status yg__symbolic_var_mean(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -104,6 +107,7 @@ yg_status yg__symbolic_var_mean(yg_sym *s, const yg_ir_node *node)
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_norm; /* listed in symbolic/table.c */
 yg_status yg__symbolic_norm(yg_sym *s, const yg_ir_node *node)
 {
     double p = 0;
@@ -131,6 +135,7 @@ yg_status yg__symbolic_norm(yg_sym *s, const yg_ir_node *node)
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor */
+yg_symbolic_impl yg__symbolic_norm_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_norm_backward(yg_sym *s, const yg_ir_node *node)
 {
     double p = 0;
@@ -230,6 +235,7 @@ yg_status yg__symbolic_norm_backward(yg_sym *s, const yg_ir_node *node)
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_logsumexp; /* listed in symbolic/table.c */
 yg_status yg__symbolic_logsumexp(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};

@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* sum(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_sum; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sum(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -26,6 +27,7 @@ yg_status yg__symbolic_sum(yg_sym *s, const yg_ir_node *node)
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_sum_dim; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sum_dim(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -48,6 +50,7 @@ yg_status yg__symbolic_sum_dim(yg_sym *s, const yg_ir_node *node)
 }
 
 /* mean(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_mean; /* listed in symbolic/table.c */
 yg_status yg__symbolic_mean(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -69,6 +72,7 @@ yg_status yg__symbolic_mean(yg_sym *s, const yg_ir_node *node)
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_mean_dim; /* listed in symbolic/table.c */
 yg_status yg__symbolic_mean_dim(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -91,6 +95,7 @@ yg_status yg__symbolic_mean_dim(yg_sym *s, const yg_ir_node *node)
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_prod_dim; /* listed in symbolic/table.c */
 yg_status yg__symbolic_prod_dim(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -113,6 +118,7 @@ yg_status yg__symbolic_prod_dim(yg_sym *s, const yg_ir_node *node)
 }
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor */
+yg_symbolic_impl yg__symbolic_prod_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_prod_backward(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};

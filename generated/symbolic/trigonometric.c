@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* tanh(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_tanh; /* listed in symbolic/table.c */
 yg_status yg__symbolic_tanh(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -26,6 +27,7 @@ yg_status yg__symbolic_tanh(yg_sym *s, const yg_ir_node *node)
 }
 
 /* sin(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_sin; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sin(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -46,6 +48,7 @@ yg_status yg__symbolic_sin(yg_sym *s, const yg_ir_node *node)
 }
 
 /* cos(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_cos; /* listed in symbolic/table.c */
 yg_status yg__symbolic_cos(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -69,6 +72,7 @@ yg_status yg__symbolic_cos(yg_sym *s, const yg_ir_node *node)
 }
 
 /* tan(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_tan; /* listed in symbolic/table.c */
 yg_status yg__symbolic_tan(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -95,6 +99,7 @@ yg_status yg__symbolic_tan(yg_sym *s, const yg_ir_node *node)
 }
 
 /* erf(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_erf; /* listed in symbolic/table.c */
 yg_status yg__symbolic_erf(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* neg(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_neg; /* listed in symbolic/table.c */
 yg_status yg__symbolic_neg(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -25,6 +26,7 @@ yg_status yg__symbolic_neg(yg_sym *s, const yg_ir_node *node)
 }
 
 /* exp(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_exp; /* listed in symbolic/table.c */
 yg_status yg__symbolic_exp(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -42,6 +44,7 @@ yg_status yg__symbolic_exp(yg_sym *s, const yg_ir_node *node)
 }
 
 /* log(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_log; /* listed in symbolic/table.c */
 yg_status yg__symbolic_log(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -59,6 +62,7 @@ yg_status yg__symbolic_log(yg_sym *s, const yg_ir_node *node)
 }
 
 /* sqrt(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_sqrt; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sqrt(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -80,6 +84,7 @@ yg_status yg__symbolic_sqrt(yg_sym *s, const yg_ir_node *node)
 }
 
 /* pow(Tensor self, Scalar exponent) -> Tensor */
+yg_symbolic_impl yg__symbolic_pow; /* listed in symbolic/table.c */
 yg_status yg__symbolic_pow(yg_sym *s, const yg_ir_node *node)
 {
     double exponent = 0;
@@ -99,6 +104,7 @@ yg_status yg__symbolic_pow(yg_sym *s, const yg_ir_node *node)
 }
 
 /* abs(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_abs; /* listed in symbolic/table.c */
 yg_status yg__symbolic_abs(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -119,6 +125,7 @@ yg_status yg__symbolic_abs(yg_sym *s, const yg_ir_node *node)
 }
 
 /* sign(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_sign; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sign(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -136,6 +143,7 @@ yg_status yg__symbolic_sign(yg_sym *s, const yg_ir_node *node)
 }
 
 /* expm1(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_expm1; /* listed in symbolic/table.c */
 yg_status yg__symbolic_expm1(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -158,6 +166,7 @@ yg_status yg__symbolic_expm1(yg_sym *s, const yg_ir_node *node)
 }
 
 /* log1p(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_log1p; /* listed in symbolic/table.c */
 yg_status yg__symbolic_log1p(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -180,6 +189,7 @@ yg_status yg__symbolic_log1p(yg_sym *s, const yg_ir_node *node)
 }
 
 /* log2(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_log2; /* listed in symbolic/table.c */
 yg_status yg__symbolic_log2(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -201,6 +211,7 @@ yg_status yg__symbolic_log2(yg_sym *s, const yg_ir_node *node)
 }
 
 /* rsqrt(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_rsqrt; /* listed in symbolic/table.c */
 yg_status yg__symbolic_rsqrt(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -226,6 +237,7 @@ yg_status yg__symbolic_rsqrt(yg_sym *s, const yg_ir_node *node)
 }
 
 /* reciprocal(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_reciprocal; /* listed in symbolic/table.c */
 yg_status yg__symbolic_reciprocal(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

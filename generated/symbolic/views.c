@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_transpose; /* listed in symbolic/table.c */
 yg_status yg__symbolic_transpose(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim0 = 0;
@@ -30,6 +31,7 @@ yg_status yg__symbolic_transpose(yg_sym *s, const yg_ir_node *node)
 }
 
 /* t(Tensor(a) self) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_t; /* listed in symbolic/table.c */
 yg_status yg__symbolic_t(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -46,6 +48,7 @@ yg_status yg__symbolic_t(yg_sym *s, const yg_ir_node *node)
 }
 
 /* view(Tensor(a) self, int[] size) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_view; /* listed in symbolic/table.c */
 yg_status yg__symbolic_view(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -63,6 +66,7 @@ yg_status yg__symbolic_view(yg_sym *s, const yg_ir_node *node)
 }
 
 /* expand(Tensor(a) self, int[] size) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_expand; /* listed in symbolic/table.c */
 yg_status yg__symbolic_expand(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -80,6 +84,7 @@ yg_status yg__symbolic_expand(yg_sym *s, const yg_ir_node *node)
 }
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_unsqueeze; /* listed in symbolic/table.c */
 yg_status yg__symbolic_unsqueeze(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -97,6 +102,7 @@ yg_status yg__symbolic_unsqueeze(yg_sym *s, const yg_ir_node *node)
 }
 
 /* clone(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_clone; /* listed in symbolic/table.c */
 yg_status yg__symbolic_clone(yg_sym *s, const yg_ir_node *node)
 {
     (void)node;
@@ -108,6 +114,7 @@ yg_status yg__symbolic_clone(yg_sym *s, const yg_ir_node *node)
 }
 
 /* squeeze(Tensor(a) self) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_squeeze; /* listed in symbolic/table.c */
 yg_status yg__symbolic_squeeze(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -125,6 +132,7 @@ yg_status yg__symbolic_squeeze(yg_sym *s, const yg_ir_node *node)
 }
 
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_squeeze_dim; /* listed in symbolic/table.c */
 yg_status yg__symbolic_squeeze_dim(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -142,6 +150,7 @@ yg_status yg__symbolic_squeeze_dim(yg_sym *s, const yg_ir_node *node)
 }
 
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_permute; /* listed in symbolic/table.c */
 yg_status yg__symbolic_permute(yg_sym *s, const yg_ir_node *node)
 {
     yg_box_ints dims = {0};

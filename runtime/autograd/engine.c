@@ -28,9 +28,12 @@
 
 #include "autograd/node.h"
 #include "generated_int.h"
+#include "kernels/arithmetic.h"
 #include "jit/tracer.h"
 #include "yagrad/autograd.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 typedef struct task_node {
     yg_node *node;       /* borrowed: the roots' history keeps it alive */

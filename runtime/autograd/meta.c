@@ -11,9 +11,10 @@
 
 #include "autograd/node.h"
 #include "generated_int.h"
+#include "kernels/arithmetic.h"
 #include "jit/tracer.h"
 #include "yagrad/autograd.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
 
 typedef struct accumulate_grad {
     yg_node base;

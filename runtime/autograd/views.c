@@ -38,7 +38,9 @@
 
 #include "autograd/node.h"
 #include "cpu/cpu.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_views.h"
 
 typedef struct view_geometry {
     int32_t ndim;

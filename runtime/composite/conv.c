@@ -23,7 +23,12 @@
 #include "conv/conv.h"
 
 #include "composite/composite.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_padding.h"
+#include "yagrad/ops_convolution.h"
 
 #include <stdio.h>
 #include <string.h>

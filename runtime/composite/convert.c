@@ -10,7 +10,7 @@
  * for the shared case.
  */
 #include "composite/composite.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 yg_status yg__composite_to_dtype(const yg_tensor *self,
                                  yg_dtype dtype,

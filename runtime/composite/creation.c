@@ -20,7 +20,10 @@
  * their own names.
  */
 #include "composite/composite.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_creation.h"
+#include "yagrad/ops_random.h"
 
 static const yg_dtype *dtype_or(const yg_dtype *dtype, const yg_tensor *self)
 {

@@ -17,7 +17,10 @@
  * their own names.
  */
 #include "composite/composite.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
 
 #include <inttypes.h>
 #include <stdio.h>

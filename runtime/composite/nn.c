@@ -19,7 +19,17 @@
 #include "composite/composite.h"
 #include "composite/norm_int.h"
 #include "cpu/cpu.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_comparison.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_statistics.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_indexing.h"
+#include "yagrad/ops_softmax.h"
+#include "yagrad/ops_norms.h"
 
 #include <inttypes.h>
 #include <math.h>

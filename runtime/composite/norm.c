@@ -26,7 +26,8 @@
 #include "composite/composite.h"
 #include "composite/norm_int.h"
 #include "yagrad/autograd.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * generated wrapper prefixes it).
  */
 #include "composite/composite.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_padding.h"
 
 #include <string.h>
 

@@ -12,7 +12,9 @@
  * an error naming the op.
  */
 #include "composite/composite.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_rounding.h"
 
 #include <string.h>
 

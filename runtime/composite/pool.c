@@ -15,7 +15,11 @@
  * generated wrapper prefixes it).
  */
 #include "composite/composite.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_indexing.h"
+#include "yagrad/ops_pooling.h"
+#include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_resampling.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -17,7 +17,14 @@
  * their own names.
  */
 #include "composite/composite.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_cumulative.h"
+#include "yagrad/ops_extrema.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_indexing.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -12,7 +12,8 @@
  * generated wrapper prefixes it).
  */
 #include "composite/composite.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_resampling.h"
 
 #include <inttypes.h>
 #include <stdio.h>

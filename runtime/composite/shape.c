@@ -15,7 +15,10 @@
  * for input [2, 3] with 6 elements").
  */
 #include "composite/composite.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_padding.h"
 
 #include <inttypes.h>
 #include <stdio.h>

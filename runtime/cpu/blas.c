@@ -13,7 +13,8 @@
  * bmm, the native convolution's im2col products) goes through
  * yg__cpu_gemm.  float64 is OpenBLAS's dgemm.  float32 is oneDNN's
  * dnnl_sgemm when the library is built with oneDNN and the product has at
- * least YG_GEMM_ONEDNN_MIN multiply-adds, else OpenBLAS's sgemm: measured
+ * least YG_GEMM_ONEDNN_MIN multiply-adds (and is not x w^T over k >= 256,
+ * see below), else OpenBLAS's sgemm: measured
  * on a 2-core AMD EPYC (Zen 4) against OpenBLAS 0.3.21 (which runs its
  * Cooper Lake kernels there), oneDNN 2.6 was 1.2-4x faster on the shapes
  * of training (an LSTM cell's weight gradient [2600, 20] x [20, 650]: 0.38
@@ -171,7 +172,11 @@ void yg__cpu_gemm(yg_dtype dtype,
     }
 #ifdef YG_HAVE_ONEDNN
     /* m, n, k <= INT_MAX (the callers' checks), so the product fits. */
-    if (m * n * k >= YG_GEMM_ONEDNN_MIN && onednn_sgemm_enabled() &&
+    /* A transposed right operand alone (x w^T of a linear layer) over a
+     * long k runs no faster on oneDNN (measured 0.96-1.2x), so OpenBLAS
+     * keeps it; over a short k (a weight gradient) oneDNN is 4x faster. */
+    bool nt_long = tb && !ta && k >= 256;
+    if (m * n * k >= YG_GEMM_ONEDNN_MIN && !nt_long && onednn_sgemm_enabled() &&
         dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, (float)beta, c, ldc) ==
             dnnl_success)
         return;

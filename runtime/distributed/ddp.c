@@ -21,7 +21,7 @@
 #include "autograd/node.h"
 #include "distributed/dist_int.h"
 #include "yagrad/autograd.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_inplace_fill.h"
 
 #include <math.h>
 #include <stdio.h>

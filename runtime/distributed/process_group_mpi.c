@@ -26,7 +26,7 @@
  */
 #include "distributed/dist_int.h"
 #include "yagrad/autograd.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_inplace_fill.h"
 
 #include <mpi.h>
 #include <pthread.h>

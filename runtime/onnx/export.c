@@ -20,7 +20,7 @@
 #include "core/core.h"
 #include "onnx/onnx_int.h"
 #include "onnx/passes.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_views.h"
 
 #include <errno.h>
 #include <stdio.h>

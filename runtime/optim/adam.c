@@ -12,7 +12,9 @@
  */
 #include "cpu/vec/kernels.h"
 #include "optim/optim_int.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
 
 #include <math.h>
 

@@ -15,7 +15,8 @@
  */
 #include "optim/optim_int.h"
 #include "yagrad/autograd.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_views.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -12,7 +12,9 @@
  */
 #include "cpu/vec/kernels.h"
 #include "optim/optim_int.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_views.h"
 
 /* The one-pass update of cpu/vec/optim_loops.c, when it applies. */
 static yg_status sgd_fused(yg_optimizer *opt, yg_param_state *ps, const yg_tensor *g) {

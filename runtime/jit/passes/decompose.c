@@ -18,7 +18,8 @@
 #include "jit/boxing.h"
 #include "jit/passes/passes.h"
 #include "yagrad/autograd.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
 
 #include <stdio.h>
 #include <stdlib.h>

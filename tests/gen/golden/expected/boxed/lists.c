@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_lists.h"
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+yg_boxed_impl yg__boxed_split; /* listed in boxed/table.c */
 yg_status yg__boxed_split(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -29,6 +30,7 @@ yg_status yg__boxed_split(const yg_ir_node *node,
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
+yg_boxed_impl yg__boxed_split_with_sizes; /* listed in boxed/table.c */
 yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -52,6 +54,7 @@ yg_status yg__boxed_split_with_sizes(const yg_ir_node *node,
 }
 
 /* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
+yg_boxed_impl yg__boxed_unbind; /* listed in boxed/table.c */
 yg_status yg__boxed_unbind(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -68,6 +71,7 @@ yg_status yg__boxed_unbind(const yg_ir_node *node,
 }
 
 /* chunk(Tensor self, int chunks) -> Tensor[] */
+yg_boxed_impl yg__boxed_chunk; /* listed in boxed/table.c */
 yg_status yg__boxed_chunk(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -84,6 +88,7 @@ yg_status yg__boxed_chunk(const yg_ir_node *node,
 }
 
 /* index(Tensor self, Tensor?[] indices) -> Tensor */
+yg_boxed_impl yg__boxed_index; /* listed in boxed/table.c */
 yg_status yg__boxed_index(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -94,6 +99,7 @@ yg_status yg__boxed_index(const yg_ir_node *node,
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
+yg_boxed_impl yg__boxed_index_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_index_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -111,6 +117,7 @@ yg_status yg__boxed_index_backward(const yg_ir_node *node,
 }
 
 /* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_cat_then; /* listed in boxed/table.c */
 yg_status yg__boxed_cat_then(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
@@ -121,6 +128,7 @@ yg_status yg__boxed_cat_then(const yg_ir_node *node,
 }
 
 /* convert(Tensor self, ScalarType dtype) -> Tensor */
+yg_boxed_impl yg__boxed_convert; /* listed in boxed/table.c */
 yg_status yg__boxed_convert(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -134,6 +142,7 @@ yg_status yg__boxed_convert(const yg_ir_node *node,
 }
 
 /* round_trip(Tensor self, ScalarType via) -> Tensor */
+yg_boxed_impl yg__boxed_round_trip; /* listed in boxed/table.c */
 yg_status yg__boxed_round_trip(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -147,6 +156,7 @@ yg_status yg__boxed_round_trip(const yg_ir_node *node,
 }
 
 /* total(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+yg_boxed_impl yg__boxed_total; /* listed in boxed/table.c */
 yg_status yg__boxed_total(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -162,6 +172,7 @@ yg_status yg__boxed_total(const yg_ir_node *node,
 
 /* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,
  *   ScalarType? dtype) -> Tensor */
+yg_boxed_impl yg__boxed_total_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_total_backward(const yg_ir_node *node,
                                    yg_tensor *const *in,
                                    int32_t n_in,
@@ -180,6 +191,7 @@ yg_status yg__boxed_total_backward(const yg_ir_node *node,
 }
 
 /* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor */
+yg_boxed_impl yg__boxed_narrow_copy; /* listed in boxed/table.c */
 yg_status yg__boxed_narrow_copy(const yg_ir_node *node,
                                 yg_tensor *const *in,
                                 int32_t n_in,
@@ -197,6 +209,7 @@ yg_status yg__boxed_narrow_copy(const yg_ir_node *node,
 }
 
 /* pad_dim(Tensor self, int dim, int before, int after) -> Tensor */
+yg_boxed_impl yg__boxed_pad_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_pad_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,

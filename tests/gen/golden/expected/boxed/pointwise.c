@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_pointwise.h"
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+yg_boxed_impl yg__boxed_add; /* listed in boxed/table.c */
 yg_status yg__boxed_add(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -24,6 +25,7 @@ yg_status yg__boxed_add(const yg_ir_node *node,
 }
 
 /* exp(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_exp; /* listed in boxed/table.c */
 yg_status yg__boxed_exp(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -35,6 +37,7 @@ yg_status yg__boxed_exp(const yg_ir_node *node,
 }
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_mul_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -48,6 +51,7 @@ yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
 }
 
 /* mul(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_mul; /* listed in boxed/table.c */
 yg_status yg__boxed_mul(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -59,6 +63,7 @@ yg_status yg__boxed_mul(const yg_ir_node *node,
 }
 
 /* logaddexp(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_logaddexp; /* listed in boxed/table.c */
 yg_status yg__boxed_logaddexp(const yg_ir_node *node,
                               yg_tensor *const *in,
                               int32_t n_in,
@@ -70,6 +75,7 @@ yg_status yg__boxed_logaddexp(const yg_ir_node *node,
 }
 
 /* floor_divide(Tensor self, Tensor other) -> Tensor */
+yg_boxed_impl yg__boxed_floor_divide; /* listed in boxed/table.c */
 yg_status yg__boxed_floor_divide(const yg_ir_node *node,
                                  yg_tensor *const *in,
                                  int32_t n_in,
@@ -81,6 +87,7 @@ yg_status yg__boxed_floor_divide(const yg_ir_node *node,
 }
 
 /* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor */
+yg_boxed_impl yg__boxed_floor_divide_scalar; /* listed in boxed/table.c */
 yg_status yg__boxed_floor_divide_scalar(const yg_ir_node *node,
                                         yg_tensor *const *in,
                                         int32_t n_in,
@@ -94,6 +101,7 @@ yg_status yg__boxed_floor_divide_scalar(const yg_ir_node *node,
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_add_; /* listed in boxed/table.c */
 yg_status yg__boxed_add_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -107,6 +115,7 @@ yg_status yg__boxed_add_(const yg_ir_node *node,
 }
 
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_mul_; /* listed in boxed/table.c */
 yg_status yg__boxed_mul_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -118,6 +127,7 @@ yg_status yg__boxed_mul_(const yg_ir_node *node,
 }
 
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_exp_; /* listed in boxed/table.c */
 yg_status yg__boxed_exp_(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,

@@ -8,9 +8,10 @@
  */
 #include "boxed/boxed.h"
 
-#include "yagrad/ops.h"
+#include "yagrad/ops_structured.h"
 
 /* clone(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_clone; /* listed in boxed/table.c */
 yg_status yg__boxed_clone(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -22,6 +23,7 @@ yg_status yg__boxed_clone(const yg_ir_node *node,
 }
 
 /* sign_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_sign_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_sign_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -33,6 +35,7 @@ yg_status yg__boxed_sign_backward(const yg_ir_node *node,
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_sum_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_sum_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -48,6 +51,7 @@ yg_status yg__boxed_sum_dim(const yg_ir_node *node,
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
+yg_boxed_impl yg__boxed_mm; /* listed in boxed/table.c */
 yg_status yg__boxed_mm(const yg_ir_node *node,
                        yg_tensor *const *in,
                        int32_t n_in,
@@ -59,6 +63,7 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
 }
 
 /* t(Tensor(a) self) -> Tensor(a) */
+yg_boxed_impl yg__boxed_t; /* listed in boxed/table.c */
 yg_status yg__boxed_t(const yg_ir_node *node,
                       yg_tensor *const *in,
                       int32_t n_in,
@@ -70,6 +75,7 @@ yg_status yg__boxed_t(const yg_ir_node *node,
 }
 
 /* expand(Tensor(a) self, int[] size) -> Tensor(a) */
+yg_boxed_impl yg__boxed_expand; /* listed in boxed/table.c */
 yg_status yg__boxed_expand(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -83,6 +89,7 @@ yg_status yg__boxed_expand(const yg_ir_node *node,
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
+yg_boxed_impl yg__boxed_linear; /* listed in boxed/table.c */
 yg_status yg__boxed_linear(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -94,6 +101,7 @@ yg_status yg__boxed_linear(const yg_ir_node *node,
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
+yg_boxed_impl yg__boxed_cat; /* listed in boxed/table.c */
 yg_status yg__boxed_cat(const yg_ir_node *node,
                         yg_tensor *const *in,
                         int32_t n_in,
@@ -106,6 +114,7 @@ yg_status yg__boxed_cat(const yg_ir_node *node,
 }
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
+yg_boxed_impl yg__boxed_argmax; /* listed in boxed/table.c */
 yg_status yg__boxed_argmax(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -123,6 +132,7 @@ yg_status yg__boxed_argmax(const yg_ir_node *node,
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor */
+yg_boxed_impl yg__boxed_pool; /* listed in boxed/table.c */
 yg_status yg__boxed_pool(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -160,6 +170,7 @@ yg_status yg__boxed_pool(const yg_ir_node *node,
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
  *   Tensor grad_scale) */
+yg_boxed_impl yg__boxed_pool_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_pool_backward(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,
@@ -173,6 +184,7 @@ yg_status yg__boxed_pool_backward(const yg_ir_node *node,
 }
 
 /* max.dim(Tensor self, int dim) -> (Tensor, Tensor) */
+yg_boxed_impl yg__boxed_max_dim; /* listed in boxed/table.c */
 yg_status yg__boxed_max_dim(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -186,6 +198,7 @@ yg_status yg__boxed_max_dim(const yg_ir_node *node,
 }
 
 /* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor */
+yg_boxed_impl yg__boxed_max_dim_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_max_dim_backward(const yg_ir_node *node,
                                      yg_tensor *const *in,
                                      int32_t n_in,
@@ -201,6 +214,7 @@ yg_status yg__boxed_max_dim_backward(const yg_ir_node *node,
 }
 
 /* sincos(Tensor self) -> (Tensor sin, Tensor cos) */
+yg_boxed_impl yg__boxed_sincos; /* listed in boxed/table.c */
 yg_status yg__boxed_sincos(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -212,6 +226,7 @@ yg_status yg__boxed_sincos(const yg_ir_node *node,
 }
 
 /* scaled(Tensor self, Tensor scale) -> Tensor */
+yg_boxed_impl yg__boxed_scaled; /* listed in boxed/table.c */
 yg_status yg__boxed_scaled(const yg_ir_node *node,
                            yg_tensor *const *in,
                            int32_t n_in,
@@ -224,6 +239,7 @@ yg_status yg__boxed_scaled(const yg_ir_node *node,
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
  *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale) */
+yg_boxed_impl yg__boxed_scaled_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_scaled_backward(const yg_ir_node *node,
                                     yg_tensor *const *in,
                                     int32_t n_in,
@@ -237,6 +253,7 @@ yg_status yg__boxed_scaled_backward(const yg_ir_node *node,
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_mul_out; /* listed in boxed/table.c */
 yg_status yg__boxed_mul_out(const yg_ir_node *node,
                             yg_tensor *const *in,
                             int32_t n_in,
@@ -248,6 +265,7 @@ yg_status yg__boxed_mul_out(const yg_ir_node *node,
 }
 
 /* sign(Tensor self) -> Tensor */
+yg_boxed_impl yg__boxed_sign; /* listed in boxed/table.c */
 yg_status yg__boxed_sign(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
@@ -260,6 +278,7 @@ yg_status yg__boxed_sign(const yg_ir_node *node,
 
 /* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor */
+yg_boxed_impl yg__boxed_noise; /* listed in boxed/table.c */
 yg_status yg__boxed_noise(const yg_ir_node *node,
                           yg_tensor *const *in,
                           int32_t n_in,
@@ -280,6 +299,7 @@ yg_status yg__boxed_noise(const yg_ir_node *node,
 }
 
 /* noise_like(Tensor self, Device device) -> Tensor */
+yg_boxed_impl yg__boxed_noise_like; /* listed in boxed/table.c */
 yg_status yg__boxed_noise_like(const yg_ir_node *node,
                                yg_tensor *const *in,
                                int32_t n_in,
@@ -293,6 +313,7 @@ yg_status yg__boxed_noise_like(const yg_ir_node *node,
 }
 
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor */
+yg_boxed_impl yg__boxed_running_scale; /* listed in boxed/table.c */
 yg_status yg__boxed_running_scale(const yg_ir_node *node,
                                   yg_tensor *const *in,
                                   int32_t n_in,

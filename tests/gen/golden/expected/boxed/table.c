@@ -6,6 +6,51 @@
  */
 #include "boxed/boxed.h"
 
+yg_boxed_impl yg__boxed_add;
+yg_boxed_impl yg__boxed_exp;
+yg_boxed_impl yg__boxed_mul_scalar;
+yg_boxed_impl yg__boxed_mul;
+yg_boxed_impl yg__boxed_logaddexp;
+yg_boxed_impl yg__boxed_floor_divide;
+yg_boxed_impl yg__boxed_floor_divide_scalar;
+yg_boxed_impl yg__boxed_add_;
+yg_boxed_impl yg__boxed_mul_;
+yg_boxed_impl yg__boxed_exp_;
+yg_boxed_impl yg__boxed_clone;
+yg_boxed_impl yg__boxed_sign_backward;
+yg_boxed_impl yg__boxed_sum_dim;
+yg_boxed_impl yg__boxed_mm;
+yg_boxed_impl yg__boxed_t;
+yg_boxed_impl yg__boxed_expand;
+yg_boxed_impl yg__boxed_linear;
+yg_boxed_impl yg__boxed_cat;
+yg_boxed_impl yg__boxed_argmax;
+yg_boxed_impl yg__boxed_pool;
+yg_boxed_impl yg__boxed_pool_backward;
+yg_boxed_impl yg__boxed_max_dim;
+yg_boxed_impl yg__boxed_max_dim_backward;
+yg_boxed_impl yg__boxed_sincos;
+yg_boxed_impl yg__boxed_scaled;
+yg_boxed_impl yg__boxed_scaled_backward;
+yg_boxed_impl yg__boxed_mul_out;
+yg_boxed_impl yg__boxed_sign;
+yg_boxed_impl yg__boxed_noise;
+yg_boxed_impl yg__boxed_noise_like;
+yg_boxed_impl yg__boxed_running_scale;
+yg_boxed_impl yg__boxed_split;
+yg_boxed_impl yg__boxed_split_with_sizes;
+yg_boxed_impl yg__boxed_unbind;
+yg_boxed_impl yg__boxed_chunk;
+yg_boxed_impl yg__boxed_index;
+yg_boxed_impl yg__boxed_index_backward;
+yg_boxed_impl yg__boxed_cat_then;
+yg_boxed_impl yg__boxed_convert;
+yg_boxed_impl yg__boxed_round_trip;
+yg_boxed_impl yg__boxed_total;
+yg_boxed_impl yg__boxed_total_backward;
+yg_boxed_impl yg__boxed_narrow_copy;
+yg_boxed_impl yg__boxed_pad_dim;
+
 const yg_boxed_op yg__boxed_ops[] = {
     {.name = "add", .fn = yg__boxed_add},
     {.name = "exp", .fn = yg__boxed_exp},

@@ -7,6 +7,8 @@
  * CPU capability (loops/pointwise.c compiled for each, cpu/vec/vec.h), and a
  * kernel that runs the broadcasting iterator of cpu/cpu.h over it.
  */
+#include "kernels/pointwise.h"
+
 #include <stdint.h>
 
 #include "cpu/cpu.h"

@@ -14,7 +14,8 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_structured.h"
+#include "yagrad/ops_lists.h"
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
 static yg_status split_backward_apply(yg_node *base,

@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_pointwise.h"
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 static yg_status add_backward_apply(yg_node *base,

@@ -14,7 +14,9 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops.h"
+#include "yagrad/ops_pointwise.h"
+#include "yagrad/ops_structured.h"
+#include "yagrad/ops_lists.h"
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 static yg_status sum_dim_backward_apply(yg_node *base,

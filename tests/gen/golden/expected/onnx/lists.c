@@ -11,6 +11,7 @@
 
 /* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
 /* onnx: Concat(tensors, other, axis=0) */
+yg_onnx_symbolic_fn yg__onnx_sym_cat_then; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_cat_then(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;

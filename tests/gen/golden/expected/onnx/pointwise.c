@@ -11,6 +11,7 @@
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 /* onnx: Add(self, other) where alpha == 1 */
+yg_onnx_symbolic_fn yg__onnx_sym_add; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_add(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -28,6 +29,7 @@ yg_status yg__onnx_sym_add(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* exp(Tensor self) -> Tensor */
 /* onnx: Exp(self) */
+yg_onnx_symbolic_fn yg__onnx_sym_exp; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_exp(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -40,6 +42,7 @@ yg_status yg__onnx_sym_exp(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
 /* onnx: Mul(self, scalar(other)) */
+yg_onnx_symbolic_fn yg__onnx_sym_mul_scalar; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_mul_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double other = 0;

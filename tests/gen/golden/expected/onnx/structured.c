@@ -11,6 +11,7 @@
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 /* onnx: ReduceSum(self, ints(dim), keepdims=keepdim) */
+yg_onnx_symbolic_fn yg__onnx_sym_sum_dim; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_box_ints dim = {0};
@@ -30,6 +31,7 @@ yg_status yg__onnx_sym_sum_dim(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
 /* onnx: MatMul(self, mat2) */
+yg_onnx_symbolic_fn yg__onnx_sym_mm; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_mm(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
@@ -43,6 +45,7 @@ yg_status yg__onnx_sym_mm(yg_onnx_ctx *cx, const yg_ir_node *node)
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
 /* onnx: Concat(tensors, axis=dim) */
+yg_onnx_symbolic_fn yg__onnx_sym_cat; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_cat(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -60,6 +63,7 @@ yg_status yg__onnx_sym_cat(yg_onnx_ctx *cx, const yg_ir_node *node)
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor */
 /* onnx: MaxPool(self, kernel_shape=kernel_size, strides=stride, auto_pad=mode, ignore(eps), ignore(scale), ignore(dtype)) */
+yg_onnx_symbolic_fn yg__onnx_sym_pool; /* listed in onnx/table.c */
 yg_status yg__onnx_sym_pool(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_box_ints kernel_size = {0};

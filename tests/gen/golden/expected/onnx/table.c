@@ -5,6 +5,15 @@
  */
 #include "onnx/onnx_gen.h"
 
+yg_onnx_symbolic_fn yg__onnx_sym_add;
+yg_onnx_symbolic_fn yg__onnx_sym_exp;
+yg_onnx_symbolic_fn yg__onnx_sym_mul_scalar;
+yg_onnx_symbolic_fn yg__onnx_sym_sum_dim;
+yg_onnx_symbolic_fn yg__onnx_sym_mm;
+yg_onnx_symbolic_fn yg__onnx_sym_cat;
+yg_onnx_symbolic_fn yg__onnx_sym_pool;
+yg_onnx_symbolic_fn yg__onnx_sym_cat_then;
+
 const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"add", yg__onnx_sym_add, 13, "Add", NULL},
     {"exp", yg__onnx_sym_exp, 13, "Exp", NULL},

@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+yg_symbolic_impl yg__symbolic_split; /* listed in symbolic/table.c */
 yg_status yg__symbolic_split(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -27,6 +28,7 @@ yg_status yg__symbolic_split(yg_sym *s, const yg_ir_node *node)
 }
 
 /* index(Tensor self, Tensor?[] indices) -> Tensor */
+yg_symbolic_impl yg__symbolic_index; /* listed in symbolic/table.c */
 yg_status yg__symbolic_index(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -45,6 +47,7 @@ yg_status yg__symbolic_index(yg_sym *s, const yg_ir_node *node)
 }
 
 /* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_cat_then; /* listed in symbolic/table.c */
 yg_status yg__symbolic_cat_then(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -66,6 +69,7 @@ yg_status yg__symbolic_cat_then(yg_sym *s, const yg_ir_node *node)
 }
 
 /* convert(Tensor self, ScalarType dtype) -> Tensor */
+yg_symbolic_impl yg__symbolic_convert; /* listed in symbolic/table.c */
 yg_status yg__symbolic_convert(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -83,6 +87,7 @@ yg_status yg__symbolic_convert(yg_sym *s, const yg_ir_node *node)
 }
 
 /* round_trip(Tensor self, ScalarType via) -> Tensor */
+yg_symbolic_impl yg__symbolic_round_trip; /* listed in symbolic/table.c */
 yg_status yg__symbolic_round_trip(yg_sym *s, const yg_ir_node *node)
 {
     yg_dtype via = YG_FLOAT32;
@@ -105,6 +110,7 @@ yg_status yg__symbolic_round_trip(yg_sym *s, const yg_ir_node *node)
 }
 
 /* total(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+yg_symbolic_impl yg__symbolic_total; /* listed in symbolic/table.c */
 yg_status yg__symbolic_total(yg_sym *s, const yg_ir_node *node)
 {
     yg_dtype dtype_buf = YG_FLOAT32;
@@ -127,6 +133,7 @@ yg_status yg__symbolic_total(yg_sym *s, const yg_ir_node *node)
 }
 
 /* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor */
+yg_symbolic_impl yg__symbolic_narrow_copy; /* listed in symbolic/table.c */
 yg_status yg__symbolic_narrow_copy(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -151,6 +158,7 @@ yg_status yg__symbolic_narrow_copy(yg_sym *s, const yg_ir_node *node)
 }
 
 /* pad_dim(Tensor self, int dim, int before, int after) -> Tensor */
+yg_symbolic_impl yg__symbolic_pad_dim; /* listed in symbolic/table.c */
 yg_status yg__symbolic_pad_dim(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;

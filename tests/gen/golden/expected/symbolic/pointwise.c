@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+yg_symbolic_impl yg__symbolic_add; /* listed in symbolic/table.c */
 yg_status yg__symbolic_add(yg_sym *s, const yg_ir_node *node)
 {
     double alpha = 0;
@@ -31,6 +32,7 @@ yg_status yg__symbolic_add(yg_sym *s, const yg_ir_node *node)
 }
 
 /* exp(Tensor self) -> Tensor */
+yg_symbolic_impl yg__symbolic_exp; /* listed in symbolic/table.c */
 yg_status yg__symbolic_exp(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -48,6 +50,7 @@ yg_status yg__symbolic_exp(yg_sym *s, const yg_ir_node *node)
 }
 
 /* mul(Tensor self, Tensor other) -> Tensor */
+yg_symbolic_impl yg__symbolic_mul; /* listed in symbolic/table.c */
 yg_status yg__symbolic_mul(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

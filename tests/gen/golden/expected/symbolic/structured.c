@@ -9,6 +9,7 @@
 #include "symbolic/symbolic.h"
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+yg_symbolic_impl yg__symbolic_sum_dim; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sum_dim(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -26,6 +27,7 @@ yg_status yg__symbolic_sum_dim(yg_sym *s, const yg_ir_node *node)
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
+yg_symbolic_impl yg__symbolic_mm; /* listed in symbolic/table.c */
 yg_status yg__symbolic_mm(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -57,6 +59,7 @@ yg_status yg__symbolic_mm(yg_sym *s, const yg_ir_node *node)
 }
 
 /* t(Tensor(a) self) -> Tensor(a) */
+yg_symbolic_impl yg__symbolic_t; /* listed in symbolic/table.c */
 yg_status yg__symbolic_t(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -73,6 +76,7 @@ yg_status yg__symbolic_t(yg_sym *s, const yg_ir_node *node)
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
+yg_symbolic_impl yg__symbolic_cat; /* listed in symbolic/table.c */
 yg_status yg__symbolic_cat(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -91,6 +95,7 @@ yg_status yg__symbolic_cat(yg_sym *s, const yg_ir_node *node)
 }
 
 /* max.dim(Tensor self, int dim) -> (Tensor, Tensor) */
+yg_symbolic_impl yg__symbolic_max_dim; /* listed in symbolic/table.c */
 yg_status yg__symbolic_max_dim(yg_sym *s, const yg_ir_node *node)
 {
     int64_t dim = 0;
@@ -111,6 +116,7 @@ yg_status yg__symbolic_max_dim(yg_sym *s, const yg_ir_node *node)
 }
 
 /* sincos(Tensor self) -> (Tensor sin, Tensor cos) */
+yg_symbolic_impl yg__symbolic_sincos; /* listed in symbolic/table.c */
 yg_status yg__symbolic_sincos(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
@@ -137,6 +143,7 @@ yg_status yg__symbolic_sincos(yg_sym *s, const yg_ir_node *node)
 }
 
 /* scaled(Tensor self, Tensor scale) -> Tensor */
+yg_symbolic_impl yg__symbolic_scaled; /* listed in symbolic/table.c */
 yg_status yg__symbolic_scaled(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;

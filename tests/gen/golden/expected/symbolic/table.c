@@ -5,6 +5,25 @@
  */
 #include "symbolic/symbolic.h"
 
+yg_symbolic_impl yg__symbolic_add;
+yg_symbolic_impl yg__symbolic_exp;
+yg_symbolic_impl yg__symbolic_mul;
+yg_symbolic_impl yg__symbolic_sum_dim;
+yg_symbolic_impl yg__symbolic_mm;
+yg_symbolic_impl yg__symbolic_t;
+yg_symbolic_impl yg__symbolic_cat;
+yg_symbolic_impl yg__symbolic_max_dim;
+yg_symbolic_impl yg__symbolic_sincos;
+yg_symbolic_impl yg__symbolic_scaled;
+yg_symbolic_impl yg__symbolic_split;
+yg_symbolic_impl yg__symbolic_index;
+yg_symbolic_impl yg__symbolic_cat_then;
+yg_symbolic_impl yg__symbolic_convert;
+yg_symbolic_impl yg__symbolic_round_trip;
+yg_symbolic_impl yg__symbolic_total;
+yg_symbolic_impl yg__symbolic_narrow_copy;
+yg_symbolic_impl yg__symbolic_pad_dim;
+
 const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = yg__symbolic_add}, /* add */
     {.fn = yg__symbolic_exp}, /* exp */
