@@ -98,6 +98,49 @@ static bool is_known_gap(const char *op) {
     return false;
 }
 
+/* Prints a row to paste for op (the test failing is the place a new op's
+ * author looks): a call wrapper passing the Tensor arguments as x[i] and
+ * the others as placeholders to fill in, and a row with float64 inputs. */
+static void print_row_to_paste(const yg_op_info *op) {
+    char cname[128], call[512] = "", inputs[256] = "";
+    int n_tensor = 0, depth = 0;
+    size_t k = 0;
+    for (const char *c = op->name; *c != '\0' && k + 1 < sizeof cname; c++)
+        cname[k++] = *c == '.' ? '_' : (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    cname[k] = '\0';
+    const char *a = strchr(op->schema, '(');
+    const char *end = strstr(op->schema, ") ->");
+    if (a == NULL || end == NULL)
+        return;
+    for (const char *p = a + 1; p < end;) {
+        while (*p == ' ' || *p == ',' || *p == '*')
+            p++;
+        const char *q = p;
+        for (depth = 0; q < end && (depth > 0 || *q != ','); q++)
+            depth += *q == '[' ? 1 : *q == ']' ? -1 : 0;
+        if (q > p) {
+            char arg[128];
+            snprintf(arg, sizeof arg, "%.*s", (int)(q - p), p);
+            char piece[160];
+            if (strncmp(arg, "Tensor ", 7) == 0 || strncmp(arg, "Tensor(", 7) == 0) {
+                snprintf(piece, sizeof piece, "%sx[%d]", call[0] ? ", " : "", n_tensor);
+                snprintf(inputs + strlen(inputs), sizeof inputs - strlen(inputs),
+                         "%sF64(-1, 1, 2, 3)", n_tensor ? ", " : "");
+                n_tensor++;
+            } else {
+                snprintf(piece, sizeof piece, "%s/* %s */", call[0] ? ", " : "", arg);
+            }
+            snprintf(call + strlen(call), sizeof call - strlen(call), "%s", piece);
+        }
+        p = q;
+    }
+    print_error("  a row to start from (tests/opinfo/samples_*.c; fill in the /* */ arguments "
+                "and a value range the op is smooth on):\n"
+                "    static yg_status f_%s(yg_tensor *const *x, yg_tensor **o) { return yg_%s(%s%so); }\n"
+                "    {\"%s\", \"<what the sample covers>\", %d, {%s}, f_%s},\n",
+                cname, cname, call, call[0] ? ", " : "", op->name, n_tensor, inputs, cname);
+}
+
 static void test_every_op_has_samples(void **state) {
     int missing = 0, gaps = 0;
     (void)state;
@@ -115,6 +158,7 @@ static void test_every_op_has_samples(void **state) {
         print_error("op %s (%s) has no sample in tests/opinfo/samples_*.c\n",
                     yg__ops[i].name,
                     yg__ops[i].location);
+        print_row_to_paste(&yg__ops[i]);
         missing++;
     }
     for (const char *const *g = opinfo_known_gaps; *g != NULL; g++) {

@@ -1330,7 +1330,9 @@ def main():
             if name in REFS:
                 continue
             if name not in NAIVE_LOOPS:
-                failures.append(f"{name}: no NumPy reference in REFS and no NAIVE_LOOPS entry")
+                failures.append(f"{name}: no NumPy reference in REFS and no NAIVE_LOOPS entry; "
+                                f"a REFS line to start from (x[i] is the sample's input i):\n"
+                                f"    \"{name}\": lambda x: np.{cname.split('_')[0]}(x[0]),")
                 continue
             path = os.path.join(root, NAIVE_LOOPS[name][0])
             if not os.path.exists(path) or f"yg_{cname}(" not in open(path).read():
