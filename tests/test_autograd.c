@@ -7,6 +7,12 @@
 #include "autograd/node.h"
 #include "autograd_util.h"
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_cumulative.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
 
 #define YG_RETURN_IF_ERROR_TEST(expr)                                                              \
     do {                                                                                           \

@@ -18,6 +18,9 @@
  */
 #include "conv_cases.h"
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_convolution.h"
 
 #include <stdio.h>
 #include <stdlib.h>

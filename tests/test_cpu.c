@@ -7,6 +7,11 @@
  * comparison also runs at the baseline and AVX2 levels (tests/CMakeLists.txt).
  */
 #include "testutil.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_trigonometric.h"
+#include "yagrad/ops_activations.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
 
 #include <math.h>
 #include <stdlib.h>

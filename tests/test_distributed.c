@@ -5,6 +5,8 @@
  * run under mpirun: tests/distributed/dist_tests.c.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
 
 #include <stdlib.h>
 #include <string.h>

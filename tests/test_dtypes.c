@@ -15,6 +15,21 @@
  * even) where it applies.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_binary_math.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_comparison.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_cumulative.h"
+#include "yagrad/ops_extrema.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_padding.h"
+#include "yagrad/ops_indexing.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -19,6 +19,8 @@
 #include "generated_int.h"
 #include "opinfo/opinfo.h"
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
 
 /* Input i of s in float64; floating inputs require grad unless constant. */
 static yg_tensor *make_input(const sample *s, int i, uint64_t seed)

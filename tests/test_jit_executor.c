@@ -8,6 +8,22 @@
  */
 #include "testutil.h"
 #include "yagrad/jit.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_trigonometric.h"
+#include "yagrad/ops_activations.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_layers.h"
+#include "yagrad/ops_convolution.h"
+#include "yagrad/ops_pooling.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -11,6 +11,7 @@
 #include "jit/fuser/fuser.h"
 #include "testutil.h"
 #include "yagrad/jit.h"
+#include "yagrad/ops_views.h"
 
 #include <math.h>
 #include <spawn.h>

@@ -16,6 +16,23 @@
 #include "jit/interpreter.h"
 #include "jit/ir.h"
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_activations.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_extrema.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_advanced_indexing.h"
+#include "yagrad/ops_softmax.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_layers.h"
+#include "yagrad/ops_pooling.h"
+#include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_creation.h"
+#include "yagrad/ops_random.h"
 
 #include <math.h>
 #include <pthread.h>

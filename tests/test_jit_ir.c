@@ -5,6 +5,7 @@
  */
 #include "jit/ir.h"
 #include "testutil.h"
+#include "yagrad/ops_views.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
  * exactly the same, and lint clean.
  */
 #include "testutil.h"
+#include "yagrad/ops_join_split.h"
 
 #include <stdio.h>
 #include <string.h>

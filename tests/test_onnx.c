@@ -25,6 +25,14 @@ int main(void) {
 #include "onnx/symbolic.h"
 #include "testutil.h"
 #include "yagrad/onnx.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_activations.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_layers.h"
+#include "yagrad/ops_convolution.h"
+#include "yagrad/ops_pooling.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,6 +8,15 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_trigonometric.h"
+#include "yagrad/ops_activations.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_softmax.h"
+#include "yagrad/ops_losses.h"
 
 typedef yg_status (*unary_fn)(const yg_tensor *, yg_tensor **);
 

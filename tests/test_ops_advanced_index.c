@@ -7,6 +7,11 @@
  * values come from naive loops written here.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_advanced_indexing.h"
 
 #include <stdlib.h>
 #include <string.h>

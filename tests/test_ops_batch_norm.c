@@ -11,6 +11,10 @@
  * not see it; the gradient checks live here.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_norms.h"
 
 #include <math.h>
 #include <stdlib.h>

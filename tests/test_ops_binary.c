@@ -9,6 +9,11 @@
  * transposed self and with 0-dim and empty operands.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_binary_math.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_comparison.h"
+#include "yagrad/ops_views.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -10,6 +10,12 @@
 
 #include "conv_cases.h"
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_activations.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_padding.h"
+#include "yagrad/ops_convolution.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,6 +5,8 @@
  * require grad, and the messages for bad arguments.
  */
 #include "testutil.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_creation.h"
 
 #include <math.h>
 #include <stdlib.h>

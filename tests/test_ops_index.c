@@ -5,6 +5,8 @@
  * loops written here; and their bad-index messages.
  */
 #include "testutil.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_indexing.h"
 
 #include <math.h>
 #include <stdlib.h>

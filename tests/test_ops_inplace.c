@@ -6,6 +6,15 @@
  * grad while grad mode is on).
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_activations.h"
+#include "yagrad/ops_rounding.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
 
 #include <math.h>
 #include <stdlib.h>

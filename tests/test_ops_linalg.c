@@ -5,6 +5,9 @@
  * loops' derivatives; and their shape messages.
  */
 #include "testutil.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
 
 #include <math.h>
 #include <stdlib.h>

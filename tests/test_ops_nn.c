@@ -11,6 +11,14 @@
  * records.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_softmax.h"
+#include "yagrad/ops_losses.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_layers.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -13,6 +13,9 @@
  * the derivative entries run on the OpInfo rows (tests/opinfo/).
  */
 #include "testutil.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 #include <math.h>
 #include <stdlib.h>

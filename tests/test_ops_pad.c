@@ -7,6 +7,8 @@
  * checked by test_gradcheck.c.
  */
 #include "testutil.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_padding.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -9,6 +9,17 @@
  * 0-dim tensor and on an empty [0, 3] tensor.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_comparison.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_trigonometric.h"
+#include "yagrad/ops_activations.h"
+#include "yagrad/ops_rounding.h"
+#include "yagrad/ops_activations_backward.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,6 +6,11 @@
  * routing of max pooling, and the messages for bad geometry.
  */
 #include "testutil.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_pooling.h"
+#include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_resampling.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -11,6 +11,8 @@
  * bad arguments.
  */
 #include "testutil.h"
+#include "yagrad/ops_creation.h"
+#include "yagrad/ops_random.h"
 
 #include <math.h>
 #include <omp.h>

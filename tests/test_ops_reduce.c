@@ -10,6 +10,11 @@
  * then applies a plain formula to the list.
  */
 #include "testutil.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_cumulative.h"
+#include "yagrad/ops_extrema.h"
+#include "yagrad/ops_statistics.h"
+#include "yagrad/ops_views.h"
 
 #include <math.h>
 #include <stdlib.h>

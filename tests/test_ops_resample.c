@@ -7,6 +7,8 @@
  * validation error.
  */
 #include "testutil.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_resampling.h"
 
 #include <math.h>
 #include <stdlib.h>

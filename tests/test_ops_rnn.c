@@ -4,6 +4,9 @@
  * autograd records) against central differences, and their messages.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_layers.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,6 +5,13 @@
  * views (sharing storage) and which copy; and their bad-input messages.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_padding.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,6 +7,11 @@
  * bad input fails with messages naming the op and the values.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_join_split.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,6 +7,9 @@
  * clipping (yg_clip_grad_norm) against norms computed by hand.
  */
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
 
 #include <math.h>
 #include <stdlib.h>

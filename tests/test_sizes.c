@@ -6,6 +6,14 @@
  * undefined behaviour (the asan preset runs these under UBSan).
  */
 #include "testutil.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_padding.h"
+#include "yagrad/ops_indexing.h"
+#include "yagrad/ops_convolution.h"
+#include "yagrad/ops_resampling.h"
+#include "yagrad/ops_creation.h"
 
 #include <stdint.h>
 

@@ -11,6 +11,10 @@
 #include <stdio.h>
 
 #include "testutil.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_slicing.h"
 
 #define THREADS 4
 #define ITERS 50

@@ -8,7 +8,26 @@
  * The failure cases (shape mismatch, a rank leaving early) pass when
  * every rank gets the documented error within the time bound.
  */
-#include "yagrad/yagrad.h"
+#include "yagrad/autograd.h"
+#include "yagrad/conv.h"
+#include "yagrad/cpu.h"
+#include "yagrad/cuda.h"
+#include "yagrad/distributed.h"
+#include "yagrad/jit.h"
+#include "yagrad/onnx.h"
+#include "yagrad/optim.h"
+#include "yagrad/random.h"
+#include "yagrad/status.h"
+#include "yagrad/tensor.h"
+#include "yagrad/version.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_trigonometric.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_losses.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 #include <math.h>
 #include <mpi.h> /* only to split a communicator for one case */

@@ -5,6 +5,14 @@
 #include "opinfo.h"
 
 #include "testutil.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_dtype_conversion.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,6 +5,12 @@
  * call, so a sample gives the same values each time.  See opinfo.h.
  */
 #include "opinfo.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_creation.h"
+#include "yagrad/ops_random.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_creation.h"
+#include "yagrad/ops_random.h"
 
 static const int64_t size23[] = {2, 3};
 static const yg_dtype f64 = YG_FLOAT64, i64 = YG_INT64;

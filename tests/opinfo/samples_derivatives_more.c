@@ -7,6 +7,32 @@
  * at the end of either table, headed by a comment naming the branch.
  */
 #include "opinfo.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_padding.h"
+#include "yagrad/ops_advanced_indexing.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_layers.h"
+#include "yagrad/ops_convolution.h"
+#include "yagrad/ops_pooling.h"
+#include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_resampling.h"
+#include "yagrad/ops_random.h"
+#include "yagrad/ops_dtype_conversion.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_padding.h"
+#include "yagrad/ops_advanced_indexing.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_layers.h"
+#include "yagrad/ops_convolution.h"
+#include "yagrad/ops_pooling.h"
+#include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_resampling.h"
+#include "yagrad/ops_random.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 /* rng-creation: bernoulli's result carries no gradient; the inputs
  * require grad and must be accepted (dropout calls bernoulli.p on its). */

@@ -5,6 +5,24 @@
  * See opinfo.h.
  */
 #include "opinfo.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_cumulative.h"
+#include "yagrad/ops_extrema.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_softmax.h"
+#include "yagrad/ops_losses.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_cumulative.h"
+#include "yagrad/ops_extrema.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_views.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_softmax.h"
+#include "yagrad/ops_losses.h"
+#include "yagrad/ops_norms.h"
 
 static const int64_t dim0[] = {0}, dim1[] = {1};
 

@@ -4,6 +4,16 @@
  * twin where the YAML has one, and of div.mode.
  */
 #include "opinfo.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_rounding.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_blend.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_rounding.h"
 
 INPLACE_TWIN_SAMPLE(f_add_scalar_, yg_add_scalar_(self, 1.5, -2.0, &same),
                     yg_add_scalar(self, 1.5, -2.0, o))
