@@ -142,50 +142,47 @@ static void count_io(yg_ir_node *const *nodes, int32_t len, int32_t *n_in, int32
         nodes[i]->scratch = 0;
 }
 
+/* The nearest fusible node of dtype from n going up (down: going down)
+ * when every node between writes nothing, is no cat or anchor, and does
+ * not depend on n that way (going up: defines nothing n reads; going
+ * down: reads nothing n defines); NULL when one is in the way. */
+static yg_ir_node *nearest_run(yg_ir_node *n, int32_t dtype, bool down) {
+    for (yg_ir_node *q = down ? n->next : n->prev; q != NULL; q = down ? q->next : q->prev) {
+        if (fusible_dtype(q) == dtype)
+            return q;
+        if (yg__ir_node_has_side_effects(q) || yg__fuser_is_cat(q) ||
+            yg__fuser_anchor(q) != YG_ANCHOR_NONE)
+            return NULL;
+        const yg_ir_node *reader = down ? q : n, *writer = down ? n : q;
+        for (int32_t i = 0; i < reader->n_inputs; i++)
+            if (reader->inputs[i]->node == writer)
+                return NULL;
+    }
+    return NULL;
+}
+
 /* Sibling fusion: moves each fusible node up to just after the nearest
- * earlier fusible node of its dtype, past nodes that write nothing and
- * define nothing it reads, then down to just before the next one, past
- * nodes that write nothing and do not read it, so runs that a node which
- * cannot join separates (a matmul between two users of one input, or
- * between two products' pointwise users) become one. */
+ * earlier fusible node of its dtype, then down to just before the next
+ * one (nearest_run says past what), so runs that a node which cannot join
+ * separates (a matmul between two users of one input, or between two
+ * products' pointwise users) become one.  Down goes last node first, so
+ * that a run moves as a whole. */
 static void cluster(yg_graph *g) {
     for (yg_ir_node *n = g->first; n != NULL; n = n->next) {
         int32_t dtype = fusible_dtype(n);
         if (dtype == YG_IR_UNKNOWN || n->prev == NULL || fusible_dtype(n->prev) == dtype)
             continue;
-        yg_ir_node *q = n->prev;
-        bool ok = true;
-        while (q != NULL && fusible_dtype(q) != dtype && ok) {
-            ok = !yg__ir_node_has_side_effects(q) && !yg__fuser_is_cat(q) &&
-                 yg__fuser_anchor(q) == YG_ANCHOR_NONE;
-            for (int32_t i = 0; ok && i < n->n_inputs; i++)
-                ok = n->inputs[i]->node != q;
-            if (ok)
-                q = q->prev;
-        }
-        if (ok && q != NULL && q->next != n)
+        yg_ir_node *q = nearest_run(n, dtype, false);
+        if (q != NULL && q->next != n)
             yg__ir_node_move_before(n, q->next);
     }
-    /* Then down: a fusible node moves to just before the next fusible
-     * node of its dtype past nodes that write nothing and do not read it
-     * (the pieces of one matmul's result, added before the other matmul
-     * runs), last node first so that a run moves as a whole. */
     for (yg_ir_node *n = g->last, *prev; n != NULL; n = prev) {
         prev = n->prev;
         int32_t dtype = fusible_dtype(n);
         if (dtype == YG_IR_UNKNOWN || n->next == NULL || fusible_dtype(n->next) == dtype)
             continue;
-        yg_ir_node *q = n->next;
-        bool ok = true;
-        while (q != NULL && fusible_dtype(q) != dtype && ok) {
-            ok = !yg__ir_node_has_side_effects(q) && !yg__fuser_is_cat(q) &&
-                 yg__fuser_anchor(q) == YG_ANCHOR_NONE;
-            for (int32_t i = 0; ok && i < q->n_inputs; i++)
-                ok = q->inputs[i]->node != n;
-            if (ok)
-                q = q->next;
-        }
-        if (ok && q != NULL)
+        yg_ir_node *q = nearest_run(n, dtype, true);
+        if (q != NULL)
             yg__ir_node_move_before(n, q);
     }
 }
