@@ -26,11 +26,18 @@ YG_NODISCARD yg_status yg_sigmoid(const yg_tensor *self,  /* borrowed */
 YG_NODISCARD yg_status yg_relu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* gelu(Tensor self) -> Tensor */
+/* gelu(Tensor self) -> Tensor
+ *
+ * exact GELU, x * Phi(x); the constant is 1/sqrt(2)
+ */
 YG_NODISCARD yg_status yg_gelu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* gelu_tanh(Tensor self) -> Tensor */
+/* gelu_tanh(Tensor self) -> Tensor
+ *
+ * GELU's tanh approximation (PyTorch's gelu(approximate="tanh")); 0.797...
+ * is sqrt(2/pi)
+ */
 YG_NODISCARD yg_status yg_gelu_tanh(const yg_tensor *self,  /* borrowed */
                                     yg_tensor **out);       /* out: new ref */
 
@@ -48,7 +55,11 @@ YG_NODISCARD yg_status yg_leaky_relu(const yg_tensor *self,  /* borrowed */
                                      double negative_slope,  /* default 0.01 */
                                      yg_tensor **out);       /* out: new ref */
 
-/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+ *
+ * log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where
+ * the two agree to float precision and exp would overflow)
+ */
 YG_NODISCARD yg_status yg_softplus(const yg_tensor *self,  /* borrowed */
                                    double beta,            /* default 1 */
                                    double threshold,       /* default 20 */

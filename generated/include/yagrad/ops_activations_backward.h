@@ -33,17 +33,27 @@ YG_NODISCARD yg_status yg_relu_backward(const yg_tensor *grad_output,  /* borrow
                                         const yg_tensor *output,       /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor
+ *
+ * d/dx of x Phi(x) = Phi(x) + x phi(x); 0.398... is 1/sqrt(2 pi)
+ */
 YG_NODISCARD yg_status yg_gelu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *self,         /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
+ *
+ * with u = sqrt(2/pi) (x + 0.044715 x^3): 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx,
+ * du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+ */
 YG_NODISCARD yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                              const yg_tensor *self,         /* borrowed */
                                              yg_tensor **out);              /* out: new ref */
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor
+ *
+ * d/dx of x s(x) = s(x) (1 + x (1 - s(x))), s the sigmoid
+ */
 YG_NODISCARD yg_status yg_silu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *self,         /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
@@ -67,7 +77,10 @@ YG_NODISCARD yg_status yg_softplus_backward(const yg_tensor *grad_output,  /* bo
                                             double threshold,
                                             yg_tensor **out);              /* out: new ref */
 
-/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+ *
+ * zero at and beyond the bounds, as in PyTorch
+ */
 YG_NODISCARD yg_status yg_hardtanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                             const yg_tensor *self,         /* borrowed */
                                             double min_val,

@@ -45,18 +45,33 @@ YG_NODISCARD yg_status yg_mul_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      yg_tensor **out);       /* out: new ref */
 
-/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor */
+/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor
+ *
+ * self / other rounded by rounding_mode: "trunc" (toward zero) or "floor"
+ * (toward -inf); the gradient is zero, as the result is piecewise constant.
+ * A composite over div.trunc and div.floor: on integers the quotient is an
+ * integer, and a 0 divisor is an error.
+ */
 YG_NODISCARD yg_status yg_div_mode(const yg_tensor *self,      /* borrowed */
                                    const yg_tensor *other,     /* borrowed */
                                    const char *rounding_mode,
                                    yg_tensor **out);           /* out: new ref */
 
-/* div.trunc(Tensor self, Tensor other) -> Tensor */
+/* div.trunc(Tensor self, Tensor other) -> Tensor
+ *
+ * self / other rounded toward zero (div.mode "trunc"); on int64 and int32
+ * C's integer division, with INT_MIN / -1 wrapping, and a 0 in other an
+ * error ("div: integer division by zero: other holds a 0 ...")
+ */
 YG_NODISCARD yg_status yg_div_trunc(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
                                     yg_tensor **out);        /* out: new ref */
 
-/* div.floor(Tensor self, Tensor other) -> Tensor */
+/* div.floor(Tensor self, Tensor other) -> Tensor
+ *
+ * self / other rounded toward -inf (div.mode "floor", Python's //); on
+ * integers exact, a 0 in other an error
+ */
 YG_NODISCARD yg_status yg_div_floor(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
                                     yg_tensor **out);        /* out: new ref */
@@ -84,7 +99,10 @@ YG_NODISCARD yg_status yg_sub_scalar(const yg_tensor *self,  /* borrowed */
                                      double alpha,           /* default 1 */
                                      yg_tensor **out);       /* out: new ref */
 
-/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+ *
+ * other - alpha * self: `1 - x` without building a tensor of ones
+ */
 YG_NODISCARD yg_status yg_rsub_scalar(const yg_tensor *self,  /* borrowed */
                                       double other,
                                       double alpha,           /* default 1 */

@@ -33,7 +33,13 @@ YG_NODISCARD yg_status yg_atan2(const yg_tensor *self,   /* borrowed */
                                 const yg_tensor *other,  /* borrowed */
                                 yg_tensor **out);        /* out: new ref */
 
-/* remainder(Tensor self, Tensor other) -> Tensor */
+/* remainder(Tensor self, Tensor other) -> Tensor
+ *
+ * Python's modulo: the result has the sign of other (C's fmod has the sign
+ * of self)
+ * Python's %: the result has the sign of other; on integers exact, a 0
+ * in other an error ("remainder: integer division by zero: ...")
+ */
 YG_NODISCARD yg_status yg_remainder(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
                                     yg_tensor **out);        /* out: new ref */

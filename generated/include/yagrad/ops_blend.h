@@ -44,7 +44,11 @@ YG_NODISCARD yg_status yg_addcdiv(const yg_tensor *self,     /* borrowed */
                                   double value,              /* default 1 */
                                   yg_tensor **out);          /* out: new ref */
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor
+ *
+ * condition is read as true where non-zero; give it dtype bool (a
+ * condition of a wider dtype than self and other widens the result)
+ */
 YG_NODISCARD yg_status yg_where(const yg_tensor *condition,  /* borrowed */
                                 const yg_tensor *self,       /* borrowed */
                                 const yg_tensor *other,      /* borrowed */

@@ -18,7 +18,11 @@
 extern "C" {
 #endif
 
-/* eq(Tensor self, Tensor other) -> Tensor */
+/* eq(Tensor self, Tensor other) -> Tensor
+ *
+ * Inputs are promoted to a common dtype and compared; the result is bool.
+ * Not differentiable.
+ */
 YG_NODISCARD yg_status yg_eq(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
                              yg_tensor **out);        /* out: new ref */
@@ -48,7 +52,10 @@ YG_NODISCARD yg_status yg_ge(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
                              yg_tensor **out);        /* out: new ref */
 
-/* eq.Scalar(Tensor self, Scalar other) -> Tensor */
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * the Scalar overloads compare each element, as a double, with other
+ */
 YG_NODISCARD yg_status yg_eq_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
                                     yg_tensor **out);       /* out: new ref */
@@ -78,7 +85,10 @@ YG_NODISCARD yg_status yg_ge_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
                                     yg_tensor **out);       /* out: new ref */
 
-/* logical_and(Tensor self, Tensor other) -> Tensor */
+/* logical_and(Tensor self, Tensor other) -> Tensor
+ *
+ * non-zero is true
+ */
 YG_NODISCARD yg_status yg_logical_and(const yg_tensor *self,   /* borrowed */
                                       const yg_tensor *other,  /* borrowed */
                                       yg_tensor **out);        /* out: new ref */

@@ -18,7 +18,15 @@
 extern "C" {
 #endif
 
-/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * Creation ops take the device from `device` (None: the CPU; for *_like
+ * ops, self's device) and the dtype from `dtype`.  Default dtypes: float32
+ * for zeros, ones, full, empty, linspace, eye, rand and randn; int64 for
+ * randint, and for arange when start, end and step are all integers
+ * (float32 otherwise); self's dtype for *_like ops.  Results never require
+ * grad.  runtime/cpu/creation.c and runtime/cpu/random.c give the details.
+ */
 YG_NODISCARD yg_status yg_zeros(const int64_t *size,      /* borrowed, size_len entries */
                                 int64_t size_len,
                                 const yg_dtype *dtype,    /* nullable; default NULL */
@@ -40,14 +48,21 @@ YG_NODISCARD yg_status yg_full(const int64_t *size,      /* borrowed, size_len e
                                const yg_device *device,  /* nullable; default NULL */
                                yg_tensor **out);         /* out: new ref */
 
-/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * uninitialised contents
+ */
 YG_NODISCARD yg_status yg_empty(const int64_t *size,      /* borrowed, size_len entries */
                                 int64_t size_len,
                                 const yg_dtype *dtype,    /* nullable; default NULL */
                                 const yg_device *device,  /* nullable; default NULL */
                                 yg_tensor **out);         /* out: new ref */
 
-/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * start + i * step for i in [0, ceil((end - start) / step)); arange(end)
+ * starts at 0 with step 1
+ */
 YG_NODISCARD yg_status yg_arange(double end,
                                  const yg_dtype *dtype,    /* nullable; default NULL */
                                  const yg_device *device,  /* nullable; default NULL */
@@ -63,7 +78,10 @@ YG_NODISCARD yg_status yg_arange_start(double start,
                                        yg_tensor **out);         /* out: new ref */
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * steps values from start to end inclusive, evenly spaced
+ */
 YG_NODISCARD yg_status yg_linspace(double start,
                                    double end,
                                    int64_t steps,
@@ -71,7 +89,10 @@ YG_NODISCARD yg_status yg_linspace(double start,
                                    const yg_device *device,  /* nullable; default NULL */
                                    yg_tensor **out);         /* out: new ref */
 
-/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * [n, n] (eye.m: [n, m]) with ones on the main diagonal
+ */
 YG_NODISCARD yg_status yg_eye(int64_t n,
                               const yg_dtype *dtype,    /* nullable; default NULL */
                               const yg_device *device,  /* nullable; default NULL */

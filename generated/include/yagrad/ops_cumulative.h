@@ -18,7 +18,10 @@
 extern "C" {
 #endif
 
-/* cumsum(Tensor self, int dim) -> Tensor */
+/* cumsum(Tensor self, int dim) -> Tensor
+ *
+ * running sum / product along dim (int64 and bool inputs give int64)
+ */
 YG_NODISCARD yg_status yg_cumsum(const yg_tensor *self,  /* borrowed */
                                  int64_t dim,
                                  yg_tensor **out);       /* out: new ref */
@@ -28,7 +31,10 @@ YG_NODISCARD yg_status yg_cumprod(const yg_tensor *self,  /* borrowed */
                                   int64_t dim,
                                   yg_tensor **out);       /* out: new ref */
 
-/* cumsum_backward(Tensor grad, int dim) -> Tensor */
+/* cumsum_backward(Tensor grad, int dim) -> Tensor
+ *
+ * the gradient of cumsum: the reversed running sum of grad
+ */
 YG_NODISCARD yg_status yg_cumsum_backward(const yg_tensor *grad,  /* borrowed */
                                           int64_t dim,
                                           yg_tensor **out);       /* out: new ref */
@@ -39,7 +45,13 @@ YG_NODISCARD yg_status yg_cumprod_backward(const yg_tensor *grad_output,  /* bor
                                            int64_t dim,
                                            yg_tensor **out);              /* out: new ref */
 
-/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor */
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor
+ *
+ * cumprod on dual numbers self + e grad (grad has self's sizes): cumprod_jvp
+ * is the e part of cumprod, the adjoint of cumprod_backward in grad_output;
+ * cumprod_double_backward the e part of cumprod_backward(grad_output, .),
+ * its self gradient.  Exact where self holds zeros (no division)
+ */
 YG_NODISCARD yg_status yg_cumprod_jvp(const yg_tensor *grad,  /* borrowed */
                                       const yg_tensor *self,  /* borrowed */
                                       int64_t dim,

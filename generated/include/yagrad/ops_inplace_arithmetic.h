@@ -18,7 +18,13 @@
 extern "C" {
 #endif
 
-/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+ *
+ * self is overwritten and returned (a new reference to the same tensor).
+ * The result must keep self's shape and dtype.  In-place ops have no
+ * derivatives: they refuse inputs that require grad while grad mode is on
+ * (optimizers call them with grad mode off).
+ */
 YG_NODISCARD yg_status yg_sub_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
                                double alpha,            /* default 1 */

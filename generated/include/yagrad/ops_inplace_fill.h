@@ -44,7 +44,11 @@ YG_NODISCARD yg_status yg_masked_fill_(yg_tensor *self,        /* in-out */
                                        double value,
                                        yg_tensor **out);       /* out: new ref to self */
 
-/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!) */
+/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)
+ *
+ * every element of self set to value (converted to self's dtype; bool
+ * gets value != 0)
+ */
 YG_NODISCARD yg_status yg_fill_(yg_tensor *self,  /* in-out */
                                 double value,
                                 yg_tensor **out); /* out: new ref to self */
@@ -53,7 +57,10 @@ YG_NODISCARD yg_status yg_fill_(yg_tensor *self,  /* in-out */
 YG_NODISCARD yg_status yg_zero_(yg_tensor *self,  /* in-out */
                                 yg_tensor **out); /* out: new ref to self */
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!) */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)
+ *
+ * src is broadcast to self's shape and converted to self's dtype
+ */
 YG_NODISCARD yg_status yg_copy_(yg_tensor *self,       /* in-out */
                                 const yg_tensor *src,  /* borrowed */
                                 yg_tensor **out);      /* out: new ref to self */

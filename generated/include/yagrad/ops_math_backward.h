@@ -24,7 +24,10 @@ YG_NODISCARD yg_status yg_pow_backward(const yg_tensor *grad_output,  /* borrowe
                                        double exponent,
                                        yg_tensor **out);              /* out: new ref */
 
-/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
+ *
+ * the gradient passes where min <= self <= max (bounds included, as in PyTorch)
+ */
 YG_NODISCARD yg_status yg_clamp_backward(const yg_tensor *grad_output,  /* borrowed */
                                          const yg_tensor *self,         /* borrowed */
                                          double min,
@@ -43,7 +46,12 @@ YG_NODISCARD yg_status yg_clamp_max_backward(const yg_tensor *grad_output,  /* b
                                              double max,
                                              yg_tensor **out);              /* out: new ref */
 
-/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
+ *
+ * maximum and minimum split the gradient evenly between equal operands (as
+ * PyTorch does); the gradient of other is the same call with the operands
+ * swapped
+ */
 YG_NODISCARD yg_status yg_maximum_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *self,         /* borrowed */
                                            const yg_tensor *other,        /* borrowed */
@@ -56,7 +64,13 @@ YG_NODISCARD yg_status yg_minimum_backward(const yg_tensor *grad_output,  /* bor
                                            yg_tensor **out);              /* out: new ref */
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
- *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other) */
+ *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
+ *
+ * both gradients of atan2(self, other): grad * other / (self^2 + other^2)
+ * and -grad * self / (self^2 + other^2), each computed only when its
+ * grad_input_mask entry is set (else that output is NULL); composite, so
+ * differentiable again
+ */
 YG_NODISCARD yg_status yg_atan2_backward(const yg_tensor *grad,        /* borrowed */
                                          const yg_tensor *self,        /* borrowed */
                                          const yg_tensor *other,       /* borrowed */
@@ -71,7 +85,11 @@ YG_NODISCARD yg_status yg_pow_backward_self(const yg_tensor *grad_output,  /* bo
                                             yg_tensor **out);              /* out: new ref */
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
- *   Tensor output) -> Tensor */
+ *   Tensor output) -> Tensor
+ *
+ * 0 where self == 0 and exponent >= 0 (where pow is 0 or 1 and log(self)
+ * would give NaN), as in PyTorch
+ */
 YG_NODISCARD yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,  /* borrowed */
                                                 const yg_tensor *self,         /* borrowed */
                                                 const yg_tensor *exponent,     /* borrowed */

@@ -18,7 +18,10 @@
 extern "C" {
 #endif
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor
+ *
+ * NaN stays NaN (both comparisons are false)
+ */
 YG_NODISCARD yg_status yg_clamp(const yg_tensor *self,  /* borrowed */
                                 double min,
                                 double max,
@@ -34,13 +37,21 @@ YG_NODISCARD yg_status yg_clamp_max(const yg_tensor *self,  /* borrowed */
                                     double max,
                                     yg_tensor **out);       /* out: new ref */
 
-/* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
+/* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+ *
+ * clamp with either bound optional (PyTorch's clamp): clamp, clamp_min or
+ * clamp_max by which bounds are given; at least one must be
+ */
 YG_NODISCARD yg_status yg_clamp_opt(const yg_tensor *self,  /* borrowed */
                                     const double *min,      /* nullable; default NULL */
                                     const double *max,      /* nullable; default NULL */
                                     yg_tensor **out);       /* out: new ref */
 
-/* floor(Tensor self) -> Tensor */
+/* floor(Tensor self) -> Tensor
+ *
+ * round rounds half to even, as PyTorch and nearbyint do: C's round()
+ * rounds half away from zero, so exact halves go through 2 * round(x / 2).
+ */
 YG_NODISCARD yg_status yg_floor(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 

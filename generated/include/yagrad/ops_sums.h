@@ -40,7 +40,10 @@ YG_NODISCARD yg_status yg_mean_dim(const yg_tensor *self,  /* borrowed */
                                    bool keepdim,           /* default false */
                                    yg_tensor **out);       /* out: new ref */
 
-/* prod(Tensor self) -> Tensor */
+/* prod(Tensor self) -> Tensor
+ *
+ * int64 and bool inputs multiply in int64 (the result is int64)
+ */
 YG_NODISCARD yg_status yg_prod(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
@@ -51,7 +54,10 @@ YG_NODISCARD yg_status yg_prod_dim(const yg_tensor *self,  /* borrowed */
                                    bool keepdim,           /* default false */
                                    yg_tensor **out);       /* out: new ref */
 
-/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor */
+/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
+ *
+ * exact where self holds zeros (prefix and suffix products, no division)
+ */
 YG_NODISCARD yg_status yg_prod_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *self,         /* borrowed */
@@ -61,7 +67,12 @@ YG_NODISCARD yg_status yg_prod_backward(
     yg_tensor **out);              /* out: new ref */
 
 /* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
- *   bool keepdim) -> Tensor */
+ *   bool keepdim) -> Tensor
+ *
+ * the self gradient of prod_backward: grad_output sum_{i != k} grad_i
+ * prod_{j != i, k} self_j for each self_k (grad has self's sizes,
+ * grad_output the reduced ones); exact where self holds zeros
+ */
 YG_NODISCARD yg_status yg_prod_double_backward(
     const yg_tensor *grad,         /* borrowed */
     const yg_tensor *grad_output,  /* borrowed */
@@ -71,7 +82,10 @@ YG_NODISCARD yg_status yg_prod_double_backward(
     bool keepdim,
     yg_tensor **out);              /* out: new ref */
 
-/* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
+/* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
+ *
+ * gradient of sum.dim: grad broadcast back to the input's sizes
+ */
 YG_NODISCARD yg_status yg_sum_backward(const yg_tensor *grad,  /* borrowed */
                                        const int64_t *sizes,   /* borrowed, sizes_len entries */
                                        int64_t sizes_len,
@@ -80,7 +94,10 @@ YG_NODISCARD yg_status yg_sum_backward(const yg_tensor *grad,  /* borrowed */
                                        bool keepdim,
                                        yg_tensor **out);       /* out: new ref */
 
-/* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
+/* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
+ *
+ * gradient of mean.dim: sum_backward divided by the reduced count
+ */
 YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
                                         const int64_t *sizes,   /* borrowed, sizes_len entries */
                                         int64_t sizes_len,
@@ -89,7 +106,10 @@ YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
                                         bool keepdim,
                                         yg_tensor **out);       /* out: new ref */
 
-/* sum_to(Tensor self, int[] size) -> Tensor */
+/* sum_to(Tensor self, int[] size) -> Tensor
+ *
+ * sums self over the dims that broadcasting expanded to reach self's sizes
+ */
 YG_NODISCARD yg_status yg_sum_to(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */
                                  int64_t size_len,

@@ -43,7 +43,10 @@ YG_NODISCARD yg_status yg_pow(const yg_tensor *self,  /* borrowed */
 YG_NODISCARD yg_status yg_abs(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* sign(Tensor self) -> Tensor */
+/* sign(Tensor self) -> Tensor
+ *
+ * -1, 0 or 1 (0 for NaN, as in PyTorch)
+ */
 YG_NODISCARD yg_status yg_sign(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 

@@ -55,34 +55,52 @@ YG_NODISCARD yg_status yg_reshape(const yg_tensor *self,  /* borrowed */
                                   int64_t shape_len,
                                   yg_tensor **out);       /* out: new ref */
 
-/* squeeze(Tensor(a) self) -> Tensor(a) */
+/* squeeze(Tensor(a) self) -> Tensor(a)
+ *
+ * every dim of size 1 removed
+ */
 YG_NODISCARD yg_status yg_squeeze(const yg_tensor *self,  /* borrowed */
                                   yg_tensor **out);       /* out: new ref, a view of self */
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
+ *
+ * dim removed if its size is 1; otherwise a view of self unchanged
+ */
 YG_NODISCARD yg_status yg_squeeze_dim(const yg_tensor *self,  /* borrowed */
                                       int64_t dim,
                                       yg_tensor **out);       /* out: new ref, a view of self */
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)
+ *
+ * dim i of the result is dim dims[i] of self
+ */
 YG_NODISCARD yg_status yg_permute(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dims,    /* borrowed, dims_len entries */
                                   int64_t dims_len,
                                   yg_tensor **out);       /* out: new ref, a view of self */
 
-/* permute_backward(Tensor grad, int[] dims) -> Tensor */
+/* permute_backward(Tensor grad, int[] dims) -> Tensor
+ *
+ * the inverse permutation of grad: the gradient of permute
+ */
 YG_NODISCARD yg_status yg_permute_backward(const yg_tensor *grad,  /* borrowed */
                                            const int64_t *dims,    /* borrowed, dims_len entries */
                                            int64_t dims_len,
                                            yg_tensor **out);       /* out: new ref */
 
-/* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor */
+/* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
+ *
+ * dims start_dim..end_dim merged into one (a view when possible)
+ */
 YG_NODISCARD yg_status yg_flatten(const yg_tensor *self,  /* borrowed */
                                   int64_t start_dim,      /* default 0 */
                                   int64_t end_dim,        /* default -1 */
                                   yg_tensor **out);       /* out: new ref */
 
-/* contiguous(Tensor self) -> Tensor */
+/* contiguous(Tensor self) -> Tensor
+ *
+ * self when already contiguous, else a contiguous copy
+ */
 YG_NODISCARD yg_status yg_contiguous(const yg_tensor *self,  /* borrowed */
                                      yg_tensor **out);       /* out: new ref */
 
