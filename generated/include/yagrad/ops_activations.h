@@ -18,11 +18,17 @@
 extern "C" {
 #endif
 
-/* sigmoid(Tensor self) -> Tensor */
+/* sigmoid(Tensor self) -> Tensor
+ *
+ * The logistic function 1 / (1 + exp(-self)), elementwise, in (0, 1).
+ */
 YG_NODISCARD yg_status yg_sigmoid(const yg_tensor *self,  /* borrowed */
                                   yg_tensor **out);       /* out: new ref */
 
-/* relu(Tensor self) -> Tensor */
+/* relu(Tensor self) -> Tensor
+ *
+ * max(self, 0), elementwise; the gradient at 0 is 0.
+ */
 YG_NODISCARD yg_status yg_relu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
@@ -41,16 +47,25 @@ YG_NODISCARD yg_status yg_gelu(const yg_tensor *self,  /* borrowed */
 YG_NODISCARD yg_status yg_gelu_tanh(const yg_tensor *self,  /* borrowed */
                                     yg_tensor **out);       /* out: new ref */
 
-/* silu(Tensor self) -> Tensor */
+/* silu(Tensor self) -> Tensor
+ *
+ * SiLU (swish): self * sigmoid(self), elementwise.
+ */
 YG_NODISCARD yg_status yg_silu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor
+ *
+ * ELU: self where self > 0, alpha * (exp(self) - 1) elsewhere.
+ */
 YG_NODISCARD yg_status yg_elu(const yg_tensor *self,  /* borrowed */
                               double alpha,           /* default 1 */
                               yg_tensor **out);       /* out: new ref */
 
-/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+ *
+ * self where self > 0, negative_slope * self elsewhere.  Floating only.
+ */
 YG_NODISCARD yg_status yg_leaky_relu(const yg_tensor *self,  /* borrowed */
                                      double negative_slope,  /* default 0.01 */
                                      yg_tensor **out);       /* out: new ref */
@@ -65,7 +80,11 @@ YG_NODISCARD yg_status yg_softplus(const yg_tensor *self,  /* borrowed */
                                    double threshold,       /* default 20 */
                                    yg_tensor **out);       /* out: new ref */
 
-/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+ *
+ * self clamped to [min_val, max_val]; the gradient is 0 at and beyond the
+ * bounds.
+ */
 YG_NODISCARD yg_status yg_hardtanh(const yg_tensor *self,  /* borrowed */
                                    double min_val,         /* default -1 */
                                    double max_val,         /* default 1 */

@@ -18,17 +18,28 @@
 extern "C" {
 #endif
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
+ *
+ * grad_output * (1 - output^2), where output = tanh(x): the gradient of tanh
+ * from its output.
+ */
 YG_NODISCARD yg_status yg_tanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *output,       /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
+ *
+ * grad_output * output * (1 - output), where output = sigmoid(x): the
+ * gradient of sigmoid from its output.
+ */
 YG_NODISCARD yg_status yg_sigmoid_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *output,       /* borrowed */
                                            yg_tensor **out);              /* out: new ref */
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor
+ *
+ * grad_output where output > 0, else 0 (output is relu's result).
+ */
 YG_NODISCARD yg_status yg_relu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *output,       /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
@@ -58,19 +69,31 @@ YG_NODISCARD yg_status yg_silu_backward(const yg_tensor *grad_output,  /* borrow
                                         const yg_tensor *self,         /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
+ *
+ * The gradient of elu(self, alpha): grad_output where self > 0, else
+ * grad_output * alpha * exp(self).
+ */
 YG_NODISCARD yg_status yg_elu_backward(const yg_tensor *grad_output,  /* borrowed */
                                        const yg_tensor *self,         /* borrowed */
                                        double alpha,
                                        yg_tensor **out);              /* out: new ref */
 
-/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
+ *
+ * The gradient of leaky_relu: grad_output where self > 0, else
+ * grad_output * negative_slope.
+ */
 YG_NODISCARD yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,  /* borrowed */
                                               const yg_tensor *self,         /* borrowed */
                                               double negative_slope,
                                               yg_tensor **out);              /* out: new ref */
 
-/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
+ *
+ * The gradient of softplus(self, beta, threshold): grad_output * sigmoid(beta
+ * self), and grad_output itself where beta self > threshold.
+ */
 YG_NODISCARD yg_status yg_softplus_backward(const yg_tensor *grad_output,  /* borrowed */
                                             const yg_tensor *self,         /* borrowed */
                                             double beta,

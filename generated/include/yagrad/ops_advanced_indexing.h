@@ -48,7 +48,10 @@ YG_NODISCARD yg_status yg_index_put(
     yg_tensor **out);                 /* out: new ref */
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
- *   bool accumulate=False) -> Tensor(a!) */
+ *   bool accumulate=False) -> Tensor(a!)
+ *
+ * As index_put, in place on self (in-place rules: see sub_).
+ */
 YG_NODISCARD yg_status yg_index_put_(
     yg_tensor *self,                  /* in-out */
     const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */

@@ -18,29 +18,49 @@
 extern "C" {
 #endif
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+ *
+ * self + alpha * other, elementwise, broadcasting self and other to a common
+ * shape and promoting them to a common dtype (integers stay integers; there
+ * alpha must be an integer).  Errors: shapes that do not broadcast.
+ */
 YG_NODISCARD yg_status yg_add(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               double alpha,            /* default 1 */
                               yg_tensor **out);        /* out: new ref */
 
-/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+ *
+ * self - alpha * other, elementwise, broadcast and promoted as in add.
+ */
 YG_NODISCARD yg_status yg_sub(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               double alpha,            /* default 1 */
                               yg_tensor **out);        /* out: new ref */
 
-/* mul(Tensor self, Tensor other) -> Tensor */
+/* mul(Tensor self, Tensor other) -> Tensor
+ *
+ * self * other, elementwise, broadcast and promoted as in add.
+ */
 YG_NODISCARD yg_status yg_mul(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               yg_tensor **out);        /* out: new ref */
 
-/* div(Tensor self, Tensor other) -> Tensor */
+/* div(Tensor self, Tensor other) -> Tensor
+ *
+ * self / other, elementwise (true division), broadcast as in add; floating
+ * dtypes only (integers: YG_ERR_DTYPE; see div.trunc, div.floor).  x / 0 is
+ * inf or NaN, as in C.
+ */
 YG_NODISCARD yg_status yg_div(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               yg_tensor **out);        /* out: new ref */
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * self * other for a number other, in self's dtype; on an integer self,
+ * other must be an integer that dtype holds (else YG_ERR_DTYPE).
+ */
 YG_NODISCARD yg_status yg_mul_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      yg_tensor **out);       /* out: new ref */
@@ -76,24 +96,39 @@ YG_NODISCARD yg_status yg_div_floor(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
                                     yg_tensor **out);        /* out: new ref */
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * self / other for a number other; floating self only (true division).
+ */
 YG_NODISCARD yg_status yg_div_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      yg_tensor **out);       /* out: new ref */
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+ *
+ * In place: self += alpha * other, other broadcast to self's shape.  See
+ * sub_ for the in-place rules (shape and dtype of self kept, no autograd).
+ */
 YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
                                double alpha,            /* default 1 */
                                yg_tensor **out);        /* out: new ref to self */
 
-/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+ *
+ * self + alpha * other for a number other, in self's dtype; on an integer
+ * self, other and alpha must be integers that dtype holds.
+ */
 YG_NODISCARD yg_status yg_add_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      double alpha,           /* default 1 */
                                      yg_tensor **out);       /* out: new ref */
 
-/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+ *
+ * self - alpha * other for a number other, in self's dtype; on an integer
+ * self, other and alpha must be integers that dtype holds.
+ */
 YG_NODISCARD yg_status yg_sub_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      double alpha,           /* default 1 */

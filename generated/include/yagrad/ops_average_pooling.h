@@ -36,7 +36,11 @@ YG_NODISCARD yg_status yg_avg_pool2d(
     yg_tensor **out);            /* out: new ref */
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
+ *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
+ *
+ * The gradient of avg_pool2d (same arguments) in self, of sizes
+ * self_sizes: each window's grad_output shared out over its positions.
+ */
 YG_NODISCARD yg_status yg_avg_pool2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
@@ -81,7 +85,11 @@ YG_NODISCARD yg_status yg_adaptive_avg_pool2d(
     int64_t output_size_len,
     yg_tensor **out);            /* out: new ref */
 
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
+ *
+ * The gradient of adaptive_avg_pool2d in self, of sizes self_sizes: each
+ * cell's grad_output shared out over the positions it covers.
+ */
 YG_NODISCARD yg_status yg_adaptive_avg_pool2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
@@ -121,7 +129,11 @@ YG_NODISCARD yg_status yg_avg_pool3d(
     yg_tensor **out);            /* out: new ref */
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
+ *
+ * The gradient of avg_pool3d (same arguments) in self, of sizes
+ * self_sizes.
+ */
 YG_NODISCARD yg_status yg_avg_pool3d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
@@ -157,7 +169,10 @@ YG_NODISCARD yg_status yg_adaptive_avg_pool3d(
     int64_t output_size_len,
     yg_tensor **out);            /* out: new ref */
 
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
+ *
+ * The gradient of adaptive_avg_pool3d in self, of sizes self_sizes.
+ */
 YG_NODISCARD yg_status yg_adaptive_avg_pool3d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */

@@ -73,7 +73,10 @@ YG_NODISCARD yg_status yg_conv2d(
     yg_tensor **out);         /* out: new ref */
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor */
+ *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor
+ *
+ * As conv1d.padding, for conv2d ('valid' or 'same' per spatial dim).
+ */
 YG_NODISCARD yg_status yg_conv2d_padding(
     const yg_tensor *input,   /* borrowed */
     const yg_tensor *weight,  /* borrowed */
@@ -105,7 +108,10 @@ YG_NODISCARD yg_status yg_conv3d(
     yg_tensor **out);         /* out: new ref */
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor */
+ *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor
+ *
+ * As conv1d.padding, for conv3d ('valid' or 'same' per spatial dim).
+ */
 YG_NODISCARD yg_status yg_conv3d_padding(
     const yg_tensor *input,   /* borrowed */
     const yg_tensor *weight,  /* borrowed */
@@ -141,7 +147,11 @@ YG_NODISCARD yg_status yg_conv_transpose1d(
     yg_tensor **out);               /* out: new ref */
 
 /* conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor */
+ *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor
+ *
+ * As conv_transpose1d over two spatial dims: weight [C_in, C_out / groups,
+ * kH, kW]; stride, padding, output_padding, dilation: 2 entries.
+ */
 YG_NODISCARD yg_status yg_conv_transpose2d(
     const yg_tensor *input,         /* borrowed */
     const yg_tensor *weight,        /* borrowed */
@@ -158,7 +168,12 @@ YG_NODISCARD yg_status yg_conv_transpose2d(
     yg_tensor **out);               /* out: new ref */
 
 /* conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor */
+ *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor
+ *
+ * As conv_transpose1d over three spatial dims: weight [C_in, C_out /
+ * groups, kD, kH, kW]; stride, padding, output_padding, dilation: 3
+ * entries.
+ */
 YG_NODISCARD yg_status yg_conv_transpose3d(
     const yg_tensor *input,         /* borrowed */
     const yg_tensor *weight,        /* borrowed */

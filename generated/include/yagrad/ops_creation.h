@@ -33,14 +33,21 @@ YG_NODISCARD yg_status yg_zeros(const int64_t *size,      /* borrowed, size_len 
                                 const yg_device *device,  /* nullable; default NULL */
                                 yg_tensor **out);         /* out: new ref */
 
-/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * A tensor of sizes size filled with 1 (see zeros for dtype and device).
+ */
 YG_NODISCARD yg_status yg_ones(const int64_t *size,      /* borrowed, size_len entries */
                                int64_t size_len,
                                const yg_dtype *dtype,    /* nullable; default NULL */
                                const yg_device *device,  /* nullable; default NULL */
                                yg_tensor **out);         /* out: new ref */
 
-/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * A tensor of sizes size filled with fill_value (see zeros for dtype and
+ * device); fill_value must be representable in the dtype.
+ */
 YG_NODISCARD yg_status yg_full(const int64_t *size,      /* borrowed, size_len entries */
                                int64_t size_len,
                                double fill_value,
@@ -69,7 +76,11 @@ YG_NODISCARD yg_status yg_arange(double end,
                                  yg_tensor **out);         /* out: new ref */
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * As arange, from start to end (excluded) by step (non-zero; negative
+ * counts down).
+ */
 YG_NODISCARD yg_status yg_arange_start(double start,
                                        double end,
                                        double step,              /* default 1 */
@@ -98,34 +109,51 @@ YG_NODISCARD yg_status yg_eye(int64_t n,
                               const yg_device *device,  /* nullable; default NULL */
                               yg_tensor **out);         /* out: new ref */
 
-/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * See eye: [n, m] with ones at (i, i).
+ */
 YG_NODISCARD yg_status yg_eye_m(int64_t n,
                                 int64_t m,
                                 const yg_dtype *dtype,    /* nullable; default NULL */
                                 const yg_device *device,  /* nullable; default NULL */
                                 yg_tensor **out);         /* out: new ref */
 
-/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * zeros with self's sizes (and self's dtype and device unless given).
+ */
 YG_NODISCARD yg_status yg_zeros_like(const yg_tensor *self,    /* borrowed */
                                      const yg_dtype *dtype,    /* nullable; default NULL */
                                      const yg_device *device,  /* nullable; default NULL */
                                      yg_tensor **out);         /* out: new ref */
 
-/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * ones with self's sizes (and self's dtype and device unless given).
+ */
 YG_NODISCARD yg_status yg_ones_like(const yg_tensor *self,    /* borrowed */
                                     const yg_dtype *dtype,    /* nullable; default NULL */
                                     const yg_device *device,  /* nullable; default NULL */
                                     yg_tensor **out);         /* out: new ref */
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * full(fill_value) with self's sizes (and self's dtype and device unless
+ * given).
+ */
 YG_NODISCARD yg_status yg_full_like(const yg_tensor *self,    /* borrowed */
                                     double fill_value,
                                     const yg_dtype *dtype,    /* nullable; default NULL */
                                     const yg_device *device,  /* nullable; default NULL */
                                     yg_tensor **out);         /* out: new ref */
 
-/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * An uninitialised tensor with self's sizes (and self's dtype and device
+ * unless given).
+ */
 YG_NODISCARD yg_status yg_empty_like(const yg_tensor *self,    /* borrowed */
                                      const yg_dtype *dtype,    /* nullable; default NULL */
                                      const yg_device *device,  /* nullable; default NULL */

@@ -75,7 +75,10 @@ YG_NODISCARD yg_status yg_scatter(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *src,    /* borrowed */
                                   yg_tensor **out);        /* out: new ref */
 
-/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+ *
+ * As scatter, with the number value written at every position index names.
+ */
 YG_NODISCARD yg_status yg_scatter_value(const yg_tensor *self,   /* borrowed */
                                         int64_t dim,
                                         const yg_tensor *index,  /* borrowed */
@@ -114,7 +117,11 @@ YG_NODISCARD yg_status yg_tril(const yg_tensor *self,  /* borrowed */
                                int64_t diagonal,       /* default 0 */
                                yg_tensor **out);       /* out: new ref */
 
-/* triu(Tensor self, int diagonal=0) -> Tensor */
+/* triu(Tensor self, int diagonal=0) -> Tensor
+ *
+ * The upper triangle of the last two dims of self: elements below diagonal
+ * (0 the main one, > 0 above it, < 0 below) set to 0.
+ */
 YG_NODISCARD yg_status yg_triu(const yg_tensor *self,  /* borrowed */
                                int64_t diagonal,       /* default 0 */
                                yg_tensor **out);       /* out: new ref */

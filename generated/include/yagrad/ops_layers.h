@@ -29,7 +29,11 @@ YG_NODISCARD yg_status yg_embedding(const yg_tensor *weight,   /* borrowed */
                                     yg_tensor **out);          /* out: new ref */
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
- *   int padding_idx) -> Tensor */
+ *   int padding_idx) -> Tensor
+ *
+ * The gradient of embedding in weight (of sizes weight_sizes): zeros with
+ * each row of grad_output added at its index, none for padding_idx.
+ */
 YG_NODISCARD yg_status yg_embedding_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *indices,      /* borrowed */

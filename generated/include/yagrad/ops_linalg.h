@@ -18,7 +18,11 @@
 extern "C" {
 #endif
 
-/* mm(Tensor self, Tensor mat2) -> Tensor */
+/* mm(Tensor self, Tensor mat2) -> Tensor
+ *
+ * The matrix product self [n, k] @ mat2 [k, m] -> [n, m]; both 2-D of one
+ * floating dtype.  Errors: inner sizes that differ, other ranks.
+ */
 YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *mat2,  /* borrowed */
                              yg_tensor **out);       /* out: new ref */
@@ -38,7 +42,11 @@ YG_NODISCARD yg_status yg_mm_mat1_backward(const yg_tensor *grad,  /* borrowed *
                                            const yg_tensor *mat2,  /* borrowed */
                                            yg_tensor **out);       /* out: new ref */
 
-/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
+/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
+ *
+ * The mat2 gradient of mm(mat1, mat2): mm(t(mat1), grad), laid out as mat2
+ * (see mm_mat1_backward).
+ */
 YG_NODISCARD yg_status yg_mm_mat2_backward(const yg_tensor *grad,  /* borrowed */
                                            const yg_tensor *mat1,  /* borrowed */
                                            const yg_tensor *mat2,  /* borrowed */
@@ -108,7 +116,11 @@ YG_NODISCARD yg_status yg_baddbmm(const yg_tensor *self,    /* borrowed */
                                   double alpha,             /* default 1 */
                                   yg_tensor **out);         /* out: new ref */
 
-/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
+/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+ *
+ * input @ t(weight) + bias: input [*, in], weight [out, in], bias [out] or
+ * NULL -> [*, out].
+ */
 YG_NODISCARD yg_status yg_linear(const yg_tensor *input,   /* borrowed */
                                  const yg_tensor *weight,  /* borrowed */
                                  const yg_tensor *bias,    /* nullable, borrowed; default NULL */

@@ -33,7 +33,12 @@ YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
                                    yg_tensor **out);         /* out: new ref */
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
- *   int reduction, int ignore_index) -> Tensor */
+ *   int reduction, int ignore_index) -> Tensor
+ *
+ * The gradient of nll_loss in self (of sizes self_sizes): -weight[t] *
+ * grad_output at each sample's target t, scaled as reduction did, 0 at
+ * ignored targets and elsewhere.
+ */
 YG_NODISCARD yg_status yg_nll_loss_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *target,       /* borrowed */

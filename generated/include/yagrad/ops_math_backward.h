@@ -18,7 +18,11 @@
 extern "C" {
 #endif
 
-/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
+ *
+ * The gradient of pow(self, exponent) for a number exponent: grad_output *
+ * exponent * self^(exponent - 1), and 0 for exponent 0.
+ */
 YG_NODISCARD yg_status yg_pow_backward(const yg_tensor *grad_output,  /* borrowed */
                                        const yg_tensor *self,         /* borrowed */
                                        double exponent,
@@ -34,13 +38,19 @@ YG_NODISCARD yg_status yg_clamp_backward(const yg_tensor *grad_output,  /* borro
                                          double max,
                                          yg_tensor **out);              /* out: new ref */
 
-/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
+ *
+ * The gradient of clamp_min: grad_output where self >= min, else 0.
+ */
 YG_NODISCARD yg_status yg_clamp_min_backward(const yg_tensor *grad_output,  /* borrowed */
                                              const yg_tensor *self,         /* borrowed */
                                              double min,
                                              yg_tensor **out);              /* out: new ref */
 
-/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
+ *
+ * The gradient of clamp_max: grad_output where self <= max, else 0.
+ */
 YG_NODISCARD yg_status yg_clamp_max_backward(const yg_tensor *grad_output,  /* borrowed */
                                              const yg_tensor *self,         /* borrowed */
                                              double max,
@@ -57,7 +67,11 @@ YG_NODISCARD yg_status yg_maximum_backward(const yg_tensor *grad_output,  /* bor
                                            const yg_tensor *other,        /* borrowed */
                                            yg_tensor **out);              /* out: new ref */
 
-/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
+ *
+ * The gradient of minimum for self: grad_output where self < other, half of
+ * it where they are equal, 0 elsewhere (swap the operands for other's).
+ */
 YG_NODISCARD yg_status yg_minimum_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *self,         /* borrowed */
                                            const yg_tensor *other,        /* borrowed */
@@ -78,7 +92,11 @@ YG_NODISCARD yg_status yg_atan2_backward(const yg_tensor *grad,        /* borrow
                                          yg_tensor **out_grad_self,    /* out: new ref */
                                          yg_tensor **out_grad_other);  /* out: new ref */
 
-/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
+ *
+ * The gradient of pow.Tensor for self: grad_output * exponent *
+ * self^(exponent - 1), and 0 where exponent is 0.
+ */
 YG_NODISCARD yg_status yg_pow_backward_self(const yg_tensor *grad_output,  /* borrowed */
                                             const yg_tensor *self,         /* borrowed */
                                             const yg_tensor *exponent,     /* borrowed */

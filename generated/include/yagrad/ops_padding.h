@@ -73,7 +73,11 @@ YG_NODISCARD yg_status yg_replication_pad(const yg_tensor *self,  /* borrowed */
                                           int64_t pad_len,
                                           yg_tensor **out);       /* out: new ref */
 
-/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ *
+ * The gradient of replication_pad: each element of grad_output added into
+ * the position of self it was read from (edges accumulate).
+ */
 YG_NODISCARD yg_status yg_replication_pad_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */

@@ -94,7 +94,10 @@ YG_NODISCARD yg_status yg_max_pool1d_with_indices(
     yg_tensor **out_indices);    /* out: new ref */
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ *
+ * The values of max_pool1d_with_indices (same arguments).
+ */
 YG_NODISCARD yg_status yg_max_pool1d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
@@ -131,7 +134,10 @@ YG_NODISCARD yg_status yg_max_pool3d_with_indices(
     yg_tensor **out_indices);    /* out: new ref */
 
 /* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ *
+ * The values of max_pool3d_with_indices (same arguments).
+ */
 YG_NODISCARD yg_status yg_max_pool3d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */

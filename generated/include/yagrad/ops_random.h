@@ -82,7 +82,10 @@ YG_NODISCARD yg_status yg_bernoulli_p(
     yg_tensor **out);         /* out: new ref */
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * rand with self's sizes (and self's dtype and device unless given).
+ */
 YG_NODISCARD yg_status yg_rand_like(
     const yg_tensor *self,    /* borrowed */
     yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
@@ -91,7 +94,10 @@ YG_NODISCARD yg_status yg_rand_like(
     yg_tensor **out);         /* out: new ref */
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * randn with self's sizes (and self's dtype and device unless given).
+ */
 YG_NODISCARD yg_status yg_randn_like(
     const yg_tensor *self,    /* borrowed */
     yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */

@@ -28,14 +28,22 @@ YG_NODISCARD yg_status yg_upsample_nearest2d(
     int64_t output_size_len,
     yg_tensor **out);            /* out: new ref */
 
-/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
+ *
+ * The gradient of upsample_nearest2d in self, of sizes self_sizes: each
+ * output pixel's grad_output added to the input pixel it copied.
+ */
 YG_NODISCARD yg_status yg_upsample_nearest2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
     yg_tensor **out);              /* out: new ref */
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor
+ *
+ * upsample_nearest2d to the last two entries of sizes (see
+ * adaptive_avg_pool2d_to).
+ */
 YG_NODISCARD yg_status yg_upsample_nearest2d_to(
     const yg_tensor *self,  /* borrowed */
     const int64_t *sizes,   /* borrowed, sizes_len entries */
@@ -61,7 +69,11 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d(
     yg_tensor **out);            /* out: new ref */
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+ *   float scales_h=0.0, float scales_w=0.0) -> Tensor
+ *
+ * The gradient of upsample_bilinear2d (same align_corners and scales) in
+ * self, of sizes self_sizes.
+ */
 YG_NODISCARD yg_status yg_upsample_bilinear2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */

@@ -27,12 +27,18 @@ YG_NODISCARD yg_status yg_clamp(const yg_tensor *self,  /* borrowed */
                                 double max,
                                 yg_tensor **out);       /* out: new ref */
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor */
+/* clamp_min(Tensor self, Scalar min) -> Tensor
+ *
+ * max(self, min), elementwise; NaN stays NaN.
+ */
 YG_NODISCARD yg_status yg_clamp_min(const yg_tensor *self,  /* borrowed */
                                     double min,
                                     yg_tensor **out);       /* out: new ref */
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor */
+/* clamp_max(Tensor self, Scalar max) -> Tensor
+ *
+ * min(self, max), elementwise; NaN stays NaN.
+ */
 YG_NODISCARD yg_status yg_clamp_max(const yg_tensor *self,  /* borrowed */
                                     double max,
                                     yg_tensor **out);       /* out: new ref */
@@ -49,21 +55,35 @@ YG_NODISCARD yg_status yg_clamp_opt(const yg_tensor *self,  /* borrowed */
 
 /* floor(Tensor self) -> Tensor
  *
- * round rounds half to even, as PyTorch and nearbyint do: C's round()
- * rounds half away from zero, so exact halves go through 2 * round(x / 2).
+ * The largest integer value <= self, elementwise, in self's dtype; the
+ * gradient is zero.
  */
 YG_NODISCARD yg_status yg_floor(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* ceil(Tensor self) -> Tensor */
+/* ceil(Tensor self) -> Tensor
+ *
+ * The smallest integer value >= self, elementwise, in self's dtype; the
+ * gradient is zero.
+ */
 YG_NODISCARD yg_status yg_ceil(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* round(Tensor self) -> Tensor */
+/* round(Tensor self) -> Tensor
+ *
+ * self rounded to the nearest integer value, halves to even (0.5 -> 0,
+ * 1.5 -> 2, as PyTorch and nearbyint do), in self's dtype; the gradient is
+ * zero.  C's round() rounds half away from zero, so exact
+ * halves go through 2 * round(x / 2).
+ */
 YG_NODISCARD yg_status yg_round(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* trunc(Tensor self) -> Tensor */
+/* trunc(Tensor self) -> Tensor
+ *
+ * self rounded toward zero, elementwise, in self's dtype; the gradient is
+ * zero.
+ */
 YG_NODISCARD yg_status yg_trunc(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 

@@ -65,7 +65,11 @@ YG_NODISCARD yg_status yg_select_backward(
     yg_tensor **out);              /* out: new ref */
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
- *   int step) -> Tensor */
+ *   int step) -> Tensor
+ *
+ * See select_backward: zeros of input_sizes with grad_output written at the
+ * slice (dim, start, end, step).
+ */
 YG_NODISCARD yg_status yg_slice_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *input_sizes,    /* borrowed, input_sizes_len entries */

@@ -30,7 +30,11 @@ YG_NODISCARD yg_status yg_var(const yg_tensor *self,  /* borrowed */
                               bool keepdim,           /* default false */
                               yg_tensor **out);       /* out: new ref */
 
-/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
+/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
+ *
+ * The standard deviation, sqrt(var(self, dim, correction, keepdim)); see
+ * var for correction.  Floating only.
+ */
 YG_NODISCARD yg_status yg_std(const yg_tensor *self,  /* borrowed */
                               const int64_t *dim,     /* borrowed, dim_len entries; default [] */
                               int64_t dim_len,
@@ -77,7 +81,11 @@ YG_NODISCARD yg_status yg_norm(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
- *   bool keepdim) -> Tensor */
+ *   bool keepdim) -> Tensor
+ *
+ * The gradient of norm(self, p, dim, keepdim) for grad_output, from its
+ * forward result output; 0 where the norm is 0.
+ */
 YG_NODISCARD yg_status yg_norm_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *self,         /* borrowed */

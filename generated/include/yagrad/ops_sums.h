@@ -18,22 +18,39 @@
 extern "C" {
 #endif
 
-/* sum(Tensor self) -> Tensor */
+/* sum(Tensor self) -> Tensor
+ *
+ * The sum of all elements, a 0-d tensor; integer and bool inputs sum as
+ * int64, floating ones in their own dtype.
+ */
 YG_NODISCARD yg_status yg_sum(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * The sum over the dimensions dim (negative counts from the end; [] sums
+ * every dimension), which are removed unless keepdim; dtype as in sum.
+ * Errors: a dimension out of range or repeated.
+ */
 YG_NODISCARD yg_status yg_sum_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
                                   int64_t dim_len,
                                   bool keepdim,           /* default false */
                                   yg_tensor **out);       /* out: new ref */
 
-/* mean(Tensor self) -> Tensor */
+/* mean(Tensor self) -> Tensor
+ *
+ * The mean of all elements, a 0-d tensor; floating inputs only.  NaN for
+ * an empty tensor.
+ */
 YG_NODISCARD yg_status yg_mean(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * The mean over the dimensions dim, removed unless keepdim; floating inputs
+ * only.  Errors: a dimension out of range or repeated.
+ */
 YG_NODISCARD yg_status yg_mean_dim(const yg_tensor *self,  /* borrowed */
                                    const int64_t *dim,     /* borrowed, dim_len entries */
                                    int64_t dim_len,
@@ -47,7 +64,11 @@ YG_NODISCARD yg_status yg_mean_dim(const yg_tensor *self,  /* borrowed */
 YG_NODISCARD yg_status yg_prod(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * The product over the dimensions dim ([] takes every dimension), removed
+ * unless keepdim; int64 and bool inputs multiply in int64.
+ */
 YG_NODISCARD yg_status yg_prod_dim(const yg_tensor *self,  /* borrowed */
                                    const int64_t *dim,     /* borrowed, dim_len entries */
                                    int64_t dim_len,

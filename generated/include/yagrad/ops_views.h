@@ -18,38 +18,67 @@
 extern "C" {
 #endif
 
-/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
+/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
+ *
+ * A view of self with dims dim0 and dim1 swapped (negative counts from the
+ * end); shares self's storage.
+ */
 YG_NODISCARD yg_status yg_transpose(const yg_tensor *self,  /* borrowed */
                                     int64_t dim0,
                                     int64_t dim1,
                                     yg_tensor **out);       /* out: new ref, a view of self */
 
-/* t(Tensor(a) self) -> Tensor(a) */
+/* t(Tensor(a) self) -> Tensor(a)
+ *
+ * The transpose of a 2-D self (a 0-D or 1-D self is returned as a view of
+ * itself); a view.
+ */
 YG_NODISCARD yg_status yg_t(const yg_tensor *self,  /* borrowed */
                             yg_tensor **out);       /* out: new ref, a view of self */
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a) */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)
+ *
+ * A view of self with the sizes size (one entry may be -1, inferred); self's
+ * elements must be laid out so that no copy is needed (contiguous suffices),
+ * else it fails: use reshape.  The element count must match.
+ */
 YG_NODISCARD yg_status yg_view(const yg_tensor *self,  /* borrowed */
                                const int64_t *size,    /* borrowed, size_len entries */
                                int64_t size_len,
                                yg_tensor **out);       /* out: new ref, a view of self */
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a) */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)
+ *
+ * A view of self broadcast to size (-1 keeps a dim; new leading dims may be
+ * added; only dims of size 1 grow, with stride 0).  Do not write to it.
+ */
 YG_NODISCARD yg_status yg_expand(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */
                                  int64_t size_len,
                                  yg_tensor **out);       /* out: new ref, a view of self */
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
+ *
+ * A view of self with a dim of size 1 inserted at dim (in [-ndim - 1,
+ * ndim]).
+ */
 YG_NODISCARD yg_status yg_unsqueeze(const yg_tensor *self,  /* borrowed */
                                     int64_t dim,
                                     yg_tensor **out);       /* out: new ref, a view of self */
 
-/* clone(Tensor self) -> Tensor */
+/* clone(Tensor self) -> Tensor
+ *
+ * A copy of self with its own contiguous storage; the gradient flows back
+ * unchanged.
+ */
 YG_NODISCARD yg_status yg_clone(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* reshape(Tensor self, int[] shape) -> Tensor */
+/* reshape(Tensor self, int[] shape) -> Tensor
+ *
+ * self with the sizes shape (one entry may be -1): a view when the layout
+ * allows, otherwise a contiguous copy.  The element count must match.
+ */
 YG_NODISCARD yg_status yg_reshape(const yg_tensor *self,  /* borrowed */
                                   const int64_t *shape,   /* borrowed, shape_len entries */
                                   int64_t shape_len,
