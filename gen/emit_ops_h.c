@@ -5,10 +5,13 @@
  *
  * The header is the manual: its top comment states the contract every op
  * shares (borrowed inputs, new-reference outputs, the failure guarantee of
- * status.h, autograd), and each declaration carries its schema, its YAML
- * line and an ownership comment per parameter.
+ * status.h, autograd), and each declaration carries its schema, its doc
+ * (the '#' comment above its entry in the YAML, see gen_op.doc) and an
+ * ownership comment per parameter.
  */
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gen.h"
 
@@ -17,8 +20,9 @@ static const char ops_h_contract[] =
     " * yagrad/ops.h - every op of yagrad, generated from specs/native_functions.yaml.\n"
     " *\n"
     " * Names: yg_<name>[_<overload>]; in-place ops end in \"_\" (yg_add_).  Each\n"
-    " * declaration shows the op's schema; its definition in api/ gives the\n"
-    " * YAML line it comes from.  The declarations live in one header per\n"
+    " * declaration shows the op's schema and what the op computes (the comment\n"
+    " * above its entry in the YAML); generated/registry.c gives the YAML line it\n"
+    " * comes from.  The declarations live in one header per\n"
     " * section of the YAML (yagrad/ops_<section>.h), all included below;\n"
     " * include this header, not those.\n"
     " *\n"
@@ -58,6 +62,71 @@ char *gen_emit_ops_h(const gen_model *model)
     return gen_sb_take(&sb);
 }
 
+/* Appends " * <line>" for each line of doc to sb, wrapping a line longer
+ * than 100 columns at its last space before them (continuation lines keep
+ * the line's indentation); an empty line is " *". */
+static void emit_doc_lines(gen_sb *sb, const char *doc)
+{
+    enum { WIDTH = 100 - 3 }; /* after " * " */
+
+    for (const char *p = doc; *p != '\0';) {
+        size_t n = strcspn(p, "\n");
+        size_t indent = strspn(p, " ");
+        const char *s = p;
+        size_t left = n;
+        bool first = true;
+        while (left > 0) {
+            size_t room = first ? WIDTH : WIDTH - indent;
+            size_t take = left;
+            if (left > room) {
+                size_t lead = first ? indent : 0;
+                take = room;
+                while (take > lead && s[take] != ' ')
+                    take--;
+                if (take == lead) { /* one word wider than the line: leave it long */
+                    take = lead + strcspn(s + lead, " ");
+                    take = take < left ? take : left;
+                }
+            }
+            size_t shown = take;
+            while (shown > 0 && s[shown - 1] == ' ')
+                shown--;
+            gen_sb_printf(sb, " * %*s%.*s\n", first ? 0 : (int)indent, "", (int)shown, s);
+            s += take;
+            left -= take;
+            while (left > 0 && *s == ' ') {
+                s++;
+                left--;
+            }
+            first = false;
+        }
+        if (n == 0)
+            gen_sb_puts(sb, " *\n");
+        p += n;
+        if (*p == '\n')
+            p++;
+    }
+}
+
+/* The op's schema comment, with its doc (if any) as a paragraph under the
+ * schema inside the same comment. */
+static void emit_schema_and_doc(gen_sb *sb, const gen_op *op)
+{
+    gen_sb schema = {0};
+
+    gen_emit_schema_only(&schema, "", op->func);
+    if (op->doc == NULL) {
+        gen_sb_putn(sb, schema.buf, schema.len);
+        gen_sb_free(&schema);
+        return;
+    }
+    gen_sb_putn(sb, schema.buf, schema.len - strlen(" */\n"));
+    gen_sb_puts(sb, "\n *\n");
+    emit_doc_lines(sb, op->doc);
+    gen_sb_puts(sb, " */\n");
+    gen_sb_free(&schema);
+}
+
 char *gen_emit_ops_section_h(const gen_model *model, int section)
 {
     gen_sb sb = {0};
@@ -86,7 +155,7 @@ char *gen_emit_ops_section_h(const gen_model *model, int section)
         if (!op->valid || op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
-        gen_emit_schema_only(&sb, "", op->func);
+        emit_schema_and_doc(&sb, op);
         gen_op_params(op, &params);
         char *prefix = gen_xprintf("YG_NODISCARD yg_status yg_%s(", op->cname);
         gen_emit_call_decl(&sb, prefix, &params, true, ";");

@@ -214,6 +214,12 @@ typedef struct gen_op {
     char *no_derivative;
     gen_loc no_derivative_loc;
     bool derivative_key; /* the entry has a 'derivative' key, valid or not */
+    /* The op's doc comment: the `#` lines directly above its `- func:` line
+     * (no blank line between), each without its '#' and one space after
+     * it, joined by '\n'; an empty line is a paragraph break.  The public
+     * header prints it under the op's schema.  NULL when the entry has
+     * none (tests/gen/check_op_docs.py lists such ops). */
+    char *doc;
     int section;         /* index into gen_model.sections; -1 before the first */
 } gen_op;
 

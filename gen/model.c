@@ -678,6 +678,7 @@ void gen_model_free_op(gen_op *op)
     free(op->tags);
     free(op->tag_locs);
     free(op->onnx);
+    free(op->doc);
     memset(op, 0, sizeof(*op));
 }
 

@@ -488,6 +488,90 @@ static void load_section(loader *l, yaml_node_t *entry, gen_model *model)
     model->sections[model->n_sections++] = (gen_section){.name = gen_xstrdup(name), .loc = loc};
 }
 
+/* ---- doc comments ---- */
+
+/* The start of each line of text (starts[i] is line i + 1), so that the
+ * comments libyaml drops can be read back by line number. */
+typedef struct line_index {
+    const char **starts;
+    int n;
+    const char *end;
+} line_index;
+
+static void index_lines(const char *text, size_t len, line_index *ix)
+{
+    int cap = 64;
+
+    ix->starts = gen_xmalloc((size_t)cap * sizeof(char *));
+    ix->n = 0;
+    ix->end = text + len;
+    for (const char *p = text; p <= ix->end;) {
+        if (ix->n == cap) {
+            cap *= 2;
+            ix->starts = gen_xrealloc(ix->starts, (size_t)cap * sizeof(char *));
+        }
+        ix->starts[ix->n++] = p;
+        const char *nl = memchr(p, '\n', (size_t)(ix->end - p));
+        if (nl == NULL)
+            break;
+        p = nl + 1;
+    }
+}
+
+/* The text of line (1-based) and its length, without its line break and
+ * trailing blanks. */
+static const char *line_text(const line_index *ix, int line, size_t *n)
+{
+    const char *p = ix->starts[line - 1];
+    const char *e = line < ix->n ? ix->starts[line] : ix->end;
+
+    while (e > p && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    *n = (size_t)(e - p);
+    return p;
+}
+
+/* The doc comment of the op whose `- func:` is on op->loc.line: the run of
+ * lines starting with '#' in column 1 directly above it.  A blank line
+ * ends the run, so a section item's comment (followed by a blank line)
+ * never becomes its first op's doc.  Refuses text that would end or nest
+ * the C comment the header prints it in. */
+static void load_doc(const line_index *ix, const char *entry, gen_op *op)
+{
+    int first = op->loc.line;
+    gen_sb sb = {0};
+
+    while (first > 1) {
+        size_t n;
+        const char *p = line_text(ix, first - 1, &n);
+        if (n == 0 || p[0] != '#')
+            break;
+        first--;
+    }
+    for (int line = first; line < op->loc.line; line++) {
+        size_t n;
+        const char *p = line_text(ix, line, &n);
+        size_t skip = n > 1 && p[1] == ' ' ? 2 : 1;
+        for (size_t i = skip; i + 1 < n; i++) {
+            if ((p[i] == '*' && p[i + 1] == '/') || (p[i] == '/' && p[i + 1] == '*')) {
+                gen_loc loc = {.file = op->loc.file, .line = line, .col = (int)i + 1};
+                gen_error_in(entry, loc,
+                             "doc comment contains '%c%c', which would %s the C comment it "
+                             "becomes in the public header; reword it",
+                             p[i], p[i + 1], p[i] == '*' ? "end" : "nest inside");
+                break;
+            }
+        }
+        if (sb.len > 0 || n > skip) /* leading empty lines are dropped */
+            gen_sb_printf(&sb, "%s%.*s", sb.len > 0 ? "\n" : "", (int)(n - skip), p + skip);
+    }
+    while (sb.len > 0 && sb.buf[sb.len - 1] == '\n') /* and trailing ones */
+        sb.buf[--sb.len] = '\0';
+    if (sb.len > 0)
+        op->doc = gen_sb_take(&sb);
+    gen_sb_free(&sb);
+}
+
 void gen_load_native_text(const char *text, size_t len, gen_model *model)
 {
     const char *file = GEN_NATIVE_FILE;
@@ -499,6 +583,8 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model)
     }
     yaml_node_t *root = root_list(file, &doc);
     bool seen_section = false;
+    line_index lines;
+    index_lines(text, len, &lines);
     if (root != NULL) {
         size_t n = (size_t)(root->data.sequence.items.top - root->data.sequence.items.start);
         model->ops = gen_xcalloc(n, sizeof(gen_op));
@@ -519,6 +605,8 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model)
             l.entry = entry_name(&l, entry, "func");
             gen_op *op = &model->ops[model->n_ops++];
             load_native_entry(&l, entry, op);
+            if (op->loc.line >= 1 && op->loc.line <= lines.n)
+                load_doc(&lines, l.entry, op);
             op->section = model->n_sections - 1;
             /* After a rejected section item, its ops are not reported again. */
             if (op->func != NULL && !seen_section)
@@ -534,6 +622,7 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model)
             }
         }
     }
+    free(lines.starts);
     yaml_document_delete(&doc);
 }
 

@@ -3,8 +3,9 @@
  * yagrad/ops.h - every op of yagrad, generated from specs/native_functions.yaml.
  *
  * Names: yg_<name>[_<overload>]; in-place ops end in "_" (yg_add_).  Each
- * declaration shows the op's schema; its definition in api/ gives the
- * YAML line it comes from.  The declarations live in one header per
+ * declaration shows the op's schema and what the op computes (the comment
+ * above its entry in the YAML); generated/registry.c gives the YAML line it
+ * comes from.  The declarations live in one header per
  * section of the YAML (yagrad/ops_<section>.h), all included below;
  * include this header, not those.
  *

@@ -18,43 +18,73 @@
 extern "C" {
 #endif
 
-/* sigmoid(Tensor self) -> Tensor */
+/* sigmoid(Tensor self) -> Tensor
+ *
+ * The logistic function 1 / (1 + exp(-self)), elementwise, in (0, 1).
+ */
 YG_NODISCARD yg_status yg_sigmoid(const yg_tensor *self,  /* borrowed */
                                   yg_tensor **out);       /* out: new ref */
 
-/* relu(Tensor self) -> Tensor */
+/* relu(Tensor self) -> Tensor
+ *
+ * max(self, 0), elementwise; the gradient at 0 is 0.
+ */
 YG_NODISCARD yg_status yg_relu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* gelu(Tensor self) -> Tensor */
+/* gelu(Tensor self) -> Tensor
+ *
+ * exact GELU, x * Phi(x); the constant is 1/sqrt(2)
+ */
 YG_NODISCARD yg_status yg_gelu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* gelu_tanh(Tensor self) -> Tensor */
+/* gelu_tanh(Tensor self) -> Tensor
+ *
+ * GELU's tanh approximation (PyTorch's gelu(approximate="tanh")); 0.797...
+ * is sqrt(2/pi)
+ */
 YG_NODISCARD yg_status yg_gelu_tanh(const yg_tensor *self,  /* borrowed */
                                     yg_tensor **out);       /* out: new ref */
 
-/* silu(Tensor self) -> Tensor */
+/* silu(Tensor self) -> Tensor
+ *
+ * SiLU (swish): self * sigmoid(self), elementwise.
+ */
 YG_NODISCARD yg_status yg_silu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* elu(Tensor self, Scalar alpha=1) -> Tensor */
+/* elu(Tensor self, Scalar alpha=1) -> Tensor
+ *
+ * ELU: self where self > 0, alpha * (exp(self) - 1) elsewhere.
+ */
 YG_NODISCARD yg_status yg_elu(const yg_tensor *self,  /* borrowed */
                               double alpha,           /* default 1 */
                               yg_tensor **out);       /* out: new ref */
 
-/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
+/* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+ *
+ * self where self > 0, negative_slope * self elsewhere.  Floating only.
+ */
 YG_NODISCARD yg_status yg_leaky_relu(const yg_tensor *self,  /* borrowed */
                                      double negative_slope,  /* default 0.01 */
                                      yg_tensor **out);       /* out: new ref */
 
-/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
+/* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
+ *
+ * log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where
+ * the two agree to float precision and exp would overflow)
+ */
 YG_NODISCARD yg_status yg_softplus(const yg_tensor *self,  /* borrowed */
                                    double beta,            /* default 1 */
                                    double threshold,       /* default 20 */
                                    yg_tensor **out);       /* out: new ref */
 
-/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
+/* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+ *
+ * self clamped to [min_val, max_val]; the gradient is 0 at and beyond the
+ * bounds.
+ */
 YG_NODISCARD yg_status yg_hardtanh(const yg_tensor *self,  /* borrowed */
                                    double min_val,         /* default -1 */
                                    double max_val,         /* default 1 */

@@ -18,56 +18,92 @@
 extern "C" {
 #endif
 
-/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
+/* tanh_backward(Tensor grad_output, Tensor output) -> Tensor
+ *
+ * grad_output * (1 - output^2), where output = tanh(x): the gradient of tanh
+ * from its output.
+ */
 YG_NODISCARD yg_status yg_tanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *output,       /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
+ *
+ * grad_output * output * (1 - output), where output = sigmoid(x): the
+ * gradient of sigmoid from its output.
+ */
 YG_NODISCARD yg_status yg_sigmoid_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *output,       /* borrowed */
                                            yg_tensor **out);              /* out: new ref */
 
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor
+ *
+ * grad_output where output > 0, else 0 (output is relu's result).
+ */
 YG_NODISCARD yg_status yg_relu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *output,       /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor
+ *
+ * d/dx of x Phi(x) = Phi(x) + x phi(x); 0.398... is 1/sqrt(2 pi)
+ */
 YG_NODISCARD yg_status yg_gelu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *self,         /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor
+ *
+ * with u = sqrt(2/pi) (x + 0.044715 x^3): 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx,
+ * du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+ */
 YG_NODISCARD yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                              const yg_tensor *self,         /* borrowed */
                                              yg_tensor **out);              /* out: new ref */
 
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor
+ *
+ * d/dx of x s(x) = s(x) (1 + x (1 - s(x))), s the sigmoid
+ */
 YG_NODISCARD yg_status yg_silu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *self,         /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor
+ *
+ * The gradient of elu(self, alpha): grad_output where self > 0, else
+ * grad_output * alpha * exp(self).
+ */
 YG_NODISCARD yg_status yg_elu_backward(const yg_tensor *grad_output,  /* borrowed */
                                        const yg_tensor *self,         /* borrowed */
                                        double alpha,
                                        yg_tensor **out);              /* out: new ref */
 
-/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
+/* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor
+ *
+ * The gradient of leaky_relu: grad_output where self > 0, else
+ * grad_output * negative_slope.
+ */
 YG_NODISCARD yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,  /* borrowed */
                                               const yg_tensor *self,         /* borrowed */
                                               double negative_slope,
                                               yg_tensor **out);              /* out: new ref */
 
-/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
+/* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
+ *
+ * The gradient of softplus(self, beta, threshold): grad_output * sigmoid(beta
+ * self), and grad_output itself where beta self > threshold.
+ */
 YG_NODISCARD yg_status yg_softplus_backward(const yg_tensor *grad_output,  /* borrowed */
                                             const yg_tensor *self,         /* borrowed */
                                             double beta,
                                             double threshold,
                                             yg_tensor **out);              /* out: new ref */
 
-/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
+/* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+ *
+ * zero at and beyond the bounds, as in PyTorch
+ */
 YG_NODISCARD yg_status yg_hardtanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                             const yg_tensor *self,         /* borrowed */
                                             double min_val,

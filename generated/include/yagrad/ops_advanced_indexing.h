@@ -18,14 +18,27 @@
 extern "C" {
 #endif
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor */
+/* index(Tensor self, Tensor?[] indices) -> Tensor
+ *
+ * self[indices]: indices[i] indexes dim i (a bool mask of k dims indexes k
+ * dims, standing for its true positions; NULL keeps the whole dim; dims
+ * past the list are kept).  The int64 tensors broadcast together to B,
+ * which replaces the indexed dims when they are adjacent and comes first
+ * otherwise (NumPy's rule).  Negative indices count from the end.
+ */
 YG_NODISCARD yg_status yg_index(
     const yg_tensor *self,            /* borrowed */
     const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
     int64_t indices_len,
     yg_tensor **out);                 /* out: new ref */
 
-/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
+/* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+ *
+ * a copy of self with values (broadcast to the shape self[indices] would
+ * have) written at the indexed positions, or added there with accumulate
+ * (a position indexed twice then gets both; without accumulate, which of
+ * its values lands is unspecified)
+ */
 YG_NODISCARD yg_status yg_index_put(
     const yg_tensor *self,            /* borrowed */
     const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
@@ -35,7 +48,10 @@ YG_NODISCARD yg_status yg_index_put(
     yg_tensor **out);                 /* out: new ref */
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
- *   bool accumulate=False) -> Tensor(a!) */
+ *   bool accumulate=False) -> Tensor(a!)
+ *
+ * As index_put, in place on self (in-place rules: see sub_).
+ */
 YG_NODISCARD yg_status yg_index_put_(
     yg_tensor *self,                  /* in-out */
     const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
@@ -44,7 +60,11 @@ YG_NODISCARD yg_status yg_index_put_(
     bool accumulate,                  /* default false */
     yg_tensor **out);                 /* out: new ref to self */
 
-/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
+ *
+ * zeros of self_sizes with grad_output added at the indexed positions:
+ * the gradient of index
+ */
 YG_NODISCARD yg_status yg_index_backward(
     const yg_tensor *grad_output,     /* borrowed */
     const int64_t *self_sizes,        /* borrowed, self_sizes_len entries */
@@ -53,7 +73,11 @@ YG_NODISCARD yg_status yg_index_backward(
     int64_t indices_len,
     yg_tensor **out);                 /* out: new ref */
 
-/* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor */
+/* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor
+ *
+ * grad with the positions index_put overwrote zeroed (unchanged when it
+ * accumulated): the gradient of self in index_put
+ */
 YG_NODISCARD yg_status yg_index_put_self_backward(
     const yg_tensor *grad,            /* borrowed */
     const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */

@@ -18,73 +18,126 @@
 extern "C" {
 #endif
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+ *
+ * self + alpha * other, elementwise, broadcasting self and other to a common
+ * shape and promoting them to a common dtype (integers stay integers; there
+ * alpha must be an integer).  Errors: shapes that do not broadcast.
+ */
 YG_NODISCARD yg_status yg_add(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               double alpha,            /* default 1 */
                               yg_tensor **out);        /* out: new ref */
 
-/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+/* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+ *
+ * self - alpha * other, elementwise, broadcast and promoted as in add.
+ */
 YG_NODISCARD yg_status yg_sub(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               double alpha,            /* default 1 */
                               yg_tensor **out);        /* out: new ref */
 
-/* mul(Tensor self, Tensor other) -> Tensor */
+/* mul(Tensor self, Tensor other) -> Tensor
+ *
+ * self * other, elementwise, broadcast and promoted as in add.
+ */
 YG_NODISCARD yg_status yg_mul(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               yg_tensor **out);        /* out: new ref */
 
-/* div(Tensor self, Tensor other) -> Tensor */
+/* div(Tensor self, Tensor other) -> Tensor
+ *
+ * self / other, elementwise (true division), broadcast as in add; floating
+ * dtypes only (integers: YG_ERR_DTYPE; see div.trunc, div.floor).  x / 0 is
+ * inf or NaN, as in C.
+ */
 YG_NODISCARD yg_status yg_div(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               yg_tensor **out);        /* out: new ref */
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * self * other for a number other, in self's dtype; on an integer self,
+ * other must be an integer that dtype holds (else YG_ERR_DTYPE).
+ */
 YG_NODISCARD yg_status yg_mul_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      yg_tensor **out);       /* out: new ref */
 
-/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor */
+/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor
+ *
+ * self / other rounded by rounding_mode: "trunc" (toward zero) or "floor"
+ * (toward -inf); the gradient is zero, as the result is piecewise constant.
+ * A composite over div.trunc and div.floor: on integers the quotient is an
+ * integer, and a 0 divisor is an error.
+ */
 YG_NODISCARD yg_status yg_div_mode(const yg_tensor *self,      /* borrowed */
                                    const yg_tensor *other,     /* borrowed */
                                    const char *rounding_mode,
                                    yg_tensor **out);           /* out: new ref */
 
-/* div.trunc(Tensor self, Tensor other) -> Tensor */
+/* div.trunc(Tensor self, Tensor other) -> Tensor
+ *
+ * self / other rounded toward zero (div.mode "trunc"); on int64 and int32
+ * C's integer division, with INT_MIN / -1 wrapping, and a 0 in other an
+ * error ("div: integer division by zero: other holds a 0 ...")
+ */
 YG_NODISCARD yg_status yg_div_trunc(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
                                     yg_tensor **out);        /* out: new ref */
 
-/* div.floor(Tensor self, Tensor other) -> Tensor */
+/* div.floor(Tensor self, Tensor other) -> Tensor
+ *
+ * self / other rounded toward -inf (div.mode "floor", Python's //); on
+ * integers exact, a 0 in other an error
+ */
 YG_NODISCARD yg_status yg_div_floor(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
                                     yg_tensor **out);        /* out: new ref */
 
-/* div.Scalar(Tensor self, Scalar other) -> Tensor */
+/* div.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * self / other for a number other; floating self only (true division).
+ */
 YG_NODISCARD yg_status yg_div_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      yg_tensor **out);       /* out: new ref */
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+ *
+ * In place: self += alpha * other, other broadcast to self's shape.  See
+ * sub_ for the in-place rules (shape and dtype of self kept, no autograd).
+ */
 YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
                                double alpha,            /* default 1 */
                                yg_tensor **out);        /* out: new ref to self */
 
-/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+/* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+ *
+ * self + alpha * other for a number other, in self's dtype; on an integer
+ * self, other and alpha must be integers that dtype holds.
+ */
 YG_NODISCARD yg_status yg_add_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      double alpha,           /* default 1 */
                                      yg_tensor **out);       /* out: new ref */
 
-/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+/* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+ *
+ * self - alpha * other for a number other, in self's dtype; on an integer
+ * self, other and alpha must be integers that dtype holds.
+ */
 YG_NODISCARD yg_status yg_sub_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      double alpha,           /* default 1 */
                                      yg_tensor **out);       /* out: new ref */
 
-/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
+/* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+ *
+ * other - alpha * self: `1 - x` without building a tensor of ones
+ */
 YG_NODISCARD yg_status yg_rsub_scalar(const yg_tensor *self,  /* borrowed */
                                       double other,
                                       double alpha,           /* default 1 */

@@ -19,7 +19,10 @@ extern "C" {
 #endif
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
+ *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
+ *
+ * count_include_pad: padded positions count in the divisor (as zeros)
+ */
 YG_NODISCARD yg_status yg_avg_pool2d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
@@ -33,7 +36,11 @@ YG_NODISCARD yg_status yg_avg_pool2d(
     yg_tensor **out);            /* out: new ref */
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor */
+ *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
+ *
+ * The gradient of avg_pool2d (same arguments) in self, of sizes
+ * self_sizes: each window's grad_output shared out over its positions.
+ */
 YG_NODISCARD yg_status yg_avg_pool2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
@@ -49,7 +56,12 @@ YG_NODISCARD yg_status yg_avg_pool2d_backward(
     yg_tensor **out);              /* out: new ref */
 
 /* avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor */
+ *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
+ *
+ * 1-d average pooling of [N, C, L] or [C, L]: kernel_size, stride and
+ * padding have 1 entry (stride [] means kernel_size).  Computed by
+ * avg_pool2d over [..., 1, L].
+ */
 YG_NODISCARD yg_status yg_avg_pool1d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
@@ -62,21 +74,35 @@ YG_NODISCARD yg_status yg_avg_pool1d(
     bool count_include_pad,      /* default true */
     yg_tensor **out);            /* out: new ref */
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
+/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
+ *
+ * output_size (1 or 2 entries) cells, cell i covering input rows
+ * [floor(i H / oh), ceil((i + 1) H / oh))
+ */
 YG_NODISCARD yg_status yg_adaptive_avg_pool2d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *output_size,  /* borrowed, output_size_len entries */
     int64_t output_size_len,
     yg_tensor **out);            /* out: new ref */
 
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
+ *
+ * The gradient of adaptive_avg_pool2d in self, of sizes self_sizes: each
+ * cell's grad_output shared out over the positions it covers.
+ */
 YG_NODISCARD yg_status yg_adaptive_avg_pool2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
     yg_tensor **out);              /* out: new ref */
 
-/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor */
+/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
+ *
+ * adaptive_avg_pool2d and upsample_nearest2d to the last two entries of
+ * sizes, the result's full sizes (its leading dims must be self's): the
+ * adjoints of their *_backward in grad_output, called by the derivative
+ * formulas with sizes(grad_output)
+ */
 YG_NODISCARD yg_status yg_adaptive_avg_pool2d_to(
     const yg_tensor *self,  /* borrowed */
     const int64_t *sizes,   /* borrowed, sizes_len entries */
@@ -84,7 +110,11 @@ YG_NODISCARD yg_status yg_adaptive_avg_pool2d_to(
     yg_tensor **out);       /* out: new ref */
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
+ *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
+ *
+ * divisor_override, when not 0, divides every window's sum instead of
+ * the window size (0 is PyTorch's None, a value PyTorch refuses)
+ */
 YG_NODISCARD yg_status yg_avg_pool3d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
@@ -99,7 +129,11 @@ YG_NODISCARD yg_status yg_avg_pool3d(
     yg_tensor **out);            /* out: new ref */
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
+ *
+ * The gradient of avg_pool3d (same arguments) in self, of sizes
+ * self_sizes.
+ */
 YG_NODISCARD yg_status yg_avg_pool3d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
@@ -115,28 +149,41 @@ YG_NODISCARD yg_status yg_avg_pool3d_backward(
     int64_t divisor_override,
     yg_tensor **out);              /* out: new ref */
 
-/* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor */
+/* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor
+ *
+ * adaptive_avg_pool2d over [..., 1, L] of [N, C, L] or [C, L]
+ */
 YG_NODISCARD yg_status yg_adaptive_avg_pool1d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *output_size,  /* borrowed, output_size_len entries */
     int64_t output_size_len,
     yg_tensor **out);            /* out: new ref */
 
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
+/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor
+ *
+ * output_size (1 or 3 entries) cells, as adaptive_avg_pool2d's per dim
+ */
 YG_NODISCARD yg_status yg_adaptive_avg_pool3d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *output_size,  /* borrowed, output_size_len entries */
     int64_t output_size_len,
     yg_tensor **out);            /* out: new ref */
 
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
+ *
+ * The gradient of adaptive_avg_pool3d in self, of sizes self_sizes.
+ */
 YG_NODISCARD yg_status yg_adaptive_avg_pool3d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
     yg_tensor **out);              /* out: new ref */
 
-/* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor */
+/* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor
+ *
+ * adaptive_avg_pool3d to the last three entries of sizes (the adjoint of
+ * adaptive_avg_pool3d_backward, as adaptive_avg_pool2d_to)
+ */
 YG_NODISCARD yg_status yg_adaptive_avg_pool3d_to(
     const yg_tensor *self,  /* borrowed */
     const int64_t *sizes,   /* borrowed, sizes_len entries */

@@ -18,32 +18,56 @@
 extern "C" {
 #endif
 
-/* maximum(Tensor self, Tensor other) -> Tensor */
+/* maximum(Tensor self, Tensor other) -> Tensor
+ *
+ * The elementwise larger of self and other, broadcast; NaN where either is
+ * NaN.  At ties the gradient is split evenly between the two.
+ */
 YG_NODISCARD yg_status yg_maximum(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */
                                   yg_tensor **out);        /* out: new ref */
 
-/* minimum(Tensor self, Tensor other) -> Tensor */
+/* minimum(Tensor self, Tensor other) -> Tensor
+ *
+ * The elementwise smaller of self and other, broadcast; NaN where either is
+ * NaN.  At ties the gradient is split evenly between the two.
+ */
 YG_NODISCARD yg_status yg_minimum(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */
                                   yg_tensor **out);        /* out: new ref */
 
-/* atan2(Tensor self, Tensor other) -> Tensor */
+/* atan2(Tensor self, Tensor other) -> Tensor
+ *
+ * atan2(self, other): the angle of the point (other, self) in (-pi, pi],
+ * elementwise, broadcast; floating only.
+ */
 YG_NODISCARD yg_status yg_atan2(const yg_tensor *self,   /* borrowed */
                                 const yg_tensor *other,  /* borrowed */
                                 yg_tensor **out);        /* out: new ref */
 
-/* remainder(Tensor self, Tensor other) -> Tensor */
+/* remainder(Tensor self, Tensor other) -> Tensor
+ *
+ * Python's %: the result has the sign of other; on integers exact, a 0
+ * in other an error ("remainder: integer division by zero: ...")
+ */
 YG_NODISCARD yg_status yg_remainder(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
                                     yg_tensor **out);        /* out: new ref */
 
-/* remainder.Scalar(Tensor self, Scalar other) -> Tensor */
+/* remainder.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * As remainder, with a number other: the result has the sign of other; on
+ * integers a 0 other is an error.
+ */
 YG_NODISCARD yg_status yg_remainder_scalar(const yg_tensor *self,  /* borrowed */
                                            double other,
                                            yg_tensor **out);       /* out: new ref */
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
+/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor
+ *
+ * self ** exponent, elementwise, broadcast (C's pow: a negative base with a
+ * non-integer exponent gives NaN).
+ */
 YG_NODISCARD yg_status yg_pow_tensor(const yg_tensor *self,      /* borrowed */
                                      const yg_tensor *exponent,  /* borrowed */
                                      yg_tensor **out);           /* out: new ref */

@@ -18,51 +18,79 @@
 extern "C" {
 #endif
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
+/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor
+ *
+ * Linear interpolation self + weight * (end - self), elementwise, broadcast;
+ * weight 0 gives self, 1 gives end.  Floating dtypes only.
+ */
 YG_NODISCARD yg_status yg_lerp(const yg_tensor *self,  /* borrowed */
                                const yg_tensor *end,   /* borrowed */
                                double weight,
                                yg_tensor **out);       /* out: new ref */
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
+/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+ *
+ * As lerp, with a tensor weight broadcast with self and end.
+ */
 YG_NODISCARD yg_status yg_lerp_tensor(const yg_tensor *self,    /* borrowed */
                                       const yg_tensor *end,     /* borrowed */
                                       const yg_tensor *weight,  /* borrowed */
                                       yg_tensor **out);         /* out: new ref */
 
-/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+ *
+ * self + value * tensor1 * tensor2, elementwise, all three broadcast.
+ */
 YG_NODISCARD yg_status yg_addcmul(const yg_tensor *self,     /* borrowed */
                                   const yg_tensor *tensor1,  /* borrowed */
                                   const yg_tensor *tensor2,  /* borrowed */
                                   double value,              /* default 1 */
                                   yg_tensor **out);          /* out: new ref */
 
-/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
+/* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+ *
+ * self + value * tensor1 / tensor2, elementwise, all three broadcast.
+ */
 YG_NODISCARD yg_status yg_addcdiv(const yg_tensor *self,     /* borrowed */
                                   const yg_tensor *tensor1,  /* borrowed */
                                   const yg_tensor *tensor2,  /* borrowed */
                                   double value,              /* default 1 */
                                   yg_tensor **out);          /* out: new ref */
 
-/* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
+/* where(Tensor condition, Tensor self, Tensor other) -> Tensor
+ *
+ * condition is read as true where non-zero; give it dtype bool (a
+ * condition of a wider dtype than self and other widens the result)
+ */
 YG_NODISCARD yg_status yg_where(const yg_tensor *condition,  /* borrowed */
                                 const yg_tensor *self,       /* borrowed */
                                 const yg_tensor *other,      /* borrowed */
                                 yg_tensor **out);            /* out: new ref */
 
-/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
+/* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
+ *
+ * As where, with the number other in place of a tensor where condition is
+ * false.
+ */
 YG_NODISCARD yg_status yg_where_scalarother(const yg_tensor *condition,  /* borrowed */
                                             const yg_tensor *self,       /* borrowed */
                                             double other,
                                             yg_tensor **out);            /* out: new ref */
 
-/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
+ *
+ * As where, with the number self in place of a tensor where condition is
+ * true.
+ */
 YG_NODISCARD yg_status yg_where_scalarself(const yg_tensor *condition,  /* borrowed */
                                            double self,
                                            const yg_tensor *other,      /* borrowed */
                                            yg_tensor **out);            /* out: new ref */
 
-/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
+/* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
+ *
+ * self with value wherever mask is non-zero; mask broadcasts to self's shape.
+ */
 YG_NODISCARD yg_status yg_masked_fill(const yg_tensor *self,  /* borrowed */
                                       const yg_tensor *mask,  /* borrowed */
                                       double value,

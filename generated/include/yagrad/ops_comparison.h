@@ -18,82 +18,137 @@
 extern "C" {
 #endif
 
-/* eq(Tensor self, Tensor other) -> Tensor */
+/* eq(Tensor self, Tensor other) -> Tensor
+ *
+ * Inputs are promoted to a common dtype and compared; the result is bool.
+ * Not differentiable.
+ */
 YG_NODISCARD yg_status yg_eq(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
                              yg_tensor **out);        /* out: new ref */
 
-/* ne(Tensor self, Tensor other) -> Tensor */
+/* ne(Tensor self, Tensor other) -> Tensor
+ *
+ * self != other, elementwise, broadcast; a bool tensor (NaN != NaN is true).
+ * Not differentiable.
+ */
 YG_NODISCARD yg_status yg_ne(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
                              yg_tensor **out);        /* out: new ref */
 
-/* lt(Tensor self, Tensor other) -> Tensor */
+/* lt(Tensor self, Tensor other) -> Tensor
+ *
+ * self < other, elementwise, broadcast and promoted; a bool tensor.  Not
+ * differentiable.
+ */
 YG_NODISCARD yg_status yg_lt(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
                              yg_tensor **out);        /* out: new ref */
 
-/* le(Tensor self, Tensor other) -> Tensor */
+/* le(Tensor self, Tensor other) -> Tensor
+ *
+ * self <= other, elementwise, broadcast and promoted; a bool tensor.  Not
+ * differentiable.
+ */
 YG_NODISCARD yg_status yg_le(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
                              yg_tensor **out);        /* out: new ref */
 
-/* gt(Tensor self, Tensor other) -> Tensor */
+/* gt(Tensor self, Tensor other) -> Tensor
+ *
+ * self > other, elementwise, broadcast and promoted; a bool tensor.  Not
+ * differentiable.
+ */
 YG_NODISCARD yg_status yg_gt(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
                              yg_tensor **out);        /* out: new ref */
 
-/* ge(Tensor self, Tensor other) -> Tensor */
+/* ge(Tensor self, Tensor other) -> Tensor
+ *
+ * self >= other, elementwise, broadcast and promoted; a bool tensor.  Not
+ * differentiable.
+ */
 YG_NODISCARD yg_status yg_ge(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
                              yg_tensor **out);        /* out: new ref */
 
-/* eq.Scalar(Tensor self, Scalar other) -> Tensor */
+/* eq.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * the Scalar overloads compare each element, as a double, with other
+ */
 YG_NODISCARD yg_status yg_eq_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
                                     yg_tensor **out);       /* out: new ref */
 
-/* ne.Scalar(Tensor self, Scalar other) -> Tensor */
+/* ne.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * self != other for a number other; a bool tensor.
+ */
 YG_NODISCARD yg_status yg_ne_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
                                     yg_tensor **out);       /* out: new ref */
 
-/* lt.Scalar(Tensor self, Scalar other) -> Tensor */
+/* lt.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * self < other for a number other; a bool tensor.
+ */
 YG_NODISCARD yg_status yg_lt_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
                                     yg_tensor **out);       /* out: new ref */
 
-/* le.Scalar(Tensor self, Scalar other) -> Tensor */
+/* le.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * self <= other for a number other; a bool tensor.
+ */
 YG_NODISCARD yg_status yg_le_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
                                     yg_tensor **out);       /* out: new ref */
 
-/* gt.Scalar(Tensor self, Scalar other) -> Tensor */
+/* gt.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * self > other for a number other; a bool tensor.
+ */
 YG_NODISCARD yg_status yg_gt_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
                                     yg_tensor **out);       /* out: new ref */
 
-/* ge.Scalar(Tensor self, Scalar other) -> Tensor */
+/* ge.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * self >= other for a number other; a bool tensor.
+ */
 YG_NODISCARD yg_status yg_ge_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
                                     yg_tensor **out);       /* out: new ref */
 
-/* logical_and(Tensor self, Tensor other) -> Tensor */
+/* logical_and(Tensor self, Tensor other) -> Tensor
+ *
+ * non-zero is true
+ */
 YG_NODISCARD yg_status yg_logical_and(const yg_tensor *self,   /* borrowed */
                                       const yg_tensor *other,  /* borrowed */
                                       yg_tensor **out);        /* out: new ref */
 
-/* logical_or(Tensor self, Tensor other) -> Tensor */
+/* logical_or(Tensor self, Tensor other) -> Tensor
+ *
+ * self || other, elementwise, broadcast (non-zero is true); a bool tensor.
+ */
 YG_NODISCARD yg_status yg_logical_or(const yg_tensor *self,   /* borrowed */
                                      const yg_tensor *other,  /* borrowed */
                                      yg_tensor **out);        /* out: new ref */
 
-/* logical_xor(Tensor self, Tensor other) -> Tensor */
+/* logical_xor(Tensor self, Tensor other) -> Tensor
+ *
+ * Exactly one of self and other non-zero, elementwise, broadcast; a bool
+ * tensor.
+ */
 YG_NODISCARD yg_status yg_logical_xor(const yg_tensor *self,   /* borrowed */
                                       const yg_tensor *other,  /* borrowed */
                                       yg_tensor **out);        /* out: new ref */
 
-/* logical_not(Tensor self) -> Tensor */
+/* logical_not(Tensor self) -> Tensor
+ *
+ * self == 0, elementwise; a bool tensor.
+ */
 YG_NODISCARD yg_status yg_logical_not(const yg_tensor *self,  /* borrowed */
                                       yg_tensor **out);       /* out: new ref */
 

@@ -19,7 +19,10 @@ extern "C" {
 #endif
 
 /* conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0,
- *   int[1] dilation=1, int groups=1) -> Tensor */
+ *   int[1] dilation=1, int groups=1) -> Tensor
+ *
+ * weight [C_out, C_in / groups, kW]; stride, padding, dilation: 1 entry
+ */
 YG_NODISCARD yg_status yg_conv1d(
     const yg_tensor *input,   /* borrowed */
     const yg_tensor *weight,  /* borrowed */
@@ -34,7 +37,11 @@ YG_NODISCARD yg_status yg_conv1d(
     yg_tensor **out);         /* out: new ref */
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
- *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor */
+ *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor
+ *
+ * padding 'valid' (none) or 'same' (the output has input's sizes; stride
+ * must be 1; an odd total pad puts the extra element on the right)
+ */
 YG_NODISCARD yg_status yg_conv1d_padding(
     const yg_tensor *input,   /* borrowed */
     const yg_tensor *weight,  /* borrowed */
@@ -48,7 +55,10 @@ YG_NODISCARD yg_status yg_conv1d_padding(
     yg_tensor **out);         /* out: new ref */
 
 /* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0,
- *   int[2] dilation=1, int groups=1) -> Tensor */
+ *   int[2] dilation=1, int groups=1) -> Tensor
+ *
+ * weight [C_out, C_in / groups, kH, kW]
+ */
 YG_NODISCARD yg_status yg_conv2d(
     const yg_tensor *input,   /* borrowed */
     const yg_tensor *weight,  /* borrowed */
@@ -63,7 +73,10 @@ YG_NODISCARD yg_status yg_conv2d(
     yg_tensor **out);         /* out: new ref */
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor */
+ *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor
+ *
+ * As conv1d.padding, for conv2d ('valid' or 'same' per spatial dim).
+ */
 YG_NODISCARD yg_status yg_conv2d_padding(
     const yg_tensor *input,   /* borrowed */
     const yg_tensor *weight,  /* borrowed */
@@ -77,7 +90,10 @@ YG_NODISCARD yg_status yg_conv2d_padding(
     yg_tensor **out);         /* out: new ref */
 
 /* conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0,
- *   int[3] dilation=1, int groups=1) -> Tensor */
+ *   int[3] dilation=1, int groups=1) -> Tensor
+ *
+ * weight [C_out, C_in / groups, kD, kH, kW]
+ */
 YG_NODISCARD yg_status yg_conv3d(
     const yg_tensor *input,   /* borrowed */
     const yg_tensor *weight,  /* borrowed */
@@ -92,7 +108,10 @@ YG_NODISCARD yg_status yg_conv3d(
     yg_tensor **out);         /* out: new ref */
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor */
+ *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor
+ *
+ * As conv1d.padding, for conv3d ('valid' or 'same' per spatial dim).
+ */
 YG_NODISCARD yg_status yg_conv3d_padding(
     const yg_tensor *input,   /* borrowed */
     const yg_tensor *weight,  /* borrowed */
@@ -106,7 +125,12 @@ YG_NODISCARD yg_status yg_conv3d_padding(
     yg_tensor **out);         /* out: new ref */
 
 /* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
- *   int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor */
+ *   int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor
+ *
+ * the adjoint of conv1d in its input: weight [C_in, C_out / groups, kW];
+ * output size (L - 1) stride - 2 padding + dilation (kW - 1) +
+ * output_padding + 1, output_padding < stride
+ */
 YG_NODISCARD yg_status yg_conv_transpose1d(
     const yg_tensor *input,         /* borrowed */
     const yg_tensor *weight,        /* borrowed */
@@ -123,7 +147,11 @@ YG_NODISCARD yg_status yg_conv_transpose1d(
     yg_tensor **out);               /* out: new ref */
 
 /* conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor */
+ *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor
+ *
+ * As conv_transpose1d over two spatial dims: weight [C_in, C_out / groups,
+ * kH, kW]; stride, padding, output_padding, dilation: 2 entries.
+ */
 YG_NODISCARD yg_status yg_conv_transpose2d(
     const yg_tensor *input,         /* borrowed */
     const yg_tensor *weight,        /* borrowed */
@@ -140,7 +168,12 @@ YG_NODISCARD yg_status yg_conv_transpose2d(
     yg_tensor **out);               /* out: new ref */
 
 /* conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor */
+ *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor
+ *
+ * As conv_transpose1d over three spatial dims: weight [C_in, C_out /
+ * groups, kD, kH, kW]; stride, padding, output_padding, dilation: 3
+ * entries.
+ */
 YG_NODISCARD yg_status yg_conv_transpose3d(
     const yg_tensor *input,         /* borrowed */
     const yg_tensor *weight,        /* borrowed */
@@ -157,7 +190,12 @@ YG_NODISCARD yg_status yg_conv_transpose3d(
     yg_tensor **out);               /* out: new ref */
 
 /* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
- *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
+ *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
+ *
+ * every convolution: stride, padding, dilation and output_padding have
+ * one entry per spatial dim (input's dims - 2); output_padding is used
+ * when transposed only
+ */
 YG_NODISCARD yg_status yg_convolution(
     const yg_tensor *input,         /* borrowed */
     const yg_tensor *weight,        /* borrowed */
@@ -176,7 +214,14 @@ YG_NODISCARD yg_status yg_convolution(
 
 /* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
  *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
- *   bool deterministic, bool allow_backend_choice) -> Tensor */
+ *   bool deterministic, bool allow_backend_choice) -> Tensor
+ *
+ * convolution on the backend runtime/conv/ picks (yagrad/conv.h): the
+ * forced one (yg_conv_force_backend, YG_CONV_BACKEND) or, when
+ * allow_backend_choice, the best available; native otherwise.  benchmark
+ * and deterministic are recorded for the backends that would use them
+ * (native is deterministic and has nothing to benchmark)
+ */
 YG_NODISCARD yg_status yg_convolution_dispatch(
     const yg_tensor *input,         /* borrowed */
     const yg_tensor *weight,        /* borrowed */
@@ -198,7 +243,15 @@ YG_NODISCARD yg_status yg_convolution_dispatch(
 
 /* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride,
  *   int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups,
- *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+ *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+ *
+ * the gradients of convolution in input, weight and bias (bias: the sum
+ * of grad_output over all dims but 1), each computed when its
+ * output_mask entry is set (else NULL).  Composite: without a graph to
+ * record it runs the backend's fused backward in one call; otherwise
+ * convolutions of grad_output, input and weight (ATen's
+ * _convolution_double_backward), so it differentiates again
+ */
 YG_NODISCARD yg_status yg_convolution_backward(
     const yg_tensor *grad_output,   /* borrowed */
     const yg_tensor *input,         /* borrowed */

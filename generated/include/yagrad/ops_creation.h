@@ -18,21 +18,36 @@
 extern "C" {
 #endif
 
-/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * Creation ops take the device from `device` (None: the CPU; for *_like
+ * ops, self's device) and the dtype from `dtype`.  Default dtypes: float32
+ * for zeros, ones, full, empty, linspace, eye, rand and randn; int64 for
+ * randint, and for arange when start, end and step are all integers
+ * (float32 otherwise); self's dtype for *_like ops.  Results never require
+ * grad.  runtime/cpu/creation.c and runtime/cpu/random.c give the details.
+ */
 YG_NODISCARD yg_status yg_zeros(const int64_t *size,      /* borrowed, size_len entries */
                                 int64_t size_len,
                                 const yg_dtype *dtype,    /* nullable; default NULL */
                                 const yg_device *device,  /* nullable; default NULL */
                                 yg_tensor **out);         /* out: new ref */
 
-/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * A tensor of sizes size filled with 1 (see zeros for dtype and device).
+ */
 YG_NODISCARD yg_status yg_ones(const int64_t *size,      /* borrowed, size_len entries */
                                int64_t size_len,
                                const yg_dtype *dtype,    /* nullable; default NULL */
                                const yg_device *device,  /* nullable; default NULL */
                                yg_tensor **out);         /* out: new ref */
 
-/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * A tensor of sizes size filled with fill_value (see zeros for dtype and
+ * device); fill_value must be representable in the dtype.
+ */
 YG_NODISCARD yg_status yg_full(const int64_t *size,      /* borrowed, size_len entries */
                                int64_t size_len,
                                double fill_value,
@@ -40,21 +55,32 @@ YG_NODISCARD yg_status yg_full(const int64_t *size,      /* borrowed, size_len e
                                const yg_device *device,  /* nullable; default NULL */
                                yg_tensor **out);         /* out: new ref */
 
-/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * uninitialised contents
+ */
 YG_NODISCARD yg_status yg_empty(const int64_t *size,      /* borrowed, size_len entries */
                                 int64_t size_len,
                                 const yg_dtype *dtype,    /* nullable; default NULL */
                                 const yg_device *device,  /* nullable; default NULL */
                                 yg_tensor **out);         /* out: new ref */
 
-/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * start + i * step for i in [0, ceil((end - start) / step)); arange(end)
+ * starts at 0 with step 1
+ */
 YG_NODISCARD yg_status yg_arange(double end,
                                  const yg_dtype *dtype,    /* nullable; default NULL */
                                  const yg_device *device,  /* nullable; default NULL */
                                  yg_tensor **out);         /* out: new ref */
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * As arange, from start to end (excluded) by step (non-zero; negative
+ * counts down).
+ */
 YG_NODISCARD yg_status yg_arange_start(double start,
                                        double end,
                                        double step,              /* default 1 */
@@ -63,7 +89,10 @@ YG_NODISCARD yg_status yg_arange_start(double start,
                                        yg_tensor **out);         /* out: new ref */
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * steps values from start to end inclusive, evenly spaced
+ */
 YG_NODISCARD yg_status yg_linspace(double start,
                                    double end,
                                    int64_t steps,
@@ -71,40 +100,60 @@ YG_NODISCARD yg_status yg_linspace(double start,
                                    const yg_device *device,  /* nullable; default NULL */
                                    yg_tensor **out);         /* out: new ref */
 
-/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * [n, n] (eye.m: [n, m]) with ones on the main diagonal
+ */
 YG_NODISCARD yg_status yg_eye(int64_t n,
                               const yg_dtype *dtype,    /* nullable; default NULL */
                               const yg_device *device,  /* nullable; default NULL */
                               yg_tensor **out);         /* out: new ref */
 
-/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * See eye: [n, m] with ones at (i, i).
+ */
 YG_NODISCARD yg_status yg_eye_m(int64_t n,
                                 int64_t m,
                                 const yg_dtype *dtype,    /* nullable; default NULL */
                                 const yg_device *device,  /* nullable; default NULL */
                                 yg_tensor **out);         /* out: new ref */
 
-/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * zeros with self's sizes (and self's dtype and device unless given).
+ */
 YG_NODISCARD yg_status yg_zeros_like(const yg_tensor *self,    /* borrowed */
                                      const yg_dtype *dtype,    /* nullable; default NULL */
                                      const yg_device *device,  /* nullable; default NULL */
                                      yg_tensor **out);         /* out: new ref */
 
-/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * ones with self's sizes (and self's dtype and device unless given).
+ */
 YG_NODISCARD yg_status yg_ones_like(const yg_tensor *self,    /* borrowed */
                                     const yg_dtype *dtype,    /* nullable; default NULL */
                                     const yg_device *device,  /* nullable; default NULL */
                                     yg_tensor **out);         /* out: new ref */
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * full(fill_value) with self's sizes (and self's dtype and device unless
+ * given).
+ */
 YG_NODISCARD yg_status yg_full_like(const yg_tensor *self,    /* borrowed */
                                     double fill_value,
                                     const yg_dtype *dtype,    /* nullable; default NULL */
                                     const yg_device *device,  /* nullable; default NULL */
                                     yg_tensor **out);         /* out: new ref */
 
-/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
+/* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+ *
+ * An uninitialised tensor with self's sizes (and self's dtype and device
+ * unless given).
+ */
 YG_NODISCARD yg_status yg_empty_like(const yg_tensor *self,    /* borrowed */
                                      const yg_dtype *dtype,    /* nullable; default NULL */
                                      const yg_device *device,  /* nullable; default NULL */

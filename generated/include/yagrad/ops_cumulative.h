@@ -18,34 +18,58 @@
 extern "C" {
 #endif
 
-/* cumsum(Tensor self, int dim) -> Tensor */
+/* cumsum(Tensor self, int dim) -> Tensor
+ *
+ * running sum / product along dim (int64 and bool inputs give int64)
+ */
 YG_NODISCARD yg_status yg_cumsum(const yg_tensor *self,  /* borrowed */
                                  int64_t dim,
                                  yg_tensor **out);       /* out: new ref */
 
-/* cumprod(Tensor self, int dim) -> Tensor */
+/* cumprod(Tensor self, int dim) -> Tensor
+ *
+ * The running product along dim: out[i] = self[0] * ... * self[i]; int64
+ * and bool inputs give int64.  Errors: dim out of range.
+ */
 YG_NODISCARD yg_status yg_cumprod(const yg_tensor *self,  /* borrowed */
                                   int64_t dim,
                                   yg_tensor **out);       /* out: new ref */
 
-/* cumsum_backward(Tensor grad, int dim) -> Tensor */
+/* cumsum_backward(Tensor grad, int dim) -> Tensor
+ *
+ * the gradient of cumsum: the reversed running sum of grad
+ */
 YG_NODISCARD yg_status yg_cumsum_backward(const yg_tensor *grad,  /* borrowed */
                                           int64_t dim,
                                           yg_tensor **out);       /* out: new ref */
 
-/* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
+/* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
+ *
+ * The gradient of cumprod(self, dim) for grad_output; exact where self holds
+ * zeros (no division).
+ */
 YG_NODISCARD yg_status yg_cumprod_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *self,         /* borrowed */
                                            int64_t dim,
                                            yg_tensor **out);              /* out: new ref */
 
-/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor */
+/* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor
+ *
+ * cumprod on dual numbers self + e grad (grad has self's sizes): cumprod_jvp
+ * is the e part of cumprod, the adjoint of cumprod_backward in grad_output;
+ * cumprod_double_backward the e part of cumprod_backward(grad_output, .),
+ * its self gradient.  Exact where self holds zeros (no division)
+ */
 YG_NODISCARD yg_status yg_cumprod_jvp(const yg_tensor *grad,  /* borrowed */
                                       const yg_tensor *self,  /* borrowed */
                                       int64_t dim,
                                       yg_tensor **out);       /* out: new ref */
 
-/* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor */
+/* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor
+ *
+ * The self gradient of cumprod_backward(grad_output, self, dim), for grad of
+ * self's sizes (see cumprod_jvp); exact where self holds zeros.
+ */
 YG_NODISCARD yg_status yg_cumprod_double_backward(const yg_tensor *grad,         /* borrowed */
                                                   const yg_tensor *grad_output,  /* borrowed */
                                                   const yg_tensor *self,         /* borrowed */

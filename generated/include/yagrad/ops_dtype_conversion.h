@@ -18,18 +18,29 @@
 extern "C" {
 #endif
 
-/* to_copy(Tensor self, ScalarType dtype) -> Tensor */
+/* to_copy(Tensor self, ScalarType dtype) -> Tensor
+ *
+ * self converted to dtype, always a new contiguous tensor (the kernel
+ * behind to.dtype and type_as); conversion rules in yagrad/tensor.h
+ */
 YG_NODISCARD yg_status yg_to_copy(const yg_tensor *self,  /* borrowed */
                                   yg_dtype dtype,
                                   yg_tensor **out);       /* out: new ref */
 
-/* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor */
+/* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor
+ *
+ * self itself (a new reference, history kept) when it already has dtype
+ * and copy is false, as in PyTorch; otherwise to_copy(self, dtype)
+ */
 YG_NODISCARD yg_status yg_to_dtype(const yg_tensor *self,  /* borrowed */
                                    yg_dtype dtype,
                                    bool copy,              /* default false */
                                    yg_tensor **out);       /* out: new ref */
 
-/* type_as(Tensor self, Tensor other) -> Tensor */
+/* type_as(Tensor self, Tensor other) -> Tensor
+ *
+ * self converted to other's dtype: to.dtype(self, dtype of other)
+ */
 YG_NODISCARD yg_status yg_type_as(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */
                                   yg_tensor **out);        /* out: new ref */

@@ -18,36 +18,59 @@
 extern "C" {
 #endif
 
-/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
+/* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
+ *
+ * NaN if a reduced element is NaN; fails on an empty reduction
+ */
 YG_NODISCARD yg_status yg_amax(const yg_tensor *self,  /* borrowed */
                                const int64_t *dim,     /* borrowed, dim_len entries; default [] */
                                int64_t dim_len,
                                bool keepdim,           /* default false */
                                yg_tensor **out);       /* out: new ref */
 
-/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
+/* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
+ *
+ * The smallest element over the dimensions dim ([] takes every dimension),
+ * removed unless keepdim; NaN if a reduced element is NaN.  The gradient is
+ * split evenly between equal minima.  Errors: an empty reduction.
+ */
 YG_NODISCARD yg_status yg_amin(const yg_tensor *self,  /* borrowed */
                                const int64_t *dim,     /* borrowed, dim_len entries; default [] */
                                int64_t dim_len,
                                bool keepdim,           /* default false */
                                yg_tensor **out);       /* out: new ref */
 
-/* max(Tensor self) -> Tensor */
+/* max(Tensor self) -> Tensor
+ *
+ * the largest / smallest element, 0-dim
+ */
 YG_NODISCARD yg_status yg_max(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* min(Tensor self) -> Tensor */
+/* min(Tensor self) -> Tensor
+ *
+ * The smallest element of self, a 0-d tensor (NaN if any is NaN).  Errors:
+ * an empty self.
+ */
 YG_NODISCARD yg_status yg_min(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+/* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+ *
+ * the largest / smallest element along dim and its int64 index (the
+ * first one on ties; NaN counts as the largest and the smallest); the
+ * gradient goes to that index only
+ */
 YG_NODISCARD yg_status yg_max_dim(const yg_tensor *self,    /* borrowed */
                                   int64_t dim,
                                   bool keepdim,             /* default false */
                                   yg_tensor **out_values,   /* out: new ref */
                                   yg_tensor **out_indices); /* out: new ref */
 
-/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
+/* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+ *
+ * As max.dim, for the smallest element along dim and its int64 index.
+ */
 YG_NODISCARD yg_status yg_min_dim(const yg_tensor *self,    /* borrowed */
                                   int64_t dim,
                                   bool keepdim,             /* default false */
@@ -55,7 +78,11 @@ YG_NODISCARD yg_status yg_min_dim(const yg_tensor *self,    /* borrowed */
                                   yg_tensor **out_indices); /* out: new ref */
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
- *   bool keepdim) -> Tensor */
+ *   bool keepdim) -> Tensor
+ *
+ * the gradient of max.dim and min.dim: zeros of sizes with grad placed at
+ * indices along dim (the reduced dim put back first unless keepdim)
+ */
 YG_NODISCARD yg_status yg_value_selecting_reduction_backward(
     const yg_tensor *grad,     /* borrowed */
     int64_t dim,
@@ -66,7 +93,11 @@ YG_NODISCARD yg_status yg_value_selecting_reduction_backward(
     yg_tensor **out);          /* out: new ref */
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
- *   bool keepdim) -> Tensor */
+ *   bool keepdim) -> Tensor
+ *
+ * the gradient of amax, amin, max and min: grad split evenly between the
+ * elements equal to output (the forward result)
+ */
 YG_NODISCARD yg_status yg_minmax_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *self,         /* borrowed */
@@ -76,42 +107,70 @@ YG_NODISCARD yg_status yg_minmax_backward(
     bool keepdim,
     yg_tensor **out);              /* out: new ref */
 
-/* argmax(Tensor self) -> Tensor */
+/* argmax(Tensor self) -> Tensor
+ *
+ * int64 index of the first largest / smallest element (of the flattened
+ * self, or along dim); NaN counts as the largest and the smallest
+ */
 YG_NODISCARD yg_status yg_argmax(const yg_tensor *self,  /* borrowed */
                                  yg_tensor **out);       /* out: new ref */
 
-/* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
+/* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+ *
+ * As argmax, along dim: an int64 tensor with dim removed unless keepdim.
+ */
 YG_NODISCARD yg_status yg_argmax_dim(const yg_tensor *self,  /* borrowed */
                                      int64_t dim,
                                      bool keepdim,           /* default false */
                                      yg_tensor **out);       /* out: new ref */
 
-/* argmin(Tensor self) -> Tensor */
+/* argmin(Tensor self) -> Tensor
+ *
+ * The int64 index of the first smallest element of the flattened self
+ * (NaN counts as the smallest), 0-d.  Errors: an empty self.
+ */
 YG_NODISCARD yg_status yg_argmin(const yg_tensor *self,  /* borrowed */
                                  yg_tensor **out);       /* out: new ref */
 
-/* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
+/* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+ *
+ * As argmin, along dim: an int64 tensor with dim removed unless keepdim.
+ */
 YG_NODISCARD yg_status yg_argmin_dim(const yg_tensor *self,  /* borrowed */
                                      int64_t dim,
                                      bool keepdim,           /* default false */
                                      yg_tensor **out);       /* out: new ref */
 
-/* all(Tensor self) -> Tensor */
+/* all(Tensor self) -> Tensor
+ *
+ * bool: whether every / some element is non-zero (true / false when empty)
+ */
 YG_NODISCARD yg_status yg_all(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+/* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * As all, over the dimensions dim ([] takes every one), removed unless
+ * keepdim; a bool tensor.
+ */
 YG_NODISCARD yg_status yg_all_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
                                   int64_t dim_len,
                                   bool keepdim,           /* default false */
                                   yg_tensor **out);       /* out: new ref */
 
-/* any(Tensor self) -> Tensor */
+/* any(Tensor self) -> Tensor
+ *
+ * bool, 0-d: whether some element of self is non-zero (false when empty).
+ */
 YG_NODISCARD yg_status yg_any(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+/* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * As any, over the dimensions dim ([] takes every one), removed unless
+ * keepdim; a bool tensor.
+ */
 YG_NODISCARD yg_status yg_any_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
                                   int64_t dim_len,

@@ -18,13 +18,20 @@
 extern "C" {
 #endif
 
-/* index_select(Tensor self, int dim, Tensor index) -> Tensor */
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor
+ *
+ * index: int64, 0-D or 1-D, each in [0, size(dim))
+ */
 YG_NODISCARD yg_status yg_index_select(const yg_tensor *self,   /* borrowed */
                                        int64_t dim,
                                        const yg_tensor *index,  /* borrowed */
                                        yg_tensor **out);        /* out: new ref */
 
-/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
+/* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
+ *
+ * zeros of self_sizes with grad rows added at index: the gradient of
+ * index_select
+ */
 YG_NODISCARD yg_status yg_index_select_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
@@ -33,13 +40,22 @@ YG_NODISCARD yg_status yg_index_select_backward(
     const yg_tensor *index,        /* borrowed */
     yg_tensor **out);              /* out: new ref */
 
-/* gather(Tensor self, int dim, Tensor index) -> Tensor */
+/* gather(Tensor self, int dim, Tensor index) -> Tensor
+ *
+ * out[i][j] = self[index[i][j]][j] for dim 0 (and likewise for other dims);
+ * index is int64 with self's number of dims and sizes no larger than
+ * self's outside dim
+ */
 YG_NODISCARD yg_status yg_gather(const yg_tensor *self,   /* borrowed */
                                  int64_t dim,
                                  const yg_tensor *index,  /* borrowed */
                                  yg_tensor **out);        /* out: new ref */
 
-/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
+/* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor
+ *
+ * zeros of self_sizes with grad scattered-added at index: the gradient of
+ * gather
+ */
 YG_NODISCARD yg_status yg_gather_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
@@ -48,28 +64,42 @@ YG_NODISCARD yg_status yg_gather_backward(
     const yg_tensor *index,        /* borrowed */
     yg_tensor **out);              /* out: new ref */
 
-/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+/* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+ *
+ * a copy of self with out[index[i][j]][j] = src[i][j] (dim 0); when index
+ * repeats a position, which src element lands there is unspecified
+ */
 YG_NODISCARD yg_status yg_scatter(const yg_tensor *self,   /* borrowed */
                                   int64_t dim,
                                   const yg_tensor *index,  /* borrowed */
                                   const yg_tensor *src,    /* borrowed */
                                   yg_tensor **out);        /* out: new ref */
 
-/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
+/* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+ *
+ * As scatter, with the number value written at every position index names.
+ */
 YG_NODISCARD yg_status yg_scatter_value(const yg_tensor *self,   /* borrowed */
                                         int64_t dim,
                                         const yg_tensor *index,  /* borrowed */
                                         double value,
                                         yg_tensor **out);        /* out: new ref */
 
-/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
+/* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+ *
+ * a copy of self with out[index[i][j]][j] += src[i][j] (dim 0)
+ */
 YG_NODISCARD yg_status yg_scatter_add(const yg_tensor *self,   /* borrowed */
                                       int64_t dim,
                                       const yg_tensor *index,  /* borrowed */
                                       const yg_tensor *src,    /* borrowed */
                                       yg_tensor **out);        /* out: new ref */
 
-/* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor */
+/* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor
+ *
+ * the gradient of src in scatter and scatter_add: grad gathered at index,
+ * zero-padded to src_sizes (src may be larger than index)
+ */
 YG_NODISCARD yg_status yg_scatter_src_backward(
     const yg_tensor *grad_output,  /* borrowed */
     int64_t dim,
@@ -78,12 +108,20 @@ YG_NODISCARD yg_status yg_scatter_src_backward(
     int64_t src_sizes_len,
     yg_tensor **out);              /* out: new ref */
 
-/* tril(Tensor self, int diagonal=0) -> Tensor */
+/* tril(Tensor self, int diagonal=0) -> Tensor
+ *
+ * lower / upper triangle of the last two dims: elements with
+ * col - row <= diagonal (tril) or >= diagonal (triu) kept, others zero
+ */
 YG_NODISCARD yg_status yg_tril(const yg_tensor *self,  /* borrowed */
                                int64_t diagonal,       /* default 0 */
                                yg_tensor **out);       /* out: new ref */
 
-/* triu(Tensor self, int diagonal=0) -> Tensor */
+/* triu(Tensor self, int diagonal=0) -> Tensor
+ *
+ * The upper triangle of the last two dims of self: elements below diagonal
+ * (0 the main one, > 0 above it, < 0 below) set to 0.
+ */
 YG_NODISCARD yg_status yg_triu(const yg_tensor *self,  /* borrowed */
                                int64_t diagonal,       /* default 0 */
                                yg_tensor **out);       /* out: new ref */

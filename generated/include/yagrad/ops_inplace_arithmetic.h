@@ -18,53 +18,89 @@
 extern "C" {
 #endif
 
-/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+/* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+ *
+ * self is overwritten and returned (a new reference to the same tensor).
+ * The result must keep self's shape and dtype.  In-place ops have no
+ * derivatives: they refuse inputs that require grad while grad mode is on
+ * (optimizers call them with grad mode off).
+ */
 YG_NODISCARD yg_status yg_sub_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
                                double alpha,            /* default 1 */
                                yg_tensor **out);        /* out: new ref to self */
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+ *
+ * In place: self *= other, other broadcast to self's shape (in-place rules:
+ * see sub_).
+ */
 YG_NODISCARD yg_status yg_mul_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
                                yg_tensor **out);        /* out: new ref to self */
 
-/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+/* div_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+ *
+ * In place: self /= other, other broadcast to self's shape (in-place rules:
+ * see sub_); self must be floating.
+ */
 YG_NODISCARD yg_status yg_div_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
                                yg_tensor **out);        /* out: new ref to self */
 
-/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
+/* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)
+ *
+ * In place: self += alpha * other for a number other (in-place rules: see
+ * sub_).
+ */
 YG_NODISCARD yg_status yg_add_scalar_(yg_tensor *self,  /* in-out */
                                       double other,
                                       double alpha,     /* default 1 */
                                       yg_tensor **out); /* out: new ref to self */
 
-/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+/* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ *
+ * In place: self *= other for a number other (in-place rules: see sub_).
+ */
 YG_NODISCARD yg_status yg_mul_scalar_(yg_tensor *self,  /* in-out */
                                       double other,
                                       yg_tensor **out); /* out: new ref to self */
 
-/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
+/* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+ *
+ * In place: self /= other for a number other (in-place rules: see sub_).
+ */
 YG_NODISCARD yg_status yg_div_scalar_(yg_tensor *self,  /* in-out */
                                       double other,
                                       yg_tensor **out); /* out: new ref to self */
 
-/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+/* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
+ *
+ * In place: self += value * tensor1 * tensor2, broadcast to self's shape
+ * (the optimizers' second-moment update; in-place rules: see sub_).
+ */
 YG_NODISCARD yg_status yg_addcmul_(yg_tensor *self,           /* in-out */
                                    const yg_tensor *tensor1,  /* borrowed */
                                    const yg_tensor *tensor2,  /* borrowed */
                                    double value,              /* default 1 */
                                    yg_tensor **out);          /* out: new ref to self */
 
-/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
+/* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
+ *
+ * In place: self += value * tensor1 / tensor2, broadcast to self's shape
+ * (the Adam step; in-place rules: see sub_).
+ */
 YG_NODISCARD yg_status yg_addcdiv_(yg_tensor *self,           /* in-out */
                                    const yg_tensor *tensor1,  /* borrowed */
                                    const yg_tensor *tensor2,  /* borrowed */
                                    double value,              /* default 1 */
                                    yg_tensor **out);          /* out: new ref to self */
 
-/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
+ *
+ * In place: self += weight * (end - self) (running averages; in-place rules:
+ * see sub_).  Floating only.
+ */
 YG_NODISCARD yg_status yg_lerp_(yg_tensor *self,       /* in-out */
                                 const yg_tensor *end,  /* borrowed */
                                 double weight,

@@ -18,42 +18,69 @@
 extern "C" {
 #endif
 
-/* relu_(Tensor(a!) self) -> Tensor(a!) */
+/* relu_(Tensor(a!) self) -> Tensor(a!)
+ *
+ * In place: self = max(self, 0).  In-place ops refuse inputs that require
+ * grad while grad mode is on; self keeps its shape and dtype.
+ */
 YG_NODISCARD yg_status yg_relu_(yg_tensor *self,  /* in-out */
                                 yg_tensor **out); /* out: new ref to self */
 
-/* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!) */
+/* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)
+ *
+ * In place: self = min(max(self, min), max); NaN stays NaN.
+ */
 YG_NODISCARD yg_status yg_clamp_(yg_tensor *self,  /* in-out */
                                  double min,
                                  double max,
                                  yg_tensor **out); /* out: new ref to self */
 
-/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!) */
+/* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+ *
+ * In place: self = max(self, min); NaN stays NaN.
+ */
 YG_NODISCARD yg_status yg_clamp_min_(yg_tensor *self,  /* in-out */
                                      double min,
                                      yg_tensor **out); /* out: new ref to self */
 
-/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!) */
+/* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+ *
+ * In place: self = min(self, max); NaN stays NaN.
+ */
 YG_NODISCARD yg_status yg_clamp_max_(yg_tensor *self,  /* in-out */
                                      double max,
                                      yg_tensor **out); /* out: new ref to self */
 
-/* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
+/* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
+ *
+ * In place: self = value wherever mask (broadcast to self's shape) is
+ * non-zero.
+ */
 YG_NODISCARD yg_status yg_masked_fill_(yg_tensor *self,        /* in-out */
                                        const yg_tensor *mask,  /* borrowed */
                                        double value,
                                        yg_tensor **out);       /* out: new ref to self */
 
-/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!) */
+/* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)
+ *
+ * every element of self set to value (converted to self's dtype; bool
+ * gets value != 0)
+ */
 YG_NODISCARD yg_status yg_fill_(yg_tensor *self,  /* in-out */
                                 double value,
                                 yg_tensor **out); /* out: new ref to self */
 
-/* zero_(Tensor(a!) self) -> Tensor(a!) */
+/* zero_(Tensor(a!) self) -> Tensor(a!)
+ *
+ * In place: every element of self set to 0 (false for bool); any dtype.
+ */
 YG_NODISCARD yg_status yg_zero_(yg_tensor *self,  /* in-out */
                                 yg_tensor **out); /* out: new ref to self */
 
-/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!) */
+/* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)
+ *
+ * src is broadcast to self's shape and converted to self's dtype
+ */
 YG_NODISCARD yg_status yg_copy_(yg_tensor *self,       /* in-out */
                                 const yg_tensor *src,  /* borrowed */
                                 yg_tensor **out);      /* out: new ref to self */

@@ -18,32 +18,53 @@
 extern "C" {
 #endif
 
-/* repeat(Tensor self, int[] repeats) -> Tensor */
+/* repeat(Tensor self, int[] repeats) -> Tensor
+ *
+ * self tiled repeats[i] times along dim i (repeats may have more dims than
+ * self: self is then treated as having leading dims of size 1)
+ */
 YG_NODISCARD yg_status yg_repeat(const yg_tensor *self,   /* borrowed */
                                  const int64_t *repeats,  /* borrowed, repeats_len entries */
                                  int64_t repeats_len,
                                  yg_tensor **out);        /* out: new ref */
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor
+ *
+ * tensors joined along dim (all of the same sizes except along dim;
+ * dtypes promote as in PyTorch); the result is allocated once and each
+ * piece copied into its slot
+ */
 YG_NODISCARD yg_status yg_cat(const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
                               int64_t tensors_len,
                               int64_t dim,                      /* default 0 */
                               yg_tensor **out);                 /* out: new ref */
 
-/* stack(Tensor[] tensors, int dim=0) -> Tensor */
+/* stack(Tensor[] tensors, int dim=0) -> Tensor
+ *
+ * tensors (all of the same sizes) joined along a new dim
+ */
 YG_NODISCARD yg_status yg_stack(
     const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
     int64_t tensors_len,
     int64_t dim,                      /* default 0 */
     yg_tensor **out);                 /* out: new ref */
 
-/* flip(Tensor self, int[] dims) -> Tensor */
+/* flip(Tensor self, int[] dims) -> Tensor
+ *
+ * a copy with the order of elements reversed along each of dims
+ */
 YG_NODISCARD yg_status yg_flip(const yg_tensor *self,  /* borrowed */
                                const int64_t *dims,    /* borrowed, dims_len entries */
                                int64_t dims_len,
                                yg_tensor **out);       /* out: new ref */
 
-/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
+ *
+ * Each returns a list of views of self along dim (in-place on one of them
+ * is refused: each one's gradient is part of one node's).
+ * pieces of split_size elements, the last one shorter; split_size larger
+ * than the dim gives the whole dim, a dim of size 0 one empty piece
+ */
 YG_NODISCARD yg_status yg_split(
     const yg_tensor *self,  /* borrowed */
     int64_t split_size,
@@ -51,7 +72,10 @@ YG_NODISCARD yg_status yg_split(
     yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
     int64_t *out_len);      /* out: its length */
 
-/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
+ *
+ * pieces of the given sizes, which must sum to the size of dim
+ */
 YG_NODISCARD yg_status yg_split_with_sizes(
     const yg_tensor *self,       /* borrowed */
     const int64_t *split_sizes,  /* borrowed, split_sizes_len entries */
@@ -60,7 +84,11 @@ YG_NODISCARD yg_status yg_split_with_sizes(
     yg_tensor ***out,            /* out: new array of new refs, views of self; release with yg_release_list */
     int64_t *out_len);           /* out: its length */
 
-/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
+/* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]
+ *
+ * pieces of ceil(size / chunks) elements: at most chunks of them (5 in 4
+ * chunks gives 2, 2, 1)
+ */
 YG_NODISCARD yg_status yg_chunk(
     const yg_tensor *self,  /* borrowed */
     int64_t chunks,
@@ -68,7 +96,11 @@ YG_NODISCARD yg_status yg_chunk(
     yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
     int64_t *out_len);      /* out: its length */
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]
+ *
+ * self[i] along dim for every i, dim removed (an empty list when the dim
+ * has size 0)
+ */
 YG_NODISCARD yg_status yg_unbind(
     const yg_tensor *self,  /* borrowed */
     int64_t dim,            /* default 0 */

@@ -18,14 +18,22 @@
 extern "C" {
 #endif
 
-/* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
+/* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor
+ *
+ * rows of weight [V, D] picked by int64 indices (any shape) -> indices'
+ * shape + [D]; rows equal to padding_idx get no gradient (-1: none)
+ */
 YG_NODISCARD yg_status yg_embedding(const yg_tensor *weight,   /* borrowed */
                                     const yg_tensor *indices,  /* borrowed */
                                     int64_t padding_idx,       /* default -1 */
                                     yg_tensor **out);          /* out: new ref */
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
- *   int padding_idx) -> Tensor */
+ *   int padding_idx) -> Tensor
+ *
+ * The gradient of embedding in weight (of sizes weight_sizes): zeros with
+ * each row of grad_output added at its index, none for padding_idx.
+ */
 YG_NODISCARD yg_status yg_embedding_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *indices,      /* borrowed */
@@ -35,7 +43,12 @@ YG_NODISCARD yg_status yg_embedding_backward(
     yg_tensor **out);              /* out: new ref */
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
- *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy) */
+ *   Tensor? b_hh=None) -> (Tensor hy, Tensor cy)
+ *
+ * One LSTM step.  input [N, I] (or [I]), hx and cx [N, H] (or [H]),
+ * w_ih [4H, I], w_hh [4H, H], biases [4H]; the gates are stacked in
+ * PyTorch's order (input, forget, cell, output).
+ */
 YG_NODISCARD yg_status yg_lstm_cell(const yg_tensor *input,  /* borrowed */
                                     const yg_tensor *hx,     /* borrowed */
                                     const yg_tensor *cx,     /* borrowed */
@@ -46,7 +59,14 @@ YG_NODISCARD yg_status yg_lstm_cell(const yg_tensor *input,  /* borrowed */
                                     yg_tensor **out_hy,      /* out: new ref */
                                     yg_tensor **out_cy);     /* out: new ref */
 
-/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy) */
+/* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
+ *
+ * lstm_cell's pointwise part in one pass (what PyTorch's CUDA
+ * _thnn_fused_lstm_cell does): input_gates and hidden_gates [N, 4H] (or
+ * [4H]) are the two projections, summed into the stacked gates i, f, g, o;
+ * cx [N, H] (or [H]).  cy = sigmoid(f) cx + sigmoid(i) tanh(g),
+ * hy = sigmoid(o) tanh(cy)
+ */
 YG_NODISCARD yg_status yg_lstm_cell_gates(const yg_tensor *input_gates,   /* borrowed */
                                           const yg_tensor *hidden_gates,  /* borrowed */
                                           const yg_tensor *cx,            /* borrowed */
@@ -55,7 +75,14 @@ YG_NODISCARD yg_status yg_lstm_cell_gates(const yg_tensor *input_gates,   /* bor
 
 /* lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy, Tensor input_gates,
  *   Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,
- *   Tensor grad_hidden_gates, Tensor grad_cx) */
+ *   Tensor grad_hidden_gates, Tensor grad_cx)
+ *
+ * the gradients of lstm_cell_gates in input_gates, hidden_gates (the same
+ * values: the cell reads their sum) and cx, from those of hy and cy, each
+ * computed when its grad_input_mask entry is set (else NULL).  Composite:
+ * one fused pass when nothing records its parts, else differentiable ops
+ * (double backward)
+ */
 YG_NODISCARD yg_status yg_lstm_cell_gates_backward(
     const yg_tensor *grad_hy,           /* borrowed */
     const yg_tensor *grad_cy,           /* borrowed */
@@ -68,7 +95,11 @@ YG_NODISCARD yg_status yg_lstm_cell_gates_backward(
     yg_tensor **out_grad_cx);           /* out: new ref */
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
- *   Tensor? b_hh=None) -> Tensor */
+ *   Tensor? b_hh=None) -> Tensor
+ *
+ * One GRU step (gates reset, update, new as in PyTorch): w_ih [3H, I],
+ * w_hh [3H, H], biases [3H]
+ */
 YG_NODISCARD yg_status yg_gru_cell(const yg_tensor *input,  /* borrowed */
                                    const yg_tensor *hx,     /* borrowed */
                                    const yg_tensor *w_ih,   /* borrowed */
@@ -78,7 +109,13 @@ YG_NODISCARD yg_status yg_gru_cell(const yg_tensor *input,  /* borrowed */
                                    yg_tensor **out);        /* out: new ref */
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
- *   bool is_causal=False, float? scale=None) -> Tensor */
+ *   bool is_causal=False, float? scale=None) -> Tensor
+ *
+ * softmax(query key^T * scale + mask) value over the last two dims
+ * (batch dims broadcast).  attn_mask: bool (true = attend) or floating
+ * (added); is_causal masks key positions after the query's; scale
+ * defaults to 1/sqrt(E), E the last dim of query.
+ */
 YG_NODISCARD yg_status yg_scaled_dot_product_attention(
     const yg_tensor *query,      /* borrowed */
     const yg_tensor *key,        /* borrowed */

@@ -18,49 +18,86 @@
 extern "C" {
 #endif
 
-/* mm(Tensor self, Tensor mat2) -> Tensor */
+/* mm(Tensor self, Tensor mat2) -> Tensor
+ *
+ * The matrix product self [n, k] @ mat2 [k, m] -> [n, m]; both 2-D of one
+ * floating dtype.  Errors: inner sizes that differ, other ranks.
+ */
 YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *mat2,  /* borrowed */
                              yg_tensor **out);       /* out: new ref */
 
-/* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
+/* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
+ *
+ * mm's gradients, each laid out as its operand: mm(grad, t(mat2)) for mat1
+ * and mm(t(mat1), grad) for mat2, computed as the transpose of the
+ * transposed product when that operand is column-major (a t() of a
+ * row-major matrix, as linear's t(weight)), so the gradient reaching the
+ * leaf behind it is row-major and is stored as its .grad without a copy
+ * (PyTorch's mm_mat1_backward / mm_mat2_backward); composite, so they
+ * differentiate again
+ */
 YG_NODISCARD yg_status yg_mm_mat1_backward(const yg_tensor *grad,  /* borrowed */
                                            const yg_tensor *mat1,  /* borrowed */
                                            const yg_tensor *mat2,  /* borrowed */
                                            yg_tensor **out);       /* out: new ref */
 
-/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
+/* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor
+ *
+ * The mat2 gradient of mm(mat1, mat2): mm(t(mat1), grad), laid out as mat2
+ * (see mm_mat1_backward).
+ */
 YG_NODISCARD yg_status yg_mm_mat2_backward(const yg_tensor *grad,  /* borrowed */
                                            const yg_tensor *mat1,  /* borrowed */
                                            const yg_tensor *mat2,  /* borrowed */
                                            yg_tensor **out);       /* out: new ref */
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor */
+/* bmm(Tensor self, Tensor mat2) -> Tensor
+ *
+ * batched matrix product: self [b, n, k] @ mat2 [b, k, m] -> [b, n, m]
+ */
 YG_NODISCARD yg_status yg_bmm(const yg_tensor *self,  /* borrowed */
                               const yg_tensor *mat2,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* matmul(Tensor self, Tensor other) -> Tensor */
+/* matmul(Tensor self, Tensor other) -> Tensor
+ *
+ * NumPy's matmul: 1-D operands are vectors, the last two dims of N-D ones
+ * are matrices and the leading (batch) dims broadcast
+ */
 YG_NODISCARD yg_status yg_matmul(const yg_tensor *self,   /* borrowed */
                                  const yg_tensor *other,  /* borrowed */
                                  yg_tensor **out);        /* out: new ref */
 
-/* dot(Tensor self, Tensor tensor) -> Tensor */
+/* dot(Tensor self, Tensor tensor) -> Tensor
+ *
+ * the inner product of two 1-D tensors of equal length (0-dim result)
+ */
 YG_NODISCARD yg_status yg_dot(const yg_tensor *self,    /* borrowed */
                               const yg_tensor *tensor,  /* borrowed */
                               yg_tensor **out);         /* out: new ref */
 
-/* mv(Tensor self, Tensor vec) -> Tensor */
+/* mv(Tensor self, Tensor vec) -> Tensor
+ *
+ * matrix [n, m] @ vector [m] -> [n]
+ */
 YG_NODISCARD yg_status yg_mv(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *vec,   /* borrowed */
                              yg_tensor **out);       /* out: new ref */
 
-/* outer(Tensor self, Tensor vec2) -> Tensor */
+/* outer(Tensor self, Tensor vec2) -> Tensor
+ *
+ * vectors [n] and [m] -> [n, m] with out[i][j] = self[i] vec2[j]
+ */
 YG_NODISCARD yg_status yg_outer(const yg_tensor *self,  /* borrowed */
                                 const yg_tensor *vec2,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ *
+ * beta self + alpha (mat1 @ mat2); self broadcasts to the product's shape,
+ * and with beta 0 it is not read (NaN in it does not propagate)
+ */
 YG_NODISCARD yg_status yg_addmm(const yg_tensor *self,  /* borrowed */
                                 const yg_tensor *mat1,  /* borrowed */
                                 const yg_tensor *mat2,  /* borrowed */
@@ -68,7 +105,10 @@ YG_NODISCARD yg_status yg_addmm(const yg_tensor *self,  /* borrowed */
                                 double alpha,           /* default 1 */
                                 yg_tensor **out);       /* out: new ref */
 
-/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ *
+ * beta self + alpha bmm(batch1, batch2)
+ */
 YG_NODISCARD yg_status yg_baddbmm(const yg_tensor *self,    /* borrowed */
                                   const yg_tensor *batch1,  /* borrowed */
                                   const yg_tensor *batch2,  /* borrowed */
@@ -76,7 +116,11 @@ YG_NODISCARD yg_status yg_baddbmm(const yg_tensor *self,    /* borrowed */
                                   double alpha,             /* default 1 */
                                   yg_tensor **out);         /* out: new ref */
 
-/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
+/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+ *
+ * input @ t(weight) + bias: input [*, in], weight [out, in], bias [out] or
+ * NULL -> [*, out].
+ */
 YG_NODISCARD yg_status yg_linear(const yg_tensor *input,   /* borrowed */
                                  const yg_tensor *weight,  /* borrowed */
                                  const yg_tensor *bias,    /* nullable, borrowed; default NULL */

@@ -19,7 +19,12 @@ extern "C" {
 #endif
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
- *   int ignore_index=-100) -> Tensor */
+ *   int ignore_index=-100) -> Tensor
+ *
+ * -weight[t] self[i, t] per sample (t = target[i]; weight [C], all ones
+ * when None); ignored targets give 0.  mean divides the sum by the sum of
+ * weight[t] over the targets not ignored (NaN when that is 0, as in PyTorch)
+ */
 YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
                                    const yg_tensor *target,  /* borrowed */
                                    const yg_tensor *weight,  /* nullable, borrowed; default NULL */
@@ -28,7 +33,12 @@ YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
                                    yg_tensor **out);         /* out: new ref */
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
- *   int reduction, int ignore_index) -> Tensor */
+ *   int reduction, int ignore_index) -> Tensor
+ *
+ * The gradient of nll_loss in self (of sizes self_sizes): -weight[t] *
+ * grad_output at each sample's target t, scaled as reduction did, 0 at
+ * ignored targets and elsewhere.
+ */
 YG_NODISCARD yg_status yg_nll_loss_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *target,       /* borrowed */
@@ -39,19 +49,29 @@ YG_NODISCARD yg_status yg_nll_loss_backward(
     int64_t ignore_index,
     yg_tensor **out);              /* out: new ref */
 
-/* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
+/* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+ *
+ * (self - target)^2
+ */
 YG_NODISCARD yg_status yg_mse_loss(const yg_tensor *self,    /* borrowed */
                                    const yg_tensor *target,  /* borrowed */
                                    int64_t reduction,        /* default 1 */
                                    yg_tensor **out);         /* out: new ref */
 
-/* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
+/* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+ *
+ * |self - target|
+ */
 YG_NODISCARD yg_status yg_l1_loss(const yg_tensor *self,    /* borrowed */
                                   const yg_tensor *target,  /* borrowed */
                                   int64_t reduction,        /* default 1 */
                                   yg_tensor **out);         /* out: new ref */
 
-/* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor */
+/* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
+ *
+ * 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = self - target);
+ * beta 0 is l1_loss
+ */
 YG_NODISCARD yg_status yg_smooth_l1_loss(const yg_tensor *self,    /* borrowed */
                                          const yg_tensor *target,  /* borrowed */
                                          int64_t reduction,        /* default 1 */
@@ -59,7 +79,11 @@ YG_NODISCARD yg_status yg_smooth_l1_loss(const yg_tensor *self,    /* borrowed *
                                          yg_tensor **out);         /* out: new ref */
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
- *   int reduction=1) -> Tensor */
+ *   int reduction=1) -> Tensor
+ *
+ * -weight (target log(self) + (1 - target) log(1 - self)), self in [0, 1];
+ * each log is clamped at -100 (as in PyTorch) so 0 and 1 stay finite
+ */
 YG_NODISCARD yg_status yg_binary_cross_entropy(
     const yg_tensor *self,    /* borrowed */
     const yg_tensor *target,  /* borrowed */
@@ -68,7 +92,11 @@ YG_NODISCARD yg_status yg_binary_cross_entropy(
     yg_tensor **out);         /* out: new ref */
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
- *   Tensor? pos_weight=None, int reduction=1) -> Tensor */
+ *   Tensor? pos_weight=None, int reduction=1) -> Tensor
+ *
+ * binary_cross_entropy of sigmoid(self), computed from the logits without
+ * overflow; pos_weight scales the positive term (broadcast over classes)
+ */
 YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits(
     const yg_tensor *self,        /* borrowed */
     const yg_tensor *target,      /* borrowed */
@@ -78,7 +106,14 @@ YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits(
     yg_tensor **out);             /* out: new ref */
 
 /* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
- *   int ignore_index=-100) -> Tensor */
+ *   int ignore_index=-100) -> Tensor
+ *
+ * log_softmax over the class dim (1, or 0 for a [C] self) then nll_loss.
+ * target: int64 class indices ([N] or [N, d1, ...]), or class
+ * probabilities of self's shape and dtype (then ignore_index is unused).
+ * weight [C] scales each class as in nll_loss (with probabilities, each
+ * class's term; mean then divides by the number of samples)
+ */
 YG_NODISCARD yg_status yg_cross_entropy(
     const yg_tensor *self,    /* borrowed */
     const yg_tensor *target,  /* borrowed */

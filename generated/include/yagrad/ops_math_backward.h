@@ -18,45 +18,73 @@
 extern "C" {
 #endif
 
-/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
+/* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor
+ *
+ * The gradient of pow(self, exponent) for a number exponent: grad_output *
+ * exponent * self^(exponent - 1), and 0 for exponent 0.
+ */
 YG_NODISCARD yg_status yg_pow_backward(const yg_tensor *grad_output,  /* borrowed */
                                        const yg_tensor *self,         /* borrowed */
                                        double exponent,
                                        yg_tensor **out);              /* out: new ref */
 
-/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
+/* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
+ *
+ * the gradient passes where min <= self <= max (bounds included, as in PyTorch)
+ */
 YG_NODISCARD yg_status yg_clamp_backward(const yg_tensor *grad_output,  /* borrowed */
                                          const yg_tensor *self,         /* borrowed */
                                          double min,
                                          double max,
                                          yg_tensor **out);              /* out: new ref */
 
-/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
+/* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
+ *
+ * The gradient of clamp_min: grad_output where self >= min, else 0.
+ */
 YG_NODISCARD yg_status yg_clamp_min_backward(const yg_tensor *grad_output,  /* borrowed */
                                              const yg_tensor *self,         /* borrowed */
                                              double min,
                                              yg_tensor **out);              /* out: new ref */
 
-/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
+/* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
+ *
+ * The gradient of clamp_max: grad_output where self <= max, else 0.
+ */
 YG_NODISCARD yg_status yg_clamp_max_backward(const yg_tensor *grad_output,  /* borrowed */
                                              const yg_tensor *self,         /* borrowed */
                                              double max,
                                              yg_tensor **out);              /* out: new ref */
 
-/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+/* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
+ *
+ * maximum and minimum split the gradient evenly between equal operands (as
+ * PyTorch does); the gradient of other is the same call with the operands
+ * swapped
+ */
 YG_NODISCARD yg_status yg_maximum_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *self,         /* borrowed */
                                            const yg_tensor *other,        /* borrowed */
                                            yg_tensor **out);              /* out: new ref */
 
-/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
+/* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor
+ *
+ * The gradient of minimum for self: grad_output where self < other, half of
+ * it where they are equal, 0 elsewhere (swap the operands for other's).
+ */
 YG_NODISCARD yg_status yg_minimum_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *self,         /* borrowed */
                                            const yg_tensor *other,        /* borrowed */
                                            yg_tensor **out);              /* out: new ref */
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
- *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other) */
+ *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)
+ *
+ * both gradients of atan2(self, other): grad * other / (self^2 + other^2)
+ * and -grad * self / (self^2 + other^2), each computed only when its
+ * grad_input_mask entry is set (else that output is NULL); composite, so
+ * differentiable again
+ */
 YG_NODISCARD yg_status yg_atan2_backward(const yg_tensor *grad,        /* borrowed */
                                          const yg_tensor *self,        /* borrowed */
                                          const yg_tensor *other,       /* borrowed */
@@ -64,14 +92,22 @@ YG_NODISCARD yg_status yg_atan2_backward(const yg_tensor *grad,        /* borrow
                                          yg_tensor **out_grad_self,    /* out: new ref */
                                          yg_tensor **out_grad_other);  /* out: new ref */
 
-/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
+/* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
+ *
+ * The gradient of pow.Tensor for self: grad_output * exponent *
+ * self^(exponent - 1), and 0 where exponent is 0.
+ */
 YG_NODISCARD yg_status yg_pow_backward_self(const yg_tensor *grad_output,  /* borrowed */
                                             const yg_tensor *self,         /* borrowed */
                                             const yg_tensor *exponent,     /* borrowed */
                                             yg_tensor **out);              /* out: new ref */
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
- *   Tensor output) -> Tensor */
+ *   Tensor output) -> Tensor
+ *
+ * 0 where self == 0 and exponent >= 0 (where pow is 0 or 1 and log(self)
+ * would give NaN), as in PyTorch
+ */
 YG_NODISCARD yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,  /* borrowed */
                                                 const yg_tensor *self,         /* borrowed */
                                                 const yg_tensor *exponent,     /* borrowed */

@@ -19,7 +19,11 @@ extern "C" {
 #endif
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
- *   float eps=1e-05) -> Tensor */
+ *   float eps=1e-05) -> Tensor
+ *
+ * normalizes over the last len(normalized_shape) dims (which must equal
+ * normalized_shape) with the biased variance, then scales and shifts
+ */
 YG_NODISCARD yg_status yg_layer_norm(
     const yg_tensor *input,           /* borrowed */
     const int64_t *normalized_shape,  /* borrowed, normalized_shape_len entries */
@@ -30,7 +34,11 @@ YG_NODISCARD yg_status yg_layer_norm(
     yg_tensor **out);                 /* out: new ref */
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
- *   float eps=1e-05) -> Tensor */
+ *   float eps=1e-05) -> Tensor
+ *
+ * input [N, C, *] normalized over groups of C / num_groups channels (and
+ * all spatial positions) with the biased variance; weight and bias [C]
+ */
 YG_NODISCARD yg_status yg_group_norm(
     const yg_tensor *input,   /* borrowed */
     int64_t num_groups,
@@ -41,7 +49,14 @@ YG_NODISCARD yg_status yg_group_norm(
 
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,
  *   Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None, bool training=False,
- *   float momentum=0.1, float eps=1e-05) -> Tensor */
+ *   float momentum=0.1, float eps=1e-05) -> Tensor
+ *
+ * input [N, C, *] normalized per channel over N and the positions: with
+ * the batch mean and biased variance when training (then running_mean and
+ * running_var, if given, move by momentum towards the batch mean and the
+ * unbiased variance), with running_mean and running_var otherwise;
+ * weight, bias and the running statistics are [C]
+ */
 YG_NODISCARD yg_status yg_batch_norm(
     const yg_tensor *input,   /* borrowed */
     const yg_tensor *weight,  /* nullable, borrowed; default NULL */
@@ -54,7 +69,12 @@ YG_NODISCARD yg_status yg_batch_norm(
     yg_tensor **out);         /* out: new ref */
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
- *   float eps) -> (Tensor output, Tensor mean, Tensor rstd) */
+ *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)
+ *
+ * layer_norm's fused kernel: output, and each row's mean and rstd = 1 /
+ * sqrt(var + eps) (biased variance) with input's sizes but 1 for each
+ * normalized dim; one read of each row (runtime/cpu/norm.c)
+ */
 YG_NODISCARD yg_status yg_native_layer_norm(
     const yg_tensor *input,           /* borrowed */
     const int64_t *normalized_shape,  /* borrowed, normalized_shape_len entries */
@@ -68,7 +88,15 @@ YG_NODISCARD yg_status yg_native_layer_norm(
 
 /* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, float eps,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+ *
+ * the gradients of native_layer_norm's output in input, weight and bias
+ * (each computed when its grad_input_mask entry is set, else NULL); mean
+ * and rstd must be native_layer_norm's of input with this eps.  Composite:
+ * without a graph to record it runs native_layer_norm_backward_fused;
+ * otherwise it recomputes the statistics from input with differentiable
+ * ops, so it differentiates again (double backward)
+ */
 YG_NODISCARD yg_status yg_native_layer_norm_backward(
     const yg_tensor *grad_out,        /* borrowed */
     const yg_tensor *input,           /* borrowed */
@@ -85,7 +113,11 @@ YG_NODISCARD yg_status yg_native_layer_norm_backward(
 
 /* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
  *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
- *   Tensor grad_weight, Tensor grad_bias) */
+ *   Tensor grad_weight, Tensor grad_bias)
+ *
+ * native_layer_norm_backward in one kernel: two passes over each row of
+ * grad_out and input, grad_weight and grad_bias summed per thread
+ */
 YG_NODISCARD yg_status yg_native_layer_norm_backward_fused(
     const yg_tensor *grad_out,        /* borrowed */
     const yg_tensor *input,           /* borrowed */
@@ -101,7 +133,13 @@ YG_NODISCARD yg_status yg_native_layer_norm_backward_fused(
 
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
  *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
- *   Tensor save_mean, Tensor save_invstd) */
+ *   Tensor save_mean, Tensor save_invstd)
+ *
+ * batch_norm's fused kernel: output, and per channel [C] the mean and
+ * invstd = 1 / sqrt(var + eps) it normalized with (the batch's when
+ * training, then running_mean and running_var move as batch_norm says;
+ * the running statistics' otherwise)
+ */
 YG_NODISCARD yg_status yg_native_batch_norm(
     const yg_tensor *input,       /* borrowed */
     const yg_tensor *weight,      /* nullable, borrowed */
@@ -117,7 +155,14 @@ YG_NODISCARD yg_status yg_native_batch_norm(
 
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
  *   Tensor save_invstd, bool training, float eps,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+ *
+ * the gradients of native_batch_norm's output in input, weight and bias
+ * (per grad_input_mask, else NULL); save_mean and save_invstd are
+ * native_batch_norm's.  Composite as native_layer_norm_backward: fused
+ * without a graph to record, else differentiable ops (when training, the
+ * batch statistics recomputed from input with eps)
+ */
 YG_NODISCARD yg_status yg_native_batch_norm_backward(
     const yg_tensor *grad_out,     /* borrowed */
     const yg_tensor *input,        /* borrowed */
@@ -133,7 +178,10 @@ YG_NODISCARD yg_status yg_native_batch_norm_backward(
 
 /* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight,
  *   Tensor save_mean, Tensor save_invstd, bool training,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
+ *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+ *
+ * native_batch_norm_backward in one kernel: two passes per channel
+ */
 YG_NODISCARD yg_status yg_native_batch_norm_backward_fused(
     const yg_tensor *grad_out,     /* borrowed */
     const yg_tensor *input,        /* borrowed */

@@ -18,27 +18,44 @@
 extern "C" {
 #endif
 
-/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
+/* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
+ *
+ * pad = (before, after) pairs starting from the last dim; negative
+ * amounts crop.  New elements are value.
+ */
 YG_NODISCARD yg_status yg_constant_pad_nd(const yg_tensor *self,  /* borrowed */
                                           const int64_t *pad,     /* borrowed, pad_len entries */
                                           int64_t pad_len,
                                           double value,           /* default 0 */
                                           yg_tensor **out);       /* out: new ref */
 
-/* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor */
+/* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
+ *
+ * the gradient of constant_pad_nd: grad cropped (padded) back
+ */
 YG_NODISCARD yg_status yg_constant_pad_nd_backward(
     const yg_tensor *grad,  /* borrowed */
     const int64_t *pad,     /* borrowed, pad_len entries */
     int64_t pad_len,
     yg_tensor **out);       /* out: new ref */
 
-/* reflection_pad(Tensor self, int[] pad) -> Tensor */
+/* reflection_pad(Tensor self, int[] pad) -> Tensor
+ *
+ * The last 1, 2 or 3 dims of self ([C, *] or [N, C, *]) padded by pad
+ * ((before, after) pairs from the last dim, 2, 4 or 6 entries, none
+ * negative) with the input reflected about its edges, edges not repeated
+ * (every amount below its dim's size)
+ */
 YG_NODISCARD yg_status yg_reflection_pad(const yg_tensor *self,  /* borrowed */
                                          const int64_t *pad,     /* borrowed, pad_len entries */
                                          int64_t pad_len,
                                          yg_tensor **out);       /* out: new ref */
 
-/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+/* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ *
+ * the gradient of reflection_pad: each element of grad_output added into
+ * the position of self it was read from
+ */
 YG_NODISCARD yg_status yg_reflection_pad_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
@@ -47,13 +64,20 @@ YG_NODISCARD yg_status yg_reflection_pad_backward(
     int64_t pad_len,
     yg_tensor **out);              /* out: new ref */
 
-/* replication_pad(Tensor self, int[] pad) -> Tensor */
+/* replication_pad(Tensor self, int[] pad) -> Tensor
+ *
+ * as reflection_pad, with the edge elements repeated
+ */
 YG_NODISCARD yg_status yg_replication_pad(const yg_tensor *self,  /* borrowed */
                                           const int64_t *pad,     /* borrowed, pad_len entries */
                                           int64_t pad_len,
                                           yg_tensor **out);       /* out: new ref */
 
-/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
+/* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor
+ *
+ * The gradient of replication_pad: each element of grad_output added into
+ * the position of self it was read from (edges accumulate).
+ */
 YG_NODISCARD yg_status yg_replication_pad_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
@@ -62,7 +86,11 @@ YG_NODISCARD yg_status yg_replication_pad_backward(
     int64_t pad_len,
     yg_tensor **out);              /* out: new ref */
 
-/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor */
+/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
+ *
+ * F.pad: mode 'constant' (constant_pad_nd with value, any dims),
+ * 'reflect' (reflection_pad) or 'replicate' (replication_pad)
+ */
 YG_NODISCARD yg_status yg_pad(const yg_tensor *self,  /* borrowed */
                               const int64_t *pad,     /* borrowed, pad_len entries */
                               int64_t pad_len,

@@ -19,7 +19,12 @@ extern "C" {
 #endif
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ *
+ * kernel_size, stride, padding, dilation: 1 or 2 entries (one means both
+ * dims); stride [] means kernel_size.  Padded positions never win a max.
+ * (the values of max_pool2d_with_indices, whose kernel it shares)
+ */
 YG_NODISCARD yg_status yg_max_pool2d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
@@ -34,7 +39,12 @@ YG_NODISCARD yg_status yg_max_pool2d(
     yg_tensor **out);            /* out: new ref */
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ *
+ * max_pool2d with the position h W + w of each window's maximum in its
+ * input plane (int64; the first maximum on ties).  A window that covers
+ * only padding (dilation over a tiny input) is an error.
+ */
 YG_NODISCARD yg_status yg_max_pool2d_with_indices(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
@@ -50,7 +60,11 @@ YG_NODISCARD yg_status yg_max_pool2d_with_indices(
     yg_tensor **out_indices);    /* out: new ref */
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,
- *   int[] self_sizes) -> Tensor */
+ *   int[] self_sizes) -> Tensor
+ *
+ * zeros of self_sizes with grad_output ([..., oh, ow]) added at indices,
+ * positions h W + w in the last two dims: the gradient of max pooling
+ */
 YG_NODISCARD yg_status yg_max_pool2d_with_indices_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *indices,      /* borrowed */
@@ -59,7 +73,12 @@ YG_NODISCARD yg_status yg_max_pool2d_with_indices_backward(
     yg_tensor **out);              /* out: new ref */
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ *
+ * 1-d max pooling of [N, C, L] or [C, L]: kernel_size, stride, padding and
+ * dilation have 1 entry (stride [] means kernel_size); indices are
+ * positions in L.  Computed by max_pool2d_with_indices over [..., 1, L].
+ */
 YG_NODISCARD yg_status yg_max_pool1d_with_indices(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
@@ -75,7 +94,10 @@ YG_NODISCARD yg_status yg_max_pool1d_with_indices(
     yg_tensor **out_indices);    /* out: new ref */
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ *
+ * The values of max_pool1d_with_indices (same arguments).
+ */
 YG_NODISCARD yg_status yg_max_pool1d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
@@ -90,7 +112,13 @@ YG_NODISCARD yg_status yg_max_pool1d(
     yg_tensor **out);            /* out: new ref */
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices) */
+ *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
+ *
+ * 3-d pooling of [N, C, D, H, W] or [C, D, H, W]: kernel_size, stride,
+ * padding and dilation have 1 or 3 entries (one means every dim); the
+ * same kernels as the 2-d ops.  Indices are positions (z H + y) W + x in
+ * the input volume.
+ */
 YG_NODISCARD yg_status yg_max_pool3d_with_indices(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
@@ -106,7 +134,10 @@ YG_NODISCARD yg_status yg_max_pool3d_with_indices(
     yg_tensor **out_indices);    /* out: new ref */
 
 /* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   int[] dilation=[1], bool ceil_mode=False) -> Tensor */
+ *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
+ *
+ * The values of max_pool3d_with_indices (same arguments).
+ */
 YG_NODISCARD yg_status yg_max_pool3d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
@@ -121,7 +152,11 @@ YG_NODISCARD yg_status yg_max_pool3d(
     yg_tensor **out);            /* out: new ref */
 
 /* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,
- *   int[] self_sizes) -> Tensor */
+ *   int[] self_sizes) -> Tensor
+ *
+ * zeros of self_sizes with grad_output ([..., od, oh, ow]) added at
+ * indices, positions in the last three dims
+ */
 YG_NODISCARD yg_status yg_max_pool3d_with_indices_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *indices,      /* borrowed */
@@ -129,7 +164,12 @@ YG_NODISCARD yg_status yg_max_pool3d_with_indices_backward(
     int64_t self_sizes_len,
     yg_tensor **out);              /* out: new ref */
 
-/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices) */
+/* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
+ *
+ * the maximum of each adaptive_avg_pool2d cell (see average_pooling) and its position h W + w in
+ * the input plane (int64; the first maximum on ties), as
+ * max_pool2d_with_indices gives them
+ */
 YG_NODISCARD yg_status yg_adaptive_max_pool2d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *output_size,  /* borrowed, output_size_len entries */

@@ -19,7 +19,13 @@ extern "C" {
 #endif
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * Random ops draw from `generator` (None: the default generator; see
+ * yagrad/random.h): element i of the result comes from Philox counter
+ * offset + i, so values do not depend on the number of threads.
+ * uniform in [0, 1)
+ */
 YG_NODISCARD yg_status yg_rand(
     const int64_t *size,      /* borrowed, size_len entries */
     int64_t size_len,
@@ -29,7 +35,10 @@ YG_NODISCARD yg_status yg_rand(
     yg_tensor **out);         /* out: new ref */
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * standard normal (Box-Muller on two uniforms)
+ */
 YG_NODISCARD yg_status yg_randn(
     const int64_t *size,      /* borrowed, size_len entries */
     int64_t size_len,
@@ -39,7 +48,10 @@ YG_NODISCARD yg_status yg_randn(
     yg_tensor **out);         /* out: new ref */
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * uniform integers in [low, high)
+ */
 YG_NODISCARD yg_status yg_randint(
     int64_t low,
     int64_t high,
@@ -50,13 +62,19 @@ YG_NODISCARD yg_status yg_randint(
     const yg_device *device,  /* nullable; default NULL */
     yg_tensor **out);         /* out: new ref */
 
-/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor */
+/* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+ *
+ * 1 with probability self (each element in [0, 1]), else 0; self's dtype
+ */
 YG_NODISCARD yg_status yg_bernoulli(
     const yg_tensor *self,    /* borrowed */
     yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
     yg_tensor **out);         /* out: new ref */
 
-/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor */
+/* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+ *
+ * shaped like self (and of its dtype), 1 with probability p
+ */
 YG_NODISCARD yg_status yg_bernoulli_p(
     const yg_tensor *self,    /* borrowed */
     double p,
@@ -64,7 +82,10 @@ YG_NODISCARD yg_status yg_bernoulli_p(
     yg_tensor **out);         /* out: new ref */
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * rand with self's sizes (and self's dtype and device unless given).
+ */
 YG_NODISCARD yg_status yg_rand_like(
     const yg_tensor *self,    /* borrowed */
     yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
@@ -73,7 +94,10 @@ YG_NODISCARD yg_status yg_rand_like(
     yg_tensor **out);         /* out: new ref */
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * randn with self's sizes (and self's dtype and device unless given).
+ */
 YG_NODISCARD yg_status yg_randn_like(
     const yg_tensor *self,    /* borrowed */
     yg_generator *generator,  /* nullable (the default generator), advanced; default NULL */
@@ -81,7 +105,11 @@ YG_NODISCARD yg_status yg_randn_like(
     const yg_device *device,  /* nullable; default NULL */
     yg_tensor **out);         /* out: new ref */
 
-/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor */
+/* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
+ *
+ * input * mask / (1 - p), mask 0 with probability p; with train false
+ * (or p 0) a copy of input.  Differentiable through its parts.
+ */
 YG_NODISCARD yg_status yg_dropout(
     const yg_tensor *input,   /* borrowed */
     double p,

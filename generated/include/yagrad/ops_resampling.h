@@ -18,21 +18,32 @@
 extern "C" {
 #endif
 
-/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor */
+/* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
+ *
+ * output pixel (i, j) copies input (floor(i H / oh), floor(j W / ow))
+ */
 YG_NODISCARD yg_status yg_upsample_nearest2d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *output_size,  /* borrowed, output_size_len entries */
     int64_t output_size_len,
     yg_tensor **out);            /* out: new ref */
 
-/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
+/* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
+ *
+ * The gradient of upsample_nearest2d in self, of sizes self_sizes: each
+ * output pixel's grad_output added to the input pixel it copied.
+ */
 YG_NODISCARD yg_status yg_upsample_nearest2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
     yg_tensor **out);              /* out: new ref */
 
-/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor */
+/* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor
+ *
+ * upsample_nearest2d to the last two entries of sizes (see
+ * adaptive_avg_pool2d_to).
+ */
 YG_NODISCARD yg_status yg_upsample_nearest2d_to(
     const yg_tensor *self,  /* borrowed */
     const int64_t *sizes,   /* borrowed, sizes_len entries */
@@ -40,7 +51,14 @@ YG_NODISCARD yg_status yg_upsample_nearest2d_to(
     yg_tensor **out);       /* out: new ref */
 
 /* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+ *   float scales_w=0.0) -> Tensor
+ *
+ * bilinear interpolation, PyTorch's formulas: source coordinate
+ * i (in - 1) / (out - 1) with align_corners (0 when out is 1), else
+ * (i + 0.5) r - 0.5 clamped at 0, with r = 1 / scale when the scale is
+ * positive (0, the default, is PyTorch's None), else in / out.
+ * output_size [] means floor(in * scale) per dim (both scales > 0 then).
+ */
 YG_NODISCARD yg_status yg_upsample_bilinear2d(
     const yg_tensor *self,       /* borrowed */
     const int64_t *output_size,  /* borrowed, output_size_len entries */
@@ -51,7 +69,11 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d(
     yg_tensor **out);            /* out: new ref */
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+ *   float scales_h=0.0, float scales_w=0.0) -> Tensor
+ *
+ * The gradient of upsample_bilinear2d (same align_corners and scales) in
+ * self, of sizes self_sizes.
+ */
 YG_NODISCARD yg_status yg_upsample_bilinear2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
@@ -62,7 +84,11 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_backward(
     yg_tensor **out);              /* out: new ref */
 
 /* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+ *   float scales_w=0.0) -> Tensor
+ *
+ * upsample_bilinear2d to the last two entries of sizes (the adjoint of
+ * upsample_bilinear2d_backward in grad_output)
+ */
 YG_NODISCARD yg_status yg_upsample_bilinear2d_to(
     const yg_tensor *self,  /* borrowed */
     const int64_t *sizes,   /* borrowed, sizes_len entries */
@@ -72,17 +98,28 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_to(
     double scales_w,        /* default 0.0 */
     yg_tensor **out);       /* out: new ref */
 
-/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor */
+/* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+ *
+ * [*, C r^2, H, W] -> [*, C, H r, W r]: channel c r^2 + i r + j goes to
+ * pixel (h r + i, w r + j) of channel c
+ */
 YG_NODISCARD yg_status yg_pixel_shuffle(const yg_tensor *self,   /* borrowed */
                                         int64_t upscale_factor,
                                         yg_tensor **out);        /* out: new ref */
 
-/* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor */
+/* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
+ *
+ * the inverse of pixel_shuffle: [*, C, H r, W r] -> [*, C r^2, H, W]
+ */
 YG_NODISCARD yg_status yg_pixel_unshuffle(const yg_tensor *self,     /* borrowed */
                                           int64_t downscale_factor,
                                           yg_tensor **out);          /* out: new ref */
 
-/* channel_shuffle(Tensor self, int groups) -> Tensor */
+/* channel_shuffle(Tensor self, int groups) -> Tensor
+ *
+ * [N, C, *]: channels viewed as [groups, C / groups] and transposed, so
+ * channel g (C / groups) + k goes to k groups + g
+ */
 YG_NODISCARD yg_status yg_channel_shuffle(const yg_tensor *self,  /* borrowed */
                                           int64_t groups,
                                           yg_tensor **out);       /* out: new ref */

@@ -18,41 +18,72 @@
 extern "C" {
 #endif
 
-/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
+/* clamp(Tensor self, Scalar min, Scalar max) -> Tensor
+ *
+ * NaN stays NaN (both comparisons are false)
+ */
 YG_NODISCARD yg_status yg_clamp(const yg_tensor *self,  /* borrowed */
                                 double min,
                                 double max,
                                 yg_tensor **out);       /* out: new ref */
 
-/* clamp_min(Tensor self, Scalar min) -> Tensor */
+/* clamp_min(Tensor self, Scalar min) -> Tensor
+ *
+ * max(self, min), elementwise; NaN stays NaN.
+ */
 YG_NODISCARD yg_status yg_clamp_min(const yg_tensor *self,  /* borrowed */
                                     double min,
                                     yg_tensor **out);       /* out: new ref */
 
-/* clamp_max(Tensor self, Scalar max) -> Tensor */
+/* clamp_max(Tensor self, Scalar max) -> Tensor
+ *
+ * min(self, max), elementwise; NaN stays NaN.
+ */
 YG_NODISCARD yg_status yg_clamp_max(const yg_tensor *self,  /* borrowed */
                                     double max,
                                     yg_tensor **out);       /* out: new ref */
 
-/* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
+/* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+ *
+ * clamp with either bound optional (PyTorch's clamp): clamp, clamp_min or
+ * clamp_max by which bounds are given; at least one must be
+ */
 YG_NODISCARD yg_status yg_clamp_opt(const yg_tensor *self,  /* borrowed */
                                     const double *min,      /* nullable; default NULL */
                                     const double *max,      /* nullable; default NULL */
                                     yg_tensor **out);       /* out: new ref */
 
-/* floor(Tensor self) -> Tensor */
+/* floor(Tensor self) -> Tensor
+ *
+ * The largest integer value <= self, elementwise, in self's dtype; the
+ * gradient is zero.
+ */
 YG_NODISCARD yg_status yg_floor(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* ceil(Tensor self) -> Tensor */
+/* ceil(Tensor self) -> Tensor
+ *
+ * The smallest integer value >= self, elementwise, in self's dtype; the
+ * gradient is zero.
+ */
 YG_NODISCARD yg_status yg_ceil(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* round(Tensor self) -> Tensor */
+/* round(Tensor self) -> Tensor
+ *
+ * self rounded to the nearest integer value, halves to even (0.5 -> 0,
+ * 1.5 -> 2, as PyTorch and nearbyint do), in self's dtype; the gradient is
+ * zero.  C's round() rounds half away from zero, so exact
+ * halves go through 2 * round(x / 2).
+ */
 YG_NODISCARD yg_status yg_round(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* trunc(Tensor self) -> Tensor */
+/* trunc(Tensor self) -> Tensor
+ *
+ * self rounded toward zero, elementwise, in self's dtype; the gradient is
+ * zero.
+ */
 YG_NODISCARD yg_status yg_trunc(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 

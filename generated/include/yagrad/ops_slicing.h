@@ -18,14 +18,22 @@
 extern "C" {
 #endif
 
-/* select(Tensor(a) self, int dim, int index) -> Tensor(a) */
+/* select(Tensor(a) self, int dim, int index) -> Tensor(a)
+ *
+ * self with dim removed, at position index (negative counts from the end)
+ */
 YG_NODISCARD yg_status yg_select(const yg_tensor *self,  /* borrowed */
                                  int64_t dim,
                                  int64_t index,
                                  yg_tensor **out);       /* out: new ref, a view of self */
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
- *   int step=1) -> Tensor(a) */
+ *   int step=1) -> Tensor(a)
+ *
+ * elements start, start + step, ... before end along dim.  start and end
+ * may be negative (counted from the end) and are clamped to the size, as
+ * in Python slicing; step must be positive.
+ */
 YG_NODISCARD yg_status yg_slice(const yg_tensor *self,  /* borrowed */
                                 int64_t dim,            /* default 0 */
                                 int64_t start,          /* default 0 */
@@ -33,14 +41,21 @@ YG_NODISCARD yg_status yg_slice(const yg_tensor *self,  /* borrowed */
                                 int64_t step,           /* default 1 */
                                 yg_tensor **out);       /* out: new ref, a view of self */
 
-/* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a) */
+/* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
+ *
+ * length elements from start along dim (a view; start may be negative)
+ */
 YG_NODISCARD yg_status yg_narrow(const yg_tensor *self,  /* borrowed */
                                  int64_t dim,
                                  int64_t start,
                                  int64_t length,
                                  yg_tensor **out);       /* out: new ref, a view of self */
 
-/* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor */
+/* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor
+ *
+ * zeros of input_sizes with grad_output written into the selected part:
+ * the gradients of select and slice
+ */
 YG_NODISCARD yg_status yg_select_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *input_sizes,    /* borrowed, input_sizes_len entries */
@@ -50,7 +65,11 @@ YG_NODISCARD yg_status yg_select_backward(
     yg_tensor **out);              /* out: new ref */
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
- *   int step) -> Tensor */
+ *   int step) -> Tensor
+ *
+ * See select_backward: zeros of input_sizes with grad_output written at the
+ * slice (dim, start, end, step).
+ */
 YG_NODISCARD yg_status yg_slice_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const int64_t *input_sizes,    /* borrowed, input_sizes_len entries */

@@ -18,29 +18,51 @@
 extern "C" {
 #endif
 
-/* log_softmax(Tensor self, int dim) -> Tensor */
+/* log_softmax(Tensor self, int dim) -> Tensor
+ *
+ * self - logsumexp(self, dim, keepdim): the log of softmax along dim,
+ * computed without overflow.  Floating only.  Errors: dim out of range.
+ */
 YG_NODISCARD yg_status yg_log_softmax(const yg_tensor *self,  /* borrowed */
                                       int64_t dim,
                                       yg_tensor **out);       /* out: new ref */
 
-/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
+/* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
+ *
+ * The gradient of log_softmax from its output: grad_output -
+ * exp(output) * sum(grad_output, dim).
+ */
 YG_NODISCARD yg_status yg_log_softmax_backward(const yg_tensor *grad_output,  /* borrowed */
                                                const yg_tensor *output,       /* borrowed */
                                                int64_t dim,
                                                yg_tensor **out);              /* out: new ref */
 
-/* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor */
+/* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor
+ *
+ * grad - sum(grad * exp(output), dim, keepdim): the adjoint of
+ * log_softmax_backward in its grad_output (output: the log_softmax), which
+ * is linear there; composite, so it differentiates again
+ */
 YG_NODISCARD yg_status yg_log_softmax_jvp(const yg_tensor *grad,    /* borrowed */
                                           const yg_tensor *output,  /* borrowed */
                                           int64_t dim,
                                           yg_tensor **out);         /* out: new ref */
 
-/* softmax(Tensor self, int dim) -> Tensor */
+/* softmax(Tensor self, int dim) -> Tensor
+ *
+ * exp(self) / sum(exp(self), dim) along dim (the maximum subtracted first,
+ * so no overflow); each slice sums to 1.  Floating only.  Errors: dim out of
+ * range.
+ */
 YG_NODISCARD yg_status yg_softmax(const yg_tensor *self,  /* borrowed */
                                   int64_t dim,
                                   yg_tensor **out);       /* out: new ref */
 
-/* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
+/* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor
+ *
+ * output * (grad_output - sum(grad_output * output, dim)): the gradient of
+ * softmax (output: the softmax)
+ */
 YG_NODISCARD yg_status yg_softmax_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *output,       /* borrowed */
                                            int64_t dim,

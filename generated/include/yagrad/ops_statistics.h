@@ -18,7 +18,11 @@
 extern "C" {
 #endif
 
-/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
+/* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
+ *
+ * sum of squared deviations from the mean over (N - correction): correction
+ * 1 is the unbiased estimate, 0 the population variance
+ */
 YG_NODISCARD yg_status yg_var(const yg_tensor *self,  /* borrowed */
                               const int64_t *dim,     /* borrowed, dim_len entries; default [] */
                               int64_t dim_len,
@@ -26,7 +30,11 @@ YG_NODISCARD yg_status yg_var(const yg_tensor *self,  /* borrowed */
                               bool keepdim,           /* default false */
                               yg_tensor **out);       /* out: new ref */
 
-/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
+/* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
+ *
+ * The standard deviation, sqrt(var(self, dim, correction, keepdim)); see
+ * var for correction.  Floating only.
+ */
 YG_NODISCARD yg_status yg_std(const yg_tensor *self,  /* borrowed */
                               const int64_t *dim,     /* borrowed, dim_len entries; default [] */
                               int64_t dim_len,
@@ -35,7 +43,10 @@ YG_NODISCARD yg_status yg_std(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
- *   Tensor mean) */
+ *   Tensor mean)
+ *
+ * var and mean of the same dims in one call
+ */
 YG_NODISCARD yg_status yg_var_mean(
     const yg_tensor *self,  /* borrowed */
     const int64_t *dim,     /* borrowed, dim_len entries; default [] */
@@ -45,7 +56,10 @@ YG_NODISCARD yg_status yg_var_mean(
     yg_tensor **out_var,    /* out: new ref */
     yg_tensor **out_mean);  /* out: new ref */
 
-/* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor */
+/* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
+ *
+ * the gradient of var: 2 (self - mean) grad / (N - correction)
+ */
 YG_NODISCARD yg_status yg_var_backward(const yg_tensor *grad,  /* borrowed */
                                        const yg_tensor *self,  /* borrowed */
                                        const int64_t *dim,     /* borrowed, dim_len entries */
@@ -54,7 +68,11 @@ YG_NODISCARD yg_status yg_var_backward(const yg_tensor *grad,  /* borrowed */
                                        bool keepdim,
                                        yg_tensor **out);       /* out: new ref */
 
-/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor */
+/* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor
+ *
+ * (sum |x|^p)^(1/p); p = inf is max |x|, -inf min |x|, 0 the count of
+ * non-zeros; p = 2 over every dim is the Frobenius norm
+ */
 YG_NODISCARD yg_status yg_norm(const yg_tensor *self,  /* borrowed */
                                double p,               /* default 2 */
                                const int64_t *dim,     /* borrowed, dim_len entries; default [] */
@@ -63,7 +81,11 @@ YG_NODISCARD yg_status yg_norm(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
- *   bool keepdim) -> Tensor */
+ *   bool keepdim) -> Tensor
+ *
+ * The gradient of norm(self, p, dim, keepdim) for grad_output, from its
+ * forward result output; 0 where the norm is 0.
+ */
 YG_NODISCARD yg_status yg_norm_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *self,         /* borrowed */
@@ -74,14 +96,21 @@ YG_NODISCARD yg_status yg_norm_backward(
     bool keepdim,
     yg_tensor **out);              /* out: new ref */
 
-/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+/* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * log(sum(exp(self))), computed without overflow
+ */
 YG_NODISCARD yg_status yg_logsumexp(const yg_tensor *self,  /* borrowed */
                                     const int64_t *dim,     /* borrowed, dim_len entries */
                                     int64_t dim_len,
                                     bool keepdim,           /* default false */
                                     yg_tensor **out);       /* out: new ref */
 
-/* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor */
+/* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor
+ *
+ * grad * exp(self - output), with the reduced dims restored (output: the
+ * logsumexp)
+ */
 YG_NODISCARD yg_status yg_logsumexp_backward(
     const yg_tensor *grad,    /* borrowed */
     const yg_tensor *self,    /* borrowed */

@@ -18,40 +18,67 @@
 extern "C" {
 #endif
 
-/* sum(Tensor self) -> Tensor */
+/* sum(Tensor self) -> Tensor
+ *
+ * The sum of all elements, a 0-d tensor; integer and bool inputs sum as
+ * int64, floating ones in their own dtype.
+ */
 YG_NODISCARD yg_status yg_sum(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * The sum over the dimensions dim (negative counts from the end; [] sums
+ * every dimension), which are removed unless keepdim; dtype as in sum.
+ * Errors: a dimension out of range or repeated.
+ */
 YG_NODISCARD yg_status yg_sum_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
                                   int64_t dim_len,
                                   bool keepdim,           /* default false */
                                   yg_tensor **out);       /* out: new ref */
 
-/* mean(Tensor self) -> Tensor */
+/* mean(Tensor self) -> Tensor
+ *
+ * The mean of all elements, a 0-d tensor; floating inputs only.  NaN for
+ * an empty tensor.
+ */
 YG_NODISCARD yg_status yg_mean(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+/* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * The mean over the dimensions dim, removed unless keepdim; floating inputs
+ * only.  Errors: a dimension out of range or repeated.
+ */
 YG_NODISCARD yg_status yg_mean_dim(const yg_tensor *self,  /* borrowed */
                                    const int64_t *dim,     /* borrowed, dim_len entries */
                                    int64_t dim_len,
                                    bool keepdim,           /* default false */
                                    yg_tensor **out);       /* out: new ref */
 
-/* prod(Tensor self) -> Tensor */
+/* prod(Tensor self) -> Tensor
+ *
+ * int64 and bool inputs multiply in int64 (the result is int64)
+ */
 YG_NODISCARD yg_status yg_prod(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+/* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * The product over the dimensions dim ([] takes every dimension), removed
+ * unless keepdim; int64 and bool inputs multiply in int64.
+ */
 YG_NODISCARD yg_status yg_prod_dim(const yg_tensor *self,  /* borrowed */
                                    const int64_t *dim,     /* borrowed, dim_len entries */
                                    int64_t dim_len,
                                    bool keepdim,           /* default false */
                                    yg_tensor **out);       /* out: new ref */
 
-/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor */
+/* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
+ *
+ * exact where self holds zeros (prefix and suffix products, no division)
+ */
 YG_NODISCARD yg_status yg_prod_backward(
     const yg_tensor *grad_output,  /* borrowed */
     const yg_tensor *self,         /* borrowed */
@@ -61,7 +88,12 @@ YG_NODISCARD yg_status yg_prod_backward(
     yg_tensor **out);              /* out: new ref */
 
 /* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
- *   bool keepdim) -> Tensor */
+ *   bool keepdim) -> Tensor
+ *
+ * the self gradient of prod_backward: grad_output sum_{i != k} grad_i
+ * prod_{j != i, k} self_j for each self_k (grad has self's sizes,
+ * grad_output the reduced ones); exact where self holds zeros
+ */
 YG_NODISCARD yg_status yg_prod_double_backward(
     const yg_tensor *grad,         /* borrowed */
     const yg_tensor *grad_output,  /* borrowed */
@@ -71,7 +103,10 @@ YG_NODISCARD yg_status yg_prod_double_backward(
     bool keepdim,
     yg_tensor **out);              /* out: new ref */
 
-/* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
+/* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
+ *
+ * gradient of sum.dim: grad broadcast back to the input's sizes
+ */
 YG_NODISCARD yg_status yg_sum_backward(const yg_tensor *grad,  /* borrowed */
                                        const int64_t *sizes,   /* borrowed, sizes_len entries */
                                        int64_t sizes_len,
@@ -80,7 +115,10 @@ YG_NODISCARD yg_status yg_sum_backward(const yg_tensor *grad,  /* borrowed */
                                        bool keepdim,
                                        yg_tensor **out);       /* out: new ref */
 
-/* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
+/* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
+ *
+ * gradient of mean.dim: sum_backward divided by the reduced count
+ */
 YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
                                         const int64_t *sizes,   /* borrowed, sizes_len entries */
                                         int64_t sizes_len,
@@ -89,7 +127,10 @@ YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
                                         bool keepdim,
                                         yg_tensor **out);       /* out: new ref */
 
-/* sum_to(Tensor self, int[] size) -> Tensor */
+/* sum_to(Tensor self, int[] size) -> Tensor
+ *
+ * sums self over the dims that broadcasting expanded to reach self's sizes
+ */
 YG_NODISCARD yg_status yg_sum_to(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */
                                  int64_t size_len,

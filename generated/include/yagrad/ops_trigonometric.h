@@ -18,23 +18,39 @@
 extern "C" {
 #endif
 
-/* tanh(Tensor self) -> Tensor */
+/* tanh(Tensor self) -> Tensor
+ *
+ * The hyperbolic tangent, elementwise, in (-1, 1).
+ */
 YG_NODISCARD yg_status yg_tanh(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* sin(Tensor self) -> Tensor */
+/* sin(Tensor self) -> Tensor
+ *
+ * The sine of self (radians), elementwise.
+ */
 YG_NODISCARD yg_status yg_sin(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* cos(Tensor self) -> Tensor */
+/* cos(Tensor self) -> Tensor
+ *
+ * The cosine of self (radians), elementwise.
+ */
 YG_NODISCARD yg_status yg_cos(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* tan(Tensor self) -> Tensor */
+/* tan(Tensor self) -> Tensor
+ *
+ * The tangent of self (radians), elementwise.
+ */
 YG_NODISCARD yg_status yg_tan(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* erf(Tensor self) -> Tensor */
+/* erf(Tensor self) -> Tensor
+ *
+ * The error function 2/sqrt(pi) * integral from 0 to self of exp(-t^2) dt,
+ * elementwise, in (-1, 1).
+ */
 YG_NODISCARD yg_status yg_erf(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 

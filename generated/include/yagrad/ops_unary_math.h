@@ -18,52 +18,88 @@
 extern "C" {
 #endif
 
-/* neg(Tensor self) -> Tensor */
+/* neg(Tensor self) -> Tensor
+ *
+ * -self, elementwise.
+ */
 YG_NODISCARD yg_status yg_neg(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* exp(Tensor self) -> Tensor */
+/* exp(Tensor self) -> Tensor
+ *
+ * e ** self, elementwise; floating dtypes only.
+ */
 YG_NODISCARD yg_status yg_exp(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* log(Tensor self) -> Tensor */
+/* log(Tensor self) -> Tensor
+ *
+ * The natural logarithm, elementwise: -inf at 0, NaN below 0.
+ */
 YG_NODISCARD yg_status yg_log(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* sqrt(Tensor self) -> Tensor */
+/* sqrt(Tensor self) -> Tensor
+ *
+ * The square root, elementwise: NaN below 0.
+ */
 YG_NODISCARD yg_status yg_sqrt(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* pow(Tensor self, Scalar exponent) -> Tensor */
+/* pow(Tensor self, Scalar exponent) -> Tensor
+ *
+ * self ** exponent for a number exponent, elementwise (C's pow).
+ */
 YG_NODISCARD yg_status yg_pow(const yg_tensor *self,  /* borrowed */
                               double exponent,
                               yg_tensor **out);       /* out: new ref */
 
-/* abs(Tensor self) -> Tensor */
+/* abs(Tensor self) -> Tensor
+ *
+ * |self|, elementwise, in self's dtype.
+ */
 YG_NODISCARD yg_status yg_abs(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* sign(Tensor self) -> Tensor */
+/* sign(Tensor self) -> Tensor
+ *
+ * -1, 0 or 1 (0 for NaN, as in PyTorch)
+ */
 YG_NODISCARD yg_status yg_sign(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* expm1(Tensor self) -> Tensor */
+/* expm1(Tensor self) -> Tensor
+ *
+ * e ** self - 1, elementwise, accurate near 0.
+ */
 YG_NODISCARD yg_status yg_expm1(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* log1p(Tensor self) -> Tensor */
+/* log1p(Tensor self) -> Tensor
+ *
+ * log(1 + self), elementwise, accurate near 0; NaN below -1.
+ */
 YG_NODISCARD yg_status yg_log1p(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* log2(Tensor self) -> Tensor */
+/* log2(Tensor self) -> Tensor
+ *
+ * The base-2 logarithm, elementwise: -inf at 0, NaN below 0.
+ */
 YG_NODISCARD yg_status yg_log2(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* rsqrt(Tensor self) -> Tensor */
+/* rsqrt(Tensor self) -> Tensor
+ *
+ * 1 / sqrt(self), elementwise: inf at 0, NaN below 0.
+ */
 YG_NODISCARD yg_status yg_rsqrt(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* reciprocal(Tensor self) -> Tensor */
+/* reciprocal(Tensor self) -> Tensor
+ *
+ * 1 / self, elementwise: inf at 0.
+ */
 YG_NODISCARD yg_status yg_reciprocal(const yg_tensor *self,  /* borrowed */
                                      yg_tensor **out);       /* out: new ref */
 

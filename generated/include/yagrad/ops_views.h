@@ -18,71 +18,118 @@
 extern "C" {
 #endif
 
-/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
+/* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
+ *
+ * A view of self with dims dim0 and dim1 swapped (negative counts from the
+ * end); shares self's storage.
+ */
 YG_NODISCARD yg_status yg_transpose(const yg_tensor *self,  /* borrowed */
                                     int64_t dim0,
                                     int64_t dim1,
                                     yg_tensor **out);       /* out: new ref, a view of self */
 
-/* t(Tensor(a) self) -> Tensor(a) */
+/* t(Tensor(a) self) -> Tensor(a)
+ *
+ * The transpose of a 2-D self (a 0-D or 1-D self is returned as a view of
+ * itself); a view.
+ */
 YG_NODISCARD yg_status yg_t(const yg_tensor *self,  /* borrowed */
                             yg_tensor **out);       /* out: new ref, a view of self */
 
-/* view(Tensor(a) self, int[] size) -> Tensor(a) */
+/* view(Tensor(a) self, int[] size) -> Tensor(a)
+ *
+ * A view of self with the sizes size (one entry may be -1, inferred); self's
+ * elements must be laid out so that no copy is needed (contiguous suffices),
+ * else it fails: use reshape.  The element count must match.
+ */
 YG_NODISCARD yg_status yg_view(const yg_tensor *self,  /* borrowed */
                                const int64_t *size,    /* borrowed, size_len entries */
                                int64_t size_len,
                                yg_tensor **out);       /* out: new ref, a view of self */
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a) */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)
+ *
+ * A view of self broadcast to size (-1 keeps a dim; new leading dims may be
+ * added; only dims of size 1 grow, with stride 0).  Do not write to it.
+ */
 YG_NODISCARD yg_status yg_expand(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */
                                  int64_t size_len,
                                  yg_tensor **out);       /* out: new ref, a view of self */
 
-/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
+ *
+ * A view of self with a dim of size 1 inserted at dim (in [-ndim - 1,
+ * ndim]).
+ */
 YG_NODISCARD yg_status yg_unsqueeze(const yg_tensor *self,  /* borrowed */
                                     int64_t dim,
                                     yg_tensor **out);       /* out: new ref, a view of self */
 
-/* clone(Tensor self) -> Tensor */
+/* clone(Tensor self) -> Tensor
+ *
+ * A copy of self with its own contiguous storage; the gradient flows back
+ * unchanged.
+ */
 YG_NODISCARD yg_status yg_clone(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* reshape(Tensor self, int[] shape) -> Tensor */
+/* reshape(Tensor self, int[] shape) -> Tensor
+ *
+ * self with the sizes shape (one entry may be -1): a view when the layout
+ * allows, otherwise a contiguous copy.  The element count must match.
+ */
 YG_NODISCARD yg_status yg_reshape(const yg_tensor *self,  /* borrowed */
                                   const int64_t *shape,   /* borrowed, shape_len entries */
                                   int64_t shape_len,
                                   yg_tensor **out);       /* out: new ref */
 
-/* squeeze(Tensor(a) self) -> Tensor(a) */
+/* squeeze(Tensor(a) self) -> Tensor(a)
+ *
+ * every dim of size 1 removed
+ */
 YG_NODISCARD yg_status yg_squeeze(const yg_tensor *self,  /* borrowed */
                                   yg_tensor **out);       /* out: new ref, a view of self */
 
-/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
+/* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
+ *
+ * dim removed if its size is 1; otherwise a view of self unchanged
+ */
 YG_NODISCARD yg_status yg_squeeze_dim(const yg_tensor *self,  /* borrowed */
                                       int64_t dim,
                                       yg_tensor **out);       /* out: new ref, a view of self */
 
-/* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a)
+ *
+ * dim i of the result is dim dims[i] of self
+ */
 YG_NODISCARD yg_status yg_permute(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dims,    /* borrowed, dims_len entries */
                                   int64_t dims_len,
                                   yg_tensor **out);       /* out: new ref, a view of self */
 
-/* permute_backward(Tensor grad, int[] dims) -> Tensor */
+/* permute_backward(Tensor grad, int[] dims) -> Tensor
+ *
+ * the inverse permutation of grad: the gradient of permute
+ */
 YG_NODISCARD yg_status yg_permute_backward(const yg_tensor *grad,  /* borrowed */
                                            const int64_t *dims,    /* borrowed, dims_len entries */
                                            int64_t dims_len,
                                            yg_tensor **out);       /* out: new ref */
 
-/* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor */
+/* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
+ *
+ * dims start_dim..end_dim merged into one (a view when possible)
+ */
 YG_NODISCARD yg_status yg_flatten(const yg_tensor *self,  /* borrowed */
                                   int64_t start_dim,      /* default 0 */
                                   int64_t end_dim,        /* default -1 */
                                   yg_tensor **out);       /* out: new ref */
 
-/* contiguous(Tensor self) -> Tensor */
+/* contiguous(Tensor self) -> Tensor
+ *
+ * self when already contiguous, else a contiguous copy
+ */
 YG_NODISCARD yg_status yg_contiguous(const yg_tensor *self,  /* borrowed */
                                      yg_tensor **out);       /* out: new ref */
 

@@ -32,7 +32,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "add",
         .schema = "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:13",
+        .location = "specs/native_functions.yaml:17",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -40,14 +40,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:19",
+        .location = "specs/native_functions.yaml:23",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.Scalar",
         .schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:25",
+        .location = "specs/native_functions.yaml:29",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -55,7 +55,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul",
         .schema = "mul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:31",
+        .location = "specs/native_functions.yaml:35",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -63,14 +63,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logaddexp",
         .schema = "logaddexp(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:36",
+        .location = "specs/native_functions.yaml:40",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "floor_divide",
         .schema = "floor_divide(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:44",
+        .location = "specs/native_functions.yaml:48",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -78,7 +78,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "floor_divide.Scalar",
         .schema = "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:50",
+        .location = "specs/native_functions.yaml:54",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -86,7 +86,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:57",
+        .location = "specs/native_functions.yaml:61",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -94,7 +94,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:64",
+        .location = "specs/native_functions.yaml:68",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -102,14 +102,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "exp_",
         .schema = "exp_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:67",
+        .location = "specs/native_functions.yaml:71",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:73",
+        .location = "specs/native_functions.yaml:77",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL),
@@ -117,7 +117,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sign_backward",
         .schema = "sign_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:79",
+        .location = "specs/native_functions.yaml:83",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
@@ -125,21 +125,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:84",
+        .location = "specs/native_functions.yaml:88",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:90",
+        .location = "specs/native_functions.yaml:94",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:97",
+        .location = "specs/native_functions.yaml:101",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -148,7 +148,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:101",
+        .location = "specs/native_functions.yaml:105",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -157,21 +157,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:106",
+        .location = "specs/native_functions.yaml:110",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:110",
+        .location = "specs/native_functions.yaml:114",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:115",
+        .location = "specs/native_functions.yaml:119",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -180,7 +180,7 @@ const yg_op_info yg__ops[] = {
         .schema = "pool(Tensor self, int[2] kernel_size, int[2] stride=1,"
                   " float? eps=None, Scalar? scale=None, str mode='max',"
                   " ScalarType? dtype=None) -> Tensor",
-        .location = "specs/native_functions.yaml:121",
+        .location = "specs/native_functions.yaml:125",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -188,14 +188,14 @@ const yg_op_info yg__ops[] = {
         .name = "pool_backward",
         .schema = "pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,"
                   " Tensor grad_scale)",
-        .location = "specs/native_functions.yaml:127",
+        .location = "specs/native_functions.yaml:131",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim) -> (Tensor, Tensor)",
-        .location = "specs/native_functions.yaml:132",
+        .location = "specs/native_functions.yaml:136",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -203,21 +203,21 @@ const yg_op_info yg__ops[] = {
         .name = "max_dim_backward",
         .schema = "max_dim_backward(Tensor grad, int dim, Tensor indices,"
                   " int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:136",
+        .location = "specs/native_functions.yaml:140",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sincos",
         .schema = "sincos(Tensor self) -> (Tensor sin, Tensor cos)",
-        .location = "specs/native_functions.yaml:142",
+        .location = "specs/native_functions.yaml:146",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "scaled",
         .schema = "scaled(Tensor self, Tensor scale) -> Tensor",
-        .location = "specs/native_functions.yaml:146",
+        .location = "specs/native_functions.yaml:150",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -225,21 +225,21 @@ const yg_op_info yg__ops[] = {
         .name = "scaled_backward",
         .schema = "scaled_backward(Tensor grad, Tensor self, Tensor scale,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)",
-        .location = "specs/native_functions.yaml:149",
+        .location = "specs/native_functions.yaml:153",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.out",
         .schema = "mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:154",
+        .location = "specs/native_functions.yaml:158",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:158",
+        .location = "specs/native_functions.yaml:162",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -247,28 +247,28 @@ const yg_op_info yg__ops[] = {
         .name = "noise",
         .schema = "noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:163",
+        .location = "specs/native_functions.yaml:167",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "noise_like",
         .schema = "noise_like(Tensor self, Device device) -> Tensor",
-        .location = "specs/native_functions.yaml:167",
+        .location = "specs/native_functions.yaml:171",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "running_scale",
         .schema = "running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor",
-        .location = "specs/native_functions.yaml:172",
+        .location = "specs/native_functions.yaml:176",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:180",
+        .location = "specs/native_functions.yaml:184",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -277,7 +277,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:185",
+        .location = "specs/native_functions.yaml:189",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -286,7 +286,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:190",
+        .location = "specs/native_functions.yaml:194",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -295,49 +295,49 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor self, int chunks) -> Tensor[]",
-        .location = "specs/native_functions.yaml:195",
+        .location = "specs/native_functions.yaml:199",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:198",
+        .location = "specs/native_functions.yaml:202",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:201",
+        .location = "specs/native_functions.yaml:205",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat_then",
         .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:207",
+        .location = "specs/native_functions.yaml:211",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "convert",
         .schema = "convert(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:214",
+        .location = "specs/native_functions.yaml:218",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round_trip",
         .schema = "round_trip(Tensor self, ScalarType via) -> Tensor",
-        .location = "specs/native_functions.yaml:218",
+        .location = "specs/native_functions.yaml:222",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "total",
         .schema = "total(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-        .location = "specs/native_functions.yaml:221",
+        .location = "specs/native_functions.yaml:225",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -345,21 +345,21 @@ const yg_op_info yg__ops[] = {
         .name = "total_backward",
         .schema = "total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,"
                   " ScalarType? dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:225",
+        .location = "specs/native_functions.yaml:229",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "narrow_copy",
         .schema = "narrow_copy(Tensor self, int dim, int start, int length) -> Tensor",
-        .location = "specs/native_functions.yaml:232",
+        .location = "specs/native_functions.yaml:236",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad_dim",
         .schema = "pad_dim(Tensor self, int dim, int before, int after) -> Tensor",
-        .location = "specs/native_functions.yaml:235",
+        .location = "specs/native_functions.yaml:239",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },

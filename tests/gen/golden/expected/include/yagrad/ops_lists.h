@@ -18,7 +18,10 @@
 extern "C" {
 #endif
 
-/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
+/* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
+ *
+ * a list of views (Tensor(a)[]): (yg_tensor ***out, int64_t *out_len)
+ */
 YG_NODISCARD yg_status yg_split(
     const yg_tensor *self,  /* borrowed */
     int64_t split_size,
@@ -26,7 +29,10 @@ YG_NODISCARD yg_status yg_split(
     yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
     int64_t *out_len);      /* out: its length */
 
-/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
+/* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
+ *
+ * pieces of the given sizes: the gradient of a Tensor[] input of cat
+ */
 YG_NODISCARD yg_status yg_split_with_sizes(
     const yg_tensor *self,       /* borrowed */
     const int64_t *split_sizes,  /* borrowed, split_sizes_len entries */
@@ -35,21 +41,30 @@ YG_NODISCARD yg_status yg_split_with_sizes(
     yg_tensor ***out,            /* out: new array of new refs, views of self; release with yg_release_list */
     int64_t *out_len);           /* out: its length */
 
-/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
+/* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]
+ *
+ * a list of views without a derivative: marked on the out-parameters
+ */
 YG_NODISCARD yg_status yg_unbind(
     const yg_tensor *self,  /* borrowed */
     int64_t dim,            /* default 0 */
     yg_tensor ***out,       /* out: new array of new refs, views of self; release with yg_release_list */
     int64_t *out_len);      /* out: its length */
 
-/* chunk(Tensor self, int chunks) -> Tensor[] */
+/* chunk(Tensor self, int chunks) -> Tensor[]
+ *
+ * a composite op returning Tensor[]
+ */
 YG_NODISCARD yg_status yg_chunk(
     const yg_tensor *self,  /* borrowed */
     int64_t chunks,
     yg_tensor ***out,       /* out: new array of new refs; release with yg_release_list */
     int64_t *out_len);      /* out: its length */
 
-/* index(Tensor self, Tensor?[] indices) -> Tensor */
+/* index(Tensor self, Tensor?[] indices) -> Tensor
+ *
+ * Tensor?[]: a list whose items may be NULL (not checked, no device from it)
+ */
 YG_NODISCARD yg_status yg_index(
     const yg_tensor *self,            /* borrowed */
     const yg_tensor *const *indices,  /* borrowed, indices_len entries, each nullable */
@@ -65,19 +80,32 @@ YG_NODISCARD yg_status yg_index_backward(
     int64_t indices_len,
     yg_tensor **out);                 /* out: new ref */
 
-/* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
+/* cat_then(Tensor[] tensors, Tensor other) -> Tensor
+ *
+ * jit-trace: a Tensor after a Tensor[] cannot be recorded (the IR's list
+ * inputs come last), so the wrapper refuses to be traced instead of getting
+ * a traced helper
+ */
 YG_NODISCARD yg_status yg_cat_then(
     const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
     int64_t tensors_len,
     const yg_tensor *other,           /* borrowed */
     yg_tensor **out);                 /* out: new ref */
 
-/* convert(Tensor self, ScalarType dtype) -> Tensor */
+/* convert(Tensor self, ScalarType dtype) -> Tensor
+ *
+ * dtype(x) and ScalarType arguments in formulas: a conversion whose
+ * gradient needs only self's dtype (beside an argument named dtype), and a
+ * reduction with an optional dtype to compute in
+ */
 YG_NODISCARD yg_status yg_convert(const yg_tensor *self,  /* borrowed */
                                   yg_dtype dtype,
                                   yg_tensor **out);       /* out: new ref */
 
-/* round_trip(Tensor self, ScalarType via) -> Tensor */
+/* round_trip(Tensor self, ScalarType via) -> Tensor
+ *
+ * self rounded through dtype via and converted back
+ */
 YG_NODISCARD yg_status yg_round_trip(const yg_tensor *self,  /* borrowed */
                                      yg_dtype via,
                                      yg_tensor **out);       /* out: new ref */
@@ -97,7 +125,11 @@ YG_NODISCARD yg_status yg_total_backward(
     const yg_dtype *dtype,      /* nullable */
     yg_tensor **out);           /* out: new ref */
 
-/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor */
+/* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
+ *
+ * size(x, d) in formulas: each op's gradient is the other op with the
+ * counts read from one dim's size, saved as sizes (not the tensor)
+ */
 YG_NODISCARD yg_status yg_narrow_copy(const yg_tensor *self,  /* borrowed */
                                       int64_t dim,
                                       int64_t start,

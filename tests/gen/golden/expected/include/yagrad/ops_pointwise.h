@@ -18,17 +18,32 @@
 extern "C" {
 #endif
 
-/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
+/* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+ *
+ * pointwise binary, keyword-only Scalar with a default, two tags
+ *
+ * (The '#' lines directly above an entry are its doc comment, printed under its schema in
+ * yagrad/ops_<section>.h; a line longer than the 97 columns left after " * " is wrapped at a
+ * space.)
+ *   - an indented line keeps its indentation when it is wrapped, because it runs past column 100 of
+ *   the header
+ */
 YG_NODISCARD yg_status yg_add(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               double alpha,            /* default 1 */
                               yg_tensor **out);        /* out: new ref */
 
-/* exp(Tensor self) -> Tensor */
+/* exp(Tensor self) -> Tensor
+ *
+ * pointwise with a math call: float loops only (no int64 loop)
+ */
 YG_NODISCARD yg_status yg_exp(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
 
-/* mul.Scalar(Tensor self, Scalar other) -> Tensor */
+/* mul.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * overload name: C name mul_scalar
+ */
 YG_NODISCARD yg_status yg_mul_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      yg_tensor **out);       /* out: new ref */
@@ -38,12 +53,21 @@ YG_NODISCARD yg_status yg_mul(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               yg_tensor **out);        /* out: new ref */
 
-/* logaddexp(Tensor self, Tensor other) -> Tensor */
+/* logaddexp(Tensor self, Tensor other) -> Tensor
+ *
+ * the classification functions and INFINITY (a stable logaddexp: equal
+ * infinities give themselves, not NaN)
+ */
 YG_NODISCARD yg_status yg_logaddexp(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
                                     yg_tensor **out);        /* out: new ref */
 
-/* floor_divide(Tensor self, Tensor other) -> Tensor */
+/* floor_divide(Tensor self, Tensor other) -> Tensor
+ *
+ * integer loops from pointwise_int (the float expression has '/'), and a
+ * zero-divisor check before the iterator for int_divisor (a Tensor here,
+ * a Scalar in floor_divide.Scalar)
+ */
 YG_NODISCARD yg_status yg_floor_divide(const yg_tensor *self,   /* borrowed */
                                        const yg_tensor *other,  /* borrowed */
                                        yg_tensor **out);        /* out: new ref */
@@ -53,13 +77,20 @@ YG_NODISCARD yg_status yg_floor_divide_scalar(const yg_tensor *self,  /* borrowe
                                               double other,
                                               yg_tensor **out);       /* out: new ref */
 
-/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
+/* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+ *
+ * in-place: name ends in '_', writes and returns its (a!) self
+ */
 YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
                                double alpha,            /* default 1 */
                                yg_tensor **out);        /* out: new ref to self */
 
-/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
+/* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+ *
+ * in-place with a derivative that reads the old self (saved as a copy made
+ * by clone before the kernel) and one that reads the result
+ */
 YG_NODISCARD yg_status yg_mul_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
                                yg_tensor **out);        /* out: new ref to self */

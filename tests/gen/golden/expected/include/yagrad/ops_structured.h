@@ -22,24 +22,36 @@ extern "C" {
 YG_NODISCARD yg_status yg_clone(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
-/* sign_backward(Tensor grad_output, Tensor self) -> Tensor */
+/* sign_backward(Tensor grad_output, Tensor self) -> Tensor
+ *
+ * pointwise gradient helper: gives its section a kernels/structured.c
+ */
 YG_NODISCARD yg_status yg_sign_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *self,         /* borrowed */
                                         yg_tensor **out);              /* out: new ref */
 
-/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
+/* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
+ *
+ * kernel op, one CPU kernel; int[] and bool with a default
+ */
 YG_NODISCARD yg_status yg_sum_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
                                   int64_t dim_len,
                                   bool keepdim,           /* default false */
                                   yg_tensor **out);       /* out: new ref */
 
-/* mm(Tensor self, Tensor mat2) -> Tensor */
+/* mm(Tensor self, Tensor mat2) -> Tensor
+ *
+ * one kernel for two backends
+ */
 YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *mat2,  /* borrowed */
                              yg_tensor **out);       /* out: new ref */
 
-/* t(Tensor(a) self) -> Tensor(a) */
+/* t(Tensor(a) self) -> Tensor(a)
+ *
+ * views: Tensor(a) in, Tensor(a) out
+ */
 YG_NODISCARD yg_status yg_t(const yg_tensor *self,  /* borrowed */
                             yg_tensor **out);       /* out: new ref, a view of self */
 
@@ -49,26 +61,39 @@ YG_NODISCARD yg_status yg_expand(const yg_tensor *self,  /* borrowed */
                                  int64_t size_len,
                                  yg_tensor **out);       /* out: new ref, a view of self */
 
-/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
+/* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+ *
+ * composite: no dispatch, no pointwise; Tensor? with default None
+ */
 YG_NODISCARD yg_status yg_linear(const yg_tensor *input,   /* borrowed */
                                  const yg_tensor *weight,  /* borrowed */
                                  const yg_tensor *bias,    /* nullable, borrowed; default NULL */
                                  yg_tensor **out);         /* out: new ref */
 
-/* cat(Tensor[] tensors, int dim=0) -> Tensor */
+/* cat(Tensor[] tensors, int dim=0) -> Tensor
+ *
+ * Tensor[]: the device comes from the first element
+ */
 YG_NODISCARD yg_status yg_cat(const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
                               int64_t tensors_len,
                               int64_t dim,                      /* default 0 */
                               yg_tensor **out);                 /* out: new ref */
 
-/* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
+/* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
+ *
+ * int? and a derivative with a non-differentiable output
+ */
 YG_NODISCARD yg_status yg_argmax(const yg_tensor *self,  /* borrowed */
                                  const int64_t *dim,     /* nullable; default NULL */
                                  bool keepdim,           /* default false */
                                  yg_tensor **out);       /* out: new ref */
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
- *   str mode='max', ScalarType? dtype=None) -> Tensor */
+ *   str mode='max', ScalarType? dtype=None) -> Tensor
+ *
+ * int[N] (length-checked) with a scalar default, float?, Scalar?, str,
+ * ScalarType?
+ */
 YG_NODISCARD yg_status yg_pool(
     const yg_tensor *self,       /* borrowed */
     const int64_t *kernel_size,  /* borrowed, kernel_size_len entries (must be 2) */
@@ -82,14 +107,20 @@ YG_NODISCARD yg_status yg_pool(
     yg_tensor **out);            /* out: new ref */
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
- *   Tensor grad_scale) */
+ *   Tensor grad_scale)
+ *
+ * bool[N] and named multiple returns
+ */
 YG_NODISCARD yg_status yg_pool_backward(const yg_tensor *grad,       /* borrowed */
                                         const yg_tensor *self,       /* borrowed */
                                         const bool *output_mask,     /* borrowed, 2 entries */
                                         yg_tensor **out_grad_self,   /* out: new ref */
                                         yg_tensor **out_grad_scale); /* out: new ref */
 
-/* max.dim(Tensor self, int dim) -> (Tensor, Tensor) */
+/* max.dim(Tensor self, int dim) -> (Tensor, Tensor)
+ *
+ * unnamed multiple returns
+ */
 YG_NODISCARD yg_status yg_max_dim(const yg_tensor *self,  /* borrowed */
                                   int64_t dim,
                                   yg_tensor **out0,       /* out: new ref */
@@ -104,12 +135,18 @@ YG_NODISCARD yg_status yg_max_dim_backward(
     int64_t sizes_len,
     yg_tensor **out);          /* out: new ref */
 
-/* sincos(Tensor self) -> (Tensor sin, Tensor cos) */
+/* sincos(Tensor self) -> (Tensor sin, Tensor cos)
+ *
+ * named multiple returns, both differentiable
+ */
 YG_NODISCARD yg_status yg_sincos(const yg_tensor *self,  /* borrowed */
                                  yg_tensor **out_sin,    /* out: new ref */
                                  yg_tensor **out_cos);   /* out: new ref */
 
-/* scaled(Tensor self, Tensor scale) -> Tensor */
+/* scaled(Tensor self, Tensor scale) -> Tensor
+ *
+ * two inputs whose gradients one call computes (a shared formula)
+ */
 YG_NODISCARD yg_status yg_scaled(const yg_tensor *self,   /* borrowed */
                                  const yg_tensor *scale,  /* borrowed */
                                  yg_tensor **out);        /* out: new ref */
@@ -123,18 +160,28 @@ YG_NODISCARD yg_status yg_scaled_backward(const yg_tensor *grad,        /* borro
                                           yg_tensor **out_grad_self,    /* out: new ref */
                                           yg_tensor **out_grad_scale);  /* out: new ref */
 
-/* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!) */
+/* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
+ *
+ * out variant: writes a keyword-only (a!) argument
+ */
 YG_NODISCARD yg_status yg_mul_out(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */
                                   yg_tensor *dest,         /* in-out */
                                   yg_tensor **out);        /* out: new ref to dest */
 
-/* sign(Tensor self) -> Tensor */
+/* sign(Tensor self) -> Tensor
+ *
+ * a derivative whose formula is not implemented
+ */
 YG_NODISCARD yg_status yg_sign(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
 /* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
- *   Device? device=None) -> Tensor */
+ *   Device? device=None) -> Tensor
+ *
+ * no tensor argument: the kernel is picked by the Device argument (None:
+ * CPU); a Generator? is passed through to the kernel
+ */
 YG_NODISCARD yg_status yg_noise(
     const int64_t *size,      /* borrowed, size_len entries */
     int64_t size_len,
@@ -143,12 +190,18 @@ YG_NODISCARD yg_status yg_noise(
     const yg_device *device,  /* nullable; default NULL */
     yg_tensor **out);         /* out: new ref */
 
-/* noise_like(Tensor self, Device device) -> Tensor */
+/* noise_like(Tensor self, Device device) -> Tensor
+ *
+ * a tensor and a Device: the Device wins when given, else the tensor's
+ */
 YG_NODISCARD yg_status yg_noise_like(const yg_tensor *self,  /* borrowed */
                                      yg_device device,
                                      yg_tensor **out);       /* out: new ref */
 
-/* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor */
+/* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
+ *
+ * optional state updated in place (Tensor(a!)?), as running statistics are
+ */
 YG_NODISCARD yg_status yg_running_scale(
     const yg_tensor *self,  /* borrowed */
     yg_tensor *running,     /* nullable, in-out: updated in place */
