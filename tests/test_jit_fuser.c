@@ -363,6 +363,62 @@ static void test_chunks_move_up_into_the_group(void **state) {
     }
 }
 
+/* A layer_norm anchor over sizes the graph does not know (what an
+ * executor's plan holds): fused, equal to the unfused graph, and where
+ * the run's sizes do not fit normalized_shape or the weight, the
+ * interpreter runs it and says what is wrong, as unfused. */
+static void test_layer_norm_anchor_over_unknown_sizes(void **state) {
+    (void)state;
+    const char *text = "graph(%x : Tensor(dtype=float64, sizes=[?, ?]),"
+                       " %r : Tensor(dtype=float64, sizes=[?, ?]),"
+                       " %w : Tensor(dtype=float64, sizes=[?]), %b : Tensor(dtype=float64, sizes=[?])):\n"
+                       "  %s = add(%x, %r)\n"
+                       "  %y = layer_norm[eps=0.001, normalized_shape=[5]](%s, %w, %b)\n"
+                       "  return (%y)\n";
+    yg_graph *g = parse(text), *f = parse(text);
+    YG_CHECK(yg_graph_fuse(f));
+    assert_int_equal(count_kind(f, "prim::FusionGroup"), 1);
+    assert_int_equal(yg_graph_num_nodes(f), 1);
+    int64_t sx[2] = {4, 5}, sw[1] = {5}, sbad[2] = {4, 6}, s1[1] = {1};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, sx, 2, -2, 2, 51),
+              *r = yg_test_rand(YG_FLOAT64, sx, 2, -2, 2, 52),
+              *w = yg_test_rand(YG_FLOAT64, sw, 1, 0.5, 2, 53),
+              *b = yg_test_rand(YG_FLOAT64, sw, 1, -1, 1, 54);
+    yg_tensor *in[4] = {x, r, w, b}, *a = NULL, *c = NULL;
+    yg_fuser_stats before = yg_fuser_get_stats();
+    YG_CHECK(yg_graph_run(g, in, 4, &a, 1));
+    YG_CHECK(yg_graph_run(f, in, 4, &c, 1));
+    yg_fuser_stats after = yg_fuser_get_stats();
+    assert_true(after.kernels_compiled + after.disk_cache_hits + after.memory_cache_hits >
+                before.kernels_compiled + before.disk_cache_hits + before.memory_cache_hits);
+    expect_close(a, c, 1e-12);
+    yg_release(a);
+    yg_release(c);
+    /* Rows of 6 for normalized_shape [5]; a weight of one value. */
+    yg_tensor *x6 = yg_test_rand(YG_FLOAT64, sbad, 2, -2, 2, 55),
+              *w1 = yg_test_rand(YG_FLOAT64, s1, 1, 0.5, 2, 56);
+    yg_tensor *bad[2][4] = {{x6, x6, w, b}, {x, r, w1, b}};
+    for (int k = 0; k < 2; k++) {
+        char want[512];
+        a = c = NULL;
+        assert_int_not_equal(yg_graph_run(g, bad[k], 4, &a, 1), YG_OK);
+        snprintf(want, sizeof want, "%s", yg_last_error());
+        assert_int_not_equal(yg_graph_run(f, bad[k], 4, &c, 1), YG_OK);
+        /* The same message, inside the group's context. */
+        const char *inner = strstr(want, "layer_norm: ");
+        assert_non_null(inner);
+        assert_non_null(strstr(yg_last_error(), inner));
+        assert_non_null(strstr(yg_last_error(), "prim::FusionGroup"));
+        assert_null(c);
+    }
+    yg_release(x6);
+    yg_release(w1);
+    for (int i = 0; i < 4; i++)
+        yg_release(in[i]);
+    yg_graph_release(g);
+    yg_graph_release(f);
+}
+
 /* Mixed dtypes, in-place writes and non-pointwise ops end groups. */
 static void test_what_is_not_fused(void **state) {
     (void)state;
@@ -654,6 +710,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_siblings_fuse_across_other_nodes),
         cmocka_unit_test(test_what_is_not_fused),
         cmocka_unit_test(test_chunks_move_up_into_the_group),
+        cmocka_unit_test(test_layer_norm_anchor_over_unknown_sizes),
         cmocka_unit_test(test_disk_cache_is_shared_and_rebuilt_when_corrupt),
         cmocka_unit_test(test_missing_compiler_falls_back_with_reason),
     };

@@ -54,6 +54,15 @@ int32_t yg__fuser_kernel_outputs(const yg_graph *sub, const yg_ir_value **out, i
     return k;
 }
 
+int64_t yg__fuser_layer_norm_size(const yg_ir_node *n) {
+    const yg_ir_attr *a = yg__ir_node_attr(n, "normalized_shape");
+    if (a != NULL && a->kind == YG_IR_ATTR_INTS && a->u.ints.len == 1 && a->u.ints.items[0] > 0)
+        return a->u.ints.items[0];
+    if (a != NULL && a->kind == YG_IR_ATTR_INT && a->u.i > 0)
+        return a->u.i;
+    return -1;
+}
+
 yg_fuse_anchor yg__fuser_anchor(const yg_ir_node *n) {
     if (n->op == NULL || n->n_inputs < 1 || n->n_outputs != 1)
         return YG_ANCHOR_NONE;
@@ -62,17 +71,17 @@ yg_fuse_anchor yg__fuser_anchor(const yg_ir_node *n) {
         return YG_ANCHOR_NONE;
     const char *k = n->op->name;
     if (strcmp(k, "layer_norm") == 0) {
-        /* Over the last dim, with a weight and a bias of that size. */
-        const yg_ir_attr *a = yg__ir_node_attr(n, "normalized_shape");
+        /* Over the last dim, with a weight and a bias of that size.  Sizes
+         * the graph does not know (an executor's plan keeps only ranks)
+         * are checked when the group runs (run.c). */
+        int64_t norm = yg__fuser_layer_norm_size(n);
         int64_t last = n->inputs[0]->type.sizes[nd - 1];
-        bool one = a != NULL && ((a->kind == YG_IR_ATTR_INTS && a->u.ints.len == 1 &&
-                                  a->u.ints.items[0] == last) ||
-                                 (a->kind == YG_IR_ATTR_INT && a->u.i == last));
-        if (!one || last == YG_IR_UNKNOWN || n->n_inputs != 3)
+        if (norm < 0 || (last != YG_IR_UNKNOWN && last != norm) || n->n_inputs != 3)
             return YG_ANCHOR_NONE;
         for (int32_t i = 1; i < 3; i++) {
             const yg_ir_type *t = &n->inputs[i]->type;
-            if (t->kind != YG_IR_TYPE_TENSOR || t->ndim != 1 || t->sizes[0] != last)
+            if (t->kind != YG_IR_TYPE_TENSOR || t->ndim != 1 ||
+                (t->sizes[0] != norm && t->sizes[0] != YG_IR_UNKNOWN))
                 return YG_ANCHOR_NONE;
         }
         return YG_ANCHOR_LAYER_NORM;

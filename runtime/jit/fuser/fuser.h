@@ -91,8 +91,13 @@ typedef enum yg_fuse_anchor {
 } yg_fuse_anchor;
 
 /* What anchor n is (its input's rank must be known), NONE for any other
- * node. */
+ * node.  A layer_norm's sizes may be unknown (an executor's plan keeps
+ * ranks only); yg__fusion_group_run checks them. */
 yg_fuse_anchor yg__fuser_anchor(const yg_ir_node *n);
+
+/* The one size of layer_norm node n's normalized_shape, -1 when it has
+ * not exactly one positive entry. */
+int64_t yg__fuser_layer_norm_size(const yg_ir_node *n);
 
 /* The values the kernel of sub writes, in order: each output of sub, a
  * cat exit's output replaced by its pieces.  Returns their number (at

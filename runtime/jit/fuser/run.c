@@ -185,6 +185,21 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
     }
     if (anchor != NULL)
         fused = fused && nd > 0 && numel > 0;
+    /* layer_norm: the sizes the graph may not have known.  The rows are
+     * normalized_shape long, and weight and bias (inputs of the group, or
+     * values of it whose sizes the graph knows) hold one value per column;
+     * otherwise the interpreter's layer_norm says what is wrong. */
+    if (fused && anchor != NULL && yg__fuser_anchor(anchor) == YG_ANCHOR_LAYER_NORM) {
+        int64_t norm = yg__fuser_layer_norm_size(anchor);
+        fused = sizes[nd - 1] == norm;
+        for (int32_t i = 1; fused && i < 3; i++) {
+            const yg_ir_value *v = anchor->inputs[i];
+            if (v->node == sub->param)
+                fused = in[v->offset]->ndim == 1 && in[v->offset]->sizes[0] == norm;
+            else
+                fused = v->type.ndim == 1 && v->type.sizes[0] == norm;
+        }
+    }
     if (!fused)
         return interpret(sub, in, n_in, out, n_out);
     /* The outputs, and where each value the kernel writes goes: a base
