@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
             CHECK(yg_tensor_from_data(xs + b * BATCH * DIM, xsz, 2, YG_FLOAT32, &x));
             CHECK(yg_tensor_from_data(ys + b * BATCH, ysz, 1, YG_INT64, &y));
             logits = forward(&m, x);
-            CHECK(yg_cross_entropy(logits, y, NULL, 1, -100, &loss));
+            CHECK(yg_cross_entropy_opt(logits, y, NULL, &loss)); /* mean, no weights */
             CHECK(yg_backward(loss, NULL, false));
             CHECK(yg_optimizer_step(opt));
             yg_optimizer_zero_grad(opt);

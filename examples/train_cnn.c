@@ -156,13 +156,21 @@ static void block_release(block *b) {
 
 /* The block applied to x, as a new reference. */
 static yg_tensor *block_forward(const block *b, const yg_tensor *x, bool training) {
-    const int64_t one[] = {1, 1}, pad[] = {1, 1}, two[] = {2, 2}, zero[] = {0, 0};
+    const int64_t two[] = {2, 2};
     yg_tensor *c = NULL, *n = NULL, *r = NULL, *p = NULL;
-    CHECK(yg_conv2d(x, b->conv_w, NULL, one, 2, pad, 2, one, 2, 1, &c));
-    CHECK(yg_batch_norm(
-        c, b->bn_w, b->bn_b, b->running_mean, b->running_var, training, 0.1, 1e-5, &n));
+    /* The short forms (yagrad/options.h): only what differs from the
+     * defaults (stride 1, no dilation, momentum 0.1, eps 1e-5, stride =
+     * kernel size). */
+    CHECK(yg_conv2d_opt(x, b->conv_w, &(yg_conv2d_options){.padding = YG_INTS(1, 1)}, &c));
+    CHECK(yg_batch_norm_opt(c,
+                            &(yg_batch_norm_options){.weight = b->bn_w,
+                                                     .bias = b->bn_b,
+                                                     .running_mean = b->running_mean,
+                                                     .running_var = b->running_var,
+                                                     .training = YG_SET(training)},
+                            &n));
     CHECK(yg_relu(n, &r));
-    CHECK(yg_max_pool2d(r, two, 2, two, 2, zero, 2, one, 2, false, &p));
+    CHECK(yg_max_pool2d_opt(r, two, 2, NULL, &p));
     yg_release(c);
     yg_release(n);
     yg_release(r);
@@ -268,7 +276,7 @@ int main(int argc, char **argv) {
             CHECK(yg_tensor_from_data(bx, xsz, 4, YG_FLOAT32, &x));
             CHECK(yg_tensor_from_data(by, ysz, 1, YG_INT64, &y));
             logits = forward(&m, x, true);
-            CHECK(yg_cross_entropy(logits, y, NULL, 1, -100, &loss));
+            CHECK(yg_cross_entropy_opt(logits, y, NULL, &loss)); /* mean, no weights */
             CHECK(yg_backward(loss, NULL, false));
             CHECK(yg_optimizer_step(opt));
             yg_optimizer_zero_grad(opt);

@@ -1057,6 +1057,8 @@ char *gen_emit_api_c(const gen_model *model, int section)
             emit_composite(&sb, op);
         else
             emit_dispatch_body(&sb, op);
+        if (gen_op_has_options(op))
+            gen_emit_options_def(&sb, op);
     }
     return gen_take_with_ops_includes(model, section, &sb);
 }

@@ -146,8 +146,8 @@ char *gen_emit_ops_section_h(const gen_model *model, int section)
                   "#ifndef YAGRAD_OPS_%s_H\n#define YAGRAD_OPS_%s_H\n\n",
                   sec, sec, guard, guard);
     gen_sb_puts(&sb, "#include <stdbool.h>\n#include <stdint.h>\n\n");
-    gen_sb_puts(&sb, "#include \"yagrad/random.h\"\n#include \"yagrad/status.h\"\n"
-                     "#include \"yagrad/tensor.h\"\n\n");
+    gen_sb_puts(&sb, "#include \"yagrad/options.h\"\n#include \"yagrad/random.h\"\n"
+                     "#include \"yagrad/status.h\"\n#include \"yagrad/tensor.h\"\n\n");
     gen_sb_puts(&sb, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
@@ -161,6 +161,8 @@ char *gen_emit_ops_section_h(const gen_model *model, int section)
         gen_emit_call_decl(&sb, prefix, &params, true, ";");
         free(prefix);
         gen_params_free(&params);
+        if (gen_op_has_options(op))
+            gen_emit_options_decl(&sb, op);
     }
     gen_sb_printf(&sb, "\n#ifdef __cplusplus\n}\n#endif\n#endif /* YAGRAD_OPS_%s_H */\n", guard);
     free(guard);

@@ -385,6 +385,11 @@ char *gen_emit_pointwise_c(const gen_model *model, int section);
 char *gen_emit_loops_c(const gen_model *model, int section);
 char *gen_emit_generated_int_h(const gen_model *model);
 char *gen_emit_kernels_h(const gen_model *model, int section);
+/* emit_options.c: the short form yg_<op>_opt of an op with several
+ * defaulted arguments (its options struct and function). */
+bool gen_op_has_options(const gen_op *op);
+void gen_emit_options_decl(gen_sb *sb, const gen_op *op);
+void gen_emit_options_def(gen_sb *sb, const gen_op *op);
 char *gen_emit_registry_c(const gen_model *model);
 /* emit_boxed.c: boxed/<section>.c, boxed/boxed.h, boxed/table.c. */
 char *gen_emit_boxed_c(const gen_model *model, int section);

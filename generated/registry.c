@@ -2239,7 +2239,7 @@ const yg_op_info yg__ops[] = {
         .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:1814",
+        .location = "specs/native_functions.yaml:1818",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2249,7 +2249,7 @@ const yg_op_info yg__ops[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/native_functions.yaml:1822",
+        .location = "specs/native_functions.yaml:1826",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2259,7 +2259,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor weight, int[] stride, int[] padding, int[] dilation,"
                   " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1833",
+        .location = "specs/native_functions.yaml:1837",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2267,7 +2267,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1842",
+        .location = "specs/native_functions.yaml:1846",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2276,7 +2276,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1849",
+        .location = "specs/native_functions.yaml:1853",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2284,7 +2284,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1856",
+        .location = "specs/native_functions.yaml:1860",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2294,7 +2294,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1863",
+        .location = "specs/native_functions.yaml:1867",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2302,7 +2302,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1868",
+        .location = "specs/native_functions.yaml:1872",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2311,7 +2311,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1876",
+        .location = "specs/native_functions.yaml:1880",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2319,7 +2319,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d",
         .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1882",
+        .location = "specs/native_functions.yaml:1886",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2327,7 +2327,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d_with_indices_backward",
         .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1888",
+        .location = "specs/native_functions.yaml:1892",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2336,7 +2336,7 @@ const yg_op_info yg__ops[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:1895",
+        .location = "specs/native_functions.yaml:1899",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2344,7 +2344,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1905",
+        .location = "specs/native_functions.yaml:1909",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2353,7 +2353,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1912",
+        .location = "specs/native_functions.yaml:1916",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2361,28 +2361,28 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool1d",
         .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:1920",
+        .location = "specs/native_functions.yaml:1924",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1926",
+        .location = "specs/native_functions.yaml:1930",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1933",
+        .location = "specs/native_functions.yaml:1937",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1942",
+        .location = "specs/native_functions.yaml:1946",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2391,7 +2391,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int divisor_override=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1947",
+        .location = "specs/native_functions.yaml:1951",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2400,56 +2400,56 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int divisor_override) -> Tensor",
-        .location = "specs/native_functions.yaml:1954",
+        .location = "specs/native_functions.yaml:1958",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool1d",
         .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1960",
+        .location = "specs/native_functions.yaml:1964",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1965",
+        .location = "specs/native_functions.yaml:1969",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1971",
+        .location = "specs/native_functions.yaml:1975",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_to",
         .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1978",
+        .location = "specs/native_functions.yaml:1982",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:1985",
+        .location = "specs/native_functions.yaml:1989",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1992",
+        .location = "specs/native_functions.yaml:1996",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1999",
+        .location = "specs/native_functions.yaml:2003",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2457,7 +2457,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:2007",
+        .location = "specs/native_functions.yaml:2011",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2465,7 +2465,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:2014",
+        .location = "specs/native_functions.yaml:2018",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2473,14 +2473,14 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_to",
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:2021",
+        .location = "specs/native_functions.yaml:2025",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2026",
+        .location = "specs/native_functions.yaml:2030",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2489,7 +2489,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2031",
+        .location = "specs/native_functions.yaml:2035",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2498,7 +2498,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2037",
+        .location = "specs/native_functions.yaml:2041",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2507,14 +2507,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2050",
+        .location = "specs/native_functions.yaml:2054",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2056",
+        .location = "specs/native_functions.yaml:2060",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2522,21 +2522,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2063",
+        .location = "specs/native_functions.yaml:2067",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2069",
+        .location = "specs/native_functions.yaml:2073",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2076",
+        .location = "specs/native_functions.yaml:2080",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2544,7 +2544,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2083",
+        .location = "specs/native_functions.yaml:2087",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2552,28 +2552,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2089",
+        .location = "specs/native_functions.yaml:2093",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2095",
+        .location = "specs/native_functions.yaml:2099",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2101",
+        .location = "specs/native_functions.yaml:2105",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2107",
+        .location = "specs/native_functions.yaml:2111",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2582,7 +2582,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2112",
+        .location = "specs/native_functions.yaml:2116",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2592,7 +2592,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2118",
+        .location = "specs/native_functions.yaml:2122",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2601,7 +2601,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2124",
+        .location = "specs/native_functions.yaml:2128",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2611,7 +2611,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2135",
+        .location = "specs/native_functions.yaml:2139",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2619,7 +2619,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2141",
+        .location = "specs/native_functions.yaml:2145",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2627,21 +2627,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2147",
+        .location = "specs/native_functions.yaml:2151",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2153",
+        .location = "specs/native_functions.yaml:2157",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2159",
+        .location = "specs/native_functions.yaml:2163",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2651,7 +2651,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2166",
+        .location = "specs/native_functions.yaml:2170",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2659,21 +2659,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2170",
+        .location = "specs/native_functions.yaml:2174",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2175",
+        .location = "specs/native_functions.yaml:2179",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:2183",
+        .location = "specs/native_functions.yaml:2187",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2682,7 +2682,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2191",
+        .location = "specs/native_functions.yaml:2195",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2691,7 +2691,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:2196",
+        .location = "specs/native_functions.yaml:2200",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |

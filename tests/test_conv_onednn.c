@@ -21,6 +21,7 @@
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_sums.h"
 #include "yagrad/ops_convolution.h"
+#include "yagrad/ops_convolution_general.h"
 
 #include <stdio.h>
 #include <stdlib.h>

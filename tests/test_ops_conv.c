@@ -16,6 +16,7 @@
 #include "yagrad/ops_views.h"
 #include "yagrad/ops_padding.h"
 #include "yagrad/ops_convolution.h"
+#include "yagrad/ops_convolution_general.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -697,6 +697,19 @@ out:
     return st;
 }
 
+yg_status yg_softplus_opt(const yg_tensor *self,
+                          const yg_softplus_options *options,
+                          yg_tensor **out)
+{
+    static const yg_softplus_options defaults = {0};
+    const yg_softplus_options *o = options != NULL ? options : &defaults;
+    return yg_softplus(
+        self,
+        o->beta.set ? o->beta.value : 1,
+        o->threshold.set ? o->threshold.value : 20,
+        out);
+}
+
 typedef yg_status (*hardtanh_fn)(const yg_tensor *self,
                                  double min_val,
                                  double max_val,
@@ -790,4 +803,17 @@ yg_status yg_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_
 out:
     yg_release(result);
     return st;
+}
+
+yg_status yg_hardtanh_opt(const yg_tensor *self,
+                          const yg_hardtanh_options *options,
+                          yg_tensor **out)
+{
+    static const yg_hardtanh_options defaults = {0};
+    const yg_hardtanh_options *o = options != NULL ? options : &defaults;
+    return yg_hardtanh(
+        self,
+        o->min_val.set ? o->min_val.value : -1,
+        o->max_val.set ? o->max_val.value : 1,
+        out);
 }

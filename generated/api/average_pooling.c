@@ -181,6 +181,28 @@ out:
     return st;
 }
 
+yg_status yg_avg_pool2d_opt(const yg_tensor *self,
+                            const int64_t *kernel_size,
+                            int64_t kernel_size_len,
+                            const yg_avg_pool2d_options *options,
+                            yg_tensor **out)
+{
+    static const yg_avg_pool2d_options defaults = {0};
+    const yg_avg_pool2d_options *o = options != NULL ? options : &defaults;
+    static const int64_t padding_default[] = {0};
+    return yg_avg_pool2d(
+        self,
+        kernel_size,
+        kernel_size_len,
+        o->stride.set ? o->stride.items : NULL,
+        o->stride.set ? o->stride.len : 0,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->ceil_mode.set ? o->ceil_mode.value : false,
+        o->count_include_pad.set ? o->count_include_pad.value : true,
+        out);
+}
+
 typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,
                                             const int64_t *self_sizes,
                                             int64_t self_sizes_len,
@@ -438,6 +460,28 @@ yg_status yg_avg_pool1d(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "avg_pool1d");
     return YG_OK;
+}
+
+yg_status yg_avg_pool1d_opt(const yg_tensor *self,
+                            const int64_t *kernel_size,
+                            int64_t kernel_size_len,
+                            const yg_avg_pool1d_options *options,
+                            yg_tensor **out)
+{
+    static const yg_avg_pool1d_options defaults = {0};
+    const yg_avg_pool1d_options *o = options != NULL ? options : &defaults;
+    static const int64_t padding_default[] = {0};
+    return yg_avg_pool1d(
+        self,
+        kernel_size,
+        kernel_size_len,
+        o->stride.set ? o->stride.items : NULL,
+        o->stride.set ? o->stride.len : 0,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->ceil_mode.set ? o->ceil_mode.value : false,
+        o->count_include_pad.set ? o->count_include_pad.value : true,
+        out);
 }
 
 typedef yg_status (*adaptive_avg_pool2d_fn)(const yg_tensor *self,
@@ -835,6 +879,29 @@ yg_status yg_avg_pool3d(const yg_tensor *self,
 out:
     yg_release(result);
     return st;
+}
+
+yg_status yg_avg_pool3d_opt(const yg_tensor *self,
+                            const int64_t *kernel_size,
+                            int64_t kernel_size_len,
+                            const yg_avg_pool3d_options *options,
+                            yg_tensor **out)
+{
+    static const yg_avg_pool3d_options defaults = {0};
+    const yg_avg_pool3d_options *o = options != NULL ? options : &defaults;
+    static const int64_t padding_default[] = {0};
+    return yg_avg_pool3d(
+        self,
+        kernel_size,
+        kernel_size_len,
+        o->stride.set ? o->stride.items : NULL,
+        o->stride.set ? o->stride.len : 0,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->ceil_mode.set ? o->ceil_mode.value : false,
+        o->count_include_pad.set ? o->count_include_pad.value : true,
+        o->divisor_override.set ? o->divisor_override.value : 0,
+        out);
 }
 
 typedef yg_status (*avg_pool3d_backward_fn)(const yg_tensor *grad_output,

@@ -123,6 +123,30 @@ yg_status yg_conv1d(const yg_tensor *input,
     return YG_OK;
 }
 
+yg_status yg_conv1d_opt(const yg_tensor *input,
+                        const yg_tensor *weight,
+                        const yg_conv1d_options *options,
+                        yg_tensor **out)
+{
+    static const yg_conv1d_options defaults = {0};
+    const yg_conv1d_options *o = options != NULL ? options : &defaults;
+    static const int64_t stride_default[] = {1};
+    static const int64_t padding_default[] = {0};
+    static const int64_t dilation_default[] = {1};
+    return yg_conv1d(
+        input,
+        weight,
+        o->bias,
+        o->stride.set ? o->stride.items : stride_default,
+        o->stride.set ? o->stride.len : 1,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 1,
+        o->groups.set ? o->groups.value : 1,
+        out);
+}
+
 /* Runs yg_conv1d_padding with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status conv1d_padding_traced(const yg_tensor *input,
@@ -214,6 +238,28 @@ yg_status yg_conv1d_padding(const yg_tensor *input,
     if (st != YG_OK)
         return yg__fail_prefix(st, "conv1d");
     return YG_OK;
+}
+
+yg_status yg_conv1d_padding_opt(const yg_tensor *input,
+                                const yg_tensor *weight,
+                                const yg_conv1d_padding_options *options,
+                                yg_tensor **out)
+{
+    static const yg_conv1d_padding_options defaults = {0};
+    const yg_conv1d_padding_options *o = options != NULL ? options : &defaults;
+    static const int64_t stride_default[] = {1};
+    static const int64_t dilation_default[] = {1};
+    return yg_conv1d_padding(
+        input,
+        weight,
+        o->bias,
+        o->stride.set ? o->stride.items : stride_default,
+        o->stride.set ? o->stride.len : 1,
+        o->padding != NULL ? o->padding : "valid",
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 1,
+        o->groups.set ? o->groups.value : 1,
+        out);
 }
 
 /* Runs yg_conv2d with tracing paused and records it as one node
@@ -318,6 +364,30 @@ yg_status yg_conv2d(const yg_tensor *input,
     return YG_OK;
 }
 
+yg_status yg_conv2d_opt(const yg_tensor *input,
+                        const yg_tensor *weight,
+                        const yg_conv2d_options *options,
+                        yg_tensor **out)
+{
+    static const yg_conv2d_options defaults = {0};
+    const yg_conv2d_options *o = options != NULL ? options : &defaults;
+    static const int64_t stride_default[] = {1, 1};
+    static const int64_t padding_default[] = {0, 0};
+    static const int64_t dilation_default[] = {1, 1};
+    return yg_conv2d(
+        input,
+        weight,
+        o->bias,
+        o->stride.set ? o->stride.items : stride_default,
+        o->stride.set ? o->stride.len : 2,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 2,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 2,
+        o->groups.set ? o->groups.value : 1,
+        out);
+}
+
 /* Runs yg_conv2d_padding with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status conv2d_padding_traced(const yg_tensor *input,
@@ -409,6 +479,28 @@ yg_status yg_conv2d_padding(const yg_tensor *input,
     if (st != YG_OK)
         return yg__fail_prefix(st, "conv2d");
     return YG_OK;
+}
+
+yg_status yg_conv2d_padding_opt(const yg_tensor *input,
+                                const yg_tensor *weight,
+                                const yg_conv2d_padding_options *options,
+                                yg_tensor **out)
+{
+    static const yg_conv2d_padding_options defaults = {0};
+    const yg_conv2d_padding_options *o = options != NULL ? options : &defaults;
+    static const int64_t stride_default[] = {1, 1};
+    static const int64_t dilation_default[] = {1, 1};
+    return yg_conv2d_padding(
+        input,
+        weight,
+        o->bias,
+        o->stride.set ? o->stride.items : stride_default,
+        o->stride.set ? o->stride.len : 2,
+        o->padding != NULL ? o->padding : "valid",
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 2,
+        o->groups.set ? o->groups.value : 1,
+        out);
 }
 
 /* Runs yg_conv3d with tracing paused and records it as one node
@@ -513,6 +605,30 @@ yg_status yg_conv3d(const yg_tensor *input,
     return YG_OK;
 }
 
+yg_status yg_conv3d_opt(const yg_tensor *input,
+                        const yg_tensor *weight,
+                        const yg_conv3d_options *options,
+                        yg_tensor **out)
+{
+    static const yg_conv3d_options defaults = {0};
+    const yg_conv3d_options *o = options != NULL ? options : &defaults;
+    static const int64_t stride_default[] = {1, 1, 1};
+    static const int64_t padding_default[] = {0, 0, 0};
+    static const int64_t dilation_default[] = {1, 1, 1};
+    return yg_conv3d(
+        input,
+        weight,
+        o->bias,
+        o->stride.set ? o->stride.items : stride_default,
+        o->stride.set ? o->stride.len : 3,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 3,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 3,
+        o->groups.set ? o->groups.value : 1,
+        out);
+}
+
 /* Runs yg_conv3d_padding with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status conv3d_padding_traced(const yg_tensor *input,
@@ -604,6 +720,28 @@ yg_status yg_conv3d_padding(const yg_tensor *input,
     if (st != YG_OK)
         return yg__fail_prefix(st, "conv3d");
     return YG_OK;
+}
+
+yg_status yg_conv3d_padding_opt(const yg_tensor *input,
+                                const yg_tensor *weight,
+                                const yg_conv3d_padding_options *options,
+                                yg_tensor **out)
+{
+    static const yg_conv3d_padding_options defaults = {0};
+    const yg_conv3d_padding_options *o = options != NULL ? options : &defaults;
+    static const int64_t stride_default[] = {1, 1, 1};
+    static const int64_t dilation_default[] = {1, 1, 1};
+    return yg_conv3d_padding(
+        input,
+        weight,
+        o->bias,
+        o->stride.set ? o->stride.items : stride_default,
+        o->stride.set ? o->stride.len : 3,
+        o->padding != NULL ? o->padding : "valid",
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 3,
+        o->groups.set ? o->groups.value : 1,
+        out);
 }
 
 /* Runs yg_conv_transpose1d with tracing paused and records it as one node
@@ -723,6 +861,33 @@ yg_status yg_conv_transpose1d(const yg_tensor *input,
     return YG_OK;
 }
 
+yg_status yg_conv_transpose1d_opt(const yg_tensor *input,
+                                  const yg_tensor *weight,
+                                  const yg_conv_transpose1d_options *options,
+                                  yg_tensor **out)
+{
+    static const yg_conv_transpose1d_options defaults = {0};
+    const yg_conv_transpose1d_options *o = options != NULL ? options : &defaults;
+    static const int64_t stride_default[] = {1};
+    static const int64_t padding_default[] = {0};
+    static const int64_t output_padding_default[] = {0};
+    static const int64_t dilation_default[] = {1};
+    return yg_conv_transpose1d(
+        input,
+        weight,
+        o->bias,
+        o->stride.set ? o->stride.items : stride_default,
+        o->stride.set ? o->stride.len : 1,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->output_padding.set ? o->output_padding.items : output_padding_default,
+        o->output_padding.set ? o->output_padding.len : 1,
+        o->groups.set ? o->groups.value : 1,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 1,
+        out);
+}
+
 /* Runs yg_conv_transpose2d with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status conv_transpose2d_traced(const yg_tensor *input,
@@ -838,6 +1003,33 @@ yg_status yg_conv_transpose2d(const yg_tensor *input,
     if (st != YG_OK)
         return yg__fail_prefix(st, "conv_transpose2d");
     return YG_OK;
+}
+
+yg_status yg_conv_transpose2d_opt(const yg_tensor *input,
+                                  const yg_tensor *weight,
+                                  const yg_conv_transpose2d_options *options,
+                                  yg_tensor **out)
+{
+    static const yg_conv_transpose2d_options defaults = {0};
+    const yg_conv_transpose2d_options *o = options != NULL ? options : &defaults;
+    static const int64_t stride_default[] = {1, 1};
+    static const int64_t padding_default[] = {0, 0};
+    static const int64_t output_padding_default[] = {0, 0};
+    static const int64_t dilation_default[] = {1, 1};
+    return yg_conv_transpose2d(
+        input,
+        weight,
+        o->bias,
+        o->stride.set ? o->stride.items : stride_default,
+        o->stride.set ? o->stride.len : 2,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 2,
+        o->output_padding.set ? o->output_padding.items : output_padding_default,
+        o->output_padding.set ? o->output_padding.len : 2,
+        o->groups.set ? o->groups.value : 1,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 2,
+        out);
 }
 
 /* Runs yg_conv_transpose3d with tracing paused and records it as one node
@@ -957,470 +1149,29 @@ yg_status yg_conv_transpose3d(const yg_tensor *input,
     return YG_OK;
 }
 
-/* Runs yg_convolution with tracing paused and records it as one node
- * (jit/tracer.h). */
-static yg_status convolution_traced(const yg_tensor *input,
-                                    const yg_tensor *weight,
-                                    const yg_tensor *bias,
-                                    const int64_t *stride,
-                                    int64_t stride_len,
-                                    const int64_t *padding,
-                                    int64_t padding_len,
-                                    const int64_t *dilation,
-                                    int64_t dilation_len,
-                                    bool transposed,
-                                    const int64_t *output_padding,
-                                    int64_t output_padding_len,
-                                    int64_t groups,
-                                    yg_tensor **out)
-{
-    yg_status st;
-
-    yg__trace_pause();
-    st = yg_convolution(input,
-                        weight,
-                        bias,
-                        stride,
-                        stride_len,
-                        padding,
-                        padding_len,
-                        dilation,
-                        dilation_len,
-                        transposed,
-                        output_padding,
-                        output_padding_len,
-                        groups,
-                        out);
-    yg__trace_resume();
-    if (st != YG_OK)
-        return st;
-    yg__trace_begin_node("convolution");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("transposed", transposed);
-    yg__trace_attr_ints("output_padding", output_padding, output_padding_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
-}
-
-/* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
- *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
-yg_status yg_convolution(const yg_tensor *input,
-                         const yg_tensor *weight,
-                         const yg_tensor *bias,
-                         const int64_t *stride,
-                         int64_t stride_len,
-                         const int64_t *padding,
-                         int64_t padding_len,
-                         const int64_t *dilation,
-                         int64_t dilation_len,
-                         bool transposed,
-                         const int64_t *output_padding,
-                         int64_t output_padding_len,
-                         int64_t groups,
-                         yg_tensor **out)
-{
-    yg_status st;
-
-    if (yg__trace_recording(true))
-        return convolution_traced(input,
-                                  weight,
-                                  bias,
-                                  stride,
-                                  stride_len,
-                                  padding,
-                                  padding_len,
-                                  dilation,
-                                  dilation_len,
-                                  transposed,
-                                  output_padding,
-                                  output_padding_len,
-                                  groups,
-                                  out);
-    YG_RETURN_IF_ERROR(yg__check_out("convolution", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("convolution", "input", input));
-    YG_RETURN_IF_ERROR(yg__check_defined("convolution", "weight", weight));
-    st = yg__composite_convolution(input,
-                                   weight,
-                                   bias,
-                                   stride,
-                                   stride_len,
-                                   padding,
-                                   padding_len,
-                                   dilation,
-                                   dilation_len,
-                                   transposed,
-                                   output_padding,
-                                   output_padding_len,
-                                   groups,
-                                   out);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "convolution");
-    return YG_OK;
-}
-
-typedef yg_status (*convolution_dispatch_fn)(const yg_tensor *input,
-                                             const yg_tensor *weight,
-                                             const yg_tensor *bias,
-                                             const int64_t *stride,
-                                             int64_t stride_len,
-                                             const int64_t *padding,
-                                             int64_t padding_len,
-                                             const int64_t *dilation,
-                                             int64_t dilation_len,
-                                             bool transposed,
-                                             const int64_t *output_padding,
-                                             int64_t output_padding_len,
-                                             int64_t groups,
-                                             bool benchmark,
-                                             bool deterministic,
-                                             bool allow_backend_choice,
-                                             yg_tensor **out);
-
-static const convolution_dispatch_fn convolution_dispatch_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_convolution_dispatch,
-    [YG_CUDA] = NULL, /* reserved */
-};
-
-/* Records ConvolutionDispatchBackward as the history of result: one edge per differentiable
- * input and the values its formulas read, each saved only when a
- * gradient that reads it is wanted. */
-static yg_status convolution_dispatch_record(const yg_tensor *input,
-                                             const yg_tensor *weight,
-                                             const yg_tensor *bias,
-                                             const int64_t *stride,
-                                             int64_t stride_len,
-                                             const int64_t *padding,
-                                             int64_t padding_len,
-                                             const int64_t *dilation,
-                                             int64_t dilation_len,
-                                             bool transposed,
-                                             const int64_t *output_padding,
-                                             int64_t output_padding_len,
-                                             int64_t groups,
-                                             yg_tensor *result)
-{
-    yg_node *base = NULL;
-    convolution_dispatch_backward *node;
-    yg_status st;
-
-    st = yg__node_new(&yg__convolution_dispatch_backward_vtable,
-                      sizeof(convolution_dispatch_backward),
-                      3,
-                      1,
-                      &base);
-    if (st != YG_OK)
-        return st;
-    node = (convolution_dispatch_backward *)base;
-    st = yg__node_set_edge(base, 0, input);
-    if (st != YG_OK)
-        goto out;
-    st = yg__node_set_edge(base, 1, weight);
-    if (st != YG_OK)
-        goto out;
-    st = yg__node_set_edge(base, 2, bias);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_save(&node->input, input, false, 0, "input");
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_save(&node->weight, weight, false, 0, "weight");
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->stride, stride, stride_len);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->padding, padding, padding_len);
-    if (st != YG_OK)
-        goto out;
-    st = yg__saved_int_list_save(&node->dilation, dilation, dilation_len);
-    if (st != YG_OK)
-        goto out;
-    node->transposed = transposed;
-    st = yg__saved_int_list_save(&node->output_padding, output_padding, output_padding_len);
-    if (st != YG_OK)
-        goto out;
-    node->groups = groups;
-    st = yg__set_history(result, base, 0);
-out:
-    yg__node_release(base);
-    return st;
-}
-
-/* Runs yg_convolution_dispatch with tracing paused and records it as one node
- * (jit/tracer.h). */
-static yg_status convolution_dispatch_traced(const yg_tensor *input,
-                                             const yg_tensor *weight,
-                                             const yg_tensor *bias,
-                                             const int64_t *stride,
-                                             int64_t stride_len,
-                                             const int64_t *padding,
-                                             int64_t padding_len,
-                                             const int64_t *dilation,
-                                             int64_t dilation_len,
-                                             bool transposed,
-                                             const int64_t *output_padding,
-                                             int64_t output_padding_len,
-                                             int64_t groups,
-                                             bool benchmark,
-                                             bool deterministic,
-                                             bool allow_backend_choice,
-                                             yg_tensor **out)
-{
-    yg_status st;
-
-    yg__trace_pause();
-    st = yg_convolution_dispatch(input,
-                                 weight,
-                                 bias,
-                                 stride,
-                                 stride_len,
-                                 padding,
-                                 padding_len,
-                                 dilation,
-                                 dilation_len,
-                                 transposed,
-                                 output_padding,
-                                 output_padding_len,
-                                 groups,
-                                 benchmark,
-                                 deterministic,
-                                 allow_backend_choice,
-                                 out);
-    yg__trace_resume();
-    if (st != YG_OK)
-        return st;
-    yg__trace_begin_node("convolution_dispatch");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("transposed", transposed);
-    yg__trace_attr_ints("output_padding", output_padding, output_padding_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_attr_int("benchmark", benchmark);
-    yg__trace_attr_int("deterministic", deterministic);
-    yg__trace_attr_int("allow_backend_choice", allow_backend_choice);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
-}
-
-/* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
- *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
- *   bool deterministic, bool allow_backend_choice) -> Tensor */
-yg_status yg_convolution_dispatch(const yg_tensor *input,
+yg_status yg_conv_transpose3d_opt(const yg_tensor *input,
                                   const yg_tensor *weight,
-                                  const yg_tensor *bias,
-                                  const int64_t *stride,
-                                  int64_t stride_len,
-                                  const int64_t *padding,
-                                  int64_t padding_len,
-                                  const int64_t *dilation,
-                                  int64_t dilation_len,
-                                  bool transposed,
-                                  const int64_t *output_padding,
-                                  int64_t output_padding_len,
-                                  int64_t groups,
-                                  bool benchmark,
-                                  bool deterministic,
-                                  bool allow_backend_choice,
+                                  const yg_conv_transpose3d_options *options,
                                   yg_tensor **out)
 {
-    const yg_tensor *inputs[3] = {input, weight, bias};
-    yg_tensor *result = NULL;
-    yg_device dev;
-    convolution_dispatch_fn kernel;
-    yg_status st;
-
-    if (yg__trace_recording(false))
-        return convolution_dispatch_traced(input,
-                                           weight,
-                                           bias,
-                                           stride,
-                                           stride_len,
-                                           padding,
-                                           padding_len,
-                                           dilation,
-                                           dilation_len,
-                                           transposed,
-                                           output_padding,
-                                           output_padding_len,
-                                           groups,
-                                           benchmark,
-                                           deterministic,
-                                           allow_backend_choice,
-                                           out);
-    YG_RETURN_IF_ERROR(yg__check_out("convolution_dispatch", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("convolution_dispatch", "input", input));
-    YG_RETURN_IF_ERROR(yg__check_defined("convolution_dispatch", "weight", weight));
-    dev = yg_tensor_device(input);
-    kernel = convolution_dispatch_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "convolution_dispatch: no kernel for device %s",
-                        yg__device_name(dev));
-    st = kernel(input,
-                weight,
-                bias,
-                stride,
-                stride_len,
-                padding,
-                padding_len,
-                dilation,
-                dilation_len,
-                transposed,
-                output_padding,
-                output_padding_len,
-                groups,
-                benchmark,
-                deterministic,
-                allow_backend_choice,
-                &result);
-    if (st != YG_OK)
-        return st;
-    if (yg__any_requires_grad(3, inputs)) {
-        st = convolution_dispatch_record(input, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, transposed, output_padding, output_padding_len, groups, result);
-        if (st != YG_OK)
-            goto out;
-    }
-    *out = result;
-    result = NULL;
-out:
-    yg_release(result);
-    return st;
-}
-
-/* Runs yg_convolution_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
-static yg_status convolution_backward_traced(const yg_tensor *grad_output,
-                                             const yg_tensor *input,
-                                             const yg_tensor *weight,
-                                             const int64_t *stride,
-                                             int64_t stride_len,
-                                             const int64_t *padding,
-                                             int64_t padding_len,
-                                             const int64_t *dilation,
-                                             int64_t dilation_len,
-                                             bool transposed,
-                                             const int64_t *output_padding,
-                                             int64_t output_padding_len,
-                                             int64_t groups,
-                                             const bool *output_mask,
-                                             yg_tensor **out_grad_input,
-                                             yg_tensor **out_grad_weight,
-                                             yg_tensor **out_grad_bias)
-{
-    yg_status st;
-
-    yg__trace_pause();
-    st = yg_convolution_backward(grad_output,
-                                 input,
-                                 weight,
-                                 stride,
-                                 stride_len,
-                                 padding,
-                                 padding_len,
-                                 dilation,
-                                 dilation_len,
-                                 transposed,
-                                 output_padding,
-                                 output_padding_len,
-                                 groups,
-                                 output_mask,
-                                 out_grad_input,
-                                 out_grad_weight,
-                                 out_grad_bias);
-    yg__trace_resume();
-    if (st != YG_OK)
-        return st;
-    yg__trace_begin_node("convolution_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("transposed", transposed);
-    yg__trace_attr_ints("output_padding", output_padding, output_padding_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_attr_bools("output_mask", output_mask, 3);
-    yg__trace_output(out_grad_input, NULL);
-    yg__trace_output(out_grad_weight, NULL);
-    yg__trace_output(out_grad_bias, NULL);
-    return yg__trace_end_node();
-}
-
-/* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride,
- *   int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups,
- *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
-yg_status yg_convolution_backward(const yg_tensor *grad_output,
-                                  const yg_tensor *input,
-                                  const yg_tensor *weight,
-                                  const int64_t *stride,
-                                  int64_t stride_len,
-                                  const int64_t *padding,
-                                  int64_t padding_len,
-                                  const int64_t *dilation,
-                                  int64_t dilation_len,
-                                  bool transposed,
-                                  const int64_t *output_padding,
-                                  int64_t output_padding_len,
-                                  int64_t groups,
-                                  const bool *output_mask,
-                                  yg_tensor **out_grad_input,
-                                  yg_tensor **out_grad_weight,
-                                  yg_tensor **out_grad_bias)
-{
-    yg_status st;
-
-    if (yg__trace_recording(true))
-        return convolution_backward_traced(grad_output,
-                                           input,
-                                           weight,
-                                           stride,
-                                           stride_len,
-                                           padding,
-                                           padding_len,
-                                           dilation,
-                                           dilation_len,
-                                           transposed,
-                                           output_padding,
-                                           output_padding_len,
-                                           groups,
-                                           output_mask,
-                                           out_grad_input,
-                                           out_grad_weight,
-                                           out_grad_bias);
-    YG_RETURN_IF_ERROR(yg__check_out("convolution_backward", "out_grad_input", out_grad_input));
-    YG_RETURN_IF_ERROR(yg__check_out("convolution_backward", "out_grad_weight", out_grad_weight));
-    YG_RETURN_IF_ERROR(yg__check_out("convolution_backward", "out_grad_bias", out_grad_bias));
-    YG_RETURN_IF_ERROR(yg__check_defined("convolution_backward", "grad_output", grad_output));
-    YG_RETURN_IF_ERROR(yg__check_defined("convolution_backward", "input", input));
-    YG_RETURN_IF_ERROR(yg__check_defined("convolution_backward", "weight", weight));
-    st = yg__composite_convolution_backward(grad_output,
-                                            input,
-                                            weight,
-                                            stride,
-                                            stride_len,
-                                            padding,
-                                            padding_len,
-                                            dilation,
-                                            dilation_len,
-                                            transposed,
-                                            output_padding,
-                                            output_padding_len,
-                                            groups,
-                                            output_mask,
-                                            out_grad_input,
-                                            out_grad_weight,
-                                            out_grad_bias);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "convolution_backward");
-    return YG_OK;
+    static const yg_conv_transpose3d_options defaults = {0};
+    const yg_conv_transpose3d_options *o = options != NULL ? options : &defaults;
+    static const int64_t stride_default[] = {1, 1, 1};
+    static const int64_t padding_default[] = {0, 0, 0};
+    static const int64_t output_padding_default[] = {0, 0, 0};
+    static const int64_t dilation_default[] = {1, 1, 1};
+    return yg_conv_transpose3d(
+        input,
+        weight,
+        o->bias,
+        o->stride.set ? o->stride.items : stride_default,
+        o->stride.set ? o->stride.len : 3,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 3,
+        o->output_padding.set ? o->output_padding.items : output_padding_default,
+        o->output_padding.set ? o->output_padding.len : 3,
+        o->groups.set ? o->groups.value : 1,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 3,
+        out);
 }

@@ -78,6 +78,21 @@ yg_status yg_zeros(const int64_t *size,
     return kernel(size, size_len, dtype, device, out);
 }
 
+yg_status yg_zeros_opt(const int64_t *size,
+                       int64_t size_len,
+                       const yg_zeros_options *options,
+                       yg_tensor **out)
+{
+    static const yg_zeros_options defaults = {0};
+    const yg_zeros_options *o = options != NULL ? options : &defaults;
+    return yg_zeros(
+        size,
+        size_len,
+        o->dtype,
+        o->device,
+        out);
+}
+
 typedef yg_status (*ones_fn)(const int64_t *size,
                              int64_t size_len,
                              const yg_dtype *dtype,
@@ -133,6 +148,21 @@ yg_status yg_ones(const int64_t *size,
         return yg__fail(YG_ERR_DEVICE, "ones: no kernel for device %s",
                         yg__device_name(dev));
     return kernel(size, size_len, dtype, device, out);
+}
+
+yg_status yg_ones_opt(const int64_t *size,
+                      int64_t size_len,
+                      const yg_ones_options *options,
+                      yg_tensor **out)
+{
+    static const yg_ones_options defaults = {0};
+    const yg_ones_options *o = options != NULL ? options : &defaults;
+    return yg_ones(
+        size,
+        size_len,
+        o->dtype,
+        o->device,
+        out);
 }
 
 typedef yg_status (*full_fn)(const int64_t *size,
@@ -196,6 +226,23 @@ yg_status yg_full(const int64_t *size,
     return kernel(size, size_len, fill_value, dtype, device, out);
 }
 
+yg_status yg_full_opt(const int64_t *size,
+                      int64_t size_len,
+                      double fill_value,
+                      const yg_full_options *options,
+                      yg_tensor **out)
+{
+    static const yg_full_options defaults = {0};
+    const yg_full_options *o = options != NULL ? options : &defaults;
+    return yg_full(
+        size,
+        size_len,
+        fill_value,
+        o->dtype,
+        o->device,
+        out);
+}
+
 typedef yg_status (*empty_fn)(const int64_t *size,
                               int64_t size_len,
                               const yg_dtype *dtype,
@@ -253,6 +300,21 @@ yg_status yg_empty(const int64_t *size,
     return kernel(size, size_len, dtype, device, out);
 }
 
+yg_status yg_empty_opt(const int64_t *size,
+                       int64_t size_len,
+                       const yg_empty_options *options,
+                       yg_tensor **out)
+{
+    static const yg_empty_options defaults = {0};
+    const yg_empty_options *o = options != NULL ? options : &defaults;
+    return yg_empty(
+        size,
+        size_len,
+        o->dtype,
+        o->device,
+        out);
+}
+
 typedef yg_status (*arange_fn)(double end,
                                const yg_dtype *dtype,
                                const yg_device *device,
@@ -302,6 +364,17 @@ yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, 
         return yg__fail(YG_ERR_DEVICE, "arange: no kernel for device %s",
                         yg__device_name(dev));
     return kernel(end, dtype, device, out);
+}
+
+yg_status yg_arange_opt(double end, const yg_arange_options *options, yg_tensor **out)
+{
+    static const yg_arange_options defaults = {0};
+    const yg_arange_options *o = options != NULL ? options : &defaults;
+    return yg_arange(
+        end,
+        o->dtype,
+        o->device,
+        out);
 }
 
 typedef yg_status (*arange_start_fn)(double start,
@@ -367,6 +440,22 @@ yg_status yg_arange_start(double start,
     return kernel(start, end, step, dtype, device, out);
 }
 
+yg_status yg_arange_start_opt(double start,
+                              double end,
+                              const yg_arange_start_options *options,
+                              yg_tensor **out)
+{
+    static const yg_arange_start_options defaults = {0};
+    const yg_arange_start_options *o = options != NULL ? options : &defaults;
+    return yg_arange_start(
+        start,
+        end,
+        o->step.set ? o->step.value : 1,
+        o->dtype,
+        o->device,
+        out);
+}
+
 typedef yg_status (*linspace_fn)(double start,
                                  double end,
                                  int64_t steps,
@@ -430,6 +519,23 @@ yg_status yg_linspace(double start,
     return kernel(start, end, steps, dtype, device, out);
 }
 
+yg_status yg_linspace_opt(double start,
+                          double end,
+                          int64_t steps,
+                          const yg_linspace_options *options,
+                          yg_tensor **out)
+{
+    static const yg_linspace_options defaults = {0};
+    const yg_linspace_options *o = options != NULL ? options : &defaults;
+    return yg_linspace(
+        start,
+        end,
+        steps,
+        o->dtype,
+        o->device,
+        out);
+}
+
 typedef yg_status (*eye_fn)(int64_t n,
                             const yg_dtype *dtype,
                             const yg_device *device,
@@ -479,6 +585,17 @@ yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_t
         return yg__fail(YG_ERR_DEVICE, "eye: no kernel for device %s",
                         yg__device_name(dev));
     return kernel(n, dtype, device, out);
+}
+
+yg_status yg_eye_opt(int64_t n, const yg_eye_options *options, yg_tensor **out)
+{
+    static const yg_eye_options defaults = {0};
+    const yg_eye_options *o = options != NULL ? options : &defaults;
+    return yg_eye(
+        n,
+        o->dtype,
+        o->device,
+        out);
 }
 
 typedef yg_status (*eye_m_fn)(int64_t n,
@@ -539,6 +656,18 @@ yg_status yg_eye_m(int64_t n,
     return kernel(n, m, dtype, device, out);
 }
 
+yg_status yg_eye_m_opt(int64_t n, int64_t m, const yg_eye_m_options *options, yg_tensor **out)
+{
+    static const yg_eye_m_options defaults = {0};
+    const yg_eye_m_options *o = options != NULL ? options : &defaults;
+    return yg_eye_m(
+        n,
+        m,
+        o->dtype,
+        o->device,
+        out);
+}
+
 /* Runs yg_zeros_like with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status zeros_like_traced(const yg_tensor *self,
@@ -581,6 +710,19 @@ yg_status yg_zeros_like(const yg_tensor *self,
     return YG_OK;
 }
 
+yg_status yg_zeros_like_opt(const yg_tensor *self,
+                            const yg_zeros_like_options *options,
+                            yg_tensor **out)
+{
+    static const yg_zeros_like_options defaults = {0};
+    const yg_zeros_like_options *o = options != NULL ? options : &defaults;
+    return yg_zeros_like(
+        self,
+        o->dtype,
+        o->device,
+        out);
+}
+
 /* Runs yg_ones_like with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status ones_like_traced(const yg_tensor *self,
@@ -621,6 +763,19 @@ yg_status yg_ones_like(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "ones_like");
     return YG_OK;
+}
+
+yg_status yg_ones_like_opt(const yg_tensor *self,
+                           const yg_ones_like_options *options,
+                           yg_tensor **out)
+{
+    static const yg_ones_like_options defaults = {0};
+    const yg_ones_like_options *o = options != NULL ? options : &defaults;
+    return yg_ones_like(
+        self,
+        o->dtype,
+        o->device,
+        out);
 }
 
 /* Runs yg_full_like with tracing paused and records it as one node
@@ -669,6 +824,21 @@ yg_status yg_full_like(const yg_tensor *self,
     return YG_OK;
 }
 
+yg_status yg_full_like_opt(const yg_tensor *self,
+                           double fill_value,
+                           const yg_full_like_options *options,
+                           yg_tensor **out)
+{
+    static const yg_full_like_options defaults = {0};
+    const yg_full_like_options *o = options != NULL ? options : &defaults;
+    return yg_full_like(
+        self,
+        fill_value,
+        o->dtype,
+        o->device,
+        out);
+}
+
 /* Runs yg_empty_like with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status empty_like_traced(const yg_tensor *self,
@@ -709,4 +879,17 @@ yg_status yg_empty_like(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "empty_like");
     return YG_OK;
+}
+
+yg_status yg_empty_like_opt(const yg_tensor *self,
+                            const yg_empty_like_options *options,
+                            yg_tensor **out)
+{
+    static const yg_empty_like_options defaults = {0};
+    const yg_empty_like_options *o = options != NULL ? options : &defaults;
+    return yg_empty_like(
+        self,
+        o->dtype,
+        o->device,
+        out);
 }

@@ -128,6 +128,18 @@ out:
     return st;
 }
 
+yg_status yg_amax_opt(const yg_tensor *self, const yg_amax_options *options, yg_tensor **out)
+{
+    static const yg_amax_options defaults = {0};
+    const yg_amax_options *o = options != NULL ? options : &defaults;
+    return yg_amax(
+        self,
+        o->dim.set ? o->dim.items : NULL,
+        o->dim.set ? o->dim.len : 0,
+        o->keepdim.set ? o->keepdim.value : false,
+        out);
+}
+
 typedef yg_status (*amin_fn)(const yg_tensor *self,
                              const int64_t *dim,
                              int64_t dim_len,
@@ -233,6 +245,18 @@ yg_status yg_amin(const yg_tensor *self,
 out:
     yg_release(result);
     return st;
+}
+
+yg_status yg_amin_opt(const yg_tensor *self, const yg_amin_options *options, yg_tensor **out)
+{
+    static const yg_amin_options defaults = {0};
+    const yg_amin_options *o = options != NULL ? options : &defaults;
+    return yg_amin(
+        self,
+        o->dim.set ? o->dim.items : NULL,
+        o->dim.set ? o->dim.len : 0,
+        o->keepdim.set ? o->keepdim.value : false,
+        out);
 }
 
 /* Runs yg_max with tracing paused and records it as one node

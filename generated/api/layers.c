@@ -301,6 +301,29 @@ yg_status yg_lstm_cell(const yg_tensor *input,
     return YG_OK;
 }
 
+yg_status yg_lstm_cell_opt(const yg_tensor *input,
+                           const yg_tensor *hx,
+                           const yg_tensor *cx,
+                           const yg_tensor *w_ih,
+                           const yg_tensor *w_hh,
+                           const yg_lstm_cell_options *options,
+                           yg_tensor **out_hy,
+                           yg_tensor **out_cy)
+{
+    static const yg_lstm_cell_options defaults = {0};
+    const yg_lstm_cell_options *o = options != NULL ? options : &defaults;
+    return yg_lstm_cell(
+        input,
+        hx,
+        cx,
+        w_ih,
+        w_hh,
+        o->b_ih,
+        o->b_hh,
+        out_hy,
+        out_cy);
+}
+
 typedef yg_status (*lstm_cell_gates_fn)(const yg_tensor *input_gates,
                                         const yg_tensor *hidden_gates,
                                         const yg_tensor *cx,
@@ -576,6 +599,25 @@ yg_status yg_gru_cell(const yg_tensor *input,
     return YG_OK;
 }
 
+yg_status yg_gru_cell_opt(const yg_tensor *input,
+                          const yg_tensor *hx,
+                          const yg_tensor *w_ih,
+                          const yg_tensor *w_hh,
+                          const yg_gru_cell_options *options,
+                          yg_tensor **out)
+{
+    static const yg_gru_cell_options defaults = {0};
+    const yg_gru_cell_options *o = options != NULL ? options : &defaults;
+    return yg_gru_cell(
+        input,
+        hx,
+        w_ih,
+        w_hh,
+        o->b_ih,
+        o->b_hh,
+        out);
+}
+
 /* Runs yg_scaled_dot_product_attention with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
@@ -639,4 +681,23 @@ yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
     if (st != YG_OK)
         return yg__fail_prefix(st, "scaled_dot_product_attention");
     return YG_OK;
+}
+
+yg_status yg_scaled_dot_product_attention_opt(
+    const yg_tensor *query,
+    const yg_tensor *key,
+    const yg_tensor *value,
+    const yg_scaled_dot_product_attention_options *options,
+    yg_tensor **out)
+{
+    static const yg_scaled_dot_product_attention_options defaults = {0};
+    const yg_scaled_dot_product_attention_options *o = options != NULL ? options : &defaults;
+    return yg_scaled_dot_product_attention(
+        query,
+        key,
+        value,
+        o->attn_mask,
+        o->is_causal.set ? o->is_causal.value : false,
+        o->scale.set ? &o->scale.value : NULL,
+        out);
 }

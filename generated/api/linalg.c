@@ -473,6 +473,23 @@ yg_status yg_addmm(const yg_tensor *self,
     return YG_OK;
 }
 
+yg_status yg_addmm_opt(const yg_tensor *self,
+                       const yg_tensor *mat1,
+                       const yg_tensor *mat2,
+                       const yg_addmm_options *options,
+                       yg_tensor **out)
+{
+    static const yg_addmm_options defaults = {0};
+    const yg_addmm_options *o = options != NULL ? options : &defaults;
+    return yg_addmm(
+        self,
+        mat1,
+        mat2,
+        o->beta.set ? o->beta.value : 1,
+        o->alpha.set ? o->alpha.value : 1,
+        out);
+}
+
 /* Runs yg_baddbmm with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status baddbmm_traced(const yg_tensor *self,
@@ -519,6 +536,23 @@ yg_status yg_baddbmm(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "baddbmm");
     return YG_OK;
+}
+
+yg_status yg_baddbmm_opt(const yg_tensor *self,
+                         const yg_tensor *batch1,
+                         const yg_tensor *batch2,
+                         const yg_baddbmm_options *options,
+                         yg_tensor **out)
+{
+    static const yg_baddbmm_options defaults = {0};
+    const yg_baddbmm_options *o = options != NULL ? options : &defaults;
+    return yg_baddbmm(
+        self,
+        batch1,
+        batch2,
+        o->beta.set ? o->beta.value : 1,
+        o->alpha.set ? o->alpha.value : 1,
+        out);
 }
 
 /* Runs yg_linear with tracing paused and records it as one node

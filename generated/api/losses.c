@@ -135,6 +135,22 @@ out:
     return st;
 }
 
+yg_status yg_nll_loss_opt(const yg_tensor *self,
+                          const yg_tensor *target,
+                          const yg_nll_loss_options *options,
+                          yg_tensor **out)
+{
+    static const yg_nll_loss_options defaults = {0};
+    const yg_nll_loss_options *o = options != NULL ? options : &defaults;
+    return yg_nll_loss(
+        self,
+        target,
+        o->weight,
+        o->reduction.set ? o->reduction.value : 1,
+        o->ignore_index.set ? o->ignore_index.value : -100,
+        out);
+}
+
 typedef yg_status (*nll_loss_backward_fn)(const yg_tensor *grad_output,
                                           const yg_tensor *target,
                                           const yg_tensor *weight,
@@ -406,6 +422,21 @@ yg_status yg_smooth_l1_loss(const yg_tensor *self,
     return YG_OK;
 }
 
+yg_status yg_smooth_l1_loss_opt(const yg_tensor *self,
+                                const yg_tensor *target,
+                                const yg_smooth_l1_loss_options *options,
+                                yg_tensor **out)
+{
+    static const yg_smooth_l1_loss_options defaults = {0};
+    const yg_smooth_l1_loss_options *o = options != NULL ? options : &defaults;
+    return yg_smooth_l1_loss(
+        self,
+        target,
+        o->reduction.set ? o->reduction.value : 1,
+        o->beta.set ? o->beta.value : 1.0,
+        out);
+}
+
 /* Runs yg_binary_cross_entropy with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status binary_cross_entropy_traced(const yg_tensor *self,
@@ -449,6 +480,21 @@ yg_status yg_binary_cross_entropy(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "binary_cross_entropy");
     return YG_OK;
+}
+
+yg_status yg_binary_cross_entropy_opt(const yg_tensor *self,
+                                      const yg_tensor *target,
+                                      const yg_binary_cross_entropy_options *options,
+                                      yg_tensor **out)
+{
+    static const yg_binary_cross_entropy_options defaults = {0};
+    const yg_binary_cross_entropy_options *o = options != NULL ? options : &defaults;
+    return yg_binary_cross_entropy(
+        self,
+        target,
+        o->weight,
+        o->reduction.set ? o->reduction.value : 1,
+        out);
 }
 
 /* Runs yg_binary_cross_entropy_with_logits with tracing paused and records it as one node
@@ -509,6 +555,23 @@ yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
     return YG_OK;
 }
 
+yg_status yg_binary_cross_entropy_with_logits_opt(
+    const yg_tensor *self,
+    const yg_tensor *target,
+    const yg_binary_cross_entropy_with_logits_options *options,
+    yg_tensor **out)
+{
+    static const yg_binary_cross_entropy_with_logits_options defaults = {0};
+    const yg_binary_cross_entropy_with_logits_options *o = options != NULL ? options : &defaults;
+    return yg_binary_cross_entropy_with_logits(
+        self,
+        target,
+        o->weight,
+        o->pos_weight,
+        o->reduction.set ? o->reduction.value : 1,
+        out);
+}
+
 /* Runs yg_cross_entropy with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status cross_entropy_traced(const yg_tensor *self,
@@ -555,4 +618,20 @@ yg_status yg_cross_entropy(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "cross_entropy");
     return YG_OK;
+}
+
+yg_status yg_cross_entropy_opt(const yg_tensor *self,
+                               const yg_tensor *target,
+                               const yg_cross_entropy_options *options,
+                               yg_tensor **out)
+{
+    static const yg_cross_entropy_options defaults = {0};
+    const yg_cross_entropy_options *o = options != NULL ? options : &defaults;
+    return yg_cross_entropy(
+        self,
+        target,
+        o->weight,
+        o->reduction.set ? o->reduction.value : 1,
+        o->ignore_index.set ? o->ignore_index.value : -100,
+        out);
 }

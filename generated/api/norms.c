@@ -82,6 +82,24 @@ yg_status yg_layer_norm(const yg_tensor *input,
     return YG_OK;
 }
 
+yg_status yg_layer_norm_opt(const yg_tensor *input,
+                            const int64_t *normalized_shape,
+                            int64_t normalized_shape_len,
+                            const yg_layer_norm_options *options,
+                            yg_tensor **out)
+{
+    static const yg_layer_norm_options defaults = {0};
+    const yg_layer_norm_options *o = options != NULL ? options : &defaults;
+    return yg_layer_norm(
+        input,
+        normalized_shape,
+        normalized_shape_len,
+        o->weight,
+        o->bias,
+        o->eps.set ? o->eps.value : 1e-05,
+        out);
+}
+
 /* Runs yg_group_norm with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status group_norm_traced(const yg_tensor *input,
@@ -127,6 +145,22 @@ yg_status yg_group_norm(const yg_tensor *input,
     if (st != YG_OK)
         return yg__fail_prefix(st, "group_norm");
     return YG_OK;
+}
+
+yg_status yg_group_norm_opt(const yg_tensor *input,
+                            int64_t num_groups,
+                            const yg_group_norm_options *options,
+                            yg_tensor **out)
+{
+    static const yg_group_norm_options defaults = {0};
+    const yg_group_norm_options *o = options != NULL ? options : &defaults;
+    return yg_group_norm(
+        input,
+        num_groups,
+        o->weight,
+        o->bias,
+        o->eps.set ? o->eps.value : 1e-05,
+        out);
 }
 
 /* Runs yg_batch_norm with tracing paused and records it as one node
@@ -220,6 +254,24 @@ yg_status yg_batch_norm(const yg_tensor *input,
     if (running_var != NULL)
         yg__tensor_bump_version(running_var);
     return YG_OK;
+}
+
+yg_status yg_batch_norm_opt(const yg_tensor *input,
+                            const yg_batch_norm_options *options,
+                            yg_tensor **out)
+{
+    static const yg_batch_norm_options defaults = {0};
+    const yg_batch_norm_options *o = options != NULL ? options : &defaults;
+    return yg_batch_norm(
+        input,
+        o->weight,
+        o->bias,
+        o->running_mean,
+        o->running_var,
+        o->training.set ? o->training.value : false,
+        o->momentum.set ? o->momentum.value : 0.1,
+        o->eps.set ? o->eps.value : 1e-05,
+        out);
 }
 
 typedef yg_status (*native_layer_norm_fn)(const yg_tensor *input,

@@ -629,3 +629,20 @@ yg_status yg_pad(const yg_tensor *self,
         return yg__fail_prefix(st, "pad");
     return YG_OK;
 }
+
+yg_status yg_pad_opt(const yg_tensor *self,
+                     const int64_t *pad,
+                     int64_t pad_len,
+                     const yg_pad_options *options,
+                     yg_tensor **out)
+{
+    static const yg_pad_options defaults = {0};
+    const yg_pad_options *o = options != NULL ? options : &defaults;
+    return yg_pad(
+        self,
+        pad,
+        pad_len,
+        o->mode != NULL ? o->mode : "constant",
+        o->value.set ? o->value.value : 0,
+        out);
+}

@@ -109,6 +109,30 @@ yg_status yg_max_pool2d(const yg_tensor *self,
     return YG_OK;
 }
 
+yg_status yg_max_pool2d_opt(const yg_tensor *self,
+                            const int64_t *kernel_size,
+                            int64_t kernel_size_len,
+                            const yg_max_pool2d_options *options,
+                            yg_tensor **out)
+{
+    static const yg_max_pool2d_options defaults = {0};
+    const yg_max_pool2d_options *o = options != NULL ? options : &defaults;
+    static const int64_t padding_default[] = {0};
+    static const int64_t dilation_default[] = {1};
+    return yg_max_pool2d(
+        self,
+        kernel_size,
+        kernel_size_len,
+        o->stride.set ? o->stride.items : NULL,
+        o->stride.set ? o->stride.len : 0,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 1,
+        o->ceil_mode.set ? o->ceil_mode.value : false,
+        out);
+}
+
 typedef yg_status (*max_pool2d_with_indices_fn)(const yg_tensor *self,
                                                 const int64_t *kernel_size,
                                                 int64_t kernel_size_len,
@@ -282,6 +306,32 @@ out:
     return st;
 }
 
+yg_status yg_max_pool2d_with_indices_opt(const yg_tensor *self,
+                                         const int64_t *kernel_size,
+                                         int64_t kernel_size_len,
+                                         const yg_max_pool2d_with_indices_options *options,
+                                         yg_tensor **out_values,
+                                         yg_tensor **out_indices)
+{
+    static const yg_max_pool2d_with_indices_options defaults = {0};
+    const yg_max_pool2d_with_indices_options *o = options != NULL ? options : &defaults;
+    static const int64_t padding_default[] = {0};
+    static const int64_t dilation_default[] = {1};
+    return yg_max_pool2d_with_indices(
+        self,
+        kernel_size,
+        kernel_size_len,
+        o->stride.set ? o->stride.items : NULL,
+        o->stride.set ? o->stride.len : 0,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 1,
+        o->ceil_mode.set ? o->ceil_mode.value : false,
+        out_values,
+        out_indices);
+}
+
 /* Runs yg_max_pool2d_with_indices_backward with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_output,
@@ -429,6 +479,32 @@ yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
     return YG_OK;
 }
 
+yg_status yg_max_pool1d_with_indices_opt(const yg_tensor *self,
+                                         const int64_t *kernel_size,
+                                         int64_t kernel_size_len,
+                                         const yg_max_pool1d_with_indices_options *options,
+                                         yg_tensor **out_values,
+                                         yg_tensor **out_indices)
+{
+    static const yg_max_pool1d_with_indices_options defaults = {0};
+    const yg_max_pool1d_with_indices_options *o = options != NULL ? options : &defaults;
+    static const int64_t padding_default[] = {0};
+    static const int64_t dilation_default[] = {1};
+    return yg_max_pool1d_with_indices(
+        self,
+        kernel_size,
+        kernel_size_len,
+        o->stride.set ? o->stride.items : NULL,
+        o->stride.set ? o->stride.len : 0,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 1,
+        o->ceil_mode.set ? o->ceil_mode.value : false,
+        out_values,
+        out_indices);
+}
+
 /* Runs yg_max_pool1d with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status max_pool1d_traced(const yg_tensor *self,
@@ -515,6 +591,30 @@ yg_status yg_max_pool1d(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "max_pool1d");
     return YG_OK;
+}
+
+yg_status yg_max_pool1d_opt(const yg_tensor *self,
+                            const int64_t *kernel_size,
+                            int64_t kernel_size_len,
+                            const yg_max_pool1d_options *options,
+                            yg_tensor **out)
+{
+    static const yg_max_pool1d_options defaults = {0};
+    const yg_max_pool1d_options *o = options != NULL ? options : &defaults;
+    static const int64_t padding_default[] = {0};
+    static const int64_t dilation_default[] = {1};
+    return yg_max_pool1d(
+        self,
+        kernel_size,
+        kernel_size_len,
+        o->stride.set ? o->stride.items : NULL,
+        o->stride.set ? o->stride.len : 0,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 1,
+        o->ceil_mode.set ? o->ceil_mode.value : false,
+        out);
 }
 
 typedef yg_status (*max_pool3d_with_indices_fn)(const yg_tensor *self,
@@ -690,6 +790,32 @@ out:
     return st;
 }
 
+yg_status yg_max_pool3d_with_indices_opt(const yg_tensor *self,
+                                         const int64_t *kernel_size,
+                                         int64_t kernel_size_len,
+                                         const yg_max_pool3d_with_indices_options *options,
+                                         yg_tensor **out_values,
+                                         yg_tensor **out_indices)
+{
+    static const yg_max_pool3d_with_indices_options defaults = {0};
+    const yg_max_pool3d_with_indices_options *o = options != NULL ? options : &defaults;
+    static const int64_t padding_default[] = {0};
+    static const int64_t dilation_default[] = {1};
+    return yg_max_pool3d_with_indices(
+        self,
+        kernel_size,
+        kernel_size_len,
+        o->stride.set ? o->stride.items : NULL,
+        o->stride.set ? o->stride.len : 0,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 1,
+        o->ceil_mode.set ? o->ceil_mode.value : false,
+        out_values,
+        out_indices);
+}
+
 /* Runs yg_max_pool3d with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status max_pool3d_traced(const yg_tensor *self,
@@ -776,6 +902,30 @@ yg_status yg_max_pool3d(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "max_pool3d");
     return YG_OK;
+}
+
+yg_status yg_max_pool3d_opt(const yg_tensor *self,
+                            const int64_t *kernel_size,
+                            int64_t kernel_size_len,
+                            const yg_max_pool3d_options *options,
+                            yg_tensor **out)
+{
+    static const yg_max_pool3d_options defaults = {0};
+    const yg_max_pool3d_options *o = options != NULL ? options : &defaults;
+    static const int64_t padding_default[] = {0};
+    static const int64_t dilation_default[] = {1};
+    return yg_max_pool3d(
+        self,
+        kernel_size,
+        kernel_size_len,
+        o->stride.set ? o->stride.items : NULL,
+        o->stride.set ? o->stride.len : 0,
+        o->padding.set ? o->padding.items : padding_default,
+        o->padding.set ? o->padding.len : 1,
+        o->dilation.set ? o->dilation.items : dilation_default,
+        o->dilation.set ? o->dilation.len : 1,
+        o->ceil_mode.set ? o->ceil_mode.value : false,
+        out);
 }
 
 /* Runs yg_max_pool3d_with_indices_backward with tracing paused and records it as one node

@@ -83,6 +83,22 @@ yg_status yg_rand(const int64_t *size,
     return kernel(size, size_len, generator, dtype, device, out);
 }
 
+yg_status yg_rand_opt(const int64_t *size,
+                      int64_t size_len,
+                      const yg_rand_options *options,
+                      yg_tensor **out)
+{
+    static const yg_rand_options defaults = {0};
+    const yg_rand_options *o = options != NULL ? options : &defaults;
+    return yg_rand(
+        size,
+        size_len,
+        o->generator,
+        o->dtype,
+        o->device,
+        out);
+}
+
 typedef yg_status (*randn_fn)(const int64_t *size,
                               int64_t size_len,
                               yg_generator *generator,
@@ -143,6 +159,22 @@ yg_status yg_randn(const int64_t *size,
         return yg__fail(YG_ERR_DEVICE, "randn: no kernel for device %s",
                         yg__device_name(dev));
     return kernel(size, size_len, generator, dtype, device, out);
+}
+
+yg_status yg_randn_opt(const int64_t *size,
+                       int64_t size_len,
+                       const yg_randn_options *options,
+                       yg_tensor **out)
+{
+    static const yg_randn_options defaults = {0};
+    const yg_randn_options *o = options != NULL ? options : &defaults;
+    return yg_randn(
+        size,
+        size_len,
+        o->generator,
+        o->dtype,
+        o->device,
+        out);
 }
 
 typedef yg_status (*randint_fn)(int64_t low,
@@ -213,6 +245,26 @@ yg_status yg_randint(int64_t low,
         return yg__fail(YG_ERR_DEVICE, "randint: no kernel for device %s",
                         yg__device_name(dev));
     return kernel(low, high, size, size_len, generator, dtype, device, out);
+}
+
+yg_status yg_randint_opt(int64_t low,
+                         int64_t high,
+                         const int64_t *size,
+                         int64_t size_len,
+                         const yg_randint_options *options,
+                         yg_tensor **out)
+{
+    static const yg_randint_options defaults = {0};
+    const yg_randint_options *o = options != NULL ? options : &defaults;
+    return yg_randint(
+        low,
+        high,
+        size,
+        size_len,
+        o->generator,
+        o->dtype,
+        o->device,
+        out);
 }
 
 typedef yg_status (*bernoulli_fn)(const yg_tensor *self,
@@ -359,6 +411,20 @@ yg_status yg_rand_like(const yg_tensor *self,
     return YG_OK;
 }
 
+yg_status yg_rand_like_opt(const yg_tensor *self,
+                           const yg_rand_like_options *options,
+                           yg_tensor **out)
+{
+    static const yg_rand_like_options defaults = {0};
+    const yg_rand_like_options *o = options != NULL ? options : &defaults;
+    return yg_rand_like(
+        self,
+        o->generator,
+        o->dtype,
+        o->device,
+        out);
+}
+
 /* Runs yg_randn_like with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status randn_like_traced(const yg_tensor *self,
@@ -403,6 +469,20 @@ yg_status yg_randn_like(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "randn_like");
     return YG_OK;
+}
+
+yg_status yg_randn_like_opt(const yg_tensor *self,
+                            const yg_randn_like_options *options,
+                            yg_tensor **out)
+{
+    static const yg_randn_like_options defaults = {0};
+    const yg_randn_like_options *o = options != NULL ? options : &defaults;
+    return yg_randn_like(
+        self,
+        o->generator,
+        o->dtype,
+        o->device,
+        out);
 }
 
 /* Runs yg_dropout with tracing paused and records it as one node

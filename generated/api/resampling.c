@@ -375,6 +375,25 @@ out:
     return st;
 }
 
+yg_status yg_upsample_bilinear2d_opt(const yg_tensor *self,
+                                     const int64_t *output_size,
+                                     int64_t output_size_len,
+                                     bool align_corners,
+                                     const yg_upsample_bilinear2d_options *options,
+                                     yg_tensor **out)
+{
+    static const yg_upsample_bilinear2d_options defaults = {0};
+    const yg_upsample_bilinear2d_options *o = options != NULL ? options : &defaults;
+    return yg_upsample_bilinear2d(
+        self,
+        output_size,
+        output_size_len,
+        align_corners,
+        o->scales_h.set ? o->scales_h.value : 0.0,
+        o->scales_w.set ? o->scales_w.value : 0.0,
+        out);
+}
+
 typedef yg_status (*upsample_bilinear2d_backward_fn)(const yg_tensor *grad_output,
                                                      const int64_t *self_sizes,
                                                      int64_t self_sizes_len,
@@ -507,6 +526,26 @@ out:
     return st;
 }
 
+yg_status yg_upsample_bilinear2d_backward_opt(
+    const yg_tensor *grad_output,
+    const int64_t *self_sizes,
+    int64_t self_sizes_len,
+    bool align_corners,
+    const yg_upsample_bilinear2d_backward_options *options,
+    yg_tensor **out)
+{
+    static const yg_upsample_bilinear2d_backward_options defaults = {0};
+    const yg_upsample_bilinear2d_backward_options *o = options != NULL ? options : &defaults;
+    return yg_upsample_bilinear2d_backward(
+        grad_output,
+        self_sizes,
+        self_sizes_len,
+        align_corners,
+        o->scales_h.set ? o->scales_h.value : 0.0,
+        o->scales_w.set ? o->scales_w.value : 0.0,
+        out);
+}
+
 /* Runs yg_upsample_bilinear2d_to with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status upsample_bilinear2d_to_traced(const yg_tensor *self,
@@ -566,6 +605,25 @@ yg_status yg_upsample_bilinear2d_to(const yg_tensor *self,
     if (st != YG_OK)
         return yg__fail_prefix(st, "upsample_bilinear2d_to");
     return YG_OK;
+}
+
+yg_status yg_upsample_bilinear2d_to_opt(const yg_tensor *self,
+                                        const int64_t *sizes,
+                                        int64_t sizes_len,
+                                        bool align_corners,
+                                        const yg_upsample_bilinear2d_to_options *options,
+                                        yg_tensor **out)
+{
+    static const yg_upsample_bilinear2d_to_options defaults = {0};
+    const yg_upsample_bilinear2d_to_options *o = options != NULL ? options : &defaults;
+    return yg_upsample_bilinear2d_to(
+        self,
+        sizes,
+        sizes_len,
+        align_corners,
+        o->scales_h.set ? o->scales_h.value : 0.0,
+        o->scales_w.set ? o->scales_w.value : 0.0,
+        out);
 }
 
 /* Runs yg_pixel_shuffle with tracing paused and records it as one node

@@ -318,6 +318,19 @@ yg_status yg_clamp_opt(const yg_tensor *self,
     return YG_OK;
 }
 
+yg_status yg_clamp_opt_opt(const yg_tensor *self,
+                           const yg_clamp_opt_options *options,
+                           yg_tensor **out)
+{
+    static const yg_clamp_opt_options defaults = {0};
+    const yg_clamp_opt_options *o = options != NULL ? options : &defaults;
+    return yg_clamp_opt(
+        self,
+        o->min.set ? &o->min.value : NULL,
+        o->max.set ? &o->max.value : NULL,
+        out);
+}
+
 typedef yg_status (*floor_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const floor_fn floor_kernels[YG_DEVICE_COUNT_] = {

@@ -226,6 +226,19 @@ out:
     return st;
 }
 
+yg_status yg_slice_opt(const yg_tensor *self, const yg_slice_options *options, yg_tensor **out)
+{
+    static const yg_slice_options defaults = {0};
+    const yg_slice_options *o = options != NULL ? options : &defaults;
+    return yg_slice(
+        self,
+        o->dim.set ? o->dim.value : 0,
+        o->start.set ? o->start.value : 0,
+        o->end.set ? o->end.value : 9223372036854775807,
+        o->step.set ? o->step.value : 1,
+        out);
+}
+
 /* Runs yg_narrow with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status narrow_traced(const yg_tensor *self,

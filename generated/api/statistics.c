@@ -131,6 +131,19 @@ out:
     return st;
 }
 
+yg_status yg_var_opt(const yg_tensor *self, const yg_var_options *options, yg_tensor **out)
+{
+    static const yg_var_options defaults = {0};
+    const yg_var_options *o = options != NULL ? options : &defaults;
+    return yg_var(
+        self,
+        o->dim.set ? o->dim.items : NULL,
+        o->dim.set ? o->dim.len : 0,
+        o->correction.set ? o->correction.value : 1,
+        o->keepdim.set ? o->keepdim.value : false,
+        out);
+}
+
 typedef yg_status (*std_fn)(const yg_tensor *self,
                             const int64_t *dim,
                             int64_t dim_len,
@@ -242,6 +255,19 @@ yg_status yg_std(const yg_tensor *self,
 out:
     yg_release(result);
     return st;
+}
+
+yg_status yg_std_opt(const yg_tensor *self, const yg_std_options *options, yg_tensor **out)
+{
+    static const yg_std_options defaults = {0};
+    const yg_std_options *o = options != NULL ? options : &defaults;
+    return yg_std(
+        self,
+        o->dim.set ? o->dim.items : NULL,
+        o->dim.set ? o->dim.len : 0,
+        o->correction.set ? o->correction.value : 1,
+        o->keepdim.set ? o->keepdim.value : false,
+        out);
 }
 
 typedef yg_status (*var_mean_fn)(const yg_tensor *self,
@@ -375,6 +401,23 @@ out:
     yg_release(result1);
     yg_release(result);
     return st;
+}
+
+yg_status yg_var_mean_opt(const yg_tensor *self,
+                          const yg_var_mean_options *options,
+                          yg_tensor **out_var,
+                          yg_tensor **out_mean)
+{
+    static const yg_var_mean_options defaults = {0};
+    const yg_var_mean_options *o = options != NULL ? options : &defaults;
+    return yg_var_mean(
+        self,
+        o->dim.set ? o->dim.items : NULL,
+        o->dim.set ? o->dim.len : 0,
+        o->correction.set ? o->correction.value : 1,
+        o->keepdim.set ? o->keepdim.value : false,
+        out_var,
+        out_mean);
 }
 
 /* Runs yg_var_backward with tracing paused and records it as one node
@@ -537,6 +580,19 @@ yg_status yg_norm(const yg_tensor *self,
 out:
     yg_release(result);
     return st;
+}
+
+yg_status yg_norm_opt(const yg_tensor *self, const yg_norm_options *options, yg_tensor **out)
+{
+    static const yg_norm_options defaults = {0};
+    const yg_norm_options *o = options != NULL ? options : &defaults;
+    return yg_norm(
+        self,
+        o->p.set ? o->p.value : 2,
+        o->dim.set ? o->dim.items : NULL,
+        o->dim.set ? o->dim.len : 0,
+        o->keepdim.set ? o->keepdim.value : false,
+        out);
 }
 
 typedef yg_status (*norm_backward_fn)(const yg_tensor *grad_output,

@@ -917,6 +917,19 @@ yg_status yg_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, 
     return YG_OK;
 }
 
+yg_status yg_flatten_opt(const yg_tensor *self,
+                         const yg_flatten_options *options,
+                         yg_tensor **out)
+{
+    static const yg_flatten_options defaults = {0};
+    const yg_flatten_options *o = options != NULL ? options : &defaults;
+    return yg_flatten(
+        self,
+        o->start_dim.set ? o->start_dim.value : 0,
+        o->end_dim.set ? o->end_dim.value : -1,
+        out);
+}
+
 /* Runs yg_contiguous with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status contiguous_traced(const yg_tensor *self, yg_tensor **out)

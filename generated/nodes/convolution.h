@@ -13,20 +13,4 @@
 
 #include "autograd/node.h"
 
-/* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
- *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
- *   bool deterministic, bool allow_backend_choice) -> Tensor */
-typedef struct convolution_dispatch_backward {
-    yg_node base;
-    yg_saved_tensor input;
-    yg_saved_tensor weight;
-    yg_saved_int_list stride;
-    yg_saved_int_list padding;
-    yg_saved_int_list dilation;
-    bool transposed;
-    yg_saved_int_list output_padding;
-    int64_t groups;
-} convolution_dispatch_backward;
-extern const yg_node_vtable yg__convolution_dispatch_backward_vtable;
-
 #endif /* YAGRAD_NODES_CONVOLUTION_H */

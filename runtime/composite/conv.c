@@ -29,6 +29,7 @@
 #include "yagrad/ops_join_split.h"
 #include "yagrad/ops_padding.h"
 #include "yagrad/ops_convolution.h"
+#include "yagrad/ops_convolution_general.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -62,6 +62,7 @@
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_layers.h"
 #include "yagrad/ops_convolution.h"
+#include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_average_pooling.h"
 #include "yagrad/ops_resampling.h"

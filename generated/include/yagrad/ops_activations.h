@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -80,6 +81,20 @@ YG_NODISCARD yg_status yg_softplus(const yg_tensor *self,  /* borrowed */
                                    double threshold,       /* default 20 */
                                    yg_tensor **out);       /* out: new ref */
 
+/* softplus with options
+ *
+ * As yg_softplus, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_softplus_options {
+    yg_opt_float beta;      /* default 1 */
+    yg_opt_float threshold; /* default 20 */
+} yg_softplus_options;
+YG_NODISCARD yg_status yg_softplus_opt(
+    const yg_tensor *self,               /* borrowed */
+    const yg_softplus_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                    /* out: new ref */
+
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
  *
  * self clamped to [min_val, max_val]; the gradient is 0 at and beyond the
@@ -89,6 +104,20 @@ YG_NODISCARD yg_status yg_hardtanh(const yg_tensor *self,  /* borrowed */
                                    double min_val,         /* default -1 */
                                    double max_val,         /* default 1 */
                                    yg_tensor **out);       /* out: new ref */
+
+/* hardtanh with options
+ *
+ * As yg_hardtanh, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_hardtanh_options {
+    yg_opt_float min_val; /* default -1 */
+    yg_opt_float max_val; /* default 1 */
+} yg_hardtanh_options;
+YG_NODISCARD yg_status yg_hardtanh_opt(
+    const yg_tensor *self,               /* borrowed */
+    const yg_hardtanh_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                    /* out: new ref */
 
 #ifdef __cplusplus
 }

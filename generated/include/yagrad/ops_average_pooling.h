@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -34,6 +35,24 @@ YG_NODISCARD yg_status yg_avg_pool2d(
     bool ceil_mode,              /* default false */
     bool count_include_pad,      /* default true */
     yg_tensor **out);            /* out: new ref */
+
+/* avg_pool2d with options
+ *
+ * As yg_avg_pool2d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_avg_pool2d_options {
+    yg_opt_ints stride;            /* default [] */
+    yg_opt_ints padding;           /* default [0] */
+    yg_opt_bool ceil_mode;         /* default False */
+    yg_opt_bool count_include_pad; /* default True */
+} yg_avg_pool2d_options;
+YG_NODISCARD yg_status yg_avg_pool2d_opt(
+    const yg_tensor *self,                 /* borrowed */
+    const int64_t *kernel_size,            /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const yg_avg_pool2d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad) -> Tensor
@@ -73,6 +92,24 @@ YG_NODISCARD yg_status yg_avg_pool1d(
     bool ceil_mode,              /* default false */
     bool count_include_pad,      /* default true */
     yg_tensor **out);            /* out: new ref */
+
+/* avg_pool1d with options
+ *
+ * As yg_avg_pool1d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_avg_pool1d_options {
+    yg_opt_ints stride;            /* default [] */
+    yg_opt_ints padding;           /* default [0] */
+    yg_opt_bool ceil_mode;         /* default False */
+    yg_opt_bool count_include_pad; /* default True */
+} yg_avg_pool1d_options;
+YG_NODISCARD yg_status yg_avg_pool1d_opt(
+    const yg_tensor *self,                 /* borrowed */
+    const int64_t *kernel_size,            /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const yg_avg_pool1d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
  *
@@ -127,6 +164,25 @@ YG_NODISCARD yg_status yg_avg_pool3d(
     bool count_include_pad,      /* default true */
     int64_t divisor_override,    /* default 0 */
     yg_tensor **out);            /* out: new ref */
+
+/* avg_pool3d with options
+ *
+ * As yg_avg_pool3d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_avg_pool3d_options {
+    yg_opt_ints stride;            /* default [] */
+    yg_opt_ints padding;           /* default [0] */
+    yg_opt_bool ceil_mode;         /* default False */
+    yg_opt_bool count_include_pad; /* default True */
+    yg_opt_int divisor_override;   /* default 0 */
+} yg_avg_pool3d_options;
+YG_NODISCARD yg_status yg_avg_pool3d_opt(
+    const yg_tensor *self,                 /* borrowed */
+    const int64_t *kernel_size,            /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const yg_avg_pool3d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
  *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -36,6 +37,24 @@ YG_NODISCARD yg_status yg_conv1d(
     int64_t groups,           /* default 1 */
     yg_tensor **out);         /* out: new ref */
 
+/* conv1d with options
+ *
+ * As yg_conv1d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_conv1d_options {
+    const yg_tensor *bias; /* default None */
+    yg_opt_ints stride;    /* default 1 */
+    yg_opt_ints padding;   /* default 0 */
+    yg_opt_ints dilation;  /* default 1 */
+    yg_opt_int groups;     /* default 1 */
+} yg_conv1d_options;
+YG_NODISCARD yg_status yg_conv1d_opt(
+    const yg_tensor *input,            /* borrowed */
+    const yg_tensor *weight,           /* borrowed */
+    const yg_conv1d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                  /* out: new ref */
+
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
  *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor
  *
@@ -53,6 +72,24 @@ YG_NODISCARD yg_status yg_conv1d_padding(
     int64_t dilation_len,
     int64_t groups,           /* default 1 */
     yg_tensor **out);         /* out: new ref */
+
+/* conv1d.padding with options
+ *
+ * As yg_conv1d_padding, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_conv1d_padding_options {
+    const yg_tensor *bias; /* default None */
+    yg_opt_ints stride;    /* default 1 */
+    const char *padding;   /* default 'valid' */
+    yg_opt_ints dilation;  /* default 1 */
+    yg_opt_int groups;     /* default 1 */
+} yg_conv1d_padding_options;
+YG_NODISCARD yg_status yg_conv1d_padding_opt(
+    const yg_tensor *input,                    /* borrowed */
+    const yg_tensor *weight,                   /* borrowed */
+    const yg_conv1d_padding_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                          /* out: new ref */
 
 /* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0,
  *   int[2] dilation=1, int groups=1) -> Tensor
@@ -72,6 +109,24 @@ YG_NODISCARD yg_status yg_conv2d(
     int64_t groups,           /* default 1 */
     yg_tensor **out);         /* out: new ref */
 
+/* conv2d with options
+ *
+ * As yg_conv2d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_conv2d_options {
+    const yg_tensor *bias; /* default None */
+    yg_opt_ints stride;    /* default 1 */
+    yg_opt_ints padding;   /* default 0 */
+    yg_opt_ints dilation;  /* default 1 */
+    yg_opt_int groups;     /* default 1 */
+} yg_conv2d_options;
+YG_NODISCARD yg_status yg_conv2d_opt(
+    const yg_tensor *input,            /* borrowed */
+    const yg_tensor *weight,           /* borrowed */
+    const yg_conv2d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                  /* out: new ref */
+
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
  *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor
  *
@@ -88,6 +143,24 @@ YG_NODISCARD yg_status yg_conv2d_padding(
     int64_t dilation_len,
     int64_t groups,           /* default 1 */
     yg_tensor **out);         /* out: new ref */
+
+/* conv2d.padding with options
+ *
+ * As yg_conv2d_padding, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_conv2d_padding_options {
+    const yg_tensor *bias; /* default None */
+    yg_opt_ints stride;    /* default 1 */
+    const char *padding;   /* default 'valid' */
+    yg_opt_ints dilation;  /* default 1 */
+    yg_opt_int groups;     /* default 1 */
+} yg_conv2d_padding_options;
+YG_NODISCARD yg_status yg_conv2d_padding_opt(
+    const yg_tensor *input,                    /* borrowed */
+    const yg_tensor *weight,                   /* borrowed */
+    const yg_conv2d_padding_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                          /* out: new ref */
 
 /* conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0,
  *   int[3] dilation=1, int groups=1) -> Tensor
@@ -107,6 +180,24 @@ YG_NODISCARD yg_status yg_conv3d(
     int64_t groups,           /* default 1 */
     yg_tensor **out);         /* out: new ref */
 
+/* conv3d with options
+ *
+ * As yg_conv3d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_conv3d_options {
+    const yg_tensor *bias; /* default None */
+    yg_opt_ints stride;    /* default 1 */
+    yg_opt_ints padding;   /* default 0 */
+    yg_opt_ints dilation;  /* default 1 */
+    yg_opt_int groups;     /* default 1 */
+} yg_conv3d_options;
+YG_NODISCARD yg_status yg_conv3d_opt(
+    const yg_tensor *input,            /* borrowed */
+    const yg_tensor *weight,           /* borrowed */
+    const yg_conv3d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                  /* out: new ref */
+
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
  *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor
  *
@@ -123,6 +214,24 @@ YG_NODISCARD yg_status yg_conv3d_padding(
     int64_t dilation_len,
     int64_t groups,           /* default 1 */
     yg_tensor **out);         /* out: new ref */
+
+/* conv3d.padding with options
+ *
+ * As yg_conv3d_padding, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_conv3d_padding_options {
+    const yg_tensor *bias; /* default None */
+    yg_opt_ints stride;    /* default 1 */
+    const char *padding;   /* default 'valid' */
+    yg_opt_ints dilation;  /* default 1 */
+    yg_opt_int groups;     /* default 1 */
+} yg_conv3d_padding_options;
+YG_NODISCARD yg_status yg_conv3d_padding_opt(
+    const yg_tensor *input,                    /* borrowed */
+    const yg_tensor *weight,                   /* borrowed */
+    const yg_conv3d_padding_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                          /* out: new ref */
 
 /* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
  *   int[1] padding=0, int[1] output_padding=0, int groups=1, int[1] dilation=1) -> Tensor
@@ -146,6 +255,25 @@ YG_NODISCARD yg_status yg_conv_transpose1d(
     int64_t dilation_len,
     yg_tensor **out);               /* out: new ref */
 
+/* conv_transpose1d with options
+ *
+ * As yg_conv_transpose1d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_conv_transpose1d_options {
+    const yg_tensor *bias;      /* default None */
+    yg_opt_ints stride;         /* default 1 */
+    yg_opt_ints padding;        /* default 0 */
+    yg_opt_ints output_padding; /* default 0 */
+    yg_opt_int groups;          /* default 1 */
+    yg_opt_ints dilation;       /* default 1 */
+} yg_conv_transpose1d_options;
+YG_NODISCARD yg_status yg_conv_transpose1d_opt(
+    const yg_tensor *input,                      /* borrowed */
+    const yg_tensor *weight,                     /* borrowed */
+    const yg_conv_transpose1d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                            /* out: new ref */
+
 /* conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
  *   int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor
  *
@@ -166,6 +294,25 @@ YG_NODISCARD yg_status yg_conv_transpose2d(
     const int64_t *dilation,        /* borrowed, dilation_len entries (must be 2); default 1 */
     int64_t dilation_len,
     yg_tensor **out);               /* out: new ref */
+
+/* conv_transpose2d with options
+ *
+ * As yg_conv_transpose2d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_conv_transpose2d_options {
+    const yg_tensor *bias;      /* default None */
+    yg_opt_ints stride;         /* default 1 */
+    yg_opt_ints padding;        /* default 0 */
+    yg_opt_ints output_padding; /* default 0 */
+    yg_opt_int groups;          /* default 1 */
+    yg_opt_ints dilation;       /* default 1 */
+} yg_conv_transpose2d_options;
+YG_NODISCARD yg_status yg_conv_transpose2d_opt(
+    const yg_tensor *input,                      /* borrowed */
+    const yg_tensor *weight,                     /* borrowed */
+    const yg_conv_transpose2d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                            /* out: new ref */
 
 /* conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
  *   int[3] padding=0, int[3] output_padding=0, int groups=1, int[3] dilation=1) -> Tensor
@@ -189,87 +336,24 @@ YG_NODISCARD yg_status yg_conv_transpose3d(
     int64_t dilation_len,
     yg_tensor **out);               /* out: new ref */
 
-/* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
- *   int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
+/* conv_transpose3d with options
  *
- * every convolution: stride, padding, dilation and output_padding have
- * one entry per spatial dim (input's dims - 2); output_padding is used
- * when transposed only
+ * As yg_conv_transpose3d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
  */
-YG_NODISCARD yg_status yg_convolution(
-    const yg_tensor *input,         /* borrowed */
-    const yg_tensor *weight,        /* borrowed */
-    const yg_tensor *bias,          /* nullable, borrowed */
-    const int64_t *stride,          /* borrowed, stride_len entries */
-    int64_t stride_len,
-    const int64_t *padding,         /* borrowed, padding_len entries */
-    int64_t padding_len,
-    const int64_t *dilation,        /* borrowed, dilation_len entries */
-    int64_t dilation_len,
-    bool transposed,
-    const int64_t *output_padding,  /* borrowed, output_padding_len entries */
-    int64_t output_padding_len,
-    int64_t groups,
-    yg_tensor **out);               /* out: new ref */
-
-/* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
- *   int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark,
- *   bool deterministic, bool allow_backend_choice) -> Tensor
- *
- * convolution on the backend runtime/conv/ picks (yagrad/conv.h): the
- * forced one (yg_conv_force_backend, YG_CONV_BACKEND) or, when
- * allow_backend_choice, the best available; native otherwise.  benchmark
- * and deterministic are recorded for the backends that would use them
- * (native is deterministic and has nothing to benchmark)
- */
-YG_NODISCARD yg_status yg_convolution_dispatch(
-    const yg_tensor *input,         /* borrowed */
-    const yg_tensor *weight,        /* borrowed */
-    const yg_tensor *bias,          /* nullable, borrowed */
-    const int64_t *stride,          /* borrowed, stride_len entries */
-    int64_t stride_len,
-    const int64_t *padding,         /* borrowed, padding_len entries */
-    int64_t padding_len,
-    const int64_t *dilation,        /* borrowed, dilation_len entries */
-    int64_t dilation_len,
-    bool transposed,
-    const int64_t *output_padding,  /* borrowed, output_padding_len entries */
-    int64_t output_padding_len,
-    int64_t groups,
-    bool benchmark,
-    bool deterministic,
-    bool allow_backend_choice,
-    yg_tensor **out);               /* out: new ref */
-
-/* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride,
- *   int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups,
- *   bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- *
- * the gradients of convolution in input, weight and bias (bias: the sum
- * of grad_output over all dims but 1), each computed when its
- * output_mask entry is set (else NULL).  Composite: without a graph to
- * record it runs the backend's fused backward in one call; otherwise
- * convolutions of grad_output, input and weight (ATen's
- * _convolution_double_backward), so it differentiates again
- */
-YG_NODISCARD yg_status yg_convolution_backward(
-    const yg_tensor *grad_output,   /* borrowed */
-    const yg_tensor *input,         /* borrowed */
-    const yg_tensor *weight,        /* borrowed */
-    const int64_t *stride,          /* borrowed, stride_len entries */
-    int64_t stride_len,
-    const int64_t *padding,         /* borrowed, padding_len entries */
-    int64_t padding_len,
-    const int64_t *dilation,        /* borrowed, dilation_len entries */
-    int64_t dilation_len,
-    bool transposed,
-    const int64_t *output_padding,  /* borrowed, output_padding_len entries */
-    int64_t output_padding_len,
-    int64_t groups,
-    const bool *output_mask,        /* borrowed, 3 entries */
-    yg_tensor **out_grad_input,     /* out: new ref */
-    yg_tensor **out_grad_weight,    /* out: new ref */
-    yg_tensor **out_grad_bias);     /* out: new ref */
+typedef struct yg_conv_transpose3d_options {
+    const yg_tensor *bias;      /* default None */
+    yg_opt_ints stride;         /* default 1 */
+    yg_opt_ints padding;        /* default 0 */
+    yg_opt_ints output_padding; /* default 0 */
+    yg_opt_int groups;          /* default 1 */
+    yg_opt_ints dilation;       /* default 1 */
+} yg_conv_transpose3d_options;
+YG_NODISCARD yg_status yg_conv_transpose3d_opt(
+    const yg_tensor *input,                      /* borrowed */
+    const yg_tensor *weight,                     /* borrowed */
+    const yg_conv_transpose3d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                            /* out: new ref */
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -33,6 +34,21 @@ YG_NODISCARD yg_status yg_zeros(const int64_t *size,      /* borrowed, size_len 
                                 const yg_device *device,  /* nullable; default NULL */
                                 yg_tensor **out);         /* out: new ref */
 
+/* zeros with options
+ *
+ * As yg_zeros, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_zeros_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_zeros_options;
+YG_NODISCARD yg_status yg_zeros_opt(
+    const int64_t *size,              /* borrowed, size_len entries */
+    int64_t size_len,
+    const yg_zeros_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                 /* out: new ref */
+
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
  * A tensor of sizes size filled with 1 (see zeros for dtype and device).
@@ -42,6 +58,21 @@ YG_NODISCARD yg_status yg_ones(const int64_t *size,      /* borrowed, size_len e
                                const yg_dtype *dtype,    /* nullable; default NULL */
                                const yg_device *device,  /* nullable; default NULL */
                                yg_tensor **out);         /* out: new ref */
+
+/* ones with options
+ *
+ * As yg_ones, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_ones_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_ones_options;
+YG_NODISCARD yg_status yg_ones_opt(
+    const int64_t *size,             /* borrowed, size_len entries */
+    int64_t size_len,
+    const yg_ones_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                /* out: new ref */
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
@@ -55,6 +86,22 @@ YG_NODISCARD yg_status yg_full(const int64_t *size,      /* borrowed, size_len e
                                const yg_device *device,  /* nullable; default NULL */
                                yg_tensor **out);         /* out: new ref */
 
+/* full with options
+ *
+ * As yg_full, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_full_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_full_options;
+YG_NODISCARD yg_status yg_full_opt(
+    const int64_t *size,             /* borrowed, size_len entries */
+    int64_t size_len,
+    double fill_value,
+    const yg_full_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                /* out: new ref */
+
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
  * uninitialised contents
@@ -65,6 +112,21 @@ YG_NODISCARD yg_status yg_empty(const int64_t *size,      /* borrowed, size_len 
                                 const yg_device *device,  /* nullable; default NULL */
                                 yg_tensor **out);         /* out: new ref */
 
+/* empty with options
+ *
+ * As yg_empty, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_empty_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_empty_options;
+YG_NODISCARD yg_status yg_empty_opt(
+    const int64_t *size,              /* borrowed, size_len entries */
+    int64_t size_len,
+    const yg_empty_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                 /* out: new ref */
+
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
  * start + i * step for i in [0, ceil((end - start) / step)); arange(end)
@@ -74,6 +136,20 @@ YG_NODISCARD yg_status yg_arange(double end,
                                  const yg_dtype *dtype,    /* nullable; default NULL */
                                  const yg_device *device,  /* nullable; default NULL */
                                  yg_tensor **out);         /* out: new ref */
+
+/* arange with options
+ *
+ * As yg_arange, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_arange_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_arange_options;
+YG_NODISCARD yg_status yg_arange_opt(
+    double end,
+    const yg_arange_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                  /* out: new ref */
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
@@ -88,6 +164,22 @@ YG_NODISCARD yg_status yg_arange_start(double start,
                                        const yg_device *device,  /* nullable; default NULL */
                                        yg_tensor **out);         /* out: new ref */
 
+/* arange.start with options
+ *
+ * As yg_arange_start, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_arange_start_options {
+    yg_opt_float step;       /* default 1 */
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_arange_start_options;
+YG_NODISCARD yg_status yg_arange_start_opt(
+    double start,
+    double end,
+    const yg_arange_start_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                        /* out: new ref */
+
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  *
@@ -100,6 +192,22 @@ YG_NODISCARD yg_status yg_linspace(double start,
                                    const yg_device *device,  /* nullable; default NULL */
                                    yg_tensor **out);         /* out: new ref */
 
+/* linspace with options
+ *
+ * As yg_linspace, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_linspace_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_linspace_options;
+YG_NODISCARD yg_status yg_linspace_opt(
+    double start,
+    double end,
+    int64_t steps,
+    const yg_linspace_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                    /* out: new ref */
+
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
  * [n, n] (eye.m: [n, m]) with ones on the main diagonal
@@ -108,6 +216,20 @@ YG_NODISCARD yg_status yg_eye(int64_t n,
                               const yg_dtype *dtype,    /* nullable; default NULL */
                               const yg_device *device,  /* nullable; default NULL */
                               yg_tensor **out);         /* out: new ref */
+
+/* eye with options
+ *
+ * As yg_eye, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_eye_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_eye_options;
+YG_NODISCARD yg_status yg_eye_opt(
+    int64_t n,
+    const yg_eye_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);               /* out: new ref */
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
@@ -119,6 +241,21 @@ YG_NODISCARD yg_status yg_eye_m(int64_t n,
                                 const yg_device *device,  /* nullable; default NULL */
                                 yg_tensor **out);         /* out: new ref */
 
+/* eye.m with options
+ *
+ * As yg_eye_m, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_eye_m_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_eye_m_options;
+YG_NODISCARD yg_status yg_eye_m_opt(
+    int64_t n,
+    int64_t m,
+    const yg_eye_m_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                 /* out: new ref */
+
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
  * zeros with self's sizes (and self's dtype and device unless given).
@@ -128,6 +265,20 @@ YG_NODISCARD yg_status yg_zeros_like(const yg_tensor *self,    /* borrowed */
                                      const yg_device *device,  /* nullable; default NULL */
                                      yg_tensor **out);         /* out: new ref */
 
+/* zeros_like with options
+ *
+ * As yg_zeros_like, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_zeros_like_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_zeros_like_options;
+YG_NODISCARD yg_status yg_zeros_like_opt(
+    const yg_tensor *self,                 /* borrowed */
+    const yg_zeros_like_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
+
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
  * ones with self's sizes (and self's dtype and device unless given).
@@ -136,6 +287,20 @@ YG_NODISCARD yg_status yg_ones_like(const yg_tensor *self,    /* borrowed */
                                     const yg_dtype *dtype,    /* nullable; default NULL */
                                     const yg_device *device,  /* nullable; default NULL */
                                     yg_tensor **out);         /* out: new ref */
+
+/* ones_like with options
+ *
+ * As yg_ones_like, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_ones_like_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_ones_like_options;
+YG_NODISCARD yg_status yg_ones_like_opt(
+    const yg_tensor *self,                /* borrowed */
+    const yg_ones_like_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                     /* out: new ref */
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
@@ -149,6 +314,21 @@ YG_NODISCARD yg_status yg_full_like(const yg_tensor *self,    /* borrowed */
                                     const yg_device *device,  /* nullable; default NULL */
                                     yg_tensor **out);         /* out: new ref */
 
+/* full_like with options
+ *
+ * As yg_full_like, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_full_like_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_full_like_options;
+YG_NODISCARD yg_status yg_full_like_opt(
+    const yg_tensor *self,                /* borrowed */
+    double fill_value,
+    const yg_full_like_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                     /* out: new ref */
+
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
  * An uninitialised tensor with self's sizes (and self's dtype and device
@@ -158,6 +338,20 @@ YG_NODISCARD yg_status yg_empty_like(const yg_tensor *self,    /* borrowed */
                                      const yg_dtype *dtype,    /* nullable; default NULL */
                                      const yg_device *device,  /* nullable; default NULL */
                                      yg_tensor **out);         /* out: new ref */
+
+/* empty_like with options
+ *
+ * As yg_empty_like, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_empty_like_options {
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_empty_like_options;
+YG_NODISCARD yg_status yg_empty_like_opt(
+    const yg_tensor *self,                 /* borrowed */
+    const yg_empty_like_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -28,6 +29,20 @@ YG_NODISCARD yg_status yg_amax(const yg_tensor *self,  /* borrowed */
                                bool keepdim,           /* default false */
                                yg_tensor **out);       /* out: new ref */
 
+/* amax with options
+ *
+ * As yg_amax, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_amax_options {
+    yg_opt_ints dim;     /* default [] */
+    yg_opt_bool keepdim; /* default False */
+} yg_amax_options;
+YG_NODISCARD yg_status yg_amax_opt(
+    const yg_tensor *self,           /* borrowed */
+    const yg_amax_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                /* out: new ref */
+
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
  *
  * The smallest element over the dimensions dim ([] takes every dimension),
@@ -39,6 +54,20 @@ YG_NODISCARD yg_status yg_amin(const yg_tensor *self,  /* borrowed */
                                int64_t dim_len,
                                bool keepdim,           /* default false */
                                yg_tensor **out);       /* out: new ref */
+
+/* amin with options
+ *
+ * As yg_amin, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_amin_options {
+    yg_opt_ints dim;     /* default [] */
+    yg_opt_bool keepdim; /* default False */
+} yg_amin_options;
+YG_NODISCARD yg_status yg_amin_opt(
+    const yg_tensor *self,           /* borrowed */
+    const yg_amin_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                /* out: new ref */
 
 /* max(Tensor self) -> Tensor
  *

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -58,6 +59,25 @@ YG_NODISCARD yg_status yg_lstm_cell(const yg_tensor *input,  /* borrowed */
                                     const yg_tensor *b_hh,   /* nullable, borrowed; default NULL */
                                     yg_tensor **out_hy,      /* out: new ref */
                                     yg_tensor **out_cy);     /* out: new ref */
+
+/* lstm_cell with options
+ *
+ * As yg_lstm_cell, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_lstm_cell_options {
+    const yg_tensor *b_ih; /* default None */
+    const yg_tensor *b_hh; /* default None */
+} yg_lstm_cell_options;
+YG_NODISCARD yg_status yg_lstm_cell_opt(
+    const yg_tensor *input,               /* borrowed */
+    const yg_tensor *hx,                  /* borrowed */
+    const yg_tensor *cx,                  /* borrowed */
+    const yg_tensor *w_ih,                /* borrowed */
+    const yg_tensor *w_hh,                /* borrowed */
+    const yg_lstm_cell_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out_hy,                   /* out: new ref */
+    yg_tensor **out_cy);                  /* out: new ref */
 
 /* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy)
  *
@@ -108,6 +128,23 @@ YG_NODISCARD yg_status yg_gru_cell(const yg_tensor *input,  /* borrowed */
                                    const yg_tensor *b_hh,   /* nullable, borrowed; default NULL */
                                    yg_tensor **out);        /* out: new ref */
 
+/* gru_cell with options
+ *
+ * As yg_gru_cell, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_gru_cell_options {
+    const yg_tensor *b_ih; /* default None */
+    const yg_tensor *b_hh; /* default None */
+} yg_gru_cell_options;
+YG_NODISCARD yg_status yg_gru_cell_opt(
+    const yg_tensor *input,              /* borrowed */
+    const yg_tensor *hx,                 /* borrowed */
+    const yg_tensor *w_ih,               /* borrowed */
+    const yg_tensor *w_hh,               /* borrowed */
+    const yg_gru_cell_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                    /* out: new ref */
+
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
  *   bool is_causal=False, float? scale=None) -> Tensor
  *
@@ -124,6 +161,23 @@ YG_NODISCARD yg_status yg_scaled_dot_product_attention(
     bool is_causal,              /* default false */
     const double *scale,         /* nullable; default NULL */
     yg_tensor **out);            /* out: new ref */
+
+/* scaled_dot_product_attention with options
+ *
+ * As yg_scaled_dot_product_attention, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_scaled_dot_product_attention_options {
+    const yg_tensor *attn_mask; /* default None */
+    yg_opt_bool is_causal;      /* default False */
+    yg_opt_float scale;         /* default None */
+} yg_scaled_dot_product_attention_options;
+YG_NODISCARD yg_status yg_scaled_dot_product_attention_opt(
+    const yg_tensor *query,                                  /* borrowed */
+    const yg_tensor *key,                                    /* borrowed */
+    const yg_tensor *value,                                  /* borrowed */
+    const yg_scaled_dot_product_attention_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                                        /* out: new ref */
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -105,6 +106,22 @@ YG_NODISCARD yg_status yg_addmm(const yg_tensor *self,  /* borrowed */
                                 double alpha,           /* default 1 */
                                 yg_tensor **out);       /* out: new ref */
 
+/* addmm with options
+ *
+ * As yg_addmm, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_addmm_options {
+    yg_opt_float beta;  /* default 1 */
+    yg_opt_float alpha; /* default 1 */
+} yg_addmm_options;
+YG_NODISCARD yg_status yg_addmm_opt(
+    const yg_tensor *self,            /* borrowed */
+    const yg_tensor *mat1,            /* borrowed */
+    const yg_tensor *mat2,            /* borrowed */
+    const yg_addmm_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                 /* out: new ref */
+
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  *
  * beta self + alpha bmm(batch1, batch2)
@@ -115,6 +132,22 @@ YG_NODISCARD yg_status yg_baddbmm(const yg_tensor *self,    /* borrowed */
                                   double beta,              /* default 1 */
                                   double alpha,             /* default 1 */
                                   yg_tensor **out);         /* out: new ref */
+
+/* baddbmm with options
+ *
+ * As yg_baddbmm, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_baddbmm_options {
+    yg_opt_float beta;  /* default 1 */
+    yg_opt_float alpha; /* default 1 */
+} yg_baddbmm_options;
+YG_NODISCARD yg_status yg_baddbmm_opt(
+    const yg_tensor *self,              /* borrowed */
+    const yg_tensor *batch1,            /* borrowed */
+    const yg_tensor *batch2,            /* borrowed */
+    const yg_baddbmm_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                   /* out: new ref */
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
  *

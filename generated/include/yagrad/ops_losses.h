@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -31,6 +32,22 @@ YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
                                    int64_t reduction,        /* default 1 */
                                    int64_t ignore_index,     /* default -100 */
                                    yg_tensor **out);         /* out: new ref */
+
+/* nll_loss with options
+ *
+ * As yg_nll_loss, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_nll_loss_options {
+    const yg_tensor *weight; /* default None */
+    yg_opt_int reduction;    /* default 1 */
+    yg_opt_int ignore_index; /* default -100 */
+} yg_nll_loss_options;
+YG_NODISCARD yg_status yg_nll_loss_opt(
+    const yg_tensor *self,               /* borrowed */
+    const yg_tensor *target,             /* borrowed */
+    const yg_nll_loss_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                    /* out: new ref */
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
  *   int reduction, int ignore_index) -> Tensor
@@ -78,6 +95,21 @@ YG_NODISCARD yg_status yg_smooth_l1_loss(const yg_tensor *self,    /* borrowed *
                                          double beta,              /* default 1.0 */
                                          yg_tensor **out);         /* out: new ref */
 
+/* smooth_l1_loss with options
+ *
+ * As yg_smooth_l1_loss, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_smooth_l1_loss_options {
+    yg_opt_int reduction; /* default 1 */
+    yg_opt_float beta;    /* default 1.0 */
+} yg_smooth_l1_loss_options;
+YG_NODISCARD yg_status yg_smooth_l1_loss_opt(
+    const yg_tensor *self,                     /* borrowed */
+    const yg_tensor *target,                   /* borrowed */
+    const yg_smooth_l1_loss_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                          /* out: new ref */
+
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
  *   int reduction=1) -> Tensor
  *
@@ -90,6 +122,21 @@ YG_NODISCARD yg_status yg_binary_cross_entropy(
     const yg_tensor *weight,  /* nullable, borrowed; default NULL */
     int64_t reduction,        /* default 1 */
     yg_tensor **out);         /* out: new ref */
+
+/* binary_cross_entropy with options
+ *
+ * As yg_binary_cross_entropy, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_binary_cross_entropy_options {
+    const yg_tensor *weight; /* default None */
+    yg_opt_int reduction;    /* default 1 */
+} yg_binary_cross_entropy_options;
+YG_NODISCARD yg_status yg_binary_cross_entropy_opt(
+    const yg_tensor *self,                           /* borrowed */
+    const yg_tensor *target,                         /* borrowed */
+    const yg_binary_cross_entropy_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                                /* out: new ref */
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
  *   Tensor? pos_weight=None, int reduction=1) -> Tensor
@@ -104,6 +151,22 @@ YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits(
     const yg_tensor *pos_weight,  /* nullable, borrowed; default NULL */
     int64_t reduction,            /* default 1 */
     yg_tensor **out);             /* out: new ref */
+
+/* binary_cross_entropy_with_logits with options
+ *
+ * As yg_binary_cross_entropy_with_logits, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_binary_cross_entropy_with_logits_options {
+    const yg_tensor *weight;     /* default None */
+    const yg_tensor *pos_weight; /* default None */
+    yg_opt_int reduction;        /* default 1 */
+} yg_binary_cross_entropy_with_logits_options;
+YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits_opt(
+    const yg_tensor *self,                                       /* borrowed */
+    const yg_tensor *target,                                     /* borrowed */
+    const yg_binary_cross_entropy_with_logits_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                                            /* out: new ref */
 
 /* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
  *   int ignore_index=-100) -> Tensor
@@ -121,6 +184,22 @@ YG_NODISCARD yg_status yg_cross_entropy(
     int64_t reduction,        /* default 1 */
     int64_t ignore_index,     /* default -100 */
     yg_tensor **out);         /* out: new ref */
+
+/* cross_entropy with options
+ *
+ * As yg_cross_entropy, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_cross_entropy_options {
+    const yg_tensor *weight; /* default None */
+    yg_opt_int reduction;    /* default 1 */
+    yg_opt_int ignore_index; /* default -100 */
+} yg_cross_entropy_options;
+YG_NODISCARD yg_status yg_cross_entropy_opt(
+    const yg_tensor *self,                    /* borrowed */
+    const yg_tensor *target,                  /* borrowed */
+    const yg_cross_entropy_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                         /* out: new ref */
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -33,6 +34,23 @@ YG_NODISCARD yg_status yg_layer_norm(
     double eps,                       /* default 1e-05 */
     yg_tensor **out);                 /* out: new ref */
 
+/* layer_norm with options
+ *
+ * As yg_layer_norm, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_layer_norm_options {
+    const yg_tensor *weight; /* default None */
+    const yg_tensor *bias;   /* default None */
+    yg_opt_float eps;        /* default 1e-05 */
+} yg_layer_norm_options;
+YG_NODISCARD yg_status yg_layer_norm_opt(
+    const yg_tensor *input,                /* borrowed */
+    const int64_t *normalized_shape,       /* borrowed, normalized_shape_len entries */
+    int64_t normalized_shape_len,
+    const yg_layer_norm_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
+
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
  *
@@ -46,6 +64,22 @@ YG_NODISCARD yg_status yg_group_norm(
     const yg_tensor *bias,    /* nullable, borrowed; default NULL */
     double eps,               /* default 1e-05 */
     yg_tensor **out);         /* out: new ref */
+
+/* group_norm with options
+ *
+ * As yg_group_norm, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_group_norm_options {
+    const yg_tensor *weight; /* default None */
+    const yg_tensor *bias;   /* default None */
+    yg_opt_float eps;        /* default 1e-05 */
+} yg_group_norm_options;
+YG_NODISCARD yg_status yg_group_norm_opt(
+    const yg_tensor *input,                /* borrowed */
+    int64_t num_groups,
+    const yg_group_norm_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
 
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,
  *   Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None, bool training=False,
@@ -67,6 +101,25 @@ YG_NODISCARD yg_status yg_batch_norm(
     double momentum,          /* default 0.1 */
     double eps,               /* default 1e-05 */
     yg_tensor **out);         /* out: new ref */
+
+/* batch_norm with options
+ *
+ * As yg_batch_norm, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_batch_norm_options {
+    const yg_tensor *weight; /* default None */
+    const yg_tensor *bias;   /* default None */
+    yg_tensor *running_mean; /* default None */
+    yg_tensor *running_var;  /* default None */
+    yg_opt_bool training;    /* default False */
+    yg_opt_float momentum;   /* default 0.1 */
+    yg_opt_float eps;        /* default 1e-05 */
+} yg_batch_norm_options;
+YG_NODISCARD yg_status yg_batch_norm_opt(
+    const yg_tensor *input,                /* borrowed */
+    const yg_batch_norm_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
  *   float eps) -> (Tensor output, Tensor mean, Tensor rstd)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -97,6 +98,22 @@ YG_NODISCARD yg_status yg_pad(const yg_tensor *self,  /* borrowed */
                               const char *mode,       /* default "constant" */
                               double value,           /* default 0 */
                               yg_tensor **out);       /* out: new ref */
+
+/* pad with options
+ *
+ * As yg_pad, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_pad_options {
+    const char *mode;   /* default 'constant' */
+    yg_opt_float value; /* default 0 */
+} yg_pad_options;
+YG_NODISCARD yg_status yg_pad_opt(
+    const yg_tensor *self,          /* borrowed */
+    const int64_t *pad,             /* borrowed, pad_len entries */
+    int64_t pad_len,
+    const yg_pad_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);               /* out: new ref */
 
 #ifdef __cplusplus
 }

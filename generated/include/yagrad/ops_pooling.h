@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -38,6 +39,24 @@ YG_NODISCARD yg_status yg_max_pool2d(
     bool ceil_mode,              /* default false */
     yg_tensor **out);            /* out: new ref */
 
+/* max_pool2d with options
+ *
+ * As yg_max_pool2d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_max_pool2d_options {
+    yg_opt_ints stride;    /* default [] */
+    yg_opt_ints padding;   /* default [0] */
+    yg_opt_ints dilation;  /* default [1] */
+    yg_opt_bool ceil_mode; /* default False */
+} yg_max_pool2d_options;
+YG_NODISCARD yg_status yg_max_pool2d_opt(
+    const yg_tensor *self,                 /* borrowed */
+    const int64_t *kernel_size,            /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const yg_max_pool2d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
+
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
  *
@@ -58,6 +77,25 @@ YG_NODISCARD yg_status yg_max_pool2d_with_indices(
     bool ceil_mode,              /* default false */
     yg_tensor **out_values,      /* out: new ref */
     yg_tensor **out_indices);    /* out: new ref */
+
+/* max_pool2d_with_indices with options
+ *
+ * As yg_max_pool2d_with_indices, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_max_pool2d_with_indices_options {
+    yg_opt_ints stride;    /* default [] */
+    yg_opt_ints padding;   /* default [0] */
+    yg_opt_ints dilation;  /* default [1] */
+    yg_opt_bool ceil_mode; /* default False */
+} yg_max_pool2d_with_indices_options;
+YG_NODISCARD yg_status yg_max_pool2d_with_indices_opt(
+    const yg_tensor *self,                              /* borrowed */
+    const int64_t *kernel_size,                         /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const yg_max_pool2d_with_indices_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out_values,                             /* out: new ref */
+    yg_tensor **out_indices);                           /* out: new ref */
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,
  *   int[] self_sizes) -> Tensor
@@ -93,6 +131,25 @@ YG_NODISCARD yg_status yg_max_pool1d_with_indices(
     yg_tensor **out_values,      /* out: new ref */
     yg_tensor **out_indices);    /* out: new ref */
 
+/* max_pool1d_with_indices with options
+ *
+ * As yg_max_pool1d_with_indices, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_max_pool1d_with_indices_options {
+    yg_opt_ints stride;    /* default [] */
+    yg_opt_ints padding;   /* default [0] */
+    yg_opt_ints dilation;  /* default [1] */
+    yg_opt_bool ceil_mode; /* default False */
+} yg_max_pool1d_with_indices_options;
+YG_NODISCARD yg_status yg_max_pool1d_with_indices_opt(
+    const yg_tensor *self,                              /* borrowed */
+    const int64_t *kernel_size,                         /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const yg_max_pool1d_with_indices_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out_values,                             /* out: new ref */
+    yg_tensor **out_indices);                           /* out: new ref */
+
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
  *
@@ -110,6 +167,24 @@ YG_NODISCARD yg_status yg_max_pool1d(
     int64_t dilation_len,
     bool ceil_mode,              /* default false */
     yg_tensor **out);            /* out: new ref */
+
+/* max_pool1d with options
+ *
+ * As yg_max_pool1d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_max_pool1d_options {
+    yg_opt_ints stride;    /* default [] */
+    yg_opt_ints padding;   /* default [0] */
+    yg_opt_ints dilation;  /* default [1] */
+    yg_opt_bool ceil_mode; /* default False */
+} yg_max_pool1d_options;
+YG_NODISCARD yg_status yg_max_pool1d_opt(
+    const yg_tensor *self,                 /* borrowed */
+    const int64_t *kernel_size,            /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const yg_max_pool1d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> (Tensor values, Tensor indices)
@@ -133,6 +208,25 @@ YG_NODISCARD yg_status yg_max_pool3d_with_indices(
     yg_tensor **out_values,      /* out: new ref */
     yg_tensor **out_indices);    /* out: new ref */
 
+/* max_pool3d_with_indices with options
+ *
+ * As yg_max_pool3d_with_indices, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_max_pool3d_with_indices_options {
+    yg_opt_ints stride;    /* default [] */
+    yg_opt_ints padding;   /* default [0] */
+    yg_opt_ints dilation;  /* default [1] */
+    yg_opt_bool ceil_mode; /* default False */
+} yg_max_pool3d_with_indices_options;
+YG_NODISCARD yg_status yg_max_pool3d_with_indices_opt(
+    const yg_tensor *self,                              /* borrowed */
+    const int64_t *kernel_size,                         /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const yg_max_pool3d_with_indices_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out_values,                             /* out: new ref */
+    yg_tensor **out_indices);                           /* out: new ref */
+
 /* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
  *
@@ -150,6 +244,24 @@ YG_NODISCARD yg_status yg_max_pool3d(
     int64_t dilation_len,
     bool ceil_mode,              /* default false */
     yg_tensor **out);            /* out: new ref */
+
+/* max_pool3d with options
+ *
+ * As yg_max_pool3d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_max_pool3d_options {
+    yg_opt_ints stride;    /* default [] */
+    yg_opt_ints padding;   /* default [0] */
+    yg_opt_ints dilation;  /* default [1] */
+    yg_opt_bool ceil_mode; /* default False */
+} yg_max_pool3d_options;
+YG_NODISCARD yg_status yg_max_pool3d_opt(
+    const yg_tensor *self,                 /* borrowed */
+    const int64_t *kernel_size,            /* borrowed, kernel_size_len entries */
+    int64_t kernel_size_len,
+    const yg_max_pool3d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
 
 /* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,
  *   int[] self_sizes) -> Tensor

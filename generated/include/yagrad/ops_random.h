@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -34,6 +35,22 @@ YG_NODISCARD yg_status yg_rand(
     const yg_device *device,  /* nullable; default NULL */
     yg_tensor **out);         /* out: new ref */
 
+/* rand with options
+ *
+ * As yg_rand, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_rand_options {
+    yg_generator *generator; /* default None */
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_rand_options;
+YG_NODISCARD yg_status yg_rand_opt(
+    const int64_t *size,             /* borrowed, size_len entries */
+    int64_t size_len,
+    const yg_rand_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                /* out: new ref */
+
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  *
@@ -46,6 +63,22 @@ YG_NODISCARD yg_status yg_randn(
     const yg_dtype *dtype,    /* nullable; default NULL */
     const yg_device *device,  /* nullable; default NULL */
     yg_tensor **out);         /* out: new ref */
+
+/* randn with options
+ *
+ * As yg_randn, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_randn_options {
+    yg_generator *generator; /* default None */
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_randn_options;
+YG_NODISCARD yg_status yg_randn_opt(
+    const int64_t *size,              /* borrowed, size_len entries */
+    int64_t size_len,
+    const yg_randn_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                 /* out: new ref */
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
@@ -61,6 +94,24 @@ YG_NODISCARD yg_status yg_randint(
     const yg_dtype *dtype,    /* nullable; default NULL */
     const yg_device *device,  /* nullable; default NULL */
     yg_tensor **out);         /* out: new ref */
+
+/* randint with options
+ *
+ * As yg_randint, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_randint_options {
+    yg_generator *generator; /* default None */
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_randint_options;
+YG_NODISCARD yg_status yg_randint_opt(
+    int64_t low,
+    int64_t high,
+    const int64_t *size,                /* borrowed, size_len entries */
+    int64_t size_len,
+    const yg_randint_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                   /* out: new ref */
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
  *
@@ -93,6 +144,21 @@ YG_NODISCARD yg_status yg_rand_like(
     const yg_device *device,  /* nullable; default NULL */
     yg_tensor **out);         /* out: new ref */
 
+/* rand_like with options
+ *
+ * As yg_rand_like, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_rand_like_options {
+    yg_generator *generator; /* default None */
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_rand_like_options;
+YG_NODISCARD yg_status yg_rand_like_opt(
+    const yg_tensor *self,                /* borrowed */
+    const yg_rand_like_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                     /* out: new ref */
+
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  *
@@ -104,6 +170,21 @@ YG_NODISCARD yg_status yg_randn_like(
     const yg_dtype *dtype,    /* nullable; default NULL */
     const yg_device *device,  /* nullable; default NULL */
     yg_tensor **out);         /* out: new ref */
+
+/* randn_like with options
+ *
+ * As yg_randn_like, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_randn_like_options {
+    yg_generator *generator; /* default None */
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_randn_like_options;
+YG_NODISCARD yg_status yg_randn_like_opt(
+    const yg_tensor *self,                 /* borrowed */
+    const yg_randn_like_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                      /* out: new ref */
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor
  *

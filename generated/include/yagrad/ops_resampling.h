@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -68,6 +69,23 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d(
     double scales_w,             /* default 0.0 */
     yg_tensor **out);            /* out: new ref */
 
+/* upsample_bilinear2d with options
+ *
+ * As yg_upsample_bilinear2d, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_upsample_bilinear2d_options {
+    yg_opt_float scales_h; /* default 0.0 */
+    yg_opt_float scales_w; /* default 0.0 */
+} yg_upsample_bilinear2d_options;
+YG_NODISCARD yg_status yg_upsample_bilinear2d_opt(
+    const yg_tensor *self,                          /* borrowed */
+    const int64_t *output_size,                     /* borrowed, output_size_len entries */
+    int64_t output_size_len,
+    bool align_corners,
+    const yg_upsample_bilinear2d_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                               /* out: new ref */
+
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
  *   float scales_h=0.0, float scales_w=0.0) -> Tensor
  *
@@ -83,6 +101,23 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_backward(
     double scales_w,               /* default 0.0 */
     yg_tensor **out);              /* out: new ref */
 
+/* upsample_bilinear2d_backward with options
+ *
+ * As yg_upsample_bilinear2d_backward, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_upsample_bilinear2d_backward_options {
+    yg_opt_float scales_h; /* default 0.0 */
+    yg_opt_float scales_w; /* default 0.0 */
+} yg_upsample_bilinear2d_backward_options;
+YG_NODISCARD yg_status yg_upsample_bilinear2d_backward_opt(
+    const yg_tensor *grad_output,                            /* borrowed */
+    const int64_t *self_sizes,                               /* borrowed, self_sizes_len entries */
+    int64_t self_sizes_len,
+    bool align_corners,
+    const yg_upsample_bilinear2d_backward_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                                        /* out: new ref */
+
 /* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
  *   float scales_w=0.0) -> Tensor
  *
@@ -97,6 +132,23 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_to(
     double scales_h,        /* default 0.0 */
     double scales_w,        /* default 0.0 */
     yg_tensor **out);       /* out: new ref */
+
+/* upsample_bilinear2d_to with options
+ *
+ * As yg_upsample_bilinear2d_to, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_upsample_bilinear2d_to_options {
+    yg_opt_float scales_h; /* default 0.0 */
+    yg_opt_float scales_w; /* default 0.0 */
+} yg_upsample_bilinear2d_to_options;
+YG_NODISCARD yg_status yg_upsample_bilinear2d_to_opt(
+    const yg_tensor *self,                             /* borrowed */
+    const int64_t *sizes,                              /* borrowed, sizes_len entries */
+    int64_t sizes_len,
+    bool align_corners,
+    const yg_upsample_bilinear2d_to_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                                  /* out: new ref */
 
 /* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
  *

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -52,6 +53,20 @@ YG_NODISCARD yg_status yg_clamp_opt(const yg_tensor *self,  /* borrowed */
                                     const double *min,      /* nullable; default NULL */
                                     const double *max,      /* nullable; default NULL */
                                     yg_tensor **out);       /* out: new ref */
+
+/* clamp.opt with options
+ *
+ * As yg_clamp_opt, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_clamp_opt_options {
+    yg_opt_float min; /* default None */
+    yg_opt_float max; /* default None */
+} yg_clamp_opt_options;
+YG_NODISCARD yg_status yg_clamp_opt_opt(
+    const yg_tensor *self,                /* borrowed */
+    const yg_clamp_opt_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                     /* out: new ref */
 
 /* floor(Tensor self) -> Tensor
  *

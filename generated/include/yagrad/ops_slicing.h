@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -40,6 +41,22 @@ YG_NODISCARD yg_status yg_slice(const yg_tensor *self,  /* borrowed */
                                 int64_t end,            /* default 9223372036854775807 */
                                 int64_t step,           /* default 1 */
                                 yg_tensor **out);       /* out: new ref, a view of self */
+
+/* slice with options
+ *
+ * As yg_slice, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_slice_options {
+    yg_opt_int dim;   /* default 0 */
+    yg_opt_int start; /* default 0 */
+    yg_opt_int end;   /* default 9223372036854775807 */
+    yg_opt_int step;  /* default 1 */
+} yg_slice_options;
+YG_NODISCARD yg_status yg_slice_opt(
+    const yg_tensor *self,            /* borrowed */
+    const yg_slice_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                 /* out: new ref, a view of self */
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
  *

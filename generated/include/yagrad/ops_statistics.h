@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -30,6 +31,21 @@ YG_NODISCARD yg_status yg_var(const yg_tensor *self,  /* borrowed */
                               bool keepdim,           /* default false */
                               yg_tensor **out);       /* out: new ref */
 
+/* var with options
+ *
+ * As yg_var, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_var_options {
+    yg_opt_ints dim;       /* default [] */
+    yg_opt_int correction; /* default 1 */
+    yg_opt_bool keepdim;   /* default False */
+} yg_var_options;
+YG_NODISCARD yg_status yg_var_opt(
+    const yg_tensor *self,          /* borrowed */
+    const yg_var_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);               /* out: new ref */
+
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
  *
  * The standard deviation, sqrt(var(self, dim, correction, keepdim)); see
@@ -41,6 +57,21 @@ YG_NODISCARD yg_status yg_std(const yg_tensor *self,  /* borrowed */
                               int64_t correction,     /* default 1 */
                               bool keepdim,           /* default false */
                               yg_tensor **out);       /* out: new ref */
+
+/* std with options
+ *
+ * As yg_std, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_std_options {
+    yg_opt_ints dim;       /* default [] */
+    yg_opt_int correction; /* default 1 */
+    yg_opt_bool keepdim;   /* default False */
+} yg_std_options;
+YG_NODISCARD yg_status yg_std_opt(
+    const yg_tensor *self,          /* borrowed */
+    const yg_std_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);               /* out: new ref */
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
  *   Tensor mean)
@@ -55,6 +86,22 @@ YG_NODISCARD yg_status yg_var_mean(
     bool keepdim,           /* default false */
     yg_tensor **out_var,    /* out: new ref */
     yg_tensor **out_mean);  /* out: new ref */
+
+/* var_mean with options
+ *
+ * As yg_var_mean, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_var_mean_options {
+    yg_opt_ints dim;       /* default [] */
+    yg_opt_int correction; /* default 1 */
+    yg_opt_bool keepdim;   /* default False */
+} yg_var_mean_options;
+YG_NODISCARD yg_status yg_var_mean_opt(
+    const yg_tensor *self,               /* borrowed */
+    const yg_var_mean_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out_var,                 /* out: new ref */
+    yg_tensor **out_mean);               /* out: new ref */
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
  *
@@ -79,6 +126,21 @@ YG_NODISCARD yg_status yg_norm(const yg_tensor *self,  /* borrowed */
                                int64_t dim_len,
                                bool keepdim,           /* default false */
                                yg_tensor **out);       /* out: new ref */
+
+/* norm with options
+ *
+ * As yg_norm, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_norm_options {
+    yg_opt_float p;      /* default 2 */
+    yg_opt_ints dim;     /* default [] */
+    yg_opt_bool keepdim; /* default False */
+} yg_norm_options;
+YG_NODISCARD yg_status yg_norm_opt(
+    const yg_tensor *self,           /* borrowed */
+    const yg_norm_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                /* out: new ref */
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
  *   bool keepdim) -> Tensor

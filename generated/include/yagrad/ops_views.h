@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -125,6 +126,20 @@ YG_NODISCARD yg_status yg_flatten(const yg_tensor *self,  /* borrowed */
                                   int64_t start_dim,      /* default 0 */
                                   int64_t end_dim,        /* default -1 */
                                   yg_tensor **out);       /* out: new ref */
+
+/* flatten with options
+ *
+ * As yg_flatten, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_flatten_options {
+    yg_opt_int start_dim; /* default 0 */
+    yg_opt_int end_dim;   /* default -1 */
+} yg_flatten_options;
+YG_NODISCARD yg_status yg_flatten_opt(
+    const yg_tensor *self,              /* borrowed */
+    const yg_flatten_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                   /* out: new ref */
 
 /* contiguous(Tensor self) -> Tensor
  *

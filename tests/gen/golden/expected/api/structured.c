@@ -660,6 +660,17 @@ yg_status yg_argmax(const yg_tensor *self, const int64_t *dim, bool keepdim, yg_
     return kernel(self, dim, keepdim, out);
 }
 
+yg_status yg_argmax_opt(const yg_tensor *self, const yg_argmax_options *options, yg_tensor **out)
+{
+    static const yg_argmax_options defaults = {0};
+    const yg_argmax_options *o = options != NULL ? options : &defaults;
+    return yg_argmax(
+        self,
+        o->dim.set ? &o->dim.value : NULL,
+        o->keepdim.set ? o->keepdim.value : false,
+        out);
+}
+
 typedef yg_status (*pool_fn)(const yg_tensor *self,
                              const int64_t *kernel_size,
                              int64_t kernel_size_len,
@@ -777,6 +788,28 @@ yg_status yg_pool(const yg_tensor *self,
                   mode,
                   dtype,
                   out);
+}
+
+yg_status yg_pool_opt(const yg_tensor *self,
+                      const int64_t *kernel_size,
+                      int64_t kernel_size_len,
+                      const yg_pool_options *options,
+                      yg_tensor **out)
+{
+    static const yg_pool_options defaults = {0};
+    const yg_pool_options *o = options != NULL ? options : &defaults;
+    static const int64_t stride_default[] = {1, 1};
+    return yg_pool(
+        self,
+        kernel_size,
+        kernel_size_len,
+        o->stride.set ? o->stride.items : stride_default,
+        o->stride.set ? o->stride.len : 2,
+        o->eps.set ? &o->eps.value : NULL,
+        o->scale.set ? &o->scale.value : NULL,
+        o->mode != NULL ? o->mode : "max",
+        o->dtype,
+        out);
 }
 
 typedef yg_status (*pool_backward_fn)(const yg_tensor *grad,
@@ -1488,6 +1521,22 @@ yg_status yg_noise(const int64_t *size,
         return yg__fail(YG_ERR_DEVICE, "noise: no kernel for device %s",
                         yg__device_name(dev));
     return kernel(size, size_len, generator, dtype, device, out);
+}
+
+yg_status yg_noise_opt(const int64_t *size,
+                       int64_t size_len,
+                       const yg_noise_options *options,
+                       yg_tensor **out)
+{
+    static const yg_noise_options defaults = {0};
+    const yg_noise_options *o = options != NULL ? options : &defaults;
+    return yg_noise(
+        size,
+        size_len,
+        o->generator,
+        o->dtype,
+        o->device,
+        out);
 }
 
 typedef yg_status (*noise_like_fn)(const yg_tensor *self, yg_device device, yg_tensor **out);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -88,6 +89,20 @@ YG_NODISCARD yg_status yg_argmax(const yg_tensor *self,  /* borrowed */
                                  bool keepdim,           /* default false */
                                  yg_tensor **out);       /* out: new ref */
 
+/* argmax with options
+ *
+ * As yg_argmax, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_argmax_options {
+    yg_opt_int dim;      /* default None */
+    yg_opt_bool keepdim; /* default False */
+} yg_argmax_options;
+YG_NODISCARD yg_status yg_argmax_opt(
+    const yg_tensor *self,             /* borrowed */
+    const yg_argmax_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                  /* out: new ref */
+
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
  *   str mode='max', ScalarType? dtype=None) -> Tensor
  *
@@ -105,6 +120,25 @@ YG_NODISCARD yg_status yg_pool(
     const char *mode,            /* default "max" */
     const yg_dtype *dtype,       /* nullable; default NULL */
     yg_tensor **out);            /* out: new ref */
+
+/* pool with options
+ *
+ * As yg_pool, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_pool_options {
+    yg_opt_ints stride;    /* default 1 */
+    yg_opt_float eps;      /* default None */
+    yg_opt_float scale;    /* default None */
+    const char *mode;      /* default 'max' */
+    const yg_dtype *dtype; /* default None */
+} yg_pool_options;
+YG_NODISCARD yg_status yg_pool_opt(
+    const yg_tensor *self,           /* borrowed */
+    const int64_t *kernel_size,      /* borrowed, kernel_size_len entries (must be 2) */
+    int64_t kernel_size_len,
+    const yg_pool_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                /* out: new ref */
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
  *   Tensor grad_scale)
@@ -189,6 +223,22 @@ YG_NODISCARD yg_status yg_noise(
     const yg_dtype *dtype,    /* nullable; default NULL */
     const yg_device *device,  /* nullable; default NULL */
     yg_tensor **out);         /* out: new ref */
+
+/* noise with options
+ *
+ * As yg_noise, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_noise_options {
+    yg_generator *generator; /* default None */
+    const yg_dtype *dtype;   /* default None */
+    const yg_device *device; /* default None */
+} yg_noise_options;
+YG_NODISCARD yg_status yg_noise_opt(
+    const int64_t *size,              /* borrowed, size_len entries */
+    int64_t size_len,
+    const yg_noise_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                 /* out: new ref */
 
 /* noise_like(Tensor self, Device device) -> Tensor
  *

@@ -1,0 +1,277 @@
+/*
+ * emit_options.c - the short form of ops with several defaulted arguments:
+ * yg_<op>_opt(required arguments, const yg_<op>_options *options, outs).
+ *
+ * C has no default arguments, so the full form yg_<op> takes every
+ * argument.  An op with at least YG_OPTIONS_MIN defaulted arguments also
+ * gets an options struct holding exactly those, whose zero value means
+ * "all defaults", so a call names only what differs, with designated
+ * initializers:
+ *
+ *   yg_max_pool2d_opt(x, YG_LIST(2, 2), &(yg_max_pool2d_options){.stride = YG_INTS(1, 1)}, &y);
+ *
+ * Members by argument type (yagrad/options.h has the types and macros):
+ *   int, float, Scalar, bool   yg_opt_int / yg_opt_float / yg_opt_bool:
+ *                              {.set, .value}, YG_SET(v) sets one
+ *   int[]                      yg_opt_ints {.set, .items, .len}, YG_INTS(...)
+ *   int?, float?, Scalar?      the same yg_opt_*: unset is the default (None
+ *                              when that is the default)
+ *   Tensor?, ScalarType?,      the full form's pointer: NULL is the default
+ *   Device?, Generator?        (None, the default generator)
+ *   str                        const char *: NULL is the default
+ * The function fills in the defaults and calls yg_<op>: one behaviour.
+ * Ops with a defaulted bool[N] or Tensor[] argument get no short form.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+/* Ops with this many defaulted arguments or more get a short form. */
+#define YG_OPTIONS_MIN 2
+
+static bool defaulted(const gen_arg *a)
+{
+    return a->default_ != NULL;
+}
+
+bool gen_op_has_options(const gen_op *op)
+{
+    int n = 0;
+    if (!op->valid || !op->variant_function)
+        return false;
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (!defaulted(a))
+            continue;
+        /* A member's zero value must be able to mean "unset": not so for
+         * a plain dtype or device (0 is float32, cpu). */
+        if (a->type == GEN_T_BOOL_LIST || a->type == GEN_T_TENSOR_LIST ||
+            (a->type == GEN_T_TENSOR && !a->nullable) ||
+            ((a->type == GEN_T_SCALAR_TYPE || a->type == GEN_T_DEVICE) && !a->nullable))
+            return false;
+        n++;
+    }
+    return n >= YG_OPTIONS_MIN;
+}
+
+/* The member type of defaulted argument a. */
+static const char *member_type(const gen_arg *a)
+{
+    switch (a->type) {
+    case GEN_T_INT:
+        return "yg_opt_int ";
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        return "yg_opt_float ";
+    case GEN_T_BOOL:
+        return "yg_opt_bool ";
+    case GEN_T_INT_LIST:
+        return "yg_opt_ints ";
+    case GEN_T_TENSOR: /* state (Tensor(a!)?) is written: not const */
+        return a->mutable_ || gen_arg_is_state(a) ? "yg_tensor *" : "const yg_tensor *";
+    case GEN_T_SCALAR_TYPE:
+        return a->nullable ? "const yg_dtype *" : "yg_dtype ";
+    case GEN_T_DEVICE:
+        return a->nullable ? "const yg_device *" : "yg_device ";
+    case GEN_T_GENERATOR:
+        return "yg_generator *";
+    case GEN_T_STR:
+        return "const char *";
+    default:
+        return NULL;
+    }
+}
+
+/* The C value of a scalar default ("True" -> true). */
+static const char *c_scalar(const char *d)
+{
+    return strcmp(d, "True") == 0 ? "true" : strcmp(d, "False") == 0 ? "false" : d;
+}
+
+/* The items of an int[] default: "[1, 2]" -> "1, 2", or "1" repeated n
+ * times for int[n] x=1; *count gets their number.  Caller frees. */
+static char *list_items(const char *d, int n, int *count)
+{
+    gen_sb sb = {0};
+    *count = 0;
+    if (d[0] != '[') {
+        for (int i = 0; i < n; i++)
+            gen_sb_printf(&sb, "%s%s", i > 0 ? ", " : "", d);
+        *count = n;
+        return gen_sb_take(&sb);
+    }
+    for (const char *p = d + 1; *p != '\0' && *p != ']';) {
+        p += strspn(p, " ");
+        size_t len = strcspn(p, ",]");
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        if (len == 0)
+            break;
+        gen_sb_printf(&sb, "%s%.*s", *count > 0 ? ", " : "", (int)len, p);
+        (*count)++;
+        p += strcspn(p, ",]");
+        if (*p == ',')
+            p++;
+    }
+    return gen_sb_take(&sb);
+}
+
+void gen_emit_options_decl(gen_sb *sb, const gen_op *op)
+{
+    gen_params full, shortp = {0};
+    int k = 0;
+
+    gen_sb_printf(sb,
+                  "\n/* %s with options\n"
+                  " *\n"
+                  " * As yg_%s, with its defaulted arguments in *options: NULL, or a\n"
+                  " * member left zero, means the argument's default (yagrad/options.h).\n"
+                  " */\n"
+                  "typedef struct yg_%s_options {\n",
+                  op->full_name, op->cname, op->cname);
+    size_t widest = 0;
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        size_t w = defaulted(a) ? strlen(member_type(a)) + strlen(a->name) + 1 : 0;
+        if (defaulted(a) && w > widest)
+            widest = w;
+    }
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (!defaulted(a))
+            continue;
+        char *decl = gen_xprintf("%s%s;", member_type(a), a->name);
+        gen_sb_printf(sb, "    %-*s /* default %s */\n", (int)widest, decl, a->default_);
+        free(decl);
+    }
+    gen_sb_printf(sb, "} yg_%s_options;\n", op->cname);
+    gen_op_params(op, &full);
+    shortp.decls = gen_xcalloc((size_t)full.n + 1, sizeof(char *));
+    shortp.comments = gen_xcalloc((size_t)full.n + 1, sizeof(char *));
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        int n = gen_arg_has_len(a) ? 2 : 1;
+        for (int j = 0; j < n && !defaulted(a); j++) {
+            shortp.decls[shortp.n] = gen_xstrdup(full.decls[k + j]);
+            shortp.comments[shortp.n] =
+                full.comments[k + j] != NULL ? gen_xstrdup(full.comments[k + j]) : NULL;
+            shortp.n++;
+        }
+        k += n;
+    }
+    shortp.decls[shortp.n] = gen_xprintf("const yg_%s_options *options", op->cname);
+    shortp.comments[shortp.n++] = gen_xstrdup("nullable, borrowed: NULL is all defaults");
+    for (; k < full.n; k++) {
+        shortp.decls[shortp.n] = gen_xstrdup(full.decls[k]);
+        shortp.comments[shortp.n++] = full.comments[k] != NULL ? gen_xstrdup(full.comments[k])
+                                                               : NULL;
+    }
+    char *prefix = gen_xprintf("YG_NODISCARD yg_status yg_%s_opt(", op->cname);
+    gen_emit_call_decl(sb, prefix, &shortp, true, ";");
+    free(prefix);
+    gen_params_free(&shortp);
+    gen_params_free(&full);
+}
+
+void gen_emit_options_def(gen_sb *sb, const gen_op *op)
+{
+    gen_params full, shortp = {0};
+    gen_sb locals = {0}, call = {0};
+    int k = 0;
+
+    gen_op_params(op, &full);
+    shortp.decls = gen_xcalloc((size_t)full.n + 1, sizeof(char *));
+    shortp.comments = gen_xcalloc((size_t)full.n + 1, sizeof(char *));
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        const char *n = a->name;
+        int np = gen_arg_has_len(a) ? 2 : 1;
+        const char *sep = call.len > 0 ? "\x01" : "";
+        if (!defaulted(a)) {
+            for (int j = 0; j < np; j++)
+                shortp.decls[shortp.n++] = gen_xstrdup(full.decls[k + j]);
+            gen_sb_printf(&call, np == 2 ? "%s%s\x01%s_len" : "%s%s", sep, n, n);
+            k += np;
+            continue;
+        }
+        k += np;
+        bool none = strcmp(a->default_, "None") == 0;
+        switch (a->type) {
+        case GEN_T_INT:
+        case GEN_T_FLOAT:
+        case GEN_T_SCALAR:
+        case GEN_T_BOOL: {
+            const char *ct = a->type == GEN_T_INT    ? "int64_t"
+                             : a->type == GEN_T_BOOL ? "bool"
+                                                     : "double";
+            if (!a->nullable)
+                gen_sb_printf(&call, "%so->%s.set ? o->%s.value : %s", sep, n, n,
+                              c_scalar(a->default_));
+            else if (none)
+                gen_sb_printf(&call, "%so->%s.set ? &o->%s.value : NULL", sep, n, n);
+            else {
+                gen_sb_printf(&locals, "    static const %s %s_default = %s;\n", ct, n,
+                              c_scalar(a->default_));
+                gen_sb_printf(&call, "%so->%s.set ? &o->%s.value : &%s_default", sep, n, n, n);
+            }
+            break;
+        }
+        case GEN_T_INT_LIST: {
+            int count = 0;
+            char *items = list_items(a->default_, a->fixed_len, &count);
+            if (count > 0) {
+                gen_sb_printf(&locals, "    static const int64_t %s_default[] = {%s};\n", n, items);
+                gen_sb_printf(&call, "%so->%s.set ? o->%s.items : %s_default\x01o->%s.set ? o->%s.len : %d",
+                              sep, n, n, n, n, n, count);
+            } else {
+                gen_sb_printf(&call, "%so->%s.set ? o->%s.items : NULL\x01o->%s.set ? o->%s.len : 0",
+                              sep, n, n, n, n);
+            }
+            free(items);
+            break;
+        }
+        case GEN_T_STR:
+            if (none)
+                gen_sb_printf(&call, "%so->%s", sep, n);
+            else
+                gen_sb_printf(&call, "%so->%s != NULL ? o->%s : \"%.*s\"", sep, n, n,
+                              (int)strlen(a->default_) - 2, a->default_ + 1);
+            break;
+        default: /* Tensor?, ScalarType, Device, Generator: NULL or the value */
+            gen_sb_printf(&call, "%so->%s", sep, n);
+            break;
+        }
+    }
+    shortp.decls[shortp.n++] = gen_xprintf("const yg_%s_options *options", op->cname);
+    for (; k < full.n; k++) {
+        shortp.decls[shortp.n++] = gen_xstrdup(full.decls[k]);
+        char *name = gen_xstrdup(strrchr(full.decls[k], '*') + 1);
+        gen_sb_printf(&call, "%s%s", call.len > 0 ? "\x01" : "", name);
+        free(name);
+    }
+    char *prefix = gen_xprintf("yg_status yg_%s_opt(", op->cname);
+    gen_sb_puts(sb, "\n");
+    gen_emit_call_decl(sb, prefix, &shortp, false, "");
+    gen_sb_printf(sb,
+                  "{\n"
+                  "    static const yg_%s_options defaults = {0};\n"
+                  "    const yg_%s_options *o = options != NULL ? options : &defaults;\n",
+                  op->cname, op->cname);
+    if (locals.len > 0)
+        gen_sb_puts(sb, locals.buf);
+    /* One argument per line: the call reads as the full form's parameter
+     * list. */
+    gen_sb_printf(sb, "    return yg_%s(", op->cname);
+    for (const char *p = call.buf != NULL ? call.buf : ""; *p != '\0';) {
+        size_t len = strcspn(p, "\x01");
+        gen_sb_printf(sb, "\n        %.*s%s", (int)len, p, p[len] != '\0' ? "," : "");
+        p += len + (p[len] != '\0');
+    }
+    gen_sb_puts(sb, ");\n}\n");
+    free(prefix);
+    gen_sb_free(&locals);
+    gen_sb_free(&call);
+    gen_params_free(&shortp);
+    gen_params_free(&full);
+}
